@@ -1,0 +1,117 @@
+/**
+ * The expression printer shared by the C-like targets (CUDA and WGSL). It places parentheses by a rule
+ * both languages accept: WGSL does not let bitwise operators, shifts, `&&` and `||` mix without
+ * parentheses, so only arithmetic inside arithmetic and comparisons, comparisons inside logical operators,
+ * and left-leaning chains of one operator print bare. Leaves (literals, builtins, conversions, loads, calls)
+ * come from the target's hooks.
+ */
+
+import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type LiteralExpr, type ScalarType, type Variable, type ArrayRef } from "../ir/ir.ts";
+import type { Spelling } from "./targets.ts";
+
+export type PrintedKind = "atom" | "unary" | "binary" | "ternary";
+
+export interface Printed {
+  readonly text: string;
+  readonly kind: PrintedKind;
+  readonly op?: BinaryOp;
+}
+
+export interface ExprHooks {
+  readonly spelling: Spelling;
+  literal(expr: LiteralExpr): Printed;
+  variable(variable: Variable): string;
+  builtin(expr: BuiltinExpr): Printed;
+  convert(to: ScalarType, value: Printed): Printed;
+  select(condition: Printed, whenTrue: Printed, whenFalse: Printed): Printed;
+  array(array: ArrayRef): string;
+  helper(helper: HelperFunction): string;
+}
+
+const multiplicative: ReadonlySet<BinaryOp> = new Set(["mul", "div", "rem"]);
+const additive: ReadonlySet<BinaryOp> = new Set(["add", "sub"]);
+const comparison: ReadonlySet<BinaryOp> = new Set(["eq", "ne", "lt", "le", "gt", "ge"]);
+const chainable: ReadonlySet<BinaryOp> = new Set(["add", "sub", "mul", "div", "rem", "and", "or", "xor", "logand", "logor"]);
+
+function bareInBinary(child: Printed, parent: BinaryOp, side: "left" | "right"): boolean {
+  if (child.kind === "atom" || child.kind === "unary") return true;
+  if (child.kind === "ternary" || child.op === undefined) return false;
+  const op = child.op;
+  if (additive.has(parent)) return multiplicative.has(op) || (additive.has(op) && side === "left");
+  if (multiplicative.has(parent)) return multiplicative.has(op) && side === "left";
+  if (comparison.has(parent)) return additive.has(op) || multiplicative.has(op);
+  if (parent === "logand" || parent === "logor") return comparison.has(op) || (op === parent && side === "left");
+  return chainable.has(parent) && op === parent && side === "left";
+}
+
+export function parenthesize(printed: Printed): string {
+  return `(${printed.text})`;
+}
+
+export class ExprPrinter {
+  constructor(private readonly hooks: ExprHooks) {}
+
+  /** The text of an expression where any expression may stand (an argument, an initializer, an index). */
+  print(expr: Expr): string {
+    return this.printed(expr).text;
+  }
+
+  printed(expr: Expr): Printed {
+    const hooks = this.hooks;
+    const spelling = hooks.spelling;
+    switch (expr.kind) {
+      case "literal":
+        return hooks.literal(expr);
+      case "variable":
+        return { text: hooks.variable(expr.variable), kind: "atom" };
+      case "constRef":
+        throw new Error(`internal: constant '${expr.name}' reached a backend unspecialized`);
+      case "builtin":
+        return hooks.builtin(expr);
+      case "unary": {
+        const operand = this.printed(expr.operand);
+        const inner = operand.kind === "atom" || (operand.kind === "unary" && !operand.text.startsWith("-")) ? operand.text : parenthesize(operand);
+        return { text: `${spelling.unary[expr.op]}${inner}`, kind: "unary" };
+      }
+      case "binary": {
+        const left = this.printed(expr.left);
+        const right = this.printed(expr.right);
+        const l = bareInBinary(left, expr.op, "left") ? left.text : parenthesize(left);
+        const r = bareInBinary(right, expr.op, "right") ? right.text : parenthesize(right);
+        return { text: `${l} ${spelling.binary[expr.op]} ${r}`, kind: "binary", op: expr.op };
+      }
+      case "select":
+        return hooks.select(this.printed(expr.condition), this.printed(expr.whenTrue), this.printed(expr.whenFalse));
+      case "convert":
+        return hooks.convert(expr.type, this.printed(expr.value));
+      case "intrinsic": {
+        const entry = spelling.intrinsics[expr.name];
+        const template = expr.type === "f32" ? entry.f32 : entry.int;
+        if (!template) throw new Error(`internal: no ${expr.type} spelling of intrinsic ${expr.name}`);
+        const args = expr.args.map((arg) => this.print(arg));
+        if (template.includes("$0")) return { text: template.replace(/\$(\d)/g, (_, i: string) => args[Number(i)]!), kind: "atom" };
+        return { text: `${template}(${args.join(", ")})`, kind: "atom" };
+      }
+      case "call":
+        return { text: `${hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`, kind: "atom" };
+      case "load":
+        return { text: `${hooks.array(expr.array)}${expr.indices.map((index) => `[${this.print(index)}]`).join("")}`, kind: "atom" };
+      default:
+        return assertNever(expr, "expression");
+    }
+  }
+}
+
+/** The shortest decimal spelling that reads back as the same f32, always with a '.' or an exponent. */
+export function f32Digits(value: number): string {
+  if (Object.is(value, -0)) return "-0.0";
+  let text = String(value);
+  for (let precision = 1; precision <= 9; precision++) {
+    const candidate = Number(value.toPrecision(precision));
+    if (Math.fround(candidate) === value) {
+      text = String(candidate);
+      break;
+    }
+  }
+  return /[.e]/.test(text) ? text : `${text}.0`;
+}

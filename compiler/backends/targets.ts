@@ -1,0 +1,176 @@
+/**
+ * Target differences as data. Each backend reads its row of these tables instead of branching on the
+ * target: type names, operator and intrinsic spellings, builtin variables, the barrier, literal suffixes,
+ * reserved words, resource limits the validator checks, and which legalizations the target needs.
+ */
+
+import type { BinaryOp, IntrinsicName, ScalarType, UnaryOp } from "../ir/ir.ts";
+import type { LegalizeOptions } from "../passes/legalize.ts";
+
+export type TargetName = "cuda" | "wgsl";
+
+export const targetNames: readonly TargetName[] = ["cuda", "wgsl"];
+
+export interface TargetLimits {
+  /** Shared (workgroup) memory per block above which compilation fails. */
+  readonly maxSharedBytes: number;
+  /** Above this a warning says the kernel needs an adapter with more than the default (WebGPU). */
+  readonly portableSharedBytes?: number;
+  readonly maxThreadsPerBlock: number;
+  readonly portableThreadsPerBlock?: number;
+  readonly maxBlockDims: readonly [number, number, number];
+}
+
+export interface TargetInfo {
+  readonly name: TargetName;
+  readonly displayName: string;
+  readonly limits: TargetLimits;
+  readonly legalize: LegalizeOptions;
+  /** Unroll `unroll:` loops in the IR (true) or leave them to a pragma in the output (false). */
+  readonly unrollInIR: boolean;
+}
+
+export const targets: Readonly<Record<TargetName, TargetInfo>> = {
+  cuda: {
+    name: "cuda",
+    displayName: "CUDA",
+    // Statically declared __shared__ memory is capped at 48 KB; more needs dynamic shared memory.
+    limits: { maxSharedBytes: 48 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true },
+    unrollInIR: false,
+  },
+  wgsl: {
+    name: "wgsl",
+    displayName: "WebGPU",
+    // WebGPU guarantees 16 KB and 256 invocations; desktop adapters offer 32–64 KB and 1024.
+    limits: {
+      maxSharedBytes: 64 * 1024,
+      portableSharedBytes: 16 * 1024,
+      maxThreadsPerBlock: 1024,
+      portableThreadsPerBlock: 256,
+      maxBlockDims: [1024, 1024, 64],
+    },
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false },
+    unrollInIR: true,
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Spellings shared by the C-like printers
+
+export interface Spelling {
+  readonly types: Readonly<Record<ScalarType, string>>;
+  readonly unary: Readonly<Record<UnaryOp, string>>;
+  readonly binary: Readonly<Record<BinaryOp, string>>;
+  /** Intrinsics per argument type: a function name, or a template with $0, $1, $2 for the arguments. */
+  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string }>>;
+  readonly reserved: ReadonlySet<string>;
+}
+
+const cBinary: Readonly<Record<BinaryOp, string>> = {
+  add: "+", sub: "-", mul: "*", div: "/", rem: "%", and: "&", or: "|", xor: "^", shl: "<<", shr: ">>",
+  eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">=", logand: "&&", logor: "||",
+};
+
+const cUnary: Readonly<Record<UnaryOp, string>> = { neg: "-", not: "!", bitnot: "~" };
+
+export const cudaSpelling: Spelling = {
+  types: { f32: "float", i32: "int", u32: "unsigned int", bool: "bool" },
+  unary: cUnary,
+  binary: cBinary,
+  intrinsics: {
+    sqrt: { f32: "sqrtf", int: "" },
+    abs: { f32: "fabsf", int: "abs" },
+    min: { f32: "fminf", int: "min" },
+    max: { f32: "fmaxf", int: "max" },
+    floor: { f32: "floorf", int: "" },
+    ceil: { f32: "ceilf", int: "" },
+    round: { f32: "rintf", int: "" },
+    trunc: { f32: "truncf", int: "" },
+    exp: { f32: "expf", int: "" },
+    exp2: { f32: "exp2f", int: "" },
+    log: { f32: "logf", int: "" },
+    log2: { f32: "log2f", int: "" },
+    pow: { f32: "powf", int: "" },
+    sin: { f32: "sinf", int: "" },
+    cos: { f32: "cosf", int: "" },
+    tan: { f32: "tanf", int: "" },
+    tanh: { f32: "tanhf", int: "" },
+    atan2: { f32: "atan2f", int: "" },
+    fma: { f32: "fmaf", int: "" },
+    sign: { f32: "(($0) > 0.0f ? 1.0f : (($0) < 0.0f ? -1.0f : 0.0f))", int: "" },
+  },
+  reserved: new Set([
+    // C++ keywords and common macros
+    "alignas", "alignof", "and", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+    "class", "compl", "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete", "do",
+    "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend",
+    "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
+    "operator", "or", "private", "protected", "public", "register", "reinterpret_cast", "return", "short",
+    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+    "virtual", "void", "volatile", "wchar_t", "while", "xor", "NULL", "main",
+    // CUDA builtins and the functions the printer calls
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "min", "max", "abs",
+    "sqrtf", "fabsf", "fminf", "fmaxf", "floorf", "ceilf", "rintf", "truncf", "expf", "exp2f", "logf", "log2f",
+    "powf", "sinf", "cosf", "tanf", "tanhf", "atan2f", "fmaf",
+  ]),
+};
+
+export const wgslSpelling: Spelling = {
+  types: { f32: "f32", i32: "i32", u32: "u32", bool: "bool" },
+  unary: cUnary,
+  binary: cBinary,
+  intrinsics: {
+    sqrt: { f32: "sqrt", int: "" },
+    abs: { f32: "abs", int: "abs" },
+    min: { f32: "min", int: "min" },
+    max: { f32: "max", int: "max" },
+    floor: { f32: "floor", int: "" },
+    ceil: { f32: "ceil", int: "" },
+    round: { f32: "round", int: "" },
+    trunc: { f32: "trunc", int: "" },
+    exp: { f32: "exp", int: "" },
+    exp2: { f32: "exp2", int: "" },
+    log: { f32: "log", int: "" },
+    log2: { f32: "log2", int: "" },
+    pow: { f32: "pow", int: "" },
+    sin: { f32: "sin", int: "" },
+    cos: { f32: "cos", int: "" },
+    tan: { f32: "tan", int: "" },
+    tanh: { f32: "tanh", int: "" },
+    atan2: { f32: "atan2", int: "" },
+    fma: { f32: "fma", int: "" },
+    sign: { f32: "sign", int: "" },
+  },
+  reserved: new Set([
+    // Keywords
+    "alias", "break", "case", "const", "const_assert", "continue", "continuing", "default", "diagnostic",
+    "discard", "else", "enable", "false", "fn", "for", "if", "let", "loop", "override", "requires", "return",
+    "struct", "switch", "true", "var", "while",
+    // Reserved words
+    "NULL", "Self", "abstract", "active", "alignas", "alignof", "as", "asm", "asm_fragment", "async",
+    "attribute", "auto", "await", "become", "cast", "catch", "class", "co_await", "co_return", "co_yield",
+    "coherent", "column_major", "common", "compile", "compile_fragment", "concept", "const_cast", "consteval",
+    "constexpr", "constinit", "crate", "debugger", "decltype", "delete", "demote", "demote_to_helper", "do",
+    "dynamic_cast", "enum", "explicit", "export", "extends", "extern", "external", "fallthrough", "filter",
+    "final", "finally", "friend", "from", "fxgroup", "get", "goto", "groupshared", "highp", "impl",
+    "implements", "import", "inline", "instanceof", "interface", "layout", "lowp", "macro", "macro_rules",
+    "match", "mediump", "meta", "mod", "module", "move", "mut", "mutable", "namespace", "new", "nil",
+    "noexcept", "noinline", "nointerpolation", "non_coherent", "noncoherent", "noperspective", "null",
+    "nullptr", "of", "operator", "package", "packoffset", "partition", "pass", "patch", "pixelfragment",
+    "precise", "precision", "premerge", "priv", "protected", "pub", "public", "readonly", "ref", "regardless",
+    "register", "reinterpret_cast", "require", "resource", "restrict", "self", "set", "shared", "sizeof",
+    "smooth", "snorm", "static", "static_assert", "static_cast", "std", "subroutine", "super", "target",
+    "template", "this", "thread_local", "throw", "trait", "try", "type", "typedef", "typeid", "typename",
+    "typeof", "union", "unless", "unorm", "unsafe", "unsized", "use", "using", "varying", "virtual",
+    "volatile", "wgsl", "where", "with", "writeonly", "yield",
+    // Predeclared types and the builtin functions the printer calls (a local may not shadow them)
+    "f32", "f16", "i32", "u32", "bool", "vec2", "vec3", "vec4", "mat2x2", "mat3x3", "mat4x4", "array", "atomic",
+    "ptr", "sampler", "select", "bitcast", "sqrt", "abs", "min", "max", "floor", "ceil", "round", "trunc",
+    "exp", "exp2", "log", "log2", "pow", "sin", "cos", "tan", "tanh", "atan2", "fma", "sign",
+    "workgroupBarrier", "storageBarrier", "arrayLength",
+    // Names the printer gives the entry point's builtin inputs
+    "local_id", "group_id", "num_groups",
+  ]),
+};

@@ -1,0 +1,204 @@
+/**
+ * The `tskernel` command line (a contract: scripts and tests depend on it; see docs/cli.md). `check`
+ * prints diagnostics and exits 1 on any error; `build` also writes the generated files and a manifest.
+ * Diagnostics go to stderr through the one renderer; a crash inside the compiler is reported as an internal
+ * error (TSK9001) with a request to file it, never as a bare stack trace.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import { Command, CommanderError, Option } from "commander";
+import { compileFiles, type CompileResult, type FileOutput } from "../driver.ts";
+import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import { renderDiagnostics } from "../diagnostics/render.ts";
+import { buildManifest } from "../manifest.ts";
+import { targetNames, type TargetName } from "../backends/targets.ts";
+import { packageRoot } from "../frontend/program.ts";
+
+function version(): string {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(packageRoot(), "package.json"), "utf8")).version as string;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+interface Io {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+function report(diagnostics: readonly Diagnostic[], io: Io): void {
+  if (diagnostics.length === 0) return;
+  io.stderr(`${renderDiagnostics(diagnostics, { readFile: (file) => safeRead(file) })}\n`);
+  const errors = diagnostics.filter((d) => d.severity === "error").length;
+  const warnings = diagnostics.length - errors;
+  io.stderr(`\n${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}\n`);
+}
+
+function safeRead(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function parseTargets(value: string): { targets: TargetName[]; errors: Diagnostic[] } {
+  const targets: TargetName[] = [];
+  const errors: Diagnostic[] = [];
+  for (const name of value.split(",").map((t) => t.trim()).filter(Boolean)) {
+    if ((targetNames as readonly string[]).includes(name)) targets.push(name as TargetName);
+    else errors.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]));
+  }
+  return { targets, errors };
+}
+
+function parseDefines(values: readonly string[]): { defines: Map<string, string>; errors: Diagnostic[] } {
+  const defines = new Map<string, string>();
+  const errors: Diagnostic[] = [];
+  for (const text of values) {
+    const match = /^([A-Za-z_$][\w$]*)=(.+)$/.exec(text);
+    if (match) defines.set(match[1]!, match[2]!);
+    else errors.push(makeDiagnostic("TSK4003", undefined, [text]));
+  }
+  return { defines, errors };
+}
+
+/** File stems for the outputs, unique within one build even when two sources share a base name. */
+function outputStems(files: readonly FileOutput[]): Map<FileOutput, string> {
+  const used = new Set<string>();
+  const stems = new Map<FileOutput, string>();
+  for (const file of files) {
+    const base = path.basename(file.displayPath).replace(/\.[cm]?ts$/, "");
+    let stem = base;
+    for (let n = 2; used.has(stem); n++) stem = `${base}-${n}`;
+    used.add(stem);
+    stems.set(file, stem);
+  }
+  return stems;
+}
+
+function writeBuild(result: CompileResult, outDir: string, io: Io): number {
+  fs.mkdirSync(outDir, { recursive: true });
+  const stems = outputStems(result.files);
+  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string }>();
+  let fileCount = 0;
+  for (const file of result.files) {
+    const stem = stems.get(file)!;
+    const names: { cu?: string; cuh?: string; wgsl?: string } = {};
+    if (file.cuda) {
+      names.cu = `${stem}.cu`;
+      names.cuh = `${stem}.cuh`;
+      fs.writeFileSync(path.join(outDir, names.cu), file.cuda.source);
+      fs.writeFileSync(path.join(outDir, names.cuh), file.cuda.header);
+      fileCount += 2;
+    }
+    if (file.wgsl) {
+      names.wgsl = `${stem}.wgsl`;
+      fs.writeFileSync(path.join(outDir, names.wgsl), file.wgsl.source);
+      fileCount += 1;
+    }
+    written.set(file, names);
+  }
+  const manifest = buildManifest(result.files, written, `tskernel ${version()}`);
+  fs.writeFileSync(path.join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  io.stdout(`wrote ${fileCount} files and manifest.json (${manifest.kernels.length} kernel specializations) to ${outDir}\n`);
+  return 0;
+}
+
+export function makeProgram(io: Io, setExit: (code: number) => void): Command {
+  const program = new Command();
+  program
+    .name("tskernel")
+    .description("Compile GPU kernels written in restricted TypeScript to CUDA C and WGSL.")
+    .version(version())
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride()
+    .showHelpAfterError();
+
+  program
+    .command("check")
+    .description("Report diagnostics for kernel files; exit status 1 if there is any error.")
+    .argument("<files...>", "TypeScript files that declare kernels")
+    .option("--target <list>", "targets whose limits to check, comma-separated", "cuda,wgsl")
+    .option("--define <NAME=VALUE>", "value of a compile-time constant (repeatable)", collect, [])
+    .addHelpText("after", "\nExample:\n  $ tskernel check examples/*.ts\n")
+    .action((files: string[], opts: { target: string; define: string[] }) => {
+      const { targets, errors: targetErrors } = parseTargets(opts.target);
+      const { defines, errors: defineErrors } = parseDefines(opts.define);
+      if (targetErrors.length + defineErrors.length > 0) {
+        report([...targetErrors, ...defineErrors], io);
+        return setExit(1);
+      }
+      const result = compileFiles(files, { targets, defines });
+      report(result.diagnostics, io);
+      if (result.ok) io.stdout(`ok: ${countKernels(result)} kernel specializations in ${files.length} file(s)\n`);
+      setExit(result.ok ? 0 : 1);
+    });
+
+  program
+    .command("build")
+    .description("Compile kernel files and write the generated code and manifest.json to a directory.")
+    .argument("<files...>", "TypeScript files that declare kernels")
+    .requiredOption("--out <dir>", "output directory (created if missing)")
+    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")})`, "cuda,wgsl")
+    .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
+    .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Writes <name>.cu and <name>.cuh (cuda) and <name>.wgsl (wgsl) per input file, and manifest.json listing",
+        "every kernel specialization with its parameters, block shape, shared memory and outputs.",
+        "",
+        "Examples:",
+        "  $ tskernel build examples/*.ts --target cuda,wgsl --out build/kernels",
+        "  $ tskernel build examples/matmul-cuda-samples.ts --target cuda --define BLOCK_SIZE=32 --out build",
+        "",
+      ].join("\n"),
+    )
+    .action((files: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean }) => {
+      const { targets, errors: targetErrors } = parseTargets(opts.target);
+      const { defines, errors: defineErrors } = parseDefines(opts.define);
+      if (targetErrors.length + defineErrors.length > 0) {
+        report([...targetErrors, ...defineErrors], io);
+        return setExit(1);
+      }
+      const result = compileFiles(files, { targets, defines, lineDirectives: opts.lineDirectives });
+      report(result.diagnostics, io);
+      if (!result.ok) {
+        io.stderr("nothing was written\n");
+        return setExit(1);
+      }
+      setExit(writeBuild(result, opts.out, io));
+    });
+
+  return program;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function countKernels(result: CompileResult): number {
+  return result.files.reduce((sum, file) => sum + file.specializations.length, 0);
+}
+
+/** Runs the CLI; resolves to the exit status. */
+export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  let exitCode = 0;
+  const program = makeProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`${renderDiagnostics([makeDiagnostic("TSK9001", undefined, [message], { notes: ["this is a bug in tskernel; please report it with the input that caused it"] })], { readFile: () => undefined })}\n`);
+    if (process.env.TSKERNEL_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
+    return 70;
+  }
+  return exitCode;
+}

@@ -1,0 +1,82 @@
+/**
+ * The one catalogue of user-facing diagnostics. Every message the compiler shows a user comes from here,
+ * under a stable code: TSK1xxx for the language surface (frontend), TSK2xxx for types, TSK3xxx for the
+ * validator's checks, TSK4xxx for the command line, TSK9xxx for internal errors. Templates take positional
+ * arguments `{0}`, `{1}`, … Tests and docs refer to codes, so a code is never reused for another meaning.
+ */
+
+export type Severity = "error" | "warning";
+
+export interface CatalogueEntry {
+  readonly severity: Severity;
+  readonly template: string;
+}
+
+export const catalogue = {
+  // Frontend: what the language accepts.
+  TSK1001: { severity: "error", template: "{0} is not supported in kernels" },
+  TSK1002: { severity: "error", template: "TypeScript: {0}" },
+  TSK1003: { severity: "error", template: "a kernel must be declared as `export const NAME = kernel(...)`" },
+  TSK1004: { severity: "error", template: "kernel options must be written literally: {0}" },
+  TSK1005: { severity: "error", template: "unknown function '{0}'" },
+  TSK1006: { severity: "error", template: "'{0}' is not a parameter, local variable or compile-time constant of this kernel" },
+  TSK1007: { severity: "error", template: "'{0}' calls itself (through {1}); recursion is not supported on GPUs" },
+  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays of f32, i32 or u32, the scalars f32, i32, u32, bool, or Const<…>" },
+  TSK1009: { severity: "error", template: "parameter '{0}' needs a type annotation" },
+  TSK1010: { severity: "error", template: "shared arrays must be declared with `const` at the top level of a kernel body" },
+  TSK1011: { severity: "error", template: "{0} is a statement in kernels and cannot be used as a value" },
+  TSK1012: { severity: "error", template: "Math.{0} is not available in kernels" },
+  TSK1013: { severity: "error", template: "cannot read '{0}': {1}" },
+  TSK1014: { severity: "error", template: "cannot assign to '{0}': {1}" },
+  TSK1015: { severity: "error", template: "the `unroll:` label must stand on a `for` loop" },
+  TSK1016: { severity: "error", template: "no value for compile-time constant '{0}' of kernel '{1}'" },
+  TSK1017: { severity: "error", template: "helper function '{0}': {1}" },
+  TSK1018: { severity: "error", template: "syncThreads() may only be called in a kernel body, not in helper function '{0}'" },
+  TSK1019: { severity: "error", template: "helper function '{0}' does not return a value on every path" },
+  TSK1020: { severity: "error", template: "two kernels are named '{0}'" },
+  TSK1021: { severity: "error", template: "a kernel returns nothing: `return;` ends the thread, `return {0}` is not allowed" },
+  TSK1022: { severity: "error", template: "unknown compile-time constant '{0}' in {1}" },
+  TSK1023: { severity: "error", template: "'{0}' must be declared before it is used" },
+  TSK1024: { severity: "error", template: "variable '{0}' needs a type annotation or an initializer" },
+  TSK1025: { severity: "error", template: "'{0}' is {1}; only its elements can be used" },
+  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32 or bool" },
+
+  // Types.
+  TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
+  TSK2002: { severity: "error", template: "cannot assign a value of type {0} to '{1}' of type {2}" },
+  TSK2003: { severity: "error", template: "{0} must be a bool, found {1}" },
+  TSK2004: { severity: "error", template: "the literal {0} is not a valid {1}" },
+  TSK2005: { severity: "error", template: "operator '{0}' is not defined for {1}" },
+  TSK2006: { severity: "error", template: "an index must be i32 or u32, found {0}" },
+  TSK2007: { severity: "error", template: "'{0}' has {1} dimension(s) but is indexed with {2}" },
+  TSK2008: { severity: "error", template: "{0} expects {1}, found {2}" },
+  TSK2009: { severity: "error", template: "'{0}' returns {1}, but this value is {2}" },
+  TSK2010: { severity: "error", template: "compile-time constant '{0}' is {1}, but the value {2} was given" },
+
+  // Validation.
+  TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
+  TSK3002: { severity: "error", template: "kernel '{0}' uses {1} bytes of shared memory; {2} allows at most {3}" },
+  TSK3003: { severity: "error", template: "the size of a shared array must be a compile-time constant" },
+  TSK3004: { severity: "error", template: "kernel '{0}' has a block of {1} threads; {2} allows at most {3}" },
+  TSK3005: { severity: "error", template: "the size of a shared array must be a positive integer, found {0}" },
+  TSK3006: { severity: "warning", template: "kernel '{0}' uses {1} bytes of workgroup memory, more than WebGPU's default limit of {2}; it runs only on adapters that allow more" },
+  TSK3007: { severity: "warning", template: "kernel '{0}' has a block of {1} threads, more than WebGPU's default limit of {2}; it runs only on adapters that allow more" },
+  TSK3008: { severity: "error", template: "index {0} is out of bounds for dimension {1} of '{2}' (size {3})" },
+  TSK3009: { severity: "error", template: "the block shape must be positive integers, found [{0}]" },
+
+  // Command line.
+  TSK4001: { severity: "error", template: "cannot read {0}: {1}" },
+  TSK4002: { severity: "error", template: "unknown target '{0}'; targets are {1}" },
+  TSK4003: { severity: "error", template: "--define expects NAME=VALUE, found '{0}'" },
+  TSK4004: { severity: "warning", template: "{0} declares no kernels" },
+  TSK4005: { severity: "error", template: "--define {0}: no kernel in the build has a compile-time constant of that name" },
+
+  // Internal.
+  TSK9001: { severity: "error", template: "internal compiler error: {0}" },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type DiagnosticCode = keyof typeof catalogue;
+
+export function formatMessage(code: DiagnosticCode, args: readonly (string | number)[]): string {
+  return catalogue[code].template.replace(/\{(\d+)\}/g, (_, index: string) => String(args[Number(index)] ?? `{${index}}`));
+}

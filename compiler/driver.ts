@@ -1,0 +1,232 @@
+/**
+ * The compiler pipeline from files to generated text: TypeScript's own diagnostics, lowering to IR,
+ * choosing and applying specializations, validation, then per target unrolling, legalization and
+ * emission. This is the programmatic API behind `tskernel check` and `tskernel build`. Nothing is emitted
+ * for a file with errors; every diagnostic is returned, located, for the caller to render.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import type { Project, SourceFile } from "ts-morph";
+import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagnostic.ts";
+import type { ConstValue, Kernel, Module, ScalarType } from "./ir/ir.ts";
+import { lowerFile } from "./frontend/lower-kernel.ts";
+import { createProject } from "./frontend/program.ts";
+import { foldStmts } from "./passes/fold.ts";
+import { legalize } from "./passes/legalize.ts";
+import { specializeKernel, specializedName } from "./passes/specialize.ts";
+import { unrollLoops } from "./passes/unroll.ts";
+import { checkTargetLimits, validateKernel, type KernelFacts } from "./validate/validate.ts";
+import { emitCuda } from "./backends/cuda.ts";
+import { emitCudaHeader } from "./backends/cuda-header.ts";
+import { emitWgsl, type WgslEntryInfo } from "./backends/wgsl.ts";
+import { targets, type TargetName } from "./backends/targets.ts";
+
+export interface CompileOptions {
+  readonly targets: readonly TargetName[];
+  /** `--define NAME=VALUE`: the value of a compile-time constant in every kernel that has one by that name. */
+  readonly defines?: ReadonlyMap<string, string>;
+  /** Paths in generated files and diagnostics are relative to this directory. */
+  readonly baseDir?: string;
+  /** Write `#line` directives into CUDA output (default true). */
+  readonly lineDirectives?: boolean;
+  /** Reuse a project across compilations (the warm path); a new one is made otherwise. */
+  readonly project?: Project;
+}
+
+/** One specialization of one kernel, validated. */
+export interface SpecializedKernel {
+  readonly kernel: Kernel;
+  readonly generic: Kernel;
+  readonly entryName: string;
+  readonly facts: KernelFacts;
+}
+
+export interface FileOutput {
+  readonly sourceFile: string;
+  readonly displayPath: string;
+  readonly module: Module;
+  readonly specializations: readonly SpecializedKernel[];
+  /** `functions[i]` is the CUDA function of `specializations[i]`. */
+  readonly cuda?: { readonly source: string; readonly header: string; readonly functions: readonly string[] };
+  readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[] };
+}
+
+export interface CompileResult {
+  readonly diagnostics: readonly Diagnostic[];
+  readonly files: readonly FileOutput[];
+  readonly ok: boolean;
+}
+
+export function compileFiles(fileNames: readonly string[], options: CompileOptions): CompileResult {
+  const diagnostics: Diagnostic[] = [];
+  const project = options.project ?? createProject();
+  const baseDir = options.baseDir ?? process.cwd();
+  const sourceFiles: SourceFile[] = [];
+  for (const fileName of fileNames) {
+    const absolute = path.resolve(fileName);
+    try {
+      const text = fs.readFileSync(absolute, "utf8");
+      const existing = project.getSourceFile(absolute);
+      if (existing) existing.replaceWithText(text);
+      sourceFiles.push(existing ?? project.createSourceFile(absolute, text, { overwrite: true }));
+    } catch (error) {
+      diagnostics.push(makeDiagnostic("TSK4001", undefined, [fileName, (error as NodeJS.ErrnoException).code ?? String(error)]));
+    }
+  }
+  diagnostics.push(...typeScriptDiagnostics(project, sourceFiles));
+
+  const files: FileOutput[] = [];
+  const definedNames = new Set<string>();
+  for (const sourceFile of sourceFiles) {
+    const fileDiagnostics: Diagnostic[] = [];
+    const { module, diagnostics: lowering } = lowerFile(sourceFile);
+    fileDiagnostics.push(...lowering);
+    if (module.kernels.length === 0 && lowering.length === 0) {
+      fileDiagnostics.push(makeDiagnostic("TSK4004", undefined, [path.relative(baseDir, sourceFile.getFilePath())]));
+    }
+    const specializations: SpecializedKernel[] = [];
+    for (const kernel of module.kernels) {
+      for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
+        const specialized = specializeKernel(kernel, values);
+        const facts = validateKernel(specialized, fileDiagnostics);
+        for (const target of options.targets) checkTargetLimits(specialized, facts, target, fileDiagnostics);
+        specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts });
+      }
+    }
+    const unique = dedupe(fileDiagnostics);
+    diagnostics.push(...unique);
+    const displayPath = path.relative(baseDir, sourceFile.getFilePath()).split(path.sep).join("/");
+    if (hasErrors(unique) || hasErrors(diagnostics)) {
+      files.push({ sourceFile: sourceFile.getFilePath(), displayPath, module, specializations });
+      continue;
+    }
+    files.push(emitFile(sourceFile, displayPath, module, specializations, options));
+  }
+  for (const name of options.defines?.keys() ?? []) {
+    if (!definedNames.has(name)) diagnostics.push(makeDiagnostic("TSK4005", undefined, [name]));
+  }
+  return { diagnostics, files, ok: !hasErrors(diagnostics) };
+}
+
+function emitFile(
+  sourceFile: SourceFile,
+  displayPath: string,
+  module: Module,
+  specializations: readonly SpecializedKernel[],
+  options: CompileOptions,
+): FileOutput {
+  let output: FileOutput = { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
+  for (const targetName of options.targets) {
+    const target = targets[targetName];
+    const prepare = (body: Kernel["body"]) => legalize(target.unrollInIR ? foldStmts(unrollLoops(body)) : body, target.legalize);
+    // Calls point at the module's helper objects, so backends name those and print the prepared bodies.
+    const helpers = module.helpers.map((helper) => ({ helper, body: prepare(helper.body) }));
+    const units = specializations.map((s) => ({
+      kernel: { ...s.kernel, body: prepare(s.kernel.body) },
+      entryName: s.entryName,
+      block: s.facts.block,
+      sharedSizes: s.facts.sharedSizes,
+    }));
+    if (targetName === "cuda") {
+      const cuda = emitCuda({
+        displayPath,
+        sourceText: sourceFile.getFullText(),
+        helpers,
+        kernels: units,
+        lineDirectives: options.lineDirectives ?? true,
+      });
+      const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
+      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
+      output = { ...output, cuda: { source: cuda.source, header, functions: cuda.signatures.map((s) => s.functionName) } };
+    } else {
+      const wgsl = emitWgsl({ displayPath, helpers, kernels: units });
+      output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries } };
+    }
+  }
+  return output;
+}
+
+/** The specializations of a kernel: its options' list (or one), completed by defaults, overridden by defines. */
+function specializationValues(
+  kernel: Kernel,
+  defines: ReadonlyMap<string, string> | undefined,
+  diagnostics: Diagnostic[],
+  definedNames: Set<string>,
+): Map<string, ConstValue>[] {
+  const constParams = kernel.params.flatMap((param) => (param.kind === "const" ? [param] : []));
+  if (constParams.length === 0) return [new Map()];
+  const requested = kernel.specializations.length > 0 ? kernel.specializations : [{}];
+  const result: Map<string, ConstValue>[] = [];
+  const seen = new Set<string>();
+  for (const partial of requested) {
+    const values = new Map<string, ConstValue>();
+    let complete = true;
+    for (const param of constParams) {
+      const defined = defines?.get(param.name);
+      let value: ConstValue | undefined = partial[param.name] ?? param.defaultValue;
+      if (defined !== undefined) {
+        definedNames.add(param.name);
+        value = parseDefine(defined, param.type);
+        if (value === undefined) {
+          diagnostics.push(makeDiagnostic("TSK2010", param.span, [param.name, param.type, defined]));
+          complete = false;
+          continue;
+        }
+      }
+      if (value === undefined) {
+        diagnostics.push(
+          makeDiagnostic("TSK1016", param.span, [param.name, kernel.name], {
+            notes: [`give it a default (\`${param.name}: Const<${param.type}> = …\`), list it in the kernel's specializations, or pass --define ${param.name}=VALUE`],
+          }),
+        );
+        complete = false;
+        continue;
+      }
+      values.set(param.name, value);
+    }
+    const key = JSON.stringify([...values]);
+    if (complete && !seen.has(key)) {
+      seen.add(key);
+      result.push(values);
+    }
+  }
+  return result;
+}
+
+function parseDefine(text: string, type: ScalarType): ConstValue | undefined {
+  if (type === "bool") return text === "true" ? true : text === "false" ? false : undefined;
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^0[xX][0-9a-fA-F]+$/.test(text)) return undefined;
+  const value = Number(text);
+  if (type === "f32") return Math.fround(value);
+  if (!Number.isInteger(value)) return undefined;
+  if (type === "i32" && (value < -2147483648 || value > 2147483647)) return undefined;
+  if (type === "u32" && (value < 0 || value > 4294967295)) return undefined;
+  return value;
+}
+
+function typeScriptDiagnostics(project: Project, files: readonly SourceFile[]): Diagnostic[] {
+  const wanted = new Set(files.map((file) => file.getFilePath()));
+  const out: Diagnostic[] = [];
+  for (const file of files) {
+    for (const d of [...file.getPreEmitDiagnostics()]) {
+      const source = d.getSourceFile();
+      if (!source || !wanted.has(source.getFilePath())) continue;
+      if (d.getCategory() !== 1 /* Error */) continue;
+      const message = typeof d.getMessageText() === "string" ? (d.getMessageText() as string) : (d.getMessageText() as { getMessageText(): string }).getMessageText();
+      const start = d.getStart() ?? 0;
+      out.push(makeDiagnostic("TSK1002", { file: source.getFilePath(), start, end: start + (d.getLength() ?? 1) }, [message], { notes: [`TS${d.getCode()}`] }));
+    }
+  }
+  return out;
+}
+
+function dedupe(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diagnostics.filter((d) => {
+    const key = `${d.code}|${d.span?.file}|${d.span?.start}|${d.span?.end}|${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * State shared by the lowering of one kernel or helper: the lexical scopes (block-scoped like TypeScript's
+ * `let`/`const`), whether we are in a kernel or a helper, the shared arrays declared so far, and the
+ * helpers lowered for the module. Also the mapping from ts-morph nodes to spans and from type annotations
+ * to tskernel types.
+ */
+
+import { Node, SyntaxKind, type TypeNode } from "ts-morph";
+import { fail } from "../diagnostics/diagnostic.ts";
+import type { ArrayRef, ConstValue, HelperFunction, ScalarType, Span, Variable } from "../ir/ir.ts";
+import { originOf } from "./program.ts";
+
+export function spanOf(node: Node): Span {
+  return { file: node.getSourceFile().getFilePath(), start: node.getStart(), end: node.getEnd() };
+}
+
+/** What a name in scope stands for. */
+export type Binding =
+  | { readonly kind: "variable"; readonly variable: Variable; readonly why?: string }
+  | { readonly kind: "array"; readonly array: ArrayRef }
+  | { readonly kind: "const"; readonly name: string; readonly type: ScalarType; readonly value?: ConstValue };
+
+export class Scope {
+  private readonly names = new Map<string, Binding>();
+  constructor(readonly parent?: Scope) {}
+
+  lookup(name: string): Binding | undefined {
+    return this.names.get(name) ?? this.parent?.lookup(name);
+  }
+
+  declare(name: string, binding: Binding): void {
+    this.names.set(name, binding);
+  }
+}
+
+/** Per-module state: helpers are lowered once and shared by every kernel of the module. */
+export interface ModuleState {
+  readonly helpers: Map<Node, HelperFunction>;
+  /** Helpers in the order their lowering finished: callees before callers. */
+  readonly helperOrder: HelperFunction[];
+  /** The helpers being lowered right now, outermost first, to detect recursion. */
+  readonly helperStack: { node: Node; name: string }[];
+  /** Diagnostics from helper bodies, reported once however many kernels call the helper. */
+  readonly diagnostics: import("../diagnostics/diagnostic.ts").Diagnostic[];
+}
+
+export interface FunctionContext {
+  readonly module: ModuleState;
+  readonly kind: "kernel" | "helper";
+  readonly name: string;
+  /** For helpers: the declared return type. */
+  readonly returnType?: ScalarType;
+  /** Shared arrays of a kernel, in declaration order. */
+  readonly shared: ArrayRef[];
+  scope: Scope;
+  /** The `unroll:` label applies to the next loop only. */
+  loopDepth: number;
+}
+
+export function withScope<T>(context: FunctionContext, body: () => T): T {
+  const saved = context.scope;
+  context.scope = new Scope(saved);
+  try {
+    return body();
+  } finally {
+    context.scope = saved;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Type annotations
+
+export type ParamType =
+  | { readonly kind: "scalar"; readonly type: ScalarType }
+  | { readonly kind: "buffer"; readonly elementType: "f32" | "i32" | "u32"; readonly access: "read" | "read_write" }
+  | { readonly kind: "const"; readonly type: ScalarType };
+
+const bufferTypes: Readonly<Record<string, { elementType: "f32" | "i32" | "u32"; access: "read" | "read_write" }>> = {
+  Float32Array: { elementType: "f32", access: "read_write" },
+  Int32Array: { elementType: "i32", access: "read_write" },
+  Uint32Array: { elementType: "u32", access: "read_write" },
+  ReadonlyFloat32Array: { elementType: "f32", access: "read" },
+  ReadonlyInt32Array: { elementType: "i32", access: "read" },
+  ReadonlyUint32Array: { elementType: "u32", access: "read" },
+};
+
+const scalarNames: ReadonlySet<string> = new Set(["f32", "i32", "u32", "bool"]);
+
+/** Resolves a type annotation. Returns undefined for anything that is not a kernel type. */
+export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
+  if (typeNode.getKind() === SyntaxKind.BooleanKeyword) return { kind: "scalar", type: "bool" };
+  if (!Node.isTypeReference(typeNode)) return undefined;
+  const nameNode = typeNode.getTypeName();
+  if (!Node.isIdentifier(nameNode)) return undefined;
+  const origin = originOf(nameNode);
+  const typeArgs = typeNode.getTypeArguments();
+  if (origin.kind === "tskernel") {
+    if (scalarNames.has(origin.name) && typeArgs.length === 0) return { kind: "scalar", type: origin.name as ScalarType };
+    if (origin.name === "Const" && typeArgs.length === 1) {
+      const inner = resolveTypeNode(typeArgs[0]!);
+      return inner?.kind === "scalar" ? { kind: "const", type: inner.type } : undefined;
+    }
+    const buffer = bufferTypes[origin.name];
+    if (buffer && origin.name.startsWith("Readonly")) return { kind: "buffer", ...buffer };
+    return undefined;
+  }
+  if (origin.kind === "global") {
+    if (origin.name === "Readonly" && typeArgs.length === 1) {
+      const inner = resolveTypeNode(typeArgs[0]!);
+      return inner?.kind === "buffer" ? { ...inner, access: "read" } : undefined;
+    }
+    const buffer = bufferTypes[origin.name];
+    if (buffer && !origin.name.startsWith("Readonly") && typeArgs.length === 0) return { kind: "buffer", ...buffer };
+  }
+  return undefined;
+}
+
+/** A local's annotation: only the scalar types. */
+export function resolveScalarAnnotation(typeNode: TypeNode, what: string): ScalarType {
+  const resolved = resolveTypeNode(typeNode);
+  if (resolved?.kind === "scalar") return resolved.type;
+  return fail("TSK1026", spanOf(typeNode), [what, typeNode.getText()], {
+    notes: typeNode.getKind() === SyntaxKind.NumberKeyword ? ["`number` is ambiguous in a kernel: write f32, i32 or u32"] : [],
+  });
+}

@@ -1,0 +1,571 @@
+/**
+ * Lowers TypeScript expressions to typed IR expressions, deciding every type on the way.
+ *
+ * The rules (docs/language.md, "Types"): a numeric literal takes the type its context needs (the other
+ * operand of an operator, the declared type of the variable, the parameter it is passed to), or i32/f32 by
+ * its spelling when nothing decides; no value changes type implicitly; conditions are bool. Anything that is
+ * not a known expression form is a located TSK1001. Assignments and `++`/`--` are statements, so meeting one
+ * here is TSK1011.
+ */
+
+import { Node, SyntaxKind, type Expression, type Identifier } from "ts-morph";
+import { fail } from "../diagnostics/diagnostic.ts";
+import {
+  isInteger,
+  isNumeric,
+  type ArrayRef,
+  type BinaryOp,
+  type Expr,
+  type IntrinsicName,
+  type ScalarType,
+  type Span,
+} from "../ir/ir.ts";
+import { spanOf, type FunctionContext } from "./context.ts";
+import { lowerHelperCall } from "./lower-helper.ts";
+import { originOf } from "./program.ts";
+import { describeSyntax } from "./syntax-names.ts";
+
+// ---------------------------------------------------------------------------------------------------------
+// Tables
+
+export const binaryOperators: ReadonlyMap<SyntaxKind, BinaryOp | "ushr" | "pow"> = new Map<SyntaxKind, BinaryOp | "ushr" | "pow">([
+  [SyntaxKind.PlusToken, "add"],
+  [SyntaxKind.MinusToken, "sub"],
+  [SyntaxKind.AsteriskToken, "mul"],
+  [SyntaxKind.SlashToken, "div"],
+  [SyntaxKind.PercentToken, "rem"],
+  [SyntaxKind.AmpersandToken, "and"],
+  [SyntaxKind.BarToken, "or"],
+  [SyntaxKind.CaretToken, "xor"],
+  [SyntaxKind.LessThanLessThanToken, "shl"],
+  [SyntaxKind.GreaterThanGreaterThanToken, "shr"],
+  [SyntaxKind.GreaterThanGreaterThanGreaterThanToken, "ushr"],
+  [SyntaxKind.EqualsEqualsEqualsToken, "eq"],
+  [SyntaxKind.EqualsEqualsToken, "eq"],
+  [SyntaxKind.ExclamationEqualsEqualsToken, "ne"],
+  [SyntaxKind.ExclamationEqualsToken, "ne"],
+  [SyntaxKind.LessThanToken, "lt"],
+  [SyntaxKind.LessThanEqualsToken, "le"],
+  [SyntaxKind.GreaterThanToken, "gt"],
+  [SyntaxKind.GreaterThanEqualsToken, "ge"],
+  [SyntaxKind.AmpersandAmpersandToken, "logand"],
+  [SyntaxKind.BarBarToken, "logor"],
+  [SyntaxKind.AsteriskAsteriskToken, "pow"],
+]);
+
+export const compoundAssignments: ReadonlyMap<SyntaxKind, BinaryOp | "ushr"> = new Map<SyntaxKind, BinaryOp | "ushr">([
+  [SyntaxKind.PlusEqualsToken, "add"],
+  [SyntaxKind.MinusEqualsToken, "sub"],
+  [SyntaxKind.AsteriskEqualsToken, "mul"],
+  [SyntaxKind.SlashEqualsToken, "div"],
+  [SyntaxKind.PercentEqualsToken, "rem"],
+  [SyntaxKind.AmpersandEqualsToken, "and"],
+  [SyntaxKind.BarEqualsToken, "or"],
+  [SyntaxKind.CaretEqualsToken, "xor"],
+  [SyntaxKind.LessThanLessThanEqualsToken, "shl"],
+  [SyntaxKind.GreaterThanGreaterThanEqualsToken, "shr"],
+  [SyntaxKind.GreaterThanGreaterThanGreaterThanEqualsToken, "ushr"],
+]);
+
+const assignmentTokens: ReadonlySet<SyntaxKind> = new Set([
+  SyntaxKind.EqualsToken,
+  ...compoundAssignments.keys(),
+  SyntaxKind.AsteriskAsteriskEqualsToken,
+  SyntaxKind.AmpersandAmpersandEqualsToken,
+  SyntaxKind.BarBarEqualsToken,
+  SyntaxKind.QuestionQuestionEqualsToken,
+]);
+
+/** Operator spellings for messages. */
+export const operatorSpelling: Readonly<Record<BinaryOp | "ushr" | "pow", string>> = {
+  add: "+", sub: "-", mul: "*", div: "/", rem: "%", and: "&", or: "|", xor: "^", shl: "<<", shr: ">>",
+  ushr: ">>>", eq: "===", ne: "!==", lt: "<", le: "<=", gt: ">", ge: ">=", logand: "&&", logor: "||", pow: "**",
+};
+
+interface MathFunction {
+  readonly intrinsic: IntrinsicName;
+  readonly arity: number;
+  /** `float`: f32 only; `numeric`: f32, i32 or u32, all arguments of one type. */
+  readonly domain: "float" | "numeric";
+  /** min and max take two or more arguments and fold left. */
+  readonly variadic?: boolean;
+}
+
+const mathFunctions: Readonly<Record<string, MathFunction>> = {
+  sqrt: { intrinsic: "sqrt", arity: 1, domain: "float" },
+  abs: { intrinsic: "abs", arity: 1, domain: "numeric" },
+  min: { intrinsic: "min", arity: 2, domain: "numeric", variadic: true },
+  max: { intrinsic: "max", arity: 2, domain: "numeric", variadic: true },
+  floor: { intrinsic: "floor", arity: 1, domain: "float" },
+  ceil: { intrinsic: "ceil", arity: 1, domain: "float" },
+  trunc: { intrinsic: "trunc", arity: 1, domain: "float" },
+  exp: { intrinsic: "exp", arity: 1, domain: "float" },
+  log: { intrinsic: "log", arity: 1, domain: "float" },
+  log2: { intrinsic: "log2", arity: 1, domain: "float" },
+  pow: { intrinsic: "pow", arity: 2, domain: "float" },
+  sin: { intrinsic: "sin", arity: 1, domain: "float" },
+  cos: { intrinsic: "cos", arity: 1, domain: "float" },
+  tan: { intrinsic: "tan", arity: 1, domain: "float" },
+  tanh: { intrinsic: "tanh", arity: 1, domain: "float" },
+  atan2: { intrinsic: "atan2", arity: 2, domain: "float" },
+  sign: { intrinsic: "sign", arity: 1, domain: "float" },
+};
+
+const mathConstants: Readonly<Record<string, number>> = {
+  PI: Math.PI, E: Math.E, LN2: Math.LN2, LN10: Math.LN10, LOG2E: Math.LOG2E, LOG10E: Math.LOG10E,
+  SQRT2: Math.SQRT2, SQRT1_2: Math.SQRT1_2,
+};
+
+const conversions: ReadonlySet<string> = new Set(["f32", "i32", "u32"]);
+
+// ---------------------------------------------------------------------------------------------------------
+// Literals
+
+const i32Min = -2147483648;
+const i32Max = 2147483647;
+const u32Max = 4294967295;
+
+/** True for expressions made only of numeric literals: their type comes from the context. */
+export function isLiteralLike(node: Node): boolean {
+  if (Node.isNumericLiteral(node)) return true;
+  if (Node.isParenthesizedExpression(node)) return isLiteralLike(node.getExpression());
+  if (Node.isPrefixUnaryExpression(node)) {
+    const op = node.getOperatorToken();
+    return (op === SyntaxKind.MinusToken || op === SyntaxKind.PlusToken || op === SyntaxKind.TildeToken) && isLiteralLike(node.getOperand());
+  }
+  if (Node.isBinaryExpression(node)) {
+    const op = binaryOperators.get(node.getOperatorToken().getKind());
+    return op !== undefined && !["eq", "ne", "lt", "le", "gt", "ge", "logand", "logor"].includes(op)
+      && isLiteralLike(node.getLeft()) && isLiteralLike(node.getRight());
+  }
+  return false;
+}
+
+export function makeLiteral(value: number, type: ScalarType, span: Span, spelling: string): Expr {
+  switch (type) {
+    case "bool":
+      return fail("TSK2004", span, [spelling, "bool"], { notes: ["use true or false"] });
+    case "f32":
+      return { kind: "literal", type, value: Math.fround(value), span };
+    case "i32":
+      if (!Number.isInteger(value) || value < i32Min || value > i32Max) {
+        return fail("TSK2004", span, [spelling, "i32"], {
+          notes: Number.isInteger(value) ? ["an i32 holds -2147483648 to 2147483647"] : ["convert explicitly, e.g. i32(x), or write the variable as f32"],
+        });
+      }
+      return { kind: "literal", type, value, span };
+    case "u32":
+      if (!Number.isInteger(value) || value < 0 || value > u32Max) {
+        return fail("TSK2004", span, [spelling, "u32"], { notes: ["a u32 holds 0 to 4294967295"] });
+      }
+      return { kind: "literal", type, value, span };
+  }
+}
+
+function lowerNumericLiteral(text: string, negate: boolean, hint: ScalarType | undefined, span: Span): Expr {
+  const clean = text.replace(/_/g, "");
+  const value = (negate ? -1 : 1) * Number(clean);
+  const floatForm = !/^0[xXoObB]/.test(clean) && /[.eE]/.test(clean);
+  let type: ScalarType = hint ?? (floatForm ? "f32" : "i32");
+  if (hint === undefined && type === "i32" && value > i32Max && value <= u32Max) type = "u32";
+  return makeLiteral(value, type, span, negate ? `-${text}` : text);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Expressions
+
+export function lowerExpr(context: FunctionContext, node: Expression, hint?: ScalarType): Expr {
+  const span = spanOf(node);
+  switch (node.getKind()) {
+    case SyntaxKind.NumericLiteral:
+      return lowerNumericLiteral(node.getText(), false, hint, span);
+    case SyntaxKind.TrueKeyword:
+      return { kind: "literal", type: "bool", value: 1, span };
+    case SyntaxKind.FalseKeyword:
+      return { kind: "literal", type: "bool", value: 0, span };
+    case SyntaxKind.ParenthesizedExpression:
+      return lowerExpr(context, (node as import("ts-morph").ParenthesizedExpression).getExpression(), hint);
+    case SyntaxKind.Identifier:
+      return lowerIdentifier(context, node as Identifier, hint);
+    case SyntaxKind.PrefixUnaryExpression:
+      return lowerPrefixUnary(context, node as import("ts-morph").PrefixUnaryExpression, hint);
+    case SyntaxKind.PostfixUnaryExpression:
+      return fail("TSK1011", span, [`'${node.getText()}'`], { notes: ["write the increment as its own statement"] });
+    case SyntaxKind.BinaryExpression:
+      return lowerBinaryExpression(context, node as import("ts-morph").BinaryExpression, hint);
+    case SyntaxKind.ConditionalExpression:
+      return lowerConditional(context, node as import("ts-morph").ConditionalExpression, hint);
+    case SyntaxKind.CallExpression:
+      return lowerCall(context, node as import("ts-morph").CallExpression, hint);
+    case SyntaxKind.ElementAccessExpression: {
+      const { array, indices } = lowerElementAccess(context, node as import("ts-morph").ElementAccessExpression);
+      return { kind: "load", type: array.elementType, array, indices, span };
+    }
+    case SyntaxKind.PropertyAccessExpression:
+      return lowerPropertyAccess(context, node as import("ts-morph").PropertyAccessExpression);
+    default:
+      return fail("TSK1001", span, [describeSyntax(node)]);
+  }
+}
+
+/** Lowers `node` and requires the result to have `type`; `mismatch` reports it otherwise. */
+export function lowerExpected(
+  context: FunctionContext,
+  node: Expression,
+  type: ScalarType,
+  mismatch: (found: Expr) => never,
+): Expr {
+  const expr = lowerExpr(context, node, type);
+  return expr.type === type ? expr : mismatch(expr);
+}
+
+export function lowerCondition(context: FunctionContext, node: Expression, what: string): Expr {
+  return lowerExpected(context, node, "bool", (found) =>
+    fail("TSK2003", spanOf(node), [what, found.type], {
+      notes: isNumeric(found.type) ? [`compare explicitly, e.g. \`${node.getText()} !== 0\``] : [],
+    }),
+  );
+}
+
+/**
+ * Lowers the operands of one operator so that they share a type: operands that are not literal-like are
+ * lowered first and decide the type; literals then take it. Reports TSK2001 when the types differ.
+ */
+export function lowerOperands(
+  context: FunctionContext,
+  nodes: readonly Expression[],
+  hint: ScalarType | undefined,
+  operator: string,
+  span: Span,
+): Expr[] {
+  const lowered: (Expr | undefined)[] = nodes.map((node) => (isLiteralLike(node) ? undefined : lowerExpr(context, node, hint)));
+  const decided = lowered.find((expr) => expr !== undefined)?.type ?? hint;
+  const all = nodes.map((node, index) => lowered[index] ?? lowerExpr(context, node, decided));
+  const first = all[0]!;
+  for (const other of all.slice(1)) {
+    if (other.type !== first.type) {
+      fail("TSK2001", span, [operator, first.type, other.type], {
+        notes: ["tskernel never converts implicitly: write f32(…), i32(…) or u32(…)"],
+      });
+    }
+  }
+  return all;
+}
+
+function lowerIdentifier(context: FunctionContext, node: Identifier, hint: ScalarType | undefined): Expr {
+  const span = spanOf(node);
+  const name = node.getText();
+  const binding = context.scope.lookup(name);
+  if (binding?.kind === "variable") return { kind: "variable", type: binding.variable.type, variable: binding.variable, span };
+  if (binding?.kind === "const") {
+    if (binding.value !== undefined) {
+      return typeof binding.value === "boolean"
+        ? { kind: "literal", type: "bool", value: binding.value ? 1 : 0, span }
+        : makeLiteral(binding.value, binding.type, span, name);
+    }
+    return { kind: "constRef", type: binding.type, name: binding.name, span };
+  }
+  if (binding?.kind === "array") {
+    return fail("TSK1025", span, [name, binding.array.space === "shared" ? "a shared array" : "a buffer"], {
+      notes: binding.array.space === "global" ? ["pass sizes as scalar parameters; a buffer's length is not available in kernels"] : [],
+    });
+  }
+  return lowerOuterName(node, hint, span);
+}
+
+/** A name not declared in the kernel: a module-level numeric constant, or an error that says what it is. */
+function lowerOuterName(node: Identifier, hint: ScalarType | undefined, span: Span): Expr {
+  const origin = originOf(node);
+  if (origin.kind === "user") {
+    const declaration = origin.declaration;
+    if (Node.isVariableDeclaration(declaration) && declaration.getVariableStatement()?.getDeclarationKind() === "const") {
+      const init = declaration.getInitializer();
+      const isTopLevel = declaration.getVariableStatement()?.getParent() === declaration.getSourceFile();
+      if (init && isTopLevel && (isLiteralLike(init) || Node.isTrueLiteral(init) || Node.isFalseLiteral(init))) {
+        // A module-level `const TILE = 16` is a compile-time constant; its literal takes the context's type.
+        const folded = foldLiteralLike(init, hint, spanOf(node));
+        if (folded) return folded;
+      }
+    }
+  }
+  const notes =
+    origin.kind === "user"
+      ? ["kernels cannot capture variables from outside; pass the value as a parameter or a Const<…> parameter"]
+      : origin.kind === "tskernel"
+        ? [`'${node.getText()}' from tskernel cannot be used as a value here`]
+        : [];
+  return fail("TSK1006", span, [node.getText()], { notes });
+}
+
+/** Evaluates a literal-like initializer of a module-level constant. */
+function foldLiteralLike(node: Expression, hint: ScalarType | undefined, span: Span): Expr | undefined {
+  if (Node.isTrueLiteral(node)) return { kind: "literal", type: "bool", value: 1, span };
+  if (Node.isFalseLiteral(node)) return { kind: "literal", type: "bool", value: 0, span };
+  // Only plain (possibly negated) numeric literals are taken; arithmetic between module constants would
+  // need a constant folder here and is left to Const<…> parameters.
+  if (Node.isNumericLiteral(node)) return lowerNumericLiteral(node.getText(), false, hint, span);
+  if (Node.isPrefixUnaryExpression(node) && node.getOperatorToken() === SyntaxKind.MinusToken && Node.isNumericLiteral(node.getOperand())) {
+    return lowerNumericLiteral(node.getOperand().getText(), true, hint, span);
+  }
+  return undefined;
+}
+
+function lowerPrefixUnary(context: FunctionContext, node: import("ts-morph").PrefixUnaryExpression, hint: ScalarType | undefined): Expr {
+  const span = spanOf(node);
+  const operand = node.getOperand();
+  switch (node.getOperatorToken()) {
+    case SyntaxKind.MinusToken: {
+      if (Node.isNumericLiteral(operand)) return lowerNumericLiteral(operand.getText(), true, hint, span);
+      const value = lowerExpr(context, operand, hint);
+      if (value.type !== "f32" && value.type !== "i32") {
+        return fail("TSK2005", span, ["unary -", value.type], { notes: value.type === "u32" ? ["negate a u32 with 0 - x, or convert it first"] : [] });
+      }
+      return { kind: "unary", op: "neg", type: value.type, operand: value, span };
+    }
+    case SyntaxKind.PlusToken: {
+      const value = lowerExpr(context, operand, hint);
+      if (!isNumeric(value.type)) return fail("TSK2005", span, ["unary +", value.type]);
+      return value;
+    }
+    case SyntaxKind.ExclamationToken: {
+      const value = lowerCondition(context, operand, "the operand of '!'");
+      return { kind: "unary", op: "not", type: "bool", operand: value, span };
+    }
+    case SyntaxKind.TildeToken: {
+      const value = lowerExpr(context, operand, hint);
+      if (!isInteger(value.type)) return fail("TSK2005", span, ["~", value.type]);
+      return { kind: "unary", op: "bitnot", type: value.type, operand: value, span };
+    }
+    default:
+      return fail("TSK1011", span, [`'${node.getText()}'`], { notes: ["write the increment as its own statement"] });
+  }
+}
+
+function lowerBinaryExpression(context: FunctionContext, node: import("ts-morph").BinaryExpression, hint: ScalarType | undefined): Expr {
+  const span = spanOf(node);
+  const token = node.getOperatorToken().getKind();
+  if (assignmentTokens.has(token)) {
+    return fail("TSK1011", span, ["an assignment"], { notes: ["assign in a statement of its own"] });
+  }
+  const op = binaryOperators.get(token);
+  if (op === undefined) return fail("TSK1001", spanOf(node.getOperatorToken()), [`the '${node.getOperatorToken().getText()}' operator`]);
+  return lowerBinary(context, op, node.getLeft(), node.getRight(), hint, span);
+}
+
+/** Types and builds `left op right`. Also used by compound assignments, with the target as `left`. */
+export function lowerBinary(
+  context: FunctionContext,
+  op: BinaryOp | "ushr" | "pow",
+  leftNode: Expression,
+  rightNode: Expression,
+  hint: ScalarType | undefined,
+  span: Span,
+  loweredLeft?: Expr,
+): Expr {
+  const spelling = operatorSpelling[op];
+  const isComparison = op === "eq" || op === "ne" || op === "lt" || op === "le" || op === "gt" || op === "ge";
+
+  if (op === "logand" || op === "logor") {
+    const left = loweredLeft ?? lowerCondition(context, leftNode, `the left operand of '${spelling}'`);
+    const right = lowerCondition(context, rightNode, `the right operand of '${spelling}'`);
+    return { kind: "binary", op, type: "bool", left, right, span };
+  }
+
+  if (op === "shl" || op === "shr" || op === "ushr") {
+    const left = loweredLeft ?? lowerExpr(context, leftNode, hint);
+    if (!isInteger(left.type)) return fail("TSK2005", span, [spelling, left.type]);
+    const right = lowerExpr(context, rightNode, isLiteralLike(rightNode) ? left.type : undefined);
+    if (!isInteger(right.type)) return fail("TSK2005", span, [`${spelling} (shift amount)`, right.type]);
+    if (op === "ushr" && left.type === "i32") {
+      // A logical shift of an i32: shift its bits as a u32, then read them back as an i32.
+      const asUnsigned: Expr = { kind: "convert", type: "u32", value: left, span: left.span };
+      const shifted: Expr = { kind: "binary", op: "shr", type: "u32", left: asUnsigned, right, span };
+      return { kind: "convert", type: "i32", value: shifted, span };
+    }
+    return { kind: "binary", op: op === "ushr" ? "shr" : op, type: left.type, left, right, span };
+  }
+
+  const [left, right] = loweredLeft
+    ? [loweredLeft, lowerExpr(context, rightNode, loweredLeft.type)]
+    : lowerOperands(context, [leftNode, rightNode], isComparison ? undefined : hint, spelling, span);
+  if (left!.type !== right!.type) {
+    return fail("TSK2001", span, [spelling, left!.type, right!.type], {
+      notes: ["tskernel never converts implicitly: write f32(…), i32(…) or u32(…)"],
+    });
+  }
+  const type = left!.type;
+  if (op === "pow") {
+    if (type !== "f32") return fail("TSK2005", span, [spelling, type]);
+    return { kind: "intrinsic", name: "pow", type, args: [left!, right!], span };
+  }
+  if (isComparison) {
+    if (type === "bool" && op !== "eq" && op !== "ne") return fail("TSK2005", span, [spelling, type]);
+    return { kind: "binary", op, type: "bool", left: left!, right: right!, span };
+  }
+  if (op === "and" || op === "or" || op === "xor") {
+    if (!isInteger(type)) {
+      return fail("TSK2005", span, [spelling, type], { notes: type === "bool" ? [`for bools write '${op === "and" ? "&&" : op === "or" ? "||" : "!=="}'`] : [] });
+    }
+  } else if (!isNumeric(type)) {
+    return fail("TSK2005", span, [spelling, type]);
+  }
+  return { kind: "binary", op, type, left: left!, right: right!, span };
+}
+
+function lowerConditional(context: FunctionContext, node: import("ts-morph").ConditionalExpression, hint: ScalarType | undefined): Expr {
+  const span = spanOf(node);
+  const condition = lowerCondition(context, node.getCondition(), "the condition of '?:'");
+  const [whenTrue, whenFalse] = lowerOperands(context, [node.getWhenTrue(), node.getWhenFalse()], hint, "?:", span);
+  return { kind: "select", type: whenTrue!.type, condition, whenTrue: whenTrue!, whenFalse: whenFalse!, span };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Calls
+
+function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpression, hint: ScalarType | undefined): Expr {
+  const span = spanOf(node);
+  const callee = node.getExpression();
+  const args = node.getArguments() as Expression[];
+
+  if (Node.isPropertyAccessExpression(callee)) {
+    const object = callee.getExpression();
+    if (Node.isIdentifier(object) && object.getText() === "Math" && originOf(object).kind !== "user" && !context.scope.lookup("Math")) {
+      return lowerMathCall(context, callee.getName(), args, hint, span, spanOf(callee));
+    }
+    const objectOrigin = Node.isIdentifier(object) ? originOf(object) : undefined;
+    if (objectOrigin?.kind === "tskernel" && objectOrigin.name === "shared") return fail("TSK1010", span);
+    return fail("TSK1005", spanOf(callee), [callee.getText()]);
+  }
+  if (!Node.isIdentifier(callee)) return fail("TSK1001", span, [describeSyntax(node)]);
+
+  const name = callee.getText();
+  if (context.scope.lookup(name)) return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' is a variable, not a function`] });
+  const origin = originOf(callee);
+  if (origin.kind === "tskernel") {
+    if (conversions.has(origin.name)) return lowerConversion(context, origin.name as ScalarType, args, span);
+    if (origin.name === "fma") {
+      const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
+      return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
+    }
+    if (origin.name === "syncThreads") return fail("TSK1011", span, ["syncThreads()"]);
+    return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
+  }
+  if (origin.kind === "user") {
+    const declaration = origin.declaration;
+    if (Node.isFunctionDeclaration(declaration)) return lowerHelperCall(context, declaration, args, span, spanOf(callee));
+  }
+  return fail("TSK1005", spanOf(callee), [name], {
+    notes: ["kernels may call Math functions, tskernel's f32/i32/u32/fma, and functions declared in a project file"],
+  });
+}
+
+function expectArgs(context: FunctionContext, what: string, args: readonly Expression[], types: readonly ScalarType[], span: Span): Expr[] {
+  if (args.length !== types.length) {
+    fail("TSK2008", span, [what, `${types.length} argument(s)`, `${args.length}`]);
+  }
+  return args.map((arg, index) =>
+    lowerExpected(context, arg, types[index]!, (found) =>
+      fail("TSK2008", spanOf(arg), [`argument ${index + 1} of ${what}`, types[index]!, found.type]),
+    ),
+  );
+}
+
+function lowerConversion(context: FunctionContext, to: ScalarType, args: readonly Expression[], span: Span): Expr {
+  if (args.length !== 1) return fail("TSK2008", span, [`${to}()`, "1 argument", `${args.length}`]);
+  const arg = args[0]!;
+  // `f32(1)` is a literal of the target type, not a conversion at run time.
+  const value = lowerExpr(context, arg, isLiteralLike(arg) ? to : undefined);
+  if (value.type === to) return value;
+  return { kind: "convert", type: to, value, span };
+}
+
+function lowerMathCall(
+  context: FunctionContext,
+  name: string,
+  args: readonly Expression[],
+  hint: ScalarType | undefined,
+  span: Span,
+  calleeSpan: Span,
+): Expr {
+  const fn = Object.hasOwn(mathFunctions, name) ? mathFunctions[name] : undefined;
+  if (!fn) {
+    return fail("TSK1012", calleeSpan, [name], {
+      notes: name === "round"
+        ? ["rounding of halves differs between CUDA, WGSL and JavaScript; write Math.floor(x + 0.5) or Math.trunc(x)"]
+        : [`available: ${Object.keys(mathFunctions).join(", ")}, and fma(a, b, c) from tskernel`],
+    });
+  }
+  const arityOk = fn.variadic ? args.length >= fn.arity : args.length === fn.arity;
+  if (!arityOk) fail("TSK2008", span, [`Math.${name}`, `${fn.arity}${fn.variadic ? " or more" : ""} argument(s)`, `${args.length}`]);
+  const lowered =
+    fn.domain === "float"
+      ? args.map((arg, index) =>
+          lowerExpected(context, arg, "f32", (found) => fail("TSK2008", spanOf(arg), [`argument ${index + 1} of Math.${name}`, "f32", found.type])),
+        )
+      : lowerOperands(context, args, hint, `Math.${name}`, span);
+  const type = lowered[0]!.type;
+  if (!isNumeric(type)) return fail("TSK2008", span, [`Math.${name}`, "numbers", type]);
+  let result: Expr = { kind: "intrinsic", name: fn.intrinsic, type, args: lowered.slice(0, fn.arity), span };
+  for (const extra of lowered.slice(fn.arity)) {
+    result = { kind: "intrinsic", name: fn.intrinsic, type, args: [result, extra], span };
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Arrays and properties
+
+export function lowerElementAccess(
+  context: FunctionContext,
+  node: import("ts-morph").ElementAccessExpression,
+): { array: ArrayRef; indices: Expr[] } {
+  const indexNodes: Expression[] = [];
+  let base: Expression = node;
+  while (Node.isElementAccessExpression(base)) {
+    indexNodes.unshift(base.getArgumentExpressionOrThrow());
+    base = base.getExpression();
+  }
+  if (!Node.isIdentifier(base)) return fail("TSK1001", spanOf(base), [describeSyntax(base)]);
+  const binding = context.scope.lookup(base.getText());
+  if (binding?.kind !== "array") {
+    if (binding) return fail("TSK2007", spanOf(node), [base.getText(), 0, indexNodes.length]);
+    lowerIdentifier(context, base, undefined); // reports what the name is
+    return fail("TSK1006", spanOf(base), [base.getText()]);
+  }
+  const array = binding.array;
+  const rank = array.space === "global" ? 1 : array.dims.length;
+  if (indexNodes.length !== rank) return fail("TSK2007", spanOf(node), [array.name, rank, indexNodes.length]);
+  const indices = indexNodes.map((indexNode) => {
+    const index = lowerExpr(context, indexNode, isLiteralLike(indexNode) ? "i32" : undefined);
+    if (!isInteger(index.type)) fail("TSK2006", spanOf(indexNode), [index.type], { notes: ["convert with i32(…)"] });
+    return index;
+  });
+  return { array, indices };
+}
+
+function lowerPropertyAccess(context: FunctionContext, node: import("ts-morph").PropertyAccessExpression): Expr {
+  const span = spanOf(node);
+  const object = node.getExpression();
+  const property = node.getName();
+  if (Node.isIdentifier(object) && !context.scope.lookup(object.getText())) {
+    const origin = originOf(object);
+    if (origin.kind === "tskernel" && ["threadIdx", "blockIdx", "blockDim", "gridDim"].includes(origin.name)) {
+      if (context.kind === "helper") {
+        return fail("TSK1017", span, [context.name, `it reads ${origin.name}; pass the value in as an argument`]);
+      }
+      if (property !== "x" && property !== "y" && property !== "z") {
+        return fail("TSK1001", span, [`'${origin.name}.${property}'`], { notes: ["the components are x, y and z"] });
+      }
+      return { kind: "builtin", type: "i32", builtin: origin.name as "threadIdx", axis: property, span };
+    }
+    if (object.getText() === "Math" && origin.kind !== "user") {
+      const value = Object.hasOwn(mathConstants, property) ? mathConstants[property] : undefined;
+      if (value === undefined) return fail("TSK1012", span, [property]);
+      return { kind: "literal", type: "f32", value: Math.fround(value), span };
+    }
+  }
+  if (Node.isIdentifier(object) && context.scope.lookup(object.getText())?.kind === "array" && property === "length") {
+    return fail("TSK1001", span, ["'.length' of an array"], { notes: ["pass the size as a scalar parameter"] });
+  }
+  return fail("TSK1001", span, [`the property access '${node.getText()}'`]);
+}

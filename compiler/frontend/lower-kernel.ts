@@ -1,0 +1,185 @@
+/**
+ * Lowers one source file to an IR module: finds each `export const NAME = kernel(options?, fn)`, reads the
+ * options literally (block shape, specializations), types the parameters (buffers, scalars, compile-time
+ * constants), and lowers the body. Kernels come out generic: compile-time constants are `constRef`s until
+ * the specialization pass gives them values.
+ */
+
+import { Node, SyntaxKind, type Expression, type ParameterDeclaration, type SourceFile } from "ts-morph";
+import { DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { BlockDimSpec, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
+import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState } from "./context.ts";
+import { makeLiteral } from "./lower-expr.ts";
+import { lowerBlock } from "./lower-stmt.ts";
+import { findKernelCalls } from "./program.ts";
+
+export interface LoweredFile {
+  readonly module: Module;
+  readonly diagnostics: Diagnostic[];
+}
+
+export function lowerFile(file: SourceFile): LoweredFile {
+  const diagnostics: Diagnostic[] = [];
+  const state: ModuleState = { helpers: new Map(), helperOrder: [], helperStack: [], diagnostics };
+  const kernels: Kernel[] = [];
+  const seen = new Map<string, Span>();
+  for (const found of findKernelCalls(file)) {
+    try {
+      if (!found.exported || !found.declarationName) fail("TSK1003", spanOf(found.call));
+      const name = found.declarationName!;
+      const span = spanOf(found.call.getParentOrThrow());
+      const previous = seen.get(name);
+      if (previous) fail("TSK1020", span, [name], { related: [{ span: previous, message: "first declared here" }] });
+      seen.set(name, span);
+      kernels.push(lowerKernel(state, name, found.call as import("ts-morph").CallExpression, diagnostics));
+    } catch (error) {
+      if (!(error instanceof DiagnosticError)) throw error;
+      diagnostics.push(error.diagnostic);
+    }
+  }
+  return { module: { sourceFile: file.getFilePath(), kernels, helpers: state.helperOrder }, diagnostics };
+}
+
+interface KernelOptionsIR {
+  block?: [BlockDimSpec, BlockDimSpec, BlockDimSpec];
+  blockSpan?: Span;
+  specializations: Record<string, ConstValue>[];
+  specializationsSpan?: Span;
+}
+
+function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").CallExpression, diagnostics: Diagnostic[]): Kernel {
+  const args = call.getArguments() as Expression[];
+  const fnNode = args[args.length - 1];
+  if (args.length < 1 || args.length > 2 || !fnNode) {
+    return fail("TSK2008", spanOf(call), ["kernel(...)", "an options object and a function", `${args.length} argument(s)`]);
+  }
+  if (!Node.isArrowFunction(fnNode) && !Node.isFunctionExpression(fnNode)) {
+    return fail("TSK1003", spanOf(fnNode), [], { notes: ["the last argument of kernel(...) must be a function written in place"] });
+  }
+  const body = fnNode.getBody();
+  if (!Node.isBlock(body)) return fail("TSK1001", spanOf(body), ["an expression-bodied kernel"], { notes: ["write the body in braces"] });
+  if (fnNode.isAsync()) return fail("TSK1001", spanOf(fnNode), ["an async kernel"]);
+
+  const scope = new Scope();
+  const params = fnNode.getParameters().map((param) => lowerParam(param, scope));
+  const options = args.length === 2 ? readOptions(args[0]!, params) : { specializations: [] };
+
+  const context: FunctionContext = { module: state, kind: "kernel", name, shared: [], scope, loopDepth: 0 };
+  const statements = lowerBlock(context, body.getStatements(), diagnostics, true);
+  return {
+    kind: "kernel",
+    name,
+    sourceFile: call.getSourceFile().getFilePath(),
+    params,
+    shared: context.shared,
+    body: statements,
+    block: options.block,
+    specializations: options.specializations,
+    specializationsSpan: options.specializationsSpan,
+    constValues: new Map(),
+    span: spanOf(call.getParentOrThrow()),
+  };
+}
+
+function lowerParam(param: ParameterDeclaration, scope: Scope): KernelParam {
+  const nameNode = param.getNameNode();
+  if (!Node.isIdentifier(nameNode)) return fail("TSK1001", spanOf(nameNode), ["destructuring"]);
+  const name = nameNode.getText();
+  const span = spanOf(param);
+  if (param.isRestParameter() || param.hasQuestionToken()) return fail("TSK1001", span, ["optional and rest parameters"]);
+  const typeNode = param.getTypeNode();
+  if (!typeNode) return fail("TSK1009", span, [name]);
+  const type = resolveTypeNode(typeNode);
+  if (!type) {
+    return fail("TSK1008", spanOf(typeNode), [name, typeNode.getText()], {
+      notes: typeNode.getKind() === SyntaxKind.NumberKeyword ? ["`number` is ambiguous in a kernel: write f32, i32 or u32"] : [],
+    });
+  }
+  const init = param.getInitializer();
+  switch (type.kind) {
+    case "buffer": {
+      if (init) fail("TSK1001", spanOf(init), ["a default value for a buffer parameter"]);
+      const array = { kind: "array", name, elementType: type.elementType, space: "global", access: type.access, dims: [], span } as const;
+      scope.declare(name, { kind: "array", array });
+      return { kind: "buffer", array };
+    }
+    case "scalar": {
+      if (init) fail("TSK1001", spanOf(init), ["a default value for a run-time parameter"], { notes: ["only Const<…> parameters take defaults"] });
+      const variable = { kind: "variable", name, type: type.type, mutable: false, span: spanOf(nameNode) } as const;
+      scope.declare(name, { kind: "variable", variable, why: "kernel parameters are read-only; copy it into a `let`" });
+      return { kind: "scalar", variable };
+    }
+    case "const": {
+      const defaultValue = init ? constantValue(init, type.type) : undefined;
+      scope.declare(name, { kind: "const", name, type: type.type });
+      return { kind: "const", name, type: type.type, defaultValue, span };
+    }
+  }
+}
+
+/** A literal written in kernel options or as a constant's default: a (negated) number or true/false. */
+function constantValue(node: Expression, type: ScalarType): ConstValue {
+  if (Node.isTrueLiteral(node) || Node.isFalseLiteral(node)) {
+    if (type !== "bool") fail("TSK2010", spanOf(node), ["this constant", type, node.getText()]);
+    return Node.isTrueLiteral(node);
+  }
+  let negate = false;
+  let literal: Node = node;
+  if (Node.isPrefixUnaryExpression(node) && node.getOperatorToken() === SyntaxKind.MinusToken) {
+    negate = true;
+    literal = node.getOperand();
+  }
+  if (!Node.isNumericLiteral(literal)) return fail("TSK1004", spanOf(node), ["a constant must be a number or true/false literal"]);
+  const value = (negate ? -1 : 1) * literal.getLiteralValue();
+  if (type === "bool") return fail("TSK2010", spanOf(node), ["this constant", type, node.getText()]);
+  const expr = makeLiteral(value, type, spanOf(node), node.getText());
+  return expr.kind === "literal" ? expr.value : value;
+}
+
+function readOptions(node: Expression, params: readonly KernelParam[]): KernelOptionsIR {
+  if (!Node.isObjectLiteralExpression(node)) return fail("TSK1004", spanOf(node), ["expected an object literal"]);
+  const constParams = new Map(params.flatMap((p) => (p.kind === "const" ? [[p.name, p] as const] : [])));
+  const options: KernelOptionsIR = { specializations: [] };
+  for (const property of node.getProperties()) {
+    if (!Node.isPropertyAssignment(property)) return fail("TSK1004", spanOf(property), ["write each option as `name: value`"]);
+    const key = property.getName();
+    const value = property.getInitializerOrThrow();
+    if (key === "block") {
+      if (!Node.isArrayLiteralExpression(value) || value.getElements().length < 1 || value.getElements().length > 3) {
+        return fail("TSK1004", spanOf(value), ["block is an array of 1 to 3 numbers or constant names"]);
+      }
+      const dims: BlockDimSpec[] = value.getElements().map((element) => {
+        if (Node.isNumericLiteral(element)) return element.getLiteralValue();
+        if (Node.isStringLiteral(element)) {
+          const constName = element.getLiteralValue();
+          const param = constParams.get(constName);
+          if (!param) return fail("TSK1022", spanOf(element), [constName, "the block shape"]);
+          if (param.type !== "i32" && param.type !== "u32") fail("TSK1004", spanOf(element), [`'${constName}' must be an integer constant`]);
+          return { constName };
+        }
+        return fail("TSK1004", spanOf(element), ["block entries are numbers or names of Const parameters in quotes"]);
+      });
+      while (dims.length < 3) dims.push(1);
+      options.block = dims as [BlockDimSpec, BlockDimSpec, BlockDimSpec];
+      options.blockSpan = spanOf(value);
+    } else if (key === "specializations") {
+      if (!Node.isArrayLiteralExpression(value)) return fail("TSK1004", spanOf(value), ["specializations is an array of objects"]);
+      options.specializationsSpan = spanOf(value);
+      for (const element of value.getElements()) {
+        if (!Node.isObjectLiteralExpression(element)) return fail("TSK1004", spanOf(element), ["each specialization is an object literal"]);
+        const values: Record<string, ConstValue> = {};
+        for (const entry of element.getProperties()) {
+          if (!Node.isPropertyAssignment(entry)) return fail("TSK1004", spanOf(entry), ["write each value as `NAME: value`"]);
+          const param = constParams.get(entry.getName());
+          if (!param) return fail("TSK1022", spanOf(entry.getNameNode()), [entry.getName(), "the specialization"]);
+          values[entry.getName()] = constantValue(entry.getInitializerOrThrow(), param.type);
+        }
+        options.specializations.push(values);
+      }
+    } else {
+      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block and specializations)`]);
+    }
+  }
+  return options;
+}
+

@@ -1,0 +1,302 @@
+/**
+ * Lowers TypeScript statements to IR statements. Each statement is lowered on its own: a diagnostic raised
+ * inside one is recorded and lowering goes on with the next, so a file with several mistakes reports them
+ * all. Side effects live here: declarations, assignments (`=`, `op=`, `++`, `--`), stores into arrays,
+ * `syncThreads()`, and control flow. Shared arrays are declared here too, and only at the top level of a
+ * kernel body.
+ */
+
+import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
+import { DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { ArrayRef, BinaryOp, Expr, Stmt, Variable } from "../ir/ir.ts";
+import { resolveScalarAnnotation, spanOf, withScope, type FunctionContext } from "./context.ts";
+import {
+  compoundAssignments,
+  isLiteralLike,
+  lowerBinary,
+  lowerCondition,
+  lowerElementAccess,
+  lowerExpected,
+  lowerExpr,
+  makeLiteral,
+} from "./lower-expr.ts";
+import { originOf } from "./program.ts";
+import { describeSyntax } from "./syntax-names.ts";
+
+export function lowerBlock(context: FunctionContext, statements: readonly Statement[], diagnostics: Diagnostic[], topLevel = false): Stmt[] {
+  const out: Stmt[] = [];
+  for (const statement of statements) {
+    try {
+      out.push(...lowerStatement(context, statement, diagnostics, topLevel));
+    } catch (error) {
+      if (!(error instanceof DiagnosticError)) throw error;
+      diagnostics.push(error.diagnostic);
+    }
+  }
+  return out;
+}
+
+function lowerNested(context: FunctionContext, statement: Statement, diagnostics: Diagnostic[]): Stmt[] {
+  return withScope(context, () =>
+    Node.isBlock(statement) ? lowerBlock(context, statement.getStatements(), diagnostics) : lowerBlock(context, [statement], diagnostics),
+  );
+}
+
+function lowerStatement(context: FunctionContext, node: Statement, diagnostics: Diagnostic[], topLevel: boolean): Stmt[] {
+  const span = spanOf(node);
+  if (Node.isVariableStatement(node)) return lowerVariableStatement(context, node, topLevel);
+  if (Node.isExpressionStatement(node)) return lowerExpressionStatement(context, node.getExpression());
+  if (Node.isIfStatement(node)) {
+    const condition = lowerCondition(context, node.getExpression(), "the condition of 'if'");
+    const thenBody = lowerNested(context, node.getThenStatement(), diagnostics);
+    const elseNode = node.getElseStatement();
+    const elseBody = elseNode ? lowerNested(context, elseNode, diagnostics) : [];
+    return [{ kind: "if", condition, then: thenBody, else: elseBody, span }];
+  }
+  if (Node.isForStatement(node)) return [lowerFor(context, node, diagnostics, false)];
+  if (Node.isWhileStatement(node)) {
+    const condition = lowerCondition(context, node.getExpression(), "the condition of 'while'");
+    context.loopDepth++;
+    try {
+      return [{ kind: "while", condition, body: lowerNested(context, node.getStatement(), diagnostics), span }];
+    } finally {
+      context.loopDepth--;
+    }
+  }
+  if (Node.isBlock(node)) return [{ kind: "block", body: lowerNested(context, node, diagnostics), span }];
+  if (Node.isBreakStatement(node) || Node.isContinueStatement(node)) {
+    if (node.getLabel()) return fail("TSK1001", span, ["a labelled break or continue"]);
+    if (context.loopDepth === 0) return fail("TSK1001", span, [`'${node.getText()}' outside a loop`]);
+    return [{ kind: Node.isBreakStatement(node) ? "break" : "continue", span }];
+  }
+  if (Node.isReturnStatement(node)) return [lowerReturn(context, node)];
+  if (Node.isLabeledStatement(node)) {
+    const label = node.getLabel().getText();
+    const inner = node.getStatement();
+    if (label !== "unroll") return fail("TSK1001", spanOf(node.getLabel()), [`the label '${label}'`], { notes: ["the only label kernels know is `unroll:`"] });
+    if (!Node.isForStatement(inner)) return fail("TSK1015", spanOf(node.getLabel()));
+    return [lowerFor(context, inner, diagnostics, true)];
+  }
+  if (Node.isEmptyStatement(node)) return [];
+  return fail("TSK1001", span, [describeSyntax(node)]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Declarations
+
+function lowerVariableStatement(context: FunctionContext, node: import("ts-morph").VariableStatement, topLevel: boolean): Stmt[] {
+  const kind = node.getDeclarationKind();
+  if (kind !== "let" && kind !== "const") return fail("TSK1001", spanOf(node), ["'var'"], { notes: ["use let or const"] });
+  return node.getDeclarations().flatMap((declaration) => lowerDeclaration(context, declaration, kind === "const", topLevel));
+}
+
+function lowerDeclaration(
+  context: FunctionContext,
+  declaration: import("ts-morph").VariableDeclaration,
+  isConst: boolean,
+  topLevel: boolean,
+): Stmt[] {
+  const span = spanOf(declaration);
+  const nameNode = declaration.getNameNode();
+  if (!Node.isIdentifier(nameNode)) return fail("TSK1001", spanOf(nameNode), [describeSyntax(nameNode)]);
+  const name = nameNode.getText();
+  const init = declaration.getInitializer();
+
+  if (init && isSharedAllocation(init)) {
+    if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init));
+    const array = lowerSharedAllocation(context, name, init, span);
+    context.shared.push(array);
+    context.scope.declare(name, { kind: "array", array });
+    return [];
+  }
+
+  const typeNode = declaration.getTypeNode();
+  const declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
+  if (!init && !declared) return fail("TSK1024", span, [name]);
+  const value = init
+    ? declared
+      ? lowerExpected(context, init, declared, (found) => fail("TSK2002", spanOf(init), [found.type, name, declared]))
+      : lowerExpr(context, init)
+    : undefined;
+  const variable: Variable = { kind: "variable", name, type: declared ?? value!.type, mutable: !isConst, span: spanOf(nameNode) };
+  context.scope.declare(name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
+  return [{ kind: "declare", variable, init: value, span }];
+}
+
+function isSharedAllocation(node: Expression): node is import("ts-morph").CallExpression {
+  if (!Node.isCallExpression(node)) return false;
+  const callee = node.getExpression();
+  if (!Node.isPropertyAccessExpression(callee)) return false;
+  const object = callee.getExpression();
+  if (!Node.isIdentifier(object)) return false;
+  const origin = originOf(object);
+  return origin.kind === "tskernel" && origin.name === "shared";
+}
+
+function lowerSharedAllocation(context: FunctionContext, name: string, call: import("ts-morph").CallExpression, span: import("../ir/ir.ts").Span): ArrayRef {
+  const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
+  const elementType = callee.getName();
+  if (elementType !== "f32" && elementType !== "i32" && elementType !== "u32") {
+    return fail("TSK1001", spanOf(callee), [`shared.${elementType}`], { notes: ["shared arrays are shared.f32, shared.i32 or shared.u32"] });
+  }
+  const args = call.getArguments() as Expression[];
+  if (args.length < 1 || args.length > 2) {
+    return fail("TSK2008", spanOf(call), [`shared.${elementType}`, "1 or 2 sizes", `${args.length}`]);
+  }
+  // Sizes stay expressions here; the validator requires them to be constant once specialized (TSK3003).
+  const dims = args.map((arg) => {
+    const dim = lowerExpr(context, arg, isLiteralLike(arg) ? "i32" : undefined);
+    if (dim.type !== "i32" && dim.type !== "u32") fail("TSK2008", spanOf(arg), ["a shared array size", "i32", dim.type]);
+    return dim;
+  });
+  return { kind: "array", name, elementType, space: "shared", access: "read_write", dims, span };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Assignments and calls
+
+function lowerExpressionStatement(context: FunctionContext, expression: Expression): Stmt[] {
+  const span = spanOf(expression);
+  if (Node.isCallExpression(expression)) {
+    const callee = expression.getExpression();
+    if (Node.isIdentifier(callee) && !context.scope.lookup(callee.getText())) {
+      const origin = originOf(callee);
+      if (origin.kind === "tskernel" && origin.name === "syncThreads") {
+        if (context.kind === "helper") return fail("TSK1018", span, [context.name]);
+        if (expression.getArguments().length !== 0) return fail("TSK2008", span, ["syncThreads()", "no arguments", `${expression.getArguments().length}`]);
+        return [{ kind: "barrier", span }];
+      }
+    }
+    // Anything else a call could be is a pure function; calling it for nothing is a mistake.
+    lowerExpr(context, expression);
+    return fail("TSK1001", span, ["a call whose result is unused"], { notes: ["helper functions have no side effects"] });
+  }
+  if (Node.isBinaryExpression(expression)) {
+    const token = expression.getOperatorToken().getKind();
+    if (token === SyntaxKind.EqualsToken) return [lowerAssignment(context, expression.getLeft(), undefined, expression.getRight(), span)];
+    const op = compoundAssignments.get(token);
+    if (op) return [lowerAssignment(context, expression.getLeft(), op, expression.getRight(), span)];
+  }
+  if (Node.isPrefixUnaryExpression(expression) || Node.isPostfixUnaryExpression(expression)) {
+    const token = expression.getOperatorToken();
+    if (token === SyntaxKind.PlusPlusToken || token === SyntaxKind.MinusMinusToken) {
+      return [lowerIncrement(context, expression.getOperand(), token === SyntaxKind.PlusPlusToken ? "add" : "sub", span)];
+    }
+  }
+  lowerExpr(context, expression);
+  return fail("TSK1001", span, ["an expression statement that does nothing"]);
+}
+
+/** The place an assignment writes: a mutable local or an element of a writable array. */
+type Target =
+  | { readonly kind: "variable"; readonly variable: Variable; readonly read: Expr }
+  | { readonly kind: "element"; readonly array: ArrayRef; readonly indices: Expr[]; readonly read: Expr };
+
+function lowerTarget(context: FunctionContext, node: Expression): Target {
+  const span = spanOf(node);
+  if (Node.isParenthesizedExpression(node)) return lowerTarget(context, node.getExpression());
+  if (Node.isIdentifier(node)) {
+    const name = node.getText();
+    const binding = context.scope.lookup(name);
+    if (binding?.kind === "variable") {
+      if (!binding.variable.mutable) return fail("TSK1014", span, [name, binding.why ?? "it is read-only"]);
+      return { kind: "variable", variable: binding.variable, read: { kind: "variable", type: binding.variable.type, variable: binding.variable, span } };
+    }
+    if (binding?.kind === "const") return fail("TSK1014", span, [name, "it is a compile-time constant"]);
+    if (binding?.kind === "array") return fail("TSK1014", span, [name, "arrays are assigned element by element"]);
+    return fail("TSK1006", span, [name]);
+  }
+  if (Node.isElementAccessExpression(node)) {
+    const { array, indices } = lowerElementAccess(context, node);
+    if (array.access === "read") {
+      return fail("TSK1014", span, [node.getText(), `'${array.name}' is a read-only buffer`], {
+        notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
+      });
+    }
+    return { kind: "element", array, indices, read: { kind: "load", type: array.elementType, array, indices, span } };
+  }
+  return fail("TSK1001", span, [`assigning to ${describeSyntax(node)}`]);
+}
+
+function lowerAssignment(
+  context: FunctionContext,
+  targetNode: Expression,
+  op: BinaryOp | "ushr" | undefined,
+  valueNode: Expression,
+  span: import("../ir/ir.ts").Span,
+): Stmt {
+  const target = lowerTarget(context, targetNode);
+  const type = target.read.type;
+  let assignOp: BinaryOp | undefined;
+  let value: Expr;
+  if (op === undefined) {
+    value = lowerExpected(context, valueNode, type, (found) => fail("TSK2002", spanOf(valueNode), [found.type, targetNode.getText(), type]));
+  } else {
+    // Type `target op value` as the binary expression it abbreviates; keep the short form when it is one.
+    const combined = lowerBinary(context, op, targetNode, valueNode, type, span, target.read);
+    if (combined.type !== type) return fail("TSK2002", span, [combined.type, targetNode.getText(), type]);
+    if (combined.kind === "binary" && combined.left === target.read) {
+      assignOp = combined.op;
+      value = combined.right;
+    } else {
+      value = combined;
+    }
+  }
+  return makeAssign(target, assignOp, value, span);
+}
+
+function lowerIncrement(context: FunctionContext, operand: Expression, op: "add" | "sub", span: import("../ir/ir.ts").Span): Stmt {
+  const target = lowerTarget(context, operand);
+  if (target.read.type === "bool") return fail("TSK2005", span, [op === "add" ? "++" : "--", "bool"]);
+  return makeAssign(target, op, makeLiteral(1, target.read.type, span, "1"), span);
+}
+
+function makeAssign(target: Target, op: BinaryOp | undefined, value: Expr, span: import("../ir/ir.ts").Span): Stmt {
+  return target.kind === "variable"
+    ? { kind: "assign", variable: target.variable, op, value, span }
+    : { kind: "store", array: target.array, indices: target.indices, op, value, span };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Loops and returns
+
+function lowerFor(context: FunctionContext, node: import("ts-morph").ForStatement, diagnostics: Diagnostic[], unroll: boolean): Stmt {
+  const span = spanOf(node);
+  return withScope(context, () => {
+    const initializer = node.getInitializer();
+    let init: Stmt[] = [];
+    if (initializer) {
+      if (Node.isVariableDeclarationList(initializer)) {
+        const kind = initializer.getDeclarationKind();
+        if (kind !== "let" && kind !== "const") fail("TSK1001", spanOf(initializer), ["'var'"], { notes: ["use let"] });
+        init = initializer.getDeclarations().flatMap((d) => lowerDeclaration(context, d, kind === "const", false));
+      } else {
+        init = lowerExpressionStatement(context, initializer as Expression);
+      }
+    }
+    const conditionNode = node.getCondition();
+    const condition = conditionNode ? lowerCondition(context, conditionNode, "the condition of 'for'") : undefined;
+    const incrementor = node.getIncrementor();
+    const update = incrementor ? lowerExpressionStatement(context, incrementor) : [];
+    context.loopDepth++;
+    try {
+      const body = lowerNested(context, node.getStatement(), diagnostics);
+      return { kind: "for", init, condition, update, body, unroll, span };
+    } finally {
+      context.loopDepth--;
+    }
+  });
+}
+
+function lowerReturn(context: FunctionContext, node: import("ts-morph").ReturnStatement): Stmt {
+  const span = spanOf(node);
+  const valueNode = node.getExpression();
+  if (context.kind === "kernel") {
+    if (valueNode) return fail("TSK1021", spanOf(valueNode), [valueNode.getText()]);
+    return { kind: "return", span };
+  }
+  const returnType = context.returnType!;
+  if (!valueNode) return fail("TSK2009", span, [context.name, returnType, "nothing"]);
+  const value = lowerExpected(context, valueNode, returnType, (found) => fail("TSK2009", spanOf(valueNode), [context.name, returnType, found.type]));
+  return { kind: "return", value, span };
+}

@@ -1,0 +1,330 @@
+/**
+ * The typed IR that every pass reads and every backend prints.
+ *
+ * A `Module` is what one source file compiles to: its kernels and the helper functions they call. A kernel
+ * body is a tree of statements over pure expressions:
+ *
+ * - Expressions (`Expr`) have no side effects. Every expression carries its scalar type, decided by the
+ *   frontend (literals already took the type their context needs, and no implicit conversions remain:
+ *   a `convert` node stands wherever a value changes type). Array reads (`load`) are expressions.
+ * - Statements (`Stmt`) hold every side effect: declarations and assignments of locals, stores to global or
+ *   shared arrays, barriers, control flow. `++`, `--` and compound assignment are statements, never values.
+ * - Locals are `Variable` objects shared by identity between their declaration and every use; names are
+ *   only hints for the backends' namers. Kernel parameters are variables too (scalars) or `ArrayRef`s.
+ * - Compile-time constants appear as `constRef` expressions until the specialization pass replaces each with
+ *   a literal; the validator rejects a module in which any remain.
+ *
+ * Every node keeps the span of the TypeScript it came from, so later passes and the validator point at the
+ * user's code, and the CUDA backend can write `#line` directives. Passes build new nodes and carry spans
+ * along; none drops them.
+ */
+
+import type { Span } from "../diagnostics/span.ts";
+
+export type { Span };
+
+export type ScalarType = "f32" | "i32" | "u32" | "bool";
+
+export const scalarTypes: readonly ScalarType[] = ["f32", "i32", "u32", "bool"];
+
+export function isInteger(type: ScalarType): type is "i32" | "u32" {
+  return type === "i32" || type === "u32";
+}
+
+export function isNumeric(type: ScalarType): type is "f32" | "i32" | "u32" {
+  return type !== "bool";
+}
+
+/** Size in bytes of one element of each scalar type in buffers and shared memory. */
+export const scalarByteSize: Readonly<Record<ScalarType, number>> = { f32: 4, i32: 4, u32: 4, bool: 4 };
+
+// ---------------------------------------------------------------------------------------------------------
+// Storage
+
+export type AddressSpace = "global" | "shared";
+
+/** A global buffer parameter or a shared array. Referenced by identity from `load` and `store`. */
+export interface ArrayRef {
+  readonly kind: "array";
+  readonly name: string;
+  readonly elementType: Exclude<ScalarType, "bool">;
+  readonly space: AddressSpace;
+  /** Global buffers are `read` (ReadonlyFloat32Array and friends) or `read_write`; shared arrays are `read_write`. */
+  readonly access: "read" | "read_write";
+  /** Shared arrays: one expression per dimension (outermost first), constant after specialization. Global: []. */
+  readonly dims: readonly Expr[];
+  readonly span: Span;
+}
+
+/** A scalar local or scalar parameter. */
+export interface Variable {
+  readonly kind: "variable";
+  readonly name: string;
+  readonly type: ScalarType;
+  /** `const` locals and parameters are immutable. */
+  readonly mutable: boolean;
+  readonly span: Span;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Expressions
+
+export type BuiltinName = "threadIdx" | "blockIdx" | "blockDim" | "gridDim";
+export type Axis = "x" | "y" | "z";
+
+export type UnaryOp = "neg" | "not" | "bitnot";
+
+export type BinaryOp =
+  | "add" | "sub" | "mul" | "div" | "rem"
+  | "and" | "or" | "xor" | "shl" | "shr"
+  | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
+  | "logand" | "logor";
+
+export const comparisonOps: ReadonlySet<BinaryOp> = new Set(["eq", "ne", "lt", "le", "gt", "ge"]);
+
+/** Intrinsic functions: each backend maps them through its table. Typing rules live in the frontend. */
+export type IntrinsicName =
+  | "sqrt" | "abs" | "min" | "max" | "floor" | "ceil" | "round" | "trunc"
+  | "exp" | "exp2" | "log" | "log2" | "pow" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "fma" | "sign";
+
+interface ExprBase {
+  readonly type: ScalarType;
+  readonly span: Span;
+}
+
+export interface LiteralExpr extends ExprBase {
+  readonly kind: "literal";
+  /** For bool: 0 or 1. For f32: a value already rounded to f32. For integers: within the type's range. */
+  readonly value: number;
+}
+
+export interface VariableExpr extends ExprBase {
+  readonly kind: "variable";
+  readonly variable: Variable;
+}
+
+export interface ConstRefExpr extends ExprBase {
+  readonly kind: "constRef";
+  readonly name: string;
+}
+
+export interface BuiltinExpr extends ExprBase {
+  readonly kind: "builtin";
+  readonly builtin: BuiltinName;
+  readonly axis: Axis;
+}
+
+export interface UnaryExpr extends ExprBase {
+  readonly kind: "unary";
+  readonly op: UnaryOp;
+  readonly operand: Expr;
+}
+
+export interface BinaryExpr extends ExprBase {
+  readonly kind: "binary";
+  readonly op: BinaryOp;
+  readonly left: Expr;
+  readonly right: Expr;
+}
+
+/** `cond ? whenTrue : whenFalse`. Both sides are pure, so a target may evaluate both. */
+export interface SelectExpr extends ExprBase {
+  readonly kind: "select";
+  readonly condition: Expr;
+  readonly whenTrue: Expr;
+  readonly whenFalse: Expr;
+}
+
+/** A value conversion to `type`: float↔int truncates toward zero and saturates; int↔int keeps the bits. */
+export interface ConvertExpr extends ExprBase {
+  readonly kind: "convert";
+  readonly value: Expr;
+}
+
+export interface IntrinsicExpr extends ExprBase {
+  readonly kind: "intrinsic";
+  readonly name: IntrinsicName;
+  readonly args: readonly Expr[];
+}
+
+export interface CallExpr extends ExprBase {
+  readonly kind: "call";
+  readonly callee: HelperFunction;
+  readonly args: readonly Expr[];
+}
+
+export interface LoadExpr extends ExprBase {
+  readonly kind: "load";
+  readonly array: ArrayRef;
+  /** One index per dimension: one for global buffers, `dims.length` for shared arrays. */
+  readonly indices: readonly Expr[];
+}
+
+export type Expr =
+  | LiteralExpr
+  | VariableExpr
+  | ConstRefExpr
+  | BuiltinExpr
+  | UnaryExpr
+  | BinaryExpr
+  | SelectExpr
+  | ConvertExpr
+  | IntrinsicExpr
+  | CallExpr
+  | LoadExpr;
+
+// ---------------------------------------------------------------------------------------------------------
+// Statements
+
+interface StmtBase {
+  readonly span: Span;
+}
+
+/** Declares a local; `init` is absent only for `let x: T;`, which every backend zero-initializes. */
+export interface DeclareStmt extends StmtBase {
+  readonly kind: "declare";
+  readonly variable: Variable;
+  readonly init?: Expr;
+}
+
+/** `variable = value` or, with `op`, `variable op= value` (also the lowering of `++` and `--`). */
+export interface AssignStmt extends StmtBase {
+  readonly kind: "assign";
+  readonly variable: Variable;
+  readonly op?: BinaryOp;
+  readonly value: Expr;
+}
+
+/** `array[indices] = value` or `array[indices] op= value`. */
+export interface StoreStmt extends StmtBase {
+  readonly kind: "store";
+  readonly array: ArrayRef;
+  readonly indices: readonly Expr[];
+  readonly op?: BinaryOp;
+  readonly value: Expr;
+}
+
+export interface IfStmt extends StmtBase {
+  readonly kind: "if";
+  readonly condition: Expr;
+  readonly then: readonly Stmt[];
+  readonly else: readonly Stmt[];
+}
+
+/**
+ * A C-style `for`. `init` declares or assigns the loop variables; `update` holds assignments only. `unroll`
+ * records the user's `unroll:` label; the unroll pass or the backend acts on it.
+ */
+export interface ForStmt extends StmtBase {
+  readonly kind: "for";
+  readonly init: readonly Stmt[];
+  readonly condition?: Expr;
+  readonly update: readonly Stmt[];
+  readonly body: readonly Stmt[];
+  readonly unroll: boolean;
+}
+
+export interface WhileStmt extends StmtBase {
+  readonly kind: "while";
+  readonly condition: Expr;
+  readonly body: readonly Stmt[];
+}
+
+export interface BreakStmt extends StmtBase {
+  readonly kind: "break";
+}
+
+export interface ContinueStmt extends StmtBase {
+  readonly kind: "continue";
+}
+
+/** In a kernel: ends the thread (no value). In a helper: returns `value`. */
+export interface ReturnStmt extends StmtBase {
+  readonly kind: "return";
+  readonly value?: Expr;
+}
+
+/** `syncThreads()`: every thread of the block waits here; shared-memory accesses before it are visible after. */
+export interface BarrierStmt extends StmtBase {
+  readonly kind: "barrier";
+}
+
+/** A nested `{ … }` block: a scope for the declarations inside it. */
+export interface BlockStmt extends StmtBase {
+  readonly kind: "block";
+  readonly body: readonly Stmt[];
+}
+
+export type Stmt =
+  | DeclareStmt
+  | AssignStmt
+  | StoreStmt
+  | IfStmt
+  | ForStmt
+  | WhileStmt
+  | BreakStmt
+  | ContinueStmt
+  | ReturnStmt
+  | BarrierStmt
+  | BlockStmt;
+
+// ---------------------------------------------------------------------------------------------------------
+// Functions and modules
+
+export type KernelParam =
+  | { readonly kind: "buffer"; readonly array: ArrayRef }
+  | { readonly kind: "scalar"; readonly variable: Variable }
+  | {
+      readonly kind: "const";
+      readonly name: string;
+      readonly type: ScalarType;
+      /** The TypeScript default value (`TILE: Const<i32> = 16`), used when no specialization gives one. */
+      readonly defaultValue?: ConstValue;
+      readonly span: Span;
+    };
+
+/** A compile-time constant's value. */
+export type ConstValue = number | boolean;
+
+/** One block-shape entry before specialization: a number or the name of a constant parameter. */
+export type BlockDimSpec = number | { readonly constName: string };
+
+export interface Kernel {
+  readonly kind: "kernel";
+  readonly name: string;
+  readonly sourceFile: string;
+  readonly params: readonly KernelParam[];
+  /** Shared arrays, declared at the top level of the body, in source order. */
+  readonly shared: readonly ArrayRef[];
+  readonly body: readonly Stmt[];
+  /** The fixed block shape [x, y, z], or undefined when the launch chooses it. */
+  readonly block?: readonly [BlockDimSpec, BlockDimSpec, BlockDimSpec];
+  /** The specializations the kernel's options ask for (possibly partial; defaults fill the rest). */
+  readonly specializations: readonly Readonly<Record<string, ConstValue>>[];
+  /** Span of the `specializations` option, for diagnostics about its values. */
+  readonly specializationsSpan?: Span;
+  /** Values of the constant parameters once specialized; empty before. */
+  readonly constValues: ReadonlyMap<string, ConstValue>;
+  readonly span: Span;
+}
+
+export interface HelperFunction {
+  readonly kind: "helper";
+  readonly name: string;
+  readonly params: readonly Variable[];
+  readonly returnType: ScalarType;
+  /** Mutable only while the frontend fills it in (helpers may be referenced before they are lowered). */
+  body: readonly Stmt[];
+  readonly span: Span;
+}
+
+export interface Module {
+  readonly sourceFile: string;
+  readonly kernels: readonly Kernel[];
+  /** Helpers in dependency order: a helper comes after every helper it calls. */
+  readonly helpers: readonly HelperFunction[];
+}
+
+export function assertNever(value: never, what = "value"): never {
+  throw new Error(`internal: unexpected ${what}: ${JSON.stringify((value as { kind?: unknown })?.kind ?? value)}`);
+}

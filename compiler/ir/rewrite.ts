@@ -1,0 +1,201 @@
+/**
+ * Generic traversals of the IR, so that passes state only what they change. `mapExpr` rebuilds an expression
+ * bottom-up through a callback; `mapStmts` does the same for statements, applying an expression mapper to
+ * every expression inside and a statement callback that may replace one statement with several. Nodes that
+ * do not change are returned as they are, so identity comparisons stay meaningful.
+ */
+
+import { assertNever, type ArrayRef, type Expr, type Stmt } from "./ir.ts";
+
+export type ExprMapper = (expr: Expr) => Expr;
+
+export function mapExpr(expr: Expr, fn: ExprMapper): Expr {
+  switch (expr.kind) {
+    case "literal":
+    case "variable":
+    case "constRef":
+    case "builtin":
+      return fn(expr);
+    case "unary": {
+      const operand = mapExpr(expr.operand, fn);
+      return fn(operand === expr.operand ? expr : { ...expr, operand });
+    }
+    case "binary": {
+      const left = mapExpr(expr.left, fn);
+      const right = mapExpr(expr.right, fn);
+      return fn(left === expr.left && right === expr.right ? expr : { ...expr, left, right });
+    }
+    case "select": {
+      const condition = mapExpr(expr.condition, fn);
+      const whenTrue = mapExpr(expr.whenTrue, fn);
+      const whenFalse = mapExpr(expr.whenFalse, fn);
+      const same = condition === expr.condition && whenTrue === expr.whenTrue && whenFalse === expr.whenFalse;
+      return fn(same ? expr : { ...expr, condition, whenTrue, whenFalse });
+    }
+    case "convert": {
+      const value = mapExpr(expr.value, fn);
+      return fn(value === expr.value ? expr : { ...expr, value });
+    }
+    case "intrinsic":
+    case "call": {
+      const args = mapList(expr.args, (arg) => mapExpr(arg, fn));
+      return fn(args === expr.args ? expr : ({ ...expr, args } as Expr));
+    }
+    case "load": {
+      const indices = mapList(expr.indices, (index) => mapExpr(index, fn));
+      return fn(indices === expr.indices ? expr : { ...expr, indices });
+    }
+    default:
+      return assertNever(expr, "expression");
+  }
+}
+
+function mapList<T>(items: readonly T[], fn: (item: T) => T): readonly T[] {
+  let changed = false;
+  const out = items.map((item) => {
+    const mapped = fn(item);
+    if (mapped !== item) changed = true;
+    return mapped;
+  });
+  return changed ? out : items;
+}
+
+export interface StmtMapper {
+  /** Applied to every expression (bottom-up). */
+  readonly expr?: ExprMapper;
+  /** Applied to each statement after its parts were mapped; may return several statements or none. */
+  readonly stmt?: (stmt: Stmt) => Stmt | readonly Stmt[];
+}
+
+export function mapStmts(stmts: readonly Stmt[], mapper: StmtMapper): Stmt[] {
+  return stmts.flatMap((stmt) => {
+    const mapped = mapStmtParts(stmt, mapper);
+    const result = mapper.stmt ? mapper.stmt(mapped) : mapped;
+    return Array.isArray(result) ? result : [result as Stmt];
+  });
+}
+
+function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
+  const e = (expr: Expr): Expr => (mapper.expr ? mapExpr(expr, mapper.expr) : expr);
+  const s = (body: readonly Stmt[]): Stmt[] => mapStmts(body, mapper);
+  switch (stmt.kind) {
+    case "declare":
+      return stmt.init ? { ...stmt, init: e(stmt.init) } : stmt;
+    case "assign":
+      return { ...stmt, value: e(stmt.value) };
+    case "store":
+      return { ...stmt, indices: stmt.indices.map(e), value: e(stmt.value) };
+    case "if":
+      return { ...stmt, condition: e(stmt.condition), then: s(stmt.then), else: s(stmt.else) };
+    case "for":
+      return {
+        ...stmt,
+        init: s(stmt.init),
+        condition: stmt.condition ? e(stmt.condition) : undefined,
+        update: s(stmt.update),
+        body: s(stmt.body),
+      };
+    case "while":
+      return { ...stmt, condition: e(stmt.condition), body: s(stmt.body) };
+    case "return":
+      return stmt.value ? { ...stmt, value: e(stmt.value) } : stmt;
+    case "block":
+      return { ...stmt, body: s(stmt.body) };
+    case "break":
+    case "continue":
+    case "barrier":
+      return stmt;
+    default:
+      return assertNever(stmt, "statement");
+  }
+}
+
+/** Calls `visit` on every statement, outer before inner. */
+export function walkStmts(stmts: readonly Stmt[], visit: (stmt: Stmt) => void): void {
+  for (const stmt of stmts) {
+    visit(stmt);
+    switch (stmt.kind) {
+      case "if":
+        walkStmts(stmt.then, visit);
+        walkStmts(stmt.else, visit);
+        break;
+      case "for":
+        walkStmts(stmt.init, visit);
+        walkStmts(stmt.update, visit);
+        walkStmts(stmt.body, visit);
+        break;
+      case "while":
+      case "block":
+        walkStmts(stmt.body, visit);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+/** Every expression directly held by a statement (not those of nested statements). */
+export function exprsOf(stmt: Stmt): Expr[] {
+  switch (stmt.kind) {
+    case "declare":
+      return stmt.init ? [stmt.init] : [];
+    case "assign":
+      return [stmt.value];
+    case "store":
+      return [...stmt.indices, stmt.value];
+    case "if":
+    case "while":
+      return [stmt.condition];
+    case "for":
+      return stmt.condition ? [stmt.condition] : [];
+    case "return":
+      return stmt.value ? [stmt.value] : [];
+    default:
+      return [];
+  }
+}
+
+/** Calls `visit` on every expression node inside `expr`, parents first. */
+export function walkExpr(expr: Expr, visit: (expr: Expr) => void): void {
+  visit(expr);
+  switch (expr.kind) {
+    case "unary":
+      walkExpr(expr.operand, visit);
+      break;
+    case "binary":
+      walkExpr(expr.left, visit);
+      walkExpr(expr.right, visit);
+      break;
+    case "select":
+      walkExpr(expr.condition, visit);
+      walkExpr(expr.whenTrue, visit);
+      walkExpr(expr.whenFalse, visit);
+      break;
+    case "convert":
+      walkExpr(expr.value, visit);
+      break;
+    case "intrinsic":
+    case "call":
+      expr.args.forEach((arg) => walkExpr(arg, visit));
+      break;
+    case "load":
+      expr.indices.forEach((index) => walkExpr(index, visit));
+      break;
+    default:
+      break;
+  }
+}
+
+/** Arrays a kernel body reads (`load`) or writes (`store`). */
+export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; writes: Set<ArrayRef> } {
+  const reads = new Set<ArrayRef>();
+  const writes = new Set<ArrayRef>();
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "store") {
+      writes.add(stmt.array);
+      if (stmt.op) reads.add(stmt.array);
+    }
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
+  });
+  return { reads, writes };
+}

@@ -1,0 +1,132 @@
+/**
+ * The kernel language as TypeScript sees it: the names a kernel file imports from "tskernel" so that it
+ * type-checks under plain `tsc` and in the user's editor. The compiler never runs this code; it recognizes
+ * these declarations by name and origin (see compiler/frontend/builtins.ts). The runtime values below exist
+ * only so that importing a kernel file outside the compiler does not crash; calling a builtin outside a
+ * kernel throws a clear error.
+ *
+ * The full language is described in docs/language.md.
+ */
+
+/** 32-bit IEEE float. TypeScript sees a `number`; tskernel types it as f32. */
+export type f32 = number;
+/** 32-bit two's-complement signed integer. */
+export type i32 = number;
+/** 32-bit unsigned integer. */
+export type u32 = number;
+/** Boolean. */
+export type bool = boolean;
+
+/**
+ * A compile-time constant parameter (like CUDA's `template<int BLOCK_SIZE>` or Triton's `constexpr`).
+ * Each distinct set of values is one specialization of the kernel. The parameter's default value is the
+ * default specialization: `BLOCK_SIZE: Const<i32> = 16`.
+ */
+export type Const<T extends number | boolean> = T;
+
+/** Read-only global buffers: writes through them are TypeScript errors, and CUDA gets `const __restrict__`. */
+export type ReadonlyFloat32Array = Readonly<Float32Array>;
+export type ReadonlyInt32Array = Readonly<Int32Array>;
+export type ReadonlyUint32Array = Readonly<Uint32Array>;
+
+/** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
+export interface Dim3 {
+  readonly x: i32;
+  readonly y: i32;
+  readonly z: i32;
+}
+
+/** Options of a kernel: its fixed block shape and the specializations `tskernel build` emits. */
+export interface KernelOptions {
+  /**
+   * The block (workgroup) shape, when the kernel fixes it. Each entry is a number or the name of a
+   * compile-time constant parameter: `block: ["TILE", "TILE"]`. Missing entries are 1.
+   */
+  block?: readonly (number | string)[];
+  /** The specializations to build by default; each maps constant parameter names to values. */
+  specializations?: readonly Readonly<Record<string, number | boolean>>[];
+}
+
+/** The handle that `kernel` returns: it names the kernel for the runtime. */
+export interface Kernel<F extends (...args: never[]) => void> {
+  readonly kind: "tskernel.kernel";
+  readonly name: string;
+  readonly fn: F;
+  readonly options: KernelOptions;
+}
+
+function outsideKernel(what: string): never {
+  throw new Error(`tskernel: ${what} may only be used inside a kernel compiled by tskernel`);
+}
+
+/**
+ * Declares a kernel. The compiler finds every `export const NAME = kernel(...)` in a file; NAME is the
+ * kernel's name. The body is a function expression or arrow function whose parameters are global buffers
+ * (typed arrays), scalars (f32, i32, u32, bool) and compile-time constants (Const<…>).
+ */
+export function kernel<F extends (...args: never[]) => void>(fn: F): Kernel<F>;
+export function kernel<F extends (...args: never[]) => void>(options: KernelOptions, fn: F): Kernel<F>;
+export function kernel<F extends (...args: never[]) => void>(a: KernelOptions | F, b?: F): Kernel<F> {
+  const fn = (typeof a === "function" ? a : b) as F;
+  const options = typeof a === "function" ? {} : a;
+  return { kind: "tskernel.kernel", name: fn.name, fn, options };
+}
+
+const builtinDim: Dim3 = {
+  get x(): never { return outsideKernel("threadIdx/blockIdx/blockDim/gridDim"); },
+  get y(): never { return outsideKernel("threadIdx/blockIdx/blockDim/gridDim"); },
+  get z(): never { return outsideKernel("threadIdx/blockIdx/blockDim/gridDim"); },
+};
+/** The thread's index within its block (CUDA `threadIdx`, WGSL `local_invocation_id`). */
+export const threadIdx: Dim3 = builtinDim;
+/** The block's index within the grid (CUDA `blockIdx`, WGSL `workgroup_id`). */
+export const blockIdx: Dim3 = builtinDim;
+/** The block shape (CUDA `blockDim`, WGSL `@workgroup_size`). */
+export const blockDim: Dim3 = builtinDim;
+/** The grid shape in blocks (CUDA `gridDim`, WGSL `num_workgroups`). */
+export const gridDim: Dim3 = builtinDim;
+
+/** A barrier for all threads of the block; allowed only in uniform control flow. */
+export function syncThreads(): void {
+  outsideKernel("syncThreads()");
+}
+
+/**
+ * Shared (workgroup) memory, declared at the top level of a kernel body with compile-time constant sizes:
+ * `const tile = shared.f32(TILE, TILE)` is a 2-D array indexed `tile[row][col]`.
+ */
+export const shared = {
+  f32: sharedArray,
+  i32: sharedArray,
+  u32: sharedArray,
+} as {
+  f32(length: number): Float32Array;
+  f32(rows: number, cols: number): Float32Array[];
+  i32(length: number): Int32Array;
+  i32(rows: number, cols: number): Int32Array[];
+  u32(length: number): Uint32Array;
+  u32(rows: number, cols: number): Uint32Array[];
+};
+function sharedArray(): never {
+  return outsideKernel("shared arrays");
+}
+
+/** Explicit conversions. Float to integer truncates toward zero and saturates; NaN becomes 0. */
+export function f32(x: number | boolean): f32 {
+  return Math.fround(Number(x));
+}
+export function i32(x: number | boolean): i32 {
+  const v = Number(x);
+  if (Number.isNaN(v)) return 0;
+  return Math.trunc(Math.min(Math.max(v, -2147483648), 2147483647));
+}
+export function u32(x: number | boolean): u32 {
+  const v = Number(x);
+  if (Number.isNaN(v)) return 0;
+  return Math.trunc(Math.min(Math.max(v, 0), 4294967295));
+}
+
+/** Fused multiply-add a*b + c, rounded once. */
+export function fma(a: f32, b: f32, c: f32): f32 {
+  return Math.fround(a * b + c);
+}

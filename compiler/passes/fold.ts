@@ -1,0 +1,64 @@
+/**
+ * Constant folding: operators, conversions and selects over literals become literals, and an `if` on a
+ * constant keeps only the branch that runs. This is what makes specializations cheap: once the
+ * specialization pass has put a tile size in, `TILE * TILE` is a number and `if (TILE > 16)` disappears.
+ * Folding follows the 32-bit semantics in ir/semantics.ts and leaves alone anything whose result is
+ * target-defined (integer division by zero) or not finite.
+ */
+
+import type { Expr, LiteralExpr, Stmt } from "../ir/ir.ts";
+import { mapExpr, mapStmts } from "../ir/rewrite.ts";
+import { evalBinary, evalConvert, evalUnary } from "../ir/semantics.ts";
+
+function literal(of: Expr, value: number): LiteralExpr | undefined {
+  if (!Number.isFinite(value)) return undefined;
+  return { kind: "literal", type: of.type, value, span: of.span };
+}
+
+export function foldExprNode(expr: Expr): Expr {
+  switch (expr.kind) {
+    case "unary":
+      if (expr.operand.kind === "literal") return literal(expr, evalUnary(expr.op, expr.operand.type, expr.operand.value)) ?? expr;
+      return expr;
+    case "binary": {
+      const { left, right } = expr;
+      if (left.kind === "literal" && right.kind === "literal") {
+        const value = evalBinary(expr.op, left.type, left.value, right.value);
+        return (value !== undefined && literal(expr, value)) || expr;
+      }
+      // `false && x`, `true || x` are decided by their left side; expressions are pure, so x can go.
+      if (left.kind === "literal" && (expr.op === "logand" || expr.op === "logor")) {
+        const decided = expr.op === "logand" ? left.value === 0 : left.value !== 0;
+        return decided ? left : right;
+      }
+      return expr;
+    }
+    case "convert":
+      if (expr.value.kind === "literal") return literal(expr, evalConvert(expr.value.type, expr.type, expr.value.value)) ?? expr;
+      return expr;
+    case "select":
+      if (expr.condition.kind === "literal") return expr.condition.value ? expr.whenTrue : expr.whenFalse;
+      return expr;
+    default:
+      return expr;
+  }
+}
+
+export function foldExpr(expr: Expr): Expr {
+  return mapExpr(expr, foldExprNode);
+}
+
+export function foldStmts(stmts: readonly Stmt[]): Stmt[] {
+  return mapStmts(stmts, {
+    expr: foldExprNode,
+    stmt: (stmt) => {
+      if (stmt.kind === "if" && stmt.condition.kind === "literal") {
+        const taken = stmt.condition.value ? stmt.then : stmt.else;
+        // The branch keeps its own scope: its declarations must not meet the enclosing block's.
+        return taken.length === 0 ? [] : [{ kind: "block", body: taken, span: stmt.span }];
+      }
+      if (stmt.kind === "while" && stmt.condition.kind === "literal" && stmt.condition.value === 0) return [];
+      return stmt;
+    },
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * Specialization: gives each compile-time constant of a kernel its value, as CUDA instantiates a template.
+ * Every `constRef` becomes a literal, the block shape and shared-array sizes become numbers where they can,
+ * and the result is folded. Shared arrays get new `ArrayRef`s with folded sizes, so loads and stores are
+ * pointed at the new ones.
+ */
+
+import type { ArrayRef, ConstValue, Expr, Kernel, Stmt } from "../ir/ir.ts";
+import { mapExpr, mapStmts } from "../ir/rewrite.ts";
+import { foldExpr, foldExprNode, foldStmts } from "./fold.ts";
+
+export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, ConstValue>): Kernel {
+  const substitute = (expr: Expr): Expr => {
+    if (expr.kind !== "constRef") return foldExprNode(expr);
+    const value = values.get(expr.name);
+    if (value === undefined) return expr; // the driver reports missing values before specializing
+    return { kind: "literal", type: expr.type, value: typeof value === "boolean" ? (value ? 1 : 0) : value, span: expr.span };
+  };
+  const sharedMap = new Map<ArrayRef, ArrayRef>();
+  const shared = kernel.shared.map((array) => {
+    const specialized: ArrayRef = { ...array, dims: array.dims.map((dim) => foldExpr(mapExpr(dim, substitute))) };
+    sharedMap.set(array, specialized);
+    return specialized;
+  });
+  const retarget = (array: ArrayRef): ArrayRef => sharedMap.get(array) ?? array;
+  const body: Stmt[] = mapStmts(kernel.body, {
+    expr: (expr) => {
+      const substituted = substitute(expr);
+      return substituted.kind === "load" ? { ...substituted, array: retarget(substituted.array) } : substituted;
+    },
+    stmt: (stmt) => (stmt.kind === "store" ? { ...stmt, array: retarget(stmt.array) } : stmt),
+  });
+  const block = kernel.block?.map((dim) => {
+    if (typeof dim === "number") return dim;
+    const value = values.get(dim.constName);
+    return typeof value === "number" ? value : dim;
+  }) as Kernel["block"];
+  return { ...kernel, shared, body: foldStmts(body), block, constValues: values };
+}
+
+/** The name of one specialization: the kernel's name, then each constant's name and value. */
+export function specializedName(kernel: Kernel, values: ReadonlyMap<string, ConstValue>): string {
+  const parts = kernel.params.flatMap((param) => {
+    if (param.kind !== "const") return [];
+    const value = values.get(param.name);
+    const spelled = String(value).replace(/^-/, "m").replace(/\./g, "p");
+    return [`${param.name}_${spelled}`];
+  });
+  return parts.length === 0 ? kernel.name : `${kernel.name}_${parts.join("_")}`;
+}

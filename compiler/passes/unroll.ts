@@ -1,0 +1,88 @@
+/**
+ * Unrolling of loops the user marked `unroll:`, for targets whose compilers have no unroll pragma (WGSL) or
+ * gain from seeing straight-line code. A loop is unrolled only when its shape makes the trip count a
+ * constant: `for (let i = A; i < B; i += S)` (or <=, >, >=, !=, and -=, ++, --) with literal A, B, S, a
+ * body that never assigns `i` and never breaks or continues this loop. Each iteration becomes a block with
+ * `i` replaced by its value, then folded. Other loops are left as they are; CUDA keeps them all and says
+ * `#pragma unroll` instead.
+ */
+
+import type { Expr, ForStmt, Stmt, Variable } from "../ir/ir.ts";
+import { mapStmts, walkStmts } from "../ir/rewrite.ts";
+import { evalBinary } from "../ir/semantics.ts";
+import { foldStmts } from "./fold.ts";
+
+/** Loops longer than this stay loops: unrolling them would only bloat the code. */
+const maxTrips = 64;
+
+export function unrollLoops(stmts: readonly Stmt[]): Stmt[] {
+  return mapStmts(stmts, {
+    stmt: (stmt) => {
+      if (stmt.kind !== "for" || !stmt.unroll) return stmt;
+      const trips = tripValues(stmt);
+      if (!trips) return stmt;
+      const variable = (stmt.init[0] as { variable: Variable }).variable;
+      // A body that declares nothing at its top level can be spliced in; otherwise each copy keeps a scope.
+      const needsScope = stmt.body.some((s) => s.kind === "declare");
+      return trips.flatMap((value): Stmt[] => {
+        const copy = foldStmts(
+          mapStmts(stmt.body, {
+            expr: (expr: Expr): Expr =>
+              expr.kind === "variable" && expr.variable === variable ? { kind: "literal", type: expr.type, value, span: expr.span } : expr,
+          }),
+        );
+        return needsScope ? [{ kind: "block", body: copy, span: stmt.span }] : copy;
+      });
+    },
+  });
+}
+
+/** The values the induction variable takes, or undefined when the loop does not have a constant shape. */
+function tripValues(loop: ForStmt): number[] | undefined {
+  if (loop.init.length !== 1 || loop.update.length !== 1 || !loop.condition) return undefined;
+  const init = loop.init[0]!;
+  const update = loop.update[0]!;
+  const condition = loop.condition;
+  if (init.kind !== "declare" || init.init?.kind !== "literal") return undefined;
+  const variable = init.variable;
+  if (variable.type !== "i32" && variable.type !== "u32") return undefined;
+  if (update.kind !== "assign" || update.variable !== variable || (update.op !== "add" && update.op !== "sub")) return undefined;
+  if (update.value.kind !== "literal") return undefined;
+  if (condition.kind !== "binary" || condition.left.kind !== "variable" || condition.left.variable !== variable) return undefined;
+  if (condition.right.kind !== "literal") return undefined;
+  if (!bodyKeepsInductionVariable(loop.body, variable)) return undefined;
+
+  const values: number[] = [];
+  let value = init.init.value;
+  while (evalBinary(condition.op, variable.type, value, condition.right.value) === 1) {
+    values.push(value);
+    if (values.length > maxTrips) return undefined;
+    const next = evalBinary(update.op, variable.type, value, update.value.value);
+    if (next === undefined || next === value) return undefined;
+    value = next;
+  }
+  return values;
+}
+
+/** No assignment to the induction variable, and no break/continue that leaves this loop's iteration. */
+function bodyKeepsInductionVariable(body: readonly Stmt[], variable: Variable): boolean {
+  let ok = true;
+  walkStmts(body, (stmt) => {
+    if (stmt.kind === "assign" && stmt.variable === variable) ok = false;
+  });
+  const exitsLoop = (stmts: readonly Stmt[]): boolean =>
+    stmts.some((stmt) => {
+      switch (stmt.kind) {
+        case "break":
+        case "continue":
+          return true;
+        case "if":
+          return exitsLoop(stmt.then) || exitsLoop(stmt.else);
+        case "block":
+          return exitsLoop(stmt.body);
+        default:
+          return false; // a nested loop's break and continue stay inside it
+      }
+    });
+  return ok && !exitsLoop(body);
+}

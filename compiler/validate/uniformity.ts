@@ -1,0 +1,190 @@
+/**
+ * Barrier uniformity: `syncThreads()` must be reached by every thread of a block or by none, so it may only
+ * stand in control flow that is the same for all threads of the block. This is WGSL's rule, and tskernel
+ * enforces it for every target at compile time, pointing at the user's TypeScript.
+ *
+ * A value is non-uniform when it depends on `threadIdx`, on a read of shared memory or of a writable global
+ * buffer (other threads may change them), on a helper call with a non-uniform argument, or on a variable
+ * that is assigned a non-uniform value or assigned under non-uniform control flow. Control flow becomes
+ * non-uniform under an `if`/loop whose condition is non-uniform, after a `return` that only some threads
+ * take, and in a loop that only some threads may leave early (`break`/`continue` under non-uniform control).
+ * The analysis is conservative in the same ways as WGSL's, so every kernel it accepts also passes Dawn's.
+ */
+
+import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { Expr, Kernel, Span, Stmt, Variable } from "../ir/ir.ts";
+
+/** Why control flow is non-uniform: where, and what the user should look at. */
+interface Divergence {
+  readonly span: Span;
+  readonly message: string;
+}
+
+export function checkBarrierUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void {
+  const nonUniform = nonUniformVariables(kernel.body);
+  const reasonOf = (expr: Expr): string | undefined => nonUniformReason(expr, nonUniform);
+  let afterReturn: Divergence | undefined;
+  const reported = new Set<Stmt>();
+
+  const walk = (stmts: readonly Stmt[], divergence: Divergence | undefined): void => {
+    for (const stmt of stmts) {
+      const current = divergence ?? afterReturn;
+      switch (stmt.kind) {
+        case "barrier":
+          if (current && !reported.has(stmt)) {
+            reported.add(stmt);
+            diagnostics.push(
+              makeDiagnostic("TSK3001", stmt.span, [], {
+                label: "not every thread of the block may reach this barrier",
+                related: [{ span: current.span, message: current.message }],
+                notes: [
+                  "every thread of a block must reach each syncThreads(), or the block hangs (CUDA) or the shader is rejected (WebGPU)",
+                  "move the barrier out of the condition, and guard only the loads and stores with it",
+                ],
+              }),
+            );
+          }
+          break;
+        case "if": {
+          const reason = reasonOf(stmt.condition);
+          const inner = current ?? (reason ? { span: stmt.condition.span, message: `this condition ${reason}` } : undefined);
+          walk(stmt.then, inner);
+          walk(stmt.else, inner);
+          break;
+        }
+        case "while":
+        case "for": {
+          if (stmt.kind === "for") walk(stmt.init, current);
+          const reason = stmt.condition ? reasonOf(stmt.condition) : undefined;
+          const exit = current ? undefined : earlyExit(stmt.body, reasonOf);
+          const inner =
+            current ??
+            (reason ? { span: stmt.condition!.span, message: `this loop condition ${reason}` } : undefined) ??
+            exit;
+          walk(stmt.body, inner);
+          if (stmt.kind === "for") walk(stmt.update, inner);
+          break;
+        }
+        case "block":
+          walk(stmt.body, current);
+          break;
+        case "return":
+          if (current && !afterReturn) afterReturn = { span: stmt.span, message: "some threads may return here, so later barriers are not reached by all" };
+          break;
+        default:
+          break;
+      }
+    }
+  };
+  walk(kernel.body, undefined);
+}
+
+/** A break/continue of this loop (not of a nested one) under a non-uniform condition. */
+function earlyExit(body: readonly Stmt[], reasonOf: (expr: Expr) => string | undefined): Divergence | undefined {
+  const search = (stmts: readonly Stmt[], under: Divergence | undefined): Divergence | undefined => {
+    for (const stmt of stmts) {
+      if ((stmt.kind === "break" || stmt.kind === "continue") && under) {
+        return { span: stmt.span, message: `some threads may leave the loop here (${under.message})` };
+      }
+      if (stmt.kind === "if") {
+        const reason = reasonOf(stmt.condition);
+        const inner = under ?? (reason ? { span: stmt.condition.span, message: `its condition ${reason}` } : undefined);
+        const found = search(stmt.then, inner) ?? search(stmt.else, inner);
+        if (found) return found;
+      }
+      if (stmt.kind === "block") {
+        const found = search(stmt.body, under);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  return search(body, undefined);
+}
+
+/** Why an expression differs between threads, as a phrase, or undefined when it is uniform. */
+function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>): string | undefined {
+  switch (expr.kind) {
+    case "builtin":
+      return expr.builtin === "threadIdx" ? `depends on threadIdx.${expr.axis}` : undefined;
+    case "variable": {
+      const why = nonUniform.get(expr.variable);
+      return why === undefined ? undefined : `depends on '${expr.variable.name}', which ${why}`;
+    }
+    case "load":
+      if (expr.array.space === "shared") return `reads shared memory ('${expr.array.name}'), which other threads may change`;
+      if (expr.array.access === "read_write") return `reads the writable buffer '${expr.array.name}'`;
+      return expr.indices.map((index) => nonUniformReason(index, nonUniform)).find(Boolean);
+    case "literal":
+    case "constRef":
+      return undefined;
+    case "unary":
+      return nonUniformReason(expr.operand, nonUniform);
+    case "binary":
+      return nonUniformReason(expr.left, nonUniform) ?? nonUniformReason(expr.right, nonUniform);
+    case "select":
+      return (
+        nonUniformReason(expr.condition, nonUniform) ??
+        nonUniformReason(expr.whenTrue, nonUniform) ??
+        nonUniformReason(expr.whenFalse, nonUniform)
+      );
+    case "convert":
+      return nonUniformReason(expr.value, nonUniform);
+    case "intrinsic":
+    case "call":
+      return expr.args.map((arg) => nonUniformReason(arg, nonUniform)).find(Boolean);
+  }
+}
+
+/** Variables whose value may differ between threads, each with the reason, found by iterating to a fixpoint. */
+function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
+  const result = new Map<Variable, string>();
+  let changed = true;
+  const mark = (variable: Variable, why: string) => {
+    if (!result.has(variable)) {
+      result.set(variable, why);
+      changed = true;
+    }
+  };
+  const visit = (stmts: readonly Stmt[], control: string | undefined): void => {
+    for (const stmt of stmts) {
+      switch (stmt.kind) {
+        case "declare":
+        case "assign": {
+          const value = stmt.kind === "declare" ? stmt.init : stmt.value;
+          const reason = value ? nonUniformReason(value, result) : undefined;
+          if (reason) mark(stmt.variable, reason);
+          else if (control) mark(stmt.variable, `is assigned under a condition that ${control}`);
+          break;
+        }
+        case "if": {
+          const inner = control ?? nonUniformReason(stmt.condition, result);
+          visit(stmt.then, inner);
+          visit(stmt.else, inner);
+          break;
+        }
+        case "for":
+        case "while": {
+          if (stmt.kind === "for") visit(stmt.init, control);
+          const inner =
+            control ??
+            (stmt.condition ? nonUniformReason(stmt.condition, result) : undefined) ??
+            (earlyExit(stmt.body, (expr) => nonUniformReason(expr, result)) ? "lets some threads leave the loop early" : undefined);
+          visit(stmt.body, inner);
+          if (stmt.kind === "for") visit(stmt.update, inner);
+          break;
+        }
+        case "block":
+          visit(stmt.body, control);
+          break;
+        default:
+          break;
+      }
+    }
+  };
+  while (changed) {
+    changed = false;
+    visit(body, undefined);
+  }
+  return result;
+}

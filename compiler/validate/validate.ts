@@ -1,0 +1,97 @@
+/**
+ * The validator: the last word between lowering and emission. It runs on specialized kernels and checks
+ * what only holds once constants have values (shared-array sizes, the block shape, constant indices into
+ * shared arrays), barrier uniformity (uniformity.ts), and each target's resource limits. Backends print only
+ * kernels that passed here, so they never report user errors.
+ */
+
+import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import { scalarByteSize, type ArrayRef, type Expr, type Kernel } from "../ir/ir.ts";
+import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { targets, type TargetName } from "../backends/targets.ts";
+import { checkBarrierUniformity } from "./uniformity.ts";
+
+/** What validation learns about a specialized kernel, recorded in the manifest. */
+export interface KernelFacts {
+  readonly sharedBytes: number;
+  /** Shared arrays with their constant sizes, in declaration order. */
+  readonly sharedSizes: ReadonlyMap<ArrayRef, readonly number[]>;
+  readonly block?: readonly [number, number, number];
+}
+
+export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[]): KernelFacts {
+  const sharedSizes = new Map<ArrayRef, number[]>();
+  let sharedBytes = 0;
+  for (const array of kernel.shared) {
+    const sizes: number[] = [];
+    for (const dim of array.dims) {
+      if (dim.kind !== "literal") {
+        diagnostics.push(
+          makeDiagnostic("TSK3003", dim.span, [], {
+            notes: ["use literals and Const<…> parameters; run-time parameters cannot size shared memory"],
+          }),
+        );
+        sizes.push(0);
+      } else if (!Number.isInteger(dim.value) || dim.value <= 0) {
+        diagnostics.push(makeDiagnostic("TSK3005", dim.span, [dim.value]));
+        sizes.push(0);
+      } else {
+        sizes.push(dim.value);
+      }
+    }
+    sharedSizes.set(array, sizes);
+    sharedBytes += sizes.reduce((a, b) => a * b, 1) * scalarByteSize[array.elementType];
+  }
+
+  let block: [number, number, number] | undefined;
+  if (kernel.block) {
+    const dims = kernel.block.map((dim) => (typeof dim === "number" ? dim : Number.NaN));
+    if (dims.every((dim) => Number.isInteger(dim) && dim > 0)) block = dims as [number, number, number];
+    else diagnostics.push(makeDiagnostic("TSK3009", kernel.span, [kernel.block.map((d) => (typeof d === "number" ? d : d.constName)).join(", ")]));
+  }
+
+  checkConstantSharedIndices(kernel, sharedSizes, diagnostics);
+  checkBarrierUniformity(kernel, diagnostics);
+  return { sharedBytes, sharedSizes, block };
+}
+
+function checkConstantSharedIndices(kernel: Kernel, sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
+  const check = (array: ArrayRef, indices: readonly Expr[]) => {
+    const dims = sizes.get(array);
+    if (!dims) return;
+    indices.forEach((index, dimension) => {
+      const size = dims[dimension]!;
+      if (index.kind === "literal" && size > 0 && (index.value < 0 || index.value >= size)) {
+        diagnostics.push(makeDiagnostic("TSK3008", index.span, [index.value, dimension + 1, array.name, size]));
+      }
+    });
+  };
+  walkStmts(kernel.body, (stmt) => {
+    if (stmt.kind === "store") check(stmt.array, stmt.indices);
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && check(e.array, e.indices));
+  });
+}
+
+/** Resource limits of one target; errors past the hard limit, warnings past the portable one. */
+export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName: TargetName, diagnostics: Diagnostic[]): void {
+  const { limits, displayName } = targets[targetName];
+  const sharedSpan = kernel.shared[0]?.span ?? kernel.span;
+  if (facts.sharedBytes > limits.maxSharedBytes) {
+    diagnostics.push(
+      makeDiagnostic("TSK3002", sharedSpan, [kernel.name, facts.sharedBytes, displayName, limits.maxSharedBytes], {
+        related: kernel.shared.slice(1).map((array) => ({ span: array.span, message: `'${array.name}' also counts` })),
+      }),
+    );
+  } else if (limits.portableSharedBytes !== undefined && facts.sharedBytes > limits.portableSharedBytes) {
+    diagnostics.push(makeDiagnostic("TSK3006", sharedSpan, [kernel.name, facts.sharedBytes, limits.portableSharedBytes]));
+  }
+  if (facts.block) {
+    const threads = facts.block[0] * facts.block[1] * facts.block[2];
+    const tooWide = facts.block.some((dim, axis) => dim > limits.maxBlockDims[axis]!);
+    if (threads > limits.maxThreadsPerBlock || tooWide) {
+      diagnostics.push(makeDiagnostic("TSK3004", kernel.span, [kernel.name, threads, displayName, limits.maxThreadsPerBlock]));
+    } else if (limits.portableThreadsPerBlock !== undefined && threads > limits.portableThreadsPerBlock) {
+      diagnostics.push(makeDiagnostic("TSK3007", kernel.span, [kernel.name, threads, limits.portableThreadsPerBlock]));
+    }
+  }
+}
