@@ -1,0 +1,160 @@
+/**
+ * The command line as scripts see it: exit statuses, what is written where, the manifest's contents, and
+ * help text. Most cases run the CLI in-process through `runCli`; one runs the real `bin/tskernel.js`.
+ */
+
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../compiler/cli/main.ts";
+import type { Manifest } from "../compiler/manifest.ts";
+import { repoRoot } from "./golden-cases.ts";
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
+}
+
+/** Kernel names declared in a file, read straight from the text (independently of the compiler). */
+function declaredKernels(file: string): string[] {
+  return [...fs.readFileSync(file, "utf8").matchAll(/export const (\w+) = kernel\(/g)].map((m) => m[1]!);
+}
+
+describe("tskernel check", () => {
+  it("accepts every example with exit status 0", async () => {
+    const result = await cli("check", ...examples);
+    expect(result.stderr).not.toMatch(/error\[/);
+    expect(result.code).toBe(0);
+  });
+
+  it("exits 1 and prints a located diagnostic for a kernel with an error", async () => {
+    const file = path.join(tempDir(), "divergent.ts");
+    fs.writeFileSync(
+      file,
+      [
+        'import { kernel, syncThreads, threadIdx } from "tskernel";',
+        "export const k = kernel((out: Float32Array) => {",
+        "  if (threadIdx.x < 16) {",
+        "    syncThreads();",
+        "  }",
+        "  out[threadIdx.x] = 1;",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    const result = await cli("check", file);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error\[TSK3001\]: syncThreads\(\) is reached in non-uniform control flow\n\s+--> .*divergent\.ts:4:5\n/);
+    expect(result.stderr).toMatch(/divergent\.ts:3:7\n/);
+    expect(result.stderr).toContain("1 error, 0 warnings");
+  });
+
+  it("reports a missing file as TSK4001 and exits 1", async () => {
+    const result = await cli("check", path.join(repoRoot, "no-such-kernel.ts"));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("error[TSK4001]: cannot read");
+  });
+
+  it("rejects an unknown target with TSK4002", async () => {
+    const result = await cli("check", "--target", "cuda,metal", examples[0]!);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("error[TSK4002]: unknown target 'metal'; targets are cuda, wgsl");
+  });
+});
+
+describe("tskernel build", () => {
+  it("writes .cu, .cuh, .wgsl per example and a manifest listing every example kernel", async () => {
+    const out = tempDir();
+    const result = await cli("build", ...examples, "--target", "cuda,wgsl", "--out", out);
+    expect(result.stderr).not.toMatch(/error\[/);
+    expect(result.code).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, "manifest.json"), "utf8")) as Manifest;
+    expect(manifest.version).toBe(1);
+    const listed = new Set(manifest.kernels.map((k) => `${k.source}#${k.name}`));
+    for (const file of examples) {
+      const names = declaredKernels(file);
+      expect(names.length, `${file} declares kernels`).toBeGreaterThan(0);
+      for (const name of names) expect(listed.has(`examples/${path.basename(file)}#${name}`), `${name} in manifest`).toBe(true);
+    }
+    for (const kernel of manifest.kernels) {
+      const cuda = kernel.outputs.cuda!;
+      const wgsl = kernel.outputs.wgsl!;
+      expect(fs.readFileSync(path.join(out, cuda.file), "utf8")).toContain(`extern "C" __global__ void`);
+      expect(fs.readFileSync(path.join(out, cuda.file), "utf8")).toContain(` ${cuda.function}(`);
+      expect(fs.readFileSync(path.join(out, cuda.header), "utf8")).toContain(`launch_${cuda.function}(`);
+      expect(fs.readFileSync(path.join(out, wgsl.file), "utf8")).toContain(`fn ${wgsl.entryPoint}(`);
+      // Every run-time parameter appears in the WGSL layout exactly once, in order.
+      const runtime = kernel.params.filter((p) => p.kind !== "const").map((p) => p.name);
+      const bound = [...wgsl.layout.bindings.map((b) => b.param), ...(wgsl.layout.uniform?.fields.map((f) => f.param) ?? [])];
+      expect(bound.sort()).toEqual([...runtime].sort());
+      if (kernel.block) expect(wgsl.workgroupSizeOverrides).toBeNull();
+      else expect(wgsl.workgroupSizeOverrides).toHaveLength(3);
+    }
+  });
+
+  it("records shared-memory bytes and block shape of a specialization", async () => {
+    const out = tempDir();
+    const file = path.join(repoRoot, "examples", "matmul-tiled.ts");
+    expect((await cli("build", file, "--out", out)).code).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, "manifest.json"), "utf8")) as Manifest;
+    const tiled = manifest.kernels.find((k) => k.name === "matmulTiled")!;
+    const tile = tiled.specialization.TILE as number;
+    expect(tile).toBe(16);
+    expect(tiled.block).toEqual([tile, tile, 1]);
+    expect(tiled.sharedBytes).toBe(2 * tile * tile * 4);
+    expect(tiled.params.map((p) => `${p.name}:${p.kind}`)).toEqual(["C:buffer", "A:buffer", "B:buffer", "m:scalar", "n:scalar", "k:scalar", "TILE:const"]);
+  });
+
+  it("--define picks the specialization values", async () => {
+    const out = tempDir();
+    const file = path.join(repoRoot, "examples", "matmul-cuda-samples.ts");
+    const result = await cli("build", file, "--target", "cuda", "--define", "BLOCK_SIZE=8", "--out", out);
+    expect(result.code).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, "manifest.json"), "utf8")) as Manifest;
+    expect(manifest.kernels.map((k) => k.specialization)).toEqual([{ BLOCK_SIZE: 8 }]);
+    expect(manifest.kernels[0]!.block).toEqual([8, 8, 1]);
+    expect(manifest.kernels[0]!.outputs.wgsl).toBeUndefined();
+    expect(fs.readFileSync(path.join(out, "matmul-cuda-samples.cu"), "utf8")).toContain("__shared__ float");
+  });
+
+  it("rejects a malformed or unknown --define and writes nothing", async () => {
+    const out = path.join(tempDir(), "never");
+    const malformed = await cli("build", examples[0]!, "--define", "BLOCK_SIZE", "--out", out);
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toContain("error[TSK4003]");
+    const unknown = await cli("build", path.join(repoRoot, "examples", "matmul-naive.ts"), "--define", "NOPE=1", "--out", out);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("error[TSK4005]");
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it("explains every command in --help, with an example", async () => {
+    for (const command of ["check", "build"]) {
+      const help = await cli(command, "--help");
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain(`Usage: tskernel ${command}`);
+      expect(help.stdout).toMatch(/Example/);
+    }
+  });
+});
+
+describe("bin/tskernel.js", () => {
+  it("runs the built CLI as a process", () => {
+    const bin = path.join(repoRoot, "bin", "tskernel.js");
+    if (!fs.existsSync(path.join(repoRoot, "dist", "compiler", "cli", "main.js"))) {
+      throw new Error("dist/ is missing: run `npm run build` first (npm test does)");
+    }
+    const out = execFileSync(process.execPath, [bin, "check", path.join(repoRoot, "examples", "matmul-naive.ts")], { encoding: "utf8" });
+    expect(out).toMatch(/^ok: 1 kernel specializations in 1 file\(s\)/);
+  });
+});

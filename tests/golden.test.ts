@@ -1,0 +1,47 @@
+/**
+ * Golden tests: every codegen case's CUDA, header and WGSL output must equal the expected files beside it
+ * byte for byte, and every error case must print exactly its expected diagnostics and produce no output.
+ * `UPDATE_GOLDENS=1 npx vitest run tests/golden.test.ts` rewrites the expected files; review the diff.
+ */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkGolden, codegenCases, compileCase, errorCases, renderForGolden } from "./golden-cases.ts";
+
+describe("codegen goldens", () => {
+  for (const testCase of codegenCases()) {
+    it(testCase.name, () => {
+      const result = compileCase(testCase.input);
+      const rendered = renderForGolden(result);
+      expect(result.ok, `a codegen case must compile:\n${rendered}`).toBe(true);
+      // Warnings (e.g. blocks above WebGPU's default limits) are part of the golden output.
+      if (rendered.trim() !== "") {
+        const warnings = checkGolden(path.join(testCase.dir, "expected-warnings.txt"), rendered);
+        if (!warnings.ok) expect(rendered).toBe(warnings.expected);
+      }
+      const [file] = result.files;
+      expect(file?.cuda && file.wgsl).toBeTruthy();
+      for (const [name, text] of [
+        ["expected.cu", file!.cuda!.source],
+        ["expected.cuh", file!.cuda!.header],
+        ["expected.wgsl", file!.wgsl!.source],
+      ] as const) {
+        const golden = checkGolden(path.join(testCase.dir, name), text);
+        if (!golden.ok) expect(text, `${testCase.name}/${name} differs from the golden (UPDATE_GOLDENS=1 regenerates)`).toBe(golden.expected);
+      }
+    });
+  }
+});
+
+describe("error goldens", () => {
+  for (const testCase of errorCases()) {
+    it(testCase.name, () => {
+      const result = compileCase(testCase.input);
+      expect(result.ok, "an error case must fail to compile").toBe(false);
+      expect(result.files.every((file) => !file.cuda && !file.wgsl), "nothing is emitted for a file with errors").toBe(true);
+      const rendered = renderForGolden(result);
+      const golden = checkGolden(path.join(testCase.dir, "expected.txt"), rendered);
+      if (!golden.ok) expect(rendered).toBe(golden.expected);
+    });
+  }
+});
