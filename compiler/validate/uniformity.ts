@@ -57,10 +57,9 @@ export function checkBarrierUniformity(kernel: Kernel, diagnostics: Diagnostic[]
           if (stmt.kind === "for") walk(stmt.init, current);
           const reason = stmt.condition ? reasonOf(stmt.condition) : undefined;
           const exit = current ? undefined : earlyExit(stmt.body, reasonOf);
+          // An early exit is named first: it is usually why the loop's own variables differ between threads.
           const inner =
-            current ??
-            (reason ? { span: stmt.condition!.span, message: `this loop condition ${reason}` } : undefined) ??
-            exit;
+            current ?? exit ?? (reason ? { span: stmt.condition!.span, message: `this loop condition ${reason}` } : undefined);
           walk(stmt.body, inner);
           if (stmt.kind === "for") walk(stmt.update, inner);
           break;
@@ -121,7 +120,7 @@ function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>)
     case "unary":
       return nonUniformReason(expr.operand, nonUniform);
     case "binary":
-      return nonUniformReason(expr.left, nonUniform) ?? nonUniformReason(expr.right, nonUniform);
+      return preferDirect(nonUniformReason(expr.left, nonUniform), nonUniformReason(expr.right, nonUniform));
     case "select":
       return (
         nonUniformReason(expr.condition, nonUniform) ??
@@ -134,6 +133,12 @@ function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>)
     case "call":
       return expr.args.map((arg) => nonUniformReason(arg, nonUniform)).find(Boolean);
   }
+}
+
+/** Of two reasons, the one that names its source (threadIdx, a read) rather than a variable in between. */
+function preferDirect(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return a.startsWith("depends on '") && !b.startsWith("depends on '") ? b : a;
 }
 
 /** Variables whose value may differ between threads, each with the reason, found by iterating to a fixpoint. */
