@@ -38,6 +38,7 @@ describe("rejected: barriers some threads may not reach", () => {
     ["in a loop whose bound depends on threadIdx", "for (let i = 0; i < threadIdx.x; i++) {\n  syncThreads();\n}", "this loop condition depends on threadIdx.x"],
     ["under a condition on shared memory", "tile[threadIdx.x] = x[threadIdx.x];\nsyncThreads();\nif (tile[0] > 0.0) {\n  syncThreads();\n}", "reads shared memory ('tile')"],
     ["under a condition on a writable buffer", "if (out[0] > 0.0) {\n  syncThreads();\n}", "reads the writable buffer 'out'"],
+    ["in a loop that a thread may return from after the barrier", "for (let i = 0; i < n; i++) {\n  syncThreads();\n  if (threadIdx.x === i) {\n    return;\n  }\n}", "some threads may leave the loop here"],
     ["under a variable assigned in thread-dependent control flow", "let flag = false;\nif (threadIdx.x === 0) {\n  flag = true;\n}\nif (flag) {\n  syncThreads();\n}", "which is assigned under a condition"],
   ])("%s", (_name, body, cause) => {
     const { result, errors } = barrierErrors(body);

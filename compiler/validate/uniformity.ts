@@ -78,27 +78,35 @@ export function checkBarrierUniformity(kernel: Kernel, diagnostics: Diagnostic[]
   walk(kernel.body, undefined);
 }
 
-/** A break/continue of this loop (not of a nested one) under a non-uniform condition. */
+/**
+ * A way out of this loop that only some threads take: a break/continue of this loop (not of a nested one),
+ * or a return at any depth, under a non-uniform condition. Threads that stay then run the loop's barriers
+ * again without the others, whatever the order of the barrier and the exit in the body.
+ */
 function earlyExit(body: readonly Stmt[], reasonOf: (expr: Expr) => string | undefined): Divergence | undefined {
-  const search = (stmts: readonly Stmt[], under: Divergence | undefined): Divergence | undefined => {
+  const search = (stmts: readonly Stmt[], under: Divergence | undefined, nested: boolean): Divergence | undefined => {
     for (const stmt of stmts) {
-      if ((stmt.kind === "break" || stmt.kind === "continue") && under) {
+      const leaves = stmt.kind === "return" || (!nested && (stmt.kind === "break" || stmt.kind === "continue"));
+      if (leaves && under) {
         return { span: stmt.span, message: `some threads may leave the loop here (${under.message})` };
       }
+      let found: Divergence | undefined;
       if (stmt.kind === "if") {
         const reason = reasonOf(stmt.condition);
         const inner = under ?? (reason ? { span: stmt.condition.span, message: `its condition ${reason}` } : undefined);
-        const found = search(stmt.then, inner) ?? search(stmt.else, inner);
-        if (found) return found;
+        found = search(stmt.then, inner, nested) ?? search(stmt.else, inner, nested);
+      } else if (stmt.kind === "block") {
+        found = search(stmt.body, under, nested);
+      } else if (stmt.kind === "for" || stmt.kind === "while") {
+        const reason = stmt.condition ? reasonOf(stmt.condition) : undefined;
+        const inner = under ?? (reason ? { span: stmt.condition!.span, message: `its condition ${reason}` } : undefined);
+        found = search(stmt.body, inner, true);
       }
-      if (stmt.kind === "block") {
-        const found = search(stmt.body, under);
-        if (found) return found;
-      }
+      if (found) return found;
     }
     return undefined;
   };
-  return search(body, undefined);
+  return search(body, undefined, false);
 }
 
 /** Why an expression differs between threads, as a phrase, or undefined when it is uniform. */
