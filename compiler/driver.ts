@@ -20,6 +20,7 @@ import { checkTargetLimits, validateKernel, type KernelFacts } from "./validate/
 import { emitCuda } from "./backends/cuda.ts";
 import { emitCudaHeader } from "./backends/cuda-header.ts";
 import { emitWgsl, type WgslEntryInfo } from "./backends/wgsl.ts";
+import { emitJs } from "./backends/js.ts";
 import { targets, type TargetName } from "./backends/targets.ts";
 
 export interface CompileOptions {
@@ -50,6 +51,8 @@ export interface FileOutput {
   /** `functions[i]` is the CUDA function of `specializations[i]`. */
   readonly cuda?: { readonly source: string; readonly header: string; readonly functions: readonly string[] };
   readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[] };
+  /** `functions[i]` is the JS function of `specializations[i]`. */
+  readonly js?: { readonly source: string; readonly factoryBody: string; readonly functions: readonly string[] };
 }
 
 export interface CompileResult {
@@ -139,9 +142,11 @@ function emitFile(
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
       const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
       output = { ...output, cuda: { source: cuda.source, header, functions: cuda.signatures.map((s) => s.functionName) } };
-    } else {
+    } else if (targetName === "wgsl") {
       const wgsl = emitWgsl({ displayPath, helpers, kernels: units });
       output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries } };
+    } else {
+      output = { ...output, js: emitJs({ displayPath, helpers, kernels: units }) };
     }
   }
   return output;

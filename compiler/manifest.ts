@@ -27,6 +27,7 @@ export interface ManifestKernel {
   readonly sharedBytes: number;
   readonly outputs: {
     readonly cuda?: { readonly file: string; readonly header: string; readonly function: string };
+    readonly js?: { readonly file: string; readonly function: string };
     readonly wgsl?: {
       readonly file: string;
       readonly entryPoint: string;
@@ -60,7 +61,7 @@ function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]) {
 /** `files` maps each compiled source file to the output file names written for it (relative paths). */
 export function buildManifest(
   outputs: readonly FileOutput[],
-  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string }>,
+  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string }>,
   generator: string,
 ): Manifest {
   const kernels: ManifestKernel[] = [];
@@ -88,6 +89,7 @@ export function buildManifest(
         sharedBytes: spec.facts.sharedBytes,
         outputs: {
           ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]! } } : {}),
+          ...(file.js && names.js ? { js: { file: names.js, function: file.js.functions[index]! } } : {}),
           ...(wgslEntry && names.wgsl
             ? {
                 wgsl: {

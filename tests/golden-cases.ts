@@ -52,7 +52,7 @@ let sharedProject: ReturnType<typeof createProject> | undefined;
 /** Compiles one case for both targets with paths relative to the repository root. */
 export function compileCase(input: string): CompileResult {
   sharedProject ??= createProject();
-  const result = compileFiles([input], { targets: ["cuda", "wgsl"], baseDir: repoRoot, project: sharedProject });
+  const result = compileFiles([input], { targets: ["cuda", "wgsl", "js"], baseDir: repoRoot, project: sharedProject });
   // Each case is compiled on its own: drop it from the shared project so the next case does not see it.
   sharedProject.getSourceFile(input)?.forget();
   return result;

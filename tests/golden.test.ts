@@ -20,11 +20,12 @@ describe("codegen goldens", () => {
         if (!warnings.ok) expect(rendered).toBe(warnings.expected);
       }
       const [file] = result.files;
-      expect(file?.cuda && file.wgsl).toBeTruthy();
+      expect(file?.cuda && file.wgsl && file.js).toBeTruthy();
       for (const [name, text] of [
         ["expected.cu", file!.cuda!.source],
         ["expected.cuh", file!.cuda!.header],
         ["expected.wgsl", file!.wgsl!.source],
+        ["expected.js", file!.js!.source],
       ] as const) {
         const golden = checkGolden(path.join(testCase.dir, name), text);
         if (!golden.ok) expect(text, `${testCase.name}/${name} differs from the golden (UPDATE_GOLDENS=1 regenerates)`).toBe(golden.expected);
@@ -38,7 +39,7 @@ describe("error goldens", () => {
     it(testCase.name, () => {
       const result = compileCase(testCase.input);
       expect(result.ok, "an error case must fail to compile").toBe(false);
-      expect(result.files.every((file) => !file.cuda && !file.wgsl), "nothing is emitted for a file with errors").toBe(true);
+      expect(result.files.every((file) => !file.cuda && !file.wgsl && !file.js), "nothing is emitted for a file with errors").toBe(true);
       const rendered = renderForGolden(result);
       const golden = checkGolden(path.join(testCase.dir, "expected.txt"), rendered);
       if (!golden.ok) expect(rendered).toBe(golden.expected);

@@ -7,9 +7,9 @@
 import type { BinaryOp, IntrinsicName, ScalarType, UnaryOp } from "../ir/ir.ts";
 import type { LegalizeOptions } from "../passes/legalize.ts";
 
-export type TargetName = "cuda" | "wgsl";
+export type TargetName = "cuda" | "wgsl" | "js";
 
-export const targetNames: readonly TargetName[] = ["cuda", "wgsl"];
+export const targetNames: readonly TargetName[] = ["cuda", "wgsl", "js"];
 
 export interface TargetLimits {
   /** Shared (workgroup) memory per block above which compilation fails. */
@@ -51,6 +51,15 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       maxBlockDims: [1024, 1024, 64],
     },
     legalize: { shiftAmountU32: true, dropUnsignedAbs: false },
+    unrollInIR: true,
+  },
+  js: {
+    name: "js",
+    displayName: "the CPU backend",
+    // The CPU runs one block at a time with ordinary arrays; CUDA's limits keep kernels portable.
+    limits: { maxSharedBytes: 48 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: false },
+    // V8 unrolls nothing by itself; straight-line code over constant shared indices runs faster.
     unrollInIR: true,
   },
 };

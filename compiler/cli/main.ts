@@ -82,11 +82,11 @@ function outputStems(files: readonly FileOutput[]): Map<FileOutput, string> {
 function writeBuild(result: CompileResult, outDir: string, io: Io): number {
   fs.mkdirSync(outDir, { recursive: true });
   const stems = outputStems(result.files);
-  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string }>();
+  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string }>();
   let fileCount = 0;
   for (const file of result.files) {
     const stem = stems.get(file)!;
-    const names: { cu?: string; cuh?: string; wgsl?: string } = {};
+    const names: { cu?: string; cuh?: string; wgsl?: string; js?: string } = {};
     if (file.cuda) {
       names.cu = `${stem}.cu`;
       names.cuh = `${stem}.cuh`;
@@ -97,6 +97,11 @@ function writeBuild(result: CompileResult, outDir: string, io: Io): number {
     if (file.wgsl) {
       names.wgsl = `${stem}.wgsl`;
       fs.writeFileSync(path.join(outDir, names.wgsl), file.wgsl.source);
+      fileCount += 1;
+    }
+    if (file.js) {
+      names.js = `${stem}.js`;
+      fs.writeFileSync(path.join(outDir, names.js), file.js.source);
       fileCount += 1;
     }
     written.set(file, names);
@@ -149,7 +154,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       "after",
       [
         "",
-        "Writes <name>.cu and <name>.cuh (cuda) and <name>.wgsl (wgsl) per input file, and manifest.json listing",
+        "Writes <name>.cu and <name>.cuh (cuda), <name>.wgsl (wgsl) and <name>.js (js, the CPU backend) per input",
+        "file, and manifest.json listing",
         "every kernel specialization with its parameters, block shape, shared memory and outputs.",
         "",
         "Examples:",
