@@ -1,0 +1,127 @@
+/**
+ * `tskernel demo`: runs every seed matmul variant on one backend with fresh random inputs, checks each
+ * against the float64 reference, and prints one table. A variant passes when its normwise relative error is
+ * within k·2⁻²³ (the f32 dot-product error bound with room for reordering) and no element is NaN; outputs
+ * are poisoned with NaN before each run so an element a kernel forgets to write cannot pass.
+ */
+
+import path from "node:path";
+import { packageRoot } from "../../compiler/frontend/program.ts";
+import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
+import { compileKernelLibrary } from "../kernels.ts";
+import type { BackendName, Device } from "../device.ts";
+import { seedVariants, type MatmulVariant } from "./variants.ts";
+
+export interface DemoRow {
+  readonly variant: string;
+  readonly backend: BackendName;
+  readonly size: number;
+  /** The size the kernel ran at, when it was padded. */
+  readonly paddedSize?: number;
+  readonly ms?: number;
+  readonly gflops?: number;
+  readonly errors?: ErrorReport;
+  readonly status: "pass" | "FAIL" | "skipped";
+  readonly note?: string;
+}
+
+export interface DemoOptions {
+  readonly size: number;
+  readonly runs?: number;
+  readonly variants?: readonly MatmulVariant[];
+  readonly onProgress?: (message: string) => void;
+}
+
+function randomMatrix(length: number): Float32Array {
+  const data = new Float32Array(length);
+  for (let i = 0; i < length; i++) data[i] = Math.random() * 2 - 1;
+  return data;
+}
+
+/** Copies an n×n row-major matrix into the top-left of a zeroed N×N one. */
+function pad(source: Float32Array, n: number, N: number): Float32Array {
+  if (N === n) return source;
+  const out = new Float32Array(N * N);
+  for (let i = 0; i < n; i++) out.set(source.subarray(i * n, i * n + n), i * N);
+  return out;
+}
+
+function unpad(source: Float32Array, n: number, N: number): Float32Array {
+  if (N === n) return source;
+  const out = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) out.set(source.subarray(i * N, i * N + n), i * n);
+  return out;
+}
+
+export async function runDemo(device: Device, options: DemoOptions): Promise<{ rows: DemoRow[]; ok: boolean }> {
+  const n = options.size;
+  const variants = options.variants ?? seedVariants;
+  const root = packageRoot();
+  const files = [...new Set(variants.map((v) => path.join(root, v.file)))];
+  const target = device.backend === "cpu" ? "js" : device.backend === "webgpu" ? "wgsl" : "cuda";
+  options.onProgress?.(`compiling ${files.length} example files for ${target}`);
+  const library = compileKernelLibrary(files, [target]);
+
+  const A = randomMatrix(n * n);
+  const B = randomMatrix(n * n);
+  const C0 = randomMatrix(n * n);
+  const alpha = 0.75;
+  const beta = 0.5;
+  options.onProgress?.(`computing the float64 reference for n = ${n}`);
+  const plain = referenceGemm(n, n, n, A, B);
+  const gemm = referenceGemm(n, n, n, A, B, alpha, beta, C0);
+  const tolerance = n * 2 ** -23;
+
+  const rows: DemoRow[] = [];
+  for (const variant of variants) {
+    const base = { variant: variant.id, backend: device.backend, size: n };
+    if (variant.maxN !== undefined && n > variant.maxN) {
+      rows.push({ ...base, status: "skipped", note: `the kernel keeps a row of A in shared memory: n ≤ ${variant.maxN}` });
+      continue;
+    }
+    options.onProgress?.(`running ${variant.id}`);
+    const N = variant.multipleOf ? Math.ceil(n / variant.multipleOf) * variant.multipleOf : n;
+    const kernel = library.get(variant.kernel, variant.specialization);
+    const a = device.createBuffer(pad(A, n, N));
+    const b = device.createBuffer(pad(B, n, N));
+    // Poison: NaN everywhere the kernel should write; sgemm reads C (beta), so it gets C0 instead.
+    const initialC = variant.gemm ? pad(C0, n, N) : new Float32Array(N * N).fill(Number.NaN);
+    const c = device.createBuffer(initialC);
+    const launch = variant.launch(N, { A: a, B: b, C: c }, alpha, beta);
+    await device.launch(kernel, launch);
+    const result = unpad((await device.read(c)) as Float32Array, n, N);
+    const errors = compareToReference(result, variant.gemm ? gemm : plain);
+    // Time further launches; sgemm accumulates into C, which does not change the work done.
+    const timing = await device.time(kernel, launch, { warmup: 0, runs: options.runs ?? 1 });
+    const flops = 2 * N * N * N;
+    const pass = errors.nonFinite === 0 && errors.normwiseRelative <= tolerance;
+    rows.push({
+      ...base,
+      paddedSize: N !== n ? N : undefined,
+      ms: timing.medianMs,
+      gflops: flops / (timing.medianMs * 1e6),
+      errors,
+      status: pass ? "pass" : "FAIL",
+      note: pass ? undefined : errors.nonFinite > 0 ? `${errors.nonFinite} elements are NaN or infinite` : `normwise error above ${tolerance.toExponential(1)}`,
+    });
+  }
+  return { rows, ok: rows.every((row) => row.status !== "FAIL") };
+}
+
+export function formatDemoTable(rows: readonly DemoRow[]): string {
+  const header = ["variant", "backend", "size", "time (ms)", "GFLOP/s", "max rel err", "avg rel err", "norm rel err", "result"];
+  const lines = rows.map((row) => [
+    row.variant,
+    row.backend,
+    row.paddedSize ? `${row.size} (padded ${row.paddedSize})` : String(row.size),
+    row.ms === undefined ? "-" : row.ms.toFixed(1),
+    row.gflops === undefined ? "-" : row.gflops.toFixed(3),
+    row.errors ? row.errors.maxRelative.toExponential(2) : "-",
+    row.errors ? row.errors.averageRelative.toExponential(2) : "-",
+    row.errors ? row.errors.normwiseRelative.toExponential(2) : "-",
+    row.note ? `${row.status}: ${row.note}` : row.status,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((cell, i) => (i >= 2 && i <= 7 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...lines.map(format)].join("\n");
+}

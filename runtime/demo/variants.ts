@@ -1,0 +1,114 @@
+/**
+ * The seed matmul ladder as the demo runs it: each variant names its example kernel and says how to launch
+ * it for an n×n product. Kernels that only handle multiples of their tile are given padded matrices, as the
+ * articles do (zeros in the padding add nothing); the row-in-shared-memory kernel has a largest n.
+ */
+
+import type { KernelArg, DeviceBuffer, Dim3 } from "../device.ts";
+
+export interface VariantBuffers {
+  readonly A: DeviceBuffer;
+  readonly B: DeviceBuffer;
+  readonly C: DeviceBuffer;
+}
+
+export interface MatmulVariant {
+  readonly id: string;
+  readonly file: string;
+  readonly kernel: string;
+  readonly specialization?: Readonly<Record<string, number>>;
+  /** The kernel needs n to be a multiple of this: the demo pads. */
+  readonly multipleOf?: number;
+  /** The kernel cannot handle a larger n: the demo skips it with the reason. */
+  readonly maxN?: number;
+  /** C = alpha·A·B + beta·C (the demo uses alpha = 0.75, beta = 0.5); otherwise C = A·B. */
+  readonly gemm?: boolean;
+  launch(n: number, buffers: VariantBuffers, alpha: number, beta: number): { grid: Dim3; block?: Dim3; args: KernelArg[] };
+}
+
+const blocks = (n: number, tile: number) => Math.ceil(n / tile);
+
+export const seedVariants: readonly MatmulVariant[] = [
+  {
+    id: "naive",
+    file: "examples/matmul-naive.ts",
+    kernel: "matmulNaive",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [C, A, B, n, n, n, n] }),
+  },
+  {
+    id: "pmpp",
+    file: "examples/matmul-pmpp.ts",
+    kernel: "matrixMulKernel",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [A, B, C, n] }),
+  },
+  {
+    id: "kahan",
+    file: "examples/matmul-kahan.ts",
+    kernel: "matmulKahan",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [C, A, B, n, n, n, n] }),
+  },
+  {
+    id: "row-shared",
+    file: "examples/matmul-row-shared.ts",
+    kernel: "matmulRowShared",
+    maxN: 2048,
+    launch: (n, { A, B, C }) => ({ grid: [n], args: [C, A, B, n, n, n, n] }),
+  },
+  {
+    id: "tiled-16",
+    file: "examples/matmul-tiled.ts",
+    kernel: "matmulTiled",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [C, A, B, n, n, n] }),
+  },
+  {
+    id: "tiled-16-padded",
+    file: "examples/matmul-tiled-padded.ts",
+    kernel: "matmulTiledPadded",
+    multipleOf: 16,
+    launch: (n, { A, B, C }) => ({ grid: [n / 16, n / 16], args: [C, A, B, n] }),
+  },
+  {
+    id: "tiled-2x2",
+    file: "examples/matmul-tiled-2x2.ts",
+    kernel: "matmulTiled2x2",
+    multipleOf: 2,
+    launch: (n, { A, B, C }) => ({ grid: [n / 2, n / 2], args: [A, B, C, n] }),
+  },
+  {
+    id: "cuda-samples-16",
+    file: "examples/matmul-cuda-samples.ts",
+    kernel: "matrixMulCuda",
+    specialization: { BLOCK_SIZE: 16 },
+    multipleOf: 16,
+    launch: (n, { A, B, C }) => ({ grid: [n / 16, n / 16], args: [C, A, B, n, n] }),
+  },
+  {
+    id: "cuda-samples-32",
+    file: "examples/matmul-cuda-samples.ts",
+    kernel: "matrixMulCuda",
+    specialization: { BLOCK_SIZE: 32 },
+    multipleOf: 32,
+    launch: (n, { A, B, C }) => ({ grid: [n / 32, n / 32], args: [C, A, B, n, n] }),
+  },
+  {
+    id: "sgemm-naive",
+    file: "examples/sgemm.ts",
+    kernel: "sgemmNaive",
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [blocks(n, 32), blocks(n, 32)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-coalesce",
+    file: "examples/sgemm.ts",
+    kernel: "sgemmCoalesce",
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [blocks(n, 32), blocks(n, 32)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-shared",
+    file: "examples/sgemm.ts",
+    kernel: "sgemmSharedMemory",
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [blocks(n, 32), blocks(n, 32)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+];

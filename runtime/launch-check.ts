@@ -1,0 +1,137 @@
+/**
+ * Argument and launch-shape checks shared by every backend, run before anything is launched. Each error
+ * names the kernel, the parameter (or the launch setting) and what was expected, so a misuse is found at
+ * the call, not as garbage in the output or a hung GPU.
+ */
+
+import type { ManifestKernel, ManifestParam } from "../compiler/manifest.ts";
+import type { Dim3, KernelArg, LaunchOptions } from "./device.ts";
+
+export class LaunchError extends Error {
+  constructor(
+    readonly kernel: string,
+    message: string,
+  ) {
+    super(`tskernel: cannot launch '${kernel}': ${message}`);
+  }
+}
+
+export interface LaunchLimits {
+  readonly maxThreadsPerBlock: number;
+  readonly maxBlockDims: readonly [number, number, number];
+  readonly maxGridDims: readonly [number, number, number];
+}
+
+export const defaultLimits: LaunchLimits = {
+  maxThreadsPerBlock: 1024,
+  maxBlockDims: [1024, 1024, 64],
+  maxGridDims: [2147483647, 65535, 65535],
+};
+
+export interface CheckedLaunch {
+  readonly grid: readonly [number, number, number];
+  readonly block: readonly [number, number, number];
+  /** Run-time arguments in parameter order. */
+  readonly args: readonly KernelArg[];
+  readonly params: readonly ManifestParam[];
+}
+
+function toDim3(kernel: string, what: string, value: Dim3): [number, number, number] {
+  const list = typeof value === "number" ? [value] : [...value];
+  if (list.length < 1 || list.length > 3) throw new LaunchError(kernel, `${what} must have 1 to 3 dimensions`);
+  const dims = [list[0], list[1] ?? 1, list[2] ?? 1] as number[];
+  if (!dims.every((d) => Number.isInteger(d) && d >= 1)) {
+    throw new LaunchError(kernel, `${what} must be positive integers, got [${list.join(", ")}]`);
+  }
+  return dims as [number, number, number];
+}
+
+function isBuffer(value: unknown): value is Extract<KernelArg, object> {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tskernel.buffer";
+}
+
+function describe(value: unknown): string {
+  if (isBuffer(value)) return `a ${value.elementType} buffer of ${value.length} elements`;
+  if (Array.isArray(value)) return "an array (allocate a buffer with device.createBuffer)";
+  if (ArrayBuffer.isView(value)) return "a typed array (allocate a buffer with device.createBuffer)";
+  return `${typeof value} ${String(value)}`;
+}
+
+function checkArg(kernel: string, param: ManifestParam, value: unknown, backend: string): void {
+  const where = `parameter '${param.name}'`;
+  if (param.kind === "buffer") {
+    const expected = `a ${param.elementType} buffer (${param.access === "read" ? "read-only" : "writable"})`;
+    if (!isBuffer(value)) throw new LaunchError(kernel, `${where} expects ${expected}, got ${describe(value)}`);
+    if (value.backend !== backend) throw new LaunchError(kernel, `${where}: the buffer belongs to the ${value.backend} backend, not ${backend}`);
+    if (value.elementType !== param.elementType) throw new LaunchError(kernel, `${where} expects ${expected}, got ${describe(value)}`);
+    return;
+  }
+  if (param.kind !== "scalar") return;
+  switch (param.type) {
+    case "bool":
+      if (typeof value !== "boolean") throw new LaunchError(kernel, `${where} expects a bool, got ${describe(value)}`);
+      return;
+    case "f32":
+      if (typeof value !== "number") throw new LaunchError(kernel, `${where} expects an f32 number, got ${describe(value)}`);
+      return;
+    case "i32":
+      if (typeof value !== "number" || !Number.isInteger(value) || value < -2147483648 || value > 2147483647) {
+        throw new LaunchError(kernel, `${where} expects an i32 (an integer from -2147483648 to 2147483647), got ${describe(value)}`);
+      }
+      return;
+    case "u32":
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 4294967295) {
+        throw new LaunchError(kernel, `${where} expects a u32 (an integer from 0 to 4294967295), got ${describe(value)}`);
+      }
+      return;
+  }
+}
+
+export function checkLaunch(description: ManifestKernel, options: LaunchOptions, backend: string, limits: LaunchLimits = defaultLimits): CheckedLaunch {
+  const kernel = description.entryName;
+  const params = description.params.filter((p) => p.kind !== "const");
+  let args: KernelArg[];
+  if (Array.isArray(options.args)) {
+    args = [...options.args];
+    if (args.length !== params.length) {
+      throw new LaunchError(kernel, `expects ${params.length} argument(s) (${params.map((p) => p.name).join(", ")}), got ${args.length}`);
+    }
+  } else {
+    const named = options.args as Readonly<Record<string, KernelArg>>;
+    const unknown = Object.keys(named).filter((key) => !params.some((p) => p.name === key));
+    if (unknown.length > 0) {
+      const constants = unknown.filter((key) => description.params.some((p) => p.kind === "const" && p.name === key));
+      const hint = constants.length > 0 ? ` ('${constants[0]}' is a compile-time constant: pick the specialization instead)` : "";
+      throw new LaunchError(kernel, `unknown argument(s) ${unknown.map((u) => `'${u}'`).join(", ")}${hint}`);
+    }
+    args = params.map((p) => {
+      if (!(p.name in named)) throw new LaunchError(kernel, `missing argument for parameter '${p.name}'`);
+      return named[p.name]!;
+    });
+  }
+  params.forEach((param, index) => checkArg(kernel, param, args[index], backend));
+
+  const grid = toDim3(kernel, "grid", options.grid);
+  grid.forEach((dim, axis) => {
+    if (dim > limits.maxGridDims[axis]!) throw new LaunchError(kernel, `grid ${"xyz"[axis]} = ${dim} exceeds the limit ${limits.maxGridDims[axis]}`);
+  });
+  let block: [number, number, number];
+  if (description.block) {
+    block = [...description.block] as [number, number, number];
+    if (options.block !== undefined) {
+      const given = toDim3(kernel, "block", options.block);
+      if (given.some((d, i) => d !== block[i])) {
+        throw new LaunchError(kernel, `the kernel fixes its block to [${block.join(", ")}], but the launch asks for [${given.join(", ")}]`);
+      }
+    }
+  } else {
+    if (options.block === undefined) throw new LaunchError(kernel, "the kernel does not fix its block shape, so the launch must give one");
+    block = toDim3(kernel, "block", options.block);
+  }
+  const threads = block[0] * block[1] * block[2];
+  if (threads > limits.maxThreadsPerBlock) throw new LaunchError(kernel, `a block of ${threads} threads exceeds the limit of ${limits.maxThreadsPerBlock}`);
+  block.forEach((dim, axis) => {
+    if (dim > limits.maxBlockDims[axis]!) throw new LaunchError(kernel, `block ${"xyz"[axis]} = ${dim} exceeds the limit ${limits.maxBlockDims[axis]}`);
+  });
+  return { grid, block, args, params };
+}
