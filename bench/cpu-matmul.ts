@@ -2,7 +2,8 @@
  * CPU backend benchmark (issue: CPU backend, "Speed"): the 16×16 tiled matmul example through the CPU
  * backend against a plain JavaScript triple loop over Float32Arrays, in the same process, same inputs,
  * n = 256 by default. Reports the median of several runs after a warm-up, GFLOP/s and the ratio; also the
- * time of `tskernel demo --backend cpu` at its default size. Writes JSON under bench/results/.
+ * time of `tskernel demo --backend cpu` at its default size, and the checked mode's slowdown on the same
+ * launch. Writes JSON under bench/results/.
  * Run with `npm run bench:cpu` (builds first).
  */
 
@@ -65,6 +66,11 @@ const launch = { grid: [Math.ceil(n / 16), Math.ceil(n / 16)] as [number, number
 const tiledMs = time(() => device.run(kernel, launch));
 const tiledError = compareToReference((await device.read(c)) as Float32Array, reference).normwiseRelative;
 
+// The same launch in checked mode: every access and barrier checked.
+const checkedDevice = new CpuDevice({ checked: true });
+const checkedLaunch = { ...launch, args: [checkedDevice.createBuffer(new Float32Array(n * n)), checkedDevice.createBuffer(A), checkedDevice.createBuffer(B), n, n, n] };
+const checkedMs = time(() => checkedDevice.run(kernel, checkedLaunch));
+
 const demoStart = performance.now();
 execFileSync(process.execPath, [path.join(root, "bin", "tskernel.js"), "demo", "--backend", "cpu"], { stdio: "pipe" });
 const demoMs = performance.now() - demoStart;
@@ -80,13 +86,16 @@ const result = {
   runs,
   plainJsTripleLoop: { medianMs: median(plainMs), gflops: gflops(median(plainMs)), normwiseError: plainError },
   tiled16CpuBackend: { medianMs: median(tiledMs), gflops: gflops(median(tiledMs)), normwiseError: tiledError },
+  tiled16CheckedMode: { medianMs: median(checkedMs), gflops: gflops(median(checkedMs)) },
   ratioTiledToPlain: median(plainMs) / median(tiledMs),
+  checkedSlowdown: median(checkedMs) / median(tiledMs),
   demoCpuDefaultSizeMs: demoMs,
   goals: { ratioTiledToPlain: 0.5, demoCpuDefaultSizeMs: 30000 },
 };
 console.log(`machine: ${result.machine.cpus} × ${result.machine.cpuModel}, node ${result.machine.node}; n = ${n}, median of ${runs}`);
 console.log(`plain JS triple loop:     ${median(plainMs).toFixed(1)} ms  ${gflops(median(plainMs)).toFixed(3)} GFLOP/s`);
 console.log(`tiled 16×16, CPU backend: ${median(tiledMs).toFixed(1)} ms  ${gflops(median(tiledMs)).toFixed(3)} GFLOP/s  (${result.ratioTiledToPlain.toFixed(2)}× the plain loop; goal ≥ 0.5×)`);
+console.log(`tiled 16×16, checked mode: ${median(checkedMs).toFixed(1)} ms  (${result.checkedSlowdown.toFixed(1)}× slower than unchecked)`);
 console.log(`tskernel demo --backend cpu (default size, whole process): ${(demoMs / 1000).toFixed(1)} s (goal < 30 s)`);
 const tag = `${cpus.length}x-${(cpus[0]?.model ?? "cpu").trim().split(/\s+/).slice(0, 2).join("-")}`.replace(/[^\w.-]/g, "_");
 const outFile = path.join(root, "bench", "results", `${date}-cpu-matmul-${tag}.json`);

@@ -31,6 +31,11 @@ export interface CompileOptions {
   readonly baseDir?: string;
   /** Write `#line` directives into CUDA output (default true). */
   readonly lineDirectives?: boolean;
+  /**
+   * Skip the compile-time barrier-uniformity check. Only for testing the checked CPU mode's run-time
+   * barrier check, which exists for kernels that get past the compiler; never exposed on the CLI.
+   */
+  readonly unsafeSkipBarrierCheck?: boolean;
   /** Reuse a project across compilations (the warm path); a new one is made otherwise. */
   readonly project?: Project;
 }
@@ -52,7 +57,13 @@ export interface FileOutput {
   readonly cuda?: { readonly source: string; readonly header: string; readonly functions: readonly string[] };
   readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[] };
   /** `functions[i]` is the JS function of `specializations[i]`. */
-  readonly js?: { readonly source: string; readonly factoryBody: string; readonly functions: readonly string[] };
+  readonly js?: {
+    readonly source: string;
+    readonly factoryBody: string;
+    /** The checked-mode build of the same kernels (see backends/js.ts), for the CPU runtime's `checked` option. */
+    readonly checkedFactoryBody: string;
+    readonly functions: readonly string[];
+  };
 }
 
 export interface CompileResult {
@@ -92,7 +103,7 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
     for (const kernel of module.kernels) {
       for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
         const specialized = specializeKernel(kernel, values);
-        const facts = validateKernel(specialized, fileDiagnostics);
+        const facts = validateKernel(specialized, fileDiagnostics, { barrierUniformity: !options.unsafeSkipBarrierCheck });
         for (const target of options.targets) checkTargetLimits(specialized, facts, target, fileDiagnostics);
         specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts });
       }
@@ -146,7 +157,10 @@ function emitFile(
       const wgsl = emitWgsl({ displayPath, helpers, kernels: units });
       output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries } };
     } else {
-      output = { ...output, js: emitJs({ displayPath, helpers, kernels: units }) };
+      const sourceText = sourceFile.getFullText();
+      const js = emitJs({ displayPath, sourceText, helpers, kernels: units });
+      const checked = emitJs({ displayPath, sourceText, helpers, kernels: units, checked: true });
+      output = { ...output, js: { ...js, checkedFactoryBody: checked.factoryBody } };
     }
   }
   return output;

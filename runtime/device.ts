@@ -67,7 +67,7 @@ export class BackendUnavailable extends Error {
 
 export interface DeviceOptions {
   readonly backend?: BackendName | "auto";
-  /** CPU only: check every access and barrier and report misuse with the kernel's TS location (planned). */
+  /** CPU only: check every access and barrier and report misuse with the kernel's TS location. */
   readonly checked?: boolean;
 }
 

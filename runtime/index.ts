@@ -9,6 +9,7 @@ import { BackendUnavailable, type BackendName, type Device, type DeviceOptions }
 export * from "./device.ts";
 export { compileKernelLibrary, KernelLibrary, CompileFailure, type KernelHandle } from "./kernels.ts";
 export { LaunchError } from "./launch-check.ts";
+export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 
 const gpuPending: Partial<Record<BackendName, string>> = {
@@ -18,8 +19,10 @@ const gpuPending: Partial<Record<BackendName, string>> = {
 
 export async function createDevice(options: DeviceOptions = {}): Promise<Device> {
   const backend = options.backend ?? "auto";
-  if (options.checked) throw new BackendUnavailable("cpu", "checked mode is not part of this build yet");
-  if (backend === "cpu") return new CpuDevice();
+  if (options.checked && backend !== "cpu" && backend !== "auto") {
+    throw new BackendUnavailable(backend, "checked mode runs on the CPU backend only (use --backend cpu)");
+  }
+  if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked });
   if (backend !== "auto") throw new BackendUnavailable(backend, gpuPending[backend] ?? "unknown backend");
   // auto: the GPU backends first, in the order DESIGN.md gives, then the CPU, which is always there.
   return new CpuDevice();

@@ -9,15 +9,22 @@ import { compileFiles, type CompileOptions } from "../compiler/driver.ts";
 import { renderDiagnostics } from "../compiler/diagnostics/render.ts";
 import { buildManifest, type ManifestKernel } from "../compiler/manifest.ts";
 import type { TargetName } from "../compiler/backends/targets.ts";
-import type { FileOutput } from "../compiler/driver.ts";
 import fs from "node:fs";
 
 /** The JS of one kernel: runs a whole block. */
-export type JsBlockFunction = (args: readonly unknown[], blockIdx: readonly number[], blockDim: readonly number[], gridDim: readonly number[]) => void;
+export type JsBlockFunction = (
+  args: readonly unknown[],
+  blockIdx: readonly number[],
+  blockDim: readonly number[],
+  gridDim: readonly number[],
+  checker?: unknown,
+) => void;
 
 export interface KernelHandle {
   readonly description: ManifestKernel;
   readonly js?: JsBlockFunction;
+  /** The checked-mode build: takes a Checker as a fifth argument. */
+  readonly jsChecked?: JsBlockFunction;
   readonly wgsl?: { readonly source: string; readonly entryPoint: string };
   readonly cuda?: { readonly source: string; readonly function: string };
 }
@@ -64,12 +71,14 @@ export function compileKernelLibrary(
   const handles: KernelHandle[] = [];
   let index = 0;
   for (const file of result.files) {
-    const jsFunctions = file.js ? instantiateJs(file) : undefined;
+    const jsFunctions = file.js ? instantiateJs(file.js.factoryBody) : undefined;
+    const jsChecked = file.js ? instantiateJs(file.js.checkedFactoryBody) : undefined;
     file.specializations.forEach((_, i) => {
       const description = manifest.kernels[index++]!;
       handles.push({
         description,
         js: jsFunctions?.[file.js!.functions[i]!],
+        jsChecked: jsChecked?.[file.js!.functions[i]!],
         wgsl: file.wgsl ? { source: file.wgsl.source, entryPoint: file.wgsl.entries[i]!.entryPoint } : undefined,
         cuda: file.cuda ? { source: file.cuda.source, function: file.cuda.functions[i]! } : undefined,
       });
@@ -78,7 +87,7 @@ export function compileKernelLibrary(
   return new KernelLibrary(handles);
 }
 
-function instantiateJs(file: FileOutput): Record<string, JsBlockFunction> {
+function instantiateJs(factoryBody: string): Record<string, JsBlockFunction> {
   // The generated code is our own output, built from validated IR; it closes over nothing of ours.
-  return new Function(file.js!.factoryBody)() as Record<string, JsBlockFunction>;
+  return new Function(factoryBody)() as Record<string, JsBlockFunction>;
 }

@@ -14,7 +14,8 @@
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { assertNever, type ArrayRef, type BinaryOp, type Expr, type HelperFunction, type Kernel, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
+import { assertNever, type ArrayRef, type BinaryOp, type Expr, type HelperFunction, type Kernel, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { LineMap } from "../diagnostics/span.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -28,6 +29,14 @@ export interface JsKernelUnit {
 
 export interface JsModuleInput {
   readonly displayPath: string;
+  /** The source text, for the `file:line:column` of each access in checked mode. */
+  readonly sourceText: string;
+  /**
+   * Checked mode: every array access and every block-level condition goes through the checker object the
+   * runtime passes as a fifth argument, which reports out-of-bounds accesses, reads of unwritten shared
+   * memory, shared-memory races between barriers and barriers not reached by all threads.
+   */
+  readonly checked?: boolean;
   readonly helpers: readonly { readonly helper: HelperFunction; readonly body: readonly Stmt[] }[];
   readonly kernels: readonly JsKernelUnit[];
 }
@@ -91,7 +100,14 @@ export function emitJs(input: JsModuleInput): JsOutput {
     });
   }
 
-  input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames).print());
+  const lines = new LineMap(input.sourceText);
+  const location = input.checked
+    ? (span: Span) => {
+        const { line, column } = lines.lineCol(span.start);
+        return `${input.displayPath}:${line}:${column}`;
+      }
+    : undefined;
+  input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location).print());
 
   const source = out.toString();
   const factoryBody = `${source.replace(/^export function /gm, "function ")}return { ${functions.join(", ")} };\n`;
@@ -104,8 +120,11 @@ export function emitJs(input: JsModuleInput): JsOutput {
 interface JsHooks {
   variable(variable: Variable): string;
   builtin(expr: Expr & { kind: "builtin" }): string;
-  array(array: ArrayRef): { name: string; columns?: number };
+  /** The JS name of an array and, for shared arrays, its constant sizes. */
+  array(array: ArrayRef): { name: string; dims?: readonly number[] };
   helper(helper: HelperFunction): string;
+  /** Checked mode: the `file:line:column` of a span. */
+  location?(span: Span): string;
 }
 
 /** The text of an f32 literal: the exact double value of the f32 (a shortest f32 spelling would read back as another double). */
@@ -193,16 +212,35 @@ class JsExprPrinter {
       case "call":
         return `${this.hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`;
       case "load":
-        return this.element(expr.array, expr.indices);
+        return this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span) : this.element(expr.array, expr.indices);
       default:
         return assertNever(expr, "expression");
     }
   }
 
+  get checked(): boolean {
+    return this.hooks.location !== undefined;
+  }
+
   element(array: ArrayRef, indices: readonly Expr[]): string {
-    const { name, columns } = this.hooks.array(array);
+    const { name, dims } = this.hooks.array(array);
     if (indices.length === 1) return `${name}[${this.print(indices[0]!)}]`;
-    return `${name}[${this.print(indices[0]!)} * ${columns} + ${this.print(indices[1]!)}]`;
+    return `${name}[${this.print(indices[0]!)} * ${dims![1]} + ${this.print(indices[1]!)}]`;
+  }
+
+  /**
+   * A checked load (`ld`) or store (`st`, with the value after the sizes): `chk.ldg(array, "name", index, t,
+   * "where")` for global buffers, `chk.lds2(array, "name", i, j, rows, cols, t, "where")` for shared ones.
+   */
+  checkedAccess(kind: "ld" | "st", array: ArrayRef, indices: readonly Expr[], span: Span, value?: string): string {
+    const { name, dims } = this.hooks.array(array);
+    const where = JSON.stringify(this.hooks.location!(span));
+    // ldg/stg for global buffers; lds1/lds2/sts1/sts2 for shared arrays, whose sizes follow the indices.
+    const fn = array.space === "global" ? `${kind}g` : `${kind}s${indices.length}`;
+    const index = indices.map((i) => this.print(i)).join(", ");
+    const sizes = array.space === "shared" ? `, ${dims!.join(", ")}` : "";
+    const stored = value === undefined ? "" : `, ${value}`;
+    return `chk.${fn}(${name}, ${JSON.stringify(array.name)}, ${index}${sizes}${stored}, t, ${where})`;
   }
 
   private convert(from: ScalarType, to: ScalarType, value: string): string {
@@ -278,6 +316,17 @@ class ThreadStmtPrinter {
     }
   }
 
+  /** Indices as they are when trivial; otherwise opens a block with a const per index (closed by the caller). */
+  private indexTemps(indices: readonly Expr[]): readonly Expr[] {
+    if (indices.every((index) => index.kind === "literal" || index.kind === "variable")) return indices;
+    this.out.line("{").indent();
+    return indices.map((index) => {
+      const temp: Variable = { kind: "variable", name: "index", type: index.type, mutable: false, span: index.span };
+      this.out.line(`const ${this.names.name(temp, "index")} = ${bare(this.printer.print(index))};`);
+      return { kind: "variable", type: index.type, variable: temp, span: index.span } as const;
+    });
+  }
+
   stmt(stmt: Stmt): void {
     const { out, printer } = this;
     switch (stmt.kind) {
@@ -287,26 +336,23 @@ class ThreadStmtPrinter {
         return;
       case "store": {
         const value = printer.print(stmt.value);
+        if (printer.checked) {
+          // Checked: load (for op=) and store through the checker, with the indices computed once.
+          const temps = this.indexTemps(stmt.indices);
+          const loaded = stmt.op ? printer.binary(stmt.op, stmt.array.elementType, printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
+          out.line(`${printer.checkedAccess("st", stmt.array, temps, stmt.span, bare(loaded))};`);
+          if (temps !== stmt.indices) out.dedent().line("}");
+          return;
+        }
         if (!stmt.op) {
           out.line(`${printer.element(stmt.array, stmt.indices)} = ${bare(value)};`);
           return;
         }
         // Read and write the same element: compute a non-trivial index once.
-        const simpleIndices = stmt.indices.every((index) => index.kind === "literal" || index.kind === "variable");
-        if (simpleIndices) {
-          const element = printer.element(stmt.array, stmt.indices);
-          out.line(`${element} = ${bare(printer.binary(stmt.op, stmt.array.elementType, element, value))};`);
-          return;
-        }
-        out.block("{", () => {
-          const temps = stmt.indices.map((index) => {
-            const temp: Variable = { kind: "variable", name: "index", type: index.type, mutable: false, span: index.span };
-            out.line(`const ${this.names.name(temp, "index")} = ${bare(printer.print(index))};`);
-            return { kind: "variable", type: index.type, variable: temp, span: index.span } as const;
-          });
-          const element = printer.element(stmt.array, temps);
-          out.line(`${element} = ${bare(printer.binary(stmt.op!, stmt.array.elementType, element, value))};`);
-        });
+        const temps = this.indexTemps(stmt.indices);
+        const element = printer.element(stmt.array, temps);
+        out.line(`${element} = ${bare(printer.binary(stmt.op, stmt.array.elementType, element, value))};`);
+        if (temps !== stmt.indices) out.dedent().line("}");
         return;
       }
       case "if": {
@@ -412,7 +458,7 @@ class KernelPrinter {
   /** Block-level printer: spilled variables read from thread 0's slot. */
   private readonly blockPrinter: JsExprPrinter;
   private readonly spilled = new Map<Variable, string>();
-  private readonly arrays = new Map<ArrayRef, { name: string; columns?: number }>();
+  private readonly arrays = new Map<ArrayRef, { name: string; dims?: readonly number[] }>();
   private regionCount = 0;
   private labelCount = 0;
   private readonly hasReturn: boolean;
@@ -424,6 +470,7 @@ class KernelPrinter {
     private readonly functionName: string,
     private readonly out: Writer,
     moduleNames: Namer,
+    private readonly location: ((span: Span) => string) | undefined,
   ) {
     this.names = moduleNames.child();
     const builtin = (expr: Expr & { kind: "builtin" }) => {
@@ -443,13 +490,16 @@ class KernelPrinter {
       builtin,
       array: (array: ArrayRef) => this.arrays.get(array)!,
       helper: (helper: HelperFunction) => moduleNames.lookup(helper),
+      location,
     };
     this.printer = new JsExprPrinter({ ...hooks, variable: (v) => this.names.lookup(v) });
     this.blockPrinter = new JsExprPrinter({
       ...hooks,
       variable: (v) => {
+        // Checked mode evaluates block-level conditions for every thread `t`; otherwise thread 0 stands for all.
+        const slot = location ? "t" : "0";
         const slots = this.spilled.get(v);
-        if (slots) return v.type === "bool" ? `(${slots}[0] !== 0)` : `${slots}[0]`;
+        if (slots) return v.type === "bool" ? `(${slots}[${slot}] !== 0)` : `${slots}[${slot}]`;
         if (this.declared.has(v)) throw new Error(`internal: '${v.name}' is read outside a thread region but was not spilled`);
         return this.names.lookup(v); // a scalar parameter
 
@@ -478,8 +528,9 @@ class KernelPrinter {
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
     out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}: runs one block.`);
-    out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim) {`);
+    out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${this.location ? ", chk" : ""}) {`);
     out.indent();
+    if (this.location) out.line("chk.beginBlock(blockIdx, blockDim);");
     if (params.length > 0) out.line(`const [${params.join(", ")}] = args;`);
     out.line("const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];");
     out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
@@ -487,7 +538,7 @@ class KernelPrinter {
     for (const array of kernel.shared) {
       const sizes = this.unit.sharedSizes.get(array) ?? [];
       const name = names.name(array, array.name);
-      this.arrays.set(array, { name, columns: sizes[1] });
+      this.arrays.set(array, { name, dims: sizes });
       const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
       out.line(`const ${name} = new ${ctor}(${sizes.reduce((a, b) => a * b, 1)});`);
     }
@@ -613,10 +664,19 @@ class KernelPrinter {
 
   private blockLevel(stmt: Stmt, loop: { readonly breakLabel: string; readonly continueLabel: string } | undefined): void {
     const { out } = this;
-    const condition = (expr: Expr) => bare(this.blockPrinter.print(expr));
+    const condition = (expr: Expr) => {
+      const text = bare(this.blockPrinter.print(expr));
+      if (!this.location) return text;
+      // Every live thread must agree, or some would take a barrier the others skip.
+      const done = this.hasReturn ? "done" : "undefined";
+      // Thread ids too: a condition on threadIdx only gets this far when the compile-time check was skipped.
+      const ids = "const tx = t % nx, ty = ((t / nx) | 0) % ny, tz = (t / (nx * ny)) | 0;";
+      return `chk.uniform((t) => { ${ids} return ${text}; }, threads, ${done}, ${JSON.stringify(this.location(expr.span))})`;
+    };
     switch (stmt.kind) {
       case "barrier":
         // The end of the region before it is the barrier: every thread has finished it.
+        if (this.location) out.line("chk.sync();");
         return;
       case "if":
         out.line(`if (${condition(stmt.condition)}) {`);

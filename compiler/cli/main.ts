@@ -186,7 +186,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(new Option("--backend <name>", "backend to run on").choices(["auto", "cpu", "webgpu", "cuda"]).default("auto"))
     .option("--size <n>", "matrix size n (n×n times n×n)", parseSize, 256)
     .option("--runs <r>", "timed launches per variant (median reported)", parseSize, 1)
-    .option("--checked", "check every access and barrier on the CPU (not part of this build yet)")
+    .option("--checked", "run on the CPU in checked mode: out-of-bounds accesses, unwritten shared reads, shared races, divergent barriers")
     .addHelpText(
       "after",
       [

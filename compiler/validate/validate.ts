@@ -19,7 +19,7 @@ export interface KernelFacts {
   readonly block?: readonly [number, number, number];
 }
 
-export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[]): KernelFacts {
+export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks: { barrierUniformity?: boolean } = {}): KernelFacts {
   const sharedSizes = new Map<ArrayRef, number[]>();
   let sharedBytes = 0;
   for (const array of kernel.shared) {
@@ -51,7 +51,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[]): Kerne
   }
 
   checkConstantSharedIndices(kernel, sharedSizes, diagnostics);
-  checkBarrierUniformity(kernel, diagnostics);
+  if (checks.barrierUniformity ?? true) checkBarrierUniformity(kernel, diagnostics);
   return { sharedBytes, sharedSizes, block };
 }
 

@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import type { KernelHandle } from "../kernels.ts";
 import { median, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { checkLaunch, LaunchError } from "../launch-check.ts";
+import { Checker } from "./checker.ts";
 
 interface CpuBuffer extends DeviceBuffer {
   readonly data: TypedArray;
@@ -25,7 +26,14 @@ function elementTypeOf(data: TypedArray): ElementType {
 
 export class CpuDevice implements Device {
   readonly backend = "cpu" as const;
-  readonly name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, one thread)`;
+  readonly name: string;
+  /** Checked mode: every access and barrier is checked (see checker.ts); several times slower. */
+  readonly checked: boolean;
+
+  constructor(options: { checked?: boolean } = {}) {
+    this.checked = options.checked ?? false;
+    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, one thread${this.checked ? ", checked" : ""})`;
+  }
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
@@ -69,8 +77,9 @@ export class CpuDevice implements Device {
   /** Runs a launch synchronously (the CPU has nothing to wait for). */
   run(kernel: KernelHandle, options: LaunchOptions): void {
     const checked = checkLaunch(kernel.description, options, "cpu");
-    const fn = kernel.js;
+    const fn = this.checked ? kernel.jsChecked : kernel.js;
     if (!fn) throw new LaunchError(kernel.description.entryName, "it was not compiled for the js target");
+    const checker = this.checked ? new Checker(kernel.description.entryName) : undefined;
     const args = checked.args.map((arg) => (typeof arg === "object" ? this.own(arg).data : arg));
     const [gx, gy, gz] = checked.grid;
     const blockIdx = [0, 0, 0];
@@ -80,7 +89,7 @@ export class CpuDevice implements Device {
           blockIdx[0] = x;
           blockIdx[1] = y;
           blockIdx[2] = z;
-          fn(args, blockIdx, checked.block, checked.grid);
+          fn(args, blockIdx, checked.block, checked.grid, checker);
         }
       }
     }

@@ -1,0 +1,210 @@
+/**
+ * The checked CPU mode: each detector gets a deliberately broken kernel it must catch, with the kind, the
+ * TypeScript location, the block and the thread, and the correct kernel beside it that it must pass.
+ */
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { CpuDevice } from "./cpu-device.ts";
+import { KernelFault } from "./checker.ts";
+import { compileKernelLibrary } from "../kernels.ts";
+import { runDemo } from "../demo/run-demo.ts";
+
+const header = 'import { kernel, shared, syncThreads, threadIdx, blockIdx, blockDim, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";\n';
+
+function compile(source: string, options: { unsafeSkipBarrierCheck?: boolean } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-checked-"));
+  const file = path.join(dir, "kernel.ts");
+  fs.writeFileSync(file, header + source);
+  return { library: compileKernelLibrary([file], ["js"], options), file, source: header + source };
+}
+
+/** The 1-based line:column of the first occurrence of `needle` in `source`. */
+function where(source: string, needle: string): string {
+  const offset = source.indexOf(needle);
+  expect(offset, `'${needle}' occurs in the kernel`).toBeGreaterThanOrEqual(0);
+  const before = source.slice(0, offset).split("\n");
+  return `${before.length}:${before[before.length - 1]!.length + 1}`;
+}
+
+async function fault(run: () => Promise<void>): Promise<KernelFault> {
+  try {
+    await run();
+  } catch (error) {
+    if (error instanceof KernelFault) return error;
+    throw error;
+  }
+  throw new Error("expected a KernelFault, but the launch completed");
+}
+
+describe("checked mode finds seeded bugs", () => {
+  const device = new CpuDevice({ checked: true });
+
+  it("an out-of-bounds global read (a naive matmul without its bounds check)", async () => {
+    const { library, source } = compile(`export const mm = kernel({ block: [4, 4] }, (C: Float32Array, A: ReadonlyFloat32Array, B: ReadonlyFloat32Array, n: i32) => {
+  const row = blockIdx.y * 4 + threadIdx.y;
+  const col = blockIdx.x * 4 + threadIdx.x;
+  let sum: f32 = 0;
+  for (let k = 0; k < n; k++) {
+    sum += A[row * n + k] * B[k * n + col];
+  }
+  if (row < n && col < n) {
+    C[row * n + col] = sum;
+  }
+});
+`);
+    const n = 6;
+    const bufs = [device.createBuffer("f32", n * n), device.createBuffer(new Float32Array(n * n).fill(1)), device.createBuffer(new Float32Array(n * n).fill(1))];
+    const error = await fault(() => device.launch(library.get("mm"), { grid: [2, 2], args: [...bufs, n] }));
+    expect(error.kind).toBe("out-of-bounds");
+    // Blocks run x-fastest: block (1, 0) comes first, where thread (2, 0) has col = 6 and reads B[5·6 + 6].
+    expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "B[k * n + col]")}$`));
+    expect(error.blockIdx).toEqual([1, 0, 0]);
+    expect(error.threadIdx).toEqual([2, 0, 0]);
+    expect(error.message).toContain("read of 'B'[36], but it has 36 elements");
+  });
+
+  it("an out-of-bounds global write", async () => {
+    const { library, source } = compile(`export const fill = kernel({ block: [8] }, (out: Float32Array) => {
+  out[blockIdx.x * 8 + threadIdx.x] = 1;
+});
+`);
+    const out = device.createBuffer("f32", 12);
+    const error = await fault(() => device.launch(library.get("fill"), { grid: [2], args: [out] }));
+    expect(error.kind).toBe("out-of-bounds");
+    expect(error.location).toMatch(new RegExp(`:${where(source, "out[blockIdx.x * 8")}$`));
+    expect(error.threadIdx).toEqual([4, 0, 0]);
+  });
+
+  it("an out-of-bounds shared access", async () => {
+    const { library, source } = compile(`export const shift = kernel({ block: [16] }, (out: Float32Array) => {
+  const tile = shared.f32(16);
+  tile[threadIdx.x + 1] = 1;
+  syncThreads();
+  out[threadIdx.x] = tile[threadIdx.x];
+});
+`);
+    const error = await fault(() => device.launch(library.get("shift"), { grid: [1], args: [device.createBuffer("f32", 16)] }));
+    expect(error.kind).toBe("out-of-bounds");
+    expect(error.location).toMatch(new RegExp(`:${where(source, "tile[threadIdx.x + 1]")}$`));
+    expect(error.threadIdx).toEqual([15, 0, 0]);
+    expect(error.message).toContain("write to shared 'tile'[16], but it is [16]");
+  });
+
+  it("a read of shared memory no thread wrote", async () => {
+    const { library, source } = compile(`export const half = kernel({ block: [16] }, (out: Float32Array, x: ReadonlyFloat32Array) => {
+  const tile = shared.f32(16);
+  if (threadIdx.x < 8) {
+    tile[threadIdx.x] = x[threadIdx.x];
+  }
+  syncThreads();
+  out[threadIdx.x] = tile[15 - threadIdx.x];
+});
+`);
+    const error = await fault(() => device.launch(library.get("half"), { grid: [1], args: [device.createBuffer("f32", 16), device.createBuffer("f32", 16)] }));
+    expect(error.kind).toBe("uninitialized-shared-read");
+    expect(error.location).toMatch(new RegExp(`:${where(source, "tile[15 - threadIdx.x]")}$`));
+    expect(error.threadIdx).toEqual([0, 0, 0]);
+    expect(error.message).toContain("shared 'tile'[15]");
+  });
+
+  it("a race: reading a neighbour's element without a barrier", async () => {
+    const { library, source } = compile(`export const neighbour = kernel({ block: [16] }, (out: Float32Array, x: ReadonlyFloat32Array) => {
+  const tile = shared.f32(16);
+  tile[threadIdx.x] = x[threadIdx.x];
+  out[threadIdx.x] = tile[(threadIdx.x + 1) % 16];
+});
+`);
+    const error = await fault(() => device.launch(library.get("neighbour"), { grid: [1], args: [device.createBuffer("f32", 16), device.createBuffer("f32", 16)] }));
+    // Thread 0 reads element 1 before thread 1 wrote it (first), or after without a barrier: either is a bug.
+    expect(["uninitialized-shared-read", "shared-race"]).toContain(error.kind);
+    expect(error.location).toMatch(new RegExp(`:${where(source, "tile[(threadIdx.x + 1) % 16]")}$`));
+  });
+
+  it("a race: a tree reduction missing the barrier inside its loop", async () => {
+    const { library, source } = compile(`export const sum = kernel({ block: [16] }, (out: Float32Array, x: ReadonlyFloat32Array) => {
+  const cache = shared.f32(16);
+  cache[threadIdx.x] = x[threadIdx.x];
+  syncThreads();
+  for (let s = 8; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      cache[threadIdx.x] += cache[threadIdx.x + s];
+    }
+  }
+  if (threadIdx.x === 0) {
+    out[0] = cache[0];
+  }
+});
+`);
+    const error = await fault(() => device.launch(library.get("sum"), { grid: [1], args: [device.createBuffer("f32", 1), device.createBuffer("f32", 16)] }));
+    expect(error.kind).toBe("shared-race");
+    expect(error.location).toMatch(new RegExp(`:${where(source, "cache[threadIdx.x] += ")}$`));
+  });
+
+  it("a race: every thread writing one shared element", async () => {
+    const { library } = compile(`export const clash = kernel({ block: [4] }, (out: Float32Array) => {
+  const slot = shared.f32(1);
+  slot[0] = 1;
+  syncThreads();
+  out[threadIdx.x] = slot[0];
+});
+`);
+    const error = await fault(() => device.launch(library.get("clash"), { grid: [1], args: [device.createBuffer("f32", 4)] }));
+    expect(error.kind).toBe("shared-race");
+    expect(error.threadIdx).toEqual([1, 0, 0]);
+    expect(error.message).toContain("also written by thread (0, 0, 0)");
+  });
+
+  it("a barrier not reached by all threads (a kernel that got past the compiler's check)", async () => {
+    const { library, source } = compile(
+      `export const split = kernel({ block: [8] }, (out: Float32Array) => {
+  const tile = shared.f32(8);
+  if (threadIdx.x < 4) {
+    tile[threadIdx.x] = 1;
+    syncThreads();
+  }
+  out[threadIdx.x] = 1;
+});
+`,
+      { unsafeSkipBarrierCheck: true },
+    );
+    const error = await fault(() => device.launch(library.get("split"), { grid: [1], args: [device.createBuffer("f32", 8)] }));
+    expect(error.kind).toBe("barrier-divergence");
+    expect(error.location).toMatch(new RegExp(`:${where(source, "threadIdx.x < 4")}$`));
+    expect(error.threadIdx).toEqual([4, 0, 0]);
+  });
+});
+
+describe("checked mode passes correct kernels", () => {
+  it("every seed matmul variant at an odd size", async () => {
+    const { rows, ok } = await runDemo(new CpuDevice({ checked: true }), { size: 37 });
+    expect(rows.map((r) => `${r.variant}:${r.status}`)).toEqual(rows.map((r) => `${r.variant}:pass`));
+    expect(ok).toBe(true);
+  });
+
+  it("the correct versions of the broken kernels above", async () => {
+    const device = new CpuDevice({ checked: true });
+    const { library } = compile(`export const sum = kernel({ block: [16] }, (out: Float32Array, x: ReadonlyFloat32Array) => {
+  const cache = shared.f32(16);
+  cache[threadIdx.x] = x[threadIdx.x];
+  syncThreads();
+  for (let s = 8; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      cache[threadIdx.x] += cache[threadIdx.x + s];
+    }
+    syncThreads();
+  }
+  if (threadIdx.x === 0) {
+    out[0] = cache[0];
+  }
+});
+`);
+    const x = Float32Array.from({ length: 16 }, () => Math.random());
+    const out = device.createBuffer(new Float32Array(1).fill(Number.NaN));
+    await device.launch(library.get("sum"), { grid: [1], args: [out, device.createBuffer(x)] });
+    const [total] = (await device.read(out)) as Float32Array;
+    expect(Math.abs(total! - x.reduce((a, b) => a + b, 0))).toBeLessThan(1e-5);
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * The checked CPU mode's run-time half: the generated checked JS calls these for every array access and
+ * every block-level condition. It finds, with the kernel's TypeScript location and the block and thread:
+ * out-of-bounds reads and writes (global and shared), reads of shared memory no thread of the block has
+ * written since the block started, races on shared memory (two threads touching one element between the
+ * same two barriers, at least one writing), and barriers not reached by all threads (a block-level
+ * condition that differs between threads). The first fault stops the launch with a KernelFault.
+ */
+
+export type FaultKind = "out-of-bounds" | "uninitialized-shared-read" | "shared-race" | "barrier-divergence";
+
+export class KernelFault extends Error {
+  constructor(
+    readonly kind: FaultKind,
+    readonly kernel: string,
+    readonly location: string,
+    readonly blockIdx: readonly number[],
+    readonly threadIdx: readonly number[] | undefined,
+    detail: string,
+  ) {
+    const thread = threadIdx ? `, thread (${threadIdx.join(", ")})` : "";
+    super(`tskernel: ${kind} in '${kernel}' at ${location}, block (${blockIdx.join(", ")})${thread}: ${detail}`);
+  }
+}
+
+interface SharedState {
+  readonly written: Uint8Array;
+  /** The thread that last wrote each element, and in which barrier interval (epoch). */
+  readonly writer: Int32Array;
+  readonly writeEpoch: Int32Array;
+  /** The thread that read each element in `readEpoch`, or MANY when several did. */
+  readonly reader: Int32Array;
+  readonly readEpoch: Int32Array;
+}
+
+const MANY = -2;
+
+type Typed = Float32Array | Int32Array | Uint32Array;
+
+export class Checker {
+  private blockIdx: readonly number[] = [0, 0, 0];
+  private blockDim: readonly number[] = [1, 1, 1];
+  private epoch = 1;
+  private shared = new Map<Typed, SharedState>();
+
+  constructor(private readonly kernel: string) {}
+
+  beginBlock(blockIdx: readonly number[], blockDim: readonly number[]): void {
+    this.blockIdx = [...blockIdx];
+    this.blockDim = blockDim;
+    this.epoch = 1;
+    this.shared = new Map();
+  }
+
+  /** A barrier: accesses after it do not race with accesses before it. */
+  sync(): void {
+    this.epoch++;
+  }
+
+  private thread(t: number): number[] {
+    const [nx, ny] = this.blockDim as [number, number];
+    return [t % nx, Math.floor(t / nx) % ny, Math.floor(t / (nx * ny))];
+  }
+
+  private fault(kind: FaultKind, where: string, t: number | undefined, detail: string): never {
+    throw new KernelFault(kind, this.kernel, where, this.blockIdx, t === undefined ? undefined : this.thread(t), detail);
+  }
+
+  private outOfBounds(where: string, t: number, verb: string, name: string, indices: readonly number[], shape: string): never {
+    return this.fault("out-of-bounds", where, t, `${verb} ${name}${indices.map((i) => `[${i}]`).join("")}, but ${shape}`);
+  }
+
+  ldg(array: Typed, name: string, index: number, t: number, where: string): number {
+    if (!(index >= 0 && index < array.length)) this.outOfBounds(where, t, "read of", `'${name}'`, [index], `it has ${array.length} elements`);
+    return array[index]!;
+  }
+
+  stg(array: Typed, name: string, index: number, value: number, t: number, where: string): void {
+    if (!(index >= 0 && index < array.length)) this.outOfBounds(where, t, "write to", `'${name}'`, [index], `it has ${array.length} elements`);
+    array[index] = value;
+  }
+
+  lds1(array: Typed, name: string, i: number, size: number, t: number, where: string): number {
+    if (!(i >= 0 && i < size)) this.outOfBounds(where, t, "read of", `shared '${name}'`, [i], `it is [${size}]`);
+    return this.sharedRead(array, name, i, i, -1, t, where);
+  }
+
+  lds2(array: Typed, name: string, i: number, j: number, rows: number, cols: number, t: number, where: string): number {
+    if (!(i >= 0 && i < rows && j >= 0 && j < cols)) this.outOfBounds(where, t, "read of", `shared '${name}'`, [i, j], `it is [${rows}][${cols}]`);
+    return this.sharedRead(array, name, i * cols + j, i, j, t, where);
+  }
+
+  sts1(array: Typed, name: string, i: number, size: number, value: number, t: number, where: string): void {
+    if (!(i >= 0 && i < size)) this.outOfBounds(where, t, "write to", `shared '${name}'`, [i], `it is [${size}]`);
+    this.sharedWrite(array, name, i, i, -1, value, t, where);
+  }
+
+  sts2(array: Typed, name: string, i: number, j: number, rows: number, cols: number, value: number, t: number, where: string): void {
+    if (!(i >= 0 && i < rows && j >= 0 && j < cols)) this.outOfBounds(where, t, "write to", `shared '${name}'`, [i, j], `it is [${rows}][${cols}]`);
+    this.sharedWrite(array, name, i * cols + j, i, j, value, t, where);
+  }
+
+  private state(array: Typed): SharedState {
+    let state = this.shared.get(array);
+    if (!state) {
+      const n = array.length;
+      state = { written: new Uint8Array(n), writer: new Int32Array(n), writeEpoch: new Int32Array(n), reader: new Int32Array(n), readEpoch: new Int32Array(n) };
+      this.shared.set(array, state);
+    }
+    return state;
+  }
+
+  /** `j` is -1 for a 1-D array; indices only matter for messages. */
+  private sharedRead(array: Typed, name: string, flat: number, i: number, j: number, t: number, where: string): number {
+    const state = this.state(array);
+    const element = () => `shared '${name}'[${i}]${j >= 0 ? `[${j}]` : ""}`;
+    if (!state.written[flat]) this.fault("uninitialized-shared-read", where, t, `read of ${element()}, which no thread of this block has written`);
+    if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
+      this.fault("shared-race", where, t, `read of ${element()}, written by thread (${this.thread(state.writer[flat]!).join(", ")}) with no syncThreads() in between`);
+    }
+    if (state.readEpoch[flat] !== this.epoch) state.reader[flat] = t;
+    else if (state.reader[flat] !== t) state.reader[flat] = MANY;
+    state.readEpoch[flat] = this.epoch;
+    return array[flat]!;
+  }
+
+  private sharedWrite(array: Typed, name: string, flat: number, i: number, j: number, value: number, t: number, where: string): void {
+    const state = this.state(array);
+    const element = () => `shared '${name}'[${i}]${j >= 0 ? `[${j}]` : ""}`;
+    if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
+      this.fault("shared-race", where, t, `write to ${element()}, also written by thread (${this.thread(state.writer[flat]!).join(", ")}) with no syncThreads() in between`);
+    }
+    if (state.readEpoch[flat] === this.epoch && state.reader[flat] !== t) {
+      const who = state.reader[flat] === MANY ? "other threads" : `thread (${this.thread(state.reader[flat]!).join(", ")})`;
+      this.fault("shared-race", where, t, `write to ${element()}, read by ${who} with no syncThreads() in between`);
+    }
+    array[flat] = value;
+    state.written[flat] = 1;
+    state.writer[flat] = t;
+    state.writeEpoch[flat] = this.epoch;
+  }
+
+  /** A condition that decides whether barriers run: every live thread must see the same value. */
+  uniform(condition: (t: number) => boolean, threads: number, done: Uint8Array | undefined, where: string): boolean {
+    let first: boolean | undefined;
+    let firstThread = 0;
+    for (let t = 0; t < threads; t++) {
+      if (done?.[t]) continue;
+      const value = condition(t);
+      if (first === undefined) {
+        first = value;
+        firstThread = t;
+      } else if (value !== first) {
+        this.fault(
+          "barrier-divergence",
+          where,
+          t,
+          `this condition is ${value} here but ${first} for thread (${this.thread(firstThread).join(", ")}), so not every thread reaches the same barriers`,
+        );
+      }
+    }
+    return first ?? false;
+  }
+}
