@@ -145,7 +145,8 @@ export async function validateWgsl(code: string, entryPoints?: string[]): Promis
   // scopes are a per-device stack, and concurrent validateWgsl calls that awaited between push and pop
   // would pop each other's scopes.
   device.pushErrorScope("validation");
-  const module = device.createShaderModule({ code });
+  // The label names this tool in what dawn.node prints by itself (compilation logs with warnings).
+  const module = device.createShaderModule({ code, label: "tests/tools validateWgsl" });
   const moduleScope = device.popErrorScope();
 
   const info = await module.getCompilationInfo();
