@@ -1,0 +1,79 @@
+/**
+ * The real compilers on every golden output: each expected.cu is compiled by nvcc for sm_90 (cubin, with
+ * `-Xptxas -v`; registers and spills are recorded, and no matmul example may spill), and each expected.wgsl
+ * is accepted by Dawn with no messages. Pipeline creation on Dawn's null adapter uses WebGPU's default
+ * limits (256 invocations, 16 KiB of workgroup memory); an entry point may fail there only with the limit
+ * the compiler already warned about (TSK3006/TSK3007). The register report goes to build/ptxas-report.json.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { codegenCases, compileCase, repoRoot } from "./golden-cases.ts";
+import { compileCudaMany, nvccAvailable, type CudaCompileResult } from "./tools/nvcc.ts";
+import { closeDawn, validateWgsl } from "./tools/dawn.ts";
+
+const cases = codegenCases().filter((c) => fs.existsSync(path.join(c.dir, "expected.cu")));
+
+describe.skipIf(!nvccAvailable())("nvcc accepts every generated .cu (skipped: nvcc not found)", () => {
+  let results: CudaCompileResult[] = [];
+  it("compiles all of them for sm_90", async () => {
+    results = await compileCudaMany(cases.map((c) => ({ source: fs.readFileSync(path.join(c.dir, "expected.cu"), "utf8"), options: { name: c.name.replace(/\W/g, "_") } })));
+    const failures = results.flatMap((result, i) => (result.ok ? [] : [`${cases[i]!.name}:\n${result.errors}`]));
+    expect(failures).toEqual([]);
+    const report = cases.map((c, i) => ({ case: c.name, functions: results[i]!.functions.filter((f) => f.entry) }));
+    fs.mkdirSync(path.join(repoRoot, "build"), { recursive: true });
+    fs.writeFileSync(path.join(repoRoot, "build", "ptxas-report.json"), `${JSON.stringify(report, null, 2)}\n`);
+    for (const entry of report) {
+      expect(entry.functions.length, `${entry.case} has kernels`).toBeGreaterThan(0);
+    }
+  });
+
+  it("no matmul example spills registers", () => {
+    expect(results.length).toBe(cases.length);
+    cases.forEach((c, i) => {
+      if (!/^examples\/(matmul|sgemm)/.test(c.name)) return;
+      for (const fn of results[i]!.functions) {
+        expect(fn.spillStoresBytes + fn.spillLoadsBytes, `${c.name} ${fn.name} spills`).toBe(0);
+        expect(fn.registers, `${c.name} ${fn.name}`).toBeGreaterThan(0);
+      }
+    });
+  });
+
+  it("declares the shared memory the manifest reports", () => {
+    cases.forEach((c, i) => {
+      const compiled = compileCase(c.input);
+      compiled.files[0]!.specializations.forEach((spec, s) => {
+        const fn = results[i]!.functions.find((f) => f.name === compiled.files[0]!.cuda!.functions[s]);
+        expect(fn, `${c.name}: ptxas reports ${spec.entryName}`).toBeDefined();
+        expect(fn!.sharedBytes, `${c.name} ${spec.entryName} shared bytes`).toBe(spec.facts.sharedBytes);
+      });
+    });
+  });
+});
+
+describe("Dawn accepts every generated .wgsl", () => {
+  afterAll(async () => {
+    await closeDawn();
+  });
+
+  for (const testCase of cases) {
+    it(testCase.name, async () => {
+      const code = fs.readFileSync(path.join(testCase.dir, "expected.wgsl"), "utf8");
+      const compiled = compileCase(testCase.input);
+      const file = compiled.files[0]!;
+      const warned = new Set(
+        compiled.diagnostics.filter((d) => d.code === "TSK3006" || d.code === "TSK3007").map((d) => /kernel '(\w+)'/.exec(d.message)?.[1]),
+      );
+      const entries = file.wgsl!.entries.map((e) => e.entryPoint);
+      const result = await validateWgsl(code, entries);
+      const moduleMessages = result.messages.filter((m) => m.entryPoint === undefined);
+      expect(moduleMessages, "shader compilation messages").toEqual([]);
+      for (const message of result.messages.filter((m) => m.entryPoint !== undefined)) {
+        const spec = file.specializations[entries.indexOf(message.entryPoint!)]!;
+        expect(warned.has(spec.kernel.name), `${message.entryPoint}: ${message.message}`).toBe(true);
+        expect(message.message).toMatch(/total number of workgroup invocations|workgroup_size\(|workgroup storage/i);
+      }
+    });
+  }
+});
