@@ -77,3 +77,14 @@ describe("Dawn accepts every generated .wgsl", () => {
     });
   }
 });
+
+describe("every generated .js parses as a module body", () => {
+  for (const testCase of cases) {
+    it(testCase.name, () => {
+      const code = fs.readFileSync(path.join(testCase.dir, "expected.js"), "utf8");
+      // The module's only ES-module syntax is `export function`; without it the text is a script body.
+      expect(() => new Function(code.replace(/^export function /gm, "function "))).not.toThrow();
+      expect(code).toMatch(/^export function \w+\(args, blockIdx, blockDim, gridDim\) \{$/m);
+    });
+  }
+});
