@@ -5,6 +5,7 @@
  */
 
 import type { KernelHandle } from "./kernels.ts";
+import type { LaunchLimits } from "./launch-check.ts";
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
 export type ElementType = "f32" | "i32" | "u32";
@@ -47,6 +48,8 @@ export interface Device {
   readonly backend: BackendName;
   /** A human-readable description of the device, e.g. the adapter or GPU name. */
   readonly name: string;
+  /** What a launch may ask for on this device. */
+  readonly limits: LaunchLimits;
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   write(buffer: DeviceBuffer, data: TypedArray): Promise<void>;

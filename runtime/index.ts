@@ -4,6 +4,7 @@
  */
 
 import { CpuDevice } from "./cpu/cpu-device.ts";
+import { createWebGpuDevice } from "./webgpu/webgpu-device.ts";
 import { BackendUnavailable, type BackendName, type Device, type DeviceOptions } from "./device.ts";
 
 export * from "./device.ts";
@@ -12,10 +13,10 @@ export { LaunchError } from "./launch-check.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 
-const gpuPending: Partial<Record<BackendName, string>> = {
-  cuda: "the CUDA backend (driver API and NVRTC through koffi) is not part of this build yet",
-  webgpu: "the WebGPU backend (Dawn through the webgpu package) is not part of this build yet",
-};
+const cudaPending = "the CUDA backend (driver API and NVRTC through koffi) is not part of this build yet";
+
+/** Why `auto` passed over each GPU backend, for a caller that wants to say so. */
+export const autoSkipped: { backend: BackendName; reason: string }[] = [];
 
 export async function createDevice(options: DeviceOptions = {}): Promise<Device> {
   const backend = options.backend ?? "auto";
@@ -23,7 +24,17 @@ export async function createDevice(options: DeviceOptions = {}): Promise<Device>
     throw new BackendUnavailable(backend, "checked mode runs on the CPU backend only (use --backend cpu)");
   }
   if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked });
-  if (backend !== "auto") throw new BackendUnavailable(backend, gpuPending[backend] ?? "unknown backend");
+  if (backend === "cuda") throw new BackendUnavailable("cuda", cudaPending);
+  if (backend === "webgpu") return createWebGpuDevice();
   // auto: the GPU backends first, in the order DESIGN.md gives, then the CPU, which is always there.
+  autoSkipped.length = 0;
+  autoSkipped.push({ backend: "cuda", reason: cudaPending });
+  try {
+    const device = await createWebGpuDevice({ swiftShaderFallback: false });
+    return device;
+  } catch (error) {
+    if (!(error instanceof BackendUnavailable)) throw error;
+    autoSkipped.push({ backend: "webgpu", reason: error.reason });
+  }
   return new CpuDevice();
 }

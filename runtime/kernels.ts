@@ -67,7 +67,9 @@ export function compileKernelLibrary(
   if (!result.ok) {
     throw new CompileFailure(renderDiagnostics(result.diagnostics, { readFile: (f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : undefined) }));
   }
-  const manifest = buildManifest(result.files, new Map(), "tskernel (in-process)");
+  // Compiled in memory: the outputs have no files, but the manifest still describes each target's entry.
+  const inMemory = { cu: "(in memory)", cuh: "(in memory)", wgsl: "(in memory)", js: "(in memory)" };
+  const manifest = buildManifest(result.files, new Map(result.files.map((file) => [file, inMemory])), "tskernel (in-process)");
   const handles: KernelHandle[] = [];
   let index = 0;
   for (const file of result.files) {

@@ -3,10 +3,25 @@
  * float64 reference; the WebGPU and CUDA backends join this list as they land.
  */
 
-import { createDevice, type BackendName, type Device } from "../runtime/index.ts";
+import { BackendUnavailable, createDevice, type BackendName, type Device } from "../runtime/index.ts";
 
-export const testedBackends: readonly BackendName[] = ["cpu"];
+/**
+ * The CPU always; WebGPU where an adapter exists (SwiftShader from Debian's chromium package on CI, which
+ * .ci/run installs). Set TSKERNEL_REQUIRE_WEBGPU=1 to make a missing adapter a failure instead of a skip.
+ */
+export const testedBackends: readonly BackendName[] = ["cpu", "webgpu"];
 
-export async function deviceFor(backend: BackendName): Promise<Device> {
-  return createDevice({ backend });
+const devices = new Map<BackendName, Promise<Device | string>>();
+
+/** The shared device of a backend, or the reason it is unavailable. */
+export function deviceFor(backend: BackendName): Promise<Device | string> {
+  let device = devices.get(backend);
+  if (!device) {
+    device = createDevice({ backend }).catch((error: unknown) => {
+      if (error instanceof BackendUnavailable && process.env.TSKERNEL_REQUIRE_WEBGPU !== "1") return error.reason;
+      throw error;
+    });
+    devices.set(backend, device);
+  }
+  return device;
 }

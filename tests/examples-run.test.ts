@@ -9,7 +9,20 @@ import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, compareToReference, type Device, type KernelLibrary } from "../runtime/index.ts";
 import { runDemo } from "../runtime/demo/run-demo.ts";
 import { repoRoot } from "./golden-cases.ts";
-import { deviceFor, testedBackends } from "./backends.ts";
+import { deviceFor as sharedDevice, testedBackends } from "./backends.ts";
+import type { BackendName } from "../runtime/index.ts";
+
+async function deviceFor(backend: BackendName): Promise<Device> {
+  const device = await sharedDevice(backend);
+  if (typeof device === "string") throw new Error(`unreachable: ${device}`);
+  return device;
+}
+
+const unavailable = new Map<BackendName, string>();
+for (const backend of testedBackends) {
+  const device = await sharedDevice(backend);
+  if (typeof device === "string") unavailable.set(backend, device);
+}
 
 function random(length: number, low = -1, high = 1): Float32Array {
   const data = new Float32Array(length);
@@ -24,12 +37,18 @@ function library(device: Device, file: string): KernelLibrary {
 }
 
 for (const backend of testedBackends) {
-  describe(`examples on ${backend}`, () => {
+  describe.skipIf(unavailable.has(backend))(`examples on ${backend}${unavailable.has(backend) ? ` (skipped: ${unavailable.get(backend)})` : ""}`, () => {
     it.each([37, 64, 97])("every seed matmul variant at n = %i matches the float64 reference", async (n) => {
       const device = await deviceFor(backend);
       const { rows } = await runDemo(device, { size: n });
       expect(rows.length).toBe(12);
       for (const row of rows) {
+        // A variant may only be skipped for a block the device cannot run (1024 threads on SwiftShader).
+        if (row.status === "skipped") {
+          expect(row.note).toMatch(/^needs a block of \d+ threads; this device allows \d+$/);
+          expect(device.limits.maxThreadsPerBlock).toBeLessThan(1024);
+          continue;
+        }
         expect(row.status, `${row.variant}: ${row.note ?? ""}`).toBe("pass");
         expect(row.errors!.nonFinite).toBe(0);
         expect(row.errors!.normwiseRelative).toBeLessThan(n * 2 ** -23);
@@ -73,7 +92,9 @@ for (const backend of testedBackends) {
       // Both round `1 + small` in f32 (GELU's 1 + tanh cancels for negative x; softplus's 1 + e^-|x| drops
       // digits of e^-|x|), so small outputs lose digits: measured up to ~8e-5 (GELU) and ~2e-5 (softplus)
       // relative to max(|ref|, 1e-3).
-      for (const [name, formula, bound] of [["gelu", gelu, 2e-4], ["softplus", softplus, 1e-4]] as const) {
+      // WGSL only bounds exp/log/tanh errors loosely (SwiftShader's fast versions measured ~3e-4 on GELU).
+      const loose = backend === "cpu" ? 1 : 5;
+      for (const [name, formula, bound] of [["gelu", gelu, 2e-4 * loose], ["softplus", softplus, 1e-4 * loose]] as const) {
         const out = device.createBuffer(poison(n));
         await device.launch(lib.get(name), { grid: [Math.ceil(n / 256)], args: [out, device.createBuffer(x), n] });
         const report = compareToReference((await device.read(out)) as Float32Array, Float64Array.from(x, formula), 1e-3);

@@ -217,8 +217,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       io.stderr(`device: ${device.name}\n`);
       const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, onProgress: (m) => io.stderr(`  ${m}\n`) });
       io.stdout(`${formatDemoTable(rows)}\n`);
-      const failed = rows.filter((r) => r.status === "FAIL").length;
-      io.stdout(ok ? `all ${rows.filter((r) => r.status === "pass").length} variants passed\n` : `${failed} variant(s) FAILED\n`);
+      const count = (status: string) => rows.filter((r) => r.status === status).length;
+      io.stdout(`${count("pass")} passed, ${count("FAIL")} failed, ${count("skipped")} skipped\n`);
       setExit(ok ? 0 : 1);
     });
 

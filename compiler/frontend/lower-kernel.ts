@@ -151,13 +151,19 @@ function readOptions(node: Expression, params: readonly KernelParam[]): KernelOp
       const dims: BlockDimSpec[] = value.getElements().map((element) => {
         if (Node.isNumericLiteral(element)) return element.getLiteralValue();
         if (Node.isStringLiteral(element)) {
-          const constName = element.getLiteralValue();
-          const param = constParams.get(constName);
-          if (!param) return fail("TSK1022", spanOf(element), [constName, "the block shape"]);
-          if (param.type !== "i32" && param.type !== "u32") fail("TSK1004", spanOf(element), [`'${constName}' must be an integer constant`]);
-          return { constName };
+          // A constant's name, or a product of names and numbers: "TILE", "BLOCKSIZE * BLOCKSIZE".
+          const text = element.getLiteralValue();
+          const factors = text.split("*").map((factor) => factor.trim());
+          const product = factors.map((factor) => {
+            if (/^\d+$/.test(factor)) return Number(factor);
+            const param = constParams.get(factor);
+            if (!param) return fail("TSK1022", spanOf(element), [factor, "the block shape"]);
+            if (param.type !== "i32" && param.type !== "u32") fail("TSK1004", spanOf(element), [`'${factor}' must be an integer constant`]);
+            return factor;
+          });
+          return { product, text };
         }
-        return fail("TSK1004", spanOf(element), ["block entries are numbers or names of Const parameters in quotes"]);
+        return fail("TSK1004", spanOf(element), ["block entries are numbers, or Const parameter names (or products like \"BS * BS\") in quotes"]);
       });
       while (dims.length < 3) dims.push(1);
       options.block = dims as [BlockDimSpec, BlockDimSpec, BlockDimSpec];

@@ -286,8 +286,11 @@ export type KernelParam =
 /** A compile-time constant's value. */
 export type ConstValue = number | boolean;
 
-/** One block-shape entry before specialization: a number or the name of a constant parameter. */
-export type BlockDimSpec = number | { readonly constName: string };
+/**
+ * One block-shape entry before specialization: a number, or a product of constant parameters and numbers
+ * (the option `"TILE"` is `{ product: ["TILE"] }`, `"BS * BS"` is `{ product: ["BS", "BS"] }`).
+ */
+export type BlockDimSpec = number | { readonly product: readonly (string | number)[]; readonly text: string };
 
 export interface Kernel {
   readonly kind: "kernel";

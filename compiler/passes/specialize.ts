@@ -32,8 +32,13 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
   });
   const block = kernel.block?.map((dim) => {
     if (typeof dim === "number") return dim;
-    const value = values.get(dim.constName);
-    return typeof value === "number" ? value : dim;
+    let product = 1;
+    for (const factor of dim.product) {
+      const value = typeof factor === "number" ? factor : values.get(factor);
+      if (typeof value !== "number") return dim;
+      product *= value;
+    }
+    return product;
   }) as Kernel["block"];
   return { ...kernel, shared, body: foldStmts(body), block, constValues: values };
 }

@@ -47,7 +47,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   if (kernel.block) {
     const dims = kernel.block.map((dim) => (typeof dim === "number" ? dim : Number.NaN));
     if (dims.every((dim) => Number.isInteger(dim) && dim > 0)) block = dims as [number, number, number];
-    else diagnostics.push(makeDiagnostic("TSK3009", kernel.span, [kernel.block.map((d) => (typeof d === "number" ? d : d.constName)).join(", ")]));
+    else diagnostics.push(makeDiagnostic("TSK3009", kernel.span, [kernel.block.map((d) => (typeof d === "number" ? d : d.text)).join(", ")]));
   }
 
   checkConstantSharedIndices(kernel, sharedSizes, diagnostics);

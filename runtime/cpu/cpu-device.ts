@@ -8,7 +8,7 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import type { KernelHandle } from "../kernels.ts";
 import { median, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
-import { checkLaunch, LaunchError } from "../launch-check.ts";
+import { checkLaunch, defaultLimits, LaunchError } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
 
 interface CpuBuffer extends DeviceBuffer {
@@ -27,6 +27,7 @@ function elementTypeOf(data: TypedArray): ElementType {
 export class CpuDevice implements Device {
   readonly backend = "cpu" as const;
   readonly name: string;
+  readonly limits = defaultLimits;
   /** Checked mode: every access and barrier is checked (see checker.ts); several times slower. */
   readonly checked: boolean;
 

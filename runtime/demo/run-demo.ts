@@ -9,7 +9,8 @@ import path from "node:path";
 import { packageRoot } from "../../compiler/frontend/program.ts";
 import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
 import { compileKernelLibrary } from "../kernels.ts";
-import type { BackendName, Device } from "../device.ts";
+import type { BackendName, Device, Timing } from "../device.ts";
+import { LaunchError } from "../launch-check.ts";
 import { seedVariants, type MatmulVariant } from "./variants.ts";
 
 export interface DemoRow {
@@ -30,6 +31,12 @@ export interface DemoOptions {
   readonly runs?: number;
   readonly variants?: readonly MatmulVariant[];
   readonly onProgress?: (message: string) => void;
+}
+
+function fitsDevice(block: readonly number[] | null, device: Device): boolean {
+  if (!block) return true;
+  const limits = device.limits;
+  return block[0]! * block[1]! * block[2]! <= limits.maxThreadsPerBlock && block.every((dim, axis) => dim <= limits.maxBlockDims[axis]!);
 }
 
 function randomMatrix(length: number): Float32Array {
@@ -75,28 +82,48 @@ export async function runDemo(device: Device, options: DemoOptions): Promise<{ r
   const rows: DemoRow[] = [];
   for (const variant of variants) {
     const base = { variant: variant.id, backend: device.backend, size: n };
+    const label = (constants: Record<string, unknown>) => `${variant.id}${variant.specializations && variant.specializations.length > 1 ? ` (${Object.entries(constants).map(([k, v]) => `${k} ${v}`).join(", ")})` : ""}`;
     if (variant.maxN !== undefined && n > variant.maxN) {
       rows.push({ ...base, status: "skipped", note: `the kernel keeps a row of A in shared memory: n ≤ ${variant.maxN}` });
       continue;
     }
     options.onProgress?.(`running ${variant.id}`);
     const N = variant.multipleOf ? Math.ceil(n / variant.multipleOf) * variant.multipleOf : n;
-    const kernel = library.get(variant.kernel, variant.specialization);
-    const a = device.createBuffer(pad(A, n, N));
-    const b = device.createBuffer(pad(B, n, N));
-    // Poison: NaN everywhere the kernel should write; sgemm reads C (beta), so it gets C0 instead.
-    const initialC = variant.gemm ? pad(C0, n, N) : new Float32Array(N * N).fill(Number.NaN);
-    const c = device.createBuffer(initialC);
-    const launch = variant.launch(N, { A: a, B: b, C: c }, alpha, beta);
-    await device.launch(kernel, launch);
-    const result = unpad((await device.read(c)) as Float32Array, n, N);
-    const errors = compareToReference(result, variant.gemm ? gemm : plain);
-    // Time further launches; sgemm accumulates into C, which does not change the work done.
-    const timing = await device.time(kernel, launch, { warmup: 0, runs: options.runs ?? 1 });
+    // The first specialization whose block this device can run; none means the variant cannot run here.
+    const kernel = (variant.specializations ?? [{}])
+      .map((values) => library.get(variant.kernel, values))
+      .find((k) => fitsDevice(k.description.block, device));
+    if (!kernel) {
+      const block = library.get(variant.kernel, variant.specializations?.[0]).description.block!;
+      rows.push({ ...base, status: "skipped", note: `needs a block of ${block[0] * block[1] * block[2]} threads; this device allows ${device.limits.maxThreadsPerBlock}` });
+      continue;
+    }
+    const constants = kernel.description.specialization as Record<string, number>;
+    let errors: ErrorReport;
+    let timing: Timing;
+    try {
+      const a = device.createBuffer(pad(A, n, N));
+      const b = device.createBuffer(pad(B, n, N));
+      // Poison: NaN everywhere the kernel should write; sgemm reads C (beta), so it gets C0 instead.
+      const initialC = variant.gemm ? pad(C0, n, N) : new Float32Array(N * N).fill(Number.NaN);
+      const c = device.createBuffer(initialC);
+      const launch = variant.launch(N, { A: a, B: b, C: c }, alpha, beta, constants);
+      await device.launch(kernel, launch);
+      const result = unpad((await device.read(c)) as Float32Array, n, N);
+      errors = compareToReference(result, variant.gemm ? gemm : plain);
+      // Time further launches; sgemm accumulates into C, which does not change the work done.
+      timing = await device.time(kernel, launch, { warmup: 0, runs: options.runs ?? 1 });
+    } catch (error) {
+      // A launch the backend refuses (e.g. a block larger than the adapter allows) fails this variant only.
+      if (!(error instanceof LaunchError)) throw error;
+      rows.push({ ...base, status: "FAIL", note: error.message.replace(/^tskernel: /, "") });
+      continue;
+    }
     const flops = 2 * N * N * N;
     const pass = errors.nonFinite === 0 && errors.normwiseRelative <= tolerance;
     rows.push({
       ...base,
+      variant: label(constants),
       paddedSize: N !== n ? N : undefined,
       ms: timing.medianMs,
       gflops: flops / (timing.medianMs * 1e6),

@@ -16,17 +16,22 @@ export interface MatmulVariant {
   readonly id: string;
   readonly file: string;
   readonly kernel: string;
-  readonly specialization?: Readonly<Record<string, number>>;
+  /**
+   * The specializations to try, best first: the demo runs the first whose block fits the device (the
+   * sgemm kernels' 32×32 blocks need 1024 threads, more than WebGPU guarantees).
+   */
+  readonly specializations?: readonly Readonly<Record<string, number>>[];
   /** The kernel needs n to be a multiple of this: the demo pads. */
   readonly multipleOf?: number;
   /** The kernel cannot handle a larger n: the demo skips it with the reason. */
   readonly maxN?: number;
   /** C = alpha·A·B + beta·C (the demo uses alpha = 0.75, beta = 0.5); otherwise C = A·B. */
   readonly gemm?: boolean;
-  launch(n: number, buffers: VariantBuffers, alpha: number, beta: number): { grid: Dim3; block?: Dim3; args: KernelArg[] };
+  launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[] };
 }
 
 const blocks = (n: number, tile: number) => Math.ceil(n / tile);
+const sgemmBlockSizes = [{ BLOCKSIZE: 32 }, { BLOCKSIZE: 16 }];
 
 export const seedVariants: readonly MatmulVariant[] = [
   {
@@ -78,7 +83,7 @@ export const seedVariants: readonly MatmulVariant[] = [
     id: "cuda-samples-16",
     file: "examples/matmul-cuda-samples.ts",
     kernel: "matrixMulCuda",
-    specialization: { BLOCK_SIZE: 16 },
+    specializations: [{ BLOCK_SIZE: 16 }],
     multipleOf: 16,
     launch: (n, { A, B, C }) => ({ grid: [n / 16, n / 16], args: [C, A, B, n, n] }),
   },
@@ -86,7 +91,7 @@ export const seedVariants: readonly MatmulVariant[] = [
     id: "cuda-samples-32",
     file: "examples/matmul-cuda-samples.ts",
     kernel: "matrixMulCuda",
-    specialization: { BLOCK_SIZE: 32 },
+    specializations: [{ BLOCK_SIZE: 32 }],
     multipleOf: 32,
     launch: (n, { A, B, C }) => ({ grid: [n / 32, n / 32], args: [C, A, B, n, n] }),
   },
@@ -94,21 +99,24 @@ export const seedVariants: readonly MatmulVariant[] = [
     id: "sgemm-naive",
     file: "examples/sgemm.ts",
     kernel: "sgemmNaive",
+    specializations: sgemmBlockSizes,
     gemm: true,
-    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [blocks(n, 32), blocks(n, 32)], args: [n, n, n, alpha, A, B, beta, C] }),
+    launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
   },
   {
     id: "sgemm-coalesce",
     file: "examples/sgemm.ts",
     kernel: "sgemmCoalesce",
+    specializations: sgemmBlockSizes,
     gemm: true,
-    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [blocks(n, 32), blocks(n, 32)], args: [n, n, n, alpha, A, B, beta, C] }),
+    launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
   },
   {
     id: "sgemm-shared",
     file: "examples/sgemm.ts",
     kernel: "sgemmSharedMemory",
+    specializations: sgemmBlockSizes,
     gemm: true,
-    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [blocks(n, 32), blocks(n, 32)], args: [n, n, n, alpha, A, B, beta, C] }),
+    launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
   },
 ];

@@ -3,11 +3,19 @@
 #pragma once
 #include <cuda_runtime.h>
 
-extern "C" __global__ void __launch_bounds__(1024) sgemmNaive(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+extern "C" __global__ void __launch_bounds__(1024) sgemmNaive_BLOCKSIZE_32(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
-// Launches sgemmNaive with its fixed block 32×32×1; returns the launch error, if any.
-static inline cudaError_t launch_sgemmNaive(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
-  sgemmNaive<<<grid, dim3(32, 32, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+// Launches sgemmNaive_BLOCKSIZE_32 with its fixed block 32×32×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmNaive_BLOCKSIZE_32(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmNaive_BLOCKSIZE_32<<<grid, dim3(32, 32, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) sgemmNaive_BLOCKSIZE_16(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmNaive_BLOCKSIZE_16 with its fixed block 16×16×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmNaive_BLOCKSIZE_16(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmNaive_BLOCKSIZE_16<<<grid, dim3(16, 16, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
 }
 
@@ -19,10 +27,26 @@ static inline cudaError_t launch_sgemmCoalesce_BLOCKSIZE_32(dim3 grid, cudaStrea
   return cudaGetLastError();
 }
 
+extern "C" __global__ void __launch_bounds__(256) sgemmCoalesce_BLOCKSIZE_16(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmCoalesce_BLOCKSIZE_16 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmCoalesce_BLOCKSIZE_16(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmCoalesce_BLOCKSIZE_16<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
 extern "C" __global__ void __launch_bounds__(1024) sgemmSharedMemory_BLOCKSIZE_32(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
 // Launches sgemmSharedMemory_BLOCKSIZE_32 with its fixed block 1024×1×1; returns the launch error, if any.
 static inline cudaError_t launch_sgemmSharedMemory_BLOCKSIZE_32(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   sgemmSharedMemory_BLOCKSIZE_32<<<grid, dim3(1024, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) sgemmSharedMemory_BLOCKSIZE_16(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmSharedMemory_BLOCKSIZE_16 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmSharedMemory_BLOCKSIZE_16(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmSharedMemory_BLOCKSIZE_16<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
 }

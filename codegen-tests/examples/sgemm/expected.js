@@ -7,8 +7,29 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
-// Kernel sgemmNaive: runs one block.
-export function sgemmNaive(args, blockIdx, blockDim, gridDim) {
+// Kernel sgemmNaive specialized for BLOCKSIZE = 32: runs one block.
+export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = ((t / nx) | 0) % ny;
+    const x = (imul(bx, nx) + tx) | 0;
+    const y = (imul(by, ny) + ty) | 0;
+    if ((x < M) && (y < N)) {
+      let tmp = 0;
+      for (let i = 0; i < K; i = (i + 1) | 0) {
+        tmp = fround(tmp + fround(A[((imul(x, K) + i) | 0)] * B[((imul(i, N) + y) | 0)]));
+      }
+      C[((imul(x, N) + y) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(x, N) + y) | 0)]));
+    }
+  }
+}
+
+// Kernel sgemmNaive specialized for BLOCKSIZE = 16: runs one block.
+export function sgemmNaive_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
@@ -38,6 +59,26 @@ export function sgemmCoalesce_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
     const tx = t % nx;
     const cRow = (imul(bx, 32) + ((tx / 32) | 0)) | 0;
     const cCol = (imul(by, 32) + ((tx % 32) | 0)) | 0;
+    if ((cRow < M) && (cCol < N)) {
+      let tmp = 0;
+      for (let i = 0; i < K; i = (i + 1) | 0) {
+        tmp = fround(tmp + fround(A[((imul(cRow, K) + i) | 0)] * B[((imul(i, N) + cCol) | 0)]));
+      }
+      C[((imul(cRow, N) + cCol) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(cRow, N) + cCol) | 0)]));
+    }
+  }
+}
+
+// Kernel sgemmCoalesce specialized for BLOCKSIZE = 16: runs one block.
+export function sgemmCoalesce_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const cRow = (imul(bx, 16) + ((tx / 16) | 0)) | 0;
+    const cCol = (imul(by, 16) + ((tx % 16) | 0)) | 0;
     if ((cRow < M) && (cCol < N)) {
       let tmp = 0;
       for (let i = 0; i < K; i = (i + 1) | 0) {
@@ -120,6 +161,91 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
     threads4: for (let t = 0; t < threads; t++) {
       let bk = bk_slots[t];
       bk = (bk + 32) | 0;
+      bk_slots[t] = bk;
+    }
+  }
+  threads5: for (let t = 0; t < threads; t++) {
+    let row = row_slots[t];
+    let col = col_slots[t];
+    let tmp = tmp_slots[t];
+    if ((row < M) && (col < N)) {
+      C[((imul(row, N) + col) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(row, N) + col) | 0)]));
+    }
+  }
+}
+
+// Kernel sgemmSharedMemory specialized for BLOCKSIZE = 16: runs one block.
+export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const As = new Float32Array(256);
+  const Bs = new Float32Array(256);
+  const threadRow_slots = new Int32Array(threads);
+  const threadCol_slots = new Int32Array(threads);
+  const row_slots = new Int32Array(threads);
+  const col_slots = new Int32Array(threads);
+  const tmp_slots = new Float32Array(threads);
+  const bk_slots = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let threadRow = threadRow_slots[t];
+    let threadCol = threadCol_slots[t];
+    let row = row_slots[t];
+    let col = col_slots[t];
+    let tmp = tmp_slots[t];
+    threadRow = (tx / 16) | 0;
+    threadCol = (tx % 16) | 0;
+    row = (imul(bx, 16) + threadRow) | 0;
+    col = (imul(by, 16) + threadCol) | 0;
+    tmp = 0;
+    threadRow_slots[t] = threadRow;
+    threadCol_slots[t] = threadCol;
+    row_slots[t] = row;
+    col_slots[t] = col;
+    tmp_slots[t] = tmp;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let bk = bk_slots[t];
+    bk = 0;
+    bk_slots[t] = bk;
+  }
+  loop0: for (;;) {
+    if (!(bk_slots[0] < K)) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        let bk = bk_slots[t];
+        let threadCol = threadCol_slots[t];
+        let threadRow = threadRow_slots[t];
+        let row = row_slots[t];
+        let col = col_slots[t];
+        const aCol = (bk + threadCol) | 0;
+        const bRow = (bk + threadRow) | 0;
+        if ((row < M) && (aCol < K)) {
+          As[((imul(threadRow, 16) + threadCol) | 0)] = A[((imul(row, K) + aCol) | 0)];
+        } else {
+          As[((imul(threadRow, 16) + threadCol) | 0)] = 0;
+        }
+        if ((bRow < K) && (col < N)) {
+          Bs[((imul(threadRow, 16) + threadCol) | 0)] = B[((imul(bRow, N) + col) | 0)];
+        } else {
+          Bs[((imul(threadRow, 16) + threadCol) | 0)] = 0;
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        let tmp = tmp_slots[t];
+        let threadRow = threadRow_slots[t];
+        let threadCol = threadCol_slots[t];
+        for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
+          tmp = fround(tmp + fround(As[((imul(threadRow, 16) + dot) | 0)] * Bs[((imul(dot, 16) + threadCol) | 0)]));
+        }
+        tmp_slots[t] = tmp;
+      }
+    }
+    threads4: for (let t = 0; t < threads; t++) {
+      let bk = bk_slots[t];
+      bk = (bk + 16) | 0;
       bk_slots[t] = bk;
     }
   }
