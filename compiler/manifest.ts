@@ -3,7 +3,8 @@
  * script needs without parsing generated code: its name and entry point, source file, constant values,
  * parameters in order with types and access, the fixed block shape, shared-memory bytes, and for each
  * target the generated file and how to call into it (the CUDA function, the WGSL entry point and its
- * binding layout). Paths are relative to the manifest's directory.
+ * binding layout). Output file paths are relative to the manifest's directory; `source` is the kernel file
+ * relative to the directory tskernel ran in.
  */
 
 import type { FileOutput } from "./driver.ts";

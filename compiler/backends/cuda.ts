@@ -181,6 +181,8 @@ function zero(type: Variable["type"]): string {
 function assignment(target: string, op: Stmt & { kind: "assign" | "store" }, printer: ExprPrinter): string {
   const { value } = op;
   if (op.op === undefined) return `${target} = ${printer.print(value)}`;
+  const call = value.type === "f32" ? cudaSpelling.floatCalls?.[op.op] : undefined;
+  if (call) return `${target} = ${call.replace("$0", target).replace("$1", printer.print(value))}`;
   if ((op.op === "add" || op.op === "sub") && value.kind === "literal" && value.value === 1 && value.type !== "f32") {
     return `${target}${op.op === "add" ? "++" : "--"}`;
   }

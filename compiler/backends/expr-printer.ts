@@ -74,6 +74,8 @@ export class ExprPrinter {
         return { text: `${spelling.unary[expr.op]}${inner}`, kind: "unary" };
       }
       case "binary": {
+        const call = expr.left.type === "f32" ? spelling.floatCalls?.[expr.op] : undefined;
+        if (call) return { text: call.replace("$0", this.print(expr.left)).replace("$1", this.print(expr.right)), kind: "atom" };
         const left = this.printed(expr.left);
         const right = this.printed(expr.right);
         const l = bareInBinary(left, expr.op, "left") ? left.text : parenthesize(left);

@@ -73,6 +73,8 @@ export interface Spelling {
   readonly binary: Readonly<Record<BinaryOp, string>>;
   /** Intrinsics per argument type: a function name, or a template with $0, $1, $2 for the arguments. */
   readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string }>>;
+  /** f32 operators the target spells as a call (C has no `%` on floats); $0 and $1 are the operands. */
+  readonly floatCalls?: Partial<Record<BinaryOp, string>>;
   readonly reserved: ReadonlySet<string>;
 }
 
@@ -87,6 +89,7 @@ export const cudaSpelling: Spelling = {
   types: { f32: "float", i32: "int", u32: "unsigned int", bool: "bool" },
   unary: cUnary,
   binary: cBinary,
+  floatCalls: { rem: "fmodf($0, $1)" },
   intrinsics: {
     sqrt: { f32: "sqrtf", int: "" },
     abs: { f32: "fabsf", int: "abs" },
@@ -122,7 +125,12 @@ export const cudaSpelling: Spelling = {
     // CUDA builtins and the functions the printer calls
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "min", "max", "abs",
     "sqrtf", "fabsf", "fminf", "fmaxf", "floorf", "ceilf", "rintf", "truncf", "expf", "exp2f", "logf", "log2f",
-    "powf", "sinf", "cosf", "tanf", "tanhf", "atan2f", "fmaf",
+    "powf", "sinf", "cosf", "tanf", "tanhf", "atan2f", "fmaf", "fmodf",
+    // The C math library's names, which CUDA declares too: a kernel or helper may not take them.
+    "sqrt", "fabs", "floor", "ceil", "round", "rint", "trunc", "exp", "exp2", "expf", "log", "log2", "log10", "pow",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "fma", "fmod", "fmin", "fmax",
+    "hypot", "cbrt", "erf", "erfc", "lgamma", "tgamma", "copysign", "ldexp", "frexp", "modf", "isnan", "isinf",
+    "isfinite", "signbit", "printf", "malloc", "free", "memcpy", "memset", "assert",
   ]),
 };
 

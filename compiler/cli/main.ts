@@ -51,6 +51,7 @@ function parseTargets(value: string): { targets: TargetName[]; errors: Diagnosti
     if ((targetNames as readonly string[]).includes(name)) targets.push(name as TargetName);
     else errors.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]));
   }
+  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [targetNames.join(", ")]));
   return { targets, errors };
 }
 
@@ -87,6 +88,8 @@ function writeBuild(result: CompileResult, outDir: string, io: Io): number {
   for (const file of result.files) {
     const stem = stems.get(file)!;
     const names: { cu?: string; cuh?: string; wgsl?: string; js?: string } = {};
+    // A file without kernels (it only got a TSK4004 warning) has nothing to write.
+    if (file.specializations.length === 0) continue;
     if (file.cuda) {
       names.cu = `${stem}.cu`;
       names.cuh = `${stem}.cuh`;

@@ -14,7 +14,7 @@ export interface CatalogueEntry {
 
 export const catalogue = {
   // Frontend: what the language accepts.
-  TSK1001: { severity: "error", template: "{0} is not supported in kernels" },
+  TSK1001: { severity: "error", template: "kernels do not support {0}" },
   TSK1002: { severity: "error", template: "TypeScript: {0}" },
   TSK1003: { severity: "error", template: "a kernel must be declared as `export const NAME = kernel(...)`" },
   TSK1004: { severity: "error", template: "kernel options must be written literally: {0}" },
@@ -26,7 +26,6 @@ export const catalogue = {
   TSK1010: { severity: "error", template: "shared arrays must be declared with `const` at the top level of a kernel body" },
   TSK1011: { severity: "error", template: "{0} is a statement in kernels and cannot be used as a value" },
   TSK1012: { severity: "error", template: "Math.{0} is not available in kernels" },
-  TSK1013: { severity: "error", template: "cannot read '{0}': {1}" },
   TSK1014: { severity: "error", template: "cannot assign to '{0}': {1}" },
   TSK1015: { severity: "error", template: "the `unroll:` label must stand on a `for` loop" },
   TSK1016: { severity: "error", template: "no value for compile-time constant '{0}' of kernel '{1}'" },
@@ -40,6 +39,7 @@ export const catalogue = {
   TSK1024: { severity: "error", template: "variable '{0}' needs a type annotation or an initializer" },
   TSK1025: { severity: "error", template: "'{0}' is {1}; only its elements can be used" },
   TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32 or bool" },
+  TSK1027: { severity: "error", template: "the default of compile-time constant '{0}' must be a number or true/false literal" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -63,6 +63,9 @@ export const catalogue = {
   TSK3007: { severity: "warning", template: "kernel '{0}' has a block of {1} threads, more than WebGPU's default limit of {2}; it runs only on adapters that allow more" },
   TSK3008: { severity: "error", template: "index {0} is out of bounds for dimension {1} of '{2}' (size {3})" },
   TSK3009: { severity: "error", template: "the block shape must be positive integers, found [{0}]" },
+  TSK3010: { severity: "error", template: "shift by {0}: the amount must be from 0 to 31" },
+  TSK3011: { severity: "error", template: "division by zero" },
+  TSK3012: { severity: "error", template: "kernel '{0}' has a block {1} of {2}; {3} allows at most {4}" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot read {0}: {1}" },
@@ -70,6 +73,7 @@ export const catalogue = {
   TSK4003: { severity: "error", template: "--define expects NAME=VALUE, found '{0}'" },
   TSK4004: { severity: "warning", template: "{0} declares no kernels" },
   TSK4005: { severity: "error", template: "--define {0}: no kernel in the build has a compile-time constant of that name" },
+  TSK4006: { severity: "error", template: "no targets given; targets are {0}" },
 
   // Internal.
   TSK9001: { severity: "error", template: "internal compiler error: {0}" },

@@ -53,6 +53,16 @@ export class DiagnosticError extends Error {
   }
 }
 
+/**
+ * Thrown where the only thing to say was already said: a use of a name whose declaration failed. Lowering
+ * abandons the statement without a second, misleading diagnostic.
+ */
+export class AlreadyReported extends Error {
+  constructor() {
+    super("already reported");
+  }
+}
+
 export function fail(
   code: DiagnosticCode,
   span: Span | undefined,

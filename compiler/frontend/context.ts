@@ -18,7 +18,9 @@ export function spanOf(node: Node): Span {
 export type Binding =
   | { readonly kind: "variable"; readonly variable: Variable; readonly why?: string }
   | { readonly kind: "array"; readonly array: ArrayRef }
-  | { readonly kind: "const"; readonly name: string; readonly type: ScalarType; readonly value?: ConstValue };
+  | { readonly kind: "const"; readonly name: string; readonly type: ScalarType; readonly value?: ConstValue }
+  /** A name whose declaration failed to lower: uses are abandoned silently (the error was reported). */
+  | { readonly kind: "poisoned" };
 
 export class Scope {
   private readonly names = new Map<string, Binding>();

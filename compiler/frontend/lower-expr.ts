@@ -9,7 +9,7 @@
  */
 
 import { Node, SyntaxKind, type Expression, type Identifier } from "ts-morph";
-import { fail } from "../diagnostics/diagnostic.ts";
+import { AlreadyReported, fail } from "../diagnostics/diagnostic.ts";
 import {
   isInteger,
   isNumeric,
@@ -146,6 +146,9 @@ export function makeLiteral(value: number, type: ScalarType, span: Span, spellin
     case "bool":
       return fail("TSK2004", span, [spelling, "bool"], { notes: ["use true or false"] });
     case "f32":
+      if (!Number.isFinite(Math.fround(value))) {
+        return fail("TSK2004", span, [spelling, "f32"], { notes: ["an f32 holds magnitudes up to 3.4028235e38"] });
+      }
       return { kind: "literal", type, value: Math.fround(value), span };
     case "i32":
       if (!Number.isInteger(value) || value < i32Min || value > i32Max) {
@@ -256,6 +259,7 @@ function lowerIdentifier(context: FunctionContext, node: Identifier, hint: Scala
   const span = spanOf(node);
   const name = node.getText();
   const binding = context.scope.lookup(name);
+  if (binding?.kind === "poisoned") throw new AlreadyReported();
   if (binding?.kind === "variable") return { kind: "variable", type: binding.variable.type, variable: binding.variable, span };
   if (binding?.kind === "const") {
     if (binding.value !== undefined) {
@@ -278,6 +282,12 @@ function lowerOuterName(node: Identifier, hint: ScalarType | undefined, span: Sp
   const origin = originOf(node);
   if (origin.kind === "user") {
     const declaration = origin.declaration;
+    const statement = Node.isVariableDeclaration(declaration) ? declaration.getVariableStatement() : undefined;
+    const local = Node.isVariableDeclaration(declaration) && statement?.getParent() !== declaration.getSourceFile();
+    // A local of this function that is declared further down: TypeScript scopes it, tskernel lowers in order.
+    if (local && declaration.getStart() > node.getStart() && declaration.getSourceFile() === node.getSourceFile()) {
+      return fail("TSK1023", span, [node.getText()], { related: [{ span: spanOf(declaration), message: "declared here" }] });
+    }
     if (Node.isVariableDeclaration(declaration) && declaration.getVariableStatement()?.getDeclarationKind() === "const") {
       const init = declaration.getInitializer();
       const isTopLevel = declaration.getVariableStatement()?.getParent() === declaration.getSourceFile();
@@ -527,6 +537,7 @@ export function lowerElementAccess(
   }
   if (!Node.isIdentifier(base)) return fail("TSK1001", spanOf(base), [describeSyntax(base)]);
   const binding = context.scope.lookup(base.getText());
+  if (binding?.kind === "poisoned") throw new AlreadyReported();
   if (binding?.kind !== "array") {
     if (binding) return fail("TSK2007", spanOf(node), [base.getText(), 0, indexNodes.length]);
     lowerIdentifier(context, base, undefined); // reports what the name is

@@ -80,10 +80,12 @@ function helperFor(context: FunctionContext, declaration: FunctionDeclaration, c
   };
   state.helperStack.push({ node: declaration, name });
   try {
+    const errorsBefore = state.diagnostics.length;
     const bodyNode = declaration.getBody();
     const body = lowerBlock(helperContext, bodyNode && Node.isBlock(bodyNode) ? bodyNode.getStatements() : [], state.diagnostics);
     helper.body = body;
-    if (!definitelyReturns(body)) state.diagnostics.push(makeDiagnostic("TSK1019", helperSpan, [name]));
+    // A return that failed to lower is already reported; a missing-return error on top would be noise.
+    if (!definitelyReturns(body) && state.diagnostics.length === errorsBefore) state.diagnostics.push(makeDiagnostic("TSK1019", helperSpan, [name]));
   } finally {
     state.helperStack.pop();
   }

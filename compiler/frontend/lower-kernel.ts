@@ -6,7 +6,7 @@
  */
 
 import { Node, SyntaxKind, type Expression, type ParameterDeclaration, type SourceFile } from "ts-morph";
-import { DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { BlockDimSpec, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
 import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState } from "./context.ts";
 import { makeLiteral } from "./lower-expr.ts";
@@ -33,6 +33,7 @@ export function lowerFile(file: SourceFile): LoweredFile {
       seen.set(name, span);
       kernels.push(lowerKernel(state, name, found.call as import("ts-morph").CallExpression, diagnostics));
     } catch (error) {
+      if (error instanceof AlreadyReported) continue;
       if (!(error instanceof DiagnosticError)) throw error;
       diagnostics.push(error.diagnostic);
     }
@@ -110,7 +111,7 @@ function lowerParam(param: ParameterDeclaration, scope: Scope): KernelParam {
       return { kind: "scalar", variable };
     }
     case "const": {
-      const defaultValue = init ? constantValue(init, type.type) : undefined;
+      const defaultValue = init ? constantValue(init, type.type, name, "TSK1027") : undefined;
       scope.declare(name, { kind: "const", name, type: type.type });
       return { kind: "const", name, type: type.type, defaultValue, span };
     }
@@ -118,9 +119,9 @@ function lowerParam(param: ParameterDeclaration, scope: Scope): KernelParam {
 }
 
 /** A literal written in kernel options or as a constant's default: a (negated) number or true/false. */
-function constantValue(node: Expression, type: ScalarType): ConstValue {
+function constantValue(node: Expression, type: ScalarType, name: string, notLiteral: "TSK1004" | "TSK1027" = "TSK1004"): ConstValue {
   if (Node.isTrueLiteral(node) || Node.isFalseLiteral(node)) {
-    if (type !== "bool") fail("TSK2010", spanOf(node), ["this constant", type, node.getText()]);
+    if (type !== "bool") fail("TSK2010", spanOf(node), [name, type, node.getText()]);
     return Node.isTrueLiteral(node);
   }
   let negate = false;
@@ -129,9 +130,11 @@ function constantValue(node: Expression, type: ScalarType): ConstValue {
     negate = true;
     literal = node.getOperand();
   }
-  if (!Node.isNumericLiteral(literal)) return fail("TSK1004", spanOf(node), ["a constant must be a number or true/false literal"]);
+  if (!Node.isNumericLiteral(literal)) {
+    return notLiteral === "TSK1027" ? fail("TSK1027", spanOf(node), [name]) : fail("TSK1004", spanOf(node), ["a constant must be a number or true/false literal"]);
+  }
   const value = (negate ? -1 : 1) * literal.getLiteralValue();
-  if (type === "bool") return fail("TSK2010", spanOf(node), ["this constant", type, node.getText()]);
+  if (type === "bool") return fail("TSK2010", spanOf(node), [name, type, node.getText()]);
   const expr = makeLiteral(value, type, spanOf(node), node.getText());
   return expr.kind === "literal" ? expr.value : value;
 }
@@ -178,7 +181,7 @@ function readOptions(node: Expression, params: readonly KernelParam[]): KernelOp
           if (!Node.isPropertyAssignment(entry)) return fail("TSK1004", spanOf(entry), ["write each value as `NAME: value`"]);
           const param = constParams.get(entry.getName());
           if (!param) return fail("TSK1022", spanOf(entry.getNameNode()), [entry.getName(), "the specialization"]);
-          values[entry.getName()] = constantValue(entry.getInitializerOrThrow(), param.type);
+          values[entry.getName()] = constantValue(entry.getInitializerOrThrow(), param.type, entry.getName());
         }
         options.specializations.push(values);
       }

@@ -7,8 +7,8 @@
  */
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
-import { DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, BinaryOp, Expr, Stmt, Variable } from "../ir/ir.ts";
+import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { ArrayRef, BinaryOp, Expr, ScalarType, Stmt, Variable } from "../ir/ir.ts";
 import { resolveScalarAnnotation, spanOf, withScope, type FunctionContext } from "./context.ts";
 import {
   compoundAssignments,
@@ -29,6 +29,7 @@ export function lowerBlock(context: FunctionContext, statements: readonly Statem
     try {
       out.push(...lowerStatement(context, statement, diagnostics, topLevel));
     } catch (error) {
+      if (error instanceof AlreadyReported) continue;
       if (!(error instanceof DiagnosticError)) throw error;
       diagnostics.push(error.diagnostic);
     }
@@ -73,7 +74,10 @@ function lowerStatement(context: FunctionContext, node: Statement, diagnostics: 
   if (Node.isLabeledStatement(node)) {
     const label = node.getLabel().getText();
     const inner = node.getStatement();
-    if (label !== "unroll") return fail("TSK1001", spanOf(node.getLabel()), [`the label '${label}'`], { notes: ["the only label kernels know is `unroll:`"] });
+    // TypeScript forbids a label inside a loop of the same label, so nested loops use unrollI:, unrollJ:, …
+    if (!/^unroll\w*$/.test(label)) {
+      return fail("TSK1001", spanOf(node.getLabel()), [`the label '${label}'`], { notes: ["the only labels kernels know are `unroll:` and others starting with unroll (`unrollInner:`)"] });
+    }
     if (!Node.isForStatement(inner)) return fail("TSK1015", spanOf(node.getLabel()));
     return [lowerFor(context, inner, diagnostics, true)];
   }
@@ -111,13 +115,21 @@ function lowerDeclaration(
   }
 
   const typeNode = declaration.getTypeNode();
-  const declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
-  if (!init && !declared) return fail("TSK1024", span, [name]);
-  const value = init
-    ? declared
-      ? lowerExpected(context, init, declared, (found) => fail("TSK2002", spanOf(init), [found.type, name, declared]))
-      : lowerExpr(context, init)
-    : undefined;
+  let declared: ScalarType | undefined;
+  let value: Expr | undefined;
+  try {
+    declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
+    if (!init && !declared) fail("TSK1024", span, [name]);
+    value = init
+      ? declared
+        ? lowerExpected(context, init, declared, (found) => fail("TSK2002", spanOf(init), [found.type, name, declared!]))
+        : lowerExpr(context, init)
+      : undefined;
+  } catch (error) {
+    // Later uses of the name would only repeat this error in a misleading way.
+    context.scope.declare(name, { kind: "poisoned" });
+    throw error;
+  }
   const variable: Variable = { kind: "variable", name, type: declared ?? value!.type, mutable: !isConst, span: spanOf(nameNode) };
   context.scope.declare(name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
   return [{ kind: "declare", variable, init: value, span }];
@@ -176,6 +188,12 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
     if (token === SyntaxKind.EqualsToken) return [lowerAssignment(context, expression.getLeft(), undefined, expression.getRight(), span)];
     const op = compoundAssignments.get(token);
     if (op) return [lowerAssignment(context, expression.getLeft(), op, expression.getRight(), span)];
+    if (/^(\*\*|&&|\|\||\?\?)=$/.test(expression.getOperatorToken().getText())) {
+      const operator = expression.getOperatorToken();
+      return fail("TSK1001", spanOf(operator), [`the '${operator.getText()}' operator`], {
+        notes: operator.getText() === "**=" ? ["write x = x ** y (f32), or Math.pow"] : ["write the assignment out with an if"],
+      });
+    }
   }
   if (Node.isPrefixUnaryExpression(expression) || Node.isPostfixUnaryExpression(expression)) {
     const token = expression.getOperatorToken();
@@ -198,6 +216,7 @@ function lowerTarget(context: FunctionContext, node: Expression): Target {
   if (Node.isIdentifier(node)) {
     const name = node.getText();
     const binding = context.scope.lookup(name);
+    if (binding?.kind === "poisoned") throw new AlreadyReported();
     if (binding?.kind === "variable") {
       if (!binding.variable.mutable) return fail("TSK1014", span, [name, binding.why ?? "it is read-only"]);
       return { kind: "variable", variable: binding.variable, read: { kind: "variable", type: binding.variable.type, variable: binding.variable, span } };

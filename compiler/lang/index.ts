@@ -1,7 +1,7 @@
 /**
  * The kernel language as TypeScript sees it: the names a kernel file imports from "tskernel" so that it
  * type-checks under plain `tsc` and in the user's editor. The compiler never runs this code; it recognizes
- * these declarations by name and origin (see compiler/frontend/builtins.ts). The runtime values below exist
+ * these declarations by name and origin (see originOf in compiler/frontend/program.ts). The runtime values below exist
  * only so that importing a kernel file outside the compiler does not crash; calling a builtin outside a
  * kernel throws a clear error.
  *

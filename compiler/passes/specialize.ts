@@ -8,6 +8,7 @@
 import type { ArrayRef, ConstValue, Expr, Kernel, Stmt } from "../ir/ir.ts";
 import { mapExpr, mapStmts } from "../ir/rewrite.ts";
 import { foldExpr, foldExprNode, foldStmts } from "./fold.ts";
+import { f32Digits } from "../backends/expr-printer.ts";
 
 export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, ConstValue>): Kernel {
   const substitute = (expr: Expr): Expr => {
@@ -48,7 +49,9 @@ export function specializedName(kernel: Kernel, values: ReadonlyMap<string, Cons
   const parts = kernel.params.flatMap((param) => {
     if (param.kind !== "const") return [];
     const value = values.get(param.name);
-    const spelled = String(value).replace(/^-/, "m").replace(/\./g, "p");
+    // Names must be identifiers on every target: 0.5 → 0p5, -2 → m2, 1e-8 → 1em8.
+    const text = typeof value === "number" && !Number.isInteger(value) ? f32Digits(value) : String(value);
+    const spelled = text.replace(/-/g, "m").replace(/\./g, "p").replace(/\+/g, "");
     return [`${param.name}_${spelled}`];
   });
   return parts.length === 0 ? kernel.name : `${kernel.name}_${parts.join("_")}`;

@@ -51,6 +51,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   }
 
   checkConstantSharedIndices(kernel, sharedSizes, diagnostics);
+  checkConstantOperands(kernel.body, diagnostics);
   if (checks.barrierUniformity ?? true) checkBarrierUniformity(kernel, diagnostics);
   return { sharedBytes, sharedSizes, block };
 }
@@ -72,6 +73,23 @@ function checkConstantSharedIndices(kernel: Kernel, sizes: ReadonlyMap<ArrayRef,
   });
 }
 
+/**
+ * Operands that are constant after folding and make an operation target-defined: a shift by an amount
+ * outside 0..31 (CUDA gives 0, WGSL and JS take it modulo 32) and a division by zero (WGSL rejects the
+ * shader). Rejected everywhere so that all targets agree.
+ */
+export function checkConstantOperands(body: readonly import("../ir/ir.ts").Stmt[], diagnostics: Diagnostic[]): void {
+  const check = (op: string | undefined, right: Expr, span: import("../ir/ir.ts").Span) => {
+    if (right.kind !== "literal") return;
+    if ((op === "shl" || op === "shr") && (right.value < 0 || right.value > 31)) diagnostics.push(makeDiagnostic("TSK3010", span, [right.value]));
+    if ((op === "div" || op === "rem") && right.value === 0) diagnostics.push(makeDiagnostic("TSK3011", span));
+  };
+  walkStmts(body, (stmt) => {
+    if ((stmt.kind === "assign" || stmt.kind === "store") && stmt.op) check(stmt.op, stmt.value, stmt.span);
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "binary" && check(e.op, e.right, e.span));
+  });
+}
+
 /** Resource limits of one target; errors past the hard limit, warnings past the portable one. */
 export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName: TargetName, diagnostics: Diagnostic[]): void {
   const { limits, displayName } = targets[targetName];
@@ -87,8 +105,10 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   }
   if (facts.block) {
     const threads = facts.block[0] * facts.block[1] * facts.block[2];
-    const tooWide = facts.block.some((dim, axis) => dim > limits.maxBlockDims[axis]!);
-    if (threads > limits.maxThreadsPerBlock || tooWide) {
+    const wide = facts.block.findIndex((dim, axis) => dim > limits.maxBlockDims[axis]!);
+    if (wide >= 0) {
+      diagnostics.push(makeDiagnostic("TSK3012", kernel.span, [kernel.name, "xyz"[wide]!, facts.block[wide]!, displayName, limits.maxBlockDims[wide]!]));
+    } else if (threads > limits.maxThreadsPerBlock) {
       diagnostics.push(makeDiagnostic("TSK3004", kernel.span, [kernel.name, threads, displayName, limits.maxThreadsPerBlock]));
     } else if (limits.portableThreadsPerBlock !== undefined && threads > limits.portableThreadsPerBlock) {
       diagnostics.push(makeDiagnostic("TSK3007", kernel.span, [kernel.name, threads, limits.portableThreadsPerBlock]));
