@@ -104,7 +104,17 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
       for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
         const specialized = specializeKernel(kernel, values);
         const facts = validateKernel(specialized, fileDiagnostics, { barrierUniformity: !options.unsafeSkipBarrierCheck });
-        for (const target of options.targets) checkTargetLimits(specialized, facts, target, fileDiagnostics);
+        // One report per limit and place, from the first target that has it (e.g. a 4096-thread block
+        // is one error, not one per target).
+        const limitDiagnostics: Diagnostic[] = [];
+        for (const target of options.targets) checkTargetLimits(specialized, facts, target, limitDiagnostics);
+        const reported = new Set<string>();
+        for (const d of limitDiagnostics) {
+          const key = `${d.code}@${d.span?.start}`;
+          if (reported.has(key)) continue;
+          reported.add(key);
+          fileDiagnostics.push(d);
+        }
         specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts });
       }
     }

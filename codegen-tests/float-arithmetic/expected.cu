@@ -9,11 +9,11 @@ extern "C" __global__ void __launch_bounds__(64) floats(float* out, float y) {
 #line 6 "codegen-tests/float-arithmetic/kernel.ts"
   const float x = out[t];
 #line 7 "codegen-tests/float-arithmetic/kernel.ts"
-  const float r = x % y;
+  const float r = fmodf(x, y);
 #line 8 "codegen-tests/float-arithmetic/kernel.ts"
   float m = x;
 #line 9 "codegen-tests/float-arithmetic/kernel.ts"
-  m %= 2.5f;
+  m = fmodf(m, 2.5f);
 #line 10 "codegen-tests/float-arithmetic/kernel.ts"
   const float p = powf(x, y) + -x * 3.0f - (x - y) / 2.0f;
 #line 11 "codegen-tests/float-arithmetic/kernel.ts"

@@ -131,6 +131,9 @@ export const cudaSpelling: Spelling = {
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "fma", "fmod", "fmin", "fmax",
     "hypot", "cbrt", "erf", "erfc", "lgamma", "tgamma", "copysign", "ldexp", "frexp", "modf", "isnan", "isinf",
     "isfinite", "signbit", "printf", "malloc", "free", "memcpy", "memset", "assert",
+    // CUDA's own device math functions
+    "rsqrt", "rsqrtf", "rcbrt", "rcbrtf", "sincos", "sincosf", "sincospi", "sinpi", "cospi", "exp10", "exp10f",
+    "erfinv", "erfcinv", "normcdf", "normcdfinv", "saturate", "umin", "umax", "llmin", "llmax", "norm", "rnorm",
   ]),
 };
 

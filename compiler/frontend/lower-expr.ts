@@ -298,8 +298,13 @@ function lowerOuterName(node: Identifier, hint: ScalarType | undefined, span: Sp
       }
     }
   }
-  const notes =
-    origin.kind === "user"
+  const declaration = origin.kind === "user" ? origin.declaration : undefined;
+  const moduleConstant =
+    declaration && Node.isVariableDeclaration(declaration) && declaration.getVariableStatement()?.getDeclarationKind() === "const" &&
+    declaration.getVariableStatement()?.getParent() === declaration.getSourceFile();
+  const notes = moduleConstant
+    ? ["a module-level constant used in a kernel must be a plain number or true/false literal (`const TILE = 16`); use a Const<…> parameter for anything computed"]
+    : origin.kind === "user"
       ? ["kernels cannot capture variables from outside; pass the value as a parameter or a Const<…> parameter"]
       : origin.kind === "tskernel"
         ? [`'${node.getText()}' from tskernel cannot be used as a value here`]
@@ -558,6 +563,7 @@ function lowerPropertyAccess(context: FunctionContext, node: import("ts-morph").
   const span = spanOf(node);
   const object = node.getExpression();
   const property = node.getName();
+  if (Node.isIdentifier(object) && context.scope.lookup(object.getText())?.kind === "poisoned") throw new AlreadyReported();
   if (Node.isIdentifier(object) && !context.scope.lookup(object.getText())) {
     const origin = originOf(object);
     if (origin.kind === "tskernel" && ["threadIdx", "blockIdx", "blockDim", "gridDim"].includes(origin.name)) {

@@ -85,7 +85,11 @@ function helperFor(context: FunctionContext, declaration: FunctionDeclaration, c
     const body = lowerBlock(helperContext, bodyNode && Node.isBlock(bodyNode) ? bodyNode.getStatements() : [], state.diagnostics);
     helper.body = body;
     // A return that failed to lower is already reported; a missing-return error on top would be noise.
-    if (!definitelyReturns(body) && state.diagnostics.length === errorsBefore) state.diagnostics.push(makeDiagnostic("TSK1019", helperSpan, [name]));
+    if (!definitelyReturns(body) && state.diagnostics.length === errorsBefore) state.diagnostics.push(
+        makeDiagnostic("TSK1019", helperSpan, [name], {
+          notes: ["a loop counts as possibly ending, even `while (true)` (WGSL rules the same): end the function with a return"],
+        }),
+      );
   } finally {
     state.helperStack.pop();
   }

@@ -75,6 +75,7 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
     shared: context.shared,
     body: statements,
     block: options.block,
+    blockSpan: options.blockSpan,
     specializations: options.specializations,
     specializationsSpan: options.specializationsSpan,
     constValues: new Map(),

@@ -8,7 +8,7 @@
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, BinaryOp, Expr, ScalarType, Stmt, Variable } from "../ir/ir.ts";
+import type { ArrayRef, BinaryOp, Expr, Stmt, Variable } from "../ir/ir.ts";
 import { resolveScalarAnnotation, spanOf, withScope, type FunctionContext } from "./context.ts";
 import {
   compoundAssignments,
@@ -90,11 +90,33 @@ function lowerStatement(context: FunctionContext, node: Statement, diagnostics: 
 
 function lowerVariableStatement(context: FunctionContext, node: import("ts-morph").VariableStatement, topLevel: boolean): Stmt[] {
   const kind = node.getDeclarationKind();
-  if (kind !== "let" && kind !== "const") return fail("TSK1001", spanOf(node), ["'var'"], { notes: ["use let or const"] });
+  if (kind !== "let" && kind !== "const") {
+    for (const declaration of node.getDeclarations()) {
+      const nameNode = declaration.getNameNode();
+      if (Node.isIdentifier(nameNode)) context.scope.declare(nameNode.getText(), { kind: "poisoned" });
+    }
+    return fail("TSK1001", spanOf(node), ["'var'"], { notes: ["use let or const"] });
+  }
   return node.getDeclarations().flatMap((declaration) => lowerDeclaration(context, declaration, kind === "const", topLevel));
 }
 
 function lowerDeclaration(
+  context: FunctionContext,
+  declaration: import("ts-morph").VariableDeclaration,
+  isConst: boolean,
+  topLevel: boolean,
+): Stmt[] {
+  try {
+    return lowerDeclarationOrFail(context, declaration, isConst, topLevel);
+  } catch (error) {
+    // Later uses of the name would only repeat this error in a misleading way.
+    const nameNode = declaration.getNameNode();
+    if (Node.isIdentifier(nameNode)) context.scope.declare(nameNode.getText(), { kind: "poisoned" });
+    throw error;
+  }
+}
+
+function lowerDeclarationOrFail(
   context: FunctionContext,
   declaration: import("ts-morph").VariableDeclaration,
   isConst: boolean,
@@ -115,21 +137,13 @@ function lowerDeclaration(
   }
 
   const typeNode = declaration.getTypeNode();
-  let declared: ScalarType | undefined;
-  let value: Expr | undefined;
-  try {
-    declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
-    if (!init && !declared) fail("TSK1024", span, [name]);
-    value = init
-      ? declared
-        ? lowerExpected(context, init, declared, (found) => fail("TSK2002", spanOf(init), [found.type, name, declared!]))
-        : lowerExpr(context, init)
-      : undefined;
-  } catch (error) {
-    // Later uses of the name would only repeat this error in a misleading way.
-    context.scope.declare(name, { kind: "poisoned" });
-    throw error;
-  }
+  const declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
+  if (!init && !declared) return fail("TSK1024", span, [name]);
+  const value = init
+    ? declared
+      ? lowerExpected(context, init, declared, (found) => fail("TSK2002", spanOf(init), [found.type, name, declared]))
+      : lowerExpr(context, init)
+    : undefined;
   const variable: Variable = { kind: "variable", name, type: declared ?? value!.type, mutable: !isConst, span: spanOf(nameNode) };
   context.scope.declare(name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
   return [{ kind: "declare", variable, init: value, span }];

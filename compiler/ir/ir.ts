@@ -302,6 +302,8 @@ export interface Kernel {
   readonly body: readonly Stmt[];
   /** The fixed block shape [x, y, z], or undefined when the launch chooses it. */
   readonly block?: readonly [BlockDimSpec, BlockDimSpec, BlockDimSpec];
+  /** Span of the `block` option, for diagnostics about the block shape. */
+  readonly blockSpan?: Span;
   /** The specializations the kernel's options ask for (possibly partial; defaults fill the rest). */
   readonly specializations: readonly Readonly<Record<string, ConstValue>>[];
   /** Span of the `specializations` option, for diagnostics about its values. */

@@ -10,6 +10,8 @@ import { scalarByteSize, type ArrayRef, type Expr, type Kernel } from "../ir/ir.
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { targets, type TargetName } from "../backends/targets.ts";
 import { checkBarrierUniformity } from "./uniformity.ts";
+import { foldStmts } from "../passes/fold.ts";
+import { unrollLoops } from "../passes/unroll.ts";
 
 /** What validation learns about a specialized kernel, recorded in the manifest. */
 export interface KernelFacts {
@@ -47,16 +49,25 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   if (kernel.block) {
     const dims = kernel.block.map((dim) => (typeof dim === "number" ? dim : Number.NaN));
     if (dims.every((dim) => Number.isInteger(dim) && dim > 0)) block = dims as [number, number, number];
-    else diagnostics.push(makeDiagnostic("TSK3009", kernel.span, [kernel.block.map((d) => (typeof d === "number" ? d : d.text)).join(", ")]));
+    else diagnostics.push(makeDiagnostic("TSK3009", kernel.blockSpan ?? kernel.span, [kernel.block.map((d) => (typeof d === "number" ? d : d.text)).join(", ")]));
   }
 
-  checkConstantSharedIndices(kernel, sharedSizes, diagnostics);
+  checkConstantSharedIndices(kernel.body, sharedSizes, diagnostics);
+  // Unrolling makes loop indices constant: `for (i = 0; i <= 16; i++) s[i]` only shows its s[16] then.
+  const unrolled: Diagnostic[] = [];
+  checkConstantSharedIndices(foldStmts(unrollLoops(kernel.body)), sharedSizes, unrolled);
+  const seen = new Set(diagnostics.map((d) => d.span?.start));
+  for (const d of unrolled) {
+    if (seen.has(d.span?.start)) continue;
+    seen.add(d.span?.start);
+    diagnostics.push(d);
+  }
   checkConstantOperands(kernel.body, diagnostics);
   if (checks.barrierUniformity ?? true) checkBarrierUniformity(kernel, diagnostics);
   return { sharedBytes, sharedSizes, block };
 }
 
-function checkConstantSharedIndices(kernel: Kernel, sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
+function checkConstantSharedIndices(body: readonly import("../ir/ir.ts").Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
   const check = (array: ArrayRef, indices: readonly Expr[]) => {
     const dims = sizes.get(array);
     if (!dims) return;
@@ -67,7 +78,7 @@ function checkConstantSharedIndices(kernel: Kernel, sizes: ReadonlyMap<ArrayRef,
       }
     });
   };
-  walkStmts(kernel.body, (stmt) => {
+  walkStmts(body, (stmt) => {
     if (stmt.kind === "store") check(stmt.array, stmt.indices);
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && check(e.array, e.indices));
   });
@@ -107,11 +118,11 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     const threads = facts.block[0] * facts.block[1] * facts.block[2];
     const wide = facts.block.findIndex((dim, axis) => dim > limits.maxBlockDims[axis]!);
     if (wide >= 0) {
-      diagnostics.push(makeDiagnostic("TSK3012", kernel.span, [kernel.name, "xyz"[wide]!, facts.block[wide]!, displayName, limits.maxBlockDims[wide]!]));
+      diagnostics.push(makeDiagnostic("TSK3012", kernel.blockSpan ?? kernel.span, [kernel.name, "xyz"[wide]!, facts.block[wide]!, displayName, limits.maxBlockDims[wide]!]));
     } else if (threads > limits.maxThreadsPerBlock) {
-      diagnostics.push(makeDiagnostic("TSK3004", kernel.span, [kernel.name, threads, displayName, limits.maxThreadsPerBlock]));
+      diagnostics.push(makeDiagnostic("TSK3004", kernel.blockSpan ?? kernel.span, [kernel.name, threads, displayName, limits.maxThreadsPerBlock]));
     } else if (limits.portableThreadsPerBlock !== undefined && threads > limits.portableThreadsPerBlock) {
-      diagnostics.push(makeDiagnostic("TSK3007", kernel.span, [kernel.name, threads, limits.portableThreadsPerBlock]));
+      diagnostics.push(makeDiagnostic("TSK3007", kernel.blockSpan ?? kernel.span, [kernel.name, threads, limits.portableThreadsPerBlock]));
     }
   }
 }

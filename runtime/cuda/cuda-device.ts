@@ -1,0 +1,316 @@
+/**
+ * The CUDA backend: the CUDA C backend's output compiled by NVRTC at run time (cubins cached on disk, see
+ * module-cache.ts) and launched through the driver API, all through koffi. The device's primary context is
+ * used, so cuBLAS (which uses it too) can run on the same buffers as the reference. Launches are checked
+ * against the compiled function's own limits (max threads per block given its registers) and the device's,
+ * and timed with CUDA events.
+ */
+
+import { performance } from "node:perf_hooks";
+import type { KernelHandle } from "../kernels.ts";
+import { median, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { checkLaunch, LaunchError, type LaunchLimits } from "../launch-check.ts";
+import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
+import { ModuleCache } from "./module-cache.ts";
+
+interface CudaBuffer extends DeviceBuffer {
+  readonly pointer: bigint;
+}
+
+const constructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
+
+// Driver enums used here (cuda.h).
+const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76 };
+const FUNC_ATTR = { maxThreadsPerBlock: 0, sharedSizeBytes: 1, numRegs: 4 };
+
+export interface CudaCompileOptions {
+  /** FMA contraction of a*b+c (NVRTC's --fmad); on by default, as in nvcc. */
+  readonly fmad?: boolean;
+  readonly cache?: ModuleCache;
+}
+
+export interface CompiledFunction {
+  readonly fn: unknown;
+  readonly registers: number;
+  readonly maxThreadsPerBlock: number;
+  readonly staticSharedBytes: number;
+  readonly fromCache: boolean;
+  readonly compileMs: number;
+}
+
+function elementTypeOf(data: TypedArray): ElementType {
+  if (data instanceof Float32Array) return "f32";
+  if (data instanceof Int32Array) return "i32";
+  if (data instanceof Uint32Array) return "u32";
+  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
+}
+
+export function createCudaDevice(options: CudaCompileOptions = {}): CudaDevice {
+  const cu = driverApi();
+  check("cuInit", cu.cuInit(0));
+  const count = [0];
+  check("cuDeviceGetCount", cu.cuDeviceGetCount(count));
+  if (count[0] === 0) throw new LaunchError("(device)", "the CUDA driver reports no GPU");
+  const device = [0];
+  check("cuDeviceGet", cu.cuDeviceGet(device, 0));
+  const context: unknown[] = [null];
+  check("cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(context, device[0]!));
+  check("cuCtxSetCurrent", cu.cuCtxSetCurrent(context[0]));
+  return new CudaDevice(cu, device[0]!, options);
+}
+
+export class CudaDevice implements Device {
+  readonly backend = "cuda" as const;
+  readonly name: string;
+  readonly limits: LaunchLimits;
+  readonly arch: string;
+  readonly driverVersion: number;
+  private readonly cache: ModuleCache;
+  private readonly functions = new Map<string, CompiledFunction>();
+  private readonly modules = new Map<string, unknown>();
+  private readonly fmad: boolean;
+
+  constructor(
+    private readonly cu: DriverApi,
+    private readonly ordinal: number,
+    options: CudaCompileOptions,
+  ) {
+    const name = new Uint8Array(256);
+    check("cuDeviceGetName", cu.cuDeviceGetName(name, name.length, ordinal));
+    this.name = new TextDecoder().decode(name.subarray(0, name.indexOf(0)));
+    const attribute = (id: number) => {
+      const out = [0];
+      check("cuDeviceGetAttribute", cu.cuDeviceGetAttribute(out, id, ordinal));
+      return out[0]!;
+    };
+    this.limits = {
+      maxThreadsPerBlock: attribute(ATTR.maxThreadsPerBlock),
+      maxBlockDims: [attribute(ATTR.maxBlockDimX), attribute(ATTR.maxBlockDimY), attribute(ATTR.maxBlockDimZ)],
+      maxGridDims: [attribute(ATTR.maxGridDimX), attribute(ATTR.maxGridDimY), attribute(ATTR.maxGridDimZ)],
+    };
+    this.arch = `sm_${attribute(ATTR.computeCapabilityMajor)}${attribute(ATTR.computeCapabilityMinor)}`;
+    const version = [0];
+    check("cuDriverGetVersion", cu.cuDriverGetVersion(version));
+    this.driverVersion = version[0]!;
+    this.cache = options.cache ?? new ModuleCache();
+    this.fmad = options.fmad ?? true;
+  }
+
+  /** NVRTC options for this device: its architecture, line info for profilers, FMA contraction as chosen. */
+  compileOptions(): string[] {
+    return [`--gpu-architecture=${this.arch}`, "-lineinfo", `--fmad=${this.fmad}`, "-std=c++17"];
+  }
+
+  private compileModule(source: string, label: string): { module: unknown; fromCache: boolean; compileMs: number } {
+    const cached = this.modules.get(source);
+    if (cached) return { module: cached, fromCache: true, compileMs: 0 };
+    const start = performance.now();
+    const nv = nvrtcApi();
+    const major = [0];
+    const minor = [0];
+    check("nvrtcVersion", nv.nvrtcVersion(major, minor));
+    const key = { source, options: this.compileOptions(), arch: this.arch, driverVersion: this.driverVersion, compilerVersion: `${major[0]}.${minor[0]}` };
+    let cubin = this.cache.get(key);
+    const fromCache = cubin !== undefined;
+    if (!cubin) {
+      const program: unknown[] = [null];
+      nvrtcCheck(nv, "nvrtcCreateProgram", nv.nvrtcCreateProgram(program, source, label, 0, null, null));
+      try {
+        const options = this.compileOptions();
+        const status = nv.nvrtcCompileProgram(program[0], options.length, options);
+        if (status !== 0) {
+          const size = [0];
+          nv.nvrtcGetProgramLogSize(program[0], size);
+          const log = new Uint8Array(size[0]!);
+          nv.nvrtcGetProgramLog(program[0], log);
+          // The source carries #line directives, so NVRTC's messages already name the TypeScript lines.
+          throw new LaunchError(label, `NVRTC failed to compile the generated CUDA:\n${new TextDecoder().decode(log).replace(/\0+$/, "")}`);
+        }
+        const size = [0];
+        nvrtcCheck(nv, "nvrtcGetCUBINSize", nv.nvrtcGetCUBINSize(program[0], size));
+        cubin = new Uint8Array(size[0]!);
+        nvrtcCheck(nv, "nvrtcGetCUBIN", nv.nvrtcGetCUBIN(program[0], cubin));
+        this.cache.put(key, cubin);
+      } finally {
+        nv.nvrtcDestroyProgram(program);
+      }
+    }
+    const module: unknown[] = [null];
+    check("cuModuleLoadData", this.cu.cuModuleLoadData(module, cubin));
+    this.modules.set(source, module[0]);
+    return { module: module[0], fromCache, compileMs: performance.now() - start };
+  }
+
+  /** The compiled function of a kernel, compiling (or loading from the cache) on first use. */
+  compiled(kernel: KernelHandle): CompiledFunction {
+    const cuda = kernel.cuda;
+    if (!cuda) throw new LaunchError(kernel.description.entryName, "it was not compiled for the cuda target");
+    const key = `${kernel.description.source}#${cuda.function}`;
+    const existing = this.functions.get(key);
+    if (existing) return existing;
+    const { module, fromCache, compileMs } = this.compileModule(cuda.source, kernel.description.source);
+    const fn: unknown[] = [null];
+    check("cuModuleGetFunction", this.cu.cuModuleGetFunction(fn, module, cuda.function));
+    const attribute = (id: number) => {
+      const out = [0];
+      check("cuFuncGetAttribute", this.cu.cuFuncGetAttribute(out, id, fn[0]));
+      return out[0]!;
+    };
+    const compiled = {
+      fn: fn[0],
+      registers: attribute(FUNC_ATTR.numRegs),
+      maxThreadsPerBlock: attribute(FUNC_ATTR.maxThreadsPerBlock),
+      staticSharedBytes: attribute(FUNC_ATTR.sharedSizeBytes),
+      fromCache,
+      compileMs,
+    };
+    this.functions.set(key, compiled);
+    return compiled;
+  }
+
+  createBuffer(data: TypedArray): DeviceBuffer;
+  createBuffer(type: ElementType, length: number): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+    const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
+    if (!(elementType in constructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
+    const count = typeof dataOrType === "string" ? length! : dataOrType.length;
+    if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
+    const pointer: bigint[] = [0n];
+    check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, count * 4)));
+    const buffer: CudaBuffer = { kind: "tskernel.buffer", backend: "cuda", elementType, length: count, pointer: BigInt(pointer[0]!) };
+    if (typeof dataOrType !== "string" && count > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, dataOrType, count * 4));
+    return buffer;
+  }
+
+  own(buffer: DeviceBuffer): CudaBuffer {
+    if (buffer.backend !== "cuda" || !("pointer" in buffer)) throw new TypeError("tskernel: this buffer does not belong to the CUDA device");
+    return buffer as CudaBuffer;
+  }
+
+  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+    const own = this.own(buffer);
+    if (data.length !== own.length || elementTypeOf(data) !== own.elementType) {
+      throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${own.length} ${own.elementType}`);
+    }
+    check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, data, data.length * 4));
+  }
+
+  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+    const own = this.own(buffer);
+    const out = new constructors[own.elementType](own.length);
+    if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, own.length * 4));
+    return out;
+  }
+
+  free(buffer: DeviceBuffer): void {
+    check("cuMemFree", this.cu.cuMemFree_v2(this.own(buffer).pointer));
+  }
+
+  /** Packs the arguments as cuLaunchKernel wants them: an array of pointers to each value, 8-byte slots. */
+  private packArguments(kernel: KernelHandle, args: readonly unknown[]): { params: bigint; free: () => void } {
+    const k = koffi();
+    const params = kernel.description.params.filter((p) => p.kind !== "const");
+    const values = k.alloc("uint64_t", Math.max(1, params.length));
+    const pointers = k.alloc("uint64_t", Math.max(1, params.length));
+    params.forEach((param, index) => {
+      const value = args[index];
+      const offset = index * 8;
+      if (param.kind === "buffer") k.encode(values, offset, "uint64_t", this.own(value as DeviceBuffer).pointer);
+      else if (param.type === "f32") k.encode(values, offset, "float", value);
+      else if (param.type === "i32") k.encode(values, offset, "int32_t", value);
+      else if (param.type === "u32") k.encode(values, offset, "uint32_t", value);
+      else k.encode(values, offset, "uint8_t", value ? 1 : 0);
+      k.encode(pointers, offset, "uint64_t", values + BigInt(offset));
+    });
+    return { params: pointers, free: () => (k.free(values), k.free(pointers)) };
+  }
+
+  /** Enqueues one launch on the default stream without waiting. */
+  enqueue(kernel: KernelHandle, options: LaunchOptions): void {
+    const compiled = this.compiled(kernel);
+    const limits: LaunchLimits = { ...this.limits, maxThreadsPerBlock: Math.min(this.limits.maxThreadsPerBlock, compiled.maxThreadsPerBlock) };
+    const checked = checkLaunch(kernel.description, options, "cuda", limits);
+    const { params, free } = this.packArguments(kernel, checked.args);
+    try {
+      const [gx, gy, gz] = checked.grid;
+      const [bx, by, bz] = checked.block;
+      check(`cuLaunchKernel(${kernel.description.entryName})`, this.cu.cuLaunchKernel(compiled.fn, gx, gy, gz, bx, by, bz, 0, null, params, null));
+    } finally {
+      free();
+    }
+  }
+
+  synchronize(): void {
+    check("cuCtxSynchronize", this.cu.cuCtxSynchronize());
+  }
+
+  async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
+    this.enqueue(kernel, options);
+    this.synchronize();
+  }
+
+  /** Times `runs` launches between CUDA events, each launch measured on its own. */
+  async time(kernel: KernelHandle, options: LaunchOptions, timing: TimingOptions = {}): Promise<Timing> {
+    return this.timeEnqueued(() => this.enqueue(kernel, options), timing);
+  }
+
+  timeEnqueued(enqueue: () => void, timing: TimingOptions = {}): Timing {
+    const warmup = timing.warmup ?? 2;
+    const runs = timing.runs ?? 10;
+    for (let i = 0; i < warmup; i++) enqueue();
+    this.synchronize();
+    const start: unknown[] = [null];
+    const end: unknown[] = [null];
+    check("cuEventCreate", this.cu.cuEventCreate(start, 0));
+    check("cuEventCreate", this.cu.cuEventCreate(end, 0));
+    const runsMs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      check("cuEventRecord", this.cu.cuEventRecord(start[0], null));
+      enqueue();
+      check("cuEventRecord", this.cu.cuEventRecord(end[0], null));
+      check("cuEventSynchronize", this.cu.cuEventSynchronize(end[0]));
+      const ms = [0];
+      check("cuEventElapsedTime", this.cu.cuEventElapsedTime(ms, start[0], end[0]));
+      runsMs.push(ms[0]!);
+    }
+    this.cu.cuEventDestroy_v2(start[0]);
+    this.cu.cuEventDestroy_v2(end[0]);
+    return { medianMs: median(runsMs), minMs: Math.min(...runsMs), runsMs, method: "CUDA events around each launch (cuEventElapsedTime)" };
+  }
+
+  /**
+   * cuBLAS SGEMM on row-major matrices: C = alpha·A·B + beta·C, A m×k, B k×n. cuBLAS is column-major, so
+   * this computes Cᵀ = Bᵀ·Aᵀ. `tf32` selects TF32 tensor-core math; otherwise true FP32.
+   */
+  cublasSgemm(m: number, n: number, k: number, alpha: number, A: DeviceBuffer, B: DeviceBuffer, beta: number, C: DeviceBuffer, tf32 = false): () => void {
+    const blas = cublasApi();
+    this.cublasHandle ??= (() => {
+      const handle: unknown[] = [null];
+      cublasCheck("cublasCreate", blas.cublasCreate_v2(handle));
+      return handle[0];
+    })();
+    const handle = this.cublasHandle;
+    // CUBLAS_DEFAULT_MATH = 0 (FP32 with no tensor cores for SGEMM), CUBLAS_TF32_TENSOR_OP_MATH = 3.
+    const a = this.own(A).pointer;
+    const b = this.own(B).pointer;
+    const c = this.own(C).pointer;
+    const alphaArray = new Float32Array([alpha]);
+    const betaArray = new Float32Array([beta]);
+    return () => {
+      cublasCheck("cublasSetMathMode", blas.cublasSetMathMode(handle, tf32 ? 3 : 0));
+      cublasCheck("cublasSgemm", blas.cublasSgemm_v2(handle, 0, 0, n, m, k, alphaArray, b, n, a, k, betaArray, c, n));
+    };
+  }
+
+  private cublasHandle: unknown;
+
+  dispose(): void {}
+}
+
+function nvrtcCheck(nv: ReturnType<typeof nvrtcApi>, call: string, code: number): void {
+  if (code !== 0) throw new Error(`tskernel: ${call} failed: ${nv.nvrtcGetErrorString(code)} (${code})`);
+}
+
+function cublasCheck(call: string, code: number): void {
+  if (code !== 0) throw new Error(`tskernel: ${call} failed with cuBLAS status ${code}`);
+}
