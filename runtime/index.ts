@@ -5,15 +5,15 @@
 
 import { CpuDevice } from "./cpu/cpu-device.ts";
 import { createWebGpuDevice } from "./webgpu/webgpu-device.ts";
+import { createCudaDevice } from "./cuda/cuda-device.ts";
 import { BackendUnavailable, type BackendName, type Device, type DeviceOptions } from "./device.ts";
 
 export * from "./device.ts";
-export { compileKernelLibrary, KernelLibrary, CompileFailure, type KernelHandle } from "./kernels.ts";
+export { compileKernelLibrary, CompileFailure } from "./kernels.ts";
+export { KernelLibrary, loadKernelLibrary, type KernelHandle } from "./library.ts";
 export { LaunchError } from "./launch-check.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
-
-const cudaPending = "the CUDA backend (driver API and NVRTC through koffi) is not part of this build yet";
 
 /** Why `auto` passed over each GPU backend, for a caller that wants to say so. */
 export const autoSkipped: { backend: BackendName; reason: string }[] = [];
@@ -24,11 +24,16 @@ export async function createDevice(options: DeviceOptions = {}): Promise<Device>
     throw new BackendUnavailable(backend, "checked mode runs on the CPU backend only (use --backend cpu)");
   }
   if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked });
-  if (backend === "cuda") throw new BackendUnavailable("cuda", cudaPending);
+  if (backend === "cuda") return createCudaDevice();
   if (backend === "webgpu") return createWebGpuDevice();
   // auto: the GPU backends first, in the order DESIGN.md gives, then the CPU, which is always there.
   autoSkipped.length = 0;
-  autoSkipped.push({ backend: "cuda", reason: cudaPending });
+  try {
+    return createCudaDevice();
+  } catch (error) {
+    if (!(error instanceof BackendUnavailable)) throw error;
+    autoSkipped.push({ backend: "cuda", reason: error.reason });
+  }
   try {
     const device = await createWebGpuDevice({ swiftShaderFallback: false });
     return device;

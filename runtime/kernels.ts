@@ -2,7 +2,7 @@
  * Compiled kernels as the runtime sees them: each kernel specialization with its manifest description
  * (parameters, block shape, shared memory) and the code of every target it was compiled for. A library is
  * made by compiling TypeScript in-process (`compileKernelLibrary`); the GPU backends will also load one from
- * a `tskernel build` output directory.
+ * a `tskernel build` output directory (library.ts), without the compiler.
  */
 
 import { compileFiles, type CompileOptions } from "../compiler/driver.ts";
@@ -10,46 +10,9 @@ import { renderDiagnostics } from "../compiler/diagnostics/render.ts";
 import { buildManifest, type ManifestKernel } from "../compiler/manifest.ts";
 import type { TargetName } from "../compiler/backends/targets.ts";
 import fs from "node:fs";
+import { instantiateJs, KernelLibrary, type KernelHandle } from "./library.ts";
 
-/** The JS of one kernel: runs a whole block. */
-export type JsBlockFunction = (
-  args: readonly unknown[],
-  blockIdx: readonly number[],
-  blockDim: readonly number[],
-  gridDim: readonly number[],
-  checker?: unknown,
-) => void;
-
-export interface KernelHandle {
-  readonly description: ManifestKernel;
-  readonly js?: JsBlockFunction;
-  /** The checked-mode build: takes a Checker as a fifth argument. */
-  readonly jsChecked?: JsBlockFunction;
-  readonly wgsl?: { readonly source: string; readonly entryPoint: string };
-  readonly cuda?: { readonly source: string; readonly function: string };
-}
-
-export class KernelLibrary {
-  constructor(readonly kernels: readonly KernelHandle[]) {}
-
-  /**
-   * Finds a kernel by name, and by specialization values when it has several; with none given, the first
-   * (the kernel's default specialization) is returned.
-   */
-  get(name: string, specialization: Readonly<Record<string, number | boolean>> = {}): KernelHandle {
-    const candidates = this.kernels.filter((k) => k.description.name === name);
-    if (candidates.length === 0) {
-      const known = [...new Set(this.kernels.map((k) => k.description.name))].join(", ");
-      throw new Error(`tskernel: no kernel named '${name}' (known: ${known || "none"})`);
-    }
-    const match = candidates.find((k) => Object.entries(specialization).every(([key, value]) => k.description.specialization[key] === value));
-    if (!match) {
-      const available = candidates.map((k) => JSON.stringify(k.description.specialization)).join(", ");
-      throw new Error(`tskernel: kernel '${name}' has no specialization ${JSON.stringify(specialization)} (built: ${available})`);
-    }
-    return match;
-  }
-}
+export { KernelLibrary, type KernelHandle, type JsBlockFunction } from "./library.ts";
 
 export class CompileFailure extends Error {
   constructor(readonly rendered: string) {
@@ -89,7 +52,3 @@ export function compileKernelLibrary(
   return new KernelLibrary(handles);
 }
 
-function instantiateJs(factoryBody: string): Record<string, JsBlockFunction> {
-  // The generated code is our own output, built from validated IR; it closes over nothing of ours.
-  return new Function(factoryBody)() as Record<string, JsBlockFunction>;
-}

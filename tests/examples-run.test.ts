@@ -8,6 +8,13 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, compareToReference, type Device, type KernelLibrary } from "../runtime/index.ts";
 import { runDemo } from "../runtime/demo/run-demo.ts";
+import { compileSeedLibrary } from "../runtime/demo/seed-library.ts";
+
+const seedLibraries = new Map<BackendName, KernelLibrary>();
+function seedLibrary(backend: BackendName): KernelLibrary {
+  if (!seedLibraries.has(backend)) seedLibraries.set(backend, compileSeedLibrary(backend));
+  return seedLibraries.get(backend)!;
+}
 import { repoRoot } from "./golden-cases.ts";
 import { deviceFor as sharedDevice, testedBackends } from "./backends.ts";
 import type { BackendName } from "../runtime/index.ts";
@@ -40,7 +47,7 @@ for (const backend of testedBackends) {
   describe.skipIf(unavailable.has(backend))(`examples on ${backend}${unavailable.has(backend) ? ` (skipped: ${unavailable.get(backend)})` : ""}`, () => {
     it.each([37, 64, 97])("every seed matmul variant at n = %i matches the float64 reference", async (n) => {
       const device = await deviceFor(backend);
-      const { rows } = await runDemo(device, { size: n });
+      const { rows } = await runDemo(device, { size: n, library: seedLibrary(backend) });
       expect(rows.length).toBe(12);
       for (const row of rows) {
         // A variant may only be skipped for a block the device cannot run (1024 threads on SwiftShader).

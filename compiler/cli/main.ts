@@ -207,6 +207,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean }) => {
       const { createDevice, BackendUnavailable } = await import("../../runtime/index.ts");
       const { runDemo, formatDemoTable } = await import("../../runtime/demo/run-demo.ts");
+      const { compileSeedLibrary, targetOf } = await import("../../runtime/demo/seed-library.ts");
       let device;
       try {
         device = await createDevice({ backend: opts.backend, checked: opts.checked });
@@ -218,7 +219,9 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         throw error;
       }
       io.stderr(`device: ${device.name}\n`);
-      const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, onProgress: (m) => io.stderr(`  ${m}\n`) });
+      io.stderr(`  compiling the seed examples for ${targetOf(device.backend)}\n`);
+      const library = compileSeedLibrary(device.backend);
+      const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, library, onProgress: (m) => io.stderr(`  ${m}\n`) });
       io.stdout(`${formatDemoTable(rows)}\n`);
       const count = (status: string) => rows.filter((r) => r.status === status).length;
       io.stdout(`${count("pass")} passed, ${count("FAIL")} failed, ${count("skipped")} skipped\n`);

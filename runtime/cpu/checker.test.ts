@@ -11,6 +11,7 @@ import { CpuDevice } from "./cpu-device.ts";
 import { KernelFault } from "./checker.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 import { runDemo } from "../demo/run-demo.ts";
+import { compileSeedLibrary } from "../demo/seed-library.ts";
 
 const header = 'import { kernel, shared, syncThreads, threadIdx, blockIdx, blockDim, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";\n';
 
@@ -179,7 +180,7 @@ describe("checked mode finds seeded bugs", () => {
 
 describe("checked mode passes correct kernels", () => {
   it("every seed matmul variant at an odd size", async () => {
-    const { rows, ok } = await runDemo(new CpuDevice({ checked: true }), { size: 37 });
+    const { rows, ok } = await runDemo(new CpuDevice({ checked: true }), { size: 37, library: compileSeedLibrary("cpu") });
     expect(rows.map((r) => `${r.variant}:${r.status}`)).toEqual(rows.map((r) => `${r.variant}:pass`));
     expect(ok).toBe(true);
   });

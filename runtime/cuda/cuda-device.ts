@@ -121,14 +121,14 @@ export class CudaDevice implements Device {
         if (status !== 0) {
           const size = [0];
           nv.nvrtcGetProgramLogSize(program[0], size);
-          const log = new Uint8Array(size[0]!);
+          const log = new Uint8Array(Number(size[0]));
           nv.nvrtcGetProgramLog(program[0], log);
           // The source carries #line directives, so NVRTC's messages already name the TypeScript lines.
           throw new LaunchError(label, `NVRTC failed to compile the generated CUDA:\n${new TextDecoder().decode(log).replace(/\0+$/, "")}`);
         }
         const size = [0];
         nvrtcCheck(nv, "nvrtcGetCUBINSize", nv.nvrtcGetCUBINSize(program[0], size));
-        cubin = new Uint8Array(size[0]!);
+        cubin = new Uint8Array(Number(size[0]));
         nvrtcCheck(nv, "nvrtcGetCUBIN", nv.nvrtcGetCUBIN(program[0], cubin));
         this.cache.put(key, cubin);
       } finally {

@@ -5,10 +5,8 @@
  * are poisoned with NaN before each run so an element a kernel forgets to write cannot pass.
  */
 
-import path from "node:path";
-import { packageRoot } from "../../compiler/frontend/program.ts";
 import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
-import { compileKernelLibrary } from "../kernels.ts";
+import type { KernelLibrary } from "../library.ts";
 import type { BackendName, Device, Timing } from "../device.ts";
 import { LaunchError } from "../launch-check.ts";
 import { seedVariants, type MatmulVariant } from "./variants.ts";
@@ -28,6 +26,8 @@ export interface DemoRow {
 
 export interface DemoOptions {
   readonly size: number;
+  /** The compiled seed kernels (compileSeedLibrary, or loadKernelLibrary on a machine without the compiler). */
+  readonly library: KernelLibrary;
   readonly runs?: number;
   readonly variants?: readonly MatmulVariant[];
   readonly onProgress?: (message: string) => void;
@@ -63,11 +63,7 @@ function unpad(source: Float32Array, n: number, N: number): Float32Array {
 export async function runDemo(device: Device, options: DemoOptions): Promise<{ rows: DemoRow[]; ok: boolean }> {
   const n = options.size;
   const variants = options.variants ?? seedVariants;
-  const root = packageRoot();
-  const files = [...new Set(variants.map((v) => path.join(root, v.file)))];
-  const target = device.backend === "cpu" ? "js" : device.backend === "webgpu" ? "wgsl" : "cuda";
-  options.onProgress?.(`compiling ${files.length} example files for ${target}`);
-  const library = compileKernelLibrary(files, [target]);
+  const library = options.library;
 
   const A = randomMatrix(n * n);
   const B = randomMatrix(n * n);
@@ -126,7 +122,8 @@ export async function runDemo(device: Device, options: DemoOptions): Promise<{ r
       variant: label(constants),
       paddedSize: N !== n ? N : undefined,
       ms: timing.medianMs,
-      gflops: flops / (timing.medianMs * 1e6),
+      // A time below the timer's resolution reads as 0: no rate then, rather than an infinite one.
+      gflops: timing.medianMs > 0 ? flops / (timing.medianMs * 1e6) : undefined,
       errors,
       status: pass ? "pass" : "FAIL",
       note: pass ? undefined : errors.nonFinite > 0 ? `${errors.nonFinite} elements are NaN or infinite` : `normwise error above ${tolerance.toExponential(1)}`,
@@ -142,7 +139,7 @@ export function formatDemoTable(rows: readonly DemoRow[]): string {
     row.backend,
     row.paddedSize ? `${row.size} (padded ${row.paddedSize})` : String(row.size),
     row.ms === undefined ? "-" : row.ms.toFixed(1),
-    row.gflops === undefined ? "-" : row.gflops.toFixed(3),
+    row.gflops === undefined || !Number.isFinite(row.gflops) ? "-" : row.gflops.toFixed(3),
     row.errors ? row.errors.maxRelative.toExponential(2) : "-",
     row.errors ? row.errors.averageRelative.toExponential(2) : "-",
     row.errors ? row.errors.normwiseRelative.toExponential(2) : "-",

@@ -74,7 +74,9 @@ export async function createWebGpuDevice(options: WebGpuDeviceOptions = {}): Pro
     }
     const globals = globalThis as Record<string, unknown>;
     for (const [key, value] of Object.entries(webgpu.globals)) if (!(key in globals)) globals[key] = value;
-    gpu = webgpu.create([...(options.dawnOptions ?? [])]);
+    // Dawn rounds timestamps to 100 µs by default (a browser's defence against timing attacks), which
+    // makes kernel times meaningless; in Node the caller is trusted, so full resolution is asked for.
+    gpu = webgpu.create(["disable-dawn-features=timestamp_quantization", ...(options.dawnOptions ?? [])]);
   }
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   if (!adapter) {

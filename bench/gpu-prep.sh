@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Prepares what the GPU machine needs, here (it has no Node and no network): the example kernels built for
+# CUDA, WGSL and JS, the GPU runner bundled into one file (no compiler inside), Node itself, koffi and Dawn's
+# native module, and the Vulkan loader packages. Everything goes to .device/ and .gl/ (both git-ignored);
+# name both in the device tool's `carry`, then run `bash bench/gpu.sh` there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+npm run build >/dev/null
+rm -rf .device && mkdir -p .device/node_modules/@koromix .device/node_modules/webgpu/dist
+node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out .device/kernels
+npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node20 \
+  --external:koffi --external:webgpu --outfile=.device/gpu-run.mjs --log-level=warning
+cp -r node_modules/koffi .device/node_modules/
+cp -r node_modules/@koromix/koffi-linux-x64 .device/node_modules/@koromix/
+cp node_modules/webgpu/package.json node_modules/webgpu/index.js .device/node_modules/webgpu/
+cp -r node_modules/webgpu/dist/linux-x64 .device/node_modules/webgpu/dist/
+rm -rf .device/node_modules/koffi/vendor .device/node_modules/koffi/doc
+xz -T2 -c "$(command -v node)" > .device/node.xz
+
+if [ ! -d .gl ]; then
+  mkdir -p .gl /tmp/amd64/partial
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  apt-get $o update -qq
+  # The Vulkan loader and the GL vendor-neutral libraries that NVIDIA's Vulkan ICD (libGLX_nvidia) needs.
+  (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
+fi
+du -sh .device .gl

@@ -1,0 +1,226 @@
+/**
+ * Everything that needs the GPU machine, in one run (bench/gpu.sh starts it there; it needs no compiler,
+ * only the kernels that `tskernel build` wrote here). For each backend it can open — CUDA through the
+ * driver API and NVRTC, WebGPU through Dawn on Vulkan — it:
+ * - runs every seed matmul variant against the float64 reference at odd and round sizes;
+ * - runs the non-matmul examples against their references, and compares the CUDA results with the CPU
+ *   backend's on the same inputs (the differential check);
+ * - times the seed kernels at n = 1024, 2048 and 4096 next to cuBLAS SGEMM (TF32 off, and on) from the
+ *   same run (CUDA), and reports each as a percentage of cuBLAS FP32;
+ * - measures the per-launch overhead (10 000 launches of a kernel that returns at once);
+ * - runs a 4096² WebGPU matmul with ten launches in a row (the case that aborted Dawn before).
+ * Results go to $OUT/gpu-results.json and a text table to stdout. Usage:
+ *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu]
+ */
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { createCudaDevice, type CudaDevice } from "../runtime/cuda/cuda-device.ts";
+import { createWebGpuDevice } from "../runtime/webgpu/webgpu-device.ts";
+import { runDemo, formatDemoTable, type DemoRow } from "../runtime/demo/run-demo.ts";
+import { loadKernelLibrary } from "../runtime/library.ts";
+import { compareToReference } from "../runtime/reference.ts";
+import type { Device } from "../runtime/device.ts";
+import { seedVariants } from "../runtime/demo/variants.ts";
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1]! : fallback;
+};
+const library = loadKernelLibrary(option("--kernels", "kernels"));
+const outDir = option("--out", process.env.OUT ?? ".");
+const results: Record<string, unknown> = { date: new Date().toISOString(), host: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version } };
+const log = (line = "") => console.log(line);
+
+function save(): void {
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, "gpu-results.json"), `${JSON.stringify(results, null, 2)}\n`);
+}
+
+function random(length: number): Float32Array {
+  return Float32Array.from({ length }, () => Math.random() * 2 - 1);
+}
+
+async function section(name: string, body: () => Promise<unknown>): Promise<void> {
+  log(`\n== ${name}`);
+  const start = performance.now();
+  try {
+    results[name] = await body();
+  } catch (error) {
+    const message = error instanceof Error ? `${error.message}\n${error.stack}` : String(error);
+    log(`FAILED: ${message}`);
+    results[name] = { error: message };
+  }
+  log(`(${((performance.now() - start) / 1000).toFixed(1)} s)`);
+  save();
+}
+
+async function ladder(device: Device, sizes: readonly number[], runs: number): Promise<DemoRow[]> {
+  const rows: DemoRow[] = [];
+  for (const size of sizes) {
+    const { rows: sized } = await runDemo(device, { size, runs, library });
+    log(formatDemoTable(sized));
+    rows.push(...sized);
+  }
+  return rows;
+}
+
+/** reduceSum, transposeShared and the elementwise kernels, each against its reference. */
+async function classics(device: Device): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const n = 1_000_003;
+  const input = random(n);
+  const partial = device.createBuffer(new Float32Array(120).fill(Number.NaN));
+  await device.launch(library.get("reduceSum"), { grid: [120], args: [partial, device.createBuffer(input), n] });
+  const total = ((await device.read(partial)) as Float32Array).reduce((a, b) => a + b, 0);
+  const reference = input.reduce((a, b) => a + b, 0);
+  out.reduceSum = { n, absError: Math.abs(total - reference), pass: Math.abs(total - reference) < 1e-5 * n };
+  const rows = 1000;
+  const cols = 1500;
+  const matrix = random(rows * cols);
+  const transposed = device.createBuffer(new Float32Array(rows * cols).fill(Number.NaN));
+  await device.launch(library.get("transposeShared"), { grid: [Math.ceil(cols / 32), Math.ceil(rows / 32)], args: [transposed, device.createBuffer(matrix), rows, cols] });
+  const t = (await device.read(transposed)) as Float32Array;
+  let mismatches = 0;
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if (t[c * rows + r] !== matrix[r * cols + c]) mismatches++;
+  out.transposeShared = { rows, cols, mismatches, pass: mismatches === 0 };
+  const x = Float32Array.from({ length: 100_000 }, () => Math.random() * 12 - 6);
+  const gelu = (v: number) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3)));
+  const g = device.createBuffer(new Float32Array(x.length).fill(Number.NaN));
+  await device.launch(library.get("gelu"), { grid: [Math.ceil(x.length / 256)], args: [g, device.createBuffer(x), x.length] });
+  const report = compareToReference((await device.read(g)) as Float32Array, Float64Array.from(x, gelu), 1e-3);
+  out.gelu = { ...report, pass: report.nonFinite === 0 && report.maxRelative < 1e-3 };
+  log(JSON.stringify(out));
+  return out;
+}
+
+/** The CUDA results of every seed variant equal the CPU backend's within f32 reordering error. */
+async function differential(gpu: Device, n: number): Promise<Record<string, unknown>> {
+  const cpu = new CpuDevice();
+  const A = random(n * n);
+  const B = random(n * n);
+  const out: Record<string, unknown> = {};
+  for (const variant of seedVariants) {
+    const N = variant.multipleOf ? Math.ceil(n / variant.multipleOf) * variant.multipleOf : n;
+    if (N !== n) continue;
+    const results: Float32Array[] = [];
+    for (const device of [cpu, gpu]) {
+      const kernel = library.get(variant.kernel, variant.specializations?.find((s) => {
+        const block = library.get(variant.kernel, s).description.block;
+        return !block || block[0] * block[1] * block[2] <= device.limits.maxThreadsPerBlock;
+      }));
+      const a = device.createBuffer(A);
+      const b = device.createBuffer(B);
+      const c = device.createBuffer(variant.gemm ? new Float32Array(n * n) : new Float32Array(n * n).fill(Number.NaN));
+      const constants = kernel.description.specialization as Record<string, number>;
+      await device.launch(kernel, variant.launch(n, { A: a, B: b, C: c }, 1, 0, constants));
+      results.push((await device.read(c)) as Float32Array);
+    }
+    const report = compareToReference(results[1]!, results[0]!);
+    out[variant.id] = { normwiseRelative: report.normwiseRelative, pass: report.nonFinite === 0 && report.normwiseRelative < n * 2 ** -23 };
+  }
+  log(JSON.stringify(out));
+  return out;
+}
+
+/** Seed kernels next to cuBLAS at large sizes, timed with CUDA events on the same buffers. */
+async function versusCublas(device: CudaDevice, sizes: readonly number[]): Promise<unknown[]> {
+  const rows: unknown[] = [];
+  for (const n of sizes) {
+    const A = device.createBuffer(random(n * n));
+    const B = device.createBuffer(random(n * n));
+    const C = device.createBuffer("f32", n * n);
+    const flops = 2 * n ** 3;
+    const entry = (name: string, ms: number, extra: Record<string, unknown> = {}) => ({ n, name, ms, tflops: flops / (ms * 1e9), ...extra });
+    const fp32 = device.timeEnqueued(device.cublasSgemm(n, n, n, 1, A, B, 0, C, false), { warmup: 3, runs: 20 });
+    const tf32 = device.timeEnqueued(device.cublasSgemm(n, n, n, 1, A, B, 0, C, true), { warmup: 3, runs: 20 });
+    const base = [entry("cuBLAS SGEMM (FP32)", fp32.medianMs), entry("cuBLAS SGEMM (TF32)", tf32.medianMs)];
+    rows.push(...base);
+    for (const variant of seedVariants) {
+      if (variant.multipleOf && n % variant.multipleOf !== 0) continue;
+      if (variant.maxN !== undefined && n > variant.maxN) continue;
+      if (variant.id === "kahan" && n > 2048) continue; // minutes at 4096 and says nothing new
+      const kernel = library.get(variant.kernel, variant.specializations?.[0]);
+      const constants = kernel.description.specialization as Record<string, number>;
+      const launch = variant.launch(n, { A, B, C }, 1, 0, constants);
+      const timing = await device.time(kernel, launch, { warmup: 1, runs: n >= 4096 ? 3 : 5 });
+      rows.push(entry(variant.id, timing.medianMs, { percentOfCublasFp32: (100 * fp32.medianMs) / timing.medianMs, registers: device.compiled(kernel).registers }));
+    }
+    for (const row of rows.filter((r) => (r as { n: number }).n === n)) {
+      const r = row as { name: string; ms: number; tflops: number; percentOfCublasFp32?: number };
+      log(`n=${n}  ${r.name.padEnd(22)} ${r.ms.toFixed(3).padStart(10)} ms  ${r.tflops.toFixed(2).padStart(7)} TFLOP/s${r.percentOfCublasFp32 !== undefined ? `  ${r.percentOfCublasFp32.toFixed(1).padStart(6)} % of cuBLAS FP32` : ""}`);
+    }
+    for (const buffer of [A, B, C]) device.free(buffer);
+  }
+  return rows;
+}
+
+async function launchOverhead(device: CudaDevice): Promise<Record<string, number>> {
+  const kernel = library.get("gelu");
+  const out = device.createBuffer("f32", 1);
+  const input = device.createBuffer("f32", 1);
+  // n = 0: every thread returns at once, so the time is the launch path itself.
+  const launch = { grid: [1] as [number], args: [out, input, 0] };
+  for (let i = 0; i < 100; i++) device.enqueue(kernel, launch);
+  device.synchronize();
+  const count = 10_000;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) device.enqueue(kernel, launch);
+  device.synchronize();
+  const totalMs = performance.now() - start;
+  const result = { launches: count, totalMs, microsecondsPerLaunch: (totalMs * 1000) / count };
+  log(`launch overhead: ${result.microsecondsPerLaunch.toFixed(2)} µs per launch (${count} launches, argument checks and packing included)`);
+  return result;
+}
+
+const only = option("--only", "all");
+
+async function main(): Promise<void> {
+  let cuda: CudaDevice | undefined;
+  if (only === "all" || only === "cuda") await section("cuda.device", async () => {
+    cuda = createCudaDevice();
+    log(`CUDA device: ${cuda.name} (${cuda.arch}), driver ${cuda.driverVersion}`);
+    return { name: cuda.name, arch: cuda.arch, driverVersion: cuda.driverVersion };
+  });
+  if (cuda) {
+    const device = cuda;
+    await section("cuda.ladder", () => ladder(device, [37, 1000, 1024], 5));
+    await section("cuda.classics", () => classics(device));
+    await section("cuda.differential", () => differential(device, 256));
+    await section("cuda.launchOverhead", () => launchOverhead(device));
+    await section("cuda.versusCublas", () => versusCublas(device, [1024, 2048, 4096]));
+  }
+  let webgpu: Device | undefined;
+  if (only === "all" || only === "webgpu") await section("webgpu.device", async () => {
+    webgpu = await createWebGpuDevice();
+    log(`WebGPU adapter: ${webgpu.name}; limits ${JSON.stringify(webgpu.limits)}`);
+    return { name: webgpu.name, limits: webgpu.limits };
+  });
+  if (webgpu) {
+    const device = webgpu;
+    await section("webgpu.ladder", () => ladder(device, [37, 1024], 5));
+    await section("webgpu.classics", () => classics(device));
+    await section("webgpu.large", async () => {
+      const n = 4096;
+      const kernel = library.get("matmulTiled");
+      const A = device.createBuffer(random(n * n));
+      const B = device.createBuffer(random(n * n));
+      const C = device.createBuffer("f32", n * n);
+      const timing = await device.time(kernel, { grid: [n / 16, n / 16], args: [C, A, B, n, n, n] }, { warmup: 1, runs: 10 });
+      const tflops = (2 * n ** 3) / (timing.medianMs * 1e9);
+      log(`WebGPU tiled-16 at n=${n}: ${timing.medianMs.toFixed(2)} ms (${tflops.toFixed(2)} TFLOP/s), ten launches in a row, ${timing.method}`);
+      return { n, ...timing, tflops };
+    });
+  }
+  save();
+  log(`\nwrote ${path.join(outDir, "gpu-results.json")}`);
+}
+
+await main();
+// Dawn and the driver may keep native threads alive; the results are written.
+process.exit(0);
+

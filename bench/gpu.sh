@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (bare, CUDA 13, no Node) with what bench/gpu-prep.sh put in .device/ and .gl/:
+# unpacks Node and the Vulkan loader, then runs the whole GPU part (bench/gpu-run.ts) and leaves its
+# results in $OUT. Prints the GPU, driver and toolkit first so the record says where it ran.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+mkdir -p /tmp/node && xz -dc .device/node.xz > /tmp/node/node && chmod +x /tmp/node/node
+export PATH=/tmp/node:$PATH
+# The NVIDIA Vulkan driver's manifest, where the image keeps it.
+for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
+  if [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; break; fi
+done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+nvcc --version | tail -n 1
+node --version
+export TSKERNEL_CACHE_DIR=/tmp/tskernel-cache
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json}
+cd .device && node gpu-run.mjs --kernels kernels --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-run.log"

@@ -1,0 +1,92 @@
+/**
+ * A library of compiled kernels, and loading one from a `tskernel build` output directory (manifest.json and
+ * the generated files) with no compiler present: what a deployment or a GPU machine without the TypeScript
+ * toolchain uses. Each handle carries the kernel's manifest description and the code of each target.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import type { ManifestKernel, Manifest } from "../compiler/manifest.ts";
+
+/** The JS of one kernel: runs a whole block. */
+export type JsBlockFunction = (
+  args: readonly unknown[],
+  blockIdx: readonly number[],
+  blockDim: readonly number[],
+  gridDim: readonly number[],
+  checker?: unknown,
+) => void;
+
+export interface KernelHandle {
+  readonly description: ManifestKernel;
+  readonly js?: JsBlockFunction;
+  /** The checked-mode build: takes a Checker as a fifth argument. */
+  readonly jsChecked?: JsBlockFunction;
+  readonly wgsl?: { readonly source: string; readonly entryPoint: string };
+  readonly cuda?: { readonly source: string; readonly function: string };
+}
+
+export class KernelLibrary {
+  constructor(readonly kernels: readonly KernelHandle[]) {}
+
+  /**
+   * Finds a kernel by name, and by specialization values when it has several; with none given, the first
+   * (the kernel's default specialization) is returned.
+   */
+  get(name: string, specialization: Readonly<Record<string, number | boolean>> = {}): KernelHandle {
+    const candidates = this.kernels.filter((k) => k.description.name === name);
+    if (candidates.length === 0) {
+      const known = [...new Set(this.kernels.map((k) => k.description.name))].join(", ");
+      throw new Error(`tskernel: no kernel named '${name}' (known: ${known || "none"})`);
+    }
+    const match = candidates.find((k) => Object.entries(specialization).every(([key, value]) => k.description.specialization[key] === value));
+    if (!match) {
+      const available = candidates.map((k) => JSON.stringify(k.description.specialization)).join(", ");
+      throw new Error(`tskernel: kernel '${name}' has no specialization ${JSON.stringify(specialization)} (built: ${available})`);
+    }
+    return match;
+  }
+}
+
+
+/** Turns the generated JS's factory body into its kernel functions. */
+export function instantiateJs(factoryBody: string): Record<string, JsBlockFunction> {
+  // The generated code is our own output, built from validated IR; it closes over nothing of ours.
+  return new Function(factoryBody)() as Record<string, JsBlockFunction>;
+}
+
+/** Loads the kernels a `tskernel build --out dir` wrote. */
+export function loadKernelLibrary(dir: string): KernelLibrary {
+  const manifestPath = path.join(dir, "manifest.json");
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8")) as Manifest;
+  } catch (error) {
+    throw new Error(`tskernel: cannot read ${manifestPath}: ${(error as Error).message}`);
+  }
+  const text = new Map<string, string>();
+  const read = (file: string) => {
+    if (!text.has(file)) text.set(file, fs.readFileSync(path.join(dir, file), "utf8"));
+    return text.get(file)!;
+  };
+  const jsModules = new Map<string, Record<string, JsBlockFunction>>();
+  const handles = manifest.kernels.map((description): KernelHandle => {
+    const { js, wgsl, cuda } = description.outputs;
+    let jsFunction: JsBlockFunction | undefined;
+    if (js) {
+      if (!jsModules.has(js.file)) {
+        const source = read(js.file);
+        const names = [...source.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]!);
+        jsModules.set(js.file, instantiateJs(`${source.replace(/^export function /gm, "function ")}return { ${names.join(", ")} };`));
+      }
+      jsFunction = jsModules.get(js.file)![js.function];
+    }
+    return {
+      description,
+      js: jsFunction,
+      wgsl: wgsl ? { source: read(wgsl.file), entryPoint: wgsl.entryPoint } : undefined,
+      cuda: cuda ? { source: read(cuda.file), function: cuda.function } : undefined,
+    };
+  });
+  return new KernelLibrary(handles);
+}
