@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 npm run build >/dev/null
 rm -rf .device && mkdir -p .device/node_modules/@koromix .device/node_modules/webgpu/dist
 node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out .device/kernels
+# The same kernels with build-time cubins (nvcc here), to check the no-NVRTC path there.
+node bin/tskernel.js build examples/*.ts --target cuda,js --cubin --arch sm_90 --out .device/kernels-cubin
 npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile=.device/gpu-run.mjs --log-level=warning
 cp -r node_modules/koffi .device/node_modules/

@@ -193,6 +193,15 @@ async function main(): Promise<void> {
     await section("cuda.differential", () => differential(device, 256));
     await section("cuda.launchOverhead", () => launchOverhead(device));
     await section("cuda.versusCublas", () => versusCublas(device, [1024, 2048, 4096]));
+    await section("cuda.cubinPath", async () => {
+      // Kernels built to cubins by nvcc at build time: loaded with cuModuleLoadData, no NVRTC involved.
+      const prebuilt = loadKernelLibrary(option("--cubin-kernels", "kernels-cubin"));
+      const fresh = createCudaDevice();
+      const { rows, ok } = await runDemo(fresh, { size: 257, library: prebuilt });
+      log(formatDemoTable(rows));
+      log(`modules loaded from build-time cubins: ${fresh.prebuiltLoads}`);
+      return { ok, prebuiltModules: fresh.prebuiltLoads, rows };
+    });
   }
   let webgpu: Device | undefined;
   if (only === "all" || only === "webgpu") await section("webgpu.device", async () => {

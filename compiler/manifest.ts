@@ -27,7 +27,13 @@ export interface ManifestKernel {
   readonly block: readonly [number, number, number] | null;
   readonly sharedBytes: number;
   readonly outputs: {
-    readonly cuda?: { readonly file: string; readonly header: string; readonly function: string };
+    readonly cuda?: {
+      readonly file: string;
+      readonly header: string;
+      readonly function: string;
+      /** A cubin nvcc built from `file` at build time (`--cubin`), loadable with no NVRTC present. */
+      readonly cubin?: { readonly file: string; readonly arch: string };
+    };
     readonly js?: { readonly file: string; readonly function: string };
     readonly wgsl?: {
       readonly file: string;
@@ -62,7 +68,7 @@ function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]) {
 /** `files` maps each compiled source file to the output file names written for it (relative paths). */
 export function buildManifest(
   outputs: readonly FileOutput[],
-  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string }>,
+  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } }>,
   generator: string,
 ): Manifest {
   const kernels: ManifestKernel[] = [];
@@ -89,7 +95,7 @@ export function buildManifest(
         block: spec.facts.block ?? null,
         sharedBytes: spec.facts.sharedBytes,
         outputs: {
-          ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]! } } : {}),
+          ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
           ...(file.js && names.js ? { js: { file: names.js, function: file.js.functions[index]! } } : {}),
           ...(wgslEntry && names.wgsl
             ? {

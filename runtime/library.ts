@@ -23,7 +23,8 @@ export interface KernelHandle {
   /** The checked-mode build: takes a Checker as a fifth argument. */
   readonly jsChecked?: JsBlockFunction;
   readonly wgsl?: { readonly source: string; readonly entryPoint: string };
-  readonly cuda?: { readonly source: string; readonly function: string };
+  /** `cubin` (with its architecture) when the build made one: the CUDA backend then needs no NVRTC. */
+  readonly cuda?: { readonly source: string; readonly function: string; readonly cubin?: { readonly data: Uint8Array; readonly arch: string } };
 }
 
 export class KernelLibrary {
@@ -85,7 +86,13 @@ export function loadKernelLibrary(dir: string): KernelLibrary {
       description,
       js: jsFunction,
       wgsl: wgsl ? { source: read(wgsl.file), entryPoint: wgsl.entryPoint } : undefined,
-      cuda: cuda ? { source: read(cuda.file), function: cuda.function } : undefined,
+      cuda: cuda
+        ? {
+            source: read(cuda.file),
+            function: cuda.function,
+            cubin: cuda.cubin ? { data: new Uint8Array(fs.readFileSync(path.join(dir, cuda.cubin.file))), arch: cuda.cubin.arch } : undefined,
+          }
+        : undefined,
     };
   });
   return new KernelLibrary(handles);

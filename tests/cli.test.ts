@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { runCli } from "../compiler/cli/main.ts";
 import type { Manifest } from "../compiler/manifest.ts";
 import { repoRoot } from "./golden-cases.ts";
+import { nvccAvailable } from "./tools/nvcc.ts";
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
@@ -138,8 +139,25 @@ describe("tskernel build", () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
+  it.skipIf(!nvccAvailable())("--cubin builds a cubin per file with nvcc and records it in the manifest (skipped: no nvcc)", async () => {
+    const out = tempDir();
+    const result = await cli("build", path.join(repoRoot, "examples", "matmul-tiled.ts"), "--target", "cuda", "--cubin", "--arch", "sm_90", "--out", out);
+    expect(result.code, result.stderr).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, "manifest.json"), "utf8")) as Manifest;
+    const cubin = manifest.kernels[0]!.outputs.cuda!.cubin!;
+    expect(cubin).toEqual({ file: "matmul-tiled.sm_90.cubin", arch: "sm_90" });
+    const bytes = fs.readFileSync(path.join(out, cubin.file));
+    expect([...bytes.subarray(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]); // an ELF object
+  });
+
+  it("--cubin without the cuda target is an error", async () => {
+    const result = await cli("build", examples[0]!, "--target", "wgsl", "--cubin", "--out", tempDir());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("error[TSK4009]: --cubin needs --target cuda");
+  });
+
   it("explains every command in --help, with an example", async () => {
-    for (const command of ["check", "build"]) {
+    for (const command of ["check", "build", "demo"]) {
       const help = await cli(command, "--help");
       expect(help.code).toBe(0);
       expect(help.stdout).toContain(`Usage: tskernel ${command}`);

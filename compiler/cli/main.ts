@@ -5,6 +5,7 @@
  * error (TSK9001) with a request to file it, never as a bare stack trace.
  */
 
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -80,14 +81,23 @@ function outputStems(files: readonly FileOutput[]): Map<FileOutput, string> {
   return stems;
 }
 
-function writeBuild(result: CompileResult, outDir: string, io: Io): number {
+/** Compiles a generated .cu to a cubin with nvcc; returns a diagnostic on failure. */
+function buildCubin(cuFile: string, cubinFile: string, arch: string): Diagnostic | undefined {
+  const nvcc = process.env.NVCC ?? "nvcc";
+  const run = spawnSync(nvcc, [`-arch=${arch}`, "-cubin", "-lineinfo", "-O3", "-o", cubinFile, cuFile], { encoding: "utf8", timeout: 300_000 });
+  if (run.error) return makeDiagnostic("TSK4007", undefined, [`${nvcc}: ${run.error.message}`]);
+  if (run.status !== 0) return makeDiagnostic("TSK4008", undefined, [path.basename(cuFile), `${run.stderr}${run.stdout}`.trim()]);
+  return undefined;
+}
+
+function writeBuild(result: CompileResult, outDir: string, io: Io, cubinArch?: string): number {
   fs.mkdirSync(outDir, { recursive: true });
   const stems = outputStems(result.files);
-  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string }>();
+  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } }>();
   let fileCount = 0;
   for (const file of result.files) {
     const stem = stems.get(file)!;
-    const names: { cu?: string; cuh?: string; wgsl?: string; js?: string } = {};
+    const names: { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } } = {};
     // A file without kernels (it only got a TSK4004 warning) has nothing to write.
     if (file.specializations.length === 0) continue;
     if (file.cuda) {
@@ -96,6 +106,17 @@ function writeBuild(result: CompileResult, outDir: string, io: Io): number {
       fs.writeFileSync(path.join(outDir, names.cu), file.cuda.source);
       fs.writeFileSync(path.join(outDir, names.cuh), file.cuda.header);
       fileCount += 2;
+      if (cubinArch) {
+        const cubin = `${stem}.${cubinArch}.cubin`;
+        io.stderr(`nvcc: ${names.cu} → ${cubin}\n`);
+        const failure = buildCubin(path.join(outDir, names.cu), path.join(outDir, cubin), cubinArch);
+        if (failure) {
+          report([failure], io);
+          return 1;
+        }
+        names.cubin = { file: cubin, arch: cubinArch };
+        fileCount += 1;
+      }
     }
     if (file.wgsl) {
       names.wgsl = `${stem}.wgsl`;
@@ -153,6 +174,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")})`, "cuda,wgsl")
     .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
     .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
+    .option("--cubin", "also compile each .cu to a cubin with nvcc, so the CUDA runtime needs no NVRTC")
+    .option("--arch <sm>", "GPU architecture for --cubin", "sm_90")
     .addHelpText(
       "after",
       [
@@ -164,12 +187,14 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "Examples:",
         "  $ tskernel build examples/*.ts --target cuda,wgsl --out build/kernels",
         "  $ tskernel build examples/matmul-cuda-samples.ts --target cuda --define BLOCK_SIZE=32 --out build",
+        "  $ tskernel build examples/*.ts --target cuda --cubin --arch sm_90 --out build/kernels",
         "",
       ].join("\n"),
     )
-    .action((files: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean }) => {
+    .action((files: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; arch: string }) => {
       const { targets, errors: targetErrors } = parseTargets(opts.target);
       const { defines, errors: defineErrors } = parseDefines(opts.define);
+      if (opts.cubin && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4009", undefined));
       if (targetErrors.length + defineErrors.length > 0) {
         report([...targetErrors, ...defineErrors], io);
         return setExit(1);
@@ -180,7 +205,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         io.stderr("nothing was written\n");
         return setExit(1);
       }
-      setExit(writeBuild(result, opts.out, io));
+      setExit(writeBuild(result, opts.out, io, opts.cubin ? opts.arch : undefined));
     });
 
   program

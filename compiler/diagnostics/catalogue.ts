@@ -74,6 +74,9 @@ export const catalogue = {
   TSK4004: { severity: "warning", template: "{0} declares no kernels" },
   TSK4005: { severity: "error", template: "--define {0}: no kernel in the build has a compile-time constant of that name" },
   TSK4006: { severity: "error", template: "no targets given; targets are {0}" },
+  TSK4007: { severity: "error", template: "--cubin needs nvcc, which could not be run: {0}" },
+  TSK4008: { severity: "error", template: "nvcc failed on {0}:\n{1}" },
+  TSK4009: { severity: "error", template: "--cubin needs --target cuda" },
 
   // Internal.
   TSK9001: { severity: "error", template: "internal compiler error: {0}" },

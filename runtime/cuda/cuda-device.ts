@@ -141,6 +141,19 @@ export class CudaDevice implements Device {
     return { module: module[0], fromCache, compileMs: performance.now() - start };
   }
 
+  private loadCubin(source: string, cubin: Uint8Array): { module: unknown; fromCache: boolean; compileMs: number } {
+    const cached = this.modules.get(source);
+    if (cached) return { module: cached, fromCache: true, compileMs: 0 };
+    const module: unknown[] = [null];
+    check("cuModuleLoadData", this.cu.cuModuleLoadData(module, cubin));
+    this.modules.set(source, module[0]);
+    this.prebuiltLoads++;
+    return { module: module[0], fromCache: false, compileMs: 0 };
+  }
+
+  /** How many modules came from build-time cubins (for tests and the GPU report). */
+  prebuiltLoads = 0;
+
   /** The compiled function of a kernel, compiling (or loading from the cache) on first use. */
   compiled(kernel: KernelHandle): CompiledFunction {
     const cuda = kernel.cuda;
@@ -148,7 +161,9 @@ export class CudaDevice implements Device {
     const key = `${kernel.description.source}#${cuda.function}`;
     const existing = this.functions.get(key);
     if (existing) return existing;
-    const { module, fromCache, compileMs } = this.compileModule(cuda.source, kernel.description.source);
+    // A cubin built for this GPU at build time is loaded as it is: no NVRTC, no cache.
+    const prebuilt = cuda.cubin?.arch === this.arch ? this.loadCubin(cuda.source, cuda.cubin.data) : undefined;
+    const { module, fromCache, compileMs } = prebuilt ?? this.compileModule(cuda.source, kernel.description.source);
     const fn: unknown[] = [null];
     check("cuModuleGetFunction", this.cu.cuModuleGetFunction(fn, module, cuda.function));
     const attribute = (id: number) => {
