@@ -159,6 +159,32 @@ async function versusCublas(device: CudaDevice, sizes: readonly number[]): Promi
   return rows;
 }
 
+/** Seed variants at large sizes on any backend, timed by the device (events or timestamp queries). */
+async function largeSizes(device: Device, sizes: readonly number[], only?: readonly string[]): Promise<unknown[]> {
+  const rows: unknown[] = [];
+  for (const n of sizes) {
+    const A = device.createBuffer(random(n * n));
+    const B = device.createBuffer(random(n * n));
+    const C = device.createBuffer("f32", n * n);
+    for (const variant of seedVariants) {
+      if (only && !only.includes(variant.id)) continue;
+      if ((variant.multipleOf && n % variant.multipleOf !== 0) || (variant.maxN !== undefined && n > variant.maxN)) continue;
+      if (variant.id === "kahan" || variant.id === "tiled-2x2" || variant.id === "sgemm-naive") continue; // slow rungs, nothing new
+      const kernel = (variant.specializations ?? [{}]).map((s) => library.get(variant.kernel, s)).find((k) => {
+        const block = k.description.block;
+        return !block || block[0] * block[1] * block[2] <= device.limits.maxThreadsPerBlock;
+      });
+      if (!kernel) continue;
+      const constants = kernel.description.specialization as Record<string, number>;
+      const timing = await device.time(kernel, variant.launch(n, { A, B, C }, 1, 0, constants), { warmup: 1, runs: 5 });
+      const tflops = (2 * n ** 3) / (timing.medianMs * 1e9);
+      log(`${device.backend} n=${n}  ${variant.id.padEnd(18)} ${timing.medianMs.toFixed(3).padStart(9)} ms  ${tflops.toFixed(2).padStart(6)} TFLOP/s`);
+      rows.push({ n, variant: variant.id, specialization: constants, ms: timing.medianMs, tflops, method: timing.method });
+    }
+  }
+  return rows;
+}
+
 async function launchOverhead(device: CudaDevice): Promise<Record<string, number>> {
   const kernel = library.get("gelu");
   const out = device.createBuffer("f32", 1);
@@ -213,6 +239,22 @@ async function main(): Promise<void> {
     const device = webgpu;
     await section("webgpu.ladder", () => ladder(device, [37, 1024], 5));
     await section("webgpu.classics", () => classics(device));
+    await section("webgpu.versusCublas", () => largeSizes(device, [2048, 4096]));
+    await section("webgpu.toggles", async () => {
+      // Dawn's safety work, off by default: bounds clamping on every access (robustness) and zeroing of
+      // workgroup memory at each dispatch. Each toggle gets its own device (toggles are per instance).
+      const out: Record<string, unknown> = {};
+      for (const [label, options] of [
+        ["default", []],
+        ["disable_robustness", ["enable-dawn-features=disable_robustness"]],
+        ["disable_workgroup_init", ["enable-dawn-features=disable_workgroup_init"]],
+        ["both", ["enable-dawn-features=disable_robustness,disable_workgroup_init"]],
+      ] as const) {
+        const toggled = await createWebGpuDevice({ dawnOptions: [...options] });
+        out[label] = await largeSizes(toggled, [2048], ["tiled-16", "cuda-samples-32", "sgemm-shared"]);
+      }
+      return out;
+    });
     await section("webgpu.large", async () => {
       const n = 4096;
       const kernel = library.get("matmulTiled");
