@@ -23,49 +23,35 @@ export function unrolled_K_4(args, blockIdx, blockDim, gridDim) {
     const tx = t % nx;
     let t_1 = t_slots[t];
     t_1 = tx;
-    tile[t_1 * 4 + 0] = out[((imul(t_1, 4) + 0) | 0)];
-    tile[t_1 * 4 + 1] = out[((imul(t_1, 4) + 1) | 0)];
-    tile[t_1 * 4 + 2] = out[((imul(t_1, 4) + 2) | 0)];
-    tile[t_1 * 4 + 3] = out[((imul(t_1, 4) + 3) | 0)];
+    for (let j = 0; j < 4; j = (j + 1) | 0) {
+      tile[t_1 * 4 + j] = out[((imul(t_1, 4) + j) | 0)];
+    }
     t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
     let t_1 = t_slots[t];
     let sum = 0;
-    {
-      const v = tile[t_1 * 4 + 0];
+    for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+      const v = tile[t_1 * 4 + j_1];
       sum = fround(sum + fround(v * v));
     }
-    {
-      const v = tile[t_1 * 4 + 1];
-      sum = fround(sum + fround(v * v));
+    for (let a = 0; a < 2; a = (a + 1) | 0) {
+      for (let b = 0; b < 3; b = (b + 1) | 0) {
+        sum = fround(sum + f32val(((imul(a, 3) + b) | 0)));
+      }
     }
-    {
-      const v = tile[t_1 * 4 + 2];
-      sum = fround(sum + fround(v * v));
+    for (let a_1 = 0; a_1 < n; a_1 = (a_1 + 1) | 0) {
+      for (let b_1 = 0; b_1 < 3; b_1 = (b_1 + 1) | 0) {
+        sum = fround(sum + tile[t_1 * 4 + b_1]);
+      }
     }
-    {
-      const v = tile[t_1 * 4 + 3];
-      sum = fround(sum + fround(v * v));
+    for (let j_2 = 3; j_2 >= 0; j_2 = (j_2 - 1) | 0) {
+      sum = fround(sum - tile[t_1 * 4 + j_2]);
     }
-    for (let b = 0; b < 3; b = (b + 1) | 0) {
-      sum = fround(sum + f32val(((0 + b) | 0)));
+    for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 2) | 0) {
+      sum = fround(sum + tile[t_1 * 4 + j_3]);
     }
-    for (let b = 0; b < 3; b = (b + 1) | 0) {
-      sum = fround(sum + f32val(((3 + b) | 0)));
-    }
-    for (let a = 0; a < n; a = (a + 1) | 0) {
-      sum = fround(sum + tile[t_1 * 4 + 0]);
-      sum = fround(sum + tile[t_1 * 4 + 1]);
-      sum = fround(sum + tile[t_1 * 4 + 2]);
-    }
-    sum = fround(sum - tile[t_1 * 4 + 3]);
-    sum = fround(sum - tile[t_1 * 4 + 2]);
-    sum = fround(sum - tile[t_1 * 4 + 1]);
-    sum = fround(sum - tile[t_1 * 4 + 0]);
-    sum = fround(sum + tile[t_1 * 4 + 0]);
-    sum = fround(sum + tile[t_1 * 4 + 2]);
-    for (let j = 0; j < n; j = (j + 1) | 0) {
+    for (let j_4 = 0; j_4 < n; j_4 = (j_4 + 1) | 0) {
       sum = fround(sum + 1);
     }
     out[t_1] = sum;

@@ -125,6 +125,11 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       lineDirective(array.span);
       out.line(`__shared__ ${types[array.elementType]} ${names.name(array, array.name)}${dims};`);
     }
+    for (const array of kernel.locals) {
+      const size = unit.sharedSizes.get(array)?.[0] ?? 0;
+      lineDirective(array.span);
+      out.line(`${types[array.elementType]} ${names.name(array, array.name)}[${size}];`);
+    }
     printStmts(kernel.body, { out, names, printer, lineDirective });
     out.dedent();
     out.line("}");

@@ -224,6 +224,8 @@ class JsExprPrinter {
 
   element(array: ArrayRef, indices: readonly Expr[]): string {
     const { name, dims } = this.hooks.array(array);
+    // A private array holds one slice per thread of the block, thread t's at t·size.
+    if (array.space === "private") return `${name}[t * ${dims![0]} + ${this.print(indices[0]!)}]`;
     if (indices.length === 1) return `${name}[${this.print(indices[0]!)}]`;
     return `${name}[${this.print(indices[0]!)} * ${dims![1]} + ${this.print(indices[1]!)}]`;
   }
@@ -236,9 +238,9 @@ class JsExprPrinter {
     const { name, dims } = this.hooks.array(array);
     const where = JSON.stringify(this.hooks.location!(span));
     // ldg/stg for global buffers; lds1/lds2/sts1/sts2 for shared arrays, whose sizes follow the indices.
-    const fn = array.space === "global" ? `${kind}g` : `${kind}s${indices.length}`;
+    const fn = array.space === "global" ? `${kind}g` : array.space === "private" ? `${kind}p` : `${kind}s${indices.length}`;
     const index = indices.map((i) => this.print(i)).join(", ");
-    const sizes = array.space === "shared" ? `, ${dims!.join(", ")}` : "";
+    const sizes = array.space === "global" ? "" : `, ${dims!.join(", ")}`;
     const stored = value === undefined ? "" : `, ${value}`;
     return `chk.${fn}(${name}, ${JSON.stringify(array.name)}, ${index}${sizes}${stored}, t, ${where})`;
   }
@@ -541,6 +543,13 @@ class KernelPrinter {
       this.arrays.set(array, { name, dims: sizes });
       const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
       out.line(`const ${name} = new ${ctor}(${sizes.reduce((a, b) => a * b, 1)});`);
+    }
+    for (const array of kernel.locals) {
+      const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
+      const name = names.name(array, array.name);
+      this.arrays.set(array, { name, dims: [size] });
+      const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
+      out.line(`const ${name} = new ${ctor}(threads * ${size});`);
     }
     if (this.hasReturn) out.line("const done = new Uint8Array(threads);");
     if (this.hasReturn) out.line("let alive = threads;");

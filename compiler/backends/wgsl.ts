@@ -148,6 +148,11 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer): WgslE
     const value = variable.type === "bool" ? `${field} != 0u` : field;
     out.line(`let ${names.name(variable, variable.name)}: ${types[variable.type]} = ${value};`);
   }
+  for (const array of kernel.locals) {
+    const name = names.name(array, array.name);
+    arrays.set(array, name);
+    out.line(`var ${name}: array<${types[array.elementType]}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
+  }
   printStmts(kernel.body, { out, names, printer, arrays });
   out.dedent();
   out.line("}");

@@ -23,7 +23,7 @@ export const catalogue = {
   TSK1007: { severity: "error", template: "'{0}' calls itself (through {1}); recursion is not supported on GPUs" },
   TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays of f32, i32 or u32, the scalars f32, i32, u32, bool, or Const<…>" },
   TSK1009: { severity: "error", template: "parameter '{0}' needs a type annotation" },
-  TSK1010: { severity: "error", template: "shared arrays must be declared with `const` at the top level of a kernel body" },
+  TSK1010: { severity: "error", template: "{0} arrays must be declared with `const` at the top level of a kernel body" },
   TSK1011: { severity: "error", template: "{0} is a statement in kernels and cannot be used as a value" },
   TSK1012: { severity: "error", template: "Math.{0} is not available in kernels" },
   TSK1014: { severity: "error", template: "cannot assign to '{0}': {1}" },

@@ -54,6 +54,8 @@ export interface FunctionContext {
   readonly returnType?: ScalarType;
   /** Shared arrays of a kernel, in declaration order. */
   readonly shared: ArrayRef[];
+  /** Private arrays of a kernel, in declaration order. */
+  readonly locals: ArrayRef[];
   scope: Scope;
   /** The `unroll:` label applies to the next loop only. */
   loopDepth: number;

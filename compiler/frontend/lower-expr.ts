@@ -270,7 +270,7 @@ function lowerIdentifier(context: FunctionContext, node: Identifier, hint: Scala
     return { kind: "constRef", type: binding.type, name: binding.name, span };
   }
   if (binding?.kind === "array") {
-    return fail("TSK1025", span, [name, binding.array.space === "shared" ? "a shared array" : "a buffer"], {
+    return fail("TSK1025", span, [name, binding.array.space === "global" ? "a buffer" : `a ${binding.array.space === "shared" ? "shared" : "private"} array`], {
       notes: binding.array.space === "global" ? ["pass sizes as scalar parameters; a buffer's length is not available in kernels"] : [],
     });
   }
@@ -448,7 +448,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return lowerMathCall(context, callee.getName(), args, hint, span, spanOf(callee));
     }
     const objectOrigin = Node.isIdentifier(object) ? originOf(object) : undefined;
-    if (objectOrigin?.kind === "tskernel" && objectOrigin.name === "shared") return fail("TSK1010", span);
+    if (objectOrigin?.kind === "tskernel" && (objectOrigin.name === "shared" || objectOrigin.name === "local")) return fail("TSK1010", span, [objectOrigin.name]);
     return fail("TSK1005", spanOf(callee), [callee.getText()]);
   }
   if (!Node.isIdentifier(callee)) return fail("TSK1001", span, [describeSyntax(node)]);
@@ -550,6 +550,7 @@ export function lowerElementAccess(
   }
   const array = binding.array;
   const rank = array.space === "global" ? 1 : array.dims.length;
+  if (array.space === "private" && context.kind === "helper") return fail("TSK1001", spanOf(node), ["private arrays in helper functions"]);
   if (indexNodes.length !== rank) return fail("TSK2007", spanOf(node), [array.name, rank, indexNodes.length]);
   const indices = indexNodes.map((indexNode) => {
     const index = lowerExpr(context, indexNode, isLiteralLike(indexNode) ? "i32" : undefined);

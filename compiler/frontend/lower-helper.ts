@@ -75,6 +75,7 @@ function helperFor(context: FunctionContext, declaration: FunctionDeclaration, c
     name,
     returnType: returnType.type,
     shared: [],
+    locals: [],
     scope,
     loopDepth: 0,
   };

@@ -65,7 +65,7 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
   const params = fnNode.getParameters().map((param) => lowerParam(param, scope));
   const options = args.length === 2 ? readOptions(args[0]!, params) : { specializations: [] };
 
-  const context: FunctionContext = { module: state, kind: "kernel", name, shared: [], scope, loopDepth: 0 };
+  const context: FunctionContext = { module: state, kind: "kernel", name, shared: [], locals: [], scope, loopDepth: 0 };
   const statements = lowerBlock(context, body.getStatements(), diagnostics, true);
   return {
     kind: "kernel",
@@ -73,6 +73,7 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
     sourceFile: call.getSourceFile().getFilePath(),
     params,
     shared: context.shared,
+    locals: context.locals,
     body: statements,
     block: options.block,
     blockSpan: options.blockSpan,

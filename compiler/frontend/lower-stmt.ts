@@ -128,10 +128,11 @@ function lowerDeclarationOrFail(
   const name = nameNode.getText();
   const init = declaration.getInitializer();
 
-  if (init && isSharedAllocation(init)) {
-    if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init));
-    const array = lowerSharedAllocation(context, name, init, span);
-    context.shared.push(array);
+  const allocation = init ? arrayAllocation(init) : undefined;
+  if (init && allocation) {
+    if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init), [allocation]);
+    const array = lowerSharedAllocation(context, name, init as import("ts-morph").CallExpression, span, allocation);
+    (allocation === "shared" ? context.shared : context.locals).push(array);
     context.scope.declare(name, { kind: "array", array });
     return [];
   }
@@ -149,25 +150,33 @@ function lowerDeclarationOrFail(
   return [{ kind: "declare", variable, init: value, span }];
 }
 
-function isSharedAllocation(node: Expression): node is import("ts-morph").CallExpression {
-  if (!Node.isCallExpression(node)) return false;
+/** `shared.f32(…)` or `local.f32(…)`: which kind of array a declaration allocates, if any. */
+function arrayAllocation(node: Expression): "shared" | "local" | undefined {
+  if (!Node.isCallExpression(node)) return undefined;
   const callee = node.getExpression();
-  if (!Node.isPropertyAccessExpression(callee)) return false;
+  if (!Node.isPropertyAccessExpression(callee)) return undefined;
   const object = callee.getExpression();
-  if (!Node.isIdentifier(object)) return false;
+  if (!Node.isIdentifier(object)) return undefined;
   const origin = originOf(object);
-  return origin.kind === "tskernel" && origin.name === "shared";
+  return origin.kind === "tskernel" && (origin.name === "shared" || origin.name === "local") ? origin.name : undefined;
 }
 
-function lowerSharedAllocation(context: FunctionContext, name: string, call: import("ts-morph").CallExpression, span: import("../ir/ir.ts").Span): ArrayRef {
+function lowerSharedAllocation(
+  context: FunctionContext,
+  name: string,
+  call: import("ts-morph").CallExpression,
+  span: import("../ir/ir.ts").Span,
+  allocation: "shared" | "local",
+): ArrayRef {
   const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
   const elementType = callee.getName();
   if (elementType !== "f32" && elementType !== "i32" && elementType !== "u32") {
-    return fail("TSK1001", spanOf(callee), [`shared.${elementType}`], { notes: ["shared arrays are shared.f32, shared.i32 or shared.u32"] });
+    return fail("TSK1001", spanOf(callee), [`${allocation}.${elementType}`], { notes: [`${allocation} arrays are ${allocation}.f32, ${allocation}.i32 or ${allocation}.u32`] });
   }
   const args = call.getArguments() as Expression[];
-  if (args.length < 1 || args.length > 2) {
-    return fail("TSK2008", spanOf(call), [`shared.${elementType}`, "1 or 2 sizes", `${args.length}`]);
+  const maxDims = allocation === "shared" ? 2 : 1;
+  if (args.length < 1 || args.length > maxDims) {
+    return fail("TSK2008", spanOf(call), [`${allocation}.${elementType}`, maxDims === 2 ? "1 or 2 sizes" : "1 size", `${args.length}`]);
   }
   // Sizes stay expressions here; the validator requires them to be constant once specialized (TSK3003).
   const dims = args.map((arg) => {
@@ -175,7 +184,7 @@ function lowerSharedAllocation(context: FunctionContext, name: string, call: imp
     if (dim.type !== "i32" && dim.type !== "u32") fail("TSK2008", spanOf(arg), ["a shared array size", "i32", dim.type]);
     return dim;
   });
-  return { kind: "array", name, elementType, space: "shared", access: "read_write", dims, span };
+  return { kind: "array", name, elementType, space: allocation === "shared" ? "shared" : "private", access: "read_write", dims, span };
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ export const scalarByteSize: Readonly<Record<ScalarType, number>> = { f32: 4, i3
 // ---------------------------------------------------------------------------------------------------------
 // Storage
 
-export type AddressSpace = "global" | "shared";
+/** Global buffers, shared (workgroup) arrays, and private arrays: one per thread, kept in registers where possible. */
+export type AddressSpace = "global" | "shared" | "private";
 
 /** A global buffer parameter or a shared array. Referenced by identity from `load` and `store`. */
 export interface ArrayRef {
@@ -299,6 +300,8 @@ export interface Kernel {
   readonly params: readonly KernelParam[];
   /** Shared arrays, declared at the top level of the body, in source order. */
   readonly shared: readonly ArrayRef[];
+  /** Private (per-thread, register) arrays, declared at the top level of the body, in source order. */
+  readonly locals: readonly ArrayRef[];
   readonly body: readonly Stmt[];
   /** The fixed block shape [x, y, z], or undefined when the launch chooses it. */
   readonly block?: readonly [BlockDimSpec, BlockDimSpec, BlockDimSpec];

@@ -111,6 +111,20 @@ function sharedArray(): never {
   return outsideKernel("shared arrays");
 }
 
+/**
+ * Private arrays: one per thread, for register tiles (`const acc = local.f32(TM * TN)`). Declared with `const`
+ * at the top level of a kernel body with a compile-time constant size; the contents start undefined.
+ */
+export const local = {
+  f32: sharedArray,
+  i32: sharedArray,
+  u32: sharedArray,
+} as {
+  f32(length: number): Float32Array;
+  i32(length: number): Int32Array;
+  u32(length: number): Uint32Array;
+};
+
 /** Explicit conversions. Float to integer truncates toward zero and saturates; NaN becomes 0. */
 export function f32(x: number | boolean): f32 {
   return Math.fround(Number(x));

@@ -23,6 +23,11 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
     sharedMap.set(array, specialized);
     return specialized;
   });
+  const locals = kernel.locals.map((array) => {
+    const specialized: ArrayRef = { ...array, dims: array.dims.map((dim) => foldExpr(mapExpr(dim, substitute))) };
+    sharedMap.set(array, specialized);
+    return specialized;
+  });
   const retarget = (array: ArrayRef): ArrayRef => sharedMap.get(array) ?? array;
   const body: Stmt[] = mapStmts(kernel.body, {
     expr: (expr) => {
@@ -41,7 +46,7 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
     }
     return product;
   }) as Kernel["block"];
-  return { ...kernel, shared, body: foldStmts(body), block, constValues: values };
+  return { ...kernel, shared, locals, body: foldStmts(body), block, constValues: values };
 }
 
 /** The name of one specialization: the kernel's name, then each constant's name and value. */

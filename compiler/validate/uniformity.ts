@@ -120,6 +120,7 @@ function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>)
     }
     case "load":
       if (expr.array.space === "shared") return `reads shared memory ('${expr.array.name}'), which other threads may change`;
+      if (expr.array.space === "private") return `reads the private array '${expr.array.name}'`;
       if (expr.array.access === "read_write") return `reads the writable buffer '${expr.array.name}'`;
       return expr.indices.map((index) => nonUniformReason(index, nonUniform)).find(Boolean);
     case "literal":

@@ -16,7 +16,7 @@ import { unrollLoops } from "../passes/unroll.ts";
 /** What validation learns about a specialized kernel, recorded in the manifest. */
 export interface KernelFacts {
   readonly sharedBytes: number;
-  /** Shared arrays with their constant sizes, in declaration order. */
+  /** Shared and private arrays with their constant sizes, in declaration order. */
   readonly sharedSizes: ReadonlyMap<ArrayRef, readonly number[]>;
   readonly block?: readonly [number, number, number];
 }
@@ -24,7 +24,7 @@ export interface KernelFacts {
 export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks: { barrierUniformity?: boolean } = {}): KernelFacts {
   const sharedSizes = new Map<ArrayRef, number[]>();
   let sharedBytes = 0;
-  for (const array of kernel.shared) {
+  for (const array of [...kernel.shared, ...kernel.locals]) {
     const sizes: number[] = [];
     for (const dim of array.dims) {
       if (dim.kind !== "literal") {
@@ -42,7 +42,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
       }
     }
     sharedSizes.set(array, sizes);
-    sharedBytes += sizes.reduce((a, b) => a * b, 1) * scalarByteSize[array.elementType];
+    if (array.space === "shared") sharedBytes += sizes.reduce((a, b) => a * b, 1) * scalarByteSize[array.elementType];
   }
 
   let block: [number, number, number] | undefined;

@@ -80,6 +80,17 @@ export class Checker {
     array[index] = value;
   }
 
+  /** Private arrays: thread t's slice starts at t·size; only bounds are checked (no other thread sees it). */
+  ldp(array: Typed, name: string, i: number, size: number, t: number, where: string): number {
+    if (!(i >= 0 && i < size)) this.outOfBounds(where, t, "read of", `private '${name}'`, [i], `it is [${size}]`);
+    return array[t * size + i]!;
+  }
+
+  stp(array: Typed, name: string, i: number, size: number, value: number, t: number, where: string): void {
+    if (!(i >= 0 && i < size)) this.outOfBounds(where, t, "write to", `private '${name}'`, [i], `it is [${size}]`);
+    array[t * size + i] = value;
+  }
+
   lds1(array: Typed, name: string, i: number, size: number, t: number, where: string): number {
     if (!(i >= 0 && i < size)) this.outOfBounds(where, t, "read of", `shared '${name}'`, [i], `it is [${size}]`);
     return this.sharedRead(array, name, i, i, -1, t, where);

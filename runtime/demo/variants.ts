@@ -119,4 +119,20 @@ export const seedVariants: readonly MatmulVariant[] = [
     gemm: true,
     launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
   },
+  {
+    id: "sgemm-1d-blocktiling",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm1DBlocktiling",
+    multipleOf: 64,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 64, n / 64], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-2d-blocktiling",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm2DBlocktiling",
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
 ];

@@ -8,7 +8,7 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 function geluTanh(x) {
-  const sqrt2OverPi = fround(Math.sqrt(0.6366197466850281));
+  const sqrt2OverPi = fround(Math.sqrt(fround(2 / 3.1415927410125732)));
   const inner = fround(sqrt2OverPi * fround(fround(0.044714998453855515 * x) * fround(x * x) + x));
   return fround(fround(0.5 * x) * fround(1 + fround(Math.tanh(inner))));
 }

@@ -82,22 +82,9 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
         let Csub = Csub_slots[t];
         let ty_1 = ty_slots[t];
         let tx_1 = tx_slots[t];
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 0] * Bs[0 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 1] * Bs[1 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 2] * Bs[2 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 3] * Bs[3 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 4] * Bs[4 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 5] * Bs[5 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 6] * Bs[6 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 7] * Bs[7 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 8] * Bs[8 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 9] * Bs[9 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 10] * Bs[10 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 11] * Bs[11 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 12] * Bs[12 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 13] * Bs[13 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 14] * Bs[14 * 16 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 16 + 15] * Bs[15 * 16 + tx_1]));
+        for (let k = 0; k < 16; k = (k + 1) | 0) {
+          Csub = fround(Csub + fround(As[ty_1 * 16 + k] * Bs[k * 16 + tx_1]));
+        }
         Csub_slots[t] = Csub;
       }
       threads4: for (let t = 0; t < threads; t++) {
@@ -200,38 +187,9 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
         let Csub = Csub_slots[t];
         let ty_1 = ty_slots[t];
         let tx_1 = tx_slots[t];
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 0] * Bs[0 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 1] * Bs[1 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 2] * Bs[2 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 3] * Bs[3 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 4] * Bs[4 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 5] * Bs[5 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 6] * Bs[6 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 7] * Bs[7 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 8] * Bs[8 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 9] * Bs[9 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 10] * Bs[10 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 11] * Bs[11 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 12] * Bs[12 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 13] * Bs[13 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 14] * Bs[14 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 15] * Bs[15 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 16] * Bs[16 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 17] * Bs[17 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 18] * Bs[18 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 19] * Bs[19 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 20] * Bs[20 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 21] * Bs[21 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 22] * Bs[22 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 23] * Bs[23 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 24] * Bs[24 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 25] * Bs[25 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 26] * Bs[26 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 27] * Bs[27 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 28] * Bs[28 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 29] * Bs[29 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 30] * Bs[30 * 32 + tx_1]));
-        Csub = fround(Csub + fround(As[ty_1 * 32 + 31] * Bs[31 * 32 + tx_1]));
+        for (let k = 0; k < 32; k = (k + 1) | 0) {
+          Csub = fround(Csub + fround(As[ty_1 * 32 + k] * Bs[k * 32 + tx_1]));
+        }
         Csub_slots[t] = Csub;
       }
       threads4: for (let t = 0; t < threads; t++) {

@@ -71,22 +71,9 @@ export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
         let sum = sum_slots[t];
         let ty_1 = ty_slots[t];
         let tx_1 = tx_slots[t];
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 0] * bTile[0 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 1] * bTile[1 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 2] * bTile[2 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 3] * bTile[3 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 4] * bTile[4 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 5] * bTile[5 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 6] * bTile[6 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 7] * bTile[7 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 8] * bTile[8 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 9] * bTile[9 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 10] * bTile[10 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 11] * bTile[11 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 12] * bTile[12 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 13] * bTile[13 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 14] * bTile[14 * 16 + tx_1]));
-        sum = fround(sum + fround(aTile[ty_1 * 16 + 15] * bTile[15 * 16 + tx_1]));
+        for (let i = 0; i < 16; i = (i + 1) | 0) {
+          sum = fround(sum + fround(aTile[ty_1 * 16 + i] * bTile[i * 16 + tx_1]));
+        }
         sum_slots[t] = sum;
       }
     }

@@ -25,17 +25,10 @@ export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, g
     ty_1 = ty;
     const inCol = (imul(bx, 32) + tx_1) | 0;
     const inRow = (imul(by, 32) + ty_1) | 0;
-    if ((inCol < cols) && (((inRow + 0) | 0) < rows)) {
-      tile[((ty_1 + 0) | 0) * 33 + tx_1] = input[((imul(((inRow + 0) | 0), cols) + inCol) | 0)];
-    }
-    if ((inCol < cols) && (((inRow + 8) | 0) < rows)) {
-      tile[((ty_1 + 8) | 0) * 33 + tx_1] = input[((imul(((inRow + 8) | 0), cols) + inCol) | 0)];
-    }
-    if ((inCol < cols) && (((inRow + 16) | 0) < rows)) {
-      tile[((ty_1 + 16) | 0) * 33 + tx_1] = input[((imul(((inRow + 16) | 0), cols) + inCol) | 0)];
-    }
-    if ((inCol < cols) && (((inRow + 24) | 0) < rows)) {
-      tile[((ty_1 + 24) | 0) * 33 + tx_1] = input[((imul(((inRow + 24) | 0), cols) + inCol) | 0)];
+    for (let j = 0; j < 32; j = (j + 8) | 0) {
+      if ((inCol < cols) && (((inRow + j) | 0) < rows)) {
+        tile[((ty_1 + j) | 0) * 33 + tx_1] = input[((imul(((inRow + j) | 0), cols) + inCol) | 0)];
+      }
     }
     tx_slots[t] = tx_1;
     ty_slots[t] = ty_1;
@@ -45,17 +38,10 @@ export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, g
     let ty_1 = ty_slots[t];
     const outCol = (imul(by, 32) + tx_1) | 0;
     const outRow = (imul(bx, 32) + ty_1) | 0;
-    if ((outCol < rows) && (((outRow + 0) | 0) < cols)) {
-      out[((imul(((outRow + 0) | 0), rows) + outCol) | 0)] = tile[tx_1 * 33 + ((ty_1 + 0) | 0)];
-    }
-    if ((outCol < rows) && (((outRow + 8) | 0) < cols)) {
-      out[((imul(((outRow + 8) | 0), rows) + outCol) | 0)] = tile[tx_1 * 33 + ((ty_1 + 8) | 0)];
-    }
-    if ((outCol < rows) && (((outRow + 16) | 0) < cols)) {
-      out[((imul(((outRow + 16) | 0), rows) + outCol) | 0)] = tile[tx_1 * 33 + ((ty_1 + 16) | 0)];
-    }
-    if ((outCol < rows) && (((outRow + 24) | 0) < cols)) {
-      out[((imul(((outRow + 24) | 0), rows) + outCol) | 0)] = tile[tx_1 * 33 + ((ty_1 + 24) | 0)];
+    for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 8) | 0) {
+      if ((outCol < rows) && (((outRow + j_1) | 0) < cols)) {
+        out[((imul(((outRow + j_1) | 0), rows) + outCol) | 0)] = tile[tx_1 * 33 + ((ty_1 + j_1) | 0)];
+      }
     }
   }
 }
