@@ -221,12 +221,21 @@ export class CudaDevice implements Device {
     check("cuMemFree", this.cu.cuMemFree_v2(this.own(buffer).pointer));
   }
 
+  /** Argument slots reused by every launch: cuLaunchKernel copies the values before it returns. */
+  private argumentSlots?: { values: bigint; pointers: bigint; count: number };
+
   /** Packs the arguments as cuLaunchKernel wants them: an array of pointers to each value, 8-byte slots. */
-  private packArguments(kernel: KernelHandle, args: readonly unknown[]): { params: bigint; free: () => void } {
+  private packArguments(kernel: KernelHandle, args: readonly unknown[]): bigint {
     const k = koffi();
     const params = kernel.description.params.filter((p) => p.kind !== "const");
-    const values = k.alloc("uint64_t", Math.max(1, params.length));
-    const pointers = k.alloc("uint64_t", Math.max(1, params.length));
+    if (!this.argumentSlots || this.argumentSlots.count < params.length) {
+      const count = Math.max(16, params.length);
+      const values = k.alloc("uint64_t", count);
+      const pointers = k.alloc("uint64_t", count);
+      for (let i = 0; i < count; i++) k.encode(pointers, i * 8, "uint64_t", values + BigInt(i * 8));
+      this.argumentSlots = { values, pointers, count };
+    }
+    const { values, pointers } = this.argumentSlots;
     params.forEach((param, index) => {
       const value = args[index];
       const offset = index * 8;
@@ -235,9 +244,8 @@ export class CudaDevice implements Device {
       else if (param.type === "i32") k.encode(values, offset, "int32_t", value);
       else if (param.type === "u32") k.encode(values, offset, "uint32_t", value);
       else k.encode(values, offset, "uint8_t", value ? 1 : 0);
-      k.encode(pointers, offset, "uint64_t", values + BigInt(offset));
     });
-    return { params: pointers, free: () => (k.free(values), k.free(pointers)) };
+    return pointers;
   }
 
   /** Enqueues one launch on the default stream without waiting. */
@@ -245,14 +253,11 @@ export class CudaDevice implements Device {
     const compiled = this.compiled(kernel);
     const limits: LaunchLimits = { ...this.limits, maxThreadsPerBlock: Math.min(this.limits.maxThreadsPerBlock, compiled.maxThreadsPerBlock) };
     const checked = checkLaunch(kernel.description, options, "cuda", limits);
-    const { params, free } = this.packArguments(kernel, checked.args);
-    try {
-      const [gx, gy, gz] = checked.grid;
-      const [bx, by, bz] = checked.block;
-      check(`cuLaunchKernel(${kernel.description.entryName})`, this.cu.cuLaunchKernel(compiled.fn, gx, gy, gz, bx, by, bz, 0, null, params, null));
-    } finally {
-      free();
-    }
+    const params = this.packArguments(kernel, checked.args);
+    const [gx, gy, gz] = checked.grid;
+    const [bx, by, bz] = checked.block;
+    const status = this.cu.cuLaunchKernel(compiled.fn, gx, gy, gz, bx, by, bz, 0, null, params, null);
+    if (status !== 0) check(`cuLaunchKernel(${kernel.description.entryName})`, status);
   }
 
   synchronize(): void {
