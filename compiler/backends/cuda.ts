@@ -7,12 +7,13 @@
  * the user's source. Helpers become `__device__` functions.
  */
 
-import { assertNever, type ArrayRef, type HelperFunction, type Kernel, type Stmt, type Variable } from "../ir/ir.ts";
+import { type ArrayRef, type HelperFunction, type Kernel, type Stmt, type Variable } from "../ir/ir.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
 import { cudaSpelling } from "./targets.ts";
 import { Writer } from "./writer.ts";
+import { printCStatements } from "./c-statements.ts";
 
 export interface CudaKernelUnit {
   readonly kernel: Kernel;
@@ -214,97 +215,12 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
 }
 
 function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
-  for (const stmt of stmts) printStmt(stmt, context);
-}
-
-function printStmt(stmt: Stmt, context: StmtContext): void {
-  const { out, printer } = context;
-  switch (stmt.kind) {
-    case "declare":
-    case "assign":
-    case "store":
-      context.lineDirective(stmt.span);
-      out.line(`${simpleStatement(stmt, context)};`);
-      return;
-    case "if": {
-      context.lineDirective(stmt.span);
-      out.line(`if (${printer.print(stmt.condition)}) {`);
-      let current: Stmt & { kind: "if" } = stmt;
-      for (;;) {
-        out.indent();
-        printStmts(current.then, context);
-        out.dedent();
-        const elseBody = current.else;
-        if (elseBody.length === 1 && elseBody[0]!.kind === "if") {
-          current = elseBody[0] as Stmt & { kind: "if" };
-          out.line(`} else if (${printer.print(current.condition)}) {`);
-          continue;
-        }
-        if (elseBody.length > 0) {
-          out.line("} else {");
-          out.indent();
-          printStmts(elseBody, context);
-          out.dedent();
-        }
-        break;
-      }
-      out.line("}");
-      return;
-    }
-    case "for": {
-      context.lineDirective(stmt.span);
-      const inlineInit = stmt.init.length <= 1 && stmt.init.every((s) => s.kind === "declare" || s.kind === "assign");
-      const inlineUpdate = stmt.update.length <= 1;
-      if (!inlineInit) {
-        out.line("{");
-        out.indent();
-        printStmts(stmt.init, context);
-      }
-      const init = inlineInit && stmt.init[0] ? simpleStatement(stmt.init[0], context) : "";
-      const condition = stmt.condition ? printer.print(stmt.condition) : "";
-      const update = inlineUpdate && stmt.update[0] ? simpleStatement(stmt.update[0], context) : "";
-      if (stmt.unroll) out.raw("#pragma unroll");
-      out.line(`for (${init}; ${condition}; ${update}) {`);
-      out.indent();
-      printStmts(stmt.body, context);
-      if (!inlineUpdate) printStmts(stmt.update, context);
-      out.dedent();
-      out.line("}");
-      if (!inlineInit) {
-        out.dedent();
-        out.line("}");
-      }
-      return;
-    }
-    case "while":
-      context.lineDirective(stmt.span);
-      out.line(`while (${printer.print(stmt.condition)}) {`);
-      out.indent();
-      printStmts(stmt.body, context);
-      out.dedent();
-      out.line("}");
-      return;
-    case "break":
-    case "continue":
-      context.lineDirective(stmt.span);
-      out.line(`${stmt.kind};`);
-      return;
-    case "return":
-      context.lineDirective(stmt.span);
-      out.line(stmt.value ? `return ${printer.print(stmt.value)};` : "return;");
-      return;
-    case "barrier":
-      context.lineDirective(stmt.span);
-      out.line("__syncthreads();");
-      return;
-    case "block":
-      out.line("{");
-      out.indent();
-      printStmts(stmt.body, context);
-      out.dedent();
-      out.line("}");
-      return;
-    default:
-      assertNever(stmt, "statement");
-  }
+  printCStatements(stmts, {
+    out: context.out,
+    printer: context.printer,
+    simple: (stmt) => simpleStatement(stmt, context),
+    barrier: "__syncthreads();",
+    unrollPragma: "#pragma unroll",
+    beforeStatement: context.lineDirective,
+  });
 }

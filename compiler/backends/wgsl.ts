@@ -7,13 +7,14 @@
  * `@workgroup_size`; otherwise the size comes from pipeline-overridable constants the runtime sets.
  */
 
-import { assertNever, type ArrayRef, type BuiltinExpr, type HelperFunction, type Kernel, type Stmt, type Variable } from "../ir/ir.ts";
+import { type ArrayRef, type BuiltinExpr, type HelperFunction, type Kernel, type Stmt, type Variable } from "../ir/ir.ts";
 import { walkExpr, walkStmts, exprsOf } from "../ir/rewrite.ts";
 import { ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
 import { wgslSpelling } from "./targets.ts";
 import { wgslLayout } from "./wgsl-layout.ts";
 import { Writer } from "./writer.ts";
+import { printCStatements } from "./c-statements.ts";
 
 export interface WgslKernelUnit {
   readonly kernel: Kernel;
@@ -248,87 +249,10 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
 }
 
 function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
-  for (const stmt of stmts) printStmt(stmt, context);
-}
-
-function printStmt(stmt: Stmt, context: StmtContext): void {
-  const { out, printer } = context;
-  switch (stmt.kind) {
-    case "declare":
-    case "assign":
-    case "store":
-      out.line(`${simpleStatement(stmt, context)};`);
-      return;
-    case "if": {
-      out.line(`if (${printer.print(stmt.condition)}) {`);
-      let current: Stmt & { kind: "if" } = stmt;
-      for (;;) {
-        out.indent();
-        printStmts(current.then, context);
-        out.dedent();
-        const elseBody = current.else;
-        if (elseBody.length === 1 && elseBody[0]!.kind === "if") {
-          current = elseBody[0] as Stmt & { kind: "if" };
-          out.line(`} else if (${printer.print(current.condition)}) {`);
-          continue;
-        }
-        if (elseBody.length > 0) {
-          out.line("} else {");
-          out.indent();
-          printStmts(elseBody, context);
-          out.dedent();
-        }
-        break;
-      }
-      out.line("}");
-      return;
-    }
-    case "for": {
-      const inlineInit = stmt.init.length <= 1 && stmt.init.every((s) => s.kind === "declare" || s.kind === "assign");
-      if (!inlineInit) {
-        out.line("{");
-        out.indent();
-        printStmts(stmt.init, context);
-      }
-      const init = inlineInit && stmt.init[0] ? simpleStatement(stmt.init[0], context) : "";
-      const condition = stmt.condition ? printer.print(stmt.condition) : "";
-      const update = stmt.update[0] ? simpleStatement(stmt.update[0], context) : "";
-      out.line(`for (${init}; ${condition}; ${update}) {`);
-      out.indent();
-      printStmts(stmt.body, context);
-      out.dedent();
-      out.line("}");
-      if (!inlineInit) {
-        out.dedent();
-        out.line("}");
-      }
-      return;
-    }
-    case "while":
-      out.line(`while (${printer.print(stmt.condition)}) {`);
-      out.indent();
-      printStmts(stmt.body, context);
-      out.dedent();
-      out.line("}");
-      return;
-    case "break":
-    case "continue":
-      out.line(`${stmt.kind};`);
-      return;
-    case "return":
-      out.line(stmt.value ? `return ${printer.print(stmt.value)};` : "return;");
-      return;
-    case "barrier":
-      out.line("workgroupBarrier();");
-      return;
-    case "block":
-      out.line("{");
-      out.indent();
-      printStmts(stmt.body, context);
-      out.dedent();
-      out.line("}");
-      return;
-    default:
-      assertNever(stmt, "statement");
-  }
+  printCStatements(stmts, {
+    out: context.out,
+    printer: context.printer,
+    simple: (stmt) => simpleStatement(stmt, context),
+    barrier: "workgroupBarrier();",
+  });
 }

@@ -1,0 +1,105 @@
+/**
+ * The statement printer shared by the C-like targets (CUDA and WGSL): control flow reads the same in both,
+ * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier,
+ * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
+ */
+
+import { assertNever, type Span, type Stmt } from "../ir/ir.ts";
+import type { ExprPrinter } from "./expr-printer.ts";
+import type { Writer } from "./writer.ts";
+
+export interface CStatementTarget {
+  readonly out: Writer;
+  readonly printer: ExprPrinter;
+  /** `declare`, `assign` and `store` as text without the semicolon (also used in `for` headers). */
+  simple(stmt: Stmt): string;
+  readonly barrier: string;
+  /** A line printed before an `unroll:` loop, if the target has one. */
+  readonly unrollPragma?: string;
+  /** Called before each statement that maps to user code. */
+  beforeStatement?(span: Span): void;
+}
+
+export function printCStatements(stmts: readonly Stmt[], target: CStatementTarget): void {
+  for (const stmt of stmts) printCStatement(stmt, target);
+}
+
+function printCStatement(stmt: Stmt, target: CStatementTarget): void {
+  const { out, printer } = target;
+  const body = (stmts: readonly Stmt[]) => {
+    out.indent();
+    printCStatements(stmts, target);
+    out.dedent();
+  };
+  if (stmt.kind !== "block") target.beforeStatement?.(stmt.span);
+  switch (stmt.kind) {
+    case "declare":
+    case "assign":
+    case "store":
+      out.line(`${target.simple(stmt)};`);
+      return;
+    case "if": {
+      out.line(`if (${printer.print(stmt.condition)}) {`);
+      let current: Stmt & { kind: "if" } = stmt;
+      for (;;) {
+        body(current.then);
+        const elseBody = current.else;
+        if (elseBody.length === 1 && elseBody[0]!.kind === "if") {
+          current = elseBody[0] as Stmt & { kind: "if" };
+          out.line(`} else if (${printer.print(current.condition)}) {`);
+          continue;
+        }
+        if (elseBody.length > 0) {
+          out.line("} else {");
+          body(elseBody);
+        }
+        break;
+      }
+      out.line("}");
+      return;
+    }
+    case "for": {
+      // One declaration or assignment fits the header; anything else goes before the loop, in a scope.
+      const inlineInit = stmt.init.length <= 1 && stmt.init.every((s) => s.kind === "declare" || s.kind === "assign");
+      if (!inlineInit) {
+        out.line("{");
+        out.indent();
+        printCStatements(stmt.init, target);
+      }
+      const init = inlineInit && stmt.init[0] ? target.simple(stmt.init[0]) : "";
+      const condition = stmt.condition ? printer.print(stmt.condition) : "";
+      const update = stmt.update[0] ? target.simple(stmt.update[0]) : "";
+      if (stmt.unroll && target.unrollPragma) out.raw(target.unrollPragma);
+      out.line(`for (${init}; ${condition}; ${update}) {`);
+      body(stmt.body);
+      out.line("}");
+      if (!inlineInit) {
+        out.dedent();
+        out.line("}");
+      }
+      return;
+    }
+    case "while":
+      out.line(`while (${printer.print(stmt.condition)}) {`);
+      body(stmt.body);
+      out.line("}");
+      return;
+    case "break":
+    case "continue":
+      out.line(`${stmt.kind};`);
+      return;
+    case "return":
+      out.line(stmt.value ? `return ${printer.print(stmt.value)};` : "return;");
+      return;
+    case "barrier":
+      out.line(target.barrier);
+      return;
+    case "block":
+      out.line("{");
+      body(stmt.body);
+      out.line("}");
+      return;
+    default:
+      assertNever(stmt, "statement");
+  }
+}
