@@ -63,7 +63,7 @@ describe("tskernel check", () => {
   it("reports a missing file as TSK4001 and exits 1", async () => {
     const result = await cli("check", path.join(repoRoot, "no-such-kernel.ts"));
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("error[TSK4001]: cannot read");
+    expect(result.stderr).toContain("error[TSK4001]: cannot use");
   });
 
   it("rejects an unknown target with TSK4002", async () => {
@@ -126,6 +126,14 @@ describe("tskernel build", () => {
     expect(manifest.kernels[0]!.block).toEqual([8, 8, 1]);
     expect(manifest.kernels[0]!.outputs.wgsl).toBeUndefined();
     expect(fs.readFileSync(path.join(out, "matmul-cuda-samples.cu"), "utf8")).toContain("__shared__ float");
+  });
+
+  it("an --out that is a file is a diagnostic, not a crash", async () => {
+    const file = path.join(tempDir(), "not-a-dir");
+    fs.writeFileSync(file, "");
+    const result = await cli("build", path.join(repoRoot, "examples", "matmul-naive.ts"), "--out", file);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`error[TSK4001]: cannot use ${file}: it exists and is not a directory`);
   });
 
   it("rejects a malformed or unknown --define and writes nothing", async () => {

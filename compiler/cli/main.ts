@@ -91,7 +91,12 @@ function buildCubin(cuFile: string, cubinFile: string, arch: string): Diagnostic
 }
 
 function writeBuild(result: CompileResult, outDir: string, io: Io, cubinArch?: string): number {
-  fs.mkdirSync(outDir, { recursive: true });
+  try {
+    fs.mkdirSync(outDir, { recursive: true });
+  } catch (error) {
+    report([makeDiagnostic("TSK4001", undefined, [outDir, (error as NodeJS.ErrnoException).code === "EEXIST" ? "it exists and is not a directory" : (error as Error).message])], io);
+    return 1;
+  }
   const stems = outputStems(result.files);
   const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } }>();
   let fileCount = 0;

@@ -68,7 +68,7 @@ export const catalogue = {
   TSK3012: { severity: "error", template: "kernel '{0}' has a block {1} of {2}; {3} allows at most {4}" },
 
   // Command line.
-  TSK4001: { severity: "error", template: "cannot read {0}: {1}" },
+  TSK4001: { severity: "error", template: "cannot use {0}: {1}" },
   TSK4002: { severity: "error", template: "unknown target '{0}'; targets are {1}" },
   TSK4003: { severity: "error", template: "--define expects NAME=VALUE, found '{0}'" },
   TSK4004: { severity: "warning", template: "{0} declares no kernels" },

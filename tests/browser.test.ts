@@ -1,0 +1,175 @@
+/**
+ * The browser page (examples/web/) end to end: builds its kernels with the real CLI, serves examples/web/ on
+ * 127.0.0.1, opens it in Debian's chromium (headless, WebGPU on SwiftShader) through playwright-core, waits
+ * for the ladder to finish, checks every variant passed (or was skipped because its block is larger than
+ * the adapter allows), and saves a screenshot to build/browser/ladder.png.
+ *
+ * Skipped when /usr/bin/chromium is missing, unless TSKERNEL_REQUIRE_BROWSER=1 (CI), which makes that a
+ * failure.
+ */
+
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "./golden-cases.ts";
+
+const chromiumPath = "/usr/bin/chromium";
+const required = process.env.TSKERNEL_REQUIRE_BROWSER === "1";
+const missing = !fs.existsSync(chromiumPath);
+const webRoot = path.join(repoRoot, "examples", "web");
+const screenshot = path.join(repoRoot, "build", "browser", "ladder.png");
+const size = 100; // not a multiple of 16, 32, 64 or 128: the guarded and the padded variants are both exercised
+
+/**
+ * Chromium flags that give a page a WebGPU adapter on a Linux machine without a GPU. --enable-unsafe-webgpu
+ * is the one that matters: without it navigator.gpu exists but requestAdapter() finds "No available adapters"
+ * (Chromium does not offer its software adapter by default); with it Dawn runs on SwiftShader's Vulkan, which
+ * Debian's chromium package ships (/usr/lib/chromium/libvk_swiftshader.so). --no-sandbox because tests run as
+ * root. The rest keep a headless run from reaching for the network (this machine has none) and from setting
+ * up a profile. Neither --use-angle=swiftshader nor --enable-features=Vulkan is needed (ANGLE is WebGL's).
+ */
+const chromiumArgs = [
+  "--headless=new",
+  "--no-sandbox",
+  "--enable-unsafe-webgpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-default-apps",
+  "--no-first-run",
+  "--no-default-browser-check",
+];
+
+const contentTypes: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".wgsl": "text/plain; charset=utf-8",
+};
+
+/** A static file server for one folder, on 127.0.0.1 and a port the system picks. */
+async function serve(root: string): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer((request, response) => {
+    const pathname = decodeURIComponent(new URL(request.url ?? "/", "http://127.0.0.1").pathname);
+    const file = path.join(root, pathname.endsWith("/") ? `${pathname}index.html` : pathname);
+    if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    response.writeHead(200, { "content-type": contentTypes[path.extname(file)] ?? "application/octet-stream", "cache-control": "no-store" });
+    fs.createReadStream(file).pipe(response);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+interface Row {
+  variant: string;
+  id: string;
+  size: number;
+  paddedSize?: number;
+  ms?: number;
+  gflops?: number;
+  errors?: { maxRelative: number; averageRelative: number; normwiseRelative: number; nonFinite: number };
+  status: "pass" | "FAIL" | "skipped";
+  skip?: string;
+  note?: string;
+}
+
+const skip = missing && !required;
+
+describe.skipIf(skip)(`the browser page${skip ? ` (skipped: ${chromiumPath} not found; install Debian's chromium package, or set TSKERNEL_REQUIRE_BROWSER=1 to fail instead)` : ""}`, () => {
+  let server: http.Server | undefined;
+  let baseUrl = "";
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    if (missing) throw new Error(`TSKERNEL_REQUIRE_BROWSER=1, but ${chromiumPath} is missing (apt-get install chromium)`);
+    // The page's kernels and ladder, made the way a user makes them (needs dist/: `npm test` builds it first).
+    execFileSync(process.execPath, [path.join(webRoot, "build.mjs")], { cwd: repoRoot, stdio: "pipe" });
+    ({ server, url: baseUrl } = await serve(webRoot));
+    // launch() starts Chromium on a fresh temporary profile (--user-data-dir), which it deletes on close.
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArgs });
+    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  });
+
+  afterAll(async () => {
+    await browser?.close().catch(() => undefined);
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  });
+
+  async function open(query: string): Promise<Page> {
+    const page = await context!.newPage();
+    page.on("console", (message) => logs.push(`console.${message.type()}: ${message.text()}`));
+    page.on("pageerror", (error) => logs.push(`pageerror: ${error.message}`));
+    await page.goto(`${baseUrl}index.html${query}`);
+    // SwiftShader runs the shaders on the CPU: give the whole ladder time.
+    try {
+      await page.waitForFunction(() => document.body.dataset.status === "done" || document.body.dataset.status === "error", undefined, { timeout: 90_000 });
+    } catch (error) {
+      const status = await page.locator("#status").textContent().catch(() => "?");
+      throw new Error(`the page did not finish (it says: ${status}): ${(error as Error).message}\n${logs.join("\n")}`);
+    }
+    return page;
+  }
+
+  it(`runs every seed variant at n = ${size} on a WebGPU adapter and checks it against the float64 reference`, async () => {
+    const page = await open(`?n=${size}&runs=3`);
+    fs.mkdirSync(path.dirname(screenshot), { recursive: true });
+    await page.screenshot({ path: screenshot, fullPage: true });
+    const status = await page.evaluate(() => document.body.dataset.status);
+    const error = await page.evaluate(() => (window as unknown as { tskernelError?: string }).tskernelError);
+    expect(status, `the page stopped with an error: ${error}\n${logs.join("\n")}`).toBe("done");
+
+    const rows = await page.evaluate(() => (window as unknown as { tskernelResults: Row[] }).tskernelResults);
+    const adapter = await page.evaluate(() => (window as unknown as { tskernelAdapter: { name: string } }).tskernelAdapter);
+    const summary = rows.map((r) => `${r.variant}: ${r.status}${r.note ? ` (${r.note})` : ""}${r.gflops ? ` ${r.gflops.toFixed(3)} GFLOP/s` : ""}`).join("\n");
+    console.log(`browser ladder on ${adapter.name}, n = ${size}:\n${summary}`);
+
+    // The same list as the demo, in its order.
+    const { seedVariants } = await import("../runtime/demo/variants.ts");
+    expect(rows.map((r) => r.id)).toEqual(seedVariants.map((v) => v.id));
+    for (const row of rows) {
+      if (row.status === "skipped") {
+        expect(row.skip, `${row.variant} was skipped: ${row.note}`).toBe("block");
+        expect(row.note).toMatch(/^needs a block/);
+        continue;
+      }
+      expect(row.status, `${row.variant}: ${row.note}`).toBe("pass");
+      expect(row.size).toBe(size);
+      expect(row.errors!.nonFinite).toBe(0);
+      expect(row.errors!.normwiseRelative).toBeLessThanOrEqual(size * 2 ** -23);
+      expect(row.ms).toBeGreaterThan(0);
+    }
+    // Most of the ladder runs even on WebGPU's default limits (256 invocations per workgroup).
+    expect(rows.filter((r) => r.status === "pass").length).toBeGreaterThanOrEqual(10);
+    // sgemm falls back to the 16×16 block where the 32×32 one does not fit.
+    const sgemm = rows.find((r) => r.id === "sgemm-naive")!;
+    expect(sgemm.variant).toMatch(/^sgemm-naive \(BLOCKSIZE (16|32)\)$/);
+
+    // What a person sees: one table row and one chart row per variant.
+    expect(await page.locator("#table tbody tr").count()).toBe(rows.length);
+    expect(await page.locator("#chart svg rect").count()).toBe(rows.filter((r) => r.gflops !== undefined).length);
+    expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000);
+    await page.close();
+  });
+
+  it("shows a bad ?n= on the page as an error", async () => {
+    const page = await open("?n=0");
+    expect(await page.evaluate(() => document.body.dataset.status)).toBe("error");
+    expect(await page.locator("#error-text").textContent()).toContain("?n= must be an integer from 1 to 4096");
+    await page.close();
+  });
+});
