@@ -13,6 +13,9 @@ node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out .device/ker
 node bin/tskernel.js build examples/*.ts --target cuda,js --cubin --arch sm_90 --out .device/kernels-cubin
 npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile=.device/gpu-run.mjs --log-level=warning
+# The nvcc toolchain path: the C++ example, built here for sm_90, run there.
+make -s -C examples/nvcc-app KERNELS="$PWD/.device/nvcc-app-build" BIN="$PWD/.device/nvcc-app" >/dev/null
+rm -rf .device/nvcc-app-build
 cp -r node_modules/koffi .device/node_modules/
 cp -r node_modules/@koromix/koffi-linux-x64 .device/node_modules/@koromix/
 cp node_modules/webgpu/package.json node_modules/webgpu/index.js .device/node_modules/webgpu/

@@ -19,4 +19,8 @@ export TSKERNEL_CACHE_DIR=/tmp/tskernel-cache
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json}
+if [ -x .device/nvcc-app ] && [ "$*" != "--only webgpu" ]; then
+  echo "== nvcc-app (examples/nvcc-app, built with nvcc for sm_90)"
+  { .device/nvcc-app; echo "exit $?"; .device/nvcc-app 1000 1000 1000; echo "exit $?"; } 2>&1 | tee "$OUT/nvcc-app.txt"
+fi
 cd .device && node gpu-run.mjs --kernels kernels --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-run.log"
