@@ -55,7 +55,7 @@ export interface FileOutput {
   readonly specializations: readonly SpecializedKernel[];
   /** `functions[i]` is the CUDA function of `specializations[i]`. */
   readonly cuda?: { readonly source: string; readonly header: string; readonly functions: readonly string[] };
-  readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[] };
+  readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[]; readonly lineSources: readonly (string | undefined)[] };
   /** `functions[i]` is the JS function of `specializations[i]`. */
   readonly js?: {
     readonly source: string;
@@ -164,8 +164,8 @@ function emitFile(
       const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
       output = { ...output, cuda: { source: cuda.source, header, functions: cuda.signatures.map((s) => s.functionName) } };
     } else if (targetName === "wgsl") {
-      const wgsl = emitWgsl({ displayPath, helpers, kernels: units });
-      output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries } };
+      const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
+      output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries, lineSources: wgsl.lineSources } };
     } else {
       const sourceText = sourceFile.getFullText();
       const js = emitJs({ displayPath, sourceText, helpers, kernels: units });

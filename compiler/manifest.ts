@@ -39,6 +39,8 @@ export interface ManifestKernel {
       readonly file: string;
       readonly entryPoint: string;
       readonly workgroupSizeOverrides: readonly string[] | null;
+      /** A JSON array: for each WGSL line, the TypeScript `file:line:column` it came from (or null). */
+      readonly lineMap?: string;
       readonly layout: ReturnType<typeof manifestLayout>;
     };
   };
@@ -68,7 +70,7 @@ function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]) {
 /** `files` maps each compiled source file to the output file names written for it (relative paths). */
 export function buildManifest(
   outputs: readonly FileOutput[],
-  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } }>,
+  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } }>,
   generator: string,
 ): Manifest {
   const kernels: ManifestKernel[] = [];
@@ -103,6 +105,7 @@ export function buildManifest(
                   file: names.wgsl,
                   entryPoint: wgslEntry.entryPoint,
                   workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
+                  ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
                   layout: manifestLayout(kernel),
                 },
               }

@@ -44,7 +44,7 @@ export function compileKernelLibrary(
         description,
         js: jsFunctions?.[file.js!.functions[i]!],
         jsChecked: jsChecked?.[file.js!.functions[i]!],
-        wgsl: file.wgsl ? { source: file.wgsl.source, entryPoint: file.wgsl.entries[i]!.entryPoint } : undefined,
+        wgsl: file.wgsl ? { source: file.wgsl.source, entryPoint: file.wgsl.entries[i]!.entryPoint, lineSources: file.wgsl.lineSources } : undefined,
         cuda: file.cuda ? { source: file.cuda.source, function: file.cuda.functions[i]! } : undefined,
       });
     });

@@ -22,7 +22,8 @@ export interface KernelHandle {
   readonly js?: JsBlockFunction;
   /** The checked-mode build: takes a Checker as a fifth argument. */
   readonly jsChecked?: JsBlockFunction;
-  readonly wgsl?: { readonly source: string; readonly entryPoint: string };
+  /** `lineSources[i]`: the TypeScript location WGSL line i + 1 came from, to map shader errors back. */
+  readonly wgsl?: { readonly source: string; readonly entryPoint: string; readonly lineSources?: readonly (string | undefined)[] };
   /** `cubin` (with its architecture) when the build made one: the CUDA backend then needs no NVRTC. */
   readonly cuda?: { readonly source: string; readonly function: string; readonly cubin?: { readonly data: Uint8Array; readonly arch: string } };
 }
@@ -85,7 +86,13 @@ export function loadKernelLibrary(dir: string): KernelLibrary {
     return {
       description,
       js: jsFunction,
-      wgsl: wgsl ? { source: read(wgsl.file), entryPoint: wgsl.entryPoint } : undefined,
+      wgsl: wgsl
+        ? {
+            source: read(wgsl.file),
+            entryPoint: wgsl.entryPoint,
+            lineSources: wgsl.lineMap ? (JSON.parse(read(wgsl.lineMap)) as (string | null)[]).map((s) => s ?? undefined) : undefined,
+          }
+        : undefined,
       cuda: cuda
         ? {
             source: read(cuda.file),

@@ -98,11 +98,11 @@ function writeBuild(result: CompileResult, outDir: string, io: Io, cubinArch?: s
     return 1;
   }
   const stems = outputStems(result.files);
-  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } }>();
+  const written = new Map<FileOutput, { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } }>();
   let fileCount = 0;
   for (const file of result.files) {
     const stem = stems.get(file)!;
-    const names: { cu?: string; cuh?: string; wgsl?: string; js?: string; cubin?: { file: string; arch: string } } = {};
+    const names: { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } } = {};
     // A file without kernels (it only got a TSK4004 warning) has nothing to write.
     if (file.specializations.length === 0) continue;
     if (file.cuda) {
@@ -126,7 +126,10 @@ function writeBuild(result: CompileResult, outDir: string, io: Io, cubinArch?: s
     if (file.wgsl) {
       names.wgsl = `${stem}.wgsl`;
       fs.writeFileSync(path.join(outDir, names.wgsl), file.wgsl.source);
-      fileCount += 1;
+      // Where each WGSL line came from in the TypeScript, so a runtime can locate shader errors.
+      names.wgslMap = `${stem}.wgsl.map.json`;
+      fs.writeFileSync(path.join(outDir, names.wgslMap), `${JSON.stringify(file.wgsl.lineSources.map((s) => s ?? null))}\n`);
+      fileCount += 2;
     }
     if (file.js) {
       names.js = `${stem}.js`;

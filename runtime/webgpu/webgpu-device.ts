@@ -116,7 +116,8 @@ interface PipelineEntry {
 export class WebGpuDevice implements Device {
   readonly backend = "webgpu" as const;
   private readonly modules = new Map<string, GPUShaderModule>();
-  private readonly pipelines = new Map<string, PipelineEntry>();
+  /** Pipelines per shader module (one per distinct WGSL source), then per entry point and block shape. */
+  private readonly pipelines = new Map<GPUShaderModule, Map<string, PipelineEntry>>();
   readonly limits: LaunchLimits;
 
   constructor(
@@ -200,8 +201,11 @@ export class WebGpuDevice implements Device {
     const description = kernel.description;
     const wgsl = description.outputs.wgsl;
     if (!kernel.wgsl || !wgsl) throw new LaunchError(description.entryName, "it was not compiled for the wgsl target");
-    const key = `${description.source}#${wgsl.entryPoint}#${block.join("x")}`;
-    const cached = this.pipelines.get(key);
+    const module = this.module(kernel);
+    let cache = this.pipelines.get(module);
+    if (!cache) this.pipelines.set(module, (cache = new Map()));
+    const key = `${wgsl.entryPoint}#${block.join("x")}`;
+    const cached = cache.get(key);
     if (cached) return cached;
 
     const entries: GPUBindGroupLayoutEntry[] = wgsl.layout.bindings.map((binding) => ({
@@ -210,7 +214,6 @@ export class WebGpuDevice implements Device {
       buffer: { type: binding.type },
     }));
     if (wgsl.layout.uniform) entries.push({ binding: wgsl.layout.uniform.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform" } });
-    const module = this.module(kernel);
     this.gpu.pushErrorScope("validation");
     const layout = this.gpu.createBindGroupLayout({ entries, label: description.entryName });
     const constants: Record<string, number> = {};
@@ -225,11 +228,15 @@ export class WebGpuDevice implements Device {
     const error = await this.gpu.popErrorScope();
     if (error) {
       const info = await module.getCompilationInfo();
-      const messages = info.messages.map((m) => `  ${m.type} at WGSL ${m.lineNum}:${m.linePos}: ${m.message}`).join("\n");
+      // Point at the TypeScript the WGSL line came from, where the compiler recorded it.
+      const where = (line: number) => kernel.wgsl?.lineSources?.[line - 1];
+      const messages = info.messages
+        .map((m) => `  ${m.type} at ${where(m.lineNum) ? `${where(m.lineNum)} (WGSL line ${m.lineNum})` : `WGSL ${m.lineNum}:${m.linePos}`}: ${m.message}`)
+        .join("\n");
       throw new LaunchError(description.entryName, `WebGPU rejected the pipeline: ${error.message}${messages ? `\n${messages}` : ""}`);
     }
     const entry = { pipeline, layout };
-    this.pipelines.set(key, entry);
+    cache.set(key, entry);
     return entry;
   }
 
