@@ -25,6 +25,7 @@ import { loadKernelLibrary } from "../runtime/library.ts";
 import { compareToReference } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
 import { seedVariants } from "../runtime/demo/variants.ts";
+import { benchChartSvg, benchMatmul, formatBenchTable } from "../runtime/matmul/bench.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -219,6 +220,13 @@ async function main(): Promise<void> {
     await section("cuda.differential", () => differential(device, 256));
     await section("cuda.launchOverhead", () => launchOverhead(device));
     await section("cuda.versusCublas", () => versusCublas(device, [1024, 2048, 4096]));
+    await section("cuda.benchMatmul", async () => {
+      // `tskernel bench matmul --backend cuda`, as the CLI runs it, with its JSON and SVG.
+      const rows = await benchMatmul(device, { sizes: [1024, 2048, 4096], runs: 9, library, references: [device.cublasReference(false), device.cublasReference(true)] });
+      log(formatBenchTable(rows));
+      fs.writeFileSync(path.join(outDir, "bench-matmul-cuda.svg"), benchChartSvg(rows, `tskernel matmul ladder, ${device.name} (CUDA), ${new Date().toISOString().slice(0, 10)}`));
+      return rows;
+    });
     await section("cuda.cubinPath", async () => {
       // Kernels built to cubins by nvcc at build time: loaded with cuModuleLoadData, no NVRTC involved.
       const prebuilt = loadKernelLibrary(option("--cubin-kernels", "kernels-cubin"));

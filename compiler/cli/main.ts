@@ -261,6 +261,41 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       setExit(ok ? 0 : 1);
     });
 
+  const bench = program.command("bench").description("Benchmarks (see bench/README.md).");
+  bench
+    .command("matmul")
+    .description("Time every rung of the matmul ladder at several sizes, with cuBLAS as the reference on CUDA.")
+    .addOption(new Option("--backend <name>", "backend to run on").choices(["auto", "cpu", "webgpu", "cuda"]).default("auto"))
+    .option("--sizes <list>", "comma-separated matrix sizes (default: 128,256 on the CPU, 1024,2048,4096 on a GPU)")
+    .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
+    .option("--json <file>", "write the rows as JSON")
+    .option("--chart <file.svg>", "write a bar chart of GFLOP/s as SVG")
+    .addHelpText("after", "\nExamples:\n  $ tskernel bench matmul --backend cpu --sizes 128,256 --chart ladder.svg\n  $ tskernel bench matmul --backend cuda --json bench.json\n")
+    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; sizes?: string; runs: number; json?: string; chart?: string }) => {
+      const { createDevice, BackendUnavailable } = await import("../../runtime/index.ts");
+      const { benchMatmul, formatBenchTable, benchChartSvg } = await import("../../runtime/matmul/bench.ts");
+      const { compileSeedLibrary } = await import("../../runtime/demo/seed-library.ts");
+      let device;
+      try {
+        device = await createDevice({ backend: opts.backend });
+      } catch (error) {
+        if (error instanceof BackendUnavailable) {
+          io.stderr(`${error.message}\n`);
+          return setExit(1);
+        }
+        throw error;
+      }
+      const sizes = (opts.sizes ?? (device.backend === "cpu" ? "128,256" : "1024,2048,4096")).split(",").map((s) => parseSize(s.trim()));
+      io.stderr(`device: ${device.name}\n`);
+      const references = device.backend === "cuda" ? [(device as import("../../runtime/cuda/cuda-device.ts").CudaDevice).cublasReference(false), (device as import("../../runtime/cuda/cuda-device.ts").CudaDevice).cublasReference(true)] : [];
+      const rows = await benchMatmul(device, { sizes, runs: opts.runs, library: compileSeedLibrary(device.backend), references, onProgress: (m) => io.stderr(`  ${m}\n`) });
+      io.stdout(`${formatBenchTable(rows)}\n`);
+      const title = `tskernel matmul ladder, ${device.name}, ${new Date().toISOString().slice(0, 10)}`;
+      if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ device: device.name, backend: device.backend, date: new Date().toISOString(), rows }, null, 2)}\n`);
+      if (opts.chart) fs.writeFileSync(opts.chart, benchChartSvg(rows, title));
+      setExit(0);
+    });
+
   return program;
 }
 

@@ -324,6 +324,15 @@ export class CudaDevice implements Device {
 
   private cublasHandle: unknown;
 
+  /** cuBLAS SGEMM as the benchmark's reference column: FP32, or TF32 tensor cores. */
+  cublasReference(tf32: boolean): import("../matmul/bench.ts").ReferenceGemm {
+    return {
+      name: tf32 ? "cuBLAS SGEMM (TF32)" : "cuBLAS SGEMM (FP32)",
+      enqueue: (n, A, B, C) => this.cublasSgemm(n, n, n, 1, A, B, 0, C, tf32),
+      time: (enqueue, runs) => this.timeEnqueued(enqueue, { warmup: 2, runs }),
+    };
+  }
+
   dispose(): void {}
 }
 
