@@ -14,6 +14,7 @@ export { KernelLibrary, loadKernelLibrary, type KernelHandle } from "./library.t
 export { LaunchError } from "./launch-check.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
+export { matmul, chooseMatmul, type MatmulOptions, type MatmulVariantName } from "./matmul/matmul.ts";
 
 /** Why `auto` passed over each GPU backend, for a caller that wants to say so. */
 export const autoSkipped: { backend: BackendName; reason: string }[] = [];

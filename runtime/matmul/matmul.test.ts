@@ -1,0 +1,44 @@
+/** The matmul library on rectangular shapes, α/β ≠ (1, 0), each rung it picks checked against float64. */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { packageRoot } from "../../compiler/frontend/program.ts";
+import { CpuDevice } from "../cpu/cpu-device.ts";
+import { compileKernelLibrary } from "../kernels.ts";
+import { compareToReference, referenceGemm } from "../reference.ts";
+import { matmul, type MatmulVariantName } from "./matmul.ts";
+
+const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts"].map((f) => path.join(packageRoot(), "examples", f)));
+const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
+
+describe("matmul", () => {
+  it.each([
+    [200, 130, 70, undefined, "sgemm-shared"],
+    [128, 256, 64, undefined, "sgemm-2d-blocktiling"],
+    [64, 192, 24, undefined, "sgemm-1d-blocktiling"],
+    [128, 128, 16, "sgemm-shared", "sgemm-shared"],
+    [33, 47, 5, "sgemm-naive", "sgemm-naive"],
+  ] as const)("m=%i n=%i k=%i (variant %s) runs %s and matches float64", async (m, n, k, variant, expected) => {
+    const device = new CpuDevice();
+    const A = random(m * k);
+    const B = random(k * n);
+    const C0 = random(m * n);
+    const C = device.createBuffer(C0);
+    const alpha = 0.5;
+    const beta = -1.5;
+    const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, alpha, beta, variant: variant as MatmulVariantName | undefined });
+    expect(ran).toBe(expected);
+    const report = compareToReference((await device.read(C)) as Float32Array, referenceGemm(m, n, k, A, B, alpha, beta, C0));
+    expect(report.nonFinite).toBe(0);
+    expect(report.normwiseRelative).toBeLessThan(Math.max(k, 8) * 2 ** -23);
+  });
+
+  it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {
+    const device = new CpuDevice();
+    const buffer = device.createBuffer("f32", 100 * 100);
+    await expect(matmul(device, library, buffer, buffer, buffer, { m: 100, n: 100, k: 100, variant: "sgemm-2d-blocktiling" })).rejects.toThrow(
+      "sgemm-2d-blocktiling needs m, n, k to be multiples of 128, 128, 8; got 100, 100, 100",
+    );
+    await expect(matmul(device, library, buffer, buffer, buffer, { m: 128, n: 128, k: 8 })).rejects.toThrow("matmul: C has 10000 elements, the shape needs 16384");
+  });
+});
