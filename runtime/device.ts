@@ -79,3 +79,29 @@ export function median(values: readonly number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+/** The typed array of each element type. */
+export const typedArrayConstructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
+
+export function elementTypeOf(data: TypedArray): ElementType {
+  if (data instanceof Float32Array) return "f32";
+  if (data instanceof Int32Array) return "i32";
+  if (data instanceof Uint32Array) return "u32";
+  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
+}
+
+/** The element type and length of a new buffer, from data or from (type, length), checked. */
+export function bufferShape(dataOrType: TypedArray | ElementType, length?: number): { elementType: ElementType; length: number } {
+  const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
+  if (!(elementType in typedArrayConstructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
+  const count = typeof dataOrType === "string" ? length! : dataOrType.length;
+  if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
+  return { elementType, length: count };
+}
+
+/** A write must match the buffer exactly: same element type, same length. */
+export function checkWrite(buffer: DeviceBuffer, data: TypedArray): void {
+  if (data.length !== buffer.length || elementTypeOf(data) !== buffer.elementType) {
+    throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${buffer.length} ${buffer.elementType}`);
+  }
+}

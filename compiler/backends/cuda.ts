@@ -13,15 +13,10 @@ import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-print
 import { Namer } from "./namer.ts";
 import { cudaSpelling } from "./targets.ts";
 import { Writer } from "./writer.ts";
+import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 
-export interface CudaKernelUnit {
-  readonly kernel: Kernel;
-  /** The exported function name (the specialization's name). */
-  readonly entryName: string;
-  readonly block?: readonly [number, number, number];
-  readonly sharedSizes: ReadonlyMap<ArrayRef, readonly number[]>;
-}
+export type CudaKernelUnit = KernelUnit;
 
 export interface CudaModuleInput {
   /** The source path as the output should show it (in comments and `#line`). */

@@ -19,13 +19,9 @@ import { LineMap } from "../diagnostics/span.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
+import type { KernelUnit } from "./unit.ts";
 
-export interface JsKernelUnit {
-  readonly kernel: Kernel;
-  readonly entryName: string;
-  readonly block?: readonly [number, number, number];
-  readonly sharedSizes: ReadonlyMap<ArrayRef, readonly number[]>;
-}
+export type JsKernelUnit = KernelUnit;
 
 export interface JsModuleInput {
   readonly displayPath: string;

@@ -14,15 +14,11 @@ import { Namer } from "./namer.ts";
 import { wgslSpelling } from "./targets.ts";
 import { wgslLayout } from "./wgsl-layout.ts";
 import { Writer } from "./writer.ts";
+import type { KernelUnit } from "./unit.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { printCStatements } from "./c-statements.ts";
 
-export interface WgslKernelUnit {
-  readonly kernel: Kernel;
-  readonly entryName: string;
-  readonly block?: readonly [number, number, number];
-  readonly sharedSizes: ReadonlyMap<ArrayRef, readonly number[]>;
-}
+export type WgslKernelUnit = KernelUnit;
 
 export interface WgslModuleInput {
   readonly displayPath: string;

@@ -7,7 +7,7 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import type { KernelHandle } from "../kernels.ts";
-import { median, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { checkLaunch, defaultLimits, LaunchError } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
 
@@ -15,14 +15,7 @@ interface CpuBuffer extends DeviceBuffer {
   readonly data: TypedArray;
 }
 
-const constructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
 
-function elementTypeOf(data: TypedArray): ElementType {
-  if (data instanceof Float32Array) return "f32";
-  if (data instanceof Int32Array) return "i32";
-  if (data instanceof Uint32Array) return "u32";
-  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
-}
 
 export class CpuDevice implements Device {
   readonly backend = "cpu" as const;
@@ -40,13 +33,13 @@ export class CpuDevice implements Device {
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
     if (typeof dataOrType === "string") {
-      const ctor = constructors[dataOrType];
+      const ctor = typedArrayConstructors[dataOrType];
       if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
       if (!Number.isInteger(length) || length! < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${length}`);
       return this.wrap(new ctor(length!));
     }
     const elementType = elementTypeOf(dataOrType);
-    return this.wrap(new constructors[elementType](dataOrType as never));
+    return this.wrap(new typedArrayConstructors[elementType](dataOrType as never));
   }
 
   private wrap(data: TypedArray): CpuBuffer {
@@ -60,9 +53,7 @@ export class CpuDevice implements Device {
 
   async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
     const own = this.own(buffer);
-    if (data.length !== own.length || elementTypeOf(data) !== own.elementType) {
-      throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${own.length} ${own.elementType}`);
-    }
+    checkWrite(own, data);
     own.data.set(data as never);
   }
 

@@ -8,7 +8,7 @@
 
 import { performance } from "node:perf_hooks";
 import type { KernelHandle } from "../kernels.ts";
-import { median, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { checkLaunch, LaunchError, type LaunchLimits } from "../launch-check.ts";
 import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
 import { ModuleCache } from "./module-cache.ts";
@@ -17,7 +17,6 @@ interface CudaBuffer extends DeviceBuffer {
   readonly pointer: bigint;
 }
 
-const constructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
 
 // Driver enums used here (cuda.h).
 const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76 };
@@ -38,12 +37,6 @@ export interface CompiledFunction {
   readonly compileMs: number;
 }
 
-function elementTypeOf(data: TypedArray): ElementType {
-  if (data instanceof Float32Array) return "f32";
-  if (data instanceof Int32Array) return "i32";
-  if (data instanceof Uint32Array) return "u32";
-  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
-}
 
 export function createCudaDevice(options: CudaCompileOptions = {}): CudaDevice {
   const cu = driverApi();
@@ -186,10 +179,7 @@ export class CudaDevice implements Device {
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
-    const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
-    if (!(elementType in constructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
-    const count = typeof dataOrType === "string" ? length! : dataOrType.length;
-    if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
+    const { elementType, length: count } = bufferShape(dataOrType, length);
     const pointer: bigint[] = [0n];
     check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, count * 4)));
     const buffer: CudaBuffer = { kind: "tskernel.buffer", backend: "cuda", elementType, length: count, pointer: BigInt(pointer[0]!) };
@@ -204,15 +194,13 @@ export class CudaDevice implements Device {
 
   async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
     const own = this.own(buffer);
-    if (data.length !== own.length || elementTypeOf(data) !== own.elementType) {
-      throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${own.length} ${own.elementType}`);
-    }
+    checkWrite(own, data);
     check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, data, data.length * 4));
   }
 
   async read(buffer: DeviceBuffer): Promise<TypedArray> {
     const own = this.own(buffer);
-    const out = new constructors[own.elementType](own.length);
+    const out = new typedArrayConstructors[own.elementType](own.length);
     if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, own.length * 4));
     return out;
   }

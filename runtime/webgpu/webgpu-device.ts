@@ -15,21 +15,14 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { KernelHandle } from "../kernels.ts";
-import { BackendUnavailable, median, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { BackendUnavailable, bufferShape, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { checkLaunch, LaunchError, type LaunchLimits } from "../launch-check.ts";
 
 interface WebGpuBuffer extends DeviceBuffer {
   readonly gpuBuffer: GPUBuffer;
 }
 
-const constructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
 
-function elementTypeOf(data: TypedArray): ElementType {
-  if (data instanceof Float32Array) return "f32";
-  if (data instanceof Int32Array) return "i32";
-  if (data instanceof Uint32Array) return "u32";
-  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
-}
 
 /** Where Debian's chromium package puts SwiftShader's Vulkan driver, a CPU implementation Dawn can use. */
 const swiftShaderIcds = ["/usr/lib/chromium/vk_swiftshader_icd.json", "/usr/lib/chromium-browser/vk_swiftshader_icd.json"];
@@ -146,10 +139,7 @@ export class WebGpuDevice implements Device {
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
-    const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
-    if (!(elementType in constructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
-    const count = typeof dataOrType === "string" ? length! : dataOrType.length;
-    if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
+    const { elementType, length: count } = bufferShape(dataOrType, length);
     const bytes = Math.max(4, count * 4);
     if (bytes > this.gpu.limits.maxStorageBufferBindingSize) {
       throw new RangeError(`tskernel: a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${this.gpu.limits.maxStorageBufferBindingSize})`);
@@ -167,9 +157,7 @@ export class WebGpuDevice implements Device {
 
   async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
     const own = this.own(buffer);
-    if (data.length !== own.length || elementTypeOf(data) !== own.elementType) {
-      throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${own.length} ${own.elementType}`);
-    }
+    checkWrite(own, data);
     this.gpu.queue.writeBuffer(own.gpuBuffer, 0, data.buffer, data.byteOffset, data.byteLength);
   }
 
@@ -181,7 +169,7 @@ export class WebGpuDevice implements Device {
     encoder.copyBufferToBuffer(own.gpuBuffer, 0, staging, 0, bytes);
     this.gpu.queue.submit([encoder.finish()]);
     await staging.mapAsync(GPUMapMode.READ);
-    const copy = new constructors[own.elementType](staging.getMappedRange().slice(0, own.length * 4));
+    const copy = new typedArrayConstructors[own.elementType](staging.getMappedRange().slice(0, own.length * 4));
     staging.unmap();
     staging.destroy();
     return copy;
