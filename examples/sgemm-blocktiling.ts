@@ -129,3 +129,75 @@ export const sgemm2DBlocktiling = kernel(
     }
   },
 );
+
+// The 2-D kernel with A's tile stored transposed in shared memory (the first half of the article's kernel 6):
+// a thread's TM values of A for one step are then consecutive, like its TN values of B, so the compiler can
+// load each group with wide shared-memory loads instead of TM separate ones.
+export const sgemm2DBlocktilingTransposedA = kernel(
+  { block: [256] },
+  (
+    M: i32,
+    N: i32,
+    K: i32,
+    alpha: f32,
+    A: ReadonlyFloat32Array,
+    B: ReadonlyFloat32Array,
+    beta: f32,
+    C: Float32Array,
+    BM: Const<i32> = 128,
+    BN: Const<i32> = 128,
+    BK: Const<i32> = 8,
+    TM: Const<i32> = 8,
+    TN: Const<i32> = 8,
+  ) => {
+    const AsT = shared.f32(BK * BM);
+    const Bs = shared.f32(BK * BN);
+    const threadResults = local.f32(TM * TN);
+    const regM = local.f32(TM);
+    const regN = local.f32(TN);
+    const cRow = blockIdx.y;
+    const cCol = blockIdx.x;
+    const threads = (BM * BN) / (TM * TN);
+    const threadCol = threadIdx.x % (BN / TN);
+    const threadRow = threadIdx.x / (BN / TN);
+    const innerRowA = threadIdx.x / BK;
+    const innerColA = threadIdx.x % BK;
+    const strideA = threads / BK;
+    const innerRowB = threadIdx.x / BN;
+    const innerColB = threadIdx.x % BN;
+    const strideB = threads / BN;
+    unrollInit: for (let i = 0; i < TM * TN; i++) {
+      threadResults[i] = 0;
+    }
+    for (let bk = 0; bk < K; bk += BK) {
+      unrollLoadA: for (let offset = 0; offset < BM; offset += strideA) {
+        // Row r, column c of the A tile goes to AsT[c][r].
+        AsT[innerColA * BM + innerRowA + offset] = A[(cRow * BM + innerRowA + offset) * K + bk + innerColA];
+      }
+      unrollLoadB: for (let offset = 0; offset < BK; offset += strideB) {
+        Bs[(innerRowB + offset) * BN + innerColB] = B[(bk + innerRowB + offset) * N + cCol * BN + innerColB];
+      }
+      syncThreads();
+      unrollDot: for (let dot = 0; dot < BK; dot++) {
+        unrollM: for (let i = 0; i < TM; i++) {
+          regM[i] = AsT[dot * BM + threadRow * TM + i];
+        }
+        unrollN: for (let i = 0; i < TN; i++) {
+          regN[i] = Bs[dot * BN + threadCol * TN + i];
+        }
+        unrollOuterM: for (let m = 0; m < TM; m++) {
+          unrollOuterN: for (let n = 0; n < TN; n++) {
+            threadResults[m * TN + n] += regM[m] * regN[n];
+          }
+        }
+      }
+      syncThreads();
+    }
+    unrollStoreM: for (let m = 0; m < TM; m++) {
+      unrollStoreN: for (let n = 0; n < TN; n++) {
+        const index = (cRow * BM + threadRow * TM + m) * N + cCol * BN + threadCol * TN + n;
+        C[index] = alpha * threadResults[m * TN + n] + beta * C[index];
+      }
+    }
+  },
+);

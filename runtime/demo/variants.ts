@@ -135,4 +135,12 @@ export const seedVariants: readonly MatmulVariant[] = [
     gemm: true,
     launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
   },
+  {
+    id: "sgemm-2d-transposed-a",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm2DBlocktilingTransposedA",
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
 ];

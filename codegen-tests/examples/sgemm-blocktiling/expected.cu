@@ -164,3 +164,103 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
     }
   }
 }
+
+// Kernel sgemm2DBlocktilingTransposedA specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8; block 256×1×1.
+#line 136 "examples/sgemm-blocktiling.ts"
+extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+#line 153 "examples/sgemm-blocktiling.ts"
+  __shared__ float AsT[1024];
+#line 154 "examples/sgemm-blocktiling.ts"
+  __shared__ float Bs[1024];
+#line 155 "examples/sgemm-blocktiling.ts"
+  float threadResults[64];
+#line 156 "examples/sgemm-blocktiling.ts"
+  float regM[8];
+#line 157 "examples/sgemm-blocktiling.ts"
+  float regN[8];
+#line 158 "examples/sgemm-blocktiling.ts"
+  const int cRow = (int)blockIdx.y;
+#line 159 "examples/sgemm-blocktiling.ts"
+  const int cCol = (int)blockIdx.x;
+#line 160 "examples/sgemm-blocktiling.ts"
+  const int threads = 256;
+#line 161 "examples/sgemm-blocktiling.ts"
+  const int threadCol = (int)threadIdx.x % 16;
+#line 162 "examples/sgemm-blocktiling.ts"
+  const int threadRow = (int)threadIdx.x / 16;
+#line 163 "examples/sgemm-blocktiling.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 164 "examples/sgemm-blocktiling.ts"
+  const int innerColA = (int)threadIdx.x % 8;
+#line 165 "examples/sgemm-blocktiling.ts"
+  const int strideA = threads / 8;
+#line 166 "examples/sgemm-blocktiling.ts"
+  const int innerRowB = (int)threadIdx.x / 128;
+#line 167 "examples/sgemm-blocktiling.ts"
+  const int innerColB = (int)threadIdx.x % 128;
+#line 168 "examples/sgemm-blocktiling.ts"
+  const int strideB = threads / 128;
+#line 169 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+  for (int i = 0; i < 64; i++) {
+#line 170 "examples/sgemm-blocktiling.ts"
+    threadResults[i] = 0.0f;
+  }
+#line 172 "examples/sgemm-blocktiling.ts"
+  for (int bk = 0; bk < K; bk += 8) {
+#line 173 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int offset = 0; offset < 128; offset += strideA) {
+#line 175 "examples/sgemm-blocktiling.ts"
+      AsT[innerColA * 128 + innerRowA + offset] = A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA];
+    }
+#line 177 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int offset_1 = 0; offset_1 < 8; offset_1 += strideB) {
+#line 178 "examples/sgemm-blocktiling.ts"
+      Bs[(innerRowB + offset_1) * 128 + innerColB] = B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB];
+    }
+#line 180 "examples/sgemm-blocktiling.ts"
+    __syncthreads();
+#line 181 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int dot = 0; dot < 8; dot++) {
+#line 182 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+      for (int i_1 = 0; i_1 < 8; i_1++) {
+#line 183 "examples/sgemm-blocktiling.ts"
+        regM[i_1] = AsT[dot * 128 + threadRow * 8 + i_1];
+      }
+#line 185 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 8; i_2++) {
+#line 186 "examples/sgemm-blocktiling.ts"
+        regN[i_2] = Bs[dot * 128 + threadCol * 8 + i_2];
+      }
+#line 188 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+      for (int m = 0; m < 8; m++) {
+#line 189 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+#line 190 "examples/sgemm-blocktiling.ts"
+          threadResults[m * 8 + n] += regM[m] * regN[n];
+        }
+      }
+    }
+#line 194 "examples/sgemm-blocktiling.ts"
+    __syncthreads();
+  }
+#line 196 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+  for (int m_1 = 0; m_1 < 8; m_1++) {
+#line 197 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int n_1 = 0; n_1 < 8; n_1++) {
+#line 198 "examples/sgemm-blocktiling.ts"
+      const int index = (cRow * 128 + threadRow * 8 + m_1) * N + cCol * 128 + threadCol * 8 + n_1;
+#line 199 "examples/sgemm-blocktiling.ts"
+      C[index] = alpha * threadResults[m_1 * 8 + n_1] + beta * C[index];
+    }
+  }
+}

@@ -1172,3 +1172,1010 @@ fn sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocation_id)
     sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[63i] + beta * sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
   }
 }
+
+// Kernel sgemm2DBlocktilingTransposedA specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8.
+@group(0) @binding(0) var<storage, read> sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A: array<f32>;
+@group(0) @binding(1) var<storage, read> sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C: array<f32>;
+struct sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Params {
+  M: i32,
+  N: i32,
+  K: i32,
+  alpha: f32,
+  beta: f32,
+}
+@group(0) @binding(3) var<uniform> sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_params: sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Params;
+var<workgroup> sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT: array<f32, 1024>;
+var<workgroup> sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs: array<f32, 1024>;
+@compute @workgroup_size(256, 1, 1)
+fn sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let M: i32 = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_params.M;
+  let N: i32 = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_params.N;
+  let K: i32 = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_params.K;
+  let alpha: f32 = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_params.alpha;
+  let beta: f32 = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_params.beta;
+  var threadResults: array<f32, 64>;
+  var regM: array<f32, 8>;
+  var regN: array<f32, 8>;
+  let cRow: i32 = i32(group_id.y);
+  let cCol: i32 = i32(group_id.x);
+  let threads: i32 = 256i;
+  let threadCol: i32 = i32(local_id.x) % 16i;
+  let threadRow: i32 = i32(local_id.x) / 16i;
+  let innerRowA: i32 = i32(local_id.x) / 8i;
+  let innerColA: i32 = i32(local_id.x) % 8i;
+  let strideA: i32 = threads / 8i;
+  let innerRowB: i32 = i32(local_id.x) / 128i;
+  let innerColB: i32 = i32(local_id.x) % 128i;
+  let strideB: i32 = threads / 128i;
+  threadResults[0i] = 0.0f;
+  threadResults[1i] = 0.0f;
+  threadResults[2i] = 0.0f;
+  threadResults[3i] = 0.0f;
+  threadResults[4i] = 0.0f;
+  threadResults[5i] = 0.0f;
+  threadResults[6i] = 0.0f;
+  threadResults[7i] = 0.0f;
+  threadResults[8i] = 0.0f;
+  threadResults[9i] = 0.0f;
+  threadResults[10i] = 0.0f;
+  threadResults[11i] = 0.0f;
+  threadResults[12i] = 0.0f;
+  threadResults[13i] = 0.0f;
+  threadResults[14i] = 0.0f;
+  threadResults[15i] = 0.0f;
+  threadResults[16i] = 0.0f;
+  threadResults[17i] = 0.0f;
+  threadResults[18i] = 0.0f;
+  threadResults[19i] = 0.0f;
+  threadResults[20i] = 0.0f;
+  threadResults[21i] = 0.0f;
+  threadResults[22i] = 0.0f;
+  threadResults[23i] = 0.0f;
+  threadResults[24i] = 0.0f;
+  threadResults[25i] = 0.0f;
+  threadResults[26i] = 0.0f;
+  threadResults[27i] = 0.0f;
+  threadResults[28i] = 0.0f;
+  threadResults[29i] = 0.0f;
+  threadResults[30i] = 0.0f;
+  threadResults[31i] = 0.0f;
+  threadResults[32i] = 0.0f;
+  threadResults[33i] = 0.0f;
+  threadResults[34i] = 0.0f;
+  threadResults[35i] = 0.0f;
+  threadResults[36i] = 0.0f;
+  threadResults[37i] = 0.0f;
+  threadResults[38i] = 0.0f;
+  threadResults[39i] = 0.0f;
+  threadResults[40i] = 0.0f;
+  threadResults[41i] = 0.0f;
+  threadResults[42i] = 0.0f;
+  threadResults[43i] = 0.0f;
+  threadResults[44i] = 0.0f;
+  threadResults[45i] = 0.0f;
+  threadResults[46i] = 0.0f;
+  threadResults[47i] = 0.0f;
+  threadResults[48i] = 0.0f;
+  threadResults[49i] = 0.0f;
+  threadResults[50i] = 0.0f;
+  threadResults[51i] = 0.0f;
+  threadResults[52i] = 0.0f;
+  threadResults[53i] = 0.0f;
+  threadResults[54i] = 0.0f;
+  threadResults[55i] = 0.0f;
+  threadResults[56i] = 0.0f;
+  threadResults[57i] = 0.0f;
+  threadResults[58i] = 0.0f;
+  threadResults[59i] = 0.0f;
+  threadResults[60i] = 0.0f;
+  threadResults[61i] = 0.0f;
+  threadResults[62i] = 0.0f;
+  threadResults[63i] = 0.0f;
+  for (var bk: i32 = 0i; bk < K; bk += 8i) {
+    for (var offset: i32 = 0i; offset < 128i; offset += strideA) {
+      sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + offset] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + offset) * K + bk + innerColA];
+    }
+    for (var offset_1: i32 = 0i; offset_1 < 8i; offset_1 += strideB) {
+      sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + offset_1) * N + cCol * 128i + innerColB];
+    }
+    workgroupBarrier();
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    workgroupBarrier();
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[0i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[1i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[2i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[3i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[4i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[5i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[6i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[7i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[8i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[9i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[10i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[11i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[12i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[13i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[14i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[15i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[16i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[17i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[18i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[19i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[20i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[21i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[22i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[23i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[24i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[25i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[26i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[27i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[28i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[29i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[30i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[31i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[32i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[33i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[34i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[35i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[36i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[37i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[38i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[39i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[40i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[41i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[42i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[43i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[44i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[45i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[46i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[47i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[48i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[49i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[50i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[51i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[52i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[53i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[54i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[55i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 0i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[56i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 1i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[57i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 2i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[58i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 3i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[59i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 4i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[60i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 5i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[61i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 6i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[62i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+  {
+    let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 7i;
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[63i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
+  }
+}
