@@ -14,7 +14,8 @@ const random = (length: number) => Float32Array.from({ length }, () => Math.rand
 describe("matmul", () => {
   it.each([
     [200, 130, 70, undefined, "sgemm-shared"],
-    [128, 256, 64, undefined, "sgemm-2d-blocktiling"],
+    [128, 256, 64, undefined, "sgemm-2d-transposed-a"],
+    [256, 128, 32, "sgemm-2d-blocktiling", "sgemm-2d-blocktiling"],
     [64, 192, 24, undefined, "sgemm-1d-blocktiling"],
     [128, 128, 16, "sgemm-shared", "sgemm-shared"],
     [33, 47, 5, "sgemm-naive", "sgemm-naive"],
