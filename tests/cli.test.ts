@@ -147,7 +147,7 @@ describe("tskernel build", () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
-  it.skipIf(!nvccAvailable())("--cubin builds a cubin per file with nvcc and records it in the manifest (skipped: no nvcc)", async () => {
+  it.skipIf(!nvccAvailable())(`--cubin builds a cubin per file with nvcc and records it in the manifest${nvccAvailable() ? "" : " (skipped: no nvcc)"}`, async () => {
     const out = tempDir();
     const result = await cli("build", path.join(repoRoot, "examples", "matmul-tiled.ts"), "--target", "cuda", "--cubin", "--arch", "sm_90", "--out", out);
     expect(result.code, result.stderr).toBe(0);

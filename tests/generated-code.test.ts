@@ -15,7 +15,7 @@ import { closeDawn, validateWgsl } from "./tools/dawn.ts";
 
 const cases = codegenCases().filter((c) => fs.existsSync(path.join(c.dir, "expected.cu")));
 
-describe.skipIf(!nvccAvailable())("nvcc accepts every generated .cu (skipped: nvcc not found)", () => {
+describe.skipIf(!nvccAvailable())(`nvcc accepts every generated .cu${nvccAvailable() ? "" : " (skipped: nvcc not found)"}`, () => {
   let results: CudaCompileResult[] = [];
   it("compiles all of them for sm_90", async () => {
     results = await compileCudaMany(cases.map((c) => ({ source: fs.readFileSync(path.join(c.dir, "expected.cu"), "utf8"), options: { name: c.name.replace(/\W/g, "_") } })));

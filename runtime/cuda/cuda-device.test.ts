@@ -10,7 +10,7 @@ import { BackendUnavailable, createDevice, autoSkipped } from "../index.ts";
 
 const hasDriver = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1"].some((f) => fs.existsSync(f));
 
-describe.skipIf(hasDriver)("CUDA without a driver (skipped: this machine has libcuda)", () => {
+describe.skipIf(hasDriver)(`CUDA without a driver${hasDriver ? " (skipped: this machine has libcuda)" : ""}`, () => {
   it("reports the backend unavailable, naming libcuda.so.1", async () => {
     const error = await createDevice({ backend: "cuda" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BackendUnavailable);
