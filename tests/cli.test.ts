@@ -66,6 +66,12 @@ describe("tskernel check", () => {
     expect(result.stderr).toContain("error[TSK4001]: cannot use");
   });
 
+  it("rejects an empty target list with TSK4006", async () => {
+    const result = await cli("check", "--target", " , ", examples[0]!);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("error[TSK4006]: no targets given; targets are cuda, wgsl, js");
+  });
+
   it("rejects an unknown target with TSK4002", async () => {
     const result = await cli("check", "--target", "cuda,metal", examples[0]!);
     expect(result.code).toBe(1);

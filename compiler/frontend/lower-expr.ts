@@ -448,7 +448,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return lowerMathCall(context, callee.getName(), args, hint, span, spanOf(callee));
     }
     const objectOrigin = Node.isIdentifier(object) ? originOf(object) : undefined;
-    if (objectOrigin?.kind === "tskernel" && (objectOrigin.name === "shared" || objectOrigin.name === "local")) return fail("TSK1010", span, [objectOrigin.name]);
+    if (objectOrigin?.kind === "tskernel" && (objectOrigin.name === "shared" || objectOrigin.name === "local")) return fail("TSK1010", span, [objectOrigin.name === "shared" ? "shared" : "private (local.…)"]);
     return fail("TSK1005", spanOf(callee), [callee.getText()]);
   }
   if (!Node.isIdentifier(callee)) return fail("TSK1001", span, [describeSyntax(node)]);

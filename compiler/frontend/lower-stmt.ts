@@ -130,7 +130,7 @@ function lowerDeclarationOrFail(
 
   const allocation = init ? arrayAllocation(init) : undefined;
   if (init && allocation) {
-    if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init), [allocation]);
+    if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init), [allocation === "shared" ? "shared" : "private (local.…)"]);
     const array = lowerSharedAllocation(context, name, init as import("ts-morph").CallExpression, span, allocation);
     (allocation === "shared" ? context.shared : context.locals).push(array);
     context.scope.declare(name, { kind: "array", array });
