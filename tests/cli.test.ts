@@ -171,10 +171,10 @@ describe("tskernel build", () => {
   });
 
   it("explains every command in --help, with an example", async () => {
-    for (const command of ["check", "build", "demo"]) {
-      const help = await cli(command, "--help");
+    for (const command of [["check"], ["build"], ["demo"], ["bench"], ["bench", "matmul"], []]) {
+      const help = await cli(...command, "--help");
       expect(help.code).toBe(0);
-      expect(help.stdout).toContain(`Usage: tskernel ${command}`);
+      expect(help.stdout).toContain(`Usage: tskernel ${command.join(" ")}`.trimEnd());
       expect(help.stdout).toMatch(/Example/);
     }
   });

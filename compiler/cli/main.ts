@@ -148,11 +148,25 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
   const program = new Command();
   program
     .name("tskernel")
-    .description("Compile GPU kernels written in restricted TypeScript to CUDA C and WGSL.")
+    .description("Compile GPU kernels written in restricted TypeScript to CUDA C, WGSL and JavaScript, and run them.")
     .version(version())
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Examples:",
+        "  $ tskernel check examples/*.ts",
+        "  $ tskernel build examples/*.ts --target cuda,wgsl,js --out build/kernels",
+        "  $ tskernel demo --backend cpu",
+        "  $ tskernel bench matmul --backend cuda --chart ladder.svg",
+        "",
+        "The kernel language: docs/language.md; commands and manifest: docs/cli.md; runtime: docs/runtime.md.",
+        "",
+      ].join("\n"),
+    );
 
   program
     .command("check")
@@ -261,7 +275,10 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       setExit(ok ? 0 : 1);
     });
 
-  const bench = program.command("bench").description("Benchmarks (see bench/README.md).");
+  const bench = program
+    .command("bench")
+    .description("Benchmarks (see bench/README.md).")
+    .addHelpText("after", "\nExample:\n  $ tskernel bench matmul --backend cpu --sizes 128,256\n");
   bench
     .command("matmul")
     .description("Time every rung of the matmul ladder at several sizes, with cuBLAS as the reference on CUDA.")
