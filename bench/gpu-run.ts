@@ -26,6 +26,7 @@ import { compareToReference } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
 import { seedVariants } from "../runtime/demo/variants.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable } from "../runtime/matmul/bench.ts";
+import { chooseMatmul } from "../runtime/matmul/matmul.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -226,6 +227,38 @@ async function main(): Promise<void> {
       log(formatBenchTable(rows));
       fs.writeFileSync(path.join(outDir, "bench-matmul-cuda.svg"), benchChartSvg(rows, `tskernel matmul ladder, ${device.name} (CUDA), ${new Date().toISOString().slice(0, 10)}`));
       return rows;
+    });
+    await section("cuda.shapes", async () => {
+      // The issue's other goal shapes, through matmul() (any m, n, k) next to cuBLAS on the same buffers.
+      const out: unknown[] = [];
+      for (const [m, n, k] of [[4096, 4096, 1024], [1000, 1000, 1000], [4096, 4096, 4096]] as const) {
+        const Ah = random(m * k);
+        const Bh = random(k * n);
+        const A = device.createBuffer(Ah);
+        const B = device.createBuffer(Bh);
+        const C = device.createBuffer("f32", m * n);
+        const { rung, kernel } = chooseMatmul(device, library, { m, n, k });
+        const launch = { grid: rung.grid(m, n, kernel.description.specialization as Record<string, number>), args: [m, n, k, 1, A, B, 0, C] };
+        await device.launch(kernel, launch);
+        const result = (await device.read(C)) as Float32Array;
+        const sample = Array.from({ length: 512 }, () => Math.floor(Math.random() * m * n));
+        const expected = Float64Array.from(sample, (index) => {
+          const i = Math.floor(index / n);
+          const j = index % n;
+          let sum = 0;
+          for (let p = 0; p < k; p++) sum += Ah[i * k + p]! * Bh[p * n + j]!;
+          return sum;
+        });
+        const error = compareToReference(Float32Array.from(sample, (i) => result[i]!), expected);
+        const ours = await device.time(kernel, launch, { warmup: 1, runs: 10 });
+        const cublas = device.timeEnqueued(device.cublasSgemm(m, n, k, 1, A, B, 0, C, false), { warmup: 3, runs: 10 });
+        const flops = 2 * m * n * k;
+        const row = { m, n, k, rung: rung.name, ms: ours.medianMs, tflops: flops / (ours.medianMs * 1e9), cublasMs: cublas.medianMs, cublasTflops: flops / (cublas.medianMs * 1e9), percentOfCublasFp32: (100 * cublas.medianMs) / ours.medianMs, normwiseErrorSampled: error.normwiseRelative, pass: error.nonFinite === 0 && error.normwiseRelative < k * 2 ** -23 };
+        log(`${m}×${n}×${k}: ${rung.name} ${row.tflops.toFixed(2)} TFLOP/s, cuBLAS FP32 ${row.cublasTflops.toFixed(2)}: ${row.percentOfCublasFp32.toFixed(1)} % (sampled error ${error.normwiseRelative.toExponential(2)})`);
+        out.push(row);
+        for (const buffer of [A, B, C]) device.free(buffer);
+      }
+      return out;
     });
     await section("cuda.cubinPath", async () => {
       // Kernels built to cubins by nvcc at build time: loaded with cuModuleLoadData, no NVRTC involved.

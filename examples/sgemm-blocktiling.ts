@@ -201,3 +201,89 @@ export const sgemm2DBlocktilingTransposedA = kernel(
     }
   },
 );
+
+// The transposed-A 2-D kernel for any M, N and K: loads outside A or B fill the tiles with zeros and stores
+// outside C are skipped, so sizes need not be multiples of the tiles (the CUDA introduction article's 1000³,
+// say). The guards cost a little against the kernel above where sizes do divide.
+export const sgemm2DBlocktilingGuarded = kernel(
+  { block: [256] },
+  (
+    M: i32,
+    N: i32,
+    K: i32,
+    alpha: f32,
+    A: ReadonlyFloat32Array,
+    B: ReadonlyFloat32Array,
+    beta: f32,
+    C: Float32Array,
+    BM: Const<i32> = 128,
+    BN: Const<i32> = 128,
+    BK: Const<i32> = 8,
+    TM: Const<i32> = 8,
+    TN: Const<i32> = 8,
+  ) => {
+    const AsT = shared.f32(BK * BM);
+    const Bs = shared.f32(BK * BN);
+    const threadResults = local.f32(TM * TN);
+    const regM = local.f32(TM);
+    const regN = local.f32(TN);
+    const cRow = blockIdx.y;
+    const cCol = blockIdx.x;
+    const threads = (BM * BN) / (TM * TN);
+    const threadCol = threadIdx.x % (BN / TN);
+    const threadRow = threadIdx.x / (BN / TN);
+    const innerRowA = threadIdx.x / BK;
+    const innerColA = threadIdx.x % BK;
+    const strideA = threads / BK;
+    const innerRowB = threadIdx.x / BN;
+    const innerColB = threadIdx.x % BN;
+    const strideB = threads / BN;
+    unrollInit: for (let i = 0; i < TM * TN; i++) {
+      threadResults[i] = 0;
+    }
+    for (let bk = 0; bk < K; bk += BK) {
+      unrollLoadA: for (let offset = 0; offset < BM; offset += strideA) {
+        const row = cRow * BM + innerRowA + offset;
+        const col = bk + innerColA;
+        if (row < M && col < K) {
+          AsT[innerColA * BM + innerRowA + offset] = A[row * K + col];
+        } else {
+          AsT[innerColA * BM + innerRowA + offset] = 0;
+        }
+      }
+      unrollLoadB: for (let offset = 0; offset < BK; offset += strideB) {
+        const row = bk + innerRowB + offset;
+        const col = cCol * BN + innerColB;
+        if (row < K && col < N) {
+          Bs[(innerRowB + offset) * BN + innerColB] = B[row * N + col];
+        } else {
+          Bs[(innerRowB + offset) * BN + innerColB] = 0;
+        }
+      }
+      syncThreads();
+      unrollDot: for (let dot = 0; dot < BK; dot++) {
+        unrollM: for (let i = 0; i < TM; i++) {
+          regM[i] = AsT[dot * BM + threadRow * TM + i];
+        }
+        unrollN: for (let i = 0; i < TN; i++) {
+          regN[i] = Bs[dot * BN + threadCol * TN + i];
+        }
+        unrollOuterM: for (let m = 0; m < TM; m++) {
+          unrollOuterN: for (let n = 0; n < TN; n++) {
+            threadResults[m * TN + n] += regM[m] * regN[n];
+          }
+        }
+      }
+      syncThreads();
+    }
+    unrollStoreM: for (let m = 0; m < TM; m++) {
+      unrollStoreN: for (let n = 0; n < TN; n++) {
+        const row = cRow * BM + threadRow * TM + m;
+        const col = cCol * BN + threadCol * TN + n;
+        if (row < M && col < N) {
+          C[row * N + col] = alpha * threadResults[m * TN + n] + beta * C[row * N + col];
+        }
+      }
+    }
+  },
+);

@@ -143,4 +143,11 @@ export const seedVariants: readonly MatmulVariant[] = [
     gemm: true,
     launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
   },
+  {
+    id: "sgemm-2d-guarded",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm2DBlocktilingGuarded",
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [Math.ceil(n / 128), Math.ceil(n / 128)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
 ];

@@ -13,7 +13,8 @@ const random = (length: number) => Float32Array.from({ length }, () => Math.rand
 
 describe("matmul", () => {
   it.each([
-    [200, 130, 70, undefined, "sgemm-shared"],
+    [200, 130, 70, undefined, "sgemm-2d-guarded"],
+    [1000, 37, 3, undefined, "sgemm-2d-guarded"],
     [128, 256, 64, undefined, "sgemm-2d-transposed-a"],
     [256, 128, 32, "sgemm-2d-blocktiling", "sgemm-2d-blocktiling"],
     [64, 192, 24, undefined, "sgemm-1d-blocktiling"],

@@ -3,14 +3,14 @@
  * row-major GEMM C = αAB + βC (A m×k, B k×n, C m×n) for any sizes with one of the ladder's kernels. Without
  * `variant` it takes the fastest rung that handles the shape, by the H100 measurements in bench/results/:
  * 2-D blocktiling with A transposed in shared memory when m and n are multiples of 128 and k of 8, 1-D blocktiling for multiples of 64 and 8,
- * otherwise the bounds-checked shared-memory kernel, which takes any sizes. (The tuner of issue 6 will replace
+ * otherwise the guarded 2-D kernel, which takes any sizes. (The tuner of issue 6 will replace
  * this rule with measured choices per device and shape.)
  */
 
 import type { Device, DeviceBuffer } from "../device.ts";
 import type { KernelHandle, KernelLibrary } from "../library.ts";
 
-export type MatmulVariantName = "sgemm-2d-transposed-a" | "sgemm-2d-blocktiling" | "sgemm-1d-blocktiling" | "sgemm-shared" | "sgemm-naive";
+export type MatmulVariantName = "sgemm-2d-transposed-a" | "sgemm-2d-guarded" | "sgemm-2d-blocktiling" | "sgemm-1d-blocktiling" | "sgemm-shared" | "sgemm-naive";
 
 export interface MatmulOptions {
   readonly m: number;
@@ -34,6 +34,7 @@ const rungs: readonly Rung[] = [
   { name: "sgemm-2d-transposed-a", kernel: "sgemm2DBlocktilingTransposedA", multiples: [128, 128, 8], grid: (m, n) => [n / 128, m / 128] },
   { name: "sgemm-2d-blocktiling", kernel: "sgemm2DBlocktiling", multiples: [128, 128, 8], grid: (m, n) => [n / 128, m / 128] },
   { name: "sgemm-1d-blocktiling", kernel: "sgemm1DBlocktiling", multiples: [64, 64, 8], grid: (m, n) => [n / 64, m / 64] },
+  { name: "sgemm-2d-guarded", kernel: "sgemm2DBlocktilingGuarded", grid: (m, n) => [Math.ceil(n / 128), Math.ceil(m / 128)] },
   // blockIdx.x walks the rows of C in Boehm's first kernels.
   { name: "sgemm-shared", kernel: "sgemmSharedMemory", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
   { name: "sgemm-naive", kernel: "sgemmNaive", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },

@@ -264,3 +264,128 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
     }
   }
 }
+
+// Kernel sgemm2DBlocktilingGuarded specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8; block 256×1×1.
+#line 208 "examples/sgemm-blocktiling.ts"
+extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+#line 225 "examples/sgemm-blocktiling.ts"
+  __shared__ float AsT[1024];
+#line 226 "examples/sgemm-blocktiling.ts"
+  __shared__ float Bs[1024];
+#line 227 "examples/sgemm-blocktiling.ts"
+  float threadResults[64];
+#line 228 "examples/sgemm-blocktiling.ts"
+  float regM[8];
+#line 229 "examples/sgemm-blocktiling.ts"
+  float regN[8];
+#line 230 "examples/sgemm-blocktiling.ts"
+  const int cRow = (int)blockIdx.y;
+#line 231 "examples/sgemm-blocktiling.ts"
+  const int cCol = (int)blockIdx.x;
+#line 232 "examples/sgemm-blocktiling.ts"
+  const int threads = 256;
+#line 233 "examples/sgemm-blocktiling.ts"
+  const int threadCol = (int)threadIdx.x % 16;
+#line 234 "examples/sgemm-blocktiling.ts"
+  const int threadRow = (int)threadIdx.x / 16;
+#line 235 "examples/sgemm-blocktiling.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 236 "examples/sgemm-blocktiling.ts"
+  const int innerColA = (int)threadIdx.x % 8;
+#line 237 "examples/sgemm-blocktiling.ts"
+  const int strideA = threads / 8;
+#line 238 "examples/sgemm-blocktiling.ts"
+  const int innerRowB = (int)threadIdx.x / 128;
+#line 239 "examples/sgemm-blocktiling.ts"
+  const int innerColB = (int)threadIdx.x % 128;
+#line 240 "examples/sgemm-blocktiling.ts"
+  const int strideB = threads / 128;
+#line 241 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+  for (int i = 0; i < 64; i++) {
+#line 242 "examples/sgemm-blocktiling.ts"
+    threadResults[i] = 0.0f;
+  }
+#line 244 "examples/sgemm-blocktiling.ts"
+  for (int bk = 0; bk < K; bk += 8) {
+#line 245 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int offset = 0; offset < 128; offset += strideA) {
+#line 246 "examples/sgemm-blocktiling.ts"
+      const int row = cRow * 128 + innerRowA + offset;
+#line 247 "examples/sgemm-blocktiling.ts"
+      const int col = bk + innerColA;
+#line 248 "examples/sgemm-blocktiling.ts"
+      if (row < M && col < K) {
+#line 249 "examples/sgemm-blocktiling.ts"
+        AsT[innerColA * 128 + innerRowA + offset] = A[row * K + col];
+      } else {
+#line 251 "examples/sgemm-blocktiling.ts"
+        AsT[innerColA * 128 + innerRowA + offset] = 0.0f;
+      }
+    }
+#line 254 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int offset_1 = 0; offset_1 < 8; offset_1 += strideB) {
+#line 255 "examples/sgemm-blocktiling.ts"
+      const int row_1 = bk + innerRowB + offset_1;
+#line 256 "examples/sgemm-blocktiling.ts"
+      const int col_1 = cCol * 128 + innerColB;
+#line 257 "examples/sgemm-blocktiling.ts"
+      if (row_1 < K && col_1 < N) {
+#line 258 "examples/sgemm-blocktiling.ts"
+        Bs[(innerRowB + offset_1) * 128 + innerColB] = B[row_1 * N + col_1];
+      } else {
+#line 260 "examples/sgemm-blocktiling.ts"
+        Bs[(innerRowB + offset_1) * 128 + innerColB] = 0.0f;
+      }
+    }
+#line 263 "examples/sgemm-blocktiling.ts"
+    __syncthreads();
+#line 264 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int dot = 0; dot < 8; dot++) {
+#line 265 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+      for (int i_1 = 0; i_1 < 8; i_1++) {
+#line 266 "examples/sgemm-blocktiling.ts"
+        regM[i_1] = AsT[dot * 128 + threadRow * 8 + i_1];
+      }
+#line 268 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 8; i_2++) {
+#line 269 "examples/sgemm-blocktiling.ts"
+        regN[i_2] = Bs[dot * 128 + threadCol * 8 + i_2];
+      }
+#line 271 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+      for (int m = 0; m < 8; m++) {
+#line 272 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+#line 273 "examples/sgemm-blocktiling.ts"
+          threadResults[m * 8 + n] += regM[m] * regN[n];
+        }
+      }
+    }
+#line 277 "examples/sgemm-blocktiling.ts"
+    __syncthreads();
+  }
+#line 279 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+  for (int m_1 = 0; m_1 < 8; m_1++) {
+#line 280 "examples/sgemm-blocktiling.ts"
+#pragma unroll
+    for (int n_1 = 0; n_1 < 8; n_1++) {
+#line 281 "examples/sgemm-blocktiling.ts"
+      const int row_2 = cRow * 128 + threadRow * 8 + m_1;
+#line 282 "examples/sgemm-blocktiling.ts"
+      const int col_2 = cCol * 128 + threadCol * 8 + n_1;
+#line 283 "examples/sgemm-blocktiling.ts"
+      if (row_2 < M && col_2 < N) {
+#line 284 "examples/sgemm-blocktiling.ts"
+        C[row_2 * N + col_2] = alpha * threadResults[m_1 * 8 + n_1] + beta * C[row_2 * N + col_2];
+      }
+    }
+  }
+}

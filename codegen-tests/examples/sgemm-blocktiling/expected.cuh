@@ -26,3 +26,11 @@ static inline cudaError_t launch_sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_
   sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}

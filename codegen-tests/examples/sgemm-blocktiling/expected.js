@@ -352,3 +352,143 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     }
   }
 }
+
+// Kernel sgemm2DBlocktilingGuarded specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8: runs one block.
+export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const AsT = new Float32Array(1024);
+  const Bs = new Float32Array(1024);
+  const threadResults = new Float32Array(threads * 64);
+  const regM = new Float32Array(threads * 8);
+  const regN = new Float32Array(threads * 8);
+  const cRow_slots = new Int32Array(threads);
+  const cCol_slots = new Int32Array(threads);
+  const threadCol_slots = new Int32Array(threads);
+  const threadRow_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const strideA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const strideB_slots = new Int32Array(threads);
+  const bk_slots = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let cRow = cRow_slots[t];
+    let cCol = cCol_slots[t];
+    let threadCol = threadCol_slots[t];
+    let threadRow = threadRow_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let strideA = strideA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    let strideB = strideB_slots[t];
+    cRow = by;
+    cCol = bx;
+    const threads_1 = 256;
+    threadCol = (tx % 16) | 0;
+    threadRow = (tx / 16) | 0;
+    innerRowA = (tx / 8) | 0;
+    innerColA = (tx % 8) | 0;
+    strideA = (threads_1 / 8) | 0;
+    innerRowB = (tx / 128) | 0;
+    innerColB = (tx % 128) | 0;
+    strideB = (threads_1 / 128) | 0;
+    for (let i = 0; i < 64; i = (i + 1) | 0) {
+      threadResults[t * 64 + i] = 0;
+    }
+    cRow_slots[t] = cRow;
+    cCol_slots[t] = cCol;
+    threadCol_slots[t] = threadCol;
+    threadRow_slots[t] = threadRow;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    strideA_slots[t] = strideA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+    strideB_slots[t] = strideB;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let bk = bk_slots[t];
+    bk = 0;
+    bk_slots[t] = bk;
+  }
+  loop0: for (;;) {
+    if (!(bk_slots[0] < K)) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        let strideA = strideA_slots[t];
+        let cRow = cRow_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let bk = bk_slots[t];
+        let innerColA = innerColA_slots[t];
+        let strideB = strideB_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let cCol = cCol_slots[t];
+        let innerColB = innerColB_slots[t];
+        for (let offset = 0; offset < 128; offset = (offset + strideA) | 0) {
+          const row = (((imul(cRow, 128) + innerRowA) | 0) + offset) | 0;
+          const col = (bk + innerColA) | 0;
+          if ((row < M) && (col < K)) {
+            AsT[((((imul(innerColA, 128) + innerRowA) | 0) + offset) | 0)] = A[((imul(row, K) + col) | 0)];
+          } else {
+            AsT[((((imul(innerColA, 128) + innerRowA) | 0) + offset) | 0)] = 0;
+          }
+        }
+        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + strideB) | 0) {
+          const row_1 = (((bk + innerRowB) | 0) + offset_1) | 0;
+          const col_1 = (imul(cCol, 128) + innerColB) | 0;
+          if ((row_1 < K) && (col_1 < N)) {
+            Bs[((imul(((innerRowB + offset_1) | 0), 128) + innerColB) | 0)] = B[((imul(row_1, N) + col_1) | 0)];
+          } else {
+            Bs[((imul(((innerRowB + offset_1) | 0), 128) + innerColB) | 0)] = 0;
+          }
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        let threadRow = threadRow_slots[t];
+        let threadCol = threadCol_slots[t];
+        for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
+          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 1) | 0) {
+            regM[t * 8 + i_1] = AsT[((((imul(dot, 128) + imul(threadRow, 8)) | 0) + i_1) | 0)];
+          }
+          for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 1) | 0) {
+            regN[t * 8 + i_2] = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0)];
+          }
+          for (let m = 0; m < 8; m = (m + 1) | 0) {
+            for (let n = 0; n < 8; n = (n + 1) | 0) {
+              {
+                const index = (imul(m, 8) + n) | 0;
+                threadResults[t * 64 + index] = fround(threadResults[t * 64 + index] + fround(regM[t * 8 + m] * regN[t * 8 + n]));
+              }
+            }
+          }
+        }
+      }
+    }
+    threads4: for (let t = 0; t < threads; t++) {
+      let bk = bk_slots[t];
+      bk = (bk + 8) | 0;
+      bk_slots[t] = bk;
+    }
+  }
+  threads5: for (let t = 0; t < threads; t++) {
+    let cRow = cRow_slots[t];
+    let threadRow = threadRow_slots[t];
+    let cCol = cCol_slots[t];
+    let threadCol = threadCol_slots[t];
+    for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
+      for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 1) | 0) {
+        const row_2 = (((imul(cRow, 128) + imul(threadRow, 8)) | 0) + m_1) | 0;
+        const col_2 = (((imul(cCol, 128) + imul(threadCol, 8)) | 0) + n_1) | 0;
+        if ((row_2 < M) && (col_2 < N)) {
+          C[((imul(row_2, N) + col_2) | 0)] = fround(fround(alpha * threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)]) + fround(beta * C[((imul(row_2, N) + col_2) | 0)]));
+        }
+      }
+    }
+  }
+}

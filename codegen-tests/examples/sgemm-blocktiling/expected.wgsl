@@ -2179,3 +2179,1214 @@ fn sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_inv
     sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index] = alpha * threadResults[63i] + beta * sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_C[index];
   }
 }
+
+// Kernel sgemm2DBlocktilingGuarded specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8.
+@group(0) @binding(0) var<storage, read> sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A: array<f32>;
+@group(0) @binding(1) var<storage, read> sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C: array<f32>;
+struct sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Params {
+  M: i32,
+  N: i32,
+  K: i32,
+  alpha: f32,
+  beta: f32,
+}
+@group(0) @binding(3) var<uniform> sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_params: sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Params;
+var<workgroup> sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT: array<f32, 1024>;
+var<workgroup> sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs: array<f32, 1024>;
+@compute @workgroup_size(256, 1, 1)
+fn sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let M: i32 = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_params.M;
+  let N: i32 = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_params.N;
+  let K: i32 = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_params.K;
+  let alpha: f32 = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_params.alpha;
+  let beta: f32 = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_params.beta;
+  var threadResults: array<f32, 64>;
+  var regM: array<f32, 8>;
+  var regN: array<f32, 8>;
+  let cRow: i32 = i32(group_id.y);
+  let cCol: i32 = i32(group_id.x);
+  let threads: i32 = 256i;
+  let threadCol: i32 = i32(local_id.x) % 16i;
+  let threadRow: i32 = i32(local_id.x) / 16i;
+  let innerRowA: i32 = i32(local_id.x) / 8i;
+  let innerColA: i32 = i32(local_id.x) % 8i;
+  let strideA: i32 = threads / 8i;
+  let innerRowB: i32 = i32(local_id.x) / 128i;
+  let innerColB: i32 = i32(local_id.x) % 128i;
+  let strideB: i32 = threads / 128i;
+  threadResults[0i] = 0.0f;
+  threadResults[1i] = 0.0f;
+  threadResults[2i] = 0.0f;
+  threadResults[3i] = 0.0f;
+  threadResults[4i] = 0.0f;
+  threadResults[5i] = 0.0f;
+  threadResults[6i] = 0.0f;
+  threadResults[7i] = 0.0f;
+  threadResults[8i] = 0.0f;
+  threadResults[9i] = 0.0f;
+  threadResults[10i] = 0.0f;
+  threadResults[11i] = 0.0f;
+  threadResults[12i] = 0.0f;
+  threadResults[13i] = 0.0f;
+  threadResults[14i] = 0.0f;
+  threadResults[15i] = 0.0f;
+  threadResults[16i] = 0.0f;
+  threadResults[17i] = 0.0f;
+  threadResults[18i] = 0.0f;
+  threadResults[19i] = 0.0f;
+  threadResults[20i] = 0.0f;
+  threadResults[21i] = 0.0f;
+  threadResults[22i] = 0.0f;
+  threadResults[23i] = 0.0f;
+  threadResults[24i] = 0.0f;
+  threadResults[25i] = 0.0f;
+  threadResults[26i] = 0.0f;
+  threadResults[27i] = 0.0f;
+  threadResults[28i] = 0.0f;
+  threadResults[29i] = 0.0f;
+  threadResults[30i] = 0.0f;
+  threadResults[31i] = 0.0f;
+  threadResults[32i] = 0.0f;
+  threadResults[33i] = 0.0f;
+  threadResults[34i] = 0.0f;
+  threadResults[35i] = 0.0f;
+  threadResults[36i] = 0.0f;
+  threadResults[37i] = 0.0f;
+  threadResults[38i] = 0.0f;
+  threadResults[39i] = 0.0f;
+  threadResults[40i] = 0.0f;
+  threadResults[41i] = 0.0f;
+  threadResults[42i] = 0.0f;
+  threadResults[43i] = 0.0f;
+  threadResults[44i] = 0.0f;
+  threadResults[45i] = 0.0f;
+  threadResults[46i] = 0.0f;
+  threadResults[47i] = 0.0f;
+  threadResults[48i] = 0.0f;
+  threadResults[49i] = 0.0f;
+  threadResults[50i] = 0.0f;
+  threadResults[51i] = 0.0f;
+  threadResults[52i] = 0.0f;
+  threadResults[53i] = 0.0f;
+  threadResults[54i] = 0.0f;
+  threadResults[55i] = 0.0f;
+  threadResults[56i] = 0.0f;
+  threadResults[57i] = 0.0f;
+  threadResults[58i] = 0.0f;
+  threadResults[59i] = 0.0f;
+  threadResults[60i] = 0.0f;
+  threadResults[61i] = 0.0f;
+  threadResults[62i] = 0.0f;
+  threadResults[63i] = 0.0f;
+  for (var bk: i32 = 0i; bk < K; bk += 8i) {
+    for (var offset: i32 = 0i; offset < 128i; offset += strideA) {
+      let row: i32 = cRow * 128i + innerRowA + offset;
+      let col: i32 = bk + innerColA;
+      if (row < M && col < K) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + offset] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A[row * K + col];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + offset] = 0.0f;
+      }
+    }
+    for (var offset_1: i32 = 0i; offset_1 < 8i; offset_1 += strideB) {
+      let row_1: i32 = bk + innerRowB + offset_1;
+      let col_1: i32 = cCol * 128i + innerColB;
+      if (row_1 < K && col_1 < N) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B[row_1 * N + col_1];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = 0.0f;
+      }
+    }
+    workgroupBarrier();
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[0i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[128i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[128i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[256i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[256i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[384i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[384i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[512i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[512i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[640i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[640i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[768i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[768i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    regM[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 0i];
+    regM[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 1i];
+    regM[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 2i];
+    regM[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 3i];
+    regM[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 4i];
+    regM[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 5i];
+    regM[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 6i];
+    regM[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[896i + threadRow * 8i + 7i];
+    regN[0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 0i];
+    regN[1i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 1i];
+    regN[2i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 2i];
+    regN[3i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 3i];
+    regN[4i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 4i];
+    regN[5i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 5i];
+    regN[6i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 6i];
+    regN[7i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[896i + threadCol * 8i + 7i];
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    threadResults[32i] += regM[4i] * regN[0i];
+    threadResults[33i] += regM[4i] * regN[1i];
+    threadResults[34i] += regM[4i] * regN[2i];
+    threadResults[35i] += regM[4i] * regN[3i];
+    threadResults[36i] += regM[4i] * regN[4i];
+    threadResults[37i] += regM[4i] * regN[5i];
+    threadResults[38i] += regM[4i] * regN[6i];
+    threadResults[39i] += regM[4i] * regN[7i];
+    threadResults[40i] += regM[5i] * regN[0i];
+    threadResults[41i] += regM[5i] * regN[1i];
+    threadResults[42i] += regM[5i] * regN[2i];
+    threadResults[43i] += regM[5i] * regN[3i];
+    threadResults[44i] += regM[5i] * regN[4i];
+    threadResults[45i] += regM[5i] * regN[5i];
+    threadResults[46i] += regM[5i] * regN[6i];
+    threadResults[47i] += regM[5i] * regN[7i];
+    threadResults[48i] += regM[6i] * regN[0i];
+    threadResults[49i] += regM[6i] * regN[1i];
+    threadResults[50i] += regM[6i] * regN[2i];
+    threadResults[51i] += regM[6i] * regN[3i];
+    threadResults[52i] += regM[6i] * regN[4i];
+    threadResults[53i] += regM[6i] * regN[5i];
+    threadResults[54i] += regM[6i] * regN[6i];
+    threadResults[55i] += regM[6i] * regN[7i];
+    threadResults[56i] += regM[7i] * regN[0i];
+    threadResults[57i] += regM[7i] * regN[1i];
+    threadResults[58i] += regM[7i] * regN[2i];
+    threadResults[59i] += regM[7i] * regN[3i];
+    threadResults[60i] += regM[7i] * regN[4i];
+    threadResults[61i] += regM[7i] * regN[5i];
+    threadResults[62i] += regM[7i] * regN[6i];
+    threadResults[63i] += regM[7i] * regN[7i];
+    workgroupBarrier();
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[0i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[1i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[2i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[3i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[4i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[5i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[6i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 0i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[7i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[8i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[9i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[10i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[11i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[12i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[13i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[14i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 1i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[15i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[16i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[17i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[18i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[19i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[20i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[21i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[22i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 2i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[23i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[24i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[25i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[26i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[27i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[28i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[29i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[30i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 3i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[31i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[32i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[33i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[34i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[35i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[36i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[37i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[38i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 4i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[39i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[40i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[41i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[42i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[43i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[44i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[45i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[46i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 5i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[47i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[48i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[49i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[50i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[51i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[52i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[53i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[54i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 6i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[55i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 0i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[56i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 1i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[57i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 2i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[58i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 3i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[59i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 4i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[60i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 5i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[61i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 6i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[62i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+  {
+    let row_2: i32 = cRow * 128i + threadRow * 8i + 7i;
+    let col_2: i32 = cCol * 128i + threadCol * 8i + 7i;
+    if (row_2 < M && col_2 < N) {
+      sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2] = alpha * threadResults[63i] + beta * sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_C[row_2 * N + col_2];
+    }
+  }
+}
