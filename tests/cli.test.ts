@@ -164,6 +164,23 @@ describe("tskernel build", () => {
     expect([...bytes.subarray(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]); // an ELF object
   });
 
+  it("--cubin reports a missing nvcc (TSK4007) and a failing one (TSK4008)", async () => {
+    const saved = process.env.NVCC;
+    try {
+      process.env.NVCC = path.join(tempDir(), "no-such-nvcc");
+      const missing = await cli("build", path.join(repoRoot, "examples", "matmul-naive.ts"), "--target", "cuda", "--cubin", "--out", tempDir());
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/error\[TSK4007\]: --cubin needs nvcc, which could not be run: .*no-such-nvcc/);
+      process.env.NVCC = "false"; // exits 1 without output
+      const failing = await cli("build", path.join(repoRoot, "examples", "matmul-naive.ts"), "--target", "cuda", "--cubin", "--out", tempDir());
+      expect(failing.code).toBe(1);
+      expect(failing.stderr).toContain("error[TSK4008]: nvcc failed on matmul-naive.cu:");
+    } finally {
+      if (saved === undefined) delete process.env.NVCC;
+      else process.env.NVCC = saved;
+    }
+  });
+
   it("--cubin without the cuda target is an error", async () => {
     const result = await cli("build", examples[0]!, "--target", "wgsl", "--cubin", "--out", tempDir());
     expect(result.code).toBe(1);
