@@ -22,9 +22,9 @@ import { createCudaDevice, type CudaDevice } from "../runtime/cuda/cuda-device.t
 import { createWebGpuDevice } from "../runtime/webgpu/webgpu-device.ts";
 import { runDemo, formatDemoTable, type DemoRow } from "../runtime/demo/run-demo.ts";
 import { loadKernelLibrary } from "../runtime/library.ts";
-import { compareToReference } from "../runtime/reference.ts";
+import { compareToReference, referenceGemmAt } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
-import { seedVariants } from "../runtime/demo/variants.ts";
+import { seedVariants, unsupportedSize } from "../runtime/demo/variants.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable } from "../runtime/matmul/bench.ts";
 import { chooseMatmul } from "../runtime/matmul/matmul.ts";
 
@@ -111,10 +111,7 @@ async function differential(gpu: Device, n: number): Promise<Record<string, unkn
     if (N !== n) continue;
     const results: Float32Array[] = [];
     for (const device of [cpu, gpu]) {
-      const kernel = library.get(variant.kernel, variant.specializations?.find((s) => {
-        const block = library.get(variant.kernel, s).description.block;
-        return !block || block[0] * block[1] * block[2] <= device.limits.maxThreadsPerBlock;
-      }));
+      const kernel = library.firstFitting(variant.kernel, variant.specializations, device.limits)!;
       const a = device.createBuffer(A);
       const b = device.createBuffer(B);
       const c = device.createBuffer(variant.gemm ? new Float32Array(n * n) : new Float32Array(n * n).fill(Number.NaN));
@@ -143,8 +140,7 @@ async function versusCublas(device: CudaDevice, sizes: readonly number[]): Promi
     const base = [entry("cuBLAS SGEMM (FP32)", fp32.medianMs), entry("cuBLAS SGEMM (TF32)", tf32.medianMs)];
     rows.push(...base);
     for (const variant of seedVariants) {
-      if (variant.multipleOf && n % variant.multipleOf !== 0) continue;
-      if (variant.maxN !== undefined && n > variant.maxN) continue;
+      if (unsupportedSize(variant, n)) continue;
       if (variant.id === "kahan" && n > 2048) continue; // minutes at 4096 and says nothing new
       const kernel = library.get(variant.kernel, variant.specializations?.[0]);
       const constants = kernel.description.specialization as Record<string, number>;
@@ -170,12 +166,9 @@ async function largeSizes(device: Device, sizes: readonly number[], only?: reado
     const C = device.createBuffer("f32", n * n);
     for (const variant of seedVariants) {
       if (only && !only.includes(variant.id)) continue;
-      if ((variant.multipleOf && n % variant.multipleOf !== 0) || (variant.maxN !== undefined && n > variant.maxN)) continue;
+      if (unsupportedSize(variant, n)) continue;
       if (variant.id === "kahan" || variant.id === "tiled-2x2" || variant.id === "sgemm-naive") continue; // slow rungs, nothing new
-      const kernel = (variant.specializations ?? [{}]).map((s) => library.get(variant.kernel, s)).find((k) => {
-        const block = k.description.block;
-        return !block || block[0] * block[1] * block[2] <= device.limits.maxThreadsPerBlock;
-      });
+      const kernel = library.firstFitting(variant.kernel, variant.specializations, device.limits);
       if (!kernel) continue;
       const constants = kernel.description.specialization as Record<string, number>;
       const timing = await device.time(kernel, variant.launch(n, { A, B, C }, 1, 0, constants), { warmup: 1, runs: 5 });
@@ -242,13 +235,7 @@ async function main(): Promise<void> {
         await device.launch(kernel, launch);
         const result = (await device.read(C)) as Float32Array;
         const sample = Array.from({ length: 512 }, () => Math.floor(Math.random() * m * n));
-        const expected = Float64Array.from(sample, (index) => {
-          const i = Math.floor(index / n);
-          const j = index % n;
-          let sum = 0;
-          for (let p = 0; p < k; p++) sum += Ah[i * k + p]! * Bh[p * n + j]!;
-          return sum;
-        });
+        const expected = referenceGemmAt(n, k, Ah, Bh, sample);
         const error = compareToReference(Float32Array.from(sample, (i) => result[i]!), expected);
         const ours = await device.time(kernel, launch, { warmup: 1, runs: 10 });
         const cublas = device.timeEnqueued(device.cublasSgemm(m, n, k, 1, A, B, 0, C, false), { warmup: 3, runs: 10 });

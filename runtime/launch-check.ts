@@ -28,6 +28,12 @@ export const defaultLimits: LaunchLimits = {
   maxGridDims: [2147483647, 65535, 65535],
 };
 
+/** Whether a kernel's fixed block (null: chosen at launch) is within a device's limits. */
+export function blockFits(block: readonly number[] | null | undefined, limits: LaunchLimits): boolean {
+  if (!block) return true;
+  return block[0]! * block[1]! * block[2]! <= limits.maxThreadsPerBlock && block.every((dim, axis) => dim <= limits.maxBlockDims[axis]!);
+}
+
 export interface CheckedLaunch {
   readonly grid: readonly [number, number, number];
   readonly block: readonly [number, number, number];

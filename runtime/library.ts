@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ManifestKernel, Manifest } from "../compiler/manifest.ts";
+import { blockFits, type LaunchLimits } from "./launch-check.ts";
 
 /** The JS of one kernel: runs a whole block. */
 export type JsBlockFunction = (
@@ -30,6 +31,11 @@ export interface KernelHandle {
 
 export class KernelLibrary {
   constructor(readonly kernels: readonly KernelHandle[]) {}
+
+  /** The first of the given specializations (best first) whose block a device with `limits` can run. */
+  firstFitting(name: string, specializations: readonly Readonly<Record<string, number | boolean>>[] | undefined, limits: LaunchLimits): KernelHandle | undefined {
+    return (specializations ?? [{}]).map((values) => this.get(name, values)).find((k) => blockFits(k.description.block, limits));
+  }
 
   /**
    * Finds a kernel by name, and by specialization values when it has several; with none given, the first

@@ -29,6 +29,17 @@ export function referenceGemm(
   return C;
 }
 
+/** float64 values of C = A·B (A m×k, B k×n, row-major) at the given flat indices of C only: a cheap check at sizes where the whole product would take minutes. */
+export function referenceGemmAt(n: number, k: number, A: ArrayLike<number>, B: ArrayLike<number>, indices: readonly number[]): Float64Array {
+  return Float64Array.from(indices, (index) => {
+    const i = Math.floor(index / n);
+    const j = index % n;
+    let sum = 0;
+    for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
+    return sum;
+  });
+}
+
 export interface ErrorReport {
   readonly maxRelative: number;
   readonly averageRelative: number;

@@ -33,12 +33,6 @@ export interface DemoOptions {
   readonly onProgress?: (message: string) => void;
 }
 
-function fitsDevice(block: readonly number[] | null, device: Device): boolean {
-  if (!block) return true;
-  const limits = device.limits;
-  return block[0]! * block[1]! * block[2]! <= limits.maxThreadsPerBlock && block.every((dim, axis) => dim <= limits.maxBlockDims[axis]!);
-}
-
 function randomMatrix(length: number): Float32Array {
   const data = new Float32Array(length);
   for (let i = 0; i < length; i++) data[i] = Math.random() * 2 - 1;
@@ -86,9 +80,7 @@ export async function runDemo(device: Device, options: DemoOptions): Promise<{ r
     options.onProgress?.(`running ${variant.id}`);
     const N = variant.multipleOf ? Math.ceil(n / variant.multipleOf) * variant.multipleOf : n;
     // The first specialization whose block this device can run; none means the variant cannot run here.
-    const kernel = (variant.specializations ?? [{}])
-      .map((values) => library.get(variant.kernel, values))
-      .find((k) => fitsDevice(k.description.block, device));
+    const kernel = library.firstFitting(variant.kernel, variant.specializations, device.limits);
     if (!kernel) {
       const block = library.get(variant.kernel, variant.specializations?.[0]).description.block!;
       rows.push({ ...base, status: "skipped", note: `needs a block of ${block[0] * block[1] * block[2]} threads; this device allows ${device.limits.maxThreadsPerBlock}` });

@@ -30,6 +30,13 @@ export interface MatmulVariant {
   launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[] };
 }
 
+/** Why a variant cannot take an n×n product as it is (without padding), or undefined when it can. */
+export function unsupportedSize(variant: MatmulVariant, n: number): string | undefined {
+  if (variant.maxN !== undefined && n > variant.maxN) return `n > ${variant.maxN}`;
+  if (variant.multipleOf && n % variant.multipleOf !== 0) return `n is not a multiple of ${variant.multipleOf}`;
+  return undefined;
+}
+
 const blocks = (n: number, tile: number) => Math.ceil(n / tile);
 const sgemmBlockSizes = [{ BLOCKSIZE: 32 }, { BLOCKSIZE: 16 }];
 

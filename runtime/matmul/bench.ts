@@ -10,8 +10,8 @@
 
 import type { Device, DeviceBuffer, Timing } from "../device.ts";
 import type { KernelLibrary } from "../library.ts";
-import { compareToReference, type ErrorReport } from "../reference.ts";
-import { seedVariants, type MatmulVariant } from "../demo/variants.ts";
+import { compareToReference, referenceGemm, referenceGemmAt, type ErrorReport } from "../reference.ts";
+import { seedVariants, unsupportedSize, type MatmulVariant } from "../demo/variants.ts";
 
 export interface BenchRow {
   readonly backend: string;
@@ -47,17 +47,6 @@ function random(length: number): Float32Array {
   return Float32Array.from({ length }, () => Math.random() * 2 - 1);
 }
 
-/** float64 values of C = A·B at the given flat indices. */
-function sampledReference(n: number, A: Float32Array, B: Float32Array, indices: readonly number[]): Float64Array {
-  return Float64Array.from(indices, (index) => {
-    const i = Math.floor(index / n);
-    const j = index % n;
-    let sum = 0;
-    for (let p = 0; p < n; p++) sum += A[i * n + p]! * B[p * n + j]!;
-    return sum;
-  });
-}
-
 export async function benchMatmul(device: Device, options: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const variants = (options.variants ?? seedVariants).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
@@ -68,7 +57,7 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
       return { A, B, a: device.createBuffer(A), b: device.createBuffer(B), c: device.createBuffer("f32", n * n) };
     });
     const sample = n <= 512 ? undefined : Array.from({ length: 1024 }, () => Math.floor(Math.random() * n * n));
-    const expected = sample ? sampledReference(n, sets[0]!.A, sets[0]!.B, sample) : sampledReference(n, sets[0]!.A, sets[0]!.B, [...Array(n * n).keys()]);
+    const expected = sample ? referenceGemmAt(n, n, sets[0]!.A, sets[0]!.B, sample) : referenceGemm(n, n, n, sets[0]!.A, sets[0]!.B);
     const flops = 2 * n ** 3;
     let referenceMs: number | undefined;
     for (const reference of options.references ?? []) {
@@ -81,14 +70,12 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
     }
     for (const variant of variants) {
       const base = { backend: device.backend, n, variant: variant.id };
-      if ((variant.multipleOf && n % variant.multipleOf !== 0) || (variant.maxN !== undefined && n > variant.maxN)) {
-        rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: variant.maxN !== undefined && n > variant.maxN ? `n > ${variant.maxN}` : `n is not a multiple of ${variant.multipleOf}` });
+      const unsupported = unsupportedSize(variant, n);
+      if (unsupported) {
+        rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: unsupported });
         continue;
       }
-      const kernel = (variant.specializations ?? [{}]).map((s) => options.library.get(variant.kernel, s)).find((k) => {
-        const block = k.description.block;
-        return !block || block[0] * block[1] * block[2] <= device.limits.maxThreadsPerBlock;
-      });
+      const kernel = options.library.firstFitting(variant.kernel, variant.specializations, device.limits);
       if (!kernel) {
         rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: "its block is larger than this device allows" });
         continue;

@@ -9,6 +9,7 @@
 
 import type { Device, DeviceBuffer } from "../device.ts";
 import type { KernelHandle, KernelLibrary } from "../library.ts";
+import { blockFits } from "../launch-check.ts";
 
 export type MatmulVariantName = "sgemm-2d-transposed-a" | "sgemm-2d-guarded" | "sgemm-2d-blocktiling" | "sgemm-1d-blocktiling" | "sgemm-shared" | "sgemm-naive";
 
@@ -40,11 +41,6 @@ const rungs: readonly Rung[] = [
   { name: "sgemm-naive", kernel: "sgemmNaive", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
 ];
 
-function fits(kernel: KernelHandle, device: Device): boolean {
-  const block = kernel.description.block;
-  return !block || block[0] * block[1] * block[2] <= device.limits.maxThreadsPerBlock;
-}
-
 /** The rung and kernel `matmul` would use for a shape on a device. */
 export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): { rung: Rung; kernel: KernelHandle } {
   const { m, n, k } = options;
@@ -57,7 +53,7 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     }
     const candidates = library.kernels.filter((h) => h.description.name === rung.kernel);
     // Bigger blocks first (BLOCKSIZE 32 before 16), as long as the device can run them.
-    const kernel = [...candidates].sort((a, b) => blockThreads(b) - blockThreads(a)).find((h) => fits(h, device));
+    const kernel = [...candidates].sort((a, b) => blockThreads(b) - blockThreads(a)).find((h) => blockFits(h.description.block, device.limits));
     if (kernel) return { rung, kernel };
     if (options.variant) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
   }
