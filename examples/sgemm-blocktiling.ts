@@ -9,7 +9,7 @@ import { blockIdx, kernel, local, shared, syncThreads, threadIdx, type Const, ty
 
 // 1-D blocktiling: a BM×BN tile of C per block, TM results (a column strip) per thread: BM·BN/TM threads.
 export const sgemm1DBlocktiling = kernel(
-  { block: [512] },
+  { block: ["BM * BN / TM"] },
   (
     M: i32,
     N: i32,
@@ -62,7 +62,7 @@ export const sgemm1DBlocktiling = kernel(
 // 2-D blocktiling: a TM×TN tile of results per thread, fed from TM + TN values held in registers per step.
 // BM = BN = 128, BK = 8, TM = TN = 8: (128·128)/(8·8) = 256 threads.
 export const sgemm2DBlocktiling = kernel(
-  { block: [256] },
+  { block: ["BM * BN / (TM * TN)"] },
   (
     M: i32,
     N: i32,
@@ -134,7 +134,7 @@ export const sgemm2DBlocktiling = kernel(
 // a thread's TM values of A for one step are then consecutive, like its TN values of B, so the compiler can
 // load each group with wide shared-memory loads instead of TM separate ones.
 export const sgemm2DBlocktilingTransposedA = kernel(
-  { block: [256] },
+  { block: ["BM * BN / (TM * TN)"] },
   (
     M: i32,
     N: i32,
@@ -206,7 +206,7 @@ export const sgemm2DBlocktilingTransposedA = kernel(
 // outside C are skipped, so sizes need not be multiples of the tiles (the CUDA introduction article's 1000³,
 // say). The guards cost a little against the kernel above where sizes do divide.
 export const sgemm2DBlocktilingGuarded = kernel(
-  { block: [256] },
+  { block: ["BM * BN / (TM * TN)"] },
   (
     M: i32,
     N: i32,

@@ -7,7 +7,7 @@
 
 import { Node, SyntaxKind, type Expression, type ParameterDeclaration, type SourceFile } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { BlockDimSpec, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
+import type { BlockDimSpec, BlockShapeExpr, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
 import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState } from "./context.ts";
 import { makeLiteral } from "./lower-expr.ts";
 import { lowerBlock } from "./lower-stmt.ts";
@@ -141,6 +141,38 @@ function constantValue(node: Expression, type: ScalarType, name: string, notLite
   return expr.kind === "literal" ? expr.value : value;
 }
 
+/**
+ * Parses a block-shape formula: numbers and names joined by `*` and `/` (left to right) with parentheses.
+ * Returns undefined when the text is not such a formula; `checkName` reports unknown names.
+ */
+function parseBlockShape(text: string, checkName: (name: string) => void): BlockShapeExpr | undefined {
+  const tokens = text.match(/\d+|[A-Za-z_$][\w$]*|[*/()]|\S/g) ?? [];
+  let position = 0;
+  const primary = (): BlockShapeExpr | undefined => {
+    const token = tokens[position++];
+    if (token === undefined) return undefined;
+    if (/^\d+$/.test(token)) return Number(token);
+    if (/^[A-Za-z_$]/.test(token)) {
+      checkName(token);
+      return token;
+    }
+    if (token !== "(") return undefined;
+    const inner = product();
+    return tokens[position++] === ")" ? inner : undefined;
+  };
+  const product = (): BlockShapeExpr | undefined => {
+    let left = primary();
+    while (left !== undefined && (tokens[position] === "*" || tokens[position] === "/")) {
+      const op = tokens[position++] as "*" | "/";
+      const right = primary();
+      left = right === undefined ? undefined : { op, left, right };
+    }
+    return left;
+  };
+  const formula = product();
+  return position === tokens.length ? formula : undefined;
+}
+
 function readOptions(node: Expression, params: readonly KernelParam[]): KernelOptionsIR {
   if (!Node.isObjectLiteralExpression(node)) return fail("TSK1004", spanOf(node), ["expected an object literal"]);
   const constParams = new Map(params.flatMap((p) => (p.kind === "const" ? [[p.name, p] as const] : [])));
@@ -156,19 +188,17 @@ function readOptions(node: Expression, params: readonly KernelParam[]): KernelOp
       const dims: BlockDimSpec[] = value.getElements().map((element) => {
         if (Node.isNumericLiteral(element)) return element.getLiteralValue();
         if (Node.isStringLiteral(element)) {
-          // A constant's name, or a product of names and numbers: "TILE", "BLOCKSIZE * BLOCKSIZE".
+          // A constant's name or a formula of names and numbers: "TILE", "BS * BS", "BM * BN / (TM * TN)".
           const text = element.getLiteralValue();
-          const factors = text.split("*").map((factor) => factor.trim());
-          const product = factors.map((factor) => {
-            if (/^\d+$/.test(factor)) return Number(factor);
-            const param = constParams.get(factor);
-            if (!param) return fail("TSK1022", spanOf(element), [factor, "the block shape"]);
-            if (param.type !== "i32" && param.type !== "u32") fail("TSK1004", spanOf(element), [`'${factor}' must be an integer constant`]);
-            return factor;
+          const formula = parseBlockShape(text, (name) => {
+            const param = constParams.get(name);
+            if (!param) return fail("TSK1022", spanOf(element), [name, "the block shape"]);
+            if (param.type !== "i32" && param.type !== "u32") fail("TSK1004", spanOf(element), [`'${name}' must be an integer constant`]);
           });
-          return { product, text };
+          if (formula === undefined) return fail("TSK1004", spanOf(element), [`cannot read the block entry "${text}": write numbers and constant names joined by *, / and parentheses`]);
+          return { formula, text };
         }
-        return fail("TSK1004", spanOf(element), ["block entries are numbers, or Const parameter names (or products like \"BS * BS\") in quotes"]);
+        return fail("TSK1004", spanOf(element), ["block entries are numbers, or formulas of Const parameters in quotes (\"TILE\", \"BS * BS\", \"BM * BN / (TM * TN)\")"]);
       });
       while (dims.length < 3) dims.push(1);
       options.block = dims as [BlockDimSpec, BlockDimSpec, BlockDimSpec];

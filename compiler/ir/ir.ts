@@ -288,10 +288,16 @@ export type KernelParam =
 export type ConstValue = number | boolean;
 
 /**
- * One block-shape entry before specialization: a number, or a product of constant parameters and numbers
- * (the option `"TILE"` is `{ product: ["TILE"] }`, `"BS * BS"` is `{ product: ["BS", "BS"] }`).
+ * A block-shape formula over constant parameters: a number, a constant's name, or a product or quotient
+ * (`"BM * BN / (TM * TN)"` is `{ op: "/", left: BM * BN, right: TM * TN }`).
  */
-export type BlockDimSpec = number | { readonly product: readonly (string | number)[]; readonly text: string };
+export type BlockShapeExpr =
+  | number
+  | string
+  | { readonly op: "*" | "/"; readonly left: BlockShapeExpr; readonly right: BlockShapeExpr };
+
+/** One block-shape entry before specialization: a number, or a formula over constant parameters with its source text. */
+export type BlockDimSpec = number | { readonly formula: BlockShapeExpr; readonly text: string };
 
 export interface Kernel {
   readonly kind: "kernel";

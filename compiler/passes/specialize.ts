@@ -5,7 +5,7 @@
  * pointed at the new ones.
  */
 
-import type { ArrayRef, ConstValue, Expr, Kernel, Stmt } from "../ir/ir.ts";
+import type { ArrayRef, BlockShapeExpr, ConstValue, Expr, Kernel, Stmt } from "../ir/ir.ts";
 import { mapExpr, mapStmts } from "../ir/rewrite.ts";
 import { foldExpr, foldExprNode, foldStmts } from "./fold.ts";
 import { f32Digits } from "../backends/expr-printer.ts";
@@ -36,17 +36,21 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
     },
     stmt: (stmt) => (stmt.kind === "store" ? { ...stmt, array: retarget(stmt.array) } : stmt),
   });
-  const block = kernel.block?.map((dim) => {
-    if (typeof dim === "number") return dim;
-    let product = 1;
-    for (const factor of dim.product) {
-      const value = typeof factor === "number" ? factor : values.get(factor);
-      if (typeof value !== "number") return dim;
-      product *= value;
-    }
-    return product;
-  }) as Kernel["block"];
+  // A formula that does not come out a positive integer stays a number here; the validator reports it (TSK3009).
+  const block = kernel.block?.map((dim) => (typeof dim === "number" ? dim : (evaluateBlockShape(dim.formula, values) ?? dim))) as Kernel["block"];
   return { ...kernel, shared, locals, body: foldStmts(body), block, constValues: values };
+}
+
+function evaluateBlockShape(formula: BlockShapeExpr, values: ReadonlyMap<string, ConstValue>): number | undefined {
+  if (typeof formula === "number") return formula;
+  if (typeof formula === "string") {
+    const value = values.get(formula);
+    return typeof value === "number" ? value : undefined;
+  }
+  const left = evaluateBlockShape(formula.left, values);
+  const right = evaluateBlockShape(formula.right, values);
+  if (left === undefined || right === undefined) return undefined;
+  return formula.op === "*" ? left * right : left / right;
 }
 
 /** The name of one specialization: the kernel's name, then each constant's name and value. */
