@@ -1,6 +1,7 @@
 /**
  * The statement printer shared by the C-like targets (CUDA and WGSL): control flow reads the same in both,
  * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier,
+ * the lines of vector accesses and asynchronous copies (CUDA only: legalize splits them for other targets),
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
@@ -14,6 +15,8 @@ export interface CStatementTarget {
   /** `declare`, `assign` and `store` as text without the semicolon (also used in `for` headers). */
   simple(stmt: Stmt): string;
   readonly barrier: string;
+  /** The lines of a vector access or asynchronous-copy statement, for targets that print them. */
+  memoryOperation?(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" | "asyncCopy" | "asyncCommit" | "asyncWait" }): readonly string[];
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
@@ -98,6 +101,14 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       out.line("{");
       body(stmt.body);
       out.line("}");
+      return;
+    case "vectorLoad":
+    case "vectorStore":
+    case "asyncCopy":
+    case "asyncCommit":
+    case "asyncWait":
+      if (!target.memoryOperation) throw new Error(`internal: ${stmt.kind} reached a target that legalize should have split it for`);
+      for (const line of target.memoryOperation(stmt)) out.line(line);
       return;
     default:
       assertNever(stmt, "statement");

@@ -208,7 +208,7 @@ class JsExprPrinter {
       case "call":
         return `${this.hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`;
       case "load":
-        return this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span) : this.element(expr.array, expr.indices);
+        return this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
       default:
         return assertNever(expr, "expression");
     }
@@ -230,12 +230,15 @@ class JsExprPrinter {
    * A checked load (`ld`) or store (`st`, with the value after the sizes): `chk.ldg(array, "name", index, t,
    * "where")` for global buffers, `chk.lds2(array, "name", i, j, rows, cols, t, "where")` for shared ones.
    */
-  checkedAccess(kind: "ld" | "st", array: ArrayRef, indices: readonly Expr[], span: Span, value?: string): string {
+  checkedAccess(kind: "ld" | "st", array: ArrayRef, indices: readonly Expr[], span: Span, value?: string, alignment?: number): string {
     const { name, dims } = this.hooks.array(array);
     const where = JSON.stringify(this.hooks.location!(span));
     // ldg/stg for global buffers; lds1/lds2/sts1/sts2 for shared arrays, whose sizes follow the indices.
     const fn = array.space === "global" ? `${kind}g` : array.space === "private" ? `${kind}p` : `${kind}s${indices.length}`;
-    const index = indices.map((i) => this.print(i)).join(", ");
+    const printed = indices.map((i) => this.print(i));
+    // The first element of a split vector access: its index must be a multiple of the vector's width.
+    if (alignment) printed[printed.length - 1] = `chk.aligned(${bare(printed[printed.length - 1]!)}, ${alignment}, ${JSON.stringify(array.name)}, t, ${where})`;
+    const index = printed.join(", ");
     const sizes = array.space === "global" ? "" : `, ${dims!.join(", ")}`;
     const stored = value === undefined ? "" : `, ${value}`;
     return `chk.${fn}(${name}, ${JSON.stringify(array.name)}, ${index}${sizes}${stored}, t, ${where})`;
@@ -338,7 +341,7 @@ class ThreadStmtPrinter {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
           const loaded = stmt.op ? printer.binary(stmt.op, stmt.array.elementType, printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
-          out.line(`${printer.checkedAccess("st", stmt.array, temps, stmt.span, bare(loaded))};`);
+          out.line(`${printer.checkedAccess("st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");
           return;
         }
@@ -415,6 +418,12 @@ class ThreadStmtPrinter {
         out.dedent();
         out.line("}");
         return;
+      case "vectorLoad":
+      case "vectorStore":
+      case "asyncCopy":
+      case "asyncCommit":
+      case "asyncWait":
+        throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);
       default:
         assertNever(stmt, "statement");
     }

@@ -36,7 +36,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     displayName: "CUDA",
     // Statically declared __shared__ memory is capped at 48 KB; more needs dynamic shared memory.
     limits: { maxSharedBytes: 48 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: true },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false },
     unrollInIR: false,
   },
   wgsl: {
@@ -50,7 +50,8 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       portableThreadsPerBlock: 256,
       maxBlockDims: [1024, 1024, 64],
     },
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false },
+    // Buffers are bound as array<f32>, so vector accesses are element accesses; WGSL has no async copies.
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true },
     unrollInIR: true,
   },
   js: {
@@ -58,7 +59,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     displayName: "the CPU backend",
     // The CPU runs one block at a time with ordinary arrays; CUDA's limits keep kernels portable.
     limits: { maxSharedBytes: 48 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: false },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
     unrollInIR: false,
@@ -135,7 +136,16 @@ export const cudaSpelling: Spelling = {
     // CUDA's own device math functions
     "rsqrt", "rsqrtf", "rcbrt", "rcbrtf", "sincos", "sincosf", "sincospi", "sinpi", "cospi", "exp10", "exp10f",
     "erfinv", "erfcinv", "normcdf", "normcdfinv", "saturate", "umin", "umax", "llmin", "llmax", "norm", "rnorm",
+    // Vector types and the asynchronous-copy helpers the printer emits.
+    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
   ]),
+};
+
+/** CUDA's 16-byte vector type of each element type, and its constructor, for `load4`/`store4`. */
+export const cudaVectorTypes: Readonly<Record<"f32" | "i32" | "u32", { readonly type: string; readonly make: string }>> = {
+  f32: { type: "float4", make: "make_float4" },
+  i32: { type: "int4", make: "make_int4" },
+  u32: { type: "uint4", make: "make_uint4" },
 };
 
 export const wgslSpelling: Spelling = {

@@ -40,6 +40,8 @@ export const catalogue = {
   TSK1025: { severity: "error", template: "'{0}' is {1}; only its elements can be used" },
   TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32 or bool" },
   TSK1027: { severity: "error", template: "the default of compile-time constant '{0}' must be a number or true/false literal" },
+  TSK1028: { severity: "error", template: "load4 gives four values, which must be declared at once: `const [x, y, z, w] = load4(…)`" },
+  TSK1029: { severity: "error", template: "{0} copies from a global buffer into a shared array, but '{1}' is {2}" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -66,6 +68,8 @@ export const catalogue = {
   TSK3010: { severity: "error", template: "shift by {0}: the amount must be from 0 to 31" },
   TSK3011: { severity: "error", template: "division by zero" },
   TSK3012: { severity: "error", template: "kernel '{0}' has a block {1} of {2}; {3} allows at most {4}" },
+  TSK3013: { severity: "error", template: "{0} moves 4 elements from index {1} of '{2}', which is not a multiple of 4" },
+  TSK3014: { severity: "error", template: "{0} on the rows of '{1}' needs rows of a multiple of 4 elements; its rows have {2}" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot use {0}: {1}" },

@@ -463,6 +463,8 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
     }
     if (origin.name === "syncThreads") return fail("TSK1011", span, ["syncThreads()"]);
+    if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });
+    if (["store4", "copyAsync4", "commitAsync", "waitAsync"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
   }
   if (origin.kind === "user") {
@@ -529,6 +531,46 @@ function lowerMathCall(
 
 // ---------------------------------------------------------------------------------------------------------
 // Arrays and properties
+
+/**
+ * The array and indices of a vector access's operands: `load4(A, i)` is A with [i]; `load4(tile[r], c)`
+ * is the 2-D shared `tile` with [r, c]. `what` names the operation for messages.
+ */
+export function lowerVectorOperand(
+  context: FunctionContext,
+  arrayNode: Expression,
+  indexNode: Expression,
+  what: string,
+): { array: ArrayRef; indices: Expr[] } {
+  const indexNodes: Expression[] = [indexNode];
+  let base: Expression = arrayNode;
+  while (Node.isElementAccessExpression(base)) {
+    indexNodes.unshift(base.getArgumentExpressionOrThrow());
+    base = base.getExpression();
+  }
+  if (!Node.isIdentifier(base)) return fail("TSK1001", spanOf(base), [describeSyntax(base)]);
+  const binding = context.scope.lookup(base.getText());
+  if (binding?.kind === "poisoned") throw new AlreadyReported();
+  if (binding?.kind !== "array") {
+    if (binding) return fail("TSK2008", spanOf(arrayNode), [what, "an array as its first argument", `'${base.getText()}'`]);
+    lowerIdentifier(context, base, undefined); // reports what the name is
+    return fail("TSK1006", spanOf(base), [base.getText()]);
+  }
+  const array = binding.array;
+  const rank = array.space === "global" ? 1 : array.dims.length;
+  if (array.space === "private" && context.kind === "helper") return fail("TSK1001", spanOf(arrayNode), ["private arrays in helper functions"]);
+  if (indexNodes.length !== rank) {
+    return fail("TSK2007", spanOf(arrayNode), [array.name, rank, indexNodes.length], {
+      notes: rank === 2 ? [`a vector access to a 2-D array takes a row: ${what}(${array.name}[row], column)`] : [],
+    });
+  }
+  const indices = indexNodes.map((node) => {
+    const index = lowerExpr(context, node, isLiteralLike(node) ? "i32" : undefined);
+    if (!isInteger(index.type)) fail("TSK2006", spanOf(node), [index.type], { notes: ["convert with i32(…)"] });
+    return index;
+  });
+  return { array, indices };
+}
 
 export function lowerElementAccess(
   context: FunctionContext,

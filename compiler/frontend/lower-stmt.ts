@@ -8,7 +8,7 @@
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, BinaryOp, Expr, Stmt, Variable } from "../ir/ir.ts";
+import { isInteger, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
 import { resolveScalarAnnotation, spanOf, withScope, type FunctionContext } from "./context.ts";
 import {
   compoundAssignments,
@@ -18,6 +18,7 @@ import {
   lowerElementAccess,
   lowerExpected,
   lowerExpr,
+  lowerVectorOperand,
   makeLiteral,
 } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
@@ -109,9 +110,14 @@ function lowerDeclaration(
   try {
     return lowerDeclarationOrFail(context, declaration, isConst, topLevel);
   } catch (error) {
-    // Later uses of the name would only repeat this error in a misleading way.
+    // Later uses of the names would only repeat this error in a misleading way.
     const nameNode = declaration.getNameNode();
     if (Node.isIdentifier(nameNode)) context.scope.declare(nameNode.getText(), { kind: "poisoned" });
+    if (Node.isArrayBindingPattern(nameNode)) {
+      for (const element of nameNode.getElements()) {
+        if (Node.isBindingElement(element) && Node.isIdentifier(element.getNameNode())) context.scope.declare(element.getName(), { kind: "poisoned" });
+      }
+    }
     throw error;
   }
 }
@@ -124,6 +130,7 @@ function lowerDeclarationOrFail(
 ): Stmt[] {
   const span = spanOf(declaration);
   const nameNode = declaration.getNameNode();
+  if (Node.isArrayBindingPattern(nameNode)) return lowerVectorLoad(context, declaration, nameNode, isConst);
   if (!Node.isIdentifier(nameNode)) return fail("TSK1001", spanOf(nameNode), [describeSyntax(nameNode)]);
   const name = nameNode.getText();
   const init = declaration.getInitializer();
@@ -148,6 +155,87 @@ function lowerDeclarationOrFail(
   const variable: Variable = { kind: "variable", name, type: declared ?? value!.type, mutable: !isConst, span: spanOf(nameNode) };
   context.scope.declare(name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
   return [{ kind: "declare", variable, init: value, span }];
+}
+
+/** The tskernel function a call expression calls, if it calls one directly. */
+function tskernelCallee(context: FunctionContext, node: Expression | undefined): string | undefined {
+  if (!node || !Node.isCallExpression(node)) return undefined;
+  const callee = node.getExpression();
+  if (!Node.isIdentifier(callee) || context.scope.lookup(callee.getText())) return undefined;
+  const origin = originOf(callee);
+  return origin.kind === "tskernel" ? origin.name : undefined;
+}
+
+/** `const [x, y, z, w] = load4(array, index)`: the only place load4 may stand. */
+function lowerVectorLoad(
+  context: FunctionContext,
+  declaration: import("ts-morph").VariableDeclaration,
+  pattern: import("ts-morph").ArrayBindingPattern,
+  isConst: boolean,
+): Stmt[] {
+  const init = declaration.getInitializer();
+  if (tskernelCallee(context, init) !== "load4") return fail("TSK1001", spanOf(pattern), [describeSyntax(pattern)], { notes: ["the one destructuring kernels know is `const [x, y, z, w] = load4(array, index)`"] });
+  const call = init as import("ts-morph").CallExpression;
+  const names = pattern.getElements().map((element) => (Node.isBindingElement(element) && !element.getDotDotDotToken() && !element.getInitializer() && Node.isIdentifier(element.getNameNode()) ? element.getName() : undefined));
+  if (names.length !== 4 || names.some((name) => name === undefined)) return fail("TSK1028", spanOf(pattern));
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 2) return fail("TSK2008", spanOf(call), ["load4", "2 arguments (an array and an index)", `${args.length}`]);
+  const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "load4");
+  const targets = names.map((name, lane): Variable => {
+    const element = pattern.getElements()[lane]!;
+    return { kind: "variable", name: name!, type: array.elementType, mutable: !isConst, span: spanOf(element) };
+  });
+  for (const variable of targets) context.scope.declare(variable.name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
+  return [{ kind: "vectorLoad", targets, array, indices, span: spanOf(declaration) }];
+}
+
+/** `store4`, `copyAsync4`, `commitAsync()` and `waitAsync(n)`: statements, like `syncThreads()`. */
+function lowerMemoryOperation(context: FunctionContext, name: string, call: import("ts-morph").CallExpression): Stmt[] | undefined {
+  const span = spanOf(call);
+  const args = call.getArguments() as Expression[];
+  const expectCount = (count: number, what: string) => {
+    if (args.length !== count) fail("TSK2008", span, [`${name}()`, what, `${args.length} argument(s)`]);
+  };
+  switch (name) {
+    case "store4": {
+      expectCount(6, "6 arguments (an array, an index and four values)");
+      const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "store4");
+      if (array.access === "read") {
+        return fail("TSK1014", spanOf(args[0]!), [args[0]!.getText(), `'${array.name}' is a read-only buffer`], {
+          notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
+        });
+      }
+      const values = args.slice(2).map((arg) =>
+        lowerExpected(context, arg, array.elementType, (found) => fail("TSK2002", spanOf(arg), [found.type, `an element of '${array.name}'`, array.elementType])),
+      );
+      return [{ kind: "vectorStore", array, indices, values, span }];
+    }
+    case "copyAsync4": {
+      expectCount(4, "4 arguments (a shared array, its index, a global buffer, its index)");
+      const target = lowerVectorOperand(context, args[0]!, args[1]!, "copyAsync4");
+      const source = lowerVectorOperand(context, args[2]!, args[3]!, "copyAsync4");
+      const describe = (space: string) => (space === "private" ? "a private array" : space === "shared" ? "a shared array" : "a global buffer");
+      if (target.array.space !== "shared") return fail("TSK1029", spanOf(args[0]!), ["copyAsync4", target.array.name, describe(target.array.space)]);
+      if (source.array.space !== "global") return fail("TSK1029", spanOf(args[2]!), ["copyAsync4", source.array.name, describe(source.array.space)]);
+      if (source.array.elementType !== target.array.elementType) {
+        return fail("TSK2008", spanOf(args[2]!), ["copyAsync4", `a buffer of ${target.array.elementType} like '${target.array.name}'`, source.array.elementType]);
+      }
+      return [{ kind: "asyncCopy", target: target.array, targetIndices: target.indices, source: source.array, sourceIndices: source.indices, span }];
+    }
+    case "commitAsync":
+      expectCount(0, "no arguments");
+      return [{ kind: "asyncCommit", span }];
+    case "waitAsync": {
+      expectCount(1, "1 argument (how many committed groups may still be in flight)");
+      const pending = lowerExpr(context, args[0]!, "i32");
+      if (pending.kind !== "literal" || pending.value < 0 || pending.value > 7 || !isInteger(pending.type)) {
+        return fail("TSK2008", spanOf(args[0]!), ["waitAsync()", "a whole number from 0 to 7 known at compile time", `'${args[0]!.getText()}'`]);
+      }
+      return [{ kind: "asyncWait", pending: pending.value, span }];
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** `shared.f32(…)` or `local.f32(…)`: which kind of array a declaration allocates, if any. */
@@ -200,6 +288,10 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
         if (context.kind === "helper") return fail("TSK1018", span, [context.name]);
         if (expression.getArguments().length !== 0) return fail("TSK2008", span, ["syncThreads()", "no arguments", `${expression.getArguments().length}`]);
         return [{ kind: "barrier", span }];
+      }
+      if (origin.kind === "tskernel") {
+        const lowered = lowerMemoryOperation(context, origin.name, expression);
+        if (lowered) return lowered;
       }
     }
     // Anything else a call could be is a pure function; calling it for nothing is a mistake.

@@ -159,6 +159,11 @@ export interface LoadExpr extends ExprBase {
   readonly array: ArrayRef;
   /** One index per dimension: one for global buffers, `dims.length` for shared arrays. */
   readonly indices: readonly Expr[];
+  /**
+   * Set on the first element of a vector access that a target split into elements: the last index must be
+   * a multiple of this, as the vector access required (the CPU backend's checked mode verifies it).
+   */
+  readonly alignment?: number;
 }
 
 export type Expr =
@@ -203,6 +208,8 @@ export interface StoreStmt extends StmtBase {
   readonly indices: readonly Expr[];
   readonly op?: BinaryOp;
   readonly value: Expr;
+  /** As for `LoadExpr.alignment`: the first element of a split vector store. */
+  readonly alignment?: number;
 }
 
 export interface IfStmt extends StmtBase {
@@ -250,6 +257,53 @@ export interface BarrierStmt extends StmtBase {
   readonly kind: "barrier";
 }
 
+/** The number of elements a vector access (`load4`, `store4`, `copyAsync4`) moves: 16 bytes. */
+export const vectorWidth = 4;
+
+/**
+ * `const [x, y, z, w] = load4(array, …indices)`: declares four locals holding the elements at the last index
+ * and the three after it, which must be a multiple of 4 (on CUDA one 16-byte load).
+ */
+export interface VectorLoadStmt extends StmtBase {
+  readonly kind: "vectorLoad";
+  /** The four locals, declared by this statement, in element order. */
+  readonly targets: readonly Variable[];
+  readonly array: ArrayRef;
+  readonly indices: readonly Expr[];
+}
+
+/** `store4(array, …indices, x, y, z, w)`: four consecutive elements from a multiple of 4 (one 16-byte store). */
+export interface VectorStoreStmt extends StmtBase {
+  readonly kind: "vectorStore";
+  readonly array: ArrayRef;
+  readonly indices: readonly Expr[];
+  readonly values: readonly Expr[];
+}
+
+/**
+ * `copyAsync4(shared, …indices, global, index)`: starts copying four elements from a global buffer into a
+ * shared array (CUDA `cp.async` on sm_80 and later). The copy is complete once a later `waitAsync` says
+ * so; targets without asynchronous copies copy at once, which satisfies the same contract.
+ */
+export interface AsyncCopyStmt extends StmtBase {
+  readonly kind: "asyncCopy";
+  readonly target: ArrayRef;
+  readonly targetIndices: readonly Expr[];
+  readonly source: ArrayRef;
+  readonly sourceIndices: readonly Expr[];
+}
+
+/** `commitAsync()`: closes the group of asynchronous copies started since the last commit. */
+export interface AsyncCommitStmt extends StmtBase {
+  readonly kind: "asyncCommit";
+}
+
+/** `waitAsync(n)`: waits until at most `pending` committed groups of this thread's copies are unfinished. */
+export interface AsyncWaitStmt extends StmtBase {
+  readonly kind: "asyncWait";
+  readonly pending: number;
+}
+
 /** A nested `{ … }` block: a scope for the declarations inside it. */
 export interface BlockStmt extends StmtBase {
   readonly kind: "block";
@@ -267,7 +321,12 @@ export type Stmt =
   | ContinueStmt
   | ReturnStmt
   | BarrierStmt
-  | BlockStmt;
+  | BlockStmt
+  | VectorLoadStmt
+  | VectorStoreStmt
+  | AsyncCopyStmt
+  | AsyncCommitStmt
+  | AsyncWaitStmt;
 
 // ---------------------------------------------------------------------------------------------------------
 // Functions and modules

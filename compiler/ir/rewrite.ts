@@ -101,9 +101,17 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
       return stmt.value ? { ...stmt, value: e(stmt.value) } : stmt;
     case "block":
       return { ...stmt, body: s(stmt.body) };
+    case "vectorLoad":
+      return { ...stmt, indices: stmt.indices.map(e) };
+    case "vectorStore":
+      return { ...stmt, indices: stmt.indices.map(e), values: stmt.values.map(e) };
+    case "asyncCopy":
+      return { ...stmt, targetIndices: stmt.targetIndices.map(e), sourceIndices: stmt.sourceIndices.map(e) };
     case "break":
     case "continue":
     case "barrier":
+    case "asyncCommit":
+    case "asyncWait":
       return stmt;
     default:
       return assertNever(stmt, "statement");
@@ -150,6 +158,12 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return stmt.condition ? [stmt.condition] : [];
     case "return":
       return stmt.value ? [stmt.value] : [];
+    case "vectorLoad":
+      return [...stmt.indices];
+    case "vectorStore":
+      return [...stmt.indices, ...stmt.values];
+    case "asyncCopy":
+      return [...stmt.targetIndices, ...stmt.sourceIndices];
     default:
       return [];
   }
@@ -194,6 +208,12 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "store") {
       writes.add(stmt.array);
       if (stmt.op) reads.add(stmt.array);
+    }
+    if (stmt.kind === "vectorLoad") reads.add(stmt.array);
+    if (stmt.kind === "vectorStore") writes.add(stmt.array);
+    if (stmt.kind === "asyncCopy") {
+      reads.add(stmt.source);
+      writes.add(stmt.target);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

@@ -144,3 +144,45 @@ export function u32(x: number | boolean): u32 {
 export function fma(a: f32, b: f32, c: f32): f32 {
   return Math.fround(a * b + c);
 }
+
+/** The element arrays a vector access takes: global buffers, shared arrays (a row of a 2-D one), private arrays. */
+type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
+
+/**
+ * Reads four consecutive elements from `index` on, which must be a multiple of 4: one 16-byte load on CUDA
+ * (`float4`). Only as a declaration: `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a
+ * row: `load4(tile[r], c)`.
+ */
+export function load4(array: ElementArray, index: i32): [number, number, number, number] {
+  void array;
+  void index;
+  return outsideKernel("load4()");
+}
+
+/** Writes four consecutive elements from `index` on (a multiple of 4): one 16-byte store on CUDA. */
+export function store4(array: Float32Array | Int32Array | Uint32Array, index: i32, x: number, y: number, z: number, w: number): void {
+  void [array, index, x, y, z, w];
+  outsideKernel("store4()");
+}
+
+/**
+ * Starts copying four elements of a global buffer (from `sourceIndex`, a multiple of 4) into a shared array
+ * (from `index`, a multiple of 4) without waiting: CUDA's `cp.async` on sm_80 and later. The data may be
+ * read once `waitAsync` has waited for the copy's group and a `syncThreads()` has made every thread's
+ * copies visible. Targets without asynchronous copies copy at once.
+ */
+export function copyAsync4(shared: Float32Array | Int32Array | Uint32Array, index: i32, source: ElementArray, sourceIndex: i32): void {
+  void [shared, index, source, sourceIndex];
+  outsideKernel("copyAsync4()");
+}
+
+/** Closes the group of `copyAsync4` calls this thread started since the last commit. */
+export function commitAsync(): void {
+  outsideKernel("commitAsync()");
+}
+
+/** Waits until at most `pending` (a literal from 0 to 7) of this thread's committed groups are unfinished. */
+export function waitAsync(pending: number): void {
+  void pending;
+  outsideKernel("waitAsync()");
+}

@@ -4,14 +4,22 @@
  *
  * - WGSL takes shift amounts as u32 only: an i32 amount is converted (a literal is retyped).
  * - CUDA has no unambiguous `abs` for unsigned ints, and the absolute value of a u32 is the value itself.
+ * - Vector accesses (`load4`, `store4`) become four element accesses where the target has no 16-byte
+ *   accesses to buffers (WGSL binds `array<f32>`, JS indexes typed arrays), and on private arrays
+ *   everywhere (a vector access would force a register array into memory).
+ * - Asynchronous copies become plain copies, and their commit and wait nothing, where the target has none.
  */
 
-import type { Expr, Stmt } from "../ir/ir.ts";
+import { vectorWidth, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
 import { mapStmts } from "../ir/rewrite.ts";
 
 export interface LegalizeOptions {
   readonly shiftAmountU32: boolean;
   readonly dropUnsignedAbs: boolean;
+  /** Print `load4`/`store4` as element accesses. */
+  readonly splitVectorAccesses: boolean;
+  /** Print `copyAsync4` as a plain copy and drop `commitAsync`/`waitAsync`. */
+  readonly synchronousCopies: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
@@ -24,13 +32,69 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
   };
   return mapStmts(stmts, {
     expr,
-    stmt: (stmt) =>
-      options.shiftAmountU32 && stmt.kind === "assign" && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32"
-        ? { ...stmt, value: asU32(stmt.value) }
-        : options.shiftAmountU32 && stmt.kind === "store" && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32"
-          ? { ...stmt, value: asU32(stmt.value) }
-          : stmt,
+    stmt: (stmt) => {
+      switch (stmt.kind) {
+        case "assign":
+        case "store":
+          return options.shiftAmountU32 && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32" ? { ...stmt, value: asU32(stmt.value) } : stmt;
+        case "vectorLoad":
+          if (!options.splitVectorAccesses && stmt.array.space !== "private") return stmt;
+          return stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span), span: stmt.span }));
+        case "vectorStore":
+          if (!options.splitVectorAccesses && stmt.array.space !== "private") return stmt;
+          return splitVectorStore(stmt);
+        case "asyncCopy":
+          if (!options.synchronousCopies) return stmt;
+          return Array.from({ length: vectorWidth }, (_, lane): Stmt => ({
+            kind: "store",
+            array: stmt.target,
+            indices: laneIndices(stmt.targetIndices, lane),
+            value: elementLoad(stmt.source, stmt.sourceIndices, lane, stmt.span),
+            span: stmt.span,
+          }));
+        case "asyncCommit":
+        case "asyncWait":
+          return options.synchronousCopies ? [] : stmt;
+        default:
+          return stmt;
+      }
+    },
   });
+}
+
+/** The indices of element `lane` of a vector access: the last index plus the lane. */
+function laneIndices(indices: readonly Expr[], lane: number): Expr[] {
+  const last = indices[indices.length - 1]!;
+  if (lane === 0) return [...indices];
+  const offset: Expr =
+    last.kind === "literal"
+      ? { ...last, value: last.value + lane }
+      : { kind: "binary", op: "add", type: last.type, left: last, right: { kind: "literal", type: last.type, value: lane, span: last.span }, span: last.span };
+  return [...indices.slice(0, -1), offset];
+}
+
+/** Element `lane` of a vector read; the first element carries the alignment the vector access needed. */
+function elementLoad(array: LoadExpr["array"], indices: readonly Expr[], lane: number, span: Stmt["span"]): LoadExpr {
+  return { kind: "load", type: array.elementType, array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: vectorWidth } : {}) };
+}
+
+/**
+ * A vector store as four element stores. The values are computed before the first store, into locals
+ * where they are not already plain values, because a value may read an element that an earlier store of
+ * the four would change.
+ */
+function splitVectorStore(stmt: Stmt & { kind: "vectorStore" }): Stmt[] {
+  const out: Stmt[] = [];
+  const values = stmt.values.map((value): Expr => {
+    if (value.kind === "literal" || value.kind === "variable") return value;
+    const temp: Variable = { kind: "variable", name: "lane", type: value.type, mutable: false, span: value.span };
+    out.push({ kind: "declare", variable: temp, init: value, span: stmt.span });
+    return { kind: "variable", type: value.type, variable: temp, span: value.span };
+  });
+  values.forEach((value, lane) =>
+    out.push({ kind: "store", array: stmt.array, indices: laneIndices(stmt.indices, lane), value, span: stmt.span, ...(lane === 0 ? { alignment: vectorWidth } : {}) }),
+  );
+  return out;
 }
 
 function asU32(value: Expr): Expr {

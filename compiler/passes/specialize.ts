@@ -34,7 +34,18 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
       const substituted = substitute(expr);
       return substituted.kind === "load" ? { ...substituted, array: retarget(substituted.array) } : substituted;
     },
-    stmt: (stmt) => (stmt.kind === "store" ? { ...stmt, array: retarget(stmt.array) } : stmt),
+    stmt: (stmt) => {
+      switch (stmt.kind) {
+        case "store":
+        case "vectorLoad":
+        case "vectorStore":
+          return { ...stmt, array: retarget(stmt.array) };
+        case "asyncCopy":
+          return { ...stmt, target: retarget(stmt.target), source: retarget(stmt.source) };
+        default:
+          return stmt;
+      }
+    },
   });
   // A formula that does not come out a positive integer stays a number here; the validator reports it (TSK3009).
   const block = kernel.block?.map((dim) => (typeof dim === "number" ? dim : (evaluateBlockShape(dim.formula, values) ?? dim))) as Kernel["block"];

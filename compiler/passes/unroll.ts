@@ -23,7 +23,7 @@ export function unrollLoops(stmts: readonly Stmt[]): Stmt[] {
       if (!trips) return stmt;
       const variable = (stmt.init[0] as { variable: Variable }).variable;
       // A body that declares nothing at its top level can be spliced in; otherwise each copy keeps a scope.
-      const needsScope = stmt.body.some((s) => s.kind === "declare");
+      const needsScope = stmt.body.some((s) => s.kind === "declare" || s.kind === "vectorLoad");
       return trips.flatMap((value): Stmt[] => {
         const copy = foldStmts(
           mapStmts(stmt.body, {

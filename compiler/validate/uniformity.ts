@@ -171,6 +171,13 @@ function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
           else if (control) mark(stmt.variable, `is assigned under a condition that ${control}`);
           break;
         }
+        case "vectorLoad": {
+          // Four elements of one array: as non-uniform as a load of the first would be.
+          const first: Expr = { kind: "load", type: stmt.array.elementType, array: stmt.array, indices: stmt.indices, span: stmt.span };
+          const reason = nonUniformReason(first, result) ?? (control ? `is assigned under a condition that ${control}` : undefined);
+          if (reason) for (const variable of stmt.targets) mark(variable, reason);
+          break;
+        }
         case "if": {
           const inner = control ?? nonUniformReason(stmt.condition, result);
           visit(stmt.then, inner);

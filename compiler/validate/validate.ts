@@ -1,12 +1,12 @@
 /**
  * The validator: the last word between lowering and emission. It runs on specialized kernels and checks
  * what only holds once constants have values (shared-array sizes, the block shape, constant indices into
- * shared arrays), barrier uniformity (uniformity.ts), and each target's resource limits. Backends print only
+ * shared arrays, the alignment of vector accesses), barrier uniformity (uniformity.ts), and each target's resource limits. Backends print only
  * kernels that passed here, so they never report user errors.
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { scalarByteSize, type ArrayRef, type Expr, type Kernel } from "../ir/ir.ts";
+import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt } from "../ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { targets, type TargetName } from "../backends/targets.ts";
 import { checkBarrierUniformity } from "./uniformity.ts";
@@ -63,24 +63,72 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
     diagnostics.push(d);
   }
   checkConstantOperands(kernel.body, diagnostics);
+  // After unrolling, so that `load4(tile, 4 * i + 1)` in an unrolled loop shows its constant starts.
+  checkVectorAlignment(foldStmts(unrollLoops(kernel.body)), sharedSizes, diagnostics);
   if (checks.barrierUniformity ?? true) checkBarrierUniformity(kernel, diagnostics);
   return { sharedBytes, sharedSizes, block };
 }
 
 function checkConstantSharedIndices(body: readonly import("../ir/ir.ts").Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
-  const check = (array: ArrayRef, indices: readonly Expr[]) => {
+  /** Reports constant indices out of bounds; true when it reported one. */
+  const check = (array: ArrayRef, indices: readonly Expr[]): boolean => {
     const dims = sizes.get(array);
-    if (!dims) return;
+    if (!dims) return false;
+    let reported = false;
     indices.forEach((index, dimension) => {
       const size = dims[dimension]!;
       if (index.kind === "literal" && size > 0 && (index.value < 0 || index.value >= size)) {
         diagnostics.push(makeDiagnostic("TSK3008", index.span, [index.value, dimension + 1, array.name, size]));
+        reported = true;
       }
     });
+    return reported;
   };
   walkStmts(body, (stmt) => {
     if (stmt.kind === "store") check(stmt.array, stmt.indices);
+    // A vector access touches its last index and the three after it.
+    if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") {
+      if (!check(stmt.array, stmt.indices)) check(stmt.array, lastPlus(stmt.indices, vectorWidth - 1));
+    }
+    if (stmt.kind === "asyncCopy") {
+      if (!check(stmt.target, stmt.targetIndices)) check(stmt.target, lastPlus(stmt.targetIndices, vectorWidth - 1));
+    }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && check(e.array, e.indices));
+  });
+}
+
+function lastPlus(indices: readonly Expr[], offset: number): Expr[] {
+  const last = indices[indices.length - 1]!;
+  return [...indices.slice(0, -1), last.kind === "literal" ? { ...last, value: last.value + offset } : last];
+}
+
+/**
+ * Vector accesses move 16 aligned bytes: a constant start must be a multiple of 4, and the rows of a 2-D
+ * array must be a multiple of 4 long, or row starts after the first would be misaligned. Run-time starts
+ * are the user's to keep aligned (the CPU backend's checked mode verifies them).
+ */
+function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
+  const reported = new Set<string>();
+  const report = (diagnostic: Diagnostic) => {
+    // An unrolled loop repeats its statements: one report per place is enough.
+    const key = `${diagnostic.code}@${diagnostic.span?.start}`;
+    if (reported.has(key)) return;
+    reported.add(key);
+    diagnostics.push(diagnostic);
+  };
+  const check = (what: string, array: ArrayRef, indices: readonly Expr[], span: Span) => {
+    const last = indices[indices.length - 1]!;
+    if (last.kind === "literal" && last.value % vectorWidth !== 0) report(makeDiagnostic("TSK3013", last.span, [what, last.value, array.name]));
+    const dims = sizes.get(array);
+    if (dims && dims.length === 2 && dims[1]! % vectorWidth !== 0) report(makeDiagnostic("TSK3014", span, [what, array.name, dims[1]!]));
+  };
+  walkStmts(body, (stmt) => {
+    if (stmt.kind === "vectorLoad") check("load4", stmt.array, stmt.indices, stmt.span);
+    if (stmt.kind === "vectorStore") check("store4", stmt.array, stmt.indices, stmt.span);
+    if (stmt.kind === "asyncCopy") {
+      check("copyAsync4", stmt.target, stmt.targetIndices, stmt.span);
+      check("copyAsync4", stmt.source, stmt.sourceIndices, stmt.span);
+    }
   });
 }
 

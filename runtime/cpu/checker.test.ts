@@ -67,6 +67,39 @@ describe("checked mode finds seeded bugs", () => {
     expect(error.message).toContain("read of 'B'[36], but it has 36 elements");
   });
 
+  it("a vector load whose start is not a multiple of 4 (CUDA would fault on the misaligned float4)", async () => {
+    const { library, source } = compile(`import { load4, store4 } from "tskernel";
+export const shiftCopy = kernel({ block: [4] }, (out: Float32Array, input: ReadonlyFloat32Array, shift: i32) => {
+  const [a, b, c, d] = load4(input, threadIdx.x * 4 + shift);
+  store4(out, threadIdx.x * 4, a, b, c, d);
+});
+`);
+    const input = device.createBuffer(Float32Array.from({ length: 20 }, () => Math.random()));
+    const out = device.createBuffer(new Float32Array(16).fill(Number.NaN));
+    // Aligned, it copies; shifted by 2, the first thread already starts off a multiple of 4.
+    await device.launch(library.get("shiftCopy"), { grid: [1], args: [out, input, 4] });
+    const expected = (await device.read(input)).slice(4, 20);
+    expect(Array.from(await device.read(out))).toEqual(Array.from(expected));
+    const error = await fault(() => device.launch(library.get("shiftCopy"), { grid: [1], args: [out, input, 2] }));
+    expect(error.kind).toBe("misaligned-vector-access");
+    expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "[a, b, c, d] = load4")}$`));
+    expect(error.threadIdx).toEqual([0, 0, 0]);
+    expect(error.message).toContain("a vector access to 'input' starts at index 2, which is not a multiple of 4");
+  });
+
+  it("a vector store whose start is not a multiple of 4", async () => {
+    const { library, source } = compile(`import { store4 } from "tskernel";
+export const fill4 = kernel({ block: [2] }, (out: Float32Array, start: i32) => {
+  store4(out, start + threadIdx.x * 4, 1, 2, 3, 4);
+});
+`);
+    const out = device.createBuffer(new Float32Array(12).fill(Number.NaN));
+    const error = await fault(() => device.launch(library.get("fill4"), { grid: [1], args: [out, 1] }));
+    expect(error.kind).toBe("misaligned-vector-access");
+    expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "store4(out")}$`));
+    expect(error.message).toContain("starts at index 1");
+  });
+
   it("an out-of-bounds global write", async () => {
     const { library, source } = compile(`export const fill = kernel({ block: [8] }, (out: Float32Array) => {
   out[blockIdx.x * 8 + threadIdx.x] = 1;

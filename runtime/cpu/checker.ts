@@ -1,13 +1,14 @@
 /**
  * The checked CPU mode's run-time half: the generated checked JS calls these for every array access and
  * every block-level condition. It finds, with the kernel's TypeScript location and the block and thread:
- * out-of-bounds reads and writes (global and shared), reads of shared memory no thread of the block has
+ * out-of-bounds reads and writes (global and shared), vector accesses (load4, store4) whose index is not a
+ * multiple of 4 (CUDA faults on them), reads of shared memory no thread of the block has
  * written since the block started, races on shared memory (two threads touching one element between the
  * same two barriers, at least one writing), and barriers not reached by all threads (a block-level
  * condition that differs between threads). The first fault stops the launch with a KernelFault.
  */
 
-export type FaultKind = "out-of-bounds" | "uninitialized-shared-read" | "shared-race" | "barrier-divergence";
+export type FaultKind = "out-of-bounds" | "misaligned-vector-access" | "uninitialized-shared-read" | "shared-race" | "barrier-divergence";
 
 export class KernelFault extends Error {
   constructor(
@@ -68,6 +69,12 @@ export class Checker {
 
   private outOfBounds(where: string, t: number, verb: string, name: string, indices: readonly number[], shape: string): never {
     return this.fault("out-of-bounds", where, t, `${verb} ${name}${indices.map((i) => `[${i}]`).join("")}, but ${shape}`);
+  }
+
+  /** The last index of a vector access, which must be a multiple of `width`; returns it. */
+  aligned(index: number, width: number, name: string, t: number, where: string): number {
+    if (index % width !== 0) this.fault("misaligned-vector-access", where, t, `a vector access to '${name}' starts at index ${index}, which is not a multiple of ${width}`);
+    return index;
   }
 
   ldg(array: Typed, name: string, index: number, t: number, where: string): number {

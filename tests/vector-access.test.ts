@@ -1,0 +1,67 @@
+/**
+ * Vector accesses and asynchronous copies run on every tested backend: the construct kernels of
+ * codegen-tests/vector-access (load4/store4 through global, shared and private arrays; a double-buffered
+ * copyAsync4 loop) against results computed here in float64, with fresh random inputs and poisoned outputs.
+ * (On CUDA the same kernels print as float4 accesses and cp.async; tests/generated-code.test.ts compiles them.)
+ */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileKernelLibrary, type Device } from "../runtime/index.ts";
+import { deviceFor, testedBackends } from "./backends.ts";
+import { casesRoot } from "./golden-cases.ts";
+
+const file = path.join(casesRoot, "vector-access", "kernel.ts");
+
+for (const backend of testedBackends) {
+  const device = await deviceFor(backend);
+  describe.skipIf(typeof device === "string")(`vector accesses on ${backend}${typeof device === "string" ? ` (skipped: ${device})` : ""}`, () => {
+    const gpu = device as Device;
+    const library = compileKernelLibrary([file], [backend === "cpu" ? "js" : "wgsl"]);
+
+    it("load4/store4 move four elements at a time through global, shared and private arrays", async () => {
+      const blocks = 3;
+      const width = 128;
+      const n = blocks * width;
+      const input = Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
+      const ints = Int32Array.from({ length: n }, () => Math.floor(Math.random() * 2000) - 1000);
+      const scale = 0.5 + Math.random();
+      const out = gpu.createBuffer(new Float32Array(n).fill(Number.NaN));
+      const intsOut = gpu.createBuffer(new Int32Array(n).fill(-7));
+      await gpu.launch(library.get("vectorCopy"), { grid: [blocks], args: [out, gpu.createBuffer(input), intsOut, gpu.createBuffer(ints), scale] });
+      const got = (await gpu.read(out)) as Float32Array;
+      const gotInts = (await gpu.read(intsOut)) as Int32Array;
+      for (let block = 0; block < blocks; block++) {
+        for (let thread = 0; thread < 32; thread++) {
+          // Thread t writes what thread t ^ 1 scaled: x also gained the unscaled first element back.
+          const source = block * width + (thread ^ 1) * 4;
+          const target = block * width + thread * 4;
+          const expected = [0, 1, 2, 3].map((lane) => input[source + lane]! * Math.fround(scale) + (lane === 0 ? input[source]! : 0));
+          for (let lane = 0; lane < 4; lane++) {
+            expect(Math.abs(got[target + lane]! - expected[lane]!), `out[${target + lane}]`).toBeLessThan(1e-5);
+            expect(gotInts[target + lane]).toBe(ints[target + 3 - lane]);
+          }
+        }
+      }
+    });
+
+    it("copyAsync4 with commitAsync/waitAsync double-buffers a reduction", async () => {
+      const blocks = 5;
+      const steps = 4;
+      const input = Float32Array.from({ length: blocks * steps * 128 }, () => Math.random() * 2 - 1);
+      const out = gpu.createBuffer(new Float32Array(blocks * 32).fill(Number.NaN));
+      await gpu.launch(library.get("pipelinedSum"), { grid: [blocks], args: [out, gpu.createBuffer(input)] });
+      const got = (await gpu.read(out)) as Float32Array;
+      for (let block = 0; block < blocks; block++) {
+        for (let thread = 0; thread < 32; thread++) {
+          // Each thread adds the four elements its neighbour (t + 1) copied, in every step.
+          let expected = 0;
+          for (let step = 0; step < steps; step++) {
+            for (let lane = 0; lane < 4; lane++) expected += input[block * steps * 128 + step * 128 + ((thread + 1) % 32) * 4 + lane]!;
+          }
+          expect(Math.abs(got[block * 32 + thread]! - expected), `block ${block} thread ${thread}`).toBeLessThan(1e-4);
+        }
+      }
+    });
+  });
+}
