@@ -22,10 +22,8 @@ extern "C" __global__ void __launch_bounds__(256) mathAll(float* out, int* outI,
   const float c = sinf(x) + cosf(y) + tanf(x) + tanhf(y) + atan2f(y, x) + ((x - y) > 0.0f ? 1.0f : ((x - y) < 0.0f ? -1.0f : 0.0f));
 #line 15 "codegen-tests/math-functions/kernel.ts"
   const float d = fminf(x, y) + fmaxf(fmaxf(x, y), 0.0f) + fminf(fminf(fminf(x, y), a), b);
-#line 16 "codegen-tests/math-functions/kernel.ts"
-  const float e = 15.533776f;
 #line 17 "codegen-tests/math-functions/kernel.ts"
-  out[i] = fmaf(a, b, c) + d + e;
+  out[i] = fmaf(a, b, c) + d + 15.533776f;
 #line 18 "codegen-tests/math-functions/kernel.ts"
   const int k = i - 128;
 #line 19 "codegen-tests/math-functions/kernel.ts"

@@ -28,8 +28,7 @@ export function mathAll(args, blockIdx, blockDim, gridDim) {
     const b = fround(fround(fround(fround(fround(Math.exp(x)) + fround(Math.log(fround(Math.abs(y) + 1)))) + fround(Math.log2(fround(2 + fround(x * x))))) + fround(Math.pow(x, y))) + fround(Math.pow(x, 2)));
     const c = fround(fround(fround(fround(fround(fround(Math.sin(x)) + fround(Math.cos(y))) + fround(Math.tan(x))) + fround(Math.tanh(y))) + fround(Math.atan2(y, x))) + Math.sign(fround(x - y)));
     const d = fround(fround(Math.min(x, y) + Math.max(Math.max(x, y), 0)) + Math.min(Math.min(Math.min(x, y), a), b));
-    const e = 15.53377628326416;
-    out[i] = fround(fround(fround(a * b + c) + d) + e);
+    out[i] = fround(fround(fround(a * b + c) + d) + 15.53377628326416);
     const k = (i - 128) | 0;
     outI[i] = ((((((Math.abs(k) | 0) + Math.min(k, 7)) | 0) + Math.max(Math.max(k, (-7)), n)) | 0) + Math.min(k, 0)) | 0;
     const u = i >>> 0;

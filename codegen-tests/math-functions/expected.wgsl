@@ -22,8 +22,7 @@ fn mathAll(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let b: f32 = exp(x) + log(abs(y) + 1.0f) + log2(2.0f + x * x) + pow(x, y) + pow(x, 2.0f);
   let c: f32 = sin(x) + cos(y) + tan(x) + tanh(y) + atan2(y, x) + sign(x - y);
   let d: f32 = min(x, y) + max(max(x, y), 0.0f) + min(min(min(x, y), a), b);
-  let e: f32 = 15.533776f;
-  mathAll_out[i] = fma(a, b, c) + d + e;
+  mathAll_out[i] = fma(a, b, c) + d + 15.533776f;
   let k: i32 = i - 128i;
   mathAll_outI[i] = abs(k) + min(k, 7i) + max(max(k, -7i), n) + min(k, 0i);
   let u: u32 = u32(i);

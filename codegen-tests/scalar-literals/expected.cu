@@ -6,30 +6,6 @@
 extern "C" __global__ void __launch_bounds__(32) literals(float* outF, int* outI, unsigned int* outU) {
 #line 6 "codegen-tests/scalar-literals/kernel.ts"
   const int t = (int)threadIdx.x;
-#line 7 "codegen-tests/scalar-literals/kernel.ts"
-  const int minI = (-2147483647 - 1);
-#line 8 "codegen-tests/scalar-literals/kernel.ts"
-  const int maxI = 2147483647;
-#line 9 "codegen-tests/scalar-literals/kernel.ts"
-  const int hexI = 2147483647;
-#line 10 "codegen-tests/scalar-literals/kernel.ts"
-  const int negHex = -16;
-#line 11 "codegen-tests/scalar-literals/kernel.ts"
-  const unsigned int allOnes = 4294967295u;
-#line 12 "codegen-tests/scalar-literals/kernel.ts"
-  const unsigned int bigU = 4000000000u;
-#line 13 "codegen-tests/scalar-literals/kernel.ts"
-  const unsigned int unsuffixedBig = 3000000000u;
-#line 14 "codegen-tests/scalar-literals/kernel.ts"
-  const float tiny = 1e-8f;
-#line 15 "codegen-tests/scalar-literals/kernel.ts"
-  const float huge = 3.4e+38f;
-#line 16 "codegen-tests/scalar-literals/kernel.ts"
-  const float third = 0.33333334f;
-#line 17 "codegen-tests/scalar-literals/kernel.ts"
-  const float negZero = -0.0f;
-#line 18 "codegen-tests/scalar-literals/kernel.ts"
-  const float wholeF = 2.0f;
 #line 19 "codegen-tests/scalar-literals/kernel.ts"
   bool flag = true;
 #line 20 "codegen-tests/scalar-literals/kernel.ts"
@@ -42,17 +18,17 @@ extern "C" __global__ void __launch_bounds__(32) literals(float* outF, int* outI
     flag = false;
   }
 #line 25 "codegen-tests/scalar-literals/kernel.ts"
-  outI[t] = minI + t;
+  outI[t] = (-2147483647 - 1) + t;
 #line 26 "codegen-tests/scalar-literals/kernel.ts"
-  outI[t + 32] = maxI - t;
+  outI[t + 32] = 2147483647 - t;
 #line 27 "codegen-tests/scalar-literals/kernel.ts"
-  outI[t + 64] = hexI ^ negHex;
+  outI[t + 64] = -2147483633;
 #line 28 "codegen-tests/scalar-literals/kernel.ts"
-  outU[t] = allOnes - bigU;
+  outU[t] = 294967295u;
 #line 29 "codegen-tests/scalar-literals/kernel.ts"
-  outU[t + 32] = unsuffixedBig + 1u;
+  outU[t + 32] = 3000000001u;
 #line 30 "codegen-tests/scalar-literals/kernel.ts"
-  outF[t] = tiny * huge + third + negZero * wholeF;
+  outF[t] = 3.4e+30f;
 #line 31 "codegen-tests/scalar-literals/kernel.ts"
   if (flag != other) {
 #line 32 "codegen-tests/scalar-literals/kernel.ts"

@@ -16,30 +16,18 @@ export function literals(args, blockIdx, blockDim, gridDim) {
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const t_1 = tx;
-    const minI = -2147483648;
-    const maxI = 2147483647;
-    const hexI = 2147483647;
-    const negHex = -16;
-    const allOnes = 4294967295;
-    const bigU = 4000000000;
-    const unsuffixedBig = 3000000000;
-    const tiny = 9.99999993922529e-9;
-    const huge = 3.3999999521443642e+38;
-    const third = 0.3333333432674408;
-    const negZero = -0;
-    const wholeF = 2;
     let flag = true;
     let other = false;
     if (t_1 > 16) {
       other = true;
       flag = false;
     }
-    outI[t_1] = (minI + t_1) | 0;
-    outI[((t_1 + 32) | 0)] = (maxI - t_1) | 0;
-    outI[((t_1 + 64) | 0)] = hexI ^ negHex;
-    outU[t_1] = (allOnes - bigU) >>> 0;
-    outU[((t_1 + 32) | 0)] = (unsuffixedBig + 1) >>> 0;
-    outF[t_1] = fround(fround(fround(tiny * huge) + third) + fround(negZero * wholeF));
+    outI[t_1] = ((-2147483648) + t_1) | 0;
+    outI[((t_1 + 32) | 0)] = (2147483647 - t_1) | 0;
+    outI[((t_1 + 64) | 0)] = -2147483633;
+    outU[t_1] = 294967295;
+    outU[((t_1 + 32) | 0)] = 3000000001;
+    outF[t_1] = 3.3999999000456577e+30;
     if (flag !== other) {
       outF[((t_1 + 32) | 0)] = 0.10000000149011612;
     }

@@ -7,30 +7,18 @@
 @compute @workgroup_size(32, 1, 1)
 fn literals(@builtin(local_invocation_id) local_id: vec3<u32>) {
   let t: i32 = i32(local_id.x);
-  let minI: i32 = i32(-2147483648);
-  let maxI: i32 = 2147483647i;
-  let hexI: i32 = 2147483647i;
-  let negHex: i32 = -16i;
-  let allOnes: u32 = 4294967295u;
-  let bigU: u32 = 4000000000u;
-  let unsuffixedBig: u32 = 3000000000u;
-  let tiny: f32 = 1e-8f;
-  let huge: f32 = 3.4e+38f;
-  let third: f32 = 0.33333334f;
-  let negZero: f32 = -0.0f;
-  let wholeF: f32 = 2.0f;
   var flag: bool = true;
   var other: bool = false;
   if (t > 16i) {
     other = true;
     flag = false;
   }
-  literals_outI[t] = minI + t;
-  literals_outI[t + 32i] = maxI - t;
-  literals_outI[t + 64i] = hexI ^ negHex;
-  literals_outU[t] = allOnes - bigU;
-  literals_outU[t + 32i] = unsuffixedBig + 1u;
-  literals_outF[t] = tiny * huge + third + negZero * wholeF;
+  literals_outI[t] = i32(-2147483648) + t;
+  literals_outI[t + 32i] = 2147483647i - t;
+  literals_outI[t + 64i] = -2147483633i;
+  literals_outU[t] = 294967295u;
+  literals_outU[t + 32i] = 3000000001u;
+  literals_outF[t] = 3.4e+30f;
   if (flag != other) {
     literals_outF[t + 32i] = 0.1f;
   }

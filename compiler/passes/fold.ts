@@ -1,12 +1,14 @@
 /**
- * Constant folding: operators, conversions and selects over literals become literals, and an `if` on a
- * constant keeps only the branch that runs. This is what makes specializations cheap: once the
+ * Constant folding: operators, conversions and selects over literals become literals, an `if` on a
+ * constant keeps only the branch that runs, and a `const` local whose value folds to a literal is replaced
+ * by that literal wherever it is used (so `const WMITER = (WM * WN) / (32 * TM * TN)` bounds a loop that
+ * can be unrolled). This is what makes specializations cheap: once the
  * specialization pass has put a tile size in, `TILE * TILE` is a number and `if (TILE > 16)` disappears.
  * Folding follows the 32-bit semantics in ir/semantics.ts and leaves alone anything whose result is
  * target-defined (integer division by zero) or not finite.
  */
 
-import type { Expr, LiteralExpr, Stmt } from "../ir/ir.ts";
+import type { Expr, LiteralExpr, Stmt, Variable } from "../ir/ir.ts";
 import { mapExpr, mapStmts } from "../ir/rewrite.ts";
 import { evalBinary, evalConvert, evalUnary } from "../ir/semantics.ts";
 
@@ -49,9 +51,18 @@ export function foldExpr(expr: Expr): Expr {
 }
 
 export function foldStmts(stmts: readonly Stmt[]): Stmt[] {
+  // Statements are mapped in program order, so a constant is known before any use of it is mapped.
+  const constants = new Map<Variable, LiteralExpr>();
   return mapStmts(stmts, {
-    expr: foldExprNode,
+    expr: (expr) => {
+      const constant = expr.kind === "variable" ? constants.get(expr.variable) : undefined;
+      return constant ? { ...constant, span: expr.span } : foldExprNode(expr);
+    },
     stmt: (stmt) => {
+      if (stmt.kind === "declare" && !stmt.variable.mutable && stmt.init?.kind === "literal") {
+        constants.set(stmt.variable, stmt.init);
+        return [];
+      }
       if (stmt.kind === "if" && stmt.condition.kind === "literal") {
         const taken = stmt.condition.value ? stmt.then : stmt.else;
         // The branch keeps its own scope: its declarations must not meet the enclosing block's.

@@ -20,8 +20,6 @@ extern "C" __global__ void __launch_bounds__(256) matrixMulCuda_BLOCK_SIZE_16(fl
   const int aBegin = wA * 16 * by;
 #line 23 "examples/matmul-cuda-samples.ts"
   const int aEnd = aBegin + wA - 1;
-#line 24 "examples/matmul-cuda-samples.ts"
-  const int aStep = 16;
 #line 26 "examples/matmul-cuda-samples.ts"
   const int bBegin = 16 * bx;
 #line 27 "examples/matmul-cuda-samples.ts"
@@ -31,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(256) matrixMulCuda_BLOCK_SIZE_16(fl
 #line 31 "examples/matmul-cuda-samples.ts"
   int b = bBegin;
 #line 32 "examples/matmul-cuda-samples.ts"
-  for (int a = aBegin; a <= aEnd; a += aStep) {
+  for (int a = aBegin; a <= aEnd; a += 16) {
 #line 33 "examples/matmul-cuda-samples.ts"
     As[ty][tx] = A[a + wA * ty + tx];
 #line 34 "examples/matmul-cuda-samples.ts"
@@ -74,8 +72,6 @@ extern "C" __global__ void __launch_bounds__(1024) matrixMulCuda_BLOCK_SIZE_32(f
   const int aBegin = wA * 32 * by;
 #line 23 "examples/matmul-cuda-samples.ts"
   const int aEnd = aBegin + wA - 1;
-#line 24 "examples/matmul-cuda-samples.ts"
-  const int aStep = 32;
 #line 26 "examples/matmul-cuda-samples.ts"
   const int bBegin = 32 * bx;
 #line 27 "examples/matmul-cuda-samples.ts"
@@ -85,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrixMulCuda_BLOCK_SIZE_32(f
 #line 31 "examples/matmul-cuda-samples.ts"
   int b = bBegin;
 #line 32 "examples/matmul-cuda-samples.ts"
-  for (int a = aBegin; a <= aEnd; a += aStep) {
+  for (int a = aBegin; a <= aEnd; a += 32) {
 #line 33 "examples/matmul-cuda-samples.ts"
     As[ty][tx] = A[a + wA * ty + tx];
 #line 34 "examples/matmul-cuda-samples.ts"

@@ -21,7 +21,6 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   const ty_slots = new Int32Array(threads);
   const aBegin_slots = new Int32Array(threads);
   const aEnd_slots = new Int32Array(threads);
-  const aStep_slots = new Int32Array(threads);
   const bStep_slots = new Int32Array(threads);
   const Csub_slots = new Float32Array(threads);
   const b_slots = new Int32Array(threads);
@@ -35,7 +34,6 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
     let ty_1 = ty_slots[t];
     let aBegin = aBegin_slots[t];
     let aEnd = aEnd_slots[t];
-    let aStep = aStep_slots[t];
     let bStep = bStep_slots[t];
     let Csub = Csub_slots[t];
     let b = b_slots[t];
@@ -45,7 +43,6 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
     ty_1 = ty;
     aBegin = imul(imul(wA, 16), by_1);
     aEnd = (((aBegin + wA) | 0) - 1) | 0;
-    aStep = 16;
     const bBegin = imul(16, bx_1);
     bStep = imul(16, wB);
     Csub = 0;
@@ -56,7 +53,6 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
     ty_slots[t] = ty_1;
     aBegin_slots[t] = aBegin;
     aEnd_slots[t] = aEnd;
-    aStep_slots[t] = aStep;
     bStep_slots[t] = bStep;
     Csub_slots[t] = Csub;
     b_slots[t] = b;
@@ -96,8 +92,7 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
     }
     threads5: for (let t = 0; t < threads; t++) {
       let a = a_slots[t];
-      let aStep = aStep_slots[t];
-      a = (a + aStep) | 0;
+      a = (a + 16) | 0;
       a_slots[t] = a;
     }
   }
@@ -126,7 +121,6 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   const ty_slots = new Int32Array(threads);
   const aBegin_slots = new Int32Array(threads);
   const aEnd_slots = new Int32Array(threads);
-  const aStep_slots = new Int32Array(threads);
   const bStep_slots = new Int32Array(threads);
   const Csub_slots = new Float32Array(threads);
   const b_slots = new Int32Array(threads);
@@ -140,7 +134,6 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
     let ty_1 = ty_slots[t];
     let aBegin = aBegin_slots[t];
     let aEnd = aEnd_slots[t];
-    let aStep = aStep_slots[t];
     let bStep = bStep_slots[t];
     let Csub = Csub_slots[t];
     let b = b_slots[t];
@@ -150,7 +143,6 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
     ty_1 = ty;
     aBegin = imul(imul(wA, 32), by_1);
     aEnd = (((aBegin + wA) | 0) - 1) | 0;
-    aStep = 32;
     const bBegin = imul(32, bx_1);
     bStep = imul(32, wB);
     Csub = 0;
@@ -161,7 +153,6 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
     ty_slots[t] = ty_1;
     aBegin_slots[t] = aBegin;
     aEnd_slots[t] = aEnd;
-    aStep_slots[t] = aStep;
     bStep_slots[t] = bStep;
     Csub_slots[t] = Csub;
     b_slots[t] = b;
@@ -201,8 +192,7 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
     }
     threads5: for (let t = 0; t < threads; t++) {
       let a = a_slots[t];
-      let aStep = aStep_slots[t];
-      a = (a + aStep) | 0;
+      a = (a + 32) | 0;
       a_slots[t] = a;
     }
   }

@@ -21,12 +21,11 @@ fn matrixMulCuda_BLOCK_SIZE_16(@builtin(local_invocation_id) local_id: vec3<u32>
   let ty: i32 = i32(local_id.y);
   let aBegin: i32 = wA * 16i * by;
   let aEnd: i32 = aBegin + wA - 1i;
-  let aStep: i32 = 16i;
   let bBegin: i32 = 16i * bx;
   let bStep: i32 = 16i * wB;
   var Csub: f32 = 0.0f;
   var b: i32 = bBegin;
-  for (var a: i32 = aBegin; a <= aEnd; a += aStep) {
+  for (var a: i32 = aBegin; a <= aEnd; a += 16i) {
     matrixMulCuda_BLOCK_SIZE_16_As[ty][tx] = matrixMulCuda_BLOCK_SIZE_16_A[a + wA * ty + tx];
     matrixMulCuda_BLOCK_SIZE_16_Bs[ty][tx] = matrixMulCuda_BLOCK_SIZE_16_B[b + wB * ty + tx];
     workgroupBarrier();
@@ -74,12 +73,11 @@ fn matrixMulCuda_BLOCK_SIZE_32(@builtin(local_invocation_id) local_id: vec3<u32>
   let ty: i32 = i32(local_id.y);
   let aBegin: i32 = wA * 32i * by;
   let aEnd: i32 = aBegin + wA - 1i;
-  let aStep: i32 = 32i;
   let bBegin: i32 = 32i * bx;
   let bStep: i32 = 32i * wB;
   var Csub: f32 = 0.0f;
   var b: i32 = bBegin;
-  for (var a: i32 = aBegin; a <= aEnd; a += aStep) {
+  for (var a: i32 = aBegin; a <= aEnd; a += 32i) {
     matrixMulCuda_BLOCK_SIZE_32_As[ty][tx] = matrixMulCuda_BLOCK_SIZE_32_A[a + wA * ty + tx];
     matrixMulCuda_BLOCK_SIZE_32_Bs[ty][tx] = matrixMulCuda_BLOCK_SIZE_32_B[b + wB * ty + tx];
     workgroupBarrier();

@@ -82,8 +82,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
   const int cRow = (int)blockIdx.y;
 #line 87 "examples/sgemm-blocktiling.ts"
   const int cCol = (int)blockIdx.x;
-#line 88 "examples/sgemm-blocktiling.ts"
-  const int threads = 256;
 #line 89 "examples/sgemm-blocktiling.ts"
   const int threadCol = (int)threadIdx.x % 16;
 #line 90 "examples/sgemm-blocktiling.ts"
@@ -92,14 +90,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
   const int innerRowA = (int)threadIdx.x / 8;
 #line 93 "examples/sgemm-blocktiling.ts"
   const int innerColA = (int)threadIdx.x % 8;
-#line 94 "examples/sgemm-blocktiling.ts"
-  const int strideA = threads / 8;
 #line 95 "examples/sgemm-blocktiling.ts"
   const int innerRowB = (int)threadIdx.x / 128;
 #line 96 "examples/sgemm-blocktiling.ts"
   const int innerColB = (int)threadIdx.x % 128;
-#line 97 "examples/sgemm-blocktiling.ts"
-  const int strideB = threads / 128;
 #line 98 "examples/sgemm-blocktiling.ts"
 #pragma unroll
   for (int i = 0; i < 64; i++) {
@@ -110,13 +104,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
   for (int bk = 0; bk < K; bk += 8) {
 #line 102 "examples/sgemm-blocktiling.ts"
 #pragma unroll
-    for (int offset = 0; offset < 128; offset += strideA) {
+    for (int offset = 0; offset < 128; offset += 32) {
 #line 103 "examples/sgemm-blocktiling.ts"
       As[(innerRowA + offset) * 8 + innerColA] = A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA];
     }
 #line 105 "examples/sgemm-blocktiling.ts"
 #pragma unroll
-    for (int offset_1 = 0; offset_1 < 8; offset_1 += strideB) {
+    for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 106 "examples/sgemm-blocktiling.ts"
       Bs[(innerRowB + offset_1) * 128 + innerColB] = B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB];
     }
@@ -182,8 +176,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
   const int cRow = (int)blockIdx.y;
 #line 159 "examples/sgemm-blocktiling.ts"
   const int cCol = (int)blockIdx.x;
-#line 160 "examples/sgemm-blocktiling.ts"
-  const int threads = 256;
 #line 161 "examples/sgemm-blocktiling.ts"
   const int threadCol = (int)threadIdx.x % 16;
 #line 162 "examples/sgemm-blocktiling.ts"
@@ -192,14 +184,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
   const int innerRowA = (int)threadIdx.x / 8;
 #line 164 "examples/sgemm-blocktiling.ts"
   const int innerColA = (int)threadIdx.x % 8;
-#line 165 "examples/sgemm-blocktiling.ts"
-  const int strideA = threads / 8;
 #line 166 "examples/sgemm-blocktiling.ts"
   const int innerRowB = (int)threadIdx.x / 128;
 #line 167 "examples/sgemm-blocktiling.ts"
   const int innerColB = (int)threadIdx.x % 128;
-#line 168 "examples/sgemm-blocktiling.ts"
-  const int strideB = threads / 128;
 #line 169 "examples/sgemm-blocktiling.ts"
 #pragma unroll
   for (int i = 0; i < 64; i++) {
@@ -210,13 +198,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
   for (int bk = 0; bk < K; bk += 8) {
 #line 173 "examples/sgemm-blocktiling.ts"
 #pragma unroll
-    for (int offset = 0; offset < 128; offset += strideA) {
+    for (int offset = 0; offset < 128; offset += 32) {
 #line 175 "examples/sgemm-blocktiling.ts"
       AsT[innerColA * 128 + innerRowA + offset] = A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA];
     }
 #line 177 "examples/sgemm-blocktiling.ts"
 #pragma unroll
-    for (int offset_1 = 0; offset_1 < 8; offset_1 += strideB) {
+    for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 178 "examples/sgemm-blocktiling.ts"
       Bs[(innerRowB + offset_1) * 128 + innerColB] = B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB];
     }
@@ -282,8 +270,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
   const int cRow = (int)blockIdx.y;
 #line 231 "examples/sgemm-blocktiling.ts"
   const int cCol = (int)blockIdx.x;
-#line 232 "examples/sgemm-blocktiling.ts"
-  const int threads = 256;
 #line 233 "examples/sgemm-blocktiling.ts"
   const int threadCol = (int)threadIdx.x % 16;
 #line 234 "examples/sgemm-blocktiling.ts"
@@ -292,14 +278,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
   const int innerRowA = (int)threadIdx.x / 8;
 #line 236 "examples/sgemm-blocktiling.ts"
   const int innerColA = (int)threadIdx.x % 8;
-#line 237 "examples/sgemm-blocktiling.ts"
-  const int strideA = threads / 8;
 #line 238 "examples/sgemm-blocktiling.ts"
   const int innerRowB = (int)threadIdx.x / 128;
 #line 239 "examples/sgemm-blocktiling.ts"
   const int innerColB = (int)threadIdx.x % 128;
-#line 240 "examples/sgemm-blocktiling.ts"
-  const int strideB = threads / 128;
 #line 241 "examples/sgemm-blocktiling.ts"
 #pragma unroll
   for (int i = 0; i < 64; i++) {
@@ -310,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
   for (int bk = 0; bk < K; bk += 8) {
 #line 245 "examples/sgemm-blocktiling.ts"
 #pragma unroll
-    for (int offset = 0; offset < 128; offset += strideA) {
+    for (int offset = 0; offset < 128; offset += 32) {
 #line 246 "examples/sgemm-blocktiling.ts"
       const int row = cRow * 128 + innerRowA + offset;
 #line 247 "examples/sgemm-blocktiling.ts"
@@ -326,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
     }
 #line 254 "examples/sgemm-blocktiling.ts"
 #pragma unroll
-    for (int offset_1 = 0; offset_1 < 8; offset_1 += strideB) {
+    for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 255 "examples/sgemm-blocktiling.ts"
       const int row_1 = bk + innerRowB + offset_1;
 #line 256 "examples/sgemm-blocktiling.ts"

@@ -120,10 +120,8 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
   const threadRow_slots = new Int32Array(threads);
   const innerRowA_slots = new Int32Array(threads);
   const innerColA_slots = new Int32Array(threads);
-  const strideA_slots = new Int32Array(threads);
   const innerRowB_slots = new Int32Array(threads);
   const innerColB_slots = new Int32Array(threads);
-  const strideB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
@@ -133,21 +131,16 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
-    let strideA = strideA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let strideB = strideB_slots[t];
     cRow = by;
     cCol = bx;
-    const threads_1 = 256;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 8) | 0;
     innerColA = (tx % 8) | 0;
-    strideA = (threads_1 / 8) | 0;
     innerRowB = (tx / 128) | 0;
     innerColB = (tx % 128) | 0;
-    strideB = (threads_1 / 128) | 0;
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
@@ -157,10 +150,8 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
     innerColA_slots[t] = innerColA;
-    strideA_slots[t] = strideA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    strideB_slots[t] = strideB;
   }
   threads1: for (let t = 0; t < threads; t++) {
     let bk = bk_slots[t];
@@ -171,19 +162,17 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
     if (!(bk_slots[0] < K)) break;
     body0: {
       threads2: for (let t = 0; t < threads; t++) {
-        let strideA = strideA_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let cRow = cRow_slots[t];
         let bk = bk_slots[t];
-        let strideB = strideB_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
         let cCol = cCol_slots[t];
-        for (let offset = 0; offset < 128; offset = (offset + strideA) | 0) {
+        for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           As[((imul(((innerRowA + offset) | 0), 8) + innerColA) | 0)] = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + innerColA) | 0)];
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + strideB) | 0) {
+        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 2) | 0) {
           Bs[((imul(((innerRowB + offset_1) | 0), 128) + innerColB) | 0)] = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + innerColB) | 0)];
         }
       }
@@ -245,10 +234,8 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
   const threadRow_slots = new Int32Array(threads);
   const innerRowA_slots = new Int32Array(threads);
   const innerColA_slots = new Int32Array(threads);
-  const strideA_slots = new Int32Array(threads);
   const innerRowB_slots = new Int32Array(threads);
   const innerColB_slots = new Int32Array(threads);
-  const strideB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
@@ -258,21 +245,16 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
-    let strideA = strideA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let strideB = strideB_slots[t];
     cRow = by;
     cCol = bx;
-    const threads_1 = 256;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 8) | 0;
     innerColA = (tx % 8) | 0;
-    strideA = (threads_1 / 8) | 0;
     innerRowB = (tx / 128) | 0;
     innerColB = (tx % 128) | 0;
-    strideB = (threads_1 / 128) | 0;
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
@@ -282,10 +264,8 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
     innerColA_slots[t] = innerColA;
-    strideA_slots[t] = strideA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    strideB_slots[t] = strideB;
   }
   threads1: for (let t = 0; t < threads; t++) {
     let bk = bk_slots[t];
@@ -296,19 +276,17 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     if (!(bk_slots[0] < K)) break;
     body0: {
       threads2: for (let t = 0; t < threads; t++) {
-        let strideA = strideA_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowA = innerRowA_slots[t];
         let cRow = cRow_slots[t];
         let bk = bk_slots[t];
-        let strideB = strideB_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
         let cCol = cCol_slots[t];
-        for (let offset = 0; offset < 128; offset = (offset + strideA) | 0) {
+        for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           AsT[((((imul(innerColA, 128) + innerRowA) | 0) + offset) | 0)] = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + innerColA) | 0)];
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + strideB) | 0) {
+        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 2) | 0) {
           Bs[((imul(((innerRowB + offset_1) | 0), 128) + innerColB) | 0)] = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + innerColB) | 0)];
         }
       }
@@ -370,10 +348,8 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
   const threadRow_slots = new Int32Array(threads);
   const innerRowA_slots = new Int32Array(threads);
   const innerColA_slots = new Int32Array(threads);
-  const strideA_slots = new Int32Array(threads);
   const innerRowB_slots = new Int32Array(threads);
   const innerColB_slots = new Int32Array(threads);
-  const strideB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
@@ -383,21 +359,16 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
-    let strideA = strideA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let strideB = strideB_slots[t];
     cRow = by;
     cCol = bx;
-    const threads_1 = 256;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 8) | 0;
     innerColA = (tx % 8) | 0;
-    strideA = (threads_1 / 8) | 0;
     innerRowB = (tx / 128) | 0;
     innerColB = (tx % 128) | 0;
-    strideB = (threads_1 / 128) | 0;
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
@@ -407,10 +378,8 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
     innerColA_slots[t] = innerColA;
-    strideA_slots[t] = strideA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    strideB_slots[t] = strideB;
   }
   threads1: for (let t = 0; t < threads; t++) {
     let bk = bk_slots[t];
@@ -421,16 +390,14 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
     if (!(bk_slots[0] < K)) break;
     body0: {
       threads2: for (let t = 0; t < threads; t++) {
-        let strideA = strideA_slots[t];
         let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
-        let strideB = strideB_slots[t];
         let innerRowB = innerRowB_slots[t];
         let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        for (let offset = 0; offset < 128; offset = (offset + strideA) | 0) {
+        for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           const row = (((imul(cRow, 128) + innerRowA) | 0) + offset) | 0;
           const col = (bk + innerColA) | 0;
           if ((row < M) && (col < K)) {
@@ -439,7 +406,7 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
             AsT[((((imul(innerColA, 128) + innerRowA) | 0) + offset) | 0)] = 0;
           }
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + strideB) | 0) {
+        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 2) | 0) {
           const row_1 = (((bk + innerRowB) | 0) + offset_1) | 0;
           const col_1 = (imul(cCol, 128) + innerColB) | 0;
           if ((row_1 < K) && (col_1 < N)) {

@@ -192,15 +192,12 @@ fn sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocation_id)
   var regN: array<f32, 8>;
   let cRow: i32 = i32(group_id.y);
   let cCol: i32 = i32(group_id.x);
-  let threads: i32 = 256i;
   let threadCol: i32 = i32(local_id.x) % 16i;
   let threadRow: i32 = i32(local_id.x) / 16i;
   let innerRowA: i32 = i32(local_id.x) / 8i;
   let innerColA: i32 = i32(local_id.x) % 8i;
-  let strideA: i32 = threads / 8i;
   let innerRowB: i32 = i32(local_id.x) / 128i;
   let innerColB: i32 = i32(local_id.x) % 128i;
-  let strideB: i32 = threads / 128i;
   threadResults[0i] = 0.0f;
   threadResults[1i] = 0.0f;
   threadResults[2i] = 0.0f;
@@ -266,12 +263,14 @@ fn sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocation_id)
   threadResults[62i] = 0.0f;
   threadResults[63i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
-    for (var offset: i32 = 0i; offset < 128i; offset += strideA) {
-      sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(innerRowA + offset) * 8i + innerColA] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + offset) * K + bk + innerColA];
-    }
-    for (var offset_1: i32 = 0i; offset_1 < 8i; offset_1 += strideB) {
-      sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + offset_1) * N + cCol * 128i + innerColB];
-    }
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(innerRowA + 0i) * 8i + innerColA] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(innerRowA + 32i) * 8i + innerColA] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 32i) * K + bk + innerColA];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(innerRowA + 64i) * 8i + innerColA] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 64i) * K + bk + innerColA];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(innerRowA + 96i) * 8i + innerColA] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 96i) * K + bk + innerColA];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 0i) * 128i + innerColB] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 2i) * 128i + innerColB] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 2i) * N + cCol * 128i + innerColB];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 4i) * 128i + innerColB] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 4i) * N + cCol * 128i + innerColB];
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 6i) * 128i + innerColB] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 6i) * N + cCol * 128i + innerColB];
     workgroupBarrier();
     regM[0i] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(threadRow * 8i + 0i) * 8i + 0i];
     regM[1i] = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_As[(threadRow * 8i + 1i) * 8i + 0i];
@@ -1199,15 +1198,12 @@ fn sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_inv
   var regN: array<f32, 8>;
   let cRow: i32 = i32(group_id.y);
   let cCol: i32 = i32(group_id.x);
-  let threads: i32 = 256i;
   let threadCol: i32 = i32(local_id.x) % 16i;
   let threadRow: i32 = i32(local_id.x) / 16i;
   let innerRowA: i32 = i32(local_id.x) / 8i;
   let innerColA: i32 = i32(local_id.x) % 8i;
-  let strideA: i32 = threads / 8i;
   let innerRowB: i32 = i32(local_id.x) / 128i;
   let innerColB: i32 = i32(local_id.x) % 128i;
-  let strideB: i32 = threads / 128i;
   threadResults[0i] = 0.0f;
   threadResults[1i] = 0.0f;
   threadResults[2i] = 0.0f;
@@ -1273,12 +1269,14 @@ fn sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_inv
   threadResults[62i] = 0.0f;
   threadResults[63i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
-    for (var offset: i32 = 0i; offset < 128i; offset += strideA) {
-      sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + offset] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + offset) * K + bk + innerColA];
-    }
-    for (var offset_1: i32 = 0i; offset_1 < 8i; offset_1 += strideB) {
-      sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + offset_1) * N + cCol * 128i + innerColB];
-    }
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 32i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 32i) * K + bk + innerColA];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 64i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 64i) * K + bk + innerColA];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 96i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_A[(cRow * 128i + innerRowA + 96i) * K + bk + innerColA];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 0i) * 128i + innerColB] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 2i) * 128i + innerColB] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 2i) * N + cCol * 128i + innerColB];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 4i) * 128i + innerColB] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 4i) * N + cCol * 128i + innerColB];
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 6i) * 128i + innerColB] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_B[(bk + innerRowB + 6i) * N + cCol * 128i + innerColB];
     workgroupBarrier();
     regM[0i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 0i];
     regM[1i] = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[0i + threadRow * 8i + 1i];
@@ -2206,15 +2204,12 @@ fn sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocat
   var regN: array<f32, 8>;
   let cRow: i32 = i32(group_id.y);
   let cCol: i32 = i32(group_id.x);
-  let threads: i32 = 256i;
   let threadCol: i32 = i32(local_id.x) % 16i;
   let threadRow: i32 = i32(local_id.x) / 16i;
   let innerRowA: i32 = i32(local_id.x) / 8i;
   let innerColA: i32 = i32(local_id.x) % 8i;
-  let strideA: i32 = threads / 8i;
   let innerRowB: i32 = i32(local_id.x) / 128i;
   let innerColB: i32 = i32(local_id.x) % 128i;
-  let strideB: i32 = threads / 128i;
   threadResults[0i] = 0.0f;
   threadResults[1i] = 0.0f;
   threadResults[2i] = 0.0f;
@@ -2280,22 +2275,76 @@ fn sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(@builtin(local_invocat
   threadResults[62i] = 0.0f;
   threadResults[63i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
-    for (var offset: i32 = 0i; offset < 128i; offset += strideA) {
-      let row: i32 = cRow * 128i + innerRowA + offset;
+    {
+      let row: i32 = cRow * 128i + innerRowA + 0i;
       let col: i32 = bk + innerColA;
       if (row < M && col < K) {
-        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + offset] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A[row * K + col];
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 0i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A[row * K + col];
       } else {
-        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + offset] = 0.0f;
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 0i] = 0.0f;
       }
     }
-    for (var offset_1: i32 = 0i; offset_1 < 8i; offset_1 += strideB) {
-      let row_1: i32 = bk + innerRowB + offset_1;
+    {
+      let row: i32 = cRow * 128i + innerRowA + 32i;
+      let col: i32 = bk + innerColA;
+      if (row < M && col < K) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 32i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A[row * K + col];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 32i] = 0.0f;
+      }
+    }
+    {
+      let row: i32 = cRow * 128i + innerRowA + 64i;
+      let col: i32 = bk + innerColA;
+      if (row < M && col < K) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 64i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A[row * K + col];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 64i] = 0.0f;
+      }
+    }
+    {
+      let row: i32 = cRow * 128i + innerRowA + 96i;
+      let col: i32 = bk + innerColA;
+      if (row < M && col < K) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 96i] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_A[row * K + col];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_AsT[innerColA * 128i + innerRowA + 96i] = 0.0f;
+      }
+    }
+    {
+      let row_1: i32 = bk + innerRowB + 0i;
       let col_1: i32 = cCol * 128i + innerColB;
       if (row_1 < K && col_1 < N) {
-        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B[row_1 * N + col_1];
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 0i) * 128i + innerColB] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B[row_1 * N + col_1];
       } else {
-        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + offset_1) * 128i + innerColB] = 0.0f;
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 0i) * 128i + innerColB] = 0.0f;
+      }
+    }
+    {
+      let row_1: i32 = bk + innerRowB + 2i;
+      let col_1: i32 = cCol * 128i + innerColB;
+      if (row_1 < K && col_1 < N) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 2i) * 128i + innerColB] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B[row_1 * N + col_1];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 2i) * 128i + innerColB] = 0.0f;
+      }
+    }
+    {
+      let row_1: i32 = bk + innerRowB + 4i;
+      let col_1: i32 = cCol * 128i + innerColB;
+      if (row_1 < K && col_1 < N) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 4i) * 128i + innerColB] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B[row_1 * N + col_1];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 4i) * 128i + innerColB] = 0.0f;
+      }
+    }
+    {
+      let row_1: i32 = bk + innerRowB + 6i;
+      let col_1: i32 = cCol * 128i + innerColB;
+      if (row_1 < K && col_1 < N) {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 6i) * 128i + innerColB] = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_B[row_1 * N + col_1];
+      } else {
+        sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_Bs[(innerRowB + 6i) * 128i + innerColB] = 0.0f;
       }
     }
     workgroupBarrier();
