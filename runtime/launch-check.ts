@@ -20,6 +20,8 @@ export interface LaunchLimits {
   readonly maxThreadsPerBlock: number;
   readonly maxBlockDims: readonly [number, number, number];
   readonly maxGridDims: readonly [number, number, number];
+  /** Shared (workgroup) memory one block may use, in bytes; undefined: not limited below what kernels can declare. */
+  readonly maxSharedBytes?: number;
 }
 
 export const defaultLimits: LaunchLimits = {
@@ -32,6 +34,11 @@ export const defaultLimits: LaunchLimits = {
 export function blockFits(block: readonly number[] | null | undefined, limits: LaunchLimits): boolean {
   if (!block) return true;
   return block[0]! * block[1]! * block[2]! <= limits.maxThreadsPerBlock && block.every((dim, axis) => dim <= limits.maxBlockDims[axis]!);
+}
+
+/** Whether a device with `limits` can run a compiled kernel: its fixed block and its shared memory. */
+export function kernelFits(description: { readonly block?: readonly number[] | null; readonly sharedBytes: number }, limits: LaunchLimits): boolean {
+  return blockFits(description.block, limits) && (limits.maxSharedBytes === undefined || description.sharedBytes <= limits.maxSharedBytes);
 }
 
 export interface CheckedLaunch {

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ManifestKernel, Manifest } from "../compiler/manifest.ts";
-import { blockFits, type LaunchLimits } from "./launch-check.ts";
+import { kernelFits, type LaunchLimits } from "./launch-check.ts";
 
 /** The JS of one kernel: runs a whole block. */
 export type JsBlockFunction = (
@@ -32,9 +32,9 @@ export interface KernelHandle {
 export class KernelLibrary {
   constructor(readonly kernels: readonly KernelHandle[]) {}
 
-  /** The first of the given specializations (best first) whose block a device with `limits` can run. */
+  /** The first of the given specializations (best first) that a device with `limits` can run (block and shared memory). */
   firstFitting(name: string, specializations: readonly Readonly<Record<string, number | boolean>>[] | undefined, limits: LaunchLimits): KernelHandle | undefined {
-    return (specializations ?? [{}]).map((values) => this.get(name, values)).find((k) => blockFits(k.description.block, limits));
+    return (specializations ?? [{}]).map((values) => this.get(name, values)).find((k) => kernelFits(k.description, limits));
   }
 
   /**

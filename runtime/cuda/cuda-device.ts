@@ -80,6 +80,8 @@ export class CudaDevice implements Device {
       maxThreadsPerBlock: attribute(ATTR.maxThreadsPerBlock),
       maxBlockDims: [attribute(ATTR.maxBlockDimX), attribute(ATTR.maxBlockDimY), attribute(ATTR.maxBlockDimZ)],
       maxGridDims: [attribute(ATTR.maxGridDimX), attribute(ATTR.maxGridDimY), attribute(ATTR.maxGridDimZ)],
+      // Kernels declare their shared arrays statically, which CUDA caps at 48 KB whatever the GPU has.
+      maxSharedBytes: 48 * 1024,
     };
     this.arch = `sm_${attribute(ATTR.computeCapabilityMajor)}${attribute(ATTR.computeCapabilityMinor)}`;
     const version = [0];

@@ -39,6 +39,9 @@ export function unsupportedSize(variant: MatmulVariant, n: number): string | und
 
 const blocks = (n: number, tile: number) => Math.ceil(n / tile);
 const sgemmBlockSizes = [{ BLOCKSIZE: 32 }, { BLOCKSIZE: 16 }];
+// Smaller tiles for devices whose workgroup memory is too small for the defaults (WebGPU's portable 16 KB).
+const smallVectorized = { BM: 64, BN: 64, BK: 8, TM: 8, TN: 4 };
+const smallWarptiling = { BM: 64, BN: 64, BK: 8, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 };
 
 export const seedVariants: readonly MatmulVariant[] = [
   {
@@ -149,6 +152,33 @@ export const seedVariants: readonly MatmulVariant[] = [
     multipleOf: 128,
     gemm: true,
     launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-vectorized",
+    file: "examples/sgemm-vectorized.ts",
+    kernel: "sgemmVectorized",
+    specializations: [{}, smallVectorized],
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-warptiling",
+    file: "examples/sgemm-warptiling.ts",
+    kernel: "sgemmWarptiling",
+    specializations: [{}, smallWarptiling],
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-warptiling-double-buffered",
+    file: "examples/sgemm-warptiling.ts",
+    kernel: "sgemmWarptilingDoubleBuffered",
+    specializations: [{}, smallWarptiling],
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
   },
   {
     id: "sgemm-2d-guarded",

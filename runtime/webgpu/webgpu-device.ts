@@ -129,6 +129,7 @@ export class WebGpuDevice implements Device {
       maxThreadsPerBlock: l.maxComputeInvocationsPerWorkgroup,
       maxBlockDims: [l.maxComputeWorkgroupSizeX, l.maxComputeWorkgroupSizeY, l.maxComputeWorkgroupSizeZ],
       maxGridDims: [l.maxComputeWorkgroupsPerDimension, l.maxComputeWorkgroupsPerDimension, l.maxComputeWorkgroupsPerDimension],
+      maxSharedBytes: l.maxComputeWorkgroupStorageSize,
     };
   }
 
