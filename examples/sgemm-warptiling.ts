@@ -268,3 +268,141 @@ export const sgemmWarptilingDoubleBuffered = kernel(
     }
   },
 );
+
+// The double-buffered warp-tiled kernel for any M, and N and K that are multiples of 4 (so that rows stay
+// 16-byte aligned): tile loads outside A or B fill zeros, stores outside C are skipped. Its smaller default
+// tile (64×64) gives odd, mid-sized products such as the CUDA introduction's 1000³ enough blocks to fill an
+// H100's 132 SMs; the tuner may pick others.
+export const sgemmWarptilingGuarded = kernel(
+  // The defaults, and a shallower tile for devices with 16 KB of workgroup memory.
+  { block: ["THREADS"], specializations: [{}, { BK: 8 }] },
+  (
+    M: i32,
+    N: i32,
+    K: i32,
+    alpha: f32,
+    A: ReadonlyFloat32Array,
+    B: ReadonlyFloat32Array,
+    beta: f32,
+    C: Float32Array,
+    BM: Const<i32> = 64,
+    BN: Const<i32> = 64,
+    BK: Const<i32> = 16,
+    WM: Const<i32> = 32,
+    WN: Const<i32> = 32,
+    WNITER: Const<i32> = 2,
+    TM: Const<i32> = 4,
+    TN: Const<i32> = 4,
+    THREADS: Const<i32> = 128,
+  ) => {
+    const AsT = shared.f32(2, BK * (BM + 4));
+    const Bs = shared.f32(2, BK * BN);
+    const threadResults = local.f32((WM * WN) / 32);
+    const regM = local.f32((WM * WN) / (32 * TN * WNITER));
+    const regN = local.f32(WNITER * TN);
+    const nextA = local.f32((BM * BK) / THREADS);
+    const WMITER = (WM * WN) / (32 * TM * TN * WNITER);
+    const WSUBM = WM / WMITER;
+    const WSUBN = WN / WNITER;
+    const ldAsT = BM + 4;
+    const cRow = blockIdx.y;
+    const cCol = blockIdx.x;
+    const warp = threadIdx.x / 32;
+    const warpCol = warp % (BN / WN);
+    const warpRow = warp / (BN / WN);
+    const lane = threadIdx.x % 32;
+    const threadColInWarp = lane % (WSUBN / TN);
+    const threadRowInWarp = lane / (WSUBN / TN);
+    const innerRowA = threadIdx.x / (BK / 4);
+    const innerColA = threadIdx.x % (BK / 4);
+    const rowStrideA = (THREADS * 4) / BK;
+    const innerRowB = threadIdx.x / (BN / 4);
+    const innerColB = threadIdx.x % (BN / 4);
+    const rowStrideB = (THREADS * 4) / BN;
+    unrollInit: for (let i = 0; i < (WM * WN) / 32; i++) {
+      threadResults[i] = 0;
+    }
+    let stage = 0;
+    // Step -1 only fetches: the first tiles go through the same registers and copies as every later step.
+    for (let bk = -BK; bk < K; bk += BK) {
+      const next = bk + BK;
+      if (next < K) {
+        unrollNextB: for (let offset = 0; offset < BK; offset += rowStrideB) {
+          const row = next + innerRowB + offset;
+          const col = cCol * BN + innerColB * 4;
+          if (row < K && col < N) {
+            copyAsync4(Bs[1 - stage], (innerRowB + offset) * BN + innerColB * 4, B, row * N + col);
+          } else {
+            store4(Bs[1 - stage], (innerRowB + offset) * BN + innerColB * 4, 0, 0, 0, 0);
+          }
+        }
+        commitAsync();
+        unrollNextA: for (let offset = 0; offset < BM; offset += rowStrideA) {
+          const row = cRow * BM + innerRowA + offset;
+          const col = next + innerColA * 4;
+          if (row < M && col < K) {
+            const [a0, a1, a2, a3] = load4(A, row * K + col);
+            store4(nextA, (offset / rowStrideA) * 4, a0, a1, a2, a3);
+          } else {
+            store4(nextA, (offset / rowStrideA) * 4, 0, 0, 0, 0);
+          }
+        }
+      }
+      if (bk >= 0) {
+        unrollDot: for (let dot = 0; dot < BK; dot++) {
+          unrollSubM: for (let wSubRow = 0; wSubRow < WMITER; wSubRow++) {
+            unrollM: for (let i = 0; i < TM; i += 4) {
+              const [m0, m1, m2, m3] = load4(AsT[stage], dot * ldAsT + warpRow * WM + wSubRow * WSUBM + threadRowInWarp * TM + i);
+              store4(regM, wSubRow * TM + i, m0, m1, m2, m3);
+            }
+          }
+          unrollSubN: for (let wSubCol = 0; wSubCol < WNITER; wSubCol++) {
+            unrollN: for (let i = 0; i < TN; i += 4) {
+              const [n0, n1, n2, n3] = load4(Bs[stage], dot * BN + warpCol * WN + wSubCol * WSUBN + threadColInWarp * TN + i);
+              store4(regN, wSubCol * TN + i, n0, n1, n2, n3);
+            }
+          }
+          unrollOuterM: for (let m = 0; m < WMITER * TM; m++) {
+            unrollOuterN: for (let n = 0; n < WNITER * TN; n++) {
+              threadResults[m * (WNITER * TN) + n] += regM[m] * regN[n];
+            }
+          }
+        }
+      }
+      if (next < K) {
+        unrollStoreA: for (let offset = 0; offset < BM; offset += rowStrideA) {
+          const base = (offset / rowStrideA) * 4;
+          AsT[1 - stage][(innerColA * 4 + 0) * ldAsT + innerRowA + offset] = nextA[base];
+          AsT[1 - stage][(innerColA * 4 + 1) * ldAsT + innerRowA + offset] = nextA[base + 1];
+          AsT[1 - stage][(innerColA * 4 + 2) * ldAsT + innerRowA + offset] = nextA[base + 2];
+          AsT[1 - stage][(innerColA * 4 + 3) * ldAsT + innerRowA + offset] = nextA[base + 3];
+        }
+      }
+      waitAsync(0);
+      syncThreads();
+      stage = 1 - stage;
+    }
+    unrollStoreSubM: for (let wSubRow = 0; wSubRow < WMITER; wSubRow++) {
+      unrollStoreSubN: for (let wSubCol = 0; wSubCol < WNITER; wSubCol++) {
+        unrollStoreM: for (let m = 0; m < TM; m++) {
+          unrollStoreN: for (let n = 0; n < TN; n += 4) {
+            const row = cRow * BM + warpRow * WM + wSubRow * WSUBM + threadRowInWarp * TM + m;
+            const col = cCol * BN + warpCol * WN + wSubCol * WSUBN + threadColInWarp * TN + n;
+            if (row < M && col < N) {
+              const [c0, c1, c2, c3] = load4(C, row * N + col);
+              const r = (wSubRow * TM + m) * (WNITER * TN) + wSubCol * TN + n;
+              store4(
+                C,
+                row * N + col,
+                alpha * threadResults[r] + beta * c0,
+                alpha * threadResults[r + 1] + beta * c1,
+                alpha * threadResults[r + 2] + beta * c2,
+                alpha * threadResults[r + 3] + beta * c3,
+              );
+            }
+          }
+        }
+      }
+    }
+  },
+);

@@ -181,6 +181,16 @@ export const seedVariants: readonly MatmulVariant[] = [
     launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
   },
   {
+    id: "sgemm-warptiling-guarded",
+    file: "examples/sgemm-warptiling.ts",
+    kernel: "sgemmWarptilingGuarded",
+    specializations: [{}, { BK: 8 }],
+    // Any size whose rows stay 16-byte aligned.
+    multipleOf: 4,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [Math.ceil(n / BN!), Math.ceil(n / BM!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
     id: "sgemm-2d-guarded",
     file: "examples/sgemm-blocktiling.ts",
     kernel: "sgemm2DBlocktilingGuarded",

@@ -778,3 +778,431 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
     }
   }
 }
+
+// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
+#line 276 "examples/sgemm-warptiling.ts"
+extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+#line 298 "examples/sgemm-warptiling.ts"
+  __shared__ __align__(16) float AsT[2][1088];
+#line 299 "examples/sgemm-warptiling.ts"
+  __shared__ __align__(16) float Bs[2][1024];
+#line 300 "examples/sgemm-warptiling.ts"
+  float threadResults[32];
+#line 301 "examples/sgemm-warptiling.ts"
+  float regM[4];
+#line 302 "examples/sgemm-warptiling.ts"
+  float regN[8];
+#line 303 "examples/sgemm-warptiling.ts"
+  float nextA[8];
+#line 308 "examples/sgemm-warptiling.ts"
+  const int cRow = (int)blockIdx.y;
+#line 309 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
+#line 310 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 311 "examples/sgemm-warptiling.ts"
+  const int warpCol = warp % 2;
+#line 312 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
+#line 313 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 314 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 315 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 316 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 317 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 4;
+#line 319 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 320 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 322 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int i = 0; i < 32; i++) {
+#line 323 "examples/sgemm-warptiling.ts"
+    threadResults[i] = 0.0f;
+  }
+#line 325 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 327 "examples/sgemm-warptiling.ts"
+  for (int bk = -16; bk < K; bk += 16) {
+#line 328 "examples/sgemm-warptiling.ts"
+    const int next = bk + 16;
+#line 329 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 330 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset = 0; offset < 16; offset += 8) {
+#line 331 "examples/sgemm-warptiling.ts"
+        const int row = next + innerRowB + offset;
+#line 332 "examples/sgemm-warptiling.ts"
+        const int col = cCol * 64 + innerColB * 4;
+#line 333 "examples/sgemm-warptiling.ts"
+        if (row < K && col < N) {
+#line 334 "examples/sgemm-warptiling.ts"
+          tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
+        } else {
+#line 336 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+      }
+#line 339 "examples/sgemm-warptiling.ts"
+      tsk_cp_async_commit();
+#line 340 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_1 = 0; offset_1 < 64; offset_1 += 32) {
+#line 341 "examples/sgemm-warptiling.ts"
+        const int row_1 = cRow * 64 + innerRowA + offset_1;
+#line 342 "examples/sgemm-warptiling.ts"
+        const int col_1 = next + innerColA * 4;
+#line 343 "examples/sgemm-warptiling.ts"
+        if (row_1 < M && col_1 < K) {
+#line 344 "examples/sgemm-warptiling.ts"
+          const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+          const float a0 = vector.x;
+          const float a1 = vector.y;
+          const float a2 = vector.z;
+          const float a3 = vector.w;
+#line 345 "examples/sgemm-warptiling.ts"
+          nextA[offset_1 / 32 * 4] = a0;
+          nextA[offset_1 / 32 * 4 + 1] = a1;
+          nextA[offset_1 / 32 * 4 + 2] = a2;
+          nextA[offset_1 / 32 * 4 + 3] = a3;
+        } else {
+#line 347 "examples/sgemm-warptiling.ts"
+          nextA[offset_1 / 32 * 4] = 0.0f;
+          nextA[offset_1 / 32 * 4 + 1] = 0.0f;
+          nextA[offset_1 / 32 * 4 + 2] = 0.0f;
+          nextA[offset_1 / 32 * 4 + 3] = 0.0f;
+        }
+      }
+    }
+#line 351 "examples/sgemm-warptiling.ts"
+    if (bk >= 0) {
+#line 352 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int dot = 0; dot < 16; dot++) {
+#line 353 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
+#line 354 "examples/sgemm-warptiling.ts"
+#pragma unroll
+          for (int i_1 = 0; i_1 < 4; i_1 += 4) {
+#line 355 "examples/sgemm-warptiling.ts"
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+            const float m0 = vector_1.x;
+            const float m1 = vector_1.y;
+            const float m2 = vector_1.z;
+            const float m3 = vector_1.w;
+#line 356 "examples/sgemm-warptiling.ts"
+            regM[wSubRow * 4 + i_1] = m0;
+            regM[wSubRow * 4 + i_1 + 1] = m1;
+            regM[wSubRow * 4 + i_1 + 2] = m2;
+            regM[wSubRow * 4 + i_1 + 3] = m3;
+          }
+        }
+#line 359 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
+#line 360 "examples/sgemm-warptiling.ts"
+#pragma unroll
+          for (int i_2 = 0; i_2 < 4; i_2 += 4) {
+#line 361 "examples/sgemm-warptiling.ts"
+            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+            const float n0 = vector_2.x;
+            const float n1 = vector_2.y;
+            const float n2 = vector_2.z;
+            const float n3 = vector_2.w;
+#line 362 "examples/sgemm-warptiling.ts"
+            regN[wSubCol * 4 + i_2] = n0;
+            regN[wSubCol * 4 + i_2 + 1] = n1;
+            regN[wSubCol * 4 + i_2 + 2] = n2;
+            regN[wSubCol * 4 + i_2 + 3] = n3;
+          }
+        }
+#line 365 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+#line 366 "examples/sgemm-warptiling.ts"
+#pragma unroll
+          for (int n = 0; n < 8; n++) {
+#line 367 "examples/sgemm-warptiling.ts"
+            threadResults[m * 8 + n] += regM[m] * regN[n];
+          }
+        }
+      }
+    }
+#line 372 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 373 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_2 = 0; offset_2 < 64; offset_2 += 32) {
+#line 374 "examples/sgemm-warptiling.ts"
+        const int base = offset_2 / 32 * 4;
+#line 375 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
+#line 376 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
+#line 377 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
+#line 378 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
+      }
+    }
+#line 381 "examples/sgemm-warptiling.ts"
+    tsk_cp_async_wait<0>();
+#line 382 "examples/sgemm-warptiling.ts"
+    __syncthreads();
+#line 383 "examples/sgemm-warptiling.ts"
+    stage = 1 - stage;
+  }
+#line 385 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
+#line 386 "examples/sgemm-warptiling.ts"
+#pragma unroll
+    for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
+#line 387 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int m_1 = 0; m_1 < 4; m_1++) {
+#line 388 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int n_1 = 0; n_1 < 4; n_1 += 4) {
+#line 389 "examples/sgemm-warptiling.ts"
+          const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+#line 390 "examples/sgemm-warptiling.ts"
+          const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+#line 391 "examples/sgemm-warptiling.ts"
+          if (row_2 < M && col_2 < N) {
+#line 392 "examples/sgemm-warptiling.ts"
+            const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
+            const float c0 = vector_3.x;
+            const float c1 = vector_3.y;
+            const float c2 = vector_3.z;
+            const float c3 = vector_3.w;
+#line 393 "examples/sgemm-warptiling.ts"
+            const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+#line 394 "examples/sgemm-warptiling.ts"
+            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
+#line 276 "examples/sgemm-warptiling.ts"
+extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+#line 298 "examples/sgemm-warptiling.ts"
+  __shared__ __align__(16) float AsT[2][544];
+#line 299 "examples/sgemm-warptiling.ts"
+  __shared__ __align__(16) float Bs[2][512];
+#line 300 "examples/sgemm-warptiling.ts"
+  float threadResults[32];
+#line 301 "examples/sgemm-warptiling.ts"
+  float regM[4];
+#line 302 "examples/sgemm-warptiling.ts"
+  float regN[8];
+#line 303 "examples/sgemm-warptiling.ts"
+  float nextA[4];
+#line 308 "examples/sgemm-warptiling.ts"
+  const int cRow = (int)blockIdx.y;
+#line 309 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
+#line 310 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 311 "examples/sgemm-warptiling.ts"
+  const int warpCol = warp % 2;
+#line 312 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
+#line 313 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 314 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 315 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 316 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 2;
+#line 317 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 2;
+#line 319 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 320 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 322 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int i = 0; i < 32; i++) {
+#line 323 "examples/sgemm-warptiling.ts"
+    threadResults[i] = 0.0f;
+  }
+#line 325 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 327 "examples/sgemm-warptiling.ts"
+  for (int bk = -8; bk < K; bk += 8) {
+#line 328 "examples/sgemm-warptiling.ts"
+    const int next = bk + 8;
+#line 329 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 330 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset = 0; offset < 8; offset += 8) {
+#line 331 "examples/sgemm-warptiling.ts"
+        const int row = next + innerRowB + offset;
+#line 332 "examples/sgemm-warptiling.ts"
+        const int col = cCol * 64 + innerColB * 4;
+#line 333 "examples/sgemm-warptiling.ts"
+        if (row < K && col < N) {
+#line 334 "examples/sgemm-warptiling.ts"
+          tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
+        } else {
+#line 336 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+      }
+#line 339 "examples/sgemm-warptiling.ts"
+      tsk_cp_async_commit();
+#line 340 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
+#line 341 "examples/sgemm-warptiling.ts"
+        const int row_1 = cRow * 64 + innerRowA + offset_1;
+#line 342 "examples/sgemm-warptiling.ts"
+        const int col_1 = next + innerColA * 4;
+#line 343 "examples/sgemm-warptiling.ts"
+        if (row_1 < M && col_1 < K) {
+#line 344 "examples/sgemm-warptiling.ts"
+          const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+          const float a0 = vector.x;
+          const float a1 = vector.y;
+          const float a2 = vector.z;
+          const float a3 = vector.w;
+#line 345 "examples/sgemm-warptiling.ts"
+          nextA[offset_1 / 64 * 4] = a0;
+          nextA[offset_1 / 64 * 4 + 1] = a1;
+          nextA[offset_1 / 64 * 4 + 2] = a2;
+          nextA[offset_1 / 64 * 4 + 3] = a3;
+        } else {
+#line 347 "examples/sgemm-warptiling.ts"
+          nextA[offset_1 / 64 * 4] = 0.0f;
+          nextA[offset_1 / 64 * 4 + 1] = 0.0f;
+          nextA[offset_1 / 64 * 4 + 2] = 0.0f;
+          nextA[offset_1 / 64 * 4 + 3] = 0.0f;
+        }
+      }
+    }
+#line 351 "examples/sgemm-warptiling.ts"
+    if (bk >= 0) {
+#line 352 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int dot = 0; dot < 8; dot++) {
+#line 353 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
+#line 354 "examples/sgemm-warptiling.ts"
+#pragma unroll
+          for (int i_1 = 0; i_1 < 4; i_1 += 4) {
+#line 355 "examples/sgemm-warptiling.ts"
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+            const float m0 = vector_1.x;
+            const float m1 = vector_1.y;
+            const float m2 = vector_1.z;
+            const float m3 = vector_1.w;
+#line 356 "examples/sgemm-warptiling.ts"
+            regM[wSubRow * 4 + i_1] = m0;
+            regM[wSubRow * 4 + i_1 + 1] = m1;
+            regM[wSubRow * 4 + i_1 + 2] = m2;
+            regM[wSubRow * 4 + i_1 + 3] = m3;
+          }
+        }
+#line 359 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
+#line 360 "examples/sgemm-warptiling.ts"
+#pragma unroll
+          for (int i_2 = 0; i_2 < 4; i_2 += 4) {
+#line 361 "examples/sgemm-warptiling.ts"
+            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+            const float n0 = vector_2.x;
+            const float n1 = vector_2.y;
+            const float n2 = vector_2.z;
+            const float n3 = vector_2.w;
+#line 362 "examples/sgemm-warptiling.ts"
+            regN[wSubCol * 4 + i_2] = n0;
+            regN[wSubCol * 4 + i_2 + 1] = n1;
+            regN[wSubCol * 4 + i_2 + 2] = n2;
+            regN[wSubCol * 4 + i_2 + 3] = n3;
+          }
+        }
+#line 365 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+#line 366 "examples/sgemm-warptiling.ts"
+#pragma unroll
+          for (int n = 0; n < 8; n++) {
+#line 367 "examples/sgemm-warptiling.ts"
+            threadResults[m * 8 + n] += regM[m] * regN[n];
+          }
+        }
+      }
+    }
+#line 372 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 373 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
+#line 374 "examples/sgemm-warptiling.ts"
+        const int base = offset_2 / 64 * 4;
+#line 375 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
+#line 376 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
+#line 377 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
+#line 378 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
+      }
+    }
+#line 381 "examples/sgemm-warptiling.ts"
+    tsk_cp_async_wait<0>();
+#line 382 "examples/sgemm-warptiling.ts"
+    __syncthreads();
+#line 383 "examples/sgemm-warptiling.ts"
+    stage = 1 - stage;
+  }
+#line 385 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
+#line 386 "examples/sgemm-warptiling.ts"
+#pragma unroll
+    for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
+#line 387 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int m_1 = 0; m_1 < 4; m_1++) {
+#line 388 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int n_1 = 0; n_1 < 4; n_1 += 4) {
+#line 389 "examples/sgemm-warptiling.ts"
+          const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+#line 390 "examples/sgemm-warptiling.ts"
+          const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+#line 391 "examples/sgemm-warptiling.ts"
+          if (row_2 < M && col_2 < N) {
+#line 392 "examples/sgemm-warptiling.ts"
+            const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
+            const float c0 = vector_3.x;
+            const float c1 = vector_3.y;
+            const float c2 = vector_3.z;
+            const float c3 = vector_3.w;
+#line 393 "examples/sgemm-warptiling.ts"
+            const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+#line 394 "examples/sgemm-warptiling.ts"
+            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+          }
+        }
+      }
+    }
+  }
+}

@@ -8811,3 +8811,2065 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_32;
   }
 }
+
+// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128.
+@group(0) @binding(0) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<f32>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<f32>;
+struct sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params {
+  M: i32,
+  N: i32,
+  K: i32,
+  alpha: f32,
+  beta: f32,
+}
+@group(0) @binding(3) var<uniform> sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params: sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params;
+var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT: array<array<f32, 1088>, 2>;
+var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<array<f32, 1024>, 2>;
+@compute @workgroup_size(128, 1, 1)
+fn sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let M: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.M;
+  let N: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.N;
+  let K: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.K;
+  let alpha: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.alpha;
+  let beta: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.beta;
+  var threadResults: array<f32, 32>;
+  var regM: array<f32, 4>;
+  var regN: array<f32, 8>;
+  var nextA: array<f32, 8>;
+  let cRow: i32 = i32(group_id.y);
+  let cCol: i32 = i32(group_id.x);
+  let warp: i32 = i32(local_id.x) / 32i;
+  let warpCol: i32 = warp % 2i;
+  let warpRow: i32 = warp / 2i;
+  let lane: i32 = i32(local_id.x) % 32i;
+  let threadColInWarp: i32 = lane % 4i;
+  let threadRowInWarp: i32 = lane / 4i;
+  let innerRowA: i32 = i32(local_id.x) / 4i;
+  let innerColA: i32 = i32(local_id.x) % 4i;
+  let innerRowB: i32 = i32(local_id.x) / 16i;
+  let innerColB: i32 = i32(local_id.x) % 16i;
+  threadResults[0i] = 0.0f;
+  threadResults[1i] = 0.0f;
+  threadResults[2i] = 0.0f;
+  threadResults[3i] = 0.0f;
+  threadResults[4i] = 0.0f;
+  threadResults[5i] = 0.0f;
+  threadResults[6i] = 0.0f;
+  threadResults[7i] = 0.0f;
+  threadResults[8i] = 0.0f;
+  threadResults[9i] = 0.0f;
+  threadResults[10i] = 0.0f;
+  threadResults[11i] = 0.0f;
+  threadResults[12i] = 0.0f;
+  threadResults[13i] = 0.0f;
+  threadResults[14i] = 0.0f;
+  threadResults[15i] = 0.0f;
+  threadResults[16i] = 0.0f;
+  threadResults[17i] = 0.0f;
+  threadResults[18i] = 0.0f;
+  threadResults[19i] = 0.0f;
+  threadResults[20i] = 0.0f;
+  threadResults[21i] = 0.0f;
+  threadResults[22i] = 0.0f;
+  threadResults[23i] = 0.0f;
+  threadResults[24i] = 0.0f;
+  threadResults[25i] = 0.0f;
+  threadResults[26i] = 0.0f;
+  threadResults[27i] = 0.0f;
+  threadResults[28i] = 0.0f;
+  threadResults[29i] = 0.0f;
+  threadResults[30i] = 0.0f;
+  threadResults[31i] = 0.0f;
+  var stage: i32 = 0i;
+  for (var bk: i32 = -16i; bk < K; bk += 16i) {
+    let next: i32 = bk + 16i;
+    if (next < K) {
+      {
+        let row: i32 = next + innerRowB + 0i;
+        let col: i32 = cCol * 64i + innerColB * 4i;
+        if (row < K && col < N) {
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 1i];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 2i];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 3i];
+        } else {
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = 0.0f;
+        }
+      }
+      {
+        let row: i32 = next + innerRowB + 8i;
+        let col: i32 = cCol * 64i + innerColB * 4i;
+        if (row < K && col < N) {
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i + 1i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 1i];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i + 2i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 2i];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i + 3i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 3i];
+        } else {
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i + 1i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i + 2i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 64i + innerColB * 4i + 3i] = 0.0f;
+        }
+      }
+      {
+        let row_1: i32 = cRow * 64i + innerRowA + 0i;
+        let col_1: i32 = next + innerColA * 4i;
+        if (row_1 < M && col_1 < K) {
+          let a0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1];
+          let a1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 1i];
+          let a2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 2i];
+          let a3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 3i];
+          nextA[0i] = a0;
+          nextA[1i] = a1;
+          nextA[2i] = a2;
+          nextA[3i] = a3;
+        } else {
+          nextA[0i] = 0.0f;
+          nextA[1i] = 0.0f;
+          nextA[2i] = 0.0f;
+          nextA[3i] = 0.0f;
+        }
+      }
+      {
+        let row_1: i32 = cRow * 64i + innerRowA + 32i;
+        let col_1: i32 = next + innerColA * 4i;
+        if (row_1 < M && col_1 < K) {
+          let a0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1];
+          let a1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 1i];
+          let a2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 2i];
+          let a3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 3i];
+          nextA[4i] = a0;
+          nextA[5i] = a1;
+          nextA[6i] = a2;
+          nextA[7i] = a3;
+        } else {
+          nextA[4i] = 0.0f;
+          nextA[5i] = 0.0f;
+          nextA[6i] = 0.0f;
+          nextA[7i] = 0.0f;
+        }
+      }
+    }
+    if (bk >= 0i) {
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][512i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][576i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][640i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][704i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][768i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][832i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][896i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][960i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+    }
+    if (next < K) {
+      {
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = nextA[0i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = nextA[1i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = nextA[2i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = nextA[3i];
+      }
+      {
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 0i) * 68i + innerRowA + 32i] = nextA[4i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 1i) * 68i + innerRowA + 32i] = nextA[5i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 2i) * 68i + innerRowA + 32i] = nextA[6i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 3i) * 68i + innerRowA + 32i] = nextA[7i];
+      }
+    }
+    workgroupBarrier();
+    stage = 1i - stage;
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_1: f32 = alpha * threadResults[0i] + beta * c0;
+      let lane_2: f32 = alpha * threadResults[1i] + beta * c1;
+      let lane_3: f32 = alpha * threadResults[2i] + beta * c2;
+      let lane_4: f32 = alpha * threadResults[3i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_1;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_2;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_4;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_5: f32 = alpha * threadResults[8i] + beta * c0;
+      let lane_6: f32 = alpha * threadResults[9i] + beta * c1;
+      let lane_7: f32 = alpha * threadResults[10i] + beta * c2;
+      let lane_8: f32 = alpha * threadResults[11i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_5;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_6;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_7;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_8;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_9: f32 = alpha * threadResults[16i] + beta * c0;
+      let lane_10: f32 = alpha * threadResults[17i] + beta * c1;
+      let lane_11: f32 = alpha * threadResults[18i] + beta * c2;
+      let lane_12: f32 = alpha * threadResults[19i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_9;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_10;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_11;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_12;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_13: f32 = alpha * threadResults[24i] + beta * c0;
+      let lane_14: f32 = alpha * threadResults[25i] + beta * c1;
+      let lane_15: f32 = alpha * threadResults[26i] + beta * c2;
+      let lane_16: f32 = alpha * threadResults[27i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_13;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_14;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_15;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_16;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_17: f32 = alpha * threadResults[4i] + beta * c0;
+      let lane_18: f32 = alpha * threadResults[5i] + beta * c1;
+      let lane_19: f32 = alpha * threadResults[6i] + beta * c2;
+      let lane_20: f32 = alpha * threadResults[7i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_17;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_18;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_19;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_20;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_21: f32 = alpha * threadResults[12i] + beta * c0;
+      let lane_22: f32 = alpha * threadResults[13i] + beta * c1;
+      let lane_23: f32 = alpha * threadResults[14i] + beta * c2;
+      let lane_24: f32 = alpha * threadResults[15i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_21;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_22;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_23;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_24;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_25: f32 = alpha * threadResults[20i] + beta * c0;
+      let lane_26: f32 = alpha * threadResults[21i] + beta * c1;
+      let lane_27: f32 = alpha * threadResults[22i] + beta * c2;
+      let lane_28: f32 = alpha * threadResults[23i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_25;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_26;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_27;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_28;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_29: f32 = alpha * threadResults[28i] + beta * c0;
+      let lane_30: f32 = alpha * threadResults[29i] + beta * c1;
+      let lane_31: f32 = alpha * threadResults[30i] + beta * c2;
+      let lane_32: f32 = alpha * threadResults[31i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_29;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_30;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_31;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_32;
+    }
+  }
+}
+
+// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128.
+@group(0) @binding(0) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<f32>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<f32>;
+struct sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params {
+  M: i32,
+  N: i32,
+  K: i32,
+  alpha: f32,
+  beta: f32,
+}
+@group(0) @binding(3) var<uniform> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params: sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params;
+var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT: array<array<f32, 544>, 2>;
+var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<array<f32, 512>, 2>;
+@compute @workgroup_size(128, 1, 1)
+fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let M: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.M;
+  let N: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.N;
+  let K: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.K;
+  let alpha: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.alpha;
+  let beta: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.beta;
+  var threadResults: array<f32, 32>;
+  var regM: array<f32, 4>;
+  var regN: array<f32, 8>;
+  var nextA: array<f32, 4>;
+  let cRow: i32 = i32(group_id.y);
+  let cCol: i32 = i32(group_id.x);
+  let warp: i32 = i32(local_id.x) / 32i;
+  let warpCol: i32 = warp % 2i;
+  let warpRow: i32 = warp / 2i;
+  let lane: i32 = i32(local_id.x) % 32i;
+  let threadColInWarp: i32 = lane % 4i;
+  let threadRowInWarp: i32 = lane / 4i;
+  let innerRowA: i32 = i32(local_id.x) / 2i;
+  let innerColA: i32 = i32(local_id.x) % 2i;
+  let innerRowB: i32 = i32(local_id.x) / 16i;
+  let innerColB: i32 = i32(local_id.x) % 16i;
+  threadResults[0i] = 0.0f;
+  threadResults[1i] = 0.0f;
+  threadResults[2i] = 0.0f;
+  threadResults[3i] = 0.0f;
+  threadResults[4i] = 0.0f;
+  threadResults[5i] = 0.0f;
+  threadResults[6i] = 0.0f;
+  threadResults[7i] = 0.0f;
+  threadResults[8i] = 0.0f;
+  threadResults[9i] = 0.0f;
+  threadResults[10i] = 0.0f;
+  threadResults[11i] = 0.0f;
+  threadResults[12i] = 0.0f;
+  threadResults[13i] = 0.0f;
+  threadResults[14i] = 0.0f;
+  threadResults[15i] = 0.0f;
+  threadResults[16i] = 0.0f;
+  threadResults[17i] = 0.0f;
+  threadResults[18i] = 0.0f;
+  threadResults[19i] = 0.0f;
+  threadResults[20i] = 0.0f;
+  threadResults[21i] = 0.0f;
+  threadResults[22i] = 0.0f;
+  threadResults[23i] = 0.0f;
+  threadResults[24i] = 0.0f;
+  threadResults[25i] = 0.0f;
+  threadResults[26i] = 0.0f;
+  threadResults[27i] = 0.0f;
+  threadResults[28i] = 0.0f;
+  threadResults[29i] = 0.0f;
+  threadResults[30i] = 0.0f;
+  threadResults[31i] = 0.0f;
+  var stage: i32 = 0i;
+  for (var bk: i32 = -8i; bk < K; bk += 8i) {
+    let next: i32 = bk + 8i;
+    if (next < K) {
+      {
+        let row: i32 = next + innerRowB + 0i;
+        let col: i32 = cCol * 64i + innerColB * 4i;
+        if (row < K && col < N) {
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 1i];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 2i];
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 3i];
+        } else {
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = 0.0f;
+        }
+      }
+      {
+        let row_1: i32 = cRow * 64i + innerRowA + 0i;
+        let col_1: i32 = next + innerColA * 4i;
+        if (row_1 < M && col_1 < K) {
+          let a0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1];
+          let a1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 1i];
+          let a2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 2i];
+          let a3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 3i];
+          nextA[0i] = a0;
+          nextA[1i] = a1;
+          nextA[2i] = a2;
+          nextA[3i] = a3;
+        } else {
+          nextA[0i] = 0.0f;
+          nextA[1i] = 0.0f;
+          nextA[2i] = 0.0f;
+          nextA[3i] = 0.0f;
+        }
+      }
+    }
+    if (bk >= 0i) {
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+      {
+        let m0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+        let m1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+        let m2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+        let m3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+        regM[0i] = m0;
+        regM[1i] = m1;
+        regM[2i] = m2;
+        regM[3i] = m3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        regN[0i] = n0;
+        regN[1i] = n1;
+        regN[2i] = n2;
+        regN[3i] = n3;
+      }
+      {
+        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
+        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
+        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
+        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        regN[4i] = n0;
+        regN[5i] = n1;
+        regN[6i] = n2;
+        regN[7i] = n3;
+      }
+      threadResults[0i] += regM[0i] * regN[0i];
+      threadResults[1i] += regM[0i] * regN[1i];
+      threadResults[2i] += regM[0i] * regN[2i];
+      threadResults[3i] += regM[0i] * regN[3i];
+      threadResults[4i] += regM[0i] * regN[4i];
+      threadResults[5i] += regM[0i] * regN[5i];
+      threadResults[6i] += regM[0i] * regN[6i];
+      threadResults[7i] += regM[0i] * regN[7i];
+      threadResults[8i] += regM[1i] * regN[0i];
+      threadResults[9i] += regM[1i] * regN[1i];
+      threadResults[10i] += regM[1i] * regN[2i];
+      threadResults[11i] += regM[1i] * regN[3i];
+      threadResults[12i] += regM[1i] * regN[4i];
+      threadResults[13i] += regM[1i] * regN[5i];
+      threadResults[14i] += regM[1i] * regN[6i];
+      threadResults[15i] += regM[1i] * regN[7i];
+      threadResults[16i] += regM[2i] * regN[0i];
+      threadResults[17i] += regM[2i] * regN[1i];
+      threadResults[18i] += regM[2i] * regN[2i];
+      threadResults[19i] += regM[2i] * regN[3i];
+      threadResults[20i] += regM[2i] * regN[4i];
+      threadResults[21i] += regM[2i] * regN[5i];
+      threadResults[22i] += regM[2i] * regN[6i];
+      threadResults[23i] += regM[2i] * regN[7i];
+      threadResults[24i] += regM[3i] * regN[0i];
+      threadResults[25i] += regM[3i] * regN[1i];
+      threadResults[26i] += regM[3i] * regN[2i];
+      threadResults[27i] += regM[3i] * regN[3i];
+      threadResults[28i] += regM[3i] * regN[4i];
+      threadResults[29i] += regM[3i] * regN[5i];
+      threadResults[30i] += regM[3i] * regN[6i];
+      threadResults[31i] += regM[3i] * regN[7i];
+    }
+    if (next < K) {
+      {
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = nextA[0i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = nextA[1i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = nextA[2i];
+        sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[1i - stage][(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = nextA[3i];
+      }
+    }
+    workgroupBarrier();
+    stage = 1i - stage;
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_1: f32 = alpha * threadResults[0i] + beta * c0;
+      let lane_2: f32 = alpha * threadResults[1i] + beta * c1;
+      let lane_3: f32 = alpha * threadResults[2i] + beta * c2;
+      let lane_4: f32 = alpha * threadResults[3i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_1;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_2;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_4;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_5: f32 = alpha * threadResults[8i] + beta * c0;
+      let lane_6: f32 = alpha * threadResults[9i] + beta * c1;
+      let lane_7: f32 = alpha * threadResults[10i] + beta * c2;
+      let lane_8: f32 = alpha * threadResults[11i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_5;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_6;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_7;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_8;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_9: f32 = alpha * threadResults[16i] + beta * c0;
+      let lane_10: f32 = alpha * threadResults[17i] + beta * c1;
+      let lane_11: f32 = alpha * threadResults[18i] + beta * c2;
+      let lane_12: f32 = alpha * threadResults[19i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_9;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_10;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_11;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_12;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_13: f32 = alpha * threadResults[24i] + beta * c0;
+      let lane_14: f32 = alpha * threadResults[25i] + beta * c1;
+      let lane_15: f32 = alpha * threadResults[26i] + beta * c2;
+      let lane_16: f32 = alpha * threadResults[27i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_13;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_14;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_15;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_16;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_17: f32 = alpha * threadResults[4i] + beta * c0;
+      let lane_18: f32 = alpha * threadResults[5i] + beta * c1;
+      let lane_19: f32 = alpha * threadResults[6i] + beta * c2;
+      let lane_20: f32 = alpha * threadResults[7i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_17;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_18;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_19;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_20;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_21: f32 = alpha * threadResults[12i] + beta * c0;
+      let lane_22: f32 = alpha * threadResults[13i] + beta * c1;
+      let lane_23: f32 = alpha * threadResults[14i] + beta * c2;
+      let lane_24: f32 = alpha * threadResults[15i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_21;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_22;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_23;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_24;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_25: f32 = alpha * threadResults[20i] + beta * c0;
+      let lane_26: f32 = alpha * threadResults[21i] + beta * c1;
+      let lane_27: f32 = alpha * threadResults[22i] + beta * c2;
+      let lane_28: f32 = alpha * threadResults[23i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_25;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_26;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_27;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_28;
+    }
+  }
+  {
+    let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
+    let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
+    if (row_2 < M && col_2 < N) {
+      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
+      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
+      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
+      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
+      let lane_29: f32 = alpha * threadResults[28i] + beta * c0;
+      let lane_30: f32 = alpha * threadResults[29i] + beta * c1;
+      let lane_31: f32 = alpha * threadResults[30i] + beta * c2;
+      let lane_32: f32 = alpha * threadResults[31i] + beta * c3;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_29;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_30;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_31;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_32;
+    }
+  }
+}
