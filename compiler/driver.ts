@@ -54,7 +54,13 @@ export interface FileOutput {
   readonly module: Module;
   readonly specializations: readonly SpecializedKernel[];
   /** `functions[i]` is the CUDA function of `specializations[i]`. */
-  readonly cuda?: { readonly source: string; readonly header: string; readonly functions: readonly string[] };
+  readonly cuda?: {
+    readonly source: string;
+    readonly header: string;
+    readonly functions: readonly string[];
+    /** Per function: bytes of dynamic shared memory its launches need (0: none). */
+    readonly dynamicSharedBytes: readonly number[];
+  };
   readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[]; readonly lineSources: readonly (string | undefined)[] };
   /** `functions[i]` is the JS function of `specializations[i]`. */
   readonly js?: {
@@ -162,7 +168,10 @@ function emitFile(
       });
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
       const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
-      output = { ...output, cuda: { source: cuda.source, header, functions: cuda.signatures.map((s) => s.functionName) } };
+      output = {
+        ...output,
+        cuda: { source: cuda.source, header, functions: cuda.signatures.map((s) => s.functionName), dynamicSharedBytes: cuda.signatures.map((s) => s.dynamicSharedBytes) },
+      };
     } else if (targetName === "wgsl") {
       const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
       output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries, lineSources: wgsl.lineSources } };

@@ -31,6 +31,8 @@ export interface ManifestKernel {
       readonly file: string;
       readonly header: string;
       readonly function: string;
+      /** Bytes of dynamic shared memory each launch needs (the kernel's shared arrays above 48 KB), else 0. */
+      readonly dynamicSharedBytes: number;
       /** A cubin nvcc built from `file` at build time (`--cubin`), loadable with no NVRTC present. */
       readonly cubin?: { readonly file: string; readonly arch: string };
     };
@@ -97,7 +99,7 @@ export function buildManifest(
         block: spec.facts.block ?? null,
         sharedBytes: spec.facts.sharedBytes,
         outputs: {
-          ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
+          ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]!, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
           ...(file.js && names.js ? { js: { file: names.js, function: file.js.functions[index]! } } : {}),
           ...(wgslEntry && names.wgsl
             ? {

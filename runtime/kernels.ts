@@ -45,7 +45,7 @@ export function compileKernelLibrary(
         js: jsFunctions?.[file.js!.functions[i]!],
         jsChecked: jsChecked?.[file.js!.functions[i]!],
         wgsl: file.wgsl ? { source: file.wgsl.source, entryPoint: file.wgsl.entries[i]!.entryPoint, lineSources: file.wgsl.lineSources } : undefined,
-        cuda: file.cuda ? { source: file.cuda.source, function: file.cuda.functions[i]! } : undefined,
+        cuda: file.cuda ? { source: file.cuda.source, function: file.cuda.functions[i]!, dynamicSharedBytes: file.cuda.dynamicSharedBytes[i]! } : undefined,
       });
     });
   }

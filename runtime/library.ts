@@ -26,7 +26,13 @@ export interface KernelHandle {
   /** `lineSources[i]`: the TypeScript location WGSL line i + 1 came from, to map shader errors back. */
   readonly wgsl?: { readonly source: string; readonly entryPoint: string; readonly lineSources?: readonly (string | undefined)[] };
   /** `cubin` (with its architecture) when the build made one: the CUDA backend then needs no NVRTC. */
-  readonly cuda?: { readonly source: string; readonly function: string; readonly cubin?: { readonly data: Uint8Array; readonly arch: string } };
+  readonly cuda?: {
+    readonly source: string;
+    readonly function: string;
+    /** Dynamic shared memory each launch asks for (kernels with more than 48 KB of shared arrays). */
+    readonly dynamicSharedBytes: number;
+    readonly cubin?: { readonly data: Uint8Array; readonly arch: string };
+  };
 }
 
 export class KernelLibrary {
@@ -103,6 +109,8 @@ export function loadKernelLibrary(dir: string): KernelLibrary {
         ? {
             source: read(cuda.file),
             function: cuda.function,
+            // Manifests written before dynamic shared memory existed have no entry: they had none.
+            dynamicSharedBytes: cuda.dynamicSharedBytes ?? 0,
             cubin: cuda.cubin ? { data: new Uint8Array(fs.readFileSync(path.join(dir, cuda.cubin.file))), arch: cuda.cubin.arch } : undefined,
           }
         : undefined,

@@ -1,7 +1,9 @@
 /**
  * The `.cuh` header for C++ callers: declarations of the kernels in the matching `.cu`, and one inline host
  * launch function per kernel specialization with typed arguments, a grid, a stream and (unless the kernel
- * fixes it) a block. Include it from a translation unit compiled by nvcc and link the generated `.cu`.
+ * fixes it) a block. A kernel with more than 48 KB of shared memory gets it as dynamic shared memory: its
+ * launch function raises the function's limit once and asks for the bytes. Include the header from a
+ * translation unit compiled by nvcc and link the generated `.cu`.
  */
 
 import type { CudaSignature } from "./cuda.ts";
@@ -23,7 +25,13 @@ export function emitCudaHeader(displayPath: string, cudaFileName: string, signat
     const params = ["dim3 grid", ...blockParam, "cudaStream_t stream", ...signature.params.map((p) => p.replace(" __restrict__", ""))];
     out.line(`// Launches ${name}${signature.block ? ` with its fixed block ${signature.block.join("×")}` : ""}; returns the launch error, if any.`);
     out.block(`static inline cudaError_t launch_${name}(${params.join(", ")}) {`, () => {
-      out.line(`${name}<<<grid, ${blockArg}, 0, stream>>>(${signature.argumentNames.join(", ")});`);
+      const shared = signature.dynamicSharedBytes;
+      if (shared > 0) {
+        out.line(`// ${shared} bytes of shared memory, above the 48 KB every launch may take without asking.`);
+        out.line("static cudaError_t raised = cudaFuncSetAttribute(" + name + `, cudaFuncAttributeMaxDynamicSharedMemorySize, ${shared});`);
+        out.line("if (raised != cudaSuccess) return raised;");
+      }
+      out.line(`${name}<<<grid, ${blockArg}, ${shared}, stream>>>(${signature.argumentNames.join(", ")});`);
       out.line("return cudaGetLastError();");
     });
   }

@@ -14,7 +14,7 @@ import { walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
-import { cudaSpelling, cudaVectorTypes } from "./targets.ts";
+import { cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
@@ -42,6 +42,8 @@ export interface CudaSignature {
   readonly argumentNames: readonly string[];
   readonly block?: readonly [number, number, number];
   readonly launchBounds: string;
+  /** Bytes of dynamic shared memory each launch must ask for: 0 unless the kernel needs more than 48 KB. */
+  readonly dynamicSharedBytes: number;
 }
 
 export interface CudaOutput {
@@ -110,6 +112,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       }
     });
     const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]})` : "";
+    const sharedLayout = layOutShared(kernel.shared, unit.sharedSizes);
     signatures.push({
       kernelName: kernel.name,
       functionName: moduleNames.lookup(unit),
@@ -117,6 +120,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       argumentNames,
       block: unit.block,
       launchBounds: bounds,
+      dynamicSharedBytes: sharedLayout.dynamic ? sharedLayout.bytes : 0,
     });
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
@@ -125,12 +129,22 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     out.line(`extern "C" __global__ void${bounds} ${moduleNames.lookup(unit)}(${params.join(", ")}) {`);
     out.indent();
     const vectorAccessed = vectorAccessedArrays(kernel.body);
+    if (sharedLayout.dynamic) {
+      out.line(`// ${sharedLayout.bytes} bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.`);
+      out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];");
+    }
     for (const array of kernel.shared) {
       const dims = (unit.sharedSizes.get(array) ?? []).map((size) => `[${size}]`).join("");
       lineDirective(array.span);
+      const name = names.name(array, array.name);
+      const type = types[array.elementType];
+      if (sharedLayout.dynamic) {
+        out.line(`${type} (&${name})${dims} = *reinterpret_cast<${type} (*)${dims}>(tsk_dynamic_shared + ${sharedLayout.offsets.get(array)!});`);
+        continue;
+      }
       // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for.
       const align = vectorAccessed.has(array) ? "__align__(16) " : "";
-      out.line(`__shared__ ${align}${types[array.elementType]} ${names.name(array, array.name)}${dims};`);
+      out.line(`__shared__ ${align}${type} ${name}${dims};`);
     }
     for (const array of kernel.locals) {
       const size = unit.sharedSizes.get(array)?.[0] ?? 0;
@@ -218,6 +232,21 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
     default:
       throw new Error(`internal: ${stmt.kind} is not a simple statement`);
   }
+}
+
+/**
+ * Where each shared array lives when they share one dynamic buffer: in declaration order, each at a
+ * 16-byte boundary (so vector accesses stay aligned). `dynamic` when the total exceeds the static limit.
+ */
+function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<ArrayRef, readonly number[]>): { dynamic: boolean; bytes: number; offsets: Map<ArrayRef, number> } {
+  const offsets = new Map<ArrayRef, number>();
+  let bytes = 0;
+  for (const array of shared) {
+    bytes = Math.ceil(bytes / 16) * 16;
+    offsets.set(array, bytes);
+    bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * 4;
+  }
+  return { dynamic: bytes > cudaStaticSharedLimit, bytes, offsets };
 }
 
 /** The address of an element: `&A[i]`, `&tile[r][c]`. */

@@ -19,8 +19,8 @@ interface CudaBuffer extends DeviceBuffer {
 
 
 // Driver enums used here (cuda.h).
-const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76 };
-const FUNC_ATTR = { maxThreadsPerBlock: 0, sharedSizeBytes: 1, numRegs: 4 };
+const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76, maxSharedPerBlockOptin: 97 };
+const FUNC_ATTR = { maxThreadsPerBlock: 0, sharedSizeBytes: 1, numRegs: 4, maxDynamicSharedBytes: 8 };
 
 export interface CudaCompileOptions {
   /** FMA contraction of a*b+c (NVRTC's --fmad); on by default, as in nvcc. */
@@ -80,8 +80,8 @@ export class CudaDevice implements Device {
       maxThreadsPerBlock: attribute(ATTR.maxThreadsPerBlock),
       maxBlockDims: [attribute(ATTR.maxBlockDimX), attribute(ATTR.maxBlockDimY), attribute(ATTR.maxBlockDimZ)],
       maxGridDims: [attribute(ATTR.maxGridDimX), attribute(ATTR.maxGridDimY), attribute(ATTR.maxGridDimZ)],
-      // Kernels declare their shared arrays statically, which CUDA caps at 48 KB whatever the GPU has.
-      maxSharedBytes: 48 * 1024,
+      // What a block may opt in to (227 KB on Hopper); kernels above 48 KB use dynamic shared memory.
+      maxSharedBytes: attribute(ATTR.maxSharedPerBlockOptin),
     };
     this.arch = `sm_${attribute(ATTR.computeCapabilityMajor)}${attribute(ATTR.computeCapabilityMinor)}`;
     const version = [0];
@@ -166,6 +166,10 @@ export class CudaDevice implements Device {
       check("cuFuncGetAttribute", this.cu.cuFuncGetAttribute(out, id, fn[0]));
       return out[0]!;
     };
+    // Launches may only ask for more than 48 KB of dynamic shared memory once the function allows it.
+    if (cuda.dynamicSharedBytes > 0 && cuda.dynamicSharedBytes <= this.limits.maxSharedBytes!) {
+      check("cuFuncSetAttribute", this.cu.cuFuncSetAttribute(fn[0], FUNC_ATTR.maxDynamicSharedBytes, cuda.dynamicSharedBytes));
+    }
     const compiled = {
       fn: fn[0],
       registers: attribute(FUNC_ATTR.numRegs),
@@ -243,10 +247,13 @@ export class CudaDevice implements Device {
     const compiled = this.compiled(kernel);
     const limits: LaunchLimits = { ...this.limits, maxThreadsPerBlock: Math.min(this.limits.maxThreadsPerBlock, compiled.maxThreadsPerBlock) };
     const checked = checkLaunch(kernel.description, options, "cuda", limits);
+    if (kernel.description.sharedBytes > limits.maxSharedBytes!) {
+      throw new LaunchError(kernel.description.entryName, `it needs ${kernel.description.sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
+    }
     const params = this.packArguments(kernel, checked.args);
     const [gx, gy, gz] = checked.grid;
     const [bx, by, bz] = checked.block;
-    const status = this.cu.cuLaunchKernel(compiled.fn, gx, gy, gz, bx, by, bz, 0, null, params, null);
+    const status = this.cu.cuLaunchKernel(compiled.fn, gx, gy, gz, bx, by, bz, kernel.cuda!.dynamicSharedBytes, null, params, null);
     if (status !== 0) check(`cuLaunchKernel(${kernel.description.entryName})`, status);
   }
 

@@ -1,12 +1,13 @@
-// Checks: shared.f32(128, 128) is 64 KiB, more than CUDA's 48 KiB of static shared memory (TSK3002).
+// Checks: shared.f32(256, 256) is 256 KiB, more than the 227 KiB a CUDA block can have (TSK3002), and more
+// than WebGPU's 64 KiB.
 import { blockIdx, kernel, shared, syncThreads, threadIdx, type ReadonlyFloat32Array } from "tskernel";
 
-export const bigTile = kernel({ block: [128] }, (out: Float32Array, input: ReadonlyFloat32Array) => {
-  const tile = shared.f32(128, 128);
+export const bigTile = kernel({ block: [256] }, (out: Float32Array, input: ReadonlyFloat32Array) => {
+  const tile = shared.f32(256, 256);
   const tid = threadIdx.x;
-  for (let r = 0; r < 128; r++) {
-    tile[r][tid] = input[(blockIdx.x * 128 + r) * 128 + tid];
+  for (let r = 0; r < 256; r++) {
+    tile[r][tid] = input[(blockIdx.x * 256 + r) * 256 + tid];
   }
   syncThreads();
-  out[blockIdx.x * 128 + tid] = tile[tid][0];
+  out[blockIdx.x * 256 + tid] = tile[tid][0];
 });
