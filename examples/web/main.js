@@ -93,8 +93,9 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/** Why this adapter cannot run a kernel's fixed block, or undefined when it can. */
+/** Why this adapter cannot run a kernel (its fixed block or its workgroup memory), or undefined when it can. */
 function blockProblem(kernel, limits) {
+  if (kernel.sharedBytes > limits.maxComputeWorkgroupStorageSize) return `needs ${kernel.sharedBytes} bytes of workgroup memory; this adapter allows ${limits.maxComputeWorkgroupStorageSize}`;
   const block = kernel.block;
   if (!block) return undefined;
   const threads = block[0] * block[1] * block[2];
@@ -467,7 +468,7 @@ async function main() {
       continue;
     }
     setStatus(`Running ${variant.id} (${rows.length + 1} of ${seedVariants.length})…`);
-    // The first specialization (best first: the largest block) whose block fits this adapter.
+    // The first specialization (best first: the largest tiles) whose block and workgroup memory fit this adapter.
     const candidates = (variant.specializations ?? [{}]).map((values) => runner.find(variant.file, variant.kernel, values));
     const kernel = candidates.find((k) => !blockProblem(k, device.limits));
     if (!kernel) {
