@@ -3,6 +3,8 @@
 // at a time and stored transposed into shared memory, so that a thread's TM values of A for one step are
 // consecutive, like its TN values of B; both then come out of shared memory with load4 (LDS.128 on CUDA),
 // and C is read and written with load4/store4. Demonstrates load4/store4 on global, shared and private data.
+// PAD = 4 is the ladder's bank-conflict-free rung: the transposing stores into AsT hit 32 different banks
+// per warp instead of two threads per bank, and rows stay 16-byte aligned for the wide loads.
 // Sizes must be multiples of the block tile (BM, BN) and of BK; rows of A, B and C must start 16-byte
 // aligned, which holds when K and N are multiples of 4.
 // Launch: grid (N / BN, M / BM); blockIdx.x picks the block column, blockIdx.y the block row.
@@ -10,7 +12,10 @@ import { blockIdx, kernel, load4, local, shared, store4, syncThreads, threadIdx,
 
 export const sgemmVectorized = kernel(
   // The defaults, and smaller tiles for devices with 16 KB of workgroup memory or fewer threads per block.
-  { block: ["BM * BN / (TM * TN)"], specializations: [{}, { BM: 64, BN: 64, BK: 8, TM: 8, TN: 4 }] },
+  {
+    block: ["BM * BN / (TM * TN)"],
+    specializations: [{}, { PAD: 4 }, { BM: 64, BN: 64, BK: 8, TM: 8, TN: 4 }, { BM: 64, BN: 64, BK: 8, TM: 8, TN: 4, PAD: 4 }],
+  },
   (
     M: i32,
     N: i32,
@@ -25,8 +30,11 @@ export const sgemmVectorized = kernel(
     BK: Const<i32> = 8,
     TM: Const<i32> = 8,
     TN: Const<i32> = 8,
+    PAD: Const<i32> = 0,
   ) => {
-    const AsT = shared.f32(BK * BM);
+    // AsT[k][m]: the A tile transposed, each row PAD floats longer than the tile.
+    const ldAsT = BM + PAD;
+    const AsT = shared.f32(BK * (BM + PAD));
     const Bs = shared.f32(BK * BN);
     const threadResults = local.f32(TM * TN);
     const regM = local.f32(TM);
@@ -50,10 +58,10 @@ export const sgemmVectorized = kernel(
       unrollLoadA: for (let offset = 0; offset < BM; offset += rowStrideA) {
         const [a0, a1, a2, a3] = load4(A, (cRow * BM + innerRowA + offset) * K + bk + innerColA * 4);
         // Column c of the A tile becomes row c of AsT.
-        AsT[(innerColA * 4 + 0) * BM + innerRowA + offset] = a0;
-        AsT[(innerColA * 4 + 1) * BM + innerRowA + offset] = a1;
-        AsT[(innerColA * 4 + 2) * BM + innerRowA + offset] = a2;
-        AsT[(innerColA * 4 + 3) * BM + innerRowA + offset] = a3;
+        AsT[(innerColA * 4 + 0) * ldAsT + innerRowA + offset] = a0;
+        AsT[(innerColA * 4 + 1) * ldAsT + innerRowA + offset] = a1;
+        AsT[(innerColA * 4 + 2) * ldAsT + innerRowA + offset] = a2;
+        AsT[(innerColA * 4 + 3) * ldAsT + innerRowA + offset] = a3;
       }
       unrollLoadB: for (let offset = 0; offset < BK; offset += rowStrideB) {
         const [b0, b1, b2, b3] = load4(B, (bk + innerRowB + offset) * N + cCol * BN + innerColB * 4);
@@ -62,7 +70,7 @@ export const sgemmVectorized = kernel(
       syncThreads();
       unrollDot: for (let dot = 0; dot < BK; dot++) {
         unrollM: for (let i = 0; i < TM; i += 4) {
-          const [m0, m1, m2, m3] = load4(AsT, dot * BM + threadRow * TM + i);
+          const [m0, m1, m2, m3] = load4(AsT, dot * ldAsT + threadRow * TM + i);
           store4(regM, i, m0, m1, m2, m3);
         }
         unrollN: for (let i = 0; i < TN; i += 4) {

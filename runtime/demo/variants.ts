@@ -157,7 +157,17 @@ export const seedVariants: readonly MatmulVariant[] = [
     id: "sgemm-vectorized",
     file: "examples/sgemm-vectorized.ts",
     kernel: "sgemmVectorized",
-    specializations: [{}, smallVectorized],
+    specializations: [{ PAD: 0 }, { ...smallVectorized, PAD: 0 }],
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    // The same kernel with AsT's rows padded by 4 floats: its transposing stores are free of bank conflicts.
+    id: "sgemm-vectorized-padded",
+    file: "examples/sgemm-vectorized.ts",
+    kernel: "sgemmVectorized",
+    specializations: [{ PAD: 4 }, { ...smallVectorized, PAD: 4 }],
     multipleOf: 128,
     gemm: true,
     launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),

@@ -3,18 +3,34 @@
 #pragma once
 #include <cuda_runtime.h>
 
-extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
-// Launches sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8 with its fixed block 256×1×1; returns the launch error, if any.
-static inline cudaError_t launch_sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
-  sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+// Launches sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
-// Launches sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4 with its fixed block 128×1×1; returns the launch error, if any.
-static inline cudaError_t launch_sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
-  sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4<<<grid, dim3(128, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+// Launches sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0 with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0<<<grid, dim3(128, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4 with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4<<<grid, dim3(128, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
 }

@@ -7,8 +7,8 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
-// Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8: runs one block.
-export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
+// Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 0: runs one block.
+export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
@@ -161,8 +161,162 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blo
   }
 }
 
-// Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4: runs one block.
-export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4(args, blockIdx, blockDim, gridDim) {
+// Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 4: runs one block.
+export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const AsT = new Float32Array(1056);
+  const Bs = new Float32Array(1024);
+  const threadResults = new Float32Array(threads * 64);
+  const regM = new Float32Array(threads * 8);
+  const regN = new Float32Array(threads * 8);
+  const cRow_slots = new Int32Array(threads);
+  const cCol_slots = new Int32Array(threads);
+  const threadCol_slots = new Int32Array(threads);
+  const threadRow_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const bk_slots = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let cRow = cRow_slots[t];
+    let cCol = cCol_slots[t];
+    let threadCol = threadCol_slots[t];
+    let threadRow = threadRow_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    cRow = by;
+    cCol = bx;
+    threadCol = (tx % 16) | 0;
+    threadRow = (tx / 16) | 0;
+    innerRowA = (tx / 2) | 0;
+    innerColA = (tx % 2) | 0;
+    innerRowB = (tx / 32) | 0;
+    innerColB = (tx % 32) | 0;
+    for (let i = 0; i < 64; i = (i + 1) | 0) {
+      threadResults[t * 64 + i] = 0;
+    }
+    cRow_slots[t] = cRow;
+    cCol_slots[t] = cCol;
+    threadCol_slots[t] = threadCol;
+    threadRow_slots[t] = threadRow;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let bk = bk_slots[t];
+    bk = 0;
+    bk_slots[t] = bk;
+  }
+  loop0: for (;;) {
+    if (!(bk_slots[0] < K)) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        let cRow = cRow_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let bk = bk_slots[t];
+        let innerColA = innerColA_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let cCol = cCol_slots[t];
+        let innerColB = innerColB_slots[t];
+        for (let offset = 0; offset < 128; offset = (offset + 128) | 0) {
+          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a3;
+        }
+        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        let threadRow = threadRow_slots[t];
+        let threadCol = threadCol_slots[t];
+        for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
+          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
+            const m0 = AsT[((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0)];
+            const m1 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
+            regM[t * 8 + i_1] = m0;
+            regM[t * 8 + ((i_1 + 1) | 0)] = m1;
+            regM[t * 8 + ((i_1 + 2) | 0)] = m2;
+            regM[t * 8 + ((i_1 + 3) | 0)] = m3;
+          }
+          for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 4) | 0) {
+            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0)];
+            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 3) | 0)];
+            regN[t * 8 + i_2] = n0;
+            regN[t * 8 + ((i_2 + 1) | 0)] = n1;
+            regN[t * 8 + ((i_2 + 2) | 0)] = n2;
+            regN[t * 8 + ((i_2 + 3) | 0)] = n3;
+          }
+          for (let m = 0; m < 8; m = (m + 1) | 0) {
+            for (let n = 0; n < 8; n = (n + 1) | 0) {
+              {
+                const index = (imul(m, 8) + n) | 0;
+                threadResults[t * 64 + index] = fround(threadResults[t * 64 + index] + fround(regM[t * 8 + m] * regN[t * 8 + n]));
+              }
+            }
+          }
+        }
+      }
+    }
+    threads4: for (let t = 0; t < threads; t++) {
+      let bk = bk_slots[t];
+      bk = (bk + 8) | 0;
+      bk_slots[t] = bk;
+    }
+  }
+  threads5: for (let t = 0; t < threads; t++) {
+    let cRow = cRow_slots[t];
+    let threadRow = threadRow_slots[t];
+    let cCol = cCol_slots[t];
+    let threadCol = threadCol_slots[t];
+    for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
+      for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 4) | 0) {
+        const index_1 = (((((imul(((((imul(cRow, 128) + imul(threadRow, 8)) | 0) + m_1) | 0), N) + imul(cCol, 128)) | 0) + imul(threadCol, 8)) | 0) + n_1) | 0;
+        const c0 = C[index_1];
+        const c1 = C[((index_1 + 1) | 0)];
+        const c2 = C[((index_1 + 2) | 0)];
+        const c3 = C[((index_1 + 3) | 0)];
+        const r = (imul(m_1, 8) + n_1) | 0;
+        const lane = fround(fround(alpha * threadResults[t * 64 + r]) + fround(beta * c0));
+        const lane_1 = fround(fround(alpha * threadResults[t * 64 + ((r + 1) | 0)]) + fround(beta * c1));
+        const lane_2 = fround(fround(alpha * threadResults[t * 64 + ((r + 2) | 0)]) + fround(beta * c2));
+        const lane_3 = fround(fround(alpha * threadResults[t * 64 + ((r + 3) | 0)]) + fround(beta * c3));
+        C[index_1] = lane;
+        C[((index_1 + 1) | 0)] = lane_1;
+        C[((index_1 + 2) | 0)] = lane_2;
+        C[((index_1 + 3) | 0)] = lane_3;
+      }
+    }
+  }
+}
+
+// Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4, PAD = 0: runs one block.
+export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
@@ -257,6 +411,160 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4(args, blockIdx, block
             const m1 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
             const m2 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
             const m3 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
+            regM[t * 8 + i_1] = m0;
+            regM[t * 8 + ((i_1 + 1) | 0)] = m1;
+            regM[t * 8 + ((i_1 + 2) | 0)] = m2;
+            regM[t * 8 + ((i_1 + 3) | 0)] = m3;
+          }
+          for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
+            const n0 = Bs[((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0)];
+            const n1 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 3) | 0)];
+            regN[t * 4 + i_2] = n0;
+            regN[t * 4 + ((i_2 + 1) | 0)] = n1;
+            regN[t * 4 + ((i_2 + 2) | 0)] = n2;
+            regN[t * 4 + ((i_2 + 3) | 0)] = n3;
+          }
+          for (let m = 0; m < 8; m = (m + 1) | 0) {
+            for (let n = 0; n < 4; n = (n + 1) | 0) {
+              {
+                const index = (imul(m, 4) + n) | 0;
+                threadResults[t * 32 + index] = fround(threadResults[t * 32 + index] + fround(regM[t * 8 + m] * regN[t * 4 + n]));
+              }
+            }
+          }
+        }
+      }
+    }
+    threads4: for (let t = 0; t < threads; t++) {
+      let bk = bk_slots[t];
+      bk = (bk + 8) | 0;
+      bk_slots[t] = bk;
+    }
+  }
+  threads5: for (let t = 0; t < threads; t++) {
+    let cRow = cRow_slots[t];
+    let threadRow = threadRow_slots[t];
+    let cCol = cCol_slots[t];
+    let threadCol = threadCol_slots[t];
+    for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
+      for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
+        const index_1 = (((((imul(((((imul(cRow, 64) + imul(threadRow, 8)) | 0) + m_1) | 0), N) + imul(cCol, 64)) | 0) + imul(threadCol, 4)) | 0) + n_1) | 0;
+        const c0 = C[index_1];
+        const c1 = C[((index_1 + 1) | 0)];
+        const c2 = C[((index_1 + 2) | 0)];
+        const c3 = C[((index_1 + 3) | 0)];
+        const r = (imul(m_1, 4) + n_1) | 0;
+        const lane = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
+        const lane_1 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
+        const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
+        const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+        C[index_1] = lane;
+        C[((index_1 + 1) | 0)] = lane_1;
+        C[((index_1 + 2) | 0)] = lane_2;
+        C[((index_1 + 3) | 0)] = lane_3;
+      }
+    }
+  }
+}
+
+// Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4, PAD = 4: runs one block.
+export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const AsT = new Float32Array(544);
+  const Bs = new Float32Array(512);
+  const threadResults = new Float32Array(threads * 32);
+  const regM = new Float32Array(threads * 8);
+  const regN = new Float32Array(threads * 4);
+  const cRow_slots = new Int32Array(threads);
+  const cCol_slots = new Int32Array(threads);
+  const threadCol_slots = new Int32Array(threads);
+  const threadRow_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const bk_slots = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let cRow = cRow_slots[t];
+    let cCol = cCol_slots[t];
+    let threadCol = threadCol_slots[t];
+    let threadRow = threadRow_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    cRow = by;
+    cCol = bx;
+    threadCol = (tx % 16) | 0;
+    threadRow = (tx / 16) | 0;
+    innerRowA = (tx / 2) | 0;
+    innerColA = (tx % 2) | 0;
+    innerRowB = (tx / 16) | 0;
+    innerColB = (tx % 16) | 0;
+    for (let i = 0; i < 32; i = (i + 1) | 0) {
+      threadResults[t * 32 + i] = 0;
+    }
+    cRow_slots[t] = cRow;
+    cCol_slots[t] = cCol;
+    threadCol_slots[t] = threadCol;
+    threadRow_slots[t] = threadRow;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let bk = bk_slots[t];
+    bk = 0;
+    bk_slots[t] = bk;
+  }
+  loop0: for (;;) {
+    if (!(bk_slots[0] < K)) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        let cRow = cRow_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let bk = bk_slots[t];
+        let innerColA = innerColA_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let cCol = cCol_slots[t];
+        let innerColB = innerColB_slots[t];
+        for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
+          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
+        }
+        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        let threadRow = threadRow_slots[t];
+        let threadCol = threadCol_slots[t];
+        for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
+          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
+            const m0 = AsT[((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0)];
+            const m1 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
             regM[t * 8 + i_1] = m0;
             regM[t * 8 + ((i_1 + 1) | 0)] = m1;
             regM[t * 8 + ((i_1 + 2) | 0)] = m2;
