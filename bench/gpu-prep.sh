@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares what the GPU machine needs, here (it has no Node and no network): the example kernels built for
-# CUDA, WGSL and JS, the GPU runner bundled into one file (no compiler inside), Node itself, koffi and Dawn's
-# native module, and the Vulkan loader packages. Everything goes to .device/ and .gl/ (both git-ignored);
+# CUDA, WGSL and JS, the GPU runner bundled into one file (with the compiler, for the tuner), Node itself,
+# koffi and Dawn's native module, and the Vulkan loader packages. Everything goes to .device/ and .gl/ (both git-ignored);
 # name both in the device tool's `carry`, then run `bash bench/gpu.sh` there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,8 +11,11 @@ rm -rf .device && mkdir -p .device/node_modules/@koromix .device/node_modules/we
 node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out .device/kernels
 # The same kernels with build-time cubins (nvcc here), to check the no-NVRTC path there.
 node bin/tskernel.js build examples/*.ts --target cuda,js --cubin --arch sm_90 --out .device/kernels-cubin
+# The tuning step compiles in-process, so the bundle carries the compiler (ts-morph and TypeScript, which are
+# CommonJS and expect require, __filename and __dirname: the banner gives an ES module all three).
 npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node20 \
-  --external:koffi --external:webgpu --outfile=.device/gpu-run.mjs --log-level=warning
+  --external:koffi --external:webgpu --outfile=.device/gpu-run.mjs --log-level=warning \
+  --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
 # The nvcc toolchain path: the C++ example, built here for sm_90, run there.
 make -s -C examples/nvcc-app KERNELS="$PWD/.device/nvcc-app-build" BIN="$PWD/.device/nvcc-app" >/dev/null
 rm -rf .device/nvcc-app-build

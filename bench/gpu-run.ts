@@ -1,12 +1,17 @@
 /**
- * Everything that needs the GPU machine, in one run (bench/gpu.sh starts it there; it needs no compiler,
- * only the kernels that `tskernel build` wrote here). For each backend it can open — CUDA through the
- * driver API and NVRTC, WebGPU through Dawn on Vulkan — it:
+ * Everything that needs the GPU machine, in one run (bench/gpu.sh starts it there). The ladder runs the
+ * kernels that `tskernel build` wrote here; only the tuning step compiles (its candidates, in-process, so the
+ * bundle carries the compiler). For each backend it can open — CUDA through the driver API and NVRTC, WebGPU
+ * through Dawn on Vulkan — it:
  * - runs every seed matmul variant against the float64 reference at odd and round sizes;
  * - runs the non-matmul examples against their references, and compares the CUDA results with the CPU
  *   backend's on the same inputs (the differential check);
  * - times the seed kernels at n = 1024, 2048 and 4096 next to cuBLAS SGEMM (TF32 off, and on) from the
- *   same run (CUDA), and reports each as a percentage of cuBLAS FP32;
+ *   same run (CUDA), and reports each as a percentage of cuBLAS FP32 (WebGPU rows too, against the CUDA
+ *   part's cuBLAS at the same n);
+ * - tunes the CUDA blocktiling rungs at n = 1024 and 4096 with a bounded number of candidates per rung
+ *   (`tskernel tune matmul`), writes the report to $OUT/tune-matmul-cuda.json and the store to
+ *   $OUT/tune-store, and runs the issue's shapes through matmul() with the fixed rule and with the tuned choice;
  * - measures the per-launch overhead (10 000 launches of a kernel that returns at once);
  * - runs a 4096² WebGPU matmul with ten launches in a row (the case that aborted Dawn before).
  * Results go to $OUT/gpu-results.json and a text table to stdout. Usage:
@@ -25,8 +30,11 @@ import { loadKernelLibrary } from "../runtime/library.ts";
 import { compareToReference, referenceGemmAt } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
 import { seedVariants, unsupportedSize } from "../runtime/demo/variants.ts";
-import { benchChartSvg, benchMatmul, formatBenchTable } from "../runtime/matmul/bench.ts";
+import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes } from "../runtime/matmul/bench.ts";
 import { chooseMatmul } from "../runtime/matmul/matmul.ts";
+import { formatConstants } from "../runtime/matmul/candidates.ts";
+import { TuningStore } from "../runtime/matmul/tune-store.ts";
+import { formatTuneTable, tuneMatmul } from "../runtime/matmul/tune.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -37,6 +45,9 @@ const library = loadKernelLibrary(option("--kernels", "kernels"));
 const outDir = option("--out", process.env.OUT ?? ".");
 const results: Record<string, unknown> = { date: new Date().toISOString(), host: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version } };
 const log = (line = "") => console.log(line);
+/** cuBLAS SGEMM FP32 times by n from the CUDA part of this run: the 100 % for every other row, WebGPU's too. */
+const cublasFp32Ms = new Map<number, number>();
+const percentOfCublas = (n: number, ms: number) => (cublasFp32Ms.has(n) ? (100 * cublasFp32Ms.get(n)!) / ms : undefined);
 
 function save(): void {
   fs.mkdirSync(outDir, { recursive: true });
@@ -137,6 +148,7 @@ async function versusCublas(device: CudaDevice, sizes: readonly number[]): Promi
     const entry = (name: string, ms: number, extra: Record<string, unknown> = {}) => ({ n, name, ms, tflops: flops / (ms * 1e9), ...extra });
     const fp32 = device.timeEnqueued(device.cublasSgemm(n, n, n, 1, A, B, 0, C, false), { warmup: 3, runs: 20 });
     const tf32 = device.timeEnqueued(device.cublasSgemm(n, n, n, 1, A, B, 0, C, true), { warmup: 3, runs: 20 });
+    cublasFp32Ms.set(n, fp32.medianMs);
     const base = [entry("cuBLAS SGEMM (FP32)", fp32.medianMs), entry("cuBLAS SGEMM (TF32)", tf32.medianMs)];
     rows.push(...base);
     for (const variant of seedVariants) {
@@ -173,8 +185,9 @@ async function largeSizes(device: Device, sizes: readonly number[], only?: reado
       const constants = kernel.description.specialization as Record<string, number>;
       const timing = await device.time(kernel, variant.launch(n, { A, B, C }, 1, 0, constants), { warmup: 1, runs: 5 });
       const tflops = (2 * n ** 3) / (timing.medianMs * 1e9);
-      log(`${device.backend} n=${n}  ${variant.id.padEnd(18)} ${timing.medianMs.toFixed(3).padStart(9)} ms  ${tflops.toFixed(2).padStart(6)} TFLOP/s`);
-      rows.push({ n, variant: variant.id, specialization: constants, ms: timing.medianMs, tflops, method: timing.method });
+      const percent = percentOfCublas(n, timing.medianMs);
+      log(`${device.backend} n=${n}  ${variant.id.padEnd(18)} ${timing.medianMs.toFixed(3).padStart(9)} ms  ${tflops.toFixed(2).padStart(6)} TFLOP/s${percent !== undefined ? `  ${percent.toFixed(1).padStart(6)} % of cuBLAS FP32 (CUDA part)` : ""}`);
+      rows.push({ n, variant: variant.id, specialization: constants, ms: timing.medianMs, tflops, method: timing.method, ...(percent !== undefined ? { percentOfCublasFp32: percent } : {}) });
     }
   }
   return rows;
@@ -217,12 +230,41 @@ async function main(): Promise<void> {
     await section("cuda.benchMatmul", async () => {
       // `tskernel bench matmul --backend cuda`, as the CLI runs it, with its JSON and SVG.
       const rows = await benchMatmul(device, { sizes: [1024, 2048, 4096], runs: 9, library, references: [device.cublasReference(false), device.cublasReference(true)] });
+      for (const [n, ms] of referenceTimes(rows)) if (!cublasFp32Ms.has(n)) cublasFp32Ms.set(n, ms);
       log(formatBenchTable(rows));
       fs.writeFileSync(path.join(outDir, "bench-matmul-cuda.svg"), benchChartSvg(rows, `tskernel matmul ladder, ${device.name} (CUDA), ${new Date().toISOString().slice(0, 10)}`));
       return rows;
     });
+    const tuneStore = new TuningStore(path.join(outDir, "tune-store"), (message) => log(`warning: ${message}`));
+    await section("cuda.tune", async () => {
+      // `tskernel tune matmul --backend cuda --sizes 1024,4096 --max-candidates 10`: at most 10 candidates
+      // per rung (40 NVRTC compiles), which keeps the step to a few minutes on an H100.
+      const report = await tuneMatmul(device, {
+        sizes: [1024, 4096],
+        runs: 5,
+        rungs: ["sgemm-2d-transposed-a", "sgemm-2d-blocktiling", "sgemm-1d-blocktiling", "sgemm-2d-guarded"],
+        maxCandidates: 10,
+        store: tuneStore,
+        onProgress: (line) => log(`  ${line}`),
+      });
+      log(formatTuneTable(report));
+      fs.writeFileSync(path.join(outDir, "tune-matmul-cuda.json"), `${JSON.stringify(report, null, 2)}\n`);
+      const summary = report.best
+        .filter((b) => b.overall)
+        .map((b) => {
+          const percent = percentOfCublas(b.n, b.ms);
+          return { n: b.n, rung: b.rung, constants: b.constants, tflops: b.gflops / 1000, defaultTflops: b.defaultGflops !== undefined ? b.defaultGflops / 1000 : undefined, percentOfCublasFp32: percent };
+        });
+      const count = (status: string) => report.candidates.filter((c) => c.status === status).length;
+      for (const s of summary) {
+        log(`tune: n=${s.n} fastest ${s.rung} ${formatConstants(s.constants)} ${s.tflops.toFixed(2)} TFLOP/s${s.percentOfCublasFp32 !== undefined ? ` (${s.percentOfCublasFp32.toFixed(1)} % of cuBLAS FP32)` : ""}${s.defaultTflops !== undefined ? `, its defaults ${s.defaultTflops.toFixed(2)}` : ""}`);
+      }
+      log(`tune: ${count("ok")} verified, ${count("wrong")} wrong, ${count("pruned")} pruned, ${count("failed")} failed; report tune-matmul-cuda.json, store ${report.storeFile ?? "(not written)"}`);
+      return { summary, verified: count("ok"), wrong: count("wrong"), pruned: count("pruned"), failed: count("failed"), storeFile: report.storeFile, storeError: report.storeError };
+    });
     await section("cuda.shapes", async () => {
-      // The issue's other goal shapes, through matmul() (any m, n, k) next to cuBLAS on the same buffers.
+      // The issue's other goal shapes, through matmul() (any m, n, k) next to cuBLAS on the same buffers: the
+      // fixed rule's choice, and the tuned one from the step above where there is one.
       const out: unknown[] = [];
       for (const [m, n, k] of [[4096, 4096, 1024], [1000, 1000, 1000], [4096, 4096, 4096]] as const) {
         const Ah = random(m * k);
@@ -230,19 +272,23 @@ async function main(): Promise<void> {
         const A = device.createBuffer(Ah);
         const B = device.createBuffer(Bh);
         const C = device.createBuffer("f32", m * n);
-        const { rung, kernel } = chooseMatmul(device, library, { m, n, k });
-        const launch = { grid: rung.grid(m, n, kernel.description.specialization as Record<string, number>), args: [m, n, k, 1, A, B, 0, C] };
-        await device.launch(kernel, launch);
-        const result = (await device.read(C)) as Float32Array;
-        const sample = Array.from({ length: 512 }, () => Math.floor(Math.random() * m * n));
-        const expected = referenceGemmAt(n, k, Ah, Bh, sample);
-        const error = compareToReference(Float32Array.from(sample, (i) => result[i]!), expected);
-        const ours = await device.time(kernel, launch, { warmup: 1, runs: 10 });
-        const cublas = device.timeEnqueued(device.cublasSgemm(m, n, k, 1, A, B, 0, C, false), { warmup: 3, runs: 10 });
         const flops = 2 * m * n * k;
-        const row = { m, n, k, rung: rung.name, ms: ours.medianMs, tflops: flops / (ours.medianMs * 1e9), cublasMs: cublas.medianMs, cublasTflops: flops / (cublas.medianMs * 1e9), percentOfCublasFp32: (100 * cublas.medianMs) / ours.medianMs, normwiseErrorSampled: error.normwiseRelative, pass: error.nonFinite === 0 && error.normwiseRelative < k * 2 ** -23 };
-        log(`${m}×${n}×${k}: ${rung.name} ${row.tflops.toFixed(2)} TFLOP/s, cuBLAS FP32 ${row.cublasTflops.toFixed(2)}: ${row.percentOfCublasFp32.toFixed(1)} % (sampled error ${error.normwiseRelative.toExponential(2)})`);
-        out.push(row);
+        const cublas = device.timeEnqueued(device.cublasSgemm(m, n, k, 1, A, B, 0, C, false), { warmup: 3, runs: 10 });
+        const fixed = chooseMatmul(device, library, { m, n, k, tuning: false });
+        const tuned = chooseMatmul(device, library, { m, n, k, tuning: tuneStore });
+        const choices = tuned.tuned ? [["fixed rule", fixed], ["tuned", tuned]] as const : [["fixed rule", fixed]] as const;
+        for (const [how, { rung, kernel, constants }] of choices) {
+          const launch = { grid: rung.grid(m, n, constants), args: [m, n, k, 1, A, B, 0, C] };
+          await device.launch(kernel, launch);
+          const result = (await device.read(C)) as Float32Array;
+          const sample = Array.from({ length: 512 }, () => Math.floor(Math.random() * m * n));
+          const expected = referenceGemmAt(n, k, Ah, Bh, sample);
+          const error = compareToReference(Float32Array.from(sample, (i) => result[i]!), expected);
+          const ours = await device.time(kernel, launch, { warmup: 1, runs: 10 });
+          const row = { m, n, k, how, rung: rung.name, constants, ms: ours.medianMs, tflops: flops / (ours.medianMs * 1e9), cublasMs: cublas.medianMs, cublasTflops: flops / (cublas.medianMs * 1e9), percentOfCublasFp32: (100 * cublas.medianMs) / ours.medianMs, normwiseErrorSampled: error.normwiseRelative, pass: error.nonFinite === 0 && error.normwiseRelative < k * 2 ** -23 };
+          log(`${m}×${n}×${k} (${how}): ${rung.name} ${formatConstants(constants)} ${row.tflops.toFixed(2)} TFLOP/s, cuBLAS FP32 ${row.cublasTflops.toFixed(2)}: ${row.percentOfCublasFp32.toFixed(1)} % (sampled error ${error.normwiseRelative.toExponential(2)})`);
+          out.push(row);
+        }
         for (const buffer of [A, B, C]) device.free(buffer);
       }
       return out;

@@ -14,7 +14,9 @@ export { KernelLibrary, loadKernelLibrary, type KernelHandle } from "./library.t
 export { LaunchError } from "./launch-check.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
-export { matmul, chooseMatmul, type MatmulOptions, type MatmulVariantName } from "./matmul/matmul.ts";
+export { matmul, chooseMatmul, matmulRungs, type MatmulChoice, type MatmulOptions, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
+export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";
+export { TuningStore, defaultTuningStore, shapeClass, type TunedEntry } from "./matmul/tune-store.ts";
 
 /** Why `auto` passed over each GPU backend, for a caller that wants to say so. */
 export const autoSkipped: { backend: BackendName; reason: string }[] = [];

@@ -188,12 +188,56 @@ describe("tskernel build", () => {
   });
 
   it("explains every command in --help, with an example", async () => {
-    for (const command of [["check"], ["build"], ["demo"], ["bench"], ["bench", "matmul"], []]) {
+    for (const command of [["check"], ["build"], ["demo"], ["bench"], ["bench", "matmul"], ["tune"], ["tune", "matmul"], []]) {
       const help = await cli(...command, "--help");
       expect(help.code).toBe(0);
       expect(help.stdout).toContain(`Usage: tskernel ${command.join(" ")}`.trimEnd());
       expect(help.stdout).toMatch(/Example/);
     }
+  });
+});
+
+describe("tskernel tune matmul", () => {
+  it("tunes on the CPU, prints progress and a table, and writes the store and the JSON report", async () => {
+    const store = tempDir();
+    const json = path.join(tempDir(), "tune.json");
+    const result = await cli("tune", "matmul", "--backend", "cpu", "--sizes", "64", "--rungs", "sgemm-1d-blocktiling", "--runs", "1", "--max-candidates", "3", "--store", store, "--json", json);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(fs.readFileSync(json, "utf8")) as import("../runtime/matmul/tune.ts").TuneReport;
+    expect(report.backend).toBe("cpu");
+    // The 1-D kernel's defaults first, then the best of each tile area in turn (128×128, which 64 does not
+    // divide, then 64×64); the 2048-thread setting is pruned.
+    expect(report.candidates.map((c) => `${c.status} ${c.n ?? "-"} ${JSON.stringify(c.constants)}`)).toEqual([
+      'pruned - {"BM":128,"BN":128,"BK":16,"TM":8}',
+      'ok 64 {"BM":64,"BN":64,"BK":8,"TM":8}',
+      'ok 64 {"BM":64,"BN":64,"BK":4,"TM":16}',
+    ]);
+    expect(result.stderr).toContain("  pruned sgemm-1d-blocktiling BM=128 BN=128 BK=16 TM=8: 2048 threads per block; the device allows 1024\n");
+    expect(result.stderr).toContain("n=64: 1 candidate(s) need tile multiples that 64 is not, not measured\n");
+    expect(result.stderr).toMatch(/\n\[1\/2\] n=64 sgemm-1d-blocktiling BM=64 BN=64 BK=8 TM=8: [\d.]+ ms, [\d.]+ GFLOP\/s\n/);
+    expect(result.stderr).toMatch(/\n\[2\/2\] n=64 sgemm-1d-blocktiling BM=64 BN=64 BK=4 TM=16: /);
+    const files = fs.readdirSync(store);
+    expect(files).toHaveLength(1);
+    expect(report.storeFile).toBe(path.join(store, files[0]!));
+    const stored = JSON.parse(fs.readFileSync(path.join(store, files[0]!), "utf8"));
+    expect(stored.key).toEqual({ backend: "cpu", device: report.device });
+    expect(stored.classes["64"].map((e: { constants: { BK: number } }) => e.constants).sort((a: { BK: number }, b: { BK: number }) => a.BK - b.BK)).toEqual([
+      { BM: 64, BN: 64, BK: 4, TM: 16 },
+      { BM: 64, BN: 64, BK: 8, TM: 8 },
+    ]);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^ n {2}class {2}rung +constants +time \(ms\) +GFLOP\/s +default GFLOP\/s +gain +checked +wrong$/);
+    expect(lines[2]).toMatch(/^64 +64 {2}sgemm-1d-blocktiling \* {2}BM=64 BN=64 BK=\d+ TM=\d+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+x +2 +0$/);
+    expect(lines[3]).toBe(`2 verified, 0 wrong (discarded), 1 pruned, 0 failed; stored in ${report.storeFile}`);
+  });
+
+  it("refuses an unknown rung and an unknown backend", async () => {
+    const rung = await cli("tune", "matmul", "--backend", "cpu", "--rungs", "sgemm-2d-blocktiling,sgemm-9d");
+    expect(rung.code).toBe(1);
+    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-2d-guarded\n");
+    const bench = await cli("bench", "matmul", "--backend", "cpu,metal");
+    expect(bench.code).toBe(1);
+    expect(bench.stderr).toContain("option '--backend <list>' argument 'cpu,metal' is invalid. expected auto, cpu, webgpu, cuda, or several of them comma-separated");
   });
 });
 

@@ -162,6 +162,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel build examples/*.ts --target cuda,wgsl,js --out build/kernels",
         "  $ tskernel demo --backend cpu",
         "  $ tskernel bench matmul --backend cuda --chart ladder.svg",
+        "  $ tskernel tune matmul --backend cuda --sizes 1024,4096",
         "",
         "The kernel language: docs/language.md; commands and manifest: docs/cli.md; runtime: docs/runtime.md.",
         "",
@@ -282,38 +283,120 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
   bench
     .command("matmul")
     .description("Time every rung of the matmul ladder at several sizes, with cuBLAS as the reference on CUDA.")
-    .addOption(new Option("--backend <name>", "backend to run on").choices(["auto", "cpu", "webgpu", "cuda"]).default("auto"))
-    .option("--sizes <list>", "comma-separated matrix sizes (default: 128,256 on the CPU, 1024,2048,4096 on a GPU)")
+    .option("--backend <list>", "backend to run on (auto, cpu, webgpu, cuda), or several, comma-separated (cuda,webgpu)", parseBackends, ["auto"])
+    .option("--sizes <list>", "comma-separated matrix sizes (default: 128,256 on the CPU, 1024,2048,4096 on a GPU)", parseSizes)
     .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
     .option("--json <file>", "write the rows as JSON")
     .option("--chart <file.svg>", "write a bar chart of GFLOP/s as SVG")
-    .addHelpText("after", "\nExamples:\n  $ tskernel bench matmul --backend cpu --sizes 128,256 --chart ladder.svg\n  $ tskernel bench matmul --backend cuda --json bench.json\n")
-    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; sizes?: string; runs: number; json?: string; chart?: string }) => {
+    .addHelpText(
+      "after",
+      [
+        "",
+        "With several backends, CUDA runs first, and the WebGPU rows get percentages of cuBLAS FP32 from the",
+        "CUDA part of the same run; alone, WebGPU rows are absolute.",
+        "",
+        "Examples:",
+        "  $ tskernel bench matmul --backend cpu --sizes 128,256 --chart ladder.svg",
+        "  $ tskernel bench matmul --backend cuda --json bench.json",
+        "  $ tskernel bench matmul --backend cuda,webgpu --sizes 2048,4096",
+        "",
+      ].join("\n"),
+    )
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string }) => {
       const { createDevice, BackendUnavailable } = await import("../../runtime/index.ts");
-      const { benchMatmul, formatBenchTable, benchChartSvg } = await import("../../runtime/matmul/bench.ts");
+      const { benchMatmul, formatBenchTable, benchChartSvg, referenceTimes } = await import("../../runtime/matmul/bench.ts");
       const { compileSeedLibrary } = await import("../../runtime/demo/seed-library.ts");
-      let device;
-      try {
-        device = await createDevice({ backend: opts.backend });
-      } catch (error) {
-        if (error instanceof BackendUnavailable) {
-          io.stderr(`${error.message}\n`);
-          return setExit(1);
+      type BenchRow = import("../../runtime/matmul/bench.ts").BenchRow;
+      type CudaDevice = import("../../runtime/cuda/cuda-device.ts").CudaDevice;
+      // CUDA first, so that its cuBLAS times exist when the WebGPU rows are measured.
+      const backends = [...opts.backend].sort((a, b) => Number(b === "cuda") - Number(a === "cuda"));
+      const rows: BenchRow[] = [];
+      const devices: { backend: string; name: string }[] = [];
+      for (const backend of backends) {
+        let device;
+        try {
+          device = await createDevice({ backend });
+        } catch (error) {
+          if (error instanceof BackendUnavailable) {
+            io.stderr(`${error.message}\n`);
+            return setExit(1);
+          }
+          throw error;
         }
-        throw error;
+        const sizes = opts.sizes ?? (device.backend === "cpu" ? [128, 256] : [1024, 2048, 4096]);
+        io.stderr(`device: ${device.name}\n`);
+        devices.push({ backend: device.backend, name: device.name });
+        const references = device.backend === "cuda" ? [(device as CudaDevice).cublasReference(false), (device as CudaDevice).cublasReference(true)] : [];
+        const cublas = referenceTimes(rows.filter((r) => r.backend === "cuda"));
+        const externalReference = device.backend !== "cuda" && cublas.size > 0 ? { name: "cuBLAS SGEMM (FP32), CUDA part of this run", msByN: cublas } : undefined;
+        rows.push(...(await benchMatmul(device, { sizes, runs: opts.runs, library: compileSeedLibrary(device.backend), references, externalReference, onProgress: (m) => io.stderr(`  ${m}\n`) })));
       }
-      const sizes = (opts.sizes ?? (device.backend === "cpu" ? "128,256" : "1024,2048,4096")).split(",").map((s) => parseSize(s.trim()));
-      io.stderr(`device: ${device.name}\n`);
-      const references = device.backend === "cuda" ? [(device as import("../../runtime/cuda/cuda-device.ts").CudaDevice).cublasReference(false), (device as import("../../runtime/cuda/cuda-device.ts").CudaDevice).cublasReference(true)] : [];
-      const rows = await benchMatmul(device, { sizes, runs: opts.runs, library: compileSeedLibrary(device.backend), references, onProgress: (m) => io.stderr(`  ${m}\n`) });
       io.stdout(`${formatBenchTable(rows)}\n`);
-      const title = `tskernel matmul ladder, ${device.name}, ${new Date().toISOString().slice(0, 10)}`;
-      if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ device: device.name, backend: device.backend, date: new Date().toISOString(), rows }, null, 2)}\n`);
+      const names = devices.map((d) => (devices.length > 1 ? `${d.name} (${d.backend})` : d.name)).join(", ");
+      const title = `tskernel matmul ladder, ${names}, ${new Date().toISOString().slice(0, 10)}`;
+      if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ device: devices[0]!.name, backend: devices[0]!.backend, devices, date: new Date().toISOString(), rows }, null, 2)}\n`);
       if (opts.chart) fs.writeFileSync(opts.chart, benchChartSvg(rows, title));
       setExit(0);
     });
 
+  const tune = program
+    .command("tune")
+    .description("Autotuners (see docs/runtime.md).")
+    .addHelpText("after", "\nExample:\n  $ tskernel tune matmul --backend cpu --sizes 64,128\n");
+  tune
+    .command("matmul")
+    .description("Search the matmul rungs' compile-time constants on a device and store the fastest verified choices, which matmul() then uses.")
+    .addOption(new Option("--backend <name>", "backend to tune on").choices(["auto", "cpu", "webgpu", "cuda"]).default("auto"))
+    .option("--sizes <list>", "comma-separated square sizes n (default: 64,128 on the CPU, 1024,4096 on a GPU)", parseSizes)
+    .option("--runs <r>", "timed launches per candidate and size (median kept)", parseSize, 5)
+    .option("--rungs <list>", "comma-separated rungs to tune (default: every tunable rung)")
+    .option("--max-candidates <n>", "measure at most n candidates per rung, in search order", parseSize)
+    .option("--store <dir>", "store directory (default: $TSKERNEL_TUNE_DIR, else $XDG_CACHE_HOME/tskernel/tune, else ~/.cache/tskernel/tune)")
+    .option("--json <file>", "write the full report (every candidate, its verdict and time) as JSON")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "For each rung, every setting of its constants (BM, BN, BK, TM, TN) that the kernel's tile loads allow is",
+        "a candidate; those the device cannot run (threads per block, shared memory, and on CUDA registers) are",
+        "pruned before they are measured. At each size every candidate is checked against a float64 reference",
+        "(random inputs, C poisoned first); a wrong one is reported and discarded. The verified results are stored",
+        "per device (backend, name, driver), shape class and kernel source hash, and matmul() takes the fastest",
+        "stored choice that fits the shape. Progress goes to stderr, the table to stdout.",
+        "",
+        "Examples:",
+        "  $ tskernel tune matmul --backend cpu --sizes 64,128",
+        "  $ tskernel tune matmul --backend cuda --sizes 1024,4096 --max-candidates 12 --json tune.json",
+        "",
+      ].join("\n"),
+    )
+    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; sizes?: number[]; runs: number; rungs?: string; maxCandidates?: number; store?: string; json?: string }) => {
+      const { tuneCommand } = await import("../../runtime/matmul/tune-command.ts");
+      const list = (text: string | undefined) => text?.split(",").map((s) => s.trim()).filter(Boolean);
+      setExit(
+        await tuneCommand(
+          { backend: opts.backend, sizes: opts.sizes, runs: opts.runs, rungs: list(opts.rungs), maxCandidates: opts.maxCandidates, store: opts.store, json: opts.json },
+          io,
+        ),
+      );
+    });
+
   return program;
+}
+
+const backendNames = ["auto", "cpu", "webgpu", "cuda"] as const;
+
+function parseBackends(value: string): (typeof backendNames)[number][] {
+  const list = value.split(",").map((s) => s.trim()).filter(Boolean);
+  const unknown = list.filter((name) => !(backendNames as readonly string[]).includes(name));
+  if (list.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`expected ${backendNames.join(", ")}, or several of them comma-separated`);
+  return [...new Set(list)] as (typeof backendNames)[number][];
+}
+
+function parseSizes(value: string): number[] {
+  const sizes = value.split(",").map((s) => s.trim()).filter(Boolean);
+  if (sizes.length === 0) throw new InvalidArgumentError("expected comma-separated positive integers");
+  return sizes.map(parseSize);
 }
 
 function parseSize(value: string): number {

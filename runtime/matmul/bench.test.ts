@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "../cpu/cpu-device.ts";
 import { compileSeedLibrary } from "../demo/seed-library.ts";
-import { benchChartSvg, benchMatmul, formatBenchTable } from "./bench.ts";
+import { seedVariants } from "../demo/variants.ts";
+import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes, type BenchRow } from "./bench.ts";
 
 describe("benchMatmul", () => {
   it("times and checks every runnable rung, and explains the others", async () => {
@@ -26,5 +27,27 @@ describe("benchMatmul", () => {
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     expect(svg).toContain("test &amp; chart");
     expect(svg.match(/<rect x=/g)!.length).toBe(rows.filter((r) => Number.isFinite(r.gflops)).length);
+  });
+
+  it("gives a backend without a reference of its own percentages of another backend's reference from the same run", async () => {
+    const variants = seedVariants.filter((v) => v.id === "tiled-16");
+    const cudaRows: BenchRow[] = [
+      { backend: "cuda", n: 64, variant: "cuBLAS SGEMM (FP32)", ms: 0.002, gflops: 262, percentOfReference: 100 },
+      { backend: "cuda", n: 64, variant: "cuBLAS SGEMM (TF32)", ms: 0.001, gflops: 524, percentOfReference: 200 },
+    ];
+    expect(referenceTimes(cudaRows)).toEqual(new Map([[64, 0.002]]));
+    const externalReference = { name: "cuBLAS SGEMM (FP32), CUDA part of this run", msByN: referenceTimes(cudaRows) };
+    const rows = await benchMatmul(new CpuDevice(), { sizes: [64, 48], runs: 1, variants, library: compileSeedLibrary("cpu"), externalReference });
+    const [at64, at48] = rows;
+    expect(at64!.percentOfReference).toBeCloseTo((100 * 0.002) / at64!.ms, 10);
+    expect(at64!.percentOf).toBe("cuBLAS SGEMM (FP32), CUDA part of this run");
+    // No reference time at n = 48: the row stays absolute.
+    expect(at48!.n).toBe(48);
+    expect(at48!.percentOfReference).toBeUndefined();
+    expect(at48!.percentOf).toBeUndefined();
+    // Rows of two backends in one table name their backend.
+    const table = formatBenchTable([...cudaRows, ...rows]).split("\n");
+    expect(table[2]).toMatch(/^64 {2}cuBLAS SGEMM \(FP32\) \(cuda\) +0\.002 +262\.0 +100\.0 %/);
+    expect(table[4]).toMatch(new RegExp(`^64 {2}tiled-16 \\(cpu\\) +${at64!.ms.toFixed(3)} +${at64!.gflops.toFixed(1)} +${at64!.percentOfReference!.toFixed(1)} %`));
   });
 });

@@ -5,7 +5,9 @@
  * small problem does not stay in cache between launches), each timed by the device (CUDA events, WebGPU
  * timestamp queries, performance.now on the CPU). Inputs are random in [-1, 1]. Errors are against a float64
  * reference: the whole matrix up to n = 512, a random sample of 1024 elements above (the full reference at
- * n = 4096 would take minutes of CPU time per size).
+ * n = 4096 would take minutes of CPU time per size). A backend without a vendor library (WebGPU) gets its
+ * percentages from reference times measured elsewhere in the same run (cuBLAS FP32 from the CUDA part), when
+ * the run has them; otherwise its rows stay absolute.
  */
 
 import type { Device, DeviceBuffer, Timing } from "../device.ts";
@@ -22,6 +24,8 @@ export interface BenchRow {
   readonly gflops: number;
   /** Percentage of the reference library's FP32 throughput at the same size, same run. */
   readonly percentOfReference?: number;
+  /** The reference that percentage is of (e.g. "cuBLAS SGEMM (FP32)", or "cuBLAS SGEMM (FP32) on cuda" for another backend's). */
+  readonly percentOf?: string;
   readonly error?: ErrorReport;
   readonly errorMethod?: string;
   readonly note?: string;
@@ -40,7 +44,17 @@ export interface BenchOptions {
   readonly library: KernelLibrary;
   readonly variants?: readonly MatmulVariant[];
   readonly references?: readonly ReferenceGemm[];
+  /**
+   * FP32 reference times by n measured on another device in the same run, for a backend with no reference of
+   * its own (`references` empty): the WebGPU rows then get percentages of cuBLAS from the CUDA rows.
+   */
+  readonly externalReference?: { readonly name: string; readonly msByN: ReadonlyMap<number, number> };
   readonly onProgress?: (message: string) => void;
+}
+
+/** The times of one reference row by n (default: cuBLAS FP32), to pass as another backend's externalReference. */
+export function referenceTimes(rows: readonly BenchRow[], name = "cuBLAS SGEMM (FP32)"): Map<number, number> {
+  return new Map(rows.filter((r) => r.variant === name && Number.isFinite(r.ms)).map((r) => [r.n, r.ms]));
 }
 
 function random(length: number): Float32Array {
@@ -60,13 +74,19 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
     const expected = sample ? referenceGemmAt(n, n, sets[0]!.A, sets[0]!.B, sample) : referenceGemm(n, n, n, sets[0]!.A, sets[0]!.B);
     const flops = 2 * n ** 3;
     let referenceMs: number | undefined;
+    let referenceName: string | undefined;
     for (const reference of options.references ?? []) {
       options.onProgress?.(`n=${n}: ${reference.name}`);
       const runs: number[] = [];
       for (const set of sets) runs.push(...reference.time(reference.enqueue(n, set.a, set.b, set.c), Math.max(1, Math.ceil(options.runs / 3))).runsMs);
       const ms = median(runs);
       referenceMs ??= ms;
-      rows.push({ backend: device.backend, n, variant: reference.name, ms, gflops: flops / (ms * 1e6), percentOfReference: (100 * referenceMs) / ms });
+      referenceName ??= reference.name;
+      rows.push({ backend: device.backend, n, variant: reference.name, ms, gflops: flops / (ms * 1e6), percentOfReference: (100 * referenceMs) / ms, percentOf: referenceName });
+    }
+    if (referenceMs === undefined && options.externalReference?.msByN.has(n)) {
+      referenceMs = options.externalReference.msByN.get(n)!;
+      referenceName = options.externalReference.name;
     }
     for (const variant of variants) {
       const base = { backend: device.backend, n, variant: variant.id };
@@ -101,7 +121,7 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
         specialization: Object.keys(constants).length > 0 ? constants : undefined,
         ms,
         gflops: flops / (ms * 1e6),
-        percentOfReference: referenceMs !== undefined ? (100 * referenceMs) / ms : undefined,
+        ...(referenceMs !== undefined ? { percentOfReference: (100 * referenceMs) / ms, percentOf: referenceName } : {}),
         error,
         errorMethod: sample ? "float64 reference at 1024 random elements" : "float64 reference, every element",
       });
@@ -116,11 +136,13 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** One table; a backend column is added when the rows come from more than one backend. */
 export function formatBenchTable(rows: readonly BenchRow[]): string {
+  const several = new Set(rows.map((r) => r.backend)).size > 1;
   const header = ["n", "variant", "time (ms)", "GFLOP/s", "% of ref", "norm rel err", "note"];
   const lines = rows.map((r) => [
     String(r.n),
-    r.variant,
+    several ? `${r.variant} (${r.backend})` : r.variant,
     Number.isFinite(r.ms) ? r.ms.toFixed(3) : "-",
     Number.isFinite(r.gflops) ? r.gflops.toFixed(1) : "-",
     r.percentOfReference !== undefined && Number.isFinite(r.percentOfReference) ? `${r.percentOfReference.toFixed(1)} %` : "-",
@@ -143,6 +165,7 @@ export function benchChartSvg(rows: readonly BenchRow[], title: string): string 
   const labelWidth = 190;
   const chartWidth = 520;
   const panels = sizes.map((n) => rows.filter((r) => r.n === n && Number.isFinite(r.gflops)));
+  const several = new Set(rows.map((r) => r.backend)).size > 1;
   const height = 50 + panels.reduce((sum, p) => sum + 34 + p.length * (barHeight + 4), 0);
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + chartWidth + 150}" height="${height}" font-family="sans-serif" font-size="12">`,
@@ -158,7 +181,7 @@ export function benchChartSvg(rows: readonly BenchRow[], title: string): string 
       const width = Math.max(1, (row.gflops / max) * chartWidth);
       const isReference = row.percentOfReference !== undefined && row.variant.includes("BLAS");
       const label = `${row.gflops >= 100 ? row.gflops.toFixed(0) : row.gflops.toFixed(1)} GFLOP/s${row.percentOfReference !== undefined && !isReference ? ` (${row.percentOfReference.toFixed(0)} %)` : ""}`;
-      out.push(`<text x="${labelWidth - 8}" y="${y + 13}" text-anchor="end">${escapeXml(row.variant)}</text>`);
+      out.push(`<text x="${labelWidth - 8}" y="${y + 13}" text-anchor="end">${escapeXml(several ? `${row.variant} (${row.backend})` : row.variant)}</text>`);
       out.push(`<rect x="${labelWidth}" y="${y}" width="${width.toFixed(1)}" height="${barHeight}" fill="${isReference ? "#888" : "#3b73b9"}"/>`);
       out.push(`<text x="${(labelWidth + width + 6).toFixed(1)}" y="${y + 13}">${escapeXml(label)}</text>`);
       y += barHeight + 4;

@@ -1,4 +1,7 @@
-/** The matmul library on rectangular shapes, α/β ≠ (1, 0), each rung it picks checked against float64. */
+/**
+ * The matmul library's fixed rule on rectangular shapes, α/β ≠ (1, 0), each rung it picks checked against
+ * float64. (Stored tuning results are kept out with `tuning: false`; tune.test.ts covers them.)
+ */
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -28,7 +31,7 @@ describe("matmul", () => {
     const C = device.createBuffer(C0);
     const alpha = 0.5;
     const beta = -1.5;
-    const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, alpha, beta, variant: variant as MatmulVariantName | undefined });
+    const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, alpha, beta, variant: variant as MatmulVariantName | undefined, tuning: false });
     expect(ran).toBe(expected);
     const report = compareToReference((await device.read(C)) as Float32Array, referenceGemm(m, n, k, A, B, alpha, beta, C0));
     expect(report.nonFinite).toBe(0);
@@ -38,9 +41,9 @@ describe("matmul", () => {
   it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {
     const device = new CpuDevice();
     const buffer = device.createBuffer("f32", 100 * 100);
-    await expect(matmul(device, library, buffer, buffer, buffer, { m: 100, n: 100, k: 100, variant: "sgemm-2d-blocktiling" })).rejects.toThrow(
+    await expect(matmul(device, library, buffer, buffer, buffer, { m: 100, n: 100, k: 100, variant: "sgemm-2d-blocktiling", tuning: false })).rejects.toThrow(
       "sgemm-2d-blocktiling needs m, n, k to be multiples of 128, 128, 8; got 100, 100, 100",
     );
-    await expect(matmul(device, library, buffer, buffer, buffer, { m: 128, n: 128, k: 8 })).rejects.toThrow("matmul: C has 10000 elements, the shape needs 16384");
+    await expect(matmul(device, library, buffer, buffer, buffer, { m: 128, n: 128, k: 8, tuning: false })).rejects.toThrow("matmul: C has 10000 elements, the shape needs 16384");
   });
 });

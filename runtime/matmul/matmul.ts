@@ -1,17 +1,26 @@
 /**
- * The matmul library: `matmul(device, library, A, B, C, { m, n, k, alpha, beta, variant? })` computes the
- * row-major GEMM C = αAB + βC (A m×k, B k×n, C m×n) for any sizes with one of the ladder's kernels. Without
- * `variant` it takes the fastest rung that handles the shape, by the H100 measurements in bench/results/:
- * 2-D blocktiling with A transposed in shared memory when m and n are multiples of 128 and k of 8, 1-D blocktiling for multiples of 64 and 8,
- * otherwise the guarded 2-D kernel, which takes any sizes. (The tuner of issue 6 will replace
- * this rule with measured choices per device and shape.)
+ * The matmul library: `matmul(device, library, A, B, C, { m, n, k, alpha, beta, variant?, tuning? })`
+ * computes the row-major GEMM C = αAB + βC (A m×k, B k×n, C m×n) for any sizes with one of the ladder's
+ * kernels. The rung table below is the one description of each rung: its kernel, the shapes it takes, its
+ * grid, and for the tuner (tune.ts) the search space of its compile-time constants with the rules that keep
+ * a setting correct. Without `variant`, matmul takes the fastest rung that handles the shape:
+ * - the tuner's stored choice for this device and shape class (tune-store.ts) when there is one that fits
+ *   the shape and the device (compiled on first use when the library does not hold that specialization);
+ * - otherwise a fixed rule from the H100 measurements in bench/results/: 2-D blocktiling with A transposed
+ *   in shared memory when m and n are multiples of 128 and k of 8, 1-D blocktiling for multiples of 64 and
+ *   8, otherwise the guarded 2-D kernel, which takes any sizes.
  */
 
 import type { Device, DeviceBuffer } from "../device.ts";
 import type { KernelHandle, KernelLibrary } from "../library.ts";
-import { blockFits } from "../launch-check.ts";
+import { kernelFits } from "../launch-check.ts";
+import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
+import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
 
 export type MatmulVariantName = "sgemm-2d-transposed-a" | "sgemm-2d-guarded" | "sgemm-2d-blocktiling" | "sgemm-1d-blocktiling" | "sgemm-shared" | "sgemm-naive";
+
+/** Values of a kernel's compile-time constants, by name. */
+export type Constants = Readonly<Record<string, number>>;
 
 export interface MatmulOptions {
   readonly m: number;
@@ -20,44 +29,166 @@ export interface MatmulOptions {
   readonly alpha?: number;
   readonly beta?: number;
   readonly variant?: MatmulVariantName;
+  /**
+   * Where to look for tuned choices: a store (tests and tools pass their own), or false for the fixed rule
+   * only. Default: the store in $TSKERNEL_TUNE_DIR, else $XDG_CACHE_HOME/tskernel/tune, else
+   * ~/.cache/tskernel/tune.
+   */
+  readonly tuning?: TuningStore | false;
 }
 
-interface Rung {
-  readonly name: MatmulVariantName;
+/** What the tuner may vary in a rung, and the rules that keep a setting correct and within a device. */
+export interface RungSearch {
+  /** Values to try for each constant; the candidates are their product, less the settings `invalid` rejects. */
+  readonly space: Readonly<Record<string, readonly number[]>>;
+  /** Why the kernel would compute garbage (or run out of its tiles) with these constants; undefined if it would not. */
+  invalid(c: Constants): string | undefined;
+  /** Threads per block with these constants (the kernel's block formula). */
+  threads(c: Constants): number;
+  /** Bytes of shared memory the kernel declares with these constants. */
+  sharedBytes(c: Constants): number;
+}
+
+export interface Rung {
+  readonly name: string;
+  /** The kernel's source file, relative to the package root (or absolute). */
+  readonly file: string;
   readonly kernel: string;
-  /** Block tile sizes the shape must be a multiple of ([m, n, k]); undefined: any shape. */
-  readonly multiples?: readonly [number, number, number];
+  /** The multiples of m, n and k the kernel needs with these constants; absent: any shape. */
+  multiples?(c: Constants): readonly [number, number, number];
   /** The grid for a shape, given the specialization's constants. */
-  grid(m: number, n: number, constants: Readonly<Record<string, number>>): [number, number];
+  grid(m: number, n: number, c: Constants): [number, number];
+  /** Absent: the rung is not tuned (its library builds are used as they are). */
+  readonly search?: RungSearch;
 }
 
-const rungs: readonly Rung[] = [
-  { name: "sgemm-2d-transposed-a", kernel: "sgemm2DBlocktilingTransposedA", multiples: [128, 128, 8], grid: (m, n) => [n / 128, m / 128] },
-  { name: "sgemm-2d-blocktiling", kernel: "sgemm2DBlocktiling", multiples: [128, 128, 8], grid: (m, n) => [n / 128, m / 128] },
-  { name: "sgemm-1d-blocktiling", kernel: "sgemm1DBlocktiling", multiples: [64, 64, 8], grid: (m, n) => [n / 64, m / 64] },
-  { name: "sgemm-2d-guarded", kernel: "sgemm2DBlocktilingGuarded", grid: (m, n) => [Math.ceil(n / 128), Math.ceil(m / 128)] },
-  // blockIdx.x walks the rows of C in Boehm's first kernels.
-  { name: "sgemm-shared", kernel: "sgemmSharedMemory", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
-  { name: "sgemm-naive", kernel: "sgemmNaive", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
+/** The shared-memory tiles of the blocktiling kernels: BM×BK of A and BK×BN of B, 4 bytes an element. */
+const blocktilingShared = (c: Constants) => 4 * (c.BM! * c.BK! + c.BK! * c.BN!);
+
+/**
+ * The 1-D kernel gives each thread exactly one element of each tile to load (no loop), so the tiles must
+ * hold as many elements as there are threads: BM·BK = BK·BN = BM·BN/TM, that is BM = BN = BK·TM.
+ */
+const search1D: RungSearch = {
+  space: { BM: [32, 64, 128], BN: [32, 64, 128], BK: [4, 8, 16], TM: [4, 8, 16] },
+  invalid: ({ BM, BN, BK, TM }) => {
+    if (BM !== BN) return "BM must equal BN: each thread loads one element of the A tile and one of the B tile";
+    if (BM !== BK! * TM!) return "BM must equal BK·TM: the tiles must hold one element per thread";
+    return undefined;
+  },
+  threads: (c) => (c.BM! * c.BN!) / c.TM!,
+  sharedBytes: blocktilingShared,
+};
+
+/**
+ * The 2-D kernels load the A tile as rows of BK elements, threads/BK rows per step, and the B tile as rows of
+ * BN, threads/BN rows per step (the `offset += stride` loops). Those loops cover each tile exactly once only
+ * when the thread count is a multiple of the row length and the stride divides the tile's height; otherwise
+ * they skip elements (garbage in the product) or write past the tile. A stride of 0 would never end.
+ */
+function invalid2D({ BM, BN, BK, TM, TN }: Constants): string | undefined {
+  if (BM! % TM! !== 0 || BN! % TN! !== 0) return "BM and BN must be multiples of TM and TN: each thread owns a whole TM×TN tile of C";
+  const threads = (BM! * BN!) / (TM! * TN!);
+  if (threads % BK! !== 0) return `the ${threads} threads must be a multiple of BK (${BK}): the A tile is loaded by whole rows`;
+  if (BM! % (threads / BK!) !== 0) return `BM must be a multiple of threads/BK = ${threads / BK!}, the A tile's row stride`;
+  if (threads % BN! !== 0) return `the ${threads} threads must be a multiple of BN (${BN}): the B tile is loaded by whole rows`;
+  if (BK! % (threads / BN!) !== 0) return `BK must be a multiple of threads/BN = ${threads / BN!}, the B tile's row stride`;
+  return undefined;
+}
+
+/** Register tiles of 4 or 8 per side: 16×8 and larger need more than the 255 registers a CUDA thread may have. */
+const search2D: RungSearch = {
+  space: { BM: [64, 128, 256], BN: [64, 128, 256], BK: [8, 16, 32], TM: [4, 8], TN: [4, 8] },
+  invalid: invalid2D,
+  threads: (c) => (c.BM! * c.BN!) / (c.TM! * c.TN!),
+  sharedBytes: blocktilingShared,
+};
+
+const blocktilingFile = "examples/sgemm-blocktiling.ts";
+const tileMultiples = (c: Constants) => [c.BM!, c.BN!, c.BK!] as const;
+// blockIdx.x walks the columns of C in the blocktiling kernels, the rows in Boehm's first kernels.
+const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / c.BN!, m / c.BM!];
+
+/** The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device. */
+export const matmulRungs: readonly Rung[] = [
+  { name: "sgemm-2d-transposed-a", file: blocktilingFile, kernel: "sgemm2DBlocktilingTransposedA", multiples: tileMultiples, grid: tileGrid, search: search2D },
+  { name: "sgemm-2d-blocktiling", file: blocktilingFile, kernel: "sgemm2DBlocktiling", multiples: tileMultiples, grid: tileGrid, search: search2D },
+  { name: "sgemm-1d-blocktiling", file: blocktilingFile, kernel: "sgemm1DBlocktiling", multiples: tileMultiples, grid: tileGrid, search: search1D },
+  { name: "sgemm-2d-guarded", file: blocktilingFile, kernel: "sgemm2DBlocktilingGuarded", grid: (m, n, c) => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)], search: search2D },
+  { name: "sgemm-shared", file: "examples/sgemm.ts", kernel: "sgemmSharedMemory", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
+  { name: "sgemm-naive", file: "examples/sgemm.ts", kernel: "sgemmNaive", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
 ];
 
+/** Whether a rung with these constants takes an m×n×k product as it is. */
+export function shapeFits(rung: Rung, c: Constants, m: number, n: number, k: number): boolean {
+  const multiples = rung.multiples?.(c);
+  return !multiples || (m % multiples[0] === 0 && n % multiples[1] === 0 && k % multiples[2] === 0);
+}
+
+export interface MatmulChoice {
+  readonly rung: Rung;
+  readonly kernel: KernelHandle;
+  readonly constants: Constants;
+  /** The stored tuning result this choice came from; absent when the fixed rule chose. */
+  readonly tuned?: TunedEntry;
+}
+
 /** The rung and kernel `matmul` would use for a shape on a device. */
-export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): { rung: Rung; kernel: KernelHandle } {
+export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice {
+  const store = options.tuning === false ? undefined : (options.tuning ?? defaultTuningStore());
+  const tuned = store && tunedChoice(device, library, options, store);
+  if (tuned) return tuned;
   const { m, n, k } = options;
-  for (const rung of rungs) {
+  for (const rung of matmulRungs) {
     if (options.variant && rung.name !== options.variant) continue;
-    const shapeOk = !rung.multiples || (m % rung.multiples[0] === 0 && n % rung.multiples[1] === 0 && k % rung.multiples[2] === 0);
-    if (!shapeOk) {
-      if (options.variant) throw new RangeError(`tskernel: ${rung.name} needs m, n, k to be multiples of ${rung.multiples!.join(", ")}; got ${m}, ${n}, ${k}`);
-      continue;
-    }
-    const candidates = library.kernels.filter((h) => h.description.name === rung.kernel);
     // Bigger blocks first (BLOCKSIZE 32 before 16), as long as the device can run them.
-    const kernel = [...candidates].sort((a, b) => blockThreads(b) - blockThreads(a)).find((h) => blockFits(h.description.block, device.limits));
-    if (kernel) return { rung, kernel };
-    if (options.variant) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
+    const fitting = library.kernels
+      .filter((h) => h.description.name === rung.kernel)
+      .sort((a, b) => blockThreads(b) - blockThreads(a))
+      .filter((h) => kernelFits(h.description, device.limits));
+    const kernel = fitting.find((h) => shapeFits(rung, constantsOf(h), m, n, k));
+    if (kernel) return { rung, kernel, constants: constantsOf(kernel) };
+    if (!options.variant) continue;
+    if (fitting.length === 0) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
+    throw new RangeError(`tskernel: ${rung.name} needs m, n, k to be multiples of ${rung.multiples!(constantsOf(fitting[0]!)).join(", ")}; got ${m}, ${n}, ${k}`);
   }
   throw new Error("tskernel: no matmul kernel in the library handles this shape (compile examples/sgemm.ts and examples/sgemm-blocktiling.ts)");
+}
+
+/**
+ * The fastest stored result for this device and shape class that takes the shape and fits the device, with
+ * its kernel: from the library when it holds that specialization, else compiled here (once per process).
+ * Results measured on another version of the kernel's source are passed over with a warning.
+ */
+function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOptions, store: TuningStore): MatmulChoice | undefined {
+  const { m, n, k } = options;
+  for (const entry of store.entries(deviceKeyOf(device), shapeClass(m, n, k))) {
+    if (options.variant && entry.rung !== options.variant) continue;
+    const rung = matmulRungs.find((r) => r.name === entry.rung);
+    if (!rung?.search || rung.kernel !== entry.kernel || rung.file !== entry.file) continue;
+    const sourceHash = kernelSourceHash(rung.file);
+    if (entry.sourceHash !== sourceHash) {
+      store.warn(
+        sourceHash === undefined
+          ? `cannot read ${rung.file} to check the tuning results for ${rung.name}; they are ignored`
+          : `the tuning results for ${rung.name} in ${store.fileFor(deviceKeyOf(device))} were measured on another version of ${rung.file}; ignored (run \`tskernel tune matmul\` again)`,
+      );
+      continue;
+    }
+    const c = entry.constants;
+    if (!shapeFits(rung, c, m, n, k) || !kernelFits({ block: [rung.search.threads(c), 1, 1], sharedBytes: rung.search.sharedBytes(c) }, device.limits)) continue;
+    const built = library.kernels.find((h) => h.description.name === rung.kernel && Object.entries(c).every(([name, value]) => h.description.specialization[name] === value));
+    try {
+      return { rung, kernel: built ?? compileCandidate(rung, c, targetFor(device.backend)), constants: c, tuned: entry };
+    } catch (error) {
+      store.warn(`cannot compile the tuned ${rung.name} (${Object.entries(c).map(([name, value]) => `${name}=${value}`).join(" ")}): ${(error as Error).message.split("\n")[0]}; using the fixed rule`);
+    }
+  }
+  return undefined;
+}
+
+function constantsOf(handle: KernelHandle): Constants {
+  return handle.description.specialization as Constants;
 }
 
 function blockThreads(handle: KernelHandle): number {
@@ -78,8 +209,7 @@ export async function matmul(
   for (const [name, buffer, length] of [["A", A, m * k], ["B", B, k * n], ["C", C, m * n]] as const) {
     if (buffer.length < length) throw new RangeError(`tskernel: matmul: ${name} has ${buffer.length} elements, the shape needs ${length}`);
   }
-  const { rung, kernel } = chooseMatmul(device, library, options);
-  const constants = kernel.description.specialization as Record<string, number>;
+  const { rung, kernel, constants } = chooseMatmul(device, library, options);
   await device.launch(kernel, { grid: rung.grid(m, n, constants), args: [m, n, k, options.alpha ?? 1, A, B, options.beta ?? 0, C] });
-  return rung.name;
+  return rung.name as MatmulVariantName;
 }
