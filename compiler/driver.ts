@@ -36,6 +36,12 @@ export interface CompileOptions {
    * barrier check, which exists for kernels that get past the compiler; never exposed on the CLI.
    */
   readonly unsafeSkipBarrierCheck?: boolean;
+  /**
+   * Only these kernels (by name) are specialized, checked and emitted; the others of each file are still
+   * parsed. For tools that build one kernel with `defines` meant for it alone (the tuner), which would not
+   * suit its siblings.
+   */
+  readonly kernels?: ReadonlySet<string>;
   /** Reuse a project across compilations (the warm path); a new one is made otherwise. */
   readonly project?: Project;
 }
@@ -107,6 +113,7 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
     }
     const specializations: SpecializedKernel[] = [];
     for (const kernel of module.kernels) {
+      if (options.kernels && !options.kernels.has(kernel.name)) continue;
       for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
         const specialized = specializeKernel(kernel, values);
         const facts = validateKernel(specialized, fileDiagnostics, { barrierUniformity: !options.unsafeSkipBarrierCheck });

@@ -7,9 +7,8 @@
 
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { ts, type Project } from "ts-morph";
+import type { Project } from "ts-morph";
 import { createProject, packageRoot } from "../../compiler/frontend/program.ts";
 import { targets, type TargetName } from "../../compiler/backends/targets.ts";
 import type { BackendName, Device } from "../device.ts";
@@ -130,47 +129,6 @@ export function searchOrder(search: RungSearch, candidates: readonly Constants[]
   return ordered;
 }
 
-/**
- * A copy of a kernel file in which every other kernel of the file is blanked out. `--define`-style constants
- * reach every kernel of a file that has a constant of that name, and a setting that suits one kernel can break
- * a sibling (the 2-D tile sizes give the 1-D kernel 2048 threads), which would fail the whole compile. Line
- * breaks are kept, so lines and columns (in diagnostics and #line directives) still match the original,
- * and the copy sits at the same path relative to its base directory as the original does to the package
- * root, so the generated code names the original file.
- */
-function isolatedKernelFile(file: string, kernel: string): { file: string; baseDir: string } {
-  const absolute = resolveKernelFile(file);
-  const text = fs.readFileSync(absolute, "utf8");
-  const source = ts.createSourceFile(absolute, text, ts.ScriptTarget.Latest, true);
-  const cuts: [number, number][] = [];
-  let found = false;
-  for (const statement of source.statements) {
-    if (!ts.isVariableStatement(statement)) continue;
-    const kernels = statement.declarationList.declarations.filter(
-      (d) => d.initializer && ts.isCallExpression(d.initializer) && ts.isIdentifier(d.initializer.expression) && d.initializer.expression.text === "kernel",
-    );
-    if (kernels.length === 0) continue;
-    if (kernels.some((d) => d.name.getText(source) === kernel)) found = true;
-    else cuts.push([statement.getStart(source), statement.end]);
-  }
-  if (!found) throw new Error(`tskernel: ${file} declares no kernel named '${kernel}'`);
-  let isolated = text;
-  for (const [start, end] of cuts.reverse()) isolated = isolated.slice(0, start) + isolated.slice(start, end).replace(/[^\r\n]/g, " ") + isolated.slice(end);
-  const relative = path.relative(packageRoot(), absolute);
-  const inPackage = !relative.startsWith("..") && !path.isAbsolute(relative);
-  const digest = crypto.createHash("sha256").update(absolute).update("\0").update(isolated).digest("hex").slice(0, 16);
-  const baseDir = path.join(os.tmpdir(), `tskernel-tune-${process.getuid?.() ?? "user"}`, `${kernel}-${digest}`);
-  const copy = path.join(baseDir, inPackage ? relative : path.basename(absolute));
-  if (!fs.existsSync(copy) || fs.readFileSync(copy, "utf8") !== isolated) {
-    fs.mkdirSync(path.dirname(copy), { recursive: true });
-    // Written aside and renamed: two processes tuning at once must never read half a file.
-    const temporary = `${copy}.${process.pid}.tmp`;
-    fs.writeFileSync(temporary, isolated);
-    fs.renameSync(temporary, copy);
-  }
-  return { file: copy, baseDir };
-}
-
 let sharedProject: Project | undefined;
 const compiled = new Map<string, KernelHandle>();
 
@@ -182,11 +140,17 @@ export function compileCandidate(rung: Rung, constants: Constants | undefined, t
   const keyOf = (c: Constants | null) => JSON.stringify([target, resolveKernelFile(rung.file), kernelSourceHash(rung.file), rung.kernel, c && Object.entries(c).sort()]);
   const cached = compiled.get(keyOf(constants ?? null));
   if (cached) return cached;
-  const { file, baseDir } = isolatedKernelFile(rung.file, rung.kernel);
   // One project for every compile: the checker's view of the language declarations is built once.
   sharedProject ??= createProject();
   const defines = new Map(Object.entries(constants ?? {}).map(([name, value]) => [name, String(value)]));
-  const library = compileKernelLibrary([file], [target], { defines, baseDir, project: sharedProject });
+  // Only this kernel: the constants reach every kernel of the file that has one by that name, and a
+  // setting that suits this kernel can break a sibling (2-D tile sizes give the 1-D kernel 2048 threads).
+  const library = compileKernelLibrary([resolveKernelFile(rung.file)], [target], {
+    defines,
+    kernels: new Set([rung.kernel]),
+    baseDir: packageRoot(),
+    project: sharedProject,
+  });
   // A kernel with a specializations list still yields several builds when the defines leave some constant
   // free; the one asked for has every given constant (with none given, the first: the kernel's defaults).
   const handle = library.kernels.find((h) => h.description.name === rung.kernel && Object.entries(constants ?? {}).every(([name, value]) => h.description.specialization[name] === value));

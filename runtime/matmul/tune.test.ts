@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../compiler/frontend/program.ts";
 import { CpuDevice } from "../cpu/cpu-device.ts";
 import type { Device } from "../device.ts";
@@ -19,7 +19,15 @@ import { deviceKeyOf, shapeClass, TuningStore, type TunedEntry } from "./tune-st
 import { formatTuneTable, tuneMatmul } from "./tune.ts";
 
 const rung = (name: string) => matmulRungs.find((r) => r.name === name)!;
-const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-tune-test-"));
+const made: string[] = [];
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-tune-test-"));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
 const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts"].map((f) => path.join(packageRoot(), "examples", f)));
 
