@@ -6,9 +6,10 @@
  * a setting correct. Without `variant`, matmul takes the fastest rung that handles the shape:
  * - the tuner's stored choice for this device and shape class (tune-store.ts) when there is one that fits
  *   the shape and the device (compiled on first use when the library does not hold that specialization);
- * - otherwise a fixed rule from the H100 measurements in bench/results/: 2-D blocktiling with A transposed
- *   in shared memory when m and n are multiples of 128 and k of 8, 1-D blocktiling for multiples of 64 and
- *   8, otherwise the guarded 2-D kernel, which takes any sizes.
+ * - otherwise a fixed rule from the H100 measurements in bench/results/: the first rung of the table below
+ *   whose tiles divide the shape and whose build fits the device; for shapes no tile divides, the guarded
+ *   warp-tiled kernel when n and k are multiples of 4 (16-byte rows), else the guarded 2-D kernel, which
+ *   takes any sizes.
  */
 
 import type { Device, DeviceBuffer } from "../device.ts";
@@ -17,7 +18,17 @@ import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
 
-export type MatmulVariantName = "sgemm-2d-transposed-a" | "sgemm-2d-guarded" | "sgemm-2d-blocktiling" | "sgemm-1d-blocktiling" | "sgemm-shared" | "sgemm-naive";
+export type MatmulVariantName =
+  | "sgemm-warptiling-double-buffered"
+  | "sgemm-warptiling"
+  | "sgemm-vectorized"
+  | "sgemm-warptiling-guarded"
+  | "sgemm-2d-transposed-a"
+  | "sgemm-2d-guarded"
+  | "sgemm-2d-blocktiling"
+  | "sgemm-1d-blocktiling"
+  | "sgemm-shared"
+  | "sgemm-naive";
 
 /** Values of a kernel's compile-time constants, by name. */
 export type Constants = Readonly<Record<string, number>>;
@@ -104,16 +115,93 @@ const search2D: RungSearch = {
   sharedBytes: blocktilingShared,
 };
 
+/**
+ * The vectorized kernel loads 4 consecutive elements per thread: the A tile as rows of BK/4 such loads,
+ * threads·4/BK rows per pass, the B tile as rows of BN/4, threads·4/BN rows per pass. As in the 2-D rule,
+ * the passes must cover each tile exactly once; TM and TN must be multiples of 4 (wide register loads and
+ * wide stores of C).
+ */
+function invalidVectorized({ BM, BN, BK, TM, TN }: Constants): string | undefined {
+  if (BM! % TM! !== 0 || BN! % TN! !== 0) return "BM and BN must be multiples of TM and TN: each thread owns a whole TM×TN tile of C";
+  if (TM! % 4 !== 0 || TN! % 4 !== 0 || BK! % 4 !== 0) return "TM, TN and BK must be multiples of 4: the kernel moves 4 elements at a time";
+  return tileLoadProblem((BM! * BN!) / (TM! * TN!), BM!, BN!, BK!);
+}
+
+/** Whether `threads` threads loading 4 elements each cover a BM×BK and a BK×BN tile exactly once. */
+function tileLoadProblem(threads: number, BM: number, BN: number, BK: number): string | undefined {
+  const rowStrideA = (threads * 4) / BK;
+  if (!Number.isInteger(rowStrideA) || threads % (BK / 4) !== 0) return `the ${threads} threads must be a multiple of BK/4 = ${BK / 4}: the A tile is loaded by whole rows`;
+  if (BM % rowStrideA !== 0) return `BM must be a multiple of threads·4/BK = ${rowStrideA}, the A tile's row stride`;
+  const rowStrideB = (threads * 4) / BN;
+  if (!Number.isInteger(rowStrideB) || threads % (BN / 4) !== 0) return `the ${threads} threads must be a multiple of BN/4 = ${BN / 4}: the B tile is loaded by whole rows`;
+  if (BK % rowStrideB !== 0) return `BK must be a multiple of threads·4/BN = ${rowStrideB}, the B tile's row stride`;
+  return undefined;
+}
+
+const searchVectorized: RungSearch = {
+  space: { BM: [64, 128, 256], BN: [64, 128, 256], BK: [8, 16, 32], TM: [4, 8], TN: [4, 8], PAD: [0, 4] },
+  invalid: invalidVectorized,
+  threads: (c) => (c.BM! * c.BN!) / (c.TM! * c.TN!),
+  sharedBytes: (c) => 4 * (c.BK! * (c.BM! + c.PAD!) + c.BK! * c.BN!),
+};
+
+/**
+ * The warp-tiled kernels: THREADS must be one warp per WM×WN warp tile of the BM×BN block tile; a warp tile
+ * splits into WMITER×WNITER sub-tiles that the warp's 32 threads cover with TM×TN results each (so WM·WN
+ * must be a multiple of 32·TM·TN·WNITER); the tile loads follow the vectorized rule.
+ */
+function invalidWarptiling({ BM, BN, BK, WM, WN, WNITER, TM, TN, THREADS }: Constants): string | undefined {
+  if (BM! % WM! !== 0 || BN! % WN! !== 0) return "BM and BN must be multiples of WM and WN: whole warp tiles per block";
+  if (THREADS !== 32 * (BM! / WM!) * (BN! / WN!)) return `THREADS must be 32 per warp tile: ${32 * (BM! / WM!) * (BN! / WN!)}`;
+  if (TM! % 4 !== 0 || TN! % 4 !== 0 || BK! % 4 !== 0) return "TM, TN and BK must be multiples of 4: the kernel moves 4 elements at a time";
+  if ((WM! * WN!) % (32 * TM! * TN! * WNITER!) !== 0) return "WM·WN must be a multiple of 32·TM·TN·WNITER: whole sub-tiles per warp";
+  const WMITER = (WM! * WN!) / (32 * TM! * TN! * WNITER!);
+  if (WM! % WMITER !== 0 || WN! % WNITER! !== 0) return "the warp tile must split evenly into WMITER×WNITER sub-tiles";
+  const subN = WN! / WNITER!;
+  const subM = WM! / WMITER;
+  if (subN % TN! !== 0 || subM % TM! !== 0 || (subM / TM!) * (subN / TN!) !== 32) return "a sub-tile must be 32 threads' TM×TN results";
+  return tileLoadProblem(THREADS!, BM!, BN!, BK!);
+}
+
+const warptilingSpace = {
+  BM: [64, 128, 256],
+  BN: [64, 128, 256],
+  BK: [8, 16, 32],
+  WM: [32, 64, 128],
+  WN: [32, 64, 128],
+  WNITER: [1, 2, 4],
+  TM: [4, 8],
+  TN: [4, 8],
+  THREADS: [64, 128, 256, 512],
+};
+/** AsT's rows are padded by 4 floats in the warp-tiled kernels; the double-buffered ones hold two stages. */
+const warptilingShared = (c: Constants) => 4 * (c.BK! * (c.BM! + 4) + c.BK! * c.BN!);
+const searchWarptiling: RungSearch = { space: warptilingSpace, invalid: invalidWarptiling, threads: (c) => c.THREADS!, sharedBytes: warptilingShared };
+const searchDoubleBuffered: RungSearch = { ...searchWarptiling, sharedBytes: (c) => 2 * warptilingShared(c) };
+
 const blocktilingFile = "examples/sgemm-blocktiling.ts";
+const warptilingFile = "examples/sgemm-warptiling.ts";
 const tileMultiples = (c: Constants) => [c.BM!, c.BN!, c.BK!] as const;
 // blockIdx.x walks the columns of C in the blocktiling kernels, the rows in Boehm's first kernels.
 const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / c.BN!, m / c.BM!];
 
 /** The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device. */
 export const matmulRungs: readonly Rung[] = [
+  { name: "sgemm-warptiling-double-buffered", file: warptilingFile, kernel: "sgemmWarptilingDoubleBuffered", multiples: tileMultiples, grid: tileGrid, search: searchDoubleBuffered },
+  { name: "sgemm-warptiling", file: warptilingFile, kernel: "sgemmWarptiling", multiples: tileMultiples, grid: tileGrid, search: searchWarptiling },
+  { name: "sgemm-vectorized", file: "examples/sgemm-vectorized.ts", kernel: "sgemmVectorized", multiples: tileMultiples, grid: tileGrid, search: searchVectorized },
   { name: "sgemm-2d-transposed-a", file: blocktilingFile, kernel: "sgemm2DBlocktilingTransposedA", multiples: tileMultiples, grid: tileGrid, search: search2D },
   { name: "sgemm-2d-blocktiling", file: blocktilingFile, kernel: "sgemm2DBlocktiling", multiples: tileMultiples, grid: tileGrid, search: search2D },
   { name: "sgemm-1d-blocktiling", file: blocktilingFile, kernel: "sgemm1DBlocktiling", multiples: tileMultiples, grid: tileGrid, search: search1D },
+  // Any m; n and k multiples of 4, so that rows of B and C start 16-byte aligned.
+  {
+    name: "sgemm-warptiling-guarded",
+    file: warptilingFile,
+    kernel: "sgemmWarptilingGuarded",
+    multiples: () => [1, 4, 4],
+    grid: (m, n, c) => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)],
+    search: searchDoubleBuffered,
+  },
   { name: "sgemm-2d-guarded", file: blocktilingFile, kernel: "sgemm2DBlocktilingGuarded", grid: (m, n, c) => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)], search: search2D },
   { name: "sgemm-shared", file: "examples/sgemm.ts", kernel: "sgemmSharedMemory", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
   { name: "sgemm-naive", file: "examples/sgemm.ts", kernel: "sgemmNaive", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },

@@ -72,6 +72,75 @@ function loadsAreExact(kind: "1d" | "2d", c: Constants): boolean {
   return a.every((x) => x === 1) && b.every((x) => x === 1) && out.every((x) => x === 1);
 }
 
+/**
+ * The 4-wide tile loads of the vectorized and warp-tiled kernels, replayed: thread t loads row t / (BK/4)
+ * (plus multiples of threads·4/BK) of the A tile at column 4·(t % (BK/4)), and likewise for B with BN; every
+ * element must be loaded once, inside the tile. `results(t)` gives the [row, col] of each result of thread t,
+ * which must cover the block's BM×BN tile once.
+ */
+function wideLoadsAreExact(c: Constants, threads: number, results: (t: number) => [number, number][] | undefined): boolean {
+  const { BM, BN, BK } = c as Record<string, number>;
+  if (!Number.isInteger(threads) || BK % 4 !== 0 || BN % 4 !== 0) return false;
+  const strideA = Math.trunc((threads * 4) / BK);
+  const strideB = Math.trunc((threads * 4) / BN);
+  if (strideA === 0 || strideB === 0) return false;
+  const a = new Uint8Array(BM * BK);
+  const b = new Uint8Array(BK * BN);
+  const out = new Uint8Array(BM * BN);
+  for (let t = 0; t < threads; t++) {
+    for (const offset of range(0, BM, strideA)) {
+      const row = Math.trunc(t / (BK / 4)) + offset;
+      for (let lane = 0; lane < 4; lane++) if (row >= BM || a[row * BK + (t % (BK / 4)) * 4 + lane]!++ > 0) return false;
+    }
+    for (const offset of range(0, BK, strideB)) {
+      const row = Math.trunc(t / (BN / 4)) + offset;
+      for (let lane = 0; lane < 4; lane++) if (row >= BK || b[row * BN + (t % (BN / 4)) * 4 + lane]!++ > 0) return false;
+    }
+    const cells = results(t);
+    if (!cells) return false;
+    for (const [row, col] of cells) if (row < 0 || col < 0 || row >= BM || col >= BN || out[row * BN + col]!++ > 0) return false;
+  }
+  return a.every((x) => x === 1) && b.every((x) => x === 1) && out.every((x) => x === 1);
+}
+
+/** Results of a thread of the vectorized kernel: a TM×TN tile, read and written 4 columns at a time. */
+function vectorizedResults({ BN, TM, TN }: Constants): (t: number) => [number, number][] | undefined {
+  return (t) => {
+    if (TM! % 4 !== 0 || TN! % 4 !== 0) return undefined; // wide register loads would run past the tile
+    const across = Math.trunc(BN! / TN!);
+    const cells: [number, number][] = [];
+    for (let m = 0; m < TM!; m++) for (let n = 0; n < TN!; n++) cells.push([Math.trunc(t / across) * TM! + m, (t % across) * TN! + n]);
+    return cells;
+  };
+}
+
+/** Results of a thread of the warp-tiled kernels, from their index formulas (integer division as in the kernel). */
+function warptilingResults({ BN, WM, WN, WNITER, TM, TN }: Constants): (t: number) => [number, number][] | undefined {
+  const WMITER = Math.trunc((WM! * WN!) / (32 * TM! * TN! * WNITER!));
+  if (WMITER === 0 || TM! % 4 !== 0 || TN! % 4 !== 0) return () => undefined;
+  const WSUBM = Math.trunc(WM! / WMITER);
+  const WSUBN = Math.trunc(WN! / WNITER!);
+  const perRow = Math.trunc(WSUBN / TN!);
+  if (perRow === 0 || Math.trunc(BN! / WN!) === 0) return () => undefined;
+  return (t) => {
+    const warp = Math.trunc(t / 32);
+    const lane = t % 32;
+    const warpCol = warp % Math.trunc(BN! / WN!);
+    const warpRow = Math.trunc(warp / Math.trunc(BN! / WN!));
+    const cells: [number, number][] = [];
+    for (let wm = 0; wm < WMITER; wm++) {
+      for (let wn = 0; wn < WNITER!; wn++) {
+        for (let m = 0; m < TM!; m++) {
+          for (let n = 0; n < TN!; n++) {
+            cells.push([warpRow * WM! + wm * WSUBM + Math.trunc(lane / perRow) * TM! + m, warpCol * WN! + wn * WSUBN + (lane % perRow) * TN! + n]);
+          }
+        }
+      }
+    }
+    return cells;
+  };
+}
+
 function range(start: number, end: number, step: number): number[] {
   const out: number[] = [];
   for (let i = start; i < end; i += step) out.push(i);
@@ -141,6 +210,23 @@ describe("the search space", () => {
       expect(replayedValid.length, `${name}: every exact setting is accepted`).toBe(valid.length);
       // The rung's own space keeps enough to search: the kernels' defaults and more.
       expect(enumerateSpace(search).valid.length).toBeGreaterThanOrEqual(kind === "1d" ? 7 : 90);
+    }
+  });
+
+  it("accepts exactly the vectorized and warp-tiled settings whose 4-wide loads and result tiles a replay finds exact", () => {
+    const vectorized = { BM: [32, 64, 128, 256], BN: [32, 64, 128, 256], BK: [4, 8, 16, 32], TM: [2, 4, 8], TN: [2, 4, 8], PAD: [0] };
+    const check = (name: string, space: Readonly<Record<string, readonly number[]>>, replay: (c: Constants) => boolean, minimum: number) => {
+      const search = rung(name).search!;
+      const { valid } = enumerateSpace({ ...search, space });
+      for (const c of valid) expect(replay(c), `${name} ${JSON.stringify(c)} accepted`).toBe(true);
+      const exact = enumerateSpace({ ...search, space, invalid: () => undefined }).valid.filter(replay);
+      expect(exact.length, `${name}: every exact setting is accepted`).toBe(valid.length);
+      expect(enumerateSpace(search).valid.length, `${name}: its own space`).toBeGreaterThanOrEqual(minimum);
+    };
+    check("sgemm-vectorized", vectorized, (c) => wideLoadsAreExact(c, c.BM! * c.BN! / (c.TM! * c.TN!), vectorizedResults(c)), 20);
+    const warps = { BM: [64, 128, 256], BN: [64, 128], BK: [8, 16, 32], WM: [32, 64, 128], WN: [32, 64], WNITER: [1, 2, 4], TM: [4, 8], TN: [4, 8], THREADS: [64, 128, 256] };
+    for (const name of ["sgemm-warptiling", "sgemm-warptiling-double-buffered", "sgemm-warptiling-guarded"]) {
+      check(name, warps, (c) => Number.isInteger(c.BM! / c.WM!) && wideLoadsAreExact(c, c.THREADS!, warptilingResults(c)), 20);
     }
   });
 
