@@ -7,6 +7,15 @@
 // Launch: grid (N / BN, M / BM); blockIdx.x picks the block column, blockIdx.y the block row.
 import { blockIdx, kernel, local, shared, syncThreads, threadIdx, type Const, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";
 
+/**
+ * One element of C = alpha·A·B + beta·C. With beta = 0 the old C is not used at all, as in BLAS: C may hold
+ * anything (NaN included) before a product that overwrites it.
+ */
+function gemmOutput(alpha: f32, product: f32, beta: f32, old: f32): f32 {
+  return beta === 0 ? alpha * product : alpha * product + beta * old;
+}
+
+
 // 1-D blocktiling: a BM×BN tile of C per block, TM results (a column strip) per thread: BM·BN/TM threads.
 export const sgemm1DBlocktiling = kernel(
   { block: ["BM * BN / TM"] },
@@ -54,7 +63,7 @@ export const sgemm1DBlocktiling = kernel(
     }
     unrollStore: for (let r = 0; r < TM; r++) {
       const index = (cRow * BM + threadRow * TM + r) * N + cCol * BN + threadCol;
-      C[index] = alpha * threadResults[r] + beta * C[index];
+      C[index] = gemmOutput(alpha, threadResults[r], beta, C[index]);
     }
   },
 );
@@ -124,7 +133,7 @@ export const sgemm2DBlocktiling = kernel(
     unrollStoreM: for (let m = 0; m < TM; m++) {
       unrollStoreN: for (let n = 0; n < TN; n++) {
         const index = (cRow * BM + threadRow * TM + m) * N + cCol * BN + threadCol * TN + n;
-        C[index] = alpha * threadResults[m * TN + n] + beta * C[index];
+        C[index] = gemmOutput(alpha, threadResults[m * TN + n], beta, C[index]);
       }
     }
   },
@@ -196,7 +205,7 @@ export const sgemm2DBlocktilingTransposedA = kernel(
     unrollStoreM: for (let m = 0; m < TM; m++) {
       unrollStoreN: for (let n = 0; n < TN; n++) {
         const index = (cRow * BM + threadRow * TM + m) * N + cCol * BN + threadCol * TN + n;
-        C[index] = alpha * threadResults[m * TN + n] + beta * C[index];
+        C[index] = gemmOutput(alpha, threadResults[m * TN + n], beta, C[index]);
       }
     }
   },
@@ -281,7 +290,7 @@ export const sgemm2DBlocktilingGuarded = kernel(
         const row = cRow * BM + threadRow * TM + m;
         const col = cCol * BN + threadCol * TN + n;
         if (row < M && col < N) {
-          C[row * N + col] = alpha * threadResults[m * TN + n] + beta * C[row * N + col];
+          C[row * N + col] = gemmOutput(alpha, threadResults[m * TN + n], beta, C[row * N + col]);
         }
       }
     }

@@ -10,6 +10,15 @@
 // Launch: grid (N / BN, M / BM); blockIdx.x picks the block column, blockIdx.y the block row.
 import { blockIdx, kernel, load4, local, shared, store4, syncThreads, threadIdx, type Const, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";
 
+/**
+ * One element of C = alpha·A·B + beta·C. With beta = 0 the old C is not used at all, as in BLAS: C may hold
+ * anything (NaN included) before a product that overwrites it.
+ */
+function gemmOutput(alpha: f32, product: f32, beta: f32, old: f32): f32 {
+  return beta === 0 ? alpha * product : alpha * product + beta * old;
+}
+
+
 export const sgemmVectorized = kernel(
   // The defaults, and smaller tiles for devices with 16 KB of workgroup memory or fewer threads per block.
   {
@@ -93,10 +102,10 @@ export const sgemmVectorized = kernel(
         store4(
           C,
           index,
-          alpha * threadResults[r] + beta * c0,
-          alpha * threadResults[r + 1] + beta * c1,
-          alpha * threadResults[r + 2] + beta * c2,
-          alpha * threadResults[r + 3] + beta * c3,
+          gemmOutput(alpha, threadResults[r], beta, c0),
+          gemmOutput(alpha, threadResults[r + 1], beta, c1),
+          gemmOutput(alpha, threadResults[r + 2], beta, c2),
+          gemmOutput(alpha, threadResults[r + 3], beta, c3),
         );
       }
     }

@@ -25,6 +25,15 @@ import {
   type ReadonlyFloat32Array,
 } from "tskernel";
 
+/**
+ * One element of C = alpha·A·B + beta·C. With beta = 0 the old C is not used at all, as in BLAS: C may hold
+ * anything (NaN included) before a product that overwrites it.
+ */
+function gemmOutput(alpha: f32, product: f32, beta: f32, old: f32): f32 {
+  return beta === 0 ? alpha * product : alpha * product + beta * old;
+}
+
+
 export const sgemmWarptiling = kernel(
   // The defaults, and smaller tiles for devices with 16 KB of workgroup memory (WebGPU's portable limit).
   { block: ["THREADS"], specializations: [{}, { BM: 64, BN: 64, BK: 8, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 }] },
@@ -119,10 +128,10 @@ export const sgemmWarptiling = kernel(
             store4(
               C,
               row * N + col,
-              alpha * threadResults[r] + beta * c0,
-              alpha * threadResults[r + 1] + beta * c1,
-              alpha * threadResults[r + 2] + beta * c2,
-              alpha * threadResults[r + 3] + beta * c3,
+              gemmOutput(alpha, threadResults[r], beta, c0),
+              gemmOutput(alpha, threadResults[r + 1], beta, c1),
+              gemmOutput(alpha, threadResults[r + 2], beta, c2),
+              gemmOutput(alpha, threadResults[r + 3], beta, c3),
             );
           }
         }
@@ -257,10 +266,10 @@ export const sgemmWarptilingDoubleBuffered = kernel(
             store4(
               C,
               row * N + col,
-              alpha * threadResults[r] + beta * c0,
-              alpha * threadResults[r + 1] + beta * c1,
-              alpha * threadResults[r + 2] + beta * c2,
-              alpha * threadResults[r + 3] + beta * c3,
+              gemmOutput(alpha, threadResults[r], beta, c0),
+              gemmOutput(alpha, threadResults[r + 1], beta, c1),
+              gemmOutput(alpha, threadResults[r + 2], beta, c2),
+              gemmOutput(alpha, threadResults[r + 3], beta, c3),
             );
           }
         }
@@ -394,10 +403,10 @@ export const sgemmWarptilingGuarded = kernel(
               store4(
                 C,
                 row * N + col,
-                alpha * threadResults[r] + beta * c0,
-                alpha * threadResults[r + 1] + beta * c1,
-                alpha * threadResults[r + 2] + beta * c2,
-                alpha * threadResults[r + 3] + beta * c3,
+                gemmOutput(alpha, threadResults[r], beta, c0),
+                gemmOutput(alpha, threadResults[r + 1], beta, c1),
+                gemmOutput(alpha, threadResults[r + 2], beta, c2),
+                gemmOutput(alpha, threadResults[r + 3], beta, c3),
               );
             }
           }

@@ -19,6 +19,15 @@ import {
   type ReadonlyFloat32Array,
 } from "tskernel";
 
+/**
+ * One element of C = alpha·A·B + beta·C. With beta = 0 the old C is not used at all, as in BLAS: C may hold
+ * anything (NaN included) before a product that overwrites it.
+ */
+function gemmOutput(alpha: f32, product: f32, beta: f32, old: f32): f32 {
+  return beta === 0 ? alpha * product : alpha * product + beta * old;
+}
+
+
 // Kernel 1. threadIdx.x moves along a column of C, so the threads of a warp read different rows of A and
 // write different rows of C: uncoalesced, which is the point of the comparison.
 export const sgemmNaive = kernel(
@@ -41,7 +50,7 @@ export const sgemmNaive = kernel(
       for (let i = 0; i < K; i++) {
         tmp += A[x * K + i] * B[i * N + y];
       }
-      C[x * N + y] = alpha * tmp + beta * C[x * N + y];
+      C[x * N + y] = gemmOutput(alpha, tmp, beta, C[x * N + y]);
     }
   },
 );
@@ -68,7 +77,7 @@ export const sgemmCoalesce = kernel(
       for (let i = 0; i < K; i++) {
         tmp += A[cRow * K + i] * B[i * N + cCol];
       }
-      C[cRow * N + cCol] = alpha * tmp + beta * C[cRow * N + cCol];
+      C[cRow * N + cCol] = gemmOutput(alpha, tmp, beta, C[cRow * N + cCol]);
     }
   },
 );
@@ -119,7 +128,7 @@ export const sgemmSharedMemory = kernel(
       syncThreads();
     }
     if (row < M && col < N) {
-      C[row * N + col] = alpha * tmp + beta * C[row * N + col];
+      C[row * N + col] = gemmOutput(alpha, tmp, beta, C[row * N + col]);
     }
   },
 );

@@ -11,16 +11,21 @@ import { compileKernelLibrary } from "../kernels.ts";
 import { compareToReference, referenceGemm } from "../reference.ts";
 import { matmul, type MatmulVariantName } from "./matmul.ts";
 
-const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts"].map((f) => path.join(packageRoot(), "examples", f)));
+const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts", "sgemm-vectorized.ts", "sgemm-warptiling.ts"].map((f) => path.join(packageRoot(), "examples", f)));
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
 
 describe("matmul", () => {
   it.each([
+    [200, 132, 68, undefined, "sgemm-warptiling-guarded"],
     [200, 130, 70, undefined, "sgemm-2d-guarded"],
     [1000, 37, 3, undefined, "sgemm-2d-guarded"],
-    [128, 256, 64, undefined, "sgemm-2d-transposed-a"],
+    [128, 256, 64, undefined, "sgemm-warptiling-double-buffered"],
+    [256, 128, 32, "sgemm-warptiling", "sgemm-warptiling"],
+    [128, 128, 16, "sgemm-vectorized", "sgemm-vectorized"],
+    [128, 256, 64, "sgemm-2d-transposed-a", "sgemm-2d-transposed-a"],
     [256, 128, 32, "sgemm-2d-blocktiling", "sgemm-2d-blocktiling"],
-    [64, 192, 24, undefined, "sgemm-1d-blocktiling"],
+    [64, 192, 24, undefined, "sgemm-warptiling-double-buffered"],
+    [64, 192, 24, "sgemm-1d-blocktiling", "sgemm-1d-blocktiling"],
     [128, 128, 16, "sgemm-shared", "sgemm-shared"],
     [33, 47, 5, "sgemm-naive", "sgemm-naive"],
   ] as const)("m=%i n=%i k=%i (variant %s) runs %s and matches float64", async (m, n, k, variant, expected) => {
@@ -37,6 +42,21 @@ describe("matmul", () => {
     expect(report.nonFinite).toBe(0);
     expect(report.normwiseRelative).toBeLessThan(Math.max(k, 8) * 2 ** -23);
   });
+
+  it.each(["sgemm-warptiling-double-buffered", "sgemm-warptiling", "sgemm-vectorized", "sgemm-warptiling-guarded", "sgemm-2d-transposed-a", "sgemm-2d-guarded", "sgemm-1d-blocktiling", "sgemm-shared"] as const)(
+    "%s with beta = 0 ignores what C held before, NaN included (as BLAS does)",
+    async (variant) => {
+      const device = new CpuDevice();
+      const [m, n, k] = [128, 128, 32];
+      const A = random(m * k);
+      const B = random(k * n);
+      const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+      await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, alpha: 1.25, beta: 0, variant, tuning: false });
+      const report = compareToReference((await device.read(C)) as Float32Array, referenceGemm(m, n, k, A, B, 1.25, 0, new Float32Array(m * n)));
+      expect(report.nonFinite).toBe(0);
+      expect(report.normwiseRelative).toBeLessThan(k * 2 ** -23);
+    },
+  );
 
   it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {
     const device = new CpuDevice();

@@ -7,6 +7,10 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
+function gemmOutput(alpha, product, beta, old) {
+  return (beta === 0) ? fround(alpha * product) : fround(fround(alpha * product) + fround(beta * old));
+}
+
 // Kernel sgemm1DBlocktiling specialized for BM = 64, BN = 64, BK = 8, TM = 8: runs one block.
 export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
@@ -98,7 +102,7 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
     let threadCol = threadCol_slots[t];
     for (let r_1 = 0; r_1 < 8; r_1 = (r_1 + 1) | 0) {
       const index = (((imul(((((imul(cRow, 64) + imul(threadRow, 8)) | 0) + r_1) | 0), N) + imul(cCol, 64)) | 0) + threadCol) | 0;
-      C[index] = fround(fround(alpha * threadResults[t * 8 + r_1]) + fround(beta * C[index]));
+      C[index] = gemmOutput(alpha, threadResults[t * 8 + r_1], beta, C[index]);
     }
   }
 }
@@ -211,7 +215,7 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 1) | 0) {
         const index_1 = (((((imul(((((imul(cRow, 128) + imul(threadRow, 8)) | 0) + m_1) | 0), N) + imul(cCol, 128)) | 0) + imul(threadCol, 8)) | 0) + n_1) | 0;
-        C[index_1] = fround(fround(alpha * threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)]) + fround(beta * C[index_1]));
+        C[index_1] = gemmOutput(alpha, threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)], beta, C[index_1]);
       }
     }
   }
@@ -325,7 +329,7 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 1) | 0) {
         const index_1 = (((((imul(((((imul(cRow, 128) + imul(threadRow, 8)) | 0) + m_1) | 0), N) + imul(cCol, 128)) | 0) + imul(threadCol, 8)) | 0) + n_1) | 0;
-        C[index_1] = fround(fround(alpha * threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)]) + fround(beta * C[index_1]));
+        C[index_1] = gemmOutput(alpha, threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)], beta, C[index_1]);
       }
     }
   }
@@ -453,7 +457,7 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
         const row_2 = (((imul(cRow, 128) + imul(threadRow, 8)) | 0) + m_1) | 0;
         const col_2 = (((imul(cCol, 128) + imul(threadCol, 8)) | 0) + n_1) | 0;
         if ((row_2 < M) && (col_2 < N)) {
-          C[((imul(row_2, N) + col_2) | 0)] = fround(fround(alpha * threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)]) + fround(beta * C[((imul(row_2, N) + col_2) | 0)]));
+          C[((imul(row_2, N) + col_2) | 0)] = gemmOutput(alpha, threadResults[t * 64 + ((imul(m_1, 8) + n_1) | 0)], beta, C[((imul(row_2, N) + col_2) | 0)]);
         }
       }
     }

@@ -7,6 +7,10 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
+function gemmOutput(alpha, product, beta, old) {
+  return (beta === 0) ? fround(alpha * product) : fround(fround(alpha * product) + fround(beta * old));
+}
+
 // Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 0: runs one block.
 export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
@@ -148,10 +152,10 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
         const c2 = C[((index_1 + 2) | 0)];
         const c3 = C[((index_1 + 3) | 0)];
         const r = (imul(m_1, 8) + n_1) | 0;
-        const lane = fround(fround(alpha * threadResults[t * 64 + r]) + fround(beta * c0));
-        const lane_1 = fround(fround(alpha * threadResults[t * 64 + ((r + 1) | 0)]) + fround(beta * c1));
-        const lane_2 = fround(fround(alpha * threadResults[t * 64 + ((r + 2) | 0)]) + fround(beta * c2));
-        const lane_3 = fround(fround(alpha * threadResults[t * 64 + ((r + 3) | 0)]) + fround(beta * c3));
+        const lane = gemmOutput(alpha, threadResults[t * 64 + r], beta, c0);
+        const lane_1 = gemmOutput(alpha, threadResults[t * 64 + ((r + 1) | 0)], beta, c1);
+        const lane_2 = gemmOutput(alpha, threadResults[t * 64 + ((r + 2) | 0)], beta, c2);
+        const lane_3 = gemmOutput(alpha, threadResults[t * 64 + ((r + 3) | 0)], beta, c3);
         C[index_1] = lane;
         C[((index_1 + 1) | 0)] = lane_1;
         C[((index_1 + 2) | 0)] = lane_2;
@@ -302,10 +306,10 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
         const c2 = C[((index_1 + 2) | 0)];
         const c3 = C[((index_1 + 3) | 0)];
         const r = (imul(m_1, 8) + n_1) | 0;
-        const lane = fround(fround(alpha * threadResults[t * 64 + r]) + fround(beta * c0));
-        const lane_1 = fround(fround(alpha * threadResults[t * 64 + ((r + 1) | 0)]) + fround(beta * c1));
-        const lane_2 = fround(fround(alpha * threadResults[t * 64 + ((r + 2) | 0)]) + fround(beta * c2));
-        const lane_3 = fround(fround(alpha * threadResults[t * 64 + ((r + 3) | 0)]) + fround(beta * c3));
+        const lane = gemmOutput(alpha, threadResults[t * 64 + r], beta, c0);
+        const lane_1 = gemmOutput(alpha, threadResults[t * 64 + ((r + 1) | 0)], beta, c1);
+        const lane_2 = gemmOutput(alpha, threadResults[t * 64 + ((r + 2) | 0)], beta, c2);
+        const lane_3 = gemmOutput(alpha, threadResults[t * 64 + ((r + 3) | 0)], beta, c3);
         C[index_1] = lane;
         C[((index_1 + 1) | 0)] = lane_1;
         C[((index_1 + 2) | 0)] = lane_2;
@@ -456,10 +460,10 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
         const c2 = C[((index_1 + 2) | 0)];
         const c3 = C[((index_1 + 3) | 0)];
         const r = (imul(m_1, 4) + n_1) | 0;
-        const lane = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
-        const lane_1 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
-        const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
-        const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+        const lane = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+        const lane_1 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+        const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+        const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
         C[index_1] = lane;
         C[((index_1 + 1) | 0)] = lane_1;
         C[((index_1 + 2) | 0)] = lane_2;
@@ -610,10 +614,10 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
         const c2 = C[((index_1 + 2) | 0)];
         const c3 = C[((index_1 + 3) | 0)];
         const r = (imul(m_1, 4) + n_1) | 0;
-        const lane = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
-        const lane_1 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
-        const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
-        const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+        const lane = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+        const lane_1 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+        const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+        const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
         C[index_1] = lane;
         C[((index_1 + 1) | 0)] = lane_1;
         C[((index_1 + 2) | 0)] = lane_2;

@@ -21,164 +21,170 @@ template <int pending> __device__ __forceinline__ void tsk_cp_async_wait() {
 #endif
 }
 
+#line 32 "examples/sgemm-warptiling.ts"
+__device__ __forceinline__ float gemmOutput(float alpha, float product, float beta, float old) {
+#line 33 "examples/sgemm-warptiling.ts"
+  return beta == 0.0f ? alpha * product : alpha * product + beta * old;
+}
+
 // Kernel sgemmWarptiling specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128; block 128×1×1.
-#line 28 "examples/sgemm-warptiling.ts"
+#line 37 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 51 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float AsT[2112];
-#line 52 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float Bs[2048];
-#line 53 "examples/sgemm-warptiling.ts"
-  float threadResults[128];
-#line 54 "examples/sgemm-warptiling.ts"
-  float regM[8];
-#line 55 "examples/sgemm-warptiling.ts"
-  float regN[16];
 #line 60 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  __shared__ __align__(16) float AsT[2112];
 #line 61 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  __shared__ __align__(16) float Bs[2048];
 #line 62 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float threadResults[128];
 #line 63 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  float regM[8];
 #line 64 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 65 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 66 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 67 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
-#line 68 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
+  float regN[16];
 #line 69 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 4;
+  const int cRow = (int)blockIdx.y;
+#line 70 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
 #line 71 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 72 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 32;
+  const int warpCol = warp % 2;
+#line 73 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
 #line 74 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 75 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 76 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 77 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 78 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 4;
+#line 80 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 81 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 32;
+#line 83 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 128; i++) {
-#line 75 "examples/sgemm-warptiling.ts"
+#line 84 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 77 "examples/sgemm-warptiling.ts"
+#line 86 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 16) {
-#line 78 "examples/sgemm-warptiling.ts"
+#line 87 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 32) {
-#line 79 "examples/sgemm-warptiling.ts"
+#line 88 "examples/sgemm-warptiling.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA * 4]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
-#line 80 "examples/sgemm-warptiling.ts"
+#line 89 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 0) * 132 + innerRowA + offset] = a0;
-#line 81 "examples/sgemm-warptiling.ts"
+#line 90 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 1) * 132 + innerRowA + offset] = a1;
-#line 82 "examples/sgemm-warptiling.ts"
+#line 91 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 2) * 132 + innerRowA + offset] = a2;
-#line 83 "examples/sgemm-warptiling.ts"
+#line 92 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 3) * 132 + innerRowA + offset] = a3;
     }
-#line 85 "examples/sgemm-warptiling.ts"
+#line 94 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 16; offset_1 += 4) {
-#line 86 "examples/sgemm-warptiling.ts"
+#line 95 "examples/sgemm-warptiling.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
-#line 87 "examples/sgemm-warptiling.ts"
+#line 96 "examples/sgemm-warptiling.ts"
       *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 128 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
     }
-#line 89 "examples/sgemm-warptiling.ts"
+#line 98 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 90 "examples/sgemm-warptiling.ts"
+#line 99 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 16; dot++) {
-#line 91 "examples/sgemm-warptiling.ts"
+#line 100 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 92 "examples/sgemm-warptiling.ts"
+#line 101 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
-#line 93 "examples/sgemm-warptiling.ts"
+#line 102 "examples/sgemm-warptiling.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 132 + warpRow * 64 + wSubRow * 64 + threadRowInWarp * 8 + i_1]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 94 "examples/sgemm-warptiling.ts"
+#line 103 "examples/sgemm-warptiling.ts"
           regM[wSubRow * 8 + i_1] = m0;
           regM[wSubRow * 8 + i_1 + 1] = m1;
           regM[wSubRow * 8 + i_1 + 2] = m2;
           regM[wSubRow * 8 + i_1 + 3] = m3;
         }
       }
-#line 97 "examples/sgemm-warptiling.ts"
+#line 106 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 4; wSubCol++) {
-#line 98 "examples/sgemm-warptiling.ts"
+#line 107 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 99 "examples/sgemm-warptiling.ts"
+#line 108 "examples/sgemm-warptiling.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 128 + warpCol * 64 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 100 "examples/sgemm-warptiling.ts"
+#line 109 "examples/sgemm-warptiling.ts"
           regN[wSubCol * 4 + i_2] = n0;
           regN[wSubCol * 4 + i_2 + 1] = n1;
           regN[wSubCol * 4 + i_2 + 2] = n2;
           regN[wSubCol * 4 + i_2 + 3] = n3;
         }
       }
-#line 103 "examples/sgemm-warptiling.ts"
+#line 112 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m = 0; m < 8; m++) {
-#line 104 "examples/sgemm-warptiling.ts"
+#line 113 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n = 0; n < 16; n++) {
-#line 105 "examples/sgemm-warptiling.ts"
+#line 114 "examples/sgemm-warptiling.ts"
           threadResults[m * 16 + n] += regM[m] * regN[n];
         }
       }
     }
-#line 109 "examples/sgemm-warptiling.ts"
+#line 118 "examples/sgemm-warptiling.ts"
     __syncthreads();
   }
-#line 111 "examples/sgemm-warptiling.ts"
+#line 120 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 112 "examples/sgemm-warptiling.ts"
+#line 121 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1++) {
-#line 113 "examples/sgemm-warptiling.ts"
+#line 122 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 8; m_1++) {
-#line 114 "examples/sgemm-warptiling.ts"
+#line 123 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 115 "examples/sgemm-warptiling.ts"
+#line 124 "examples/sgemm-warptiling.ts"
           const int row = cRow * 128 + warpRow * 64 + wSubRow_1 * 64 + threadRowInWarp * 8 + m_1;
-#line 116 "examples/sgemm-warptiling.ts"
+#line 125 "examples/sgemm-warptiling.ts"
           const int col = cCol * 128 + warpCol * 64 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 117 "examples/sgemm-warptiling.ts"
+#line 126 "examples/sgemm-warptiling.ts"
           const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
-#line 118 "examples/sgemm-warptiling.ts"
+#line 127 "examples/sgemm-warptiling.ts"
           const int r = (wSubRow_1 * 8 + m_1) * 16 + wSubCol_1 * 4 + n_1;
-#line 119 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+#line 128 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
         }
       }
     }
@@ -186,163 +192,163 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_
 }
 
 // Kernel sgemmWarptiling specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 28 "examples/sgemm-warptiling.ts"
+#line 37 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 51 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float AsT[544];
-#line 52 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float Bs[512];
-#line 53 "examples/sgemm-warptiling.ts"
-  float threadResults[32];
-#line 54 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 55 "examples/sgemm-warptiling.ts"
-  float regN[8];
 #line 60 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  __shared__ __align__(16) float AsT[544];
 #line 61 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  __shared__ __align__(16) float Bs[512];
 #line 62 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float threadResults[32];
 #line 63 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  float regM[4];
 #line 64 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 65 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 66 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 67 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
-#line 68 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 2;
+  float regN[8];
 #line 69 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 2;
+  const int cRow = (int)blockIdx.y;
+#line 70 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
 #line 71 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warp = (int)threadIdx.x / 32;
 #line 72 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpCol = warp % 2;
+#line 73 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
 #line 74 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 75 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 76 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 77 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 2;
+#line 78 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 2;
+#line 80 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 81 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 83 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 75 "examples/sgemm-warptiling.ts"
+#line 84 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 77 "examples/sgemm-warptiling.ts"
+#line 86 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 8) {
-#line 78 "examples/sgemm-warptiling.ts"
+#line 87 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int offset = 0; offset < 64; offset += 64) {
-#line 79 "examples/sgemm-warptiling.ts"
+#line 88 "examples/sgemm-warptiling.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + bk + innerColA * 4]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
-#line 80 "examples/sgemm-warptiling.ts"
+#line 89 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
-#line 81 "examples/sgemm-warptiling.ts"
+#line 90 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
-#line 82 "examples/sgemm-warptiling.ts"
+#line 91 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
-#line 83 "examples/sgemm-warptiling.ts"
+#line 92 "examples/sgemm-warptiling.ts"
       AsT[(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
     }
-#line 85 "examples/sgemm-warptiling.ts"
+#line 94 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
-#line 86 "examples/sgemm-warptiling.ts"
+#line 95 "examples/sgemm-warptiling.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
-#line 87 "examples/sgemm-warptiling.ts"
+#line 96 "examples/sgemm-warptiling.ts"
       *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 64 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
     }
-#line 89 "examples/sgemm-warptiling.ts"
+#line 98 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 90 "examples/sgemm-warptiling.ts"
+#line 99 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 8; dot++) {
-#line 91 "examples/sgemm-warptiling.ts"
+#line 100 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 92 "examples/sgemm-warptiling.ts"
+#line 101 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 93 "examples/sgemm-warptiling.ts"
+#line 102 "examples/sgemm-warptiling.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 94 "examples/sgemm-warptiling.ts"
+#line 103 "examples/sgemm-warptiling.ts"
           regM[wSubRow * 4 + i_1] = m0;
           regM[wSubRow * 4 + i_1 + 1] = m1;
           regM[wSubRow * 4 + i_1 + 2] = m2;
           regM[wSubRow * 4 + i_1 + 3] = m3;
         }
       }
-#line 97 "examples/sgemm-warptiling.ts"
+#line 106 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 98 "examples/sgemm-warptiling.ts"
+#line 107 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 99 "examples/sgemm-warptiling.ts"
+#line 108 "examples/sgemm-warptiling.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 100 "examples/sgemm-warptiling.ts"
+#line 109 "examples/sgemm-warptiling.ts"
           regN[wSubCol * 4 + i_2] = n0;
           regN[wSubCol * 4 + i_2 + 1] = n1;
           regN[wSubCol * 4 + i_2 + 2] = n2;
           regN[wSubCol * 4 + i_2 + 3] = n3;
         }
       }
-#line 103 "examples/sgemm-warptiling.ts"
+#line 112 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m = 0; m < 4; m++) {
-#line 104 "examples/sgemm-warptiling.ts"
+#line 113 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 105 "examples/sgemm-warptiling.ts"
+#line 114 "examples/sgemm-warptiling.ts"
           threadResults[m * 8 + n] += regM[m] * regN[n];
         }
       }
     }
-#line 109 "examples/sgemm-warptiling.ts"
+#line 118 "examples/sgemm-warptiling.ts"
     __syncthreads();
   }
-#line 111 "examples/sgemm-warptiling.ts"
+#line 120 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 112 "examples/sgemm-warptiling.ts"
+#line 121 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 113 "examples/sgemm-warptiling.ts"
+#line 122 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 114 "examples/sgemm-warptiling.ts"
+#line 123 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 115 "examples/sgemm-warptiling.ts"
+#line 124 "examples/sgemm-warptiling.ts"
           const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 116 "examples/sgemm-warptiling.ts"
+#line 125 "examples/sgemm-warptiling.ts"
           const int col = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 117 "examples/sgemm-warptiling.ts"
+#line 126 "examples/sgemm-warptiling.ts"
           const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
-#line 118 "examples/sgemm-warptiling.ts"
+#line 127 "examples/sgemm-warptiling.ts"
           const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 119 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+#line 128 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
         }
       }
     }
@@ -350,214 +356,214 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128; block 128×1×1.
-#line 138 "examples/sgemm-warptiling.ts"
+#line 147 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 160 "examples/sgemm-warptiling.ts"
+#line 169 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][2112];
-#line 161 "examples/sgemm-warptiling.ts"
+#line 170 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float Bs[2][2048];
-#line 162 "examples/sgemm-warptiling.ts"
-  float threadResults[128];
-#line 163 "examples/sgemm-warptiling.ts"
-  float regM[8];
-#line 164 "examples/sgemm-warptiling.ts"
-  float regN[16];
-#line 166 "examples/sgemm-warptiling.ts"
-  float nextA[16];
 #line 171 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  float threadResults[128];
 #line 172 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  float regM[8];
 #line 173 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
-#line 174 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  float regN[16];
 #line 175 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 176 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 177 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 178 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
-#line 179 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
+  float nextA[16];
 #line 180 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 4;
+  const int cRow = (int)blockIdx.y;
+#line 181 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
 #line 182 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 183 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 32;
+  const int warpCol = warp % 2;
+#line 184 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
 #line 185 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 186 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 187 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 188 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 189 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 4;
+#line 191 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 192 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 32;
+#line 194 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 128; i++) {
-#line 186 "examples/sgemm-warptiling.ts"
+#line 195 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 189 "examples/sgemm-warptiling.ts"
+#line 198 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset = 0; offset < 128; offset += 32) {
-#line 190 "examples/sgemm-warptiling.ts"
+#line 199 "examples/sgemm-warptiling.ts"
     const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + innerColA * 4]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
-#line 191 "examples/sgemm-warptiling.ts"
+#line 200 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 0) * 132 + innerRowA + offset] = a0;
-#line 192 "examples/sgemm-warptiling.ts"
+#line 201 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 1) * 132 + innerRowA + offset] = a1;
-#line 193 "examples/sgemm-warptiling.ts"
+#line 202 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 2) * 132 + innerRowA + offset] = a2;
-#line 194 "examples/sgemm-warptiling.ts"
+#line 203 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 3) * 132 + innerRowA + offset] = a3;
   }
-#line 196 "examples/sgemm-warptiling.ts"
+#line 205 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 16; offset_1 += 4) {
-#line 197 "examples/sgemm-warptiling.ts"
+#line 206 "examples/sgemm-warptiling.ts"
     tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 128 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
   }
-#line 199 "examples/sgemm-warptiling.ts"
+#line 208 "examples/sgemm-warptiling.ts"
   tsk_cp_async_commit();
-#line 200 "examples/sgemm-warptiling.ts"
+#line 209 "examples/sgemm-warptiling.ts"
   tsk_cp_async_wait<0>();
-#line 201 "examples/sgemm-warptiling.ts"
+#line 210 "examples/sgemm-warptiling.ts"
   __syncthreads();
-#line 202 "examples/sgemm-warptiling.ts"
+#line 211 "examples/sgemm-warptiling.ts"
   int stage = 0;
-#line 203 "examples/sgemm-warptiling.ts"
+#line 212 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 16) {
-#line 204 "examples/sgemm-warptiling.ts"
+#line 213 "examples/sgemm-warptiling.ts"
     const int next = bk + 16;
-#line 206 "examples/sgemm-warptiling.ts"
+#line 215 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 207 "examples/sgemm-warptiling.ts"
+#line 216 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 16; offset_2 += 4) {
-#line 208 "examples/sgemm-warptiling.ts"
+#line 217 "examples/sgemm-warptiling.ts"
         tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 128 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 128 + innerColB * 4]);
       }
-#line 210 "examples/sgemm-warptiling.ts"
+#line 219 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 211 "examples/sgemm-warptiling.ts"
+#line 220 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 128; offset_3 += 32) {
-#line 212 "examples/sgemm-warptiling.ts"
+#line 221 "examples/sgemm-warptiling.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset_3) * K + next + innerColA * 4]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
-#line 213 "examples/sgemm-warptiling.ts"
+#line 222 "examples/sgemm-warptiling.ts"
         nextA[offset_3 / 32 * 4] = a0_1;
         nextA[offset_3 / 32 * 4 + 1] = a1_1;
         nextA[offset_3 / 32 * 4 + 2] = a2_1;
         nextA[offset_3 / 32 * 4 + 3] = a3_1;
       }
     }
-#line 216 "examples/sgemm-warptiling.ts"
+#line 225 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 16; dot++) {
-#line 217 "examples/sgemm-warptiling.ts"
+#line 226 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-warptiling.ts"
+#line 227 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
-#line 219 "examples/sgemm-warptiling.ts"
+#line 228 "examples/sgemm-warptiling.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 132 + warpRow * 64 + wSubRow * 64 + threadRowInWarp * 8 + i_1]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 220 "examples/sgemm-warptiling.ts"
+#line 229 "examples/sgemm-warptiling.ts"
           regM[wSubRow * 8 + i_1] = m0;
           regM[wSubRow * 8 + i_1 + 1] = m1;
           regM[wSubRow * 8 + i_1 + 2] = m2;
           regM[wSubRow * 8 + i_1 + 3] = m3;
         }
       }
-#line 223 "examples/sgemm-warptiling.ts"
+#line 232 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 4; wSubCol++) {
-#line 224 "examples/sgemm-warptiling.ts"
+#line 233 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-warptiling.ts"
+#line 234 "examples/sgemm-warptiling.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 64 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 226 "examples/sgemm-warptiling.ts"
+#line 235 "examples/sgemm-warptiling.ts"
           regN[wSubCol * 4 + i_2] = n0;
           regN[wSubCol * 4 + i_2 + 1] = n1;
           regN[wSubCol * 4 + i_2 + 2] = n2;
           regN[wSubCol * 4 + i_2 + 3] = n3;
         }
       }
-#line 229 "examples/sgemm-warptiling.ts"
+#line 238 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m = 0; m < 8; m++) {
-#line 230 "examples/sgemm-warptiling.ts"
+#line 239 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n = 0; n < 16; n++) {
-#line 231 "examples/sgemm-warptiling.ts"
+#line 240 "examples/sgemm-warptiling.ts"
           threadResults[m * 16 + n] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-warptiling.ts"
+#line 245 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 237 "examples/sgemm-warptiling.ts"
+#line 246 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 128; offset_4 += 32) {
-#line 238 "examples/sgemm-warptiling.ts"
+#line 247 "examples/sgemm-warptiling.ts"
         const int base = offset_4 / 32 * 4;
-#line 239 "examples/sgemm-warptiling.ts"
+#line 248 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 132 + innerRowA + offset_4] = nextA[base];
-#line 240 "examples/sgemm-warptiling.ts"
+#line 249 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 132 + innerRowA + offset_4] = nextA[base + 1];
-#line 241 "examples/sgemm-warptiling.ts"
+#line 250 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 132 + innerRowA + offset_4] = nextA[base + 2];
-#line 242 "examples/sgemm-warptiling.ts"
+#line 251 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 132 + innerRowA + offset_4] = nextA[base + 3];
       }
     }
-#line 245 "examples/sgemm-warptiling.ts"
+#line 254 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 246 "examples/sgemm-warptiling.ts"
+#line 255 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 247 "examples/sgemm-warptiling.ts"
+#line 256 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 249 "examples/sgemm-warptiling.ts"
+#line 258 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 250 "examples/sgemm-warptiling.ts"
+#line 259 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1++) {
-#line 251 "examples/sgemm-warptiling.ts"
+#line 260 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 8; m_1++) {
-#line 252 "examples/sgemm-warptiling.ts"
+#line 261 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 253 "examples/sgemm-warptiling.ts"
+#line 262 "examples/sgemm-warptiling.ts"
           const int row = cRow * 128 + warpRow * 64 + wSubRow_1 * 64 + threadRowInWarp * 8 + m_1;
-#line 254 "examples/sgemm-warptiling.ts"
+#line 263 "examples/sgemm-warptiling.ts"
           const int col = cCol * 128 + warpCol * 64 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 255 "examples/sgemm-warptiling.ts"
+#line 264 "examples/sgemm-warptiling.ts"
           const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
-#line 256 "examples/sgemm-warptiling.ts"
+#line 265 "examples/sgemm-warptiling.ts"
           const int r = (wSubRow_1 * 8 + m_1) * 16 + wSubCol_1 * 4 + n_1;
-#line 257 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+#line 266 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
         }
       }
     }
@@ -565,214 +571,214 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 138 "examples/sgemm-warptiling.ts"
+#line 147 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 160 "examples/sgemm-warptiling.ts"
+#line 169 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][544];
-#line 161 "examples/sgemm-warptiling.ts"
+#line 170 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float Bs[2][512];
-#line 162 "examples/sgemm-warptiling.ts"
-  float threadResults[32];
-#line 163 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 164 "examples/sgemm-warptiling.ts"
-  float regN[8];
-#line 166 "examples/sgemm-warptiling.ts"
-  float nextA[4];
 #line 171 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  float threadResults[32];
 #line 172 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  float regM[4];
 #line 173 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
-#line 174 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  float regN[8];
 #line 175 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 176 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 177 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 178 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
-#line 179 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 2;
+  float nextA[4];
 #line 180 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 2;
+  const int cRow = (int)blockIdx.y;
+#line 181 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
 #line 182 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warp = (int)threadIdx.x / 32;
 #line 183 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpCol = warp % 2;
+#line 184 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
 #line 185 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 186 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 187 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 188 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 2;
+#line 189 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 2;
+#line 191 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 192 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 194 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 186 "examples/sgemm-warptiling.ts"
+#line 195 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 189 "examples/sgemm-warptiling.ts"
+#line 198 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset = 0; offset < 64; offset += 64) {
-#line 190 "examples/sgemm-warptiling.ts"
+#line 199 "examples/sgemm-warptiling.ts"
     const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + innerColA * 4]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
-#line 191 "examples/sgemm-warptiling.ts"
+#line 200 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
-#line 192 "examples/sgemm-warptiling.ts"
+#line 201 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
-#line 193 "examples/sgemm-warptiling.ts"
+#line 202 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
-#line 194 "examples/sgemm-warptiling.ts"
+#line 203 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
   }
-#line 196 "examples/sgemm-warptiling.ts"
+#line 205 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
-#line 197 "examples/sgemm-warptiling.ts"
+#line 206 "examples/sgemm-warptiling.ts"
     tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 64 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
   }
-#line 199 "examples/sgemm-warptiling.ts"
+#line 208 "examples/sgemm-warptiling.ts"
   tsk_cp_async_commit();
-#line 200 "examples/sgemm-warptiling.ts"
+#line 209 "examples/sgemm-warptiling.ts"
   tsk_cp_async_wait<0>();
-#line 201 "examples/sgemm-warptiling.ts"
+#line 210 "examples/sgemm-warptiling.ts"
   __syncthreads();
-#line 202 "examples/sgemm-warptiling.ts"
+#line 211 "examples/sgemm-warptiling.ts"
   int stage = 0;
-#line 203 "examples/sgemm-warptiling.ts"
+#line 212 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 8) {
-#line 204 "examples/sgemm-warptiling.ts"
+#line 213 "examples/sgemm-warptiling.ts"
     const int next = bk + 8;
-#line 206 "examples/sgemm-warptiling.ts"
+#line 215 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 207 "examples/sgemm-warptiling.ts"
+#line 216 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 8; offset_2 += 8) {
-#line 208 "examples/sgemm-warptiling.ts"
+#line 217 "examples/sgemm-warptiling.ts"
         tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 64 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 64 + innerColB * 4]);
       }
-#line 210 "examples/sgemm-warptiling.ts"
+#line 219 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 211 "examples/sgemm-warptiling.ts"
+#line 220 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 64; offset_3 += 64) {
-#line 212 "examples/sgemm-warptiling.ts"
+#line 221 "examples/sgemm-warptiling.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset_3) * K + next + innerColA * 4]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
-#line 213 "examples/sgemm-warptiling.ts"
+#line 222 "examples/sgemm-warptiling.ts"
         nextA[offset_3 / 64 * 4] = a0_1;
         nextA[offset_3 / 64 * 4 + 1] = a1_1;
         nextA[offset_3 / 64 * 4 + 2] = a2_1;
         nextA[offset_3 / 64 * 4 + 3] = a3_1;
       }
     }
-#line 216 "examples/sgemm-warptiling.ts"
+#line 225 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 8; dot++) {
-#line 217 "examples/sgemm-warptiling.ts"
+#line 226 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-warptiling.ts"
+#line 227 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 219 "examples/sgemm-warptiling.ts"
+#line 228 "examples/sgemm-warptiling.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 220 "examples/sgemm-warptiling.ts"
+#line 229 "examples/sgemm-warptiling.ts"
           regM[wSubRow * 4 + i_1] = m0;
           regM[wSubRow * 4 + i_1 + 1] = m1;
           regM[wSubRow * 4 + i_1 + 2] = m2;
           regM[wSubRow * 4 + i_1 + 3] = m3;
         }
       }
-#line 223 "examples/sgemm-warptiling.ts"
+#line 232 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 224 "examples/sgemm-warptiling.ts"
+#line 233 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-warptiling.ts"
+#line 234 "examples/sgemm-warptiling.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 226 "examples/sgemm-warptiling.ts"
+#line 235 "examples/sgemm-warptiling.ts"
           regN[wSubCol * 4 + i_2] = n0;
           regN[wSubCol * 4 + i_2 + 1] = n1;
           regN[wSubCol * 4 + i_2 + 2] = n2;
           regN[wSubCol * 4 + i_2 + 3] = n3;
         }
       }
-#line 229 "examples/sgemm-warptiling.ts"
+#line 238 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m = 0; m < 4; m++) {
-#line 230 "examples/sgemm-warptiling.ts"
+#line 239 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 231 "examples/sgemm-warptiling.ts"
+#line 240 "examples/sgemm-warptiling.ts"
           threadResults[m * 8 + n] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-warptiling.ts"
+#line 245 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 237 "examples/sgemm-warptiling.ts"
+#line 246 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
-#line 238 "examples/sgemm-warptiling.ts"
+#line 247 "examples/sgemm-warptiling.ts"
         const int base = offset_4 / 64 * 4;
-#line 239 "examples/sgemm-warptiling.ts"
+#line 248 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_4] = nextA[base];
-#line 240 "examples/sgemm-warptiling.ts"
+#line 249 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_4] = nextA[base + 1];
-#line 241 "examples/sgemm-warptiling.ts"
+#line 250 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_4] = nextA[base + 2];
-#line 242 "examples/sgemm-warptiling.ts"
+#line 251 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_4] = nextA[base + 3];
       }
     }
-#line 245 "examples/sgemm-warptiling.ts"
+#line 254 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 246 "examples/sgemm-warptiling.ts"
+#line 255 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 247 "examples/sgemm-warptiling.ts"
+#line 256 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 249 "examples/sgemm-warptiling.ts"
+#line 258 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 250 "examples/sgemm-warptiling.ts"
+#line 259 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 251 "examples/sgemm-warptiling.ts"
+#line 260 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 252 "examples/sgemm-warptiling.ts"
+#line 261 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 253 "examples/sgemm-warptiling.ts"
+#line 262 "examples/sgemm-warptiling.ts"
           const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 254 "examples/sgemm-warptiling.ts"
+#line 263 "examples/sgemm-warptiling.ts"
           const int col = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 255 "examples/sgemm-warptiling.ts"
+#line 264 "examples/sgemm-warptiling.ts"
           const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
-#line 256 "examples/sgemm-warptiling.ts"
+#line 265 "examples/sgemm-warptiling.ts"
           const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 257 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+#line 266 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
         }
       }
     }
@@ -780,98 +786,98 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 276 "examples/sgemm-warptiling.ts"
+#line 285 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 298 "examples/sgemm-warptiling.ts"
+#line 307 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][1088];
-#line 299 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float Bs[2][1024];
-#line 300 "examples/sgemm-warptiling.ts"
-  float threadResults[32];
-#line 301 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 302 "examples/sgemm-warptiling.ts"
-  float regN[8];
-#line 303 "examples/sgemm-warptiling.ts"
-  float nextA[8];
 #line 308 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  __shared__ __align__(16) float Bs[2][1024];
 #line 309 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  float threadResults[32];
 #line 310 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float regM[4];
 #line 311 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  float regN[8];
 #line 312 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 313 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 314 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 315 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
-#line 316 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
+  float nextA[8];
 #line 317 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 4;
+  const int cRow = (int)blockIdx.y;
+#line 318 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
 #line 319 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warp = (int)threadIdx.x / 32;
 #line 320 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpCol = warp % 2;
+#line 321 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
 #line 322 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 323 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 324 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 325 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 326 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 4;
+#line 328 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 329 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 331 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 323 "examples/sgemm-warptiling.ts"
+#line 332 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 325 "examples/sgemm-warptiling.ts"
+#line 334 "examples/sgemm-warptiling.ts"
   int stage = 0;
-#line 327 "examples/sgemm-warptiling.ts"
+#line 336 "examples/sgemm-warptiling.ts"
   for (int bk = -16; bk < K; bk += 16) {
-#line 328 "examples/sgemm-warptiling.ts"
+#line 337 "examples/sgemm-warptiling.ts"
     const int next = bk + 16;
-#line 329 "examples/sgemm-warptiling.ts"
+#line 338 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 330 "examples/sgemm-warptiling.ts"
+#line 339 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset = 0; offset < 16; offset += 8) {
-#line 331 "examples/sgemm-warptiling.ts"
+#line 340 "examples/sgemm-warptiling.ts"
         const int row = next + innerRowB + offset;
-#line 332 "examples/sgemm-warptiling.ts"
+#line 341 "examples/sgemm-warptiling.ts"
         const int col = cCol * 64 + innerColB * 4;
-#line 333 "examples/sgemm-warptiling.ts"
+#line 342 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
-#line 334 "examples/sgemm-warptiling.ts"
+#line 343 "examples/sgemm-warptiling.ts"
           tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
         } else {
-#line 336 "examples/sgemm-warptiling.ts"
+#line 345 "examples/sgemm-warptiling.ts"
           *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
-#line 339 "examples/sgemm-warptiling.ts"
+#line 348 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 340 "examples/sgemm-warptiling.ts"
+#line 349 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 64; offset_1 += 32) {
-#line 341 "examples/sgemm-warptiling.ts"
+#line 350 "examples/sgemm-warptiling.ts"
         const int row_1 = cRow * 64 + innerRowA + offset_1;
-#line 342 "examples/sgemm-warptiling.ts"
+#line 351 "examples/sgemm-warptiling.ts"
         const int col_1 = next + innerColA * 4;
-#line 343 "examples/sgemm-warptiling.ts"
+#line 352 "examples/sgemm-warptiling.ts"
         if (row_1 < M && col_1 < K) {
-#line 344 "examples/sgemm-warptiling.ts"
+#line 353 "examples/sgemm-warptiling.ts"
           const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
           const float a0 = vector.x;
           const float a1 = vector.y;
           const float a2 = vector.z;
           const float a3 = vector.w;
-#line 345 "examples/sgemm-warptiling.ts"
+#line 354 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 32 * 4] = a0;
           nextA[offset_1 / 32 * 4 + 1] = a1;
           nextA[offset_1 / 32 * 4 + 2] = a2;
           nextA[offset_1 / 32 * 4 + 3] = a3;
         } else {
-#line 347 "examples/sgemm-warptiling.ts"
+#line 356 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 32 * 4] = 0.0f;
           nextA[offset_1 / 32 * 4 + 1] = 0.0f;
           nextA[offset_1 / 32 * 4 + 2] = 0.0f;
@@ -879,113 +885,113 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
         }
       }
     }
-#line 351 "examples/sgemm-warptiling.ts"
+#line 360 "examples/sgemm-warptiling.ts"
     if (bk >= 0) {
-#line 352 "examples/sgemm-warptiling.ts"
+#line 361 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int dot = 0; dot < 16; dot++) {
-#line 353 "examples/sgemm-warptiling.ts"
+#line 362 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 354 "examples/sgemm-warptiling.ts"
+#line 363 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 355 "examples/sgemm-warptiling.ts"
+#line 364 "examples/sgemm-warptiling.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
-#line 356 "examples/sgemm-warptiling.ts"
+#line 365 "examples/sgemm-warptiling.ts"
             regM[wSubRow * 4 + i_1] = m0;
             regM[wSubRow * 4 + i_1 + 1] = m1;
             regM[wSubRow * 4 + i_1 + 2] = m2;
             regM[wSubRow * 4 + i_1 + 3] = m3;
           }
         }
-#line 359 "examples/sgemm-warptiling.ts"
+#line 368 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 360 "examples/sgemm-warptiling.ts"
+#line 369 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 361 "examples/sgemm-warptiling.ts"
+#line 370 "examples/sgemm-warptiling.ts"
             const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
             const float n3 = vector_2.w;
-#line 362 "examples/sgemm-warptiling.ts"
+#line 371 "examples/sgemm-warptiling.ts"
             regN[wSubCol * 4 + i_2] = n0;
             regN[wSubCol * 4 + i_2 + 1] = n1;
             regN[wSubCol * 4 + i_2 + 2] = n2;
             regN[wSubCol * 4 + i_2 + 3] = n3;
           }
         }
-#line 365 "examples/sgemm-warptiling.ts"
+#line 374 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-#line 366 "examples/sgemm-warptiling.ts"
+#line 375 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int n = 0; n < 8; n++) {
-#line 367 "examples/sgemm-warptiling.ts"
+#line 376 "examples/sgemm-warptiling.ts"
             threadResults[m * 8 + n] += regM[m] * regN[n];
           }
         }
       }
     }
-#line 372 "examples/sgemm-warptiling.ts"
+#line 381 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 373 "examples/sgemm-warptiling.ts"
+#line 382 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 32) {
-#line 374 "examples/sgemm-warptiling.ts"
+#line 383 "examples/sgemm-warptiling.ts"
         const int base = offset_2 / 32 * 4;
-#line 375 "examples/sgemm-warptiling.ts"
+#line 384 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
-#line 376 "examples/sgemm-warptiling.ts"
+#line 385 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
-#line 377 "examples/sgemm-warptiling.ts"
+#line 386 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
-#line 378 "examples/sgemm-warptiling.ts"
+#line 387 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
       }
     }
-#line 381 "examples/sgemm-warptiling.ts"
+#line 390 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 382 "examples/sgemm-warptiling.ts"
+#line 391 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 383 "examples/sgemm-warptiling.ts"
+#line 392 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 385 "examples/sgemm-warptiling.ts"
+#line 394 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 386 "examples/sgemm-warptiling.ts"
+#line 395 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 387 "examples/sgemm-warptiling.ts"
+#line 396 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 388 "examples/sgemm-warptiling.ts"
+#line 397 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 389 "examples/sgemm-warptiling.ts"
+#line 398 "examples/sgemm-warptiling.ts"
           const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 390 "examples/sgemm-warptiling.ts"
+#line 399 "examples/sgemm-warptiling.ts"
           const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 391 "examples/sgemm-warptiling.ts"
+#line 400 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
-#line 392 "examples/sgemm-warptiling.ts"
+#line 401 "examples/sgemm-warptiling.ts"
             const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
             const float c0 = vector_3.x;
             const float c1 = vector_3.y;
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
-#line 393 "examples/sgemm-warptiling.ts"
+#line 402 "examples/sgemm-warptiling.ts"
             const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 394 "examples/sgemm-warptiling.ts"
-            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+#line 403 "examples/sgemm-warptiling.ts"
+            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
           }
         }
       }
@@ -994,98 +1000,98 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 276 "examples/sgemm-warptiling.ts"
+#line 285 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 298 "examples/sgemm-warptiling.ts"
+#line 307 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][544];
-#line 299 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float Bs[2][512];
-#line 300 "examples/sgemm-warptiling.ts"
-  float threadResults[32];
-#line 301 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 302 "examples/sgemm-warptiling.ts"
-  float regN[8];
-#line 303 "examples/sgemm-warptiling.ts"
-  float nextA[4];
 #line 308 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  __shared__ __align__(16) float Bs[2][512];
 #line 309 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  float threadResults[32];
 #line 310 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float regM[4];
 #line 311 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  float regN[8];
 #line 312 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 313 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 314 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 315 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
-#line 316 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 2;
+  float nextA[4];
 #line 317 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 2;
+  const int cRow = (int)blockIdx.y;
+#line 318 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
 #line 319 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warp = (int)threadIdx.x / 32;
 #line 320 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpCol = warp % 2;
+#line 321 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 2;
 #line 322 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 323 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 324 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 325 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 2;
+#line 326 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 2;
+#line 328 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 329 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 331 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 323 "examples/sgemm-warptiling.ts"
+#line 332 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 325 "examples/sgemm-warptiling.ts"
+#line 334 "examples/sgemm-warptiling.ts"
   int stage = 0;
-#line 327 "examples/sgemm-warptiling.ts"
+#line 336 "examples/sgemm-warptiling.ts"
   for (int bk = -8; bk < K; bk += 8) {
-#line 328 "examples/sgemm-warptiling.ts"
+#line 337 "examples/sgemm-warptiling.ts"
     const int next = bk + 8;
-#line 329 "examples/sgemm-warptiling.ts"
+#line 338 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 330 "examples/sgemm-warptiling.ts"
+#line 339 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset = 0; offset < 8; offset += 8) {
-#line 331 "examples/sgemm-warptiling.ts"
+#line 340 "examples/sgemm-warptiling.ts"
         const int row = next + innerRowB + offset;
-#line 332 "examples/sgemm-warptiling.ts"
+#line 341 "examples/sgemm-warptiling.ts"
         const int col = cCol * 64 + innerColB * 4;
-#line 333 "examples/sgemm-warptiling.ts"
+#line 342 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
-#line 334 "examples/sgemm-warptiling.ts"
+#line 343 "examples/sgemm-warptiling.ts"
           tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
         } else {
-#line 336 "examples/sgemm-warptiling.ts"
+#line 345 "examples/sgemm-warptiling.ts"
           *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
-#line 339 "examples/sgemm-warptiling.ts"
+#line 348 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 340 "examples/sgemm-warptiling.ts"
+#line 349 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
-#line 341 "examples/sgemm-warptiling.ts"
+#line 350 "examples/sgemm-warptiling.ts"
         const int row_1 = cRow * 64 + innerRowA + offset_1;
-#line 342 "examples/sgemm-warptiling.ts"
+#line 351 "examples/sgemm-warptiling.ts"
         const int col_1 = next + innerColA * 4;
-#line 343 "examples/sgemm-warptiling.ts"
+#line 352 "examples/sgemm-warptiling.ts"
         if (row_1 < M && col_1 < K) {
-#line 344 "examples/sgemm-warptiling.ts"
+#line 353 "examples/sgemm-warptiling.ts"
           const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
           const float a0 = vector.x;
           const float a1 = vector.y;
           const float a2 = vector.z;
           const float a3 = vector.w;
-#line 345 "examples/sgemm-warptiling.ts"
+#line 354 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 64 * 4] = a0;
           nextA[offset_1 / 64 * 4 + 1] = a1;
           nextA[offset_1 / 64 * 4 + 2] = a2;
           nextA[offset_1 / 64 * 4 + 3] = a3;
         } else {
-#line 347 "examples/sgemm-warptiling.ts"
+#line 356 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 64 * 4] = 0.0f;
           nextA[offset_1 / 64 * 4 + 1] = 0.0f;
           nextA[offset_1 / 64 * 4 + 2] = 0.0f;
@@ -1093,113 +1099,113 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
         }
       }
     }
-#line 351 "examples/sgemm-warptiling.ts"
+#line 360 "examples/sgemm-warptiling.ts"
     if (bk >= 0) {
-#line 352 "examples/sgemm-warptiling.ts"
+#line 361 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int dot = 0; dot < 8; dot++) {
-#line 353 "examples/sgemm-warptiling.ts"
+#line 362 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 354 "examples/sgemm-warptiling.ts"
+#line 363 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 355 "examples/sgemm-warptiling.ts"
+#line 364 "examples/sgemm-warptiling.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
-#line 356 "examples/sgemm-warptiling.ts"
+#line 365 "examples/sgemm-warptiling.ts"
             regM[wSubRow * 4 + i_1] = m0;
             regM[wSubRow * 4 + i_1 + 1] = m1;
             regM[wSubRow * 4 + i_1 + 2] = m2;
             regM[wSubRow * 4 + i_1 + 3] = m3;
           }
         }
-#line 359 "examples/sgemm-warptiling.ts"
+#line 368 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 360 "examples/sgemm-warptiling.ts"
+#line 369 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 361 "examples/sgemm-warptiling.ts"
+#line 370 "examples/sgemm-warptiling.ts"
             const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
             const float n3 = vector_2.w;
-#line 362 "examples/sgemm-warptiling.ts"
+#line 371 "examples/sgemm-warptiling.ts"
             regN[wSubCol * 4 + i_2] = n0;
             regN[wSubCol * 4 + i_2 + 1] = n1;
             regN[wSubCol * 4 + i_2 + 2] = n2;
             regN[wSubCol * 4 + i_2 + 3] = n3;
           }
         }
-#line 365 "examples/sgemm-warptiling.ts"
+#line 374 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-#line 366 "examples/sgemm-warptiling.ts"
+#line 375 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int n = 0; n < 8; n++) {
-#line 367 "examples/sgemm-warptiling.ts"
+#line 376 "examples/sgemm-warptiling.ts"
             threadResults[m * 8 + n] += regM[m] * regN[n];
           }
         }
       }
     }
-#line 372 "examples/sgemm-warptiling.ts"
+#line 381 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 373 "examples/sgemm-warptiling.ts"
+#line 382 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
-#line 374 "examples/sgemm-warptiling.ts"
+#line 383 "examples/sgemm-warptiling.ts"
         const int base = offset_2 / 64 * 4;
-#line 375 "examples/sgemm-warptiling.ts"
+#line 384 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
-#line 376 "examples/sgemm-warptiling.ts"
+#line 385 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
-#line 377 "examples/sgemm-warptiling.ts"
+#line 386 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
-#line 378 "examples/sgemm-warptiling.ts"
+#line 387 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
       }
     }
-#line 381 "examples/sgemm-warptiling.ts"
+#line 390 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 382 "examples/sgemm-warptiling.ts"
+#line 391 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 383 "examples/sgemm-warptiling.ts"
+#line 392 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 385 "examples/sgemm-warptiling.ts"
+#line 394 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 386 "examples/sgemm-warptiling.ts"
+#line 395 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 387 "examples/sgemm-warptiling.ts"
+#line 396 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 388 "examples/sgemm-warptiling.ts"
+#line 397 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 389 "examples/sgemm-warptiling.ts"
+#line 398 "examples/sgemm-warptiling.ts"
           const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 390 "examples/sgemm-warptiling.ts"
+#line 399 "examples/sgemm-warptiling.ts"
           const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 391 "examples/sgemm-warptiling.ts"
+#line 400 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
-#line 392 "examples/sgemm-warptiling.ts"
+#line 401 "examples/sgemm-warptiling.ts"
             const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
             const float c0 = vector_3.x;
             const float c1 = vector_3.y;
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
-#line 393 "examples/sgemm-warptiling.ts"
+#line 402 "examples/sgemm-warptiling.ts"
             const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 394 "examples/sgemm-warptiling.ts"
-            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(alpha * threadResults[r] + beta * c0, alpha * threadResults[r + 1] + beta * c1, alpha * threadResults[r + 2] + beta * c2, alpha * threadResults[r + 3] + beta * c3);
+#line 403 "examples/sgemm-warptiling.ts"
+            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
           }
         }
       }

@@ -7,6 +7,10 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
+function gemmOutput(alpha, product, beta, old) {
+  return (beta === 0) ? fround(alpha * product) : fround(fround(alpha * product) + fround(beta * old));
+}
+
 // Kernel sgemmWarptiling specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128: runs one block.
 export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
@@ -169,10 +173,10 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
             const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
-            const lane_1 = fround(fround(alpha * threadResults[t * 128 + r]) + fround(beta * c0));
-            const lane_2 = fround(fround(alpha * threadResults[t * 128 + ((r + 1) | 0)]) + fround(beta * c1));
-            const lane_3 = fround(fround(alpha * threadResults[t * 128 + ((r + 2) | 0)]) + fround(beta * c2));
-            const lane_4 = fround(fround(alpha * threadResults[t * 128 + ((r + 3) | 0)]) + fround(beta * c3));
+            const lane_1 = gemmOutput(alpha, threadResults[t * 128 + r], beta, c0);
+            const lane_2 = gemmOutput(alpha, threadResults[t * 128 + ((r + 1) | 0)], beta, c1);
+            const lane_3 = gemmOutput(alpha, threadResults[t * 128 + ((r + 2) | 0)], beta, c2);
+            const lane_4 = gemmOutput(alpha, threadResults[t * 128 + ((r + 3) | 0)], beta, c3);
             C[((imul(row, N) + col) | 0)] = lane_1;
             C[((((imul(row, N) + col) | 0) + 1) | 0)] = lane_2;
             C[((((imul(row, N) + col) | 0) + 2) | 0)] = lane_3;
@@ -346,10 +350,10 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
             const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
-            const lane_1 = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
-            const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
-            const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
-            const lane_4 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+            const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+            const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+            const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+            const lane_4 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
             C[((imul(row, N) + col) | 0)] = lane_1;
             C[((((imul(row, N) + col) | 0) + 1) | 0)] = lane_2;
             C[((((imul(row, N) + col) | 0) + 2) | 0)] = lane_3;
@@ -558,10 +562,10 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
             const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
-            const lane_1 = fround(fround(alpha * threadResults[t * 128 + r]) + fround(beta * c0));
-            const lane_2 = fround(fround(alpha * threadResults[t * 128 + ((r + 1) | 0)]) + fround(beta * c1));
-            const lane_3 = fround(fround(alpha * threadResults[t * 128 + ((r + 2) | 0)]) + fround(beta * c2));
-            const lane_4 = fround(fround(alpha * threadResults[t * 128 + ((r + 3) | 0)]) + fround(beta * c3));
+            const lane_1 = gemmOutput(alpha, threadResults[t * 128 + r], beta, c0);
+            const lane_2 = gemmOutput(alpha, threadResults[t * 128 + ((r + 1) | 0)], beta, c1);
+            const lane_3 = gemmOutput(alpha, threadResults[t * 128 + ((r + 2) | 0)], beta, c2);
+            const lane_4 = gemmOutput(alpha, threadResults[t * 128 + ((r + 3) | 0)], beta, c3);
             C[((imul(row, N) + col) | 0)] = lane_1;
             C[((((imul(row, N) + col) | 0) + 1) | 0)] = lane_2;
             C[((((imul(row, N) + col) | 0) + 2) | 0)] = lane_3;
@@ -770,10 +774,10 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
             const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
-            const lane_1 = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
-            const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
-            const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
-            const lane_4 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+            const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+            const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+            const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+            const lane_4 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
             C[((imul(row, N) + col) | 0)] = lane_1;
             C[((((imul(row, N) + col) | 0) + 1) | 0)] = lane_2;
             C[((((imul(row, N) + col) | 0) + 2) | 0)] = lane_3;
@@ -985,10 +989,10 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM
               const c2 = C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
               const c3 = C[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
               const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
-              const lane_1 = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
-              const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
-              const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
-              const lane_4 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+              const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+              const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+              const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+              const lane_4 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
               C[((imul(row_2, N) + col_2) | 0)] = lane_1;
               C[((((imul(row_2, N) + col_2) | 0) + 1) | 0)] = lane_2;
               C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)] = lane_3;
@@ -1201,10 +1205,10 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
               const c2 = C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
               const c3 = C[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
               const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
-              const lane_1 = fround(fround(alpha * threadResults[t * 32 + r]) + fround(beta * c0));
-              const lane_2 = fround(fround(alpha * threadResults[t * 32 + ((r + 1) | 0)]) + fround(beta * c1));
-              const lane_3 = fround(fround(alpha * threadResults[t * 32 + ((r + 2) | 0)]) + fround(beta * c2));
-              const lane_4 = fround(fround(alpha * threadResults[t * 32 + ((r + 3) | 0)]) + fround(beta * c3));
+              const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+              const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+              const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+              const lane_4 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
               C[((imul(row_2, N) + col_2) | 0)] = lane_1;
               C[((((imul(row_2, N) + col_2) | 0) + 1) | 0)] = lane_2;
               C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)] = lane_3;

@@ -7,6 +7,10 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
+function gemmOutput(alpha, product, beta, old) {
+  return (beta === 0) ? fround(alpha * product) : fround(fround(alpha * product) + fround(beta * old));
+}
+
 // Kernel sgemmNaive specialized for BLOCKSIZE = 32: runs one block.
 export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
@@ -23,7 +27,7 @@ export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
       for (let i = 0; i < K; i = (i + 1) | 0) {
         tmp = fround(tmp + fround(A[((imul(x, K) + i) | 0)] * B[((imul(i, N) + y) | 0)]));
       }
-      C[((imul(x, N) + y) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(x, N) + y) | 0)]));
+      C[((imul(x, N) + y) | 0)] = gemmOutput(alpha, tmp, beta, C[((imul(x, N) + y) | 0)]);
     }
   }
 }
@@ -44,7 +48,7 @@ export function sgemmNaive_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
       for (let i = 0; i < K; i = (i + 1) | 0) {
         tmp = fround(tmp + fround(A[((imul(x, K) + i) | 0)] * B[((imul(i, N) + y) | 0)]));
       }
-      C[((imul(x, N) + y) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(x, N) + y) | 0)]));
+      C[((imul(x, N) + y) | 0)] = gemmOutput(alpha, tmp, beta, C[((imul(x, N) + y) | 0)]);
     }
   }
 }
@@ -64,7 +68,7 @@ export function sgemmCoalesce_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
       for (let i = 0; i < K; i = (i + 1) | 0) {
         tmp = fround(tmp + fround(A[((imul(cRow, K) + i) | 0)] * B[((imul(i, N) + cCol) | 0)]));
       }
-      C[((imul(cRow, N) + cCol) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(cRow, N) + cCol) | 0)]));
+      C[((imul(cRow, N) + cCol) | 0)] = gemmOutput(alpha, tmp, beta, C[((imul(cRow, N) + cCol) | 0)]);
     }
   }
 }
@@ -84,7 +88,7 @@ export function sgemmCoalesce_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
       for (let i = 0; i < K; i = (i + 1) | 0) {
         tmp = fround(tmp + fround(A[((imul(cRow, K) + i) | 0)] * B[((imul(i, N) + cCol) | 0)]));
       }
-      C[((imul(cRow, N) + cCol) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(cRow, N) + cCol) | 0)]));
+      C[((imul(cRow, N) + cCol) | 0)] = gemmOutput(alpha, tmp, beta, C[((imul(cRow, N) + cCol) | 0)]);
     }
   }
 }
@@ -169,7 +173,7 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
     let col = col_slots[t];
     let tmp = tmp_slots[t];
     if ((row < M) && (col < N)) {
-      C[((imul(row, N) + col) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(row, N) + col) | 0)]));
+      C[((imul(row, N) + col) | 0)] = gemmOutput(alpha, tmp, beta, C[((imul(row, N) + col) | 0)]);
     }
   }
 }
@@ -254,7 +258,7 @@ export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim
     let col = col_slots[t];
     let tmp = tmp_slots[t];
     if ((row < M) && (col < N)) {
-      C[((imul(row, N) + col) | 0)] = fround(fround(alpha * tmp) + fround(beta * C[((imul(row, N) + col) | 0)]));
+      C[((imul(row, N) + col) | 0)] = gemmOutput(alpha, tmp, beta, C[((imul(row, N) + col) | 0)]);
     }
   }
 }
