@@ -20,7 +20,7 @@ interface CudaBuffer extends DeviceBuffer {
 
 // Driver enums used here (cuda.h).
 const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76, maxSharedPerBlockOptin: 97 };
-const FUNC_ATTR = { maxThreadsPerBlock: 0, sharedSizeBytes: 1, numRegs: 4, maxDynamicSharedBytes: 8 };
+const FUNC_ATTR = { maxThreadsPerBlock: 0, sharedSizeBytes: 1, localSizeBytes: 3, numRegs: 4, maxDynamicSharedBytes: 8 };
 
 export interface CudaCompileOptions {
   /** FMA contraction of a*b+c (NVRTC's --fmad); on by default, as in nvcc. */
@@ -33,6 +33,8 @@ export interface CompiledFunction {
   readonly registers: number;
   readonly maxThreadsPerBlock: number;
   readonly staticSharedBytes: number;
+  /** Local memory per thread: register spills and private arrays the compiler could not keep in registers. */
+  readonly localBytes: number;
   readonly fromCache: boolean;
   readonly compileMs: number;
 }
@@ -175,6 +177,7 @@ export class CudaDevice implements Device {
       registers: attribute(FUNC_ATTR.numRegs),
       maxThreadsPerBlock: attribute(FUNC_ATTR.maxThreadsPerBlock),
       staticSharedBytes: attribute(FUNC_ATTR.sharedSizeBytes),
+      localBytes: attribute(FUNC_ATTR.localSizeBytes),
       fromCache,
       compileMs,
     };
