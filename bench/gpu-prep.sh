@@ -33,4 +33,8 @@ if [ ! -d .gl ]; then
   # The Vulkan loader and the GL vendor-neutral libraries that NVIDIA's Vulkan ICD (libGLX_nvidia) needs.
   (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
 fi
+# The device tool carries at most 64 MB: the runner (with the compiler inside) and the native modules travel
+# as one xz archive, which gpu.sh unpacks.
+tar -C .device -cf - gpu-run.mjs node_modules | xz -T2 -6 > .device/runner.tar.xz
+rm -rf .device/gpu-run.mjs .device/node_modules
 du -sh .device .gl

@@ -23,4 +23,5 @@ if [ -x .device/nvcc-app ] && [ "$*" != "--only webgpu" ]; then
   echo "== nvcc-app (examples/nvcc-app, built with nvcc for sm_90)"
   { .device/nvcc-app; echo "exit $?"; .device/nvcc-app 1000 1000 1000; echo "exit $?"; } 2>&1 | tee "$OUT/nvcc-app.txt"
 fi
+if [ -f .device/runner.tar.xz ]; then xz -dc .device/runner.tar.xz | tar -C .device -xf -; fi
 cd .device && node gpu-run.mjs --kernels kernels --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-run.log"

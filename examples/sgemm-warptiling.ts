@@ -145,8 +145,16 @@ export const sgemmWarptiling = kernel(
 // into registers, to be stored transposed once the computation is done. One barrier per step instead of two,
 // and global-memory latency hidden behind the multiply-adds.
 export const sgemmWarptilingDoubleBuffered = kernel(
-  // The defaults, and smaller tiles for devices with 16 KB of workgroup memory (WebGPU's portable limit).
-  { block: ["THREADS"], specializations: [{}, { BM: 64, BN: 64, BK: 8, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 }] },
+  // The defaults; 64×128 tiles, which give mid-sized products (n ≈ 1024) enough blocks; and smaller tiles for
+  // devices with 16 KB of workgroup memory (WebGPU's portable limit).
+  {
+    block: ["THREADS"],
+    specializations: [
+      {},
+      { BM: 64, BN: 128, BK: 16, WM: 32, WN: 32, WNITER: 1, TM: 4, TN: 8, THREADS: 256 },
+      { BM: 64, BN: 64, BK: 8, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 },
+    ],
+  },
   (
     M: i32,
     N: i32,

@@ -9,7 +9,7 @@ import { packageRoot } from "../../compiler/frontend/program.ts";
 import { CpuDevice } from "../cpu/cpu-device.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 import { compareToReference, referenceGemm } from "../reference.ts";
-import { matmul, type MatmulVariantName } from "./matmul.ts";
+import { chooseMatmul, matmul, type MatmulVariantName } from "./matmul.ts";
 
 const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts", "sgemm-vectorized.ts", "sgemm-warptiling.ts"].map((f) => path.join(packageRoot(), "examples", f)));
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
@@ -57,6 +57,20 @@ describe("matmul", () => {
       expect(report.normwiseRelative).toBeLessThan(k * 2 ** -23);
     },
   );
+
+  it("prefers the largest tiles that still give the grid enough blocks to fill a large GPU", () => {
+    const device = new CpuDevice();
+    const pick = (n: number) => {
+      const choice = chooseMatmul(device, library, { m: n, n, k: n, tuning: false });
+      return [choice.rung.name, choice.constants.BM, choice.constants.BN, choice.rung.grid(n, n, choice.constants).reduce((a, b) => a * b, 1)];
+    };
+    expect(pick(4096)).toEqual(["sgemm-warptiling-double-buffered", 128, 128, 1024]);
+    expect(pick(2048)).toEqual(["sgemm-warptiling-double-buffered", 128, 128, 256]);
+    // 128×128 tiles would make only 64 blocks of a 1024² product.
+    expect(pick(1024)).toEqual(["sgemm-warptiling-double-buffered", 64, 128, 128]);
+    // Too small for 128 blocks with any build: the one with the most.
+    expect(pick(256)).toEqual(["sgemm-warptiling-double-buffered", 64, 64, 16]);
+  });
 
   it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {
     const device = new CpuDevice();

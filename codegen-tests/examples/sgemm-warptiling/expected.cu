@@ -358,211 +358,426 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128; block 128×1×1.
 #line 147 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 169 "examples/sgemm-warptiling.ts"
+#line 177 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][2112];
-#line 170 "examples/sgemm-warptiling.ts"
+#line 178 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float Bs[2][2048];
-#line 171 "examples/sgemm-warptiling.ts"
+#line 179 "examples/sgemm-warptiling.ts"
   float threadResults[128];
-#line 172 "examples/sgemm-warptiling.ts"
-  float regM[8];
-#line 173 "examples/sgemm-warptiling.ts"
-  float regN[16];
-#line 175 "examples/sgemm-warptiling.ts"
-  float nextA[16];
 #line 180 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  float regM[8];
 #line 181 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
-#line 182 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float regN[16];
 #line 183 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
-#line 184 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 185 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 186 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 187 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
+  float nextA[16];
 #line 188 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
+  const int cRow = (int)blockIdx.y;
 #line 189 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 4;
+  const int cCol = (int)blockIdx.x;
+#line 190 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 191 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
+  const int warpCol = warp % 2;
 #line 192 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 32;
+  const int warpRow = warp / 2;
+#line 193 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
 #line 194 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 195 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 196 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 197 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 4;
+#line 199 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 200 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 32;
+#line 202 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 128; i++) {
-#line 195 "examples/sgemm-warptiling.ts"
+#line 203 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 198 "examples/sgemm-warptiling.ts"
+#line 206 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset = 0; offset < 128; offset += 32) {
-#line 199 "examples/sgemm-warptiling.ts"
+#line 207 "examples/sgemm-warptiling.ts"
     const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + innerColA * 4]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
-#line 200 "examples/sgemm-warptiling.ts"
+#line 208 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 0) * 132 + innerRowA + offset] = a0;
-#line 201 "examples/sgemm-warptiling.ts"
+#line 209 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 1) * 132 + innerRowA + offset] = a1;
-#line 202 "examples/sgemm-warptiling.ts"
+#line 210 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 2) * 132 + innerRowA + offset] = a2;
-#line 203 "examples/sgemm-warptiling.ts"
+#line 211 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 3) * 132 + innerRowA + offset] = a3;
   }
-#line 205 "examples/sgemm-warptiling.ts"
+#line 213 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 16; offset_1 += 4) {
-#line 206 "examples/sgemm-warptiling.ts"
+#line 214 "examples/sgemm-warptiling.ts"
     tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 128 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
   }
-#line 208 "examples/sgemm-warptiling.ts"
-  tsk_cp_async_commit();
-#line 209 "examples/sgemm-warptiling.ts"
-  tsk_cp_async_wait<0>();
-#line 210 "examples/sgemm-warptiling.ts"
-  __syncthreads();
-#line 211 "examples/sgemm-warptiling.ts"
-  int stage = 0;
-#line 212 "examples/sgemm-warptiling.ts"
-  for (int bk = 0; bk < K; bk += 16) {
-#line 213 "examples/sgemm-warptiling.ts"
-    const int next = bk + 16;
-#line 215 "examples/sgemm-warptiling.ts"
-    if (next < K) {
 #line 216 "examples/sgemm-warptiling.ts"
+  tsk_cp_async_commit();
+#line 217 "examples/sgemm-warptiling.ts"
+  tsk_cp_async_wait<0>();
+#line 218 "examples/sgemm-warptiling.ts"
+  __syncthreads();
+#line 219 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 220 "examples/sgemm-warptiling.ts"
+  for (int bk = 0; bk < K; bk += 16) {
+#line 221 "examples/sgemm-warptiling.ts"
+    const int next = bk + 16;
+#line 223 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 224 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 16; offset_2 += 4) {
-#line 217 "examples/sgemm-warptiling.ts"
+#line 225 "examples/sgemm-warptiling.ts"
         tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 128 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 128 + innerColB * 4]);
       }
-#line 219 "examples/sgemm-warptiling.ts"
+#line 227 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 220 "examples/sgemm-warptiling.ts"
+#line 228 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 128; offset_3 += 32) {
-#line 221 "examples/sgemm-warptiling.ts"
+#line 229 "examples/sgemm-warptiling.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset_3) * K + next + innerColA * 4]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
-#line 222 "examples/sgemm-warptiling.ts"
+#line 230 "examples/sgemm-warptiling.ts"
         nextA[offset_3 / 32 * 4] = a0_1;
         nextA[offset_3 / 32 * 4 + 1] = a1_1;
         nextA[offset_3 / 32 * 4 + 2] = a2_1;
         nextA[offset_3 / 32 * 4 + 3] = a3_1;
       }
     }
-#line 225 "examples/sgemm-warptiling.ts"
+#line 233 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 16; dot++) {
-#line 226 "examples/sgemm-warptiling.ts"
+#line 234 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 227 "examples/sgemm-warptiling.ts"
+#line 235 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
-#line 228 "examples/sgemm-warptiling.ts"
+#line 236 "examples/sgemm-warptiling.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 132 + warpRow * 64 + wSubRow * 64 + threadRowInWarp * 8 + i_1]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 229 "examples/sgemm-warptiling.ts"
+#line 237 "examples/sgemm-warptiling.ts"
           regM[wSubRow * 8 + i_1] = m0;
           regM[wSubRow * 8 + i_1 + 1] = m1;
           regM[wSubRow * 8 + i_1 + 2] = m2;
           regM[wSubRow * 8 + i_1 + 3] = m3;
         }
       }
-#line 232 "examples/sgemm-warptiling.ts"
+#line 240 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 4; wSubCol++) {
-#line 233 "examples/sgemm-warptiling.ts"
+#line 241 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 234 "examples/sgemm-warptiling.ts"
+#line 242 "examples/sgemm-warptiling.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 64 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 235 "examples/sgemm-warptiling.ts"
+#line 243 "examples/sgemm-warptiling.ts"
           regN[wSubCol * 4 + i_2] = n0;
           regN[wSubCol * 4 + i_2 + 1] = n1;
           regN[wSubCol * 4 + i_2 + 2] = n2;
           regN[wSubCol * 4 + i_2 + 3] = n3;
         }
       }
-#line 238 "examples/sgemm-warptiling.ts"
+#line 246 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m = 0; m < 8; m++) {
-#line 239 "examples/sgemm-warptiling.ts"
+#line 247 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n = 0; n < 16; n++) {
-#line 240 "examples/sgemm-warptiling.ts"
+#line 248 "examples/sgemm-warptiling.ts"
           threadResults[m * 16 + n] += regM[m] * regN[n];
         }
       }
     }
-#line 245 "examples/sgemm-warptiling.ts"
+#line 253 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 246 "examples/sgemm-warptiling.ts"
+#line 254 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 128; offset_4 += 32) {
-#line 247 "examples/sgemm-warptiling.ts"
+#line 255 "examples/sgemm-warptiling.ts"
         const int base = offset_4 / 32 * 4;
-#line 248 "examples/sgemm-warptiling.ts"
+#line 256 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 132 + innerRowA + offset_4] = nextA[base];
-#line 249 "examples/sgemm-warptiling.ts"
+#line 257 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 132 + innerRowA + offset_4] = nextA[base + 1];
-#line 250 "examples/sgemm-warptiling.ts"
+#line 258 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 132 + innerRowA + offset_4] = nextA[base + 2];
-#line 251 "examples/sgemm-warptiling.ts"
+#line 259 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 132 + innerRowA + offset_4] = nextA[base + 3];
       }
     }
-#line 254 "examples/sgemm-warptiling.ts"
+#line 262 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 255 "examples/sgemm-warptiling.ts"
+#line 263 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 256 "examples/sgemm-warptiling.ts"
+#line 264 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 258 "examples/sgemm-warptiling.ts"
+#line 266 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 259 "examples/sgemm-warptiling.ts"
+#line 267 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1++) {
-#line 260 "examples/sgemm-warptiling.ts"
+#line 268 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 8; m_1++) {
-#line 261 "examples/sgemm-warptiling.ts"
+#line 269 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 262 "examples/sgemm-warptiling.ts"
+#line 270 "examples/sgemm-warptiling.ts"
           const int row = cRow * 128 + warpRow * 64 + wSubRow_1 * 64 + threadRowInWarp * 8 + m_1;
-#line 263 "examples/sgemm-warptiling.ts"
+#line 271 "examples/sgemm-warptiling.ts"
           const int col = cCol * 128 + warpCol * 64 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 264 "examples/sgemm-warptiling.ts"
+#line 272 "examples/sgemm-warptiling.ts"
           const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
-#line 265 "examples/sgemm-warptiling.ts"
+#line 273 "examples/sgemm-warptiling.ts"
           const int r = (wSubRow_1 * 8 + m_1) * 16 + wSubCol_1 * 4 + n_1;
+#line 274 "examples/sgemm-warptiling.ts"
+          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+        }
+      }
+    }
+  }
+}
+
+// Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 4, TN = 8, THREADS = 256; block 256×1×1.
+#line 147 "examples/sgemm-warptiling.ts"
+extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+#line 177 "examples/sgemm-warptiling.ts"
+  __shared__ __align__(16) float AsT[2][1088];
+#line 178 "examples/sgemm-warptiling.ts"
+  __shared__ __align__(16) float Bs[2][2048];
+#line 179 "examples/sgemm-warptiling.ts"
+  float threadResults[32];
+#line 180 "examples/sgemm-warptiling.ts"
+  float regM[4];
+#line 181 "examples/sgemm-warptiling.ts"
+  float regN[8];
+#line 183 "examples/sgemm-warptiling.ts"
+  float nextA[4];
+#line 188 "examples/sgemm-warptiling.ts"
+  const int cRow = (int)blockIdx.y;
+#line 189 "examples/sgemm-warptiling.ts"
+  const int cCol = (int)blockIdx.x;
+#line 190 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 191 "examples/sgemm-warptiling.ts"
+  const int warpCol = warp % 4;
+#line 192 "examples/sgemm-warptiling.ts"
+  const int warpRow = warp / 4;
+#line 193 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 194 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 195 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 196 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 197 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 4;
+#line 199 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 200 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 32;
+#line 202 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int i = 0; i < 32; i++) {
+#line 203 "examples/sgemm-warptiling.ts"
+    threadResults[i] = 0.0f;
+  }
+#line 206 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int offset = 0; offset < 64; offset += 64) {
+#line 207 "examples/sgemm-warptiling.ts"
+    const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + innerColA * 4]);
+    const float a0 = vector.x;
+    const float a1 = vector.y;
+    const float a2 = vector.z;
+    const float a3 = vector.w;
+#line 208 "examples/sgemm-warptiling.ts"
+    AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
+#line 209 "examples/sgemm-warptiling.ts"
+    AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
+#line 210 "examples/sgemm-warptiling.ts"
+    AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
+#line 211 "examples/sgemm-warptiling.ts"
+    AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
+  }
+#line 213 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int offset_1 = 0; offset_1 < 16; offset_1 += 8) {
+#line 214 "examples/sgemm-warptiling.ts"
+    tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 128 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
+  }
+#line 216 "examples/sgemm-warptiling.ts"
+  tsk_cp_async_commit();
+#line 217 "examples/sgemm-warptiling.ts"
+  tsk_cp_async_wait<0>();
+#line 218 "examples/sgemm-warptiling.ts"
+  __syncthreads();
+#line 219 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 220 "examples/sgemm-warptiling.ts"
+  for (int bk = 0; bk < K; bk += 16) {
+#line 221 "examples/sgemm-warptiling.ts"
+    const int next = bk + 16;
+#line 223 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 224 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_2 = 0; offset_2 < 16; offset_2 += 8) {
+#line 225 "examples/sgemm-warptiling.ts"
+        tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 128 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 128 + innerColB * 4]);
+      }
+#line 227 "examples/sgemm-warptiling.ts"
+      tsk_cp_async_commit();
+#line 228 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_3 = 0; offset_3 < 64; offset_3 += 64) {
+#line 229 "examples/sgemm-warptiling.ts"
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset_3) * K + next + innerColA * 4]);
+        const float a0_1 = vector_1.x;
+        const float a1_1 = vector_1.y;
+        const float a2_1 = vector_1.z;
+        const float a3_1 = vector_1.w;
+#line 230 "examples/sgemm-warptiling.ts"
+        nextA[offset_3 / 64 * 4] = a0_1;
+        nextA[offset_3 / 64 * 4 + 1] = a1_1;
+        nextA[offset_3 / 64 * 4 + 2] = a2_1;
+        nextA[offset_3 / 64 * 4 + 3] = a3_1;
+      }
+    }
+#line 233 "examples/sgemm-warptiling.ts"
+#pragma unroll
+    for (int dot = 0; dot < 16; dot++) {
+#line 234 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
+#line 235 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1 += 4) {
+#line 236 "examples/sgemm-warptiling.ts"
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+          const float m0 = vector_2.x;
+          const float m1 = vector_2.y;
+          const float m2 = vector_2.z;
+          const float m3 = vector_2.w;
+#line 237 "examples/sgemm-warptiling.ts"
+          regM[wSubRow * 4 + i_1] = m0;
+          regM[wSubRow * 4 + i_1 + 1] = m1;
+          regM[wSubRow * 4 + i_1 + 2] = m2;
+          regM[wSubRow * 4 + i_1 + 3] = m3;
+        }
+      }
+#line 240 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int wSubCol = 0; wSubCol < 1; wSubCol++) {
+#line 241 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int i_2 = 0; i_2 < 8; i_2 += 4) {
+#line 242 "examples/sgemm-warptiling.ts"
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 32 + wSubCol * 32 + threadColInWarp * 8 + i_2]);
+          const float n0 = vector_3.x;
+          const float n1 = vector_3.y;
+          const float n2 = vector_3.z;
+          const float n3 = vector_3.w;
+#line 243 "examples/sgemm-warptiling.ts"
+          regN[wSubCol * 8 + i_2] = n0;
+          regN[wSubCol * 8 + i_2 + 1] = n1;
+          regN[wSubCol * 8 + i_2 + 2] = n2;
+          regN[wSubCol * 8 + i_2 + 3] = n3;
+        }
+      }
+#line 246 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int m = 0; m < 4; m++) {
+#line 247 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+#line 248 "examples/sgemm-warptiling.ts"
+          threadResults[m * 8 + n] += regM[m] * regN[n];
+        }
+      }
+    }
+#line 253 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 254 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
+#line 255 "examples/sgemm-warptiling.ts"
+        const int base = offset_4 / 64 * 4;
+#line 256 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_4] = nextA[base];
+#line 257 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_4] = nextA[base + 1];
+#line 258 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_4] = nextA[base + 2];
+#line 259 "examples/sgemm-warptiling.ts"
+        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_4] = nextA[base + 3];
+      }
+    }
+#line 262 "examples/sgemm-warptiling.ts"
+    tsk_cp_async_wait<0>();
+#line 263 "examples/sgemm-warptiling.ts"
+    __syncthreads();
+#line 264 "examples/sgemm-warptiling.ts"
+    stage = 1 - stage;
+  }
 #line 266 "examples/sgemm-warptiling.ts"
+#pragma unroll
+  for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
+#line 267 "examples/sgemm-warptiling.ts"
+#pragma unroll
+    for (int wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1++) {
+#line 268 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int m_1 = 0; m_1 < 4; m_1++) {
+#line 269 "examples/sgemm-warptiling.ts"
+#pragma unroll
+        for (int n_1 = 0; n_1 < 8; n_1 += 4) {
+#line 270 "examples/sgemm-warptiling.ts"
+          const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+#line 271 "examples/sgemm-warptiling.ts"
+          const int col = cCol * 128 + warpCol * 32 + wSubCol_1 * 32 + threadColInWarp * 8 + n_1;
+#line 272 "examples/sgemm-warptiling.ts"
+          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
+          const float c0 = vector_4.x;
+          const float c1 = vector_4.y;
+          const float c2 = vector_4.z;
+          const float c3 = vector_4.w;
+#line 273 "examples/sgemm-warptiling.ts"
+          const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 8 + n_1;
+#line 274 "examples/sgemm-warptiling.ts"
           *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
         }
       }
@@ -573,211 +788,211 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
 #line 147 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 169 "examples/sgemm-warptiling.ts"
+#line 177 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][544];
-#line 170 "examples/sgemm-warptiling.ts"
+#line 178 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float Bs[2][512];
-#line 171 "examples/sgemm-warptiling.ts"
+#line 179 "examples/sgemm-warptiling.ts"
   float threadResults[32];
-#line 172 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 173 "examples/sgemm-warptiling.ts"
-  float regN[8];
-#line 175 "examples/sgemm-warptiling.ts"
-  float nextA[4];
 #line 180 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  float regM[4];
 #line 181 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
-#line 182 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float regN[8];
 #line 183 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
-#line 184 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 185 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 186 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 187 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
+  float nextA[4];
 #line 188 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 2;
+  const int cRow = (int)blockIdx.y;
 #line 189 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 2;
+  const int cCol = (int)blockIdx.x;
+#line 190 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 191 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warpCol = warp % 2;
 #line 192 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpRow = warp / 2;
+#line 193 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
 #line 194 "examples/sgemm-warptiling.ts"
+  const int threadColInWarp = lane % 4;
+#line 195 "examples/sgemm-warptiling.ts"
+  const int threadRowInWarp = lane / 4;
+#line 196 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 2;
+#line 197 "examples/sgemm-warptiling.ts"
+  const int innerColA = (int)threadIdx.x % 2;
+#line 199 "examples/sgemm-warptiling.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 200 "examples/sgemm-warptiling.ts"
+  const int innerColB = (int)threadIdx.x % 16;
+#line 202 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 195 "examples/sgemm-warptiling.ts"
+#line 203 "examples/sgemm-warptiling.ts"
     threadResults[i] = 0.0f;
   }
-#line 198 "examples/sgemm-warptiling.ts"
+#line 206 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset = 0; offset < 64; offset += 64) {
-#line 199 "examples/sgemm-warptiling.ts"
+#line 207 "examples/sgemm-warptiling.ts"
     const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + innerColA * 4]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
-#line 200 "examples/sgemm-warptiling.ts"
+#line 208 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
-#line 201 "examples/sgemm-warptiling.ts"
+#line 209 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
-#line 202 "examples/sgemm-warptiling.ts"
+#line 210 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
-#line 203 "examples/sgemm-warptiling.ts"
+#line 211 "examples/sgemm-warptiling.ts"
     AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
   }
-#line 205 "examples/sgemm-warptiling.ts"
+#line 213 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
-#line 206 "examples/sgemm-warptiling.ts"
+#line 214 "examples/sgemm-warptiling.ts"
     tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 64 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
   }
-#line 208 "examples/sgemm-warptiling.ts"
-  tsk_cp_async_commit();
-#line 209 "examples/sgemm-warptiling.ts"
-  tsk_cp_async_wait<0>();
-#line 210 "examples/sgemm-warptiling.ts"
-  __syncthreads();
-#line 211 "examples/sgemm-warptiling.ts"
-  int stage = 0;
-#line 212 "examples/sgemm-warptiling.ts"
-  for (int bk = 0; bk < K; bk += 8) {
-#line 213 "examples/sgemm-warptiling.ts"
-    const int next = bk + 8;
-#line 215 "examples/sgemm-warptiling.ts"
-    if (next < K) {
 #line 216 "examples/sgemm-warptiling.ts"
+  tsk_cp_async_commit();
+#line 217 "examples/sgemm-warptiling.ts"
+  tsk_cp_async_wait<0>();
+#line 218 "examples/sgemm-warptiling.ts"
+  __syncthreads();
+#line 219 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 220 "examples/sgemm-warptiling.ts"
+  for (int bk = 0; bk < K; bk += 8) {
+#line 221 "examples/sgemm-warptiling.ts"
+    const int next = bk + 8;
+#line 223 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 224 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 8; offset_2 += 8) {
-#line 217 "examples/sgemm-warptiling.ts"
+#line 225 "examples/sgemm-warptiling.ts"
         tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 64 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 64 + innerColB * 4]);
       }
-#line 219 "examples/sgemm-warptiling.ts"
+#line 227 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 220 "examples/sgemm-warptiling.ts"
+#line 228 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 64; offset_3 += 64) {
-#line 221 "examples/sgemm-warptiling.ts"
+#line 229 "examples/sgemm-warptiling.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset_3) * K + next + innerColA * 4]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
-#line 222 "examples/sgemm-warptiling.ts"
+#line 230 "examples/sgemm-warptiling.ts"
         nextA[offset_3 / 64 * 4] = a0_1;
         nextA[offset_3 / 64 * 4 + 1] = a1_1;
         nextA[offset_3 / 64 * 4 + 2] = a2_1;
         nextA[offset_3 / 64 * 4 + 3] = a3_1;
       }
     }
-#line 225 "examples/sgemm-warptiling.ts"
+#line 233 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 8; dot++) {
-#line 226 "examples/sgemm-warptiling.ts"
+#line 234 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 227 "examples/sgemm-warptiling.ts"
+#line 235 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 228 "examples/sgemm-warptiling.ts"
+#line 236 "examples/sgemm-warptiling.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 229 "examples/sgemm-warptiling.ts"
+#line 237 "examples/sgemm-warptiling.ts"
           regM[wSubRow * 4 + i_1] = m0;
           regM[wSubRow * 4 + i_1 + 1] = m1;
           regM[wSubRow * 4 + i_1 + 2] = m2;
           regM[wSubRow * 4 + i_1 + 3] = m3;
         }
       }
-#line 232 "examples/sgemm-warptiling.ts"
+#line 240 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 233 "examples/sgemm-warptiling.ts"
+#line 241 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 234 "examples/sgemm-warptiling.ts"
+#line 242 "examples/sgemm-warptiling.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 235 "examples/sgemm-warptiling.ts"
+#line 243 "examples/sgemm-warptiling.ts"
           regN[wSubCol * 4 + i_2] = n0;
           regN[wSubCol * 4 + i_2 + 1] = n1;
           regN[wSubCol * 4 + i_2 + 2] = n2;
           regN[wSubCol * 4 + i_2 + 3] = n3;
         }
       }
-#line 238 "examples/sgemm-warptiling.ts"
+#line 246 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m = 0; m < 4; m++) {
-#line 239 "examples/sgemm-warptiling.ts"
+#line 247 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 240 "examples/sgemm-warptiling.ts"
+#line 248 "examples/sgemm-warptiling.ts"
           threadResults[m * 8 + n] += regM[m] * regN[n];
         }
       }
     }
-#line 245 "examples/sgemm-warptiling.ts"
+#line 253 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 246 "examples/sgemm-warptiling.ts"
+#line 254 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
-#line 247 "examples/sgemm-warptiling.ts"
+#line 255 "examples/sgemm-warptiling.ts"
         const int base = offset_4 / 64 * 4;
-#line 248 "examples/sgemm-warptiling.ts"
+#line 256 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_4] = nextA[base];
-#line 249 "examples/sgemm-warptiling.ts"
+#line 257 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_4] = nextA[base + 1];
-#line 250 "examples/sgemm-warptiling.ts"
+#line 258 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_4] = nextA[base + 2];
-#line 251 "examples/sgemm-warptiling.ts"
+#line 259 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_4] = nextA[base + 3];
       }
     }
-#line 254 "examples/sgemm-warptiling.ts"
+#line 262 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 255 "examples/sgemm-warptiling.ts"
+#line 263 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 256 "examples/sgemm-warptiling.ts"
+#line 264 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 258 "examples/sgemm-warptiling.ts"
+#line 266 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 259 "examples/sgemm-warptiling.ts"
+#line 267 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 260 "examples/sgemm-warptiling.ts"
+#line 268 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 261 "examples/sgemm-warptiling.ts"
+#line 269 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 262 "examples/sgemm-warptiling.ts"
+#line 270 "examples/sgemm-warptiling.ts"
           const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 263 "examples/sgemm-warptiling.ts"
+#line 271 "examples/sgemm-warptiling.ts"
           const int col = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 264 "examples/sgemm-warptiling.ts"
+#line 272 "examples/sgemm-warptiling.ts"
           const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
-#line 265 "examples/sgemm-warptiling.ts"
+#line 273 "examples/sgemm-warptiling.ts"
           const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 266 "examples/sgemm-warptiling.ts"
+#line 274 "examples/sgemm-warptiling.ts"
           *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
         }
       }
@@ -786,98 +1001,98 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 285 "examples/sgemm-warptiling.ts"
+#line 293 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 307 "examples/sgemm-warptiling.ts"
+#line 315 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][1088];
-#line 308 "examples/sgemm-warptiling.ts"
+#line 316 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float Bs[2][1024];
-#line 309 "examples/sgemm-warptiling.ts"
-  float threadResults[32];
-#line 310 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 311 "examples/sgemm-warptiling.ts"
-  float regN[8];
-#line 312 "examples/sgemm-warptiling.ts"
-  float nextA[8];
 #line 317 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  float threadResults[32];
 #line 318 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  float regM[4];
 #line 319 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float regN[8];
 #line 320 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
-#line 321 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 322 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 323 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 324 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
+  float nextA[8];
 #line 325 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
+  const int cRow = (int)blockIdx.y;
 #line 326 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 4;
+  const int cCol = (int)blockIdx.x;
+#line 327 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 328 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warpCol = warp % 2;
 #line 329 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpRow = warp / 2;
+#line 330 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
 #line 331 "examples/sgemm-warptiling.ts"
-#pragma unroll
-  for (int i = 0; i < 32; i++) {
+  const int threadColInWarp = lane % 4;
 #line 332 "examples/sgemm-warptiling.ts"
-    threadResults[i] = 0.0f;
-  }
+  const int threadRowInWarp = lane / 4;
+#line 333 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
 #line 334 "examples/sgemm-warptiling.ts"
-  int stage = 0;
+  const int innerColA = (int)threadIdx.x % 4;
 #line 336 "examples/sgemm-warptiling.ts"
-  for (int bk = -16; bk < K; bk += 16) {
+  const int innerRowB = (int)threadIdx.x / 16;
 #line 337 "examples/sgemm-warptiling.ts"
-    const int next = bk + 16;
-#line 338 "examples/sgemm-warptiling.ts"
-    if (next < K) {
+  const int innerColB = (int)threadIdx.x % 16;
 #line 339 "examples/sgemm-warptiling.ts"
 #pragma unroll
-      for (int offset = 0; offset < 16; offset += 8) {
+  for (int i = 0; i < 32; i++) {
 #line 340 "examples/sgemm-warptiling.ts"
-        const int row = next + innerRowB + offset;
-#line 341 "examples/sgemm-warptiling.ts"
-        const int col = cCol * 64 + innerColB * 4;
+    threadResults[i] = 0.0f;
+  }
 #line 342 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 344 "examples/sgemm-warptiling.ts"
+  for (int bk = -16; bk < K; bk += 16) {
+#line 345 "examples/sgemm-warptiling.ts"
+    const int next = bk + 16;
+#line 346 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 347 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset = 0; offset < 16; offset += 8) {
+#line 348 "examples/sgemm-warptiling.ts"
+        const int row = next + innerRowB + offset;
+#line 349 "examples/sgemm-warptiling.ts"
+        const int col = cCol * 64 + innerColB * 4;
+#line 350 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
-#line 343 "examples/sgemm-warptiling.ts"
+#line 351 "examples/sgemm-warptiling.ts"
           tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
         } else {
-#line 345 "examples/sgemm-warptiling.ts"
+#line 353 "examples/sgemm-warptiling.ts"
           *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
-#line 348 "examples/sgemm-warptiling.ts"
+#line 356 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 349 "examples/sgemm-warptiling.ts"
+#line 357 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 64; offset_1 += 32) {
-#line 350 "examples/sgemm-warptiling.ts"
+#line 358 "examples/sgemm-warptiling.ts"
         const int row_1 = cRow * 64 + innerRowA + offset_1;
-#line 351 "examples/sgemm-warptiling.ts"
+#line 359 "examples/sgemm-warptiling.ts"
         const int col_1 = next + innerColA * 4;
-#line 352 "examples/sgemm-warptiling.ts"
+#line 360 "examples/sgemm-warptiling.ts"
         if (row_1 < M && col_1 < K) {
-#line 353 "examples/sgemm-warptiling.ts"
+#line 361 "examples/sgemm-warptiling.ts"
           const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
           const float a0 = vector.x;
           const float a1 = vector.y;
           const float a2 = vector.z;
           const float a3 = vector.w;
-#line 354 "examples/sgemm-warptiling.ts"
+#line 362 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 32 * 4] = a0;
           nextA[offset_1 / 32 * 4 + 1] = a1;
           nextA[offset_1 / 32 * 4 + 2] = a2;
           nextA[offset_1 / 32 * 4 + 3] = a3;
         } else {
-#line 356 "examples/sgemm-warptiling.ts"
+#line 364 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 32 * 4] = 0.0f;
           nextA[offset_1 / 32 * 4 + 1] = 0.0f;
           nextA[offset_1 / 32 * 4 + 2] = 0.0f;
@@ -885,112 +1100,112 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
         }
       }
     }
-#line 360 "examples/sgemm-warptiling.ts"
+#line 368 "examples/sgemm-warptiling.ts"
     if (bk >= 0) {
-#line 361 "examples/sgemm-warptiling.ts"
+#line 369 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int dot = 0; dot < 16; dot++) {
-#line 362 "examples/sgemm-warptiling.ts"
+#line 370 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 363 "examples/sgemm-warptiling.ts"
+#line 371 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 364 "examples/sgemm-warptiling.ts"
+#line 372 "examples/sgemm-warptiling.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
-#line 365 "examples/sgemm-warptiling.ts"
+#line 373 "examples/sgemm-warptiling.ts"
             regM[wSubRow * 4 + i_1] = m0;
             regM[wSubRow * 4 + i_1 + 1] = m1;
             regM[wSubRow * 4 + i_1 + 2] = m2;
             regM[wSubRow * 4 + i_1 + 3] = m3;
           }
         }
-#line 368 "examples/sgemm-warptiling.ts"
+#line 376 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 369 "examples/sgemm-warptiling.ts"
+#line 377 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 370 "examples/sgemm-warptiling.ts"
+#line 378 "examples/sgemm-warptiling.ts"
             const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
             const float n3 = vector_2.w;
-#line 371 "examples/sgemm-warptiling.ts"
+#line 379 "examples/sgemm-warptiling.ts"
             regN[wSubCol * 4 + i_2] = n0;
             regN[wSubCol * 4 + i_2 + 1] = n1;
             regN[wSubCol * 4 + i_2 + 2] = n2;
             regN[wSubCol * 4 + i_2 + 3] = n3;
           }
         }
-#line 374 "examples/sgemm-warptiling.ts"
+#line 382 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-#line 375 "examples/sgemm-warptiling.ts"
+#line 383 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int n = 0; n < 8; n++) {
-#line 376 "examples/sgemm-warptiling.ts"
+#line 384 "examples/sgemm-warptiling.ts"
             threadResults[m * 8 + n] += regM[m] * regN[n];
           }
         }
       }
     }
-#line 381 "examples/sgemm-warptiling.ts"
+#line 389 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 382 "examples/sgemm-warptiling.ts"
+#line 390 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 32) {
-#line 383 "examples/sgemm-warptiling.ts"
+#line 391 "examples/sgemm-warptiling.ts"
         const int base = offset_2 / 32 * 4;
-#line 384 "examples/sgemm-warptiling.ts"
+#line 392 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
-#line 385 "examples/sgemm-warptiling.ts"
+#line 393 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
-#line 386 "examples/sgemm-warptiling.ts"
+#line 394 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
-#line 387 "examples/sgemm-warptiling.ts"
+#line 395 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
       }
     }
-#line 390 "examples/sgemm-warptiling.ts"
+#line 398 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 391 "examples/sgemm-warptiling.ts"
+#line 399 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 392 "examples/sgemm-warptiling.ts"
+#line 400 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 394 "examples/sgemm-warptiling.ts"
+#line 402 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 395 "examples/sgemm-warptiling.ts"
+#line 403 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 396 "examples/sgemm-warptiling.ts"
+#line 404 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 397 "examples/sgemm-warptiling.ts"
+#line 405 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 398 "examples/sgemm-warptiling.ts"
+#line 406 "examples/sgemm-warptiling.ts"
           const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 399 "examples/sgemm-warptiling.ts"
+#line 407 "examples/sgemm-warptiling.ts"
           const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 400 "examples/sgemm-warptiling.ts"
+#line 408 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
-#line 401 "examples/sgemm-warptiling.ts"
+#line 409 "examples/sgemm-warptiling.ts"
             const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
             const float c0 = vector_3.x;
             const float c1 = vector_3.y;
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
-#line 402 "examples/sgemm-warptiling.ts"
+#line 410 "examples/sgemm-warptiling.ts"
             const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 403 "examples/sgemm-warptiling.ts"
+#line 411 "examples/sgemm-warptiling.ts"
             *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
           }
         }
@@ -1000,98 +1215,98 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 285 "examples/sgemm-warptiling.ts"
+#line 293 "examples/sgemm-warptiling.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 307 "examples/sgemm-warptiling.ts"
+#line 315 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][544];
-#line 308 "examples/sgemm-warptiling.ts"
+#line 316 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float Bs[2][512];
-#line 309 "examples/sgemm-warptiling.ts"
-  float threadResults[32];
-#line 310 "examples/sgemm-warptiling.ts"
-  float regM[4];
-#line 311 "examples/sgemm-warptiling.ts"
-  float regN[8];
-#line 312 "examples/sgemm-warptiling.ts"
-  float nextA[4];
 #line 317 "examples/sgemm-warptiling.ts"
-  const int cRow = (int)blockIdx.y;
+  float threadResults[32];
 #line 318 "examples/sgemm-warptiling.ts"
-  const int cCol = (int)blockIdx.x;
+  float regM[4];
 #line 319 "examples/sgemm-warptiling.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float regN[8];
 #line 320 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
-#line 321 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
-#line 322 "examples/sgemm-warptiling.ts"
-  const int lane = (int)threadIdx.x % 32;
-#line 323 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
-#line 324 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
+  float nextA[4];
 #line 325 "examples/sgemm-warptiling.ts"
-  const int innerRowA = (int)threadIdx.x / 2;
+  const int cRow = (int)blockIdx.y;
 #line 326 "examples/sgemm-warptiling.ts"
-  const int innerColA = (int)threadIdx.x % 2;
+  const int cCol = (int)blockIdx.x;
+#line 327 "examples/sgemm-warptiling.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 328 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int warpCol = warp % 2;
 #line 329 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int warpRow = warp / 2;
+#line 330 "examples/sgemm-warptiling.ts"
+  const int lane = (int)threadIdx.x % 32;
 #line 331 "examples/sgemm-warptiling.ts"
-#pragma unroll
-  for (int i = 0; i < 32; i++) {
+  const int threadColInWarp = lane % 4;
 #line 332 "examples/sgemm-warptiling.ts"
-    threadResults[i] = 0.0f;
-  }
+  const int threadRowInWarp = lane / 4;
+#line 333 "examples/sgemm-warptiling.ts"
+  const int innerRowA = (int)threadIdx.x / 2;
 #line 334 "examples/sgemm-warptiling.ts"
-  int stage = 0;
+  const int innerColA = (int)threadIdx.x % 2;
 #line 336 "examples/sgemm-warptiling.ts"
-  for (int bk = -8; bk < K; bk += 8) {
+  const int innerRowB = (int)threadIdx.x / 16;
 #line 337 "examples/sgemm-warptiling.ts"
-    const int next = bk + 8;
-#line 338 "examples/sgemm-warptiling.ts"
-    if (next < K) {
+  const int innerColB = (int)threadIdx.x % 16;
 #line 339 "examples/sgemm-warptiling.ts"
 #pragma unroll
-      for (int offset = 0; offset < 8; offset += 8) {
+  for (int i = 0; i < 32; i++) {
 #line 340 "examples/sgemm-warptiling.ts"
-        const int row = next + innerRowB + offset;
-#line 341 "examples/sgemm-warptiling.ts"
-        const int col = cCol * 64 + innerColB * 4;
+    threadResults[i] = 0.0f;
+  }
 #line 342 "examples/sgemm-warptiling.ts"
+  int stage = 0;
+#line 344 "examples/sgemm-warptiling.ts"
+  for (int bk = -8; bk < K; bk += 8) {
+#line 345 "examples/sgemm-warptiling.ts"
+    const int next = bk + 8;
+#line 346 "examples/sgemm-warptiling.ts"
+    if (next < K) {
+#line 347 "examples/sgemm-warptiling.ts"
+#pragma unroll
+      for (int offset = 0; offset < 8; offset += 8) {
+#line 348 "examples/sgemm-warptiling.ts"
+        const int row = next + innerRowB + offset;
+#line 349 "examples/sgemm-warptiling.ts"
+        const int col = cCol * 64 + innerColB * 4;
+#line 350 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
-#line 343 "examples/sgemm-warptiling.ts"
+#line 351 "examples/sgemm-warptiling.ts"
           tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
         } else {
-#line 345 "examples/sgemm-warptiling.ts"
+#line 353 "examples/sgemm-warptiling.ts"
           *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
-#line 348 "examples/sgemm-warptiling.ts"
+#line 356 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
-#line 349 "examples/sgemm-warptiling.ts"
+#line 357 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
-#line 350 "examples/sgemm-warptiling.ts"
+#line 358 "examples/sgemm-warptiling.ts"
         const int row_1 = cRow * 64 + innerRowA + offset_1;
-#line 351 "examples/sgemm-warptiling.ts"
+#line 359 "examples/sgemm-warptiling.ts"
         const int col_1 = next + innerColA * 4;
-#line 352 "examples/sgemm-warptiling.ts"
+#line 360 "examples/sgemm-warptiling.ts"
         if (row_1 < M && col_1 < K) {
-#line 353 "examples/sgemm-warptiling.ts"
+#line 361 "examples/sgemm-warptiling.ts"
           const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
           const float a0 = vector.x;
           const float a1 = vector.y;
           const float a2 = vector.z;
           const float a3 = vector.w;
-#line 354 "examples/sgemm-warptiling.ts"
+#line 362 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 64 * 4] = a0;
           nextA[offset_1 / 64 * 4 + 1] = a1;
           nextA[offset_1 / 64 * 4 + 2] = a2;
           nextA[offset_1 / 64 * 4 + 3] = a3;
         } else {
-#line 356 "examples/sgemm-warptiling.ts"
+#line 364 "examples/sgemm-warptiling.ts"
           nextA[offset_1 / 64 * 4] = 0.0f;
           nextA[offset_1 / 64 * 4 + 1] = 0.0f;
           nextA[offset_1 / 64 * 4 + 2] = 0.0f;
@@ -1099,112 +1314,112 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
         }
       }
     }
-#line 360 "examples/sgemm-warptiling.ts"
+#line 368 "examples/sgemm-warptiling.ts"
     if (bk >= 0) {
-#line 361 "examples/sgemm-warptiling.ts"
+#line 369 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int dot = 0; dot < 8; dot++) {
-#line 362 "examples/sgemm-warptiling.ts"
+#line 370 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 363 "examples/sgemm-warptiling.ts"
+#line 371 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 364 "examples/sgemm-warptiling.ts"
+#line 372 "examples/sgemm-warptiling.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
-#line 365 "examples/sgemm-warptiling.ts"
+#line 373 "examples/sgemm-warptiling.ts"
             regM[wSubRow * 4 + i_1] = m0;
             regM[wSubRow * 4 + i_1 + 1] = m1;
             regM[wSubRow * 4 + i_1 + 2] = m2;
             regM[wSubRow * 4 + i_1 + 3] = m3;
           }
         }
-#line 368 "examples/sgemm-warptiling.ts"
+#line 376 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 369 "examples/sgemm-warptiling.ts"
+#line 377 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 370 "examples/sgemm-warptiling.ts"
+#line 378 "examples/sgemm-warptiling.ts"
             const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
             const float n3 = vector_2.w;
-#line 371 "examples/sgemm-warptiling.ts"
+#line 379 "examples/sgemm-warptiling.ts"
             regN[wSubCol * 4 + i_2] = n0;
             regN[wSubCol * 4 + i_2 + 1] = n1;
             regN[wSubCol * 4 + i_2 + 2] = n2;
             regN[wSubCol * 4 + i_2 + 3] = n3;
           }
         }
-#line 374 "examples/sgemm-warptiling.ts"
+#line 382 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-#line 375 "examples/sgemm-warptiling.ts"
+#line 383 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int n = 0; n < 8; n++) {
-#line 376 "examples/sgemm-warptiling.ts"
+#line 384 "examples/sgemm-warptiling.ts"
             threadResults[m * 8 + n] += regM[m] * regN[n];
           }
         }
       }
     }
-#line 381 "examples/sgemm-warptiling.ts"
+#line 389 "examples/sgemm-warptiling.ts"
     if (next < K) {
-#line 382 "examples/sgemm-warptiling.ts"
+#line 390 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
-#line 383 "examples/sgemm-warptiling.ts"
+#line 391 "examples/sgemm-warptiling.ts"
         const int base = offset_2 / 64 * 4;
-#line 384 "examples/sgemm-warptiling.ts"
+#line 392 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
-#line 385 "examples/sgemm-warptiling.ts"
+#line 393 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
-#line 386 "examples/sgemm-warptiling.ts"
+#line 394 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
-#line 387 "examples/sgemm-warptiling.ts"
+#line 395 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
       }
     }
-#line 390 "examples/sgemm-warptiling.ts"
+#line 398 "examples/sgemm-warptiling.ts"
     tsk_cp_async_wait<0>();
-#line 391 "examples/sgemm-warptiling.ts"
+#line 399 "examples/sgemm-warptiling.ts"
     __syncthreads();
-#line 392 "examples/sgemm-warptiling.ts"
+#line 400 "examples/sgemm-warptiling.ts"
     stage = 1 - stage;
   }
-#line 394 "examples/sgemm-warptiling.ts"
+#line 402 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 395 "examples/sgemm-warptiling.ts"
+#line 403 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 396 "examples/sgemm-warptiling.ts"
+#line 404 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 397 "examples/sgemm-warptiling.ts"
+#line 405 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 398 "examples/sgemm-warptiling.ts"
+#line 406 "examples/sgemm-warptiling.ts"
           const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
-#line 399 "examples/sgemm-warptiling.ts"
+#line 407 "examples/sgemm-warptiling.ts"
           const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
-#line 400 "examples/sgemm-warptiling.ts"
+#line 408 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
-#line 401 "examples/sgemm-warptiling.ts"
+#line 409 "examples/sgemm-warptiling.ts"
             const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
             const float c0 = vector_3.x;
             const float c1 = vector_3.y;
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
-#line 402 "examples/sgemm-warptiling.ts"
+#line 410 "examples/sgemm-warptiling.ts"
             const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
-#line 403 "examples/sgemm-warptiling.ts"
+#line 411 "examples/sgemm-warptiling.ts"
             *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
           }
         }

@@ -577,6 +577,218 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
   }
 }
 
+// Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 4, TN = 8, THREADS = 256: runs one block.
+export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const AsT = new Float32Array(2176);
+  const Bs = new Float32Array(4096);
+  const threadResults = new Float32Array(threads * 32);
+  const regM = new Float32Array(threads * 4);
+  const regN = new Float32Array(threads * 8);
+  const nextA = new Float32Array(threads * 4);
+  const cRow_slots = new Int32Array(threads);
+  const cCol_slots = new Int32Array(threads);
+  const warpCol_slots = new Int32Array(threads);
+  const warpRow_slots = new Int32Array(threads);
+  const threadColInWarp_slots = new Int32Array(threads);
+  const threadRowInWarp_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const stage_slots = new Int32Array(threads);
+  const bk_slots = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let cRow = cRow_slots[t];
+    let cCol = cCol_slots[t];
+    let warpCol = warpCol_slots[t];
+    let warpRow = warpRow_slots[t];
+    let threadColInWarp = threadColInWarp_slots[t];
+    let threadRowInWarp = threadRowInWarp_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    cRow = by;
+    cCol = bx;
+    const warp = (tx / 32) | 0;
+    warpCol = (warp % 4) | 0;
+    warpRow = (warp / 4) | 0;
+    const lane = (tx % 32) | 0;
+    threadColInWarp = (lane % 4) | 0;
+    threadRowInWarp = (lane / 4) | 0;
+    innerRowA = (tx / 4) | 0;
+    innerColA = (tx % 4) | 0;
+    innerRowB = (tx / 32) | 0;
+    innerColB = (tx % 32) | 0;
+    for (let i = 0; i < 32; i = (i + 1) | 0) {
+      threadResults[t * 32 + i] = 0;
+    }
+    for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
+      const a0 = A[((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0)];
+      const a1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 1) | 0)];
+      const a2 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 2) | 0)];
+      const a3 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 3) | 0)];
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a0;
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a1;
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a2;
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
+    }
+    for (let offset_1 = 0; offset_1 < 16; offset_1 = (offset_1 + 8) | 0) {
+      Bs[0 * 2048 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+    }
+    cRow_slots[t] = cRow;
+    cCol_slots[t] = cCol;
+    warpCol_slots[t] = warpCol;
+    warpRow_slots[t] = warpRow;
+    threadColInWarp_slots[t] = threadColInWarp;
+    threadRowInWarp_slots[t] = threadRowInWarp;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let stage = stage_slots[t];
+    stage = 0;
+    stage_slots[t] = stage;
+  }
+  threads2: for (let t = 0; t < threads; t++) {
+    let bk = bk_slots[t];
+    bk = 0;
+    bk_slots[t] = bk;
+  }
+  loop0: for (;;) {
+    if (!(bk_slots[0] < K)) break;
+    body0: {
+      threads3: for (let t = 0; t < threads; t++) {
+        let bk = bk_slots[t];
+        let stage = stage_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let innerColB = innerColB_slots[t];
+        let cCol = cCol_slots[t];
+        let cRow = cRow_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let innerColA = innerColA_slots[t];
+        let warpRow = warpRow_slots[t];
+        let threadRowInWarp = threadRowInWarp_slots[t];
+        let warpCol = warpCol_slots[t];
+        let threadColInWarp = threadColInWarp_slots[t];
+        const next = (bk + 16) | 0;
+        if (next < K) {
+          for (let offset_2 = 0; offset_2 < 16; offset_2 = (offset_2 + 8) | 0) {
+            Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          }
+          for (let offset_3 = 0; offset_3 < 64; offset_3 = (offset_3 + 64) | 0) {
+            const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
+            const a1_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+            const a2_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+            const a3_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+            nextA[t * 4 + imul(((offset_3 / 64) | 0), 4)] = a0_1;
+            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 1) | 0)] = a1_1;
+            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 2) | 0)] = a2_1;
+            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 3) | 0)] = a3_1;
+          }
+        }
+        for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
+          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+            for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
+              const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
+              const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
+              const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
+              const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
+              regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
+              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
+              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
+              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
+            }
+          }
+          for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
+            for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 4) | 0) {
+              const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0)];
+              const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0) + 1) | 0)];
+              const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0) + 2) | 0)];
+              const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0) + 3) | 0)];
+              regN[t * 8 + ((imul(wSubCol, 8) + i_2) | 0)] = n0;
+              regN[t * 8 + ((((imul(wSubCol, 8) + i_2) | 0) + 1) | 0)] = n1;
+              regN[t * 8 + ((((imul(wSubCol, 8) + i_2) | 0) + 2) | 0)] = n2;
+              regN[t * 8 + ((((imul(wSubCol, 8) + i_2) | 0) + 3) | 0)] = n3;
+            }
+          }
+          for (let m = 0; m < 4; m = (m + 1) | 0) {
+            for (let n = 0; n < 8; n = (n + 1) | 0) {
+              {
+                const index = (imul(m, 8) + n) | 0;
+                threadResults[t * 32 + index] = fround(threadResults[t * 32 + index] + fround(regM[t * 4 + m] * regN[t * 8 + n]));
+              }
+            }
+          }
+        }
+        if (next < K) {
+          for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 64) | 0) {
+            const base = imul(((offset_4 / 64) | 0), 4);
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + base];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 1) | 0)];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 2) | 0)];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 3) | 0)];
+          }
+        }
+      }
+      threads4: for (let t = 0; t < threads; t++) {
+        let stage = stage_slots[t];
+        stage = (1 - stage) | 0;
+        stage_slots[t] = stage;
+      }
+    }
+    threads5: for (let t = 0; t < threads; t++) {
+      let bk = bk_slots[t];
+      bk = (bk + 16) | 0;
+      bk_slots[t] = bk;
+    }
+  }
+  threads6: for (let t = 0; t < threads; t++) {
+    let cRow = cRow_slots[t];
+    let warpRow = warpRow_slots[t];
+    let threadRowInWarp = threadRowInWarp_slots[t];
+    let cCol = cCol_slots[t];
+    let warpCol = warpCol_slots[t];
+    let threadColInWarp = threadColInWarp_slots[t];
+    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
+      for (let wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+        for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
+          for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 4) | 0) {
+            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+            const col = (((((((imul(cCol, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + n_1) | 0;
+            const c0 = C[((imul(row, N) + col) | 0)];
+            const c1 = C[((((imul(row, N) + col) | 0) + 1) | 0)];
+            const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
+            const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
+            const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 8)) | 0) + n_1) | 0;
+            const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
+            const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
+            const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
+            const lane_4 = gemmOutput(alpha, threadResults[t * 32 + ((r + 3) | 0)], beta, c3);
+            C[((imul(row, N) + col) | 0)] = lane_1;
+            C[((((imul(row, N) + col) | 0) + 1) | 0)] = lane_2;
+            C[((((imul(row, N) + col) | 0) + 2) | 0)] = lane_3;
+            C[((((imul(row, N) + col) | 0) + 3) | 0)] = lane_4;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128: runs one block.
 export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;

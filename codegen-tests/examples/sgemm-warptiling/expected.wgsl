@@ -8076,6 +8076,1250 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
   }
 }
 
+// Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 4, TN = 8, THREADS = 256.
+@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A: array<f32>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C: array<f32>;
+struct sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Params {
+  M: i32,
+  N: i32,
+  K: i32,
+  alpha: f32,
+  beta: f32,
+}
+@group(0) @binding(3) var<uniform> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params: sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Params;
+var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT: array<array<f32, 1088>, 2>;
+var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs: array<array<f32, 2048>, 2>;
+@compute @workgroup_size(256, 1, 1)
+fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let M: i32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params.M;
+  let N: i32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params.N;
+  let K: i32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params.K;
+  let alpha: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params.alpha;
+  let beta: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params.beta;
+  var threadResults: array<f32, 32>;
+  var regM: array<f32, 4>;
+  var regN: array<f32, 8>;
+  var nextA: array<f32, 4>;
+  let cRow: i32 = i32(group_id.y);
+  let cCol: i32 = i32(group_id.x);
+  let warp: i32 = i32(local_id.x) / 32i;
+  let warpCol: i32 = warp % 4i;
+  let warpRow: i32 = warp / 4i;
+  let lane: i32 = i32(local_id.x) % 32i;
+  let threadColInWarp: i32 = lane % 4i;
+  let threadRowInWarp: i32 = lane / 4i;
+  let innerRowA: i32 = i32(local_id.x) / 4i;
+  let innerColA: i32 = i32(local_id.x) % 4i;
+  let innerRowB: i32 = i32(local_id.x) / 32i;
+  let innerColB: i32 = i32(local_id.x) % 32i;
+  threadResults[0i] = 0.0f;
+  threadResults[1i] = 0.0f;
+  threadResults[2i] = 0.0f;
+  threadResults[3i] = 0.0f;
+  threadResults[4i] = 0.0f;
+  threadResults[5i] = 0.0f;
+  threadResults[6i] = 0.0f;
+  threadResults[7i] = 0.0f;
+  threadResults[8i] = 0.0f;
+  threadResults[9i] = 0.0f;
+  threadResults[10i] = 0.0f;
+  threadResults[11i] = 0.0f;
+  threadResults[12i] = 0.0f;
+  threadResults[13i] = 0.0f;
+  threadResults[14i] = 0.0f;
+  threadResults[15i] = 0.0f;
+  threadResults[16i] = 0.0f;
+  threadResults[17i] = 0.0f;
+  threadResults[18i] = 0.0f;
+  threadResults[19i] = 0.0f;
+  threadResults[20i] = 0.0f;
+  threadResults[21i] = 0.0f;
+  threadResults[22i] = 0.0f;
+  threadResults[23i] = 0.0f;
+  threadResults[24i] = 0.0f;
+  threadResults[25i] = 0.0f;
+  threadResults[26i] = 0.0f;
+  threadResults[27i] = 0.0f;
+  threadResults[28i] = 0.0f;
+  threadResults[29i] = 0.0f;
+  threadResults[30i] = 0.0f;
+  threadResults[31i] = 0.0f;
+  {
+    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i];
+    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 1i];
+    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 2i];
+    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 3i];
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = a0;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = a1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = a2;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = a3;
+  }
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
+  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
+  workgroupBarrier();
+  var stage: i32 = 0i;
+  for (var bk: i32 = 0i; bk < K; bk += 16i) {
+    let next: i32 = bk + 16i;
+    if (next < K) {
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
+      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
+      {
+        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i];
+        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 1i];
+        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 2i];
+        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 3i];
+        nextA[0i] = a0_1;
+        nextA[1i] = a1_1;
+        nextA[2i] = a2_1;
+        nextA[3i] = a3_1;
+      }
+    }
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][0i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][68i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][136i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][204i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][272i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][340i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][408i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][476i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][544i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][612i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][680i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][748i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][816i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][884i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][952i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    {
+      let m0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i];
+      let m1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 1i];
+      let m2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 2i];
+      let m3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[stage][1020i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i + 3i];
+      regM[0i] = m0;
+      regM[1i] = m1;
+      regM[2i] = m2;
+      regM[3i] = m3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      regN[0i] = n0;
+      regN[1i] = n1;
+      regN[2i] = n2;
+      regN[3i] = n3;
+    }
+    {
+      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
+      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
+      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
+      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      regN[4i] = n0;
+      regN[5i] = n1;
+      regN[6i] = n2;
+      regN[7i] = n3;
+    }
+    threadResults[0i] += regM[0i] * regN[0i];
+    threadResults[1i] += regM[0i] * regN[1i];
+    threadResults[2i] += regM[0i] * regN[2i];
+    threadResults[3i] += regM[0i] * regN[3i];
+    threadResults[4i] += regM[0i] * regN[4i];
+    threadResults[5i] += regM[0i] * regN[5i];
+    threadResults[6i] += regM[0i] * regN[6i];
+    threadResults[7i] += regM[0i] * regN[7i];
+    threadResults[8i] += regM[1i] * regN[0i];
+    threadResults[9i] += regM[1i] * regN[1i];
+    threadResults[10i] += regM[1i] * regN[2i];
+    threadResults[11i] += regM[1i] * regN[3i];
+    threadResults[12i] += regM[1i] * regN[4i];
+    threadResults[13i] += regM[1i] * regN[5i];
+    threadResults[14i] += regM[1i] * regN[6i];
+    threadResults[15i] += regM[1i] * regN[7i];
+    threadResults[16i] += regM[2i] * regN[0i];
+    threadResults[17i] += regM[2i] * regN[1i];
+    threadResults[18i] += regM[2i] * regN[2i];
+    threadResults[19i] += regM[2i] * regN[3i];
+    threadResults[20i] += regM[2i] * regN[4i];
+    threadResults[21i] += regM[2i] * regN[5i];
+    threadResults[22i] += regM[2i] * regN[6i];
+    threadResults[23i] += regM[2i] * regN[7i];
+    threadResults[24i] += regM[3i] * regN[0i];
+    threadResults[25i] += regM[3i] * regN[1i];
+    threadResults[26i] += regM[3i] * regN[2i];
+    threadResults[27i] += regM[3i] * regN[3i];
+    threadResults[28i] += regM[3i] * regN[4i];
+    threadResults[29i] += regM[3i] * regN[5i];
+    threadResults[30i] += regM[3i] * regN[6i];
+    threadResults[31i] += regM[3i] * regN[7i];
+    if (next < K) {
+      {
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[1i - stage][(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = nextA[0i];
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[1i - stage][(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = nextA[1i];
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[1i - stage][(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = nextA[2i];
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[1i - stage][(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = nextA[3i];
+      }
+    }
+    workgroupBarrier();
+    stage = 1i - stage;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
+    let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
+    let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
+    let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_2;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_3;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_4;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_5: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
+    let lane_6: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
+    let lane_7: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
+    let lane_8: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_5;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_6;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_7;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_8;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_9: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
+    let lane_10: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
+    let lane_11: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
+    let lane_12: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_9;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_10;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_11;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_12;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_13: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
+    let lane_14: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
+    let lane_15: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
+    let lane_16: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_13;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_14;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_15;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_16;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_17: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
+    let lane_18: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
+    let lane_19: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
+    let lane_20: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_17;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_18;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_19;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_20;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_21: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
+    let lane_22: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
+    let lane_23: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
+    let lane_24: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_21;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_22;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_23;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_24;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_25: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
+    let lane_26: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
+    let lane_27: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
+    let lane_28: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_25;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_26;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_27;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_28;
+  }
+  {
+    let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
+    let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
+    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
+    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
+    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
+    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
+    let lane_29: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
+    let lane_30: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
+    let lane_31: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
+    let lane_32: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_29;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_30;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_31;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_32;
+  }
+}
+
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128.
 @group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<f32>;
 @group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<f32>;
