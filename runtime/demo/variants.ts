@@ -194,7 +194,7 @@ export const seedVariants: readonly MatmulVariant[] = [
     id: "sgemm-warptiling-guarded",
     file: "examples/sgemm-warptiling.ts",
     kernel: "sgemmWarptilingGuarded",
-    specializations: [{}, { BK: 8 }],
+    specializations: [{}, smallWarptiling],
     // Any size whose rows stay 16-byte aligned.
     multipleOf: 4,
     gemm: true,

@@ -1000,21 +1000,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
   }
 }
 
-// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
+// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 8, TN = 4, THREADS = 256; block 256×1×1.
 #line 293 "examples/sgemm-warptiling.ts"
-extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
 #line 315 "examples/sgemm-warptiling.ts"
   __shared__ __align__(16) float AsT[2][1088];
 #line 316 "examples/sgemm-warptiling.ts"
-  __shared__ __align__(16) float Bs[2][1024];
+  __shared__ __align__(16) float Bs[2][2048];
 #line 317 "examples/sgemm-warptiling.ts"
   float threadResults[32];
 #line 318 "examples/sgemm-warptiling.ts"
-  float regM[4];
+  float regM[8];
 #line 319 "examples/sgemm-warptiling.ts"
-  float regN[8];
+  float regN[4];
 #line 320 "examples/sgemm-warptiling.ts"
-  float nextA[8];
+  float nextA[4];
 #line 325 "examples/sgemm-warptiling.ts"
   const int cRow = (int)blockIdx.y;
 #line 326 "examples/sgemm-warptiling.ts"
@@ -1022,23 +1022,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #line 327 "examples/sgemm-warptiling.ts"
   const int warp = (int)threadIdx.x / 32;
 #line 328 "examples/sgemm-warptiling.ts"
-  const int warpCol = warp % 2;
+  const int warpCol = warp % 4;
 #line 329 "examples/sgemm-warptiling.ts"
-  const int warpRow = warp / 2;
+  const int warpRow = warp / 4;
 #line 330 "examples/sgemm-warptiling.ts"
   const int lane = (int)threadIdx.x % 32;
 #line 331 "examples/sgemm-warptiling.ts"
-  const int threadColInWarp = lane % 4;
+  const int threadColInWarp = lane % 8;
 #line 332 "examples/sgemm-warptiling.ts"
-  const int threadRowInWarp = lane / 4;
+  const int threadRowInWarp = lane / 8;
 #line 333 "examples/sgemm-warptiling.ts"
   const int innerRowA = (int)threadIdx.x / 4;
 #line 334 "examples/sgemm-warptiling.ts"
   const int innerColA = (int)threadIdx.x % 4;
 #line 336 "examples/sgemm-warptiling.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int innerRowB = (int)threadIdx.x / 32;
 #line 337 "examples/sgemm-warptiling.ts"
-  const int innerColB = (int)threadIdx.x % 16;
+  const int innerColB = (int)threadIdx.x % 32;
 #line 339 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
@@ -1059,21 +1059,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #line 348 "examples/sgemm-warptiling.ts"
         const int row = next + innerRowB + offset;
 #line 349 "examples/sgemm-warptiling.ts"
-        const int col = cCol * 64 + innerColB * 4;
+        const int col = cCol * 128 + innerColB * 4;
 #line 350 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
 #line 351 "examples/sgemm-warptiling.ts"
-          tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 128 + innerColB * 4], &B[row * N + col]);
         } else {
 #line 353 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 128 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
 #line 356 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
 #line 357 "examples/sgemm-warptiling.ts"
 #pragma unroll
-      for (int offset_1 = 0; offset_1 < 64; offset_1 += 32) {
+      for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
 #line 358 "examples/sgemm-warptiling.ts"
         const int row_1 = cRow * 64 + innerRowA + offset_1;
 #line 359 "examples/sgemm-warptiling.ts"
@@ -1087,16 +1087,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
           const float a2 = vector.z;
           const float a3 = vector.w;
 #line 362 "examples/sgemm-warptiling.ts"
-          nextA[offset_1 / 32 * 4] = a0;
-          nextA[offset_1 / 32 * 4 + 1] = a1;
-          nextA[offset_1 / 32 * 4 + 2] = a2;
-          nextA[offset_1 / 32 * 4 + 3] = a3;
+          nextA[offset_1 / 64 * 4] = a0;
+          nextA[offset_1 / 64 * 4 + 1] = a1;
+          nextA[offset_1 / 64 * 4 + 2] = a2;
+          nextA[offset_1 / 64 * 4 + 3] = a3;
         } else {
 #line 364 "examples/sgemm-warptiling.ts"
-          nextA[offset_1 / 32 * 4] = 0.0f;
-          nextA[offset_1 / 32 * 4 + 1] = 0.0f;
-          nextA[offset_1 / 32 * 4 + 2] = 0.0f;
-          nextA[offset_1 / 32 * 4 + 3] = 0.0f;
+          nextA[offset_1 / 64 * 4] = 0.0f;
+          nextA[offset_1 / 64 * 4 + 1] = 0.0f;
+          nextA[offset_1 / 64 * 4 + 2] = 0.0f;
+          nextA[offset_1 / 64 * 4 + 3] = 0.0f;
         }
       }
     }
@@ -1110,28 +1110,28 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
 #line 371 "examples/sgemm-warptiling.ts"
 #pragma unroll
-          for (int i_1 = 0; i_1 < 4; i_1 += 4) {
+          for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 372 "examples/sgemm-warptiling.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 8 + i_1]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
 #line 373 "examples/sgemm-warptiling.ts"
-            regM[wSubRow * 4 + i_1] = m0;
-            regM[wSubRow * 4 + i_1 + 1] = m1;
-            regM[wSubRow * 4 + i_1 + 2] = m2;
-            regM[wSubRow * 4 + i_1 + 3] = m3;
+            regM[wSubRow * 8 + i_1] = m0;
+            regM[wSubRow * 8 + i_1 + 1] = m1;
+            regM[wSubRow * 8 + i_1 + 2] = m2;
+            regM[wSubRow * 8 + i_1 + 3] = m3;
           }
         }
 #line 376 "examples/sgemm-warptiling.ts"
 #pragma unroll
-        for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
+        for (int wSubCol = 0; wSubCol < 1; wSubCol++) {
 #line 377 "examples/sgemm-warptiling.ts"
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 378 "examples/sgemm-warptiling.ts"
-            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 32 + wSubCol * 32 + threadColInWarp * 4 + i_2]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
@@ -1145,12 +1145,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
         }
 #line 382 "examples/sgemm-warptiling.ts"
 #pragma unroll
-        for (int m = 0; m < 4; m++) {
+        for (int m = 0; m < 8; m++) {
 #line 383 "examples/sgemm-warptiling.ts"
 #pragma unroll
-          for (int n = 0; n < 8; n++) {
+          for (int n = 0; n < 4; n++) {
 #line 384 "examples/sgemm-warptiling.ts"
-            threadResults[m * 8 + n] += regM[m] * regN[n];
+            threadResults[m * 4 + n] += regM[m] * regN[n];
           }
         }
       }
@@ -1159,9 +1159,9 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
     if (next < K) {
 #line 390 "examples/sgemm-warptiling.ts"
 #pragma unroll
-      for (int offset_2 = 0; offset_2 < 64; offset_2 += 32) {
+      for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
 #line 391 "examples/sgemm-warptiling.ts"
-        const int base = offset_2 / 32 * 4;
+        const int base = offset_2 / 64 * 4;
 #line 392 "examples/sgemm-warptiling.ts"
         AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
 #line 393 "examples/sgemm-warptiling.ts"
@@ -1184,17 +1184,17 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
   for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
 #line 403 "examples/sgemm-warptiling.ts"
 #pragma unroll
-    for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
+    for (int wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1++) {
 #line 404 "examples/sgemm-warptiling.ts"
 #pragma unroll
-      for (int m_1 = 0; m_1 < 4; m_1++) {
+      for (int m_1 = 0; m_1 < 8; m_1++) {
 #line 405 "examples/sgemm-warptiling.ts"
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 406 "examples/sgemm-warptiling.ts"
-          const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+          const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 8 + m_1;
 #line 407 "examples/sgemm-warptiling.ts"
-          const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+          const int col_2 = cCol * 128 + warpCol * 32 + wSubCol_1 * 32 + threadColInWarp * 4 + n_1;
 #line 408 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
 #line 409 "examples/sgemm-warptiling.ts"
@@ -1204,7 +1204,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
 #line 410 "examples/sgemm-warptiling.ts"
-            const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+            const int r = (wSubRow_1 * 8 + m_1) * 4 + wSubCol_1 * 4 + n_1;
 #line 411 "examples/sgemm-warptiling.ts"
             *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
           }

@@ -43,11 +43,11 @@ static inline cudaError_t launch_sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
-// Launches sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128 with its fixed block 128×1×1; returns the launch error, if any.
-static inline cudaError_t launch_sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
-  sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128<<<grid, dim3(128, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+// Launches sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
 }
 

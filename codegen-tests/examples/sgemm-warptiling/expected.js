@@ -1001,18 +1001,18 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
   }
 }
 
-// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128: runs one block.
-export function sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
+// Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 8, TN = 4, THREADS = 256: runs one block.
+export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(2176);
-  const Bs = new Float32Array(2048);
+  const Bs = new Float32Array(4096);
   const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 8);
+  const regM = new Float32Array(threads * 8);
+  const regN = new Float32Array(threads * 4);
+  const nextA = new Float32Array(threads * 4);
   const cRow_slots = new Int32Array(threads);
   const cCol_slots = new Int32Array(threads);
   const warpCol_slots = new Int32Array(threads);
@@ -1041,15 +1041,15 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM
     cRow = by;
     cCol = bx;
     const warp = (tx / 32) | 0;
-    warpCol = (warp % 2) | 0;
-    warpRow = (warp / 2) | 0;
+    warpCol = (warp % 4) | 0;
+    warpRow = (warp / 4) | 0;
     const lane = (tx % 32) | 0;
-    threadColInWarp = (lane % 4) | 0;
-    threadRowInWarp = (lane / 4) | 0;
+    threadColInWarp = (lane % 8) | 0;
+    threadRowInWarp = (lane / 8) | 0;
     innerRowA = (tx / 4) | 0;
     innerColA = (tx % 4) | 0;
-    innerRowB = (tx / 16) | 0;
-    innerColB = (tx % 16) | 0;
+    innerRowB = (tx / 32) | 0;
+    innerColB = (tx % 32) | 0;
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
@@ -1091,20 +1091,20 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM
         if (next < K) {
           for (let offset = 0; offset < 16; offset = (offset + 8) | 0) {
             const row = (((next + innerRowB) | 0) + offset) | 0;
-            const col = (imul(cCol, 64) + imul(innerColB, 4)) | 0;
+            const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
             if ((row < K) && (col < N)) {
-              Bs[((1 - stage) | 0) * 1024 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = B[((imul(row, N) + col) | 0)];
-              Bs[((1 - stage) | 0) * 1024 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((imul(row, N) + col) | 0) + 1) | 0)];
-              Bs[((1 - stage) | 0) * 1024 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((imul(row, N) + col) | 0) + 2) | 0)];
-              Bs[((1 - stage) | 0) * 1024 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((imul(row, N) + col) | 0)];
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((imul(row, N) + col) | 0) + 1) | 0)];
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((imul(row, N) + col) | 0) + 2) | 0)];
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((imul(row, N) + col) | 0) + 3) | 0)];
             } else {
-              Bs[((1 - stage) | 0) * 1024 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 1024 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 1024 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 1024 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
             }
           }
-          for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 32) | 0) {
+          for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 64) | 0) {
             const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
             const col_1 = (next + imul(innerColA, 4)) | 0;
             if ((row_1 < M) && (col_1 < K)) {
@@ -1112,61 +1112,61 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM
               const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
               const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
               const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
-              nextA[t * 8 + imul(((offset_1 / 32) | 0), 4)] = a0;
-              nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 1) | 0)] = a1;
-              nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 2) | 0)] = a2;
-              nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 3) | 0)] = a3;
+              nextA[t * 4 + imul(((offset_1 / 64) | 0), 4)] = a0;
+              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = a1;
+              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = a2;
+              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = a3;
             } else {
-              nextA[t * 8 + imul(((offset_1 / 32) | 0), 4)] = 0;
-              nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 1) | 0)] = 0;
-              nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 2) | 0)] = 0;
-              nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 3) | 0)] = 0;
+              nextA[t * 4 + imul(((offset_1 / 64) | 0), 4)] = 0;
+              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = 0;
+              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = 0;
+              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = 0;
             }
           }
         }
         if (bk >= 0) {
           for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
             for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-                const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-                const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-                const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-                const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-                regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-                regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-                regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-                regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
+              for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
+                const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
+                const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
+                const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
+                const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
+                regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
+                regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
+                regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
+                regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
               }
             }
-            for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
+            for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
               for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-                const n0 = Bs[stage * 1024 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-                const n1 = Bs[stage * 1024 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-                const n2 = Bs[stage * 1024 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-                const n3 = Bs[stage * 1024 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-                regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-                regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-                regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-                regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
+                const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
+                const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
+                const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
+                const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
+                regN[t * 4 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
+                regN[t * 4 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
+                regN[t * 4 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
+                regN[t * 4 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
               }
             }
-            for (let m = 0; m < 4; m = (m + 1) | 0) {
-              for (let n = 0; n < 8; n = (n + 1) | 0) {
+            for (let m = 0; m < 8; m = (m + 1) | 0) {
+              for (let n = 0; n < 4; n = (n + 1) | 0) {
                 {
-                  const index = (imul(m, 8) + n) | 0;
-                  threadResults[t * 32 + index] = fround(threadResults[t * 32 + index] + fround(regM[t * 4 + m] * regN[t * 8 + n]));
+                  const index = (imul(m, 4) + n) | 0;
+                  threadResults[t * 32 + index] = fround(threadResults[t * 32 + index] + fround(regM[t * 8 + m] * regN[t * 4 + n]));
                 }
               }
             }
           }
         }
         if (next < K) {
-          for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 32) | 0) {
-            const base = imul(((offset_2 / 32) | 0), 4);
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + base];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 1) | 0)];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 2) | 0)];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
+          for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 64) | 0) {
+            const base = imul(((offset_2 / 64) | 0), 4);
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + base];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 1) | 0)];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 2) | 0)];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 3) | 0)];
           }
         }
       }
@@ -1190,17 +1190,17 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_16_WM_32_WN_32_WNITER_2_TM
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-      for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
-        for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
+      for (let wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+        for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row_2 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-            const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
+            const row_2 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+            const col_2 = (((((((imul(cCol, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             if ((row_2 < M) && (col_2 < N)) {
               const c0 = C[((imul(row_2, N) + col_2) | 0)];
               const c1 = C[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
               const c2 = C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
               const c3 = C[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
-              const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+              const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 4) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
               const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
               const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
               const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
