@@ -219,7 +219,30 @@ async function launchOverhead(device: CudaDevice): Promise<Record<string, number
 
 const only = option("--only", "all");
 
+/**
+ * `--only profile`: one launch each of what matmul() runs at 4096³ and at 1000³ (fixed rule) and of cuBLAS
+ * FP32 at 4096³, nothing else, for Nsight Compute (gpu.sh runs this under ncu when the machine has it).
+ */
+async function profileLaunches(): Promise<void> {
+  const device = createCudaDevice();
+  for (const [m, n, k] of [[4096, 4096, 4096], [1000, 1000, 1000]] as const) {
+    const A = device.createBuffer(random(m * k));
+    const B = device.createBuffer(random(k * n));
+    const C = device.createBuffer("f32", m * n);
+    const { rung, kernel, constants } = chooseMatmul(device, library, { m, n, k, tuning: false });
+    await device.launch(kernel, { grid: rung.grid(m, n, constants), args: [m, n, k, 1, A, B, 0, C] });
+    log(`profiled ${m}×${n}×${k}: ${rung.name} ${formatConstants(constants)}`);
+    if (m === 4096) {
+      device.cublasSgemm(m, n, k, 1, A, B, 0, C, false)();
+      device.synchronize();
+      log(`profiled ${m}×${n}×${k}: cuBLAS SGEMM (FP32)`);
+    }
+    for (const buffer of [A, B, C]) device.free(buffer);
+  }
+}
+
 async function main(): Promise<void> {
+  if (only === "profile") return profileLaunches();
   let cuda: CudaDevice | undefined;
   if (only === "all" || only === "cuda") await section("cuda.device", async () => {
     cuda = createCudaDevice();

@@ -4,6 +4,7 @@
 # results in $OUT. Prints the GPU, driver and toolkit first so the record says where it ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 mkdir -p /tmp/node && xz -dc .device/node.xz > /tmp/node/node && chmod +x /tmp/node/node
@@ -25,3 +26,13 @@ if [ -x .device/nvcc-app ] && [ "$*" != "--only webgpu" ]; then
 fi
 if [ -f .device/runner.tar.xz ]; then xz -dc .device/runner.tar.xz | tar -C .device -xf -; fi
 cd .device && node gpu-run.mjs --kernels kernels --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-run.log"
+
+# Nsight Compute on what matmul() runs at 4096³ and 1000³ and on cuBLAS at 4096³ (speed of light, occupancy,
+# launch statistics), when the machine has ncu and the full run was asked for.
+if command -v ncu >/dev/null && [ -z "$*" ]; then
+  echo "== ncu (Nsight Compute)"
+  (cd "$ROOT/.device" && ncu --target-processes all --section SpeedOfLight --section Occupancy --section LaunchStats \
+    node gpu-run.mjs --kernels kernels --out "$OUT/profile" --only profile) > "$OUT/ncu.txt" 2>&1
+  echo "ncu exit $?; report in ncu.txt"
+  grep -E "^  [A-Za-z_0-9]+.*\(|SM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Duration|Compute \(SM\) Throughput" "$OUT/ncu.txt" | head -60
+fi
