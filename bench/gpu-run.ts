@@ -31,7 +31,7 @@ import { compareToReference, referenceGemmAt } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
 import { seedVariants, unsupportedSize } from "../runtime/demo/variants.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes } from "../runtime/matmul/bench.ts";
-import { chooseMatmul } from "../runtime/matmul/matmul.ts";
+import { chooseMatmul, matmulRungs } from "../runtime/matmul/matmul.ts";
 import { formatConstants } from "../runtime/matmul/candidates.ts";
 import { TuningStore } from "../runtime/matmul/tune-store.ts";
 import { formatTuneTable, tuneMatmul } from "../runtime/matmul/tune.ts";
@@ -241,8 +241,34 @@ async function profileLaunches(): Promise<void> {
   }
 }
 
+/**
+ * `--only tune-wide`: a wider search of the double-buffered warp-tiled rung at 4096³ than the full run's
+ * (block tiles of 128 and 256, 40 candidates), to see whether larger tiles close the last few percent to
+ * cuBLAS, whose FP32 kernel on the H100 uses 256×128 tiles.
+ */
+async function tuneWide(): Promise<void> {
+  const device = createCudaDevice();
+  const rung = matmulRungs.find((r) => r.name === "sgemm-warptiling-double-buffered")!;
+  const space = { BM: [128, 256], BN: [128, 256], BK: [8, 16, 32], WM: [32, 64, 128], WN: [32, 64, 128], WNITER: [1, 2, 4], TM: [4, 8], TN: [4, 8], THREADS: [128, 256] };
+  const wide = { ...rung, search: { ...rung.search!, space } };
+  await section("cuda.tuneWide", async () => {
+    const A = device.createBuffer(random(4096 * 4096));
+    const B = device.createBuffer(random(4096 * 4096));
+    const C = device.createBuffer("f32", 4096 * 4096);
+    const cublas = device.timeEnqueued(device.cublasSgemm(4096, 4096, 4096, 1, A, B, 0, C, false), { warmup: 5, runs: 20 });
+    noteCublasFp32(4096, cublas.medianMs);
+    for (const buffer of [A, B, C]) device.free(buffer);
+    const report = await tuneMatmul(device, { sizes: [4096], runs: 10, table: [wide], rungs: [wide.name], maxCandidates: 40, onProgress: (line) => log(`  ${line}`) });
+    log(formatTuneTable(report));
+    for (const best of report.best) log(`tune-wide: n=${best.n} ${formatConstants(best.constants)} ${(best.gflops / 1000).toFixed(2)} TFLOP/s, ${percentOfCublas(best.n, best.ms)?.toFixed(1)} % of cuBLAS FP32 (${(2 * 4096 ** 3 / (cublas.medianMs * 1e9)).toFixed(2)} TFLOP/s)`);
+    fs.writeFileSync(path.join(outDir, "tune-wide-cuda.json"), `${JSON.stringify(report, null, 2)}\n`);
+    return { cublasMs: cublas.medianMs, best: report.best };
+  });
+}
+
 async function main(): Promise<void> {
   if (only === "profile") return profileLaunches();
+  if (only === "tune-wide") return tuneWide();
   let cuda: CudaDevice | undefined;
   if (only === "all" || only === "cuda") await section("cuda.device", async () => {
     cuda = createCudaDevice();
