@@ -357,8 +357,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       "after",
       [
         "",
-        "For each rung, every setting of its constants (BM, BN, BK, TM, TN) that the kernel's tile loads allow is",
-        "a candidate; those the device cannot run (threads per block, shared memory, and on CUDA registers) are",
+        "For each rung, every setting of its tile constants (BM, BN, BK, TM, TN; WM, WN, WNITER, THREADS for warp",
+        "tiling; PAD for the vectorized rung) that the kernel's tile loads allow is a candidate; those the device cannot run (threads per block, shared memory, and on CUDA registers) are",
         "pruned before they are measured. At each size every candidate is checked against a float64 reference",
         "(random inputs, C poisoned first); a wrong one is reported and discarded. The verified results are stored",
         "per device (backend, name, driver), shape class and kernel source hash, and matmul() takes the fastest",

@@ -533,50 +533,18 @@ function lowerMathCall(
 // Arrays and properties
 
 /**
- * The array and indices of a vector access's operands: `load4(A, i)` is A with [i]; `load4(tile[r], c)`
- * is the 2-D shared `tile` with [r, c]. `what` names the operation for messages.
+ * An array and its indices, from `base[i][j]…` written as `node`, with `extraIndex` (a vector access's
+ * start) after the written ones. `notAnArray` is the diagnostic when `base` names a scalar; `rankNotes`
+ * explains a wrong number of indices.
  */
-export function lowerVectorOperand(
+function lowerIndexedArray(
   context: FunctionContext,
-  arrayNode: Expression,
-  indexNode: Expression,
-  what: string,
+  node: Expression,
+  extraIndex: Expression | undefined,
+  notAnArray: (name: string, written: number) => never,
+  rankNotes: (array: ArrayRef, rank: number) => string[] = () => [],
 ): { array: ArrayRef; indices: Expr[] } {
-  const indexNodes: Expression[] = [indexNode];
-  let base: Expression = arrayNode;
-  while (Node.isElementAccessExpression(base)) {
-    indexNodes.unshift(base.getArgumentExpressionOrThrow());
-    base = base.getExpression();
-  }
-  if (!Node.isIdentifier(base)) return fail("TSK1001", spanOf(base), [describeSyntax(base)]);
-  const binding = context.scope.lookup(base.getText());
-  if (binding?.kind === "poisoned") throw new AlreadyReported();
-  if (binding?.kind !== "array") {
-    if (binding) return fail("TSK2008", spanOf(arrayNode), [what, "an array as its first argument", `'${base.getText()}'`]);
-    lowerIdentifier(context, base, undefined); // reports what the name is
-    return fail("TSK1006", spanOf(base), [base.getText()]);
-  }
-  const array = binding.array;
-  const rank = array.space === "global" ? 1 : array.dims.length;
-  if (array.space === "private" && context.kind === "helper") return fail("TSK1001", spanOf(arrayNode), ["private arrays in helper functions"]);
-  if (indexNodes.length !== rank) {
-    return fail("TSK2007", spanOf(arrayNode), [array.name, rank, indexNodes.length], {
-      notes: rank === 2 ? [`a vector access to a 2-D array takes a row: ${what}(${array.name}[row], column)`] : [],
-    });
-  }
-  const indices = indexNodes.map((node) => {
-    const index = lowerExpr(context, node, isLiteralLike(node) ? "i32" : undefined);
-    if (!isInteger(index.type)) fail("TSK2006", spanOf(node), [index.type], { notes: ["convert with i32(…)"] });
-    return index;
-  });
-  return { array, indices };
-}
-
-export function lowerElementAccess(
-  context: FunctionContext,
-  node: import("ts-morph").ElementAccessExpression,
-): { array: ArrayRef; indices: Expr[] } {
-  const indexNodes: Expression[] = [];
+  const indexNodes: Expression[] = extraIndex ? [extraIndex] : [];
   let base: Expression = node;
   while (Node.isElementAccessExpression(base)) {
     indexNodes.unshift(base.getArgumentExpressionOrThrow());
@@ -586,20 +554,38 @@ export function lowerElementAccess(
   const binding = context.scope.lookup(base.getText());
   if (binding?.kind === "poisoned") throw new AlreadyReported();
   if (binding?.kind !== "array") {
-    if (binding) return fail("TSK2007", spanOf(node), [base.getText(), 0, indexNodes.length]);
+    if (binding) return notAnArray(base.getText(), indexNodes.length);
     lowerIdentifier(context, base, undefined); // reports what the name is
     return fail("TSK1006", spanOf(base), [base.getText()]);
   }
   const array = binding.array;
   const rank = array.space === "global" ? 1 : array.dims.length;
   if (array.space === "private" && context.kind === "helper") return fail("TSK1001", spanOf(node), ["private arrays in helper functions"]);
-  if (indexNodes.length !== rank) return fail("TSK2007", spanOf(node), [array.name, rank, indexNodes.length]);
+  if (indexNodes.length !== rank) return fail("TSK2007", spanOf(node), [array.name, rank, indexNodes.length], { notes: rankNotes(array, rank) });
   const indices = indexNodes.map((indexNode) => {
     const index = lowerExpr(context, indexNode, isLiteralLike(indexNode) ? "i32" : undefined);
     if (!isInteger(index.type)) fail("TSK2006", spanOf(indexNode), [index.type], { notes: ["convert with i32(…)"] });
     return index;
   });
   return { array, indices };
+}
+
+/**
+ * The array and indices of a vector access's operands: `load4(A, i)` is A with [i]; `load4(tile[r], c)`
+ * is the 2-D shared `tile` with [r, c]. `what` names the operation for messages.
+ */
+export function lowerVectorOperand(context: FunctionContext, arrayNode: Expression, indexNode: Expression, what: string): { array: ArrayRef; indices: Expr[] } {
+  return lowerIndexedArray(
+    context,
+    arrayNode,
+    indexNode,
+    (name) => fail("TSK2008", spanOf(arrayNode), [what, "an array as its first argument", `'${name}'`]),
+    (array, rank) => (rank === 2 ? [`a vector access to a 2-D array takes a row: ${what}(${array.name}[row], column)`] : []),
+  );
+}
+
+export function lowerElementAccess(context: FunctionContext, node: import("ts-morph").ElementAccessExpression): { array: ArrayRef; indices: Expr[] } {
+  return lowerIndexedArray(context, node, undefined, (name, written) => fail("TSK2007", spanOf(node), [name, 0, written]));
 }
 
 function lowerPropertyAccess(context: FunctionContext, node: import("ts-morph").PropertyAccessExpression): Expr {
