@@ -131,7 +131,8 @@ async function differential(gpu: Device, n: number): Promise<Record<string, unkn
       const kernel = library.firstFitting(variant.kernel, variant.specializations, device.limits)!;
       const a = device.createBuffer(A);
       const b = device.createBuffer(B);
-      const c = device.createBuffer(variant.gemm ? new Float32Array(n * n) : new Float32Array(n * n).fill(Number.NaN));
+      // NaN everywhere: with beta = 0 the sgemm rungs must not read C, and every rung must write every element.
+      const c = device.createBuffer(new Float32Array(n * n).fill(Number.NaN));
       const constants = kernel.description.specialization as Record<string, number>;
       await device.launch(kernel, variant.launch(n, { A: a, B: b, C: c }, 1, 0, constants));
       results.push((await device.read(c)) as Float32Array);

@@ -107,8 +107,8 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
       for (const [index, set] of sets.entries()) {
         const launch = variant.launch(n, { A: set.a, B: set.b, C: set.c }, 1, 0, constants);
         if (index === 0) {
-          // Poison C: NaN where only C is written; a huge finite value for sgemm, which reads C (0·NaN is NaN).
-          await device.write(set.c, new Float32Array(n * n).fill(variant.gemm ? 1e30 : Number.NaN));
+          // Poison C with NaN: every rung must write every element (the sgemm rungs ignore C when beta = 0).
+          await device.write(set.c, new Float32Array(n * n).fill(Number.NaN));
           await device.launch(kernel, launch);
           const result = (await device.read(set.c)) as Float32Array;
           error = compareToReference(sample ? Float32Array.from(sample, (i) => result[i]!) : result, expected);

@@ -161,7 +161,7 @@ export const gemmSkipping = kernel(
       for (let p = 0; p < terms; p++) {
         sum += A[row * K + p] * B[p * N + col];
       }
-      C[row * N + col] = alpha * sum + beta * C[row * N + col];
+      C[row * N + col] = beta === 0 ? alpha * sum : alpha * sum + beta * C[row * N + col];
     }
   },
 );

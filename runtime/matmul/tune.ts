@@ -160,8 +160,8 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
     const a = device.createBuffer(check.A);
     const b = device.createBuffer(check.B);
     const c = device.createBuffer("f32", n * n);
-    // Poison: a huge finite value, since the kernels read C (β·C with β = 0 is 0 only for finite C).
-    const poison = new Float32Array(n * n).fill(1e30);
+    // Poison: NaN, so an element a candidate never writes fails the check (with β = 0 the kernels ignore C).
+    const poison = new Float32Array(n * n).fill(Number.NaN);
     for (const p of fitting) {
       const label = `[${++index}/${total}] n=${n} ${p.rung.name} ${formatConstants(p.constants)}`;
       const state = compile(p);
