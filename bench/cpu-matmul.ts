@@ -2,8 +2,9 @@
  * CPU backend benchmark (issue: CPU backend, "Speed"): the 16×16 tiled matmul example through the CPU
  * backend against a plain JavaScript triple loop over Float32Arrays, in the same process, same inputs,
  * n = 256 by default. Reports the median of several runs after a warm-up, GFLOP/s and the ratio; also the
- * time of `tskernel demo --backend cpu` at its default size, and the checked mode's slowdown on the same
- * launch. Writes JSON under bench/results/.
+ * time of `tskernel demo --backend cpu` at its default size, the checked mode's slowdown on the same
+ * launch, and the speed-up from running blocks on worker threads (one per core) for the tiled kernel and for
+ * the 2-D blocktiling SGEMM at 512. Writes JSON under bench/results/.
  * Run with `npm run bench:cpu` (builds first).
  */
 
@@ -71,6 +72,36 @@ const checkedDevice = new CpuDevice({ checked: true });
 const checkedLaunch = { ...launch, args: [checkedDevice.createBuffer(new Float32Array(n * n)), checkedDevice.createBuffer(A), checkedDevice.createBuffer(B), n, n, n] };
 const checkedMs = time(() => checkedDevice.run(kernel, checkedLaunch));
 
+// Worker threads, one per core: the same tiled launch, and a larger SGEMM where each launch has more work.
+async function timeAsync(fn: () => Promise<void>): Promise<number[]> {
+  await fn();
+  const out: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const start = performance.now();
+    await fn();
+    out.push(performance.now() - start);
+  }
+  return out;
+}
+const cores = os.availableParallelism();
+const pooled = new CpuDevice({ workers: cores });
+const pooledC = pooled.createBuffer(new Float32Array(n * n).fill(Number.NaN));
+const pooledLaunch = { ...launch, args: [pooledC, pooled.createBuffer(A), pooled.createBuffer(B), n, n, n] };
+const pooledMs = await timeAsync(() => pooled.launch(kernel, pooledLaunch));
+const pooledError = compareToReference((await pooled.read(pooledC)) as Float32Array, reference).normwiseRelative;
+const big = 512;
+const sgemm = compileKernelLibrary([path.join(root, "examples", "sgemm-blocktiling.ts")]).get("sgemm2DBlocktilingTransposedA");
+const A2 = Float32Array.from({ length: big * big }, () => Math.random() * 2 - 1);
+const B2 = Float32Array.from({ length: big * big }, () => Math.random() * 2 - 1);
+const sgemmLaunch = (d: CpuDevice) => ({ grid: [big / 128, big / 128] as [number, number], args: [big, big, big, 1, d.createBuffer(A2), d.createBuffer(B2), 0, d.createBuffer("f32", big * big)] });
+const oneThread = sgemmLaunch(device);
+const sgemmOneMs = await timeAsync(() => device.launch(sgemm, oneThread));
+const manyThreads = sgemmLaunch(pooled);
+const sgemmPooledMs = await timeAsync(() => pooled.launch(sgemm, manyThreads));
+const sgemmReference = referenceGemm(big, big, big, A2, B2);
+const sgemmPooledError = compareToReference((await pooled.read(manyThreads.args[7] as never)) as Float32Array, sgemmReference).normwiseRelative;
+pooled.dispose();
+
 const demoStart = performance.now();
 execFileSync(process.execPath, [path.join(root, "bin", "tskernel.js"), "demo", "--backend", "cpu"], { stdio: "pipe" });
 const demoMs = performance.now() - demoStart;
@@ -87,6 +118,13 @@ const result = {
   plainJsTripleLoop: { medianMs: median(plainMs), gflops: gflops(median(plainMs)), normwiseError: plainError },
   tiled16CpuBackend: { medianMs: median(tiledMs), gflops: gflops(median(tiledMs)), normwiseError: tiledError },
   tiled16CheckedMode: { medianMs: median(checkedMs), gflops: gflops(median(checkedMs)) },
+  tiled16Workers: { workers: cores, medianMs: median(pooledMs), gflops: gflops(median(pooledMs)), normwiseError: pooledError, speedup: median(tiledMs) / median(pooledMs) },
+  sgemm2DTransposedA512: {
+    size: big,
+    oneThread: { medianMs: median(sgemmOneMs), gflops: (2 * big ** 3) / (median(sgemmOneMs) * 1e6) },
+    workers: { workers: cores, medianMs: median(sgemmPooledMs), gflops: (2 * big ** 3) / (median(sgemmPooledMs) * 1e6), normwiseError: sgemmPooledError },
+    speedup: median(sgemmOneMs) / median(sgemmPooledMs),
+  },
   ratioTiledToPlain: median(plainMs) / median(tiledMs),
   checkedSlowdown: median(checkedMs) / median(tiledMs),
   demoCpuDefaultSizeMs: demoMs,
@@ -96,6 +134,8 @@ console.log(`machine: ${result.machine.cpus} × ${result.machine.cpuModel}, node
 console.log(`plain JS triple loop:     ${median(plainMs).toFixed(1)} ms  ${gflops(median(plainMs)).toFixed(3)} GFLOP/s`);
 console.log(`tiled 16×16, CPU backend: ${median(tiledMs).toFixed(1)} ms  ${gflops(median(tiledMs)).toFixed(3)} GFLOP/s  (${result.ratioTiledToPlain.toFixed(2)}× the plain loop; goal ≥ 0.5×)`);
 console.log(`tiled 16×16, checked mode: ${median(checkedMs).toFixed(1)} ms  (${result.checkedSlowdown.toFixed(1)}× slower than unchecked)`);
+console.log(`tiled 16×16 on ${cores} worker threads: ${median(pooledMs).toFixed(1)} ms (${result.tiled16Workers.speedup.toFixed(2)}× one thread)`);
+console.log(`2-D SGEMM (A transposed) at ${big}: ${median(sgemmOneMs).toFixed(1)} ms on one thread, ${median(sgemmPooledMs).toFixed(1)} ms on ${cores} worker threads (${result.sgemm2DTransposedA512.speedup.toFixed(2)}×; error ${sgemmPooledError.toExponential(1)})`);
 console.log(`tskernel demo --backend cpu (default size, whole process): ${(demoMs / 1000).toFixed(1)} s (goal < 30 s)`);
 const tag = `${cpus.length}x-${(cpus[0]?.model ?? "cpu").trim().split(/\s+/).slice(0, 2).join("-")}`.replace(/[^\w.-]/g, "_");
 const outFile = path.join(root, "bench", "results", `${date}-cpu-matmul-${tag}.json`);

@@ -72,6 +72,8 @@ export interface DeviceOptions {
   readonly backend?: BackendName | "auto";
   /** CPU only: check every access and barrier and report misuse with the kernel's TS location. */
   readonly checked?: boolean;
+  /** CPU only: worker threads that share each launch's blocks (default 1: the calling thread). */
+  readonly workers?: number;
 }
 
 export function median(values: readonly number[]): number {

@@ -26,7 +26,7 @@ export async function createDevice(options: DeviceOptions = {}): Promise<Device>
   if (options.checked && backend !== "cpu" && backend !== "auto") {
     throw new BackendUnavailable(backend, "checked mode runs on the CPU backend only (use --backend cpu)");
   }
-  if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked });
+  if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked, workers: options.workers });
   if (backend === "cuda") return createCudaDevice();
   if (backend === "webgpu") return createWebGpuDevice();
   // auto: the GPU backends first, in the order DESIGN.md gives, then the CPU, which is always there.
@@ -44,5 +44,5 @@ export async function createDevice(options: DeviceOptions = {}): Promise<Device>
     if (!(error instanceof BackendUnavailable)) throw error;
     autoSkipped.push({ backend: "webgpu", reason: error.reason });
   }
-  return new CpuDevice();
+  return new CpuDevice({ workers: options.workers });
 }

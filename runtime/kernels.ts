@@ -43,6 +43,7 @@ export function compileKernelLibrary(
       handles.push({
         description,
         js: jsFunctions?.[file.js!.functions[i]!],
+        jsSource: file.js ? { factoryBody: file.js.factoryBody, function: file.js.functions[i]! } : undefined,
         jsChecked: jsChecked?.[file.js!.functions[i]!],
         wgsl: file.wgsl ? { source: file.wgsl.source, entryPoint: file.wgsl.entries[i]!.entryPoint, lineSources: file.wgsl.lineSources } : undefined,
         cuda: file.cuda ? { source: file.cuda.source, function: file.cuda.functions[i]!, dynamicSharedBytes: file.cuda.dynamicSharedBytes[i]! } : undefined,

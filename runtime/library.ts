@@ -21,6 +21,11 @@ export type JsBlockFunction = (
 export interface KernelHandle {
   readonly description: ManifestKernel;
   readonly js?: JsBlockFunction;
+  /**
+   * Where `js` came from: the factory body (code that returns every kernel function of its file) and this
+   * kernel's name in it, so that worker threads can instantiate the same function.
+   */
+  readonly jsSource?: { readonly factoryBody: string; readonly function: string };
   /** The checked-mode build: takes a Checker as a fifth argument. */
   readonly jsChecked?: JsBlockFunction;
   /** `lineSources[i]`: the TypeScript location WGSL line i + 1 came from, to map shader errors back. */
@@ -83,21 +88,26 @@ export function loadKernelLibrary(dir: string): KernelLibrary {
     if (!text.has(file)) text.set(file, fs.readFileSync(path.join(dir, file), "utf8"));
     return text.get(file)!;
   };
-  const jsModules = new Map<string, Record<string, JsBlockFunction>>();
+  const jsModules = new Map<string, { factoryBody: string; functions: Record<string, JsBlockFunction> }>();
   const handles = manifest.kernels.map((description): KernelHandle => {
     const { js, wgsl, cuda } = description.outputs;
     let jsFunction: JsBlockFunction | undefined;
+    let jsSource: KernelHandle["jsSource"];
     if (js) {
       if (!jsModules.has(js.file)) {
         const source = read(js.file);
         const names = [...source.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]!);
-        jsModules.set(js.file, instantiateJs(`${source.replace(/^export function /gm, "function ")}return { ${names.join(", ")} };`));
+        const factoryBody = `${source.replace(/^export function /gm, "function ")}return { ${names.join(", ")} };`;
+        jsModules.set(js.file, { factoryBody, functions: instantiateJs(factoryBody) });
       }
-      jsFunction = jsModules.get(js.file)![js.function];
+      const module = jsModules.get(js.file)!;
+      jsFunction = module.functions[js.function];
+      jsSource = { factoryBody: module.factoryBody, function: js.function };
     }
     return {
       description,
       js: jsFunction,
+      jsSource,
       wgsl: wgsl
         ? {
             source: read(wgsl.file),

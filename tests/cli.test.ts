@@ -3,7 +3,7 @@
  * help text. Most cases run the CLI in-process through `runCli`; one runs the real `bin/tskernel.js`.
  */
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -242,6 +242,15 @@ describe("tskernel tune matmul", () => {
 });
 
 describe("bin/tskernel.js", () => {
+  it("runs the demo on the CPU with worker threads, every variant passing, and refuses 0 workers", () => {
+    const bin = path.join(repoRoot, "bin", "tskernel.js");
+    const out = execFileSync(process.execPath, [bin, "demo", "--backend", "cpu", "--workers", "2", "--size", "40"], { encoding: "utf8", stdio: "pipe" });
+    expect(out).toMatch(/^21 passed, 0 failed, 0 skipped$/m);
+    const refused = spawnSync(process.execPath, [bin, "demo", "--backend", "cpu", "--workers", "0"], { encoding: "utf8" });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("option '--workers <n>' argument '0' is invalid. expected a positive integer");
+  });
+
   it("runs the built CLI as a process", () => {
     const bin = path.join(repoRoot, "bin", "tskernel.js");
     if (!fs.existsSync(path.join(repoRoot, "dist", "compiler", "cli", "main.js"))) {

@@ -238,6 +238,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--size <n>", "matrix size n (n×n times n×n)", parseSize, 256)
     .option("--runs <r>", "timed launches per variant (median reported)", parseSize, 1)
     .option("--checked", "run on the CPU in checked mode: out-of-bounds accesses, unwritten shared reads, shared races, divergent barriers")
+    .option("--workers <n>", "CPU: worker threads that share each launch's blocks (default 1; not with --checked)", parseSize, 1)
     .addHelpText(
       "after",
       [
@@ -249,16 +250,17 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "Examples:",
         "  $ tskernel demo --backend cpu",
         "  $ tskernel demo --backend cpu --size 100",
+        "  $ tskernel demo --backend cpu --workers 4",
         "",
       ].join("\n"),
     )
-    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean }) => {
+    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number }) => {
       const { createDevice, BackendUnavailable } = await import("../../runtime/index.ts");
       const { runDemo, formatDemoTable } = await import("../../runtime/demo/run-demo.ts");
       const { compileSeedLibrary, targetOf } = await import("../../runtime/demo/seed-library.ts");
       let device;
       try {
-        device = await createDevice({ backend: opts.backend, checked: opts.checked });
+        device = await createDevice({ backend: opts.backend, checked: opts.checked, workers: opts.workers });
       } catch (error) {
         if (error instanceof BackendUnavailable) {
           io.stderr(`${error.message}\n`);
@@ -288,6 +290,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
     .option("--json <file>", "write the rows as JSON")
     .option("--chart <file.svg>", "write a bar chart of GFLOP/s as SVG")
+    .option("--workers <n>", "CPU: worker threads that share each launch's blocks (default 1)", parseSize, 1)
     .addHelpText(
       "after",
       [
@@ -302,7 +305,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
       ].join("\n"),
     )
-    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string }) => {
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string; workers: number }) => {
       const { createDevice, BackendUnavailable } = await import("../../runtime/index.ts");
       const { benchMatmul, formatBenchTable, benchChartSvg, referenceTimes } = await import("../../runtime/matmul/bench.ts");
       const { compileSeedLibrary } = await import("../../runtime/demo/seed-library.ts");
@@ -315,7 +318,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       for (const backend of backends) {
         let device;
         try {
-          device = await createDevice({ backend });
+          device = await createDevice({ backend, workers: opts.workers });
         } catch (error) {
           if (error instanceof BackendUnavailable) {
             io.stderr(`${error.message}\n`);

@@ -1,7 +1,9 @@
 /**
  * The CPU backend: runs the JS backend's output on the calling thread, one block after another (each block
- * function runs its threads region by region, so barriers hold). Buffers are typed arrays owned by the
- * device; reads return copies, so a caller can never alias device memory by accident.
+ * function runs its threads region by region, so barriers hold), or with `workers: N` on N worker threads
+ * that share the launch's blocks (worker-pool.ts; buffers then live in shared memory). Buffers are typed
+ * arrays owned by the device; reads return copies, so a caller can never alias device memory by accident.
+ * Checked mode always runs on the calling thread: its checker follows one block at a time.
  */
 
 import os from "node:os";
@@ -10,6 +12,7 @@ import type { KernelHandle } from "../kernels.ts";
 import { checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { checkLaunch, defaultLimits, LaunchError } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
+import { WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {
   readonly data: TypedArray;
@@ -23,10 +26,18 @@ export class CpuDevice implements Device {
   readonly limits = defaultLimits;
   /** Checked mode: every access and barrier is checked (see checker.ts); several times slower. */
   readonly checked: boolean;
+  /** Threads that run a launch's blocks (1: the calling thread only). */
+  readonly workers: number;
+  private readonly pool?: WorkerPool;
 
-  constructor(options: { checked?: boolean } = {}) {
+  constructor(options: { checked?: boolean; workers?: number } = {}) {
     this.checked = options.checked ?? false;
-    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, one thread${this.checked ? ", checked" : ""})`;
+    const workers = options.workers ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`tskernel: workers must be a positive integer, got ${workers}`);
+    this.workers = this.checked ? 1 : workers;
+    if (this.workers > 1) this.pool = new WorkerPool(this.workers);
+    const threads = this.workers > 1 ? `${this.workers} worker threads` : "one thread";
+    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, ${threads}${this.checked ? ", checked" : ""})`;
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
@@ -36,10 +47,17 @@ export class CpuDevice implements Device {
       const ctor = typedArrayConstructors[dataOrType];
       if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
       if (!Number.isInteger(length) || length! < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${length}`);
-      return this.wrap(new ctor(length!));
+      return this.wrap(this.allocate(ctor, length!));
     }
     const elementType = elementTypeOf(dataOrType);
-    return this.wrap(new typedArrayConstructors[elementType](dataOrType as never));
+    const copy = this.allocate(typedArrayConstructors[elementType], dataOrType.length);
+    copy.set(dataOrType as never);
+    return this.wrap(copy);
+  }
+
+  /** Worker threads see a buffer only when it lives in shared memory. */
+  private allocate(ctor: (typeof typedArrayConstructors)[ElementType], length: number): TypedArray {
+    return this.pool ? new ctor(new SharedArrayBuffer(length * 4) as unknown as ArrayBuffer) : new ctor(length);
   }
 
   private wrap(data: TypedArray): CpuBuffer {
@@ -63,7 +81,13 @@ export class CpuDevice implements Device {
   }
 
   async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
-    this.run(kernel, options);
+    if (!this.pool || !kernel.jsSource) {
+      this.run(kernel, options);
+      return;
+    }
+    const checked = checkLaunch(kernel.description, options, "cpu");
+    const args = checked.args.map((arg) => (typeof arg === "object" ? this.own(arg).data : arg));
+    await this.pool.run(kernel.jsSource, args, checked.grid, checked.block);
   }
 
   /** Runs a launch synchronously (the CPU has nothing to wait for). */
@@ -90,15 +114,18 @@ export class CpuDevice implements Device {
   async time(kernel: KernelHandle, options: LaunchOptions, timing: TimingOptions = {}): Promise<Timing> {
     const warmup = timing.warmup ?? 1;
     const runs = timing.runs ?? 3;
-    for (let i = 0; i < warmup; i++) this.run(kernel, options);
+    for (let i = 0; i < warmup; i++) await this.launch(kernel, options);
     const runsMs: number[] = [];
     for (let i = 0; i < runs; i++) {
       const start = performance.now();
-      this.run(kernel, options);
+      await this.launch(kernel, options);
       runsMs.push(performance.now() - start);
     }
-    return { medianMs: median(runsMs), minMs: Math.min(...runsMs), runsMs, method: "performance.now() around each synchronous launch" };
+    const method = this.pool ? `performance.now() around each launch on ${this.workers} worker threads` : "performance.now() around each synchronous launch";
+    return { medianMs: median(runsMs), minMs: Math.min(...runsMs), runsMs, method };
   }
 
-  dispose(): void {}
+  dispose(): void {
+    void this.pool?.terminate();
+  }
 }

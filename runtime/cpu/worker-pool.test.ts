@@ -1,0 +1,60 @@
+/**
+ * The CPU backend on worker threads: every seed matmul variant against float64 at odd and round sizes with
+ * two workers (so blocks really are split), a grid smaller than the pool, buffers that stay shared between
+ * launches, and checked mode, which stays on the calling thread.
+ */
+
+import { afterAll, describe, expect, it } from "vitest";
+import { CpuDevice } from "./cpu-device.ts";
+import { compileKernelLibrary } from "../kernels.ts";
+import { runDemo } from "../demo/run-demo.ts";
+import { compileSeedLibrary } from "../demo/seed-library.ts";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const device = new CpuDevice({ workers: 2 });
+afterAll(() => device.dispose());
+
+describe("the CPU backend on worker threads", () => {
+  it.each([37, 64])("runs every seed matmul variant at n = %i on two workers, each matching float64", async (n) => {
+    const { rows, ok } = await runDemo(device, { size: n, library: compileSeedLibrary("cpu") });
+    expect(rows.length).toBeGreaterThan(15);
+    for (const row of rows) expect(row.status, `${row.variant}: ${row.note ?? ""}`).toBe("pass");
+    expect(ok).toBe(true);
+  });
+
+  it("splits the blocks of a launch, including grids smaller than the pool, and keeps buffers shared", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-workers-"));
+    const file = path.join(dir, "kernel.ts");
+    fs.writeFileSync(
+      file,
+      `import { blockDim, blockIdx, gridDim, kernel, threadIdx, type i32 } from "tskernel";
+export const stamp = kernel({ block: [4] }, (out: Int32Array, step: i32) => {
+  const block = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const i = block * blockDim.x + threadIdx.x;
+  out[i] = out[i] * 10 + step + block;
+});
+`,
+    );
+    const kernel = compileKernelLibrary([file]).get("stamp");
+    fs.rmSync(dir, { recursive: true, force: true });
+    for (const grid of [[1, 1, 1], [3, 2, 2], [7, 1, 1]] as const) {
+      const blocks = grid[0] * grid[1] * grid[2];
+      const out = device.createBuffer(Int32Array.from({ length: blocks * 4 }, (_, i) => i % 5));
+      // Two launches on the same buffer: the second must see the first's writes.
+      await device.launch(kernel, { grid: [...grid], args: [out, 1] });
+      await device.launch(kernel, { grid: [...grid], args: [out, 2] });
+      const got = (await device.read(out)) as Int32Array;
+      const expected = Array.from({ length: blocks * 4 }, (_, i) => ((i % 5) * 10 + 1 + Math.floor(i / 4)) * 10 + 2 + Math.floor(i / 4));
+      expect(Array.from(got), `grid ${grid.join("×")}`).toEqual(expected);
+    }
+  });
+
+  it("keeps checked mode on the calling thread, and refuses a worker count that is not a positive integer", () => {
+    expect(new CpuDevice({ checked: true, workers: 4 }).workers).toBe(1);
+    expect(device.name).toContain("2 worker threads");
+    expect(() => new CpuDevice({ workers: 0 })).toThrow("workers must be a positive integer, got 0");
+    expect(() => new CpuDevice({ workers: 1.5 })).toThrow("workers must be a positive integer, got 1.5");
+  });
+});
