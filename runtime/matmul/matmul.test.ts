@@ -72,6 +72,16 @@ describe("matmul", () => {
     expect(pick(256)).toEqual(["sgemm-warptiling-double-buffered", 64, 64, 16]);
   });
 
+  it("passes over the rungs built on cp.async on WebGPU, whose WGSL copies synchronously", () => {
+    const cpu = new CpuDevice();
+    const webgpuLike = Object.create(cpu, { backend: { value: "webgpu" } }) as CpuDevice;
+    expect(chooseMatmul(cpu, library, { m: 4096, n: 4096, k: 4096, tuning: false }).rung.name).toBe("sgemm-warptiling-double-buffered");
+    expect(chooseMatmul(webgpuLike, library, { m: 4096, n: 4096, k: 4096, tuning: false }).rung.name).toBe("sgemm-warptiling");
+    expect(chooseMatmul(webgpuLike, library, { m: 1000, n: 1000, k: 1000, tuning: false }).rung.name).toBe("sgemm-2d-guarded");
+    // Asked for by name, it still runs.
+    expect(chooseMatmul(webgpuLike, library, { m: 4096, n: 4096, k: 4096, tuning: false, variant: "sgemm-warptiling-double-buffered" }).rung.name).toBe("sgemm-warptiling-double-buffered");
+  });
+
   it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {
     const device = new CpuDevice();
     const buffer = device.createBuffer("f32", 100 * 100);
