@@ -88,10 +88,16 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
     let offset = offset_slots[t];
     let total = total_slots[t];
     offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
-    stages[0 * 128 + imul(tx, 4)] = input[offset];
-    stages[0 * 128 + ((imul(tx, 4) + 1) | 0)] = input[((offset + 1) | 0)];
-    stages[0 * 128 + ((imul(tx, 4) + 2) | 0)] = input[((offset + 2) | 0)];
-    stages[0 * 128 + ((imul(tx, 4) + 3) | 0)] = input[((offset + 3) | 0)];
+    {
+      const copied0 = input[offset];
+      const copied1 = input[((offset + 1) | 0)];
+      const copied2 = input[((offset + 2) | 0)];
+      const copied3 = input[((offset + 3) | 0)];
+      stages[0 * 128 + imul(tx, 4)] = copied0;
+      stages[0 * 128 + ((imul(tx, 4) + 1) | 0)] = copied1;
+      stages[0 * 128 + ((imul(tx, 4) + 2) | 0)] = copied2;
+      stages[0 * 128 + ((imul(tx, 4) + 3) | 0)] = copied3;
+    }
     total = 0;
     offset_slots[t] = offset;
     total_slots[t] = total;
@@ -109,10 +115,16 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
         let step = step_slots[t];
         let offset = offset_slots[t];
         if (((step + 1) | 0) < 4) {
-          stages[((((step + 1) | 0) % 2) | 0) * 128 + imul(tx, 4)] = input[((offset + imul(((step + 1) | 0), 128)) | 0)];
-          stages[((((step + 1) | 0) % 2) | 0) * 128 + ((imul(tx, 4) + 1) | 0)] = input[((((offset + imul(((step + 1) | 0), 128)) | 0) + 1) | 0)];
-          stages[((((step + 1) | 0) % 2) | 0) * 128 + ((imul(tx, 4) + 2) | 0)] = input[((((offset + imul(((step + 1) | 0), 128)) | 0) + 2) | 0)];
-          stages[((((step + 1) | 0) % 2) | 0) * 128 + ((imul(tx, 4) + 3) | 0)] = input[((((offset + imul(((step + 1) | 0), 128)) | 0) + 3) | 0)];
+          {
+            const copied0_1 = input[((offset + imul(((step + 1) | 0), 128)) | 0)];
+            const copied1_1 = input[((((offset + imul(((step + 1) | 0), 128)) | 0) + 1) | 0)];
+            const copied2_1 = input[((((offset + imul(((step + 1) | 0), 128)) | 0) + 2) | 0)];
+            const copied3_1 = input[((((offset + imul(((step + 1) | 0), 128)) | 0) + 3) | 0)];
+            stages[((((step + 1) | 0) % 2) | 0) * 128 + imul(tx, 4)] = copied0_1;
+            stages[((((step + 1) | 0) % 2) | 0) * 128 + ((imul(tx, 4) + 1) | 0)] = copied1_1;
+            stages[((((step + 1) | 0) % 2) | 0) * 128 + ((imul(tx, 4) + 2) | 0)] = copied2_1;
+            stages[((((step + 1) | 0) % 2) | 0) * 128 + ((imul(tx, 4) + 3) | 0)] = copied3_1;
+          }
         }
       }
       threads3: for (let t = 0; t < threads; t++) {

@@ -51,8 +51,8 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       portableThreadsPerBlock: 256,
       maxBlockDims: [1024, 1024, 64],
     },
-    // Buffers are bound as array<f32>, so vector accesses are element accesses; WGSL has no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true },
+    // Buffers are array<f32>, or array<vec4<f32>> when only vector accesses touch them; no async copies.
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorBuffers: true, synchronousCopies: true },
     unrollInIR: true,
   },
   js: {

@@ -4,11 +4,14 @@
  * is a storage binding in parameter order, the scalar parameters share one uniform struct bound after the
  * buffers, all in group 0. Module-scope names (bindings, workgroup arrays, block-size overrides) carry the
  * entry point's name as a prefix, since one module holds several kernels. A fixed block shape is the
- * `@workgroup_size`; otherwise the size comes from pipeline-overridable constants the runtime sets.
+ * `@workgroup_size`; otherwise the size comes from pipeline-overridable constants the runtime sets. A buffer
+ * that the kernel only accesses four elements at a time (`load4`/`store4`, which legalize keeps for such
+ * buffers) is bound as `array<vec4<T>>`, so that those accesses are single 16-byte loads and stores.
  */
 
 import { type ArrayRef, type BuiltinExpr, type HelperFunction, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { walkExpr, walkStmts, exprsOf } from "../ir/rewrite.ts";
+import { vectorOnlyBuffers } from "../passes/legalize.ts";
 import { ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
 import { wgslSpelling } from "./targets.ts";
@@ -93,11 +96,13 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
   out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}.`);
   const buffers = kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array] : []));
+  const vectorBuffers = vectorOnlyBuffers(kernel.body);
   buffers.forEach((array, index) => {
     const name = moduleName(array.name);
     arrays.set(array, name);
     const access = array.access === "read" ? "read" : "read_write";
-    out.line(`@group(0) @binding(${layout.bindings[index]!.binding}) var<storage, ${access}> ${name}: array<${types[array.elementType]}>;`);
+    const element = vectorBuffers.has(array) ? `vec4<${types[array.elementType]}>` : types[array.elementType];
+    out.line(`@group(0) @binding(${layout.bindings[index]!.binding}) var<storage, ${access}> ${name}: array<${element}>;`);
   });
 
   let uniformName: string | undefined;
@@ -256,11 +261,37 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
   }
 }
 
+/**
+ * A vector access to a buffer bound as `array<vec4<T>>`: element i is in vec4 i / 4 (i a multiple of 4).
+ * Asynchronous copies never get here (legalize made them plain copies).
+ */
+function memoryOperation(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" | "asyncCopy" | "asyncCommit" | "asyncWait" }, context: StmtContext): string[] {
+  const { names, printer } = context;
+  const vectorIndex = (indices: readonly import("../ir/ir.ts").Expr[]) => `u32(${printer.print(indices[indices.length - 1]!)}) / 4u`;
+  switch (stmt.kind) {
+    case "vectorLoad": {
+      const temp = names.name({}, "vector");
+      const lines = [`let ${temp}: vec4<${types[stmt.array.elementType]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
+      stmt.targets.forEach((variable, lane) => {
+        lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${temp}.${"xyzw"[lane]};`);
+      });
+      return lines;
+    }
+    case "vectorStore": {
+      const values = stmt.values.map((value) => printer.print(value)).join(", ");
+      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${types[stmt.array.elementType]}>(${values});`];
+    }
+    default:
+      throw new Error(`internal: ${stmt.kind} reached the WGSL backend; legalize makes it a plain copy`);
+  }
+}
+
 function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
   printCStatements(stmts, {
     out: context.out,
     printer: context.printer,
     simple: (stmt) => simpleStatement(stmt, context),
+    memoryOperation: (stmt) => memoryOperation(stmt, context),
     barrier: "workgroupBarrier();",
     beforeStatement: (span) => context.out.setSource(context.locate(span)),
   });

@@ -5,24 +5,31 @@
  * - WGSL takes shift amounts as u32 only: an i32 amount is converted (a literal is retyped).
  * - CUDA has no unambiguous `abs` for unsigned ints, and the absolute value of a u32 is the value itself.
  * - Vector accesses (`load4`, `store4`) become four element accesses where the target has no 16-byte
- *   accesses to buffers (WGSL binds `array<f32>`, JS indexes typed arrays), and on private arrays
- *   everywhere (a vector access would force a register array into memory).
- * - Asynchronous copies become plain copies, and their commit and wait nothing, where the target has none.
+ *   accesses (JS indexes typed arrays), and on private arrays everywhere (a vector access would force a
+ *   register array into memory). WGSL keeps them on global buffers that the kernel only ever accesses four
+ *   elements at a time, which it binds as `array<vec4<f32>>`, and splits the rest.
+ * - Asynchronous copies become plain copies, and their commit and wait nothing, where the target has none
+ *   (a vector load into temporaries and a vector store, so the rule above still applies to the source).
  */
 
-import { vectorWidth, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
-import { mapStmts } from "../ir/rewrite.ts";
+import { vectorWidth, type ArrayRef, type AsyncCopyStmt, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
+import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 export interface LegalizeOptions {
   readonly shiftAmountU32: boolean;
   readonly dropUnsignedAbs: boolean;
   /** Print `load4`/`store4` as element accesses. */
   readonly splitVectorAccesses: boolean;
+  /** With `splitVectorAccesses`: keep them on global buffers that are only accessed four elements at a time. */
+  readonly vectorBuffers?: boolean;
   /** Print `copyAsync4` as a plain copy and drop `commitAsync`/`waitAsync`. */
   readonly synchronousCopies: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
+  const copied = options.synchronousCopies ? mapStmts(stmts, { stmt: (stmt) => (stmt.kind === "asyncCopy" ? copyAsVectors(stmt) : stmt) }) : [...stmts];
+  const keepVectors = options.splitVectorAccesses && options.vectorBuffers ? vectorOnlyBuffers(copied) : new Set<ArrayRef>();
+  const split = (array: ArrayRef) => array.space === "private" || (options.splitVectorAccesses && !keepVectors.has(array));
   const expr = (node: Expr): Expr => {
     if (options.shiftAmountU32 && node.kind === "binary" && (node.op === "shl" || node.op === "shr") && node.right.type !== "u32") {
       return { ...node, right: asU32(node.right) };
@@ -30,7 +37,7 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
     if (options.dropUnsignedAbs && node.kind === "intrinsic" && node.name === "abs" && node.type === "u32") return node.args[0]!;
     return node;
   };
-  return mapStmts(stmts, {
+  return mapStmts(copied, {
     expr,
     stmt: (stmt) => {
       switch (stmt.kind) {
@@ -38,20 +45,11 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
         case "store":
           return options.shiftAmountU32 && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32" ? { ...stmt, value: asU32(stmt.value) } : stmt;
         case "vectorLoad":
-          if (!options.splitVectorAccesses && stmt.array.space !== "private") return stmt;
+          if (!split(stmt.array)) return stmt;
           return stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span), span: stmt.span }));
         case "vectorStore":
-          if (!options.splitVectorAccesses && stmt.array.space !== "private") return stmt;
+          if (!split(stmt.array)) return stmt;
           return splitVectorStore(stmt);
-        case "asyncCopy":
-          if (!options.synchronousCopies) return stmt;
-          return Array.from({ length: vectorWidth }, (_, lane): Stmt => ({
-            kind: "store",
-            array: stmt.target,
-            indices: laneIndices(stmt.targetIndices, lane),
-            value: elementLoad(stmt.source, stmt.sourceIndices, lane, stmt.span),
-            span: stmt.span,
-          }));
         case "asyncCommit":
         case "asyncWait":
           return options.synchronousCopies ? [] : stmt;
@@ -60,6 +58,32 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
       }
     },
   });
+}
+
+/** A synchronous stand-in for `copyAsync4`: four elements into temporaries, then into the shared array. */
+function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
+  const targets = Array.from({ length: vectorWidth }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: stmt.source.elementType, mutable: false, span: stmt.span }));
+  const values = targets.map((variable): Expr => ({ kind: "variable", type: variable.type, variable, span: stmt.span }));
+  return {
+    kind: "block",
+    body: [
+      { kind: "vectorLoad", targets, array: stmt.source, indices: stmt.sourceIndices, span: stmt.span },
+      { kind: "vectorStore", array: stmt.target, indices: stmt.targetIndices, values, span: stmt.span },
+    ],
+    span: stmt.span,
+  };
+}
+
+/** Global buffers that the body reads and writes only through vector accesses. */
+export function vectorOnlyBuffers(stmts: readonly Stmt[]): Set<ArrayRef> {
+  const vector = new Set<ArrayRef>();
+  const scalar = new Set<ArrayRef>();
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") vector.add(stmt.array);
+    if (stmt.kind === "store") scalar.add(stmt.array);
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && scalar.add(e.array));
+  });
+  return new Set([...vector].filter((array) => array.space === "global" && !scalar.has(array)));
 }
 
 /** The indices of element `lane` of a vector access: the last index plus the lane. */

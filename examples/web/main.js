@@ -130,7 +130,8 @@ class Runner {
 
   buffer(data) {
     const device = this.device;
-    const bytes = Math.max(4, data.byteLength);
+    // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>.
+    const bytes = Math.max(16, Math.ceil(data.byteLength / 16) * 16);
     if (bytes > device.limits.maxStorageBufferBindingSize) throw new VariantFailure(`a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${device.limits.maxStorageBufferBindingSize})`);
     const gpuBuffer = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(gpuBuffer, 0, data.buffer, data.byteOffset, data.byteLength);

@@ -141,7 +141,8 @@ export class WebGpuDevice implements Device {
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
     const { elementType, length: count } = bufferShape(dataOrType, length);
-    const bytes = Math.max(4, count * 4);
+    // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>.
+    const bytes = Math.max(16, Math.ceil((count * 4) / 16) * 16);
     if (bytes > this.gpu.limits.maxStorageBufferBindingSize) {
       throw new RangeError(`tskernel: a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${this.gpu.limits.maxStorageBufferBindingSize})`);
     }

@@ -5,9 +5,9 @@ fn gemmOutput(alpha: f32, product: f32, beta: f32, old: f32) -> f32 {
 }
 
 // Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 0.
-@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C: array<vec4<f32>>;
 struct sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Params {
   M: i32,
   N: i32,
@@ -102,20 +102,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
   threadResults[63i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
     {
-      let a0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 3i];
+      let vector: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_A[u32((cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector.x;
+      let a1: f32 = vector.y;
+      let a2: f32 = vector.z;
+      let a3: f32 = vector.w;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_AsT[(innerColA * 4i + 0i) * 128i + innerRowA + 0i] = a0;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_AsT[(innerColA * 4i + 1i) * 128i + innerRowA + 0i] = a1;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_AsT[(innerColA * 4i + 2i) * 128i + innerRowA + 0i] = a2;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_AsT[(innerColA * 4i + 3i) * 128i + innerRowA + 0i] = a3;
     }
     {
-      let b0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-      let b1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
+      let vector_1: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_B[u32((bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_1.x;
+      let b1: f32 = vector_1.y;
+      let b2: f32 = vector_1.z;
+      let b3: f32 = vector_1.w;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i] = b0;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = b1;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = b2;
@@ -958,250 +960,154 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_1: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_1;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_2;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_3;
+    let vector_2: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_2.x;
+    let c1: f32 = vector_2.y;
+    let c2: f32 = vector_2.z;
+    let c3: f32 = vector_2.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_4: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_5: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_4;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_5;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_6;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_7;
+    let vector_3: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_3.x;
+    let c1: f32 = vector_3.y;
+    let c2: f32 = vector_3.z;
+    let c3: f32 = vector_3.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_8: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_9: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_8;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_9;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_10;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_11;
+    let vector_4: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_4.x;
+    let c1: f32 = vector_4.y;
+    let c2: f32 = vector_4.z;
+    let c3: f32 = vector_4.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_12: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_13: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_12;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_13;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_14;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_15;
+    let vector_5: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_5.x;
+    let c1: f32 = vector_5.y;
+    let c2: f32 = vector_5.z;
+    let c3: f32 = vector_5.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_16: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_17: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_16;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_17;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_18;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_19;
+    let vector_6: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_20: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_21: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_20;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_21;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_22;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_23;
+    let vector_7: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_24: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_25: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_24;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_25;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_26;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_27;
+    let vector_8: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_28: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_29: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_28;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_29;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_30;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_31;
+    let vector_9: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_32: f32 = gemmOutput(alpha, threadResults[32i], beta, c0);
-    let lane_33: f32 = gemmOutput(alpha, threadResults[33i], beta, c1);
-    let lane_34: f32 = gemmOutput(alpha, threadResults[34i], beta, c2);
-    let lane_35: f32 = gemmOutput(alpha, threadResults[35i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_32;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_33;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_34;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_35;
+    let vector_10: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_36: f32 = gemmOutput(alpha, threadResults[36i], beta, c0);
-    let lane_37: f32 = gemmOutput(alpha, threadResults[37i], beta, c1);
-    let lane_38: f32 = gemmOutput(alpha, threadResults[38i], beta, c2);
-    let lane_39: f32 = gemmOutput(alpha, threadResults[39i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_36;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_37;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_38;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_39;
+    let vector_11: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_40: f32 = gemmOutput(alpha, threadResults[40i], beta, c0);
-    let lane_41: f32 = gemmOutput(alpha, threadResults[41i], beta, c1);
-    let lane_42: f32 = gemmOutput(alpha, threadResults[42i], beta, c2);
-    let lane_43: f32 = gemmOutput(alpha, threadResults[43i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_40;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_41;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_42;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_43;
+    let vector_12: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_12.x;
+    let c1: f32 = vector_12.y;
+    let c2: f32 = vector_12.z;
+    let c3: f32 = vector_12.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_44: f32 = gemmOutput(alpha, threadResults[44i], beta, c0);
-    let lane_45: f32 = gemmOutput(alpha, threadResults[45i], beta, c1);
-    let lane_46: f32 = gemmOutput(alpha, threadResults[46i], beta, c2);
-    let lane_47: f32 = gemmOutput(alpha, threadResults[47i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_44;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_45;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_46;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_47;
+    let vector_13: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_13.x;
+    let c1: f32 = vector_13.y;
+    let c2: f32 = vector_13.z;
+    let c3: f32 = vector_13.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_48: f32 = gemmOutput(alpha, threadResults[48i], beta, c0);
-    let lane_49: f32 = gemmOutput(alpha, threadResults[49i], beta, c1);
-    let lane_50: f32 = gemmOutput(alpha, threadResults[50i], beta, c2);
-    let lane_51: f32 = gemmOutput(alpha, threadResults[51i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_48;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_49;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_50;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_51;
+    let vector_14: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_14.x;
+    let c1: f32 = vector_14.y;
+    let c2: f32 = vector_14.z;
+    let c3: f32 = vector_14.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_52: f32 = gemmOutput(alpha, threadResults[52i], beta, c0);
-    let lane_53: f32 = gemmOutput(alpha, threadResults[53i], beta, c1);
-    let lane_54: f32 = gemmOutput(alpha, threadResults[54i], beta, c2);
-    let lane_55: f32 = gemmOutput(alpha, threadResults[55i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_52;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_53;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_54;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_55;
+    let vector_15: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_15.x;
+    let c1: f32 = vector_15.y;
+    let c2: f32 = vector_15.z;
+    let c3: f32 = vector_15.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_56: f32 = gemmOutput(alpha, threadResults[56i], beta, c0);
-    let lane_57: f32 = gemmOutput(alpha, threadResults[57i], beta, c1);
-    let lane_58: f32 = gemmOutput(alpha, threadResults[58i], beta, c2);
-    let lane_59: f32 = gemmOutput(alpha, threadResults[59i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_56;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_57;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_58;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_59;
+    let vector_16: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_16.x;
+    let c1: f32 = vector_16.y;
+    let c2: f32 = vector_16.z;
+    let c3: f32 = vector_16.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i];
-    let lane_60: f32 = gemmOutput(alpha, threadResults[60i], beta, c0);
-    let lane_61: f32 = gemmOutput(alpha, threadResults[61i], beta, c1);
-    let lane_62: f32 = gemmOutput(alpha, threadResults[62i], beta, c2);
-    let lane_63: f32 = gemmOutput(alpha, threadResults[63i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index] = lane_60;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 1i] = lane_61;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 2i] = lane_62;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[index + 3i] = lane_63;
+    let vector_17: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_17.x;
+    let c1: f32 = vector_17.y;
+    let c2: f32 = vector_17.z;
+    let c3: f32 = vector_17.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
 }
 
 // Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 4.
-@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C: array<vec4<f32>>;
 struct sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Params {
   M: i32,
   N: i32,
@@ -1296,20 +1202,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
   threadResults[63i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
     {
-      let a0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 3i];
+      let vector: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_A[u32((cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector.x;
+      let a1: f32 = vector.y;
+      let a2: f32 = vector.z;
+      let a3: f32 = vector.w;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_AsT[(innerColA * 4i + 0i) * 132i + innerRowA + 0i] = a0;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_AsT[(innerColA * 4i + 1i) * 132i + innerRowA + 0i] = a1;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_AsT[(innerColA * 4i + 2i) * 132i + innerRowA + 0i] = a2;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_AsT[(innerColA * 4i + 3i) * 132i + innerRowA + 0i] = a3;
     }
     {
-      let b0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-      let b1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
+      let vector_1: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_B[u32((bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_1.x;
+      let b1: f32 = vector_1.y;
+      let b2: f32 = vector_1.z;
+      let b3: f32 = vector_1.w;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i] = b0;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = b1;
       sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = b2;
@@ -2152,250 +2060,154 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_1: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_1;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_2;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_3;
+    let vector_2: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_2.x;
+    let c1: f32 = vector_2.y;
+    let c2: f32 = vector_2.z;
+    let c3: f32 = vector_2.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_4: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_5: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_4;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_5;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_6;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_7;
+    let vector_3: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_3.x;
+    let c1: f32 = vector_3.y;
+    let c2: f32 = vector_3.z;
+    let c3: f32 = vector_3.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_8: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_9: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_8;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_9;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_10;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_11;
+    let vector_4: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_4.x;
+    let c1: f32 = vector_4.y;
+    let c2: f32 = vector_4.z;
+    let c3: f32 = vector_4.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_12: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_13: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_12;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_13;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_14;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_15;
+    let vector_5: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_5.x;
+    let c1: f32 = vector_5.y;
+    let c2: f32 = vector_5.z;
+    let c3: f32 = vector_5.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_16: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_17: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_16;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_17;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_18;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_19;
+    let vector_6: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_20: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_21: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_20;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_21;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_22;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_23;
+    let vector_7: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_24: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_25: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_24;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_25;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_26;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_27;
+    let vector_8: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_28: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_29: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_28;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_29;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_30;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_31;
+    let vector_9: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_32: f32 = gemmOutput(alpha, threadResults[32i], beta, c0);
-    let lane_33: f32 = gemmOutput(alpha, threadResults[33i], beta, c1);
-    let lane_34: f32 = gemmOutput(alpha, threadResults[34i], beta, c2);
-    let lane_35: f32 = gemmOutput(alpha, threadResults[35i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_32;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_33;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_34;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_35;
+    let vector_10: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_36: f32 = gemmOutput(alpha, threadResults[36i], beta, c0);
-    let lane_37: f32 = gemmOutput(alpha, threadResults[37i], beta, c1);
-    let lane_38: f32 = gemmOutput(alpha, threadResults[38i], beta, c2);
-    let lane_39: f32 = gemmOutput(alpha, threadResults[39i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_36;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_37;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_38;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_39;
+    let vector_11: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_40: f32 = gemmOutput(alpha, threadResults[40i], beta, c0);
-    let lane_41: f32 = gemmOutput(alpha, threadResults[41i], beta, c1);
-    let lane_42: f32 = gemmOutput(alpha, threadResults[42i], beta, c2);
-    let lane_43: f32 = gemmOutput(alpha, threadResults[43i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_40;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_41;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_42;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_43;
+    let vector_12: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_12.x;
+    let c1: f32 = vector_12.y;
+    let c2: f32 = vector_12.z;
+    let c3: f32 = vector_12.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_44: f32 = gemmOutput(alpha, threadResults[44i], beta, c0);
-    let lane_45: f32 = gemmOutput(alpha, threadResults[45i], beta, c1);
-    let lane_46: f32 = gemmOutput(alpha, threadResults[46i], beta, c2);
-    let lane_47: f32 = gemmOutput(alpha, threadResults[47i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_44;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_45;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_46;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_47;
+    let vector_13: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_13.x;
+    let c1: f32 = vector_13.y;
+    let c2: f32 = vector_13.z;
+    let c3: f32 = vector_13.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_48: f32 = gemmOutput(alpha, threadResults[48i], beta, c0);
-    let lane_49: f32 = gemmOutput(alpha, threadResults[49i], beta, c1);
-    let lane_50: f32 = gemmOutput(alpha, threadResults[50i], beta, c2);
-    let lane_51: f32 = gemmOutput(alpha, threadResults[51i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_48;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_49;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_50;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_51;
+    let vector_14: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_14.x;
+    let c1: f32 = vector_14.y;
+    let c2: f32 = vector_14.z;
+    let c3: f32 = vector_14.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_52: f32 = gemmOutput(alpha, threadResults[52i], beta, c0);
-    let lane_53: f32 = gemmOutput(alpha, threadResults[53i], beta, c1);
-    let lane_54: f32 = gemmOutput(alpha, threadResults[54i], beta, c2);
-    let lane_55: f32 = gemmOutput(alpha, threadResults[55i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_52;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_53;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_54;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_55;
+    let vector_15: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_15.x;
+    let c1: f32 = vector_15.y;
+    let c2: f32 = vector_15.z;
+    let c3: f32 = vector_15.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_56: f32 = gemmOutput(alpha, threadResults[56i], beta, c0);
-    let lane_57: f32 = gemmOutput(alpha, threadResults[57i], beta, c1);
-    let lane_58: f32 = gemmOutput(alpha, threadResults[58i], beta, c2);
-    let lane_59: f32 = gemmOutput(alpha, threadResults[59i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_56;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_57;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_58;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_59;
+    let vector_16: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_16.x;
+    let c1: f32 = vector_16.y;
+    let c2: f32 = vector_16.z;
+    let c3: f32 = vector_16.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let c0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i];
-    let lane_60: f32 = gemmOutput(alpha, threadResults[60i], beta, c0);
-    let lane_61: f32 = gemmOutput(alpha, threadResults[61i], beta, c1);
-    let lane_62: f32 = gemmOutput(alpha, threadResults[62i], beta, c2);
-    let lane_63: f32 = gemmOutput(alpha, threadResults[63i], beta, c3);
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index] = lane_60;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 1i] = lane_61;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 2i] = lane_62;
-    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[index + 3i] = lane_63;
+    let vector_17: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_17.x;
+    let c1: f32 = vector_17.y;
+    let c2: f32 = vector_17.z;
+    let c3: f32 = vector_17.w;
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
 }
 
 // Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4, PAD = 0.
-@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C: array<vec4<f32>>;
 struct sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Params {
   M: i32,
   N: i32,
@@ -2458,20 +2270,22 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
   threadResults[31i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
     {
-      let a0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 3i];
+      let vector: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_A[u32((cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector.x;
+      let a1: f32 = vector.y;
+      let a2: f32 = vector.z;
+      let a3: f32 = vector.w;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_AsT[(innerColA * 4i + 0i) * 64i + innerRowA + 0i] = a0;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_AsT[(innerColA * 4i + 1i) * 64i + innerRowA + 0i] = a1;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_AsT[(innerColA * 4i + 2i) * 64i + innerRowA + 0i] = a2;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_AsT[(innerColA * 4i + 3i) * 64i + innerRowA + 0i] = a3;
     }
     {
-      let b0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i];
-      let b1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 3i];
+      let vector_1: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_B[u32((bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_1.x;
+      let b1: f32 = vector_1.y;
+      let b2: f32 = vector_1.z;
+      let b3: f32 = vector_1.w;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i] = b0;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = b1;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = b2;
@@ -2978,130 +2792,82 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 0i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_1: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_1;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_2;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_3;
+    let vector_2: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_2.x;
+    let c1: f32 = vector_2.y;
+    let c2: f32 = vector_2.z;
+    let c3: f32 = vector_2.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 1i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_4: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_5: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_4;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_5;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_6;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_7;
+    let vector_3: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_3.x;
+    let c1: f32 = vector_3.y;
+    let c2: f32 = vector_3.z;
+    let c3: f32 = vector_3.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 2i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_8: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_9: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_8;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_9;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_10;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_11;
+    let vector_4: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_4.x;
+    let c1: f32 = vector_4.y;
+    let c2: f32 = vector_4.z;
+    let c3: f32 = vector_4.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 3i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_12: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_13: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_12;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_13;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_14;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_15;
+    let vector_5: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_5.x;
+    let c1: f32 = vector_5.y;
+    let c2: f32 = vector_5.z;
+    let c3: f32 = vector_5.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 4i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_16: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_17: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_16;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_17;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_18;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_19;
+    let vector_6: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 5i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_20: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_21: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_20;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_21;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_22;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_23;
+    let vector_7: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 6i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_24: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_25: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_24;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_25;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_26;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_27;
+    let vector_8: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 7i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i];
-    let lane_28: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_29: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index] = lane_28;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 1i] = lane_29;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 2i] = lane_30;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[index + 3i] = lane_31;
+    let vector_9: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
 
 // Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4, PAD = 4.
-@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C: array<vec4<f32>>;
 struct sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Params {
   M: i32,
   N: i32,
@@ -3164,20 +2930,22 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
   threadResults[31i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
     {
-      let a0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 3i];
+      let vector: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_A[u32((cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector.x;
+      let a1: f32 = vector.y;
+      let a2: f32 = vector.z;
+      let a3: f32 = vector.w;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_AsT[(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = a0;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_AsT[(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = a1;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_AsT[(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = a2;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_AsT[(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = a3;
     }
     {
-      let b0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i];
-      let b1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 3i];
+      let vector_1: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_B[u32((bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_1.x;
+      let b1: f32 = vector_1.y;
+      let b2: f32 = vector_1.z;
+      let b3: f32 = vector_1.w;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i] = b0;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = b1;
       sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = b2;
@@ -3684,122 +3452,74 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 0i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_1: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_1;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_2;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_3;
+    let vector_2: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_2.x;
+    let c1: f32 = vector_2.y;
+    let c2: f32 = vector_2.z;
+    let c3: f32 = vector_2.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 1i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_4: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_5: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_4;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_5;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_6;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_7;
+    let vector_3: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_3.x;
+    let c1: f32 = vector_3.y;
+    let c2: f32 = vector_3.z;
+    let c3: f32 = vector_3.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 2i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_8: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_9: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_8;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_9;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_10;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_11;
+    let vector_4: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_4.x;
+    let c1: f32 = vector_4.y;
+    let c2: f32 = vector_4.z;
+    let c3: f32 = vector_4.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 3i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_12: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_13: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_12;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_13;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_14;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_15;
+    let vector_5: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_5.x;
+    let c1: f32 = vector_5.y;
+    let c2: f32 = vector_5.z;
+    let c3: f32 = vector_5.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 4i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_16: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_17: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_16;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_17;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_18;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_19;
+    let vector_6: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 5i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_20: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_21: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_20;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_21;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_22;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_23;
+    let vector_7: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 6i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_24: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_25: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_24;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_25;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_26;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_27;
+    let vector_8: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 7i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let c0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index];
-    let c1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i];
-    let c2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i];
-    let c3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i];
-    let lane_28: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_29: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index] = lane_28;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 1i] = lane_29;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 2i] = lane_30;
-    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[index + 3i] = lane_31;
+    let vector_9: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }

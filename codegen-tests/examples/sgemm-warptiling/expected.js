@@ -427,10 +427,16 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
       AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a3;
     }
     for (let offset_1 = 0; offset_1 < 16; offset_1 = (offset_1 + 4) | 0) {
-      Bs[0 * 2048 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+      {
+        const copied0 = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+        const copied1 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+        const copied2 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+        const copied3 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+        Bs[0 * 2048 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
+        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+      }
     }
     cRow_slots[t] = cRow;
     cCol_slots[t] = cCol;
@@ -458,10 +464,10 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
     body0: {
       threads3: for (let t = 0; t < threads; t++) {
         let bk = bk_slots[t];
-        let stage = stage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let innerColB = innerColB_slots[t];
         let cCol = cCol_slots[t];
+        let innerColB = innerColB_slots[t];
+        let stage = stage_slots[t];
         let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
@@ -472,10 +478,16 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
         const next = (bk + 16) | 0;
         if (next < K) {
           for (let offset_2 = 0; offset_2 < 16; offset_2 = (offset_2 + 4) | 0) {
-            Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+            {
+              const copied0_1 = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+              const copied1_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+              const copied2_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+              const copied3_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+            }
           }
           for (let offset_3 = 0; offset_3 < 128; offset_3 = (offset_3 + 32) | 0) {
             const a0_1 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
@@ -639,10 +651,16 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
       AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
     }
     for (let offset_1 = 0; offset_1 < 16; offset_1 = (offset_1 + 8) | 0) {
-      Bs[0 * 2048 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-      Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+      {
+        const copied0 = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+        const copied1 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+        const copied2 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+        const copied3 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+        Bs[0 * 2048 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
+        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+      }
     }
     cRow_slots[t] = cRow;
     cCol_slots[t] = cCol;
@@ -670,10 +688,10 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
     body0: {
       threads3: for (let t = 0; t < threads; t++) {
         let bk = bk_slots[t];
-        let stage = stage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let innerColB = innerColB_slots[t];
         let cCol = cCol_slots[t];
+        let innerColB = innerColB_slots[t];
+        let stage = stage_slots[t];
         let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
@@ -684,10 +702,16 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
         const next = (bk + 16) | 0;
         if (next < K) {
           for (let offset_2 = 0; offset_2 < 16; offset_2 = (offset_2 + 8) | 0) {
-            Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+            {
+              const copied0_1 = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+              const copied1_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+              const copied2_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+              const copied3_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+            }
           }
           for (let offset_3 = 0; offset_3 < 64; offset_3 = (offset_3 + 64) | 0) {
             const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
@@ -851,10 +875,16 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
       AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
     }
     for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-      Bs[0 * 512 + ((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-      Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-      Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-      Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+      {
+        const copied0 = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+        const copied1 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+        const copied2 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+        const copied3 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+        Bs[0 * 512 + ((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
+        Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+        Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+        Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+      }
     }
     cRow_slots[t] = cRow;
     cCol_slots[t] = cCol;
@@ -882,10 +912,10 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
     body0: {
       threads3: for (let t = 0; t < threads; t++) {
         let bk = bk_slots[t];
-        let stage = stage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let innerColB = innerColB_slots[t];
         let cCol = cCol_slots[t];
+        let innerColB = innerColB_slots[t];
+        let stage = stage_slots[t];
         let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
@@ -896,10 +926,16 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
         const next = (bk + 8) | 0;
         if (next < K) {
           for (let offset_2 = 0; offset_2 < 8; offset_2 = (offset_2 + 8) | 0) {
-            Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0)] = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-            Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-            Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-            Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+            {
+              const copied0_1 = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+              const copied1_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+              const copied2_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+              const copied3_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+              Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0_1;
+              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+            }
           }
           for (let offset_3 = 0; offset_3 < 64; offset_3 = (offset_3 + 64) | 0) {
             const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
@@ -1093,10 +1129,16 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
             const row = (((next + innerRowB) | 0) + offset) | 0;
             const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
             if ((row < K) && (col < N)) {
-              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = B[((imul(row, N) + col) | 0)];
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((imul(row, N) + col) | 0) + 1) | 0)];
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((imul(row, N) + col) | 0) + 2) | 0)];
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+              {
+                const copied0 = B[((imul(row, N) + col) | 0)];
+                const copied1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
+                const copied2 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
+                const copied3 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+                Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+              }
             } else {
               Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
               Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
@@ -1309,10 +1351,16 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
             const row = (((next + innerRowB) | 0) + offset) | 0;
             const col = (imul(cCol, 64) + imul(innerColB, 4)) | 0;
             if ((row < K) && (col < N)) {
-              Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = B[((imul(row, N) + col) | 0)];
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = B[((((imul(row, N) + col) | 0) + 1) | 0)];
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = B[((((imul(row, N) + col) | 0) + 2) | 0)];
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+              {
+                const copied0 = B[((imul(row, N) + col) | 0)];
+                const copied1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
+                const copied2 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
+                const copied3 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+                Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
+                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+              }
             } else {
               Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
               Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;

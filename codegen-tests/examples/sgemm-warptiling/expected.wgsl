@@ -5,9 +5,9 @@ fn gemmOutput(alpha: f32, product: f32, beta: f32, old: f32) -> f32 {
 }
 
 // Kernel sgemmWarptiling specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128.
-@group(0) @binding(0) var<storage, read> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C: array<vec4<f32>>;
 struct sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Params {
   M: i32,
   N: i32,
@@ -45,80 +45,88 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
   }
   for (var bk: i32 = 0i; bk < K; bk += 16i) {
     {
-      let a0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i + 3i];
+      let vector: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 0i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector.x;
+      let a1: f32 = vector.y;
+      let a2: f32 = vector.z;
+      let a3: f32 = vector.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 0i) * 132i + innerRowA + 0i] = a0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 1i) * 132i + innerRowA + 0i] = a1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 2i) * 132i + innerRowA + 0i] = a2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 3i) * 132i + innerRowA + 0i] = a3;
     }
     {
-      let a0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + bk + innerColA * 4i + 3i];
+      let vector_1: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 32i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector_1.x;
+      let a1: f32 = vector_1.y;
+      let a2: f32 = vector_1.z;
+      let a3: f32 = vector_1.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 0i) * 132i + innerRowA + 32i] = a0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 1i) * 132i + innerRowA + 32i] = a1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 2i) * 132i + innerRowA + 32i] = a2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 3i) * 132i + innerRowA + 32i] = a3;
     }
     {
-      let a0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + bk + innerColA * 4i + 3i];
+      let vector_2: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 64i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector_2.x;
+      let a1: f32 = vector_2.y;
+      let a2: f32 = vector_2.z;
+      let a3: f32 = vector_2.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 0i) * 132i + innerRowA + 64i] = a0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 1i) * 132i + innerRowA + 64i] = a1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 2i) * 132i + innerRowA + 64i] = a2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 3i) * 132i + innerRowA + 64i] = a3;
     }
     {
-      let a0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + bk + innerColA * 4i + 3i];
+      let vector_3: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 96i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector_3.x;
+      let a1: f32 = vector_3.y;
+      let a2: f32 = vector_3.z;
+      let a3: f32 = vector_3.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 0i) * 132i + innerRowA + 96i] = a0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 1i) * 132i + innerRowA + 96i] = a1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 2i) * 132i + innerRowA + 96i] = a2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[(innerColA * 4i + 3i) * 132i + innerRowA + 96i] = a3;
     }
     {
-      let b0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-      let b1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
+      let vector_4: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_4.x;
+      let b1: f32 = vector_4.y;
+      let b2: f32 = vector_4.z;
+      let b3: f32 = vector_4.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i] = b0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = b1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = b2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = b3;
     }
     {
-      let b0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i];
-      let b1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 3i];
+      let vector_5: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_5.x;
+      let b1: f32 = vector_5.y;
+      let b2: f32 = vector_5.z;
+      let b3: f32 = vector_5.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i] = b0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = b1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = b2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = b3;
     }
     {
-      let b0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
-      let b1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
+      let vector_6: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_6.x;
+      let b1: f32 = vector_6.y;
+      let b2: f32 = vector_6.z;
+      let b3: f32 = vector_6.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i] = b0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = b1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = b2;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = b3;
     }
     {
-      let b0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i];
-      let b1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(bk + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 3i];
+      let vector_7: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_7.x;
+      let b1: f32 = vector_7.y;
+      let b2: f32 = vector_7.z;
+      let b3: f32 = vector_7.w;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i] = b0;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = b1;
       sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = b2;
@@ -3138,521 +3146,329 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_1;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_2;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_3;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_4;
+    let vector_8: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_5: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_8: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_5;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_6;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_7;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_8;
+    let vector_9: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_9: f32 = gemmOutput(alpha, threadResults[32i], beta, c0);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[33i], beta, c1);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[34i], beta, c2);
-    let lane_12: f32 = gemmOutput(alpha, threadResults[35i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_9;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_10;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_11;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_12;
+    let vector_10: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_13: f32 = gemmOutput(alpha, threadResults[48i], beta, c0);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[49i], beta, c1);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[50i], beta, c2);
-    let lane_16: f32 = gemmOutput(alpha, threadResults[51i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_13;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_14;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_15;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_16;
+    let vector_11: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_17: f32 = gemmOutput(alpha, threadResults[64i], beta, c0);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[65i], beta, c1);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[66i], beta, c2);
-    let lane_20: f32 = gemmOutput(alpha, threadResults[67i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_17;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_18;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_19;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_20;
+    let vector_12: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_12.x;
+    let c1: f32 = vector_12.y;
+    let c2: f32 = vector_12.z;
+    let c3: f32 = vector_12.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[64i], beta, c0), gemmOutput(alpha, threadResults[65i], beta, c1), gemmOutput(alpha, threadResults[66i], beta, c2), gemmOutput(alpha, threadResults[67i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_21: f32 = gemmOutput(alpha, threadResults[80i], beta, c0);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[81i], beta, c1);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[82i], beta, c2);
-    let lane_24: f32 = gemmOutput(alpha, threadResults[83i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_21;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_22;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_23;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_24;
+    let vector_13: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_13.x;
+    let c1: f32 = vector_13.y;
+    let c2: f32 = vector_13.z;
+    let c3: f32 = vector_13.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[80i], beta, c0), gemmOutput(alpha, threadResults[81i], beta, c1), gemmOutput(alpha, threadResults[82i], beta, c2), gemmOutput(alpha, threadResults[83i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_25: f32 = gemmOutput(alpha, threadResults[96i], beta, c0);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[97i], beta, c1);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[98i], beta, c2);
-    let lane_28: f32 = gemmOutput(alpha, threadResults[99i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_25;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_26;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_27;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_28;
+    let vector_14: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_14.x;
+    let c1: f32 = vector_14.y;
+    let c2: f32 = vector_14.z;
+    let c3: f32 = vector_14.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[96i], beta, c0), gemmOutput(alpha, threadResults[97i], beta, c1), gemmOutput(alpha, threadResults[98i], beta, c2), gemmOutput(alpha, threadResults[99i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_29: f32 = gemmOutput(alpha, threadResults[112i], beta, c0);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[113i], beta, c1);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[114i], beta, c2);
-    let lane_32: f32 = gemmOutput(alpha, threadResults[115i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_29;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_30;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_31;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_32;
+    let vector_15: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_15.x;
+    let c1: f32 = vector_15.y;
+    let c2: f32 = vector_15.z;
+    let c3: f32 = vector_15.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[112i], beta, c0), gemmOutput(alpha, threadResults[113i], beta, c1), gemmOutput(alpha, threadResults[114i], beta, c2), gemmOutput(alpha, threadResults[115i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_33: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_34: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_35: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_36: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_33;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_34;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_35;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_36;
+    let vector_16: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_16.x;
+    let c1: f32 = vector_16.y;
+    let c2: f32 = vector_16.z;
+    let c3: f32 = vector_16.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_37: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_38: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_39: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_40: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_37;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_38;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_39;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_40;
+    let vector_17: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_17.x;
+    let c1: f32 = vector_17.y;
+    let c2: f32 = vector_17.z;
+    let c3: f32 = vector_17.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_41: f32 = gemmOutput(alpha, threadResults[36i], beta, c0);
-    let lane_42: f32 = gemmOutput(alpha, threadResults[37i], beta, c1);
-    let lane_43: f32 = gemmOutput(alpha, threadResults[38i], beta, c2);
-    let lane_44: f32 = gemmOutput(alpha, threadResults[39i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_41;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_42;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_43;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_44;
+    let vector_18: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_18.x;
+    let c1: f32 = vector_18.y;
+    let c2: f32 = vector_18.z;
+    let c3: f32 = vector_18.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_45: f32 = gemmOutput(alpha, threadResults[52i], beta, c0);
-    let lane_46: f32 = gemmOutput(alpha, threadResults[53i], beta, c1);
-    let lane_47: f32 = gemmOutput(alpha, threadResults[54i], beta, c2);
-    let lane_48: f32 = gemmOutput(alpha, threadResults[55i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_45;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_46;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_47;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_48;
+    let vector_19: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_19.x;
+    let c1: f32 = vector_19.y;
+    let c2: f32 = vector_19.z;
+    let c3: f32 = vector_19.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_49: f32 = gemmOutput(alpha, threadResults[68i], beta, c0);
-    let lane_50: f32 = gemmOutput(alpha, threadResults[69i], beta, c1);
-    let lane_51: f32 = gemmOutput(alpha, threadResults[70i], beta, c2);
-    let lane_52: f32 = gemmOutput(alpha, threadResults[71i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_49;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_50;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_51;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_52;
+    let vector_20: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_20.x;
+    let c1: f32 = vector_20.y;
+    let c2: f32 = vector_20.z;
+    let c3: f32 = vector_20.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[68i], beta, c0), gemmOutput(alpha, threadResults[69i], beta, c1), gemmOutput(alpha, threadResults[70i], beta, c2), gemmOutput(alpha, threadResults[71i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_53: f32 = gemmOutput(alpha, threadResults[84i], beta, c0);
-    let lane_54: f32 = gemmOutput(alpha, threadResults[85i], beta, c1);
-    let lane_55: f32 = gemmOutput(alpha, threadResults[86i], beta, c2);
-    let lane_56: f32 = gemmOutput(alpha, threadResults[87i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_53;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_54;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_55;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_56;
+    let vector_21: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_21.x;
+    let c1: f32 = vector_21.y;
+    let c2: f32 = vector_21.z;
+    let c3: f32 = vector_21.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[84i], beta, c0), gemmOutput(alpha, threadResults[85i], beta, c1), gemmOutput(alpha, threadResults[86i], beta, c2), gemmOutput(alpha, threadResults[87i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_57: f32 = gemmOutput(alpha, threadResults[100i], beta, c0);
-    let lane_58: f32 = gemmOutput(alpha, threadResults[101i], beta, c1);
-    let lane_59: f32 = gemmOutput(alpha, threadResults[102i], beta, c2);
-    let lane_60: f32 = gemmOutput(alpha, threadResults[103i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_57;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_58;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_59;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_60;
+    let vector_22: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_22.x;
+    let c1: f32 = vector_22.y;
+    let c2: f32 = vector_22.z;
+    let c3: f32 = vector_22.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[100i], beta, c0), gemmOutput(alpha, threadResults[101i], beta, c1), gemmOutput(alpha, threadResults[102i], beta, c2), gemmOutput(alpha, threadResults[103i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_61: f32 = gemmOutput(alpha, threadResults[116i], beta, c0);
-    let lane_62: f32 = gemmOutput(alpha, threadResults[117i], beta, c1);
-    let lane_63: f32 = gemmOutput(alpha, threadResults[118i], beta, c2);
-    let lane_64: f32 = gemmOutput(alpha, threadResults[119i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_61;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_62;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_63;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_64;
+    let vector_23: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_23.x;
+    let c1: f32 = vector_23.y;
+    let c2: f32 = vector_23.z;
+    let c3: f32 = vector_23.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[116i], beta, c0), gemmOutput(alpha, threadResults[117i], beta, c1), gemmOutput(alpha, threadResults[118i], beta, c2), gemmOutput(alpha, threadResults[119i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_65: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_66: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_67: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_68: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_65;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_66;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_67;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_68;
+    let vector_24: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_24.x;
+    let c1: f32 = vector_24.y;
+    let c2: f32 = vector_24.z;
+    let c3: f32 = vector_24.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_69: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_70: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_71: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_72: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_69;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_70;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_71;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_72;
+    let vector_25: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_25.x;
+    let c1: f32 = vector_25.y;
+    let c2: f32 = vector_25.z;
+    let c3: f32 = vector_25.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_73: f32 = gemmOutput(alpha, threadResults[40i], beta, c0);
-    let lane_74: f32 = gemmOutput(alpha, threadResults[41i], beta, c1);
-    let lane_75: f32 = gemmOutput(alpha, threadResults[42i], beta, c2);
-    let lane_76: f32 = gemmOutput(alpha, threadResults[43i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_73;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_74;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_75;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_76;
+    let vector_26: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_26.x;
+    let c1: f32 = vector_26.y;
+    let c2: f32 = vector_26.z;
+    let c3: f32 = vector_26.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_77: f32 = gemmOutput(alpha, threadResults[56i], beta, c0);
-    let lane_78: f32 = gemmOutput(alpha, threadResults[57i], beta, c1);
-    let lane_79: f32 = gemmOutput(alpha, threadResults[58i], beta, c2);
-    let lane_80: f32 = gemmOutput(alpha, threadResults[59i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_77;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_78;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_79;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_80;
+    let vector_27: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_27.x;
+    let c1: f32 = vector_27.y;
+    let c2: f32 = vector_27.z;
+    let c3: f32 = vector_27.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_81: f32 = gemmOutput(alpha, threadResults[72i], beta, c0);
-    let lane_82: f32 = gemmOutput(alpha, threadResults[73i], beta, c1);
-    let lane_83: f32 = gemmOutput(alpha, threadResults[74i], beta, c2);
-    let lane_84: f32 = gemmOutput(alpha, threadResults[75i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_81;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_82;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_83;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_84;
+    let vector_28: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_28.x;
+    let c1: f32 = vector_28.y;
+    let c2: f32 = vector_28.z;
+    let c3: f32 = vector_28.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[72i], beta, c0), gemmOutput(alpha, threadResults[73i], beta, c1), gemmOutput(alpha, threadResults[74i], beta, c2), gemmOutput(alpha, threadResults[75i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_85: f32 = gemmOutput(alpha, threadResults[88i], beta, c0);
-    let lane_86: f32 = gemmOutput(alpha, threadResults[89i], beta, c1);
-    let lane_87: f32 = gemmOutput(alpha, threadResults[90i], beta, c2);
-    let lane_88: f32 = gemmOutput(alpha, threadResults[91i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_85;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_86;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_87;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_88;
+    let vector_29: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_29.x;
+    let c1: f32 = vector_29.y;
+    let c2: f32 = vector_29.z;
+    let c3: f32 = vector_29.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[88i], beta, c0), gemmOutput(alpha, threadResults[89i], beta, c1), gemmOutput(alpha, threadResults[90i], beta, c2), gemmOutput(alpha, threadResults[91i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_89: f32 = gemmOutput(alpha, threadResults[104i], beta, c0);
-    let lane_90: f32 = gemmOutput(alpha, threadResults[105i], beta, c1);
-    let lane_91: f32 = gemmOutput(alpha, threadResults[106i], beta, c2);
-    let lane_92: f32 = gemmOutput(alpha, threadResults[107i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_89;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_90;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_91;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_92;
+    let vector_30: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_30.x;
+    let c1: f32 = vector_30.y;
+    let c2: f32 = vector_30.z;
+    let c3: f32 = vector_30.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[104i], beta, c0), gemmOutput(alpha, threadResults[105i], beta, c1), gemmOutput(alpha, threadResults[106i], beta, c2), gemmOutput(alpha, threadResults[107i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_93: f32 = gemmOutput(alpha, threadResults[120i], beta, c0);
-    let lane_94: f32 = gemmOutput(alpha, threadResults[121i], beta, c1);
-    let lane_95: f32 = gemmOutput(alpha, threadResults[122i], beta, c2);
-    let lane_96: f32 = gemmOutput(alpha, threadResults[123i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_93;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_94;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_95;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_96;
+    let vector_31: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_31.x;
+    let c1: f32 = vector_31.y;
+    let c2: f32 = vector_31.z;
+    let c3: f32 = vector_31.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[120i], beta, c0), gemmOutput(alpha, threadResults[121i], beta, c1), gemmOutput(alpha, threadResults[122i], beta, c2), gemmOutput(alpha, threadResults[123i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_97: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_98: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_99: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_100: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_97;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_98;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_99;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_100;
+    let vector_32: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_32.x;
+    let c1: f32 = vector_32.y;
+    let c2: f32 = vector_32.z;
+    let c3: f32 = vector_32.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_101: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_102: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_103: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_104: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_101;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_102;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_103;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_104;
+    let vector_33: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_33.x;
+    let c1: f32 = vector_33.y;
+    let c2: f32 = vector_33.z;
+    let c3: f32 = vector_33.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_105: f32 = gemmOutput(alpha, threadResults[44i], beta, c0);
-    let lane_106: f32 = gemmOutput(alpha, threadResults[45i], beta, c1);
-    let lane_107: f32 = gemmOutput(alpha, threadResults[46i], beta, c2);
-    let lane_108: f32 = gemmOutput(alpha, threadResults[47i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_105;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_106;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_107;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_108;
+    let vector_34: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_34.x;
+    let c1: f32 = vector_34.y;
+    let c2: f32 = vector_34.z;
+    let c3: f32 = vector_34.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_109: f32 = gemmOutput(alpha, threadResults[60i], beta, c0);
-    let lane_110: f32 = gemmOutput(alpha, threadResults[61i], beta, c1);
-    let lane_111: f32 = gemmOutput(alpha, threadResults[62i], beta, c2);
-    let lane_112: f32 = gemmOutput(alpha, threadResults[63i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_109;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_110;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_111;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_112;
+    let vector_35: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_35.x;
+    let c1: f32 = vector_35.y;
+    let c2: f32 = vector_35.z;
+    let c3: f32 = vector_35.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_113: f32 = gemmOutput(alpha, threadResults[76i], beta, c0);
-    let lane_114: f32 = gemmOutput(alpha, threadResults[77i], beta, c1);
-    let lane_115: f32 = gemmOutput(alpha, threadResults[78i], beta, c2);
-    let lane_116: f32 = gemmOutput(alpha, threadResults[79i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_113;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_114;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_115;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_116;
+    let vector_36: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_36.x;
+    let c1: f32 = vector_36.y;
+    let c2: f32 = vector_36.z;
+    let c3: f32 = vector_36.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[76i], beta, c0), gemmOutput(alpha, threadResults[77i], beta, c1), gemmOutput(alpha, threadResults[78i], beta, c2), gemmOutput(alpha, threadResults[79i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_117: f32 = gemmOutput(alpha, threadResults[92i], beta, c0);
-    let lane_118: f32 = gemmOutput(alpha, threadResults[93i], beta, c1);
-    let lane_119: f32 = gemmOutput(alpha, threadResults[94i], beta, c2);
-    let lane_120: f32 = gemmOutput(alpha, threadResults[95i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_117;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_118;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_119;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_120;
+    let vector_37: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_37.x;
+    let c1: f32 = vector_37.y;
+    let c2: f32 = vector_37.z;
+    let c3: f32 = vector_37.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[92i], beta, c0), gemmOutput(alpha, threadResults[93i], beta, c1), gemmOutput(alpha, threadResults[94i], beta, c2), gemmOutput(alpha, threadResults[95i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_121: f32 = gemmOutput(alpha, threadResults[108i], beta, c0);
-    let lane_122: f32 = gemmOutput(alpha, threadResults[109i], beta, c1);
-    let lane_123: f32 = gemmOutput(alpha, threadResults[110i], beta, c2);
-    let lane_124: f32 = gemmOutput(alpha, threadResults[111i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_121;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_122;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_123;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_124;
+    let vector_38: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_38.x;
+    let c1: f32 = vector_38.y;
+    let c2: f32 = vector_38.z;
+    let c3: f32 = vector_38.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[108i], beta, c0), gemmOutput(alpha, threadResults[109i], beta, c1), gemmOutput(alpha, threadResults[110i], beta, c2), gemmOutput(alpha, threadResults[111i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_125: f32 = gemmOutput(alpha, threadResults[124i], beta, c0);
-    let lane_126: f32 = gemmOutput(alpha, threadResults[125i], beta, c1);
-    let lane_127: f32 = gemmOutput(alpha, threadResults[126i], beta, c2);
-    let lane_128: f32 = gemmOutput(alpha, threadResults[127i], beta, c3);
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_125;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_126;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_127;
-    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_128;
+    let vector_39: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_39.x;
+    let c1: f32 = vector_39.y;
+    let c2: f32 = vector_39.z;
+    let c3: f32 = vector_39.w;
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[124i], beta, c0), gemmOutput(alpha, threadResults[125i], beta, c1), gemmOutput(alpha, threadResults[126i], beta, c2), gemmOutput(alpha, threadResults[127i], beta, c3));
   }
 }
 
 // Kernel sgemmWarptiling specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128.
-@group(0) @binding(0) var<storage, read> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<vec4<f32>>;
 struct sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params {
   M: i32,
   N: i32,
@@ -3719,20 +3535,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
   threadResults[31i] = 0.0f;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
     {
-      let a0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i];
-      let a1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 1i];
-      let a2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 2i];
-      let a3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i + 3i];
+      let vector: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[u32((cRow * 64i + innerRowA + 0i) * K + bk + innerColA * 4i) / 4u];
+      let a0: f32 = vector.x;
+      let a1: f32 = vector.y;
+      let a2: f32 = vector.z;
+      let a3: f32 = vector.w;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = a0;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = a1;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = a2;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = a3;
     }
     {
-      let b0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i];
-      let b1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 1i];
-      let b2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 2i];
-      let b3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 3i];
+      let vector_1: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[u32((bk + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i) / 4u];
+      let b0: f32 = vector_1.x;
+      let b1: f32 = vector_1.y;
+      let b2: f32 = vector_1.z;
+      let b3: f32 = vector_1.w;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i] = b0;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = b1;
       sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = b2;
@@ -4240,137 +4058,89 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_1;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_2;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_3;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_4;
+    let vector_2: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_2.x;
+    let c1: f32 = vector_2.y;
+    let c2: f32 = vector_2.z;
+    let c3: f32 = vector_2.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_5: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_8: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_5;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_6;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_7;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_8;
+    let vector_3: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_3.x;
+    let c1: f32 = vector_3.y;
+    let c2: f32 = vector_3.z;
+    let c3: f32 = vector_3.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_9: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_12: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_9;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_10;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_11;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_12;
+    let vector_4: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_4.x;
+    let c1: f32 = vector_4.y;
+    let c2: f32 = vector_4.z;
+    let c3: f32 = vector_4.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_13: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_16: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_13;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_14;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_15;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_16;
+    let vector_5: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_5.x;
+    let c1: f32 = vector_5.y;
+    let c2: f32 = vector_5.z;
+    let c3: f32 = vector_5.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_17: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_20: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_17;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_18;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_19;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_20;
+    let vector_6: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_21: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_24: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_21;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_22;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_23;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_24;
+    let vector_7: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_25: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_28: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_25;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_26;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_27;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_28;
+    let vector_8: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_29: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_32: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_29;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_30;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_31;
-    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_32;
+    let vector_9: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128.
-@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C: array<vec4<f32>>;
 struct sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Params {
   M: i32,
   N: i32,
@@ -4408,117 +4178,181 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
     threadResults[i] = 0.0f;
   }
   {
-    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + innerColA * 4i];
-    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + innerColA * 4i + 1i];
-    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + innerColA * 4i + 2i];
-    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + innerColA * 4i + 3i];
+    let vector: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 0i) * K + innerColA * 4i) / 4u];
+    let a0: f32 = vector.x;
+    let a1: f32 = vector.y;
+    let a2: f32 = vector.z;
+    let a3: f32 = vector.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 0i) * 132i + innerRowA + 0i] = a0;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 1i) * 132i + innerRowA + 0i] = a1;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 2i) * 132i + innerRowA + 0i] = a2;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 3i) * 132i + innerRowA + 0i] = a3;
   }
   {
-    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + innerColA * 4i];
-    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + innerColA * 4i + 1i];
-    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + innerColA * 4i + 2i];
-    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + innerColA * 4i + 3i];
+    let vector_1: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 32i) * K + innerColA * 4i) / 4u];
+    let a0: f32 = vector_1.x;
+    let a1: f32 = vector_1.y;
+    let a2: f32 = vector_1.z;
+    let a3: f32 = vector_1.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 0i) * 132i + innerRowA + 32i] = a0;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 1i) * 132i + innerRowA + 32i] = a1;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 2i) * 132i + innerRowA + 32i] = a2;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 3i) * 132i + innerRowA + 32i] = a3;
   }
   {
-    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + innerColA * 4i];
-    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + innerColA * 4i + 1i];
-    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + innerColA * 4i + 2i];
-    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + innerColA * 4i + 3i];
+    let vector_2: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 64i) * K + innerColA * 4i) / 4u];
+    let a0: f32 = vector_2.x;
+    let a1: f32 = vector_2.y;
+    let a2: f32 = vector_2.z;
+    let a3: f32 = vector_2.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 0i) * 132i + innerRowA + 64i] = a0;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 1i) * 132i + innerRowA + 64i] = a1;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 2i) * 132i + innerRowA + 64i] = a2;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 3i) * 132i + innerRowA + 64i] = a3;
   }
   {
-    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + innerColA * 4i];
-    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + innerColA * 4i + 1i];
-    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + innerColA * 4i + 2i];
-    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + innerColA * 4i + 3i];
+    let vector_3: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 96i) * K + innerColA * 4i) / 4u];
+    let a0: f32 = vector_3.x;
+    let a1: f32 = vector_3.y;
+    let a2: f32 = vector_3.z;
+    let a3: f32 = vector_3.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 0i) * 132i + innerRowA + 96i] = a0;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 1i) * 132i + innerRowA + 96i] = a1;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 2i) * 132i + innerRowA + 96i] = a2;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 3i) * 132i + innerRowA + 96i] = a3;
   }
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 4i) * N + cCol * 128i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 3i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 12i) * N + cCol * 128i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 3i];
+  {
+    let vector_4: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+    let copied0: f32 = vector_4.x;
+    let copied1: f32 = vector_4.y;
+    let copied2: f32 = vector_4.z;
+    let copied3: f32 = vector_4.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3;
+  }
+  {
+    let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 4i) * N + cCol * 128i + innerColB * 4i) / 4u];
+    let copied0_1: f32 = vector_5.x;
+    let copied1_1: f32 = vector_5.y;
+    let copied2_1: f32 = vector_5.z;
+    let copied3_1: f32 = vector_5.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i] = copied0_1;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = copied1_1;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = copied2_1;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = copied3_1;
+  }
+  {
+    let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
+    let copied0_2: f32 = vector_6.x;
+    let copied1_2: f32 = vector_6.y;
+    let copied2_2: f32 = vector_6.z;
+    let copied3_2: f32 = vector_6.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_2;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_2;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_2;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_2;
+  }
+  {
+    let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 12i) * N + cCol * 128i + innerColB * 4i) / 4u];
+    let copied0_3: f32 = vector_7.x;
+    let copied1_3: f32 = vector_7.y;
+    let copied2_3: f32 = vector_7.z;
+    let copied3_3: f32 = vector_7.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i] = copied0_3;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = copied1_3;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = copied2_3;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = copied3_3;
+  }
   workgroupBarrier();
   var stage: i32 = 0i;
   for (var bk: i32 = 0i; bk < K; bk += 16i) {
     let next: i32 = bk + 16i;
     if (next < K) {
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i + 3i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[(next + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i + 3i];
       {
-        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + next + innerColA * 4i];
-        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + next + innerColA * 4i + 1i];
-        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + next + innerColA * 4i + 2i];
-        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 0i) * K + next + innerColA * 4i + 3i];
+        let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+        let copied0_4: f32 = vector_8.x;
+        let copied1_4: f32 = vector_8.y;
+        let copied2_4: f32 = vector_8.z;
+        let copied3_4: f32 = vector_8.w;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0_4;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1_4;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2_4;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3_4;
+      }
+      {
+        let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i) / 4u];
+        let copied0_5: f32 = vector_9.x;
+        let copied1_5: f32 = vector_9.y;
+        let copied2_5: f32 = vector_9.z;
+        let copied3_5: f32 = vector_9.w;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i] = copied0_5;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = copied1_5;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = copied2_5;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = copied3_5;
+      }
+      {
+        let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
+        let copied0_6: f32 = vector_10.x;
+        let copied1_6: f32 = vector_10.y;
+        let copied2_6: f32 = vector_10.z;
+        let copied3_6: f32 = vector_10.w;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_6;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_6;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_6;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_6;
+      }
+      {
+        let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i) / 4u];
+        let copied0_7: f32 = vector_11.x;
+        let copied1_7: f32 = vector_11.y;
+        let copied2_7: f32 = vector_11.z;
+        let copied3_7: f32 = vector_11.w;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i] = copied0_7;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = copied1_7;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = copied2_7;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = copied3_7;
+      }
+      {
+        let vector_12: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 0i) * K + next + innerColA * 4i) / 4u];
+        let a0_1: f32 = vector_12.x;
+        let a1_1: f32 = vector_12.y;
+        let a2_1: f32 = vector_12.z;
+        let a3_1: f32 = vector_12.w;
         nextA[0i] = a0_1;
         nextA[1i] = a1_1;
         nextA[2i] = a2_1;
         nextA[3i] = a3_1;
       }
       {
-        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + next + innerColA * 4i];
-        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + next + innerColA * 4i + 1i];
-        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + next + innerColA * 4i + 2i];
-        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 32i) * K + next + innerColA * 4i + 3i];
+        let vector_13: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 32i) * K + next + innerColA * 4i) / 4u];
+        let a0_1: f32 = vector_13.x;
+        let a1_1: f32 = vector_13.y;
+        let a2_1: f32 = vector_13.z;
+        let a3_1: f32 = vector_13.w;
         nextA[4i] = a0_1;
         nextA[5i] = a1_1;
         nextA[6i] = a2_1;
         nextA[7i] = a3_1;
       }
       {
-        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + next + innerColA * 4i];
-        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + next + innerColA * 4i + 1i];
-        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + next + innerColA * 4i + 2i];
-        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 64i) * K + next + innerColA * 4i + 3i];
+        let vector_14: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 64i) * K + next + innerColA * 4i) / 4u];
+        let a0_1: f32 = vector_14.x;
+        let a1_1: f32 = vector_14.y;
+        let a2_1: f32 = vector_14.z;
+        let a3_1: f32 = vector_14.w;
         nextA[8i] = a0_1;
         nextA[9i] = a1_1;
         nextA[10i] = a2_1;
         nextA[11i] = a3_1;
       }
       {
-        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + next + innerColA * 4i];
-        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + next + innerColA * 4i + 1i];
-        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + next + innerColA * 4i + 2i];
-        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[(cRow * 128i + innerRowA + 96i) * K + next + innerColA * 4i + 3i];
+        let vector_15: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 96i) * K + next + innerColA * 4i) / 4u];
+        let a0_1: f32 = vector_15.x;
+        let a1_1: f32 = vector_15.y;
+        let a2_1: f32 = vector_15.z;
+        let a3_1: f32 = vector_15.w;
         nextA[12i] = a0_1;
         nextA[13i] = a1_1;
         nextA[14i] = a2_1;
@@ -7565,521 +7399,329 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_1;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_2;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_3;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_4;
+    let vector_16: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_16.x;
+    let c1: f32 = vector_16.y;
+    let c2: f32 = vector_16.z;
+    let c3: f32 = vector_16.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_5: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_8: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_5;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_6;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_7;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_8;
+    let vector_17: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_17.x;
+    let c1: f32 = vector_17.y;
+    let c2: f32 = vector_17.z;
+    let c3: f32 = vector_17.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_9: f32 = gemmOutput(alpha, threadResults[32i], beta, c0);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[33i], beta, c1);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[34i], beta, c2);
-    let lane_12: f32 = gemmOutput(alpha, threadResults[35i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_9;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_10;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_11;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_12;
+    let vector_18: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_18.x;
+    let c1: f32 = vector_18.y;
+    let c2: f32 = vector_18.z;
+    let c3: f32 = vector_18.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_13: f32 = gemmOutput(alpha, threadResults[48i], beta, c0);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[49i], beta, c1);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[50i], beta, c2);
-    let lane_16: f32 = gemmOutput(alpha, threadResults[51i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_13;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_14;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_15;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_16;
+    let vector_19: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_19.x;
+    let c1: f32 = vector_19.y;
+    let c2: f32 = vector_19.z;
+    let c3: f32 = vector_19.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_17: f32 = gemmOutput(alpha, threadResults[64i], beta, c0);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[65i], beta, c1);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[66i], beta, c2);
-    let lane_20: f32 = gemmOutput(alpha, threadResults[67i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_17;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_18;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_19;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_20;
+    let vector_20: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_20.x;
+    let c1: f32 = vector_20.y;
+    let c2: f32 = vector_20.z;
+    let c3: f32 = vector_20.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[64i], beta, c0), gemmOutput(alpha, threadResults[65i], beta, c1), gemmOutput(alpha, threadResults[66i], beta, c2), gemmOutput(alpha, threadResults[67i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_21: f32 = gemmOutput(alpha, threadResults[80i], beta, c0);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[81i], beta, c1);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[82i], beta, c2);
-    let lane_24: f32 = gemmOutput(alpha, threadResults[83i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_21;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_22;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_23;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_24;
+    let vector_21: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_21.x;
+    let c1: f32 = vector_21.y;
+    let c2: f32 = vector_21.z;
+    let c3: f32 = vector_21.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[80i], beta, c0), gemmOutput(alpha, threadResults[81i], beta, c1), gemmOutput(alpha, threadResults[82i], beta, c2), gemmOutput(alpha, threadResults[83i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_25: f32 = gemmOutput(alpha, threadResults[96i], beta, c0);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[97i], beta, c1);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[98i], beta, c2);
-    let lane_28: f32 = gemmOutput(alpha, threadResults[99i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_25;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_26;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_27;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_28;
+    let vector_22: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_22.x;
+    let c1: f32 = vector_22.y;
+    let c2: f32 = vector_22.z;
+    let c3: f32 = vector_22.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[96i], beta, c0), gemmOutput(alpha, threadResults[97i], beta, c1), gemmOutput(alpha, threadResults[98i], beta, c2), gemmOutput(alpha, threadResults[99i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_29: f32 = gemmOutput(alpha, threadResults[112i], beta, c0);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[113i], beta, c1);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[114i], beta, c2);
-    let lane_32: f32 = gemmOutput(alpha, threadResults[115i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_29;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_30;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_31;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_32;
+    let vector_23: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_23.x;
+    let c1: f32 = vector_23.y;
+    let c2: f32 = vector_23.z;
+    let c3: f32 = vector_23.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[112i], beta, c0), gemmOutput(alpha, threadResults[113i], beta, c1), gemmOutput(alpha, threadResults[114i], beta, c2), gemmOutput(alpha, threadResults[115i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_33: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_34: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_35: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_36: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_33;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_34;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_35;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_36;
+    let vector_24: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_24.x;
+    let c1: f32 = vector_24.y;
+    let c2: f32 = vector_24.z;
+    let c3: f32 = vector_24.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_37: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_38: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_39: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_40: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_37;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_38;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_39;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_40;
+    let vector_25: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_25.x;
+    let c1: f32 = vector_25.y;
+    let c2: f32 = vector_25.z;
+    let c3: f32 = vector_25.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_41: f32 = gemmOutput(alpha, threadResults[36i], beta, c0);
-    let lane_42: f32 = gemmOutput(alpha, threadResults[37i], beta, c1);
-    let lane_43: f32 = gemmOutput(alpha, threadResults[38i], beta, c2);
-    let lane_44: f32 = gemmOutput(alpha, threadResults[39i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_41;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_42;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_43;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_44;
+    let vector_26: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_26.x;
+    let c1: f32 = vector_26.y;
+    let c2: f32 = vector_26.z;
+    let c3: f32 = vector_26.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_45: f32 = gemmOutput(alpha, threadResults[52i], beta, c0);
-    let lane_46: f32 = gemmOutput(alpha, threadResults[53i], beta, c1);
-    let lane_47: f32 = gemmOutput(alpha, threadResults[54i], beta, c2);
-    let lane_48: f32 = gemmOutput(alpha, threadResults[55i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_45;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_46;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_47;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_48;
+    let vector_27: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_27.x;
+    let c1: f32 = vector_27.y;
+    let c2: f32 = vector_27.z;
+    let c3: f32 = vector_27.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_49: f32 = gemmOutput(alpha, threadResults[68i], beta, c0);
-    let lane_50: f32 = gemmOutput(alpha, threadResults[69i], beta, c1);
-    let lane_51: f32 = gemmOutput(alpha, threadResults[70i], beta, c2);
-    let lane_52: f32 = gemmOutput(alpha, threadResults[71i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_49;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_50;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_51;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_52;
+    let vector_28: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_28.x;
+    let c1: f32 = vector_28.y;
+    let c2: f32 = vector_28.z;
+    let c3: f32 = vector_28.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[68i], beta, c0), gemmOutput(alpha, threadResults[69i], beta, c1), gemmOutput(alpha, threadResults[70i], beta, c2), gemmOutput(alpha, threadResults[71i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_53: f32 = gemmOutput(alpha, threadResults[84i], beta, c0);
-    let lane_54: f32 = gemmOutput(alpha, threadResults[85i], beta, c1);
-    let lane_55: f32 = gemmOutput(alpha, threadResults[86i], beta, c2);
-    let lane_56: f32 = gemmOutput(alpha, threadResults[87i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_53;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_54;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_55;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_56;
+    let vector_29: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_29.x;
+    let c1: f32 = vector_29.y;
+    let c2: f32 = vector_29.z;
+    let c3: f32 = vector_29.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[84i], beta, c0), gemmOutput(alpha, threadResults[85i], beta, c1), gemmOutput(alpha, threadResults[86i], beta, c2), gemmOutput(alpha, threadResults[87i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_57: f32 = gemmOutput(alpha, threadResults[100i], beta, c0);
-    let lane_58: f32 = gemmOutput(alpha, threadResults[101i], beta, c1);
-    let lane_59: f32 = gemmOutput(alpha, threadResults[102i], beta, c2);
-    let lane_60: f32 = gemmOutput(alpha, threadResults[103i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_57;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_58;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_59;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_60;
+    let vector_30: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_30.x;
+    let c1: f32 = vector_30.y;
+    let c2: f32 = vector_30.z;
+    let c3: f32 = vector_30.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[100i], beta, c0), gemmOutput(alpha, threadResults[101i], beta, c1), gemmOutput(alpha, threadResults[102i], beta, c2), gemmOutput(alpha, threadResults[103i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_61: f32 = gemmOutput(alpha, threadResults[116i], beta, c0);
-    let lane_62: f32 = gemmOutput(alpha, threadResults[117i], beta, c1);
-    let lane_63: f32 = gemmOutput(alpha, threadResults[118i], beta, c2);
-    let lane_64: f32 = gemmOutput(alpha, threadResults[119i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_61;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_62;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_63;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_64;
+    let vector_31: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_31.x;
+    let c1: f32 = vector_31.y;
+    let c2: f32 = vector_31.z;
+    let c3: f32 = vector_31.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[116i], beta, c0), gemmOutput(alpha, threadResults[117i], beta, c1), gemmOutput(alpha, threadResults[118i], beta, c2), gemmOutput(alpha, threadResults[119i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_65: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_66: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_67: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_68: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_65;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_66;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_67;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_68;
+    let vector_32: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_32.x;
+    let c1: f32 = vector_32.y;
+    let c2: f32 = vector_32.z;
+    let c3: f32 = vector_32.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_69: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_70: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_71: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_72: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_69;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_70;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_71;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_72;
+    let vector_33: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_33.x;
+    let c1: f32 = vector_33.y;
+    let c2: f32 = vector_33.z;
+    let c3: f32 = vector_33.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_73: f32 = gemmOutput(alpha, threadResults[40i], beta, c0);
-    let lane_74: f32 = gemmOutput(alpha, threadResults[41i], beta, c1);
-    let lane_75: f32 = gemmOutput(alpha, threadResults[42i], beta, c2);
-    let lane_76: f32 = gemmOutput(alpha, threadResults[43i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_73;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_74;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_75;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_76;
+    let vector_34: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_34.x;
+    let c1: f32 = vector_34.y;
+    let c2: f32 = vector_34.z;
+    let c3: f32 = vector_34.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_77: f32 = gemmOutput(alpha, threadResults[56i], beta, c0);
-    let lane_78: f32 = gemmOutput(alpha, threadResults[57i], beta, c1);
-    let lane_79: f32 = gemmOutput(alpha, threadResults[58i], beta, c2);
-    let lane_80: f32 = gemmOutput(alpha, threadResults[59i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_77;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_78;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_79;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_80;
+    let vector_35: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_35.x;
+    let c1: f32 = vector_35.y;
+    let c2: f32 = vector_35.z;
+    let c3: f32 = vector_35.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_81: f32 = gemmOutput(alpha, threadResults[72i], beta, c0);
-    let lane_82: f32 = gemmOutput(alpha, threadResults[73i], beta, c1);
-    let lane_83: f32 = gemmOutput(alpha, threadResults[74i], beta, c2);
-    let lane_84: f32 = gemmOutput(alpha, threadResults[75i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_81;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_82;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_83;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_84;
+    let vector_36: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_36.x;
+    let c1: f32 = vector_36.y;
+    let c2: f32 = vector_36.z;
+    let c3: f32 = vector_36.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[72i], beta, c0), gemmOutput(alpha, threadResults[73i], beta, c1), gemmOutput(alpha, threadResults[74i], beta, c2), gemmOutput(alpha, threadResults[75i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_85: f32 = gemmOutput(alpha, threadResults[88i], beta, c0);
-    let lane_86: f32 = gemmOutput(alpha, threadResults[89i], beta, c1);
-    let lane_87: f32 = gemmOutput(alpha, threadResults[90i], beta, c2);
-    let lane_88: f32 = gemmOutput(alpha, threadResults[91i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_85;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_86;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_87;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_88;
+    let vector_37: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_37.x;
+    let c1: f32 = vector_37.y;
+    let c2: f32 = vector_37.z;
+    let c3: f32 = vector_37.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[88i], beta, c0), gemmOutput(alpha, threadResults[89i], beta, c1), gemmOutput(alpha, threadResults[90i], beta, c2), gemmOutput(alpha, threadResults[91i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_89: f32 = gemmOutput(alpha, threadResults[104i], beta, c0);
-    let lane_90: f32 = gemmOutput(alpha, threadResults[105i], beta, c1);
-    let lane_91: f32 = gemmOutput(alpha, threadResults[106i], beta, c2);
-    let lane_92: f32 = gemmOutput(alpha, threadResults[107i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_89;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_90;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_91;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_92;
+    let vector_38: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_38.x;
+    let c1: f32 = vector_38.y;
+    let c2: f32 = vector_38.z;
+    let c3: f32 = vector_38.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[104i], beta, c0), gemmOutput(alpha, threadResults[105i], beta, c1), gemmOutput(alpha, threadResults[106i], beta, c2), gemmOutput(alpha, threadResults[107i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_93: f32 = gemmOutput(alpha, threadResults[120i], beta, c0);
-    let lane_94: f32 = gemmOutput(alpha, threadResults[121i], beta, c1);
-    let lane_95: f32 = gemmOutput(alpha, threadResults[122i], beta, c2);
-    let lane_96: f32 = gemmOutput(alpha, threadResults[123i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_93;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_94;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_95;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_96;
+    let vector_39: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_39.x;
+    let c1: f32 = vector_39.y;
+    let c2: f32 = vector_39.z;
+    let c3: f32 = vector_39.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[120i], beta, c0), gemmOutput(alpha, threadResults[121i], beta, c1), gemmOutput(alpha, threadResults[122i], beta, c2), gemmOutput(alpha, threadResults[123i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_97: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_98: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_99: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_100: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_97;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_98;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_99;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_100;
+    let vector_40: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_40.x;
+    let c1: f32 = vector_40.y;
+    let c2: f32 = vector_40.z;
+    let c3: f32 = vector_40.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_101: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_102: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_103: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_104: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_101;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_102;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_103;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_104;
+    let vector_41: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_41.x;
+    let c1: f32 = vector_41.y;
+    let c2: f32 = vector_41.z;
+    let c3: f32 = vector_41.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_105: f32 = gemmOutput(alpha, threadResults[44i], beta, c0);
-    let lane_106: f32 = gemmOutput(alpha, threadResults[45i], beta, c1);
-    let lane_107: f32 = gemmOutput(alpha, threadResults[46i], beta, c2);
-    let lane_108: f32 = gemmOutput(alpha, threadResults[47i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_105;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_106;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_107;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_108;
+    let vector_42: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_42.x;
+    let c1: f32 = vector_42.y;
+    let c2: f32 = vector_42.z;
+    let c3: f32 = vector_42.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_109: f32 = gemmOutput(alpha, threadResults[60i], beta, c0);
-    let lane_110: f32 = gemmOutput(alpha, threadResults[61i], beta, c1);
-    let lane_111: f32 = gemmOutput(alpha, threadResults[62i], beta, c2);
-    let lane_112: f32 = gemmOutput(alpha, threadResults[63i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_109;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_110;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_111;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_112;
+    let vector_43: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_43.x;
+    let c1: f32 = vector_43.y;
+    let c2: f32 = vector_43.z;
+    let c3: f32 = vector_43.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_113: f32 = gemmOutput(alpha, threadResults[76i], beta, c0);
-    let lane_114: f32 = gemmOutput(alpha, threadResults[77i], beta, c1);
-    let lane_115: f32 = gemmOutput(alpha, threadResults[78i], beta, c2);
-    let lane_116: f32 = gemmOutput(alpha, threadResults[79i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_113;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_114;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_115;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_116;
+    let vector_44: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_44.x;
+    let c1: f32 = vector_44.y;
+    let c2: f32 = vector_44.z;
+    let c3: f32 = vector_44.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[76i], beta, c0), gemmOutput(alpha, threadResults[77i], beta, c1), gemmOutput(alpha, threadResults[78i], beta, c2), gemmOutput(alpha, threadResults[79i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_117: f32 = gemmOutput(alpha, threadResults[92i], beta, c0);
-    let lane_118: f32 = gemmOutput(alpha, threadResults[93i], beta, c1);
-    let lane_119: f32 = gemmOutput(alpha, threadResults[94i], beta, c2);
-    let lane_120: f32 = gemmOutput(alpha, threadResults[95i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_117;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_118;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_119;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_120;
+    let vector_45: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_45.x;
+    let c1: f32 = vector_45.y;
+    let c2: f32 = vector_45.z;
+    let c3: f32 = vector_45.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[92i], beta, c0), gemmOutput(alpha, threadResults[93i], beta, c1), gemmOutput(alpha, threadResults[94i], beta, c2), gemmOutput(alpha, threadResults[95i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_121: f32 = gemmOutput(alpha, threadResults[108i], beta, c0);
-    let lane_122: f32 = gemmOutput(alpha, threadResults[109i], beta, c1);
-    let lane_123: f32 = gemmOutput(alpha, threadResults[110i], beta, c2);
-    let lane_124: f32 = gemmOutput(alpha, threadResults[111i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_121;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_122;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_123;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_124;
+    let vector_46: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_46.x;
+    let c1: f32 = vector_46.y;
+    let c2: f32 = vector_46.z;
+    let c3: f32 = vector_46.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[108i], beta, c0), gemmOutput(alpha, threadResults[109i], beta, c1), gemmOutput(alpha, threadResults[110i], beta, c2), gemmOutput(alpha, threadResults[111i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_125: f32 = gemmOutput(alpha, threadResults[124i], beta, c0);
-    let lane_126: f32 = gemmOutput(alpha, threadResults[125i], beta, c1);
-    let lane_127: f32 = gemmOutput(alpha, threadResults[126i], beta, c2);
-    let lane_128: f32 = gemmOutput(alpha, threadResults[127i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col] = lane_125;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 1i] = lane_126;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 2i] = lane_127;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[row * N + col + 3i] = lane_128;
+    let vector_47: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_47.x;
+    let c1: f32 = vector_47.y;
+    let c2: f32 = vector_47.z;
+    let c3: f32 = vector_47.w;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[124i], beta, c0), gemmOutput(alpha, threadResults[125i], beta, c1), gemmOutput(alpha, threadResults[126i], beta, c2), gemmOutput(alpha, threadResults[127i], beta, c3));
   }
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 4, TN = 8, THREADS = 256.
-@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C: array<vec4<f32>>;
 struct sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Params {
   M: i32,
   N: i32,
@@ -8146,41 +7788,71 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
   threadResults[30i] = 0.0f;
   threadResults[31i] = 0.0f;
   {
-    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i];
-    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 1i];
-    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 2i];
-    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 3i];
+    let vector: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[u32((cRow * 64i + innerRowA + 0i) * K + innerColA * 4i) / 4u];
+    let a0: f32 = vector.x;
+    let a1: f32 = vector.y;
+    let a2: f32 = vector.z;
+    let a3: f32 = vector.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = a0;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = a1;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = a2;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT[0i][(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = a3;
   }
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
+  {
+    let vector_1: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[u32((innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+    let copied0: f32 = vector_1.x;
+    let copied1: f32 = vector_1.y;
+    let copied2: f32 = vector_1.z;
+    let copied3: f32 = vector_1.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3;
+  }
+  {
+    let vector_2: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[u32((innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
+    let copied0_1: f32 = vector_2.x;
+    let copied1_1: f32 = vector_2.y;
+    let copied2_1: f32 = vector_2.z;
+    let copied3_1: f32 = vector_2.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_1;
+  }
   workgroupBarrier();
   var stage: i32 = 0i;
   for (var bk: i32 = 0i; bk < K; bk += 16i) {
     let next: i32 = bk + 16i;
     if (next < K) {
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i + 3i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[(next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i + 3i];
       {
-        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i];
-        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 1i];
-        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 2i];
-        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 3i];
+        let vector_3: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[u32((next + innerRowB + 0i) * N + cCol * 128i + innerColB * 4i) / 4u];
+        let copied0_2: f32 = vector_3.x;
+        let copied1_2: f32 = vector_3.y;
+        let copied2_2: f32 = vector_3.z;
+        let copied3_2: f32 = vector_3.w;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0_2;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1_2;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2_2;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3_2;
+      }
+      {
+        let vector_4: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[u32((next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
+        let copied0_3: f32 = vector_4.x;
+        let copied1_3: f32 = vector_4.y;
+        let copied2_3: f32 = vector_4.z;
+        let copied3_3: f32 = vector_4.w;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_3;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_3;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_3;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_3;
+      }
+      {
+        let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[u32((cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i) / 4u];
+        let a0_1: f32 = vector_5.x;
+        let a1_1: f32 = vector_5.y;
+        let a2_1: f32 = vector_5.z;
+        let a3_1: f32 = vector_5.w;
         nextA[0i] = a0_1;
         nextA[1i] = a1_1;
         nextA[2i] = a2_1;
@@ -9193,137 +8865,89 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_2;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_3;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_4;
+    let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_5: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_8: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_5;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_6;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_7;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_8;
+    let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_9: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_12: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_9;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_10;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_11;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_12;
+    let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_13: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_16: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_13;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_14;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_15;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_16;
+    let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_17: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_20: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_17;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_18;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_19;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_20;
+    let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_21: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_24: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_21;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_22;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_23;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_24;
+    let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_25: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_28: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_25;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_26;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_27;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_28;
+    let vector_12: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_12.x;
+    let c1: f32 = vector_12.y;
+    let c2: f32 = vector_12.z;
+    let c3: f32 = vector_12.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i];
-    let lane_29: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_32: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col] = lane_29;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 1i] = lane_30;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 2i] = lane_31;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[row * N + col + 3i] = lane_32;
+    let vector_13: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_13.x;
+    let c1: f32 = vector_13.y;
+    let c2: f32 = vector_13.z;
+    let c3: f32 = vector_13.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128.
-@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<vec4<f32>>;
 struct sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params {
   M: i32,
   N: i32,
@@ -9390,33 +9014,49 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
   threadResults[30i] = 0.0f;
   threadResults[31i] = 0.0f;
   {
-    let a0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i];
-    let a1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 1i];
-    let a2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 2i];
-    let a3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + innerColA * 4i + 3i];
+    let vector: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[u32((cRow * 64i + innerRowA + 0i) * K + innerColA * 4i) / 4u];
+    let a0: f32 = vector.x;
+    let a1: f32 = vector.y;
+    let a2: f32 = vector.z;
+    let a3: f32 = vector.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 0i) * 68i + innerRowA + 0i] = a0;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 1i) * 68i + innerRowA + 0i] = a1;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 2i) * 68i + innerRowA + 0i] = a2;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT[0i][(innerColA * 4i + 3i) * 68i + innerRowA + 0i] = a3;
   }
-  sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 64i + innerColB * 4i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 1i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 2i];
-  sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 3i];
+  {
+    let vector_1: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[u32((innerRowB + 0i) * N + cCol * 64i + innerColB * 4i) / 4u];
+    let copied0: f32 = vector_1.x;
+    let copied1: f32 = vector_1.y;
+    let copied2: f32 = vector_1.z;
+    let copied3: f32 = vector_1.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i] = copied0;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = copied1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = copied2;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = copied3;
+  }
   workgroupBarrier();
   var stage: i32 = 0i;
   for (var bk: i32 = 0i; bk < K; bk += 8i) {
     let next: i32 = bk + 8i;
     if (next < K) {
-      sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 1i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 2i];
-      sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[(next + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i + 3i];
       {
-        let a0_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i];
-        let a1_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 1i];
-        let a2_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 2i];
-        let a3_1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[(cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i + 3i];
+        let vector_2: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[u32((next + innerRowB + 0i) * N + cCol * 64i + innerColB * 4i) / 4u];
+        let copied0_1: f32 = vector_2.x;
+        let copied1_1: f32 = vector_2.y;
+        let copied2_1: f32 = vector_2.z;
+        let copied3_1: f32 = vector_2.w;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = copied0_1;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = copied1_1;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = copied2_1;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = copied3_1;
+      }
+      {
+        let vector_3: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[u32((cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i) / 4u];
+        let a0_1: f32 = vector_3.x;
+        let a1_1: f32 = vector_3.y;
+        let a2_1: f32 = vector_3.z;
+        let a3_1: f32 = vector_3.w;
         nextA[0i] = a0_1;
         nextA[1i] = a1_1;
         nextA[2i] = a2_1;
@@ -9933,137 +9573,89 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-    let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-    let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-    let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_2;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_3;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_4;
+    let vector_4: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_4.x;
+    let c1: f32 = vector_4.y;
+    let c2: f32 = vector_4.z;
+    let c3: f32 = vector_4.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_5: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-    let lane_6: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-    let lane_7: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-    let lane_8: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_5;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_6;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_7;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_8;
+    let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_5.x;
+    let c1: f32 = vector_5.y;
+    let c2: f32 = vector_5.z;
+    let c3: f32 = vector_5.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_9: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-    let lane_10: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-    let lane_11: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-    let lane_12: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_9;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_10;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_11;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_12;
+    let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_6.x;
+    let c1: f32 = vector_6.y;
+    let c2: f32 = vector_6.z;
+    let c3: f32 = vector_6.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_13: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-    let lane_14: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-    let lane_15: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-    let lane_16: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_13;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_14;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_15;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_16;
+    let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_7.x;
+    let c1: f32 = vector_7.y;
+    let c2: f32 = vector_7.z;
+    let c3: f32 = vector_7.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_17: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-    let lane_18: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-    let lane_19: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-    let lane_20: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_17;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_18;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_19;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_20;
+    let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_8.x;
+    let c1: f32 = vector_8.y;
+    let c2: f32 = vector_8.z;
+    let c3: f32 = vector_8.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_21: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-    let lane_22: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-    let lane_23: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-    let lane_24: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_21;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_22;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_23;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_24;
+    let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_9.x;
+    let c1: f32 = vector_9.y;
+    let c2: f32 = vector_9.z;
+    let c3: f32 = vector_9.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_25: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-    let lane_26: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-    let lane_27: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-    let lane_28: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_25;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_26;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_27;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_28;
+    let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let c0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col];
-    let c1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i];
-    let c2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i];
-    let c3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i];
-    let lane_29: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-    let lane_30: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-    let lane_31: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-    let lane_32: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col] = lane_29;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 1i] = lane_30;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 2i] = lane_31;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row * N + col + 3i] = lane_32;
+    let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 8, TN = 4, THREADS = 256.
-@group(0) @binding(0) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C: array<vec4<f32>>;
 struct sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Params {
   M: i32,
   N: i32,
@@ -10137,10 +9729,17 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         let row: i32 = next + innerRowB + 0i;
         let col: i32 = cCol * 128i + innerColB * 4i;
         if (row < K && col < N) {
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col];
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col + 1i];
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col + 2i];
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col + 3i];
+          {
+            let vector: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[u32(row * N + col) / 4u];
+            let copied0: f32 = vector.x;
+            let copied1: f32 = vector.y;
+            let copied2: f32 = vector.z;
+            let copied3: f32 = vector.w;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3;
+          }
         } else {
           sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = 0.0f;
           sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = 0.0f;
@@ -10152,10 +9751,17 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         let row: i32 = next + innerRowB + 8i;
         let col: i32 = cCol * 128i + innerColB * 4i;
         if (row < K && col < N) {
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col];
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col + 1i];
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col + 2i];
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row * N + col + 3i];
+          {
+            let vector_1: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[u32(row * N + col) / 4u];
+            let copied0_1: f32 = vector_1.x;
+            let copied1_1: f32 = vector_1.y;
+            let copied2_1: f32 = vector_1.z;
+            let copied3_1: f32 = vector_1.w;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_1;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_1;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_1;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_1;
+          }
         } else {
           sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = 0.0f;
           sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = 0.0f;
@@ -10167,10 +9773,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         let row_1: i32 = cRow * 64i + innerRowA + 0i;
         let col_1: i32 = next + innerColA * 4i;
         if (row_1 < M && col_1 < K) {
-          let a0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row_1 * K + col_1];
-          let a1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row_1 * K + col_1 + 1i];
-          let a2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row_1 * K + col_1 + 2i];
-          let a3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row_1 * K + col_1 + 3i];
+          let vector_2: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[u32(row_1 * K + col_1) / 4u];
+          let a0: f32 = vector_2.x;
+          let a1: f32 = vector_2.y;
+          let a2: f32 = vector_2.z;
+          let a3: f32 = vector_2.w;
           nextA[0i] = a0;
           nextA[1i] = a1;
           nextA[2i] = a2;
@@ -11192,152 +10799,104 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 0i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-      let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-      let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-      let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_1;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_2;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_3;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_4;
+      let vector_3: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_3.x;
+      let c1: f32 = vector_3.y;
+      let c2: f32 = vector_3.z;
+      let c3: f32 = vector_3.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 1i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_5: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-      let lane_6: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-      let lane_7: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-      let lane_8: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_5;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_6;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_7;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_8;
+      let vector_4: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_4.x;
+      let c1: f32 = vector_4.y;
+      let c2: f32 = vector_4.z;
+      let c3: f32 = vector_4.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 2i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_9: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-      let lane_10: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-      let lane_11: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-      let lane_12: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_9;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_10;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_11;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_12;
+      let vector_5: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_5.x;
+      let c1: f32 = vector_5.y;
+      let c2: f32 = vector_5.z;
+      let c3: f32 = vector_5.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 3i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_13: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-      let lane_14: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-      let lane_15: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-      let lane_16: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_13;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_14;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_15;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_16;
+      let vector_6: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_6.x;
+      let c1: f32 = vector_6.y;
+      let c2: f32 = vector_6.z;
+      let c3: f32 = vector_6.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 4i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_17: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-      let lane_18: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-      let lane_19: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-      let lane_20: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_17;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_18;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_19;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_20;
+      let vector_7: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_7.x;
+      let c1: f32 = vector_7.y;
+      let c2: f32 = vector_7.z;
+      let c3: f32 = vector_7.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 5i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_21: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-      let lane_22: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-      let lane_23: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-      let lane_24: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_21;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_22;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_23;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_24;
+      let vector_8: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_8.x;
+      let c1: f32 = vector_8.y;
+      let c2: f32 = vector_8.z;
+      let c3: f32 = vector_8.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 6i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_25: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-      let lane_26: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-      let lane_27: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-      let lane_28: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_25;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_26;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_27;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_28;
+      let vector_9: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_9.x;
+      let c1: f32 = vector_9.y;
+      let c2: f32 = vector_9.z;
+      let c3: f32 = vector_9.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 7i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i];
-      let lane_29: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-      let lane_30: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-      let lane_31: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-      let lane_32: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2] = lane_29;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 1i] = lane_30;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 2i] = lane_31;
-      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[row_2 * N + col_2 + 3i] = lane_32;
+      let vector_10: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_10.x;
+      let c1: f32 = vector_10.y;
+      let c2: f32 = vector_10.z;
+      let c3: f32 = vector_10.w;
+      sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
     }
   }
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128.
-@group(0) @binding(0) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<f32>;
-@group(0) @binding(1) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<f32>;
+@group(0) @binding(0) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C: array<vec4<f32>>;
 struct sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params {
   M: i32,
   N: i32,
@@ -11411,10 +10970,17 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         let row: i32 = next + innerRowB + 0i;
         let col: i32 = cCol * 64i + innerColB * 4i;
         if (row < K && col < N) {
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col];
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 1i];
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 2i];
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row * N + col + 3i];
+          {
+            let vector: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[u32(row * N + col) / 4u];
+            let copied0: f32 = vector.x;
+            let copied1: f32 = vector.y;
+            let copied2: f32 = vector.z;
+            let copied3: f32 = vector.w;
+            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = copied0;
+            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = copied1;
+            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = copied2;
+            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = copied3;
+          }
         } else {
           sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = 0.0f;
           sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = 0.0f;
@@ -11426,10 +10992,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         let row_1: i32 = cRow * 64i + innerRowA + 0i;
         let col_1: i32 = next + innerColA * 4i;
         if (row_1 < M && col_1 < K) {
-          let a0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1];
-          let a1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 1i];
-          let a2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 2i];
-          let a3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row_1 * K + col_1 + 3i];
+          let vector_1: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[u32(row_1 * K + col_1) / 4u];
+          let a0: f32 = vector_1.x;
+          let a1: f32 = vector_1.y;
+          let a2: f32 = vector_1.z;
+          let a3: f32 = vector_1.w;
           nextA[0i] = a0;
           nextA[1i] = a1;
           nextA[2i] = a2;
@@ -11955,144 +11522,96 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_1: f32 = gemmOutput(alpha, threadResults[0i], beta, c0);
-      let lane_2: f32 = gemmOutput(alpha, threadResults[1i], beta, c1);
-      let lane_3: f32 = gemmOutput(alpha, threadResults[2i], beta, c2);
-      let lane_4: f32 = gemmOutput(alpha, threadResults[3i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_1;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_2;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_3;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_4;
+      let vector_2: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_2.x;
+      let c1: f32 = vector_2.y;
+      let c2: f32 = vector_2.z;
+      let c3: f32 = vector_2.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_5: f32 = gemmOutput(alpha, threadResults[8i], beta, c0);
-      let lane_6: f32 = gemmOutput(alpha, threadResults[9i], beta, c1);
-      let lane_7: f32 = gemmOutput(alpha, threadResults[10i], beta, c2);
-      let lane_8: f32 = gemmOutput(alpha, threadResults[11i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_5;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_6;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_7;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_8;
+      let vector_3: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_3.x;
+      let c1: f32 = vector_3.y;
+      let c2: f32 = vector_3.z;
+      let c3: f32 = vector_3.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_9: f32 = gemmOutput(alpha, threadResults[16i], beta, c0);
-      let lane_10: f32 = gemmOutput(alpha, threadResults[17i], beta, c1);
-      let lane_11: f32 = gemmOutput(alpha, threadResults[18i], beta, c2);
-      let lane_12: f32 = gemmOutput(alpha, threadResults[19i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_9;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_10;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_11;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_12;
+      let vector_4: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_4.x;
+      let c1: f32 = vector_4.y;
+      let c2: f32 = vector_4.z;
+      let c3: f32 = vector_4.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_13: f32 = gemmOutput(alpha, threadResults[24i], beta, c0);
-      let lane_14: f32 = gemmOutput(alpha, threadResults[25i], beta, c1);
-      let lane_15: f32 = gemmOutput(alpha, threadResults[26i], beta, c2);
-      let lane_16: f32 = gemmOutput(alpha, threadResults[27i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_13;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_14;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_15;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_16;
+      let vector_5: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_5.x;
+      let c1: f32 = vector_5.y;
+      let c2: f32 = vector_5.z;
+      let c3: f32 = vector_5.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_17: f32 = gemmOutput(alpha, threadResults[4i], beta, c0);
-      let lane_18: f32 = gemmOutput(alpha, threadResults[5i], beta, c1);
-      let lane_19: f32 = gemmOutput(alpha, threadResults[6i], beta, c2);
-      let lane_20: f32 = gemmOutput(alpha, threadResults[7i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_17;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_18;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_19;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_20;
+      let vector_6: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_6.x;
+      let c1: f32 = vector_6.y;
+      let c2: f32 = vector_6.z;
+      let c3: f32 = vector_6.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_21: f32 = gemmOutput(alpha, threadResults[12i], beta, c0);
-      let lane_22: f32 = gemmOutput(alpha, threadResults[13i], beta, c1);
-      let lane_23: f32 = gemmOutput(alpha, threadResults[14i], beta, c2);
-      let lane_24: f32 = gemmOutput(alpha, threadResults[15i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_21;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_22;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_23;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_24;
+      let vector_7: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_7.x;
+      let c1: f32 = vector_7.y;
+      let c2: f32 = vector_7.z;
+      let c3: f32 = vector_7.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_25: f32 = gemmOutput(alpha, threadResults[20i], beta, c0);
-      let lane_26: f32 = gemmOutput(alpha, threadResults[21i], beta, c1);
-      let lane_27: f32 = gemmOutput(alpha, threadResults[22i], beta, c2);
-      let lane_28: f32 = gemmOutput(alpha, threadResults[23i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_25;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_26;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_27;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_28;
+      let vector_8: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_8.x;
+      let c1: f32 = vector_8.y;
+      let c2: f32 = vector_8.z;
+      let c3: f32 = vector_8.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
     }
   }
   {
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let c0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2];
-      let c1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i];
-      let c2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i];
-      let c3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i];
-      let lane_29: f32 = gemmOutput(alpha, threadResults[28i], beta, c0);
-      let lane_30: f32 = gemmOutput(alpha, threadResults[29i], beta, c1);
-      let lane_31: f32 = gemmOutput(alpha, threadResults[30i], beta, c2);
-      let lane_32: f32 = gemmOutput(alpha, threadResults[31i], beta, c3);
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2] = lane_29;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 1i] = lane_30;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 2i] = lane_31;
-      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[row_2 * N + col_2 + 3i] = lane_32;
+      let vector_9: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_9.x;
+      let c1: f32 = vector_9.y;
+      let c2: f32 = vector_9.z;
+      let c3: f32 = vector_9.w;
+      sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
     }
   }
 }
