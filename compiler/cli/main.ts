@@ -351,7 +351,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .description("Search the matmul rungs' compile-time constants on a device and store the fastest verified choices, which matmul() then uses.")
     .addOption(new Option("--backend <name>", "backend to tune on").choices(["auto", "cpu", "webgpu", "cuda"]).default("auto"))
     .option("--sizes <list>", "comma-separated square sizes n (default: 64,128 on the CPU, 1024,4096 on a GPU)", parseSizes)
-    .option("--runs <r>", "timed launches per candidate and size (median kept)", parseSize, 5)
+    .option("--runs <r>", "timed launches per candidate and size, at least (short kernels get more, up to 25 ms in all; median kept)", parseSize, 5)
     .option("--rungs <list>", "comma-separated rungs to tune (default: every tunable rung)")
     .option("--max-candidates <n>", "measure at most n candidates per rung, in search order", parseSize)
     .option("--store <dir>", "store directory (default: $TSKERNEL_TUNE_DIR, else $XDG_CACHE_HOME/tskernel/tune, else ~/.cache/tskernel/tune)")

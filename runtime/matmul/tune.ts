@@ -17,7 +17,10 @@ import type { KernelHandle } from "../library.ts";
 export interface TuneOptions {
   /** Square sizes n to tune at (n×n times n×n); each fills the store's entry for its shape class. */
   readonly sizes: readonly number[];
-  /** Timed launches per candidate and size after one warm-up; the median is kept. Default 5. */
+  /**
+   * Timed launches per candidate and size after one warm-up, at least; short kernels get more, up to 25 ms
+   * of timed launches in all. The median is kept. Default 5.
+   */
   readonly runs?: number;
   /** Names of the rungs to tune; default every rung of the table that has a search space. */
   readonly rungs?: readonly string[];
@@ -96,6 +99,10 @@ interface FunctionInfo {
   /** Local memory per thread (spills, or private arrays not kept in registers), where the device reports it. */
   readonly localBytes?: number;
 }
+
+/** Each candidate is timed for at least this long in all (more runs for short kernels), up to maximumRuns runs. */
+const minimumTimedMs = 25;
+const maximumRuns = 200;
 
 export async function tuneMatmul(device: Device, options: TuneOptions): Promise<TuneReport> {
   const progress = options.onProgress ?? (() => {});
@@ -186,7 +193,11 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
           progress(`${label}: WRONG, discarded: ${reason}`);
           continue;
         }
-        const timing = await device.time(state.handle, launch, { warmup: 1, runs });
+        // Short kernels (80 µs at 1000³ on an H100) are timed more often: at least minimumTimedMs in all,
+        // or their ranking is noise (runs 9 and 12 ranked the 1000³ candidates differently with 5 runs).
+        const probe = await device.time(state.handle, launch, { warmup: 1, runs: 1 });
+        const enough = Math.min(maximumRuns, Math.max(runs, Math.ceil(minimumTimedMs / Math.max(probe.medianMs, 1e-3))));
+        const timing = await device.time(state.handle, launch, { warmup: 0, runs: enough });
         const gflops = (2 * n ** 3) / (timing.medianMs * 1e6);
         reports.push({ ...base, status: "ok", ms: timing.medianMs, gflops, error });
         progress(`${label}: ${timing.medianMs.toFixed(3)} ms, ${gflops.toFixed(1)} GFLOP/s${state.registers !== undefined ? `, ${state.registers} registers` : ""}`);
