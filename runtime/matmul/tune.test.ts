@@ -271,6 +271,16 @@ describe("tuneMatmul on the CPU", () => {
     expect(wrong.error!.normwiseRelative).toBeGreaterThan(1e-3);
     expect(progress.filter((line) => /^\[\d\/3\] n=64 /.test(line))).toHaveLength(3);
     expect(progress).toContain(`[3/3] n=64 test-skipping T=32 SKIP=1: WRONG, discarded: ${wrong.reason}`);
+    // The two verified candidates are timed again back to back, the wrong one is not; the report keeps the second timing.
+    const again = progress.filter((line) => line.startsWith("n=64 again: "));
+    expect(again.map((line) => line.split(":")[0]! + ":" + line.split(":")[1]!.split(" ").slice(0, 3).join(" ")).sort()).toEqual(
+      ["n=64 again: sgemm-2d-transposed-a BM=32", "n=64 again: test-skipping T=32"].sort(),
+    );
+    for (const line of again) {
+      const [, name, constants, ms] = /^n=64 again: (\S+) (.+): ([\d.]+) ms/.exec(line)!;
+      const candidate = report.candidates.find((c) => c.rung === name && c.status === "ok" && Object.entries(c.constants).map(([k, v]) => `${k}=${v}`).join(" ") === constants)!;
+      expect(candidate.ms!.toFixed(3)).toBe(ms);
+    }
     for (const ok of report.candidates.filter((c) => c.status === "ok")) {
       expect(ok.error!.normwiseRelative).toBeLessThan(64 * 2 ** -23);
       expect(ok.gflops).toBeGreaterThan(0);
