@@ -39,6 +39,22 @@ export function unsupportedSize(variant: MatmulVariant, n: number): string | und
 
 const blocks = (n: number, tile: number) => Math.ceil(n / tile);
 const sgemmBlockSizes = [{ BLOCKSIZE: 32 }, { BLOCKSIZE: 16 }];
+/**
+ * A GEMM rung whose BM×BN block tiles are compile-time constants: the grid follows them (blockIdx.x along
+ * the columns of C). `multipleOf` (default: the largest tile, 128) is what the demo pads n to.
+ */
+function blockTiled(id: string, file: string, kernel: string, specializations: readonly Readonly<Record<string, number>>[], multipleOf = 128): MatmulVariant {
+  return {
+    id,
+    file,
+    kernel,
+    specializations,
+    multipleOf,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [Math.ceil(n / BN!), Math.ceil(n / BM!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  };
+}
+
 // Smaller tiles for devices whose workgroup memory is too small for the defaults (WebGPU's portable 16 KB).
 const smallVectorized = { BM: 64, BN: 64, BK: 8, TM: 8, TN: 4 };
 const smallWarptiling = { BM: 64, BN: 64, BK: 8, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 };
@@ -153,53 +169,13 @@ export const seedVariants: readonly MatmulVariant[] = [
     gemm: true,
     launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
   },
-  {
-    id: "sgemm-vectorized",
-    file: "examples/sgemm-vectorized.ts",
-    kernel: "sgemmVectorized",
-    specializations: [{ PAD: 0 }, { ...smallVectorized, PAD: 0 }],
-    multipleOf: 128,
-    gemm: true,
-    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
-  },
-  {
-    // The same kernel with AsT's rows padded by 4 floats: its transposing stores are free of bank conflicts.
-    id: "sgemm-vectorized-padded",
-    file: "examples/sgemm-vectorized.ts",
-    kernel: "sgemmVectorized",
-    specializations: [{ PAD: 4 }, { ...smallVectorized, PAD: 4 }],
-    multipleOf: 128,
-    gemm: true,
-    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
-  },
-  {
-    id: "sgemm-warptiling",
-    file: "examples/sgemm-warptiling.ts",
-    kernel: "sgemmWarptiling",
-    specializations: [{}, smallWarptiling],
-    multipleOf: 128,
-    gemm: true,
-    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
-  },
-  {
-    id: "sgemm-warptiling-double-buffered",
-    file: "examples/sgemm-warptiling.ts",
-    kernel: "sgemmWarptilingDoubleBuffered",
-    specializations: [{}, smallWarptiling],
-    multipleOf: 128,
-    gemm: true,
-    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [n / BN!, n / BM!], args: [n, n, n, alpha, A, B, beta, C] }),
-  },
-  {
-    id: "sgemm-warptiling-guarded",
-    file: "examples/sgemm-warptiling.ts",
-    kernel: "sgemmWarptilingGuarded",
-    specializations: [{}, smallWarptiling],
-    // Any size whose rows stay 16-byte aligned.
-    multipleOf: 4,
-    gemm: true,
-    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [Math.ceil(n / BN!), Math.ceil(n / BM!)], args: [n, n, n, alpha, A, B, beta, C] }),
-  },
+  blockTiled("sgemm-vectorized", "examples/sgemm-vectorized.ts", "sgemmVectorized", [{ PAD: 0 }, { ...smallVectorized, PAD: 0 }]),
+  // The same kernel with AsT's rows padded by 4 floats: its transposing stores are free of bank conflicts.
+  blockTiled("sgemm-vectorized-padded", "examples/sgemm-vectorized.ts", "sgemmVectorized", [{ PAD: 4 }, { ...smallVectorized, PAD: 4 }]),
+  blockTiled("sgemm-warptiling", "examples/sgemm-warptiling.ts", "sgemmWarptiling", [{}, smallWarptiling]),
+  blockTiled("sgemm-warptiling-double-buffered", "examples/sgemm-warptiling.ts", "sgemmWarptilingDoubleBuffered", [{}, smallWarptiling]),
+  // Any size whose rows stay 16-byte aligned; the grid covers the ragged edge.
+  blockTiled("sgemm-warptiling-guarded", "examples/sgemm-warptiling.ts", "sgemmWarptilingGuarded", [{}, smallWarptiling], 4),
   {
     id: "sgemm-2d-guarded",
     file: "examples/sgemm-blocktiling.ts",
