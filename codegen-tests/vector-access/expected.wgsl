@@ -9,8 +9,8 @@ struct vectorCopy_WIDTH_128_Params {
   scale: f32,
 }
 @group(0) @binding(4) var<uniform> vectorCopy_WIDTH_128_params: vectorCopy_WIDTH_128_Params;
-var<workgroup> vectorCopy_WIDTH_128_tile: array<array<f32, 128>, 2>;
-var<workgroup> vectorCopy_WIDTH_128_flat: array<f32, 128>;
+var<workgroup> vectorCopy_WIDTH_128_tile: array<array<vec4<f32>, 32>, 2>;
+var<workgroup> vectorCopy_WIDTH_128_flat: array<vec4<f32>, 32>;
 @compute @workgroup_size(32, 1, 1)
 fn vectorCopy_WIDTH_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let scale: f32 = vectorCopy_WIDTH_128_params.scale;
@@ -21,46 +21,38 @@ fn vectorCopy_WIDTH_128(@builtin(local_invocation_id) local_id: vec3<u32>, @buil
   let b: f32 = vector.y;
   let c: f32 = vector.z;
   let d: f32 = vector.w;
-  let lane: f32 = a * scale;
-  let lane_1: f32 = b * scale;
-  let lane_2: f32 = c * scale;
-  let lane_3: f32 = d * scale;
-  vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i] = lane;
-  vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i + 1i] = lane_1;
-  vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i + 2i] = lane_2;
-  vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i + 3i] = lane_3;
+  vectorCopy_WIDTH_128_tile[1i][u32(i32(local_id.x) * 4i) / 4u] = vec4<f32>(a * scale, b * scale, c * scale, d * scale);
   scratch[4i] = a;
   scratch[5i] = b;
   scratch[6i] = c;
   scratch[7i] = d;
   workgroupBarrier();
-  var x: f32 = vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i];
-  var y: f32 = vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i + 1i];
-  var z: f32 = vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i + 2i];
-  var w: f32 = vectorCopy_WIDTH_128_tile[1i][i32(local_id.x) * 4i + 3i];
+  let vector_1: vec4<f32> = vectorCopy_WIDTH_128_tile[1i][u32(i32(local_id.x) * 4i) / 4u];
+  var x: f32 = vector_1.x;
+  var y: f32 = vector_1.y;
+  var z: f32 = vector_1.z;
+  var w: f32 = vector_1.w;
   x += scratch[4i];
-  vectorCopy_WIDTH_128_flat[i32(local_id.x) * 4i] = x;
-  vectorCopy_WIDTH_128_flat[i32(local_id.x) * 4i + 1i] = y;
-  vectorCopy_WIDTH_128_flat[i32(local_id.x) * 4i + 2i] = z;
-  vectorCopy_WIDTH_128_flat[i32(local_id.x) * 4i + 3i] = w;
+  vectorCopy_WIDTH_128_flat[u32(i32(local_id.x) * 4i) / 4u] = vec4<f32>(x, y, z, w);
   workgroupBarrier();
-  let p: f32 = vectorCopy_WIDTH_128_flat[(i32(local_id.x) ^ 1i) * 4i];
-  let q: f32 = vectorCopy_WIDTH_128_flat[(i32(local_id.x) ^ 1i) * 4i + 1i];
-  let r: f32 = vectorCopy_WIDTH_128_flat[(i32(local_id.x) ^ 1i) * 4i + 2i];
-  let s: f32 = vectorCopy_WIDTH_128_flat[(i32(local_id.x) ^ 1i) * 4i + 3i];
+  let vector_2: vec4<f32> = vectorCopy_WIDTH_128_flat[u32((i32(local_id.x) ^ 1i) * 4i) / 4u];
+  let p: f32 = vector_2.x;
+  let q: f32 = vector_2.y;
+  let r: f32 = vector_2.z;
+  let s: f32 = vector_2.w;
   vectorCopy_WIDTH_128_out[u32(base) / 4u] = vec4<f32>(p, q, r, s);
-  let vector_1: vec4<i32> = vectorCopy_WIDTH_128_intsIn[u32(base) / 4u];
-  let i0: i32 = vector_1.x;
-  let i1: i32 = vector_1.y;
-  let i2: i32 = vector_1.z;
-  let i3: i32 = vector_1.w;
+  let vector_3: vec4<i32> = vectorCopy_WIDTH_128_intsIn[u32(base) / 4u];
+  let i0: i32 = vector_3.x;
+  let i1: i32 = vector_3.y;
+  let i2: i32 = vector_3.z;
+  let i3: i32 = vector_3.w;
   vectorCopy_WIDTH_128_ints[u32(base) / 4u] = vec4<i32>(i3, i2, i1, i0);
 }
 
 // Kernel pipelinedSum specialized for STEPS = 4.
 @group(0) @binding(0) var<storage, read_write> pipelinedSum_STEPS_4_out: array<f32>;
 @group(0) @binding(1) var<storage, read> pipelinedSum_STEPS_4_input: array<vec4<f32>>;
-var<workgroup> pipelinedSum_STEPS_4_stages: array<array<f32, 128>, 2>;
+var<workgroup> pipelinedSum_STEPS_4_stages: array<array<vec4<f32>, 32>, 2>;
 @compute @workgroup_size(32, 1, 1)
 fn pipelinedSum_STEPS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let offset: i32 = i32(group_id.x) * 4i * 128i + i32(local_id.x) * 4i;
@@ -70,10 +62,7 @@ fn pipelinedSum_STEPS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @buil
     let copied1: f32 = vector.y;
     let copied2: f32 = vector.z;
     let copied3: f32 = vector.w;
-    pipelinedSum_STEPS_4_stages[0i][i32(local_id.x) * 4i] = copied0;
-    pipelinedSum_STEPS_4_stages[0i][i32(local_id.x) * 4i + 1i] = copied1;
-    pipelinedSum_STEPS_4_stages[0i][i32(local_id.x) * 4i + 2i] = copied2;
-    pipelinedSum_STEPS_4_stages[0i][i32(local_id.x) * 4i + 3i] = copied3;
+    pipelinedSum_STEPS_4_stages[0i][u32(i32(local_id.x) * 4i) / 4u] = vec4<f32>(copied0, copied1, copied2, copied3);
   }
   var total: f32 = 0.0f;
   for (var step: i32 = 0i; step < 4i; step++) {
@@ -84,17 +73,15 @@ fn pipelinedSum_STEPS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @buil
         let copied1_1: f32 = vector_1.y;
         let copied2_1: f32 = vector_1.z;
         let copied3_1: f32 = vector_1.w;
-        pipelinedSum_STEPS_4_stages[(step + 1i) % 2i][i32(local_id.x) * 4i] = copied0_1;
-        pipelinedSum_STEPS_4_stages[(step + 1i) % 2i][i32(local_id.x) * 4i + 1i] = copied1_1;
-        pipelinedSum_STEPS_4_stages[(step + 1i) % 2i][i32(local_id.x) * 4i + 2i] = copied2_1;
-        pipelinedSum_STEPS_4_stages[(step + 1i) % 2i][i32(local_id.x) * 4i + 3i] = copied3_1;
+        pipelinedSum_STEPS_4_stages[(step + 1i) % 2i][u32(i32(local_id.x) * 4i) / 4u] = vec4<f32>(copied0_1, copied1_1, copied2_1, copied3_1);
       }
     }
     workgroupBarrier();
-    let e0: f32 = pipelinedSum_STEPS_4_stages[step % 2i][(i32(local_id.x) + 1i) % 32i * 4i];
-    let e1: f32 = pipelinedSum_STEPS_4_stages[step % 2i][(i32(local_id.x) + 1i) % 32i * 4i + 1i];
-    let e2: f32 = pipelinedSum_STEPS_4_stages[step % 2i][(i32(local_id.x) + 1i) % 32i * 4i + 2i];
-    let e3: f32 = pipelinedSum_STEPS_4_stages[step % 2i][(i32(local_id.x) + 1i) % 32i * 4i + 3i];
+    let vector_2: vec4<f32> = pipelinedSum_STEPS_4_stages[step % 2i][u32((i32(local_id.x) + 1i) % 32i * 4i) / 4u];
+    let e0: f32 = vector_2.x;
+    let e1: f32 = vector_2.y;
+    let e2: f32 = vector_2.z;
+    let e3: f32 = vector_2.w;
     total += e0 + e1 + e2 + e3;
     workgroupBarrier();
   }

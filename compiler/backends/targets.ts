@@ -51,8 +51,8 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       portableThreadsPerBlock: 256,
       maxBlockDims: [1024, 1024, 64],
     },
-    // Buffers are array<f32>, or array<vec4<f32>> when only vector accesses touch them; no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorBuffers: true, synchronousCopies: true },
+    // Arrays are of f32, or of vec4<f32> when only vector accesses touch them; no async copies.
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true },
     unrollInIR: true,
   },
   js: {

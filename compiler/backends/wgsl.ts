@@ -6,12 +6,13 @@
  * entry point's name as a prefix, since one module holds several kernels. A fixed block shape is the
  * `@workgroup_size`; otherwise the size comes from pipeline-overridable constants the runtime sets. A buffer
  * that the kernel only accesses four elements at a time (`load4`/`store4`, which legalize keeps for such
- * buffers) is bound as `array<vec4<T>>`, so that those accesses are single 16-byte loads and stores.
+ * buffers) is bound as `array<vec4<T>>`, and a workgroup array accessed only that way is declared with
+ * `vec4<T>` elements, so that those accesses are single 16-byte loads and stores.
  */
 
 import { type ArrayRef, type BuiltinExpr, type HelperFunction, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { walkExpr, walkStmts, exprsOf } from "../ir/rewrite.ts";
-import { vectorOnlyBuffers } from "../passes/legalize.ts";
+import { vectorOnlyArrays } from "../passes/legalize.ts";
 import { ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
 import { wgslSpelling } from "./targets.ts";
@@ -96,12 +97,12 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
   out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}.`);
   const buffers = kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array] : []));
-  const vectorBuffers = vectorOnlyBuffers(kernel.body);
+  const vectorArrays = vectorOnlyArrays(kernel.body);
   buffers.forEach((array, index) => {
     const name = moduleName(array.name);
     arrays.set(array, name);
     const access = array.access === "read" ? "read" : "read_write";
-    const element = vectorBuffers.has(array) ? `vec4<${types[array.elementType]}>` : types[array.elementType];
+    const element = vectorArrays.has(array) ? `vec4<${types[array.elementType]}>` : types[array.elementType];
     out.line(`@group(0) @binding(${layout.bindings[index]!.binding}) var<storage, ${access}> ${name}: array<${element}>;`);
   });
 
@@ -124,8 +125,13 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   for (const array of kernel.shared) {
     const name = moduleName(array.name);
     arrays.set(array, name);
-    const sizes = unit.sharedSizes.get(array) ?? [];
-    const type = sizes.reduceRight((inner, size) => `array<${inner}, ${size}>`, types[array.elementType] as string);
+    const sizes = [...(unit.sharedSizes.get(array) ?? [])];
+    // Only vector accesses touch it: four elements per vec4 along the last dimension (a multiple of 4 for
+    // 2-D arrays, TSK3014; a 1-D array rounds up to whole vec4s).
+    const vector = vectorArrays.has(array);
+    if (vector) sizes[sizes.length - 1] = Math.ceil(sizes[sizes.length - 1]! / 4);
+    const element = vector ? `vec4<${types[array.elementType]}>` : types[array.elementType];
+    const type = sizes.reduceRight((inner, size) => `array<${inner}, ${size}>`, element);
     out.line(`var<workgroup> ${name}: ${type};`);
   }
 
@@ -262,12 +268,14 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
 }
 
 /**
- * A vector access to a buffer bound as `array<vec4<T>>`: element i is in vec4 i / 4 (i a multiple of 4).
- * Asynchronous copies never get here (legalize made them plain copies).
+ * A vector access to an array of `vec4<T>` (a buffer or a workgroup array): element i of a row is in vec4
+ * i / 4 (i a multiple of 4). Asynchronous copies never get here (legalize made them plain copies).
  */
 function memoryOperation(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" | "asyncCopy" | "asyncCommit" | "asyncWait" }, context: StmtContext): string[] {
   const { names, printer } = context;
-  const vectorIndex = (indices: readonly import("../ir/ir.ts").Expr[]) => `u32(${printer.print(indices[indices.length - 1]!)}) / 4u`;
+  // Leading indices as they are (a row of a 2-D array), the last one in vec4s.
+  const vectorIndex = (indices: readonly import("../ir/ir.ts").Expr[]) =>
+    [...indices.slice(0, -1).map((index) => printer.print(index)), `u32(${printer.print(indices[indices.length - 1]!)}) / 4u`].join("][");
   switch (stmt.kind) {
     case "vectorLoad": {
       const temp = names.name({}, "vector");

@@ -6,8 +6,8 @@
  * - CUDA has no unambiguous `abs` for unsigned ints, and the absolute value of a u32 is the value itself.
  * - Vector accesses (`load4`, `store4`) become four element accesses where the target has no 16-byte
  *   accesses (JS indexes typed arrays), and on private arrays everywhere (a vector access would force a
- *   register array into memory). WGSL keeps them on global buffers that the kernel only ever accesses four
- *   elements at a time, which it binds as `array<vec4<f32>>`, and splits the rest.
+ *   register array into memory). WGSL keeps them on global buffers and shared arrays that the kernel only
+ *   ever accesses four elements at a time, which it declares as arrays of `vec4<f32>`, and splits the rest.
  * - Asynchronous copies become plain copies, and their commit and wait nothing, where the target has none
  *   (a vector load into temporaries and a vector store, so the rule above still applies to the source).
  */
@@ -20,15 +20,15 @@ export interface LegalizeOptions {
   readonly dropUnsignedAbs: boolean;
   /** Print `load4`/`store4` as element accesses. */
   readonly splitVectorAccesses: boolean;
-  /** With `splitVectorAccesses`: keep them on global buffers that are only accessed four elements at a time. */
-  readonly vectorBuffers?: boolean;
+  /** With `splitVectorAccesses`: keep them on buffers and shared arrays only accessed four elements at a time. */
+  readonly vectorArrays?: boolean;
   /** Print `copyAsync4` as a plain copy and drop `commitAsync`/`waitAsync`. */
   readonly synchronousCopies: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
   const copied = options.synchronousCopies ? mapStmts(stmts, { stmt: (stmt) => (stmt.kind === "asyncCopy" ? copyAsVectors(stmt) : stmt) }) : [...stmts];
-  const keepVectors = options.splitVectorAccesses && options.vectorBuffers ? vectorOnlyBuffers(copied) : new Set<ArrayRef>();
+  const keepVectors = options.splitVectorAccesses && options.vectorArrays ? vectorOnlyArrays(copied) : new Set<ArrayRef>();
   const split = (array: ArrayRef) => array.space === "private" || (options.splitVectorAccesses && !keepVectors.has(array));
   const expr = (node: Expr): Expr => {
     if (options.shiftAmountU32 && node.kind === "binary" && (node.op === "shl" || node.op === "shr") && node.right.type !== "u32") {
@@ -74,8 +74,8 @@ function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
   };
 }
 
-/** Global buffers that the body reads and writes only through vector accesses. */
-export function vectorOnlyBuffers(stmts: readonly Stmt[]): Set<ArrayRef> {
+/** Global buffers and shared arrays that the body reads and writes only through vector accesses. */
+export function vectorOnlyArrays(stmts: readonly Stmt[]): Set<ArrayRef> {
   const vector = new Set<ArrayRef>();
   const scalar = new Set<ArrayRef>();
   walkStmts(stmts, (stmt) => {
@@ -83,7 +83,7 @@ export function vectorOnlyBuffers(stmts: readonly Stmt[]): Set<ArrayRef> {
     if (stmt.kind === "store") scalar.add(stmt.array);
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && scalar.add(e.array));
   });
-  return new Set([...vector].filter((array) => array.space === "global" && !scalar.has(array)));
+  return new Set([...vector].filter((array) => array.space !== "private" && !scalar.has(array)));
 }
 
 /** The indices of element `lane` of a vector access: the last index plus the lane. */

@@ -17,7 +17,7 @@ struct sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Params {
 }
 @group(0) @binding(3) var<uniform> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_params: sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Params;
 var<workgroup> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_AsT: array<f32, 1024>;
-var<workgroup> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs: array<f32, 1024>;
+var<workgroup> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs: array<vec4<f32>, 256>;
 @compute @workgroup_size(256, 1, 1)
 fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_params.M;
@@ -118,10 +118,7 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       let b1: f32 = vector_1.y;
       let b2: f32 = vector_1.z;
       let b3: f32 = vector_1.w;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i] = b0;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = b1;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = b2;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = b3;
+      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     workgroupBarrier();
     {
@@ -145,20 +142,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 0i + 3i];
+      let vector_2: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(0i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_2.x;
+      let n1: f32 = vector_2.y;
+      let n2: f32 = vector_2.z;
+      let n3: f32 = vector_2.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[0i + threadCol * 8i + 4i + 3i];
+      let vector_3: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(0i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_3.x;
+      let n1: f32 = vector_3.y;
+      let n2: f32 = vector_3.z;
+      let n3: f32 = vector_3.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -249,20 +248,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 0i + 3i];
+      let vector_4: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(128i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_4.x;
+      let n1: f32 = vector_4.y;
+      let n2: f32 = vector_4.z;
+      let n3: f32 = vector_4.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[128i + threadCol * 8i + 4i + 3i];
+      let vector_5: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(128i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_5.x;
+      let n1: f32 = vector_5.y;
+      let n2: f32 = vector_5.z;
+      let n3: f32 = vector_5.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -353,20 +354,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(256i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[256i + threadCol * 8i + 4i + 3i];
+      let vector_7: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(256i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -457,20 +460,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(384i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[384i + threadCol * 8i + 4i + 3i];
+      let vector_9: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(384i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -561,20 +566,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 0i + 3i];
+      let vector_10: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(512i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_10.x;
+      let n1: f32 = vector_10.y;
+      let n2: f32 = vector_10.z;
+      let n3: f32 = vector_10.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[512i + threadCol * 8i + 4i + 3i];
+      let vector_11: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(512i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_11.x;
+      let n1: f32 = vector_11.y;
+      let n2: f32 = vector_11.z;
+      let n3: f32 = vector_11.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -665,20 +672,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 0i + 3i];
+      let vector_12: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(640i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_12.x;
+      let n1: f32 = vector_12.y;
+      let n2: f32 = vector_12.z;
+      let n3: f32 = vector_12.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[640i + threadCol * 8i + 4i + 3i];
+      let vector_13: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(640i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_13.x;
+      let n1: f32 = vector_13.y;
+      let n2: f32 = vector_13.z;
+      let n3: f32 = vector_13.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -769,20 +778,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 0i + 3i];
+      let vector_14: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(768i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_14.x;
+      let n1: f32 = vector_14.y;
+      let n2: f32 = vector_14.z;
+      let n3: f32 = vector_14.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[768i + threadCol * 8i + 4i + 3i];
+      let vector_15: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(768i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_15.x;
+      let n1: f32 = vector_15.y;
+      let n2: f32 = vector_15.z;
+      let n3: f32 = vector_15.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -873,20 +884,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(896i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[896i + threadCol * 8i + 4i + 3i];
+      let vector_17: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_Bs[u32(896i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -960,146 +973,146 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(@builtin(local_invocation_
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_2: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_2.x;
-    let c1: f32 = vector_2.y;
-    let c2: f32 = vector_2.z;
-    let c3: f32 = vector_2.w;
+    let vector_18: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_18.x;
+    let c1: f32 = vector_18.y;
+    let c2: f32 = vector_18.z;
+    let c3: f32 = vector_18.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_3: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_3.x;
-    let c1: f32 = vector_3.y;
-    let c2: f32 = vector_3.z;
-    let c3: f32 = vector_3.w;
+    let vector_19: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_19.x;
+    let c1: f32 = vector_19.y;
+    let c2: f32 = vector_19.z;
+    let c3: f32 = vector_19.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_4: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_4.x;
-    let c1: f32 = vector_4.y;
-    let c2: f32 = vector_4.z;
-    let c3: f32 = vector_4.w;
+    let vector_20: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_20.x;
+    let c1: f32 = vector_20.y;
+    let c2: f32 = vector_20.z;
+    let c3: f32 = vector_20.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_5: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_5.x;
-    let c1: f32 = vector_5.y;
-    let c2: f32 = vector_5.z;
-    let c3: f32 = vector_5.w;
+    let vector_21: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_21.x;
+    let c1: f32 = vector_21.y;
+    let c2: f32 = vector_21.z;
+    let c3: f32 = vector_21.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_6: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_22: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_22.x;
+    let c1: f32 = vector_22.y;
+    let c2: f32 = vector_22.z;
+    let c3: f32 = vector_22.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_7: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_23: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_23.x;
+    let c1: f32 = vector_23.y;
+    let c2: f32 = vector_23.z;
+    let c3: f32 = vector_23.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_8: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_24: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_24.x;
+    let c1: f32 = vector_24.y;
+    let c2: f32 = vector_24.z;
+    let c3: f32 = vector_24.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_9: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_25: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_25.x;
+    let c1: f32 = vector_25.y;
+    let c2: f32 = vector_25.z;
+    let c3: f32 = vector_25.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_10: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_10.x;
-    let c1: f32 = vector_10.y;
-    let c2: f32 = vector_10.z;
-    let c3: f32 = vector_10.w;
+    let vector_26: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_26.x;
+    let c1: f32 = vector_26.y;
+    let c2: f32 = vector_26.z;
+    let c3: f32 = vector_26.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_11: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_11.x;
-    let c1: f32 = vector_11.y;
-    let c2: f32 = vector_11.z;
-    let c3: f32 = vector_11.w;
+    let vector_27: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_27.x;
+    let c1: f32 = vector_27.y;
+    let c2: f32 = vector_27.z;
+    let c3: f32 = vector_27.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_12: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_12.x;
-    let c1: f32 = vector_12.y;
-    let c2: f32 = vector_12.z;
-    let c3: f32 = vector_12.w;
+    let vector_28: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_28.x;
+    let c1: f32 = vector_28.y;
+    let c2: f32 = vector_28.z;
+    let c3: f32 = vector_28.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_13: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_13.x;
-    let c1: f32 = vector_13.y;
-    let c2: f32 = vector_13.z;
-    let c3: f32 = vector_13.w;
+    let vector_29: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_29.x;
+    let c1: f32 = vector_29.y;
+    let c2: f32 = vector_29.z;
+    let c3: f32 = vector_29.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_14: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_14.x;
-    let c1: f32 = vector_14.y;
-    let c2: f32 = vector_14.z;
-    let c3: f32 = vector_14.w;
+    let vector_30: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_30.x;
+    let c1: f32 = vector_30.y;
+    let c2: f32 = vector_30.z;
+    let c3: f32 = vector_30.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_15: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_15.x;
-    let c1: f32 = vector_15.y;
-    let c2: f32 = vector_15.z;
-    let c3: f32 = vector_15.w;
+    let vector_31: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_31.x;
+    let c1: f32 = vector_31.y;
+    let c2: f32 = vector_31.z;
+    let c3: f32 = vector_31.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_16: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_16.x;
-    let c1: f32 = vector_16.y;
-    let c2: f32 = vector_16.z;
-    let c3: f32 = vector_16.w;
+    let vector_32: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_32.x;
+    let c1: f32 = vector_32.y;
+    let c2: f32 = vector_32.z;
+    let c3: f32 = vector_32.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_17: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_17.x;
-    let c1: f32 = vector_17.y;
-    let c2: f32 = vector_17.z;
-    let c3: f32 = vector_17.w;
+    let vector_33: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_33.x;
+    let c1: f32 = vector_33.y;
+    let c2: f32 = vector_33.z;
+    let c3: f32 = vector_33.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
 }
@@ -1117,7 +1130,7 @@ struct sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Params {
 }
 @group(0) @binding(3) var<uniform> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_params: sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Params;
 var<workgroup> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_AsT: array<f32, 1056>;
-var<workgroup> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs: array<f32, 1024>;
+var<workgroup> sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs: array<vec4<f32>, 256>;
 @compute @workgroup_size(256, 1, 1)
 fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_params.M;
@@ -1218,10 +1231,7 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       let b1: f32 = vector_1.y;
       let b2: f32 = vector_1.z;
       let b3: f32 = vector_1.w;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i] = b0;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = b1;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = b2;
-      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = b3;
+      sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     workgroupBarrier();
     {
@@ -1245,20 +1255,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 0i + 3i];
+      let vector_2: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(0i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_2.x;
+      let n1: f32 = vector_2.y;
+      let n2: f32 = vector_2.z;
+      let n3: f32 = vector_2.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[0i + threadCol * 8i + 4i + 3i];
+      let vector_3: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(0i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_3.x;
+      let n1: f32 = vector_3.y;
+      let n2: f32 = vector_3.z;
+      let n3: f32 = vector_3.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1349,20 +1361,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 0i + 3i];
+      let vector_4: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(128i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_4.x;
+      let n1: f32 = vector_4.y;
+      let n2: f32 = vector_4.z;
+      let n3: f32 = vector_4.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[128i + threadCol * 8i + 4i + 3i];
+      let vector_5: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(128i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_5.x;
+      let n1: f32 = vector_5.y;
+      let n2: f32 = vector_5.z;
+      let n3: f32 = vector_5.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1453,20 +1467,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(256i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[256i + threadCol * 8i + 4i + 3i];
+      let vector_7: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(256i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1557,20 +1573,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(384i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[384i + threadCol * 8i + 4i + 3i];
+      let vector_9: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(384i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1661,20 +1679,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 0i + 3i];
+      let vector_10: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(512i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_10.x;
+      let n1: f32 = vector_10.y;
+      let n2: f32 = vector_10.z;
+      let n3: f32 = vector_10.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[512i + threadCol * 8i + 4i + 3i];
+      let vector_11: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(512i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_11.x;
+      let n1: f32 = vector_11.y;
+      let n2: f32 = vector_11.z;
+      let n3: f32 = vector_11.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1765,20 +1785,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 0i + 3i];
+      let vector_12: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(640i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_12.x;
+      let n1: f32 = vector_12.y;
+      let n2: f32 = vector_12.z;
+      let n3: f32 = vector_12.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[640i + threadCol * 8i + 4i + 3i];
+      let vector_13: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(640i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_13.x;
+      let n1: f32 = vector_13.y;
+      let n2: f32 = vector_13.z;
+      let n3: f32 = vector_13.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1869,20 +1891,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 0i + 3i];
+      let vector_14: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(768i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_14.x;
+      let n1: f32 = vector_14.y;
+      let n2: f32 = vector_14.z;
+      let n3: f32 = vector_14.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[768i + threadCol * 8i + 4i + 3i];
+      let vector_15: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(768i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_15.x;
+      let n1: f32 = vector_15.y;
+      let n2: f32 = vector_15.z;
+      let n3: f32 = vector_15.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -1973,20 +1997,22 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 0i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(896i + threadCol * 8i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 4i];
-      let n1: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 4i + 1i];
-      let n2: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 4i + 2i];
-      let n3: f32 = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[896i + threadCol * 8i + 4i + 3i];
+      let vector_17: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_Bs[u32(896i + threadCol * 8i + 4i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -2060,146 +2086,146 @@ fn sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(@builtin(local_invocation_
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_2: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_2.x;
-    let c1: f32 = vector_2.y;
-    let c2: f32 = vector_2.z;
-    let c3: f32 = vector_2.w;
+    let vector_18: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_18.x;
+    let c1: f32 = vector_18.y;
+    let c2: f32 = vector_18.z;
+    let c3: f32 = vector_18.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 0i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_3: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_3.x;
-    let c1: f32 = vector_3.y;
-    let c2: f32 = vector_3.z;
-    let c3: f32 = vector_3.w;
+    let vector_19: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_19.x;
+    let c1: f32 = vector_19.y;
+    let c2: f32 = vector_19.z;
+    let c3: f32 = vector_19.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_4: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_4.x;
-    let c1: f32 = vector_4.y;
-    let c2: f32 = vector_4.z;
-    let c3: f32 = vector_4.w;
+    let vector_20: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_20.x;
+    let c1: f32 = vector_20.y;
+    let c2: f32 = vector_20.z;
+    let c3: f32 = vector_20.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 1i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_5: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_5.x;
-    let c1: f32 = vector_5.y;
-    let c2: f32 = vector_5.z;
-    let c3: f32 = vector_5.w;
+    let vector_21: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_21.x;
+    let c1: f32 = vector_21.y;
+    let c2: f32 = vector_21.z;
+    let c3: f32 = vector_21.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_6: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_22: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_22.x;
+    let c1: f32 = vector_22.y;
+    let c2: f32 = vector_22.z;
+    let c3: f32 = vector_22.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 2i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_7: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_23: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_23.x;
+    let c1: f32 = vector_23.y;
+    let c2: f32 = vector_23.z;
+    let c3: f32 = vector_23.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_8: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_24: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_24.x;
+    let c1: f32 = vector_24.y;
+    let c2: f32 = vector_24.z;
+    let c3: f32 = vector_24.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 3i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_9: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_25: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_25.x;
+    let c1: f32 = vector_25.y;
+    let c2: f32 = vector_25.z;
+    let c3: f32 = vector_25.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_10: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_10.x;
-    let c1: f32 = vector_10.y;
-    let c2: f32 = vector_10.z;
-    let c3: f32 = vector_10.w;
+    let vector_26: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_26.x;
+    let c1: f32 = vector_26.y;
+    let c2: f32 = vector_26.z;
+    let c3: f32 = vector_26.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 4i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_11: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_11.x;
-    let c1: f32 = vector_11.y;
-    let c2: f32 = vector_11.z;
-    let c3: f32 = vector_11.w;
+    let vector_27: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_27.x;
+    let c1: f32 = vector_27.y;
+    let c2: f32 = vector_27.z;
+    let c3: f32 = vector_27.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_12: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_12.x;
-    let c1: f32 = vector_12.y;
-    let c2: f32 = vector_12.z;
-    let c3: f32 = vector_12.w;
+    let vector_28: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_28.x;
+    let c1: f32 = vector_28.y;
+    let c2: f32 = vector_28.z;
+    let c3: f32 = vector_28.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 5i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_13: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_13.x;
-    let c1: f32 = vector_13.y;
-    let c2: f32 = vector_13.z;
-    let c3: f32 = vector_13.w;
+    let vector_29: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_29.x;
+    let c1: f32 = vector_29.y;
+    let c2: f32 = vector_29.z;
+    let c3: f32 = vector_29.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_14: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_14.x;
-    let c1: f32 = vector_14.y;
-    let c2: f32 = vector_14.z;
-    let c3: f32 = vector_14.w;
+    let vector_30: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_30.x;
+    let c1: f32 = vector_30.y;
+    let c2: f32 = vector_30.z;
+    let c3: f32 = vector_30.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 6i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_15: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_15.x;
-    let c1: f32 = vector_15.y;
-    let c2: f32 = vector_15.z;
-    let c3: f32 = vector_15.w;
+    let vector_31: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_31.x;
+    let c1: f32 = vector_31.y;
+    let c2: f32 = vector_31.z;
+    let c3: f32 = vector_31.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 0i;
-    let vector_16: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_16.x;
-    let c1: f32 = vector_16.y;
-    let c2: f32 = vector_16.z;
-    let c3: f32 = vector_16.w;
+    let vector_32: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_32.x;
+    let c1: f32 = vector_32.y;
+    let c2: f32 = vector_32.z;
+    let c3: f32 = vector_32.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let index: i32 = (cRow * 128i + threadRow * 8i + 7i) * N + cCol * 128i + threadCol * 8i + 4i;
-    let vector_17: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_17.x;
-    let c1: f32 = vector_17.y;
-    let c2: f32 = vector_17.z;
-    let c3: f32 = vector_17.w;
+    let vector_33: vec4<f32> = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_33.x;
+    let c1: f32 = vector_33.y;
+    let c2: f32 = vector_33.z;
+    let c3: f32 = vector_33.w;
     sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
 }
@@ -2217,7 +2243,7 @@ struct sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Params {
 }
 @group(0) @binding(3) var<uniform> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_params: sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Params;
 var<workgroup> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_AsT: array<f32, 512>;
-var<workgroup> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs: array<f32, 512>;
+var<workgroup> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs: array<vec4<f32>, 128>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_params.M;
@@ -2286,10 +2312,7 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       let b1: f32 = vector_1.y;
       let b2: f32 = vector_1.z;
       let b3: f32 = vector_1.w;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i] = b0;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = b1;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = b2;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = b3;
+      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     workgroupBarrier();
     {
@@ -2313,10 +2336,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[0i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[0i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[0i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[0i + threadCol * 4i + 0i + 3i];
+      let vector_2: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(0i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_2.x;
+      let n1: f32 = vector_2.y;
+      let n2: f32 = vector_2.z;
+      let n3: f32 = vector_2.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2375,10 +2399,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[64i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[64i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[64i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[64i + threadCol * 4i + 0i + 3i];
+      let vector_3: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(64i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_3.x;
+      let n1: f32 = vector_3.y;
+      let n2: f32 = vector_3.z;
+      let n3: f32 = vector_3.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2437,10 +2462,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[128i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[128i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[128i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[128i + threadCol * 4i + 0i + 3i];
+      let vector_4: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(128i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_4.x;
+      let n1: f32 = vector_4.y;
+      let n2: f32 = vector_4.z;
+      let n3: f32 = vector_4.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2499,10 +2525,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[192i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[192i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[192i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[192i + threadCol * 4i + 0i + 3i];
+      let vector_5: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(192i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_5.x;
+      let n1: f32 = vector_5.y;
+      let n2: f32 = vector_5.z;
+      let n3: f32 = vector_5.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2561,10 +2588,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[256i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[256i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[256i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[256i + threadCol * 4i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(256i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2623,10 +2651,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[320i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[320i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[320i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[320i + threadCol * 4i + 0i + 3i];
+      let vector_7: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(320i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2685,10 +2714,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[384i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[384i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[384i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[384i + threadCol * 4i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(384i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2747,10 +2777,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[448i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[448i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[448i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[448i + threadCol * 4i + 0i + 3i];
+      let vector_9: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_Bs[u32(448i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -2792,74 +2823,74 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(@builtin(local_invocation_id
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 0i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_2: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_2.x;
-    let c1: f32 = vector_2.y;
-    let c2: f32 = vector_2.z;
-    let c3: f32 = vector_2.w;
+    let vector_10: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 1i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_3: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_3.x;
-    let c1: f32 = vector_3.y;
-    let c2: f32 = vector_3.z;
-    let c3: f32 = vector_3.w;
+    let vector_11: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 2i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_4: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_4.x;
-    let c1: f32 = vector_4.y;
-    let c2: f32 = vector_4.z;
-    let c3: f32 = vector_4.w;
+    let vector_12: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_12.x;
+    let c1: f32 = vector_12.y;
+    let c2: f32 = vector_12.z;
+    let c3: f32 = vector_12.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 3i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_5: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_5.x;
-    let c1: f32 = vector_5.y;
-    let c2: f32 = vector_5.z;
-    let c3: f32 = vector_5.w;
+    let vector_13: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_13.x;
+    let c1: f32 = vector_13.y;
+    let c2: f32 = vector_13.z;
+    let c3: f32 = vector_13.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 4i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_6: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_14: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_14.x;
+    let c1: f32 = vector_14.y;
+    let c2: f32 = vector_14.z;
+    let c3: f32 = vector_14.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 5i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_7: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_15: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_15.x;
+    let c1: f32 = vector_15.y;
+    let c2: f32 = vector_15.z;
+    let c3: f32 = vector_15.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 6i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_8: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_16: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_16.x;
+    let c1: f32 = vector_16.y;
+    let c2: f32 = vector_16.z;
+    let c3: f32 = vector_16.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 7i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_9: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_17: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u];
+    let c0: f32 = vector_17.x;
+    let c1: f32 = vector_17.y;
+    let c2: f32 = vector_17.z;
+    let c3: f32 = vector_17.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
@@ -2877,7 +2908,7 @@ struct sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Params {
 }
 @group(0) @binding(3) var<uniform> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_params: sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Params;
 var<workgroup> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_AsT: array<f32, 544>;
-var<workgroup> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs: array<f32, 512>;
+var<workgroup> sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs: array<vec4<f32>, 128>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_params.M;
@@ -2946,10 +2977,7 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       let b1: f32 = vector_1.y;
       let b2: f32 = vector_1.z;
       let b3: f32 = vector_1.w;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i] = b0;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = b1;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = b2;
-      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = b3;
+      sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     workgroupBarrier();
     {
@@ -2973,10 +3001,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[0i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[0i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[0i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[0i + threadCol * 4i + 0i + 3i];
+      let vector_2: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(0i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_2.x;
+      let n1: f32 = vector_2.y;
+      let n2: f32 = vector_2.z;
+      let n3: f32 = vector_2.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3035,10 +3064,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[64i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[64i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[64i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[64i + threadCol * 4i + 0i + 3i];
+      let vector_3: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(64i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_3.x;
+      let n1: f32 = vector_3.y;
+      let n2: f32 = vector_3.z;
+      let n3: f32 = vector_3.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3097,10 +3127,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[128i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[128i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[128i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[128i + threadCol * 4i + 0i + 3i];
+      let vector_4: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(128i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_4.x;
+      let n1: f32 = vector_4.y;
+      let n2: f32 = vector_4.z;
+      let n3: f32 = vector_4.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3159,10 +3190,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[192i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[192i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[192i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[192i + threadCol * 4i + 0i + 3i];
+      let vector_5: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(192i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_5.x;
+      let n1: f32 = vector_5.y;
+      let n2: f32 = vector_5.z;
+      let n3: f32 = vector_5.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3221,10 +3253,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[256i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[256i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[256i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[256i + threadCol * 4i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(256i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3283,10 +3316,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[320i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[320i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[320i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[320i + threadCol * 4i + 0i + 3i];
+      let vector_7: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(320i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3345,10 +3379,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[384i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[384i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[384i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[384i + threadCol * 4i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(384i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3407,10 +3442,11 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[448i + threadCol * 4i + 0i];
-      let n1: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[448i + threadCol * 4i + 0i + 1i];
-      let n2: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[448i + threadCol * 4i + 0i + 2i];
-      let n3: f32 = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[448i + threadCol * 4i + 0i + 3i];
+      let vector_9: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_Bs[u32(448i + threadCol * 4i + 0i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
@@ -3452,74 +3488,74 @@ fn sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(@builtin(local_invocation_id
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 0i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_2: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_2.x;
-    let c1: f32 = vector_2.y;
-    let c2: f32 = vector_2.z;
-    let c3: f32 = vector_2.w;
+    let vector_10: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_10.x;
+    let c1: f32 = vector_10.y;
+    let c2: f32 = vector_10.z;
+    let c3: f32 = vector_10.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 1i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_3: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_3.x;
-    let c1: f32 = vector_3.y;
-    let c2: f32 = vector_3.z;
-    let c3: f32 = vector_3.w;
+    let vector_11: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_11.x;
+    let c1: f32 = vector_11.y;
+    let c2: f32 = vector_11.z;
+    let c3: f32 = vector_11.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 2i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_4: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_4.x;
-    let c1: f32 = vector_4.y;
-    let c2: f32 = vector_4.z;
-    let c3: f32 = vector_4.w;
+    let vector_12: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_12.x;
+    let c1: f32 = vector_12.y;
+    let c2: f32 = vector_12.z;
+    let c3: f32 = vector_12.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 3i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_5: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_5.x;
-    let c1: f32 = vector_5.y;
-    let c2: f32 = vector_5.z;
-    let c3: f32 = vector_5.w;
+    let vector_13: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_13.x;
+    let c1: f32 = vector_13.y;
+    let c2: f32 = vector_13.z;
+    let c3: f32 = vector_13.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 4i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_6: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_14: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_14.x;
+    let c1: f32 = vector_14.y;
+    let c2: f32 = vector_14.z;
+    let c3: f32 = vector_14.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 5i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_7: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_15: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_15.x;
+    let c1: f32 = vector_15.y;
+    let c2: f32 = vector_15.z;
+    let c3: f32 = vector_15.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 6i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_8: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_16: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_16.x;
+    let c1: f32 = vector_16.y;
+    let c2: f32 = vector_16.z;
+    let c3: f32 = vector_16.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let index: i32 = (cRow * 64i + threadRow * 8i + 7i) * N + cCol * 64i + threadCol * 4i + 0i;
-    let vector_9: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_17: vec4<f32> = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u];
+    let c0: f32 = vector_17.x;
+    let c1: f32 = vector_17.y;
+    let c2: f32 = vector_17.z;
+    let c3: f32 = vector_17.w;
     sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_C[u32(index) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }

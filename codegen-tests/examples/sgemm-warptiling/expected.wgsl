@@ -17,7 +17,7 @@ struct sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREAD
 }
 @group(0) @binding(3) var<uniform> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_params: sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Params;
 var<workgroup> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT: array<f32, 2112>;
-var<workgroup> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs: array<f32, 2048>;
+var<workgroup> sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs: array<vec4<f32>, 512>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_params.M;
@@ -94,10 +94,7 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       let b1: f32 = vector_4.y;
       let b2: f32 = vector_4.z;
       let b3: f32 = vector_4.w;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i] = b0;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = b1;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = b2;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = b3;
+      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     {
       let vector_5: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -105,10 +102,7 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       let b1: f32 = vector_5.y;
       let b2: f32 = vector_5.z;
       let b3: f32 = vector_5.w;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i] = b0;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = b1;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = b2;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = b3;
+      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32((innerRowB + 4i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     {
       let vector_6: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -116,10 +110,7 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       let b1: f32 = vector_6.y;
       let b2: f32 = vector_6.z;
       let b3: f32 = vector_6.w;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i] = b0;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = b1;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = b2;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = b3;
+      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     {
       let vector_7: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((bk + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -127,10 +118,7 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       let b1: f32 = vector_7.y;
       let b2: f32 = vector_7.z;
       let b3: f32 = vector_7.w;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i] = b0;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = b1;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = b2;
-      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = b3;
+      sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32((innerRowB + 12i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     workgroupBarrier();
     {
@@ -154,40 +142,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_9: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_10: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_10.x;
+      let n1: f32 = vector_10.y;
+      let n2: f32 = vector_10.z;
+      let n3: f32 = vector_10.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_11: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_11.x;
+      let n1: f32 = vector_11.y;
+      let n2: f32 = vector_11.z;
+      let n3: f32 = vector_11.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -342,40 +334,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_12: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_12.x;
+      let n1: f32 = vector_12.y;
+      let n2: f32 = vector_12.z;
+      let n3: f32 = vector_12.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_13: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_13.x;
+      let n1: f32 = vector_13.y;
+      let n2: f32 = vector_13.z;
+      let n3: f32 = vector_13.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_14: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_14.x;
+      let n1: f32 = vector_14.y;
+      let n2: f32 = vector_14.z;
+      let n3: f32 = vector_14.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_15: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_15.x;
+      let n1: f32 = vector_15.y;
+      let n2: f32 = vector_15.z;
+      let n3: f32 = vector_15.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -530,40 +526,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_17: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_18: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_18.x;
+      let n1: f32 = vector_18.y;
+      let n2: f32 = vector_18.z;
+      let n3: f32 = vector_18.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_19: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_19.x;
+      let n1: f32 = vector_19.y;
+      let n2: f32 = vector_19.z;
+      let n3: f32 = vector_19.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -718,40 +718,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_20: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_20.x;
+      let n1: f32 = vector_20.y;
+      let n2: f32 = vector_20.z;
+      let n3: f32 = vector_20.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_21: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_21.x;
+      let n1: f32 = vector_21.y;
+      let n2: f32 = vector_21.z;
+      let n3: f32 = vector_21.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_22: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_22.x;
+      let n1: f32 = vector_22.y;
+      let n2: f32 = vector_22.z;
+      let n3: f32 = vector_22.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_23: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_23.x;
+      let n1: f32 = vector_23.y;
+      let n2: f32 = vector_23.z;
+      let n3: f32 = vector_23.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -906,40 +910,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_24: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_24.x;
+      let n1: f32 = vector_24.y;
+      let n2: f32 = vector_24.z;
+      let n3: f32 = vector_24.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_25: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_25.x;
+      let n1: f32 = vector_25.y;
+      let n2: f32 = vector_25.z;
+      let n3: f32 = vector_25.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_26: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_26.x;
+      let n1: f32 = vector_26.y;
+      let n2: f32 = vector_26.z;
+      let n3: f32 = vector_26.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_27: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_27.x;
+      let n1: f32 = vector_27.y;
+      let n2: f32 = vector_27.z;
+      let n3: f32 = vector_27.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -1094,40 +1102,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_28: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_28.x;
+      let n1: f32 = vector_28.y;
+      let n2: f32 = vector_28.z;
+      let n3: f32 = vector_28.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_29: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_29.x;
+      let n1: f32 = vector_29.y;
+      let n2: f32 = vector_29.z;
+      let n3: f32 = vector_29.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_30: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_30.x;
+      let n1: f32 = vector_30.y;
+      let n2: f32 = vector_30.z;
+      let n3: f32 = vector_30.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_31: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_31.x;
+      let n1: f32 = vector_31.y;
+      let n2: f32 = vector_31.z;
+      let n3: f32 = vector_31.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -1282,40 +1294,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_32: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_32.x;
+      let n1: f32 = vector_32.y;
+      let n2: f32 = vector_32.z;
+      let n3: f32 = vector_32.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_33: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_33.x;
+      let n1: f32 = vector_33.y;
+      let n2: f32 = vector_33.z;
+      let n3: f32 = vector_33.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_34: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_34.x;
+      let n1: f32 = vector_34.y;
+      let n2: f32 = vector_34.z;
+      let n3: f32 = vector_34.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_35: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_35.x;
+      let n1: f32 = vector_35.y;
+      let n2: f32 = vector_35.z;
+      let n3: f32 = vector_35.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -1470,40 +1486,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_36: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_36.x;
+      let n1: f32 = vector_36.y;
+      let n2: f32 = vector_36.z;
+      let n3: f32 = vector_36.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_37: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_37.x;
+      let n1: f32 = vector_37.y;
+      let n2: f32 = vector_37.z;
+      let n3: f32 = vector_37.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_38: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_38.x;
+      let n1: f32 = vector_38.y;
+      let n2: f32 = vector_38.z;
+      let n3: f32 = vector_38.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_39: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_39.x;
+      let n1: f32 = vector_39.y;
+      let n2: f32 = vector_39.z;
+      let n3: f32 = vector_39.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -1658,40 +1678,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_40: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_40.x;
+      let n1: f32 = vector_40.y;
+      let n2: f32 = vector_40.z;
+      let n3: f32 = vector_40.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_41: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_41.x;
+      let n1: f32 = vector_41.y;
+      let n2: f32 = vector_41.z;
+      let n3: f32 = vector_41.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_42: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_42.x;
+      let n1: f32 = vector_42.y;
+      let n2: f32 = vector_42.z;
+      let n3: f32 = vector_42.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_43: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_43.x;
+      let n1: f32 = vector_43.y;
+      let n2: f32 = vector_43.z;
+      let n3: f32 = vector_43.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -1846,40 +1870,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_44: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_44.x;
+      let n1: f32 = vector_44.y;
+      let n2: f32 = vector_44.z;
+      let n3: f32 = vector_44.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_45: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_45.x;
+      let n1: f32 = vector_45.y;
+      let n2: f32 = vector_45.z;
+      let n3: f32 = vector_45.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_46: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_46.x;
+      let n1: f32 = vector_46.y;
+      let n2: f32 = vector_46.z;
+      let n3: f32 = vector_46.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_47: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_47.x;
+      let n1: f32 = vector_47.y;
+      let n2: f32 = vector_47.z;
+      let n3: f32 = vector_47.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -2034,40 +2062,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_48: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_48.x;
+      let n1: f32 = vector_48.y;
+      let n2: f32 = vector_48.z;
+      let n3: f32 = vector_48.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_49: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_49.x;
+      let n1: f32 = vector_49.y;
+      let n2: f32 = vector_49.z;
+      let n3: f32 = vector_49.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_50: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_50.x;
+      let n1: f32 = vector_50.y;
+      let n2: f32 = vector_50.z;
+      let n3: f32 = vector_50.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_51: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_51.x;
+      let n1: f32 = vector_51.y;
+      let n2: f32 = vector_51.z;
+      let n3: f32 = vector_51.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -2222,40 +2254,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_52: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_52.x;
+      let n1: f32 = vector_52.y;
+      let n2: f32 = vector_52.z;
+      let n3: f32 = vector_52.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_53: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_53.x;
+      let n1: f32 = vector_53.y;
+      let n2: f32 = vector_53.z;
+      let n3: f32 = vector_53.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_54: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_54.x;
+      let n1: f32 = vector_54.y;
+      let n2: f32 = vector_54.z;
+      let n3: f32 = vector_54.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_55: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_55.x;
+      let n1: f32 = vector_55.y;
+      let n2: f32 = vector_55.z;
+      let n3: f32 = vector_55.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -2410,40 +2446,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_56: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_56.x;
+      let n1: f32 = vector_56.y;
+      let n2: f32 = vector_56.z;
+      let n3: f32 = vector_56.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_57: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_57.x;
+      let n1: f32 = vector_57.y;
+      let n2: f32 = vector_57.z;
+      let n3: f32 = vector_57.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_58: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_58.x;
+      let n1: f32 = vector_58.y;
+      let n2: f32 = vector_58.z;
+      let n3: f32 = vector_58.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_59: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_59.x;
+      let n1: f32 = vector_59.y;
+      let n2: f32 = vector_59.z;
+      let n3: f32 = vector_59.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -2598,40 +2638,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_60: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_60.x;
+      let n1: f32 = vector_60.y;
+      let n2: f32 = vector_60.z;
+      let n3: f32 = vector_60.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_61: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_61.x;
+      let n1: f32 = vector_61.y;
+      let n2: f32 = vector_61.z;
+      let n3: f32 = vector_61.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_62: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_62.x;
+      let n1: f32 = vector_62.y;
+      let n2: f32 = vector_62.z;
+      let n3: f32 = vector_62.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_63: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_63.x;
+      let n1: f32 = vector_63.y;
+      let n2: f32 = vector_63.z;
+      let n3: f32 = vector_63.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -2786,40 +2830,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_64: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_64.x;
+      let n1: f32 = vector_64.y;
+      let n2: f32 = vector_64.z;
+      let n3: f32 = vector_64.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_65: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_65.x;
+      let n1: f32 = vector_65.y;
+      let n2: f32 = vector_65.z;
+      let n3: f32 = vector_65.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_66: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_66.x;
+      let n1: f32 = vector_66.y;
+      let n2: f32 = vector_66.z;
+      let n3: f32 = vector_66.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_67: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_67.x;
+      let n1: f32 = vector_67.y;
+      let n2: f32 = vector_67.z;
+      let n3: f32 = vector_67.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -2974,40 +3022,44 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_68: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_68.x;
+      let n1: f32 = vector_68.y;
+      let n2: f32 = vector_68.z;
+      let n3: f32 = vector_68.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_69: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_69.x;
+      let n1: f32 = vector_69.y;
+      let n2: f32 = vector_69.z;
+      let n3: f32 = vector_69.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_70: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_70.x;
+      let n1: f32 = vector_70.y;
+      let n2: f32 = vector_70.z;
+      let n3: f32 = vector_70.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_71: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[u32(1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_71.x;
+      let n1: f32 = vector_71.y;
+      let n2: f32 = vector_71.z;
+      let n3: f32 = vector_71.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -3146,321 +3198,321 @@ fn sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_12
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_8: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_72: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_72.x;
+    let c1: f32 = vector_72.y;
+    let c2: f32 = vector_72.z;
+    let c3: f32 = vector_72.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_9: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_73: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_73.x;
+    let c1: f32 = vector_73.y;
+    let c2: f32 = vector_73.z;
+    let c3: f32 = vector_73.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_10: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_10.x;
-    let c1: f32 = vector_10.y;
-    let c2: f32 = vector_10.z;
-    let c3: f32 = vector_10.w;
+    let vector_74: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_74.x;
+    let c1: f32 = vector_74.y;
+    let c2: f32 = vector_74.z;
+    let c3: f32 = vector_74.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_11: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_11.x;
-    let c1: f32 = vector_11.y;
-    let c2: f32 = vector_11.z;
-    let c3: f32 = vector_11.w;
+    let vector_75: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_75.x;
+    let c1: f32 = vector_75.y;
+    let c2: f32 = vector_75.z;
+    let c3: f32 = vector_75.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_12: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_12.x;
-    let c1: f32 = vector_12.y;
-    let c2: f32 = vector_12.z;
-    let c3: f32 = vector_12.w;
+    let vector_76: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_76.x;
+    let c1: f32 = vector_76.y;
+    let c2: f32 = vector_76.z;
+    let c3: f32 = vector_76.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[64i], beta, c0), gemmOutput(alpha, threadResults[65i], beta, c1), gemmOutput(alpha, threadResults[66i], beta, c2), gemmOutput(alpha, threadResults[67i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_13: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_13.x;
-    let c1: f32 = vector_13.y;
-    let c2: f32 = vector_13.z;
-    let c3: f32 = vector_13.w;
+    let vector_77: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_77.x;
+    let c1: f32 = vector_77.y;
+    let c2: f32 = vector_77.z;
+    let c3: f32 = vector_77.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[80i], beta, c0), gemmOutput(alpha, threadResults[81i], beta, c1), gemmOutput(alpha, threadResults[82i], beta, c2), gemmOutput(alpha, threadResults[83i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_14: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_14.x;
-    let c1: f32 = vector_14.y;
-    let c2: f32 = vector_14.z;
-    let c3: f32 = vector_14.w;
+    let vector_78: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_78.x;
+    let c1: f32 = vector_78.y;
+    let c2: f32 = vector_78.z;
+    let c3: f32 = vector_78.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[96i], beta, c0), gemmOutput(alpha, threadResults[97i], beta, c1), gemmOutput(alpha, threadResults[98i], beta, c2), gemmOutput(alpha, threadResults[99i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_15: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_15.x;
-    let c1: f32 = vector_15.y;
-    let c2: f32 = vector_15.z;
-    let c3: f32 = vector_15.w;
+    let vector_79: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_79.x;
+    let c1: f32 = vector_79.y;
+    let c2: f32 = vector_79.z;
+    let c3: f32 = vector_79.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[112i], beta, c0), gemmOutput(alpha, threadResults[113i], beta, c1), gemmOutput(alpha, threadResults[114i], beta, c2), gemmOutput(alpha, threadResults[115i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_16: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_16.x;
-    let c1: f32 = vector_16.y;
-    let c2: f32 = vector_16.z;
-    let c3: f32 = vector_16.w;
+    let vector_80: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_80.x;
+    let c1: f32 = vector_80.y;
+    let c2: f32 = vector_80.z;
+    let c3: f32 = vector_80.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_17: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_17.x;
-    let c1: f32 = vector_17.y;
-    let c2: f32 = vector_17.z;
-    let c3: f32 = vector_17.w;
+    let vector_81: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_81.x;
+    let c1: f32 = vector_81.y;
+    let c2: f32 = vector_81.z;
+    let c3: f32 = vector_81.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_18: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_18.x;
-    let c1: f32 = vector_18.y;
-    let c2: f32 = vector_18.z;
-    let c3: f32 = vector_18.w;
+    let vector_82: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_82.x;
+    let c1: f32 = vector_82.y;
+    let c2: f32 = vector_82.z;
+    let c3: f32 = vector_82.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_19: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_19.x;
-    let c1: f32 = vector_19.y;
-    let c2: f32 = vector_19.z;
-    let c3: f32 = vector_19.w;
+    let vector_83: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_83.x;
+    let c1: f32 = vector_83.y;
+    let c2: f32 = vector_83.z;
+    let c3: f32 = vector_83.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_20: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_20.x;
-    let c1: f32 = vector_20.y;
-    let c2: f32 = vector_20.z;
-    let c3: f32 = vector_20.w;
+    let vector_84: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_84.x;
+    let c1: f32 = vector_84.y;
+    let c2: f32 = vector_84.z;
+    let c3: f32 = vector_84.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[68i], beta, c0), gemmOutput(alpha, threadResults[69i], beta, c1), gemmOutput(alpha, threadResults[70i], beta, c2), gemmOutput(alpha, threadResults[71i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_21: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_21.x;
-    let c1: f32 = vector_21.y;
-    let c2: f32 = vector_21.z;
-    let c3: f32 = vector_21.w;
+    let vector_85: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_85.x;
+    let c1: f32 = vector_85.y;
+    let c2: f32 = vector_85.z;
+    let c3: f32 = vector_85.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[84i], beta, c0), gemmOutput(alpha, threadResults[85i], beta, c1), gemmOutput(alpha, threadResults[86i], beta, c2), gemmOutput(alpha, threadResults[87i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_22: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_22.x;
-    let c1: f32 = vector_22.y;
-    let c2: f32 = vector_22.z;
-    let c3: f32 = vector_22.w;
+    let vector_86: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_86.x;
+    let c1: f32 = vector_86.y;
+    let c2: f32 = vector_86.z;
+    let c3: f32 = vector_86.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[100i], beta, c0), gemmOutput(alpha, threadResults[101i], beta, c1), gemmOutput(alpha, threadResults[102i], beta, c2), gemmOutput(alpha, threadResults[103i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_23: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_23.x;
-    let c1: f32 = vector_23.y;
-    let c2: f32 = vector_23.z;
-    let c3: f32 = vector_23.w;
+    let vector_87: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_87.x;
+    let c1: f32 = vector_87.y;
+    let c2: f32 = vector_87.z;
+    let c3: f32 = vector_87.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[116i], beta, c0), gemmOutput(alpha, threadResults[117i], beta, c1), gemmOutput(alpha, threadResults[118i], beta, c2), gemmOutput(alpha, threadResults[119i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_24: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_24.x;
-    let c1: f32 = vector_24.y;
-    let c2: f32 = vector_24.z;
-    let c3: f32 = vector_24.w;
+    let vector_88: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_88.x;
+    let c1: f32 = vector_88.y;
+    let c2: f32 = vector_88.z;
+    let c3: f32 = vector_88.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_25: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_25.x;
-    let c1: f32 = vector_25.y;
-    let c2: f32 = vector_25.z;
-    let c3: f32 = vector_25.w;
+    let vector_89: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_89.x;
+    let c1: f32 = vector_89.y;
+    let c2: f32 = vector_89.z;
+    let c3: f32 = vector_89.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_26: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_26.x;
-    let c1: f32 = vector_26.y;
-    let c2: f32 = vector_26.z;
-    let c3: f32 = vector_26.w;
+    let vector_90: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_90.x;
+    let c1: f32 = vector_90.y;
+    let c2: f32 = vector_90.z;
+    let c3: f32 = vector_90.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_27: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_27.x;
-    let c1: f32 = vector_27.y;
-    let c2: f32 = vector_27.z;
-    let c3: f32 = vector_27.w;
+    let vector_91: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_91.x;
+    let c1: f32 = vector_91.y;
+    let c2: f32 = vector_91.z;
+    let c3: f32 = vector_91.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_28: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_28.x;
-    let c1: f32 = vector_28.y;
-    let c2: f32 = vector_28.z;
-    let c3: f32 = vector_28.w;
+    let vector_92: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_92.x;
+    let c1: f32 = vector_92.y;
+    let c2: f32 = vector_92.z;
+    let c3: f32 = vector_92.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[72i], beta, c0), gemmOutput(alpha, threadResults[73i], beta, c1), gemmOutput(alpha, threadResults[74i], beta, c2), gemmOutput(alpha, threadResults[75i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_29: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_29.x;
-    let c1: f32 = vector_29.y;
-    let c2: f32 = vector_29.z;
-    let c3: f32 = vector_29.w;
+    let vector_93: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_93.x;
+    let c1: f32 = vector_93.y;
+    let c2: f32 = vector_93.z;
+    let c3: f32 = vector_93.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[88i], beta, c0), gemmOutput(alpha, threadResults[89i], beta, c1), gemmOutput(alpha, threadResults[90i], beta, c2), gemmOutput(alpha, threadResults[91i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_30: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_30.x;
-    let c1: f32 = vector_30.y;
-    let c2: f32 = vector_30.z;
-    let c3: f32 = vector_30.w;
+    let vector_94: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_94.x;
+    let c1: f32 = vector_94.y;
+    let c2: f32 = vector_94.z;
+    let c3: f32 = vector_94.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[104i], beta, c0), gemmOutput(alpha, threadResults[105i], beta, c1), gemmOutput(alpha, threadResults[106i], beta, c2), gemmOutput(alpha, threadResults[107i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_31: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_31.x;
-    let c1: f32 = vector_31.y;
-    let c2: f32 = vector_31.z;
-    let c3: f32 = vector_31.w;
+    let vector_95: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_95.x;
+    let c1: f32 = vector_95.y;
+    let c2: f32 = vector_95.z;
+    let c3: f32 = vector_95.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[120i], beta, c0), gemmOutput(alpha, threadResults[121i], beta, c1), gemmOutput(alpha, threadResults[122i], beta, c2), gemmOutput(alpha, threadResults[123i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_32: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_32.x;
-    let c1: f32 = vector_32.y;
-    let c2: f32 = vector_32.z;
-    let c3: f32 = vector_32.w;
+    let vector_96: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_96.x;
+    let c1: f32 = vector_96.y;
+    let c2: f32 = vector_96.z;
+    let c3: f32 = vector_96.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_33: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_33.x;
-    let c1: f32 = vector_33.y;
-    let c2: f32 = vector_33.z;
-    let c3: f32 = vector_33.w;
+    let vector_97: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_97.x;
+    let c1: f32 = vector_97.y;
+    let c2: f32 = vector_97.z;
+    let c3: f32 = vector_97.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_34: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_34.x;
-    let c1: f32 = vector_34.y;
-    let c2: f32 = vector_34.z;
-    let c3: f32 = vector_34.w;
+    let vector_98: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_98.x;
+    let c1: f32 = vector_98.y;
+    let c2: f32 = vector_98.z;
+    let c3: f32 = vector_98.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_35: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_35.x;
-    let c1: f32 = vector_35.y;
-    let c2: f32 = vector_35.z;
-    let c3: f32 = vector_35.w;
+    let vector_99: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_99.x;
+    let c1: f32 = vector_99.y;
+    let c2: f32 = vector_99.z;
+    let c3: f32 = vector_99.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_36: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_36.x;
-    let c1: f32 = vector_36.y;
-    let c2: f32 = vector_36.z;
-    let c3: f32 = vector_36.w;
+    let vector_100: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_100.x;
+    let c1: f32 = vector_100.y;
+    let c2: f32 = vector_100.z;
+    let c3: f32 = vector_100.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[76i], beta, c0), gemmOutput(alpha, threadResults[77i], beta, c1), gemmOutput(alpha, threadResults[78i], beta, c2), gemmOutput(alpha, threadResults[79i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_37: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_37.x;
-    let c1: f32 = vector_37.y;
-    let c2: f32 = vector_37.z;
-    let c3: f32 = vector_37.w;
+    let vector_101: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_101.x;
+    let c1: f32 = vector_101.y;
+    let c2: f32 = vector_101.z;
+    let c3: f32 = vector_101.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[92i], beta, c0), gemmOutput(alpha, threadResults[93i], beta, c1), gemmOutput(alpha, threadResults[94i], beta, c2), gemmOutput(alpha, threadResults[95i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_38: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_38.x;
-    let c1: f32 = vector_38.y;
-    let c2: f32 = vector_38.z;
-    let c3: f32 = vector_38.w;
+    let vector_102: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_102.x;
+    let c1: f32 = vector_102.y;
+    let c2: f32 = vector_102.z;
+    let c3: f32 = vector_102.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[108i], beta, c0), gemmOutput(alpha, threadResults[109i], beta, c1), gemmOutput(alpha, threadResults[110i], beta, c2), gemmOutput(alpha, threadResults[111i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_39: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_39.x;
-    let c1: f32 = vector_39.y;
-    let c2: f32 = vector_39.z;
-    let c3: f32 = vector_39.w;
+    let vector_103: vec4<f32> = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_103.x;
+    let c1: f32 = vector_103.y;
+    let c2: f32 = vector_103.z;
+    let c3: f32 = vector_103.w;
     sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[124i], beta, c0), gemmOutput(alpha, threadResults[125i], beta, c1), gemmOutput(alpha, threadResults[126i], beta, c2), gemmOutput(alpha, threadResults[127i], beta, c3));
   }
 }
@@ -3478,7 +3530,7 @@ struct sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_1
 }
 @group(0) @binding(3) var<uniform> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params: sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params;
 var<workgroup> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT: array<f32, 544>;
-var<workgroup> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<f32, 512>;
+var<workgroup> sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<vec4<f32>, 128>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.M;
@@ -3551,10 +3603,7 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       let b1: f32 = vector_1.y;
       let b2: f32 = vector_1.z;
       let b3: f32 = vector_1.w;
-      sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i] = b0;
-      sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = b1;
-      sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = b2;
-      sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = b3;
+      sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(b0, b1, b2, b3);
     }
     workgroupBarrier();
     {
@@ -3568,20 +3617,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_2: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_2.x;
+      let n1: f32 = vector_2.y;
+      let n2: f32 = vector_2.z;
+      let n3: f32 = vector_2.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_3: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_3.x;
+      let n1: f32 = vector_3.y;
+      let n2: f32 = vector_3.z;
+      let n3: f32 = vector_3.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -3630,20 +3681,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_4: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_4.x;
+      let n1: f32 = vector_4.y;
+      let n2: f32 = vector_4.z;
+      let n3: f32 = vector_4.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_5: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_5.x;
+      let n1: f32 = vector_5.y;
+      let n2: f32 = vector_5.z;
+      let n3: f32 = vector_5.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -3692,20 +3745,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_7: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -3754,20 +3809,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_9: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -3816,20 +3873,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_10: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_10.x;
+      let n1: f32 = vector_10.y;
+      let n2: f32 = vector_10.z;
+      let n3: f32 = vector_10.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_11: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_11.x;
+      let n1: f32 = vector_11.y;
+      let n2: f32 = vector_11.z;
+      let n3: f32 = vector_11.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -3878,20 +3937,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_12: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_12.x;
+      let n1: f32 = vector_12.y;
+      let n2: f32 = vector_12.z;
+      let n3: f32 = vector_12.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_13: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_13.x;
+      let n1: f32 = vector_13.y;
+      let n2: f32 = vector_13.z;
+      let n3: f32 = vector_13.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -3940,20 +4001,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_14: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_14.x;
+      let n1: f32 = vector_14.y;
+      let n2: f32 = vector_14.z;
+      let n3: f32 = vector_14.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_15: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_15.x;
+      let n1: f32 = vector_15.y;
+      let n2: f32 = vector_15.z;
+      let n3: f32 = vector_15.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -4002,20 +4065,22 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_17: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[u32(448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -4058,81 +4123,81 @@ fn sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_2: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_2.x;
-    let c1: f32 = vector_2.y;
-    let c2: f32 = vector_2.z;
-    let c3: f32 = vector_2.w;
+    let vector_18: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_18.x;
+    let c1: f32 = vector_18.y;
+    let c2: f32 = vector_18.z;
+    let c3: f32 = vector_18.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_3: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_3.x;
-    let c1: f32 = vector_3.y;
-    let c2: f32 = vector_3.z;
-    let c3: f32 = vector_3.w;
+    let vector_19: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_19.x;
+    let c1: f32 = vector_19.y;
+    let c2: f32 = vector_19.z;
+    let c3: f32 = vector_19.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_4: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_4.x;
-    let c1: f32 = vector_4.y;
-    let c2: f32 = vector_4.z;
-    let c3: f32 = vector_4.w;
+    let vector_20: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_20.x;
+    let c1: f32 = vector_20.y;
+    let c2: f32 = vector_20.z;
+    let c3: f32 = vector_20.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_5: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_5.x;
-    let c1: f32 = vector_5.y;
-    let c2: f32 = vector_5.z;
-    let c3: f32 = vector_5.w;
+    let vector_21: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_21.x;
+    let c1: f32 = vector_21.y;
+    let c2: f32 = vector_21.z;
+    let c3: f32 = vector_21.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_6: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_22: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_22.x;
+    let c1: f32 = vector_22.y;
+    let c2: f32 = vector_22.z;
+    let c3: f32 = vector_22.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_7: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_23: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_23.x;
+    let c1: f32 = vector_23.y;
+    let c2: f32 = vector_23.z;
+    let c3: f32 = vector_23.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_8: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_24: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_24.x;
+    let c1: f32 = vector_24.y;
+    let c2: f32 = vector_24.z;
+    let c3: f32 = vector_24.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_9: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_25: vec4<f32> = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_25.x;
+    let c1: f32 = vector_25.y;
+    let c2: f32 = vector_25.z;
+    let c3: f32 = vector_25.w;
     sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
@@ -4150,7 +4215,7 @@ struct sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM
 }
 @group(0) @binding(3) var<uniform> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_params: sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Params;
 var<workgroup> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_AsT: array<array<f32, 2112>, 2>;
-var<workgroup> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs: array<array<f32, 2048>, 2>;
+var<workgroup> sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs: array<array<vec4<f32>, 512>, 2>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_params.M;
@@ -4227,10 +4292,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
     let copied1: f32 = vector_4.y;
     let copied2: f32 = vector_4.z;
     let copied3: f32 = vector_4.w;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0, copied1, copied2, copied3);
   }
   {
     let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 4i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -4238,10 +4300,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
     let copied1_1: f32 = vector_5.y;
     let copied2_1: f32 = vector_5.z;
     let copied3_1: f32 = vector_5.w;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i] = copied0_1;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = copied1_1;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = copied2_1;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = copied3_1;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][u32((innerRowB + 4i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_1, copied1_1, copied2_1, copied3_1);
   }
   {
     let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -4249,10 +4308,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
     let copied1_2: f32 = vector_6.y;
     let copied2_2: f32 = vector_6.z;
     let copied3_2: f32 = vector_6.w;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_2;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_2;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_2;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_2;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_2, copied1_2, copied2_2, copied3_2);
   }
   {
     let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((innerRowB + 12i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -4260,10 +4316,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
     let copied1_3: f32 = vector_7.y;
     let copied2_3: f32 = vector_7.z;
     let copied3_3: f32 = vector_7.w;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i] = copied0_3;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = copied1_3;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = copied2_3;
-    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = copied3_3;
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[0i][u32((innerRowB + 12i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_3, copied1_3, copied2_3, copied3_3);
   }
   workgroupBarrier();
   var stage: i32 = 0i;
@@ -4276,10 +4329,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
         let copied1_4: f32 = vector_8.y;
         let copied2_4: f32 = vector_8.z;
         let copied3_4: f32 = vector_8.w;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0_4;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1_4;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2_4;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3_4;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_4, copied1_4, copied2_4, copied3_4);
       }
       {
         let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 4i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -4287,10 +4337,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
         let copied1_5: f32 = vector_9.y;
         let copied2_5: f32 = vector_9.z;
         let copied3_5: f32 = vector_9.w;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i] = copied0_5;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 1i] = copied1_5;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 2i] = copied2_5;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 4i) * 128i + innerColB * 4i + 3i] = copied3_5;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 4i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_5, copied1_5, copied2_5, copied3_5);
       }
       {
         let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -4298,10 +4345,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
         let copied1_6: f32 = vector_10.y;
         let copied2_6: f32 = vector_10.z;
         let copied3_6: f32 = vector_10.w;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_6;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_6;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_6;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_6;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_6, copied1_6, copied2_6, copied3_6);
       }
       {
         let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_B[u32((next + innerRowB + 12i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -4309,10 +4353,7 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
         let copied1_7: f32 = vector_11.y;
         let copied2_7: f32 = vector_11.z;
         let copied3_7: f32 = vector_11.w;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i] = copied0_7;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 1i] = copied1_7;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 2i] = copied2_7;
-        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 12i) * 128i + innerColB * 4i + 3i] = copied3_7;
+        sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 12i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_7, copied1_7, copied2_7, copied3_7);
       }
       {
         let vector_12: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_A[u32((cRow * 128i + innerRowA + 0i) * K + next + innerColA * 4i) / 4u];
@@ -4380,40 +4421,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_17: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_18: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_18.x;
+      let n1: f32 = vector_18.y;
+      let n2: f32 = vector_18.z;
+      let n3: f32 = vector_18.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_19: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_19.x;
+      let n1: f32 = vector_19.y;
+      let n2: f32 = vector_19.z;
+      let n3: f32 = vector_19.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -4568,40 +4613,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_20: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_20.x;
+      let n1: f32 = vector_20.y;
+      let n2: f32 = vector_20.z;
+      let n3: f32 = vector_20.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_21: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_21.x;
+      let n1: f32 = vector_21.y;
+      let n2: f32 = vector_21.z;
+      let n3: f32 = vector_21.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_22: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_22.x;
+      let n1: f32 = vector_22.y;
+      let n2: f32 = vector_22.z;
+      let n3: f32 = vector_22.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_23: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_23.x;
+      let n1: f32 = vector_23.y;
+      let n2: f32 = vector_23.z;
+      let n3: f32 = vector_23.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -4756,40 +4805,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_24: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_24.x;
+      let n1: f32 = vector_24.y;
+      let n2: f32 = vector_24.z;
+      let n3: f32 = vector_24.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_25: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_25.x;
+      let n1: f32 = vector_25.y;
+      let n2: f32 = vector_25.z;
+      let n3: f32 = vector_25.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_26: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_26.x;
+      let n1: f32 = vector_26.y;
+      let n2: f32 = vector_26.z;
+      let n3: f32 = vector_26.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_27: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_27.x;
+      let n1: f32 = vector_27.y;
+      let n2: f32 = vector_27.z;
+      let n3: f32 = vector_27.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -4944,40 +4997,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_28: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_28.x;
+      let n1: f32 = vector_28.y;
+      let n2: f32 = vector_28.z;
+      let n3: f32 = vector_28.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_29: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_29.x;
+      let n1: f32 = vector_29.y;
+      let n2: f32 = vector_29.z;
+      let n3: f32 = vector_29.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_30: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_30.x;
+      let n1: f32 = vector_30.y;
+      let n2: f32 = vector_30.z;
+      let n3: f32 = vector_30.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_31: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_31.x;
+      let n1: f32 = vector_31.y;
+      let n2: f32 = vector_31.z;
+      let n3: f32 = vector_31.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -5132,40 +5189,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_32: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(512i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_32.x;
+      let n1: f32 = vector_32.y;
+      let n2: f32 = vector_32.z;
+      let n3: f32 = vector_32.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_33: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(512i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_33.x;
+      let n1: f32 = vector_33.y;
+      let n2: f32 = vector_33.z;
+      let n3: f32 = vector_33.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_34: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(512i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_34.x;
+      let n1: f32 = vector_34.y;
+      let n2: f32 = vector_34.z;
+      let n3: f32 = vector_34.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_35: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(512i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_35.x;
+      let n1: f32 = vector_35.y;
+      let n2: f32 = vector_35.z;
+      let n3: f32 = vector_35.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -5320,40 +5381,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_36: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(640i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_36.x;
+      let n1: f32 = vector_36.y;
+      let n2: f32 = vector_36.z;
+      let n3: f32 = vector_36.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_37: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(640i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_37.x;
+      let n1: f32 = vector_37.y;
+      let n2: f32 = vector_37.z;
+      let n3: f32 = vector_37.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_38: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(640i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_38.x;
+      let n1: f32 = vector_38.y;
+      let n2: f32 = vector_38.z;
+      let n3: f32 = vector_38.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_39: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(640i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_39.x;
+      let n1: f32 = vector_39.y;
+      let n2: f32 = vector_39.z;
+      let n3: f32 = vector_39.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -5508,40 +5573,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_40: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(768i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_40.x;
+      let n1: f32 = vector_40.y;
+      let n2: f32 = vector_40.z;
+      let n3: f32 = vector_40.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_41: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(768i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_41.x;
+      let n1: f32 = vector_41.y;
+      let n2: f32 = vector_41.z;
+      let n3: f32 = vector_41.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_42: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(768i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_42.x;
+      let n1: f32 = vector_42.y;
+      let n2: f32 = vector_42.z;
+      let n3: f32 = vector_42.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_43: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(768i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_43.x;
+      let n1: f32 = vector_43.y;
+      let n2: f32 = vector_43.z;
+      let n3: f32 = vector_43.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -5696,40 +5765,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_44: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(896i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_44.x;
+      let n1: f32 = vector_44.y;
+      let n2: f32 = vector_44.z;
+      let n3: f32 = vector_44.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_45: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(896i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_45.x;
+      let n1: f32 = vector_45.y;
+      let n2: f32 = vector_45.z;
+      let n3: f32 = vector_45.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_46: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(896i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_46.x;
+      let n1: f32 = vector_46.y;
+      let n2: f32 = vector_46.z;
+      let n3: f32 = vector_46.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_47: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(896i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_47.x;
+      let n1: f32 = vector_47.y;
+      let n2: f32 = vector_47.z;
+      let n3: f32 = vector_47.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -5884,40 +5957,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_48: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1024i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_48.x;
+      let n1: f32 = vector_48.y;
+      let n2: f32 = vector_48.z;
+      let n3: f32 = vector_48.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_49: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1024i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_49.x;
+      let n1: f32 = vector_49.y;
+      let n2: f32 = vector_49.z;
+      let n3: f32 = vector_49.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_50: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1024i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_50.x;
+      let n1: f32 = vector_50.y;
+      let n2: f32 = vector_50.z;
+      let n3: f32 = vector_50.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_51: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1024i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_51.x;
+      let n1: f32 = vector_51.y;
+      let n2: f32 = vector_51.z;
+      let n3: f32 = vector_51.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -6072,40 +6149,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_52: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1152i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_52.x;
+      let n1: f32 = vector_52.y;
+      let n2: f32 = vector_52.z;
+      let n3: f32 = vector_52.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_53: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1152i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_53.x;
+      let n1: f32 = vector_53.y;
+      let n2: f32 = vector_53.z;
+      let n3: f32 = vector_53.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_54: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1152i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_54.x;
+      let n1: f32 = vector_54.y;
+      let n2: f32 = vector_54.z;
+      let n3: f32 = vector_54.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_55: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1152i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_55.x;
+      let n1: f32 = vector_55.y;
+      let n2: f32 = vector_55.z;
+      let n3: f32 = vector_55.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -6260,40 +6341,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_56: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1280i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_56.x;
+      let n1: f32 = vector_56.y;
+      let n2: f32 = vector_56.z;
+      let n3: f32 = vector_56.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_57: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1280i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_57.x;
+      let n1: f32 = vector_57.y;
+      let n2: f32 = vector_57.z;
+      let n3: f32 = vector_57.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_58: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1280i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_58.x;
+      let n1: f32 = vector_58.y;
+      let n2: f32 = vector_58.z;
+      let n3: f32 = vector_58.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_59: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1280i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_59.x;
+      let n1: f32 = vector_59.y;
+      let n2: f32 = vector_59.z;
+      let n3: f32 = vector_59.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -6448,40 +6533,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_60: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1408i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_60.x;
+      let n1: f32 = vector_60.y;
+      let n2: f32 = vector_60.z;
+      let n3: f32 = vector_60.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_61: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1408i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_61.x;
+      let n1: f32 = vector_61.y;
+      let n2: f32 = vector_61.z;
+      let n3: f32 = vector_61.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_62: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1408i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_62.x;
+      let n1: f32 = vector_62.y;
+      let n2: f32 = vector_62.z;
+      let n3: f32 = vector_62.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_63: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1408i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_63.x;
+      let n1: f32 = vector_63.y;
+      let n2: f32 = vector_63.z;
+      let n3: f32 = vector_63.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -6636,40 +6725,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_64: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1536i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_64.x;
+      let n1: f32 = vector_64.y;
+      let n2: f32 = vector_64.z;
+      let n3: f32 = vector_64.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_65: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1536i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_65.x;
+      let n1: f32 = vector_65.y;
+      let n2: f32 = vector_65.z;
+      let n3: f32 = vector_65.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_66: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1536i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_66.x;
+      let n1: f32 = vector_66.y;
+      let n2: f32 = vector_66.z;
+      let n3: f32 = vector_66.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_67: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1536i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_67.x;
+      let n1: f32 = vector_67.y;
+      let n2: f32 = vector_67.z;
+      let n3: f32 = vector_67.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -6824,40 +6917,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_68: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1664i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_68.x;
+      let n1: f32 = vector_68.y;
+      let n2: f32 = vector_68.z;
+      let n3: f32 = vector_68.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_69: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1664i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_69.x;
+      let n1: f32 = vector_69.y;
+      let n2: f32 = vector_69.z;
+      let n3: f32 = vector_69.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_70: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1664i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_70.x;
+      let n1: f32 = vector_70.y;
+      let n2: f32 = vector_70.z;
+      let n3: f32 = vector_70.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_71: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1664i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_71.x;
+      let n1: f32 = vector_71.y;
+      let n2: f32 = vector_71.z;
+      let n3: f32 = vector_71.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -7012,40 +7109,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_72: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1792i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_72.x;
+      let n1: f32 = vector_72.y;
+      let n2: f32 = vector_72.z;
+      let n3: f32 = vector_72.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_73: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1792i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_73.x;
+      let n1: f32 = vector_73.y;
+      let n2: f32 = vector_73.z;
+      let n3: f32 = vector_73.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_74: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1792i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_74.x;
+      let n1: f32 = vector_74.y;
+      let n2: f32 = vector_74.z;
+      let n3: f32 = vector_74.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_75: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1792i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_75.x;
+      let n1: f32 = vector_75.y;
+      let n2: f32 = vector_75.z;
+      let n3: f32 = vector_75.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -7200,40 +7301,44 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
       regM[7i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_76: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1920i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_76.x;
+      let n1: f32 = vector_76.y;
+      let n2: f32 = vector_76.z;
+      let n3: f32 = vector_76.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_77: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1920i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_77.x;
+      let n1: f32 = vector_77.y;
+      let n2: f32 = vector_77.z;
+      let n3: f32 = vector_77.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
       regN[7i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i + 3i];
+      let vector_78: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1920i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_78.x;
+      let n1: f32 = vector_78.y;
+      let n2: f32 = vector_78.z;
+      let n3: f32 = vector_78.w;
       regN[8i] = n0;
       regN[9i] = n1;
       regN[10i] = n2;
       regN[11i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i + 3i];
+      let vector_79: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_Bs[stage][u32(1920i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_79.x;
+      let n1: f32 = vector_79.y;
+      let n2: f32 = vector_79.z;
+      let n3: f32 = vector_79.w;
       regN[12i] = n0;
       regN[13i] = n1;
       regN[14i] = n2;
@@ -7399,321 +7504,321 @@ fn sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_T
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_16: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_16.x;
-    let c1: f32 = vector_16.y;
-    let c2: f32 = vector_16.z;
-    let c3: f32 = vector_16.w;
+    let vector_80: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_80.x;
+    let c1: f32 = vector_80.y;
+    let c2: f32 = vector_80.z;
+    let c3: f32 = vector_80.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_17: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_17.x;
-    let c1: f32 = vector_17.y;
-    let c2: f32 = vector_17.z;
-    let c3: f32 = vector_17.w;
+    let vector_81: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_81.x;
+    let c1: f32 = vector_81.y;
+    let c2: f32 = vector_81.z;
+    let c3: f32 = vector_81.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_18: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_18.x;
-    let c1: f32 = vector_18.y;
-    let c2: f32 = vector_18.z;
-    let c3: f32 = vector_18.w;
+    let vector_82: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_82.x;
+    let c1: f32 = vector_82.y;
+    let c2: f32 = vector_82.z;
+    let c3: f32 = vector_82.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[32i], beta, c0), gemmOutput(alpha, threadResults[33i], beta, c1), gemmOutput(alpha, threadResults[34i], beta, c2), gemmOutput(alpha, threadResults[35i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_19: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_19.x;
-    let c1: f32 = vector_19.y;
-    let c2: f32 = vector_19.z;
-    let c3: f32 = vector_19.w;
+    let vector_83: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_83.x;
+    let c1: f32 = vector_83.y;
+    let c2: f32 = vector_83.z;
+    let c3: f32 = vector_83.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[48i], beta, c0), gemmOutput(alpha, threadResults[49i], beta, c1), gemmOutput(alpha, threadResults[50i], beta, c2), gemmOutput(alpha, threadResults[51i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_20: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_20.x;
-    let c1: f32 = vector_20.y;
-    let c2: f32 = vector_20.z;
-    let c3: f32 = vector_20.w;
+    let vector_84: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_84.x;
+    let c1: f32 = vector_84.y;
+    let c2: f32 = vector_84.z;
+    let c3: f32 = vector_84.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[64i], beta, c0), gemmOutput(alpha, threadResults[65i], beta, c1), gemmOutput(alpha, threadResults[66i], beta, c2), gemmOutput(alpha, threadResults[67i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_21: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_21.x;
-    let c1: f32 = vector_21.y;
-    let c2: f32 = vector_21.z;
-    let c3: f32 = vector_21.w;
+    let vector_85: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_85.x;
+    let c1: f32 = vector_85.y;
+    let c2: f32 = vector_85.z;
+    let c3: f32 = vector_85.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[80i], beta, c0), gemmOutput(alpha, threadResults[81i], beta, c1), gemmOutput(alpha, threadResults[82i], beta, c2), gemmOutput(alpha, threadResults[83i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_22: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_22.x;
-    let c1: f32 = vector_22.y;
-    let c2: f32 = vector_22.z;
-    let c3: f32 = vector_22.w;
+    let vector_86: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_86.x;
+    let c1: f32 = vector_86.y;
+    let c2: f32 = vector_86.z;
+    let c3: f32 = vector_86.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[96i], beta, c0), gemmOutput(alpha, threadResults[97i], beta, c1), gemmOutput(alpha, threadResults[98i], beta, c2), gemmOutput(alpha, threadResults[99i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 0i + threadColInWarp * 4i + 0i;
-    let vector_23: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_23.x;
-    let c1: f32 = vector_23.y;
-    let c2: f32 = vector_23.z;
-    let c3: f32 = vector_23.w;
+    let vector_87: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_87.x;
+    let c1: f32 = vector_87.y;
+    let c2: f32 = vector_87.z;
+    let c3: f32 = vector_87.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[112i], beta, c0), gemmOutput(alpha, threadResults[113i], beta, c1), gemmOutput(alpha, threadResults[114i], beta, c2), gemmOutput(alpha, threadResults[115i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_24: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_24.x;
-    let c1: f32 = vector_24.y;
-    let c2: f32 = vector_24.z;
-    let c3: f32 = vector_24.w;
+    let vector_88: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_88.x;
+    let c1: f32 = vector_88.y;
+    let c2: f32 = vector_88.z;
+    let c3: f32 = vector_88.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_25: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_25.x;
-    let c1: f32 = vector_25.y;
-    let c2: f32 = vector_25.z;
-    let c3: f32 = vector_25.w;
+    let vector_89: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_89.x;
+    let c1: f32 = vector_89.y;
+    let c2: f32 = vector_89.z;
+    let c3: f32 = vector_89.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_26: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_26.x;
-    let c1: f32 = vector_26.y;
-    let c2: f32 = vector_26.z;
-    let c3: f32 = vector_26.w;
+    let vector_90: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_90.x;
+    let c1: f32 = vector_90.y;
+    let c2: f32 = vector_90.z;
+    let c3: f32 = vector_90.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[36i], beta, c0), gemmOutput(alpha, threadResults[37i], beta, c1), gemmOutput(alpha, threadResults[38i], beta, c2), gemmOutput(alpha, threadResults[39i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_27: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_27.x;
-    let c1: f32 = vector_27.y;
-    let c2: f32 = vector_27.z;
-    let c3: f32 = vector_27.w;
+    let vector_91: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_91.x;
+    let c1: f32 = vector_91.y;
+    let c2: f32 = vector_91.z;
+    let c3: f32 = vector_91.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[52i], beta, c0), gemmOutput(alpha, threadResults[53i], beta, c1), gemmOutput(alpha, threadResults[54i], beta, c2), gemmOutput(alpha, threadResults[55i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_28: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_28.x;
-    let c1: f32 = vector_28.y;
-    let c2: f32 = vector_28.z;
-    let c3: f32 = vector_28.w;
+    let vector_92: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_92.x;
+    let c1: f32 = vector_92.y;
+    let c2: f32 = vector_92.z;
+    let c3: f32 = vector_92.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[68i], beta, c0), gemmOutput(alpha, threadResults[69i], beta, c1), gemmOutput(alpha, threadResults[70i], beta, c2), gemmOutput(alpha, threadResults[71i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_29: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_29.x;
-    let c1: f32 = vector_29.y;
-    let c2: f32 = vector_29.z;
-    let c3: f32 = vector_29.w;
+    let vector_93: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_93.x;
+    let c1: f32 = vector_93.y;
+    let c2: f32 = vector_93.z;
+    let c3: f32 = vector_93.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[84i], beta, c0), gemmOutput(alpha, threadResults[85i], beta, c1), gemmOutput(alpha, threadResults[86i], beta, c2), gemmOutput(alpha, threadResults[87i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_30: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_30.x;
-    let c1: f32 = vector_30.y;
-    let c2: f32 = vector_30.z;
-    let c3: f32 = vector_30.w;
+    let vector_94: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_94.x;
+    let c1: f32 = vector_94.y;
+    let c2: f32 = vector_94.z;
+    let c3: f32 = vector_94.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[100i], beta, c0), gemmOutput(alpha, threadResults[101i], beta, c1), gemmOutput(alpha, threadResults[102i], beta, c2), gemmOutput(alpha, threadResults[103i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 16i + threadColInWarp * 4i + 0i;
-    let vector_31: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_31.x;
-    let c1: f32 = vector_31.y;
-    let c2: f32 = vector_31.z;
-    let c3: f32 = vector_31.w;
+    let vector_95: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_95.x;
+    let c1: f32 = vector_95.y;
+    let c2: f32 = vector_95.z;
+    let c3: f32 = vector_95.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[116i], beta, c0), gemmOutput(alpha, threadResults[117i], beta, c1), gemmOutput(alpha, threadResults[118i], beta, c2), gemmOutput(alpha, threadResults[119i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_32: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_32.x;
-    let c1: f32 = vector_32.y;
-    let c2: f32 = vector_32.z;
-    let c3: f32 = vector_32.w;
+    let vector_96: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_96.x;
+    let c1: f32 = vector_96.y;
+    let c2: f32 = vector_96.z;
+    let c3: f32 = vector_96.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_33: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_33.x;
-    let c1: f32 = vector_33.y;
-    let c2: f32 = vector_33.z;
-    let c3: f32 = vector_33.w;
+    let vector_97: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_97.x;
+    let c1: f32 = vector_97.y;
+    let c2: f32 = vector_97.z;
+    let c3: f32 = vector_97.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_34: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_34.x;
-    let c1: f32 = vector_34.y;
-    let c2: f32 = vector_34.z;
-    let c3: f32 = vector_34.w;
+    let vector_98: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_98.x;
+    let c1: f32 = vector_98.y;
+    let c2: f32 = vector_98.z;
+    let c3: f32 = vector_98.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[40i], beta, c0), gemmOutput(alpha, threadResults[41i], beta, c1), gemmOutput(alpha, threadResults[42i], beta, c2), gemmOutput(alpha, threadResults[43i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_35: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_35.x;
-    let c1: f32 = vector_35.y;
-    let c2: f32 = vector_35.z;
-    let c3: f32 = vector_35.w;
+    let vector_99: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_99.x;
+    let c1: f32 = vector_99.y;
+    let c2: f32 = vector_99.z;
+    let c3: f32 = vector_99.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[56i], beta, c0), gemmOutput(alpha, threadResults[57i], beta, c1), gemmOutput(alpha, threadResults[58i], beta, c2), gemmOutput(alpha, threadResults[59i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_36: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_36.x;
-    let c1: f32 = vector_36.y;
-    let c2: f32 = vector_36.z;
-    let c3: f32 = vector_36.w;
+    let vector_100: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_100.x;
+    let c1: f32 = vector_100.y;
+    let c2: f32 = vector_100.z;
+    let c3: f32 = vector_100.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[72i], beta, c0), gemmOutput(alpha, threadResults[73i], beta, c1), gemmOutput(alpha, threadResults[74i], beta, c2), gemmOutput(alpha, threadResults[75i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_37: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_37.x;
-    let c1: f32 = vector_37.y;
-    let c2: f32 = vector_37.z;
-    let c3: f32 = vector_37.w;
+    let vector_101: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_101.x;
+    let c1: f32 = vector_101.y;
+    let c2: f32 = vector_101.z;
+    let c3: f32 = vector_101.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[88i], beta, c0), gemmOutput(alpha, threadResults[89i], beta, c1), gemmOutput(alpha, threadResults[90i], beta, c2), gemmOutput(alpha, threadResults[91i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_38: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_38.x;
-    let c1: f32 = vector_38.y;
-    let c2: f32 = vector_38.z;
-    let c3: f32 = vector_38.w;
+    let vector_102: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_102.x;
+    let c1: f32 = vector_102.y;
+    let c2: f32 = vector_102.z;
+    let c3: f32 = vector_102.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[104i], beta, c0), gemmOutput(alpha, threadResults[105i], beta, c1), gemmOutput(alpha, threadResults[106i], beta, c2), gemmOutput(alpha, threadResults[107i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 32i + threadColInWarp * 4i + 0i;
-    let vector_39: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_39.x;
-    let c1: f32 = vector_39.y;
-    let c2: f32 = vector_39.z;
-    let c3: f32 = vector_39.w;
+    let vector_103: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_103.x;
+    let c1: f32 = vector_103.y;
+    let c2: f32 = vector_103.z;
+    let c3: f32 = vector_103.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[120i], beta, c0), gemmOutput(alpha, threadResults[121i], beta, c1), gemmOutput(alpha, threadResults[122i], beta, c2), gemmOutput(alpha, threadResults[123i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 0i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_40: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_40.x;
-    let c1: f32 = vector_40.y;
-    let c2: f32 = vector_40.z;
-    let c3: f32 = vector_40.w;
+    let vector_104: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_104.x;
+    let c1: f32 = vector_104.y;
+    let c2: f32 = vector_104.z;
+    let c3: f32 = vector_104.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 1i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_41: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_41.x;
-    let c1: f32 = vector_41.y;
-    let c2: f32 = vector_41.z;
-    let c3: f32 = vector_41.w;
+    let vector_105: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_105.x;
+    let c1: f32 = vector_105.y;
+    let c2: f32 = vector_105.z;
+    let c3: f32 = vector_105.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 2i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_42: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_42.x;
-    let c1: f32 = vector_42.y;
-    let c2: f32 = vector_42.z;
-    let c3: f32 = vector_42.w;
+    let vector_106: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_106.x;
+    let c1: f32 = vector_106.y;
+    let c2: f32 = vector_106.z;
+    let c3: f32 = vector_106.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[44i], beta, c0), gemmOutput(alpha, threadResults[45i], beta, c1), gemmOutput(alpha, threadResults[46i], beta, c2), gemmOutput(alpha, threadResults[47i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 3i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_43: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_43.x;
-    let c1: f32 = vector_43.y;
-    let c2: f32 = vector_43.z;
-    let c3: f32 = vector_43.w;
+    let vector_107: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_107.x;
+    let c1: f32 = vector_107.y;
+    let c2: f32 = vector_107.z;
+    let c3: f32 = vector_107.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[60i], beta, c0), gemmOutput(alpha, threadResults[61i], beta, c1), gemmOutput(alpha, threadResults[62i], beta, c2), gemmOutput(alpha, threadResults[63i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 4i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_44: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_44.x;
-    let c1: f32 = vector_44.y;
-    let c2: f32 = vector_44.z;
-    let c3: f32 = vector_44.w;
+    let vector_108: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_108.x;
+    let c1: f32 = vector_108.y;
+    let c2: f32 = vector_108.z;
+    let c3: f32 = vector_108.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[76i], beta, c0), gemmOutput(alpha, threadResults[77i], beta, c1), gemmOutput(alpha, threadResults[78i], beta, c2), gemmOutput(alpha, threadResults[79i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 5i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_45: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_45.x;
-    let c1: f32 = vector_45.y;
-    let c2: f32 = vector_45.z;
-    let c3: f32 = vector_45.w;
+    let vector_109: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_109.x;
+    let c1: f32 = vector_109.y;
+    let c2: f32 = vector_109.z;
+    let c3: f32 = vector_109.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[92i], beta, c0), gemmOutput(alpha, threadResults[93i], beta, c1), gemmOutput(alpha, threadResults[94i], beta, c2), gemmOutput(alpha, threadResults[95i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 6i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_46: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_46.x;
-    let c1: f32 = vector_46.y;
-    let c2: f32 = vector_46.z;
-    let c3: f32 = vector_46.w;
+    let vector_110: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_110.x;
+    let c1: f32 = vector_110.y;
+    let c2: f32 = vector_110.z;
+    let c3: f32 = vector_110.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[108i], beta, c0), gemmOutput(alpha, threadResults[109i], beta, c1), gemmOutput(alpha, threadResults[110i], beta, c2), gemmOutput(alpha, threadResults[111i], beta, c3));
   }
   {
     let row: i32 = cRow * 128i + warpRow * 64i + 0i + threadRowInWarp * 8i + 7i;
     let col: i32 = cCol * 128i + warpCol * 64i + 48i + threadColInWarp * 4i + 0i;
-    let vector_47: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_47.x;
-    let c1: f32 = vector_47.y;
-    let c2: f32 = vector_47.z;
-    let c3: f32 = vector_47.w;
+    let vector_111: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_111.x;
+    let c1: f32 = vector_111.y;
+    let c2: f32 = vector_111.z;
+    let c3: f32 = vector_111.w;
     sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[124i], beta, c0), gemmOutput(alpha, threadResults[125i], beta, c1), gemmOutput(alpha, threadResults[126i], beta, c2), gemmOutput(alpha, threadResults[127i], beta, c3));
   }
 }
@@ -7731,7 +7836,7 @@ struct sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_
 }
 @group(0) @binding(3) var<uniform> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params: sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Params;
 var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_AsT: array<array<f32, 1088>, 2>;
-var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs: array<array<f32, 2048>, 2>;
+var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs: array<array<vec4<f32>, 512>, 2>;
 @compute @workgroup_size(256, 1, 1)
 fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_params.M;
@@ -7804,10 +7909,7 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
     let copied1: f32 = vector_1.y;
     let copied2: f32 = vector_1.z;
     let copied3: f32 = vector_1.w;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0, copied1, copied2, copied3);
   }
   {
     let vector_2: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[u32((innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -7815,10 +7917,7 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
     let copied1_1: f32 = vector_2.y;
     let copied2_1: f32 = vector_2.z;
     let copied3_1: f32 = vector_2.w;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_1;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[0i][u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_1, copied1_1, copied2_1, copied3_1);
   }
   workgroupBarrier();
   var stage: i32 = 0i;
@@ -7831,10 +7930,7 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
         let copied1_2: f32 = vector_3.y;
         let copied2_2: f32 = vector_3.z;
         let copied3_2: f32 = vector_3.w;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0_2;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1_2;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2_2;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3_2;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_2, copied1_2, copied2_2, copied3_2);
       }
       {
         let vector_4: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_B[u32((next + innerRowB + 8i) * N + cCol * 128i + innerColB * 4i) / 4u];
@@ -7842,10 +7938,7 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
         let copied1_3: f32 = vector_4.y;
         let copied2_3: f32 = vector_4.z;
         let copied3_3: f32 = vector_4.w;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_3;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_3;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_3;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_3;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[1i - stage][u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_3, copied1_3, copied2_3, copied3_3);
       }
       {
         let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_A[u32((cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i) / 4u];
@@ -7870,20 +7963,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(0i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(0i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -7932,20 +8027,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -7994,20 +8091,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(256i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_10.x;
+      let n1: f32 = vector_10.y;
+      let n2: f32 = vector_10.z;
+      let n3: f32 = vector_10.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(256i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_11.x;
+      let n1: f32 = vector_11.y;
+      let n2: f32 = vector_11.z;
+      let n3: f32 = vector_11.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8056,20 +8155,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_12: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(384i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_12.x;
+      let n1: f32 = vector_12.y;
+      let n2: f32 = vector_12.z;
+      let n3: f32 = vector_12.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_13: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(384i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_13.x;
+      let n1: f32 = vector_13.y;
+      let n2: f32 = vector_13.z;
+      let n3: f32 = vector_13.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8118,20 +8219,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_14: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(512i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_14.x;
+      let n1: f32 = vector_14.y;
+      let n2: f32 = vector_14.z;
+      let n3: f32 = vector_14.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_15: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(512i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_15.x;
+      let n1: f32 = vector_15.y;
+      let n2: f32 = vector_15.z;
+      let n3: f32 = vector_15.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8180,20 +8283,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(640i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_17: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(640i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8242,20 +8347,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_18: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(768i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_18.x;
+      let n1: f32 = vector_18.y;
+      let n2: f32 = vector_18.z;
+      let n3: f32 = vector_18.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_19: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(768i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_19.x;
+      let n1: f32 = vector_19.y;
+      let n2: f32 = vector_19.z;
+      let n3: f32 = vector_19.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8304,20 +8411,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_20: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(896i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_20.x;
+      let n1: f32 = vector_20.y;
+      let n2: f32 = vector_20.z;
+      let n3: f32 = vector_20.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_21: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(896i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_21.x;
+      let n1: f32 = vector_21.y;
+      let n2: f32 = vector_21.z;
+      let n3: f32 = vector_21.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8366,20 +8475,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_22: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_22.x;
+      let n1: f32 = vector_22.y;
+      let n2: f32 = vector_22.z;
+      let n3: f32 = vector_22.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_23: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1024i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_23.x;
+      let n1: f32 = vector_23.y;
+      let n2: f32 = vector_23.z;
+      let n3: f32 = vector_23.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8428,20 +8539,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_24: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_24.x;
+      let n1: f32 = vector_24.y;
+      let n2: f32 = vector_24.z;
+      let n3: f32 = vector_24.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_25: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1152i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_25.x;
+      let n1: f32 = vector_25.y;
+      let n2: f32 = vector_25.z;
+      let n3: f32 = vector_25.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8490,20 +8603,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_26: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_26.x;
+      let n1: f32 = vector_26.y;
+      let n2: f32 = vector_26.z;
+      let n3: f32 = vector_26.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_27: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1280i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_27.x;
+      let n1: f32 = vector_27.y;
+      let n2: f32 = vector_27.z;
+      let n3: f32 = vector_27.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8552,20 +8667,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_28: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_28.x;
+      let n1: f32 = vector_28.y;
+      let n2: f32 = vector_28.z;
+      let n3: f32 = vector_28.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_29: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1408i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_29.x;
+      let n1: f32 = vector_29.y;
+      let n2: f32 = vector_29.z;
+      let n3: f32 = vector_29.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8614,20 +8731,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_30: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_30.x;
+      let n1: f32 = vector_30.y;
+      let n2: f32 = vector_30.z;
+      let n3: f32 = vector_30.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_31: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1536i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_31.x;
+      let n1: f32 = vector_31.y;
+      let n2: f32 = vector_31.z;
+      let n3: f32 = vector_31.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8676,20 +8795,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_32: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_32.x;
+      let n1: f32 = vector_32.y;
+      let n2: f32 = vector_32.z;
+      let n3: f32 = vector_32.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_33: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1664i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_33.x;
+      let n1: f32 = vector_33.y;
+      let n2: f32 = vector_33.z;
+      let n3: f32 = vector_33.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8738,20 +8859,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_34: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_34.x;
+      let n1: f32 = vector_34.y;
+      let n2: f32 = vector_34.z;
+      let n3: f32 = vector_34.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_35: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1792i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_35.x;
+      let n1: f32 = vector_35.y;
+      let n2: f32 = vector_35.z;
+      let n3: f32 = vector_35.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8800,20 +8923,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i + 3i];
+      let vector_36: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i) / 4u];
+      let n0: f32 = vector_36.x;
+      let n1: f32 = vector_36.y;
+      let n2: f32 = vector_36.z;
+      let n3: f32 = vector_36.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i + 3i];
+      let vector_37: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_Bs[stage][u32(1920i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i) / 4u];
+      let n0: f32 = vector_37.x;
+      let n1: f32 = vector_37.y;
+      let n2: f32 = vector_37.z;
+      let n3: f32 = vector_37.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -8865,81 +8990,81 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_38: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_38.x;
+    let c1: f32 = vector_38.y;
+    let c2: f32 = vector_38.z;
+    let c3: f32 = vector_38.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_39: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_39.x;
+    let c1: f32 = vector_39.y;
+    let c2: f32 = vector_39.z;
+    let c3: f32 = vector_39.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_40: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_40.x;
+    let c1: f32 = vector_40.y;
+    let c2: f32 = vector_40.z;
+    let c3: f32 = vector_40.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_41: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_41.x;
+    let c1: f32 = vector_41.y;
+    let c2: f32 = vector_41.z;
+    let c3: f32 = vector_41.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_10.x;
-    let c1: f32 = vector_10.y;
-    let c2: f32 = vector_10.z;
-    let c3: f32 = vector_10.w;
+    let vector_42: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_42.x;
+    let c1: f32 = vector_42.y;
+    let c2: f32 = vector_42.z;
+    let c3: f32 = vector_42.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_11.x;
-    let c1: f32 = vector_11.y;
-    let c2: f32 = vector_11.z;
-    let c3: f32 = vector_11.w;
+    let vector_43: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_43.x;
+    let c1: f32 = vector_43.y;
+    let c2: f32 = vector_43.z;
+    let c3: f32 = vector_43.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 0i;
-    let vector_12: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_12.x;
-    let c1: f32 = vector_12.y;
-    let c2: f32 = vector_12.z;
-    let c3: f32 = vector_12.w;
+    let vector_44: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_44.x;
+    let c1: f32 = vector_44.y;
+    let c2: f32 = vector_44.z;
+    let c3: f32 = vector_44.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 8i + 4i;
-    let vector_13: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_13.x;
-    let c1: f32 = vector_13.y;
-    let c2: f32 = vector_13.z;
-    let c3: f32 = vector_13.w;
+    let vector_45: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_45.x;
+    let c1: f32 = vector_45.y;
+    let c2: f32 = vector_45.z;
+    let c3: f32 = vector_45.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
@@ -8957,7 +9082,7 @@ struct sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_
 }
 @group(0) @binding(3) var<uniform> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params: sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params;
 var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT: array<array<f32, 544>, 2>;
-var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<array<f32, 512>, 2>;
+var<workgroup> sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<array<vec4<f32>, 128>, 2>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.M;
@@ -9030,10 +9155,7 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
     let copied1: f32 = vector_1.y;
     let copied2: f32 = vector_1.z;
     let copied3: f32 = vector_1.w;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i] = copied0;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = copied1;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = copied2;
-    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = copied3;
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[0i][u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(copied0, copied1, copied2, copied3);
   }
   workgroupBarrier();
   var stage: i32 = 0i;
@@ -9046,10 +9168,7 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
         let copied1_1: f32 = vector_2.y;
         let copied2_1: f32 = vector_2.z;
         let copied3_1: f32 = vector_2.w;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = copied0_1;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = copied1_1;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = copied2_1;
-        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = copied3_1;
+        sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(copied0_1, copied1_1, copied2_1, copied3_1);
       }
       {
         let vector_3: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[u32((cRow * 64i + innerRowA + 0i) * K + next + innerColA * 4i) / 4u];
@@ -9074,20 +9193,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_4: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_4.x;
+      let n1: f32 = vector_4.y;
+      let n2: f32 = vector_4.z;
+      let n3: f32 = vector_4.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_5.x;
+      let n1: f32 = vector_5.y;
+      let n2: f32 = vector_5.z;
+      let n3: f32 = vector_5.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9136,20 +9257,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_6.x;
+      let n1: f32 = vector_6.y;
+      let n2: f32 = vector_6.z;
+      let n3: f32 = vector_6.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_7.x;
+      let n1: f32 = vector_7.y;
+      let n2: f32 = vector_7.z;
+      let n3: f32 = vector_7.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9198,20 +9321,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_8.x;
+      let n1: f32 = vector_8.y;
+      let n2: f32 = vector_8.z;
+      let n3: f32 = vector_8.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_9.x;
+      let n1: f32 = vector_9.y;
+      let n2: f32 = vector_9.z;
+      let n3: f32 = vector_9.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9260,20 +9385,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_10.x;
+      let n1: f32 = vector_10.y;
+      let n2: f32 = vector_10.z;
+      let n3: f32 = vector_10.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_11.x;
+      let n1: f32 = vector_11.y;
+      let n2: f32 = vector_11.z;
+      let n3: f32 = vector_11.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9322,20 +9449,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_12: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_12.x;
+      let n1: f32 = vector_12.y;
+      let n2: f32 = vector_12.z;
+      let n3: f32 = vector_12.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_13: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_13.x;
+      let n1: f32 = vector_13.y;
+      let n2: f32 = vector_13.z;
+      let n3: f32 = vector_13.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9384,20 +9513,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_14: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_14.x;
+      let n1: f32 = vector_14.y;
+      let n2: f32 = vector_14.z;
+      let n3: f32 = vector_14.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_15: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_15.x;
+      let n1: f32 = vector_15.y;
+      let n2: f32 = vector_15.z;
+      let n3: f32 = vector_15.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9446,20 +9577,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_16: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_16.x;
+      let n1: f32 = vector_16.y;
+      let n2: f32 = vector_16.z;
+      let n3: f32 = vector_16.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_17: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_17.x;
+      let n1: f32 = vector_17.y;
+      let n2: f32 = vector_17.z;
+      let n3: f32 = vector_17.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9508,20 +9641,22 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
       regM[3i] = m3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+      let vector_18: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_18.x;
+      let n1: f32 = vector_18.y;
+      let n2: f32 = vector_18.z;
+      let n3: f32 = vector_18.w;
       regN[0i] = n0;
       regN[1i] = n1;
       regN[2i] = n2;
       regN[3i] = n3;
     }
     {
-      let n0: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-      let n1: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-      let n2: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-      let n3: f32 = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+      let vector_19: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+      let n0: f32 = vector_19.x;
+      let n1: f32 = vector_19.y;
+      let n2: f32 = vector_19.z;
+      let n3: f32 = vector_19.w;
       regN[4i] = n0;
       regN[5i] = n1;
       regN[6i] = n2;
@@ -9573,81 +9708,81 @@ fn sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_4: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_4.x;
-    let c1: f32 = vector_4.y;
-    let c2: f32 = vector_4.z;
-    let c3: f32 = vector_4.w;
+    let vector_20: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_20.x;
+    let c1: f32 = vector_20.y;
+    let c2: f32 = vector_20.z;
+    let c3: f32 = vector_20.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_5: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_5.x;
-    let c1: f32 = vector_5.y;
-    let c2: f32 = vector_5.z;
-    let c3: f32 = vector_5.w;
+    let vector_21: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_21.x;
+    let c1: f32 = vector_21.y;
+    let c2: f32 = vector_21.z;
+    let c3: f32 = vector_21.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_6: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_6.x;
-    let c1: f32 = vector_6.y;
-    let c2: f32 = vector_6.z;
-    let c3: f32 = vector_6.w;
+    let vector_22: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_22.x;
+    let c1: f32 = vector_22.y;
+    let c2: f32 = vector_22.z;
+    let c3: f32 = vector_22.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
-    let vector_7: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_7.x;
-    let c1: f32 = vector_7.y;
-    let c2: f32 = vector_7.z;
-    let c3: f32 = vector_7.w;
+    let vector_23: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_23.x;
+    let c1: f32 = vector_23.y;
+    let c2: f32 = vector_23.z;
+    let c3: f32 = vector_23.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_8: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_8.x;
-    let c1: f32 = vector_8.y;
-    let c2: f32 = vector_8.z;
-    let c3: f32 = vector_8.w;
+    let vector_24: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_24.x;
+    let c1: f32 = vector_24.y;
+    let c2: f32 = vector_24.z;
+    let c3: f32 = vector_24.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_9: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_9.x;
-    let c1: f32 = vector_9.y;
-    let c2: f32 = vector_9.z;
-    let c3: f32 = vector_9.w;
+    let vector_25: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_25.x;
+    let c1: f32 = vector_25.y;
+    let c2: f32 = vector_25.z;
+    let c3: f32 = vector_25.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_10: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_10.x;
-    let c1: f32 = vector_10.y;
-    let c2: f32 = vector_10.z;
-    let c3: f32 = vector_10.w;
+    let vector_26: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_26.x;
+    let c1: f32 = vector_26.y;
+    let c2: f32 = vector_26.z;
+    let c3: f32 = vector_26.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
   }
   {
     let row: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
-    let vector_11: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
-    let c0: f32 = vector_11.x;
-    let c1: f32 = vector_11.y;
-    let c2: f32 = vector_11.z;
-    let c3: f32 = vector_11.w;
+    let vector_27: vec4<f32> = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u];
+    let c0: f32 = vector_27.x;
+    let c1: f32 = vector_27.y;
+    let c2: f32 = vector_27.z;
+    let c3: f32 = vector_27.w;
     sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row * N + col) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
   }
 }
@@ -9665,7 +9800,7 @@ struct sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_
 }
 @group(0) @binding(3) var<uniform> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_params: sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Params;
 var<workgroup> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_AsT: array<array<f32, 1088>, 2>;
-var<workgroup> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs: array<array<f32, 2048>, 2>;
+var<workgroup> sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs: array<array<vec4<f32>, 512>, 2>;
 @compute @workgroup_size(256, 1, 1)
 fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_params.M;
@@ -9735,16 +9870,10 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
             let copied1: f32 = vector.y;
             let copied2: f32 = vector.z;
             let copied3: f32 = vector.w;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = copied0;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = copied1;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = copied2;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = copied3;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0, copied1, copied2, copied3);
           }
         } else {
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 1i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 2i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 0i) * 128i + innerColB * 4i + 3i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][u32((innerRowB + 0i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
       {
@@ -9757,16 +9886,10 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
             let copied1_1: f32 = vector_1.y;
             let copied2_1: f32 = vector_1.z;
             let copied3_1: f32 = vector_1.w;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = copied0_1;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = copied1_1;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = copied2_1;
-            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = copied3_1;
+            sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(copied0_1, copied1_1, copied2_1, copied3_1);
           }
         } else {
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 1i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 2i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][(innerRowB + 8i) * 128i + innerColB * 4i + 3i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[1i - stage][u32((innerRowB + 8i) * 128i + innerColB * 4i) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
       {
@@ -9812,10 +9935,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_3: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_3.x;
+        let n1: f32 = vector_3.y;
+        let n2: f32 = vector_3.z;
+        let n3: f32 = vector_3.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -9874,10 +9998,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_4: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_4.x;
+        let n1: f32 = vector_4.y;
+        let n2: f32 = vector_4.z;
+        let n3: f32 = vector_4.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -9936,10 +10061,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_5: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_5.x;
+        let n1: f32 = vector_5.y;
+        let n2: f32 = vector_5.z;
+        let n3: f32 = vector_5.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -9998,10 +10124,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_6: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_6.x;
+        let n1: f32 = vector_6.y;
+        let n2: f32 = vector_6.z;
+        let n3: f32 = vector_6.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10060,10 +10187,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_7: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(512i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_7.x;
+        let n1: f32 = vector_7.y;
+        let n2: f32 = vector_7.z;
+        let n3: f32 = vector_7.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10122,10 +10250,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_8: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(640i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_8.x;
+        let n1: f32 = vector_8.y;
+        let n2: f32 = vector_8.z;
+        let n3: f32 = vector_8.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10184,10 +10313,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_9: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(768i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_9.x;
+        let n1: f32 = vector_9.y;
+        let n2: f32 = vector_9.z;
+        let n3: f32 = vector_9.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10246,10 +10376,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_10: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(896i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_10.x;
+        let n1: f32 = vector_10.y;
+        let n2: f32 = vector_10.z;
+        let n3: f32 = vector_10.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10308,10 +10439,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1024i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_11: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1024i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_11.x;
+        let n1: f32 = vector_11.y;
+        let n2: f32 = vector_11.z;
+        let n3: f32 = vector_11.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10370,10 +10502,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1152i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_12: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1152i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_12.x;
+        let n1: f32 = vector_12.y;
+        let n2: f32 = vector_12.z;
+        let n3: f32 = vector_12.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10432,10 +10565,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1280i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_13: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1280i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_13.x;
+        let n1: f32 = vector_13.y;
+        let n2: f32 = vector_13.z;
+        let n3: f32 = vector_13.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10494,10 +10628,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1408i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_14: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1408i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_14.x;
+        let n1: f32 = vector_14.y;
+        let n2: f32 = vector_14.z;
+        let n3: f32 = vector_14.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10556,10 +10691,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1536i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_15: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1536i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_15.x;
+        let n1: f32 = vector_15.y;
+        let n2: f32 = vector_15.z;
+        let n3: f32 = vector_15.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10618,10 +10754,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1664i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_16: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1664i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_16.x;
+        let n1: f32 = vector_16.y;
+        let n2: f32 = vector_16.z;
+        let n3: f32 = vector_16.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10680,10 +10817,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1792i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_17: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1792i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_17.x;
+        let n1: f32 = vector_17.y;
+        let n2: f32 = vector_17.z;
+        let n3: f32 = vector_17.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10742,10 +10880,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
         regM[7i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][1920i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_18: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_Bs[stage][u32(1920i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_18.x;
+        let n1: f32 = vector_18.y;
+        let n2: f32 = vector_18.z;
+        let n3: f32 = vector_18.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
@@ -10799,11 +10938,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 0i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_3: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_3.x;
-      let c1: f32 = vector_3.y;
-      let c2: f32 = vector_3.z;
-      let c3: f32 = vector_3.w;
+      let vector_19: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_19.x;
+      let c1: f32 = vector_19.y;
+      let c2: f32 = vector_19.z;
+      let c3: f32 = vector_19.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
     }
   }
@@ -10811,11 +10950,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 1i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_4: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_4.x;
-      let c1: f32 = vector_4.y;
-      let c2: f32 = vector_4.z;
-      let c3: f32 = vector_4.w;
+      let vector_20: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_20.x;
+      let c1: f32 = vector_20.y;
+      let c2: f32 = vector_20.z;
+      let c3: f32 = vector_20.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
     }
   }
@@ -10823,11 +10962,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 2i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_5: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_5.x;
-      let c1: f32 = vector_5.y;
-      let c2: f32 = vector_5.z;
-      let c3: f32 = vector_5.w;
+      let vector_21: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_21.x;
+      let c1: f32 = vector_21.y;
+      let c2: f32 = vector_21.z;
+      let c3: f32 = vector_21.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
     }
   }
@@ -10835,11 +10974,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 3i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_6: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_6.x;
-      let c1: f32 = vector_6.y;
-      let c2: f32 = vector_6.z;
-      let c3: f32 = vector_6.w;
+      let vector_22: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_22.x;
+      let c1: f32 = vector_22.y;
+      let c2: f32 = vector_22.z;
+      let c3: f32 = vector_22.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
     }
   }
@@ -10847,11 +10986,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 4i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_7: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_7.x;
-      let c1: f32 = vector_7.y;
-      let c2: f32 = vector_7.z;
-      let c3: f32 = vector_7.w;
+      let vector_23: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_23.x;
+      let c1: f32 = vector_23.y;
+      let c2: f32 = vector_23.z;
+      let c3: f32 = vector_23.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
     }
   }
@@ -10859,11 +10998,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 5i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_8: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_8.x;
-      let c1: f32 = vector_8.y;
-      let c2: f32 = vector_8.z;
-      let c3: f32 = vector_8.w;
+      let vector_24: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_24.x;
+      let c1: f32 = vector_24.y;
+      let c2: f32 = vector_24.z;
+      let c3: f32 = vector_24.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
     }
   }
@@ -10871,11 +11010,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 6i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_9: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_9.x;
-      let c1: f32 = vector_9.y;
-      let c2: f32 = vector_9.z;
-      let c3: f32 = vector_9.w;
+      let vector_25: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_25.x;
+      let c1: f32 = vector_25.y;
+      let c2: f32 = vector_25.z;
+      let c3: f32 = vector_25.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
     }
   }
@@ -10883,11 +11022,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THRE
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 8i + 7i;
     let col_2: i32 = cCol * 128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_10: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_10.x;
-      let c1: f32 = vector_10.y;
-      let c2: f32 = vector_10.z;
-      let c3: f32 = vector_10.w;
+      let vector_26: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_26.x;
+      let c1: f32 = vector_26.y;
+      let c2: f32 = vector_26.z;
+      let c3: f32 = vector_26.w;
       sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
     }
   }
@@ -10906,7 +11045,7 @@ struct sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_TH
 }
 @group(0) @binding(3) var<uniform> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params: sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Params;
 var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_AsT: array<array<f32, 544>, 2>;
-var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<array<f32, 512>, 2>;
+var<workgroup> sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs: array<array<vec4<f32>, 128>, 2>;
 @compute @workgroup_size(128, 1, 1)
 fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
   let M: i32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_params.M;
@@ -10976,16 +11115,10 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
             let copied1: f32 = vector.y;
             let copied2: f32 = vector.z;
             let copied3: f32 = vector.w;
-            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = copied0;
-            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = copied1;
-            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = copied2;
-            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = copied3;
+            sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(copied0, copied1, copied2, copied3);
           }
         } else {
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 1i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 2i] = 0.0f;
-          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][(innerRowB + 0i) * 64i + innerColB * 4i + 3i] = 0.0f;
+          sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[1i - stage][u32((innerRowB + 0i) * 64i + innerColB * 4i) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
       {
@@ -11021,20 +11154,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_2: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_2.x;
+        let n1: f32 = vector_2.y;
+        let n2: f32 = vector_2.z;
+        let n3: f32 = vector_2.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_3: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(0i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_3.x;
+        let n1: f32 = vector_3.y;
+        let n2: f32 = vector_3.z;
+        let n3: f32 = vector_3.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11083,20 +11218,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_4: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_4.x;
+        let n1: f32 = vector_4.y;
+        let n2: f32 = vector_4.z;
+        let n3: f32 = vector_4.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_5: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_5.x;
+        let n1: f32 = vector_5.y;
+        let n2: f32 = vector_5.z;
+        let n3: f32 = vector_5.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11145,20 +11282,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_6: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_6.x;
+        let n1: f32 = vector_6.y;
+        let n2: f32 = vector_6.z;
+        let n3: f32 = vector_6.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_7: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(128i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_7.x;
+        let n1: f32 = vector_7.y;
+        let n2: f32 = vector_7.z;
+        let n3: f32 = vector_7.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11207,20 +11346,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_8: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(192i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_8.x;
+        let n1: f32 = vector_8.y;
+        let n2: f32 = vector_8.z;
+        let n3: f32 = vector_8.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_9: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(192i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_9.x;
+        let n1: f32 = vector_9.y;
+        let n2: f32 = vector_9.z;
+        let n3: f32 = vector_9.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11269,20 +11410,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_10: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_10.x;
+        let n1: f32 = vector_10.y;
+        let n2: f32 = vector_10.z;
+        let n3: f32 = vector_10.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_11: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(256i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_11.x;
+        let n1: f32 = vector_11.y;
+        let n2: f32 = vector_11.z;
+        let n3: f32 = vector_11.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11331,20 +11474,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_12: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(320i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_12.x;
+        let n1: f32 = vector_12.y;
+        let n2: f32 = vector_12.z;
+        let n3: f32 = vector_12.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_13: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(320i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_13.x;
+        let n1: f32 = vector_13.y;
+        let n2: f32 = vector_13.z;
+        let n3: f32 = vector_13.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11393,20 +11538,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_14: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_14.x;
+        let n1: f32 = vector_14.y;
+        let n2: f32 = vector_14.z;
+        let n3: f32 = vector_14.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_15: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(384i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_15.x;
+        let n1: f32 = vector_15.y;
+        let n2: f32 = vector_15.z;
+        let n3: f32 = vector_15.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11455,20 +11602,22 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
         regM[3i] = m3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i + 3i];
+        let vector_16: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(448i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_16.x;
+        let n1: f32 = vector_16.y;
+        let n2: f32 = vector_16.z;
+        let n3: f32 = vector_16.w;
         regN[0i] = n0;
         regN[1i] = n1;
         regN[2i] = n2;
         regN[3i] = n3;
       }
       {
-        let n0: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i];
-        let n1: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 1i];
-        let n2: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 2i];
-        let n3: f32 = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i + 3i];
+        let vector_17: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_Bs[stage][u32(448i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i) / 4u];
+        let n0: f32 = vector_17.x;
+        let n1: f32 = vector_17.y;
+        let n2: f32 = vector_17.z;
+        let n3: f32 = vector_17.w;
         regN[4i] = n0;
         regN[5i] = n1;
         regN[6i] = n2;
@@ -11522,11 +11671,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_2: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_2.x;
-      let c1: f32 = vector_2.y;
-      let c2: f32 = vector_2.z;
-      let c3: f32 = vector_2.w;
+      let vector_18: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_18.x;
+      let c1: f32 = vector_18.y;
+      let c2: f32 = vector_18.z;
+      let c3: f32 = vector_18.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[0i], beta, c0), gemmOutput(alpha, threadResults[1i], beta, c1), gemmOutput(alpha, threadResults[2i], beta, c2), gemmOutput(alpha, threadResults[3i], beta, c3));
     }
   }
@@ -11534,11 +11683,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_3: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_3.x;
-      let c1: f32 = vector_3.y;
-      let c2: f32 = vector_3.z;
-      let c3: f32 = vector_3.w;
+      let vector_19: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_19.x;
+      let c1: f32 = vector_19.y;
+      let c2: f32 = vector_19.z;
+      let c3: f32 = vector_19.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[8i], beta, c0), gemmOutput(alpha, threadResults[9i], beta, c1), gemmOutput(alpha, threadResults[10i], beta, c2), gemmOutput(alpha, threadResults[11i], beta, c3));
     }
   }
@@ -11546,11 +11695,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_4: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_4.x;
-      let c1: f32 = vector_4.y;
-      let c2: f32 = vector_4.z;
-      let c3: f32 = vector_4.w;
+      let vector_20: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_20.x;
+      let c1: f32 = vector_20.y;
+      let c2: f32 = vector_20.z;
+      let c3: f32 = vector_20.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[16i], beta, c0), gemmOutput(alpha, threadResults[17i], beta, c1), gemmOutput(alpha, threadResults[18i], beta, c2), gemmOutput(alpha, threadResults[19i], beta, c3));
     }
   }
@@ -11558,11 +11707,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 0i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_5: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_5.x;
-      let c1: f32 = vector_5.y;
-      let c2: f32 = vector_5.z;
-      let c3: f32 = vector_5.w;
+      let vector_21: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_21.x;
+      let c1: f32 = vector_21.y;
+      let c2: f32 = vector_21.z;
+      let c3: f32 = vector_21.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[24i], beta, c0), gemmOutput(alpha, threadResults[25i], beta, c1), gemmOutput(alpha, threadResults[26i], beta, c2), gemmOutput(alpha, threadResults[27i], beta, c3));
     }
   }
@@ -11570,11 +11719,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 0i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_6: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_6.x;
-      let c1: f32 = vector_6.y;
-      let c2: f32 = vector_6.z;
-      let c3: f32 = vector_6.w;
+      let vector_22: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_22.x;
+      let c1: f32 = vector_22.y;
+      let c2: f32 = vector_22.z;
+      let c3: f32 = vector_22.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[4i], beta, c0), gemmOutput(alpha, threadResults[5i], beta, c1), gemmOutput(alpha, threadResults[6i], beta, c2), gemmOutput(alpha, threadResults[7i], beta, c3));
     }
   }
@@ -11582,11 +11731,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 1i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_7: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_7.x;
-      let c1: f32 = vector_7.y;
-      let c2: f32 = vector_7.z;
-      let c3: f32 = vector_7.w;
+      let vector_23: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_23.x;
+      let c1: f32 = vector_23.y;
+      let c2: f32 = vector_23.z;
+      let c3: f32 = vector_23.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[12i], beta, c0), gemmOutput(alpha, threadResults[13i], beta, c1), gemmOutput(alpha, threadResults[14i], beta, c2), gemmOutput(alpha, threadResults[15i], beta, c3));
     }
   }
@@ -11594,11 +11743,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 2i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_8: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_8.x;
-      let c1: f32 = vector_8.y;
-      let c2: f32 = vector_8.z;
-      let c3: f32 = vector_8.w;
+      let vector_24: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_24.x;
+      let c1: f32 = vector_24.y;
+      let c2: f32 = vector_24.z;
+      let c3: f32 = vector_24.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[20i], beta, c0), gemmOutput(alpha, threadResults[21i], beta, c1), gemmOutput(alpha, threadResults[22i], beta, c2), gemmOutput(alpha, threadResults[23i], beta, c3));
     }
   }
@@ -11606,11 +11755,11 @@ fn sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREAD
     let row_2: i32 = cRow * 64i + warpRow * 32i + 0i + threadRowInWarp * 4i + 3i;
     let col_2: i32 = cCol * 64i + warpCol * 32i + 16i + threadColInWarp * 4i + 0i;
     if (row_2 < M && col_2 < N) {
-      let vector_9: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
-      let c0: f32 = vector_9.x;
-      let c1: f32 = vector_9.y;
-      let c2: f32 = vector_9.z;
-      let c3: f32 = vector_9.w;
+      let vector_25: vec4<f32> = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u];
+      let c0: f32 = vector_25.x;
+      let c1: f32 = vector_25.y;
+      let c2: f32 = vector_25.z;
+      let c3: f32 = vector_25.w;
       sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_C[u32(row_2 * N + col_2) / 4u] = vec4<f32>(gemmOutput(alpha, threadResults[28i], beta, c0), gemmOutput(alpha, threadResults[29i], beta, c1), gemmOutput(alpha, threadResults[30i], beta, c2), gemmOutput(alpha, threadResults[31i], beta, c3));
     }
   }
