@@ -230,7 +230,7 @@ class JsExprPrinter {
    * A checked load (`ld`) or store (`st`, with the value after the sizes): `chk.ldg(array, "name", index, t,
    * "where")` for global buffers, `chk.lds2(array, "name", i, j, rows, cols, t, "where")` for shared ones.
    */
-  checkedAccess(kind: "ld" | "st", array: ArrayRef, indices: readonly Expr[], span: Span, value?: string, alignment?: number): string {
+  checkedAccess(kind: "ld" | "st" | "ast", array: ArrayRef, indices: readonly Expr[], span: Span, value?: string, alignment?: number): string {
     const { name, dims } = this.hooks.array(array);
     const where = JSON.stringify(this.hooks.location!(span));
     // ldg/stg for global buffers; lds1/lds2/sts1/sts2 for shared arrays, whose sizes follow the indices.
@@ -341,7 +341,8 @@ class ThreadStmtPrinter {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
           const loaded = stmt.op ? printer.binary(stmt.op, stmt.array.elementType, printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
-          out.line(`${printer.checkedAccess("st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
+          // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
+          out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");
           return;
         }
@@ -418,11 +419,16 @@ class ThreadStmtPrinter {
         out.dedent();
         out.line("}");
         return;
+      // The copies themselves were made plain stores; only checked mode follows their groups.
+      case "asyncCommit":
+        if (printer.checked) out.line("chk.asyncCommit(t);");
+        return;
+      case "asyncWait":
+        if (printer.checked) out.line(`chk.asyncWait(${stmt.pending}, t);`);
+        return;
       case "vectorLoad":
       case "vectorStore":
       case "asyncCopy":
-      case "asyncCommit":
-      case "asyncWait":
         throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);
       default:
         assertNever(stmt, "statement");

@@ -60,7 +60,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     displayName: "the CPU backend",
     // The CPU runs one block at a time with ordinary arrays; CUDA's limits keep kernels portable.
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
     unrollInIR: false,

@@ -210,6 +210,11 @@ export interface StoreStmt extends StmtBase {
   readonly value: Expr;
   /** As for `LoadExpr.alignment`: the first element of a split vector store. */
   readonly alignment?: number;
+  /**
+   * Set where a target made `copyAsync4` a plain copy: the stored elements count as written only once a
+   * `waitAsync` of the copying thread covers their group (the CPU backend's checked mode verifies reads).
+   */
+  readonly asynchronous?: boolean;
 }
 
 export interface IfStmt extends StmtBase {
@@ -278,6 +283,8 @@ export interface VectorStoreStmt extends StmtBase {
   readonly array: ArrayRef;
   readonly indices: readonly Expr[];
   readonly values: readonly Expr[];
+  /** As for `StoreStmt.asynchronous`. */
+  readonly asynchronous?: boolean;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface LegalizeOptions {
   readonly vectorArrays?: boolean;
   /** Print `copyAsync4` as a plain copy and drop `commitAsync`/`waitAsync`. */
   readonly synchronousCopies: boolean;
+  /** With `synchronousCopies`: keep `commitAsync`/`waitAsync` (the CPU's checked mode tracks the copies). */
+  readonly keepAsyncFences?: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
@@ -52,7 +54,7 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
           return splitVectorStore(stmt);
         case "asyncCommit":
         case "asyncWait":
-          return options.synchronousCopies ? [] : stmt;
+          return options.synchronousCopies && !options.keepAsyncFences ? [] : stmt;
         default:
           return stmt;
       }
@@ -68,7 +70,7 @@ function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
     kind: "block",
     body: [
       { kind: "vectorLoad", targets, array: stmt.source, indices: stmt.sourceIndices, span: stmt.span },
-      { kind: "vectorStore", array: stmt.target, indices: stmt.targetIndices, values, span: stmt.span },
+      { kind: "vectorStore", array: stmt.target, indices: stmt.targetIndices, values, span: stmt.span, asynchronous: true },
     ],
     span: stmt.span,
   };
@@ -116,7 +118,15 @@ function splitVectorStore(stmt: Stmt & { kind: "vectorStore" }): Stmt[] {
     return { kind: "variable", type: value.type, variable: temp, span: value.span };
   });
   values.forEach((value, lane) =>
-    out.push({ kind: "store", array: stmt.array, indices: laneIndices(stmt.indices, lane), value, span: stmt.span, ...(lane === 0 ? { alignment: vectorWidth } : {}) }),
+    out.push({
+      kind: "store",
+      array: stmt.array,
+      indices: laneIndices(stmt.indices, lane),
+      value,
+      span: stmt.span,
+      ...(lane === 0 ? { alignment: vectorWidth } : {}),
+      ...(stmt.asynchronous ? { asynchronous: true } : {}),
+    }),
   );
   return out;
 }

@@ -100,6 +100,34 @@ export const fill4 = kernel({ block: [2] }, (out: Float32Array, start: i32) => {
     expect(error.message).toContain("starts at index 1");
   });
 
+  it("a read of a copyAsync4 destination before the copying thread waited for it (CUDA would read stale data)", async () => {
+    const body = (order: string) => `import { commitAsync, copyAsync4, waitAsync } from "tskernel";
+export const neighbour = kernel({ block: [32] }, (out: Float32Array, input: ReadonlyFloat32Array) => {
+  const tile = shared.f32(128);
+  copyAsync4(tile, threadIdx.x * 4, input, threadIdx.x * 4);
+  commitAsync();
+${order}
+});
+`;
+    const early = compile(body(`  syncThreads();
+  out[threadIdx.x] = tile[((threadIdx.x + 1) % 32) * 4];
+  waitAsync(0);`));
+    const input = Float32Array.from({ length: 128 }, () => Math.random());
+    const out = device.createBuffer(new Float32Array(32).fill(Number.NaN));
+    const error = await fault(() => device.launch(early.library.get("neighbour"), { grid: [1], args: [out, device.createBuffer(input)] }));
+    expect(error.kind).toBe("async-copy-not-waited");
+    expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(early.source, "tile[((threadIdx.x + 1)")}$`));
+    expect(error.threadIdx).toEqual([0, 0, 0]);
+    expect(error.message).toContain("read of shared 'tile'[4], which copyAsync4 of thread (1, 0, 0) has not been waited for");
+
+    // Waiting, then a barrier, before the read: no fault, and the neighbour's values arrive.
+    const right = compile(body(`  waitAsync(0);
+  syncThreads();
+  out[threadIdx.x] = tile[((threadIdx.x + 1) % 32) * 4];`));
+    await device.launch(right.library.get("neighbour"), { grid: [1], args: [out, device.createBuffer(input)] });
+    expect(Array.from(await device.read(out))).toEqual(Array.from({ length: 32 }, (_, t) => input[((t + 1) % 32) * 4]!));
+  });
+
   it("an out-of-bounds global write", async () => {
     const { library, source } = compile(`export const fill = kernel({ block: [8] }, (out: Float32Array) => {
   out[blockIdx.x * 8 + threadIdx.x] = 1;

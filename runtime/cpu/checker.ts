@@ -2,13 +2,21 @@
  * The checked CPU mode's run-time half: the generated checked JS calls these for every array access and
  * every block-level condition. It finds, with the kernel's TypeScript location and the block and thread:
  * out-of-bounds reads and writes (global and shared), vector accesses (load4, store4) whose index is not a
- * multiple of 4 (CUDA faults on them), reads of shared memory no thread of the block has
+ * multiple of 4 (CUDA faults on them), reads of elements that a `copyAsync4` wrote before the copying thread
+ * waited for its group (`waitAsync`: the copies run at once here, but on CUDA the data is not there yet), reads
+ * of shared memory no thread of the block has
  * written since the block started, races on shared memory (two threads touching one element between the
  * same two barriers, at least one writing), and barriers not reached by all threads (a block-level
  * condition that differs between threads). The first fault stops the launch with a KernelFault.
  */
 
-export type FaultKind = "out-of-bounds" | "misaligned-vector-access" | "uninitialized-shared-read" | "shared-race" | "barrier-divergence";
+export type FaultKind =
+  | "out-of-bounds"
+  | "misaligned-vector-access"
+  | "uninitialized-shared-read"
+  | "async-copy-not-waited"
+  | "shared-race"
+  | "barrier-divergence";
 
 export class KernelFault extends Error {
   constructor(
@@ -32,6 +40,9 @@ interface SharedState {
   /** The thread that read each element in `readEpoch`, or MANY when several did. */
   readonly reader: Int32Array;
   readonly readEpoch: Int32Array;
+  /** The thread whose `copyAsync4` last wrote each element (-1: an ordinary write), and the copy's group. */
+  readonly copier: Int32Array;
+  readonly copyGroup: Int32Array;
 }
 
 const MANY = -2;
@@ -43,6 +54,9 @@ export class Checker {
   private blockDim: readonly number[] = [1, 1, 1];
   private epoch = 1;
   private shared = new Map<Typed, SharedState>();
+  /** Per thread: groups of asynchronous copies committed so far, and how many of them a waitAsync completed. */
+  private committed = new Int32Array(0);
+  private completed = new Int32Array(0);
 
   constructor(private readonly kernel: string) {}
 
@@ -51,6 +65,37 @@ export class Checker {
     this.blockDim = blockDim;
     this.epoch = 1;
     this.shared = new Map();
+    const threads = blockDim[0]! * blockDim[1]! * blockDim[2]!;
+    this.committed = new Int32Array(threads);
+    this.completed = new Int32Array(threads);
+  }
+
+  /** `commitAsync()`: thread t's copies since the last commit form a group. */
+  asyncCommit(t: number): void {
+    this.committed[t]!++;
+  }
+
+  /** `waitAsync(pending)`: all of thread t's committed groups but the newest `pending` are complete. */
+  asyncWait(pending: number, t: number): void {
+    this.completed[t] = Math.max(this.completed[t]!, this.committed[t]! - pending);
+  }
+
+  /** A shared-memory write by `copyAsync4` (made a plain copy): complete once its group is waited for. */
+  asts1(array: Typed, name: string, i: number, size: number, value: number, t: number, where: string): void {
+    this.sts1(array, name, i, size, value, t, where);
+    this.markCopied(array, i, t);
+  }
+
+  asts2(array: Typed, name: string, i: number, j: number, rows: number, cols: number, value: number, t: number, where: string): void {
+    this.sts2(array, name, i, j, rows, cols, value, t, where);
+    this.markCopied(array, i * cols + j, t);
+  }
+
+  private markCopied(array: Typed, flat: number, t: number): void {
+    const state = this.state(array);
+    state.copier[flat] = t;
+    // Copies before the first commit belong to group 0, the next to group 1, and so on.
+    state.copyGroup[flat] = this.committed[t]!;
   }
 
   /** A barrier: accesses after it do not race with accesses before it. */
@@ -122,7 +167,15 @@ export class Checker {
     let state = this.shared.get(array);
     if (!state) {
       const n = array.length;
-      state = { written: new Uint8Array(n), writer: new Int32Array(n), writeEpoch: new Int32Array(n), reader: new Int32Array(n), readEpoch: new Int32Array(n) };
+      state = {
+        written: new Uint8Array(n),
+        writer: new Int32Array(n),
+        writeEpoch: new Int32Array(n),
+        reader: new Int32Array(n),
+        readEpoch: new Int32Array(n),
+        copier: new Int32Array(n).fill(-1),
+        copyGroup: new Int32Array(n),
+      };
       this.shared.set(array, state);
     }
     return state;
@@ -133,6 +186,16 @@ export class Checker {
     const state = this.state(array);
     const element = () => `shared '${name}'[${i}]${j >= 0 ? `[${j}]` : ""}`;
     if (!state.written[flat]) this.fault("uninitialized-shared-read", where, t, `read of ${element()}, which no thread of this block has written`);
+    const copier = state.copier[flat]!;
+    if (copier >= 0 && state.copyGroup[flat]! >= this.completed[copier]!) {
+      const who = copier === t ? "this thread" : `thread (${this.thread(copier).join(", ")})`;
+      this.fault(
+        "async-copy-not-waited",
+        where,
+        t,
+        `read of ${element()}, which copyAsync4 of ${who} has not been waited for: commitAsync() and waitAsync() in the copying thread, then syncThreads(), come before the read`,
+      );
+    }
     if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
       this.fault("shared-race", where, t, `read of ${element()}, written by thread (${this.thread(state.writer[flat]!).join(", ")}) with no syncThreads() in between`);
     }
@@ -156,6 +219,7 @@ export class Checker {
     state.written[flat] = 1;
     state.writer[flat] = t;
     state.writeEpoch[flat] = this.epoch;
+    state.copier[flat] = -1;
   }
 
   /** A condition that decides whether barriers run: every live thread must see the same value. */
