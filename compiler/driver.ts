@@ -100,7 +100,7 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
       diagnostics.push(makeDiagnostic("TSK4001", undefined, [fileName, (error as NodeJS.ErrnoException).code ?? String(error)]));
     }
   }
-  diagnostics.push(...typeScriptDiagnostics(project, sourceFiles));
+  diagnostics.push(...typeScriptDiagnostics(sourceFiles));
 
   const files: FileOutput[] = [];
   const definedNames = new Set<string>();
@@ -250,7 +250,7 @@ function parseDefine(text: string, type: ScalarType): ConstValue | undefined {
   return value;
 }
 
-function typeScriptDiagnostics(project: Project, files: readonly SourceFile[]): Diagnostic[] {
+function typeScriptDiagnostics(files: readonly SourceFile[]): Diagnostic[] {
   const wanted = new Set(files.map((file) => file.getFilePath()));
   const out: Diagnostic[] = [];
   for (const file of files) {

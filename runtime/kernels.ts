@@ -7,7 +7,7 @@
 
 import { compileFiles, type CompileOptions } from "../compiler/driver.ts";
 import { renderDiagnostics } from "../compiler/diagnostics/render.ts";
-import { buildManifest, type ManifestKernel } from "../compiler/manifest.ts";
+import { buildManifest } from "../compiler/manifest.ts";
 import type { TargetName } from "../compiler/backends/targets.ts";
 import fs from "node:fs";
 import { instantiateJs, KernelLibrary, type KernelHandle } from "./library.ts";

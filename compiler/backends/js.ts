@@ -14,7 +14,7 @@
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { assertNever, type ArrayRef, type BinaryOp, type Expr, type HelperFunction, type Kernel, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { assertNever, type ArrayRef, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { Namer } from "./namer.ts";
@@ -461,9 +461,6 @@ function containsEscapingJump(stmt: Stmt): boolean {
       return false;
   }
 }
-
-/** One unit of code that runs either once per block (a condition) or once per thread (a region). */
-type Unit = { readonly kind: "region"; readonly id: number } | { readonly kind: "block" };
 
 class KernelPrinter {
   private readonly names: Namer;
