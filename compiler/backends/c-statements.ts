@@ -5,7 +5,7 @@
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type MemoryOperationStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -16,7 +16,7 @@ export interface CStatementTarget {
   simple(stmt: Stmt): string;
   readonly barrier: string;
   /** The lines of a vector access or asynchronous-copy statement, for targets that print them. */
-  memoryOperation?(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" | "asyncCopy" | "asyncCommit" | "asyncWait" }): readonly string[];
+  memoryOperation?(stmt: MemoryOperationStmt): readonly string[];
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */

@@ -9,7 +9,7 @@
  * `cp.async` through a small helper that falls back to a plain copy below sm_80.
  */
 
-import { type ArrayRef, type Expr, type HelperFunction, type Kernel, type Stmt, type Variable } from "../ir/ir.ts";
+import { type ArrayRef, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-printer.ts";
@@ -255,7 +255,7 @@ function elementAddress(array: ArrayRef, indices: readonly Expr[], context: Stmt
 }
 
 /** Vector accesses and asynchronous copies: each a few lines of C. */
-function memoryOperation(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" | "asyncCopy" | "asyncCommit" | "asyncWait" }, context: StmtContext): string[] {
+function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   switch (stmt.kind) {
     case "vectorLoad": {
       const vector = cudaVectorTypes[stmt.array.elementType];

@@ -10,7 +10,7 @@
  * `vec4<T>` elements, so that those accesses are single 16-byte loads and stores.
  */
 
-import { type ArrayRef, type BuiltinExpr, type HelperFunction, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { type ArrayRef, type BuiltinExpr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { walkExpr, walkStmts, exprsOf } from "../ir/rewrite.ts";
 import { vectorOnlyArrays } from "../passes/legalize.ts";
 import { ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
@@ -271,7 +271,7 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
  * A vector access to an array of `vec4<T>` (a buffer or a workgroup array): element i of a row is in vec4
  * i / 4 (i a multiple of 4). Asynchronous copies never get here (legalize made them plain copies).
  */
-function memoryOperation(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" | "asyncCopy" | "asyncCommit" | "asyncWait" }, context: StmtContext): string[] {
+function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   const { names, printer } = context;
   // Leading indices as they are (a row of a 2-D array), the last one in vec4s.
   const vectorIndex = (indices: readonly import("../ir/ir.ts").Expr[]) =>

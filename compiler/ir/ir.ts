@@ -311,6 +311,9 @@ export interface AsyncWaitStmt extends StmtBase {
   readonly pending: number;
 }
 
+/** The statements that move memory in 16-byte units or asynchronously; targets print or legalize them. */
+export type MemoryOperationStmt = VectorLoadStmt | VectorStoreStmt | AsyncCopyStmt | AsyncCommitStmt | AsyncWaitStmt;
+
 /** A nested `{ … }` block: a scope for the declarations inside it. */
 export interface BlockStmt extends StmtBase {
   readonly kind: "block";

@@ -89,7 +89,7 @@ export function vectorOnlyArrays(stmts: readonly Stmt[]): Set<ArrayRef> {
 }
 
 /** The indices of element `lane` of a vector access: the last index plus the lane. */
-function laneIndices(indices: readonly Expr[], lane: number): Expr[] {
+export function laneIndices(indices: readonly Expr[], lane: number): Expr[] {
   const last = indices[indices.length - 1]!;
   if (lane === 0) return [...indices];
   const offset: Expr =

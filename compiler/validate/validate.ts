@@ -12,6 +12,7 @@ import { targets, type TargetName } from "../backends/targets.ts";
 import { checkBarrierUniformity } from "./uniformity.ts";
 import { foldStmts } from "../passes/fold.ts";
 import { unrollLoops } from "../passes/unroll.ts";
+import { laneIndices } from "../passes/legalize.ts";
 
 /** What validation learns about a specialized kernel, recorded in the manifest. */
 export interface KernelFacts {
@@ -88,18 +89,13 @@ function checkConstantSharedIndices(body: readonly import("../ir/ir.ts").Stmt[],
     if (stmt.kind === "store") check(stmt.array, stmt.indices);
     // A vector access touches its last index and the three after it.
     if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") {
-      if (!check(stmt.array, stmt.indices)) check(stmt.array, lastPlus(stmt.indices, vectorWidth - 1));
+      if (!check(stmt.array, stmt.indices)) check(stmt.array, laneIndices(stmt.indices, vectorWidth - 1));
     }
     if (stmt.kind === "asyncCopy") {
-      if (!check(stmt.target, stmt.targetIndices)) check(stmt.target, lastPlus(stmt.targetIndices, vectorWidth - 1));
+      if (!check(stmt.target, stmt.targetIndices)) check(stmt.target, laneIndices(stmt.targetIndices, vectorWidth - 1));
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && check(e.array, e.indices));
   });
-}
-
-function lastPlus(indices: readonly Expr[], offset: number): Expr[] {
-  const last = indices[indices.length - 1]!;
-  return [...indices.slice(0, -1), last.kind === "literal" ? { ...last, value: last.value + offset } : last];
 }
 
 /**

@@ -85,18 +85,22 @@ export class CpuDevice implements Device {
       this.run(kernel, options);
       return;
     }
-    const checked = checkLaunch(kernel.description, options, "cpu");
-    const args = checked.args.map((arg) => (typeof arg === "object" ? this.own(arg).data : arg));
+    const { checked, args } = this.prepare(kernel, options);
     await this.pool.run(kernel.jsSource, args, checked.grid, checked.block);
+  }
+
+  /** The checked launch, with buffers replaced by their typed arrays, as the block functions take them. */
+  private prepare(kernel: KernelHandle, options: LaunchOptions) {
+    const checked = checkLaunch(kernel.description, options, "cpu");
+    return { checked, args: checked.args.map((arg) => (typeof arg === "object" ? this.own(arg).data : arg)) };
   }
 
   /** Runs a launch synchronously (the CPU has nothing to wait for). */
   run(kernel: KernelHandle, options: LaunchOptions): void {
-    const checked = checkLaunch(kernel.description, options, "cpu");
+    const { checked, args } = this.prepare(kernel, options);
     const fn = this.checked ? kernel.jsChecked : kernel.js;
     if (!fn) throw new LaunchError(kernel.description.entryName, "it was not compiled for the js target");
     const checker = this.checked ? new Checker(kernel.description.entryName) : undefined;
-    const args = checked.args.map((arg) => (typeof arg === "object" ? this.own(arg).data : arg));
     const [gx, gy, gz] = checked.grid;
     const blockIdx = [0, 0, 0];
     for (let z = 0; z < gz; z++) {
