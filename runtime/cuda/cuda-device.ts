@@ -67,7 +67,7 @@ export class CudaDevice implements Device {
 
   constructor(
     private readonly cu: DriverApi,
-    private readonly ordinal: number,
+    ordinal: number,
     options: CudaCompileOptions,
   ) {
     const name = new Uint8Array(256);
@@ -250,8 +250,10 @@ export class CudaDevice implements Device {
     const compiled = this.compiled(kernel);
     const limits: LaunchLimits = { ...this.limits, maxThreadsPerBlock: Math.min(this.limits.maxThreadsPerBlock, compiled.maxThreadsPerBlock) };
     const checked = checkLaunch(kernel.description, options, "cuda", limits);
-    if (kernel.description.sharedBytes > limits.maxSharedBytes!) {
-      throw new LaunchError(kernel.description.entryName, `it needs ${kernel.description.sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
+    // A dynamic layout aligns each array to 16 bytes, so it may ask for a little more than the arrays hold.
+    const sharedBytes = Math.max(kernel.description.sharedBytes, kernel.cuda!.dynamicSharedBytes);
+    if (sharedBytes > limits.maxSharedBytes!) {
+      throw new LaunchError(kernel.description.entryName, `it needs ${sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
     }
     const params = this.packArguments(kernel, checked.args);
     const [gx, gy, gz] = checked.grid;
