@@ -12,8 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { compileFiles } from "../compiler/driver.ts";
-import { createProject, packageRoot } from "../compiler/frontend/program.ts";
+import { compileFiles, createProject, packageRoot } from "../compiler/index.ts";
 
 const root = packageRoot();
 const examplesDir = path.join(root, "examples");

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { packageRoot } from "../compiler/frontend/program.ts";
+import { packageRoot } from "../compiler/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { median } from "../runtime/device.ts";
 import { compileKernelLibrary } from "../runtime/kernels.ts";

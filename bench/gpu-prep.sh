@@ -1,40 +1,74 @@
 #!/usr/bin/env bash
 # Prepares what the GPU machine needs, here (it has no Node and no network): the example kernels built for
 # CUDA, WGSL and JS, the GPU runner bundled into one file (with the compiler, for the tuner), Node itself,
-# koffi and Dawn's native module, and the Vulkan loader packages. Everything goes to .device/ and .gl/ (both git-ignored);
-# name both in the device tool's `carry`, then run `bash bench/gpu.sh` there.
+# koffi and Dawn's native module, and the Vulkan loader packages. Everything goes to .device/ (or the folder
+# TSK_DEVICE_DIR names) and .gl/ (TSK_GL_DIR), both git-ignored; name both in the device tool's `carry`, then
+# run `bash bench/gpu.sh` there (with TSK_DEVICE_DIR set the same way).
+# `bash bench/gpu-prep.sh --kernels` prepares the memory-bound suite's run (`bash gpu.sh --only kernels`)
+# instead: the suite's kernels only, PyTorch's script, and gpu.sh, the examples, the language declarations
+# and package.json beside the runner (so that its tuner compiles these sources, whatever tree it runs in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+DEVICE_DIR=${TSK_DEVICE_DIR:-.device}
+GL_DIR=${TSK_GL_DIR:-.gl}
+KERNELS_ONLY=$([ "${1:-}" = "--kernels" ] && echo 1 || echo 0)
+SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/sum-vec4.ts examples/sum-vec4-subgroups.ts examples/softmax.ts examples/softmax-vec4-subgroups.ts examples/layer-norm.ts examples/layer-norm-subgroups.ts examples/scan.ts examples/histogram-vec4.ts"
 
 npm run build >/dev/null
-rm -rf .device && mkdir -p .device/node_modules/@koromix .device/node_modules/webgpu/dist
-node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out .device/kernels
-# The same kernels with build-time cubins (nvcc here), to check the no-NVRTC path there.
-node bin/tskernel.js build examples/*.ts --target cuda,js --cubin --arch sm_90 --out .device/kernels-cubin
+rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/node_modules/@koromix" "$DEVICE_DIR/node_modules/webgpu/dist"
+if [ "$KERNELS_ONLY" = 1 ]; then
+  node bin/tskernel.js build $SUITE --target wgsl,js --out "$DEVICE_DIR/kernels"
+  node bin/tskernel.js build $SUITE --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin"
+  mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
+  cp examples/*.ts "$DEVICE_DIR/examples/"
+  cp compiler/lang/index.ts "$DEVICE_DIR/compiler/lang/"
+  cp package.json bench/torch-reference.py "$DEVICE_DIR/"
+  cp bench/gpu.sh "$DEVICE_DIR/gpu.sh"
+else
+  node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out "$DEVICE_DIR/kernels"
+  # The same kernels with build-time cubins (nvcc here), to check the no-NVRTC path there.
+  node bin/tskernel.js build examples/*.ts --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin"
+  # The torch.mm comparison (bench/torch-matmul.py, run by PyTorch there): its launch plan over those cubins,
+  # made here from the rung table (what matmul() picks on an H100, and the other builds of the fast rungs).
+  node dist/bench/torch-matmul-plan.js --kernels "$DEVICE_DIR/kernels-cubin" --out "$DEVICE_DIR/torch-plan.json" >/dev/null
+  cp bench/torch-matmul.py "$DEVICE_DIR/"
+fi
 # The tuning step compiles in-process, so the bundle carries the compiler (ts-morph and TypeScript, which are
 # CommonJS and expect require, __filename and __dirname: the banner gives an ES module all three).
 npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node20 \
-  --external:koffi --external:webgpu --outfile=.device/gpu-run.mjs --log-level=warning \
+  --external:koffi --external:webgpu --outfile="$DEVICE_DIR/gpu-run.mjs" --log-level=warning \
   --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
-# The nvcc toolchain path: the C++ example, built here for sm_90, run there.
-make -s -C examples/nvcc-app KERNELS="$PWD/.device/nvcc-app-build" BIN="$PWD/.device/nvcc-app" >/dev/null
-rm -rf .device/nvcc-app-build
-cp -r node_modules/koffi .device/node_modules/
-cp -r node_modules/@koromix/koffi-linux-x64 .device/node_modules/@koromix/
-cp node_modules/webgpu/package.json node_modules/webgpu/index.js .device/node_modules/webgpu/
-cp -r node_modules/webgpu/dist/linux-x64 .device/node_modules/webgpu/dist/
-rm -rf .device/node_modules/koffi/vendor .device/node_modules/koffi/doc
-xz -T2 -c "$(command -v node)" > .device/node.xz
+# The differential fuzzer's CUDA leg (bench/fuzz-cuda.ts; `gpu.sh --only fuzz-cuda`): it compiles the programs it
+# generates, so it carries the compiler too.
+npx esbuild bench/fuzz-cuda.ts --bundle --platform=node --format=esm --target=node20 \
+  --external:koffi --external:webgpu --outfile="$DEVICE_DIR/fuzz-cuda.mjs" --log-level=warning \
+  --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
+if [ "$KERNELS_ONLY" = 0 ]; then
+  # The nvcc toolchain path: the C++ example, built here for sm_90, run there.
+  make -s -C examples/nvcc-app KERNELS="$PWD/$DEVICE_DIR/nvcc-app-build" BIN="$PWD/$DEVICE_DIR/nvcc-app" >/dev/null
+  rm -rf "$DEVICE_DIR/nvcc-app-build"
+  # The CMake path: examples/cmake-app configured and built here (CUDA architecture 90), its program run there.
+  cmake -S examples/cmake-app -B "$DEVICE_DIR/cmake-app-build" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+  cmake --build "$DEVICE_DIR/cmake-app-build" >/dev/null
+  cp "$DEVICE_DIR/cmake-app-build/cmake-app" "$DEVICE_DIR/cmake-app" && rm -rf "$DEVICE_DIR/cmake-app-build"
+fi
+cp -r node_modules/koffi "$DEVICE_DIR/node_modules/"
+cp -r node_modules/@koromix/koffi-linux-x64 "$DEVICE_DIR/node_modules/@koromix/"
+cp node_modules/webgpu/package.json node_modules/webgpu/index.js "$DEVICE_DIR/node_modules/webgpu/"
+cp -r node_modules/webgpu/dist/linux-x64 "$DEVICE_DIR/node_modules/webgpu/dist/"
+rm -rf "$DEVICE_DIR/node_modules/koffi/vendor" "$DEVICE_DIR/node_modules/koffi/doc"
+# TSK_SHARED_NODE=1: the device gets Node from .device-shared/node.xz instead (gpu.sh looks there too).
+if [ "${TSK_SHARED_NODE:-0}" != 1 ]; then xz -T2 -c "$(command -v node)" > "$DEVICE_DIR/node.xz"; fi
 
-if [ ! -d .gl ]; then
-  mkdir -p .gl /tmp/amd64/partial
+if [ ! -d "$GL_DIR" ]; then
+  mkdir -p "$GL_DIR" /tmp/amd64/partial
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
   apt-get $o update -qq
   # The Vulkan loader and the GL vendor-neutral libraries that NVIDIA's Vulkan ICD (libGLX_nvidia) needs.
-  (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
+  (cd "$GL_DIR" && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
 fi
 # The device tool carries at most 64 MB: the runner (with the compiler inside) and the native modules travel
 # as one xz archive, which gpu.sh unpacks.
-tar -C .device -cf - gpu-run.mjs node_modules | xz -T2 -6 > .device/runner.tar.xz
-rm -rf .device/gpu-run.mjs .device/node_modules
-du -sh .device .gl
+tar -C "$DEVICE_DIR" -cf - gpu-run.mjs fuzz-cuda.mjs node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
+rm -rf "$DEVICE_DIR/gpu-run.mjs" "$DEVICE_DIR/fuzz-cuda.mjs" "$DEVICE_DIR/node_modules"
+du -sh "$DEVICE_DIR" "$GL_DIR"

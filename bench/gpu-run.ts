@@ -6,6 +6,9 @@
  * - runs every seed matmul variant against the float64 reference at odd and round sizes;
  * - runs the non-matmul examples against their references, and compares the CUDA results with the CPU
  *   backend's on the same inputs (the differential check);
+ * - runs the examples built on atomics and subgroup operations (histogram, one-pass sum, stream compaction,
+ *   row softmax; subgroups of 32 lanes on both backends here) against their references at large sizes, and
+ *   times them (effective bandwidth);
  * - times the seed kernels at n = 1024, 2048 and 4096 next to cuBLAS SGEMM (TF32 off, and on) from the
  *   same run (CUDA), and reports each as a percentage of cuBLAS FP32 (WebGPU rows too, against the CUDA
  *   part's cuBLAS at the same n);
@@ -13,9 +16,14 @@
  *   (`tskernel tune matmul`), writes the report to $OUT/tune-matmul-cuda.json and the store to
  *   $OUT/tune-store, and runs the issue's shapes through matmul() with the fixed rule and with the tuned choice;
  * - measures the per-launch overhead (10 000 launches of a kernel that returns at once);
- * - runs a 4096² WebGPU matmul with ten launches in a row (the case that aborted Dawn before).
- * Results go to $OUT/gpu-results.json and a text table to stdout. Usage:
- *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu]
+ * - runs a 4096² WebGPU matmul with ten launches in a row (the case that aborted Dawn before);
+ * - joins the torch.mm comparison that bench/torch-matmul.py wrote before it (gpu.sh runs it first) to the
+ *   results, as `torch.matmul`, with its table and chart (torch-matmul.svg).
+ * Results go to $OUT/gpu-results.json and a text table to stdout. `--only kernels-plan` and `--only kernels`
+ * run the memory-bound suite instead (gpu-kernels.ts). Usage:
+ *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu|collectives|profile|tune-wide] [--torch-matmul report.json]
+ *   node gpu-run.mjs --kernels <wgsl build dir> --cubin-kernels <cubin build dir> --out <dir> --only kernels-plan|kernels
+ *     [--torch torch.json] [--tune-seconds S] [--tune-cases a,b] [--cases a,b (the suite's cases to plan and bench; default all)]
  */
 
 import fs from "node:fs";
@@ -24,24 +32,29 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { createCudaDevice, type CudaDevice } from "../runtime/cuda/cuda-device.ts";
-import { createWebGpuDevice } from "../runtime/webgpu/webgpu-device.ts";
-import { runDemo, formatDemoTable, type DemoRow } from "../runtime/demo/run-demo.ts";
-import { loadKernelLibrary } from "../runtime/library.ts";
+import { createWebGpuDevice } from "../runtime/webgpu/dawn.ts";
+import { runDemo, formatDemoTable, type DemoRow } from "../cli/demo/run-demo.ts";
+import { loadKernelLibrary } from "../runtime/load-library.ts";
 import { compareToReference, referenceGemmAt } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
-import { seedVariants, unsupportedSize } from "../runtime/demo/variants.ts";
-import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes } from "../runtime/matmul/bench.ts";
+import { seedVariants, unsupportedSize } from "../cli/demo/variants.ts";
+import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes } from "../cli/bench/matmul.ts";
 import { chooseMatmul, matmulRungs } from "../runtime/matmul/matmul.ts";
 import { formatConstants } from "../runtime/matmul/candidates.ts";
 import { TuningStore } from "../runtime/matmul/tune-store.ts";
+import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport } from "./torch-matmul-report.ts";
 import { formatTuneTable, tuneMatmul } from "../runtime/matmul/tune.ts";
+import { checkCollectiveExamples, gpuSizes } from "../cli/demo/collective-examples.ts";
+import { runKernels, writeKernelsPlan } from "./gpu-kernels.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1]! : fallback;
 };
-const library = loadKernelLibrary(option("--kernels", "kernels"));
+const only = option("--only", "all");
+/** The matmul modes' kernels, loaded by main(); the suite's modes load their own (gpu-kernels.ts). */
+let library: ReturnType<typeof loadKernelLibrary>;
 const outDir = option("--out", process.env.OUT ?? ".");
 const results: Record<string, unknown> = { date: new Date().toISOString(), host: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version } };
 const log = (line = "") => console.log(line);
@@ -115,6 +128,17 @@ async function classics(device: Device): Promise<Record<string, unknown>> {
   out.gelu = { ...report, pass: report.nonFinite === 0 && report.maxRelative < 1e-3 };
   log(JSON.stringify(out));
   return out;
+}
+
+/** The atomics and subgroup examples at large sizes, checked, then timed: one line each. */
+async function collectiveExamples(device: Device): Promise<unknown> {
+  // WGSL bounds exp's error by 3 + 2|x| ulp, against CUDA's expf's 2: the softmax gets more room there.
+  const checks = await checkCollectiveExamples(device, library, gpuSizes, { time: true, softmaxTolerance: device.backend === "cuda" ? 1e-5 : 1e-4 });
+  for (const check of checks) {
+    const speed = check.ms !== undefined ? `${check.ms.toFixed(3).padStart(9)} ms ${check.gbPerSecond!.toFixed(1).padStart(7)} GB/s` : "";
+    log(`${device.backend} ${check.example.padEnd(16)} ${check.size.padEnd(18)} ${check.pass ? "pass" : "FAIL"} ${speed}  ${JSON.stringify(check.detail)}`);
+  }
+  return { subgroupSize: device.limits.subgroupSize, checks };
 }
 
 /** The CUDA results of every seed variant equal the CPU backend's within f32 reordering error. */
@@ -218,8 +242,6 @@ async function launchOverhead(device: CudaDevice): Promise<Record<string, number
   return result;
 }
 
-const only = option("--only", "all");
-
 /**
  * `--only profile`: one launch each of what matmul() runs at 4096³ and at 1000³ (fixed rule) and of cuBLAS
  * FP32 at 4096³, nothing else, for Nsight Compute (gpu.sh runs this under ncu when the machine has it).
@@ -269,19 +291,53 @@ async function tuneWide(): Promise<void> {
   });
 }
 
+/** The torch.mm comparison's report, when bench/torch-matmul.py wrote one: its summary joins the results. */
+async function joinTorchMatmul(): Promise<void> {
+  const file = option("--torch-matmul", "");
+  if (!file || !fs.existsSync(file)) return;
+  await section("torch.matmul", async () => {
+    const report = JSON.parse(fs.readFileSync(file, "utf8")) as TorchReport;
+    log(formatTorchTable(report));
+    for (const line of bestBuilds(report)) log(line);
+    fs.writeFileSync(path.join(outDir, "torch-matmul.svg"), torchChartSvg(report, `tskernel SGEMM against torch.mm, ${report.device}, ${report.date.slice(0, 10)}`));
+    const { shapes, ...about } = report;
+    return { ...about, file: path.basename(file), shapes: shapes.map(({ candidates, ...shape }) => ({ ...shape, candidates: candidates.length })) };
+  });
+}
+
 async function main(): Promise<void> {
+  if (only === "kernels-plan") return writeKernelsPlan(option("--cubin-kernels", "kernels-cubin"), outDir, log, option("--cases", "all"));
+  if (only === "kernels") {
+    await runKernels({
+      cubinDir: option("--cubin-kernels", "kernels-cubin"),
+      wgslDir: option("--kernels", "kernels"),
+      outDir,
+      torch: option("--torch", path.join(outDir, "torch.json")),
+      root: option("--root", process.cwd()),
+      tuneSeconds: Number(option("--tune-seconds", "150")),
+      tuneCases: option("--tune-cases", "all"),
+      cases: option("--cases", "all"),
+      log,
+    });
+    return;
+  }
+  library = loadKernelLibrary(option("--kernels", "kernels"));
   if (only === "profile") return profileLaunches();
   if (only === "tune-wide") return tuneWide();
   let cuda: CudaDevice | undefined;
-  if (only === "all" || only === "cuda") await section("cuda.device", async () => {
+  // `--only collectives`: the atomics and subgroup examples alone, on CUDA and then Dawn.
+  const collectivesOnly = only === "collectives";
+  if (only === "all" || only === "cuda" || collectivesOnly) await section("cuda.device", async () => {
     cuda = createCudaDevice();
     log(`CUDA device: ${cuda.name} (${cuda.arch}), driver ${cuda.driverVersion}`);
     return { name: cuda.name, arch: cuda.arch, driverVersion: cuda.driverVersion };
   });
-  if (cuda) {
+  if (cuda && collectivesOnly) await section("cuda.collectiveExamples", () => collectiveExamples(cuda!));
+  if (cuda && !collectivesOnly) {
     const device = cuda;
     await section("cuda.ladder", () => ladder(device, [37, 1000, 1024], 5));
     await section("cuda.classics", () => classics(device));
+    await section("cuda.collectiveExamples", () => collectiveExamples(device));
     await section("cuda.differential", () => differential(device, 256));
     await section("cuda.launchOverhead", () => launchOverhead(device));
     await section("cuda.versusCublas", () => versusCublas(device, [1024, 2048, 4096]));
@@ -300,7 +356,7 @@ async function main(): Promise<void> {
       const report = await tuneMatmul(device, {
         sizes: [1024, 4096],
         runs: 5,
-        rungs: ["sgemm-warptiling-double-buffered", "sgemm-warptiling", "sgemm-vectorized", "sgemm-warptiling-guarded", "sgemm-2d-transposed-a"],
+        rungs: ["sgemm-multistage", "sgemm-warptiling-double-buffered", "sgemm-warptiling", "sgemm-multistage-guarded", "sgemm-warptiling-guarded"],
         maxCandidates: 8,
         store: tuneStore,
         onProgress: (line) => log(`  ${line}`),
@@ -309,7 +365,7 @@ async function main(): Promise<void> {
       fs.writeFileSync(path.join(outDir, "tune-matmul-cuda.json"), `${JSON.stringify(report, null, 2)}\n`);
       // The CUDA introduction's odd 1000³ takes only the guarded rung: search it further at that very size
       // (its results go to the same shape class as n = 1024, where matmul() looks them up).
-      const odd = await tuneMatmul(device, { sizes: [1000], runs: 5, rungs: ["sgemm-warptiling-guarded"], maxCandidates: 24, store: tuneStore, onProgress: (line) => log(`  ${line}`) });
+      const odd = await tuneMatmul(device, { sizes: [1000], runs: 5, rungs: ["sgemm-multistage-guarded"], maxCandidates: 24, store: tuneStore, onProgress: (line) => log(`  ${line}`) });
       log(formatTuneTable(odd));
       fs.writeFileSync(path.join(outDir, "tune-matmul-cuda-1000.json"), `${JSON.stringify(odd, null, 2)}\n`);
       const summary = report.best
@@ -329,7 +385,7 @@ async function main(): Promise<void> {
       // The issue's other goal shapes, through matmul() (any m, n, k) next to cuBLAS on the same buffers: the
       // fixed rule's choice, and the tuned one from the step above where there is one.
       const out: unknown[] = [];
-      for (const [m, n, k] of [[4096, 4096, 1024], [1000, 1000, 1000], [4096, 4096, 4096], [8192, 8192, 8192]] as const) {
+      for (const [m, n, k] of [[4096, 4096, 1024], [1000, 1000, 1000], [4096, 4096, 4096], [8192, 8192, 8192], [2048, 2048, 2048], [1023, 1021, 1019]] as const) {
         const Ah = random(m * k);
         const Bh = random(k * n);
         const A = device.createBuffer(Ah);
@@ -386,15 +442,17 @@ async function main(): Promise<void> {
     });
   }
   let webgpu: Device | undefined;
-  if (only === "all" || only === "webgpu") await section("webgpu.device", async () => {
+  if (only === "all" || only === "webgpu" || collectivesOnly) await section("webgpu.device", async () => {
     webgpu = await createWebGpuDevice();
     log(`WebGPU adapter: ${webgpu.name}; limits ${JSON.stringify(webgpu.limits)}`);
     return { name: webgpu.name, limits: webgpu.limits };
   });
-  if (webgpu) {
+  if (webgpu && collectivesOnly) await section("webgpu.collectiveExamples", () => collectiveExamples(webgpu!));
+  if (webgpu && !collectivesOnly) {
     const device = webgpu;
     await section("webgpu.ladder", () => ladder(device, [37, 1024], 5));
     await section("webgpu.classics", () => classics(device));
+    await section("webgpu.collectiveExamples", () => collectiveExamples(device));
     await section("webgpu.versusCublas", () => largeSizes(device, [2048, 4096]));
     await section("webgpu.toggles", async () => {
       // Dawn's safety work, off by default: bounds clamping on every access (robustness) and zeroing of
@@ -423,6 +481,7 @@ async function main(): Promise<void> {
       return { n, ...timing, tflops };
     });
   }
+  await joinTorchMatmul();
   save();
   log(`\nwrote ${path.join(outDir, "gpu-results.json")}`);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `tskernel` executable: runs the compiled CLI from dist/ (built by `npm run build`).
-import { runCli } from "../dist/compiler/cli/main.js";
+import { runCli } from "../dist/cli/main.js";
 
 const code = await runCli(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),

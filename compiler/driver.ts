@@ -11,6 +11,7 @@ import type { Project, SourceFile } from "ts-morph";
 import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { ConstValue, Kernel, Module, ScalarType } from "./ir/ir.ts";
 import { lowerFile } from "./frontend/lower-kernel.ts";
+import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./frontend/nesting.ts";
 import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
@@ -91,59 +92,77 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
   const sourceFiles: SourceFile[] = [];
   for (const fileName of fileNames) {
     const absolute = path.resolve(fileName);
+    let text: string;
     try {
-      const text = fs.readFileSync(absolute, "utf8");
-      const existing = project.getSourceFile(absolute);
-      if (existing) existing.replaceWithText(text);
-      sourceFiles.push(existing ?? project.createSourceFile(absolute, text, { overwrite: true }));
+      text = fs.readFileSync(absolute, "utf8");
     } catch (error) {
       diagnostics.push(makeDiagnostic("TSK4001", undefined, [fileName, (error as NodeJS.ErrnoException).code ?? String(error)]));
+      continue;
     }
+    const loaded = addSourceFile(project, absolute, text);
+    if ("code" in loaded) diagnostics.push(loaded);
+    else sourceFiles.push(loaded);
   }
-  diagnostics.push(...typeScriptDiagnostics(sourceFiles));
+  const overflowed = new Set<SourceFile>();
+  diagnostics.push(...typeScriptDiagnostics(sourceFiles, overflowed));
 
   const files: FileOutput[] = [];
   const definedNames = new Set<string>();
   for (const sourceFile of sourceFiles) {
-    const fileDiagnostics: Diagnostic[] = [];
-    const { module, diagnostics: lowering } = lowerFile(sourceFile);
-    fileDiagnostics.push(...lowering);
-    if (module.kernels.length === 0 && lowering.length === 0) {
-      fileDiagnostics.push(makeDiagnostic("TSK4004", undefined, [path.relative(baseDir, sourceFile.getFilePath())]));
+    if (overflowed.has(sourceFile)) continue;
+    try {
+      files.push(compileSourceFile(sourceFile, options, baseDir, definedNames, diagnostics));
+    } catch (error) {
+      // A phase ran out of stack below the nesting limit: a located error, not a crash (frontend/nesting.ts).
+      if (!isStackOverflow(error)) throw error;
+      diagnostics.push(stackOverflowDiagnostic(sourceFile.getFilePath(), sourceFile.getFullText(), "compiling", sourceFile.compilerNode));
     }
-    const specializations: SpecializedKernel[] = [];
-    for (const kernel of module.kernels) {
-      if (options.kernels && !options.kernels.has(kernel.name)) continue;
-      for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
-        const specialized = specializeKernel(kernel, values);
-        const facts = validateKernel(specialized, fileDiagnostics, { barrierUniformity: !options.unsafeSkipBarrierCheck });
-        // One report per limit and place, from the first target that has it (e.g. a 4096-thread block
-        // is one error, not one per target).
-        const limitDiagnostics: Diagnostic[] = [];
-        for (const target of options.targets) checkTargetLimits(specialized, facts, target, limitDiagnostics);
-        const reported = new Set<string>();
-        for (const d of limitDiagnostics) {
-          const key = `${d.code}@${d.span?.start}`;
-          if (reported.has(key)) continue;
-          reported.add(key);
-          fileDiagnostics.push(d);
-        }
-        specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts });
-      }
-    }
-    const unique = dedupe(fileDiagnostics);
-    diagnostics.push(...unique);
-    const displayPath = path.relative(baseDir, sourceFile.getFilePath()).split(path.sep).join("/");
-    if (hasErrors(unique) || hasErrors(diagnostics)) {
-      files.push({ sourceFile: sourceFile.getFilePath(), displayPath, module, specializations });
-      continue;
-    }
-    files.push(emitFile(sourceFile, displayPath, module, specializations, options));
   }
   for (const name of options.defines?.keys() ?? []) {
     if (!definedNames.has(name)) diagnostics.push(makeDiagnostic("TSK4005", undefined, [name]));
   }
   return { diagnostics, files, ok: !hasErrors(diagnostics) };
+}
+
+/** Lowers, specializes, validates and (when nothing so far has an error) emits one parsed file. */
+function compileSourceFile(
+  sourceFile: SourceFile,
+  options: CompileOptions,
+  baseDir: string,
+  definedNames: Set<string>,
+  diagnostics: Diagnostic[],
+): FileOutput {
+  const fileDiagnostics: Diagnostic[] = [];
+  const { module, diagnostics: lowering } = lowerFile(sourceFile);
+  fileDiagnostics.push(...lowering);
+  if (module.kernels.length === 0 && lowering.length === 0) {
+    fileDiagnostics.push(makeDiagnostic("TSK4004", undefined, [path.relative(baseDir, sourceFile.getFilePath())]));
+  }
+  const specializations: SpecializedKernel[] = [];
+  for (const kernel of module.kernels) {
+    if (options.kernels && !options.kernels.has(kernel.name)) continue;
+    for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
+      const specialized = specializeKernel(kernel, values);
+      const facts = validateKernel(specialized, fileDiagnostics, { barrierUniformity: !options.unsafeSkipBarrierCheck });
+      // One report per limit and place, from the first target that has it (e.g. a 4096-thread block
+      // is one error, not one per target).
+      const limitDiagnostics: Diagnostic[] = [];
+      for (const target of options.targets) checkTargetLimits(specialized, facts, target, limitDiagnostics);
+      const reported = new Set<string>();
+      for (const d of limitDiagnostics) {
+        const key = `${d.code}@${d.span?.start}`;
+        if (reported.has(key)) continue;
+        reported.add(key);
+        fileDiagnostics.push(d);
+      }
+      specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts });
+    }
+  }
+  const unique = dedupe(fileDiagnostics);
+  diagnostics.push(...unique);
+  const displayPath = path.relative(baseDir, sourceFile.getFilePath()).split(path.sep).join("/");
+  if (hasErrors(unique) || hasErrors(diagnostics)) return { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
+  return emitFile(sourceFile, displayPath, module, specializations, options);
 }
 
 function emitFile(
@@ -250,11 +269,21 @@ function parseDefine(text: string, type: ScalarType): ConstValue | undefined {
   return value;
 }
 
-function typeScriptDiagnostics(files: readonly SourceFile[]): Diagnostic[] {
+/** TypeScript's errors in the given files; a file on which the checker ran out of stack goes into `overflowed`. */
+function typeScriptDiagnostics(files: readonly SourceFile[], overflowed: Set<SourceFile>): Diagnostic[] {
   const wanted = new Set(files.map((file) => file.getFilePath()));
   const out: Diagnostic[] = [];
   for (const file of files) {
-    for (const d of [...file.getPreEmitDiagnostics()]) {
+    let found;
+    try {
+      found = file.getPreEmitDiagnostics();
+    } catch (error) {
+      if (!isStackOverflow(error)) throw error;
+      overflowed.add(file);
+      out.push(stackOverflowDiagnostic(file.getFilePath(), file.getFullText(), "type-checking", file.compilerNode));
+      continue;
+    }
+    for (const d of found) {
       const source = d.getSourceFile();
       if (!source || !wanted.has(source.getFilePath())) continue;
       if (d.getCategory() !== 1 /* Error */) continue;

@@ -1,8 +1,15 @@
-/** The compiler's programmatic API: compile files, render diagnostics, read the manifest types. */
+/**
+ * The compiler's one public entry (`tskernel/compiler`): compile kernel files, render diagnostics, the
+ * manifest and its types, the targets and their limits, and the few helpers tools on top of the compiler
+ * need (a reusable ts-morph project for warm recompiles, the package root, catalogue diagnostics). The
+ * runtime, the CLI and the tests use the compiler only through this file (tests/layering.test.ts checks it).
+ */
 
 export { compileFiles, type CompileOptions, type CompileResult, type FileOutput, type SpecializedKernel } from "./driver.ts";
-export { renderDiagnostic, renderDiagnostics } from "./diagnostics/render.ts";
-export type { Diagnostic } from "./diagnostics/diagnostic.ts";
+export { renderDiagnostic, renderDiagnostics, type RenderOptions } from "./diagnostics/render.ts";
+export { makeDiagnostic, type Diagnostic } from "./diagnostics/diagnostic.ts";
 export { catalogue, type DiagnosticCode } from "./diagnostics/catalogue.ts";
-export { buildManifest, type Manifest, type ManifestKernel } from "./manifest.ts";
-export { targetNames, type TargetName } from "./backends/targets.ts";
+export { buildManifest, manifestVersion } from "./manifest.ts";
+export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
+export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
+export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";

@@ -3,58 +3,20 @@
  * script needs without parsing generated code: its name and entry point, source file, constant values,
  * parameters in order with types and access, the fixed block shape, shared-memory bytes, and for each
  * target the generated file and how to call into it (the CUDA function, the WGSL entry point and its
- * binding layout). Output file paths are relative to the manifest's directory; `source` is the kernel file
- * relative to the directory tskernel ran in.
+ * binding layout), and whether the kernel uses subgroups or atomics (which arrays). Output file paths are relative to the manifest's directory; `source` is the kernel file
+ * relative to the directory tskernel ran in. The format's types are in lang/manifest.ts.
  */
 
 import type { FileOutput } from "./driver.ts";
-import type { ConstValue, ScalarType } from "./ir/ir.ts";
+import type { Manifest, ManifestKernel, ManifestParam, ManifestWgslLayout } from "./lang/manifest.ts";
+import { atomicArrays, usesSubgroups } from "./ir/rewrite.ts";
 import { wgslLayout } from "./backends/wgsl-layout.ts";
+
+export type { Manifest, ManifestKernel, ManifestParam } from "./lang/manifest.ts";
 
 export const manifestVersion = 1;
 
-export type ManifestParam =
-  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ScalarType; readonly access: "read" | "read_write" }
-  | { readonly name: string; readonly kind: "scalar"; readonly type: ScalarType }
-  | { readonly name: string; readonly kind: "const"; readonly type: ScalarType };
-
-export interface ManifestKernel {
-  readonly name: string;
-  readonly entryName: string;
-  readonly source: string;
-  readonly specialization: Readonly<Record<string, ConstValue>>;
-  readonly params: readonly ManifestParam[];
-  readonly block: readonly [number, number, number] | null;
-  readonly sharedBytes: number;
-  readonly outputs: {
-    readonly cuda?: {
-      readonly file: string;
-      readonly header: string;
-      readonly function: string;
-      /** Bytes of dynamic shared memory each launch needs (the kernel's shared arrays above 48 KB), else 0. */
-      readonly dynamicSharedBytes: number;
-      /** A cubin nvcc built from `file` at build time (`--cubin`), loadable with no NVRTC present. */
-      readonly cubin?: { readonly file: string; readonly arch: string };
-    };
-    readonly js?: { readonly file: string; readonly function: string };
-    readonly wgsl?: {
-      readonly file: string;
-      readonly entryPoint: string;
-      readonly workgroupSizeOverrides: readonly string[] | null;
-      /** A JSON array: for each WGSL line, the TypeScript `file:line:column` it came from (or null). */
-      readonly lineMap?: string;
-      readonly layout: ReturnType<typeof manifestLayout>;
-    };
-  };
-}
-
-export interface Manifest {
-  readonly version: number;
-  readonly generator: string;
-  readonly kernels: readonly ManifestKernel[];
-}
-
-function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]) {
+function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]): ManifestWgslLayout {
   const layout = wgslLayout(kernel);
   return {
     group: layout.group,
@@ -67,6 +29,13 @@ function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]) {
         }
       : null,
   };
+}
+
+function atomicsOf(kernel: FileOutput["specializations"][number]["kernel"]): { atomics?: ManifestKernel["atomics"] } {
+  const arrays = atomicArrays(kernel.body);
+  if (arrays.size === 0) return {};
+  const names = (space: string) => [...arrays].filter((array) => array.space === space).map((array) => array.name);
+  return { atomics: { buffers: names("global"), shared: names("shared") } };
 }
 
 /** `files` maps each compiled source file to the output file names written for it (relative paths). */
@@ -98,6 +67,8 @@ export function buildManifest(
         }),
         block: spec.facts.block ?? null,
         sharedBytes: spec.facts.sharedBytes,
+        ...(usesSubgroups(kernel.body) ? { subgroups: true as const } : {}),
+        ...atomicsOf(kernel),
         outputs: {
           ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]!, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
           ...(file.js && names.js ? { js: { file: names.js, function: file.js.functions[index]! } } : {}),

@@ -2,14 +2,63 @@
  * The one runtime API over every backend: create a device, allocate typed buffers, launch a compiled kernel
  * with a grid, a block and arguments, read results back, time launches. Every launch is checked first
  * (launch-check.ts) and a bad argument is an error naming the kernel and the parameter; nothing runs.
+ * This file holds the types every other runtime file shares (devices, buffers, compiled kernels, limits),
+ * so it imports nothing of the runtime: imports run one way, towards it.
  */
 
-import type { KernelHandle } from "./kernels.ts";
-import type { LaunchLimits } from "./launch-check.ts";
+import type { ManifestKernel } from "../compiler/lang/manifest.ts";
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
 export type ElementType = "f32" | "i32" | "u32";
 export type TypedArray = Float32Array | Int32Array | Uint32Array;
+
+/** The JS of one kernel: runs a whole block. */
+export type JsBlockFunction = (
+  args: readonly unknown[],
+  blockIdx: readonly number[],
+  blockDim: readonly number[],
+  gridDim: readonly number[],
+  checker?: unknown,
+  /** Lanes per subgroup, for kernels that use subgroups (default 32). */
+  subgroupSize?: number,
+) => void;
+
+/** One compiled kernel specialization: its manifest description and the code of each target it was built for. */
+export interface KernelHandle {
+  readonly description: ManifestKernel;
+  readonly js?: JsBlockFunction;
+  /**
+   * Where `js` came from: the factory body (code that returns every kernel function of its file) and this
+   * kernel's name in it, so that worker threads can instantiate the same function.
+   */
+  readonly jsSource?: { readonly factoryBody: string; readonly function: string };
+  /** The checked-mode build: takes a Checker as a fifth argument. */
+  readonly jsChecked?: JsBlockFunction;
+  /** `lineSources[i]`: the TypeScript location WGSL line i + 1 came from, to map shader errors back. */
+  readonly wgsl?: { readonly source: string; readonly entryPoint: string; readonly lineSources?: readonly (string | undefined)[] };
+  /** `cubin` (with its architecture) when the build made one: the CUDA backend then needs no NVRTC. */
+  readonly cuda?: {
+    readonly source: string;
+    readonly function: string;
+    /** Dynamic shared memory each launch asks for (kernels with more than 48 KB of shared arrays). */
+    readonly dynamicSharedBytes: number;
+    readonly cubin?: { readonly data: Uint8Array; readonly arch: string };
+  };
+}
+
+/** What a launch may ask for on a device. */
+export interface LaunchLimits {
+  readonly maxThreadsPerBlock: number;
+  readonly maxBlockDims: readonly [number, number, number];
+  readonly maxGridDims: readonly [number, number, number];
+  /** Shared (workgroup) memory one block may use, in bytes; undefined: not limited below what kernels can declare. */
+  readonly maxSharedBytes?: number;
+  /**
+   * Lanes of a subgroup (CUDA's warp: 32; WebGPU: the adapter's largest subgroup size; the CPU: its setting).
+   * Blocks of kernels that use subgroups must be a multiple of it.
+   */
+  readonly subgroupSize?: number;
+}
 
 export interface DeviceBuffer {
   readonly kind: "tskernel.buffer";
@@ -36,12 +85,23 @@ export interface TimingOptions {
   readonly runs?: number;
 }
 
+export interface CopyTimingOptions extends TimingOptions {
+  /** Copies back to back in each timed run (default 1); the time reported is per copy. */
+  readonly repeat?: number;
+}
+
 export interface Timing {
   readonly medianMs: number;
   readonly minMs: number;
   readonly runsMs: readonly number[];
   /** How the time was taken, e.g. "performance.now around each launch". */
   readonly method: string;
+}
+
+/** One launch of a sequence that is timed as a whole (the launches of a multi-pass algorithm). */
+export interface LaunchStep {
+  readonly kernel: KernelHandle;
+  readonly options: LaunchOptions;
 }
 
 export interface Device {
@@ -56,7 +116,27 @@ export interface Device {
   read(buffer: DeviceBuffer): Promise<TypedArray>;
   launch(kernel: KernelHandle, options: LaunchOptions): Promise<void>;
   time(kernel: KernelHandle, options: LaunchOptions, timing?: TimingOptions): Promise<Timing>;
+  /**
+   * Times launches that run one after another as one unit (each run: from the start of the first launch to
+   * the end of the last), with the same clock as `time`: the time of a two- or three-launch algorithm.
+   */
+  timeSequence(steps: readonly LaunchStep[], timing?: TimingOptions): Promise<Timing>;
+  /**
+   * Times a device-to-device copy of all of `source` into `destination` (same element count): the memory
+   * bandwidth roofline of the device, as bytes read plus bytes written over this time.
+   */
+  timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing?: CopyTimingOptions): Promise<Timing>;
+  /** Releases a buffer's memory now; any later use of it (a second free included) is refused. */
+  free(buffer: DeviceBuffer): void;
+  /** Releases the device; any later use of it or its buffers is refused. */
   dispose(): void;
+}
+
+/** A vendor GEMM the benchmark can time (cuBLAS on CUDA): enqueue C = A·B on the device's buffers. */
+export interface ReferenceGemm {
+  readonly name: string;
+  enqueue(n: number, A: DeviceBuffer, B: DeviceBuffer, C: DeviceBuffer): () => void;
+  time(enqueue: () => void, runs: number): Timing;
 }
 
 export class BackendUnavailable extends Error {
@@ -74,6 +154,13 @@ export interface DeviceOptions {
   readonly checked?: boolean;
   /** CPU only: worker threads that share each launch's blocks (default 1: the calling thread). */
   readonly workers?: number;
+  /** CPU only: lanes per subgroup, a power of two from 1 to 128 (default 32, CUDA's warp). */
+  readonly subgroupSize?: number;
+  /**
+   * CPU only: a launch that runs longer is stopped with a LaunchError naming the kernel (in checked mode a
+   * KernelFault naming the loop). Unchecked launches then run on worker threads, which can be stopped.
+   */
+  readonly timeLimitMs?: number;
 }
 
 export function median(values: readonly number[]): number {
@@ -105,5 +192,12 @@ export function bufferShape(dataOrType: TypedArray | ElementType, length?: numbe
 export function checkWrite(buffer: DeviceBuffer, data: TypedArray): void {
   if (data.length !== buffer.length || elementTypeOf(data) !== buffer.elementType) {
     throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${buffer.length} ${buffer.elementType}`);
+  }
+}
+
+/** A device-to-device copy needs two buffers of one element type and length. */
+export function checkCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
+  if (destination.length !== source.length || destination.elementType !== source.elementType) {
+    throw new RangeError(`tskernel: copy of ${source.length} ${source.elementType} elements into a buffer of ${destination.length} ${destination.elementType}`);
   }
 }

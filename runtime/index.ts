@@ -1,17 +1,24 @@
 /**
- * The runtime's entry point: `createDevice` picks a backend (auto: cuda, then webgpu, then cpu), and the
- * library, reference and error-report helpers that every backend shares.
+ * The runtime's entry point in Node (`tskernel/runtime`): `createDevice` picks a backend (auto: cuda, then
+ * webgpu, then cpu), the devices themselves, and the library, reference and error-report helpers that every
+ * backend shares. The browser's entry, with no Node and no compiler, is webgpu/browser.ts (`tskernel/webgpu`).
  */
 
 import { CpuDevice } from "./cpu/cpu-device.ts";
-import { createWebGpuDevice } from "./webgpu/webgpu-device.ts";
+import { createWebGpuDevice } from "./webgpu/dawn.ts";
 import { createCudaDevice } from "./cuda/cuda-device.ts";
 import { BackendUnavailable, type BackendName, type Device, type DeviceOptions } from "./device.ts";
 
 export * from "./device.ts";
+export { CpuDevice } from "./cpu/cpu-device.ts";
+export { createWebGpuDevice, type WebGpuDeviceOptions } from "./webgpu/dawn.ts";
+export { WebGpuDevice } from "./webgpu/webgpu-device.ts";
+export { createCudaDevice, CudaDevice, type CudaCompileOptions } from "./cuda/cuda-device.ts";
 export { compileKernelLibrary, CompileFailure } from "./kernels.ts";
-export { KernelLibrary, loadKernelLibrary, type KernelHandle } from "./library.ts";
-export { LaunchError } from "./launch-check.ts";
+export { KernelLibrary, libraryFromManifest, filesToRead, type BuildFiles, type OutputTarget } from "./library.ts";
+export { loadKernelLibrary } from "./load-library.ts";
+export { LaunchError, kernelFits } from "./launch-check.ts";
+export type { Manifest, ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 export { matmul, chooseMatmul, matmulRungs, type MatmulChoice, type MatmulOptions, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
@@ -26,7 +33,7 @@ export async function createDevice(options: DeviceOptions = {}): Promise<Device>
   if (options.checked && backend !== "cpu" && backend !== "auto") {
     throw new BackendUnavailable(backend, "checked mode runs on the CPU backend only (use --backend cpu)");
   }
-  if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked, workers: options.workers });
+  if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked, workers: options.workers, subgroupSize: options.subgroupSize, timeLimitMs: options.timeLimitMs });
   if (backend === "cuda") return createCudaDevice();
   if (backend === "webgpu") return createWebGpuDevice();
   // auto: the GPU backends first, in the order DESIGN.md gives, then the CPU, which is always there.
@@ -44,5 +51,5 @@ export async function createDevice(options: DeviceOptions = {}): Promise<Device>
     if (!(error instanceof BackendUnavailable)) throw error;
     autoSkipped.push({ backend: "webgpu", reason: error.reason });
   }
-  return new CpuDevice({ workers: options.workers });
+  return new CpuDevice({ workers: options.workers, subgroupSize: options.subgroupSize, timeLimitMs: options.timeLimitMs });
 }

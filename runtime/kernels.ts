@@ -1,18 +1,14 @@
 /**
  * Compiled kernels as the runtime sees them: each kernel specialization with its manifest description
- * (parameters, block shape, shared memory) and the code of every target it was compiled for. A library is
- * made by compiling TypeScript in-process (`compileKernelLibrary`); the GPU backends will also load one from
- * a `tskernel build` output directory (library.ts), without the compiler.
+ * (parameters, block shape, shared memory) and the code of every target it was compiled for. This file makes
+ * a library by compiling TypeScript in-process (`compileKernelLibrary`), through the compiler's public entry;
+ * load-library.ts loads one from a `tskernel build` output directory, without the compiler.
  */
 
-import { compileFiles, type CompileOptions } from "../compiler/driver.ts";
-import { renderDiagnostics } from "../compiler/diagnostics/render.ts";
-import { buildManifest } from "../compiler/manifest.ts";
-import type { TargetName } from "../compiler/backends/targets.ts";
 import fs from "node:fs";
-import { instantiateJs, KernelLibrary, type KernelHandle } from "./library.ts";
-
-export { KernelLibrary, type KernelHandle, type JsBlockFunction } from "./library.ts";
+import { buildManifest, compileFiles, renderDiagnostics, type CompileOptions, type TargetName } from "../compiler/index.ts";
+import type { KernelHandle } from "./device.ts";
+import { instantiateJs, KernelLibrary } from "./library.ts";
 
 export class CompileFailure extends Error {
   constructor(readonly rendered: string) {

@@ -11,7 +11,7 @@ import { CpuDevice } from "./cpu/cpu-device.ts";
 import { compileKernelLibrary } from "./kernels.ts";
 import { LaunchError } from "./launch-check.ts";
 import type { DeviceBuffer, LaunchOptions } from "./device.ts";
-import { packageRoot } from "../compiler/frontend/program.ts";
+import { packageRoot } from "../compiler/index.ts";
 
 const library = compileKernelLibrary([path.join(packageRoot(), "examples", "matmul-tiled.ts"), path.join(packageRoot(), "examples", "sgemm.ts"), path.join(packageRoot(), "examples", "matmul-naive.ts")]);
 const tiled = library.get("matmulTiled");

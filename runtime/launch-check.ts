@@ -4,8 +4,10 @@
  * the call, not as garbage in the output or a hung GPU.
  */
 
-import type { ManifestKernel, ManifestParam } from "../compiler/manifest.ts";
-import type { Dim3, KernelArg, LaunchOptions } from "./device.ts";
+import type { ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
+import type { Dim3, KernelArg, LaunchLimits, LaunchOptions } from "./device.ts";
+
+export type { LaunchLimits } from "./device.ts";
 
 export class LaunchError extends Error {
   constructor(
@@ -14,14 +16,6 @@ export class LaunchError extends Error {
   ) {
     super(`tskernel: cannot launch '${kernel}': ${message}`);
   }
-}
-
-export interface LaunchLimits {
-  readonly maxThreadsPerBlock: number;
-  readonly maxBlockDims: readonly [number, number, number];
-  readonly maxGridDims: readonly [number, number, number];
-  /** Shared (workgroup) memory one block may use, in bytes; undefined: not limited below what kernels can declare. */
-  readonly maxSharedBytes?: number;
 }
 
 export const defaultLimits: LaunchLimits = {
@@ -50,6 +44,7 @@ export interface CheckedLaunch {
 }
 
 function toDim3(kernel: string, what: string, value: Dim3): [number, number, number] {
+  if (typeof value !== "number" && !Array.isArray(value)) throw new LaunchError(kernel, `${what} must be a number or [x, y?, z?], got ${describe(value)}`);
   const list = typeof value === "number" ? [value] : [...value];
   if (list.length < 1 || list.length > 3) throw new LaunchError(kernel, `${what} must have 1 to 3 dimensions`);
   const dims = [list[0], list[1] ?? 1, list[2] ?? 1] as number[];
@@ -67,6 +62,9 @@ function describe(value: unknown): string {
   if (isBuffer(value)) return `a ${value.elementType} buffer of ${value.length} elements`;
   if (Array.isArray(value)) return "an array (allocate a buffer with device.createBuffer)";
   if (ArrayBuffer.isView(value)) return "a typed array (allocate a buffer with device.createBuffer)";
+  if (value === undefined || value === null) return String(value);
+  if (typeof value === "object") return "an object";
+  if (typeof value === "function") return "a function";
   return `${typeof value} ${String(value)}`;
 }
 
@@ -100,9 +98,21 @@ function checkArg(kernel: string, param: ManifestParam, value: unknown, backend:
   }
 }
 
+/** The entry name of a kernel handle; anything else given as the kernel is a TypeError that says what it was. */
+export function kernelName(kernel: unknown): string {
+  const name = (kernel as { description?: { entryName?: unknown } } | null | undefined)?.description?.entryName;
+  if (typeof name !== "string") throw new TypeError(`tskernel: launch expects a kernel from library.get(name), got ${describe(kernel)}`);
+  return name;
+}
+
 export function checkLaunch(description: ManifestKernel, options: LaunchOptions, backend: string, limits: LaunchLimits = defaultLimits): CheckedLaunch {
   const kernel = description.entryName;
   const params = description.params.filter((p) => p.kind !== "const");
+  if (typeof options !== "object" || options === null) throw new LaunchError(kernel, `expects launch options { grid, block?, args }, got ${describe(options)}`);
+  if (typeof options.args !== "object" || options.args === null) {
+    throw new LaunchError(kernel, `args must be an array of arguments or an object of them by parameter name, got ${describe(options.args)}`);
+  }
+  if (options.grid === undefined) throw new LaunchError(kernel, "the launch needs a grid (a number or [x, y?, z?])");
   let args: KernelArg[];
   if (Array.isArray(options.args)) {
     args = [...options.args];
@@ -146,5 +156,9 @@ export function checkLaunch(description: ManifestKernel, options: LaunchOptions,
   block.forEach((dim, axis) => {
     if (dim > limits.maxBlockDims[axis]!) throw new LaunchError(kernel, `block ${"xyz"[axis]} = ${dim} exceeds the limit ${limits.maxBlockDims[axis]}`);
   });
+  const lanes = limits.subgroupSize ?? 32;
+  if (description.subgroups && threads % lanes !== 0) {
+    throw new LaunchError(kernel, `it uses subgroup operations, so its block must be a whole number of subgroups (${lanes} threads on this device); [${block.join(", ")}] is ${threads} threads`);
+  }
   return { grid, block, args, params };
 }

@@ -1,44 +1,14 @@
 /**
- * A library of compiled kernels, and loading one from a `tskernel build` output directory (manifest.json and
- * the generated files) with no compiler present: what a deployment or a GPU machine without the TypeScript
- * toolchain uses. Each handle carries the kernel's manifest description and the code of each target.
+ * A library of compiled kernels, and making one from a `tskernel build` output (manifest.json and the
+ * generated files) with no compiler present: what a deployment, a browser page or a GPU machine without the
+ * TypeScript toolchain uses. Each handle carries the kernel's manifest description and the code of each
+ * target. Nothing here touches the file system (load-library.ts reads a build directory in Node; the browser
+ * entry fetches one), so the browser runtime shares this file.
  */
 
-import fs from "node:fs";
-import path from "node:path";
-import type { ManifestKernel, Manifest } from "../compiler/manifest.ts";
-import { kernelFits, type LaunchLimits } from "./launch-check.ts";
-
-/** The JS of one kernel: runs a whole block. */
-export type JsBlockFunction = (
-  args: readonly unknown[],
-  blockIdx: readonly number[],
-  blockDim: readonly number[],
-  gridDim: readonly number[],
-  checker?: unknown,
-) => void;
-
-export interface KernelHandle {
-  readonly description: ManifestKernel;
-  readonly js?: JsBlockFunction;
-  /**
-   * Where `js` came from: the factory body (code that returns every kernel function of its file) and this
-   * kernel's name in it, so that worker threads can instantiate the same function.
-   */
-  readonly jsSource?: { readonly factoryBody: string; readonly function: string };
-  /** The checked-mode build: takes a Checker as a fifth argument. */
-  readonly jsChecked?: JsBlockFunction;
-  /** `lineSources[i]`: the TypeScript location WGSL line i + 1 came from, to map shader errors back. */
-  readonly wgsl?: { readonly source: string; readonly entryPoint: string; readonly lineSources?: readonly (string | undefined)[] };
-  /** `cubin` (with its architecture) when the build made one: the CUDA backend then needs no NVRTC. */
-  readonly cuda?: {
-    readonly source: string;
-    readonly function: string;
-    /** Dynamic shared memory each launch asks for (kernels with more than 48 KB of shared arrays). */
-    readonly dynamicSharedBytes: number;
-    readonly cubin?: { readonly data: Uint8Array; readonly arch: string };
-  };
-}
+import type { Manifest } from "../compiler/lang/manifest.ts";
+import type { JsBlockFunction, KernelHandle, LaunchLimits } from "./device.ts";
+import { kernelFits } from "./launch-check.ts";
 
 export class KernelLibrary {
   constructor(readonly kernels: readonly KernelHandle[]) {}
@@ -74,23 +44,48 @@ export function instantiateJs(factoryBody: string): Record<string, JsBlockFuncti
   return new Function(factoryBody)() as Record<string, JsBlockFunction>;
 }
 
-/** Loads the kernels a `tskernel build --out dir` wrote. */
-export function loadKernelLibrary(dir: string): KernelLibrary {
-  const manifestPath = path.join(dir, "manifest.json");
-  let manifest: Manifest;
-  try {
-    manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8")) as Manifest;
-  } catch (error) {
-    throw new Error(`tskernel: cannot read ${manifestPath}: ${(error as Error).message}`);
+/** The targets a build can hold, as the manifest's `outputs` names them. */
+export type OutputTarget = "cuda" | "wgsl" | "js";
+
+/** The files of a build, by their path relative to its manifest. */
+export interface BuildFiles {
+  text(file: string): string;
+  bytes(file: string): Uint8Array;
+}
+
+/**
+ * The files of a build that a library for these targets reads (generated code, WGSL line maps, cubins),
+ * so that a caller that fetches them (a browser page) fetches only those.
+ */
+export function filesToRead(manifest: Manifest, targets: readonly OutputTarget[] = ["cuda", "wgsl", "js"]): { text: string[]; bytes: string[] } {
+  const text = new Set<string>();
+  const bytes = new Set<string>();
+  for (const { outputs } of manifest.kernels) {
+    if (targets.includes("js") && outputs.js) text.add(outputs.js.file);
+    if (targets.includes("wgsl") && outputs.wgsl) {
+      text.add(outputs.wgsl.file);
+      if (outputs.wgsl.lineMap) text.add(outputs.wgsl.lineMap);
+    }
+    if (targets.includes("cuda") && outputs.cuda) {
+      text.add(outputs.cuda.file);
+      if (outputs.cuda.cubin) bytes.add(outputs.cuda.cubin.file);
+    }
   }
+  return { text: [...text], bytes: [...bytes] };
+}
+
+/** The kernels of a build, with the code of the given targets (default: every target the build has). */
+export function libraryFromManifest(manifest: Manifest, files: BuildFiles, targets: readonly OutputTarget[] = ["cuda", "wgsl", "js"]): KernelLibrary {
   const text = new Map<string, string>();
   const read = (file: string) => {
-    if (!text.has(file)) text.set(file, fs.readFileSync(path.join(dir, file), "utf8"));
+    if (!text.has(file)) text.set(file, files.text(file));
     return text.get(file)!;
   };
   const jsModules = new Map<string, { factoryBody: string; functions: Record<string, JsBlockFunction> }>();
   const handles = manifest.kernels.map((description): KernelHandle => {
-    const { js, wgsl, cuda } = description.outputs;
+    const js = targets.includes("js") ? description.outputs.js : undefined;
+    const wgsl = targets.includes("wgsl") ? description.outputs.wgsl : undefined;
+    const cuda = targets.includes("cuda") ? description.outputs.cuda : undefined;
     let jsFunction: JsBlockFunction | undefined;
     let jsSource: KernelHandle["jsSource"];
     if (js) {
@@ -121,7 +116,7 @@ export function loadKernelLibrary(dir: string): KernelLibrary {
             function: cuda.function,
             // Manifests written before dynamic shared memory existed have no entry: they had none.
             dynamicSharedBytes: cuda.dynamicSharedBytes ?? 0,
-            cubin: cuda.cubin ? { data: new Uint8Array(fs.readFileSync(path.join(dir, cuda.cubin.file))), arch: cuda.cubin.arch } : undefined,
+            cubin: cuda.cubin ? { data: files.bytes(cuda.cubin.file), arch: cuda.cubin.arch } : undefined,
           }
         : undefined,
     };

@@ -10,67 +10,18 @@
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./golden-cases.ts";
+import { chromiumArgs, chromiumPath, serve } from "./tools/browser.ts";
 
-const chromiumPath = "/usr/bin/chromium";
 const required = process.env.TSKERNEL_REQUIRE_BROWSER === "1";
 const missing = !fs.existsSync(chromiumPath);
 const webRoot = path.join(repoRoot, "examples", "web");
 const screenshot = path.join(repoRoot, "build", "browser", "ladder.png");
 const size = 100; // not a multiple of 16, 32, 64 or 128: the guarded and the padded variants are both exercised
-
-/**
- * Chromium flags that give a page a WebGPU adapter on a Linux machine without a GPU. --enable-unsafe-webgpu
- * is the one that matters: without it navigator.gpu exists but requestAdapter() finds "No available adapters"
- * (Chromium does not offer its software adapter by default); with it Dawn runs on SwiftShader's Vulkan, which
- * Debian's chromium package ships (/usr/lib/chromium/libvk_swiftshader.so). --no-sandbox because tests run as
- * root. The rest keep a headless run from reaching for the network (this machine has none) and from setting
- * up a profile. Neither --use-angle=swiftshader nor --enable-features=Vulkan is needed (ANGLE is WebGL's).
- */
-const chromiumArgs = [
-  "--headless=new",
-  "--no-sandbox",
-  "--enable-unsafe-webgpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-default-apps",
-  "--no-first-run",
-  "--no-default-browser-check",
-];
-
-const contentTypes: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".json": "application/json; charset=utf-8",
-  ".wgsl": "text/plain; charset=utf-8",
-};
-
-/** A static file server for one folder, on 127.0.0.1 and a port the system picks. */
-async function serve(root: string): Promise<{ server: http.Server; url: string }> {
-  const server = http.createServer((request, response) => {
-    const pathname = decodeURIComponent(new URL(request.url ?? "/", "http://127.0.0.1").pathname);
-    const file = path.join(root, pathname.endsWith("/") ? `${pathname}index.html` : pathname);
-    if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found");
-      return;
-    }
-    response.writeHead(200, { "content-type": contentTypes[path.extname(file)] ?? "application/octet-stream", "cache-control": "no-store" });
-    fs.createReadStream(file).pipe(response);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
-}
 
 interface Row {
   variant: string;
@@ -139,7 +90,7 @@ describe.skipIf(skip)(`the browser page${skip ? ` (skipped: ${chromiumPath} not 
     console.log(`browser ladder on ${adapter.name}, n = ${size}:\n${summary}`);
 
     // The same list as the demo, in its order.
-    const { seedVariants } = await import("../runtime/demo/variants.ts");
+    const { seedVariants } = await import("../cli/demo/variants.ts");
     expect(rows.map((r) => r.id)).toEqual(seedVariants.map((v) => v.id));
     for (const row of rows) {
       if (row.status === "skipped") {
@@ -164,6 +115,15 @@ describe.skipIf(skip)(`the browser page${skip ? ` (skipped: ${chromiumPath} not 
     expect(await page.locator("#chart svg rect").count()).toBe(rows.filter((r) => r.gflops !== undefined).length);
     expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000);
     await page.close();
+  });
+
+  it("runs on the runtime's browser entry: no WebGPU code of its own, no compiler or Node module in the bundle", () => {
+    const page = fs.readFileSync(path.join(webRoot, "main.js"), "utf8");
+    expect(page).toContain('importGenerated("./lib/tskernel-webgpu.js")');
+    for (const call of ["requestAdapter", "requestDevice", "createComputePipeline", "createBindGroup", "dispatchWorkgroups", "mapAsync"]) expect(page).not.toContain(call);
+    const bundle = fs.readFileSync(path.join(webRoot, "lib", "tskernel-webgpu.js"), "utf8");
+    expect(bundle).toContain("dispatchWorkgroups");
+    expect(bundle).not.toMatch(/ts-morph|typescript|compileFiles|from ["']node:|require\(/);
   });
 
   it("shows a bad ?n= on the page as an error", async () => {

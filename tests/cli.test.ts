@@ -8,8 +8,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../compiler/cli/main.ts";
-import type { Manifest } from "../compiler/manifest.ts";
+import { runCli } from "../cli/main.ts";
+import type { Manifest } from "../compiler/index.ts";
 import { repoRoot } from "./golden-cases.ts";
 import { nvccAvailable } from "./tools/nvcc.ts";
 
@@ -194,6 +194,14 @@ describe("tskernel build", () => {
       expect(help.stdout).toContain(`Usage: tskernel ${command.join(" ")}`.trimEnd());
       expect(help.stdout).toMatch(/Example/);
     }
+    // Help wraps to the terminal's width: compared with the whitespace folded.
+    const folded = async (...command: string[]) => (await cli(...command, "--help")).stdout.replace(/\s+/g, " ");
+    for (const command of ["check", "build"]) {
+      const help = await folded(command);
+      expect(help).toContain('kernel files, directories (their TypeScript files that import from "tskernel") or quoted globs');
+      expect(help).toMatch(/\$ tskernel \w+ 'src\/\*\*\/\*\.kernel\.ts'/);
+    }
+    expect(await folded("build")).toContain("--watch build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C");
   });
 });
 
@@ -234,10 +242,21 @@ describe("tskernel tune matmul", () => {
   it("refuses an unknown rung and an unknown backend", async () => {
     const rung = await cli("tune", "matmul", "--backend", "cpu", "--rungs", "sgemm-2d-blocktiling,sgemm-9d");
     expect(rung.code).toBe(1);
-    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-warptiling-guarded, sgemm-2d-guarded\n");
+    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
     const bench = await cli("bench", "matmul", "--backend", "cpu,metal");
     expect(bench.code).toBe(1);
     expect(bench.stderr).toContain("option '--backend <list>' argument 'cpu,metal' is invalid. expected auto, cpu, webgpu, cuda, or several of them comma-separated");
+  });
+
+  it("sets the CPU's subgroup size with --subgroup-size, and refuses sizes that are not powers of two up to 128", async () => {
+    const demo = await cli("demo", "--backend", "cpu", "--subgroup-size", "4", "--size", "8");
+    expect(demo.code).toBe(0);
+    expect(demo.stderr).toMatch(/^device: CPU \(.*, JavaScript, one thread, subgroups of 4\)$/m);
+    for (const bad of ["3", "256", "0", "4.5"]) {
+      const refused = await cli("demo", "--backend", "cpu", "--subgroup-size", bad);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`option '--subgroup-size <n>' argument '${bad}' is invalid. expected a power of two from 1 to 128`);
+    }
   });
 });
 
@@ -245,7 +264,7 @@ describe("bin/tskernel.js", () => {
   it("runs the demo on the CPU with worker threads, every variant passing, and refuses 0 workers", () => {
     const bin = path.join(repoRoot, "bin", "tskernel.js");
     const out = execFileSync(process.execPath, [bin, "demo", "--backend", "cpu", "--workers", "2", "--size", "40"], { encoding: "utf8", stdio: "pipe" });
-    expect(out).toMatch(/^21 passed, 0 failed, 0 skipped$/m);
+    expect(out).toMatch(/^24 passed, 0 failed, 0 skipped$/m);
     const refused = spawnSync(process.execPath, [bin, "demo", "--backend", "cpu", "--workers", "0"], { encoding: "utf8" });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain("option '--workers <n>' argument '0' is invalid. expected a positive integer");
@@ -253,7 +272,7 @@ describe("bin/tskernel.js", () => {
 
   it("runs the built CLI as a process", () => {
     const bin = path.join(repoRoot, "bin", "tskernel.js");
-    if (!fs.existsSync(path.join(repoRoot, "dist", "compiler", "cli", "main.js"))) {
+    if (!fs.existsSync(path.join(repoRoot, "dist", "cli", "main.js"))) {
       throw new Error("dist/ is missing: run `npm run build` first (npm test does)");
     }
     const out = execFileSync(process.execPath, [bin, "check", path.join(repoRoot, "examples", "matmul-naive.ts")], { encoding: "utf8" });

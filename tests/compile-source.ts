@@ -3,8 +3,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { compileFiles, type CompileOptions, type CompileResult } from "../compiler/driver.ts";
-import { renderDiagnostics } from "../compiler/diagnostics/render.ts";
+import { compileFiles, renderDiagnostics, type CompileOptions, type CompileResult } from "../compiler/index.ts";
 
 export function compileSource(source: string, options: Partial<CompileOptions> = {}): CompileResult & { rendered: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-src-"));

@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { catalogue } from "../compiler/diagnostics/catalogue.ts";
+import { catalogue } from "../compiler/index.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 it("docs/language.md lists every diagnostic code with its message", () => {

@@ -7,9 +7,9 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, compareToReference, type Device, type KernelLibrary } from "../runtime/index.ts";
-import { runDemo } from "../runtime/demo/run-demo.ts";
-import { seedVariants } from "../runtime/demo/variants.ts";
-import { compileSeedLibrary } from "../runtime/demo/seed-library.ts";
+import { runDemo } from "../cli/demo/run-demo.ts";
+import { seedVariants } from "../cli/demo/variants.ts";
+import { compileSeedLibrary } from "../cli/demo/seed-library.ts";
 
 const seedLibraries = new Map<BackendName, KernelLibrary>();
 function seedLibrary(backend: BackendName): KernelLibrary {

@@ -89,14 +89,16 @@ describe("every generated .js parses as a module body", () => {
       const code = fs.readFileSync(path.join(testCase.dir, "expected.js"), "utf8");
       // The module's only ES-module syntax is `export function`; without it the text is a script body.
       expect(() => new Function(code.replace(/^export function /gm, "function "))).not.toThrow();
-      expect(code).toMatch(/^export function \w+\(args, blockIdx, blockDim, gridDim\) \{$/m);
+      // Kernels with subgroup operations also take the checker (checked mode) and the subgroup size.
+      expect(code).toMatch(/^export function \w+\(args, blockIdx, blockDim, gridDim(, chk, subgroupSize)?\) \{$/m);
     });
   }
 });
 
 describe.skipIf(!nvccAvailable())("the .cuh launch functions compile with their kernels", () => {
-  // One case per kind of launch function: fixed block, and dynamic shared memory above 48 KB.
-  it.each(["dynamic-shared", "shared-arrays"])("%s: a host translation unit including the .cuh and the .cu builds for sm_90", (name) => {
+  // One case per kind of launch function: fixed block, dynamic shared memory above 48 KB, and a block chosen
+  // at launch that must be whole warps (subgroup operations).
+  it.each(["dynamic-shared", "shared-arrays", "subgroups"])("%s: a host translation unit including the .cuh and the .cu builds for sm_90", (name) => {
     const dir = path.join(repoRoot, "codegen-tests", name);
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cuh-"));
     const unit = path.join(out, "host.cu");

@@ -8,9 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { compileFiles, type CompileResult } from "../compiler/driver.ts";
-import { renderDiagnostics } from "../compiler/diagnostics/render.ts";
-import { createProject } from "../compiler/frontend/program.ts";
+import { compileFiles, createProject, renderDiagnostics, type CompileResult } from "../compiler/index.ts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const casesRoot = path.join(repoRoot, "codegen-tests");

@@ -41,7 +41,7 @@ afterEach(() => {
 
 describe.skipIf(skipReason !== undefined)(`examples/nvcc-app${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
   it("make builds the program from the generated kernel and main.cu, writing nothing into the repository", () => {
-    if (!fs.existsSync(path.join(repoRoot, "dist", "compiler", "cli", "main.js"))) {
+    if (!fs.existsSync(path.join(repoRoot, "dist", "cli", "main.js"))) {
       throw new Error("dist/ is missing: run `npm run build` first (npm test does)");
     }
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-nvcc-app-"));

@@ -16,7 +16,7 @@ fn relu_CLAMP_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(w
   let leaky: bool = relu_CLAMP_true_params.leaky != 0u;
   let inPlace: bool = relu_CLAMP_true_params.inPlace != 0u;
   let i: i32 = i32(group_id.x) * 64i + i32(local_id.x);
-  relu_CLAMP_true_buf[i32(local_id.x)] = select(0.0f, relu_CLAMP_true_input[i], i < n);
+  relu_CLAMP_true_buf[i32(local_id.x)] = select(0.0f, relu_CLAMP_true_input[i], (i < n));
   if (leaky) {
     workgroupBarrier();
   }

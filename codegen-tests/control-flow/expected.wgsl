@@ -51,7 +51,7 @@ fn control(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
       break;
     }
   }
-  for (; ; ) {
+  for (; true; ) {
     acc *= 0.5f;
     if (acc < 1.0f) {
       break;

@@ -15,8 +15,8 @@ fn choose(@builtin(local_invocation_id) local_id: vec3<u32>) {
   let t: i32 = i32(local_id.x);
   let x: f32 = choose_outF[t];
   let clipped: f32 = select(x, threshold, x > threshold);
-  let sign_1: i32 = select(select(0i, -1i, x < 0.0f), 1i, x > 0.0f);
-  let index: i32 = select(n - 1i, t, t < n);
+  let sign_1: i32 = select(select(0i, -1i, (x < 0.0f)), 1i, x > 0.0f);
+  let index: i32 = select(n - 1i, t, (t < n));
   let big: bool = select(false, true, x > threshold);
   let pick: f32 = select(-x, x, big) + select(1.5f, 0.5f, t % 2i == 0i);
   choose_outF[t] = clipped + pick;

@@ -1,11 +1,12 @@
 /**
  * The statement printer shared by the C-like targets (CUDA and WGSL): control flow reads the same in both,
  * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier,
- * the lines of vector accesses and asynchronous copies (CUDA only: legalize splits them for other targets),
+ * atomics and collectives, the lines of vector accesses and asynchronous copies (CUDA only: legalize splits
+ * them for other targets),
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type MemoryOperationStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -17,6 +18,8 @@ export interface CStatementTarget {
   readonly barrier: string;
   /** The lines of a vector access or asynchronous-copy statement, for targets that print them. */
   memoryOperation?(stmt: MemoryOperationStmt): readonly string[];
+  /** Prints an atomic or a collective through `out` (a loop where the target needs one). */
+  operation(stmt: AtomicStmt | CollectiveStmt): void;
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
@@ -109,6 +112,10 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
     case "asyncWait":
       if (!target.memoryOperation) throw new Error(`internal: ${stmt.kind} reached a target that legalize should have split it for`);
       for (const line of target.memoryOperation(stmt)) out.line(line);
+      return;
+    case "atomic":
+    case "collective":
+      target.operation(stmt);
       return;
     default:
       assertNever(stmt, "statement");

@@ -2,8 +2,10 @@
  * The `.cuh` header for C++ callers: declarations of the kernels in the matching `.cu`, and one inline host
  * launch function per kernel specialization with typed arguments, a grid, a stream and (unless the kernel
  * fixes it) a block. A kernel with more than 48 KB of shared memory gets it as dynamic shared memory: its
- * launch function raises the function's limit once and asks for the bytes. Include the header from a
- * translation unit compiled by nvcc and link the generated `.cu`.
+ * launch function raises the function's limit once and asks for the bytes. A kernel with subgroup
+ * operations and a block chosen at launch refuses blocks that are not whole warps (cudaErrorInvalidValue),
+ * as the runtime does; buffers that atomics update are named in the launcher's comment. Include the header
+ * from a translation unit compiled by nvcc and link the generated `.cu`.
  */
 
 import type { CudaSignature } from "./cuda.ts";
@@ -24,7 +26,15 @@ export function emitCudaHeader(displayPath: string, cudaFileName: string, signat
     const blockArg = signature.block ? `dim3(${signature.block.join(", ")})` : "block";
     const params = ["dim3 grid", ...blockParam, "cudaStream_t stream", ...signature.params.map((p) => p.replace(" __restrict__", ""))];
     out.line(`// Launches ${name}${signature.block ? ` with its fixed block ${signature.block.join("×")}` : ""}; returns the launch error, if any.`);
+    if (signature.atomicBuffers.length > 0) {
+      const names = signature.atomicBuffers.join(", ");
+      out.line(`// Atomics update ${names} in place: what ${signature.atomicBuffers.length > 1 ? "they hold" : "it holds"} before the launch takes part, so set ${signature.atomicBuffers.length > 1 ? "them" : "it"} first.`);
+    }
     out.block(`static inline cudaError_t launch_${name}(${params.join(", ")}) {`, () => {
+      if (signature.subgroups && !signature.block) {
+        out.line("// Subgroup operations need whole warps: every lane of each warp takes part.");
+        out.line("if ((block.x * block.y * block.z) % 32 != 0) return cudaErrorInvalidValue;");
+      }
       const shared = signature.dynamicSharedBytes;
       if (shared > 0) {
         out.line(`// ${shared} bytes of shared memory, above the 48 KB every launch may take without asking.`);

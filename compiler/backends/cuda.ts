@@ -6,15 +6,17 @@
  * `#line` directives map every statement back to the TypeScript, so compiler errors and profilers point at
  * the user's source. Helpers become `__device__` functions. `load4`/`store4` become 16-byte `float4`
  * accesses (the arrays they touch in shared memory are declared 16-byte aligned), and `copyAsync4` becomes
- * `cp.async` through a small helper that falls back to a plain copy below sm_80.
+ * `cp.async` through a small helper that falls back to a plain copy below sm_80. Atomics are CUDA's own
+ * (`atomicAdd(&a[i], v)`); subgroup operations are warp intrinsics and helpers (cuda-subgroups.ts).
  */
 
-import { type ArrayRef, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
-import { walkStmts } from "../ir/rewrite.ts";
+import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
-import { cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
+import { cudaAtomics, cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
+import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
@@ -44,6 +46,10 @@ export interface CudaSignature {
   readonly launchBounds: string;
   /** Bytes of dynamic shared memory each launch must ask for: 0 unless the kernel needs more than 48 KB. */
   readonly dynamicSharedBytes: number;
+  /** The kernel uses subgroup operations: its blocks must be whole warps. */
+  readonly subgroups: boolean;
+  /** Buffer parameters that atomics update, by their names in the parameter list. */
+  readonly atomicBuffers: readonly string[];
 }
 
 export interface CudaOutput {
@@ -65,6 +71,11 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   if (input.kernels.some((unit) => usesAsyncCopies(unit.kernel.body))) {
     out.line();
     for (const line of asyncCopyHelpers) out.raw(line);
+  }
+  for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
+  if ([...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)].some(usesSign)) {
+    out.line();
+    out.raw("__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }");
   }
 
   let lastLine = -1;
@@ -113,6 +124,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     });
     const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]})` : "";
     const sharedLayout = layOutShared(kernel.shared, unit.sharedSizes);
+    const atomic = atomicArrays(kernel.body);
     signatures.push({
       kernelName: kernel.name,
       functionName: moduleNames.lookup(unit),
@@ -121,6 +133,8 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       block: unit.block,
       launchBounds: bounds,
       dynamicSharedBytes: sharedLayout.dynamic ? sharedLayout.bytes : 0,
+      subgroups: usesSubgroups(kernel.body),
+      atomicBuffers: kernel.params.flatMap((param) => (param.kind === "buffer" && atomic.has(param.array) ? [names.lookup(param.array)] : [])),
     });
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
@@ -179,6 +193,8 @@ function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
     },
     variable: (variable) => names.lookup(variable),
     builtin: (expr) => ({ text: `(int)${expr.builtin}.${expr.axis}`, kind: "unary" }),
+    // A warp is 32 lanes on every CUDA GPU; the literal lets nvcc fold loops over it.
+    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : cudaLaneId, kind: "atom" }),
     convert: (to, value) => ({
       text: `(${types[to]})${value.kind === "atom" ? value.text : parenthesize(value)}`,
       kind: "unary",
@@ -281,6 +297,21 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
   }
 }
 
+/** `[const int old = ]atomicAdd(&a[i], v);`, and the collectives as one declaration each. */
+function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): void {
+  const { names, printer, out } = context;
+  const declare = (variable: Variable | undefined, text: string) => {
+    if (!variable) return `${text};`;
+    return `${variable.mutable ? "" : "const "}${types[variable.type]} ${names.name(variable, variable.name)} = ${text};`;
+  };
+  if (stmt.kind === "collective") {
+    out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
+    return;
+  }
+  const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value].map((value) => printer.print(value));
+  out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${elementAddress(stmt.array, stmt.indices, context)}, ${operands.join(", ")})`));
+}
+
 /** Arrays that a vector access or an asynchronous copy touches. */
 function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
   const arrays = new Set<ArrayRef>();
@@ -289,6 +320,17 @@ function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
     if (stmt.kind === "asyncCopy") arrays.add(stmt.target);
   });
   return arrays;
+}
+
+/** Whether a body calls `Math.sign`, whose CUDA spelling is the `tsk_signf` helper. */
+function usesSign(body: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(body, (stmt) => {
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => {
+      if (e.kind === "intrinsic" && e.name === "sign") found = true;
+    });
+  });
+  return found;
 }
 
 function usesAsyncCopies(body: readonly Stmt[]): boolean {
@@ -332,6 +374,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     printer: context.printer,
     simple: (stmt) => simpleStatement(stmt, context),
     memoryOperation: (stmt) => memoryOperation(stmt, context),
+    operation: (stmt) => operation(stmt, context),
     barrier: "__syncthreads();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,

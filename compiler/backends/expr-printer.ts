@@ -6,7 +6,7 @@
  * come from the target's hooks.
  */
 
-import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type LiteralExpr, type ScalarType, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type Variable, type ArrayRef } from "../ir/ir.ts";
 import type { Spelling } from "./targets.ts";
 
 export type PrintedKind = "atom" | "unary" | "binary" | "ternary";
@@ -22,7 +22,10 @@ export interface ExprHooks {
   literal(expr: LiteralExpr): Printed;
   variable(variable: Variable): string;
   builtin(expr: BuiltinExpr): Printed;
-  convert(to: ScalarType, value: Printed): Printed;
+  subgroupBuiltin(expr: SubgroupBuiltinExpr): Printed;
+  /** A load marked atomic (legalize does so only for targets that have atomic arrays). */
+  atomicLoad?(expr: LoadExpr, element: string): Printed;
+  convert(to: ScalarType, value: Printed, from: ScalarType): Printed;
   select(condition: Printed, whenTrue: Printed, whenFalse: Printed): Printed;
   array(array: ArrayRef): string;
   helper(helper: HelperFunction): string;
@@ -56,6 +59,18 @@ export class ExprPrinter {
     return this.printed(expr).text;
   }
 
+  /** `a[i]`, `tile[r][c]`: an element of an array, as a place. */
+  element(array: ArrayRef, indices: readonly Expr[]): string {
+    return `${this.hooks.array(array)}${indices.map((index) => `[${this.print(index)}]`).join("")}`;
+  }
+
+  /** An expression as an argument of a call (see Spelling.lessThanArgumentsInParens). */
+  private argument(expr: Expr): Printed {
+    const printed = this.printed(expr);
+    if (this.hooks.spelling.lessThanArgumentsInParens && printed.kind === "binary" && printed.op === "lt") return { text: parenthesize(printed), kind: "atom" };
+    return printed;
+  }
+
   printed(expr: Expr): Printed {
     const hooks = this.hooks;
     const spelling = hooks.spelling;
@@ -68,6 +83,8 @@ export class ExprPrinter {
         throw new Error(`internal: constant '${expr.name}' reached a backend unspecialized`);
       case "builtin":
         return hooks.builtin(expr);
+      case "subgroupBuiltin":
+        return hooks.subgroupBuiltin(expr);
       case "unary": {
         const operand = this.printed(expr.operand);
         const inner = operand.kind === "atom" || (operand.kind === "unary" && !operand.text.startsWith("-")) ? operand.text : parenthesize(operand);
@@ -83,34 +100,46 @@ export class ExprPrinter {
         return { text: `${l} ${spelling.binary[expr.op]} ${r}`, kind: "binary", op: expr.op };
       }
       case "select":
-        return hooks.select(this.printed(expr.condition), this.printed(expr.whenTrue), this.printed(expr.whenFalse));
+        return hooks.select(this.argument(expr.condition), this.argument(expr.whenTrue), this.argument(expr.whenFalse));
       case "convert":
-        return hooks.convert(expr.type, this.printed(expr.value));
+        return hooks.convert(expr.type, this.printed(expr.value), expr.value.type);
       case "intrinsic": {
         const entry = spelling.intrinsics[expr.name];
         const template = expr.type === "f32" ? entry.f32 : entry.int;
         if (!template) throw new Error(`internal: no ${expr.type} spelling of intrinsic ${expr.name}`);
-        const args = expr.args.map((arg) => this.print(arg));
+        const args = expr.args.map((arg) => this.argument(arg).text);
         if (template.includes("$0")) return { text: template.replace(/\$(\d)/g, (_, i: string) => args[Number(i)]!), kind: "atom" };
         return { text: `${template}(${args.join(", ")})`, kind: "atom" };
       }
       case "call":
-        return { text: `${hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`, kind: "atom" };
-      case "load":
-        return { text: `${hooks.array(expr.array)}${expr.indices.map((index) => `[${this.print(index)}]`).join("")}`, kind: "atom" };
+        return { text: `${hooks.helper(expr.callee)}(${expr.args.map((arg) => this.argument(arg).text).join(", ")})`, kind: "atom" };
+      case "load": {
+        const element = this.element(expr.array, expr.indices);
+        if (!expr.atomic) return { text: element, kind: "atom" };
+        if (!hooks.atomicLoad) throw new Error("internal: an atomic load reached a target without atomic arrays");
+        return hooks.atomicLoad(expr, element);
+      }
       default:
         return assertNever(expr, "expression");
     }
   }
 }
 
-/** The shortest decimal spelling that reads back as the same f32, always with a '.' or an exponent. */
+/** The largest finite f32. */
+const f32Max = 3.4028234663852886e38;
+
+/**
+ * The shortest decimal spelling that reads back as the same f32, always with a '.' or an exponent. It never
+ * lies beyond the largest finite f32: the shortest spelling of that value, 3.4028235e38, is above it (it
+ * rounds down to it), and WGSL rejects such a literal as not representable, so that one value is spelled
+ * with all the digits of its exact value.
+ */
 export function f32Digits(value: number): string {
   if (Object.is(value, -0)) return "-0.0";
   let text = String(value);
   for (let precision = 1; precision <= 9; precision++) {
     const candidate = Number(value.toPrecision(precision));
-    if (Math.fround(candidate) === value) {
+    if (Math.fround(candidate) === value && Math.abs(candidate) <= f32Max) {
       text = String(candidate);
       break;
     }

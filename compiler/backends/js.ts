@@ -3,20 +3,24 @@
  * kernel specialization is a function that runs one whole block, `(args, blockIdx, blockDim, gridDim)`.
  *
  * Barriers really separate phases without threads: the body is cut at every statement that contains a
- * barrier (or a jump out of a loop that does). Runs of statements between the cuts become *regions*, each
- * wrapped in a loop over the block's threads, so every thread finishes a region before any thread starts
- * the next. Statements that contain barriers stay outside the thread loops; the validator guarantees their
- * conditions are the same for every thread, so they are evaluated once, with thread 0's values. Locals that
- * live across regions are *spilled* to one typed array slot per thread and promoted to plain locals inside
- * each region. A thread that returns is marked done and skipped by later regions.
+ * *cut* — a barrier or a collective (a subgroup operation) — or a jump out of a loop that does. Runs of
+ * statements between the cuts become *regions*, each wrapped in a loop over the block's threads, so every
+ * thread finishes a region before any thread starts the next. Statements that contain cuts stay outside the
+ * thread loops; the validator guarantees their conditions are the same for every thread, so they are
+ * evaluated once, with thread 0's values. A collective itself runs once for the whole block, over the
+ * per-thread slots of its arguments, writing the slots of its result (js-runtime.ts). Locals that live
+ * across regions are *spilled* to one typed array slot per thread and promoted to plain locals inside each
+ * region. A thread that returns is marked done and skipped by later regions.
  *
  * Values follow docs/language.md's 32-bit semantics: `Math.fround` after every f32 operation, `| 0` and
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { assertNever, type ArrayRef, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { LineMap } from "../diagnostics/span.ts";
-import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { atomicsRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
+import { bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
@@ -56,6 +60,8 @@ const reserved: ReadonlySet<string> = new Set([
   // Names the printed code uses itself
   "fround", "imul", "f32ToI32", "f32ToU32", "args", "blockIdx", "blockDim", "gridDim", "threads", "t",
   "tx", "ty", "tz", "bx", "by", "bz", "nx", "ny", "nz", "gx", "gy", "gz", "done", "alive",
+  "chk", "sg", "subgroupSize", "subgroup", "subgroupPoison", "subgroupWrap", "atomics", "atomicBitViews", "atomicF32",
+  "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
 ]);
 
 const prelude = [
@@ -76,6 +82,13 @@ export function emitJs(input: JsModuleInput): JsOutput {
   out.line("// Each kernel function runs one whole block: (args, blockIdx, blockDim, gridDim), where args holds the");
   out.line("// run-time parameters in order (typed arrays and numbers) and the others are [x, y, z] arrays.");
   for (const line of prelude) out.line(line);
+  const bodies = input.kernels.map((unit) => unit.kernel.body);
+  if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
+  if (bodies.some(usesSubgroups)) {
+    out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
+    out.line("// undefined) and the subgroup size (default 32).");
+    for (const line of subgroupRuntime) out.line(line);
+  }
 
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
@@ -111,340 +124,21 @@ export function emitJs(input: JsModuleInput): JsOutput {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Expressions
-
-interface JsHooks {
-  variable(variable: Variable): string;
-  builtin(expr: Expr & { kind: "builtin" }): string;
-  /** The JS name of an array and, for shared arrays, its constant sizes. */
-  array(array: ArrayRef): { name: string; dims?: readonly number[] };
-  helper(helper: HelperFunction): string;
-  /** Checked mode: the `file:line:column` of a span. */
-  location?(span: Span): string;
-}
-
-/** The text of an f32 literal: the exact double value of the f32 (a shortest f32 spelling would read back as another double). */
-function literal(type: ScalarType, value: number): string {
-  if (type === "bool") return value ? "true" : "false";
-  const text = Object.is(value, -0) ? "-0" : String(value);
-  return text.startsWith("-") ? `(${text})` : text;
-}
-
-/** Operator spellings by type; `$a`/`$b` are the operands. Every template is safe as an operand. */
-const binaryTemplates: Readonly<Record<"f32" | "i32" | "u32", Partial<Record<BinaryOp, string>>>> = {
-  f32: { add: "fround($a + $b)", sub: "fround($a - $b)", mul: "fround($a * $b)", div: "fround($a / $b)", rem: "fround($a % $b)" },
-  i32: {
-    add: "(($a + $b) | 0)", sub: "(($a - $b) | 0)", mul: "imul($a, $b)", div: "(($a / $b) | 0)", rem: "(($a % $b) | 0)",
-    and: "($a & $b)", or: "($a | $b)", xor: "($a ^ $b)", shl: "($a << $b)", shr: "($a >> $b)",
-  },
-  u32: {
-    add: "(($a + $b) >>> 0)", sub: "(($a - $b) >>> 0)", mul: "(imul($a, $b) >>> 0)", div: "(($a / $b) >>> 0)", rem: "(($a % $b) >>> 0)",
-    and: "(($a & $b) >>> 0)", or: "(($a | $b) >>> 0)", xor: "(($a ^ $b) >>> 0)", shl: "(($a << $b) >>> 0)", shr: "($a >>> $b)",
-  },
-};
-
-const comparisonTemplates: Partial<Record<BinaryOp, string>> = {
-  eq: "($a === $b)", ne: "($a !== $b)", lt: "($a < $b)", le: "($a <= $b)", gt: "($a > $b)", ge: "($a >= $b)",
-  logand: "($a && $b)", logor: "($a || $b)",
-};
-
-const f32Intrinsics: Readonly<Record<string, string>> = {
-  sqrt: "fround(Math.sqrt($0))", abs: "Math.abs($0)", min: "Math.min($0, $1)", max: "Math.max($0, $1)",
-  floor: "Math.floor($0)", ceil: "Math.ceil($0)", trunc: "Math.trunc($0)", round: "fround(Math.round($0))",
-  exp: "fround(Math.exp($0))", exp2: "fround(Math.pow(2, $0))", log: "fround(Math.log($0))", log2: "fround(Math.log2($0))",
-  pow: "fround(Math.pow($0, $1))", sin: "fround(Math.sin($0))", cos: "fround(Math.cos($0))", tan: "fround(Math.tan($0))",
-  tanh: "fround(Math.tanh($0))", atan2: "fround(Math.atan2($0, $1))", fma: "fround($0 * $1 + $2)", sign: "Math.sign($0)",
-};
-
-const intIntrinsics: Readonly<Record<string, { i32: string; u32: string }>> = {
-  abs: { i32: "(Math.abs($0) | 0)", u32: "$0" },
-  min: { i32: "Math.min($0, $1)", u32: "Math.min($0, $1)" },
-  max: { i32: "Math.max($0, $1)", u32: "Math.max($0, $1)" },
-};
-
-function fill(template: string, args: readonly string[]): string {
-  return template.replace(/\$(a|b|\d)/g, (_, key: string) => (key === "a" ? args[0]! : key === "b" ? args[1]! : args[Number(key)]!));
-}
-
-class JsExprPrinter {
-  constructor(private readonly hooks: JsHooks) {}
-
-  /** Prints `left op right` for operands of `type` (also used for compound assignments). */
-  binary(op: BinaryOp, type: ScalarType, left: string, right: string): string {
-    const template = comparisonTemplates[op] ?? (type === "bool" ? undefined : binaryTemplates[type][op]);
-    if (!template) throw new Error(`internal: no JS spelling of ${op} on ${type}`);
-    return fill(template, [left, right]);
-  }
-
-  print(expr: Expr): string {
-    switch (expr.kind) {
-      case "literal":
-        return literal(expr.type, expr.value);
-      case "variable":
-        return this.hooks.variable(expr.variable);
-      case "constRef":
-        throw new Error(`internal: constant '${expr.name}' reached a backend unspecialized`);
-      case "builtin":
-        return this.hooks.builtin(expr);
-      case "unary": {
-        const operand = this.print(expr.operand);
-        if (expr.op === "not") return `(!${operand})`;
-        if (expr.op === "neg") return expr.type === "i32" ? `((-${operand}) | 0)` : `(-${operand})`;
-        return expr.type === "u32" ? `((~${operand}) >>> 0)` : `(~${operand})`;
-      }
-      case "binary":
-        return this.binary(expr.op, expr.left.type, this.print(expr.left), this.print(expr.right));
-      case "select":
-        return `(${this.print(expr.condition)} ? ${this.print(expr.whenTrue)} : ${this.print(expr.whenFalse)})`;
-      case "convert":
-        return this.convert(expr.value.type, expr.type, this.print(expr.value));
-      case "intrinsic": {
-        const args = expr.args.map((arg) => this.print(arg));
-        if (expr.type === "f32") return fill(f32Intrinsics[expr.name]!, args);
-        const entry = intIntrinsics[expr.name];
-        if (!entry || expr.type === "bool") throw new Error(`internal: no JS spelling of ${expr.name} on ${expr.type}`);
-        return fill(entry[expr.type], args);
-      }
-      case "call":
-        return `${this.hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`;
-      case "load":
-        return this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
-      default:
-        return assertNever(expr, "expression");
-    }
-  }
-
-  get checked(): boolean {
-    return this.hooks.location !== undefined;
-  }
-
-  element(array: ArrayRef, indices: readonly Expr[]): string {
-    const { name, dims } = this.hooks.array(array);
-    // A private array holds one slice per thread of the block, thread t's at t·size.
-    if (array.space === "private") return `${name}[t * ${dims![0]} + ${this.print(indices[0]!)}]`;
-    if (indices.length === 1) return `${name}[${this.print(indices[0]!)}]`;
-    return `${name}[${this.print(indices[0]!)} * ${dims![1]} + ${this.print(indices[1]!)}]`;
-  }
-
-  /**
-   * A checked load (`ld`) or store (`st`, with the value after the sizes): `chk.ldg(array, "name", index, t,
-   * "where")` for global buffers, `chk.lds2(array, "name", i, j, rows, cols, t, "where")` for shared ones.
-   */
-  checkedAccess(kind: "ld" | "st" | "ast", array: ArrayRef, indices: readonly Expr[], span: Span, value?: string, alignment?: number): string {
-    const { name, dims } = this.hooks.array(array);
-    const where = JSON.stringify(this.hooks.location!(span));
-    // ldg/stg for global buffers; lds1/lds2/sts1/sts2 for shared arrays, whose sizes follow the indices.
-    const fn = array.space === "global" ? `${kind}g` : array.space === "private" ? `${kind}p` : `${kind}s${indices.length}`;
-    const printed = indices.map((i) => this.print(i));
-    // The first element of a split vector access: its index must be a multiple of the vector's width.
-    if (alignment) printed[printed.length - 1] = `chk.aligned(${bare(printed[printed.length - 1]!)}, ${alignment}, ${JSON.stringify(array.name)}, t, ${where})`;
-    const index = printed.join(", ");
-    const sizes = array.space === "global" ? "" : `, ${dims!.join(", ")}`;
-    const stored = value === undefined ? "" : `, ${value}`;
-    return `chk.${fn}(${name}, ${JSON.stringify(array.name)}, ${index}${sizes}${stored}, t, ${where})`;
-  }
-
-  private convert(from: ScalarType, to: ScalarType, value: string): string {
-    if (from === "bool") return to === "f32" || to === "i32" || to === "u32" ? `(${value} ? 1 : 0)` : value;
-    switch (to) {
-      case "f32":
-        return `fround(${value})`;
-      case "i32":
-        return from === "f32" ? `f32ToI32(${value})` : `(${value} | 0)`;
-      case "u32":
-        return from === "f32" ? `f32ToU32(${value})` : `(${value} >>> 0)`;
-      case "bool":
-        throw new Error("internal: conversion to bool");
-    }
-  }
-}
-
-/** Removes one pair of parentheses around a whole expression, for statements and conditions. */
-function bare(text: string): string {
-  if (!text.startsWith("(") || !text.endsWith(")")) return text;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === "(") depth++;
-    else if (text[i] === ")") depth--;
-    if (depth === 0 && i < text.length - 1) return text;
-  }
-  return text.slice(1, -1);
-}
-
-function zero(type: ScalarType): string {
-  return type === "bool" ? "false" : "0";
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Thread-level statements (inside a region, or in a helper)
-
-/** How a thread-level `return` ends the thread: undefined in helpers (a real return). */
-interface ThreadExit {
-  readonly label: string;
-}
-
-class ThreadStmtPrinter {
-  constructor(
-    private readonly out: Writer,
-    private readonly names: Namer,
-    private readonly printer: JsExprPrinter,
-    private readonly exit: ThreadExit | undefined,
-    /** Variables spilled to per-thread arrays: their declaration is an assignment to the promoted local. */
-    private readonly spilled: ReadonlySet<Variable> = new Set(),
-  ) {}
-
-  stmts(stmts: readonly Stmt[]): void {
-    for (const stmt of stmts) this.stmt(stmt);
-  }
-
-  /** `declare`, `assign` and `store` as text without the semicolon (also used in `for` headers). */
-  simple(stmt: Stmt): string {
-    const { printer } = this;
-    switch (stmt.kind) {
-      case "declare": {
-        const variable = stmt.variable;
-        const init = stmt.init ? bare(printer.print(stmt.init)) : zero(variable.type);
-        if (this.spilled.has(variable)) return `${this.names.lookup(variable)} = ${init}`;
-        return `${variable.mutable ? "let" : "const"} ${this.names.name(variable, variable.name)} = ${init}`;
-      }
-      case "assign": {
-        const name = this.names.lookup(stmt.variable);
-        const value = printer.print(stmt.value);
-        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type, name, value) : value)}`;
-      }
-      default:
-        throw new Error(`internal: ${stmt.kind} is not a simple statement`);
-    }
-  }
-
-  /** Indices as they are when trivial; otherwise opens a block with a const per index (closed by the caller). */
-  private indexTemps(indices: readonly Expr[]): readonly Expr[] {
-    if (indices.every((index) => index.kind === "literal" || index.kind === "variable")) return indices;
-    this.out.line("{").indent();
-    return indices.map((index) => {
-      const temp: Variable = { kind: "variable", name: "index", type: index.type, mutable: false, span: index.span };
-      this.out.line(`const ${this.names.name(temp, "index")} = ${bare(this.printer.print(index))};`);
-      return { kind: "variable", type: index.type, variable: temp, span: index.span } as const;
-    });
-  }
-
-  stmt(stmt: Stmt): void {
-    const { out, printer } = this;
-    switch (stmt.kind) {
-      case "declare":
-      case "assign":
-        out.line(`${this.simple(stmt)};`);
-        return;
-      case "store": {
-        const value = printer.print(stmt.value);
-        if (printer.checked) {
-          // Checked: load (for op=) and store through the checker, with the indices computed once.
-          const temps = this.indexTemps(stmt.indices);
-          const loaded = stmt.op ? printer.binary(stmt.op, stmt.array.elementType, printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
-          // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
-          out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
-          if (temps !== stmt.indices) out.dedent().line("}");
-          return;
-        }
-        if (!stmt.op) {
-          out.line(`${printer.element(stmt.array, stmt.indices)} = ${bare(value)};`);
-          return;
-        }
-        // Read and write the same element: compute a non-trivial index once.
-        const temps = this.indexTemps(stmt.indices);
-        const element = printer.element(stmt.array, temps);
-        out.line(`${element} = ${bare(printer.binary(stmt.op, stmt.array.elementType, element, value))};`);
-        if (temps !== stmt.indices) out.dedent().line("}");
-        return;
-      }
-      case "if": {
-        out.line(`if (${bare(printer.print(stmt.condition))}) {`);
-        out.indent();
-        this.stmts(stmt.then);
-        out.dedent();
-        if (stmt.else.length > 0) {
-          out.line("} else {");
-          out.indent();
-          this.stmts(stmt.else);
-          out.dedent();
-        }
-        out.line("}");
-        return;
-      }
-      case "for": {
-        const inline = stmt.init.length <= 1 && stmt.init.every((s) => s.kind === "declare" || s.kind === "assign");
-        if (!inline) {
-          out.line("{");
-          out.indent();
-          this.stmts(stmt.init);
-        }
-        const init = inline && stmt.init[0] ? this.simple(stmt.init[0]) : "";
-        const condition = stmt.condition ? bare(printer.print(stmt.condition)) : "";
-        const update = stmt.update.map((s) => this.simple(s)).join(", ");
-        out.line(`for (${init}; ${condition}; ${update}) {`);
-        out.indent();
-        this.stmts(stmt.body);
-        out.dedent();
-        out.line("}");
-        if (!inline) {
-          out.dedent();
-          out.line("}");
-        }
-        return;
-      }
-      case "while":
-        out.line(`while (${bare(printer.print(stmt.condition))}) {`);
-        out.indent();
-        this.stmts(stmt.body);
-        out.dedent();
-        out.line("}");
-        return;
-      case "break":
-      case "continue":
-        out.line(`${stmt.kind};`);
-        return;
-      case "return":
-        if (!this.exit) {
-          out.line(stmt.value ? `return ${bare(printer.print(stmt.value))};` : "return;");
-        } else {
-          out.line(`done[t] = 1; alive--; continue ${this.exit.label};`);
-        }
-        return;
-      case "barrier":
-        throw new Error("internal: a barrier inside a thread region");
-      case "block":
-        out.line("{");
-        out.indent();
-        this.stmts(stmt.body);
-        out.dedent();
-        out.line("}");
-        return;
-      // The copies themselves were made plain stores; only checked mode follows their groups.
-      case "asyncCommit":
-        if (printer.checked) out.line("chk.asyncCommit(t);");
-        return;
-      case "asyncWait":
-        if (printer.checked) out.line(`chk.asyncWait(${stmt.pending}, t);`);
-        return;
-      case "vectorLoad":
-      case "vectorStore":
-      case "asyncCopy":
-        throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);
-      default:
-        assertNever(stmt, "statement");
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Kernels: cutting the body into regions
 
-function containsBarrier(stmts: readonly Stmt[]): boolean {
-  let found = false;
+/** The first barrier and the first collective at any depth of `stmts`: the statements the body is cut at. */
+function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CollectiveStmt } {
+  const found: { barrier?: Stmt; collective?: CollectiveStmt } = {};
   walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "barrier") found = true;
+    if (stmt.kind === "barrier") found.barrier ??= stmt;
+    if (stmt.kind === "collective") found.collective ??= stmt;
   });
   return found;
+}
+
+function containsCut(stmts: readonly Stmt[]): boolean {
+  const { barrier, collective } = cutsIn(stmts);
+  return barrier !== undefined || collective !== undefined;
 }
 
 /** A break/continue in `stmt` that leaves `stmt` (one not inside a loop nested in it). */
@@ -472,6 +166,8 @@ class KernelPrinter {
   private regionCount = 0;
   private labelCount = 0;
   private readonly hasReturn: boolean;
+  /** The kernel uses subgroups: its function takes the subgroup size as a sixth argument. */
+  private readonly subgroups: boolean;
   /** Locals declared in the body (as opposed to parameters). */
   private readonly declared = new Set<Variable>();
 
@@ -498,6 +194,8 @@ class KernelPrinter {
     };
     const hooks = {
       builtin,
+      // Lanes are numbered along the thread's linear index t in the block.
+      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : "(t % sg)"),
       array: (array: ArrayRef) => this.arrays.get(array)!,
       helper: (helper: HelperFunction) => moduleNames.lookup(helper),
       location,
@@ -518,9 +216,10 @@ class KernelPrinter {
     let hasReturn = false;
     walkStmts(unit.kernel.body, (stmt) => {
       if (stmt.kind === "return") hasReturn = true;
-      if (stmt.kind === "declare") this.declared.add(stmt.variable);
+      for (const variable of declaredVariables(stmt)) this.declared.add(variable);
     });
     this.hasReturn = hasReturn;
+    this.subgroups = usesSubgroups(unit.kernel.body);
   }
 
   print(): void {
@@ -538,9 +237,11 @@ class KernelPrinter {
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
     out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}: runs one block.`);
-    out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${this.location ? ", chk" : ""}) {`);
+    const extra = this.subgroups ? ", chk, subgroupSize" : this.location ? ", chk" : "";
+    out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`);
     out.indent();
-    if (this.location) out.line("chk.beginBlock(blockIdx, blockDim);");
+    if (this.subgroups) out.line("const sg = subgroupSize ?? 32;");
+    if (this.location) out.line(`chk.beginBlock(blockIdx, blockDim${this.subgroups ? ", sg" : ""});`);
     if (params.length > 0) out.line(`const [${params.join(", ")}] = args;`);
     out.line("const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];");
     out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
@@ -594,7 +295,8 @@ class KernelPrinter {
     const noteExpr = (expr: Expr, unit: string) => walkExpr(expr, (e) => e.kind === "variable" && note(e.variable, unit));
     const noteStmts = (stmts: readonly Stmt[], unit: string) =>
       walkStmts(stmts, (stmt) => {
-        if (stmt.kind === "declare" || stmt.kind === "assign") note(stmt.variable, unit);
+        for (const variable of declaredVariables(stmt)) note(variable, unit);
+        if (stmt.kind === "assign") note(stmt.variable, unit);
         for (const expr of exprsOf(stmt)) noteExpr(expr, unit);
       });
     let region = 0;
@@ -604,6 +306,8 @@ class KernelPrinter {
         if (this.isBlockLevel(stmt, inBlockLoop)) {
           if (open) region++;
           open = false;
+          // A collective reads its arguments' slots and writes its result's, for the whole block at once.
+          if (stmt.kind === "collective") [stmt.result, ...stmt.args.flatMap((arg) => (arg.kind === "variable" ? [arg.variable] : []))].forEach((v) => note(v, "block"));
           this.blockLevelParts(stmt, {
             condition: (expr) => noteExpr(expr, "block"),
             region: (part) => {
@@ -624,7 +328,7 @@ class KernelPrinter {
   }
 
   private isBlockLevel(stmt: Stmt, inBlockLoop: boolean): boolean {
-    return containsBarrier([stmt]) || (inBlockLoop && containsEscapingJump(stmt));
+    return containsCut([stmt]) || (inBlockLoop && containsEscapingJump(stmt));
   }
 
   /** The parts of a block-level statement, in the order they run, for both planning and printing. */
@@ -688,12 +392,18 @@ class KernelPrinter {
       const done = this.hasReturn ? "done" : "undefined";
       // Thread ids too: a condition on threadIdx only gets this far when the compile-time check was skipped.
       const ids = "const tx = t % nx, ty = ((t / nx) | 0) % ny, tz = (t / (nx * ny)) | 0;";
-      return `chk.uniform((t) => { ${ids} return ${text}; }, threads, ${done}, ${JSON.stringify(this.location(expr.span))})`;
+      // With a subgroup operation inside, lanes of one subgroup that disagree are named as such.
+      const { barrier, collective } = cutsIn([stmt]);
+      const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${collective.op}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
+      return `chk.uniform((t) => { ${ids} return ${text}; }, threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside})`;
     };
     switch (stmt.kind) {
       case "barrier":
         // The end of the region before it is the barrier: every thread has finished it.
         if (this.location) out.line("chk.sync();");
+        return;
+      case "collective":
+        this.collective(stmt);
         return;
       case "if":
         out.line(`if (${condition(stmt.condition)}) {`);
@@ -722,6 +432,7 @@ class KernelPrinter {
         if (stmt.kind === "for" && stmt.init.length > 0) this.region(stmt.init);
         out.line(`${labels.breakLabel}: for (;;) {`);
         out.indent();
+        if (this.location) out.line(this.printer.loopTick(stmt.span, "-1"));
         if (stmt.condition) out.line(`if (!(${condition(stmt.condition)})) break;`);
         out.line(`${labels.continueLabel}: {`);
         out.indent();
@@ -743,6 +454,22 @@ class KernelPrinter {
     }
   }
 
+  /** A collective over the block: its arguments' slots in, its result's slots out (js-runtime.ts). */
+  private collective(stmt: CollectiveStmt): void {
+    const slots = (expr: Expr) => {
+      const name = expr.kind === "variable" ? this.spilled.get(expr.variable) : undefined;
+      if (!name) throw new Error(`internal: an argument of ${stmt.op} is not a spilled local`);
+      return name;
+    };
+    const value = stmt.args[0]!;
+    const type = value.type === "bool" ? "\"bool\"" : JSON.stringify(value.type);
+    const lanes = stmt.args[1] ? slots(stmt.args[1]) : "undefined";
+    const result = this.spilled.get(stmt.result)!;
+    const done = this.hasReturn ? "done" : "undefined";
+    const checked = this.location ? `chk, ${JSON.stringify(this.location(stmt.span))}` : "undefined, undefined";
+    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, threads, sg, ${done}, ${checked});`);
+  }
+
   /** A run of barrier-free statements, executed by every (live) thread of the block in turn. */
   private region(stmts: readonly Stmt[]): void {
     const { out, names } = this;
@@ -751,9 +478,9 @@ class KernelPrinter {
     const written = new Set<Variable>();
     const axes = new Set<string>();
     walkStmts(stmts, (stmt) => {
-      if (stmt.kind === "declare" || stmt.kind === "assign") {
-        used.add(stmt.variable);
-        written.add(stmt.variable);
+      for (const variable of [...declaredVariables(stmt), ...(stmt.kind === "assign" ? [stmt.variable] : [])]) {
+        used.add(variable);
+        written.add(variable);
       }
       for (const expr of exprsOf(stmt)) {
         walkExpr(expr, (e) => {

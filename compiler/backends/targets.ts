@@ -4,7 +4,7 @@
  * reserved words, resource limits the validator checks, and which legalizations the target needs.
  */
 
-import type { BinaryOp, IntrinsicName, ScalarType, UnaryOp } from "../ir/ir.ts";
+import type { AtomicOp, BinaryOp, IntrinsicName, ScalarType, UnaryOp } from "../ir/ir.ts";
 import type { LegalizeOptions } from "../passes/legalize.ts";
 
 export type TargetName = "cuda" | "wgsl" | "js";
@@ -19,6 +19,23 @@ export interface TargetLimits {
   readonly maxThreadsPerBlock: number;
   readonly portableThreadsPerBlock?: number;
   readonly maxBlockDims: readonly [number, number, number];
+  /**
+   * Kernels with subgroup operations need blocks of whole subgroups: a fixed block's thread count must be a
+   * multiple of this (CUDA's warps are 32 lanes; WebGPU's subgroups are powers of two from 4 to 128, which the
+   * runtime checks against the adapter). `subgroupSizes` says so in messages.
+   */
+  readonly subgroupMultiple?: number;
+  readonly subgroupSizes?: string;
+  /** The deepest code the target's compiler accepts, in the levels of validate/code-depth.ts. */
+  readonly maxCodeDepth?: number;
+  /** Bytes of private (`local.*`) arrays one thread may have in all. */
+  readonly maxPrivateBytes?: number;
+  /** Bytes one private array may have. */
+  readonly maxPrivateArrayBytes?: number;
+  /** Bindings of the one bind group: one per buffer parameter, one more for the scalars' uniform. */
+  readonly maxBindings?: number;
+  /** Bytes of a kernel's parameter list, laid out with each parameter aligned to its size. */
+  readonly maxParamBytes?: number;
 }
 
 export interface TargetInfo {
@@ -36,7 +53,10 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     displayName: "CUDA",
     // Up to 48 KB is declared statically; above, the backend switches to dynamic shared memory, which
     // Hopper allows up to 227 KB per block (Ampere 163 KB: the runtime checks the GPU's own limit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
+    // Local memory is at most 512 KB per thread (CUDA programming guide, compute capability 9.0).
+    // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
+    // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false },
     unrollInIR: false,
   },
@@ -50,17 +70,30 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       maxThreadsPerBlock: 1024,
       portableThreadsPerBlock: 256,
       maxBlockDims: [1024, 1024, 64],
+      subgroupMultiple: 4,
+      subgroupSizes: "at least 4 threads on WebGPU, as many as the adapter's subgroups",
+      // Tint stops at 128 nested expressions and braces (127 statements); measured through Dawn, the
+      // shallowest construct it rejects is 128 levels deep, and legalization may add a level or two.
+      maxCodeDepth: 120,
+      // Dawn refuses a function-scope variable of more than 64 KiB (and arrays of 65536 elements or more).
+      maxPrivateArrayBytes: 64 * 1024,
+      // Dawn caps maxBindingsPerBindGroup at 1000 ("Binding number (1103) exceeds the maxBindingsPerBindGroup
+      // limit (1000) - 1", found by the fuzzer); tskernel binds everything in group 0.
+      maxBindings: 1000,
     },
-    // Arrays are of f32, or of vec4<f32> when only vector accesses touch them; no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true },
+    // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
+    // atomics do; no async copies.
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true, atomicAccesses: true, loopCondition: true },
     unrollInIR: true,
   },
   js: {
     name: "js",
     displayName: "the CPU backend",
     // The CPU runs one block at a time with ordinary arrays; CUDA's limits keep kernels portable.
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64] },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true },
+    // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
+    // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
     unrollInIR: false,
@@ -70,6 +103,11 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
 // ---------------------------------------------------------------------------------------------------------
 // Spellings shared by the C-like printers
 
+/** The resource limits the validator holds a target's kernels to (shared memory, threads per block). */
+export function targetLimits(target: TargetName): TargetLimits {
+  return targets[target].limits;
+}
+
 export interface Spelling {
   readonly types: Readonly<Record<ScalarType, string>>;
   readonly unary: Readonly<Record<UnaryOp, string>>;
@@ -78,6 +116,11 @@ export interface Spelling {
   readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string }>>;
   /** f32 operators the target spells as a call (C has no `%` on floats); $0 and $1 are the operands. */
   readonly floatCalls?: Partial<Record<BinaryOp, string>>;
+  /**
+   * Call arguments that are a `<` comparison print in parentheses: WGSL reads `f(a < b, c > d)` as the
+   * template list `a<b, c>` ("parsed as template list", found by the differential fuzzer).
+   */
+  readonly lessThanArgumentsInParens?: boolean;
   readonly reserved: ReadonlySet<string>;
 }
 
@@ -113,7 +156,9 @@ export const cudaSpelling: Spelling = {
     tanh: { f32: "tanhf", int: "" },
     atan2: { f32: "atan2f", int: "" },
     fma: { f32: "fmaf", int: "" },
-    sign: { f32: "(($0) > 0.0f ? 1.0f : (($0) < 0.0f ? -1.0f : 0.0f))", int: "" },
+    // A function (cuda.ts prints it when used): a template would repeat its argument three times, and
+    // nested Math.sign calls would grow the source exponentially.
+    sign: { f32: "tsk_signf", int: "" },
   },
   reserved: new Set([
     // C++ keywords and common macros
@@ -139,6 +184,11 @@ export const cudaSpelling: Spelling = {
     "erfinv", "erfcinv", "normcdf", "normcdfinv", "saturate", "umin", "umax", "llmin", "llmax", "norm", "rnorm",
     // Vector types and the asynchronous-copy helpers the printer emits.
     "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
+    // Atomics, warp intrinsics and the subgroup helpers the printer emits.
+    "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS",
+    "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
+    "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
+    "tsk_signf",
   ]),
 };
 
@@ -148,6 +198,18 @@ export const cudaSpelling: Spelling = {
  * that many bytes (after raising the function's limit with cuFuncSetAttribute).
  */
 export const cudaStaticSharedLimit = 48 * 1024;
+
+/** CUDA's atomic functions: each takes the element's address, then (for compareExchange) the expected value, then the value. */
+export const cudaAtomics: Readonly<Record<AtomicOp, string>> = {
+  add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
+  exchange: "atomicExch", compareExchange: "atomicCAS",
+};
+
+/** WGSL's atomic functions; compareExchange is a loop over `atomicCompareExchangeWeak` (wgsl-atomics.ts). */
+export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, string>> = {
+  add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
+  exchange: "atomicExchange",
+};
 
 /** CUDA's 16-byte vector type of each element type, and its constructor, for `load4`/`store4`. */
 export const cudaVectorTypes: Readonly<Record<"f32" | "i32" | "u32", { readonly type: string; readonly make: string }>> = {
@@ -160,6 +222,7 @@ export const wgslSpelling: Spelling = {
   types: { f32: "f32", i32: "i32", u32: "u32", bool: "bool" },
   unary: cUnary,
   binary: cBinary,
+  lessThanArgumentsInParens: true,
   intrinsics: {
     sqrt: { f32: "sqrt", int: "" },
     abs: { f32: "abs", int: "abs" },
@@ -209,7 +272,14 @@ export const wgslSpelling: Spelling = {
     "ptr", "sampler", "select", "bitcast", "sqrt", "abs", "min", "max", "floor", "ceil", "round", "trunc",
     "exp", "exp2", "log", "log2", "pow", "sin", "cos", "tan", "tanh", "atan2", "fma", "sign",
     "workgroupBarrier", "storageBarrier", "arrayLength",
+    "atomicLoad", "atomicStore", "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor",
+    "atomicExchange", "atomicCompareExchangeWeak", "subgroupAdd", "subgroupMin", "subgroupMax", "subgroupInclusiveAdd",
+    "subgroupExclusiveAdd", "subgroupBroadcast", "subgroupShuffle", "subgroupShuffleXor", "subgroupShuffleUp",
+    "subgroupShuffleDown", "subgroupBallot", "subgroupAll", "subgroupAny",
+    "workgroupBarrier", "storageBarrier", "arrayLength", "bitcast",
+    // The float-to-integer conversions the printer emits (wgsl.ts)
+    "tsk_f32_to_i32", "tsk_f32_to_u32", "tsk_runtime_f32", "tsk_runtime_i32", "tsk_runtime_u32", "tsk_runtime_bool",
     // Names the printer gives the entry point's builtin inputs
-    "local_id", "group_id", "num_groups",
+    "local_id", "group_id", "num_groups", "sg_size", "sg_lane",
   ]),
 };

@@ -42,6 +42,11 @@ export const catalogue = {
   TSK1027: { severity: "error", template: "the default of compile-time constant '{0}' must be a number or true/false literal" },
   TSK1028: { severity: "error", template: "load4 gives four values, which must be declared at once: `const [x, y, z, w] = load4(…)`" },
   TSK1029: { severity: "error", template: "{0} copies from a global buffer into a shared array, but '{1}' is {2}" },
+  TSK1030: { severity: "error", template: "{0} works on a writable global buffer or a shared array, but '{1}' is {2}" },
+  TSK1031: { severity: "error", template: "{0} may only be called in a kernel body, not in helper function '{1}'" },
+  TSK1032: { severity: "error", template: "{0} cannot be called {1}" },
+  TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
+  TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -54,6 +59,7 @@ export const catalogue = {
   TSK2008: { severity: "error", template: "{0} expects {1}, found {2}" },
   TSK2009: { severity: "error", template: "'{0}' returns {1}, but this value is {2}" },
   TSK2010: { severity: "error", template: "compile-time constant '{0}' is {1}, but the value {2} was given" },
+  TSK2011: { severity: "error", template: "{0} is not defined for {1} arrays" },
 
   // Validation.
   TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
@@ -70,6 +76,15 @@ export const catalogue = {
   TSK3012: { severity: "error", template: "kernel '{0}' has a block {1} of {2}; {3} allows at most {4}" },
   TSK3013: { severity: "error", template: "{0} moves 4 elements from index {1} of '{2}', which is not a multiple of 4" },
   TSK3014: { severity: "error", template: "{0} on the rows of '{1}' needs rows of a multiple of 4 elements; its rows have {2}" },
+  TSK3015: { severity: "error", template: "{0} is reached in non-uniform control flow" },
+  TSK3016: { severity: "error", template: "the lane of subgroupBroadcast must be a compile-time constant from 0 to 127, found {0}" },
+  TSK3017: { severity: "error", template: "the {0} of {1} must be the same for every thread of the block" },
+  TSK3018: { severity: "error", template: "kernel '{0}' uses subgroup operations, so its block must be a whole number of subgroups ({1}); it has {2} threads" },
+  TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
+  TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
+  TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },
+  TSK3033: { severity: "error", template: "kernel '{0}' needs {1} bindings for its parameters; {2} allows at most {3}" },
+  TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot use {0}: {1}" },
@@ -81,6 +96,11 @@ export const catalogue = {
   TSK4007: { severity: "error", template: "--cubin needs nvcc, which could not be run: {0}" },
   TSK4008: { severity: "error", template: "nvcc failed on {0}:\n{1}" },
   TSK4009: { severity: "error", template: "--cubin needs --target cuda" },
+  TSK4010: { severity: "error", template: "no kernel files in {0}: a directory stands for the TypeScript files under it that import from \"tskernel\"" },
+  TSK4011: { severity: "error", template: "no files match {0}" },
+
+  // The bundler plugin.
+  TSK4012: { severity: "warning", template: "'{0}' is exported by a kernel file but is not a kernel: the module the bundler plugin builds from {1} exports only its kernels" },
 
   // Internal.
   TSK9001: { severity: "error", template: "internal compiler error: {0}" },

@@ -5,9 +5,9 @@
  * to tskernel types.
  */
 
-import { Node, SyntaxKind, type TypeNode } from "ts-morph";
-import { fail } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, ConstValue, HelperFunction, ScalarType, Span, Variable } from "../ir/ir.ts";
+import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
+import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { ArrayRef, ConstValue, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
 import { originOf } from "./program.ts";
 
 export function spanOf(node: Node): Span {
@@ -43,7 +43,27 @@ export interface ModuleState {
   /** The helpers being lowered right now, outermost first, to detect recursion. */
   readonly helperStack: { node: Node; name: string }[];
   /** Diagnostics from helper bodies, reported once however many kernels call the helper. */
-  readonly diagnostics: import("../diagnostics/diagnostic.ts").Diagnostic[];
+  readonly diagnostics: Diagnostic[];
+  /**
+   * The expression and statement lowerers (lower-expr.ts, lower-stmt.ts), handed in by lower-kernel.ts, for
+   * lower-helper.ts and lower-atomics-subgroups.ts: lowering a helper call lowers its arguments and, the
+   * first time, its body, and an atomic or collective call its operands; lower-expr.ts imports both files,
+   * so importing it back from them would make a circle.
+   */
+  readonly lower: {
+    readonly expected: (context: FunctionContext, node: Expression, type: ScalarType, mismatch: (found: Expr) => never) => Expr;
+    readonly expr: (context: FunctionContext, node: Expression, hint?: ScalarType) => Expr;
+    readonly indexedArray: (
+      context: FunctionContext,
+      node: Expression,
+      extraIndex: Expression | undefined,
+      notAnArray: (name: string, written: number) => never,
+      rankNotes?: (array: ArrayRef, rank: number) => string[],
+    ) => { array: ArrayRef; indices: Expr[] };
+    /** Whether a node is a numeric literal, possibly signed or parenthesized, or arithmetic of such. */
+    readonly isLiteralLike: (node: Node) => boolean;
+    readonly block: (context: FunctionContext, statements: readonly Statement[], diagnostics: Diagnostic[]) => Stmt[];
+  };
 }
 
 export interface FunctionContext {
@@ -59,6 +79,42 @@ export interface FunctionContext {
   scope: Scope;
   /** The `unroll:` label applies to the next loop only. */
   loopDepth: number;
+  /**
+   * Statements that calls inside the expression being lowered must run first: atomics and collectives are
+   * statements in the IR, so `a + subgroupAdd(x)` becomes `const sum = subgroupAdd(x);` before `a + sum`.
+   * Undefined where nothing can run before the expression (the right operand of `&&`), with the reason in
+   * `hoistBlocked`.
+   */
+  pending?: Stmt[];
+  hoistBlocked?: string;
+}
+
+/** Runs `body` with a fresh list of pending statements; returns them and its result. */
+export function collectPending<T>(context: FunctionContext, body: () => T): [Stmt[], T] {
+  const saved = { pending: context.pending, blocked: context.hoistBlocked };
+  const pending: Stmt[] = [];
+  context.pending = pending;
+  context.hoistBlocked = undefined;
+  try {
+    const result = body();
+    return [pending, result];
+  } finally {
+    context.pending = saved.pending;
+    context.hoistBlocked = saved.blocked;
+  }
+}
+
+/** Runs `body` where no statement may run before the expression: a call that needs one is `TSK1032`, saying `where`. */
+export function withoutPending<T>(context: FunctionContext, where: string, body: () => T): T {
+  const saved = { pending: context.pending, blocked: context.hoistBlocked };
+  context.pending = undefined;
+  context.hoistBlocked = where;
+  try {
+    return body();
+  } finally {
+    context.pending = saved.pending;
+    context.hoistBlocked = saved.blocked;
+  }
 }
 
 export function withScope<T>(context: FunctionContext, body: () => T): T {

@@ -20,7 +20,8 @@ import {
   type ScalarType,
   type Span,
 } from "../ir/ir.ts";
-import { spanOf, type FunctionContext } from "./context.ts";
+import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
+import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
@@ -274,6 +275,11 @@ function lowerIdentifier(context: FunctionContext, node: Identifier, hint: Scala
       notes: binding.array.space === "global" ? ["pass sizes as scalar parameters; a buffer's length is not available in kernels"] : [],
     });
   }
+  if (binding === undefined) {
+    const origin = originOf(node);
+    const builtin = origin.kind === "tskernel" ? lowerSubgroupBuiltin(context, origin.name, node) : undefined;
+    if (builtin) return builtin;
+  }
   return lowerOuterName(node, hint, span);
 }
 
@@ -382,7 +388,8 @@ export function lowerBinary(
 
   if (op === "logand" || op === "logor") {
     const left = loweredLeft ?? lowerCondition(context, leftNode, `the left operand of '${spelling}'`);
-    const right = lowerCondition(context, rightNode, `the right operand of '${spelling}'`);
+    // The right operand runs only when the left does not decide: nothing may be hoisted out of it.
+    const right = withoutPending(context, `in the right operand of '${spelling}'`, () => lowerCondition(context, rightNode, `the right operand of '${spelling}'`));
     return { kind: "binary", op, type: "bool", left, right, span };
   }
 
@@ -430,7 +437,8 @@ export function lowerBinary(
 function lowerConditional(context: FunctionContext, node: import("ts-morph").ConditionalExpression, hint: ScalarType | undefined): Expr {
   const span = spanOf(node);
   const condition = lowerCondition(context, node.getCondition(), "the condition of '?:'");
-  const [whenTrue, whenFalse] = lowerOperands(context, [node.getWhenTrue(), node.getWhenFalse()], hint, "?:", span);
+  // Only one branch runs: nothing may be hoisted out of either.
+  const [whenTrue, whenFalse] = withoutPending(context, "in a branch of '?:'", () => lowerOperands(context, [node.getWhenTrue(), node.getWhenFalse()], hint, "?:", span));
   return { kind: "select", type: whenTrue!.type, condition, whenTrue: whenTrue!, whenFalse: whenFalse!, span };
 }
 
@@ -463,6 +471,8 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
     }
     if (origin.name === "syncThreads") return fail("TSK1011", span, ["syncThreads()"]);
+    const special = lowerSpecialCall(context, origin.name, node, hint);
+    if (special) return special;
     if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });
     if (["store4", "copyAsync4", "commitAsync", "waitAsync"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
@@ -537,7 +547,7 @@ function lowerMathCall(
  * start) after the written ones. `notAnArray` is the diagnostic when `base` names a scalar; `rankNotes`
  * explains a wrong number of indices.
  */
-function lowerIndexedArray(
+export function lowerIndexedArray(
   context: FunctionContext,
   node: Expression,
   extraIndex: Expression | undefined,

@@ -9,8 +9,6 @@ import { Node, type Expression, type FunctionDeclaration } from "ts-morph";
 import { fail, makeDiagnostic } from "../diagnostics/diagnostic.ts";
 import type { Expr, HelperFunction, Span, Stmt, Variable } from "../ir/ir.ts";
 import { resolveTypeNode, Scope, spanOf, type FunctionContext } from "./context.ts";
-import { lowerExpected } from "./lower-expr.ts";
-import { lowerBlock } from "./lower-stmt.ts";
 
 export function lowerHelperCall(
   context: FunctionContext,
@@ -25,7 +23,7 @@ export function lowerHelperCall(
   }
   const lowered = args.map((arg, index) => {
     const param = helper.params[index]!;
-    return lowerExpected(context, arg, param.type, (found) =>
+    return context.module.lower.expected(context, arg, param.type, (found) =>
       fail("TSK2008", spanOf(arg), [`parameter '${param.name}' of '${helper.name}'`, param.type, found.type]),
     );
   });
@@ -83,7 +81,7 @@ function helperFor(context: FunctionContext, declaration: FunctionDeclaration, c
   try {
     const errorsBefore = state.diagnostics.length;
     const bodyNode = declaration.getBody();
-    const body = lowerBlock(helperContext, bodyNode && Node.isBlock(bodyNode) ? bodyNode.getStatements() : [], state.diagnostics);
+    const body = state.lower.block(helperContext, bodyNode && Node.isBlock(bodyNode) ? bodyNode.getStatements() : [], state.diagnostics);
     helper.body = body;
     // A return that failed to lower is already reported; a missing-return error on top would be noise.
     if (!definitelyReturns(body) && state.diagnostics.length === errorsBefore) state.diagnostics.push(

@@ -9,7 +9,7 @@ import { Node, SyntaxKind, type Expression, type ParameterDeclaration, type Sour
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { BlockDimSpec, BlockShapeExpr, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
 import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState } from "./context.ts";
-import { makeLiteral } from "./lower-expr.ts";
+import { isLiteralLike, lowerExpected, lowerExpr, lowerIndexedArray, makeLiteral } from "./lower-expr.ts";
 import { lowerBlock } from "./lower-stmt.ts";
 import { findKernelCalls } from "./program.ts";
 
@@ -20,7 +20,7 @@ export interface LoweredFile {
 
 export function lowerFile(file: SourceFile): LoweredFile {
   const diagnostics: Diagnostic[] = [];
-  const state: ModuleState = { helpers: new Map(), helperOrder: [], helperStack: [], diagnostics };
+  const state: ModuleState = { helpers: new Map(), helperOrder: [], helperStack: [], diagnostics, lower: { expected: lowerExpected, expr: lowerExpr, indexedArray: lowerIndexedArray, isLiteralLike, block: lowerBlock } };
   const kernels: Kernel[] = [];
   const seen = new Map<string, Span>();
   for (const found of findKernelCalls(file)) {

@@ -9,7 +9,8 @@
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { isInteger, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
-import { resolveScalarAnnotation, spanOf, withScope, type FunctionContext } from "./context.ts";
+import { collectPending, resolveScalarAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
+import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
 import {
   compoundAssignments,
   isLiteralLike,
@@ -44,23 +45,33 @@ function lowerNested(context: FunctionContext, statement: Statement, diagnostics
   );
 }
 
+/** Lowers a statement whose expressions may hold atomics or collectives: those run first, in source order. */
+function withPending(context: FunctionContext, lower: () => Stmt[]): Stmt[] {
+  const [pending, stmts] = collectPending(context, lower);
+  return [...pending, ...stmts];
+}
+
 function lowerStatement(context: FunctionContext, node: Statement, diagnostics: Diagnostic[], topLevel: boolean): Stmt[] {
   const span = spanOf(node);
-  if (Node.isVariableStatement(node)) return lowerVariableStatement(context, node, topLevel);
-  if (Node.isExpressionStatement(node)) return lowerExpressionStatement(context, node.getExpression());
+  if (Node.isVariableStatement(node)) return withPending(context, () => lowerVariableStatement(context, node, topLevel));
+  if (Node.isExpressionStatement(node)) return withPending(context, () => lowerExpressionStatement(context, node.getExpression()));
   if (Node.isIfStatement(node)) {
-    const condition = lowerCondition(context, node.getExpression(), "the condition of 'if'");
+    const [pending, condition] = collectPending(context, () => lowerCondition(context, node.getExpression(), "the condition of 'if'"));
     const thenBody = lowerNested(context, node.getThenStatement(), diagnostics);
     const elseNode = node.getElseStatement();
     const elseBody = elseNode ? lowerNested(context, elseNode, diagnostics) : [];
-    return [{ kind: "if", condition, then: thenBody, else: elseBody, span }];
+    return [...pending, { kind: "if", condition, then: thenBody, else: elseBody, span }];
   }
-  if (Node.isForStatement(node)) return [lowerFor(context, node, diagnostics, false)];
+  if (Node.isForStatement(node)) return lowerFor(context, node, diagnostics, false);
   if (Node.isWhileStatement(node)) {
-    const condition = lowerCondition(context, node.getExpression(), "the condition of 'while'");
+    const [pending, condition] = collectPending(context, () => lowerCondition(context, node.getExpression(), "the condition of 'while'"));
     context.loopDepth++;
     try {
-      return [{ kind: "while", condition, body: lowerNested(context, node.getStatement(), diagnostics), span }];
+      const body = lowerNested(context, node.getStatement(), diagnostics);
+      if (pending.length === 0) return [{ kind: "while", condition, body, span }];
+      // The calls in the condition run before each test: `while (true) { calls; if (!c) break; body }`.
+      const always: Expr = { kind: "literal", type: "bool", value: 1, span: condition.span };
+      return [{ kind: "while", condition: always, body: [...pending, exitUnless(condition), ...body], span }];
     } finally {
       context.loopDepth--;
     }
@@ -71,7 +82,7 @@ function lowerStatement(context: FunctionContext, node: Statement, diagnostics: 
     if (context.loopDepth === 0) return fail("TSK1001", span, [`'${node.getText()}' outside a loop`]);
     return [{ kind: Node.isBreakStatement(node) ? "break" : "continue", span }];
   }
-  if (Node.isReturnStatement(node)) return [lowerReturn(context, node)];
+  if (Node.isReturnStatement(node)) return withPending(context, () => [lowerReturn(context, node)]);
   if (Node.isLabeledStatement(node)) {
     const label = node.getLabel().getText();
     const inner = node.getStatement();
@@ -80,7 +91,7 @@ function lowerStatement(context: FunctionContext, node: Statement, diagnostics: 
       return fail("TSK1001", spanOf(node.getLabel()), [`the label '${label}'`], { notes: ["the only labels kernels know are `unroll:` and others starting with unroll (`unrollInner:`)"] });
     }
     if (!Node.isForStatement(inner)) return fail("TSK1015", spanOf(node.getLabel()));
-    return [lowerFor(context, inner, diagnostics, true)];
+    return lowerFor(context, inner, diagnostics, true);
   }
   if (Node.isEmptyStatement(node)) return [];
   return fail("TSK1001", span, [describeSyntax(node)]);
@@ -154,6 +165,9 @@ function lowerDeclarationOrFail(
     : undefined;
   const variable: Variable = { kind: "variable", name, type: declared ?? value!.type, mutable: !isConst, span: spanOf(nameNode) };
   context.scope.declare(name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
+  // `const old = atomicAdd(…)`: the atomic declares `old` itself rather than a temporary copied into it.
+  const adopted = value ? adoptHoisted(context, value, variable) : undefined;
+  if (adopted) return [adopted];
   return [{ kind: "declare", variable, init: value, span }];
 }
 
@@ -290,7 +304,7 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
         return [{ kind: "barrier", span }];
       }
       if (origin.kind === "tskernel") {
-        const lowered = lowerMemoryOperation(context, origin.name, expression);
+        const lowered = lowerMemoryOperation(context, origin.name, expression) ?? lowerAtomicStatement(context, origin.name, expression);
         if (lowered) return lowered;
       }
     }
@@ -394,12 +408,14 @@ function makeAssign(target: Target, op: BinaryOp | undefined, value: Expr, span:
 // ---------------------------------------------------------------------------------------------------------
 // Loops and returns
 
-function lowerFor(context: FunctionContext, node: import("ts-morph").ForStatement, diagnostics: Diagnostic[], unroll: boolean): Stmt {
+function lowerFor(context: FunctionContext, node: import("ts-morph").ForStatement, diagnostics: Diagnostic[], unroll: boolean): Stmt[] {
   const span = spanOf(node);
   return withScope(context, () => {
     const initializer = node.getInitializer();
     let init: Stmt[] = [];
-    if (initializer) {
+    // Calls hoisted from the initializer run once, before the loop.
+    const [initPending] = collectPending(context, () => {
+      if (!initializer) return;
       if (Node.isVariableDeclarationList(initializer)) {
         const kind = initializer.getDeclarationKind();
         if (kind !== "let" && kind !== "const") fail("TSK1001", spanOf(initializer), ["'var'"], { notes: ["use let"] });
@@ -407,19 +423,30 @@ function lowerFor(context: FunctionContext, node: import("ts-morph").ForStatemen
       } else {
         init = lowerExpressionStatement(context, initializer as Expression);
       }
-    }
+    });
     const conditionNode = node.getCondition();
-    const condition = conditionNode ? lowerCondition(context, conditionNode, "the condition of 'for'") : undefined;
+    const [conditionPending, condition] = collectPending(context, () => (conditionNode ? lowerCondition(context, conditionNode, "the condition of 'for'") : undefined));
     const incrementor = node.getIncrementor();
-    const update = incrementor ? lowerExpressionStatement(context, incrementor) : [];
+    const update = incrementor ? withoutPending(context, "in the update of a 'for' loop", () => lowerExpressionStatement(context, incrementor)) : [];
     context.loopDepth++;
     try {
       const body = lowerNested(context, node.getStatement(), diagnostics);
-      return { kind: "for", init, condition, update, body, unroll, span };
+      // As for `while`: calls in the condition run before each test, at the top of the body.
+      const loop: Stmt =
+        conditionPending.length === 0
+          ? { kind: "for", init, condition, update, body, unroll, span }
+          : { kind: "for", init, condition: undefined, update, body: [...conditionPending, exitUnless(condition!), ...body], unroll, span };
+      return initPending.length === 0 ? [loop] : [{ kind: "block", body: [...initPending, loop], span }];
     } finally {
       context.loopDepth--;
     }
   });
+}
+
+/** `if (!condition) break;` */
+function exitUnless(condition: Expr): Stmt {
+  const negated: Expr = { kind: "unary", op: "not", type: "bool", operand: condition, span: condition.span };
+  return { kind: "if", condition: negated, then: [{ kind: "break", span: condition.span }], else: [], span: condition.span };
 }
 
 function lowerReturn(context: FunctionContext, node: import("ts-morph").ReturnStatement): Stmt {

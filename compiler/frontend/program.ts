@@ -29,9 +29,14 @@ export function packageRoot(): string {
   }
 }
 
-/** The declarations users import as "tskernel". */
+/**
+ * The declarations users import as "tskernel": the source in a checkout, the emitted declarations in an
+ * installed package (which ships no TypeScript sources).
+ */
 export function languageModulePath(): string {
-  return path.join(packageRoot(), "compiler", "lang", "index.ts");
+  const root = packageRoot();
+  const source = path.join(root, "compiler", "lang", "index.ts");
+  return fs.existsSync(source) ? source : path.join(root, "dist", "compiler", "lang", "index.d.ts");
 }
 
 export function createProject(): Project {
@@ -73,8 +78,10 @@ export function originOf(identifier: Identifier): NameOrigin {
   for (const declaration of symbol.getDeclarations()) {
     // `import { f32 } from "tskernel"` (possibly renamed: `import { f32 as float }`).
     if (Node.isImportSpecifier(declaration)) {
-      const moduleName = declaration.getImportDeclaration().getModuleSpecifierValue();
-      if (moduleName === "tskernel") return { kind: "tskernel", name: declaration.getName() };
+      // Read from the syntax tree: after a syntax error the specifier may not be a string (`from ;`), and
+      // ts-morph's getModuleSpecifierValue() throws on that.
+      const specifier = declaration.getImportDeclaration().compilerNode.moduleSpecifier;
+      if (ts.isStringLiteral(specifier) && specifier.text === "tskernel") return { kind: "tskernel", name: declaration.getName() };
     }
   }
   const target = symbol.isAlias() ? symbol.getAliasedSymbol() ?? symbol : symbol;

@@ -8,7 +8,10 @@
  *   frontend (literals already took the type their context needs, and no implicit conversions remain:
  *   a `convert` node stands wherever a value changes type). Array reads (`load`) are expressions.
  * - Statements (`Stmt`) hold every side effect: declarations and assignments of locals, stores to global or
- *   shared arrays, barriers, control flow. `++`, `--` and compound assignment are statements, never values.
+ *   shared arrays, atomics, barriers, control flow. `++`, `--` and compound assignment are statements, never
+ *   values. An atomic whose old value the kernel uses, and a *collective* (an operation that every thread of
+ *   a group takes part in at once, such as `subgroupAdd`), declare a local that holds the result: the
+ *   frontend moves such calls out of the expressions they were written in, into statements before them.
  * - Locals are `Variable` objects shared by identity between their declaration and every use; names are
  *   only hints for the backends' namers. Kernel parameters are variables too (scalars) or `ArrayRef`s.
  * - Compile-time constants appear as `constRef` expressions until the specialization pass replaces each with
@@ -115,6 +118,15 @@ export interface BuiltinExpr extends ExprBase {
   readonly axis: Axis;
 }
 
+/**
+ * `subgroupSize` (the lanes of a subgroup: 32 on CUDA, the adapter's on WebGPU, configurable on the CPU) and
+ * `subgroupInvocationId` (the thread's lane: its linear index in the block modulo the size). Both i32.
+ */
+export interface SubgroupBuiltinExpr extends ExprBase {
+  readonly kind: "subgroupBuiltin";
+  readonly builtin: "subgroupSize" | "subgroupInvocationId";
+}
+
 export interface UnaryExpr extends ExprBase {
   readonly kind: "unary";
   readonly op: UnaryOp;
@@ -164,6 +176,8 @@ export interface LoadExpr extends ExprBase {
    * a multiple of this, as the vector access required (the CPU backend's checked mode verifies it).
    */
   readonly alignment?: number;
+  /** Set by legalize where the target declares the array's elements atomic (WGSL): an atomic load. */
+  readonly atomic?: boolean;
 }
 
 export type Expr =
@@ -171,6 +185,7 @@ export type Expr =
   | VariableExpr
   | ConstRefExpr
   | BuiltinExpr
+  | SubgroupBuiltinExpr
   | UnaryExpr
   | BinaryExpr
   | SelectExpr
@@ -215,6 +230,8 @@ export interface StoreStmt extends StmtBase {
    * `waitAsync` of the copying thread covers their group (the CPU backend's checked mode verifies reads).
    */
   readonly asynchronous?: boolean;
+  /** As for `LoadExpr.atomic`: an atomic store, which legalize made from a plain one (never with `op`). */
+  readonly atomic?: boolean;
 }
 
 export interface IfStmt extends StmtBase {
@@ -314,6 +331,45 @@ export interface AsyncWaitStmt extends StmtBase {
 /** The statements that move memory in 16-byte units or asynchronously; targets print or legalize them. */
 export type MemoryOperationStmt = VectorLoadStmt | VectorStoreStmt | AsyncCopyStmt | AsyncCommitStmt | AsyncWaitStmt;
 
+/** The read-modify-write operations of atomics; `compareExchange` stores `value` only where the old value is `expected`. */
+export type AtomicOp = "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "exchange" | "compareExchange";
+
+/**
+ * `atomicAdd(array, index, value)` and its siblings: one indivisible read-modify-write of one element of a
+ * writable global buffer or a shared array (`indices`: one per dimension, as for a store). Threads may update
+ * one element at once, in any order. `result`, declared by this statement, receives the old value when the
+ * kernel uses it.
+ */
+export interface AtomicStmt extends StmtBase {
+  readonly kind: "atomic";
+  readonly op: AtomicOp;
+  readonly array: ArrayRef;
+  readonly indices: readonly Expr[];
+  readonly value: Expr;
+  /** `compareExchange` only: the value the element must hold for `value` to be stored. */
+  readonly expected?: Expr;
+  readonly result?: Variable;
+}
+
+/**
+ * The collective operations: every thread of a group (here always a subgroup) runs one together, and each
+ * gets a result that depends on the other threads' arguments. The rules of barriers apply (every thread of
+ * the group must reach it, so it stands only in uniform control flow) and the CPU backend cuts its thread
+ * loops at them as it does at barriers. Argument and result types are the frontend's (lower-atomics-subgroups.ts).
+ */
+export type CollectiveOp =
+  | "subgroupAdd" | "subgroupMin" | "subgroupMax" | "subgroupInclusiveAdd" | "subgroupExclusiveAdd"
+  | "subgroupBroadcast" | "subgroupShuffle" | "subgroupShuffleXor" | "subgroupShuffleUp" | "subgroupShuffleDown"
+  | "subgroupBallot" | "subgroupAll" | "subgroupAny";
+
+/** `const s = subgroupAdd(x)`: a collective whose value `result` (declared here) receives. */
+export interface CollectiveStmt extends StmtBase {
+  readonly kind: "collective";
+  readonly op: CollectiveOp;
+  readonly args: readonly Expr[];
+  readonly result: Variable;
+}
+
 /** A nested `{ … }` block: a scope for the declarations inside it. */
 export interface BlockStmt extends StmtBase {
   readonly kind: "block";
@@ -336,7 +392,25 @@ export type Stmt =
   | VectorStoreStmt
   | AsyncCopyStmt
   | AsyncCommitStmt
-  | AsyncWaitStmt;
+  | AsyncWaitStmt
+  | AtomicStmt
+  | CollectiveStmt;
+
+/** The locals a statement declares itself (not those of nested statements). */
+export function declaredVariables(stmt: Stmt): readonly Variable[] {
+  switch (stmt.kind) {
+    case "declare":
+      return [stmt.variable];
+    case "vectorLoad":
+      return stmt.targets;
+    case "atomic":
+      return stmt.result ? [stmt.result] : [];
+    case "collective":
+      return [stmt.result];
+    default:
+      return [];
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Functions and modules

@@ -15,6 +15,7 @@ export function mapExpr(expr: Expr, fn: ExprMapper): Expr {
     case "variable":
     case "constRef":
     case "builtin":
+    case "subgroupBuiltin":
       return fn(expr);
     case "unary": {
       const operand = mapExpr(expr.operand, fn);
@@ -107,6 +108,10 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
       return { ...stmt, indices: stmt.indices.map(e), values: stmt.values.map(e) };
     case "asyncCopy":
       return { ...stmt, targetIndices: stmt.targetIndices.map(e), sourceIndices: stmt.sourceIndices.map(e) };
+    case "atomic":
+      return { ...stmt, indices: stmt.indices.map(e), value: e(stmt.value), ...(stmt.expected ? { expected: e(stmt.expected) } : {}) };
+    case "collective":
+      return { ...stmt, args: stmt.args.map(e) };
     case "break":
     case "continue":
     case "barrier":
@@ -116,6 +121,32 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     default:
       return assertNever(stmt, "statement");
   }
+}
+
+/** Arrays that an atomic operation of the body touches. */
+export function atomicArrays(stmts: readonly Stmt[]): Set<ArrayRef> {
+  const arrays = new Set<ArrayRef>();
+  walkStmts(stmts, (stmt) => stmt.kind === "atomic" && arrays.add(stmt.array));
+  return arrays;
+}
+
+/** True when the body contains a collective operation (at any depth). */
+export function containsCollective(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "collective") found = true;
+  });
+  return found;
+}
+
+/** True when the body reads `subgroupSize` or `subgroupInvocationId`, or has a collective: it needs subgroups. */
+export function usesSubgroups(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "collective") found = true;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && (found = true));
+  });
+  return found;
 }
 
 /** Calls `visit` on every statement, outer before inner. */
@@ -164,6 +195,10 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [...stmt.indices, ...stmt.values];
     case "asyncCopy":
       return [...stmt.targetIndices, ...stmt.sourceIndices];
+    case "atomic":
+      return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), stmt.value];
+    case "collective":
+      return [...stmt.args];
     default:
       return [];
   }
@@ -200,7 +235,7 @@ export function walkExpr(expr: Expr, visit: (expr: Expr) => void): void {
   }
 }
 
-/** Arrays a kernel body reads (`load`) or writes (`store`). */
+/** Arrays a kernel body reads (`load`) or writes (`store`); an atomic does both. */
 export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; writes: Set<ArrayRef> } {
   const reads = new Set<ArrayRef>();
   const writes = new Set<ArrayRef>();
@@ -214,6 +249,10 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "asyncCopy") {
       reads.add(stmt.source);
       writes.add(stmt.target);
+    }
+    if (stmt.kind === "atomic") {
+      reads.add(stmt.array);
+      writes.add(stmt.array);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

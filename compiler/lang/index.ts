@@ -186,3 +186,148 @@ export function waitAsync(pending: number): void {
   void pending;
   outsideKernel("waitAsync()");
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Atomics
+
+/**
+ * The arrays atomics take: writable global buffers and shared arrays (a row of a 2-D shared array:
+ * `atomicAdd(tile[r], c, 1)`). The compiler rejects read-only buffers and private arrays.
+ */
+type AtomicArray = Int32Array | Uint32Array;
+
+/**
+ * Adds `value` to `array[index]` as one indivisible step and returns the old value: threads may update one
+ * element at once. i32, u32 and f32 elements (f32 is a compare-exchange loop on WebGPU).
+ */
+export function atomicAdd(array: AtomicArray | Float32Array, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicAdd()");
+}
+/** Subtracts `value` from `array[index]` atomically; returns the old value. i32 and u32 elements. */
+export function atomicSub(array: AtomicArray, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicSub()");
+}
+/** Stores the smaller of `array[index]` and `value` atomically; returns the old value. i32 and u32 elements. */
+export function atomicMin(array: AtomicArray, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicMin()");
+}
+/** Stores the larger of `array[index]` and `value` atomically; returns the old value. i32 and u32 elements. */
+export function atomicMax(array: AtomicArray, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicMax()");
+}
+/** `array[index] &= value` atomically; returns the old value. i32 and u32 elements. */
+export function atomicAnd(array: AtomicArray, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicAnd()");
+}
+/** `array[index] |= value` atomically; returns the old value. i32 and u32 elements. */
+export function atomicOr(array: AtomicArray, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicOr()");
+}
+/** `array[index] ^= value` atomically; returns the old value. i32 and u32 elements. */
+export function atomicXor(array: AtomicArray, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicXor()");
+}
+/** Stores `value` in `array[index]` atomically; returns the old value. i32, u32 and f32 elements. */
+export function atomicExchange(array: AtomicArray | Float32Array, index: i32, value: number): number {
+  void [array, index, value];
+  return outsideKernel("atomicExchange()");
+}
+/**
+ * Stores `value` in `array[index]` if it holds `expected`, atomically; returns the old value (so the store
+ * happened when the result equals `expected`). i32 and u32 elements.
+ */
+export function atomicCompareExchange(array: AtomicArray, index: i32, expected: number, value: number): number {
+  void [array, index, expected, value];
+  return outsideKernel("atomicCompareExchange()");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Subgroups
+
+/**
+ * The lanes of a subgroup: 32 on CUDA (a warp), the adapter's on WebGPU (4 to 128; 4 on SwiftShader), the
+ * device's setting on the CPU (default 32). Write kernels for any power of two from 4 to 128.
+ */
+export const subgroupSize: i32 = 0 as i32;
+/** The thread's lane in its subgroup: its linear index in the block modulo subgroupSize. */
+export const subgroupInvocationId: i32 = 0 as i32;
+
+function subgroupOnly(what: string): never {
+  return outsideKernel(`${what} (a subgroup operation)`);
+}
+
+/** The sum of `x` over the lanes of the subgroup, in every lane. */
+export function subgroupAdd<T extends number>(x: T): T {
+  void x;
+  return subgroupOnly("subgroupAdd()");
+}
+/** The least `x` of the subgroup's lanes, in every lane. */
+export function subgroupMin<T extends number>(x: T): T {
+  void x;
+  return subgroupOnly("subgroupMin()");
+}
+/** The greatest `x` of the subgroup's lanes, in every lane. */
+export function subgroupMax<T extends number>(x: T): T {
+  void x;
+  return subgroupOnly("subgroupMax()");
+}
+/** The sum of `x` over lanes 0 … this lane. */
+export function subgroupInclusiveAdd<T extends number>(x: T): T {
+  void x;
+  return subgroupOnly("subgroupInclusiveAdd()");
+}
+/** The sum of `x` over lanes 0 … this lane − 1 (0 in lane 0). */
+export function subgroupExclusiveAdd<T extends number>(x: T): T {
+  void x;
+  return subgroupOnly("subgroupExclusiveAdd()");
+}
+/** `x` of lane `lane`, a compile-time constant from 0 to 127, in every lane. */
+export function subgroupBroadcast<T extends number>(x: T, lane: number): T {
+  void [x, lane];
+  return subgroupOnly("subgroupBroadcast()");
+}
+/** `x` of lane `lane` (any value; a lane outside the subgroup gives an unspecified value). */
+export function subgroupShuffle<T extends number>(x: T, lane: number): T {
+  void [x, lane];
+  return subgroupOnly("subgroupShuffle()");
+}
+/** `x` of lane `subgroupInvocationId ^ mask`; `mask` must be the same in every thread. */
+export function subgroupShuffleXor<T extends number>(x: T, mask: number): T {
+  void [x, mask];
+  return subgroupOnly("subgroupShuffleXor()");
+}
+/** `x` of lane `subgroupInvocationId − distance`; `distance` must be the same in every thread. */
+export function subgroupShuffleUp<T extends number>(x: T, distance: number): T {
+  void [x, distance];
+  return subgroupOnly("subgroupShuffleUp()");
+}
+/** `x` of lane `subgroupInvocationId + distance`; `distance` must be the same in every thread. */
+export function subgroupShuffleDown<T extends number>(x: T, distance: number): T {
+  void [x, distance];
+  return subgroupOnly("subgroupShuffleDown()");
+}
+/**
+ * A u32 whose bit i is set when lane i's `predicate` is true, for lanes 0 to 31: in a subgroup of more than
+ * 32 lanes, the lanes from 32 on are not represented (the same on every target).
+ */
+export function subgroupBallot(predicate: boolean): u32 {
+  void predicate;
+  return subgroupOnly("subgroupBallot()");
+}
+/** True when `predicate` is true in every lane of the subgroup. */
+export function subgroupAll(predicate: boolean): boolean {
+  void predicate;
+  return subgroupOnly("subgroupAll()");
+}
+/** True when `predicate` is true in some lane of the subgroup. */
+export function subgroupAny(predicate: boolean): boolean {
+  void predicate;
+  return subgroupOnly("subgroupAny()");
+}

@@ -8,12 +8,18 @@
  *   accesses (JS indexes typed arrays), and on private arrays everywhere (a vector access would force a
  *   register array into memory). WGSL keeps them on global buffers and shared arrays that the kernel only
  *   ever accesses four elements at a time, which it declares as arrays of `vec4<f32>`, and splits the rest.
+ * - WGSL rejects a `for` without a condition whose body has no `break` ("for-loop does not exit"), and warns
+ *   that code after one that only `return`s is unreachable: a missing condition is written `true`.
  * - Asynchronous copies become plain copies, and their commit and wait nothing, where the target has none
  *   (a vector load into temporaries and a vector store, so the rule above still applies to the source).
+ * - Where the target declares the elements of arrays that atomics touch atomic (WGSL's `atomic<i32>`), every
+ *   other access to those arrays becomes an atomic load or store (`a[i] += v` a load, then a store).
+ * - Where the target runs collectives over per-thread slots (JS), each argument of a collective that is not
+ *   already a local of the kernel body is computed into one first.
  */
 
-import { vectorWidth, type ArrayRef, type AsyncCopyStmt, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
-import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { declaredVariables, vectorWidth, type ArrayRef, type AsyncCopyStmt, type CollectiveStmt, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
+import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 export interface LegalizeOptions {
   readonly shiftAmountU32: boolean;
@@ -26,6 +32,12 @@ export interface LegalizeOptions {
   readonly synchronousCopies: boolean;
   /** With `synchronousCopies`: keep `commitAsync`/`waitAsync` (the CPU's checked mode tracks the copies). */
   readonly keepAsyncFences?: boolean;
+  /** Mark loads and stores of arrays that atomics touch as atomic accesses. */
+  readonly atomicAccesses?: boolean;
+  /** Give every argument of a collective a local of its own (declared right before it). */
+  readonly collectiveArgsInLocals?: boolean;
+  /** Give every `for` a condition (`true` where the user wrote none). */
+  readonly loopCondition?: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
@@ -39,7 +51,7 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
     if (options.dropUnsignedAbs && node.kind === "intrinsic" && node.name === "abs" && node.type === "u32") return node.args[0]!;
     return node;
   };
-  return mapStmts(copied, {
+  const legal = mapStmts(copied, {
     expr,
     stmt: (stmt) => {
       switch (stmt.kind) {
@@ -55,9 +67,50 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
         case "asyncCommit":
         case "asyncWait":
           return options.synchronousCopies && !options.keepAsyncFences ? [] : stmt;
+        case "for":
+          return options.loopCondition && !stmt.condition ? { ...stmt, condition: { kind: "literal", type: "bool", value: 1, span: stmt.span } } : stmt;
         default:
           return stmt;
       }
+    },
+  });
+  // After splitting, so that the element accesses made from vector ones are marked too.
+  const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
+  return options.collectiveArgsInLocals ? argumentsInLocals(atomic) : atomic;
+}
+
+/** Loads and stores of arrays that an atomic touches become atomic loads and stores. */
+function markAtomicAccesses(stmts: readonly Stmt[]): Stmt[] {
+  const arrays = atomicArrays(stmts);
+  if (arrays.size === 0) return [...stmts];
+  return mapStmts(stmts, {
+    expr: (node) => (node.kind === "load" && arrays.has(node.array) ? { ...node, atomic: true } : node),
+    stmt: (stmt) => {
+      if (stmt.kind !== "store" || !arrays.has(stmt.array)) return stmt;
+      if (!stmt.op) return { ...stmt, atomic: true };
+      // `a[i] op= v` on an atomic array: an atomic load, the operation, an atomic store (not one atomic step).
+      const read: Expr = { kind: "load", type: stmt.array.elementType, array: stmt.array, indices: stmt.indices, span: stmt.span, atomic: true };
+      const value: Expr = { kind: "binary", op: stmt.op, type: stmt.array.elementType, left: read, right: stmt.value, span: stmt.span };
+      return { ...stmt, op: undefined, value, atomic: true };
+    },
+  });
+}
+
+/** Each collective argument that is not a local declared in the body gets one, declared just before it. */
+function argumentsInLocals(stmts: readonly Stmt[]): Stmt[] {
+  const locals = new Set<Variable>();
+  walkStmts(stmts, (stmt) => declaredVariables(stmt).forEach((variable) => locals.add(variable)));
+  return mapStmts(stmts, {
+    stmt: (stmt) => {
+      if (stmt.kind !== "collective") return stmt;
+      const before: Stmt[] = [];
+      const args = stmt.args.map((arg, index): Expr => {
+        if (arg.kind === "variable" && locals.has(arg.variable)) return arg;
+        const temp: Variable = { kind: "variable", name: index === 0 ? "value" : "lane", type: arg.type, mutable: false, span: arg.span };
+        before.push({ kind: "declare", variable: temp, init: arg, span: stmt.span });
+        return { kind: "variable", type: arg.type, variable: temp, span: arg.span };
+      });
+      return before.length === 0 ? stmt : [...before, { ...stmt, args } satisfies CollectiveStmt];
     },
   });
 }
@@ -82,7 +135,7 @@ export function vectorOnlyArrays(stmts: readonly Stmt[]): Set<ArrayRef> {
   const scalar = new Set<ArrayRef>();
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") vector.add(stmt.array);
-    if (stmt.kind === "store") scalar.add(stmt.array);
+    if (stmt.kind === "store" || stmt.kind === "atomic") scalar.add(stmt.array);
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && scalar.add(e.array));
   });
   return new Set([...vector].filter((array) => array.space !== "private" && !scalar.has(array)));

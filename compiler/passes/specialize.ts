@@ -39,6 +39,7 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
         case "store":
         case "vectorLoad":
         case "vectorStore":
+        case "atomic":
           return { ...stmt, array: retarget(stmt.array) };
         case "asyncCopy":
           return { ...stmt, target: retarget(stmt.target), source: retarget(stmt.source) };

@@ -7,7 +7,7 @@
  * `#pragma unroll` instead.
  */
 
-import type { Expr, ForStmt, Stmt, Variable } from "../ir/ir.ts";
+import { declaredVariables, type Expr, type ForStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { mapStmts, walkStmts } from "../ir/rewrite.ts";
 import { evalBinary } from "../ir/semantics.ts";
 import { foldStmts } from "./fold.ts";
@@ -15,15 +15,22 @@ import { foldStmts } from "./fold.ts";
 /** Loops longer than this stay loops: unrolling them would only bloat the code. */
 const maxTrips = 64;
 
+/**
+ * A loop whose copies would hold more statements than this (its inner unrolled loops counted, so nested
+ * loops multiply: 64 × 64 × 64 would be 262 144 copies) stays a loop, which keeps compile time and code size
+ * bounded whatever the nesting.
+ */
+export const maxUnrolledStatements = 4096;
+
 export function unrollLoops(stmts: readonly Stmt[]): Stmt[] {
   return mapStmts(stmts, {
     stmt: (stmt) => {
       if (stmt.kind !== "for" || !stmt.unroll) return stmt;
       const trips = tripValues(stmt);
-      if (!trips) return stmt;
+      if (!trips || trips.length * statementCount(stmt.body) > maxUnrolledStatements) return stmt;
       const variable = (stmt.init[0] as { variable: Variable }).variable;
       // A body that declares nothing at its top level can be spliced in; otherwise each copy keeps a scope.
-      const needsScope = stmt.body.some((s) => s.kind === "declare" || s.kind === "vectorLoad");
+      const needsScope = stmt.body.some((s) => declaredVariables(s).length > 0);
       return trips.flatMap((value): Stmt[] => {
         const copy = foldStmts(
           mapStmts(stmt.body, {
@@ -62,6 +69,14 @@ function tripValues(loop: ForStmt): number[] | undefined {
     value = next;
   }
   return values;
+}
+
+function statementCount(stmts: readonly Stmt[]): number {
+  let count = 0;
+  walkStmts(stmts, () => {
+    count++;
+  });
+  return count;
 }
 
 /** No assignment to the induction variable, and no break/continue that leaves this loop's iteration. */

@@ -1,26 +1,39 @@
 /**
- * Barrier uniformity: `syncThreads()` must be reached by every thread of a block or by none, so it may only
- * stand in control flow that is the same for all threads of the block. This is WGSL's rule, and tskernel
- * enforces it for every target at compile time, pointing at the user's TypeScript.
+ * Uniformity: `syncThreads()` must be reached by every thread of a block or by none, and a collective
+ * (`subgroupAdd` and the other subgroup operations) by every lane of its subgroup, so both may only stand in
+ * control flow that is the same for all threads of the block. This is WGSL's rule (its analysis treats
+ * subgroup operations as barriers), and tskernel enforces it for every target at compile time, pointing at
+ * the user's TypeScript. The xor mask and the distance of a subgroup shuffle must be uniform values, as WGSL
+ * requires too.
  *
- * A value is non-uniform when it depends on `threadIdx`, on a read of shared memory or of a writable global
- * buffer (other threads may change them), on a helper call with a non-uniform argument, or on a variable
- * that is assigned a non-uniform value or assigned under non-uniform control flow. Control flow becomes
+ * A value is non-uniform when it depends on `threadIdx` or `subgroupInvocationId`, on a read of shared memory
+ * or of a writable global buffer (other threads may change them), on a helper call with a non-uniform
+ * argument, on an atomic's old value or a subgroup scan, or on a variable that is assigned a non-uniform
+ * value or assigned under non-uniform control flow. Control flow becomes
  * non-uniform under an `if`/loop whose condition is non-uniform, after a `return` that only some threads
  * take, and in a loop that only some threads may leave early (`break`/`continue` under non-uniform control).
  * The analysis is conservative in the same ways as WGSL's, so every kernel it accepts also passes Dawn's.
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { Expr, Kernel, Span, Stmt, Variable } from "../ir/ir.ts";
+import type { CollectiveOp, Expr, Kernel, Span, Stmt, Variable } from "../ir/ir.ts";
 
 /** Why control flow is non-uniform: where, and what the user should look at. */
 interface Divergence {
   readonly span: Span;
   readonly message: string;
+  /** The message when a subgroup operation, not a barrier, is what the divergence affects (if different). */
+  readonly collectiveMessage?: string;
 }
 
-export function checkBarrierUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void {
+/** The operand of a collective that must be uniform, and what the messages call it. */
+const uniformOperands: Partial<Record<CollectiveOp, string>> = {
+  subgroupShuffleXor: "mask",
+  subgroupShuffleUp: "distance",
+  subgroupShuffleDown: "distance",
+};
+
+export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void {
   const nonUniform = nonUniformVariables(kernel.body);
   const reasonOf = (expr: Expr): string | undefined => nonUniformReason(expr, nonUniform);
   let afterReturn: Divergence | undefined;
@@ -45,6 +58,32 @@ export function checkBarrierUniformity(kernel: Kernel, diagnostics: Diagnostic[]
             );
           }
           break;
+        case "collective": {
+          if (current && !reported.has(stmt)) {
+            reported.add(stmt);
+            diagnostics.push(
+              makeDiagnostic("TSK3015", stmt.span, [`${stmt.op}()`], {
+                label: "not every lane of the subgroup may reach this subgroup operation",
+                related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
+                notes: [
+                  "every lane of a subgroup must take part in each subgroup operation (WGSL rejects the shader otherwise, and CUDA's warp intrinsics would wait for lanes that never come)",
+                  "move the operation out of the condition, and use the condition on its result instead",
+                ],
+              }),
+            );
+          }
+          const what = uniformOperands[stmt.op];
+          const reason = what ? reasonOf(stmt.args[1]!) : undefined;
+          if (what && reason) {
+            diagnostics.push(
+              makeDiagnostic("TSK3017", stmt.args[1]!.span, [what, `${stmt.op}()`], {
+                label: `this ${what} ${reason}`,
+                notes: [`WGSL requires it; loops over subgroupSize (\`for (let d = subgroupSize / 2; d > 0; d /= 2)\`) and constants are uniform`],
+              }),
+            );
+          }
+          break;
+        }
         case "if": {
           const reason = reasonOf(stmt.condition);
           const inner = current ?? (reason ? { span: stmt.condition.span, message: `this condition ${reason}` } : undefined);
@@ -68,7 +107,13 @@ export function checkBarrierUniformity(kernel: Kernel, diagnostics: Diagnostic[]
           walk(stmt.body, current);
           break;
         case "return":
-          if (current && !afterReturn) afterReturn = { span: stmt.span, message: "some threads may return here, so later barriers are not reached by all" };
+          if (current && !afterReturn) {
+            afterReturn = {
+              span: stmt.span,
+              message: "some threads may return here, so later barriers are not reached by all",
+              collectiveMessage: "some threads may return here, so later subgroup operations are not reached by all lanes",
+            };
+          }
           break;
         default:
           break;
@@ -114,6 +159,8 @@ function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>)
   switch (expr.kind) {
     case "builtin":
       return expr.builtin === "threadIdx" ? `depends on threadIdx.${expr.axis}` : undefined;
+    case "subgroupBuiltin":
+      return expr.builtin === "subgroupInvocationId" ? "depends on subgroupInvocationId" : undefined;
     case "variable": {
       const why = nonUniform.get(expr.variable);
       return why === undefined ? undefined : `depends on '${expr.variable.name}', which ${why}`;
@@ -169,6 +216,17 @@ function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
           const reason = value ? nonUniformReason(value, result) : undefined;
           if (reason) mark(stmt.variable, reason);
           else if (control) mark(stmt.variable, `is assigned under a condition that ${control}`);
+          break;
+        }
+        case "atomic":
+          if (stmt.result) mark(stmt.result, `holds the old value of ${stmt.array.name}[…] that an atomic returned, which differs between threads`);
+          break;
+        case "collective": {
+          const scan = stmt.op === "subgroupInclusiveAdd" || stmt.op === "subgroupExclusiveAdd";
+          const reason = scan
+            ? `is a subgroup scan (${stmt.op}), which differs between lanes`
+            : (stmt.args.map((arg) => nonUniformReason(arg, result)).find(Boolean) ?? (control ? `is assigned under a condition that ${control}` : undefined));
+          if (reason) mark(stmt.result, reason);
           break;
         }
         case "vectorLoad": {

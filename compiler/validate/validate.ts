@@ -7,9 +7,10 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt } from "../ir/ir.ts";
-import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { targets, type TargetName } from "../backends/targets.ts";
-import { checkBarrierUniformity } from "./uniformity.ts";
+import { exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
+import { checkUniformity } from "./uniformity.ts";
+import { codeDepth } from "./code-depth.ts";
 import { foldStmts } from "../passes/fold.ts";
 import { unrollLoops } from "../passes/unroll.ts";
 import { laneIndices } from "../passes/legalize.ts";
@@ -55,8 +56,9 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
 
   checkConstantSharedIndices(kernel.body, sharedSizes, diagnostics);
   // Unrolling makes loop indices constant: `for (i = 0; i <= 16; i++) s[i]` only shows its s[16] then.
+  const unrolledBody = foldStmts(unrollLoops(kernel.body));
   const unrolled: Diagnostic[] = [];
-  checkConstantSharedIndices(foldStmts(unrollLoops(kernel.body)), sharedSizes, unrolled);
+  checkConstantSharedIndices(unrolledBody, sharedSizes, unrolled);
   const seen = new Set(diagnostics.map((d) => d.span?.start));
   for (const d of unrolled) {
     if (seen.has(d.span?.start)) continue;
@@ -65,8 +67,9 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   }
   checkConstantOperands(kernel.body, diagnostics);
   // After unrolling, so that `load4(tile, 4 * i + 1)` in an unrolled loop shows its constant starts.
-  checkVectorAlignment(foldStmts(unrollLoops(kernel.body)), sharedSizes, diagnostics);
-  if (checks.barrierUniformity ?? true) checkBarrierUniformity(kernel, diagnostics);
+  checkVectorAlignment(unrolledBody, sharedSizes, diagnostics);
+  checkBroadcastLanes(unrolledBody, diagnostics);
+  if (checks.barrierUniformity ?? true) checkUniformity(kernel, diagnostics);
   return { sharedBytes, sharedSizes, block };
 }
 
@@ -86,7 +89,7 @@ function checkConstantSharedIndices(body: readonly import("../ir/ir.ts").Stmt[],
     return reported;
   };
   walkStmts(body, (stmt) => {
-    if (stmt.kind === "store") check(stmt.array, stmt.indices);
+    if (stmt.kind === "store" || stmt.kind === "atomic") check(stmt.array, stmt.indices);
     // A vector access touches its last index and the three after it.
     if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") {
       if (!check(stmt.array, stmt.indices)) check(stmt.array, laneIndices(stmt.indices, vectorWidth - 1));
@@ -129,6 +132,21 @@ function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef
 }
 
 /**
+ * `subgroupBroadcast(x, lane)`: WGSL wants the lane as a constant expression from 0 to 127 (the most lanes a
+ * subgroup has); once specialized, unrolled and folded it must be a literal in that range on every target.
+ */
+function checkBroadcastLanes(unrolledBody: readonly Stmt[], diagnostics: Diagnostic[]): void {
+  walkStmts(unrolledBody, (stmt) => {
+    if (stmt.kind !== "collective" || stmt.op !== "subgroupBroadcast") return;
+    const lane = stmt.args[1]!;
+    if (lane.kind === "literal" && lane.value >= 0 && lane.value <= 127) return;
+    const found = lane.kind === "literal" ? String(lane.value) : "a value computed at run time";
+    if (diagnostics.some((d) => d.code === "TSK3016" && d.span?.start === lane.span.start)) return;
+    diagnostics.push(makeDiagnostic("TSK3016", lane.span, [found], { notes: lane.kind === "literal" ? [] : ["subgroupShuffle(x, lane) takes a lane computed at run time"] }));
+  });
+}
+
+/**
  * Operands that are constant after folding and make an operation target-defined: a shift by an amount
  * outside 0..31 (CUDA gives 0, WGSL and JS take it modulo 32) and a division by zero (WGSL rejects the
  * shader). Rejected everywhere so that all targets agree.
@@ -145,6 +163,37 @@ export function checkConstantOperands(body: readonly import("../ir/ir.ts").Stmt[
   });
 }
 
+/**
+ * How many parameters a target can take: WebGPU's bindings (one per buffer, one for the scalars' uniform) and
+ * CUDA's parameter space. Each error points at the first parameter that does not fit.
+ */
+function checkParamLimits(kernel: Kernel, limits: TargetLimits, displayName: string, diagnostics: Diagnostic[]): void {
+  const params = kernel.params.filter((param) => param.kind !== "const");
+  const spanOf = (param: (typeof params)[number]) => (param.kind === "buffer" ? param.array.span : param.kind === "scalar" ? param.variable.span : kernel.span);
+  if (limits.maxBindings !== undefined) {
+    const buffers = params.filter((param) => param.kind === "buffer");
+    const uniform = params.some((param) => param.kind === "scalar") ? 1 : 0;
+    if (buffers.length + uniform > limits.maxBindings) {
+      diagnostics.push(
+        makeDiagnostic("TSK3033", spanOf(buffers[limits.maxBindings - uniform]!), [kernel.name, buffers.length + uniform, displayName, limits.maxBindings], {
+          notes: ["each buffer parameter takes one binding and the scalar parameters share one more; pass fewer, larger buffers"],
+        }),
+      );
+    }
+  }
+  if (limits.maxParamBytes !== undefined) {
+    let bytes = 0;
+    let first: (typeof params)[number] | undefined;
+    for (const param of params) {
+      // Pointers are 8 bytes, bool 1, the other scalars 4; each aligned to its size, as C lays them out.
+      const size = param.kind === "buffer" ? 8 : param.kind === "scalar" && param.variable.type === "bool" ? 1 : 4;
+      bytes = Math.ceil(bytes / size) * size + size;
+      if (bytes > limits.maxParamBytes && !first) first = param;
+    }
+    if (first) diagnostics.push(makeDiagnostic("TSK3034", spanOf(first), [kernel.name, bytes, displayName, limits.maxParamBytes], { notes: ["a buffer parameter takes 8 bytes and a scalar 4 (bool 1); pass fewer, larger buffers"] }));
+  }
+}
+
 /** Resource limits of one target; errors past the hard limit, warnings past the portable one. */
 export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName: TargetName, diagnostics: Diagnostic[]): void {
   const { limits, displayName } = targets[targetName];
@@ -158,6 +207,30 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   } else if (limits.portableSharedBytes !== undefined && facts.sharedBytes > limits.portableSharedBytes) {
     diagnostics.push(makeDiagnostic("TSK3006", sharedSpan, [kernel.name, facts.sharedBytes, limits.portableSharedBytes]));
   }
+  const privateBytes = kernel.locals.map((array) => (facts.sharedSizes.get(array) ?? []).reduce((a, b) => a * b, 1) * scalarByteSize[array.elementType]);
+  const total = privateBytes.reduce((a, b) => a + b, 0);
+  if (limits.maxPrivateBytes !== undefined && total > limits.maxPrivateBytes) {
+    diagnostics.push(makeDiagnostic("TSK3031", kernel.locals[0]!.span, [kernel.name, total, displayName, limits.maxPrivateBytes]));
+  }
+  kernel.locals.forEach((array, index) => {
+    if (limits.maxPrivateArrayBytes !== undefined && privateBytes[index]! > limits.maxPrivateArrayBytes) {
+      diagnostics.push(makeDiagnostic("TSK3032", array.span, [array.name, privateBytes[index]!, displayName, limits.maxPrivateArrayBytes]));
+    }
+  });
+  checkParamLimits(kernel, limits, displayName, diagnostics);
+  if (limits.maxCodeDepth !== undefined) {
+    const deepest = codeDepth(kernel.body, kernel.span);
+    if (deepest.depth > limits.maxCodeDepth) {
+      diagnostics.push(
+        makeDiagnostic("TSK3030", deepest.span, [kernel.name, deepest.depth, displayName, limits.maxCodeDepth], {
+          notes: [
+            `${displayName}'s shader compiler counts each operator, call and statement block as a level (the body of an if or a loop as two)`,
+            "split the expression into statements with local variables, or move inner parts into helper functions (each starts again at the top)",
+          ],
+        }),
+      );
+    }
+  }
   if (facts.block) {
     const threads = facts.block[0] * facts.block[1] * facts.block[2];
     const wide = facts.block.findIndex((dim, axis) => dim > limits.maxBlockDims[axis]!);
@@ -167,6 +240,11 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       diagnostics.push(makeDiagnostic("TSK3004", kernel.blockSpan ?? kernel.span, [kernel.name, threads, displayName, limits.maxThreadsPerBlock]));
     } else if (limits.portableThreadsPerBlock !== undefined && threads > limits.portableThreadsPerBlock) {
       diagnostics.push(makeDiagnostic("TSK3007", kernel.blockSpan ?? kernel.span, [kernel.name, threads, limits.portableThreadsPerBlock]));
+    }
+    if (limits.subgroupMultiple !== undefined && threads % limits.subgroupMultiple !== 0 && usesSubgroups(kernel.body)) {
+      diagnostics.push(makeDiagnostic("TSK3018", kernel.blockSpan ?? kernel.span, [kernel.name, limits.subgroupSizes!, threads], {
+        notes: ["a partial subgroup would leave lanes that collective operations wait for or read from; make the block a multiple of 32 threads to run everywhere"],
+      }));
     }
   }
 }

@@ -6,8 +6,8 @@
  * waited for its group (`waitAsync`: the copies run at once here, but on CUDA the data is not there yet), reads
  * of shared memory no thread of the block has
  * written since the block started, races on shared memory (two threads touching one element between the
- * same two barriers, at least one writing), and barriers not reached by all threads (a block-level
- * condition that differs between threads). The first fault stops the launch with a KernelFault.
+  | "divergent-subgroup-op"
+  | "time-limit";
  */
 
 export type FaultKind =
@@ -16,7 +16,9 @@ export type FaultKind =
   | "uninitialized-shared-read"
   | "async-copy-not-waited"
   | "shared-race"
-  | "barrier-divergence";
+  | "barrier-divergence"
+  | "divergent-subgroup-op"
+  | "time-limit";
 
 export class KernelFault extends Error {
   constructor(
@@ -43,6 +45,13 @@ interface SharedState {
   /** The thread whose `copyAsync4` last wrote each element (-1: an ordinary write), and the copy's group. */
   readonly copier: Int32Array;
   readonly copyGroup: Int32Array;
+  /** Where the last plain write and read of each element stood, to name them when an atomic races with them. */
+  readonly writeWhere: string[];
+  readonly readWhere: string[];
+  /** The thread that updated each element with atomics in `atomicEpoch` (MANY: several), and where. */
+  readonly atomicThread: Int32Array;
+  readonly atomicEpoch: Int32Array;
+  readonly atomicWhere: string[];
 }
 
 const MANY = -2;
@@ -52,17 +61,34 @@ type Typed = Float32Array | Int32Array | Uint32Array;
 export class Checker {
   private blockIdx: readonly number[] = [0, 0, 0];
   private blockDim: readonly number[] = [1, 1, 1];
+  private subgroupSize = 32;
   private epoch = 1;
   private shared = new Map<Typed, SharedState>();
   /** Per thread: groups of asynchronous copies committed so far, and how many of them a waitAsync completed. */
   private committed = new Int32Array(0);
   private completed = new Int32Array(0);
 
-  constructor(private readonly kernel: string) {}
+  private ticks = 0;
+  private readonly deadline: number;
 
-  beginBlock(blockIdx: readonly number[], blockDim: readonly number[]): void {
+  /** `timeLimitMs`: the launch's limit, counted from now. */
+  constructor(
+    private readonly kernel: string,
+    private readonly timeLimitMs?: number,
+  ) {
+    this.deadline = timeLimitMs === undefined ? Infinity : performance.now() + timeLimitMs;
+  }
+
+  /** The start of a loop iteration (thread t, or -1 for a loop of the whole block): looks at the clock now and then. */
+  tick(t: number, where: string): void {
+    if ((++this.ticks & 0x3ff) !== 0 || performance.now() <= this.deadline) return;
+    this.fault("time-limit", where, t < 0 ? undefined : t, `the launch ran past its time limit of ${this.timeLimitMs} ms in this loop`);
+  }
+
+  beginBlock(blockIdx: readonly number[], blockDim: readonly number[], subgroupSize = 32): void {
     this.blockIdx = [...blockIdx];
     this.blockDim = blockDim;
+    this.subgroupSize = subgroupSize;
     this.epoch = 1;
     this.shared = new Map();
     const threads = blockDim[0]! * blockDim[1]! * blockDim[2]!;
@@ -175,6 +201,11 @@ export class Checker {
         readEpoch: new Int32Array(n),
         copier: new Int32Array(n).fill(-1),
         copyGroup: new Int32Array(n),
+        writeWhere: [],
+        readWhere: [],
+        atomicThread: new Int32Array(n),
+        atomicEpoch: new Int32Array(n),
+        atomicWhere: [],
       };
       this.shared.set(array, state);
     }
@@ -199,9 +230,11 @@ export class Checker {
     if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
       this.fault("shared-race", where, t, `read of ${element()}, written by thread (${this.thread(state.writer[flat]!).join(", ")}) with no syncThreads() in between`);
     }
+    this.plainAfterAtomic(state, flat, t, where, `read of ${element()}`);
     if (state.readEpoch[flat] !== this.epoch) state.reader[flat] = t;
     else if (state.reader[flat] !== t) state.reader[flat] = MANY;
     state.readEpoch[flat] = this.epoch;
+    state.readWhere[flat] = where;
     return array[flat]!;
   }
 
@@ -215,15 +248,94 @@ export class Checker {
       const who = state.reader[flat] === MANY ? "other threads" : `thread (${this.thread(state.reader[flat]!).join(", ")})`;
       this.fault("shared-race", where, t, `write to ${element()}, read by ${who} with no syncThreads() in between`);
     }
+    this.plainAfterAtomic(state, flat, t, where, `write to ${element()}`);
     array[flat] = value;
     state.written[flat] = 1;
     state.writer[flat] = t;
     state.writeEpoch[flat] = this.epoch;
+    state.writeWhere[flat] = where;
     state.copier[flat] = -1;
   }
 
-  /** A condition that decides whether barriers run: every live thread must see the same value. */
-  uniform(condition: (t: number) => boolean, threads: number, done: Uint8Array | undefined, where: string): boolean {
+  /** A plain access to an element that another thread updated with an atomic since the last barrier. */
+  private plainAfterAtomic(state: SharedState, flat: number, t: number, where: string, access: string): void {
+    if (state.atomicEpoch[flat] !== this.epoch || state.atomicThread[flat] === t) return;
+    const who = state.atomicThread[flat] === MANY ? "other threads" : `thread (${this.thread(state.atomicThread[flat]!).join(", ")})`;
+    this.fault("shared-race", where, t, `${access}, which ${who} updated with an atomic at ${state.atomicWhere[flat]} with no syncThreads() in between; mix plain and atomic accesses to one element only across a barrier`);
+  }
+
+  /** An atomic on a global buffer: only its bounds are checked. Returns the index. */
+  atmg(array: Typed, name: string, index: number, t: number, where: string): number {
+    if (!(index >= 0 && index < array.length)) this.outOfBounds(where, t, "atomic on", `'${name}'`, [index], `it has ${array.length} elements`);
+    return index;
+  }
+
+  /** An atomic on a 1-D shared array (see `atomic`); returns the element's index. */
+  atms1(array: Typed, name: string, i: number, size: number, t: number, where: string, readsOld: boolean): number {
+    if (!(i >= 0 && i < size)) this.outOfBounds(where, t, "atomic on", `shared '${name}'`, [i], `it is [${size}]`);
+    return this.atomic(array, name, i, i, -1, t, where, readsOld);
+  }
+
+  atms2(array: Typed, name: string, i: number, j: number, rows: number, cols: number, t: number, where: string, readsOld: boolean): number {
+    if (!(i >= 0 && i < rows && j >= 0 && j < cols)) this.outOfBounds(where, t, "atomic on", `shared '${name}'`, [i, j], `it is [${rows}][${cols}]`);
+    return this.atomic(array, name, i * cols + j, i, j, t, where, readsOld);
+  }
+
+  /**
+   * An atomic on a shared element: atomics of several threads on one element do not race, but a plain write
+   * or read of another thread since the last barrier does, reported at that plain access's line. An atomic
+   * that uses the old value reads it, so the element must have been written.
+   */
+  private atomic(array: Typed, name: string, flat: number, i: number, j: number, t: number, where: string, readsOld: boolean): number {
+    const state = this.state(array);
+    const element = `shared '${name}'[${i}]${j >= 0 ? `[${j}]` : ""}`;
+    if (readsOld && !state.written[flat]) this.fault("uninitialized-shared-read", where, t, `atomic on ${element}, which no thread of this block has written`);
+    const copier = state.copier[flat]!;
+    if (readsOld && copier >= 0 && state.copyGroup[flat]! >= this.completed[copier]!) {
+      this.fault("async-copy-not-waited", where, t, `atomic on ${element}, which a copyAsync4 has not been waited for`);
+    }
+    if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
+      this.fault("shared-race", state.writeWhere[flat]!, state.writer[flat]!, `write to ${element}, which thread (${this.thread(t).join(", ")}) also updates with an atomic at ${where} with no syncThreads() in between; mix plain and atomic accesses to one element only across a barrier`);
+    }
+    if (state.readEpoch[flat] === this.epoch && state.reader[flat] !== t) {
+      const reader = state.reader[flat]!;
+      this.fault("shared-race", state.readWhere[flat]!, reader === MANY ? undefined : reader, `read of ${element}, which thread (${this.thread(t).join(", ")}) updates with an atomic at ${where} with no syncThreads() in between; mix plain and atomic accesses to one element only across a barrier`);
+    }
+    if (state.atomicEpoch[flat] !== this.epoch) state.atomicThread[flat] = t;
+    else if (state.atomicThread[flat] !== t) state.atomicThread[flat] = MANY;
+    state.atomicEpoch[flat] = this.epoch;
+    state.atomicWhere[flat] = where;
+    state.written[flat] = 1;
+    state.copier[flat] = -1;
+    return flat;
+  }
+
+  /** Lanes of a subgroup that reach a subgroup operation while others of the subgroup returned. */
+  partialSubgroup(base: number, size: number, live: readonly boolean[], where: string): never {
+    const missing = live.findIndex((alive) => !alive);
+    const present = live.findIndex(Boolean);
+    return this.fault(
+      "divergent-subgroup-op",
+      where,
+      base + missing,
+      `lane ${missing} of subgroup ${base / size} has returned, but lane ${present} reaches this subgroup operation: every lane of a subgroup must take part`,
+    );
+  }
+
+  /**
+   * A condition that decides whether barriers or subgroup operations run: every live thread must see the
+   * same value. `inside` names the first subgroup operation the condition guards and where it is: lanes of one subgroup that
+   * disagree are a `divergent-subgroup-op` there (with the lane), and so are subgroups that disagree when no
+   * barrier is involved (tskernel asks every thread of the block to agree, as WGSL does).
+   */
+  uniform(
+    condition: (t: number) => boolean,
+    threads: number,
+    done: Uint8Array | undefined,
+    where: string,
+    inside?: { readonly barrier: boolean; readonly operation: string; readonly at: string },
+  ): boolean {
+    if (inside) this.subgroupsAgree(condition, threads, done, where, inside);
     let first: boolean | undefined;
     let firstThread = 0;
     for (let t = 0; t < threads; t++) {
@@ -233,6 +345,14 @@ export class Checker {
         first = value;
         firstThread = t;
       } else if (value !== first) {
+        if (inside && !inside.barrier) {
+          this.fault(
+            "divergent-subgroup-op",
+            inside.at,
+            t,
+            `the condition at ${where} is ${value} for subgroup ${Math.floor(t / this.subgroupSize)} but ${first} for subgroup ${Math.floor(firstThread / this.subgroupSize)}; every thread of the block must agree on the conditions around ${inside.operation}`,
+          );
+        }
         this.fault(
           "barrier-divergence",
           where,
@@ -242,5 +362,35 @@ export class Checker {
       }
     }
     return first ?? false;
+  }
+
+  /** Lanes of one subgroup that disagree on a condition around a subgroup operation: the lane and the operation. */
+  private subgroupsAgree(
+    condition: (t: number) => boolean,
+    threads: number,
+    done: Uint8Array | undefined,
+    where: string,
+    inside: { readonly operation: string; readonly at: string },
+  ): void {
+    const size = this.subgroupSize;
+    for (let base = 0; base < threads; base += size) {
+      let first: boolean | undefined;
+      let firstLane = 0;
+      for (let lane = 0; lane < size && base + lane < threads; lane++) {
+        if (done?.[base + lane]) continue;
+        const value = condition(base + lane);
+        if (first === undefined) {
+          first = value;
+          firstLane = lane;
+        } else if (value !== first) {
+          this.fault(
+            "divergent-subgroup-op",
+            inside.at,
+            base + lane,
+            `the condition at ${where} is ${value} for lane ${lane} of subgroup ${base / size} but ${first} for lane ${firstLane}, so only part of the subgroup reaches ${inside.operation}`,
+          );
+        }
+      }
+    }
   }
 }

@@ -3,16 +3,23 @@
  * function runs its threads region by region, so barriers hold), or with `workers: N` on N worker threads
  * that share the launch's blocks (worker-pool.ts; buffers then live in shared memory). Buffers are typed
  * arrays owned by the device; reads return copies, so a caller can never alias device memory by accident.
- * Checked mode always runs on the calling thread: its checker follows one block at a time.
+ * Checked mode always runs on the calling thread: its checker follows one block at a time. Subgroups have
+ * `subgroupSize` lanes (default 32, as CUDA's warps; WebGPU adapters have 4 to 128), so kernels can be tested
+ * for the sizes they will meet.
+ *
+ * A time limit (`timeLimitMs`) stops a launch that runs too long: unchecked launches then run on worker
+ * threads (one at least), whose termination is the only way to stop a loop that never ends, at no cost per
+ * iteration; checked launches tick at every loop iteration and stop in the loop. A device refuses buffers of
+ * other devices and freed buffers, and everything once disposed (buffer-registry.ts).
  */
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import type { KernelHandle } from "../kernels.ts";
-import { checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
-import { checkLaunch, defaultLimits, LaunchError } from "../launch-check.ts";
+import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { BufferRegistry } from "../buffer-registry.ts";
+import { checkLaunch, defaultLimits, kernelName, LaunchError } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
-import { WorkerPool } from "./worker-pool.ts";
+import { TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {
   readonly data: TypedArray;
@@ -23,26 +30,44 @@ interface CpuBuffer extends DeviceBuffer {
 export class CpuDevice implements Device {
   readonly backend = "cpu" as const;
   readonly name: string;
-  readonly limits = defaultLimits;
+  readonly limits: LaunchLimits;
   /** Checked mode: every access and barrier is checked (see checker.ts); several times slower. */
   readonly checked: boolean;
   /** Threads that run a launch's blocks (1: the calling thread only). */
   readonly workers: number;
-  private readonly pool?: WorkerPool;
+  /** A launch running longer than this is stopped (see the file's comment). */
+  readonly timeLimitMs?: number;
+  private pool?: WorkerPool;
+  private readonly buffers = new BufferRegistry("CPU", "cpu");
 
-  constructor(options: { checked?: boolean; workers?: number } = {}) {
+  /** Lanes per subgroup. */
+  readonly subgroupSize: number;
+
+  constructor(options: { checked?: boolean; workers?: number; subgroupSize?: number; timeLimitMs?: number } = {}) {
     this.checked = options.checked ?? false;
+    const subgroupSize = options.subgroupSize ?? 32;
+    if (!Number.isInteger(subgroupSize) || subgroupSize < 1 || subgroupSize > 128 || (subgroupSize & (subgroupSize - 1)) !== 0) {
+      throw new RangeError(`tskernel: subgroupSize must be a power of two from 1 to 128, got ${subgroupSize}`);
+    }
+    this.subgroupSize = subgroupSize;
+    this.limits = { ...defaultLimits, subgroupSize };
     const workers = options.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`tskernel: workers must be a positive integer, got ${workers}`);
+    const limit = options.timeLimitMs;
+    // setTimeout takes at most 2^31 - 1 ms (about 24.8 days); beyond, Node would fire it after 1 ms.
+    if (limit !== undefined && !(limit > 0 && limit <= 2147483647)) throw new RangeError(`tskernel: timeLimitMs must be a positive number of milliseconds up to 2147483647, got ${limit}`);
+    this.timeLimitMs = limit;
     this.workers = this.checked ? 1 : workers;
-    if (this.workers > 1) this.pool = new WorkerPool(this.workers);
-    const threads = this.workers > 1 ? `${this.workers} worker threads` : "one thread";
-    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, ${threads}${this.checked ? ", checked" : ""})`;
+    if (this.workers > 1 || (limit !== undefined && !this.checked)) this.pool = new WorkerPool(this.workers);
+    const threads = this.workers > 1 ? `${this.workers} worker threads` : this.pool ? "one worker thread" : "one thread";
+    const lanes = subgroupSize === 32 ? "" : `, subgroups of ${subgroupSize}`;
+    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, ${threads}${lanes}${this.checked ? ", checked" : ""})`;
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+    this.buffers.assertOpen();
     if (typeof dataOrType === "string") {
       const ctor = typedArrayConstructors[dataOrType];
       if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
@@ -57,16 +82,26 @@ export class CpuDevice implements Device {
 
   /** Worker threads see a buffer only when it lives in shared memory. */
   private allocate(ctor: (typeof typedArrayConstructors)[ElementType], length: number): TypedArray {
-    return this.pool ? new ctor(new SharedArrayBuffer(length * 4) as unknown as ArrayBuffer) : new ctor(length);
+    try {
+      return this.pool ? new ctor(new SharedArrayBuffer(length * 4) as unknown as ArrayBuffer) : new ctor(length);
+    } catch (error) {
+      // V8's own words ("Invalid typed array length", "Array buffer allocation failed"), said as ours.
+      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${length * 4} bytes) on the CPU: ${(error as Error).message}`);
+    }
   }
 
   private wrap(data: TypedArray): CpuBuffer {
-    return { kind: "tskernel.buffer", backend: "cpu", elementType: elementTypeOf(data), length: data.length, data };
+    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType: elementTypeOf(data), length: data.length, data });
   }
 
   private own(buffer: DeviceBuffer): CpuBuffer {
-    if (buffer.backend !== "cpu" || !("data" in buffer)) throw new TypeError("tskernel: this buffer does not belong to the CPU device");
+    this.buffers.own(buffer);
     return buffer as CpuBuffer;
+  }
+
+  /** Drops the device's hold on a buffer's memory; any later use of the buffer is refused. */
+  free(buffer: DeviceBuffer): void {
+    this.buffers.free(buffer);
   }
 
   async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
@@ -81,55 +116,108 @@ export class CpuDevice implements Device {
   }
 
   async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
+    kernelName(kernel);
     if (!this.pool || !kernel.jsSource) {
       this.run(kernel, options);
       return;
     }
     const { checked, args } = this.prepare(kernel, options);
-    await this.pool.run(kernel.jsSource, args, checked.grid, checked.block);
+    // A pool stopped by an earlier time limit is replaced; the buffers live in shared memory and stay.
+    if (this.pool.stopped) this.pool = new WorkerPool(this.workers);
+    try {
+      await this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, this.timeLimitMs);
+    } catch (error) {
+      if (!(error instanceof TimeLimitExceeded)) throw error;
+      throw new LaunchError(
+        kernel.description.entryName,
+        `it ran past the time limit of ${error.limitMs} ms and was stopped (a loop that never ends? checked mode names the loop); buffers it wrote may hold partial results`,
+      );
+    }
   }
 
   /** The checked launch, with buffers replaced by their typed arrays, as the block functions take them. */
   private prepare(kernel: KernelHandle, options: LaunchOptions) {
-    const checked = checkLaunch(kernel.description, options, "cpu");
-    return { checked, args: checked.args.map((arg) => (typeof arg === "object" ? this.own(arg).data : arg)) };
+    const name = kernelName(kernel);
+    this.buffers.assertOpen(name);
+    const checked = checkLaunch(kernel.description, options, "cpu", this.limits);
+    this.buffers.checkLaunch(name, checked);
+    return { checked, args: checked.args.map((arg) => (typeof arg === "object" ? (arg as CpuBuffer).data : arg)) };
   }
 
-  /** Runs a launch synchronously (the CPU has nothing to wait for). */
+  /**
+   * Runs a launch synchronously on the calling thread (the CPU has nothing to wait for). With a time limit,
+   * the clock is read after each block (a grid too large to finish stops there) and, in checked mode, at
+   * each loop iteration; a loop that never ends in an unchecked kernel can only be stopped by `launch`,
+   * which runs it on workers.
+   */
   run(kernel: KernelHandle, options: LaunchOptions): void {
     const { checked, args } = this.prepare(kernel, options);
+    const name = kernel.description.entryName;
     const fn = this.checked ? kernel.jsChecked : kernel.js;
-    if (!fn) throw new LaunchError(kernel.description.entryName, "it was not compiled for the js target");
-    const checker = this.checked ? new Checker(kernel.description.entryName) : undefined;
+    if (!fn) throw new LaunchError(name, "it was not compiled for the js target");
+    const checker = this.checked ? new Checker(name, this.timeLimitMs) : undefined;
+    const limit = this.timeLimitMs;
+    const deadline = limit === undefined ? Infinity : performance.now() + limit;
     const [gx, gy, gz] = checked.grid;
     const blockIdx = [0, 0, 0];
+    let blocks = 0;
     for (let z = 0; z < gz; z++) {
       for (let y = 0; y < gy; y++) {
         for (let x = 0; x < gx; x++) {
           blockIdx[0] = x;
           blockIdx[1] = y;
           blockIdx[2] = z;
-          fn(args, blockIdx, checked.block, checked.grid, checker);
+          fn(args, blockIdx, checked.block, checked.grid, checker, this.subgroupSize);
+          blocks++;
+          if (deadline !== Infinity && performance.now() > deadline) {
+            throw new LaunchError(name, `it ran past the time limit of ${limit} ms and was stopped after ${blocks} of ${gx * gy * gz} blocks; buffers it wrote hold partial results`);
+          }
         }
       }
     }
   }
 
   async time(kernel: KernelHandle, options: LaunchOptions, timing: TimingOptions = {}): Promise<Timing> {
-    const warmup = timing.warmup ?? 1;
-    const runs = timing.runs ?? 3;
-    for (let i = 0; i < warmup; i++) await this.launch(kernel, options);
-    const runsMs: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const start = performance.now();
-      await this.launch(kernel, options);
-      runsMs.push(performance.now() - start);
-    }
+    return this.timeSequence([{ kernel, options }], timing);
+  }
+
+  async timeSequence(steps: readonly LaunchStep[], timing: TimingOptions = {}): Promise<Timing> {
+    const run = async () => {
+      for (const step of steps) await this.launch(step.kernel, step.options);
+    };
+    const { runsMs, minMs, medianMs } = await timeRuns(run, timing);
     const method = this.pool ? `performance.now() around each launch on ${this.workers} worker threads` : "performance.now() around each synchronous launch";
-    return { medianMs: median(runsMs), minMs: Math.min(...runsMs), runsMs, method };
+    return { medianMs, minMs, runsMs, method };
+  }
+
+  /** The CPU's copy: TypedArray.prototype.set (a memcpy) on the calling thread. */
+  async timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing: CopyTimingOptions = {}): Promise<Timing> {
+    checkCopy(destination, source);
+    const to = this.own(destination).data;
+    const from = this.own(source).data;
+    const repeat = timing.repeat ?? 1;
+    const { runsMs, minMs, medianMs } = await timeRuns(async () => {
+      for (let i = 0; i < repeat; i++) to.set(from as never);
+    }, timing);
+    return { medianMs: medianMs / repeat, minMs: minMs / repeat, runsMs: runsMs.map((ms) => ms / repeat), method: "performance.now() around TypedArray.prototype.set on the calling thread" };
   }
 
   dispose(): void {
+    this.buffers.dispose();
     void this.pool?.terminate();
   }
+}
+
+/** Warm-up runs (default 1), then `runs` (default 3) runs, each timed with performance.now(). */
+async function timeRuns(run: () => Promise<unknown>, timing: TimingOptions): Promise<{ runsMs: number[]; minMs: number; medianMs: number }> {
+  const warmup = timing.warmup ?? 1;
+  const runs = timing.runs ?? 3;
+  for (let i = 0; i < warmup; i++) await run();
+  const runsMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await run();
+    runsMs.push(performance.now() - start);
+  }
+  return { runsMs, minMs: Math.min(...runsMs), medianMs: median(runsMs) };
 }

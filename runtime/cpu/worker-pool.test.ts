@@ -1,14 +1,12 @@
 /**
- * The CPU backend on worker threads: every seed matmul variant against float64 at odd and round sizes with
- * two workers (so blocks really are split), a grid smaller than the pool, buffers that stay shared between
- * launches, and checked mode, which stays on the calling thread.
+ * The CPU backend on worker threads: blocks split between two workers, a grid smaller than the pool, buffers
+ * that stay shared between launches, and checked mode, which stays on the calling thread. (The whole seed
+ * ladder on two workers runs in cli/demo/run-demo.test.ts.)
  */
 
 import { afterAll, describe, expect, it } from "vitest";
 import { CpuDevice } from "./cpu-device.ts";
 import { compileKernelLibrary } from "../kernels.ts";
-import { runDemo } from "../demo/run-demo.ts";
-import { compileSeedLibrary } from "../demo/seed-library.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,13 +15,6 @@ const device = new CpuDevice({ workers: 2 });
 afterAll(() => device.dispose());
 
 describe("the CPU backend on worker threads", () => {
-  it.each([37, 64])("runs every seed matmul variant at n = %i on two workers, each matching float64", async (n) => {
-    const { rows, ok } = await runDemo(device, { size: n, library: compileSeedLibrary("cpu") });
-    expect(rows.length).toBeGreaterThan(15);
-    for (const row of rows) expect(row.status, `${row.variant}: ${row.note ?? ""}`).toBe("pass");
-    expect(ok).toBe(true);
-  });
-
   it("splits the blocks of a launch, including grids smaller than the pool, and keeps buffers shared", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-workers-"));
     const file = path.join(dir, "kernel.ts");

@@ -4,6 +4,8 @@
  * Blocks of a launch are independent — as on a GPU, only barriers inside a block order anything — so they
  * may run in any order and at once; a kernel whose blocks race on global memory is as wrong here as there.
  * Each worker instantiates a file's generated code once and keeps it; later launches send only its number.
+ * A launch with a time limit that runs past it terminates every worker (a loop that never ends cannot be
+ * stopped any other way) and rejects with `TimeLimitExceeded`; the pool is then spent (`stopped`).
  */
 
 import { Worker } from "node:worker_threads";
@@ -18,6 +20,7 @@ interface Job {
   readonly args: readonly unknown[];
   readonly grid: readonly number[];
   readonly block: readonly number[];
+  readonly subgroupSize: number;
   readonly start: number;
   readonly end: number;
 }
@@ -36,7 +39,7 @@ parentPort.on("message", (job) => {
       blockIdx[0] = i % gx;
       blockIdx[1] = Math.floor(i / gx) % gy;
       blockIdx[2] = Math.floor(i / (gx * gy));
-      fn(job.args, blockIdx, job.block, job.grid, undefined);
+      fn(job.args, blockIdx, job.block, job.grid, undefined, job.subgroupSize);
     }
     parentPort.postMessage({ id: job.id });
   } catch (error) {
@@ -44,6 +47,13 @@ parentPort.on("message", (job) => {
   }
 });
 `;
+
+/** A launch ran past its time limit; its workers were terminated. */
+export class TimeLimitExceeded extends Error {
+  constructor(readonly limitMs: number) {
+    super(`the launch ran past its time limit of ${limitMs} ms`);
+  }
+}
 
 interface PoolWorker {
   readonly worker: Worker;
@@ -55,6 +65,8 @@ export class WorkerPool {
   private readonly moduleIds = new Map<string, number>();
   private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   private nextJob = 0;
+  /** Set once the workers were terminated (past a time limit, or by terminate()): the pool runs nothing more. */
+  stopped = false;
 
   constructor(readonly size: number) {
     this.workers = Array.from({ length: size }, () => {
@@ -71,7 +83,15 @@ export class WorkerPool {
    * Runs every block of a launch on the workers and resolves when all are done. `args` are typed arrays on
    * SharedArrayBuffers (so that writes are seen here) and scalars.
    */
-  async run(source: { readonly factoryBody: string; readonly function: string }, args: readonly unknown[], grid: readonly number[], block: readonly number[]): Promise<void> {
+  async run(
+    source: { readonly factoryBody: string; readonly function: string },
+    args: readonly unknown[],
+    grid: readonly number[],
+    block: readonly number[],
+    subgroupSize = 32,
+    timeLimitMs?: number,
+  ): Promise<void> {
+    if (this.stopped) throw new Error("tskernel: internal: a stopped worker pool was asked to run a launch");
     let module = this.moduleIds.get(source.factoryBody);
     if (module === undefined) {
       module = this.moduleIds.size;
@@ -86,7 +106,7 @@ export class WorkerPool {
       const target = this.workers[w]!;
       const first = !target.modules.has(module);
       target.modules.add(module);
-      const job: Job = { id: this.nextJob++, module, factoryBody: first ? source.factoryBody : undefined, function: source.function, args, grid, block, start, end };
+      const job: Job = { id: this.nextJob++, module, factoryBody: first ? source.factoryBody : undefined, function: source.function, args, grid, block, subgroupSize, start, end };
       jobs.push(
         new Promise<void>((resolve, reject) => {
           this.pending.set(job.id, { resolve, reject });
@@ -95,7 +115,25 @@ export class WorkerPool {
         }).finally(() => target.worker.unref()),
       );
     }
-    await Promise.all(jobs);
+    if (timeLimitMs === undefined) {
+      await Promise.all(jobs);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeLimitExceeded(timeLimitMs)), timeLimitMs);
+    });
+    try {
+      await Promise.race([Promise.all(jobs), expired]);
+    } catch (error) {
+      if (error instanceof TimeLimitExceeded) {
+        this.pending.clear();
+        await this.terminate();
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private settle(id: number, error: string | undefined): void {
@@ -114,6 +152,7 @@ export class WorkerPool {
   }
 
   async terminate(): Promise<void> {
+    this.stopped = true;
     await Promise.all(this.workers.map(({ worker }) => worker.terminate()));
   }
 }

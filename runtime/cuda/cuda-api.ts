@@ -36,17 +36,22 @@ export function koffi(): Koffi {
     try {
       koffiModule = createRequire(import.meta.url)("koffi") as Koffi;
     } catch (error) {
-      throw new BackendUnavailable("cuda", `the 'koffi' package could not be loaded: ${(error as Error).message}`);
+      throw new BackendUnavailable(
+        "cuda",
+        `the 'koffi' package could not be loaded: ${(error as Error).message.split("\n")[0]}. It is an optional dependency of tskernel: install it with \`npm install koffi\``,
+      );
     }
   }
   return koffiModule;
 }
 
 function open(names: readonly string[], what: string): KoffiLib {
+  // Without koffi nothing can be opened: say that, not that each library is missing.
+  const ffi = koffi();
   const errors: string[] = [];
   for (const name of names) {
     try {
-      return koffi().load(name);
+      return ffi.load(name);
     } catch (error) {
       errors.push((error as Error).message.split("\n")[0]!);
     }
@@ -73,6 +78,7 @@ export interface DriverApi {
   cuMemcpyHtoD_v2(device: bigint, host: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(host: ArrayBufferView, device: bigint, bytes: number): number;
   cuMemsetD32_v2(device: bigint, value: number, count: number): number;
+  cuMemcpyDtoDAsync_v2(destination: bigint, source: bigint, bytes: number, stream: unknown): number;
   cuLaunchKernel(fn: unknown, gx: number, gy: number, gz: number, bx: number, by: number, bz: number, shared: number, stream: unknown, params: bigint, extra: unknown): number;
   cuEventCreate(out: unknown[], flags: number): number;
   cuEventRecord(event: unknown, stream: unknown): number;
@@ -119,6 +125,7 @@ const driverSignatures = [
   "int cuMemcpyHtoD_v2(uint64_t device, const void *host, size_t bytes)",
   "int cuMemcpyDtoH_v2(void *host, uint64_t device, size_t bytes)",
   "int cuMemsetD32_v2(uint64_t device, unsigned int value, size_t count)",
+  "int cuMemcpyDtoDAsync_v2(uint64_t destination, uint64_t source, size_t bytes, void *stream)",
   "int cuLaunchKernel(void *fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, void *stream, void *params, void *extra)",
   "int cuEventCreate(_Out_ void **event, unsigned int flags)",
   "int cuEventRecord(void *event, void *stream)",

@@ -7,9 +7,9 @@
  */
 
 import { performance } from "node:perf_hooks";
-import type { KernelHandle } from "../kernels.ts";
-import { bufferShape, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type ElementType, type LaunchOptions, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
-import { checkLaunch, LaunchError, type LaunchLimits } from "../launch-check.ts";
+import { bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { BufferRegistry } from "../buffer-registry.ts";
+import { checkLaunch, kernelName, LaunchError, type LaunchLimits } from "../launch-check.ts";
 import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
 import { ModuleCache } from "./module-cache.ts";
 
@@ -19,7 +19,7 @@ interface CudaBuffer extends DeviceBuffer {
 
 
 // Driver enums used here (cuda.h).
-const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76, maxSharedPerBlockOptin: 97 };
+const ATTR = { maxThreadsPerBlock: 1, maxBlockDimX: 2, maxBlockDimY: 3, maxBlockDimZ: 4, maxGridDimX: 5, maxGridDimY: 6, maxGridDimZ: 7, computeCapabilityMajor: 75, computeCapabilityMinor: 76, maxSharedPerBlockOptin: 97, l2CacheSize: 38, multiprocessorCount: 16 };
 const FUNC_ATTR = { maxThreadsPerBlock: 0, sharedSizeBytes: 1, localSizeBytes: 3, numRegs: 4, maxDynamicSharedBytes: 8 };
 
 export interface CudaCompileOptions {
@@ -60,6 +60,9 @@ export class CudaDevice implements Device {
   readonly limits: LaunchLimits;
   readonly arch: string;
   readonly driverVersion: number;
+  /** Bytes of L2 cache: benchmarks rotate inputs that would otherwise stay in it between launches. */
+  readonly l2Bytes: number;
+  readonly multiprocessors: number;
   private readonly cache: ModuleCache;
   private readonly functions = new Map<string, CompiledFunction>();
   private readonly modules = new Map<string, unknown>();
@@ -84,8 +87,12 @@ export class CudaDevice implements Device {
       maxGridDims: [attribute(ATTR.maxGridDimX), attribute(ATTR.maxGridDimY), attribute(ATTR.maxGridDimZ)],
       // What a block may opt in to (227 KB on Hopper); kernels above 48 KB use dynamic shared memory.
       maxSharedBytes: attribute(ATTR.maxSharedPerBlockOptin),
+      // Subgroups are warps: 32 lanes on every CUDA GPU.
+      subgroupSize: 32,
     };
     this.arch = `sm_${attribute(ATTR.computeCapabilityMajor)}${attribute(ATTR.computeCapabilityMinor)}`;
+    this.l2Bytes = attribute(ATTR.l2CacheSize);
+    this.multiprocessors = attribute(ATTR.multiprocessorCount);
     const version = [0];
     check("cuDriverGetVersion", cu.cuDriverGetVersion(version));
     this.driverVersion = version[0]!;
@@ -188,16 +195,23 @@ export class CudaDevice implements Device {
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
   createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+    this.buffers.assertOpen();
     const { elementType, length: count } = bufferShape(dataOrType, length);
     const pointer: bigint[] = [0n];
     check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, count * 4)));
-    const buffer: CudaBuffer = { kind: "tskernel.buffer", backend: "cuda", elementType, length: count, pointer: BigInt(pointer[0]!) };
+    const buffer = this.buffers.add<CudaBuffer>({ kind: "tskernel.buffer", backend: "cuda", elementType, length: count, pointer: BigInt(pointer[0]!) });
     if (typeof dataOrType !== "string" && count > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, dataOrType, count * 4));
     return buffer;
   }
 
+  /**
+   * Buffers this device made and has not freed (buffer-registry.ts): a freed buffer's pointer may already
+   * belong to another allocation, so handing it to the driver would read or corrupt someone else's memory.
+   */
+  private readonly buffers = new BufferRegistry("CUDA", "cuda");
+
   own(buffer: DeviceBuffer): CudaBuffer {
-    if (buffer.backend !== "cuda" || !("pointer" in buffer)) throw new TypeError("tskernel: this buffer does not belong to the CUDA device");
+    this.buffers.own(buffer);
     return buffer as CudaBuffer;
   }
 
@@ -215,7 +229,9 @@ export class CudaDevice implements Device {
   }
 
   free(buffer: DeviceBuffer): void {
-    check("cuMemFree", this.cu.cuMemFree_v2(this.own(buffer).pointer));
+    const own = this.own(buffer);
+    this.buffers.free(own);
+    check("cuMemFree", this.cu.cuMemFree_v2(own.pointer));
   }
 
   /** Argument slots reused by every launch: cuLaunchKernel copies the values before it returns. */
@@ -247,9 +263,11 @@ export class CudaDevice implements Device {
 
   /** Enqueues one launch on the default stream without waiting. */
   enqueue(kernel: KernelHandle, options: LaunchOptions): void {
+    this.buffers.assertOpen(kernelName(kernel));
     const compiled = this.compiled(kernel);
     const limits: LaunchLimits = { ...this.limits, maxThreadsPerBlock: Math.min(this.limits.maxThreadsPerBlock, compiled.maxThreadsPerBlock) };
     const checked = checkLaunch(kernel.description, options, "cuda", limits);
+    this.buffers.checkLaunch(kernel.description.entryName, checked);
     // A dynamic layout aligns each array to 16 bytes, so it may ask for a little more than the arrays hold.
     const sharedBytes = Math.max(kernel.description.sharedBytes, kernel.cuda!.dynamicSharedBytes);
     if (sharedBytes > limits.maxSharedBytes!) {
@@ -274,6 +292,26 @@ export class CudaDevice implements Device {
   /** Times `runs` launches between CUDA events, each launch measured on its own. */
   async time(kernel: KernelHandle, options: LaunchOptions, timing: TimingOptions = {}): Promise<Timing> {
     return this.timeEnqueued(() => this.enqueue(kernel, options), timing);
+  }
+
+  async timeSequence(steps: readonly LaunchStep[], timing: TimingOptions = {}): Promise<Timing> {
+    return this.timeEnqueued(() => {
+      for (const step of steps) this.enqueue(step.kernel, step.options);
+    }, timing);
+  }
+
+  /** Enqueues a copy of all of `source` into `destination` on the default stream (cuMemcpyDtoDAsync). */
+  enqueueCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
+    checkCopy(destination, source);
+    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, source.length * 4, null));
+  }
+
+  async timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing: CopyTimingOptions = {}): Promise<Timing> {
+    const repeat = timing.repeat ?? 1;
+    const result = this.timeEnqueued(() => {
+      for (let i = 0; i < repeat; i++) this.enqueueCopy(destination, source);
+    }, timing);
+    return { ...perCopy(result, repeat), method: `CUDA events around ${repeat > 1 ? `${repeat} back-to-back cuMemcpyDtoDAsync calls` : "each cuMemcpyDtoDAsync"} on the default stream` };
   }
 
   timeEnqueued(enqueue: () => void, timing: TimingOptions = {}): Timing {
@@ -327,7 +365,7 @@ export class CudaDevice implements Device {
   private cublasHandle: unknown;
 
   /** cuBLAS SGEMM as the benchmark's reference column: FP32, or TF32 tensor cores. */
-  cublasReference(tf32: boolean): import("../matmul/bench.ts").ReferenceGemm {
+  cublasReference(tf32: boolean): ReferenceGemm {
     return {
       name: tf32 ? "cuBLAS SGEMM (TF32)" : "cuBLAS SGEMM (FP32)",
       enqueue: (n, A, B, C) => this.cublasSgemm(n, n, n, 1, A, B, 0, C, tf32),
@@ -335,7 +373,19 @@ export class CudaDevice implements Device {
     };
   }
 
-  dispose(): void {}
+  /**
+   * Marks the device disposed: later uses are refused. The primary context stays retained (cuBLAS and other
+   * devices of the process share it), and buffers not freed stay allocated until the process ends.
+   */
+  dispose(): void {
+    this.buffers.dispose();
+  }
+}
+
+/** A timing of `repeat` copies per run, as the time of one. */
+function perCopy(timing: Timing, repeat: number): Timing {
+  const runsMs = timing.runsMs.map((ms) => ms / repeat);
+  return { ...timing, runsMs, medianMs: timing.medianMs / repeat, minMs: timing.minMs / repeat };
 }
 
 function nvrtcCheck(nv: ReturnType<typeof nvrtcApi>, call: string, code: number): void {

@@ -8,13 +8,10 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { Project } from "ts-morph";
-import { createProject, packageRoot } from "../../compiler/frontend/program.ts";
-import { targets, type TargetName } from "../../compiler/backends/targets.ts";
-import type { BackendName, Device } from "../device.ts";
-import { compileKernelLibrary, type KernelHandle } from "../kernels.ts";
-import type { LaunchLimits } from "../launch-check.ts";
-import type { Constants, Rung, RungSearch } from "./matmul.ts";
+import { createProject, packageRoot, targetLimits, type TargetName } from "../../compiler/index.ts";
+import type { BackendName, Device, KernelHandle, LaunchLimits } from "../device.ts";
+import { compileKernelLibrary } from "../kernels.ts";
+import type { Constants, Rung, RungSearch } from "./rung.ts";
 
 export function targetFor(backend: BackendName): TargetName {
   return backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
@@ -89,7 +86,7 @@ export interface CandidateLimits extends LaunchLimits {
  * target allows.
  */
 export function sharedMemoryLimit(device: Device): number {
-  return device.limits.maxSharedBytes ?? targets[targetFor(device.backend)].limits.maxSharedBytes;
+  return device.limits.maxSharedBytes ?? targetLimits(targetFor(device.backend)).maxSharedBytes;
 }
 
 /** Why a candidate cannot run on a device with these limits (undefined: it can), from its constants alone. */
@@ -129,7 +126,7 @@ export function searchOrder(search: RungSearch, candidates: readonly Constants[]
   return ordered;
 }
 
-let sharedProject: Project | undefined;
+let sharedProject: ReturnType<typeof createProject> | undefined;
 const compiled = new Map<string, KernelHandle>();
 
 /**

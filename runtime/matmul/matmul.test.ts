@@ -5,21 +5,24 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { packageRoot } from "../../compiler/frontend/program.ts";
+import { packageRoot } from "../../compiler/index.ts";
 import { CpuDevice } from "../cpu/cpu-device.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 import { compareToReference, referenceGemm } from "../reference.ts";
 import { chooseMatmul, matmul, type MatmulVariantName } from "./matmul.ts";
 
-const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts", "sgemm-vectorized.ts", "sgemm-warptiling.ts"].map((f) => path.join(packageRoot(), "examples", f)));
+const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts", "sgemm-vectorized.ts", "sgemm-warptiling.ts", "sgemm-multistage.ts"].map((f) => path.join(packageRoot(), "examples", f)));
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
 
 describe("matmul", () => {
   it.each([
-    [200, 132, 68, undefined, "sgemm-warptiling-guarded"],
-    [200, 130, 70, undefined, "sgemm-2d-guarded"],
-    [1000, 37, 3, undefined, "sgemm-2d-guarded"],
-    [128, 256, 64, undefined, "sgemm-warptiling-double-buffered"],
+    [200, 132, 68, undefined, "sgemm-multistage-guarded"],
+    [200, 130, 70, undefined, "sgemm-register-staged"],
+    [1000, 37, 3, undefined, "sgemm-register-staged"],
+    [128, 256, 64, undefined, "sgemm-multistage"],
+    [200, 132, 68, "sgemm-warptiling-guarded", "sgemm-warptiling-guarded"],
+    [200, 130, 70, "sgemm-2d-guarded", "sgemm-2d-guarded"],
+    [128, 256, 64, "sgemm-warptiling-double-buffered", "sgemm-warptiling-double-buffered"],
     [256, 128, 32, "sgemm-warptiling", "sgemm-warptiling"],
     [128, 128, 16, "sgemm-vectorized", "sgemm-vectorized"],
     [128, 256, 64, "sgemm-2d-transposed-a", "sgemm-2d-transposed-a"],
@@ -43,7 +46,7 @@ describe("matmul", () => {
     expect(report.normwiseRelative).toBeLessThan(Math.max(k, 8) * 2 ** -23);
   });
 
-  it.each(["sgemm-warptiling-double-buffered", "sgemm-warptiling", "sgemm-vectorized", "sgemm-warptiling-guarded", "sgemm-2d-transposed-a", "sgemm-2d-guarded", "sgemm-1d-blocktiling", "sgemm-shared"] as const)(
+  it.each(["sgemm-multistage", "sgemm-multistage-guarded", "sgemm-register-staged", "sgemm-warptiling-double-buffered", "sgemm-warptiling", "sgemm-vectorized", "sgemm-warptiling-guarded", "sgemm-2d-transposed-a", "sgemm-2d-guarded", "sgemm-1d-blocktiling", "sgemm-shared"] as const)(
     "%s with beta = 0 ignores what C held before, NaN included (as BLAS does)",
     async (variant) => {
       const device = new CpuDevice();
@@ -64,22 +67,29 @@ describe("matmul", () => {
       const choice = chooseMatmul(device, library, { m: n, n, k: n, tuning: false });
       return [choice.rung.name, choice.constants.BM, choice.constants.BN, choice.rung.grid(n, n, choice.constants).reduce((a, b) => a * b, 1)];
     };
-    expect(pick(4096)).toEqual(["sgemm-warptiling-double-buffered", 128, 128, 1024]);
-    expect(pick(2048)).toEqual(["sgemm-warptiling-double-buffered", 128, 128, 256]);
-    // 128×128 tiles would make only 64 blocks of a 1024² product.
-    expect(pick(1024)).toEqual(["sgemm-warptiling-double-buffered", 64, 128, 128]);
-    // Too small for 128 blocks with any build: the one with the most.
-    expect(pick(256)).toEqual(["sgemm-warptiling-double-buffered", 64, 64, 16]);
+    expect(pick(4096)).toEqual(["sgemm-multistage", 128, 128, 1024]);
+    expect(pick(2048)).toEqual(["sgemm-multistage", 128, 128, 256]);
+    // 128×128 tiles would make only 64 blocks of a 1024² product: 64×128 tiles with two k-groups.
+    expect(pick(1024)).toEqual(["sgemm-multistage", 64, 128, 128]);
+    expect(chooseMatmul(device, library, { m: 1024, n: 1024, k: 1024, tuning: false }).constants.KSPLIT).toBe(2);
+    // Too small for 128 blocks with any build of the multistage rung: the one with the most.
+    expect(pick(256)).toEqual(["sgemm-multistage", 64, 128, 8]);
+    // Shapes no unguarded tile divides: the guarded build (n, k multiples of 4), else element-wise loads.
+    expect(pick(1000)).toEqual(["sgemm-multistage-guarded", 64, 128, 128]);
+    expect(pick(1023)).toEqual(["sgemm-register-staged", 64, 64, 256]);
   });
 
   it("passes over the rungs built on cp.async on WebGPU, whose WGSL copies synchronously", () => {
     const cpu = new CpuDevice();
     const webgpuLike = Object.create(cpu, { backend: { value: "webgpu" } }) as CpuDevice;
-    expect(chooseMatmul(cpu, library, { m: 4096, n: 4096, k: 4096, tuning: false }).rung.name).toBe("sgemm-warptiling-double-buffered");
+    expect(chooseMatmul(cpu, library, { m: 4096, n: 4096, k: 4096, tuning: false }).rung.name).toBe("sgemm-multistage");
     expect(chooseMatmul(webgpuLike, library, { m: 4096, n: 4096, k: 4096, tuning: false }).rung.name).toBe("sgemm-warptiling");
     expect(chooseMatmul(webgpuLike, library, { m: 1000, n: 1000, k: 1000, tuning: false }).rung.name).toBe("sgemm-2d-guarded");
-    // Asked for by name, it still runs.
-    expect(chooseMatmul(webgpuLike, library, { m: 4096, n: 4096, k: 4096, tuning: false, variant: "sgemm-warptiling-double-buffered" }).rung.name).toBe("sgemm-warptiling-double-buffered");
+    expect(chooseMatmul(webgpuLike, library, { m: 1023, n: 1021, k: 1019, tuning: false }).rung.name).toBe("sgemm-2d-guarded");
+    // Asked for by name, they still run.
+    for (const variant of ["sgemm-warptiling-double-buffered", "sgemm-multistage", "sgemm-register-staged"] as const) {
+      expect(chooseMatmul(webgpuLike, library, { m: 4096, n: 4096, k: 4096, tuning: false, variant }).rung.name).toBe(variant);
+    }
   });
 
   it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {

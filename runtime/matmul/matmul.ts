@@ -8,30 +8,33 @@
  *   the shape and the device (compiled on first use when the library does not hold that specialization);
  * - otherwise a fixed rule from the H100 measurements in bench/results/: the first rung of the table below
  *   whose tiles divide the shape and whose build fits the device; for shapes no tile divides, the guarded
- *   warp-tiled kernel when n and k are multiples of 4 (16-byte rows), else the guarded 2-D kernel, which
- *   takes any sizes.
+ *   multistage kernel when n and k are multiples of 4 (16-byte rows), else the register-staged kernel, which
+ *   takes any sizes (on WebGPU the guarded 2-D kernel, as the register-staged one is not measured there).
  */
 
-import type { Device, DeviceBuffer } from "../device.ts";
-import type { KernelHandle, KernelLibrary } from "../library.ts";
+import type { Device, DeviceBuffer, KernelHandle } from "../device.ts";
+import type { KernelLibrary } from "../library.ts";
 import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
+import type { Constants, Rung, RungSearch } from "./rung.ts";
+
+export type { Constants, Rung, RungSearch } from "./rung.ts";
 
 export type MatmulVariantName =
+  | "sgemm-multistage"
   | "sgemm-warptiling-double-buffered"
   | "sgemm-warptiling"
   | "sgemm-vectorized"
+  | "sgemm-multistage-guarded"
   | "sgemm-warptiling-guarded"
+  | "sgemm-register-staged"
   | "sgemm-2d-transposed-a"
   | "sgemm-2d-guarded"
   | "sgemm-2d-blocktiling"
   | "sgemm-1d-blocktiling"
   | "sgemm-shared"
   | "sgemm-naive";
-
-/** Values of a kernel's compile-time constants, by name. */
-export type Constants = Readonly<Record<string, number>>;
 
 export interface MatmulOptions {
   readonly m: number;
@@ -46,37 +49,6 @@ export interface MatmulOptions {
    * ~/.cache/tskernel/tune.
    */
   readonly tuning?: TuningStore | false;
-}
-
-/** What the tuner may vary in a rung, and the rules that keep a setting correct and within a device. */
-export interface RungSearch {
-  /** Values to try for each constant; the candidates are their product, less the settings `invalid` rejects. */
-  readonly space: Readonly<Record<string, readonly number[]>>;
-  /** Why the kernel would compute garbage (or run out of its tiles) with these constants; undefined if it would not. */
-  invalid(c: Constants): string | undefined;
-  /** Threads per block with these constants (the kernel's block formula). */
-  threads(c: Constants): number;
-  /** Bytes of shared memory the kernel declares with these constants. */
-  sharedBytes(c: Constants): number;
-}
-
-export interface Rung {
-  readonly name: string;
-  /** The kernel's source file, relative to the package root (or absolute). */
-  readonly file: string;
-  readonly kernel: string;
-  /** The multiples of m, n and k the kernel needs with these constants; absent: any shape. */
-  multiples?(c: Constants): readonly [number, number, number];
-  /** The grid for a shape, given the specialization's constants. */
-  grid(m: number, n: number, c: Constants): [number, number];
-  /** Absent: the rung is not tuned (its library builds are used as they are). */
-  readonly search?: RungSearch;
-  /**
-   * The rung's speed comes from asynchronous copies (cp.async), which WGSL does not have: there they are
-   * plain copies, and on the H100 through Dawn the double-buffered rung ran at 24.6 TFLOP/s against 33.7 for
-   * plain warp tiling (run 9). The fixed rule passes over such rungs on WebGPU.
-   */
-  readonly asyncCopies?: boolean;
 }
 
 /** The shared-memory tiles of the blocktiling kernels: BM×BK of A and BK×BN of B, 4 bytes an element. */
@@ -185,8 +157,79 @@ const warptilingShared = (c: Constants) => 4 * (c.BK! * (c.BM! + 4) + c.BK! * c.
 const searchWarptiling: RungSearch = { space: warptilingSpace, invalid: invalidWarptiling, threads: (c) => c.THREADS!, sharedBytes: warptilingShared };
 const searchDoubleBuffered: RungSearch = { ...searchWarptiling, sharedBytes: (c) => 2 * warptilingShared(c) };
 
+/**
+ * The multistage and register-staged kernels (examples/sgemm-multistage.ts): KSPLIT groups of warps per
+ * tile, each with the warp tiling of the rule above (any TM: a thread loads each of its rows on its own);
+ * each step moves BM×KS of A and KS×BN of B (KS = BK·KSPLIT), and the later groups' partial results pass
+ * through the B stages at the end, which must hold them.
+ */
+function invalidSliced(c: Constants, stages: number): string | undefined {
+  const { BM, BN, BK, KSPLIT, WM, WN, WNITER, TM, TN, THREADS } = c as Record<string, number>;
+  if (BM! % WM! !== 0 || BN! % WN! !== 0) return "BM and BN must be multiples of WM and WN: whole warp tiles per block";
+  if (THREADS !== 32 * KSPLIT! * (BM! / WM!) * (BN! / WN!)) return `THREADS must be 32 per warp tile and k-group: ${32 * KSPLIT! * (BM! / WM!) * (BN! / WN!)}`;
+  if (TN! % 4 !== 0 || BK! % 4 !== 0) return "TN and BK must be multiples of 4: the kernel moves 4 elements at a time";
+  if ((WM! * WN!) % (32 * TM! * TN! * WNITER!) !== 0) return "WM·WN must be a multiple of 32·TM·TN·WNITER: whole sub-tiles per warp";
+  const WMITER = (WM! * WN!) / (32 * TM! * TN! * WNITER!);
+  if (WM! % WMITER !== 0 || WN! % WNITER! !== 0) return "the warp tile must split evenly into WMITER×WNITER sub-tiles";
+  const subM = WM! / WMITER;
+  const subN = WN! / WNITER!;
+  if (subN % TN! !== 0 || subM % TM! !== 0 || (subM / TM!) * (subN / TN!) !== 32) return "a sub-tile must be 32 threads' TM×TN results";
+  if (stages * BK! * KSPLIT! < (KSPLIT! - 1) * BM!) return `the B stages (${stages}·BK·KSPLIT rows) must hold the partial results of KSPLIT − 1 groups ((KSPLIT − 1)·BM rows)`;
+  return undefined;
+}
+
+/** The multistage kernel reads A from its transposed tile four rows at a time, as the warp-tiled kernels do. */
+function invalidMultistage(c: Constants): string | undefined {
+  if (c.STAGES! < 2 || c.STAGES! > 5) return "STAGES must be 2 to 5 (one waitAsync literal per depth)";
+  if (c.TM! % 4 !== 0) return "TM must be a multiple of 4: the kernel moves 4 elements at a time";
+  if (c.SWIZZLE! < 0) return "SWIZZLE must be 0 (launch order) or a number of block rows";
+  if (c.AVEC === 0 && c.THREADS! % (c.BK! * c.KSPLIT!) !== 0) return "with AVEC = 0 THREADS must be a multiple of BK·KSPLIT: each thread loads one k of four rows";
+  return invalidSliced(c, c.STAGES!) ?? tileLoadProblem(c.THREADS!, c.BM!, c.BN!, c.BK! * c.KSPLIT!);
+}
+
+/** The register-staged kernel loads one element per thread and pass: whole rows of KS (A) and BN (B) elements. */
+function invalidRegisterStaged(c: Constants): string | undefined {
+  const problem = invalidSliced(c, 2);
+  if (problem) return problem;
+  const KS = c.BK! * c.KSPLIT!;
+  if (c.THREADS! % KS !== 0 || c.BM! % (c.THREADS! / KS) !== 0) return `THREADS must be a multiple of BK·KSPLIT = ${KS} and BM of THREADS/(BK·KSPLIT): A's tile is loaded by whole rows`;
+  if (c.THREADS! % c.BN! !== 0 || KS % (c.THREADS! / c.BN!) !== 0) return `THREADS must be a multiple of BN and BK·KSPLIT of THREADS/BN: B's tile is loaded by whole rows`;
+  return undefined;
+}
+
+const slicedSpace = {
+  BM: [64, 128, 256],
+  BN: [64, 128, 256],
+  BK: [8, 16, 32],
+  KSPLIT: [1, 2, 4],
+  WM: [32, 64],
+  WN: [32, 64],
+  WNITER: [1, 2, 4],
+  TM: [4, 8],
+  TN: [4, 8],
+  THREADS: [64, 128, 256, 512],
+};
+/** Two stages of A transposed (rows of BM + 4 floats) and STAGES of B. */
+const multistageShared = (c: Constants) => 4 * c.BK! * c.KSPLIT! * (2 * (c.BM! + 4) + c.STAGES! * c.BN!);
+const multistageSearch = (guard: number): RungSearch => ({
+  space: { ...slicedSpace, STAGES: [2, 3, 4], SWIZZLE: [0, 8], AVEC: [0, 1], GUARD: [guard] },
+  invalid: invalidMultistage,
+  threads: (c) => c.THREADS!,
+  sharedBytes: multistageShared,
+});
+/** Two stages of A (rows of KS + 4 floats) and of B. */
+const searchRegisterStaged: RungSearch = {
+  space: slicedSpace,
+  invalid: invalidRegisterStaged,
+  threads: (c) => c.THREADS!,
+  sharedBytes: (c) => 4 * 2 * (c.BM! * (c.BK! * c.KSPLIT! + 4) + c.BK! * c.KSPLIT! * c.BN!),
+};
+
 const blocktilingFile = "examples/sgemm-blocktiling.ts";
 const warptilingFile = "examples/sgemm-warptiling.ts";
+const multistageFile = "examples/sgemm-multistage.ts";
+const ceilGrid = (m: number, n: number, c: Constants): [number, number] => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)];
+const asyncCopiesOnWebgpu = "its speed comes from cp.async, which WGSL copies synchronously";
 const tileMultiples = (c: Constants) => [c.BM!, c.BN!, c.BK!] as const;
 // blockIdx.x walks the columns of C in the blocktiling kernels, the rows in Boehm's first kernels.
 const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / c.BN!, m / c.BM!];
@@ -194,13 +237,23 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
 /** The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device. */
 export const matmulRungs: readonly Rung[] = [
   {
+    name: "sgemm-multistage",
+    file: multistageFile,
+    kernel: "sgemmMultistage",
+    builds: { GUARD: 0 },
+    multiples: (c) => [c.BM!, c.BN!, c.BK! * c.KSPLIT!],
+    grid: tileGrid,
+    search: multistageSearch(0),
+    notOnWebgpu: asyncCopiesOnWebgpu,
+  },
+  {
     name: "sgemm-warptiling-double-buffered",
     file: warptilingFile,
     kernel: "sgemmWarptilingDoubleBuffered",
     multiples: tileMultiples,
     grid: tileGrid,
     search: searchDoubleBuffered,
-    asyncCopies: true,
+    notOnWebgpu: asyncCopiesOnWebgpu,
   },
   { name: "sgemm-warptiling", file: warptilingFile, kernel: "sgemmWarptiling", multiples: tileMultiples, grid: tileGrid, search: searchWarptiling },
   { name: "sgemm-vectorized", file: "examples/sgemm-vectorized.ts", kernel: "sgemmVectorized", multiples: tileMultiples, grid: tileGrid, search: searchVectorized },
@@ -209,18 +262,42 @@ export const matmulRungs: readonly Rung[] = [
   { name: "sgemm-1d-blocktiling", file: blocktilingFile, kernel: "sgemm1DBlocktiling", multiples: tileMultiples, grid: tileGrid, search: search1D },
   // Any m; n and k multiples of 4, so that rows of B and C start 16-byte aligned.
   {
+    name: "sgemm-multistage-guarded",
+    file: multistageFile,
+    kernel: "sgemmMultistage",
+    builds: { GUARD: 1 },
+    multiples: () => [1, 4, 4],
+    grid: ceilGrid,
+    search: multistageSearch(1),
+    notOnWebgpu: asyncCopiesOnWebgpu,
+  },
+  {
     name: "sgemm-warptiling-guarded",
     file: warptilingFile,
     kernel: "sgemmWarptilingGuarded",
     multiples: () => [1, 4, 4],
-    grid: (m, n, c) => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)],
+    grid: ceilGrid,
     search: searchDoubleBuffered,
-    asyncCopies: true,
+    notOnWebgpu: asyncCopiesOnWebgpu,
   },
-  { name: "sgemm-2d-guarded", file: blocktilingFile, kernel: "sgemm2DBlocktilingGuarded", grid: (m, n, c) => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)], search: search2D },
+  // Any shape, warp-tiled: element-wise loads through registers.
+  {
+    name: "sgemm-register-staged",
+    file: multistageFile,
+    kernel: "sgemmRegisterStaged",
+    grid: ceilGrid,
+    search: searchRegisterStaged,
+    notOnWebgpu: "not yet measured through Dawn (the fixed rule takes sgemm-2d-guarded there)",
+  },
+  { name: "sgemm-2d-guarded", file: blocktilingFile, kernel: "sgemm2DBlocktilingGuarded", grid: ceilGrid, search: search2D },
   { name: "sgemm-shared", file: "examples/sgemm.ts", kernel: "sgemmSharedMemory", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
   { name: "sgemm-naive", file: "examples/sgemm.ts", kernel: "sgemmNaive", grid: (m, n, c) => [Math.ceil(m / c.BLOCKSIZE!), Math.ceil(n / c.BLOCKSIZE!)] },
 ];
+
+/** Whether a build of the rung's kernel with these constants is one of the rung's builds. */
+export function belongsTo(rung: Rung, c: Constants): boolean {
+  return !rung.builds || Object.entries(rung.builds).every(([name, value]) => c[name] === value);
+}
 
 /** Whether a rung with these constants takes an m×n×k product as it is. */
 export function shapeFits(rung: Rung, c: Constants, m: number, n: number, k: number): boolean {
@@ -244,10 +321,10 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
   const { m, n, k } = options;
   for (const rung of matmulRungs) {
     if (options.variant && rung.name !== options.variant) continue;
-    if (!options.variant && rung.asyncCopies && device.backend === "webgpu") continue;
+    if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
     // Bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128), as long as the device can run them.
     const fitting = library.kernels
-      .filter((h) => h.description.name === rung.kernel)
+      .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)))
       .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a))
       .filter((h) => kernelFits(h.description, device.limits));
     const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k)), m, n);
@@ -269,7 +346,9 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
   for (const entry of store.entries(deviceKeyOf(device), shapeClass(m, n, k))) {
     if (options.variant && entry.rung !== options.variant) continue;
     const rung = matmulRungs.find((r) => r.name === entry.rung);
-    if (!rung?.search || rung.kernel !== entry.kernel || rung.file !== entry.file) continue;
+    // (A result whose constants are not one of the rung's builds, such as an unguarded build stored under the
+    // guarded rung, would not take the shapes the rung promises.)
+    if (!rung?.search || rung.kernel !== entry.kernel || rung.file !== entry.file || !belongsTo(rung, entry.constants)) continue;
     const sourceHash = kernelSourceHash(rung.file);
     if (entry.sourceHash !== sourceHash) {
       store.warn(

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import type { BackendName, Device } from "../device.ts";
 import { sameConstants } from "./candidates.ts";
-import type { Constants } from "./matmul.ts";
+import type { Constants } from "./rung.ts";
 
 export interface DeviceKey {
   readonly backend: BackendName;

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../compiler/frontend/program.ts";
+import { packageRoot } from "../../compiler/index.ts";
 import { CpuDevice } from "../cpu/cpu-device.ts";
 import type { Device } from "../device.ts";
 import { compileKernelLibrary } from "../kernels.ts";
@@ -115,6 +115,48 @@ function vectorizedResults({ BN, TM, TN }: Constants): (t: number) => [number, n
 }
 
 /** Results of a thread of the warp-tiled kernels, from their index formulas (integer division as in the kernel). */
+/**
+ * The multistage kernel's tile loads and result tiles, replayed: each step moves a BM×KS tile of A (AVEC = 1:
+ * four k of one row per thread and pass; AVEC = 0: one k of four rows) and a KS×BN tile of B (four columns
+ * per thread and pass), KS = BK·KSPLIT; each of the KSPLIT groups of THREADS/KSPLIT threads covers the whole
+ * BM×BN tile of C with the warp-tiled layout; the later groups' partial results fit in the STAGES B stages.
+ */
+function multistageIsExact(c: Constants): boolean {
+  const { BM, BN, BK, KSPLIT, STAGES, THREADS, AVEC, WM, WN } = c as Record<string, number>;
+  const KS = BK * KSPLIT;
+  const group = THREADS / KSPLIT;
+  if (!Number.isInteger(group) || BK % 4 !== 0 || BN % 4 !== 0 || STAGES < 2 || STAGES > 5) return false;
+  const strideA = Math.trunc((THREADS * 4) / KS);
+  const strideB = Math.trunc((THREADS * 4) / BN);
+  if (strideA === 0 || strideB === 0 || (AVEC === 0 && THREADS % KS !== 0)) return false;
+  const a = new Uint8Array(BM * KS);
+  const b = new Uint8Array(KS * BN);
+  for (let t = 0; t < THREADS; t++) {
+    for (const offset of range(0, BM, strideA)) {
+      for (let lane = 0; lane < 4; lane++) {
+        const [row, col] = AVEC === 1 ? [Math.trunc(t / (KS / 4)) + offset, (t % (KS / 4)) * 4 + lane] : [Math.trunc(t / KS) * 4 + offset + lane, t % KS];
+        if (row >= BM || col >= KS || a[row * KS + col]!++ > 0) return false;
+      }
+    }
+    for (const offset of range(0, KS, strideB)) {
+      const row = Math.trunc(t / (BN / 4)) + offset;
+      for (let lane = 0; lane < 4; lane++) if (row >= KS || b[row * BN + (t % (BN / 4)) * 4 + lane]!++ > 0) return false;
+    }
+  }
+  const results = warptilingResults(c);
+  for (let g = 0; g < KSPLIT; g++) {
+    const out = new Uint8Array(BM * BN);
+    for (let t = 0; t < group; t++) {
+      const cells = results(t);
+      if (!cells || Math.trunc(BM / WM) * Math.trunc(BN / WN) * 32 !== group) return false;
+      for (const [row, col] of cells) if (row < 0 || col < 0 || row >= BM || col >= BN || out[row * BN + col]!++ > 0) return false;
+    }
+    if (!out.every((x) => x === 1)) return false;
+  }
+  const partialSlots = (KSPLIT - 1) * ((WM * WN) / 32) * group;
+  return a.every((x) => x === 1) && b.every((x) => x === 1) && partialSlots <= STAGES * KS * BN;
+}
+
 function warptilingResults({ BN, WM, WN, WNITER, TM, TN }: Constants): (t: number) => [number, number][] | undefined {
   const WMITER = Math.trunc((WM! * WN!) / (32 * TM! * TN! * WNITER!));
   if (WMITER === 0 || TM! % 4 !== 0 || TN! % 4 !== 0) return () => undefined;
@@ -228,6 +270,20 @@ describe("the search space", () => {
     for (const name of ["sgemm-warptiling", "sgemm-warptiling-double-buffered", "sgemm-warptiling-guarded"]) {
       check(name, warps, (c) => Number.isInteger(c.BM! / c.WM!) && wideLoadsAreExact(c, c.THREADS!, warptilingResults(c)), 20);
     }
+  });
+
+  it("accepts exactly the multistage settings whose loads, sliced-k result tiles and partial sums a replay finds exact", () => {
+    const space = { BM: [32, 64, 128], BN: [64, 128], BK: [4, 8, 16], KSPLIT: [1, 2, 4], STAGES: [2, 3], WM: [32, 64], WN: [32, 64], WNITER: [1, 2], TM: [4, 8], TN: [4, 8], THREADS: [64, 128, 256, 512], SWIZZLE: [0], AVEC: [0, 1], GUARD: [0] };
+    const search = rung("sgemm-multistage").search!;
+    const { valid } = enumerateSpace({ ...search, space });
+    for (const c of valid) expect(multistageIsExact(c), `${JSON.stringify(c)} accepted`).toBe(true);
+    const exact = enumerateSpace({ ...search, space, invalid: () => undefined }).valid.filter(multistageIsExact);
+    expect(exact.length).toBe(valid.length);
+    expect(valid.length).toBeGreaterThan(50);
+    expect(valid.some((c) => c.KSPLIT === 4 && c.AVEC === 0)).toBe(true);
+    // The rung's own space, and the guarded rung's, fix GUARD.
+    expect(new Set(enumerateSpace(search).valid.map((c) => c.GUARD))).toEqual(new Set([0]));
+    expect(new Set(enumerateSpace(rung("sgemm-multistage-guarded").search!).valid.map((c) => c.GUARD))).toEqual(new Set([1]));
   });
 
   it("prunes by threads per block and shared memory, and orders the search", () => {
@@ -380,6 +436,29 @@ describe("stored choices", () => {
     fs.copyFileSync(store.fileFor(deviceKeyOf(cpu)), store.fileFor(deviceKeyOf(other)));
     expect(chooseMatmul(other, library, { m: 64, n: 64, k: 64, tuning: store }).tuned).toBeUndefined();
     expect(warnings).toEqual([`tskernel: ignoring the tuning file ${store.fileFor(deviceKeyOf(other))}: it was written for cpu '${cpu.name}', not cpu 'Another CPU'`]);
+  });
+
+  it("takes a stored result only from its rung's own builds, and tunes such a rung from its builds' defaults", async () => {
+    const cpu = new CpuDevice();
+    const guarded = rung("sgemm-multistage-guarded");
+    const multistageLibrary = compileKernelLibrary([path.join(packageRoot(), guarded.file)]);
+    const small = { BM: 64, BN: 64, BK: 8, KSPLIT: 1, STAGES: 3, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128, SWIZZLE: 2, AVEC: 0 };
+    const stored = (GUARD: number) =>
+      entry({ rung: guarded.name, kernel: guarded.kernel, file: guarded.file, sourceHash: kernelSourceHash(guarded.file)!, constants: { ...small, GUARD }, n: 100 });
+    // An unguarded build stored under the guarded rung would compute garbage at 100³: it is passed over.
+    const store = new TuningStore(tempDir());
+    store.record(deviceKeyOf(cpu), shapeClass(100, 100, 100), [stored(0)]);
+    const fallback = chooseMatmul(cpu, multistageLibrary, { m: 100, n: 100, k: 100, tuning: store });
+    expect(fallback.tuned).toBeUndefined();
+    expect([fallback.rung.name, fallback.constants.GUARD]).toEqual(["sgemm-multistage-guarded", 1]);
+    store.record(deviceKeyOf(cpu), shapeClass(100, 100, 100), [stored(1)]);
+    const tuned = chooseMatmul(cpu, multistageLibrary, { m: 100, n: 100, k: 100, tuning: store });
+    expect(tuned.tuned?.constants).toEqual({ ...small, GUARD: 1 });
+    // The tuner's first candidate (the defaults) is a build of the rung: GUARD = 1.
+    const tiny: Rung = { ...guarded, search: { ...guarded.search!, space: { ...Object.fromEntries(Object.entries(small).map(([k, v]) => [k, [v]])), GUARD: [1] } } };
+    const report = await tuneMatmul(cpu, { sizes: [100], runs: 1, table: [tiny], maxCandidates: 1 });
+    expect(report.candidates).toHaveLength(1);
+    expect(report.candidates[0]).toMatchObject({ status: "ok", isDefault: true, constants: { BM: 128, BN: 128, GUARD: 1 } });
   });
 
   it("passes over results measured on other kernel source, with a warning", () => {

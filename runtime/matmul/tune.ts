@@ -7,12 +7,11 @@
  * (tune-store.ts) under the device's key and the size's shape class, ranked, for `matmul()` to use.
  */
 
-import type { Device, DeviceBuffer, LaunchOptions, Timing } from "../device.ts";
+import type { Device, DeviceBuffer, KernelHandle, LaunchOptions, Timing } from "../device.ts";
 import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
 import { compileCandidate, enumerateSpace, formatConstants, kernelSourceHash, isDefaults, pruneReason, sameConstants, searchOrder, sharedMemoryLimit, targetFor, type CandidateLimits } from "./candidates.ts";
 import { matmulRungs, shapeFits, type Constants, type Rung } from "./matmul.ts";
 import { deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
-import type { KernelHandle } from "../library.ts";
 
 export interface TuneOptions {
   /** Square sizes n to tune at (n×n times n×n); each fills the store's entry for its shape class. */
@@ -131,7 +130,8 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
     if (!search) throw new RangeError(`tskernel: ${rung.name} has no search space to tune`);
     let defaults: Constants | undefined;
     try {
-      defaults = compileCandidate(rung, undefined, target).description.specialization as Constants;
+      // A rung that runs some builds of its kernel (rung.builds) takes the kernel's defaults with those values.
+      defaults = compileCandidate(rung, rung.builds, target).description.specialization as Constants;
     } catch (error) {
       progress(`${rung.name}: its default constants do not compile for ${target} (${firstLine(error)})`);
     }

@@ -52,8 +52,9 @@ async function openDawn(): Promise<Dawn> {
     const value = (adapter.limits as unknown as Record<string, unknown>)[key];
     if (typeof value === "number") requiredLimits[key] = value;
   }
-  // Optional features such as shader-f16 and subgroups are enabled so that WGSL using `enable f16;` is
-  // judged on its merits; WGSL still has to name each one with `enable`, so nothing is accepted silently.
+  // Optional features such as shader-f16 and subgroups are enabled so that WGSL using `enable f16;` or
+  // `enable subgroups;` (the goldens of kernels with subgroup operations) is judged on its merits; WGSL still
+  // has to name each one with `enable`, so nothing is accepted silently.
   const requiredFeatures = [...adapter.features] as GPUFeatureName[];
   let device: GPUDevice;
   try {

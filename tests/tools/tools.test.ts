@@ -132,6 +132,12 @@ describe("Dawn WGSL validation (null backend)", () => {
     expect(result.ok).toBe(true);
   });
 
+  it("accepts a shader with `enable subgroups;`: the device has the subgroups feature, as the goldens need", async () => {
+    const result = await validateWgsl(sample("subgroups.wgsl"));
+    expect(result.messages).toEqual([]);
+    expect(result.ok).toBe(true);
+  });
+
   it("reports an unresolved identifier at its line and column", async () => {
     const result = await validateWgsl(sample("unresolved.wgsl"));
     expect(result.ok).toBe(false);

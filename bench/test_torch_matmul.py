@@ -1,0 +1,159 @@
+"""The parts of bench/torch-matmul.py that need no GPU and no PyTorch: plan checks, argument packing, the
+numbers of input sets and rounds, the error verdicts and the report. Run with `python3 -m unittest
+bench/test_torch_matmul.py` (tests/torch-matmul.test.ts runs it in the suite)."""
+
+import ctypes
+import importlib.util
+import math
+import os
+import random
+import unittest
+
+_spec = importlib.util.spec_from_file_location("torch_matmul", os.path.join(os.path.dirname(__file__), "torch-matmul.py"))
+tm = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tm)
+
+PARAMS = [
+    {"name": "M", "kind": "scalar", "type": "i32"},
+    {"name": "N", "kind": "scalar", "type": "i32"},
+    {"name": "K", "kind": "scalar", "type": "i32"},
+    {"name": "alpha", "kind": "scalar", "type": "f32"},
+    {"name": "A", "kind": "buffer"},
+    {"name": "B", "kind": "buffer"},
+    {"name": "beta", "kind": "scalar", "type": "f32"},
+    {"name": "C", "kind": "buffer"},
+]
+
+
+def candidate(ident, **extra):
+    return {"id": ident, "rung": "r", "dir": 0, "cubin": "x.cubin", "function": ident, "constants": {}, "grid": [2, 3, 1], "block": [128, 1, 1], "dynamicSharedBytes": 0, "params": PARAMS, **extra}
+
+
+class PlanTest(unittest.TestCase):
+    def test_a_valid_plan_has_no_problems(self):
+        plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "a", "candidates": [candidate("a"), candidate("b")]}]}
+        self.assertEqual(tm.validate_plan(plan), [])
+
+    def test_problems_are_named(self):
+        plan = {
+            "kernelDirs": ["k"],
+            "shapes": [
+                {
+                    "m": 8,
+                    "n": 8,
+                    "k": 8,
+                    "matmul": "missing",
+                    "candidates": [candidate("a", dir=3), candidate("b", params=PARAMS[:7]), candidate("c", grid=[1, 1])],
+                }
+            ],
+        }
+        problems = tm.validate_plan(plan)
+        self.assertEqual(len(problems), 4)
+        self.assertIn("matmul()'s choice 'missing'", problems[0])
+        self.assertIn("kernel directory 3", problems[1])
+        self.assertIn("not a matmul rung's", problems[2])
+        self.assertIn("3-D grid", problems[3])
+        self.assertEqual(tm.validate_plan({"kernelDirs": []}), ["the plan has no shapes"])
+
+
+class ArgumentsTest(unittest.TestCase):
+    def test_values_follow_the_parameters(self):
+        m, n, k = random.randint(1, 5000), random.randint(1, 5000), random.randint(1, 5000)
+        values = tm.argument_values(PARAMS, m, n, k, {"A": 0x1000, "B": 0x2000, "C": 0x3000})
+        self.assertEqual(values, [("i32", m), ("i32", n), ("i32", k), ("f32", 1.0), ("ptr", 0x1000), ("ptr", 0x2000), ("f32", 0.0), ("ptr", 0x3000)])
+
+    def test_packed_arguments_point_at_each_value(self):
+        m = random.randint(1, 1 << 30)
+        address = random.randint(1 << 20, 1 << 40)
+        array, storage = tm.pack_arguments([("i32", m), ("f32", 0.75), ("ptr", address), ("u32", 7)])
+        self.assertEqual(len(array), 4)
+        self.assertEqual(ctypes.cast(array[0], ctypes.POINTER(ctypes.c_int32))[0], m)
+        self.assertEqual(ctypes.cast(array[1], ctypes.POINTER(ctypes.c_float))[0], 0.75)
+        self.assertEqual(ctypes.cast(array[2], ctypes.POINTER(ctypes.c_void_p))[0], address)
+        self.assertEqual(ctypes.cast(array[3], ctypes.POINTER(ctypes.c_uint32))[0], 7)
+        self.assertEqual(len(storage), 4)
+
+    def test_unknown_kinds_are_refused(self):
+        with self.assertRaises(ValueError):
+            tm.pack_arguments([("f64", 1.0)])
+        with self.assertRaises(ValueError):
+            tm.argument_values([{"name": "BM", "kind": "const", "type": "i32"}], 1, 1, 1, {})
+
+
+class CountsTest(unittest.TestCase):
+    def test_input_sets_exceed_twice_the_l2_within_bounds(self):
+        l2 = 50 * 2**20
+        for m, n, k in [(1000, 1000, 1000), (1023, 1021, 1019), (2048, 2048, 2048), (4096, 4096, 1024)]:
+            sets = tm.input_sets(m, n, k, l2)
+            per_set = 4 * (m * k + k * n + m * n)
+            self.assertTrue(sets * per_set > 2 * l2 or sets == 8, (m, n, k, sets))
+            self.assertTrue(2 <= sets <= 8)
+        self.assertEqual(tm.input_sets(8192, 8192, 8192, l2), 2)
+
+    def test_rounds_fit_the_budget(self):
+        self.assertEqual(tm.rounds_for(25.0, 40), 7)  # 8192³: 1 s a round, the floor
+        self.assertEqual(tm.rounds_for(0.05, 20), 31)  # 1000³: the ceiling
+        self.assertEqual(tm.rounds_for(3.0, 100), 20)
+
+    def test_median(self):
+        self.assertEqual(tm.median([3.0, 1.0, 2.0]), 2.0)
+        self.assertEqual(tm.median([4.0, 1.0, 2.0, 3.0]), 2.5)
+        with self.assertRaises(ValueError):
+            tm.median([])
+
+
+class ErrorTest(unittest.TestCase):
+    def test_relative_error_against_float64(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("numpy is not installed")
+        rng = numpy.random.default_rng()
+        a = rng.uniform(-1, 1, (37, 29))
+        b = rng.uniform(-1, 1, (29, 41))
+        ref = a @ b
+        out = (a.astype(numpy.float32) @ b.astype(numpy.float32)).astype(numpy.float32)
+        error, nonfinite = tm.relative_error(out, ref)
+        self.assertEqual(nonfinite, 0)
+        self.assertGreater(error, 0)
+        self.assertLess(error, tm.fp32_bound(29))
+        out[3, 4] = numpy.nan
+        error, nonfinite = tm.relative_error(out, ref)
+        self.assertEqual(nonfinite, 1)
+        self.assertTrue(math.isnan(error))
+
+    def test_verdicts(self):
+        self.assertEqual(tm.verdict(1e-7, 0, 1000), (True, ""))
+        ok, why = tm.verdict(1e-3, 0, 1000)
+        self.assertFalse(ok)
+        self.assertIn("over the FP32 bound", why)
+        ok, why = tm.verdict(float("nan"), 12, 1000)
+        self.assertFalse(ok)
+        self.assertIn("12 non-finite", why)
+        self.assertFalse(tm.verdict(float("nan"), 0, 1000)[0])
+
+    def test_worst_error_prefers_non_finite(self):
+        self.assertEqual(tm.worst_error([(1e-7, 0), (3e-7, 0)]), (3e-7, 0))
+        self.assertEqual(tm.worst_error([(1e-7, 0), (float("nan"), 5)])[1], 5)
+
+
+class ReportTest(unittest.TestCase):
+    def test_summary_and_table(self):
+        shape = {"m": 1000, "n": 1000, "k": 1000, "matmul": "ours-a", "candidates": [candidate("ours-a"), candidate("ours-b")]}
+        timings = {"torch.mm FP32": [0.070, 0.062, 0.064], "torch.mm TF32": [0.02, 0.02, 0.021], "ours-a": [0.066, 0.064, 0.065], "ours-b": [0.060, 0.061, 0.059]}
+        errors = {"ours-a": (4e-7, 0), "ours-b": (float("nan"), 3), "torch.mm FP32": (4e-7, 0), "torch.mm TF32": (2.6e-4, 0)}
+        summary = tm.summarize_shape(shape, timings, errors, {"ours-a": 135, "ours-b": 96})
+        self.assertAlmostEqual(summary["torchFp32"]["ms"], 0.064)
+        self.assertAlmostEqual(summary["matmul"]["percentOfTorchFp32"], 100 * 0.064 / 0.065)
+        self.assertEqual(summary["matmul"]["registers"], 135)
+        # The faster candidate failed its check (NaN survived): it is not the best.
+        self.assertFalse(next(r for r in summary["candidates"] if r["id"] == "ours-b")["pass"])
+        self.assertEqual(summary["best"]["id"], "ours-a")
+        self.assertAlmostEqual(summary["matmul"]["tflops"], 2e9 / (0.065 * 1e9))
+        table = tm.format_table({"shapes": [summary]})
+        self.assertIn("1000x1000x1000", table)
+        self.assertIn("ours-a", table.splitlines()[1])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""tskernel's SGEMM kernels against torch.mm, in one PyTorch process on the GPU machine.
+
+Runs the launch plan that bench/torch-matmul-plan.ts wrote (for each shape: what matmul() picks, and every
+other build of the fast rungs that takes the shape): loads each nvcc-built cubin through the CUDA driver API
+(ctypes) into PyTorch's context, launches the kernels on PyTorch's tensors and current stream, checks every
+result against a float64 product (relative error ||out - ref|| / ||ref||, outputs poisoned with NaN first,
+on two input sets), and times them interleaved with torch.mm, FP32 with TF32 off, and for reference with
+TF32 on: several rounds, each kernel once per round on a rotating input set, CUDA events around each launch,
+the median kept. Inputs rotate over enough sets to exceed twice the L2. Each round starts behind a GPU sleep
+so that the round's launches queue up and no event times the host. Writes a JSON report and prints a table.
+
+    python3 bench/torch-matmul.py --plan torch-plan.json --out torch-matmul.json [--shapes MxNxK,...]
+        [--only ID,...] [--profile]
+
+--profile launches each kernel and torch.mm once per shape between cudaProfilerStart/Stop, for Nsight Compute
+(ncu --profile-from-start off). The logic that needs no GPU is tested by bench/test_torch_matmul.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import sys
+import time
+
+CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+# The scalar arguments of the matmul rungs (M, N, K, alpha, A, B, beta, C) by parameter name: C = A·B.
+SCALARS = {"M": "m", "N": "n", "K": "k", "alpha": 1.0, "beta": 0.0}
+MATMUL_PARAMS = ["M", "N", "K", "alpha", "A", "B", "beta", "C"]
+TORCH_FP32 = "torch.mm FP32"
+TORCH_TF32 = "torch.mm TF32"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The parts that need no GPU.
+
+
+def median(values):
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("median of nothing")
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def input_sets(m, n, k, l2_bytes, cap=8):
+    """How many input sets to rotate over: enough that A, B and C together exceed twice the L2 (so each
+    launch reads its operands from device memory, as in a real workload), at least 2, at most `cap`."""
+    per_set = 4 * (m * k + k * n + m * n)
+    return max(2, min(cap, math.ceil(2 * l2_bytes / per_set) + 1))
+
+
+def rounds_for(estimate_ms, launches_per_round, budget_ms=6000.0, low=7, high=31):
+    """Rounds of interleaved launches that fit in a time budget per shape, within [low, high]."""
+    per_round = max(estimate_ms, 1e-3) * launches_per_round
+    return int(max(low, min(high, budget_ms // per_round)))
+
+
+def tflops(m, n, k, ms):
+    return 2.0 * m * n * k / (ms * 1e9)
+
+
+def relative_error(out, ref):
+    """||out - ref|| / ||ref|| (Frobenius, in float64) and the count of non-finite outputs. Takes PyTorch
+    tensors or NumPy arrays; a NaN or infinity anywhere makes the error NaN."""
+    if hasattr(out, "double"):  # torch
+        import torch
+
+        o = out.double()
+        nonfinite = int((~torch.isfinite(o)).sum().item())
+        diff = float(torch.linalg.norm(o - ref.double()).item())
+        norm = float(torch.linalg.norm(ref.double()).item())
+    else:
+        import numpy
+
+        o = numpy.asarray(out, dtype=numpy.float64)
+        r = numpy.asarray(ref, dtype=numpy.float64)
+        nonfinite = int((~numpy.isfinite(o)).sum())
+        diff = float(numpy.linalg.norm(o - r))
+        norm = float(numpy.linalg.norm(r))
+    error = float("nan") if nonfinite else (diff / norm if norm > 0 else diff)
+    return error, nonfinite
+
+
+def worst_error(found):
+    """The worst of several (error, non-finite count) checks: any non-finite output, else the largest error."""
+    bad = [f for f in found if f[1] or math.isnan(f[0])]
+    if bad:
+        return bad[0]
+    return max(found, key=lambda f: f[0])
+
+
+def fp32_bound(k):
+    """The error an FP32 product of depth k may have (k·2^-23, the bound the bench uses for every rung)."""
+    return max(k, 8) * 2.0**-23
+
+
+def verdict(error, nonfinite, k):
+    """Whether a result passes: every element finite, and the relative error under the FP32 bound."""
+    if nonfinite:
+        return False, f"{nonfinite} non-finite outputs (the NaN poison survived, or the kernel made NaN)"
+    if not error < fp32_bound(k):
+        return False, f"relative error {error:.3e} over the FP32 bound {fp32_bound(k):.3e}"
+    return True, ""
+
+
+def validate_plan(plan):
+    """Problems with a plan, as sentences (empty: it can run)."""
+    problems = []
+    dirs = plan.get("kernelDirs", [])
+    if not plan.get("shapes"):
+        problems.append("the plan has no shapes")
+    for shape in plan.get("shapes", []):
+        label = f"{shape.get('m')}x{shape.get('n')}x{shape.get('k')}"
+        ids = [c["id"] for c in shape.get("candidates", [])]
+        if shape.get("matmul") not in ids:
+            problems.append(f"{label}: matmul()'s choice {shape.get('matmul')!r} is not among its candidates")
+        for c in shape.get("candidates", []):
+            if not 0 <= c.get("dir", -1) < len(dirs):
+                problems.append(f"{label}: {c['id']} names kernel directory {c.get('dir')}, the plan has {len(dirs)}")
+            params = [p["name"] for p in c.get("params", [])]
+            if params != MATMUL_PARAMS:
+                problems.append(f"{label}: {c['id']} has parameters {params}, not a matmul rung's")
+            if len(c.get("grid", [])) != 3 or len(c.get("block", [])) != 3:
+                problems.append(f"{label}: {c['id']} needs a 3-D grid and block")
+    return problems
+
+
+def argument_values(params, m, n, k, pointers):
+    """Each kernel parameter's (type, value), in order: sizes, alpha and beta from SCALARS, buffers from
+    `pointers` (name -> device address)."""
+    sizes = {"m": m, "n": n, "k": k}
+    values = []
+    for p in params:
+        if p["kind"] == "buffer":
+            values.append(("ptr", pointers[p["name"]]))
+        elif p["kind"] == "scalar":
+            v = SCALARS[p["name"]]
+            values.append((p["type"], sizes[v] if isinstance(v, str) else v))
+        else:
+            raise ValueError(f"parameter {p['name']} of kind {p['kind']} cannot be passed at launch")
+    return values
+
+
+def pack_arguments(values):
+    """The void** array cuLaunchKernel takes (a pointer to each argument's storage), and the storage, which
+    must stay alive as long as the array is used."""
+    storage = []
+    for kind, v in values:
+        if kind == "ptr":
+            storage.append(ctypes.c_void_p(v))
+        elif kind == "i32":
+            storage.append(ctypes.c_int32(v))
+        elif kind == "u32":
+            storage.append(ctypes.c_uint32(v))
+        elif kind == "f32":
+            storage.append(ctypes.c_float(v))
+        else:
+            raise ValueError(f"no ctypes type for {kind}")
+    array = (ctypes.c_void_p * len(storage))(*[ctypes.addressof(s) for s in storage])
+    return array, storage
+
+
+def summarize_shape(shape, timings, errors, registers):
+    """One shape's report from the samples: every candidate's median as a percentage of torch.mm FP32's,
+    with the matmul() choice and the fastest passing candidate picked out."""
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    fp32_ms = median(timings[TORCH_FP32])
+    rows = []
+    for name, samples in timings.items():
+        ms = median(samples)
+        error, nonfinite = errors.get(name, (float("nan"), 0))
+        ours = not name.startswith("torch.mm")
+        ok, why = verdict(error, nonfinite, k) if ours else (True, "")
+        candidate = next((c for c in shape["candidates"] if c["id"] == name), {})
+        row = {
+            "id": name,
+            "rung": candidate.get("rung", name),
+            "function": candidate.get("function"),
+            "constants": candidate.get("constants"),
+            "grid": candidate.get("grid"),
+            "block": candidate.get("block"),
+            "registers": registers.get(name),
+            "ms": ms,
+            "tflops": tflops(m, n, k, ms),
+            "percentOfTorchFp32": 100.0 * fp32_ms / ms,
+            "relativeError": error if math.isfinite(error) else None,
+            "nonFinite": nonfinite,
+            "pass": ok,
+            "samples": len(samples),
+            "isMatmulChoice": name == shape["matmul"],
+        }
+        if why:
+            row["problem"] = why
+        rows.append(row)
+    ours = [r for r in rows if not r["id"].startswith("torch.mm")]
+    passing = [r for r in ours if r["pass"]]
+    return {
+        "m": m,
+        "n": n,
+        "k": k,
+        "torchFp32": next(r for r in rows if r["id"] == TORCH_FP32),
+        "torchTf32": next((r for r in rows if r["id"] == TORCH_TF32), None),
+        "matmul": next((r for r in ours if r["isMatmulChoice"]), None),
+        "best": min(passing, key=lambda r: r["ms"]) if passing else None,
+        "candidates": sorted(ours, key=lambda r: r["ms"]),
+    }
+
+
+def format_table(report):
+    """The summary table: per shape, torch.mm (FP32, TF32), matmul()'s choice and our fastest, in TFLOP/s and
+    as a percentage of torch.mm FP32."""
+    nan = float("nan")
+    lines = [f"{'shape':>16}  {'torch FP32':>10}  {'TF32':>7}  {'matmul()':>8}  {'%':>6}  {'best':>7}  {'%':>6}  best kernel"]
+    for s in report["shapes"]:
+        choice, best, tf32 = s["matmul"] or {}, s["best"] or {}, s["torchTf32"] or {}
+        lines.append(
+            f"{s['m']}x{s['n']}x{s['k']:<5}".rjust(16)
+            + f"  {s['torchFp32']['tflops']:10.2f}  {tf32.get('tflops', nan):7.1f}  {choice.get('tflops', nan):8.2f}  {choice.get('percentOfTorchFp32', nan):5.1f}%"
+            + f"  {best.get('tflops', nan):7.2f}  {best.get('percentOfTorchFp32', nan):5.1f}%  {best.get('id', '-')}"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The GPU part.
+
+
+class Driver:
+    """The few CUDA driver calls the harness needs, in PyTorch's (primary) context."""
+
+    def __init__(self):
+        self.cuda = ctypes.CDLL("libcuda.so.1")
+        self.modules = {}
+
+    def check(self, name, result):
+        if result != 0:
+            text = ctypes.c_char_p()
+            self.cuda.cuGetErrorString(result, ctypes.byref(text))
+            raise RuntimeError(f"{name} failed: {result} {text.value.decode() if text.value else ''}")
+
+    def function(self, path, name, dynamic_shared):
+        context = ctypes.c_void_p()
+        self.check("cuCtxGetCurrent", self.cuda.cuCtxGetCurrent(ctypes.byref(context)))
+        if not context.value:
+            raise RuntimeError("no current CUDA context: PyTorch's CUDA must be initialised first")
+        if path not in self.modules:
+            with open(path, "rb") as f:
+                image = f.read()
+            module = ctypes.c_void_p()
+            self.check("cuModuleLoadData", self.cuda.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(image)))
+            self.modules[path] = module
+        function = ctypes.c_void_p()
+        self.check("cuModuleGetFunction", self.cuda.cuModuleGetFunction(ctypes.byref(function), self.modules[path], name.encode()))
+        if dynamic_shared > 0:
+            self.check(
+                "cuFuncSetAttribute",
+                self.cuda.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ctypes.c_int(dynamic_shared)),
+            )
+        return function
+
+    def attribute(self, function, attribute):
+        value = ctypes.c_int()
+        self.check("cuFuncGetAttribute", self.cuda.cuFuncGetAttribute(ctypes.byref(value), attribute, function))
+        return value.value
+
+    def launch(self, function, grid, block, shared, stream, arguments):
+        dims = [ctypes.c_uint(int(x)) for x in (*grid, *block)]
+        self.check("cuLaunchKernel", self.cuda.cuLaunchKernel(function, *dims, ctypes.c_uint(shared), ctypes.c_void_p(stream), arguments, None))
+
+
+def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device("cuda")
+    torch.zeros(1, device=device)
+    props = torch.cuda.get_device_properties(device)
+    l2 = getattr(props, "L2_cache_size", 50 * 2**20)
+    driver = Driver()
+    stream = torch.cuda.current_stream().cuda_stream
+    report = {
+        "generator": "bench/torch-matmul.py",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "device": props.name,
+        "multiprocessors": props.multi_processor_count,
+        "l2Bytes": l2,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "method": "CUDA events around each launch on PyTorch's stream; our kernels and torch.mm interleaved, one launch "
+        "each per round on a rotating input set, each round behind a GPU sleep; the median per kernel; float64 checks on "
+        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row",
+        "shapes": [],
+    }
+    for shape in plan["shapes"]:
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        if shapes is not None and f"{m}x{n}x{k}" not in shapes:
+            continue
+        candidates = [c for c in shape["candidates"] if only is None or c["id"] in only or c["function"] in only or c["id"] == shape["matmul"]]
+        sets_count = 1 if profile else input_sets(m, n, k, l2)
+        generator = torch.Generator(device=device).manual_seed(1000 * m + k)
+        sets = []
+        for _ in range(sets_count):
+            a = torch.rand(m, k, device=device, generator=generator) * 2 - 1
+            b = torch.rand(k, n, device=device, generator=generator) * 2 - 1
+            sets.append((a, b, torch.empty(m, n, device=device)))
+        loaded = {}
+        registers = {}
+        for c in candidates:
+            path = os.path.join(plan_dir, plan["kernelDirs"][c["dir"]], c["cubin"])
+            function = driver.function(path, c["function"], c["dynamicSharedBytes"])
+            loaded[c["id"]] = (c, function)
+            registers[c["id"]] = driver.attribute(function, CU_FUNC_ATTRIBUTE_NUM_REGS)
+            if driver.attribute(function, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES):
+                log(f"warning: {c['function']} uses local memory (spills)")
+
+        def launcher(name):
+            if name.startswith("torch.mm"):
+                tf32 = name == TORCH_TF32
+
+                def mm(index):
+                    a, b, c = sets[index]
+                    torch.backends.cuda.matmul.allow_tf32 = tf32
+                    torch.mm(a, b, out=c)
+                    torch.backends.cuda.matmul.allow_tf32 = False
+
+                return mm
+            c, function = loaded[name]
+            # Each input set's packed arguments, made once: the timed loop only launches.
+            packed = [pack_arguments(argument_values(c["params"], m, n, k, {"A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()})) for a, b, out in sets]
+
+            def ours(index):
+                driver.launch(function, c["grid"], c["block"], c["dynamicSharedBytes"], stream, packed[index][0])
+
+            return ours
+
+        # (Nsight Compute is given the FP32 torch.mm only.)
+        names = ([TORCH_FP32] if profile else [TORCH_FP32, TORCH_TF32]) + [c["id"] for c in candidates]
+        launch = {name: launcher(name) for name in names}
+        if profile:
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStart()
+            for name in names:
+                launch[name](0)
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStop()
+            log(f"profiled {m}x{n}x{k}: {len(names)} launches")
+            continue
+        # float64 references of the first two sets; every result checked on both (a race shows as a moving error).
+        refs = [s[0].double() @ s[1].double() for s in sets[:2]]
+        errors = {}
+        for name in names:
+            found = []
+            for index, ref in enumerate(refs):
+                sets[index][2].fill_(float("nan"))
+                launch[name](index)
+                torch.cuda.synchronize()
+                found.append(relative_error(sets[index][2], ref))
+            errors[name] = worst_error(found)
+        del refs
+        # Warm-up, and the slowest launch, for the number of rounds.
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        estimate = 0.0
+        for name in names:
+            for i in range(2):
+                start.record()
+                launch[name](i % len(sets))
+                end.record()
+            end.synchronize()
+            estimate = max(estimate, start.elapsed_time(end))
+        rounds = rounds_for(estimate, len(names))
+        events = []
+        for r in range(rounds):
+            # About 1.5 ms of GPU sleep: the round's launches queue up behind it.
+            torch.cuda._sleep(3_000_000)
+            order = names[r % len(names) :] + names[: r % len(names)]
+            for i, name in enumerate(order):
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                launch[name]((r + i) % len(sets))
+                e1.record()
+                events.append((name, e0, e1))
+        torch.cuda.synchronize()
+        timings = {name: [] for name in names}
+        for name, e0, e1 in events:
+            timings[name].append(e0.elapsed_time(e1))
+        summary = summarize_shape({**shape, "candidates": candidates}, timings, errors, registers)
+        summary.update({"inputSets": sets_count, "rounds": rounds})
+        report["shapes"].append(summary)
+        choice, best = summary["matmul"], summary["best"] or {}
+        log(
+            f"{m}x{n}x{k}: torch.mm FP32 {summary['torchFp32']['tflops']:.2f} TFLOP/s (TF32 {summary['torchTf32']['tflops']:.1f}, "
+            f"error {summary['torchTf32']['relativeError']:.2e}); matmul() {choice['tflops']:.2f} ({choice['percentOfTorchFp32']:.1f} %, "
+            f"{'pass' if choice['pass'] else 'FAIL'}); best {best.get('tflops', float('nan')):.2f} ({best.get('percentOfTorchFp32', float('nan')):.1f} %) "
+            f"{best.get('id', '-')}; {sets_count} input sets, {rounds} rounds"
+        )
+        for row in summary["candidates"]:
+            error = row["relativeError"] if row["relativeError"] is not None else float("nan")
+            log(
+                f"    {row['tflops']:7.2f} TFLOP/s {row['percentOfTorchFp32']:6.1f} %  err {error:.2e}  regs {row['registers']}  "
+                f"{'' if row['pass'] else 'FAIL (' + row['problem'] + ') '}{row['id']}"
+            )
+        del sets
+        torch.cuda.empty_cache()
+    return report
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--out", default="torch-matmul.json")
+    parser.add_argument("--only", help="comma-separated candidate ids or function names (matmul()'s choice always runs)")
+    parser.add_argument("--shapes", help="comma-separated shapes to run, as MxNxK (default: every shape of the plan)")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    with open(args.plan) as f:
+        plan = json.load(f)
+    problems = validate_plan(plan)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 2
+    only = set(args.only.split(",")) if args.only else None
+    shapes = set(args.shapes.split(",")) if args.shapes else None
+    report = run(plan, os.path.dirname(os.path.abspath(args.plan)), only=only, profile=args.profile, shapes=shapes, log=lambda s: print(s, flush=True))
+    if args.profile:
+        return 0
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    print(format_table(report))
+    failed = [r["id"] for s in report["shapes"] for r in s["candidates"] if not r["pass"]]
+    if failed:
+        print(f"{len(failed)} results failed their float64 check: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""PyTorch beside tskernel's memory-bound kernels, in one process, on one GPU (bench/README.md: the method).
+
+The plan (written by `node gpu-run.mjs --only kernels-plan`, from cli/kernels-bench/cases.ts) lists each
+case and shape: its buffers, its launches (cubin file, function, grid, block, arguments) and its check. This
+script loads our nvcc-built cubins into the PyTorch process through the CUDA driver API (ctypes), launches
+them on PyTorch's tensors and current stream, checks our output and PyTorch's against float64 (computed by
+PyTorch in float64 on the GPU), then times ours and PyTorch's counterpart alternately, round by round, with
+CUDA events, so that clock changes affect both alike; the median of the rounds is kept. The Node bench joins
+the JSON this writes with its own rows (`tskernel bench kernels --torch torch.json`).
+
+  python3 torch-reference.py --plan plan.json --out torch.json [--rounds 30]
+  python3 torch-reference.py --plan plan.json --profile        # each launch once, inside NVTX ranges, for ncu
+  python3 torch-reference.py --plan plan.json --dry-run        # no GPU, no PyTorch: checks the plan, the
+                                                               # cubins and the argument packing, and tests
+                                                               # the references and checks with numpy
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import sys
+
+UNIT_ROUNDOFF = 2.0 ** -24
+U32_POISON = 0xDEADBEEF
+
+
+def gamma(depth):
+    """Worst-case relative error of a summation tree of this depth in f32 (Higham, section 4.2)."""
+    return depth * UNIT_ROUNDOFF / (1 - depth * UNIT_ROUNDOFF)
+
+
+# ---- the CUDA driver, through ctypes ------------------------------------------------------------------------
+
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+class Driver:
+    """The few driver calls needed to run a cubin on PyTorch's tensors and stream."""
+
+    def __init__(self, lib=None):
+        self.lib = lib or ctypes.CDLL("libcuda.so.1")
+        c = ctypes
+        sigs = {
+            "cuModuleLoadData": [c.POINTER(c.c_void_p), c.c_void_p],
+            "cuModuleGetFunction": [c.POINTER(c.c_void_p), c.c_void_p, c.c_char_p],
+            "cuFuncSetAttribute": [c.c_void_p, c.c_int, c.c_int],
+            "cuLaunchKernel": [c.c_void_p] + [c.c_uint] * 7 + [c.c_void_p, c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)],
+            "cuMemcpyDtoDAsync_v2": [c.c_uint64, c.c_uint64, c.c_size_t, c.c_void_p],
+            "cuGetErrorName": [c.c_int, c.POINTER(c.c_char_p)],
+        }
+        for name, argtypes in sigs.items():
+            fn = getattr(self.lib, name)
+            fn.argtypes = argtypes
+            fn.restype = c.c_int
+        self.modules = {}
+
+    def check(self, call, code):
+        if code != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(code, ctypes.byref(name))
+            raise CudaError(f"{call} failed with {name.value.decode() if name.value else code} ({code})")
+
+    def function(self, cubin_path, name, dynamic_shared):
+        module = self.modules.get(cubin_path)
+        if module is None:
+            with open(cubin_path, "rb") as f:
+                image = f.read()
+            self._images = getattr(self, "_images", []) + [image]
+            module = ctypes.c_void_p()
+            self.check("cuModuleLoadData", self.lib.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(image)))
+            self.modules[cubin_path] = module
+        fn = ctypes.c_void_p()
+        self.check(f"cuModuleGetFunction({name})", self.lib.cuModuleGetFunction(ctypes.byref(fn), module, name.encode()))
+        if dynamic_shared > 0:
+            self.check("cuFuncSetAttribute", self.lib.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_shared))
+        return fn
+
+    def launch(self, fn, grid, block, dynamic_shared, stream, params):
+        self.check("cuLaunchKernel", self.lib.cuLaunchKernel(fn, *grid, *block, dynamic_shared, stream, params, None))
+
+    def copy(self, destination, source, nbytes, stream):
+        self.check("cuMemcpyDtoDAsync", self.lib.cuMemcpyDtoDAsync_v2(destination, source, nbytes, stream))
+
+
+def pack_arguments(args, pointer_of):
+    """cuLaunchKernel's kernelParams: an array of pointers to each argument's value. Returns (array, values),
+    and the values must stay alive while the array is used."""
+    values = []
+    for arg in args:
+        if "buffer" in arg:
+            values.append(ctypes.c_uint64(pointer_of(arg["buffer"])))
+        elif "i32" in arg:
+            values.append(ctypes.c_int32(arg["i32"]))
+        elif "f32" in arg:
+            values.append(ctypes.c_float(arg["f32"]))
+        else:
+            raise ValueError(f"unknown argument {arg}")
+    array = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+    return array, values
+
+
+# ---- float64 references and checks (xp: numpy or torch) -------------------------------------------------------
+
+def is_torch(xp):
+    return xp.__name__ == "torch"
+
+
+def row_max(xp, x):
+    return xp.amax(x, dim=1, keepdim=True) if is_torch(xp) else xp.amax(x, axis=1, keepdims=True)
+
+
+def row_sum(xp, x):
+    return x.sum(dim=1, keepdim=True) if is_torch(xp) else x.sum(axis=1, keepdims=True)
+
+
+def cumsum(xp, x):
+    return xp.cumsum(x, 0) if is_torch(xp) else xp.cumsum(x)
+
+
+def exclusive(xp, inclusive):
+    zero = inclusive[:1] * 0
+    return xp.cat([zero, inclusive[:-1]]) if is_torch(xp) else xp.concatenate([zero, inclusive[:-1]])
+
+
+def f32(value):
+    return float(ctypes.c_float(value).value)
+
+
+def family(case):
+    """The operation a case computes (several cases may compute one: sum in two launches and in one pass)."""
+    return case.get("family", case["id"])
+
+
+def bincount_reference(xp, x):
+    """The 256 counts of the values' low bytes, in float64, by scatter-adding ones (not by bincount, the
+    counterpart under test), in chunks so that 2^28 values need no 2^28-element index array at once."""
+    if not is_torch(xp):
+        return xp.bincount(x.astype(xp.int64) & 255, minlength=256).astype(xp.float64)
+    counts = xp.zeros(256, dtype=xp.float64, device=x.device)
+    chunk = 1 << 24
+    for start in range(0, x.numel(), chunk):
+        part = x[start:start + chunk].long() & 255
+        counts.index_add_(0, part, xp.ones(part.numel(), dtype=xp.float64, device=x.device))
+    return counts
+
+
+def reference(xp, case, inputs):
+    """The float64 result of the case (and, for sums, the sum of the terms' magnitudes), from float64 inputs
+    (integer inputs, the histogram's, as they are)."""
+    kind = family(case)
+    shape = case["shape"]
+    params = case["parameters"]
+    if kind == "saxpy":
+        return params["a"] * inputs["x"] + inputs["y"], None
+    if kind == "gelu":
+        x = inputs["x"]
+        return 0.5 * x * (1 + xp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))), None
+    if kind == "transpose":
+        rows, cols = shape
+        return inputs["x"].reshape(rows, cols).T.reshape(-1), None
+    if kind == "sum":
+        x = inputs["x"]
+        return x.sum().reshape(1), xp.abs(x).sum().reshape(1)
+    if kind == "softmax":
+        rows, cols = shape
+        x = inputs["x"].reshape(rows, cols)
+        e = xp.exp(x - row_max(xp, x))
+        return (e / row_sum(xp, e)).reshape(-1), None
+    if kind == "layernorm":
+        rows, cols = shape
+        x = inputs["x"].reshape(rows, cols)
+        mean = row_sum(xp, x) / cols
+        variance = row_sum(xp, (x - mean) ** 2) / cols
+        y = (x - mean) / xp.sqrt(variance + f32(params["eps"])) * inputs["gamma"] + inputs["beta"]
+        return y.reshape(-1), None
+    if kind == "scan":
+        x = inputs["x"]
+        return exclusive(xp, cumsum(xp, x)), exclusive(xp, cumsum(xp, xp.abs(x)))
+    if kind == "histogram":
+        return bincount_reference(xp, inputs["x"]), None
+    raise ValueError(f"no reference for case '{kind}'")
+
+
+def check(xp, spec, out, ref, scale=None):
+    """Compares a float64 copy of a result with its reference as cli/kernels-bench/checks.ts does."""
+    finite = xp.isfinite(out)
+    non_finite = int((~finite).sum())
+    diff = xp.abs(xp.where(finite, out, ref) - ref)
+    kind = spec["kind"]
+    if kind == "exact":
+        failing = (diff != 0) | ~finite
+        extra = {}
+    elif kind == "relative":
+        magnitude = xp.abs(ref)
+        floor = spec["floor"]
+        denominator = magnitude.clamp(min=floor) if is_torch(xp) else xp.maximum(magnitude, floor)
+        score = diff / denominator
+        failing = (score > spec["maxRelative"]) | ~finite
+        extra = {"maxRelative": None if non_finite else float(score.max())}
+    elif kind == "bound":
+        allowed = gamma(spec["depth"]) * scale
+        # Where no term is nonzero (out[0] of an exclusive scan) the result must be exactly 0.
+        safe = xp.where(allowed > 0, allowed, allowed * 0 + 1)
+        score = xp.where(allowed > 0, diff / safe, xp.where(diff == 0, diff, diff + math.inf))
+        failing = (score > 1) | ~finite
+        extra = {"maxOfAllowed": None if non_finite else float(score.max())}
+    else:
+        raise ValueError(f"unknown check '{kind}'")
+    failures = int(failing.sum())
+    ref_norm = math.sqrt(float((ref * ref).sum()))
+    diff_norm = math.sqrt(float((diff * diff).sum()))
+    return {"kind": kind, "pass": failures == 0, "failures": failures, "nonFinite": non_finite,
+            "normwiseRelative": diff_norm / ref_norm if ref_norm > 0 else diff_norm, **extra}
+
+
+# ---- the run on the GPU --------------------------------------------------------------------------------------
+
+def torch_counterpart(torch, case, buffers):
+    """PyTorch's own way to do the case's work on the same tensors (the expression in the plan's 'torch')."""
+    F = torch.nn.functional
+    kind = family(case)
+    shape = case["shape"]
+    if kind == "saxpy":
+        a = case["parameters"]["a"]
+        return lambda: buffers["y"].add_(buffers["x"], alpha=a)
+    if kind == "gelu":
+        return lambda: F.gelu(buffers["x"], approximate="tanh")
+    if kind == "transpose":
+        rows, cols = shape
+        return lambda: buffers["x"].view(rows, cols).t().contiguous()
+    if kind == "sum":
+        return lambda: torch.sum(buffers["x"])
+    if kind == "softmax":
+        rows, cols = shape
+        return lambda: torch.softmax(buffers["x"].view(rows, cols), dim=1)
+    if kind == "layernorm":
+        rows, cols = shape
+        eps = case["parameters"]["eps"]
+        return lambda: F.layer_norm(buffers["x"].view(rows, cols), (cols,), buffers["gamma"], buffers["beta"], eps)
+    if kind == "scan":
+        return lambda: torch.cumsum(buffers["x"], 0)
+    if kind == "histogram":
+        # The u32 values (below 256) sit in an int32 tensor, which bincount takes as it is.
+        return lambda: torch.bincount(buffers["x"], minlength=256)
+    raise ValueError(f"no PyTorch counterpart for '{kind}'")
+
+
+def torch_result_as_ours(torch, case, result):
+    """PyTorch's result in the layout of ours: cumsum is inclusive, ours exclusive."""
+    flat = result.reshape(-1)
+    if family(case) == "scan":
+        return torch.cat([flat[:1] * 0, flat[:-1]])
+    return flat
+
+
+class Runner:
+    def __init__(self, torch, driver, plan, plan_dir):
+        self.torch = torch
+        self.driver = driver
+        self.plan = plan
+        self.kernels_dir = os.path.join(plan_dir, plan["kernelsDir"])
+
+    def allocate(self, case):
+        """Inputs random as the plan says, outputs poisoned: NaN, or for u32 buffers 0xdeadbeef. u32 buffers
+        are int32 tensors (the same bits; PyTorch's uint32 does too little), with values below 2^31."""
+        torch = self.torch
+        buffers = {}
+        for spec in case["buffers"]:
+            integer = spec.get("type") == "u32"
+            if spec["role"] in ("input", "inout"):
+                if integer:
+                    low, high = spec.get("low", 0), spec.get("high", 2 ** 31)
+                    buffers[spec["name"]] = torch.randint(low, high, (spec["length"],), device="cuda", dtype=torch.int32)
+                else:
+                    low, high = spec.get("low", -1), spec.get("high", 1)
+                    buffers[spec["name"]] = torch.rand(spec["length"], device="cuda", dtype=torch.float32) * (high - low) + low
+            elif integer:
+                buffers[spec["name"]] = torch.full((spec["length"],), U32_POISON - 2 ** 32, device="cuda", dtype=torch.int32)
+            else:
+                buffers[spec["name"]] = torch.full((spec["length"],), float("nan"), device="cuda", dtype=torch.float32)
+        return buffers
+
+    def ours(self, case, buffers):
+        """A function that enqueues our launches on PyTorch's current stream."""
+        stream = ctypes.c_void_p(self.torch.cuda.current_stream().cuda_stream)
+        launches = []
+        for step in case["steps"]:
+            fn = self.driver.function(os.path.join(self.kernels_dir, step["cubin"]), step["function"], step["dynamicSharedBytes"])
+            params, keep = pack_arguments(step["args"], lambda name: buffers[name].data_ptr())
+            launches.append((fn, step["grid"], step["block"], step["dynamicSharedBytes"], params, keep))
+
+        def run():
+            for fn, grid, block, shared, params, _keep in launches:
+                self.driver.launch(fn, grid, block, shared, stream, params)
+
+        return run
+
+    def time(self, fn, inner):
+        torch = self.torch
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / inner
+
+    def copy_bandwidth(self, elements=2 ** 28, runs=20):
+        torch = self.torch
+        source = torch.rand(elements, device="cuda")
+        destination = torch.empty_like(source)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        nbytes = elements * 4
+        driver_copy = lambda: self.driver.copy(destination.data_ptr(), source.data_ptr(), nbytes, stream)
+        torch_copy = lambda: destination.copy_(source)
+        for fn in (driver_copy, torch_copy):
+            fn()
+        times = {"cuMemcpyDtoDAsync": [], "torch copy_": []}
+        for _ in range(runs):
+            times["cuMemcpyDtoDAsync"].append(self.time(driver_copy, 1))
+            times["torch copy_"].append(self.time(torch_copy, 1))
+        out = {}
+        for name, values in times.items():
+            ms = statistics.median(values)
+            out[name] = {"bytes": 2 * nbytes, "ms": ms, "gbps": 2 * nbytes / (ms * 1e6)}
+        del source, destination
+        return out
+
+    def run_case(self, case, rounds, l2_bytes):
+        torch = self.torch
+        sets = 1 if case["bytes"] >= 2 * l2_bytes else min(8, math.ceil(3 * l2_bytes / case["bytes"]))
+        allocated = [self.allocate(case) for _ in range(sets)]
+        first = allocated[0]
+        inputs64 = {s["name"]: first[s["name"]] if s.get("type") == "u32" else first[s["name"]].double()
+                    for s in case["buffers"] if s["role"] in ("input", "inout")}
+        expected, scale = reference(torch, case, inputs64)
+        del inputs64
+        # Ours once, on poisoned outputs, checked.
+        ours = [self.ours(case, b) for b in allocated]
+        theirs = [torch_counterpart(torch, case, b) for b in allocated]
+        saved = {s["name"]: first[s["name"]].clone() for s in case["buffers"] if s["role"] == "inout"}
+        ours[0]()
+        torch.cuda.synchronize()
+        ours_check = check(torch, case["check"], first[case["output"]].double(), expected, scale)
+        # PyTorch once, checked the same way (on a copy of any buffer it updates in place).
+        for name, value in saved.items():
+            first[name].copy_(value)
+        result = theirs[0]()
+        torch.cuda.synchronize()
+        torch_out = first["y"] if family(case) == "saxpy" else result
+        torch_check = check(torch, case["check"], torch_result_as_ours(torch, case, torch_out).double(), expected, scale)
+        del expected, scale, saved, result, torch_out
+        # Warm-up, then alternate: ours, PyTorch, round by round, each over the next set of buffers. A call
+        # shorter than 0.5 ms is made several times back to back per timing (the same number for both), so
+        # that the event pair's own few microseconds do not weigh on 50-microsecond kernels.
+        for fn in ours + theirs:
+            fn()
+        torch.cuda.synchronize()
+        probe = max(self.time(ours[0], 1), self.time(theirs[0], 1))
+        inner = max(1, min(32, math.ceil(0.5 / max(probe, 1e-3))))
+        ours_ms, torch_ms = [], []
+        for r in range(rounds):
+            ours_ms.append(self.time(ours[r % sets], inner))
+            torch_ms.append(self.time(theirs[r % sets], inner))
+        del allocated, ours, theirs
+        torch.cuda.empty_cache()
+        o, t = statistics.median(ours_ms), statistics.median(torch_ms)
+        return {
+            "id": case["id"], "label": case["label"], "shape": case["shape"], "bytes": case["bytes"],
+            "torchExpression": case["torch"], "rounds": rounds, "inputSets": sets, "callsPerTiming": inner,
+            "ours": {"ms": o, "gbps": case["bytes"] / (o * 1e6), "runsMs": ours_ms, "check": ours_check},
+            "torch": {"ms": t, "gbps": case["bytes"] / (t * 1e6), "runsMs": torch_ms, "check": torch_check},
+            "speedup": t / o,
+        }
+
+    def profile_case(self, case):
+        """Each side once inside an NVTX range, for `ncu --nvtx --nvtx-include 'profile/'`."""
+        torch = self.torch
+        buffers = self.allocate(case)
+        ours = self.ours(case, buffers)
+        theirs = torch_counterpart(torch, case, buffers)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("profile")
+        ours()
+        theirs()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        del buffers
+        torch.cuda.empty_cache()
+
+
+def main_gpu(args, plan, plan_dir):
+    import torch
+
+    torch.zeros(1, device="cuda")  # makes PyTorch's (the primary) context current before the driver calls
+    runner = Runner(torch, Driver(), plan, plan_dir)
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = getattr(props, "L2_cache_size", 50 * 2 ** 20)
+    if args.profile:
+        for case in plan["cases"]:
+            print(f"profile {case['id']} {case['label']}", flush=True)
+            runner.profile_case(case)
+        return 0
+    results = {
+        "date": plan.get("date"), "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+        "cuda": torch.version.cuda, "l2Bytes": l2_bytes,
+        "method": "CUDA events around each call on PyTorch's current stream (calls under 0.5 ms repeated back to back, "
+                  "up to 32 per timing, time per call); ours (cubins through the driver API) and PyTorch's alternately, "
+                  "round by round, median of the rounds, after one warm-up call of each",
+        "copy": runner.copy_bandwidth(), "cases": [],
+    }
+    for name, copy in results["copy"].items():
+        print(f"copy ({name}): {copy['gbps']:.1f} GB/s", flush=True)
+    failed = 0
+    for case in plan["cases"]:
+        if args.only and case["id"] not in args.only.split(","):
+            continue
+        try:
+            row = runner.run_case(case, args.rounds, l2_bytes)
+        except Exception as error:  # one case's failure is recorded, and the others still run
+            row = {"id": case["id"], "label": case["label"], "error": f"{type(error).__name__}: {error}"}
+            print(f"{case['id']:<10} {case['label']:<12} FAILED: {row['error']}", flush=True)
+            results["cases"].append(row)
+            failed += 1
+            continue
+        results["cases"].append(row)
+        failed += 0 if row["ours"]["check"]["pass"] else 1
+        print(f"{case['id']:<10} {case['label']:<12} ours {row['ours']['ms']:8.3f} ms {row['ours']['gbps']:7.1f} GB/s "
+              f"{'pass' if row['ours']['check']['pass'] else 'FAIL'}   PyTorch {row['torch']['ms']:8.3f} ms "
+              f"{row['torch']['gbps']:7.1f} GB/s {'pass' if row['torch']['check']['pass'] else 'fail'}   "
+              f"PyTorch/ours {row['speedup']:.2f}x", flush=True)
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=2)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=2)
+    print(f"wrote {args.out}")
+    return 1 if failed else 0
+
+
+# ---- the dry run: no GPU, no PyTorch ---------------------------------------------------------------------------
+
+def dry_run(plan, plan_dir):
+    """Checks what a GPU run would use: every cubin and function, every argument, and (with numpy) that the
+    references and checks accept a correct f32 result and reject a wrong one, on small shapes."""
+    import numpy as np
+
+    kernels_dir = os.path.join(plan_dir, plan["kernelsDir"])
+    launches = 0
+    for case in plan["cases"]:
+        names = {b["name"] for b in case["buffers"]}
+        for step in case["steps"]:
+            path = os.path.join(kernels_dir, step["cubin"])
+            with open(path, "rb") as f:
+                if step["function"].encode() not in f.read():
+                    raise SystemExit(f"{case['id']}: {step['function']} is not in {path}")
+            for arg in step["args"]:
+                if "buffer" in arg and arg["buffer"] not in names:
+                    raise SystemExit(f"{case['id']}: argument buffer '{arg['buffer']}' is not among {sorted(names)}")
+            array, values = pack_arguments(step["args"], lambda name: 0x7F0000000000 + 256 * sorted(names).index(name))
+            for i, value in enumerate(values):
+                if array[i] != ctypes.addressof(value):
+                    raise SystemExit("argument packing: pointer mismatch")
+            launches += 1
+        print(f"{case['id']:<10} {case['label']:<12} {len(case['steps'])} launch(es): "
+              + ", ".join(f"{s['function']}<<<{tuple(s['grid'])}, {tuple(s['block'])}>>>" for s in case["steps"]))
+    tested = self_test(np, plan)
+    print(f"dry run: {len(plan['cases'])} cases, {launches} launches, every cubin and function found; "
+          f"references and checks tested on {tested} small cases with numpy")
+    return 0
+
+
+def small_shape(case):
+    return [4 * 1001] if len(case["shape"]) == 1 else ([36, 70] if case["id"] == "transpose" else [6, case["shape"][1]])
+
+
+def self_test(np, plan):
+    """For each case kind: an f32 computation of the reference passes the plan's check, a corrupted one fails."""
+    rng = np.random.default_rng()
+    tested = 0
+    seen = set()
+    for case in plan["cases"]:
+        if case["id"] in seen:
+            continue
+        seen.add(case["id"])
+        small = dict(case, shape=small_shape(case))
+        lengths = {"gamma": small["shape"][-1], "beta": small["shape"][-1]}
+        inputs = {}
+        for spec in case["buffers"]:
+            if spec["role"] in ("input", "inout"):
+                n = lengths.get(spec["name"], int(np.prod(small["shape"])))
+                if spec.get("type") == "u32":
+                    inputs[spec["name"]] = rng.integers(spec.get("low", 0), spec.get("high", 2 ** 31), n).astype(np.uint32)
+                else:
+                    inputs[spec["name"]] = rng.uniform(spec.get("low", -1), spec.get("high", 1), n).astype(np.float32)
+        expected, scale = reference(np, small, {k: v if v.dtype == np.uint32 else v.astype(np.float64) for k, v in inputs.items()})
+        # An f32 result: the float64 reference rounded to f32 (what a correct kernel can at best give).
+        good = expected.astype(np.float32).astype(np.float64)
+        if not check(np, case["check"], good, expected, scale)["pass"]:
+            raise SystemExit(f"self-test: {case['id']}: the rounded reference fails its own check")
+        wrong = good.copy()
+        wrong[len(wrong) // 2] = wrong[len(wrong) // 2] * 1.01 + 1.0
+        if check(np, case["check"], wrong, expected, scale)["pass"]:
+            raise SystemExit(f"self-test: {case['id']}: a corrupted result passes")
+        poisoned = good.copy()
+        poisoned[-1] = np.nan
+        result = check(np, case["check"], poisoned, expected, scale)
+        if result["pass"] or result["nonFinite"] != 1:
+            raise SystemExit(f"self-test: {case['id']}: a NaN passes")
+        tested += 1
+    return tested
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--out", default="torch.json")
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--only", help="comma-separated case ids")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--dry-run", action="store_true")
+    args = parser.parse_args()
+    with open(args.plan) as f:
+        plan = json.load(f)
+    plan_dir = os.path.dirname(os.path.abspath(args.plan))
+    if args.dry_run:
+        return dry_run(plan, plan_dir)
+    return main_gpu(args, plan, plan_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+/**
+ * `tskernel build`: compiles the kernel files the arguments name (inputs.ts) and writes the generated files
+ * and manifest.json into `--out`; with `--watch`, builds again whenever a kernel file changes. The build is
+ * all or nothing: with any error, nothing is written, not even the directory. Nothing outside `--out` is
+ * written (but the missing folders of `--out` itself), and nothing is ever deleted: files of the same names
+ * are overwritten, every other file in `--out` is left alone, even in watch mode, where the outputs of a
+ * kernel file that went away stay (manifest.json lists the current ones).
+ */
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { buildManifest, compileFiles, createProject, makeDiagnostic, type CompileResult, type Diagnostic, type FileOutput, type TargetName } from "../compiler/index.ts";
+import { expandInputs } from "./inputs.ts";
+import { report, tskernelVersion, type Io } from "./io.ts";
+
+export interface BuildSettings {
+  readonly out: string;
+  readonly targets: readonly TargetName[];
+  readonly defines: ReadonlyMap<string, string>;
+  readonly lineDirectives: boolean;
+  /** Also compile each .cu to a cubin for this architecture with nvcc. */
+  readonly cubinArch?: string;
+}
+
+/** File stems for the outputs, unique within one build even when two sources share a base name. */
+function outputStems(files: readonly FileOutput[]): Map<FileOutput, string> {
+  const used = new Set<string>();
+  const stems = new Map<FileOutput, string>();
+  for (const file of files) {
+    const base = path.basename(file.displayPath).replace(/\.[cm]?ts$/, "");
+    let stem = base;
+    for (let n = 2; used.has(stem); n++) stem = `${base}-${n}`;
+    used.add(stem);
+    stems.set(file, stem);
+  }
+  return stems;
+}
+
+/** Compiles a generated .cu to a cubin with nvcc; returns a diagnostic on failure. */
+function buildCubin(cuFile: string, cubinFile: string, arch: string): Diagnostic | undefined {
+  const nvcc = process.env.NVCC ?? "nvcc";
+  const run = spawnSync(nvcc, [`-arch=${arch}`, "-cubin", "-lineinfo", "-O3", "-o", cubinFile, cuFile], { encoding: "utf8", timeout: 300_000 });
+  if (run.error) return makeDiagnostic("TSK4007", undefined, [`${nvcc}: ${run.error.message}`]);
+  if (run.status !== 0) return makeDiagnostic("TSK4008", undefined, [path.basename(cuFile), `${run.stderr}${run.stdout}`.trim()]);
+  return undefined;
+}
+
+/** Why an errno error happened, in words: "ENOENT: no such file or directory" without the call and path. */
+function reason(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const text = message.replace(/^[A-Z]+: /, "").replace(/, \w+ '.*'$/, "");
+  return code ? `${code}: ${text}` : message;
+}
+
+/**
+ * Makes `dir` and its missing parents one at a time, or says why it cannot. (Node's `mkdirSync(dir,
+ * { recursive: true })` loops forever when a mkdir fails with ENOENT under a parent that exists, as it does
+ * for /proc/x: it takes the ENOENT for a missing parent and tries again.)
+ */
+export function ensureDirectory(dir: string): string | undefined {
+  const target = path.resolve(dir);
+  const missing: string[] = [];
+  for (let current = target; ; current = path.dirname(current)) {
+    let stat: fs.Stats | undefined;
+    try {
+      stat = fs.statSync(current);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") return `cannot look at ${current} (${reason(error)})`;
+    }
+    if (stat) {
+      if (!stat.isDirectory()) return current === target ? "it exists and is not a directory" : `${current} exists and is not a directory`;
+      break;
+    }
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const folder of missing) {
+    try {
+      fs.mkdirSync(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" && fs.statSync(folder).isDirectory()) continue;
+      return `cannot create the directory ${folder} (${reason(error)})`;
+    }
+  }
+  return undefined;
+}
+
+type WrittenNames = { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } };
+
+/** Writes a successful compilation into `outDir`; returns the exit status. */
+export function writeBuild(result: CompileResult, outDir: string, io: Io, cubinArch?: string): number {
+  const problem = ensureDirectory(outDir);
+  if (problem) {
+    report([makeDiagnostic("TSK4001", undefined, [outDir, problem])], io);
+    return 1;
+  }
+  let fileCount = 0;
+  const write = (name: string, content: string | Uint8Array): boolean => {
+    const file = path.join(outDir, name);
+    try {
+      fs.writeFileSync(file, content);
+      fileCount += 1;
+      return true;
+    } catch (error) {
+      report([makeDiagnostic("TSK4001", undefined, [file, `cannot write it (${reason(error)})`])], io);
+      return false;
+    }
+  };
+  const stems = outputStems(result.files);
+  const written = new Map<FileOutput, WrittenNames>();
+  for (const file of result.files) {
+    const stem = stems.get(file)!;
+    const names: WrittenNames = {};
+    // A file without kernels (it only got a TSK4004 warning) has nothing to write.
+    if (file.specializations.length === 0) continue;
+    if (file.cuda) {
+      names.cu = `${stem}.cu`;
+      names.cuh = `${stem}.cuh`;
+      if (!write(names.cu, file.cuda.source) || !write(names.cuh, file.cuda.header)) return 1;
+      if (cubinArch) {
+        const cubin = `${stem}.${cubinArch}.cubin`;
+        io.stderr(`nvcc: ${names.cu} → ${cubin}\n`);
+        const failure = buildCubin(path.join(outDir, names.cu), path.join(outDir, cubin), cubinArch);
+        if (failure) {
+          report([failure], io);
+          return 1;
+        }
+        names.cubin = { file: cubin, arch: cubinArch };
+        fileCount += 1;
+      }
+    }
+    if (file.wgsl) {
+      names.wgsl = `${stem}.wgsl`;
+      // Where each WGSL line came from in the TypeScript, so a runtime can locate shader errors.
+      names.wgslMap = `${stem}.wgsl.map.json`;
+      if (!write(names.wgsl, file.wgsl.source) || !write(names.wgslMap, `${JSON.stringify(file.wgsl.lineSources.map((s) => s ?? null))}\n`)) return 1;
+    }
+    if (file.js) {
+      names.js = `${stem}.js`;
+      if (!write(names.js, file.js.source)) return 1;
+    }
+    written.set(file, names);
+  }
+  const manifest = buildManifest(result.files, written, `tskernel ${tskernelVersion()}`);
+  const outputs = fileCount;
+  if (!write("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`)) return 1;
+  io.stdout(`wrote ${outputs} files and manifest.json (${manifest.kernels.length} kernel specializations) to ${outDir}\n`);
+  return 0;
+}
+
+/** Compiles what the arguments name, reports, and on success writes the build; returns the exit status. */
+export function buildOnce(args: readonly string[], settings: BuildSettings, io: Io, project?: ReturnType<typeof createProject>): number {
+  const inputs = expandInputs(args);
+  const result = compileFiles(inputs.files, { targets: settings.targets, defines: settings.defines, lineDirectives: settings.lineDirectives, project });
+  const diagnostics = [...inputs.diagnostics, ...result.diagnostics];
+  report(diagnostics, io);
+  if (!result.ok || inputs.diagnostics.some((d) => d.severity === "error")) {
+    io.stderr("nothing was written\n");
+    return 1;
+  }
+  return writeBuild(result, settings.out, io, settings.cubinArch);
+}
+
+const clock = () => new Date().toTimeString().slice(0, 8);
+const kernelSource = /\.[cm]?ts$/;
+
+/**
+ * Builds, then builds again after each change to a TypeScript file where the arguments point (each directory
+ * argument and each glob's base, recursively; each named file's folder), until `stop` resolves (by default,
+ * Ctrl-C or SIGTERM). Diagnostics of a failed build are printed and the previous outputs stay. One ts-morph
+ * project serves every build, so a rebuild costs milliseconds per kernel, not a cold start.
+ */
+export async function watchBuild(args: readonly string[], settings: BuildSettings, io: Io, stop?: Promise<void>): Promise<number> {
+  const project = createProject();
+  const build = (why: string) => {
+    io.stderr(`[${clock()}] ${why}\n`);
+    const code = buildOnce(args, settings, io, project);
+    io.stderr(`[${clock()}] ${code === 0 ? "built" : "build failed"}; watching for changes (Ctrl-C to stop)\n`);
+  };
+  build("building");
+
+  const changed = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onChange = (dir: string, filename: string | Buffer | null) => {
+    const name = filename?.toString();
+    if (name && !kernelSource.test(name)) return;
+    changed.add(name ? path.relative(process.cwd(), path.join(dir, name)) : dir);
+    // Editors save in several steps (write, rename): one build after they settle.
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const files = [...changed].sort();
+      changed.clear();
+      build(`${files.join(", ")} changed: building again`);
+    }, 100);
+  };
+  const watchers: fs.FSWatcher[] = [];
+  const roots = new Map<string, boolean>();
+  for (const { dir, recursive } of expandInputs(args).watchRoots) roots.set(dir, (roots.get(dir) ?? false) || recursive);
+  for (const [dir, recursive] of roots) {
+    try {
+      watchers.push(fs.watch(dir, { recursive }, (_event, filename) => onChange(dir, filename)));
+    } catch (error) {
+      io.stderr(`tskernel: cannot watch ${dir} (${reason(error)})\n`);
+    }
+  }
+  await (stop ??
+    new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    }));
+  clearTimeout(timer);
+  for (const watcher of watchers) watcher.close();
+  return 0;
+}

@@ -1,0 +1,194 @@
+/**
+ * The seed matmul ladder as the demo runs it: each variant names its example kernel and says how to launch
+ * it for an n×n product. Kernels that only handle multiples of their tile are given padded matrices, as the
+ * articles do (zeros in the padding add nothing); the row-in-shared-memory kernel has a largest n.
+ */
+
+import type { KernelArg, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
+
+export interface VariantBuffers {
+  readonly A: DeviceBuffer;
+  readonly B: DeviceBuffer;
+  readonly C: DeviceBuffer;
+}
+
+export interface MatmulVariant {
+  readonly id: string;
+  readonly file: string;
+  readonly kernel: string;
+  /**
+   * The specializations to try, best first: the demo runs the first whose block fits the device (the
+   * sgemm kernels' 32×32 blocks need 1024 threads, more than WebGPU guarantees).
+   */
+  readonly specializations?: readonly Readonly<Record<string, number>>[];
+  /** The kernel needs n to be a multiple of this: the demo pads. */
+  readonly multipleOf?: number;
+  /** The kernel cannot handle a larger n: the demo skips it with the reason. */
+  readonly maxN?: number;
+  /** C = alpha·A·B + beta·C (the demo uses alpha = 0.75, beta = 0.5); otherwise C = A·B. */
+  readonly gemm?: boolean;
+  launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[] };
+}
+
+/** Why a variant cannot take an n×n product as it is (without padding), or undefined when it can. */
+export function unsupportedSize(variant: MatmulVariant, n: number): string | undefined {
+  if (variant.maxN !== undefined && n > variant.maxN) return `n > ${variant.maxN}`;
+  if (variant.multipleOf && n % variant.multipleOf !== 0) return `n is not a multiple of ${variant.multipleOf}`;
+  return undefined;
+}
+
+const blocks = (n: number, tile: number) => Math.ceil(n / tile);
+const sgemmBlockSizes = [{ BLOCKSIZE: 32 }, { BLOCKSIZE: 16 }];
+/**
+ * A GEMM rung whose BM×BN block tiles are compile-time constants: the grid follows them (blockIdx.x along
+ * the columns of C). `multipleOf` (default: the largest tile, 128) is what the demo pads n to.
+ */
+function blockTiled(id: string, file: string, kernel: string, specializations: readonly Readonly<Record<string, number>>[], multipleOf = 128): MatmulVariant {
+  return {
+    id,
+    file,
+    kernel,
+    specializations,
+    multipleOf,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BM, BN }) => ({ grid: [Math.ceil(n / BN!), Math.ceil(n / BM!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  };
+}
+
+// Smaller tiles for devices whose workgroup memory is too small for the defaults (WebGPU's portable 16 KB).
+const smallVectorized = { BM: 64, BN: 64, BK: 8, TM: 8, TN: 4 };
+const smallWarptiling = { BM: 64, BN: 64, BK: 8, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 };
+const smallMultistage = { BM: 64, BN: 64, BK: 8, KSPLIT: 1, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128, GUARD: 1 };
+const smallRegisterStaged = { BM: 64, BN: 64, BK: 8, KSPLIT: 1, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 };
+const multistageFile = "examples/sgemm-multistage.ts";
+
+export const seedVariants: readonly MatmulVariant[] = [
+  {
+    id: "naive",
+    file: "examples/matmul-naive.ts",
+    kernel: "matmulNaive",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [C, A, B, n, n, n, n] }),
+  },
+  {
+    id: "pmpp",
+    file: "examples/matmul-pmpp.ts",
+    kernel: "matrixMulKernel",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [A, B, C, n] }),
+  },
+  {
+    id: "kahan",
+    file: "examples/matmul-kahan.ts",
+    kernel: "matmulKahan",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [C, A, B, n, n, n, n] }),
+  },
+  {
+    id: "row-shared",
+    file: "examples/matmul-row-shared.ts",
+    kernel: "matmulRowShared",
+    maxN: 2048,
+    launch: (n, { A, B, C }) => ({ grid: [n], args: [C, A, B, n, n, n, n] }),
+  },
+  {
+    id: "tiled-16",
+    file: "examples/matmul-tiled.ts",
+    kernel: "matmulTiled",
+    launch: (n, { A, B, C }) => ({ grid: [blocks(n, 16), blocks(n, 16)], args: [C, A, B, n, n, n] }),
+  },
+  {
+    id: "tiled-16-padded",
+    file: "examples/matmul-tiled-padded.ts",
+    kernel: "matmulTiledPadded",
+    multipleOf: 16,
+    launch: (n, { A, B, C }) => ({ grid: [n / 16, n / 16], args: [C, A, B, n] }),
+  },
+  {
+    id: "tiled-2x2",
+    file: "examples/matmul-tiled-2x2.ts",
+    kernel: "matmulTiled2x2",
+    multipleOf: 2,
+    launch: (n, { A, B, C }) => ({ grid: [n / 2, n / 2], args: [A, B, C, n] }),
+  },
+  {
+    id: "cuda-samples-16",
+    file: "examples/matmul-cuda-samples.ts",
+    kernel: "matrixMulCuda",
+    specializations: [{ BLOCK_SIZE: 16 }],
+    multipleOf: 16,
+    launch: (n, { A, B, C }) => ({ grid: [n / 16, n / 16], args: [C, A, B, n, n] }),
+  },
+  {
+    id: "cuda-samples-32",
+    file: "examples/matmul-cuda-samples.ts",
+    kernel: "matrixMulCuda",
+    specializations: [{ BLOCK_SIZE: 32 }],
+    multipleOf: 32,
+    launch: (n, { A, B, C }) => ({ grid: [n / 32, n / 32], args: [C, A, B, n, n] }),
+  },
+  {
+    id: "sgemm-naive",
+    file: "examples/sgemm.ts",
+    kernel: "sgemmNaive",
+    specializations: sgemmBlockSizes,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-coalesce",
+    file: "examples/sgemm.ts",
+    kernel: "sgemmCoalesce",
+    specializations: sgemmBlockSizes,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-shared",
+    file: "examples/sgemm.ts",
+    kernel: "sgemmSharedMemory",
+    specializations: sgemmBlockSizes,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta, { BLOCKSIZE }) => ({ grid: [blocks(n, BLOCKSIZE!), blocks(n, BLOCKSIZE!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-1d-blocktiling",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm1DBlocktiling",
+    multipleOf: 64,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 64, n / 64], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-2d-blocktiling",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm2DBlocktiling",
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  {
+    id: "sgemm-2d-transposed-a",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm2DBlocktilingTransposedA",
+    multipleOf: 128,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 128], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+  blockTiled("sgemm-vectorized", "examples/sgemm-vectorized.ts", "sgemmVectorized", [{ PAD: 0 }, { ...smallVectorized, PAD: 0 }]),
+  // The same kernel with AsT's rows padded by 4 floats: its transposing stores are free of bank conflicts.
+  blockTiled("sgemm-vectorized-padded", "examples/sgemm-vectorized.ts", "sgemmVectorized", [{ PAD: 4 }, { ...smallVectorized, PAD: 4 }]),
+  blockTiled("sgemm-warptiling", "examples/sgemm-warptiling.ts", "sgemmWarptiling", [{}, smallWarptiling]),
+  blockTiled("sgemm-warptiling-double-buffered", "examples/sgemm-warptiling.ts", "sgemmWarptilingDoubleBuffered", [{}, smallWarptiling]),
+  // Any size whose rows stay 16-byte aligned; the grid covers the ragged edge.
+  blockTiled("sgemm-warptiling-guarded", "examples/sgemm-warptiling.ts", "sgemmWarptilingGuarded", [{}, smallWarptiling], 4),
+  // Both tiles through cp.async stages: the aligned build, and the guarded one with two k-groups per tile.
+  blockTiled("sgemm-multistage", multistageFile, "sgemmMultistage", [{}, smallMultistage]),
+  blockTiled("sgemm-multistage-guarded", multistageFile, "sgemmMultistage", [{ GUARD: 1, KSPLIT: 2 }, smallMultistage], 4),
+  // Any size at all (no multiple of 4 needed): element-wise loads through registers, two k-groups per tile.
+  blockTiled("sgemm-register-staged", multistageFile, "sgemmRegisterStaged", [{}, smallRegisterStaged], 1),
+  {
+    id: "sgemm-2d-guarded",
+    file: "examples/sgemm-blocktiling.ts",
+    kernel: "sgemm2DBlocktilingGuarded",
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [Math.ceil(n / 128), Math.ceil(n / 128)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+];

@@ -1,0 +1,760 @@
+/**
+ * The memory-bound suite's cases: for each kernel of examples/ (SAXPY, GELU, transpose, sum in two launches
+ * and in one pass, row softmax and layer norm with shared-memory trees and with subgroup reductions,
+ * exclusive scan, 256-bin histogram), the shapes it is measured at, the buffers and launches one run needs, the
+ * fewest bytes the operation must move (each input read once, each output written once: the numerator of
+ * the effective bandwidth), the float64 reference and the check with its tolerance and why. The Node bench,
+ * the tuner, the tests and the PyTorch script's plan (plan.ts) all build their runs from this one table.
+ */
+
+import type { BackendName } from "../../runtime/device.ts";
+import type { KernelHandle } from "../../runtime/device.ts";
+import type { KernelLibrary } from "../../runtime/library.ts";
+import type { LaunchLimits } from "../../runtime/launch-check.ts";
+import type { CheckSpec, ChunkedReference } from "./checks.ts";
+
+/** [n] for the 1-D cases, [rows, cols] for the 2-D ones. */
+export type Shape = readonly number[];
+
+export type Constants = Readonly<Record<string, number>>;
+
+/**
+ * How a buffer starts: uniform random in [low, high) (inputs; whole numbers for u32), or poisoned (outputs,
+ * scratch: NaN for f32, 0xdeadbeef for u32).
+ */
+export interface BufferSpec {
+  readonly name: string;
+  readonly length: number;
+  /** input: read only; inout: random, then overwritten (SAXPY's y); output, scratch: poisoned. */
+  readonly role: "input" | "inout" | "output" | "scratch";
+  /** The element type; default f32. */
+  readonly type?: "f32" | "u32";
+  readonly low?: number;
+  readonly high?: number;
+}
+
+/** A case's input data on the host: Float32Array, or Uint32Array for u32 buffers. */
+export type InputArray = Float32Array | Uint32Array;
+
+export type ArgSpec = { readonly buffer: string } | { readonly i32: number } | { readonly f32: number };
+
+export interface StepSpec {
+  readonly kernel: KernelHandle;
+  readonly grid: readonly [number, number, number];
+  readonly args: readonly ArgSpec[];
+}
+
+export interface CaseInstance {
+  readonly buffers: readonly BufferSpec[];
+  readonly steps: readonly StepSpec[];
+  /** The fewest bytes the operation must read and write. */
+  readonly bytes: number;
+  /** The buffer the check reads. */
+  readonly output: string;
+  readonly check: CheckSpec;
+  /** Scalars of the operation (SAXPY's a, layer norm's eps), for the PyTorch counterpart. */
+  readonly parameters: Readonly<Record<string, number>>;
+  reference(inputs: ReadonlyMap<string, InputArray>): ChunkedReference;
+}
+
+export interface CaseContext {
+  readonly library: KernelLibrary;
+  readonly limits: LaunchLimits;
+  readonly backend: BackendName;
+  /** Per kernel name, the specialization to use instead of the case's own choice (the tuner's candidates). */
+  readonly prefer?: Readonly<Record<string, Constants>>;
+}
+
+export interface TuningSpace {
+  readonly kernels: readonly string[];
+  readonly constants: Readonly<Record<string, readonly number[]>>;
+  /** Why a setting is left out (undefined: it is searched). */
+  readonly valid?: (constants: Constants) => string | undefined;
+}
+
+export interface KernelCase {
+  readonly id: string;
+  /** The operation, where several cases compute it (sum-onepass: sum): what torch-reference.py computes. */
+  readonly family?: string;
+  readonly title: string;
+  /** Each kernel the case may launch, with the example file that declares it. */
+  readonly kernels: Readonly<Record<string, string>>;
+  /** What the PyTorch script times against it (bench/torch-reference.py). */
+  readonly torch: string;
+  readonly dims: 1 | 2;
+  readonly gpuShapes: readonly Shape[];
+  readonly cpuShapes: readonly Shape[];
+  /**
+   * What the tuner searches at a shape: values of compile-time constants, given to every kernel named (the
+   * scan's first and last launches must cut the input into the same tiles). `limits`: the device's, where
+   * the space depends on it (the subgroup kernels' rows must be whole subgroups).
+   */
+  space(shape: Shape, limits?: LaunchLimits): TuningSpace;
+  /** Throws UnsupportedShape where `unsupported` gives a reason. */
+  build(shape: Shape, context: CaseContext): CaseInstance;
+  unsupported(shape: Shape): string | undefined;
+}
+
+export class UnsupportedShape extends Error {}
+
+export function shapeLabel(shape: Shape): string {
+  const power = (n: number) => (n >= 1024 && Number.isInteger(Math.log2(n)) ? `2^${Math.log2(n)}` : String(n));
+  return shape.length === 1 ? `n=${power(shape[0]!)}` : `${shape[0]}×${shape[1]}`;
+}
+
+/** A grid of at least `blocks` blocks within the device's limits: 1-D where it fits, else 2-D. */
+export function grid2d(blocks: number, limits: LaunchLimits): [number, number, number] {
+  const gx = Math.max(1, Math.min(blocks, limits.maxGridDims[0]));
+  const gy = Math.ceil(blocks / gx);
+  if (gy > limits.maxGridDims[1]) throw new UnsupportedShape(`${blocks} blocks exceed the device's grid`);
+  return [gx, gy, 1];
+}
+
+/** The kernel to run: the preferred specialization if one is given, else the first of `choices` the device can run. */
+function pick(context: CaseContext, name: string, choices: readonly Constants[]): KernelHandle {
+  const preferred = context.prefer?.[name];
+  if (preferred) return context.library.get(name, preferred);
+  const kernel = context.library.firstFitting(name, choices, context.limits);
+  if (!kernel) throw new UnsupportedShape(`no specialization of ${name} fits this device`);
+  return kernel;
+}
+
+function constantsOf(kernel: KernelHandle): Record<string, number> {
+  return kernel.description.specialization as Record<string, number>;
+}
+
+const log2 = (n: number) => Math.ceil(Math.log2(Math.max(2, n)));
+
+// ---- elementwise -------------------------------------------------------------------------------------------
+
+/**
+ * On the CPU backend a grid-stride kernel gets at most this many blocks, which then loop: each block
+ * allocates its private and shared arrays once, so a few blocks that loop cost less than many that do not
+ * (enough for a worker thread per core on the machines the suite is measured on).
+ */
+const cpuStrideBlocks = 16;
+
+/**
+ * Blocks for a grid-stride loop over n/4 vectors: on a GPU enough to cover them once, within the device's
+ * limit; on the CPU a few (cpuStrideBlocks).
+ */
+function strideBlocks(n: number, kernel: KernelHandle, context: CaseContext): number {
+  const { BLOCK, ITEMS } = constantsOf(kernel);
+  const limit = context.backend === "cpu" ? cpuStrideBlocks : context.limits.maxGridDims[0];
+  return Math.max(1, Math.min(Math.ceil(n / 4 / (BLOCK! * ITEMS!)), limit));
+}
+
+function needsMultipleOf4(shape: Shape): string | undefined {
+  return shape[0]! % 4 === 0 ? undefined : "n must be a multiple of 4 (16-byte vectors)";
+}
+
+const elementwiseSpace = { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4, 8] };
+
+const saxpy: KernelCase = {
+  id: "saxpy",
+  title: "SAXPY y = a·x + y",
+  kernels: { saxpyVec4: "examples/elementwise-vec4.ts" },
+  torch: "y.add_(x, alpha=a)",
+  dims: 1,
+  gpuShapes: [[2 ** 28]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["saxpyVec4"], constants: elementwiseSpace }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const kernel = pick(context, "saxpyVec4", [{}, { BLOCK: 128, ITEMS: 2 }]);
+    const a = Math.fround(0.5 + Math.random() * 1.5);
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: -1, high: 1 },
+        { name: "y", length: n!, role: "inout", low: -1, high: 1 },
+      ],
+      steps: [{ kernel, grid: [strideBlocks(n!, kernel, context), 1, 1], args: [{ i32: n! }, { f32: a }, { buffer: "x" }, { buffer: "y" }] }],
+      bytes: 12 * n!,
+      output: "y",
+      parameters: { a },
+      check: {
+        kind: "relative",
+        maxRelative: 1e-6,
+        floor: 1,
+        why: "one rounding of a·x + y with fma, two where WGSL does not fuse it: a few units of 2⁻²⁴ of |a·x| + |y| ≤ 3",
+      },
+      reference: (inputs) => {
+        const x = inputs.get("x")!;
+        const y = inputs.get("y")!;
+        return {
+          length: n!,
+          fill: (start, ref) => {
+            for (let j = 0; j < ref.length; j++) ref[j] = a * x[start + j]! + y[start + j]!;
+          },
+        };
+      },
+    };
+  },
+};
+
+const gelu: KernelCase = {
+  id: "gelu",
+  title: "GELU (tanh approximation)",
+  kernels: { geluVec4: "examples/elementwise-vec4.ts" },
+  torch: 'torch.nn.functional.gelu(x, approximate="tanh")',
+  dims: 1,
+  gpuShapes: [[2 ** 28]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["geluVec4"], constants: elementwiseSpace }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const kernel = pick(context, "geluVec4", [{}, { BLOCK: 128, ITEMS: 2 }]);
+    const geluRef = (v: number) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3)));
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: -6, high: 6 },
+        { name: "out", length: n!, role: "output" },
+      ],
+      steps: [{ kernel, grid: [strideBlocks(n!, kernel, context), 1, 1], args: [{ buffer: "out" }, { buffer: "x" }, { i32: n! }] }],
+      bytes: 8 * n!,
+      output: "out",
+      parameters: {},
+      check: {
+        kind: "relative",
+        maxRelative: context.backend === "webgpu" ? 1e-3 : 2e-4,
+        floor: 1e-3,
+        why:
+          "1 + tanh(…) cancels for negative x, so outputs near 0 keep an absolute error of about |x|·2⁻²⁴ (up to ~1.8e-4 of the 1e-3 floor at |x| = 6); " +
+          "WGSL bounds tanh only loosely (SwiftShader's measured ~3e-4)",
+      },
+      reference: (inputs) => {
+        const x = inputs.get("x")!;
+        return {
+          length: n!,
+          fill: (start, ref) => {
+            for (let j = 0; j < ref.length; j++) ref[j] = geluRef(x[start + j]!);
+          },
+        };
+      },
+    };
+  },
+};
+
+// ---- transpose ----------------------------------------------------------------------------------------------
+
+/** A block's rows must step through the tile evenly. */
+const wholeTileRows = (c: Constants) => (c.TILE! % c.BLOCK_ROWS! === 0 ? undefined : "BLOCK_ROWS must divide TILE");
+
+/** Sides that are multiples of 4 keep every row 16-byte aligned: the vector kernel; otherwise the sector-aligned scalar one. */
+const vectorTranspose = ([rows, cols]: Shape) => rows! % 4 === 0 && cols! % 4 === 0;
+
+const transpose: KernelCase = {
+  id: "transpose",
+  title: "transpose",
+  kernels: { transposeVec4: "examples/transpose-vec4.ts", transposeAligned: "examples/transpose-aligned.ts" },
+  torch: "x.t().contiguous()",
+  dims: 2,
+  gpuShapes: [
+    [8192, 8192],
+    [8191, 8190],
+  ],
+  cpuShapes: [
+    [1024, 1024],
+    [1023, 1022],
+  ],
+  space: (shape): TuningSpace =>
+    vectorTranspose(shape)
+      ? { kernels: ["transposeVec4"], constants: { TILE: [32, 64], BLOCK_ROWS: [8, 16, 32], PAD: [1, 4] }, valid: wholeTileRows }
+      : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((c.TILE! + c.ALIGN!) % c.BLOCK_ROWS! === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
+  unsupported: () => undefined,
+  build(shape, context) {
+    const [rows, cols] = shape;
+    const vector = vectorTranspose(shape);
+    const aligned: Constants[] = context.backend === "cpu" ? [{ TILE: 64 }, {}] : [{}];
+    const kernel = vector ? pick(context, "transposeVec4", [{}, { TILE: 32, BLOCK_ROWS: 32 }]) : pick(context, "transposeAligned", aligned);
+    const { TILE: tile, ALIGN: align } = constantsOf(kernel) as { TILE: number; ALIGN?: number };
+    // The sector-aligned kernel shifts each output row's segment back by up to ALIGN − 1: one more row of blocks.
+    const blockRows = Math.ceil((rows! + (vector ? 0 : align! - 1)) / tile);
+    return {
+      buffers: [
+        { name: "x", length: rows! * cols!, role: "input", low: -1, high: 1 },
+        { name: "out", length: rows! * cols!, role: "output" },
+      ],
+      steps: [{ kernel, grid: [Math.ceil(cols! / tile), blockRows, 1], args: [{ buffer: "out" }, { buffer: "x" }, { i32: rows! }, { i32: cols! }] }],
+      bytes: 8 * rows! * cols!,
+      output: "out",
+      parameters: {},
+      check: { kind: "exact", why: "data movement only" },
+      reference: (inputs) => {
+        const x = inputs.get("x")!;
+        // out[c][r] = x[r][c]
+        return {
+          length: rows! * cols!,
+          fill: (start, ref) => {
+            for (let j = 0; j < ref.length; j++) ref[j] = x[((start + j) % rows!) * cols! + Math.floor((start + j) / rows!)]!;
+          },
+        };
+      },
+    };
+  },
+};
+
+// ---- sum ----------------------------------------------------------------------------------------------------
+
+/** One wave of an H100 (132 SMs × 8 blocks of 256 threads), rounded to a multiple of 4. */
+const sumBlocks = 1024;
+
+const sum: KernelCase = {
+  id: "sum",
+  title: "sum (two launches)",
+  kernels: { sumVec4: "examples/sum-vec4.ts" },
+  torch: "torch.sum(x)",
+  dims: 1,
+  gpuShapes: [[2 ** 28]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["sumVec4"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4, 8] } }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const kernel = pick(context, "sumVec4", [{}, { BLOCK: 128, ITEMS: 2 }]);
+    const { BLOCK, ITEMS } = constantsOf(kernel) as { BLOCK: number; ITEMS: number };
+    const chunk = 4 * BLOCK * ITEMS;
+    // The partial sums are the second launch's vector input: a multiple of 4 of them.
+    const blocks = Math.ceil(Math.min(context.backend === "cpu" ? cpuStrideBlocks : sumBlocks, Math.ceil(n! / chunk)) / 4) * 4;
+    // Depth: each lane's running sum (one addition per vector it takes), the four lanes, the tree, then the
+    // same again over the partial sums in the second launch, and the final store.
+    const perLane = (count: number, grid: number) => Math.ceil(count / (chunk * grid)) * ITEMS;
+    const depth = perLane(n!, blocks) + 2 + log2(BLOCK) + perLane(blocks, 1) + 2 + log2(BLOCK) + 1;
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: 0, high: 1 },
+        { name: "partials", length: blocks, role: "scratch" },
+        { name: "out", length: 1, role: "output" },
+      ],
+      steps: [
+        { kernel, grid: [blocks, 1, 1], args: [{ buffer: "partials" }, { buffer: "x" }, { i32: n! }] },
+        { kernel, grid: [1, 1, 1], args: [{ buffer: "out" }, { buffer: "partials" }, { i32: blocks }] },
+      ],
+      bytes: 4 * n! + 4,
+      output: "out",
+      parameters: {},
+      check: {
+        kind: "bound",
+        depth,
+        why: "the worst-case error of the two-launch summation tree; inputs in [0, 1), so Σ|x| = Σx and a lost or doubled block (≥ 1/G of the sum) is far outside it",
+      },
+      reference: sumReference(n!),
+    };
+  },
+};
+
+/** The float64 sum of x and of |x|. */
+function sumReference(n: number): CaseInstance["reference"] {
+  return (inputs) => {
+    const x = inputs.get("x")!;
+    return {
+      length: 1,
+      fill: (_start, ref, scale) => {
+        let total = 0;
+        let magnitude = 0;
+        for (let i = 0; i < n; i++) {
+          total += x[i]!;
+          magnitude += Math.abs(x[i]!);
+        }
+        ref[0] = total;
+        scale[0] = magnitude;
+      },
+    };
+  };
+}
+
+/** Lanes of the device's subgroups (32: CUDA's warp, where the device does not say). */
+const lanesOf = (limits: LaunchLimits) => limits.subgroupSize ?? 32;
+
+const sumOnePass: KernelCase = {
+  id: "sum-onepass",
+  family: "sum",
+  title: "sum (one pass: subgroup sums, one atomicAdd per block)",
+  kernels: { clearTotal: "examples/sum-vec4-subgroups.ts", sumVec4Subgroups: "examples/sum-vec4-subgroups.ts" },
+  torch: "torch.sum(x)",
+  dims: 1,
+  gpuShapes: [[2 ** 28]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["sumVec4Subgroups"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4, 8] } }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const clear = pick(context, "clearTotal", [{}]);
+    const kernel = pick(context, "sumVec4Subgroups", [{}, { BLOCK: 128, ITEMS: 2 }]);
+    const { BLOCK, ITEMS } = constantsOf(kernel) as { BLOCK: number; ITEMS: number };
+    const chunk = 4 * BLOCK * ITEMS;
+    const blocks = Math.max(1, Math.min(context.backend === "cpu" ? cpuStrideBlocks : sumBlocks, Math.ceil(n! / chunk)));
+    // Depth: each lane's running sum, the four lanes, the subgroup's butterfly, the slots one lane adds up
+    // (BLOCK / lanes of them, lanes at a time), the butterfly again, then the blocks' atomics, one after
+    // another in some order onto the zeroed total.
+    const lanes = lanesOf(context.limits);
+    const depth = Math.ceil(n! / (chunk * blocks)) * ITEMS + 2 + 2 * log2(lanes) + Math.ceil(BLOCK / lanes / lanes) + blocks;
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: 0, high: 1 },
+        { name: "out", length: 1, role: "output" },
+      ],
+      steps: [
+        { kernel: clear, grid: [1, 1, 1], args: [{ buffer: "out" }] },
+        { kernel, grid: [blocks, 1, 1], args: [{ buffer: "out" }, { buffer: "x" }, { i32: n! }] },
+      ],
+      bytes: 4 * n! + 4,
+      output: "out",
+      parameters: {},
+      check: {
+        kind: "bound",
+        depth,
+        why: "the worst-case error of the summation tree, whose last level is the blocks' atomics one after another (depth ≈ the number of blocks); inputs in [0, 1), so a lost or doubled block (≥ 1/G of the sum) is far outside it",
+      },
+      reference: sumReference(n!),
+    };
+  },
+};
+
+// ---- softmax and layer norm -----------------------------------------------------------------------------------
+
+/**
+ * The row kernels' specializations, by capacity (4·THREADS·ITEMS): the smallest that holds a row is used. For
+ * rows of 4096, softmax takes 256 threads of 4 vectors and layer norm 128 threads of 8 (the tuner's choices on
+ * the H100: runs 1 and 2, bench/README.md).
+ */
+const rowChoices: Readonly<Record<string, readonly Constants[]>> = {
+  softmaxRows: [
+    { THREADS: 32, ROWS: 8, ITEMS: 2 },
+    { THREADS: 64, ROWS: 4, ITEMS: 4 },
+    { THREADS: 256, ROWS: 1, ITEMS: 4 },
+    { THREADS: 256, ROWS: 1, ITEMS: 8 },
+  ],
+  layerNormRows: [
+    { THREADS: 32, ROWS: 8, ITEMS: 2 },
+    { THREADS: 64, ROWS: 4, ITEMS: 4 },
+    { THREADS: 128, ROWS: 1, ITEMS: 8 },
+    { THREADS: 256, ROWS: 1, ITEMS: 8 },
+  ],
+  // The subgroup variants declare the same specializations as the kernels above.
+  softmaxVec4Subgroups: [
+    { THREADS: 32, ROWS: 8, ITEMS: 2 },
+    { THREADS: 64, ROWS: 4, ITEMS: 4 },
+    { THREADS: 256, ROWS: 1, ITEMS: 4 },
+    { THREADS: 256, ROWS: 1, ITEMS: 8 },
+  ],
+  layerNormSubgroups: [
+    { THREADS: 32, ROWS: 8, ITEMS: 2 },
+    { THREADS: 64, ROWS: 4, ITEMS: 4 },
+    { THREADS: 128, ROWS: 1, ITEMS: 8 },
+    { THREADS: 256, ROWS: 1, ITEMS: 8 },
+  ],
+};
+
+/** The subgroup kernels need each row's THREADS threads to be whole subgroups. */
+const wholeSubgroups = (c: Constants, lanes: number) => c.THREADS! >= lanes && c.THREADS! % lanes === 0;
+const capacity = (c: Constants) => 4 * c.THREADS! * c.ITEMS!;
+const maxRowLength = Math.min(...Object.values(rowChoices).map((list) => Math.max(...list.map(capacity))));
+
+function rowKernel(context: CaseContext, name: string, cols: number, subgroups: boolean): KernelHandle {
+  const choices = rowChoices[name]!.filter((c) => capacity(c) >= cols && (!subgroups || wholeSubgroups(c, lanesOf(context.limits))));
+  return pick(context, name, choices);
+}
+
+function rowsUnsupported([, cols]: Shape): string | undefined {
+  if (cols! % 4 !== 0) return "cols must be a multiple of 4 (16-byte vectors)";
+  if (cols! > maxRowLength) return `rows longer than ${maxRowLength} do not fit the threads' registers`;
+  return undefined;
+}
+
+/** Settings whose capacity holds a row without more than half of it idle, in blocks of 64 to 1024 threads. */
+/** `lanes`: for the subgroup kernels, the device's subgroup size, which a row's threads must be whole subgroups of. */
+function rowSpace([, cols]: Shape, lanes?: number): TuningSpace {
+  return {
+    kernels: [],
+    constants: { THREADS: [32, 64, 128, 256, 512], ROWS: [1, 2, 4, 8], ITEMS: [1, 2, 4, 8, 16] },
+    valid: (c) => {
+      if (capacity(c) < cols!) return "a row does not fit";
+      if (lanes && !wholeSubgroups(c, lanes)) return "a row's threads must be whole subgroups";
+      if (capacity(c) >= 2 * cols!) return "more than half of the threads' registers idle";
+      const threads = c.THREADS! * c.ROWS!;
+      return threads < 64 || threads > 1024 ? "blocks of 64 to 1024 threads" : undefined;
+    },
+  };
+}
+
+function rowGrid(rows: number, kernel: KernelHandle, context: CaseContext): [number, number, number] {
+  return grid2d(Math.ceil(rows / constantsOf(kernel).ROWS!), context.limits);
+}
+
+/** Row softmax with shared-memory trees (softmax.ts) or subgroup reductions (softmax-vec4-subgroups.ts). */
+function softmaxCase(subgroups: boolean): KernelCase {
+  const name = subgroups ? "softmaxVec4Subgroups" : "softmaxRows";
+  return {
+    id: subgroups ? "softmax-subgroups" : "softmax",
+    ...(subgroups ? { family: "softmax" } : {}),
+    title: subgroups ? "row softmax (subgroup reductions)" : "row softmax",
+    kernels: { [name]: subgroups ? "examples/softmax-vec4-subgroups.ts" : "examples/softmax.ts" },
+    torch: "torch.softmax(x, dim=1)",
+    dims: 2,
+    gpuShapes: [
+      [4096, 4096],
+      [65536, 1024],
+    ],
+    cpuShapes: [
+      [64, 4096],
+      [1024, 1024],
+    ],
+    space: (shape, limits) => ({ ...rowSpace(shape, subgroups ? (limits?.subgroupSize ?? 32) : undefined), kernels: [name] }),
+    unsupported: rowsUnsupported,
+    build([rows, cols], context) {
+      const kernel = rowKernel(context, name, cols!, subgroups);
+      const { THREADS, ITEMS } = constantsOf(kernel) as { THREADS: number; ITEMS: number };
+      // exp's error, the rounding of x − max (at most 6 units: |x − max| ≤ 6), the sum's tree, the scale.
+      const sumDepth = 4 * ITEMS + log2(THREADS);
+      return {
+        buffers: [
+          { name: "x", length: rows! * cols!, role: "input", low: -3, high: 3 },
+          { name: "out", length: rows! * cols!, role: "output" },
+        ],
+        steps: [{ kernel, grid: rowGrid(rows!, kernel, context), args: [{ buffer: "out" }, { buffer: "x" }, { i32: rows! }, { i32: cols! }] }],
+        bytes: 8 * rows! * cols!,
+        output: "out",
+        parameters: {},
+        check: {
+          kind: "relative",
+          maxRelative: context.backend === "webgpu" ? 1e-4 : 1e-5,
+          floor: 1e-30,
+          why: `elementwise relative: exp (a few ulps on CUDA and the CPU), x − max rounded (≤ 6 ulps of exp's argument), the row sum (tree depth ${sumDepth}) and the scale, ≈ ${sumDepth + 10}·2⁻²⁴ ≈ ${((sumDepth + 10) * 2 ** -24).toExponential(1)} at worst; WGSL's exp is only loosely bounded`,
+        },
+        reference: (inputs) => {
+          const x = inputs.get("x")!;
+          const row = new Float64Array(cols!);
+          let cached = -1;
+          return {
+            length: rows! * cols!,
+            fill: (start, ref) => {
+              for (let j = 0; j < ref.length; j++) {
+                const r = Math.floor((start + j) / cols!);
+                if (r !== cached) {
+                  let max = -Infinity;
+                  for (let c = 0; c < cols!; c++) max = Math.max(max, x[r * cols! + c]!);
+                  let total = 0;
+                  for (let c = 0; c < cols!; c++) total += row[c] = Math.exp(x[r * cols! + c]! - max);
+                  for (let c = 0; c < cols!; c++) row[c]! /= total;
+                  cached = r;
+                }
+                ref[j] = row[(start + j) % cols!]!;
+              }
+            },
+          };
+        },
+      };
+    },
+  };
+}
+
+/** Layer norm with shared-memory trees (layer-norm.ts) or subgroup reductions (layer-norm-subgroups.ts). */
+function layerNormCase(subgroups: boolean): KernelCase {
+  const name = subgroups ? "layerNormSubgroups" : "layerNormRows";
+  return {
+    id: subgroups ? "layernorm-subgroups" : "layernorm",
+    ...(subgroups ? { family: "layernorm" } : {}),
+    title: subgroups ? "layer norm (γ, β; subgroup reductions)" : "layer norm (γ, β)",
+    kernels: { [name]: subgroups ? "examples/layer-norm-subgroups.ts" : "examples/layer-norm.ts" },
+    torch: "torch.nn.functional.layer_norm(x, [cols], gamma, beta, eps=1e-5)",
+    dims: 2,
+    gpuShapes: [
+      [4096, 4096],
+      [65536, 1024],
+    ],
+    cpuShapes: [
+      [64, 4096],
+      [1024, 1024],
+    ],
+    space: (shape, limits) => ({ ...rowSpace(shape, subgroups ? (limits?.subgroupSize ?? 32) : undefined), kernels: [name] }),
+    unsupported: rowsUnsupported,
+    build([rows, cols], context) {
+      const kernel = rowKernel(context, name, cols!, subgroups);
+      const eps = 1e-5;
+      return {
+        buffers: [
+          { name: "x", length: rows! * cols!, role: "input", low: -2, high: 2 },
+          { name: "gamma", length: cols!, role: "input", low: 0.5, high: 1.5 },
+          { name: "beta", length: cols!, role: "input", low: -0.5, high: 0.5 },
+          { name: "out", length: rows! * cols!, role: "output" },
+        ],
+        steps: [
+          {
+            kernel,
+            grid: rowGrid(rows!, kernel, context),
+            args: [{ buffer: "out" }, { buffer: "x" }, { buffer: "gamma" }, { buffer: "beta" }, { i32: rows! }, { i32: cols! }, { f32: eps }],
+          },
+        ],
+        bytes: 8 * rows! * cols! + 8 * cols!,
+        output: "out",
+        parameters: { eps },
+        check: {
+          kind: "relative",
+          maxRelative: 3e-5,
+          floor: 1,
+          why: "outputs are O(1) and may cancel to 0 (β), so the error is bounded absolutely: the mean's and variance's trees (depth ≤ 40) times |x − mean|·rstd·γ ≤ 3 give ≈ 1e-5 at worst",
+        },
+        reference: (inputs) => {
+          const x = inputs.get("x")!;
+          const gamma = inputs.get("gamma")!;
+          const beta = inputs.get("beta")!;
+          const row = new Float64Array(cols!);
+          let cached = -1;
+          return {
+            length: rows! * cols!,
+            fill: (start, ref) => {
+              for (let j = 0; j < ref.length; j++) {
+                const r = Math.floor((start + j) / cols!);
+                if (r !== cached) {
+                  let mean = 0;
+                  for (let c = 0; c < cols!; c++) mean += x[r * cols! + c]!;
+                  mean /= cols!;
+                  let variance = 0;
+                  for (let c = 0; c < cols!; c++) variance += (x[r * cols! + c]! - mean) ** 2;
+                  const rstd = 1 / Math.sqrt(variance / cols! + Math.fround(eps));
+                  for (let c = 0; c < cols!; c++) row[c] = (x[r * cols! + c]! - mean) * rstd * gamma[c]! + beta[c]!;
+                  cached = r;
+                }
+                ref[j] = row[(start + j) % cols!]!;
+              }
+            },
+          };
+        },
+      };
+    },
+  };
+}
+
+// ---- scan ---------------------------------------------------------------------------------------------------
+
+const scan: KernelCase = {
+  id: "scan",
+  title: "exclusive scan (three launches)",
+  kernels: { scanTileSums: "examples/scan.ts", scanPartials: "examples/scan.ts", scanTiles: "examples/scan.ts" },
+  torch: "torch.cumsum(x, 0) (inclusive; not shifted)",
+  dims: 1,
+  gpuShapes: [[2 ** 26]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["scanTileSums", "scanTiles"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4] } }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const tileSums = pick(context, "scanTileSums", [{}, { BLOCK: 64 }]);
+    const partialsKernel = pick(context, "scanPartials", [{ BLOCK: 1024, ITEMS: 16 }, {}, { BLOCK: 64, ITEMS: 4 }]);
+    // The last launch cuts the input into the same tiles as the first.
+    const tilesKernel = pick(context, "scanTiles", [constantsOf(tileSums)]);
+    const { BLOCK, ITEMS } = constantsOf(tilesKernel) as { BLOCK: number; ITEMS: number };
+    const sumsConstants = constantsOf(tileSums);
+    if (sumsConstants.BLOCK !== BLOCK || sumsConstants.ITEMS !== ITEMS) throw new UnsupportedShape("scanTileSums and scanTiles must use the same tile");
+    const tile = 4 * BLOCK * ITEMS;
+    const tiles = Math.ceil(n! / tile);
+    const grid = grid2d(tiles, context.limits);
+    const p = constantsOf(partialsKernel) as { BLOCK: number; ITEMS: number };
+    // Depth of the tree that makes out[i]: the tile sums (lanes, vectors, tree), the scan of the tile sums
+    // (each thread's values, the Hillis–Steele steps, the carry from chunk to chunk), then within the tile
+    // (the thread's running total, the steps, the offset, the running sum).
+    const depth =
+      ITEMS + 2 + log2(BLOCK) + (2 * p.ITEMS + log2(p.BLOCK) + Math.ceil(tiles / (p.BLOCK * p.ITEMS)) + 2) + (4 * ITEMS + log2(BLOCK) + 2 + 4 * ITEMS) + 2;
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: 0, high: 1 },
+        // Whole vectors: the middle launch reads and writes them 16 bytes at a time.
+        { name: "partials", length: Math.ceil(tiles / 4) * 4, role: "scratch" },
+        { name: "out", length: n!, role: "output" },
+      ],
+      steps: [
+        { kernel: tileSums, grid, args: [{ buffer: "partials" }, { buffer: "x" }, { i32: n! }] },
+        { kernel: partialsKernel, grid: [1, 1, 1], args: [{ buffer: "partials" }, { i32: tiles }] },
+        { kernel: tilesKernel, grid, args: [{ buffer: "out" }, { buffer: "x" }, { buffer: "partials" }, { i32: n! }] },
+      ],
+      bytes: 8 * n!,
+      output: "out",
+      parameters: {},
+      check: {
+        kind: "bound",
+        depth,
+        why: "the worst-case error of the scan's summation tree for each element; inputs in [0, 1), so the bound is relative and a wrong tile offset (≥ one tile's sum) is far outside it",
+      },
+      reference: (inputs) => {
+        const x = inputs.get("x")!;
+        let running = 0;
+        let magnitude = 0;
+        return {
+          length: n!,
+          fill: (start, ref, scale) => {
+            for (let j = 0; j < ref.length; j++) {
+              ref[j] = running;
+              scale[j] = magnitude;
+              running += x[start + j]!;
+              magnitude += Math.abs(x[start + j]!);
+            }
+          },
+        };
+      },
+    };
+  },
+};
+
+// ---- histogram ----------------------------------------------------------------------------------------------
+
+const histogram: KernelCase = {
+  id: "histogram",
+  title: "256-bin histogram",
+  kernels: { clearBins: "examples/histogram-vec4.ts", histogram256Vec4: "examples/histogram-vec4.ts" },
+  torch: "torch.bincount(x, minlength=256)",
+  dims: 1,
+  gpuShapes: [[2 ** 28]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["histogram256Vec4"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4, 8] } }),
+  unsupported: () => undefined,
+  build([n], context) {
+    const clear = pick(context, "clearBins", [{}]);
+    const kernel = pick(context, "histogram256Vec4", [{}, { BLOCK: 128, ITEMS: 2 }]);
+    // About one wave of blocks, each looping over its share: every block adds its 256 bins to the global
+    // histogram once, so many more blocks would cost more global atomics than they save.
+    const blocks = Math.max(1, Math.min(context.backend === "cpu" ? cpuStrideBlocks : sumBlocks, Math.ceil(n! / 4 / (constantsOf(kernel).BLOCK! * constantsOf(kernel).ITEMS!))));
+    return {
+      buffers: [
+        // Values below 256, as torch.bincount counts them (the kernel takes the low byte of any value).
+        { name: "x", length: n!, role: "input", type: "u32", low: 0, high: 256 },
+        { name: "hist", length: 256, role: "output", type: "u32" },
+      ],
+      steps: [
+        { kernel: clear, grid: [1, 1, 1], args: [{ buffer: "hist" }] },
+        { kernel, grid: [blocks, 1, 1], args: [{ buffer: "hist" }, { buffer: "x" }, { i32: n! }] },
+      ],
+      bytes: 4 * n! + 4 * 256,
+      output: "hist",
+      parameters: {},
+      check: { kind: "exact", why: "counts are integers: every bin must be exact" },
+      reference: (inputs) => {
+        const x = inputs.get("x")!;
+        return {
+          length: 256,
+          fill: (_start, ref) => {
+            ref.fill(0);
+            for (let i = 0; i < n!; i++) ref[x[i]! & 255]!++;
+          },
+        };
+      },
+    };
+  },
+};
+
+const softmax = softmaxCase(false);
+const layerNorm = layerNormCase(false);
+
+export const kernelCases: readonly KernelCase[] = [
+  saxpy,
+  gelu,
+  transpose,
+  sum,
+  sumOnePass,
+  softmax,
+  softmaxCase(true),
+  layerNorm,
+  layerNormCase(true),
+  scan,
+  histogram,
+];
+
+/** Every example file the suite's kernels come from. */
+export const suiteFiles: readonly string[] = [...new Set(kernelCases.flatMap((c) => Object.values(c.kernels)))];

@@ -1,0 +1,152 @@
+/**
+ * Functions that the JS backend's output calls for atomics on global buffers and for subgroup operations,
+ * printed into a generated module only when one of its kernels needs them (so that modules stay
+ * self-contained, for worker threads and for `new Function`).
+ *
+ * Atomics: blocks run one at a time on the calling thread, where a plain read-modify-write is atomic; with
+ * worker threads the buffers live in shared memory and `Atomics` does the work (f32 through a
+ * compare-exchange loop on the Int32 view of the same bytes). Shared arrays are never seen by another
+ * worker, so the kernel functions update them in place.
+ *
+ * Subgroups: a collective runs once per block, after every thread has computed its arguments into per-thread
+ * slots; threads s·size … s·size + size − 1 form subgroup s. f32 sums and scans add in the order of the CUDA
+ * helpers (cuda-subgroups.ts). A shuffle from a lane outside the subgroup returns the lane's own value; in
+ * checked mode it returns a poison value (NaN, 0xdeadbeef) so that a result depending on it shows.
+ */
+
+export const atomicsRuntime = String.raw`
+// Atomics on global buffers: Atomics when worker threads share the buffer, plain operations otherwise.
+const atomicBitViews = new WeakMap();
+const atomicF32 = new Float32Array(1), atomicBits = new Int32Array(atomicF32.buffer);
+function atomicShared(a) { return typeof SharedArrayBuffer !== "undefined" && a.buffer instanceof SharedArrayBuffer; }
+function atomicBitsOf(a) {
+  let view = atomicBitViews.get(a);
+  if (!view) atomicBitViews.set(a, (view = new Int32Array(a.buffer, a.byteOffset, a.length)));
+  return view;
+}
+function atomicUpdate(a, i, next) {
+  if (!atomicShared(a)) { const old = a[i]; a[i] = next(old); return old; }
+  const bits = a instanceof Float32Array ? atomicBitsOf(a) : a;
+  for (;;) {
+    const before = Atomics.load(bits, i);
+    atomicBits[0] = before;
+    const old = a instanceof Float32Array ? atomicF32[0] : before;
+    let after = next(old);
+    if (a instanceof Float32Array) { atomicF32[0] = after; after = atomicBits[0]; }
+    if (Atomics.compareExchange(bits, i, before, after) === before) return old;
+  }
+}
+const atomics = {
+  add: (a, i, v) => (atomicShared(a) && !(a instanceof Float32Array) ? Atomics.add(a, i, v) : atomicUpdate(a, i, (old) => old + v)),
+  sub: (a, i, v) => (atomicShared(a) ? Atomics.sub(a, i, v) : atomicUpdate(a, i, (old) => old - v)),
+  and: (a, i, v) => (atomicShared(a) ? Atomics.and(a, i, v) : atomicUpdate(a, i, (old) => old & v)),
+  or: (a, i, v) => (atomicShared(a) ? Atomics.or(a, i, v) : atomicUpdate(a, i, (old) => old | v)),
+  xor: (a, i, v) => (atomicShared(a) ? Atomics.xor(a, i, v) : atomicUpdate(a, i, (old) => old ^ v)),
+  min: (a, i, v) => atomicUpdate(a, i, (old) => Math.min(old, v)),
+  max: (a, i, v) => atomicUpdate(a, i, (old) => Math.max(old, v)),
+  exchange: (a, i, v) => atomicUpdate(a, i, () => v),
+  compareExchange: (a, i, e, v) => atomicUpdate(a, i, (old) => (old === e ? v : old)),
+};
+`.trim().split("\n");
+
+export const subgroupRuntime = String.raw`
+// Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
+// returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
+function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
+  const v = new Array(size), live = new Array(size);
+  for (let base = 0; base < threads; base += size) {
+    let count = 0;
+    for (let lane = 0; lane < size; lane++) {
+      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      if (live[lane]) count++;
+      v[lane] = live[lane] ? a[base + lane] : 0;
+    }
+    if (count === 0) continue;
+    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
+    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    switch (op) {
+      case "add":
+      case "min":
+      case "max": {
+        // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
+        // the lanes l stands for include a live one (lanes that returned take no part).
+        const w = v.slice(), has = live.slice();
+        for (let d = size >> 1; d > 0; d >>= 1) {
+          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) {
+            const other = lane ^ d;
+            if (!has[other]) continue;
+            nextHas[lane] = true;
+            if (!has[lane]) { next[lane] = w[other]; continue; }
+            next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
+          }
+          for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
+        }
+        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        break;
+      }
+      case "inclusiveAdd":
+      case "exclusiveAdd": {
+        // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
+        const w = v.slice();
+        for (let d = 1; d < size; d <<= 1) {
+          const next = w.slice();
+          for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
+          for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
+        }
+        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        break;
+      }
+      case "shuffle":
+      case "shuffleXor":
+      case "shuffleUp":
+      case "shuffleDown":
+        for (let lane = 0; lane < size; lane++) {
+          if (!live[lane]) continue;
+          const k = b[base + lane];
+          const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
+          const inside = source >= 0 && source < size && live[source];
+          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+        }
+        break;
+      case "ballot": {
+        // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
+        let bits = 0;
+        for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
+        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        break;
+      }
+      case "all":
+      case "any": {
+        let all = 1, any = 0;
+        for (let lane = 0; lane < size; lane++) {
+          if (!live[lane]) continue;
+          if (v[lane]) any = 1;
+          else all = 0;
+        }
+        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        break;
+      }
+    }
+  }
+}
+`.trim().split("\n");
+
+/** The operation name the `subgroup` function takes for each collective. */
+export const subgroupRuntimeOps = {
+  subgroupAdd: "add",
+  subgroupMin: "min",
+  subgroupMax: "max",
+  subgroupInclusiveAdd: "inclusiveAdd",
+  subgroupExclusiveAdd: "exclusiveAdd",
+  subgroupBroadcast: "shuffle",
+  subgroupShuffle: "shuffle",
+  subgroupShuffleXor: "shuffleXor",
+  subgroupShuffleUp: "shuffleUp",
+  subgroupShuffleDown: "shuffleDown",
+  subgroupBallot: "ballot",
+  subgroupAll: "all",
+  subgroupAny: "any",
+} as const;

@@ -1,0 +1,178 @@
+/**
+ * Lowers the calls that are statements in the IR but values in TypeScript: atomics (`atomicAdd(hist, bin,
+ * 1)`, returning the old value) and subgroup operations (`subgroupAdd(x)`, collectives that every lane of a
+ * subgroup runs together), and reads the `subgroupSize` and `subgroupInvocationId` builtins. A call written
+ * inside an expression becomes a statement that declares a local, placed before the statement the expression
+ * belongs to (`context.pending`); where nothing can run first (the right operand of `&&`, a branch of `?:`,
+ * a `for` update) that is TSK1032. The typing rules of docs/language.md, "Atomics" and "Subgroups", live here.
+ */
+
+import { Node, type CallExpression, type Expression } from "ts-morph";
+import { fail } from "../diagnostics/diagnostic.ts";
+import { isNumeric, type AtomicOp, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { spanOf, type FunctionContext } from "./context.ts";
+
+export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
+  atomicAdd: "add",
+  atomicSub: "sub",
+  atomicMin: "min",
+  atomicMax: "max",
+  atomicAnd: "and",
+  atomicOr: "or",
+  atomicXor: "xor",
+  atomicExchange: "exchange",
+  atomicCompareExchange: "compareExchange",
+};
+
+/** Atomics that f32 arrays take (WGSL has no float atomics; these two are emulated there). */
+const floatAtomics: ReadonlySet<AtomicOp> = new Set(["add", "exchange"]);
+
+/** How each subgroup function is typed: its value argument, an optional lane argument, and the result. */
+interface SubgroupSignature {
+  /** `numeric`: f32, i32 or u32, and the result has the same type; `bool`: a predicate. */
+  readonly value: "numeric" | "bool";
+  /** The second argument: a lane, an xor mask or a distance, i32 or u32 (converted to u32). */
+  readonly lane?: string;
+  readonly result?: ScalarType;
+  /** The name of the local that holds the result in generated code. */
+  readonly hint: string;
+}
+
+export const subgroupFunctions: Readonly<Record<CollectiveOp, SubgroupSignature>> = {
+  subgroupAdd: { value: "numeric", hint: "sum" },
+  subgroupMin: { value: "numeric", hint: "least" },
+  subgroupMax: { value: "numeric", hint: "greatest" },
+  subgroupInclusiveAdd: { value: "numeric", hint: "scan" },
+  subgroupExclusiveAdd: { value: "numeric", hint: "scan" },
+  subgroupBroadcast: { value: "numeric", lane: "lane", hint: "broadcast" },
+  subgroupShuffle: { value: "numeric", lane: "lane", hint: "shuffled" },
+  subgroupShuffleXor: { value: "numeric", lane: "mask", hint: "shuffled" },
+  subgroupShuffleUp: { value: "numeric", lane: "distance", hint: "shuffled" },
+  subgroupShuffleDown: { value: "numeric", lane: "distance", hint: "shuffled" },
+  subgroupBallot: { value: "bool", result: "u32", hint: "ballot" },
+  subgroupAll: { value: "bool", result: "bool", hint: "all" },
+  subgroupAny: { value: "bool", result: "bool", hint: "any" },
+};
+
+export function isSubgroupFunction(name: string): name is CollectiveOp {
+  return Object.hasOwn(subgroupFunctions, name);
+}
+
+/** Locals the frontend made for hoisted calls; a declaration initialized with one takes its place. */
+const hoistedResults = new WeakSet<Variable>();
+
+/** Puts `make(result)` among the pending statements and returns a read of `result`. */
+function hoist(context: FunctionContext, what: string, type: ScalarType, hint: string, span: Span, make: (result: Variable) => Stmt): Expr {
+  if (!context.pending) {
+    return fail("TSK1032", span, [what, context.hoistBlocked ?? "here"], {
+      notes: [
+        `${what} runs before the rest of the statement it is written in, which here would change whether it runs: call it in a statement of its own (inside an \`if\` if it must not always run) and use the local it gives`,
+      ],
+    });
+  }
+  const result: Variable = { kind: "variable", name: hint, type, mutable: false, span };
+  hoistedResults.add(result);
+  context.pending.push(make(result));
+  return { kind: "variable", type, variable: result, span };
+}
+
+/**
+ * `const old = atomicAdd(…)`: when a declaration's value is exactly a hoisted call's result, the call declares
+ * the user's variable itself instead of a temporary. Returns the statement to use in place of the declaration.
+ */
+export function adoptHoisted(context: FunctionContext, value: Expr, variable: Variable): Stmt | undefined {
+  const pending = context.pending;
+  const last = pending?.[pending.length - 1];
+  if (value.kind !== "variable" || !hoistedResults.has(value.variable) || !last) return undefined;
+  if (last.kind === "atomic" && last.result === value.variable) return { ...pending!.pop()!, result: variable } as Stmt;
+  if (last.kind === "collective" && last.result === value.variable) return { ...pending!.pop()!, result: variable } as Stmt;
+  return undefined;
+}
+
+/** An atomic or subgroup call in an expression: hoisted into a statement. Undefined for other calls. */
+export function lowerSpecialCall(context: FunctionContext, name: string, call: CallExpression, hint: ScalarType | undefined): Expr | undefined {
+  const span = spanOf(call);
+  if (Object.hasOwn(atomicFunctions, name)) {
+    const atomic = lowerAtomic(context, name, call);
+    return hoist(context, `${name}()`, atomic.array.elementType, "old", span, (result) => ({ ...atomic, result }));
+  }
+  if (isSubgroupFunction(name)) {
+    if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["subgroup operations are collective: every lane of the subgroup must call them from the kernel body"] });
+    const { args, type } = lowerSubgroupArgs(context, name, call, hint);
+    return hoist(context, `${name}()`, type, subgroupFunctions[name].hint, span, (result) => ({ kind: "collective", op: name, args, result, span }));
+  }
+  return undefined;
+}
+
+/** An atomic call as a statement of its own: its old value is not used. */
+export function lowerAtomicStatement(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
+  if (!Object.hasOwn(atomicFunctions, name)) return undefined;
+  return [lowerAtomic(context, name, call)];
+}
+
+function lowerAtomic(context: FunctionContext, name: string, call: CallExpression): AtomicStmt {
+  const span = spanOf(call);
+  const op = atomicFunctions[name]!;
+  if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["helper functions cannot reach arrays; do the atomic in the kernel"] });
+  const args = call.getArguments() as Expression[];
+  const count = op === "compareExchange" ? 4 : 3;
+  if (args.length !== count) {
+    return fail("TSK2008", span, [`${name}()`, op === "compareExchange" ? "4 arguments (an array, an index, the expected value and the new value)" : "3 arguments (an array, an index and a value)", `${args.length}`]);
+  }
+  const arrayNode = args[0]!;
+  const { array, indices } = context.module.lower.indexedArray(
+    context,
+    arrayNode,
+    args[1]!,
+    (found) => fail("TSK2008", spanOf(arrayNode), [`${name}()`, "an array as its first argument", `'${found}'`]),
+    (target, rank) => (rank === 2 ? [`an atomic on a 2-D shared array takes a row: ${name}(${target.name}[row], column, …)`] : []),
+  );
+  if (array.space === "private" || array.access === "read") {
+    const what = array.space === "private" ? "a private array: no other thread can see it, so write it plainly" : "a read-only buffer";
+    return fail("TSK1030", spanOf(arrayNode), [`${name}()`, array.name, what], {
+      notes: array.space === "global" ? ["declare the parameter as Int32Array, Uint32Array or Float32Array (not Readonly…) to update it"] : [],
+    });
+  }
+  if (array.elementType === "f32" && !floatAtomics.has(op)) {
+    return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, "f32"], { notes: ["f32 arrays take atomicAdd and atomicExchange; the other atomics need i32 or u32 elements"] });
+  }
+  const operand = (node: Expression, index: number) =>
+    context.module.lower.expected(context, node, array.elementType, (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
+  const expected = op === "compareExchange" ? operand(args[2]!, 2) : undefined;
+  const value = operand(args[count - 1]!, count - 1);
+  return { kind: "atomic", op, array, indices, value, ...(expected ? { expected } : {}), span };
+}
+
+function lowerSubgroupArgs(context: FunctionContext, name: CollectiveOp, call: CallExpression, hint: ScalarType | undefined): { args: Expr[]; type: ScalarType } {
+  const span = spanOf(call);
+  const signature = subgroupFunctions[name];
+  const args = call.getArguments() as Expression[];
+  const count = signature.lane ? 2 : 1;
+  if (args.length !== count) {
+    return fail("TSK2008", span, [`${name}()`, signature.lane ? `2 arguments (a value and a ${signature.lane})` : "1 argument", `${args.length}`]);
+  }
+  const valueNode = args[0]!;
+  let value: Expr;
+  if (signature.value === "bool") {
+    value = context.module.lower.expected(context, valueNode, "bool", (found) => fail("TSK2008", spanOf(valueNode), [`${name}()`, "a bool", found.type]));
+  } else {
+    value = context.module.lower.expr(context, valueNode, hint && isNumeric(hint) ? hint : undefined);
+    if (!isNumeric(value.type)) return fail("TSK2008", spanOf(valueNode), [`${name}()`, "an f32, i32 or u32 value", value.type]);
+  }
+  const lowered = [value];
+  if (signature.lane) {
+    const laneNode = args[1]!;
+    const lane = context.module.lower.expr(context, laneNode, context.module.lower.isLiteralLike(laneNode) ? "u32" : undefined);
+    if (lane.type !== "i32" && lane.type !== "u32") return fail("TSK2008", spanOf(laneNode), [`the ${signature.lane} of ${name}()`, "an i32 or u32", lane.type]);
+    lowered.push(lane.type === "u32" ? lane : { kind: "convert", type: "u32", value: lane, span: lane.span });
+  }
+  return { args: lowered, type: signature.result ?? value.type };
+}
+
+/** `subgroupSize` and `subgroupInvocationId`, read as values. */
+export function lowerSubgroupBuiltin(context: FunctionContext, name: string, node: Node): Expr | undefined {
+  if (name !== "subgroupSize" && name !== "subgroupInvocationId") return undefined;
+  const span = spanOf(node);
+  if (context.kind === "helper") return fail("TSK1017", span, [context.name, `it reads ${name}; pass the value in as an argument`]);
+  return { kind: "subgroupBuiltin", builtin: name, type: "i32", span };
+}

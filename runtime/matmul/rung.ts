@@ -1,0 +1,46 @@
+/**
+ * What a rung of the matmul ladder is, for the rung table (matmul.ts), the tuner's candidates
+ * (candidates.ts) and the tuning store (tune-store.ts): its kernel, the shapes it takes, its grid, and the
+ * search space of its compile-time constants. Types only, so those files share them without importing each
+ * other in a circle.
+ */
+
+/** Values of a kernel's compile-time constants, by name. */
+export type Constants = Readonly<Record<string, number>>;
+
+/** What the tuner may vary in a rung, and the rules that keep a setting correct and within a device. */
+export interface RungSearch {
+  /** Values to try for each constant; the candidates are their product, less the settings `invalid` rejects. */
+  readonly space: Readonly<Record<string, readonly number[]>>;
+  /** Why the kernel would compute garbage (or run out of its tiles) with these constants; undefined if it would not. */
+  invalid(c: Constants): string | undefined;
+  /** Threads per block with these constants (the kernel's block formula). */
+  threads(c: Constants): number;
+  /** Bytes of shared memory the kernel declares with these constants. */
+  sharedBytes(c: Constants): number;
+}
+
+export interface Rung {
+  readonly name: string;
+  /** The kernel's source file, relative to the package root (or absolute). */
+  readonly file: string;
+  readonly kernel: string;
+  /**
+   * The builds of the kernel that belong to this rung: those whose constants have these values (two rungs
+   * may run one kernel, e.g. with and without bounds checks). Absent: every build of the kernel.
+   */
+  readonly builds?: Constants;
+  /** The multiples of m, n and k the kernel needs with these constants; absent: any shape. */
+  multiples?(c: Constants): readonly [number, number, number];
+  /** The grid for a shape, given the specialization's constants. */
+  grid(m: number, n: number, c: Constants): [number, number];
+  /** Absent: the rung is not tuned (its library builds are used as they are). */
+  readonly search?: RungSearch;
+  /**
+   * Why the fixed rule passes over this rung on WebGPU (it still runs there when asked for by name). The
+   * rungs whose speed comes from asynchronous copies (cp.async), which WGSL does not have: there they are
+   * plain copies, and on the H100 through Dawn the double-buffered rung ran at 24.6 TFLOP/s against 33.7 for
+   * plain warp tiling (run 9). And rungs not yet measured through Dawn.
+   */
+  readonly notOnWebgpu?: string;
+}

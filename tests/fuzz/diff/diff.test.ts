@@ -1,0 +1,64 @@
+/**
+ * The differential fuzzer inside the test suite: a short fixed-seed campaign of random programs on the CPU
+ * (plain and checked) and WebGPU against the reference, and checks that the comparison catches what it
+ * must. Long campaigns: `npm run fuzz:diff -- --count N --seed S` (tests/fuzz/README.md).
+ */
+
+import { describe, expect, it } from "vitest";
+import { CpuDevice } from "../../../runtime/cpu/cpu-device.ts";
+import { createProject } from "../../../compiler/index.ts";
+import { deviceFor } from "../../backends.ts";
+import { inputRng } from "../rng.ts";
+import { compareOutputs, documentedDifferences } from "./compare.ts";
+import { evaluate } from "./evaluate.ts";
+import { generateProgram } from "./generate.ts";
+import { runDiffCampaign, type DeviceUnderTest } from "./harness.ts";
+import { printProgram } from "./program.ts";
+
+describe("the differential fuzzer", () => {
+  it("finds no unexplained difference between the reference, the CPU and WebGPU on 25 random programs", async () => {
+    const devices: DeviceUnderTest[] = [
+      { backend: "cpu", device: new CpuDevice(), target: "js" },
+      { backend: "cpu-checked", device: new CpuDevice({ checked: true }), target: "js" },
+    ];
+    const webgpu = await deviceFor("webgpu");
+    if (typeof webgpu !== "string") devices.push({ backend: "webgpu", device: webgpu, target: "wgsl", finiteMathOnly: true });
+    const summary = await runDiffCampaign({ seed: 2026, count: 25, devices, project: createProject() });
+    expect(summary.failures).toEqual([]);
+    expect(summary.programs).toBe(25);
+    expect(summary.compared).toBeGreaterThan(25 * 3 * 64);
+  });
+
+  it("generates programs that use what it is meant to test", () => {
+    const sources = Array.from({ length: 40 }, (_, i) => printProgram(generateProgram(inputRng(99, i), `p${i}`))).join("\n");
+    for (const construct of ["syncThreads()", "shared.", "Math.", " / ", " % ", " >>> ", " << ", " ? ", "while (", "for (", "break;", "continue;", "return;", "u32(", "i32(", "f32(", "fma(", "inS[", "function h"]) {
+      expect(sources, construct).toContain(construct);
+    }
+  });
+
+  it("reports a wrong integer, a wrong exact float and an inexact float beyond its bound", () => {
+    const program = generateProgram(inputRng(5, 1), "p");
+    const n = program.block * program.grid * program.inputs;
+    const inputs = { inI: new Int32Array(n).fill(3), inU: new Uint32Array(n).fill(5), inF: new Float32Array(n).fill(1.5), inS: new Float32Array(n).fill(2), sI: 1, sU: 2, sF: 0.5, sB: true };
+    const expected = evaluate(program, inputs);
+    const exact = {
+      outI: Int32Array.from(expected.outI, (v) => v ?? 0),
+      outU: Uint32Array.from(expected.outU, (v) => v ?? 0),
+      outF: Float32Array.from(expected.outF, (v) => v ?? Number.NaN),
+    };
+    expect(compareOutputs("cpu", expected, exact, false).mismatches).toEqual([]);
+    const wrong = { outI: exact.outI.slice(), outU: exact.outU.slice(), outF: exact.outF.slice() };
+    wrong.outI[0]! ^= 1;
+    const floatIndex = expected.checks.findIndex((c) => c !== undefined);
+    wrong.outF[floatIndex] = wrong.outF[floatIndex]! * 1.001 + 1;
+    const found = compareOutputs("cpu", expected, wrong, false).mismatches;
+    expect(found.map((m) => [m.buffer, m.index])).toEqual([["outI", 0], ["outF", floatIndex]]);
+  });
+
+  it("lists each documented difference with its reason and a section of docs/language.md", () => {
+    for (const difference of documentedDifferences) {
+      expect(difference.reason.length).toBeGreaterThan(40);
+      expect(difference.doc).toMatch(/^§\d+$/);
+    }
+  });
+});

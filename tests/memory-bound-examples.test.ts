@@ -1,0 +1,132 @@
+/**
+ * The memory-bound examples (SAXPY, GELU, transpose, sum in two launches and in one pass, softmax and layer
+ * norm with trees and with subgroup reductions, scan, histogram) on every tested backend,
+ * each against its float64 reference with the case's stated tolerance (cli/kernels-bench/cases.ts):
+ * fresh random inputs each run, outputs and scratch poisoned with NaN, shapes that leave partial chunks,
+ * tiles and rows, every specialization the examples declare, and on the CPU the checked mode (out-of-bounds
+ * accesses, unwritten shared reads, races, divergent barriers); the cases built on subgroups also with 4 and
+ * 32 lanes (SwiftShader's size and CUDA's), checked.
+ */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileKernelLibrary, type BackendName, type Device, type KernelLibrary } from "../runtime/index.ts";
+import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { createDevice } from "../runtime/index.ts";
+import { release, runChecked } from "../cli/kernels-bench/bench.ts";
+import { kernelCases, suiteFiles, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
+import { deviceFor, testedBackends } from "./backends.ts";
+import { repoRoot } from "./golden-cases.ts";
+
+const unavailable = new Map<BackendName, string>();
+for (const backend of testedBackends) {
+  const device = await deviceFor(backend);
+  if (typeof device === "string") unavailable.set(backend, device);
+}
+
+const libraries = new Map<string, KernelLibrary>();
+function libraryFor(backend: BackendName): KernelLibrary {
+  const target = backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
+  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFiles.map((f) => path.join(repoRoot, f)), [target]));
+  return libraries.get(target)!;
+}
+
+/** Small shapes with partial chunks, tiles and rows, and the edge cases of each kernel. */
+const testShapes: Record<string, readonly Shape[]> = {
+  saxpy: [[4 * 100_003], [12]],
+  gelu: [[4 * 25_013], [4]],
+  // 45×70 and 70×45: the sector-aligned scalar kernel (sides not multiples of 4; 70 odd rows of output
+  // shifted by up to 7); 68×100 and 100×36: the vector kernel with partial tiles.
+  transpose: [[45, 70], [70, 45], [68, 100], [100, 36]],
+  sum: [[4 * 100_003], [8]],
+  // More blocks' atomics than one wave; 16 values: one block, one vector per thread at most.
+  "sum-onepass": [[4 * 100_003], [16]],
+  // Each row length picks another specialization: 1000 (64 threads × 4 rows), 4096, 200 (32 × 8), 8000 (8 vectors).
+  softmax: [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  layernorm: [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  "softmax-subgroups": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  "layernorm-subgroups": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  scan: [[4 * 50_001], [4], [2048 * 3]],
+  // Partial vectors at the end (n mod 4 = 1, 3) and fewer values than one block's threads.
+  histogram: [[4 * 100_003 + 1], [1027], [7]],
+};
+
+async function expectPasses(device: Device, kernelCase: KernelCase, shape: Shape, library: KernelLibrary, prefer?: Record<string, Constants>): Promise<void> {
+  const instance = kernelCase.build(shape, { library, limits: device.limits, backend: device.backend, prefer });
+  const { set, check } = await runChecked(device, instance);
+  for (const buffer of set.buffers.values()) release(device, buffer);
+  const where = `${kernelCase.id} ${shape.join("×")} ${instance.steps.map((s) => s.kernel.description.entryName).join(", ")}`;
+  expect(check.nonFinite, where).toBe(0);
+  expect(check.failures, `${where}: worst ${JSON.stringify(check.worst)} (${check.tolerance})`).toBe(0);
+  expect(check.pass, where).toBe(true);
+}
+
+for (const backend of testedBackends) {
+  describe.skipIf(unavailable.has(backend))(`memory-bound examples on ${backend}${unavailable.has(backend) ? ` (skipped: ${unavailable.get(backend)})` : ""}`, () => {
+    for (const kernelCase of kernelCases) {
+      it(`${kernelCase.id} matches float64 at ${testShapes[kernelCase.id]!.map((s) => s.join("×")).join(", ")}`, async () => {
+        const device = (await deviceFor(backend)) as Device;
+        for (const shape of testShapes[kernelCase.id]!) await expectPasses(device, kernelCase, shape, libraryFor(backend));
+      });
+    }
+  });
+}
+
+describe("memory-bound examples: every declared specialization, and the checked CPU mode", () => {
+  // The specializations the examples declare besides the defaults the cases pick on the CPU (the 64-thread
+  // scanPartials with 391 tile sums: two chunks, and a count that is not a multiple of 4).
+  const alternatives: [string, Shape, Record<string, Constants>][] = [
+    ["saxpy", [4 * 3001], { saxpyVec4: { BLOCK: 128, ITEMS: 2 } }],
+    ["gelu", [4 * 3001], { geluVec4: { BLOCK: 128, ITEMS: 2 } }],
+    ["sum", [4 * 3001], { sumVec4: { BLOCK: 128, ITEMS: 2 } }],
+    ["transpose", [68, 100], { transposeVec4: { TILE: 32, BLOCK_ROWS: 32, PAD: 1 } }],
+    ["transpose", [131, 97], { transposeAligned: { TILE: 32, BLOCK_ROWS: 8, ALIGN: 8 } }],
+    ["softmax", [9, 4096], { softmaxRows: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
+    ["layernorm", [9, 5000], { layerNormRows: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
+    ["scan", [4 * 50_001], { scanTileSums: { BLOCK: 64, ITEMS: 2 }, scanPartials: { BLOCK: 64, ITEMS: 4 }, scanTiles: { BLOCK: 64, ITEMS: 2 } }],
+    ["scan", [4 * 70_001], { scanPartials: { BLOCK: 256, ITEMS: 16 } }],
+    ["sum-onepass", [4 * 3001], { sumVec4Subgroups: { BLOCK: 128, ITEMS: 2 } }],
+    ["softmax-subgroups", [9, 4096], { softmaxVec4Subgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
+    ["layernorm-subgroups", [9, 5000], { layerNormSubgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
+    ["histogram", [4 * 3001 + 2], { histogram256Vec4: { BLOCK: 128, ITEMS: 2 } }],
+  ];
+  it.each(alternatives)("%s at %j with %j", async (id, shape, prefer) => {
+    await expectPasses(new CpuDevice(), kernelCases.find((c) => c.id === id)!, shape, libraryFor("cpu"), prefer);
+  });
+
+  it.each(kernelCases.map((c) => [c.id, c] as const))("%s runs clean in checked mode", async (_id, kernelCase) => {
+    const device = new CpuDevice({ checked: true });
+    // Small shapes: checked mode is about ten times slower.
+    const shape: Shape = kernelCase.dims === 1 ? [4 * 1001] : kernelCase.id === "transpose" ? [36, 70] : [6, 1000];
+    await expectPasses(device, kernelCase, shape, libraryFor("cpu"));
+    if (kernelCase.id === "transpose") await expectPasses(device, kernelCase, [33, 70], libraryFor("cpu"));
+  });
+
+  // The subgroup kernels with SwiftShader's 4 lanes and CUDA's 32, checked: every row length, so each
+  // specialization the case may pick (rows of 32 threads with 32 lanes: whole subgroups still).
+  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups"].includes(c.id));
+  for (const lanes of [4, 32]) {
+    it.each(subgroupCases.map((c) => [c.id, c] as const))(`%s with ${lanes} lanes, checked`, async (_id, kernelCase) => {
+      const device = await createDevice({ backend: "cpu", subgroupSize: lanes, checked: true });
+      const shapes: Shape[] = kernelCase.dims === 1 ? [[4 * 2001], [16]] : [[9, 1000], [2, 4096], [17, 200]];
+      for (const shape of shapes) await expectPasses(device, kernelCase, shape, libraryFor("cpu"));
+    });
+  }
+
+  it("the histogram's and the one-pass sum's checks fail when values are lost or counted twice", async () => {
+    const device = new CpuDevice();
+    for (const id of ["histogram", "sum-onepass"]) {
+      const kernelCase = kernelCases.find((c) => c.id === id)!;
+      const instance = kernelCase.build([4 * 20_000], { library: libraryFor("cpu"), limits: device.limits, backend: "cpu" });
+      const [clear, count] = instance.steps as [StepSpec, StepSpec];
+      // The last 64 values left out (n smaller by 64), and the whole input counted twice (no clear between).
+      const lost: StepSpec = { ...count, args: count.args.map((a) => ("i32" in a ? { i32: a.i32 - 64 } : a)) };
+      for (const steps of [[clear, lost], [clear, count, count]]) {
+        const { set, check } = await runChecked(device, { ...instance, steps });
+        for (const buffer of set.buffers.values()) release(device, buffer);
+        expect(check.pass, `${id}: ${steps.length} steps`).toBe(false);
+      }
+    }
+  });
+
+});

@@ -1,0 +1,121 @@
+/**
+ * The torch.mm harness that runs on the GPU machine (bench/torch-matmul.py, with PyTorch there): its launch
+ * plan, made here from the rung table (bench/torch-matmul-plan.ts), and the Python logic that needs no GPU
+ * (bench/test_torch_matmul.py, run with this machine's python3).
+ */
+
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { makePlan, torchShapes, h100Limits } from "../bench/torch-matmul-plan.ts";
+import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport, type TorchRow } from "../bench/torch-matmul-report.ts";
+import { compileKernelLibrary, type Device, type KernelHandle } from "../runtime/index.ts";
+import { KernelLibrary } from "../runtime/library.ts";
+import { chooseMatmul, matmulRungs } from "../runtime/matmul/matmul.ts";
+import { repoRoot } from "./golden-cases.ts";
+
+const python = spawnSync("python3", ["--version"]).status === 0;
+
+describe("bench/torch-matmul.py", () => {
+  it.skipIf(!python)("passes its own tests (plan checks, argument packing, counts, error verdicts, report)", () => {
+    const run = spawnSync("python3", ["-m", "unittest", "-v", "bench/test_torch_matmul.py"], { cwd: repoRoot, encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/Ran \d+ tests/);
+    expect(run.stderr).toMatch(/\nOK/);
+  });
+});
+
+describe("bench/torch-matmul-plan.ts", () => {
+  // The CUDA builds of the matmul examples, with the cubin a `--cubin` build would record (the plan only names it).
+  const cuda = compileKernelLibrary(["sgemm-multistage.ts", "sgemm-warptiling.ts", "sgemm-blocktiling.ts"].map((f) => path.join(repoRoot, "examples", f)), ["cuda"]);
+  const withCubins = new KernelLibrary(
+    cuda.kernels.map((h): KernelHandle => {
+      const outputs = { ...h.description.outputs, cuda: { ...h.description.outputs.cuda!, cubin: { file: `${h.description.name}.sm_90.cubin`, arch: "sm_90" } } };
+      return { ...h, description: { ...h.description, outputs } };
+    }),
+  );
+  const plan = makePlan([withCubins], ["kernels-cubin"], torchShapes);
+
+  it("has the issue's six shapes, each with matmul()'s choice among its candidates", () => {
+    expect(plan.shapes.map((s) => [s.m, s.n, s.k])).toEqual(torchShapes.map((s) => [...s]));
+    const device = { backend: "cuda", limits: h100Limits } as unknown as Device;
+    for (const shape of plan.shapes) {
+      const choice = chooseMatmul(device, withCubins, { m: shape.m, n: shape.n, k: shape.k, tuning: false });
+      const planned = shape.candidates.find((c) => c.id === shape.matmul)!;
+      expect(planned.function).toBe(choice.kernel.description.outputs.cuda!.function);
+      expect(planned.rung).toBe(choice.rung.name);
+      expect(planned.grid).toEqual([...choice.rung.grid(shape.m, shape.n, choice.constants), 1]);
+    }
+  });
+
+  it("plans only builds that take the shape as it is, with their launch configuration", () => {
+    for (const shape of plan.shapes) {
+      expect(shape.candidates.length).toBeGreaterThan(1);
+      for (const c of shape.candidates) {
+        const rung = matmulRungs.find((r) => r.name === c.rung)!;
+        const multiples = rung.multiples?.(c.constants) ?? [1, 1, 1];
+        expect([shape.m % multiples[0], shape.n % multiples[1], shape.k % multiples[2]], c.id).toEqual([0, 0, 0]);
+        expect(c.block[0]).toBe(c.constants.THREADS ?? c.block[0]);
+        expect(c.grid[0] * c.constants.BN!).toBeGreaterThanOrEqual(shape.n);
+        expect(c.grid[1] * c.constants.BM!).toBeGreaterThanOrEqual(shape.m);
+        expect(c.params.map((p) => p.name)).toEqual(["M", "N", "K", "alpha", "A", "B", "beta", "C"]);
+        expect(c.cubin).toMatch(/\.sm_90\.cubin$/);
+      }
+    }
+    // No dimension of 1023×1021×1019 is a multiple of 4: only the rungs that load element by element.
+    const odd = plan.shapes.find((s) => s.m === 1023)!;
+    expect(new Set(odd.candidates.map((c) => c.rung))).toEqual(new Set(["sgemm-register-staged", "sgemm-2d-guarded"]));
+  });
+
+  it("refuses builds without a cubin", () => {
+    expect(() => makePlan([cuda], ["kernels"], [[1000, 1000, 1000]])).toThrow(/which has no cubin in kernels/);
+  });
+});
+
+describe("bench/torch-matmul-report.ts", () => {
+  const row = (id: string, tflops: number, percent: number, pass = true): TorchRow => ({
+    id,
+    rung: id.split(" ")[0]!,
+    ms: 2 / tflops,
+    tflops,
+    percentOfTorchFp32: percent,
+    relativeError: 4e-7,
+    pass,
+    constants: { BM: 64, BN: 128 },
+  });
+  const fp32 = row("torch.mm FP32", 32.3, 100);
+  const report: TorchReport = {
+    date: "2026-11-23T06:00:00Z",
+    device: "NVIDIA H100 80GB HBM3",
+    torch: "2.11.0",
+    shapes: [
+      {
+        m: 1000,
+        n: 1000,
+        k: 1000,
+        torchFp32: fp32,
+        torchTf32: row("torch.mm TF32", 98.6, 305),
+        matmul: row("sgemm-multistage-guarded a", 32.18, 99.5),
+        best: row("sgemm-multistage-guarded b", 33.33, 103.1),
+        candidates: [row("sgemm-multistage-guarded b", 33.33, 103.1), row("sgemm-multistage-guarded a", 32.18, 99.5), row("sgemm-x c", 40, 124, false)],
+      },
+    ],
+  };
+
+  it("tables each shape against torch.mm FP32, counting the checks that passed", () => {
+    const table = formatTorchTable(report).split("\n");
+    expect(table).toHaveLength(3);
+    expect(table[2]).toBe("| 1000×1000×1000 | 32.30 | 98.6 | 32.18 | 99.5 % | 33.33 | 103.1 % | 2 of 3 |");
+    expect(bestBuilds(report)).toEqual(["1000×1000×1000: sgemm-multistage-guarded BM=64 BN=128 33.33 TFLOP/s (103.1 %)"]);
+  });
+
+  it("draws one bar per row, the longest for the fastest", () => {
+    const svg = torchChartSvg(report, "title <&>");
+    expect(svg).toContain("title &lt;&amp;&gt;");
+    const widths = [...svg.matchAll(/<rect x="200" y="\d+" width="([\d.]+)"/g)].map((m) => Number(m[1]));
+    expect(widths).toHaveLength(3);
+    expect(widths[2]).toBe(460);
+    expect(widths[0]).toBeCloseTo((32.3 / 33.33) * 460, 0);
+    expect(svg).toContain("33.33 TFLOP/s, 103.1 %");
+  });
+});
