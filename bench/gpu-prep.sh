@@ -43,6 +43,12 @@ npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node
 npx esbuild bench/fuzz-cuda.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile="$DEVICE_DIR/fuzz-cuda.mjs" --log-level=warning \
   --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
+# The robustness fuzzer (tests/fuzz/run.ts; `gpu.sh --only fuzz` runs many seeds at once on that machine's
+# cores). It judges each input in a child process of itself and reads its corpus (examples, codegen-tests,
+# regressions) from the package root, which there is the shipped checkout around this folder.
+npx esbuild tests/fuzz/run.ts --bundle --platform=node --format=esm --target=node20 \
+  --external:koffi --external:webgpu --outfile="$DEVICE_DIR/fuzz.mjs" --log-level=warning \
+  --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
 if [ "$KERNELS_ONLY" = 0 ]; then
   # The nvcc toolchain path: the C++ example, built here for sm_90, run there.
   make -s -C examples/nvcc-app KERNELS="$PWD/$DEVICE_DIR/nvcc-app-build" BIN="$PWD/$DEVICE_DIR/nvcc-app" >/dev/null
@@ -69,6 +75,6 @@ if [ ! -d "$GL_DIR" ]; then
 fi
 # The device tool carries at most 64 MB: the runner (with the compiler inside) and the native modules travel
 # as one xz archive, which gpu.sh unpacks.
-tar -C "$DEVICE_DIR" -cf - gpu-run.mjs fuzz-cuda.mjs node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
-rm -rf "$DEVICE_DIR/gpu-run.mjs" "$DEVICE_DIR/fuzz-cuda.mjs" "$DEVICE_DIR/node_modules"
+tar -C "$DEVICE_DIR" -cf - gpu-run.mjs fuzz-cuda.mjs fuzz.mjs node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
+rm -rf "$DEVICE_DIR/gpu-run.mjs" "$DEVICE_DIR/fuzz-cuda.mjs" "$DEVICE_DIR/fuzz.mjs" "$DEVICE_DIR/node_modules"
 du -sh "$DEVICE_DIR" "$GL_DIR"

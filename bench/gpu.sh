@@ -86,6 +86,30 @@ if [ "$*" = "--only fuzz-cuda" ]; then
   cd "$DEVICE_DIR" && node fuzz-cuda.mjs --out "$OUT" --seconds "${TSK_FUZZ_SECONDS:-1500}" 2>&1 | tee "$OUT/fuzz-cuda.log"
   exit "${PIPESTATUS[0]}"
 fi
+# Both fuzzers at once, spread over the machine's cores: the differential CUDA leg in TSK_FUZZ_CUDA_JOBS
+# processes (seeds 1, 2, …; TSK_FUZZ_CUDA_COUNT programs each) and the robustness fuzzer in TSK_FUZZ_JOBS
+# processes (seeds 20261201, 20261202, …; nvcc and Dawn check samples of the accepted outputs; the CLI sample
+# is left to the runs on the CI machine, since the checkout here has no dist/). Each writes its own summary
+# under $OUT; each stops after TSK_FUZZ_SECONDS.
+if [ "$*" = "--only fuzz" ]; then
+  cd "$DEVICE_DIR"
+  seconds=${TSK_FUZZ_SECONDS:-480}
+  pids=()
+  for s in $(seq 1 "${TSK_FUZZ_CUDA_JOBS:-4}"); do
+    node fuzz-cuda.mjs --out "$OUT/fuzz-cuda-seed$s" --seed "$s" --count "${TSK_FUZZ_CUDA_COUNT:-700}" --seconds "$seconds" > "$OUT/fuzz-cuda-seed$s.log" 2>&1 &
+    pids+=($!)
+  done
+  for j in $(seq 1 "${TSK_FUZZ_JOBS:-10}"); do
+    seed=$((20261200 + j))
+    node fuzz.mjs --seed "$seed" --seconds "$seconds" --cli-rate 0 --out "$OUT/fuzz-robustness-seed$seed" \
+      --json "$OUT/fuzz-robustness-seed$seed.json" > "$OUT/fuzz-robustness-seed$seed.log" 2>&1 &
+    pids+=($!)
+  done
+  status=0
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  tail -n 3 "$OUT"/fuzz-*.log
+  exit "$status"
+fi
 cd "$DEVICE_DIR" && node gpu-run.mjs --kernels kernels --out "$OUT" --torch-matmul "$OUT/torch-matmul.json" "$@" 2>&1 | tee "$OUT/gpu-run.log"
 
 # Nsight Compute on what matmul() runs at 4096³ and 1000³ and on cuBLAS at 4096³ (speed of light, occupancy,
