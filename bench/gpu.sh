@@ -95,18 +95,23 @@ if [ "$*" = "--only fuzz" ]; then
   cd "$DEVICE_DIR"
   seconds=${TSK_FUZZ_SECONDS:-480}
   pids=()
+  # Failing inputs go to a scratch folder and come back as one archive: the device tool returns a limited
+  # number of files.
+  scratch=/tmp/fuzz-out && mkdir -p "$scratch"
   for s in $(seq 1 "${TSK_FUZZ_CUDA_JOBS:-4}"); do
-    node fuzz-cuda.mjs --out "$OUT/fuzz-cuda-seed$s" --seed "$s" --count "${TSK_FUZZ_CUDA_COUNT:-700}" --seconds "$seconds" > "$OUT/fuzz-cuda-seed$s.log" 2>&1 &
+    node fuzz-cuda.mjs --out "$scratch/fuzz-cuda-seed$s" --seed "$s" --count "${TSK_FUZZ_CUDA_COUNT:-700}" --seconds "$seconds" > "$OUT/fuzz-cuda-seed$s.log" 2>&1 &
     pids+=($!)
   done
   for j in $(seq 1 "${TSK_FUZZ_JOBS:-10}"); do
     seed=$((20261200 + j))
-    node fuzz.mjs --seed "$seed" --seconds "$seconds" --cli-rate 0 --out "$OUT/fuzz-robustness-seed$seed" \
+    node fuzz.mjs --seed "$seed" --seconds "$seconds" --cli-rate 0 --out "$scratch/fuzz-robustness-seed$seed" \
       --json "$OUT/fuzz-robustness-seed$seed.json" > "$OUT/fuzz-robustness-seed$seed.log" 2>&1 &
     pids+=($!)
   done
   status=0
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  for d in "$scratch"/fuzz-cuda-seed*; do cp "$d/fuzz-cuda.json" "$OUT/$(basename "$d").json" 2>/dev/null; done
+  tar -C "$scratch" -czf "$OUT/fuzz-failures.tar.gz" .
   tail -n 3 "$OUT"/fuzz-*.log
   exit "$status"
 fi
