@@ -207,19 +207,41 @@ describe.skipIf(skip)(
       const dir = path.join(root, "build");
       fs.cpSync(appDir, project, { recursive: true, filter: (file) => !file.includes(`${path.sep}build`) });
 
-      // No tskernel anywhere above the project (a global install on PATH would be found: then not asserted).
+      // Not installed: the project's CMakeLists says so (the module itself comes with the package).
+      const notInstalled = configure(project, dir);
+      expect(notInstalled.status).not.toBe(0);
+      expect(words(notInstalled.output)).toContain("tskernel: node_modules/tskernel/cmake/Tskernel.cmake was not found");
+      expect(words(notInstalled.output)).toContain("Install tskernel in this project (npm install --save-dev tskernel)");
+      fs.rmSync(dir, { recursive: true, force: true });
+
+      // The module without any CLI near it (a copy of the file alone; a global install on PATH would be
+      // found: then not asserted).
+      const moduleCopy = path.join(project, "node_modules", "tskernel", "cmake");
+      fs.mkdirSync(moduleCopy, { recursive: true });
+      fs.copyFileSync(path.join(repoRoot, "cmake", "Tskernel.cmake"), path.join(moduleCopy, "Tskernel.cmake"));
       const noCli = configure(project, dir);
       if (!available("tskernel")) {
         expect(noCli.status).not.toBe(0);
         expect(words(noCli.output)).toContain("tskernel: the tskernel CLI was not found");
         expect(words(noCli.output)).toContain("Install it in your project (npm install --save-dev tskernel)");
         expect(noCli.output).not.toContain("CMake Error at CMakeLists.txt"); // only the module's own message
-        fs.rmSync(dir, { recursive: true, force: true });
       }
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(path.join(project, "node_modules"), { recursive: true, force: true });
+
+      // The package installed without its bin link (npm install --no-bin-links): the module finds the CLI in
+      // the package it came with.
+      fs.mkdirSync(path.join(project, "node_modules"));
+      fs.symlinkSync(repoRoot, path.join(project, "node_modules", "tskernel"), "dir");
+      const withoutBin = configure(project, dir);
+      expect(withoutBin.status, withoutBin.output).toBe(0);
+      expect(fs.readFileSync(path.join(dir, "CMakeCache.txt"), "utf8")).toContain(
+        `TSKERNEL_EXECUTABLE:STRING=${path.join(project, "node_modules", "tskernel", "bin", "tskernel.js")}`,
+      );
+      fs.rmSync(dir, { recursive: true, force: true });
 
       // What `npm install tskernel` leaves: the package in node_modules and its bin linked in node_modules/.bin.
       fs.mkdirSync(path.join(project, "node_modules", ".bin"), { recursive: true });
-      fs.symlinkSync(repoRoot, path.join(project, "node_modules", "tskernel"), "dir");
       fs.symlinkSync(path.join("..", "tskernel", "bin", "tskernel.js"), path.join(project, "node_modules", ".bin", "tskernel"));
       const configured = configure(project, dir);
       expect(configured.status, configured.output).toBe(0);

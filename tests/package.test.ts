@@ -184,12 +184,14 @@ beforeAll(() => {
 }, 600_000);
 
 describe("the packed tarball", () => {
-  it("holds only built JS, declarations, the example kernels the demo and matmul() compile, docs, README and LICENSE", () => {
+  it("holds only built JS, declarations, the example kernels the demo and matmul() compile, docs, the CMake module, README and LICENSE", () => {
     const tarball = fs.readdirSync(work).find((f) => f.endsWith(".tgz"))!;
     const listing = ok("tar", ["-tzf", path.join(work, tarball)], work).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|docs\/[\w-]+\.md|examples\/[\w-]+\.ts|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts))$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts))$/;
     expect(listing.filter((f) => !allowed.test(f))).toEqual([]);
     expect(listing.filter((f) => /\.test\.|\.map$|^dist\/bench\//.test(f))).toEqual([]);
+    // The CMake module that C++ projects include from node_modules/tskernel/cmake/.
+    expect(listing).toContain("cmake/Tskernel.cmake");
     // Every entry point in exports, with its declarations.
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "tskernel", "package.json"), "utf8")) as { exports: Record<string, { types: string; default: string } | string> };
     for (const [entry, target] of Object.entries(manifest.exports)) {

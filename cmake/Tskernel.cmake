@@ -1,16 +1,21 @@
 # Tskernel.cmake: kernels written in TypeScript as CUDA sources of a CMake target. It finds the tskernel CLI
 # (the cache variable TSKERNEL_EXECUTABLE) and defines tskernel_add_cuda_kernels(), which runs
 # `tskernel build --target cuda` at build time, one custom command per kernel file, and adds the generated
-# .cu (device code) and .cuh (host launch functions) to a target. Copy this file into a project of your own
-# and include() it; it needs only CMake and a project with the CUDA language enabled.
+# .cu (device code) and .cuh (host launch functions) to a target. It ships in the npm package: a project that
+# installed tskernel writes include(node_modules/tskernel/cmake/Tskernel.cmake); it needs only CMake and a
+# project with the CUDA language enabled (a copy of this file works the same).
 #
 # TSKERNEL_EXECUTABLE is a path to the CLI (node_modules/.bin/tskernel, a checkout's bin/tskernel.js) or a
 # command line ("npx --no -- tskernel"). Left empty it is searched for, first hit wins, from the current source
 # folder upwards: node_modules/.bin/tskernel (tskernel installed with npm), then a tskernel checkout
-# (bin/tskernel.js beside a package.json named tskernel); then `tskernel` on PATH (npm install -g).
+# (bin/tskernel.js beside a package.json named tskernel); then the package this file came with; then
+# `tskernel` on PATH (npm install -g).
 # With npx, keep the `--`: without it `npx --no tskernel --version` prints npm's version, not tskernel's.
 
 include_guard(GLOBAL)
+
+# Where this file is: inside a function CMAKE_CURRENT_LIST_DIR names the caller's folder instead.
+set(_TSKERNEL_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 set(TSKERNEL_EXECUTABLE "" CACHE STRING
   "The tskernel CLI: a path (node_modules/.bin/tskernel, bin/tskernel.js) or a command line ('npx --no -- tskernel'); empty: search")
@@ -45,6 +50,13 @@ function(_tskernel_search out_var)
     endif()
     set(dir "${parent}")
   endwhile()
+  # The package (or checkout) this module ships in, when it was included from there.
+  get_filename_component(module_package "${_TSKERNEL_MODULE_DIR}" DIRECTORY)
+  _tskernel_is_checkout("${module_package}" shipped_with)
+  if(shipped_with)
+    set(${out_var} "${module_package}/bin/tskernel.js" PARENT_SCOPE)
+    return()
+  endif()
   find_program(_TSKERNEL_ON_PATH tskernel)
   if(_TSKERNEL_ON_PATH)
     set(${out_var} "${_TSKERNEL_ON_PATH}" PARENT_SCOPE)
@@ -58,7 +70,7 @@ if(TSKERNEL_EXECUTABLE STREQUAL "")
   if(_tskernel_found STREQUAL "")
     message(FATAL_ERROR
       "tskernel: the tskernel CLI was not found (searched node_modules/.bin/tskernel and a tskernel checkout "
-      "from ${CMAKE_CURRENT_SOURCE_DIR} upwards, then PATH).\n"
+      "from ${CMAKE_CURRENT_SOURCE_DIR} upwards, the package beside ${_TSKERNEL_MODULE_DIR}, then PATH).\n"
       "Install it in your project (npm install --save-dev tskernel) or name it: "
       "-DTSKERNEL_EXECUTABLE=/path/to/node_modules/.bin/tskernel (or \"npx --no -- tskernel\").")
   endif()
