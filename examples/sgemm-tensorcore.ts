@@ -45,6 +45,13 @@ export const sgemmTensorCore = kernel(
       { STAGES: 4 },
       // 128×256 tiles of eight 64×64 warps.
       { BN: 256, THREADS: 256 },
+      // 256×128 tiles of eight 64×64 warps.
+      { BM: 256, THREADS: 256 },
+      // 128×128 tiles of eight 64×32 warps: more warps to hide latency, fewer registers each.
+      { WN: 32, THREADS: 256 },
+      // Shallower steps (BK = 16) in four stages: two blocks fit a multiprocessor's shared memory.
+      { BK: 16, STAGES: 4 },
+      { BK: 16, STAGES: 4, WN: 32, THREADS: 256 },
       // Small tiles, for small products and the CPU tests.
       { BM: 64, BN: 64, BK: 16, WM: 32, WN: 32, STAGES: 2, THREADS: 128, SWIZZLE: 0 },
     ],
@@ -74,8 +81,8 @@ export const sgemmTensorCore = kernel(
     const MI = WM / 16;
     const NI = WN / 8;
     const acc = fragment.accumulator("m16n8k8", "f32", (WM / 16) * (WN / 8));
-    const a = fragment.a("m16n8k8", "tf32", WM / 16);
-    const b = fragment.b("m16n8k8", "tf32", WN / 8);
+    const a = fragment.a("m16n8k8", "tf32", 2 * (WM / 16));
+    const b = fragment.b("m16n8k8", "tf32", 2 * (WN / 8));
     // Blocks in launch order walk SWIZZLE block rows column by column (a partial group at the bottom).
     const pid = blockIdx.y * gridDim.x + blockIdx.x;
     const groupBlocks = Math.max(SWIZZLE, 1) * gridDim.x;
@@ -137,16 +144,26 @@ export const sgemmTensorCore = kernel(
       commitAsync();
       const aStage = readStage * BM * ldA + warpRow * WM * ldA;
       const bStage = readStage * BK * ldB + warpCol * WN;
+      // Fragments in two register buffers: the loads of k-slice kk + 8 go out before the multiplies of kk.
+      unrollFirstLoadA: for (let i = 0; i < MI; i++) {
+        loadFragment(a[i], As, aStage + i * 16 * ldA, ldA);
+      }
+      unrollFirstLoadB: for (let j = 0; j < NI; j++) {
+        loadFragment(b[j], Bs, bStage + j * 8, ldB);
+      }
       unrollK: for (let kk = 0; kk < BK; kk += 8) {
-        unrollLoadA: for (let i = 0; i < MI; i++) {
-          loadFragment(a[i], As, aStage + i * 16 * ldA + kk, ldA);
-        }
-        unrollLoadB: for (let j = 0; j < NI; j++) {
-          loadFragment(b[j], Bs, bStage + kk * ldB + j * 8, ldB);
+        const current = (kk / 8) % 2;
+        if (kk + 8 < BK) {
+          unrollLoadA: for (let i = 0; i < MI; i++) {
+            loadFragment(a[(1 - current) * MI + i], As, aStage + i * 16 * ldA + kk + 8, ldA);
+          }
+          unrollLoadB: for (let j = 0; j < NI; j++) {
+            loadFragment(b[(1 - current) * NI + j], Bs, bStage + (kk + 8) * ldB + j * 8, ldB);
+          }
         }
         unrollMmaI: for (let i = 0; i < MI; i++) {
           unrollMmaJ: for (let j = 0; j < NI; j++) {
-            mma(acc[i * NI + j], a[i], b[j]);
+            mma(acc[i * NI + j], a[current * MI + i], b[current * NI + j]);
           }
         }
       }

@@ -7,8 +7,7 @@
 
 import { describe, expect, it } from "vitest";
 import { fragmentElementPosition, fragmentLayouts, roundTf32 } from "../compiler/index.ts";
-import { matrixRuntime } from "../compiler/backends/js-runtime.ts";
-import { compileKernelLibrary } from "../runtime/index.ts";
+import { compileKernelLibrary, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { compileSource } from "./compile-source.ts";
 import fs from "node:fs";
@@ -50,12 +49,16 @@ describe("roundTf32", () => {
     }
   });
 
-  it("is the function the generated JavaScript calls", () => {
-    const generated = new Function(`const fround = Math.fround;\n${matrixRuntime.join("\n")}\nreturn roundTf32;`)() as (x: number) => number;
-    for (let i = 0; i < 5000; i++) {
-      const x = Math.fround((Math.random() * 2 - 1) * 2 ** Math.floor(Math.random() * 60 - 30));
-      expect(generated(x)).toBe(roundTf32(x));
-    }
+  it("is what the generated JavaScript does: an mma by the identity returns the rounded A", async () => {
+    // D = round(A)·I + 0 is exact: every product is a rounded element of A or zero.
+    const A = Float32Array.from({ length: 256 }, () => Math.fround((Math.random() * 2 - 1) * 2 ** Math.floor(Math.random() * 60 - 30)));
+    const identity = Float32Array.from({ length: 128 }, (_, i) => (Math.floor((i % 64) / 8) === i % 8 ? 1 : 0));
+    const device = new CpuDevice();
+    const D = device.createBuffer(new Float32Array(256).fill(Number.NaN));
+    await device.launch(oneWarpHandle(), { grid: [1], args: [device.createBuffer(A), device.createBuffer(identity), device.createBuffer(new Float32Array(256)), D, 0] });
+    const got = (await device.read(D)) as Float32Array;
+    // Columns 0–7 of each 16×8 problem: A's 16×8 rows rounded (B = I is 8×8, so D = round(A)).
+    expect(Array.from(got)).toEqual(Array.from(A, (x) => roundTf32(x)));
   });
 });
 
@@ -93,10 +96,7 @@ export const warpMma = kernel({ block: [64] }, (A: ReadonlyFloat32Array, B: Read
 `.replace("type ReadonlyFloat32Array }", "type ReadonlyFloat32Array, type i32 }");
 
 describe("one warp's mma on the CPU backend", () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-mma-"));
-  const file = path.join(dir, "kernel.ts");
-  fs.writeFileSync(file, oneWarp);
-  const [handle] = compileKernelLibrary([file], ["js"]).kernels;
+  const handle = oneWarpHandle();
 
   for (const checked of [false, true]) {
     it(`equals the documented emulation bit for bit${checked ? " (checked mode)" : ""}`, async () => {
@@ -120,6 +120,18 @@ describe("one warp's mma on the CPU backend", () => {
     });
   }
 });
+
+/** The compiled two-warp kernel above (compiled once). */
+let oneWarpCompiled: KernelHandle | undefined;
+function oneWarpHandle(): KernelHandle {
+  if (!oneWarpCompiled) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-mma-"));
+    const file = path.join(dir, "kernel.ts");
+    fs.writeFileSync(file, oneWarp);
+    oneWarpCompiled = compileKernelLibrary([file], ["js"]).kernels[0]!;
+  }
+  return oneWarpCompiled;
+}
 
 /** The rendered diagnostics of a kernel body that uses fragments (CUDA and JS unless given). */
 function errorsOf(body: string, options: { targets?: ("cuda" | "wgsl" | "js")[]; block?: number } = {}): string {

@@ -13,7 +13,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { roundTf32 } from "../compiler/index.ts";
-import { compileKernelLibrary, type Device, type KernelHandle } from "../runtime/index.ts";
+import { chooseMatmul, compileKernelLibrary, matmul, matmulTolerance, compareToReference, referenceGemm, type Device, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { kernelFits } from "../runtime/launch-check.ts";
 import { repoRoot } from "./golden-cases.ts";
@@ -98,7 +98,7 @@ describe("sgemm-tensorcore.ts on the CPU backend", () => {
   const kernels = compileKernelLibrary([file], ["js"]).kernels.filter((h) => kernelFits(h.description, device.limits));
 
   it("has every specialization the file lists", () => {
-    expect(kernels.length).toBe(4);
+    expect(kernels.length).toBe(8);
   });
 
   it.each(kernels.map((h) => [label(h), h] as const))("%s: within TF32's bound of float64 and bit-exact to the documented emulation (α = 0.75, β = −0.5)", async (_, kernel) => {
@@ -132,5 +132,37 @@ describe("sgemm-tensorcore.ts on the CPU backend", () => {
     const [m, n, k] = shapeFor(kernel);
     const { A, B, C0, got } = await run(checked, kernel, [m, n, k], 1, 0.5);
     expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 1, 0.5, C0)));
+  });
+});
+
+describe("matmul(…, { precision })", () => {
+  const device = new CpuDevice();
+  const library = compileKernelLibrary([file, path.join(repoRoot, "examples", "sgemm-multistage.ts")], ["js"]);
+
+  it("stays FP32 by default and takes the tensor-core rung for precision: \"tf32\" where its tiles divide the shape", () => {
+    const shape = { m: 128, n: 128, k: 64, tuning: false as const };
+    expect(chooseMatmul(device, library, shape).rung.name).toBe("sgemm-multistage");
+    expect(chooseMatmul(device, library, { ...shape, precision: "fp32" }).rung.name).toBe("sgemm-multistage");
+    expect(chooseMatmul(device, library, { ...shape, precision: "tf32" }).rung.name).toBe("sgemm-tensorcore");
+    // 100 is no multiple of any tensor-core tile: FP32 rungs take it.
+    expect(chooseMatmul(device, library, { m: 100, n: 100, k: 100, tuning: false, precision: "tf32" }).rung.precision).toBeUndefined();
+  });
+
+  it("runs TF32 end to end within TF32's tolerance, and FP32 within FP32's", async () => {
+    const [m, n, k] = [128, 64, 96];
+    const A = random(m * k);
+    const B = random(k * n);
+    const expected = referenceGemm(m, n, k, A, B);
+    for (const precision of ["tf32", "fp32"] as const) {
+      const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+      const rung = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, precision, tuning: false });
+      // (k = 96 is no multiple of the FP32 multistage tiles: its guarded build takes it.)
+      expect(rung).toBe(precision === "tf32" ? "sgemm-tensorcore" : "sgemm-multistage-guarded");
+      const report = compareToReference((await device.read(C)) as Float32Array, expected);
+      expect(report.nonFinite).toBe(0);
+      expect(report.normwiseRelative).toBeLessThan(matmulTolerance(precision, k));
+      // TF32 loses bits FP32 keeps: its error is the larger by far.
+      if (precision === "tf32") expect(report.normwiseRelative).toBeGreaterThan(matmulTolerance("fp32", k));
+    }
   });
 });

@@ -152,7 +152,7 @@ export const subgroupRuntimeOps = {
 } as const;
 
 /**
- * Matrix operations: `roundTf32` is ir/matrix.ts's (cvt.rna.tf32.f32; tests/matrix.test.ts checks that the
+ * Matrix operations: `roundTf32` is ir/matrix.ts's (cvt.rna.tf32.f32; tests/matrix.test.ts checks through a kernel that the
  * two agree), and `mmaM16n8k8` runs one `mma` for every warp of the block (threads 32·w … 32·w + 31, whatever
  * the subgroup size): it gathers the warp's A (16×8), B (8×8) and accumulator (16×8) from the lanes' slices
  * of the fragment arrays (thread t's fragment i at t·size + i·perLane, laid out as ir/matrix.ts says), and

@@ -49,222 +49,255 @@ __device__ __forceinline__ void tsk_mma_m16n8k8_tf32(float& d0, float& d1, float
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 107520 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 72 "examples/sgemm-tensorcore.ts"
+#line 79 "examples/sgemm-tensorcore.ts"
   float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
-#line 73 "examples/sgemm-tensorcore.ts"
-  float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 55296);
-#line 76 "examples/sgemm-tensorcore.ts"
-  float acc[128];
-#line 77 "examples/sgemm-tensorcore.ts"
-  float a[16];
-#line 78 "examples/sgemm-tensorcore.ts"
-  float b[16];
 #line 80 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
-#line 81 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
-#line 82 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 55296);
 #line 83 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  float a[32];
 #line 85 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
-#line 86 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int warpCol = warp % 2;
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
+  const int lane = (int)threadIdx.x % 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
-#line 97 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int warpRow = warp / 2;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 2;
 #line 98 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 8 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 32 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 128;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 128;
+#line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 100 "examples/sgemm-tensorcore.ts"
+#line 107 "examples/sgemm-tensorcore.ts"
     acc[f * 4] = 0.0f;
     acc[f * 4 + 1] = 0.0f;
     acc[f * 4 + 2] = 0.0f;
     acc[f * 4 + 3] = 0.0f;
   }
-#line 102 "examples/sgemm-tensorcore.ts"
+#line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 104 "examples/sgemm-tensorcore.ts"
+#line 111 "examples/sgemm-tensorcore.ts"
   for (int s = 0; s < 2; s++) {
-#line 105 "examples/sgemm-tensorcore.ts"
+#line 112 "examples/sgemm-tensorcore.ts"
     if (s < steps) {
-#line 106 "examples/sgemm-tensorcore.ts"
+#line 113 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 16) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 114 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
       }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
-#line 110 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
       }
     }
-#line 113 "examples/sgemm-tensorcore.ts"
+#line 120 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 115 "examples/sgemm-tensorcore.ts"
+#line 122 "examples/sgemm-tensorcore.ts"
   int readStage = 0;
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 123 "examples/sgemm-tensorcore.ts"
   int writeStage = 2;
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 124 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 123 "examples/sgemm-tensorcore.ts"
+#line 130 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<1>();
       }
     }
-#line 127 "examples/sgemm-tensorcore.ts"
+#line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 128 "examples/sgemm-tensorcore.ts"
+#line 135 "examples/sgemm-tensorcore.ts"
     const int next = step + 3 - 1;
-#line 129 "examples/sgemm-tensorcore.ts"
+#line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 16) {
-#line 131 "examples/sgemm-tensorcore.ts"
+#line 138 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
       }
-#line 133 "examples/sgemm-tensorcore.ts"
+#line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
-#line 134 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
       }
     }
-#line 137 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
-#line 138 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
-#line 139 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 136 + warpCol * 64;
-#line 140 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-    for (int kk = 0; kk < 32; kk += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i = 0; i < 4; i++) {
-        {
-#line 142 "examples/sgemm-tensorcore.ts"
-          const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup = lane_1 >> 2;
-          const int lanePlace = lane_1 & 3;
-          const int element = aStage + i * 16 * 36 + kk + laneGroup * 36 + lanePlace;
-          a[i * 4] = tsk_tf32(As[element]);
-          a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-          a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-          a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
-        }
-      }
 #line 144 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        {
+    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-          const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup_1 = lane_2 >> 2;
-          const int lanePlace_1 = lane_2 & 3;
-          const int element_1 = bStage + kk * 136 + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-          b[j * 2] = tsk_tf32(Bs[element_1]);
-          b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
-        }
-      }
-#line 147 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_1 = 0; i_1 < 4; i_1++) {
+    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 32 * 136 + warpCol * 64;
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_1 = 0; j_1 < 8; j_1++) {
+    for (int i = 0; i < 4; i++) {
+      {
 #line 149 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_1 * 8 + j_1) * 4], acc[(i_1 * 8 + j_1) * 4 + 1], acc[(i_1 * 8 + j_1) * 4 + 2], acc[(i_1 * 8 + j_1) * 4 + 3], a[i_1 * 4], a[i_1 * 4 + 1], a[i_1 * 4 + 2], a[i_1 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 32; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 32) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 8; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
+            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
         }
       }
     }
-#line 153 "examples/sgemm-tensorcore.ts"
+#line 170 "examples/sgemm-tensorcore.ts"
     readStage = readStage + 1 == 3 ? 0 : readStage + 1;
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 171 "examples/sgemm-tensorcore.ts"
     writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
   }
-#line 157 "examples/sgemm-tensorcore.ts"
+#line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 177 "examples/sgemm-tensorcore.ts"
   const int strip = warp * 16 * 72;
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-  for (int i_2 = 0; i_2 < 4; i_2++) {
-#line 162 "examples/sgemm-tensorcore.ts"
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
+    for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 163 "examples/sgemm-tensorcore.ts"
-        const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-        const int laneGroup_2 = lane_3 >> 2;
-        const int lanePlace_2 = lane_3 & 3;
-        const int element_2 = strip + j_2 * 8 + laneGroup_2 * 72 + lanePlace_2 * 2;
-        As[element_2] = acc[(i_2 * 8 + j_2) * 4];
-        As[element_2 + 1] = acc[(i_2 * 8 + j_2) * 4 + 1];
-        As[element_2 + 576] = acc[(i_2 * 8 + j_2) * 4 + 2];
-        As[element_2 + 576 + 1] = acc[(i_2 * 8 + j_2) * 4 + 3];
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
+        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
+        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
       }
     }
-#line 165 "examples/sgemm-tensorcore.ts"
+#line 182 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 166 "examples/sgemm-tensorcore.ts"
+#line 183 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 167 "examples/sgemm-tensorcore.ts"
+#line 184 "examples/sgemm-tensorcore.ts"
       const int piece = lane + p * 32;
-#line 168 "examples/sgemm-tensorcore.ts"
+#line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
-#line 169 "examples/sgemm-tensorcore.ts"
+#line 186 "examples/sgemm-tensorcore.ts"
       const int c = piece % 16 * 4;
-#line 170 "examples/sgemm-tensorcore.ts"
+#line 187 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 171 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_2 * 16 + r_4) * N + bCols + warpCol * 64 + c;
-#line 173 "examples/sgemm-tensorcore.ts"
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
-#line 174 "examples/sgemm-tensorcore.ts"
+#line 191 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 176 "examples/sgemm-tensorcore.ts"
+#line 193 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 177 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 197 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -274,222 +307,255 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 143360 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 72 "examples/sgemm-tensorcore.ts"
+#line 79 "examples/sgemm-tensorcore.ts"
   float (&As)[18432] = *reinterpret_cast<float (*)[18432]>(tsk_dynamic_shared + 0);
-#line 73 "examples/sgemm-tensorcore.ts"
-  float (&Bs)[17408] = *reinterpret_cast<float (*)[17408]>(tsk_dynamic_shared + 73728);
-#line 76 "examples/sgemm-tensorcore.ts"
-  float acc[128];
-#line 77 "examples/sgemm-tensorcore.ts"
-  float a[16];
-#line 78 "examples/sgemm-tensorcore.ts"
-  float b[16];
 #line 80 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
-#line 81 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
-#line 82 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  float (&Bs)[17408] = *reinterpret_cast<float (*)[17408]>(tsk_dynamic_shared + 73728);
 #line 83 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  float a[32];
 #line 85 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
-#line 86 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int warpCol = warp % 2;
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
+  const int lane = (int)threadIdx.x % 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
-#line 97 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int warpRow = warp / 2;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 2;
 #line 98 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 8 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 32 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 128;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 128;
+#line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 100 "examples/sgemm-tensorcore.ts"
+#line 107 "examples/sgemm-tensorcore.ts"
     acc[f * 4] = 0.0f;
     acc[f * 4 + 1] = 0.0f;
     acc[f * 4 + 2] = 0.0f;
     acc[f * 4 + 3] = 0.0f;
   }
-#line 102 "examples/sgemm-tensorcore.ts"
+#line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 104 "examples/sgemm-tensorcore.ts"
+#line 111 "examples/sgemm-tensorcore.ts"
   for (int s = 0; s < 3; s++) {
-#line 105 "examples/sgemm-tensorcore.ts"
+#line 112 "examples/sgemm-tensorcore.ts"
     if (s < steps) {
-#line 106 "examples/sgemm-tensorcore.ts"
+#line 113 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 16) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 114 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
       }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
-#line 110 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
       }
     }
-#line 113 "examples/sgemm-tensorcore.ts"
+#line 120 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 115 "examples/sgemm-tensorcore.ts"
+#line 122 "examples/sgemm-tensorcore.ts"
   int readStage = 0;
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 123 "examples/sgemm-tensorcore.ts"
   int writeStage = 3;
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 124 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 125 "examples/sgemm-tensorcore.ts"
+#line 132 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<2>();
       }
     }
-#line 127 "examples/sgemm-tensorcore.ts"
+#line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 128 "examples/sgemm-tensorcore.ts"
+#line 135 "examples/sgemm-tensorcore.ts"
     const int next = step + 4 - 1;
-#line 129 "examples/sgemm-tensorcore.ts"
+#line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 16) {
-#line 131 "examples/sgemm-tensorcore.ts"
+#line 138 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
       }
-#line 133 "examples/sgemm-tensorcore.ts"
+#line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
-#line 134 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
       }
     }
-#line 137 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
-#line 138 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
-#line 139 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 136 + warpCol * 64;
-#line 140 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-    for (int kk = 0; kk < 32; kk += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i = 0; i < 4; i++) {
-        {
-#line 142 "examples/sgemm-tensorcore.ts"
-          const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup = lane_1 >> 2;
-          const int lanePlace = lane_1 & 3;
-          const int element = aStage + i * 16 * 36 + kk + laneGroup * 36 + lanePlace;
-          a[i * 4] = tsk_tf32(As[element]);
-          a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-          a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-          a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
-        }
-      }
 #line 144 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        {
+    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-          const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup_1 = lane_2 >> 2;
-          const int lanePlace_1 = lane_2 & 3;
-          const int element_1 = bStage + kk * 136 + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-          b[j * 2] = tsk_tf32(Bs[element_1]);
-          b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
-        }
-      }
-#line 147 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_1 = 0; i_1 < 4; i_1++) {
+    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 32 * 136 + warpCol * 64;
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_1 = 0; j_1 < 8; j_1++) {
+    for (int i = 0; i < 4; i++) {
+      {
 #line 149 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_1 * 8 + j_1) * 4], acc[(i_1 * 8 + j_1) * 4 + 1], acc[(i_1 * 8 + j_1) * 4 + 2], acc[(i_1 * 8 + j_1) * 4 + 3], a[i_1 * 4], a[i_1 * 4 + 1], a[i_1 * 4 + 2], a[i_1 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 32; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 32) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 8; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
+            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
         }
       }
     }
-#line 153 "examples/sgemm-tensorcore.ts"
+#line 170 "examples/sgemm-tensorcore.ts"
     readStage = readStage + 1 == 4 ? 0 : readStage + 1;
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 171 "examples/sgemm-tensorcore.ts"
     writeStage = writeStage + 1 == 4 ? 0 : writeStage + 1;
   }
-#line 157 "examples/sgemm-tensorcore.ts"
+#line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 177 "examples/sgemm-tensorcore.ts"
   const int strip = warp * 16 * 72;
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-  for (int i_2 = 0; i_2 < 4; i_2++) {
-#line 162 "examples/sgemm-tensorcore.ts"
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
+    for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 163 "examples/sgemm-tensorcore.ts"
-        const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-        const int laneGroup_2 = lane_3 >> 2;
-        const int lanePlace_2 = lane_3 & 3;
-        const int element_2 = strip + j_2 * 8 + laneGroup_2 * 72 + lanePlace_2 * 2;
-        As[element_2] = acc[(i_2 * 8 + j_2) * 4];
-        As[element_2 + 1] = acc[(i_2 * 8 + j_2) * 4 + 1];
-        As[element_2 + 576] = acc[(i_2 * 8 + j_2) * 4 + 2];
-        As[element_2 + 576 + 1] = acc[(i_2 * 8 + j_2) * 4 + 3];
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
+        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
+        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
       }
     }
-#line 165 "examples/sgemm-tensorcore.ts"
+#line 182 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 166 "examples/sgemm-tensorcore.ts"
+#line 183 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 167 "examples/sgemm-tensorcore.ts"
+#line 184 "examples/sgemm-tensorcore.ts"
       const int piece = lane + p * 32;
-#line 168 "examples/sgemm-tensorcore.ts"
+#line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
-#line 169 "examples/sgemm-tensorcore.ts"
+#line 186 "examples/sgemm-tensorcore.ts"
       const int c = piece % 16 * 4;
-#line 170 "examples/sgemm-tensorcore.ts"
+#line 187 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 171 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_2 * 16 + r_4) * N + bCols + warpCol * 64 + c;
-#line 173 "examples/sgemm-tensorcore.ts"
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
-#line 174 "examples/sgemm-tensorcore.ts"
+#line 191 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 176 "examples/sgemm-tensorcore.ts"
+#line 193 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 177 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 197 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -499,222 +565,1287 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 156672 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 72 "examples/sgemm-tensorcore.ts"
+#line 79 "examples/sgemm-tensorcore.ts"
   float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
-#line 73 "examples/sgemm-tensorcore.ts"
-  float (&Bs)[25344] = *reinterpret_cast<float (*)[25344]>(tsk_dynamic_shared + 55296);
-#line 76 "examples/sgemm-tensorcore.ts"
-  float acc[128];
-#line 77 "examples/sgemm-tensorcore.ts"
-  float a[16];
-#line 78 "examples/sgemm-tensorcore.ts"
-  float b[16];
 #line 80 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
-#line 81 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
-#line 82 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  float (&Bs)[25344] = *reinterpret_cast<float (*)[25344]>(tsk_dynamic_shared + 55296);
 #line 83 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  float a[32];
 #line 85 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
-#line 86 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 4;
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int warpCol = warp % 4;
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 64;
+  const int lane = (int)threadIdx.x % 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 64 * 4;
-#line 97 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int warpRow = warp / 4;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 4;
 #line 98 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 256;
+  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 8 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 64;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 64 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 128;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 256;
+#line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 100 "examples/sgemm-tensorcore.ts"
+#line 107 "examples/sgemm-tensorcore.ts"
     acc[f * 4] = 0.0f;
     acc[f * 4 + 1] = 0.0f;
     acc[f * 4 + 2] = 0.0f;
     acc[f * 4 + 3] = 0.0f;
   }
-#line 102 "examples/sgemm-tensorcore.ts"
+#line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 104 "examples/sgemm-tensorcore.ts"
+#line 111 "examples/sgemm-tensorcore.ts"
   for (int s = 0; s < 2; s++) {
-#line 105 "examples/sgemm-tensorcore.ts"
+#line 112 "examples/sgemm-tensorcore.ts"
     if (s < steps) {
-#line 106 "examples/sgemm-tensorcore.ts"
+#line 113 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 114 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
       }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
-#line 110 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[s * 32 * 264 + (innerRowB + r_1) * 264 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
       }
     }
-#line 113 "examples/sgemm-tensorcore.ts"
+#line 120 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 115 "examples/sgemm-tensorcore.ts"
+#line 122 "examples/sgemm-tensorcore.ts"
   int readStage = 0;
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 123 "examples/sgemm-tensorcore.ts"
   int writeStage = 2;
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 124 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 123 "examples/sgemm-tensorcore.ts"
+#line 130 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<1>();
       }
     }
-#line 127 "examples/sgemm-tensorcore.ts"
+#line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 128 "examples/sgemm-tensorcore.ts"
+#line 135 "examples/sgemm-tensorcore.ts"
     const int next = step + 3 - 1;
-#line 129 "examples/sgemm-tensorcore.ts"
+#line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
-#line 131 "examples/sgemm-tensorcore.ts"
+#line 138 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
       }
-#line 133 "examples/sgemm-tensorcore.ts"
+#line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
-#line 134 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[writeStage * 32 * 264 + (innerRowB + r_3) * 264 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
       }
     }
-#line 137 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
-#line 138 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
-#line 139 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 264 + warpCol * 64;
-#line 140 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-    for (int kk = 0; kk < 32; kk += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i = 0; i < 4; i++) {
-        {
-#line 142 "examples/sgemm-tensorcore.ts"
-          const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup = lane_1 >> 2;
-          const int lanePlace = lane_1 & 3;
-          const int element = aStage + i * 16 * 36 + kk + laneGroup * 36 + lanePlace;
-          a[i * 4] = tsk_tf32(As[element]);
-          a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-          a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-          a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
-        }
-      }
 #line 144 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        {
+    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-          const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup_1 = lane_2 >> 2;
-          const int lanePlace_1 = lane_2 & 3;
-          const int element_1 = bStage + kk * 264 + j * 8 + lanePlace_1 * 264 + laneGroup_1;
-          b[j * 2] = tsk_tf32(Bs[element_1]);
-          b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 1056]);
-        }
-      }
-#line 147 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_1 = 0; i_1 < 4; i_1++) {
+    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 32 * 264 + warpCol * 64;
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_1 = 0; j_1 < 8; j_1++) {
+    for (int i = 0; i < 4; i++) {
+      {
 #line 149 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_1 * 8 + j_1) * 4], acc[(i_1 * 8 + j_1) * 4 + 1], acc[(i_1 * 8 + j_1) * 4 + 2], acc[(i_1 * 8 + j_1) * 4 + 3], a[i_1 * 4], a[i_1 * 4 + 1], a[i_1 * 4 + 2], a[i_1 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 264 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 1056]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 32; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 32) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 8; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 264 + j_1 * 8 + lanePlace_3 * 264 + laneGroup_3;
+            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 1056]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
         }
       }
     }
-#line 153 "examples/sgemm-tensorcore.ts"
+#line 170 "examples/sgemm-tensorcore.ts"
     readStage = readStage + 1 == 3 ? 0 : readStage + 1;
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 171 "examples/sgemm-tensorcore.ts"
     writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
   }
-#line 157 "examples/sgemm-tensorcore.ts"
+#line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 177 "examples/sgemm-tensorcore.ts"
   const int strip = warp * 16 * 72;
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-  for (int i_2 = 0; i_2 < 4; i_2++) {
-#line 162 "examples/sgemm-tensorcore.ts"
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
+    for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 163 "examples/sgemm-tensorcore.ts"
-        const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-        const int laneGroup_2 = lane_3 >> 2;
-        const int lanePlace_2 = lane_3 & 3;
-        const int element_2 = strip + j_2 * 8 + laneGroup_2 * 72 + lanePlace_2 * 2;
-        As[element_2] = acc[(i_2 * 8 + j_2) * 4];
-        As[element_2 + 1] = acc[(i_2 * 8 + j_2) * 4 + 1];
-        As[element_2 + 576] = acc[(i_2 * 8 + j_2) * 4 + 2];
-        As[element_2 + 576 + 1] = acc[(i_2 * 8 + j_2) * 4 + 3];
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
+        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
+        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
       }
     }
-#line 165 "examples/sgemm-tensorcore.ts"
+#line 182 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 166 "examples/sgemm-tensorcore.ts"
+#line 183 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 167 "examples/sgemm-tensorcore.ts"
+#line 184 "examples/sgemm-tensorcore.ts"
       const int piece = lane + p * 32;
-#line 168 "examples/sgemm-tensorcore.ts"
+#line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
-#line 169 "examples/sgemm-tensorcore.ts"
+#line 186 "examples/sgemm-tensorcore.ts"
       const int c = piece % 16 * 4;
-#line 170 "examples/sgemm-tensorcore.ts"
+#line 187 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 171 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_2 * 16 + r_4) * N + bCols + warpCol * 64 + c;
-#line 173 "examples/sgemm-tensorcore.ts"
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
-#line 174 "examples/sgemm-tensorcore.ts"
+#line 191 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 176 "examples/sgemm-tensorcore.ts"
+#line 193 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 177 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
+#line 197 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 256, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 256, SWIZZLE = 8; block 256×1×1.
+#line 38 "examples/sgemm-tensorcore.ts"
+extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+  // 162816 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
+#line 79 "examples/sgemm-tensorcore.ts"
+  float (&As)[27648] = *reinterpret_cast<float (*)[27648]>(tsk_dynamic_shared + 0);
+#line 80 "examples/sgemm-tensorcore.ts"
+  float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 110592);
+#line 83 "examples/sgemm-tensorcore.ts"
+  float acc[128];
+#line 84 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 85 "examples/sgemm-tensorcore.ts"
+  float b[32];
+#line 87 "examples/sgemm-tensorcore.ts"
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+#line 88 "examples/sgemm-tensorcore.ts"
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+#line 89 "examples/sgemm-tensorcore.ts"
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+#line 91 "examples/sgemm-tensorcore.ts"
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
+#line 92 "examples/sgemm-tensorcore.ts"
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/sgemm-tensorcore.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 95 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 2;
+#line 98 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 8 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 32 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 256;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 128;
+#line 106 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int f = 0; f < 32; f++) {
+#line 107 "examples/sgemm-tensorcore.ts"
+    acc[f * 4] = 0.0f;
+    acc[f * 4 + 1] = 0.0f;
+    acc[f * 4 + 2] = 0.0f;
+    acc[f * 4 + 3] = 0.0f;
+  }
+#line 109 "examples/sgemm-tensorcore.ts"
+  const int steps = K / 32;
+#line 111 "examples/sgemm-tensorcore.ts"
+  for (int s = 0; s < 2; s++) {
+#line 112 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 113 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r = 0; r < 256; r += 32) {
+#line 114 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[s * 256 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+      }
+#line 116 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_1 = 0; r_1 < 32; r_1 += 8) {
+#line 117 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+      }
+    }
+#line 120 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+  }
+#line 122 "examples/sgemm-tensorcore.ts"
+  int readStage = 0;
+#line 123 "examples/sgemm-tensorcore.ts"
+  int writeStage = 2;
+#line 124 "examples/sgemm-tensorcore.ts"
+  for (int step = 0; step < steps; step++) {
+    {
+      {
+#line 130 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_wait<1>();
+      }
+    }
+#line 134 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 135 "examples/sgemm-tensorcore.ts"
+    const int next = step + 3 - 1;
+#line 136 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 137 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_2 = 0; r_2 < 256; r_2 += 32) {
+#line 138 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[writeStage * 256 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+      }
+#line 140 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_3 = 0; r_3 < 32; r_3 += 8) {
+#line 141 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+      }
+    }
+#line 144 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+#line 145 "examples/sgemm-tensorcore.ts"
+    const int aStage = readStage * 256 * 36 + warpRow * 64 * 36;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 32 * 136 + warpCol * 64;
+#line 148 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      {
+#line 149 "examples/sgemm-tensorcore.ts"
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 32; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 32) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 8; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
+            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+        }
+      }
+    }
+#line 170 "examples/sgemm-tensorcore.ts"
+    readStage = readStage + 1 == 3 ? 0 : readStage + 1;
+#line 171 "examples/sgemm-tensorcore.ts"
+    writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
+  }
+#line 174 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 175 "examples/sgemm-tensorcore.ts"
+  __syncthreads();
+#line 177 "examples/sgemm-tensorcore.ts"
+  const int strip = warp * 16 * 72;
+#line 178 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j_3 = 0; j_3 < 8; j_3++) {
+      {
 #line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
+        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
+        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+      }
+    }
+#line 182 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 183 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int p = 0; p < 8; p++) {
+#line 184 "examples/sgemm-tensorcore.ts"
+      const int piece = lane + p * 32;
+#line 185 "examples/sgemm-tensorcore.ts"
+      const int r_4 = piece / 16;
+#line 186 "examples/sgemm-tensorcore.ts"
+      const int c = piece % 16 * 4;
+#line 187 "examples/sgemm-tensorcore.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float x0 = vector.x;
+      const float x1 = vector.y;
+      const float x2 = vector.z;
+      const float x3 = vector.w;
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 191 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
+      } else {
+#line 193 "examples/sgemm-tensorcore.ts"
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
+        const float c0 = vector_1.x;
+        const float c1 = vector_1.y;
+        const float c2 = vector_1.z;
+        const float c3 = vector_1.w;
+#line 194 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
+      }
+    }
+#line 197 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 32, STAGES = 3, THREADS = 256, SWIZZLE = 8; block 256×1×1.
+#line 38 "examples/sgemm-tensorcore.ts"
+extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+  // 107520 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
+#line 79 "examples/sgemm-tensorcore.ts"
+  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
+#line 80 "examples/sgemm-tensorcore.ts"
+  float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 55296);
+#line 83 "examples/sgemm-tensorcore.ts"
+  float acc[64];
+#line 84 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 85 "examples/sgemm-tensorcore.ts"
+  float b[16];
+#line 87 "examples/sgemm-tensorcore.ts"
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+#line 88 "examples/sgemm-tensorcore.ts"
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+#line 89 "examples/sgemm-tensorcore.ts"
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+#line 91 "examples/sgemm-tensorcore.ts"
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
+#line 92 "examples/sgemm-tensorcore.ts"
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/sgemm-tensorcore.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 95 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 4;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 4;
+#line 98 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 8 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 32 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 128;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 128;
+#line 106 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int f = 0; f < 16; f++) {
+#line 107 "examples/sgemm-tensorcore.ts"
+    acc[f * 4] = 0.0f;
+    acc[f * 4 + 1] = 0.0f;
+    acc[f * 4 + 2] = 0.0f;
+    acc[f * 4 + 3] = 0.0f;
+  }
+#line 109 "examples/sgemm-tensorcore.ts"
+  const int steps = K / 32;
+#line 111 "examples/sgemm-tensorcore.ts"
+  for (int s = 0; s < 2; s++) {
+#line 112 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 113 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r = 0; r < 128; r += 32) {
+#line 114 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+      }
+#line 116 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_1 = 0; r_1 < 32; r_1 += 8) {
+#line 117 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+      }
+    }
+#line 120 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+  }
+#line 122 "examples/sgemm-tensorcore.ts"
+  int readStage = 0;
+#line 123 "examples/sgemm-tensorcore.ts"
+  int writeStage = 2;
+#line 124 "examples/sgemm-tensorcore.ts"
+  for (int step = 0; step < steps; step++) {
+    {
+      {
+#line 130 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_wait<1>();
+      }
+    }
+#line 134 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 135 "examples/sgemm-tensorcore.ts"
+    const int next = step + 3 - 1;
+#line 136 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 137 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_2 = 0; r_2 < 128; r_2 += 32) {
+#line 138 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+      }
+#line 140 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_3 = 0; r_3 < 32; r_3 += 8) {
+#line 141 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+      }
+    }
+#line 144 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+#line 145 "examples/sgemm-tensorcore.ts"
+    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 32 * 136 + warpCol * 32;
+#line 148 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      {
+#line 149 "examples/sgemm-tensorcore.ts"
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 32; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 32) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 4; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
+            b[((1 - current) * 4 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 4 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 4 + j_2) * 4], acc[(i_2 * 4 + j_2) * 4 + 1], acc[(i_2 * 4 + j_2) * 4 + 2], acc[(i_2 * 4 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 4 + j_2) * 2], b[(current * 4 + j_2) * 2 + 1]);
+        }
+      }
+    }
+#line 170 "examples/sgemm-tensorcore.ts"
+    readStage = readStage + 1 == 3 ? 0 : readStage + 1;
+#line 171 "examples/sgemm-tensorcore.ts"
+    writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
+  }
+#line 174 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 175 "examples/sgemm-tensorcore.ts"
+  __syncthreads();
+#line 177 "examples/sgemm-tensorcore.ts"
+  const int strip = warp * 16 * 40;
+#line 178 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j_3 = 0; j_3 < 4; j_3++) {
+      {
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 40 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 4 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 4 + j_3) * 4 + 1];
+        As[element_4 + 320] = acc[(i_3 * 4 + j_3) * 4 + 2];
+        As[element_4 + 320 + 1] = acc[(i_3 * 4 + j_3) * 4 + 3];
+      }
+    }
+#line 182 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 183 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+#line 184 "examples/sgemm-tensorcore.ts"
+      const int piece = lane + p * 32;
+#line 185 "examples/sgemm-tensorcore.ts"
+      const int r_4 = piece / 8;
+#line 186 "examples/sgemm-tensorcore.ts"
+      const int c = piece % 8 * 4;
+#line 187 "examples/sgemm-tensorcore.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 40 + c]);
+      const float x0 = vector.x;
+      const float x1 = vector.y;
+      const float x2 = vector.z;
+      const float x3 = vector.w;
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 32 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 191 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
+      } else {
+#line 193 "examples/sgemm-tensorcore.ts"
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
+        const float c0 = vector_1.x;
+        const float c1 = vector_1.y;
+        const float c2 = vector_1.z;
+        const float c3 = vector_1.w;
+#line 194 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
+      }
+    }
+#line 197 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, STAGES = 4, THREADS = 128, SWIZZLE = 8; block 128×1×1.
+#line 38 "examples/sgemm-tensorcore.ts"
+extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+  // 75776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
+#line 79 "examples/sgemm-tensorcore.ts"
+  float (&As)[10240] = *reinterpret_cast<float (*)[10240]>(tsk_dynamic_shared + 0);
+#line 80 "examples/sgemm-tensorcore.ts"
+  float (&Bs)[8704] = *reinterpret_cast<float (*)[8704]>(tsk_dynamic_shared + 40960);
+#line 83 "examples/sgemm-tensorcore.ts"
+  float acc[128];
+#line 84 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 85 "examples/sgemm-tensorcore.ts"
+  float b[32];
+#line 87 "examples/sgemm-tensorcore.ts"
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+#line 88 "examples/sgemm-tensorcore.ts"
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+#line 89 "examples/sgemm-tensorcore.ts"
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+#line 91 "examples/sgemm-tensorcore.ts"
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
+#line 92 "examples/sgemm-tensorcore.ts"
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/sgemm-tensorcore.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 95 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 2;
+#line 98 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 4 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 32 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 128;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 128;
+#line 106 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int f = 0; f < 32; f++) {
+#line 107 "examples/sgemm-tensorcore.ts"
+    acc[f * 4] = 0.0f;
+    acc[f * 4 + 1] = 0.0f;
+    acc[f * 4 + 2] = 0.0f;
+    acc[f * 4 + 3] = 0.0f;
+  }
+#line 109 "examples/sgemm-tensorcore.ts"
+  const int steps = K / 16;
+#line 111 "examples/sgemm-tensorcore.ts"
+  for (int s = 0; s < 3; s++) {
+#line 112 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 113 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r = 0; r < 128; r += 32) {
+#line 114 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[s * 128 * 20 + (innerRowA + r) * 20 + innerColA], &A[(aRows + innerRowA + r) * K + s * 16 + innerColA]);
+      }
+#line 116 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_1 = 0; r_1 < 16; r_1 += 4) {
+#line 117 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[s * 16 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 16 + innerRowB + r_1) * N + bCols + innerColB]);
+      }
+    }
+#line 120 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+  }
+#line 122 "examples/sgemm-tensorcore.ts"
+  int readStage = 0;
+#line 123 "examples/sgemm-tensorcore.ts"
+  int writeStage = 3;
+#line 124 "examples/sgemm-tensorcore.ts"
+  for (int step = 0; step < steps; step++) {
+    {
+      {
+#line 132 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_wait<2>();
+      }
+    }
+#line 134 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 135 "examples/sgemm-tensorcore.ts"
+    const int next = step + 4 - 1;
+#line 136 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 137 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_2 = 0; r_2 < 128; r_2 += 32) {
+#line 138 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[writeStage * 128 * 20 + (innerRowA + r_2) * 20 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 16 + innerColA]);
+      }
+#line 140 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_3 = 0; r_3 < 16; r_3 += 4) {
+#line 141 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[writeStage * 16 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 16 + innerRowB + r_3) * N + bCols + innerColB]);
+      }
+    }
+#line 144 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+#line 145 "examples/sgemm-tensorcore.ts"
+    const int aStage = readStage * 128 * 20 + warpRow * 64 * 20;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 16 * 136 + warpCol * 64;
+#line 148 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      {
+#line 149 "examples/sgemm-tensorcore.ts"
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 20 + laneGroup * 20 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 160]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 16; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 16) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 20 + kk + 8 + laneGroup_2 * 20 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 160]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 160 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 8; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
+            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+        }
+      }
+    }
+#line 170 "examples/sgemm-tensorcore.ts"
+    readStage = readStage + 1 == 4 ? 0 : readStage + 1;
+#line 171 "examples/sgemm-tensorcore.ts"
+    writeStage = writeStage + 1 == 4 ? 0 : writeStage + 1;
+  }
+#line 174 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 175 "examples/sgemm-tensorcore.ts"
+  __syncthreads();
+#line 177 "examples/sgemm-tensorcore.ts"
+  const int strip = warp * 16 * 72;
+#line 178 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j_3 = 0; j_3 < 8; j_3++) {
+      {
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
+        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
+        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+      }
+    }
+#line 182 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 183 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int p = 0; p < 8; p++) {
+#line 184 "examples/sgemm-tensorcore.ts"
+      const int piece = lane + p * 32;
+#line 185 "examples/sgemm-tensorcore.ts"
+      const int r_4 = piece / 16;
+#line 186 "examples/sgemm-tensorcore.ts"
+      const int c = piece % 16 * 4;
+#line 187 "examples/sgemm-tensorcore.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float x0 = vector.x;
+      const float x1 = vector.y;
+      const float x2 = vector.z;
+      const float x3 = vector.w;
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 191 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
+      } else {
+#line 193 "examples/sgemm-tensorcore.ts"
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
+        const float c0 = vector_1.x;
+        const float c1 = vector_1.y;
+        const float c2 = vector_1.z;
+        const float c3 = vector_1.w;
+#line 194 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
+      }
+    }
+#line 197 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 32, STAGES = 4, THREADS = 256, SWIZZLE = 8; block 256×1×1.
+#line 38 "examples/sgemm-tensorcore.ts"
+extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
+  // 75776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
+#line 79 "examples/sgemm-tensorcore.ts"
+  float (&As)[10240] = *reinterpret_cast<float (*)[10240]>(tsk_dynamic_shared + 0);
+#line 80 "examples/sgemm-tensorcore.ts"
+  float (&Bs)[8704] = *reinterpret_cast<float (*)[8704]>(tsk_dynamic_shared + 40960);
+#line 83 "examples/sgemm-tensorcore.ts"
+  float acc[64];
+#line 84 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 85 "examples/sgemm-tensorcore.ts"
+  float b[16];
+#line 87 "examples/sgemm-tensorcore.ts"
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+#line 88 "examples/sgemm-tensorcore.ts"
+  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+#line 89 "examples/sgemm-tensorcore.ts"
+  const int firstRow = pid / groupBlocks * max(8, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+#line 91 "examples/sgemm-tensorcore.ts"
+  const int cRow = firstRow + pid % groupBlocks % groupRows;
+#line 92 "examples/sgemm-tensorcore.ts"
+  const int cCol = pid % groupBlocks / groupRows;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/sgemm-tensorcore.ts"
+  const int lane = (int)threadIdx.x % 32;
+#line 95 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 4;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 4;
+#line 98 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 4 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 32 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 128;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 128;
+#line 106 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int f = 0; f < 16; f++) {
+#line 107 "examples/sgemm-tensorcore.ts"
+    acc[f * 4] = 0.0f;
+    acc[f * 4 + 1] = 0.0f;
+    acc[f * 4 + 2] = 0.0f;
+    acc[f * 4 + 3] = 0.0f;
+  }
+#line 109 "examples/sgemm-tensorcore.ts"
+  const int steps = K / 16;
+#line 111 "examples/sgemm-tensorcore.ts"
+  for (int s = 0; s < 3; s++) {
+#line 112 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 113 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r = 0; r < 128; r += 64) {
+#line 114 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[s * 128 * 20 + (innerRowA + r) * 20 + innerColA], &A[(aRows + innerRowA + r) * K + s * 16 + innerColA]);
+      }
+#line 116 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_1 = 0; r_1 < 16; r_1 += 8) {
+#line 117 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[s * 16 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 16 + innerRowB + r_1) * N + bCols + innerColB]);
+      }
+    }
+#line 120 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+  }
+#line 122 "examples/sgemm-tensorcore.ts"
+  int readStage = 0;
+#line 123 "examples/sgemm-tensorcore.ts"
+  int writeStage = 3;
+#line 124 "examples/sgemm-tensorcore.ts"
+  for (int step = 0; step < steps; step++) {
+    {
+      {
+#line 132 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_wait<2>();
+      }
+    }
+#line 134 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 135 "examples/sgemm-tensorcore.ts"
+    const int next = step + 4 - 1;
+#line 136 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 137 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_2 = 0; r_2 < 128; r_2 += 64) {
+#line 138 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&As[writeStage * 128 * 20 + (innerRowA + r_2) * 20 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 16 + innerColA]);
+      }
+#line 140 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int r_3 = 0; r_3 < 16; r_3 += 8) {
+#line 141 "examples/sgemm-tensorcore.ts"
+        tsk_cp_async_16(&Bs[writeStage * 16 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 16 + innerRowB + r_3) * N + bCols + innerColB]);
+      }
+    }
+#line 144 "examples/sgemm-tensorcore.ts"
+    tsk_cp_async_commit();
+#line 145 "examples/sgemm-tensorcore.ts"
+    const int aStage = readStage * 128 * 20 + warpRow * 64 * 20;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 16 * 136 + warpCol * 32;
+#line 148 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      {
+#line 149 "examples/sgemm-tensorcore.ts"
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 20 + laneGroup * 20 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 160]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 16; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 16) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 4; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 20 + kk + 8 + laneGroup_2 * 20 + lanePlace_2;
+            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 160]);
+            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 160 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 4; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
+            b[((1 - current) * 4 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 4 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 4; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 4 + j_2) * 4], acc[(i_2 * 4 + j_2) * 4 + 1], acc[(i_2 * 4 + j_2) * 4 + 2], acc[(i_2 * 4 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 4 + j_2) * 2], b[(current * 4 + j_2) * 2 + 1]);
+        }
+      }
+    }
+#line 170 "examples/sgemm-tensorcore.ts"
+    readStage = readStage + 1 == 4 ? 0 : readStage + 1;
+#line 171 "examples/sgemm-tensorcore.ts"
+    writeStage = writeStage + 1 == 4 ? 0 : writeStage + 1;
+  }
+#line 174 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 175 "examples/sgemm-tensorcore.ts"
+  __syncthreads();
+#line 177 "examples/sgemm-tensorcore.ts"
+  const int strip = warp * 16 * 40;
+#line 178 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+  for (int i_3 = 0; i_3 < 4; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j_3 = 0; j_3 < 4; j_3++) {
+      {
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 40 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 4 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 4 + j_3) * 4 + 1];
+        As[element_4 + 320] = acc[(i_3 * 4 + j_3) * 4 + 2];
+        As[element_4 + 320 + 1] = acc[(i_3 * 4 + j_3) * 4 + 3];
+      }
+    }
+#line 182 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 183 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+#line 184 "examples/sgemm-tensorcore.ts"
+      const int piece = lane + p * 32;
+#line 185 "examples/sgemm-tensorcore.ts"
+      const int r_4 = piece / 8;
+#line 186 "examples/sgemm-tensorcore.ts"
+      const int c = piece % 8 * 4;
+#line 187 "examples/sgemm-tensorcore.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 40 + c]);
+      const float x0 = vector.x;
+      const float x1 = vector.y;
+      const float x2 = vector.z;
+      const float x3 = vector.w;
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 32 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 191 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
+      } else {
+#line 193 "examples/sgemm-tensorcore.ts"
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
+        const float c0 = vector_1.x;
+        const float c1 = vector_1.y;
+        const float c2 = vector_1.z;
+        const float c3 = vector_1.w;
+#line 194 "examples/sgemm-tensorcore.ts"
+        *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
+      }
+    }
+#line 197 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -722,220 +1853,253 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 // Kernel sgemmTensorCore specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, STAGES = 2, THREADS = 128, SWIZZLE = 0; block 128×1×1.
 #line 38 "examples/sgemm-tensorcore.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 72 "examples/sgemm-tensorcore.ts"
+#line 79 "examples/sgemm-tensorcore.ts"
   __shared__ __align__(16) float As[2560];
-#line 73 "examples/sgemm-tensorcore.ts"
-  __shared__ __align__(16) float Bs[2304];
-#line 76 "examples/sgemm-tensorcore.ts"
-  float acc[32];
-#line 77 "examples/sgemm-tensorcore.ts"
-  float a[8];
-#line 78 "examples/sgemm-tensorcore.ts"
-  float b[8];
 #line 80 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
-#line 81 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(0, 1) * (int)gridDim.x;
-#line 82 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(0, 1);
+  __shared__ __align__(16) float Bs[2304];
 #line 83 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(0, 1));
+  float acc[32];
 #line 84 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)blockIdx.y;
+  float a[16];
 #line 85 "examples/sgemm-tensorcore.ts"
-  const int cCol = (int)blockIdx.x;
-#line 86 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float b[16];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int groupBlocks = max(0, 1) * (int)gridDim.x;
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int warpCol = warp % 2;
+  const int firstRow = pid / groupBlocks * max(0, 1);
+#line 90 "examples/sgemm-tensorcore.ts"
+  const int groupRows = min((int)gridDim.y - firstRow, max(0, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
+  const int cRow = (int)blockIdx.y;
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 4 * 4;
+  const int cCol = (int)blockIdx.x;
+#line 93 "examples/sgemm-tensorcore.ts"
+  const int warp = (int)threadIdx.x / 32;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
+  const int lane = (int)threadIdx.x % 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 16 * 4;
-#line 97 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 64;
+  const int warpRow = warp / 2;
+#line 96 "examples/sgemm-tensorcore.ts"
+  const int warpCol = warp % 2;
 #line 98 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 64;
+  const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerColA = (int)threadIdx.x % 4 * 4;
+#line 101 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 102 "examples/sgemm-tensorcore.ts"
+  const int innerColB = (int)threadIdx.x % 16 * 4;
+#line 104 "examples/sgemm-tensorcore.ts"
+  const int aRows = cRow * 64;
+#line 105 "examples/sgemm-tensorcore.ts"
+  const int bCols = cCol * 64;
+#line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 8; f++) {
-#line 100 "examples/sgemm-tensorcore.ts"
+#line 107 "examples/sgemm-tensorcore.ts"
     acc[f * 4] = 0.0f;
     acc[f * 4 + 1] = 0.0f;
     acc[f * 4 + 2] = 0.0f;
     acc[f * 4 + 3] = 0.0f;
   }
-#line 102 "examples/sgemm-tensorcore.ts"
+#line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
-#line 104 "examples/sgemm-tensorcore.ts"
+#line 111 "examples/sgemm-tensorcore.ts"
   for (int s = 0; s < 1; s++) {
-#line 105 "examples/sgemm-tensorcore.ts"
+#line 112 "examples/sgemm-tensorcore.ts"
     if (s < steps) {
-#line 106 "examples/sgemm-tensorcore.ts"
+#line 113 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 64; r += 32) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 114 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[s * 64 * 20 + (innerRowA + r) * 20 + innerColA], &A[(aRows + innerRowA + r) * K + s * 16 + innerColA]);
       }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 8) {
-#line 110 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[s * 16 * 72 + (innerRowB + r_1) * 72 + innerColB], &B[(s * 16 + innerRowB + r_1) * N + bCols + innerColB]);
       }
     }
-#line 113 "examples/sgemm-tensorcore.ts"
+#line 120 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 115 "examples/sgemm-tensorcore.ts"
+#line 122 "examples/sgemm-tensorcore.ts"
   int readStage = 0;
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 123 "examples/sgemm-tensorcore.ts"
   int writeStage = 1;
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 124 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
-#line 121 "examples/sgemm-tensorcore.ts"
+#line 128 "examples/sgemm-tensorcore.ts"
       tsk_cp_async_wait<0>();
     }
-#line 127 "examples/sgemm-tensorcore.ts"
+#line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 128 "examples/sgemm-tensorcore.ts"
+#line 135 "examples/sgemm-tensorcore.ts"
     const int next = step + 2 - 1;
-#line 129 "examples/sgemm-tensorcore.ts"
+#line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 64; r_2 += 32) {
-#line 131 "examples/sgemm-tensorcore.ts"
+#line 138 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[writeStage * 64 * 20 + (innerRowA + r_2) * 20 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 16 + innerColA]);
       }
-#line 133 "examples/sgemm-tensorcore.ts"
+#line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 8) {
-#line 134 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[writeStage * 16 * 72 + (innerRowB + r_3) * 72 + innerColB], &B[(next * 16 + innerRowB + r_3) * N + bCols + innerColB]);
       }
     }
-#line 137 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
-#line 138 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 64 * 20 + warpRow * 32 * 20;
-#line 139 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 16 * 72 + warpCol * 32;
-#line 140 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-    for (int kk = 0; kk < 16; kk += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i = 0; i < 2; i++) {
-        {
-#line 142 "examples/sgemm-tensorcore.ts"
-          const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup = lane_1 >> 2;
-          const int lanePlace = lane_1 & 3;
-          const int element = aStage + i * 16 * 20 + kk + laneGroup * 20 + lanePlace;
-          a[i * 4] = tsk_tf32(As[element]);
-          a[i * 4 + 1] = tsk_tf32(As[element + 160]);
-          a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-          a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
-        }
-      }
 #line 144 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int j = 0; j < 4; j++) {
-        {
+    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-          const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-          const int laneGroup_1 = lane_2 >> 2;
-          const int lanePlace_1 = lane_2 & 3;
-          const int element_1 = bStage + kk * 72 + j * 8 + lanePlace_1 * 72 + laneGroup_1;
-          b[j * 2] = tsk_tf32(Bs[element_1]);
-          b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 288]);
-        }
-      }
-#line 147 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_1 = 0; i_1 < 2; i_1++) {
+    const int aStage = readStage * 64 * 20 + warpRow * 32 * 20;
+#line 146 "examples/sgemm-tensorcore.ts"
+    const int bStage = readStage * 16 * 72 + warpCol * 32;
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_1 = 0; j_1 < 4; j_1++) {
+    for (int i = 0; i < 2; i++) {
+      {
 #line 149 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_1 * 4 + j_1) * 4], acc[(i_1 * 4 + j_1) * 4 + 1], acc[(i_1 * 4 + j_1) * 4 + 2], acc[(i_1 * 4 + j_1) * 4 + 3], a[i_1 * 4], a[i_1 * 4 + 1], a[i_1 * 4 + 2], a[i_1 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
+        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup = lane_1 >> 2;
+        const int lanePlace = lane_1 & 3;
+        const int element = aStage + i * 16 * 20 + laneGroup * 20 + lanePlace;
+        a[i * 4] = tsk_tf32(As[element]);
+        a[i * 4 + 1] = tsk_tf32(As[element + 160]);
+        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
+        a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
+      }
+    }
+#line 151 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      {
+#line 152 "examples/sgemm-tensorcore.ts"
+        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_1 = lane_2 >> 2;
+        const int lanePlace_1 = lane_2 & 3;
+        const int element_1 = bStage + j * 8 + lanePlace_1 * 72 + laneGroup_1;
+        b[j * 2] = tsk_tf32(Bs[element_1]);
+        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 288]);
+      }
+    }
+#line 154 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+    for (int kk = 0; kk < 16; kk += 8) {
+#line 155 "examples/sgemm-tensorcore.ts"
+      const int current = kk / 8 % 2;
+#line 156 "examples/sgemm-tensorcore.ts"
+      if (kk + 8 < 16) {
+#line 157 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int i_1 = 0; i_1 < 2; i_1++) {
+          {
+#line 158 "examples/sgemm-tensorcore.ts"
+            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_2 = lane_3 >> 2;
+            const int lanePlace_2 = lane_3 & 3;
+            const int element_2 = aStage + i_1 * 16 * 20 + kk + 8 + laneGroup_2 * 20 + lanePlace_2;
+            a[((1 - current) * 2 + i_1) * 4] = tsk_tf32(As[element_2]);
+            a[((1 - current) * 2 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 160]);
+            a[((1 - current) * 2 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
+            a[((1 - current) * 2 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 160 + 4]);
+          }
+        }
+#line 160 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_1 = 0; j_1 < 4; j_1++) {
+          {
+#line 161 "examples/sgemm-tensorcore.ts"
+            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int laneGroup_3 = lane_4 >> 2;
+            const int lanePlace_3 = lane_4 & 3;
+            const int element_3 = bStage + (kk + 8) * 72 + j_1 * 8 + lanePlace_3 * 72 + laneGroup_3;
+            b[((1 - current) * 4 + j_1) * 2] = tsk_tf32(Bs[element_3]);
+            b[((1 - current) * 4 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 288]);
+          }
+        }
+      }
+#line 164 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+      for (int i_2 = 0; i_2 < 2; i_2++) {
+#line 165 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 166 "examples/sgemm-tensorcore.ts"
+          tsk_mma_m16n8k8_tf32(acc[(i_2 * 4 + j_2) * 4], acc[(i_2 * 4 + j_2) * 4 + 1], acc[(i_2 * 4 + j_2) * 4 + 2], acc[(i_2 * 4 + j_2) * 4 + 3], a[(current * 2 + i_2) * 4], a[(current * 2 + i_2) * 4 + 1], a[(current * 2 + i_2) * 4 + 2], a[(current * 2 + i_2) * 4 + 3], b[(current * 4 + j_2) * 2], b[(current * 4 + j_2) * 2 + 1]);
         }
       }
     }
-#line 153 "examples/sgemm-tensorcore.ts"
+#line 170 "examples/sgemm-tensorcore.ts"
     readStage = readStage + 1 == 2 ? 0 : readStage + 1;
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 171 "examples/sgemm-tensorcore.ts"
     writeStage = writeStage + 1 == 2 ? 0 : writeStage + 1;
   }
-#line 157 "examples/sgemm-tensorcore.ts"
+#line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 177 "examples/sgemm-tensorcore.ts"
   const int strip = warp * 16 * 40;
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-  for (int i_2 = 0; i_2 < 2; i_2++) {
-#line 162 "examples/sgemm-tensorcore.ts"
+  for (int i_3 = 0; i_3 < 2; i_3++) {
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
+    for (int j_3 = 0; j_3 < 4; j_3++) {
       {
-#line 163 "examples/sgemm-tensorcore.ts"
-        const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
-        const int laneGroup_2 = lane_3 >> 2;
-        const int lanePlace_2 = lane_3 & 3;
-        const int element_2 = strip + j_2 * 8 + laneGroup_2 * 40 + lanePlace_2 * 2;
-        As[element_2] = acc[(i_2 * 4 + j_2) * 4];
-        As[element_2 + 1] = acc[(i_2 * 4 + j_2) * 4 + 1];
-        As[element_2 + 320] = acc[(i_2 * 4 + j_2) * 4 + 2];
-        As[element_2 + 320 + 1] = acc[(i_2 * 4 + j_2) * 4 + 3];
+#line 180 "examples/sgemm-tensorcore.ts"
+        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int laneGroup_4 = lane_5 >> 2;
+        const int lanePlace_4 = lane_5 & 3;
+        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 40 + lanePlace_4 * 2;
+        As[element_4] = acc[(i_3 * 4 + j_3) * 4];
+        As[element_4 + 1] = acc[(i_3 * 4 + j_3) * 4 + 1];
+        As[element_4 + 320] = acc[(i_3 * 4 + j_3) * 4 + 2];
+        As[element_4 + 320 + 1] = acc[(i_3 * 4 + j_3) * 4 + 3];
       }
     }
-#line 165 "examples/sgemm-tensorcore.ts"
+#line 182 "examples/sgemm-tensorcore.ts"
     __syncthreads();
-#line 166 "examples/sgemm-tensorcore.ts"
+#line 183 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 4; p++) {
-#line 167 "examples/sgemm-tensorcore.ts"
+#line 184 "examples/sgemm-tensorcore.ts"
       const int piece = lane + p * 32;
-#line 168 "examples/sgemm-tensorcore.ts"
+#line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 8;
-#line 169 "examples/sgemm-tensorcore.ts"
+#line 186 "examples/sgemm-tensorcore.ts"
       const int c = piece % 8 * 4;
-#line 170 "examples/sgemm-tensorcore.ts"
+#line 187 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 40 + c]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 171 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 32 + i_2 * 16 + r_4) * N + bCols + warpCol * 32 + c;
-#line 173 "examples/sgemm-tensorcore.ts"
+#line 188 "examples/sgemm-tensorcore.ts"
+      const int at = (aRows + warpRow * 32 + i_3 * 16 + r_4) * N + bCols + warpCol * 32 + c;
+#line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
-#line 174 "examples/sgemm-tensorcore.ts"
+#line 191 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 176 "examples/sgemm-tensorcore.ts"
+#line 193 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 177 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 197 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }

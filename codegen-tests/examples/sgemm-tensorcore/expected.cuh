@@ -36,6 +36,50 @@ static inline cudaError_t launch_sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64
   return cudaGetLastError();
 }
 
+extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  // 162816 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 162816);
+  if (raised != cudaSuccess) return raised;
+  sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8<<<grid, dim3(256, 1, 1), 162816, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  // 107520 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
+  if (raised != cudaSuccess) return raised;
+  sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8<<<grid, dim3(256, 1, 1), 107520, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8 with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  // 75776 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 75776);
+  if (raised != cudaSuccess) return raised;
+  sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8<<<grid, dim3(128, 1, 1), 75776, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
+
+// Launches sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  // 75776 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 75776);
+  if (raised != cudaSuccess) return raised;
+  sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8<<<grid, dim3(256, 1, 1), 75776, stream>>>(M, N, K, alpha, A, B, beta, C);
+  return cudaGetLastError();
+}
+
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
 // Launches sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0 with its fixed block 128×1×1; returns the launch error, if any.

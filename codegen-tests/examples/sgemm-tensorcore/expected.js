@@ -49,8 +49,8 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
   const As = new Float32Array(13824);
   const Bs = new Float32Array(13056);
   const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 16);
-  const b = new Float32Array(threads * 16);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 32);
   const warp_slots = new Int32Array(threads);
   const lane_slots = new Int32Array(threads);
   const warpRow_slots = new Int32Array(threads);
@@ -68,6 +68,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
   const aStage_slots = new Int32Array(threads);
   const bStage_slots = new Int32Array(threads);
   const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
   const i_slots = new Int32Array(threads);
   const j_slots = new Int32Array(threads);
   const strip_slots = new Int32Array(threads);
@@ -169,6 +170,9 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
       threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
         let step = step_slots[t];
         let steps = steps_slots[t];
         let aRows = aRows_slots[t];
@@ -212,6 +216,28 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 64)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+          }
+        }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
@@ -227,31 +253,36 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
             const tx = t % nx;
             const ty = ((t / nx) | 0) % ny;
             const tz = (t / (nx * ny)) | 0;
-            let aStage = aStage_slots[t];
+            let current = current_slots[t];
             let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
-              {
-                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup = lane_1 >> 2;
-                const lanePlace = lane_1 & 3;
-                const element = (((((((aStage + imul(imul(i_2, 16), 36)) | 0) + kk) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-                a[t * 16 + imul(i_2, 4)] = roundTf32(As[element]);
-                a[t * 16 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-                a[t * 16 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-                a[t * 16 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 32) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                }
               }
             }
-            for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
-              {
-                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup_1 = lane_2 >> 2;
-                const lanePlace_1 = lane_2 & 3;
-                const element_1 = (((((((bStage + imul(kk, 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-                b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-                b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
-              }
-            }
+            current_slots[t] = current;
           }
           threads6: for (let t = 0; t < threads; t++) {
             let i = i_slots[t];
@@ -269,7 +300,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
               loop3: for (;;) {
                 if (!(j_slots[0] < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 16, i_slots[0], b, 16, j_slots[0], threads);
+                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
                 }
                 threads8: for (let t = 0; t < threads; t++) {
                   let j = j_slots[t];
@@ -328,16 +359,16 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
         let i_1 = i_slots_1[t];
-        for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+        for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
-            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_2 = lane_3 >> 2;
-            const lanePlace_2 = lane_3 & 3;
-            const element_2 = (((((strip + imul(j_2, 8)) | 0) + imul(laneGroup_2, 72)) | 0) + imul(lanePlace_2, 2)) | 0;
-            As[element_2] = acc[t * 128 + imul(((imul(i_1, 8) + j_2) | 0), 4)];
-            As[((element_2 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 1) | 0)];
-            As[((element_2 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 2) | 0)];
-            As[((((element_2 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 3) | 0)];
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
@@ -359,27 +390,27 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
           const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
-            const lane_4 = fround(alpha * x0);
-            const lane_5 = fround(alpha * x1);
-            const lane_6 = fround(alpha * x2);
-            const lane_7 = fround(alpha * x3);
-            C[at] = lane_4;
-            C[((at + 1) | 0)] = lane_5;
-            C[((at + 2) | 0)] = lane_6;
-            C[((at + 3) | 0)] = lane_7;
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
           } else {
             const c0 = C[at];
             const c1 = C[((at + 1) | 0)];
             const c2 = C[((at + 2) | 0)];
             const c3 = C[((at + 3) | 0)];
-            const lane_8 = fround(fround(alpha * x0) + fround(beta * c0));
-            const lane_9 = fround(fround(alpha * x1) + fround(beta * c1));
-            const lane_10 = fround(fround(alpha * x2) + fround(beta * c2));
-            const lane_11 = fround(fround(alpha * x3) + fround(beta * c3));
-            C[at] = lane_8;
-            C[((at + 1) | 0)] = lane_9;
-            C[((at + 2) | 0)] = lane_10;
-            C[((at + 3) | 0)] = lane_11;
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
           }
         }
       }
@@ -401,8 +432,8 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
   const As = new Float32Array(18432);
   const Bs = new Float32Array(17408);
   const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 16);
-  const b = new Float32Array(threads * 16);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 32);
   const warp_slots = new Int32Array(threads);
   const lane_slots = new Int32Array(threads);
   const warpRow_slots = new Int32Array(threads);
@@ -420,6 +451,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
   const aStage_slots = new Int32Array(threads);
   const bStage_slots = new Int32Array(threads);
   const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
   const i_slots = new Int32Array(threads);
   const j_slots = new Int32Array(threads);
   const strip_slots = new Int32Array(threads);
@@ -521,6 +553,9 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
         }
       }
       threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
         let step = step_slots[t];
         let steps = steps_slots[t];
         let aRows = aRows_slots[t];
@@ -564,6 +599,28 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 64)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+          }
+        }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
@@ -579,31 +636,36 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
             const tx = t % nx;
             const ty = ((t / nx) | 0) % ny;
             const tz = (t / (nx * ny)) | 0;
-            let aStage = aStage_slots[t];
+            let current = current_slots[t];
             let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
-              {
-                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup = lane_1 >> 2;
-                const lanePlace = lane_1 & 3;
-                const element = (((((((aStage + imul(imul(i_2, 16), 36)) | 0) + kk) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-                a[t * 16 + imul(i_2, 4)] = roundTf32(As[element]);
-                a[t * 16 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-                a[t * 16 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-                a[t * 16 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 32) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                }
               }
             }
-            for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
-              {
-                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup_1 = lane_2 >> 2;
-                const lanePlace_1 = lane_2 & 3;
-                const element_1 = (((((((bStage + imul(kk, 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-                b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-                b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
-              }
-            }
+            current_slots[t] = current;
           }
           threads6: for (let t = 0; t < threads; t++) {
             let i = i_slots[t];
@@ -621,7 +683,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
               loop3: for (;;) {
                 if (!(j_slots[0] < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 16, i_slots[0], b, 16, j_slots[0], threads);
+                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
                 }
                 threads8: for (let t = 0; t < threads; t++) {
                   let j = j_slots[t];
@@ -680,16 +742,16 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
         let i_1 = i_slots_1[t];
-        for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+        for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
-            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_2 = lane_3 >> 2;
-            const lanePlace_2 = lane_3 & 3;
-            const element_2 = (((((strip + imul(j_2, 8)) | 0) + imul(laneGroup_2, 72)) | 0) + imul(lanePlace_2, 2)) | 0;
-            As[element_2] = acc[t * 128 + imul(((imul(i_1, 8) + j_2) | 0), 4)];
-            As[((element_2 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 1) | 0)];
-            As[((element_2 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 2) | 0)];
-            As[((((element_2 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 3) | 0)];
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
@@ -711,27 +773,27 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
           const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
-            const lane_4 = fround(alpha * x0);
-            const lane_5 = fround(alpha * x1);
-            const lane_6 = fround(alpha * x2);
-            const lane_7 = fround(alpha * x3);
-            C[at] = lane_4;
-            C[((at + 1) | 0)] = lane_5;
-            C[((at + 2) | 0)] = lane_6;
-            C[((at + 3) | 0)] = lane_7;
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
           } else {
             const c0 = C[at];
             const c1 = C[((at + 1) | 0)];
             const c2 = C[((at + 2) | 0)];
             const c3 = C[((at + 3) | 0)];
-            const lane_8 = fround(fround(alpha * x0) + fround(beta * c0));
-            const lane_9 = fround(fround(alpha * x1) + fround(beta * c1));
-            const lane_10 = fround(fround(alpha * x2) + fround(beta * c2));
-            const lane_11 = fround(fround(alpha * x3) + fround(beta * c3));
-            C[at] = lane_8;
-            C[((at + 1) | 0)] = lane_9;
-            C[((at + 2) | 0)] = lane_10;
-            C[((at + 3) | 0)] = lane_11;
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
           }
         }
       }
@@ -753,8 +815,8 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
   const As = new Float32Array(13824);
   const Bs = new Float32Array(25344);
   const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 16);
-  const b = new Float32Array(threads * 16);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 32);
   const warp_slots = new Int32Array(threads);
   const lane_slots = new Int32Array(threads);
   const warpRow_slots = new Int32Array(threads);
@@ -772,6 +834,7 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
   const aStage_slots = new Int32Array(threads);
   const bStage_slots = new Int32Array(threads);
   const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
   const i_slots = new Int32Array(threads);
   const j_slots = new Int32Array(threads);
   const strip_slots = new Int32Array(threads);
@@ -873,6 +936,9 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
       threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
         let step = step_slots[t];
         let steps = steps_slots[t];
         let aRows = aRows_slots[t];
@@ -916,6 +982,28 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 264) + imul(warpCol, 64)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 264)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 1056) | 0)]);
+          }
+        }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
@@ -931,31 +1019,36 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
             const tx = t % nx;
             const ty = ((t / nx) | 0) % ny;
             const tz = (t / (nx * ny)) | 0;
-            let aStage = aStage_slots[t];
+            let current = current_slots[t];
             let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
-              {
-                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup = lane_1 >> 2;
-                const lanePlace = lane_1 & 3;
-                const element = (((((((aStage + imul(imul(i_2, 16), 36)) | 0) + kk) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-                a[t * 16 + imul(i_2, 4)] = roundTf32(As[element]);
-                a[t * 16 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-                a[t * 16 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-                a[t * 16 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 32) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 264)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 264)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 1056) | 0)]);
+                }
               }
             }
-            for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
-              {
-                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup_1 = lane_2 >> 2;
-                const lanePlace_1 = lane_2 & 3;
-                const element_1 = (((((((bStage + imul(kk, 264)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_1, 264)) | 0) + laneGroup_1) | 0;
-                b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-                b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 1056) | 0)]);
-              }
-            }
+            current_slots[t] = current;
           }
           threads6: for (let t = 0; t < threads; t++) {
             let i = i_slots[t];
@@ -973,7 +1066,7 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
               loop3: for (;;) {
                 if (!(j_slots[0] < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 16, i_slots[0], b, 16, j_slots[0], threads);
+                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
                 }
                 threads8: for (let t = 0; t < threads; t++) {
                   let j = j_slots[t];
@@ -1032,16 +1125,16 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
         let i_1 = i_slots_1[t];
-        for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+        for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
-            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_2 = lane_3 >> 2;
-            const lanePlace_2 = lane_3 & 3;
-            const element_2 = (((((strip + imul(j_2, 8)) | 0) + imul(laneGroup_2, 72)) | 0) + imul(lanePlace_2, 2)) | 0;
-            As[element_2] = acc[t * 128 + imul(((imul(i_1, 8) + j_2) | 0), 4)];
-            As[((element_2 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 1) | 0)];
-            As[((element_2 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 2) | 0)];
-            As[((((element_2 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_2) | 0), 4) + 3) | 0)];
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
@@ -1063,27 +1156,1559 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
           const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
-            const lane_4 = fround(alpha * x0);
-            const lane_5 = fround(alpha * x1);
-            const lane_6 = fround(alpha * x2);
-            const lane_7 = fround(alpha * x3);
-            C[at] = lane_4;
-            C[((at + 1) | 0)] = lane_5;
-            C[((at + 2) | 0)] = lane_6;
-            C[((at + 3) | 0)] = lane_7;
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
           } else {
             const c0 = C[at];
             const c1 = C[((at + 1) | 0)];
             const c2 = C[((at + 2) | 0)];
             const c3 = C[((at + 3) | 0)];
-            const lane_8 = fround(fround(alpha * x0) + fround(beta * c0));
-            const lane_9 = fround(fround(alpha * x1) + fround(beta * c1));
-            const lane_10 = fround(fround(alpha * x2) + fround(beta * c2));
-            const lane_11 = fround(fround(alpha * x3) + fround(beta * c3));
-            C[at] = lane_8;
-            C[((at + 1) | 0)] = lane_9;
-            C[((at + 2) | 0)] = lane_10;
-            C[((at + 3) | 0)] = lane_11;
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
+          }
+        }
+      }
+    }
+    threads18: for (let t = 0; t < threads; t++) {
+      let i_1 = i_slots_1[t];
+      i_1 = (i_1 + 1) | 0;
+      i_slots_1[t] = i_1;
+    }
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 256, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 256, SWIZZLE = 8: runs one block.
+export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const As = new Float32Array(27648);
+  const Bs = new Float32Array(13056);
+  const acc = new Float32Array(threads * 128);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 32);
+  const warp_slots = new Int32Array(threads);
+  const lane_slots = new Int32Array(threads);
+  const warpRow_slots = new Int32Array(threads);
+  const warpCol_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const aRows_slots = new Int32Array(threads);
+  const bCols_slots = new Int32Array(threads);
+  const steps_slots = new Int32Array(threads);
+  const readStage_slots = new Int32Array(threads);
+  const writeStage_slots = new Int32Array(threads);
+  const step_slots = new Int32Array(threads);
+  const aStage_slots = new Int32Array(threads);
+  const bStage_slots = new Int32Array(threads);
+  const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
+  const i_slots = new Int32Array(threads);
+  const j_slots = new Int32Array(threads);
+  const strip_slots = new Int32Array(threads);
+  const i_slots_1 = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let warp = warp_slots[t];
+    let lane = lane_slots[t];
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    let aRows = aRows_slots[t];
+    let bCols = bCols_slots[t];
+    let steps = steps_slots[t];
+    let readStage = readStage_slots[t];
+    let writeStage = writeStage_slots[t];
+    const pid = (imul(by, gx) + bx) | 0;
+    const groupBlocks = imul(Math.max(8, 1), gx);
+    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+    warp = (tx / 32) | 0;
+    lane = (tx % 32) | 0;
+    warpRow = (warp / 2) | 0;
+    warpCol = (warp % 2) | 0;
+    innerRowA = (tx / 8) | 0;
+    innerColA = imul(((tx % 8) | 0), 4);
+    innerRowB = (tx / 32) | 0;
+    innerColB = imul(((tx % 32) | 0), 4);
+    aRows = imul(cRow, 256);
+    bCols = imul(cCol, 128);
+    for (let f = 0; f < 32; f = (f + 1) | 0) {
+      acc[t * 128 + imul(f, 4)] = 0;
+      acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
+      acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
+      acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
+    }
+    steps = (K / 32) | 0;
+    for (let s = 0; s < 2; s = (s + 1) | 0) {
+      if (s < steps) {
+        for (let r = 0; r < 256; r = (r + 32) | 0) {
+          {
+            const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0)];
+            const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(s, 256), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0)] = copied0;
+            As[((((((imul(imul(s, 256), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
+            As[((((((imul(imul(s, 256), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
+            As[((((((imul(imul(s, 256), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
+          }
+        }
+        for (let r_1 = 0; r_1 < 32; r_1 = (r_1 + 8) | 0) {
+          {
+            const copied0_1 = B[((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_1 = B[((((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_1 = B[((((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_1 = B[((((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0)] = copied0_1;
+            Bs[((((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_1;
+            Bs[((((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_1;
+            Bs[((((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_1;
+          }
+        }
+      }
+    }
+    readStage = 0;
+    writeStage = 2;
+    warp_slots[t] = warp;
+    lane_slots[t] = lane;
+    warpRow_slots[t] = warpRow;
+    warpCol_slots[t] = warpCol;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+    aRows_slots[t] = aRows;
+    bCols_slots[t] = bCols;
+    steps_slots[t] = steps;
+    readStage_slots[t] = readStage;
+    writeStage_slots[t] = writeStage;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let step = step_slots[t];
+    step = 0;
+    step_slots[t] = step;
+  }
+  loop0: for (;;) {
+    if (!(step_slots[0] < steps_slots[0])) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        {
+          {
+          }
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let step = step_slots[t];
+        let steps = steps_slots[t];
+        let aRows = aRows_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let innerColA = innerColA_slots[t];
+        let writeStage = writeStage_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let bCols = bCols_slots[t];
+        let innerColB = innerColB_slots[t];
+        let aStage = aStage_slots[t];
+        let readStage = readStage_slots[t];
+        let warpRow = warpRow_slots[t];
+        let bStage = bStage_slots[t];
+        let warpCol = warpCol_slots[t];
+        const next = (((step + 3) | 0) - 1) | 0;
+        if (next < steps) {
+          for (let r_2 = 0; r_2 < 256; r_2 = (r_2 + 32) | 0) {
+            {
+              const copied0_2 = A[((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0)];
+              const copied1_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0) + 1) | 0)];
+              const copied2_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0) + 2) | 0)];
+              const copied3_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0) + 3) | 0)];
+              As[((((imul(imul(writeStage, 256), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0)] = copied0_2;
+              As[((((((imul(imul(writeStage, 256), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_2;
+              As[((((((imul(imul(writeStage, 256), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_2;
+              As[((((((imul(imul(writeStage, 256), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_2;
+            }
+          }
+          for (let r_3 = 0; r_3 < 32; r_3 = (r_3 + 8) | 0) {
+            {
+              const copied0_3 = B[((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0)];
+              const copied1_3 = B[((((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+              const copied2_3 = B[((((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+              const copied3_3 = B[((((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+              Bs[((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0)] = copied0_3;
+              Bs[((((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
+              Bs[((((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
+              Bs[((((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
+            }
+          }
+        }
+        aStage = (imul(imul(readStage, 256), 36) + imul(imul(warpRow, 64), 36)) | 0;
+        bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 64)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+          }
+        }
+        aStage_slots[t] = aStage;
+        bStage_slots[t] = bStage;
+      }
+      threads4: for (let t = 0; t < threads; t++) {
+        let kk = kk_slots[t];
+        kk = 0;
+        kk_slots[t] = kk;
+      }
+      loop1: for (;;) {
+        if (!(kk_slots[0] < 32)) break;
+        body1: {
+          threads5: for (let t = 0; t < threads; t++) {
+            const tx = t % nx;
+            const ty = ((t / nx) | 0) % ny;
+            const tz = (t / (nx * ny)) | 0;
+            let current = current_slots[t];
+            let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
+            let bStage = bStage_slots[t];
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 32) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                }
+              }
+            }
+            current_slots[t] = current;
+          }
+          threads6: for (let t = 0; t < threads; t++) {
+            let i = i_slots[t];
+            i = 0;
+            i_slots[t] = i;
+          }
+          loop2: for (;;) {
+            if (!(i_slots[0] < 4)) break;
+            body2: {
+              threads7: for (let t = 0; t < threads; t++) {
+                let j = j_slots[t];
+                j = 0;
+                j_slots[t] = j;
+              }
+              loop3: for (;;) {
+                if (!(j_slots[0] < 8)) break;
+                body3: {
+                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                }
+                threads8: for (let t = 0; t < threads; t++) {
+                  let j = j_slots[t];
+                  j = (j + 1) | 0;
+                  j_slots[t] = j;
+                }
+              }
+            }
+            threads9: for (let t = 0; t < threads; t++) {
+              let i = i_slots[t];
+              i = (i + 1) | 0;
+              i_slots[t] = i;
+            }
+          }
+        }
+        threads10: for (let t = 0; t < threads; t++) {
+          let kk = kk_slots[t];
+          kk = (kk + 8) | 0;
+          kk_slots[t] = kk;
+        }
+      }
+      threads11: for (let t = 0; t < threads; t++) {
+        let readStage = readStage_slots[t];
+        let writeStage = writeStage_slots[t];
+        readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
+        writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
+        readStage_slots[t] = readStage;
+        writeStage_slots[t] = writeStage;
+      }
+    }
+    threads12: for (let t = 0; t < threads; t++) {
+      let step = step_slots[t];
+      step = (step + 1) | 0;
+      step_slots[t] = step;
+    }
+  }
+  threads13: for (let t = 0; t < threads; t++) {
+  }
+  threads14: for (let t = 0; t < threads; t++) {
+    let strip = strip_slots[t];
+    let warp = warp_slots[t];
+    strip = imul(imul(warp, 16), 72);
+    strip_slots[t] = strip;
+  }
+  threads15: for (let t = 0; t < threads; t++) {
+    let i_1 = i_slots_1[t];
+    i_1 = 0;
+    i_slots_1[t] = i_1;
+  }
+  loop4: for (;;) {
+    if (!(i_slots_1[0] < 4)) break;
+    body4: {
+      threads16: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let strip = strip_slots[t];
+        let i_1 = i_slots_1[t];
+        for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
+          {
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+          }
+        }
+      }
+      threads17: for (let t = 0; t < threads; t++) {
+        let lane = lane_slots[t];
+        let strip = strip_slots[t];
+        let aRows = aRows_slots[t];
+        let warpRow = warpRow_slots[t];
+        let i_1 = i_slots_1[t];
+        let bCols = bCols_slots[t];
+        let warpCol = warpCol_slots[t];
+        for (let p = 0; p < 8; p = (p + 1) | 0) {
+          const piece = (lane + imul(p, 32)) | 0;
+          const r_4 = (piece / 16) | 0;
+          const c = imul(((piece % 16) | 0), 4);
+          const x0 = As[((((strip + imul(r_4, 72)) | 0) + c) | 0)];
+          const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
+          const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
+          const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          if (beta === 0) {
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
+          } else {
+            const c0 = C[at];
+            const c1 = C[((at + 1) | 0)];
+            const c2 = C[((at + 2) | 0)];
+            const c3 = C[((at + 3) | 0)];
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
+          }
+        }
+      }
+    }
+    threads18: for (let t = 0; t < threads; t++) {
+      let i_1 = i_slots_1[t];
+      i_1 = (i_1 + 1) | 0;
+      i_slots_1[t] = i_1;
+    }
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 32, STAGES = 3, THREADS = 256, SWIZZLE = 8: runs one block.
+export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const As = new Float32Array(13824);
+  const Bs = new Float32Array(13056);
+  const acc = new Float32Array(threads * 64);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 16);
+  const warp_slots = new Int32Array(threads);
+  const lane_slots = new Int32Array(threads);
+  const warpRow_slots = new Int32Array(threads);
+  const warpCol_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const aRows_slots = new Int32Array(threads);
+  const bCols_slots = new Int32Array(threads);
+  const steps_slots = new Int32Array(threads);
+  const readStage_slots = new Int32Array(threads);
+  const writeStage_slots = new Int32Array(threads);
+  const step_slots = new Int32Array(threads);
+  const aStage_slots = new Int32Array(threads);
+  const bStage_slots = new Int32Array(threads);
+  const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
+  const i_slots = new Int32Array(threads);
+  const j_slots = new Int32Array(threads);
+  const strip_slots = new Int32Array(threads);
+  const i_slots_1 = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let warp = warp_slots[t];
+    let lane = lane_slots[t];
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    let aRows = aRows_slots[t];
+    let bCols = bCols_slots[t];
+    let steps = steps_slots[t];
+    let readStage = readStage_slots[t];
+    let writeStage = writeStage_slots[t];
+    const pid = (imul(by, gx) + bx) | 0;
+    const groupBlocks = imul(Math.max(8, 1), gx);
+    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+    warp = (tx / 32) | 0;
+    lane = (tx % 32) | 0;
+    warpRow = (warp / 4) | 0;
+    warpCol = (warp % 4) | 0;
+    innerRowA = (tx / 8) | 0;
+    innerColA = imul(((tx % 8) | 0), 4);
+    innerRowB = (tx / 32) | 0;
+    innerColB = imul(((tx % 32) | 0), 4);
+    aRows = imul(cRow, 128);
+    bCols = imul(cCol, 128);
+    for (let f = 0; f < 16; f = (f + 1) | 0) {
+      acc[t * 64 + imul(f, 4)] = 0;
+      acc[t * 64 + ((imul(f, 4) + 1) | 0)] = 0;
+      acc[t * 64 + ((imul(f, 4) + 2) | 0)] = 0;
+      acc[t * 64 + ((imul(f, 4) + 3) | 0)] = 0;
+    }
+    steps = (K / 32) | 0;
+    for (let s = 0; s < 2; s = (s + 1) | 0) {
+      if (s < steps) {
+        for (let r = 0; r < 128; r = (r + 32) | 0) {
+          {
+            const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0)];
+            const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 32)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(s, 128), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0)] = copied0;
+            As[((((((imul(imul(s, 128), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
+            As[((((((imul(imul(s, 128), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
+            As[((((((imul(imul(s, 128), 36) + imul(((innerRowA + r) | 0), 36)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
+          }
+        }
+        for (let r_1 = 0; r_1 < 32; r_1 = (r_1 + 8) | 0) {
+          {
+            const copied0_1 = B[((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_1 = B[((((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_1 = B[((((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_1 = B[((((((imul(((((imul(s, 32) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0)] = copied0_1;
+            Bs[((((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_1;
+            Bs[((((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_1;
+            Bs[((((((imul(imul(s, 32), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_1;
+          }
+        }
+      }
+    }
+    readStage = 0;
+    writeStage = 2;
+    warp_slots[t] = warp;
+    lane_slots[t] = lane;
+    warpRow_slots[t] = warpRow;
+    warpCol_slots[t] = warpCol;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+    aRows_slots[t] = aRows;
+    bCols_slots[t] = bCols;
+    steps_slots[t] = steps;
+    readStage_slots[t] = readStage;
+    writeStage_slots[t] = writeStage;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let step = step_slots[t];
+    step = 0;
+    step_slots[t] = step;
+  }
+  loop0: for (;;) {
+    if (!(step_slots[0] < steps_slots[0])) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        {
+          {
+          }
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let step = step_slots[t];
+        let steps = steps_slots[t];
+        let aRows = aRows_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let innerColA = innerColA_slots[t];
+        let writeStage = writeStage_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let bCols = bCols_slots[t];
+        let innerColB = innerColB_slots[t];
+        let aStage = aStage_slots[t];
+        let readStage = readStage_slots[t];
+        let warpRow = warpRow_slots[t];
+        let bStage = bStage_slots[t];
+        let warpCol = warpCol_slots[t];
+        const next = (((step + 3) | 0) - 1) | 0;
+        if (next < steps) {
+          for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 32) | 0) {
+            {
+              const copied0_2 = A[((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0)];
+              const copied1_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0) + 1) | 0)];
+              const copied2_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0) + 2) | 0)];
+              const copied3_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 32)) | 0) + innerColA) | 0) + 3) | 0)];
+              As[((((imul(imul(writeStage, 128), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0)] = copied0_2;
+              As[((((((imul(imul(writeStage, 128), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_2;
+              As[((((((imul(imul(writeStage, 128), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_2;
+              As[((((((imul(imul(writeStage, 128), 36) + imul(((innerRowA + r_2) | 0), 36)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_2;
+            }
+          }
+          for (let r_3 = 0; r_3 < 32; r_3 = (r_3 + 8) | 0) {
+            {
+              const copied0_3 = B[((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0)];
+              const copied1_3 = B[((((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+              const copied2_3 = B[((((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+              const copied3_3 = B[((((((imul(((((imul(next, 32) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+              Bs[((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0)] = copied0_3;
+              Bs[((((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
+              Bs[((((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
+              Bs[((((((imul(imul(writeStage, 32), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
+            }
+          }
+        }
+        aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
+        bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 32)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+          }
+        }
+        aStage_slots[t] = aStage;
+        bStage_slots[t] = bStage;
+      }
+      threads4: for (let t = 0; t < threads; t++) {
+        let kk = kk_slots[t];
+        kk = 0;
+        kk_slots[t] = kk;
+      }
+      loop1: for (;;) {
+        if (!(kk_slots[0] < 32)) break;
+        body1: {
+          threads5: for (let t = 0; t < threads; t++) {
+            const tx = t % nx;
+            const ty = ((t / nx) | 0) % ny;
+            const tz = (t / (nx * ny)) | 0;
+            let current = current_slots[t];
+            let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
+            let bStage = bStage_slots[t];
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 32) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                }
+              }
+            }
+            current_slots[t] = current;
+          }
+          threads6: for (let t = 0; t < threads; t++) {
+            let i = i_slots[t];
+            i = 0;
+            i_slots[t] = i;
+          }
+          loop2: for (;;) {
+            if (!(i_slots[0] < 4)) break;
+            body2: {
+              threads7: for (let t = 0; t < threads; t++) {
+                let j = j_slots[t];
+                j = 0;
+                j_slots[t] = j;
+              }
+              loop3: for (;;) {
+                if (!(j_slots[0] < 4)) break;
+                body3: {
+                  mmaM16n8k8(acc, 64, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 16, (imul(current_slots[0], 4) + j_slots[0]) | 0, threads);
+                }
+                threads8: for (let t = 0; t < threads; t++) {
+                  let j = j_slots[t];
+                  j = (j + 1) | 0;
+                  j_slots[t] = j;
+                }
+              }
+            }
+            threads9: for (let t = 0; t < threads; t++) {
+              let i = i_slots[t];
+              i = (i + 1) | 0;
+              i_slots[t] = i;
+            }
+          }
+        }
+        threads10: for (let t = 0; t < threads; t++) {
+          let kk = kk_slots[t];
+          kk = (kk + 8) | 0;
+          kk_slots[t] = kk;
+        }
+      }
+      threads11: for (let t = 0; t < threads; t++) {
+        let readStage = readStage_slots[t];
+        let writeStage = writeStage_slots[t];
+        readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
+        writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
+        readStage_slots[t] = readStage;
+        writeStage_slots[t] = writeStage;
+      }
+    }
+    threads12: for (let t = 0; t < threads; t++) {
+      let step = step_slots[t];
+      step = (step + 1) | 0;
+      step_slots[t] = step;
+    }
+  }
+  threads13: for (let t = 0; t < threads; t++) {
+  }
+  threads14: for (let t = 0; t < threads; t++) {
+    let strip = strip_slots[t];
+    let warp = warp_slots[t];
+    strip = imul(imul(warp, 16), 40);
+    strip_slots[t] = strip;
+  }
+  threads15: for (let t = 0; t < threads; t++) {
+    let i_1 = i_slots_1[t];
+    i_1 = 0;
+    i_slots_1[t] = i_1;
+  }
+  loop4: for (;;) {
+    if (!(i_slots_1[0] < 4)) break;
+    body4: {
+      threads16: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let strip = strip_slots[t];
+        let i_1 = i_slots_1[t];
+        for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
+          {
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 64 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 320) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
+          }
+        }
+      }
+      threads17: for (let t = 0; t < threads; t++) {
+        let lane = lane_slots[t];
+        let strip = strip_slots[t];
+        let aRows = aRows_slots[t];
+        let warpRow = warpRow_slots[t];
+        let i_1 = i_slots_1[t];
+        let bCols = bCols_slots[t];
+        let warpCol = warpCol_slots[t];
+        for (let p = 0; p < 4; p = (p + 1) | 0) {
+          const piece = (lane + imul(p, 32)) | 0;
+          const r_4 = (piece / 8) | 0;
+          const c = imul(((piece % 8) | 0), 4);
+          const x0 = As[((((strip + imul(r_4, 40)) | 0) + c) | 0)];
+          const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
+          const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
+          const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          if (beta === 0) {
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
+          } else {
+            const c0 = C[at];
+            const c1 = C[((at + 1) | 0)];
+            const c2 = C[((at + 2) | 0)];
+            const c3 = C[((at + 3) | 0)];
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
+          }
+        }
+      }
+    }
+    threads18: for (let t = 0; t < threads; t++) {
+      let i_1 = i_slots_1[t];
+      i_1 = (i_1 + 1) | 0;
+      i_slots_1[t] = i_1;
+    }
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, STAGES = 4, THREADS = 128, SWIZZLE = 8: runs one block.
+export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const As = new Float32Array(10240);
+  const Bs = new Float32Array(8704);
+  const acc = new Float32Array(threads * 128);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 32);
+  const warp_slots = new Int32Array(threads);
+  const lane_slots = new Int32Array(threads);
+  const warpRow_slots = new Int32Array(threads);
+  const warpCol_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const aRows_slots = new Int32Array(threads);
+  const bCols_slots = new Int32Array(threads);
+  const steps_slots = new Int32Array(threads);
+  const readStage_slots = new Int32Array(threads);
+  const writeStage_slots = new Int32Array(threads);
+  const step_slots = new Int32Array(threads);
+  const aStage_slots = new Int32Array(threads);
+  const bStage_slots = new Int32Array(threads);
+  const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
+  const i_slots = new Int32Array(threads);
+  const j_slots = new Int32Array(threads);
+  const strip_slots = new Int32Array(threads);
+  const i_slots_1 = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let warp = warp_slots[t];
+    let lane = lane_slots[t];
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    let aRows = aRows_slots[t];
+    let bCols = bCols_slots[t];
+    let steps = steps_slots[t];
+    let readStage = readStage_slots[t];
+    let writeStage = writeStage_slots[t];
+    const pid = (imul(by, gx) + bx) | 0;
+    const groupBlocks = imul(Math.max(8, 1), gx);
+    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+    warp = (tx / 32) | 0;
+    lane = (tx % 32) | 0;
+    warpRow = (warp / 2) | 0;
+    warpCol = (warp % 2) | 0;
+    innerRowA = (tx / 4) | 0;
+    innerColA = imul(((tx % 4) | 0), 4);
+    innerRowB = (tx / 32) | 0;
+    innerColB = imul(((tx % 32) | 0), 4);
+    aRows = imul(cRow, 128);
+    bCols = imul(cCol, 128);
+    for (let f = 0; f < 32; f = (f + 1) | 0) {
+      acc[t * 128 + imul(f, 4)] = 0;
+      acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
+      acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
+      acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
+    }
+    steps = (K / 16) | 0;
+    for (let s = 0; s < 3; s = (s + 1) | 0) {
+      if (s < steps) {
+        for (let r = 0; r < 128; r = (r + 32) | 0) {
+          {
+            const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
+            const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0)] = copied0;
+            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
+            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
+            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
+          }
+        }
+        for (let r_1 = 0; r_1 < 16; r_1 = (r_1 + 4) | 0) {
+          {
+            const copied0_1 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0)] = copied0_1;
+            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_1;
+            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_1;
+            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_1;
+          }
+        }
+      }
+    }
+    readStage = 0;
+    writeStage = 3;
+    warp_slots[t] = warp;
+    lane_slots[t] = lane;
+    warpRow_slots[t] = warpRow;
+    warpCol_slots[t] = warpCol;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+    aRows_slots[t] = aRows;
+    bCols_slots[t] = bCols;
+    steps_slots[t] = steps;
+    readStage_slots[t] = readStage;
+    writeStage_slots[t] = writeStage;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let step = step_slots[t];
+    step = 0;
+    step_slots[t] = step;
+  }
+  loop0: for (;;) {
+    if (!(step_slots[0] < steps_slots[0])) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        {
+          {
+          }
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let step = step_slots[t];
+        let steps = steps_slots[t];
+        let aRows = aRows_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let innerColA = innerColA_slots[t];
+        let writeStage = writeStage_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let bCols = bCols_slots[t];
+        let innerColB = innerColB_slots[t];
+        let aStage = aStage_slots[t];
+        let readStage = readStage_slots[t];
+        let warpRow = warpRow_slots[t];
+        let bStage = bStage_slots[t];
+        let warpCol = warpCol_slots[t];
+        const next = (((step + 4) | 0) - 1) | 0;
+        if (next < steps) {
+          for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 32) | 0) {
+            {
+              const copied0_2 = A[((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
+              const copied1_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+              const copied2_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+              const copied3_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+              As[((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0)] = copied0_2;
+              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_2;
+              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_2;
+              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_2;
+            }
+          }
+          for (let r_3 = 0; r_3 < 16; r_3 = (r_3 + 4) | 0) {
+            {
+              const copied0_3 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0)];
+              const copied1_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+              const copied2_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+              const copied3_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+              Bs[((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0)] = copied0_3;
+              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
+              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
+              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
+            }
+          }
+        }
+        aStage = (imul(imul(readStage, 128), 20) + imul(imul(warpRow, 64), 20)) | 0;
+        bStage = (imul(imul(readStage, 16), 136) + imul(warpCol, 64)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+          }
+        }
+        aStage_slots[t] = aStage;
+        bStage_slots[t] = bStage;
+      }
+      threads4: for (let t = 0; t < threads; t++) {
+        let kk = kk_slots[t];
+        kk = 0;
+        kk_slots[t] = kk;
+      }
+      loop1: for (;;) {
+        if (!(kk_slots[0] < 16)) break;
+        body1: {
+          threads5: for (let t = 0; t < threads; t++) {
+            const tx = t % nx;
+            const ty = ((t / nx) | 0) % ny;
+            const tz = (t / (nx * ny)) | 0;
+            let current = current_slots[t];
+            let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
+            let bStage = bStage_slots[t];
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 16) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                }
+              }
+            }
+            current_slots[t] = current;
+          }
+          threads6: for (let t = 0; t < threads; t++) {
+            let i = i_slots[t];
+            i = 0;
+            i_slots[t] = i;
+          }
+          loop2: for (;;) {
+            if (!(i_slots[0] < 4)) break;
+            body2: {
+              threads7: for (let t = 0; t < threads; t++) {
+                let j = j_slots[t];
+                j = 0;
+                j_slots[t] = j;
+              }
+              loop3: for (;;) {
+                if (!(j_slots[0] < 8)) break;
+                body3: {
+                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                }
+                threads8: for (let t = 0; t < threads; t++) {
+                  let j = j_slots[t];
+                  j = (j + 1) | 0;
+                  j_slots[t] = j;
+                }
+              }
+            }
+            threads9: for (let t = 0; t < threads; t++) {
+              let i = i_slots[t];
+              i = (i + 1) | 0;
+              i_slots[t] = i;
+            }
+          }
+        }
+        threads10: for (let t = 0; t < threads; t++) {
+          let kk = kk_slots[t];
+          kk = (kk + 8) | 0;
+          kk_slots[t] = kk;
+        }
+      }
+      threads11: for (let t = 0; t < threads; t++) {
+        let readStage = readStage_slots[t];
+        let writeStage = writeStage_slots[t];
+        readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
+        writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
+        readStage_slots[t] = readStage;
+        writeStage_slots[t] = writeStage;
+      }
+    }
+    threads12: for (let t = 0; t < threads; t++) {
+      let step = step_slots[t];
+      step = (step + 1) | 0;
+      step_slots[t] = step;
+    }
+  }
+  threads13: for (let t = 0; t < threads; t++) {
+  }
+  threads14: for (let t = 0; t < threads; t++) {
+    let strip = strip_slots[t];
+    let warp = warp_slots[t];
+    strip = imul(imul(warp, 16), 72);
+    strip_slots[t] = strip;
+  }
+  threads15: for (let t = 0; t < threads; t++) {
+    let i_1 = i_slots_1[t];
+    i_1 = 0;
+    i_slots_1[t] = i_1;
+  }
+  loop4: for (;;) {
+    if (!(i_slots_1[0] < 4)) break;
+    body4: {
+      threads16: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let strip = strip_slots[t];
+        let i_1 = i_slots_1[t];
+        for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
+          {
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+          }
+        }
+      }
+      threads17: for (let t = 0; t < threads; t++) {
+        let lane = lane_slots[t];
+        let strip = strip_slots[t];
+        let aRows = aRows_slots[t];
+        let warpRow = warpRow_slots[t];
+        let i_1 = i_slots_1[t];
+        let bCols = bCols_slots[t];
+        let warpCol = warpCol_slots[t];
+        for (let p = 0; p < 8; p = (p + 1) | 0) {
+          const piece = (lane + imul(p, 32)) | 0;
+          const r_4 = (piece / 16) | 0;
+          const c = imul(((piece % 16) | 0), 4);
+          const x0 = As[((((strip + imul(r_4, 72)) | 0) + c) | 0)];
+          const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
+          const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
+          const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          if (beta === 0) {
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
+          } else {
+            const c0 = C[at];
+            const c1 = C[((at + 1) | 0)];
+            const c2 = C[((at + 2) | 0)];
+            const c3 = C[((at + 3) | 0)];
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
+          }
+        }
+      }
+    }
+    threads18: for (let t = 0; t < threads; t++) {
+      let i_1 = i_slots_1[t];
+      i_1 = (i_1 + 1) | 0;
+      i_slots_1[t] = i_1;
+    }
+  }
+}
+
+// Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 32, STAGES = 4, THREADS = 256, SWIZZLE = 8: runs one block.
+export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const As = new Float32Array(10240);
+  const Bs = new Float32Array(8704);
+  const acc = new Float32Array(threads * 64);
+  const a = new Float32Array(threads * 32);
+  const b = new Float32Array(threads * 16);
+  const warp_slots = new Int32Array(threads);
+  const lane_slots = new Int32Array(threads);
+  const warpRow_slots = new Int32Array(threads);
+  const warpCol_slots = new Int32Array(threads);
+  const innerRowA_slots = new Int32Array(threads);
+  const innerColA_slots = new Int32Array(threads);
+  const innerRowB_slots = new Int32Array(threads);
+  const innerColB_slots = new Int32Array(threads);
+  const aRows_slots = new Int32Array(threads);
+  const bCols_slots = new Int32Array(threads);
+  const steps_slots = new Int32Array(threads);
+  const readStage_slots = new Int32Array(threads);
+  const writeStage_slots = new Int32Array(threads);
+  const step_slots = new Int32Array(threads);
+  const aStage_slots = new Int32Array(threads);
+  const bStage_slots = new Int32Array(threads);
+  const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
+  const i_slots = new Int32Array(threads);
+  const j_slots = new Int32Array(threads);
+  const strip_slots = new Int32Array(threads);
+  const i_slots_1 = new Int32Array(threads);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    let warp = warp_slots[t];
+    let lane = lane_slots[t];
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    let innerRowA = innerRowA_slots[t];
+    let innerColA = innerColA_slots[t];
+    let innerRowB = innerRowB_slots[t];
+    let innerColB = innerColB_slots[t];
+    let aRows = aRows_slots[t];
+    let bCols = bCols_slots[t];
+    let steps = steps_slots[t];
+    let readStage = readStage_slots[t];
+    let writeStage = writeStage_slots[t];
+    const pid = (imul(by, gx) + bx) | 0;
+    const groupBlocks = imul(Math.max(8, 1), gx);
+    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+    warp = (tx / 32) | 0;
+    lane = (tx % 32) | 0;
+    warpRow = (warp / 4) | 0;
+    warpCol = (warp % 4) | 0;
+    innerRowA = (tx / 4) | 0;
+    innerColA = imul(((tx % 4) | 0), 4);
+    innerRowB = (tx / 32) | 0;
+    innerColB = imul(((tx % 32) | 0), 4);
+    aRows = imul(cRow, 128);
+    bCols = imul(cCol, 128);
+    for (let f = 0; f < 16; f = (f + 1) | 0) {
+      acc[t * 64 + imul(f, 4)] = 0;
+      acc[t * 64 + ((imul(f, 4) + 1) | 0)] = 0;
+      acc[t * 64 + ((imul(f, 4) + 2) | 0)] = 0;
+      acc[t * 64 + ((imul(f, 4) + 3) | 0)] = 0;
+    }
+    steps = (K / 16) | 0;
+    for (let s = 0; s < 3; s = (s + 1) | 0) {
+      if (s < steps) {
+        for (let r = 0; r < 128; r = (r + 64) | 0) {
+          {
+            const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
+            const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0)] = copied0;
+            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
+            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
+            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
+          }
+        }
+        for (let r_1 = 0; r_1 < 16; r_1 = (r_1 + 8) | 0) {
+          {
+            const copied0_1 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0)] = copied0_1;
+            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_1;
+            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_1;
+            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_1;
+          }
+        }
+      }
+    }
+    readStage = 0;
+    writeStage = 3;
+    warp_slots[t] = warp;
+    lane_slots[t] = lane;
+    warpRow_slots[t] = warpRow;
+    warpCol_slots[t] = warpCol;
+    innerRowA_slots[t] = innerRowA;
+    innerColA_slots[t] = innerColA;
+    innerRowB_slots[t] = innerRowB;
+    innerColB_slots[t] = innerColB;
+    aRows_slots[t] = aRows;
+    bCols_slots[t] = bCols;
+    steps_slots[t] = steps;
+    readStage_slots[t] = readStage;
+    writeStage_slots[t] = writeStage;
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    let step = step_slots[t];
+    step = 0;
+    step_slots[t] = step;
+  }
+  loop0: for (;;) {
+    if (!(step_slots[0] < steps_slots[0])) break;
+    body0: {
+      threads2: for (let t = 0; t < threads; t++) {
+        {
+          {
+          }
+        }
+      }
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let step = step_slots[t];
+        let steps = steps_slots[t];
+        let aRows = aRows_slots[t];
+        let innerRowA = innerRowA_slots[t];
+        let innerColA = innerColA_slots[t];
+        let writeStage = writeStage_slots[t];
+        let innerRowB = innerRowB_slots[t];
+        let bCols = bCols_slots[t];
+        let innerColB = innerColB_slots[t];
+        let aStage = aStage_slots[t];
+        let readStage = readStage_slots[t];
+        let warpRow = warpRow_slots[t];
+        let bStage = bStage_slots[t];
+        let warpCol = warpCol_slots[t];
+        const next = (((step + 4) | 0) - 1) | 0;
+        if (next < steps) {
+          for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 64) | 0) {
+            {
+              const copied0_2 = A[((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
+              const copied1_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+              const copied2_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+              const copied3_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+              As[((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0)] = copied0_2;
+              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_2;
+              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_2;
+              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_2;
+            }
+          }
+          for (let r_3 = 0; r_3 < 16; r_3 = (r_3 + 8) | 0) {
+            {
+              const copied0_3 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0)];
+              const copied1_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+              const copied2_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+              const copied3_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+              Bs[((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0)] = copied0_3;
+              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
+              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
+              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
+            }
+          }
+        }
+        aStage = (imul(imul(readStage, 128), 20) + imul(imul(warpRow, 64), 20)) | 0;
+        bStage = (imul(imul(readStage, 16), 136) + imul(warpCol, 32)) | 0;
+        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+          }
+        }
+        aStage_slots[t] = aStage;
+        bStage_slots[t] = bStage;
+      }
+      threads4: for (let t = 0; t < threads; t++) {
+        let kk = kk_slots[t];
+        kk = 0;
+        kk_slots[t] = kk;
+      }
+      loop1: for (;;) {
+        if (!(kk_slots[0] < 16)) break;
+        body1: {
+          threads5: for (let t = 0; t < threads; t++) {
+            const tx = t % nx;
+            const ty = ((t / nx) | 0) % ny;
+            const tz = (t / (nx * ny)) | 0;
+            let current = current_slots[t];
+            let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
+            let bStage = bStage_slots[t];
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 16) {
+              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                }
+              }
+            }
+            current_slots[t] = current;
+          }
+          threads6: for (let t = 0; t < threads; t++) {
+            let i = i_slots[t];
+            i = 0;
+            i_slots[t] = i;
+          }
+          loop2: for (;;) {
+            if (!(i_slots[0] < 4)) break;
+            body2: {
+              threads7: for (let t = 0; t < threads; t++) {
+                let j = j_slots[t];
+                j = 0;
+                j_slots[t] = j;
+              }
+              loop3: for (;;) {
+                if (!(j_slots[0] < 4)) break;
+                body3: {
+                  mmaM16n8k8(acc, 64, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 16, (imul(current_slots[0], 4) + j_slots[0]) | 0, threads);
+                }
+                threads8: for (let t = 0; t < threads; t++) {
+                  let j = j_slots[t];
+                  j = (j + 1) | 0;
+                  j_slots[t] = j;
+                }
+              }
+            }
+            threads9: for (let t = 0; t < threads; t++) {
+              let i = i_slots[t];
+              i = (i + 1) | 0;
+              i_slots[t] = i;
+            }
+          }
+        }
+        threads10: for (let t = 0; t < threads; t++) {
+          let kk = kk_slots[t];
+          kk = (kk + 8) | 0;
+          kk_slots[t] = kk;
+        }
+      }
+      threads11: for (let t = 0; t < threads; t++) {
+        let readStage = readStage_slots[t];
+        let writeStage = writeStage_slots[t];
+        readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
+        writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
+        readStage_slots[t] = readStage;
+        writeStage_slots[t] = writeStage;
+      }
+    }
+    threads12: for (let t = 0; t < threads; t++) {
+      let step = step_slots[t];
+      step = (step + 1) | 0;
+      step_slots[t] = step;
+    }
+  }
+  threads13: for (let t = 0; t < threads; t++) {
+  }
+  threads14: for (let t = 0; t < threads; t++) {
+    let strip = strip_slots[t];
+    let warp = warp_slots[t];
+    strip = imul(imul(warp, 16), 40);
+    strip_slots[t] = strip;
+  }
+  threads15: for (let t = 0; t < threads; t++) {
+    let i_1 = i_slots_1[t];
+    i_1 = 0;
+    i_slots_1[t] = i_1;
+  }
+  loop4: for (;;) {
+    if (!(i_slots_1[0] < 4)) break;
+    body4: {
+      threads16: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
+        let strip = strip_slots[t];
+        let i_1 = i_slots_1[t];
+        for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
+          {
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 64 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 320) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
+          }
+        }
+      }
+      threads17: for (let t = 0; t < threads; t++) {
+        let lane = lane_slots[t];
+        let strip = strip_slots[t];
+        let aRows = aRows_slots[t];
+        let warpRow = warpRow_slots[t];
+        let i_1 = i_slots_1[t];
+        let bCols = bCols_slots[t];
+        let warpCol = warpCol_slots[t];
+        for (let p = 0; p < 4; p = (p + 1) | 0) {
+          const piece = (lane + imul(p, 32)) | 0;
+          const r_4 = (piece / 8) | 0;
+          const c = imul(((piece % 8) | 0), 4);
+          const x0 = As[((((strip + imul(r_4, 40)) | 0) + c) | 0)];
+          const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
+          const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
+          const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          if (beta === 0) {
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
+          } else {
+            const c0 = C[at];
+            const c1 = C[((at + 1) | 0)];
+            const c2 = C[((at + 2) | 0)];
+            const c3 = C[((at + 3) | 0)];
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
           }
         }
       }
@@ -1105,8 +2730,8 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
   const As = new Float32Array(2560);
   const Bs = new Float32Array(2304);
   const acc = new Float32Array(threads * 32);
-  const a = new Float32Array(threads * 8);
-  const b = new Float32Array(threads * 8);
+  const a = new Float32Array(threads * 16);
+  const b = new Float32Array(threads * 16);
   const warp_slots = new Int32Array(threads);
   const lane_slots = new Int32Array(threads);
   const warpRow_slots = new Int32Array(threads);
@@ -1124,6 +2749,7 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
   const aStage_slots = new Int32Array(threads);
   const bStage_slots = new Int32Array(threads);
   const kk_slots = new Int32Array(threads);
+  const current_slots = new Int32Array(threads);
   const i_slots = new Int32Array(threads);
   const j_slots = new Int32Array(threads);
   const strip_slots = new Int32Array(threads);
@@ -1223,6 +2849,9 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         }
       }
       threads3: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = ((t / nx) | 0) % ny;
+        const tz = (t / (nx * ny)) | 0;
         let step = step_slots[t];
         let steps = steps_slots[t];
         let aRows = aRows_slots[t];
@@ -1266,6 +2895,28 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         }
         aStage = (imul(imul(readStage, 64), 20) + imul(imul(warpRow, 32), 20)) | 0;
         bStage = (imul(imul(readStage, 16), 72) + imul(warpCol, 32)) | 0;
+        for (let i_2 = 0; i_2 < 2; i_2 = (i_2 + 1) | 0) {
+          {
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup = lane_1 >> 2;
+            const lanePlace = lane_1 & 3;
+            const element = (((((aStage + imul(imul(i_2, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+            a[t * 16 + imul(i_2, 4)] = roundTf32(As[element]);
+            a[t * 16 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
+            a[t * 16 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 16 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+          }
+        }
+        for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+          {
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_1 = lane_2 >> 2;
+            const lanePlace_1 = lane_2 & 3;
+            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 72)) | 0) + laneGroup_1) | 0;
+            b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
+            b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 288) | 0)]);
+          }
+        }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
@@ -1281,31 +2932,36 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
             const tx = t % nx;
             const ty = ((t / nx) | 0) % ny;
             const tz = (t / (nx * ny)) | 0;
-            let aStage = aStage_slots[t];
+            let current = current_slots[t];
             let kk = kk_slots[t];
+            let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            for (let i_2 = 0; i_2 < 2; i_2 = (i_2 + 1) | 0) {
-              {
-                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup = lane_1 >> 2;
-                const lanePlace = lane_1 & 3;
-                const element = (((((((aStage + imul(imul(i_2, 16), 20)) | 0) + kk) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
-                a[t * 8 + imul(i_2, 4)] = roundTf32(As[element]);
-                a[t * 8 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
-                a[t * 8 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-                a[t * 8 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+            current = (((kk / 8) | 0) % 2) | 0;
+            if (((kk + 8) | 0) < 16) {
+              for (let i_3 = 0; i_3 < 2; i_3 = (i_3 + 1) | 0) {
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_3 >> 2;
+                  const lanePlace_2 = lane_3 & 3;
+                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
+                  a[t * 16 + imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
+                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
+                }
+              }
+              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_3 = lane_4 >> 2;
+                  const lanePlace_3 = lane_4 & 3;
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 72)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 72)) | 0) + laneGroup_3) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 288) | 0)]);
+                }
               }
             }
-            for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
-              {
-                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup_1 = lane_2 >> 2;
-                const lanePlace_1 = lane_2 & 3;
-                const element_1 = (((((((bStage + imul(kk, 72)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_1, 72)) | 0) + laneGroup_1) | 0;
-                b[t * 8 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-                b[t * 8 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 288) | 0)]);
-              }
-            }
+            current_slots[t] = current;
           }
           threads6: for (let t = 0; t < threads; t++) {
             let i = i_slots[t];
@@ -1323,7 +2979,7 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
               loop3: for (;;) {
                 if (!(j_slots[0] < 4)) break;
                 body3: {
-                  mmaM16n8k8(acc, 32, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 8, i_slots[0], b, 8, j_slots[0], threads);
+                  mmaM16n8k8(acc, 32, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 16, (imul(current_slots[0], 2) + i_slots[0]) | 0, b, 16, (imul(current_slots[0], 4) + j_slots[0]) | 0, threads);
                 }
                 threads8: for (let t = 0; t < threads; t++) {
                   let j = j_slots[t];
@@ -1382,16 +3038,16 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
         let i_1 = i_slots_1[t];
-        for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+        for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
           {
-            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_2 = lane_3 >> 2;
-            const lanePlace_2 = lane_3 & 3;
-            const element_2 = (((((strip + imul(j_2, 8)) | 0) + imul(laneGroup_2, 40)) | 0) + imul(lanePlace_2, 2)) | 0;
-            As[element_2] = acc[t * 32 + imul(((imul(i_1, 4) + j_2) | 0), 4)];
-            As[((element_2 + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_2) | 0), 4) + 1) | 0)];
-            As[((element_2 + 320) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_2) | 0), 4) + 2) | 0)];
-            As[((((element_2 + 320) | 0) + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_2) | 0), 4) + 3) | 0)];
+            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_4 = lane_5 >> 2;
+            const lanePlace_4 = lane_5 & 3;
+            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
+            As[element_4] = acc[t * 32 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 320) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
@@ -1413,27 +3069,27 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
           const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
           const at = (((((imul(((((((aRows + imul(warpRow, 32)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
           if (beta === 0) {
-            const lane_4 = fround(alpha * x0);
-            const lane_5 = fround(alpha * x1);
-            const lane_6 = fround(alpha * x2);
-            const lane_7 = fround(alpha * x3);
-            C[at] = lane_4;
-            C[((at + 1) | 0)] = lane_5;
-            C[((at + 2) | 0)] = lane_6;
-            C[((at + 3) | 0)] = lane_7;
+            const lane_6 = fround(alpha * x0);
+            const lane_7 = fround(alpha * x1);
+            const lane_8 = fround(alpha * x2);
+            const lane_9 = fround(alpha * x3);
+            C[at] = lane_6;
+            C[((at + 1) | 0)] = lane_7;
+            C[((at + 2) | 0)] = lane_8;
+            C[((at + 3) | 0)] = lane_9;
           } else {
             const c0 = C[at];
             const c1 = C[((at + 1) | 0)];
             const c2 = C[((at + 2) | 0)];
             const c3 = C[((at + 3) | 0)];
-            const lane_8 = fround(fround(alpha * x0) + fround(beta * c0));
-            const lane_9 = fround(fround(alpha * x1) + fround(beta * c1));
-            const lane_10 = fround(fround(alpha * x2) + fround(beta * c2));
-            const lane_11 = fround(fround(alpha * x3) + fround(beta * c3));
-            C[at] = lane_8;
-            C[((at + 1) | 0)] = lane_9;
-            C[((at + 2) | 0)] = lane_10;
-            C[((at + 3) | 0)] = lane_11;
+            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_10;
+            C[((at + 1) | 0)] = lane_11;
+            C[((at + 2) | 0)] = lane_12;
+            C[((at + 3) | 0)] = lane_13;
           }
         }
       }
