@@ -131,6 +131,12 @@ class ErrorTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn("12 non-finite", why)
         self.assertFalse(tm.verdict(float("nan"), 0, 1000)[0])
+        # TF32 results: 2.6e-4 (what torch.mm TF32 measures) passes its bound, not FP32's; 0.01 passes neither.
+        self.assertEqual(tm.verdict(2.6e-4, 0, 1000, "tf32"), (True, ""))
+        self.assertFalse(tm.verdict(2.6e-4, 0, 1000)[0])
+        ok, why = tm.verdict(1e-2, 0, 4096, "tf32")
+        self.assertFalse(ok)
+        self.assertIn("over the TF32 bound", why)
 
     def test_worst_error_prefers_non_finite(self):
         self.assertEqual(tm.worst_error([(1e-7, 0), (3e-7, 0)]), (3e-7, 0))
@@ -153,6 +159,19 @@ class ReportTest(unittest.TestCase):
         table = tm.format_table({"shapes": [summary]})
         self.assertIn("1000x1000x1000", table)
         self.assertIn("ours-a", table.splitlines()[1])
+
+    def test_tf32_rows_are_compared_with_torch_tf32(self):
+        tensor = {**candidate("ours-tc"), "precision": "tf32"}
+        shape = {"m": 4096, "n": 4096, "k": 4096, "matmul": "ours-a", "matmulTf32": "ours-tc", "candidates": [candidate("ours-a"), tensor]}
+        timings = {"torch.mm FP32": [2.0, 2.0, 2.0], "torch.mm TF32": [0.4, 0.4, 0.4], "ours-a": [2.1, 2.1, 2.1], "ours-tc": [0.8, 0.8, 0.8]}
+        errors = {"ours-a": (4e-7, 0), "ours-tc": (2.6e-4, 0), "torch.mm FP32": (4e-7, 0), "torch.mm TF32": (2.6e-4, 0)}
+        summary = tm.summarize_shape(shape, timings, errors, {})
+        # The TF32 kernel passes its own bound and is not the best FP32 kernel, however fast.
+        self.assertEqual(summary["best"]["id"], "ours-a")
+        self.assertEqual(summary["bestTf32"]["id"], "ours-tc")
+        self.assertEqual(summary["matmulTf32"]["id"], "ours-tc")
+        self.assertAlmostEqual(summary["bestTf32"]["percentOfTorchTf32"], 50.0)
+        self.assertIn(" 50.0%", tm.format_table({"shapes": [summary]}).splitlines()[1])
 
 
 if __name__ == "__main__":

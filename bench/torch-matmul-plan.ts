@@ -1,6 +1,7 @@
 /**
  * Writes the launch plan that bench/torch-matmul.py runs on the GPU machine, here (where Node and the rung
- * table are): for each of the issue's shapes, what `matmul()` picks by its fixed rule on an H100 (the limits
+ * table are): for each of the issue's shapes, what `matmul()` picks by its fixed rule on an H100, and what
+ * `matmul(…, { precision: "tf32" })` picks (the tensor-core rung, where its tiles divide the shape) (the limits
  * below: 1024 threads per block, 227 KiB of shared memory per block), and every other build of a ladder rung
  * in the given `tskernel build --cubin` outputs that takes the shape, each with its cubin, function, grid,
  * block, dynamic shared memory and parameter list, so that the Python side needs no knowledge of the rungs.
@@ -31,6 +32,8 @@ export const torchShapes: readonly (readonly [number, number, number])[] = [
  * (the shared-memory and 1-D rungs would take seconds per launch at 8192³ and say nothing new).
  */
 export const torchRungs: readonly string[] = [
+  // TF32 (tensor cores), timed against torch.mm with TF32 on.
+  "sgemm-tensorcore",
   "sgemm-multistage",
   "sgemm-warptiling-double-buffered",
   "sgemm-multistage-guarded",
@@ -50,6 +53,8 @@ export const h100Limits: LaunchLimits = {
 export interface PlanCandidate {
   readonly id: string;
   readonly rung: string;
+  /** "tf32" for tensor-core rungs (compared with torch.mm TF32 and held to TF32's tolerance), else "fp32". */
+  readonly precision: "fp32" | "tf32";
   /** Index into the plan's kernelDirs. */
   readonly dir: number;
   readonly cubin: string;
@@ -67,6 +72,8 @@ export interface PlanShape {
   readonly k: number;
   /** The id of the candidate matmul() runs for this shape (fixed rule, H100 limits). */
   readonly matmul: string;
+  /** The id of the candidate matmul(…, { precision: "tf32" }) runs, when it is a TF32 rung (absent: it falls back to FP32). */
+  readonly matmulTf32?: string;
   readonly candidates: readonly PlanCandidate[];
 }
 
@@ -84,6 +91,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
   return {
     id: `${rungName} ${d.entryName}`,
     rung: rungName,
+    precision: matmulRungs.find((r) => r.name === rungName)?.precision ?? "fp32",
     dir,
     cubin: cuda.cubin!.file,
     function: cuda.function,
@@ -124,7 +132,9 @@ export function makePlan(
     if (!rungs.includes(choice.rung.name)) throw new Error(`matmul() picks ${choice.rung.name} for ${m}×${n}×${k}, which is not among the timed rungs`);
     const chosen = candidates.find((c) => c.dir === 0 && c.function === choice.kernel.description.outputs.cuda?.function && c.rung === choice.rung.name);
     if (!chosen) throw new Error(`matmul() picks ${choice.rung.name} ${choice.kernel.description.entryName} for ${m}×${n}×${k}, which has no cubin in ${kernelDirs[0]} (build with --cubin)`);
-    planned.push({ m, n, k, matmul: chosen.id, candidates });
+    const tf32 = chooseMatmul(device, libraries[0]!, { m, n, k, tuning: false, precision: "tf32" });
+    const chosenTf32 = candidates.find((c) => c.dir === 0 && c.precision === "tf32" && c.function === tf32.kernel.description.outputs.cuda?.function && c.rung === tf32.rung.name);
+    planned.push({ m, n, k, matmul: chosen.id, ...(chosenTf32 ? { matmulTf32: chosenTf32.id } : {}), candidates });
   }
   return { generator: "bench/torch-matmul-plan.ts", kernelDirs, shapes: planned };
 }

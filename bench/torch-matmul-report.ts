@@ -18,6 +18,9 @@ export interface TorchRow {
   readonly pass: boolean;
   readonly registers?: number | null;
   readonly constants?: Readonly<Record<string, number>> | null;
+  /** "tf32" for tensor-core builds (and the torch.mm TF32 row), compared with torch.mm TF32. */
+  readonly precision?: "fp32" | "tf32";
+  readonly percentOfTorchTf32?: number | null;
 }
 
 export interface TorchShape {
@@ -28,6 +31,9 @@ export interface TorchShape {
   readonly torchTf32: TorchRow | null;
   readonly matmul: TorchRow | null;
   readonly best: TorchRow | null;
+  /** What matmul(…, { precision: "tf32" }) runs, and the fastest TF32 build (reports since the tensor-core rung). */
+  readonly matmulTf32?: TorchRow | null;
+  readonly bestTf32?: TorchRow | null;
   readonly candidates: readonly TorchRow[];
   readonly inputSets?: number;
   readonly rounds?: number;
@@ -64,17 +70,22 @@ function escapeXml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-/** Horizontal bars per shape: torch.mm FP32, matmul(), the fastest build (and TF32 as a note). */
+/**
+ * Horizontal bars per shape: torch.mm FP32, matmul(), the fastest build (and TF32 as a note); where the report
+ * has the tensor-core rung, also torch.mm TF32 and matmul(…, { precision: "tf32" }), as percentages of the former.
+ */
 export function torchChartSvg(report: TorchReport, title: string): string {
   const bar = 18;
   const labelWidth = 200;
   const chartWidth = 460;
-  const max = Math.max(...report.shapes.flatMap((s) => [s.torchFp32.tflops, s.matmul?.tflops ?? 0, s.best?.tflops ?? 0]), 1);
+  const tf32Rows = (s: TorchShape) => (s.matmulTf32 ? [["torch.mm TF32", s.torchTf32, "#bbb"], ["tskernel matmul() TF32", s.matmulTf32, "#c0504d"]] : []);
+  const max = Math.max(...report.shapes.flatMap((s) => [s.torchFp32.tflops, s.matmul?.tflops ?? 0, s.best?.tflops ?? 0, ...(s.matmulTf32 ? [s.torchTf32?.tflops ?? 0, s.matmulTf32.tflops] : [])]), 1);
   const rowsOf = (s: TorchShape) =>
     [
       ["torch.mm FP32 (TF32 off)", s.torchFp32, "#888"],
       ["tskernel matmul()", s.matmul, "#3b73b9"],
       ["fastest tskernel build", s.best, "#7aa6dc"],
+      ...tf32Rows(s),
     ].filter(([, row]) => row) as [string, TorchRow, string][];
   const height = 60 + report.shapes.reduce((h, s) => h + 40 + rowsOf(s).length * (bar + 4), 0);
   const out = [
@@ -84,12 +95,16 @@ export function torchChartSvg(report: TorchReport, title: string): string {
   ];
   let y = 48;
   for (const s of report.shapes) {
-    const tf32 = s.torchTf32 ? ` (torch.mm TF32: ${s.torchTf32.tflops.toFixed(0)} TFLOP/s)` : "";
+    const tf32 = s.torchTf32 && !s.matmulTf32 ? ` (torch.mm TF32: ${s.torchTf32.tflops.toFixed(0)} TFLOP/s)` : "";
     out.push(`<text x="10" y="${y + 14}" font-weight="bold">${escapeXml(`${shapeName(s)}${tf32}`)}</text>`);
     y += 24;
     for (const [label, row, colour] of rowsOf(s)) {
       const width = Math.max(1, (row.tflops / max) * chartWidth);
-      const note = row === s.torchFp32 ? "100 %" : `${row.percentOfTorchFp32.toFixed(1)} %`;
+      const note =
+        row === s.torchFp32 ? "100 %"
+        : s.matmulTf32 && row === s.torchTf32 ? "100 % of TF32"
+        : row.precision === "tf32" && row.percentOfTorchTf32 != null ? `${row.percentOfTorchTf32.toFixed(1)} % of torch.mm TF32`
+        : `${row.percentOfTorchFp32.toFixed(1)} %`;
       out.push(`<text x="${labelWidth - 8}" y="${y + 13}" text-anchor="end">${escapeXml(label)}</text>`);
       out.push(`<rect x="${labelWidth}" y="${y}" width="${width.toFixed(1)}" height="${bar}" fill="${colour}"/>`);
       out.push(`<text x="${(labelWidth + width + 6).toFixed(1)}" y="${y + 13}">${escapeXml(`${row.tflops.toFixed(2)} TFLOP/s, ${note}`)}</text>`);

@@ -102,12 +102,19 @@ def fp32_bound(k):
     return max(k, 8) * 2.0**-23
 
 
-def verdict(error, nonfinite, k):
-    """Whether a result passes: every element finite, and the relative error under the FP32 bound."""
+def tf32_bound(k):
+    """The normwise error a TF32 product may have (runtime/matmul/matmul.ts, matmulTolerance): the FP32 bound
+    plus 2^-9, four times the 2^-11 that rounding the inputs to TF32 gives with independent roundings."""
+    return fp32_bound(k) + 2.0**-9
+
+
+def verdict(error, nonfinite, k, precision="fp32"):
+    """Whether a result passes: every element finite, and the relative error under its precision's bound."""
     if nonfinite:
         return False, f"{nonfinite} non-finite outputs (the NaN poison survived, or the kernel made NaN)"
-    if not error < fp32_bound(k):
-        return False, f"relative error {error:.3e} over the FP32 bound {fp32_bound(k):.3e}"
+    bound, name = (tf32_bound(k), "TF32") if precision == "tf32" else (fp32_bound(k), "FP32")
+    if not error < bound:
+        return False, f"relative error {error:.3e} over the {name} bound {bound:.3e}"
     return True, ""
 
 
@@ -173,16 +180,19 @@ def summarize_shape(shape, timings, errors, registers):
     with the matmul() choice and the fastest passing candidate picked out."""
     m, n, k = shape["m"], shape["n"], shape["k"]
     fp32_ms = median(timings[TORCH_FP32])
+    tf32_ms = median(timings[TORCH_TF32]) if timings.get(TORCH_TF32) else None
     rows = []
     for name, samples in timings.items():
         ms = median(samples)
         error, nonfinite = errors.get(name, (float("nan"), 0))
         ours = not name.startswith("torch.mm")
-        ok, why = verdict(error, nonfinite, k) if ours else (True, "")
         candidate = next((c for c in shape["candidates"] if c["id"] == name), {})
+        precision = candidate.get("precision", "fp32") if ours else ("tf32" if name == TORCH_TF32 else "fp32")
+        ok, why = verdict(error, nonfinite, k, precision) if ours else (True, "")
         row = {
             "id": name,
             "rung": candidate.get("rung", name),
+            "precision": precision,
             "function": candidate.get("function"),
             "constants": candidate.get("constants"),
             "grid": candidate.get("grid"),
@@ -191,17 +201,20 @@ def summarize_shape(shape, timings, errors, registers):
             "ms": ms,
             "tflops": tflops(m, n, k, ms),
             "percentOfTorchFp32": 100.0 * fp32_ms / ms,
+            "percentOfTorchTf32": 100.0 * tf32_ms / ms if tf32_ms else None,
             "relativeError": error if math.isfinite(error) else None,
             "nonFinite": nonfinite,
             "pass": ok,
             "samples": len(samples),
             "isMatmulChoice": name == shape["matmul"],
+            "isMatmulTf32Choice": name == shape.get("matmulTf32"),
         }
         if why:
             row["problem"] = why
         rows.append(row)
     ours = [r for r in rows if not r["id"].startswith("torch.mm")]
-    passing = [r for r in ours if r["pass"]]
+    passing = [r for r in ours if r["pass"] and r["precision"] == "fp32"]
+    passing_tf32 = [r for r in ours if r["pass"] and r["precision"] == "tf32"]
     return {
         "m": m,
         "n": n,
@@ -210,21 +223,26 @@ def summarize_shape(shape, timings, errors, registers):
         "torchTf32": next((r for r in rows if r["id"] == TORCH_TF32), None),
         "matmul": next((r for r in ours if r["isMatmulChoice"]), None),
         "best": min(passing, key=lambda r: r["ms"]) if passing else None,
+        "matmulTf32": next((r for r in ours if r["isMatmulTf32Choice"]), None),
+        "bestTf32": min(passing_tf32, key=lambda r: r["ms"]) if passing_tf32 else None,
         "candidates": sorted(ours, key=lambda r: r["ms"]),
     }
 
 
 def format_table(report):
-    """The summary table: per shape, torch.mm (FP32, TF32), matmul()'s choice and our fastest, in TFLOP/s and
-    as a percentage of torch.mm FP32."""
+    """The summary table: per shape, torch.mm (FP32, TF32), matmul()'s choice and our fastest FP32 kernel, in
+    TFLOP/s and as a percentage of torch.mm FP32, and our fastest TF32 (tensor-core) kernel as a percentage of
+    torch.mm TF32."""
     nan = float("nan")
-    lines = [f"{'shape':>16}  {'torch FP32':>10}  {'TF32':>7}  {'matmul()':>8}  {'%':>6}  {'best':>7}  {'%':>6}  best kernel"]
+    lines = [f"{'shape':>16}  {'torch FP32':>10}  {'TF32':>7}  {'matmul()':>8}  {'%':>6}  {'best':>7}  {'%':>6}  {'TF32 best':>9}  {'%TF32':>6}  best kernel"]
     for s in report["shapes"]:
         choice, best, tf32 = s["matmul"] or {}, s["best"] or {}, s["torchTf32"] or {}
+        ours_tf32 = s.get("bestTf32") or {}
         lines.append(
             f"{s['m']}x{s['n']}x{s['k']:<5}".rjust(16)
             + f"  {s['torchFp32']['tflops']:10.2f}  {tf32.get('tflops', nan):7.1f}  {choice.get('tflops', nan):8.2f}  {choice.get('percentOfTorchFp32', nan):5.1f}%"
-            + f"  {best.get('tflops', nan):7.2f}  {best.get('percentOfTorchFp32', nan):5.1f}%  {best.get('id', '-')}"
+            + f"  {best.get('tflops', nan):7.2f}  {best.get('percentOfTorchFp32', nan):5.1f}%"
+            + f"  {ours_tf32.get('tflops', nan):9.1f}  {ours_tf32.get('percentOfTorchTf32') or nan:5.1f}%  {best.get('id', '-')}"
         )
     return "\n".join(lines)
 
@@ -297,14 +315,18 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
         "cuda": torch.version.cuda,
         "method": "CUDA events around each launch on PyTorch's stream; our kernels and torch.mm interleaved, one launch "
         "each per round on a rotating input set, each round behind a GPU sleep; the median per kernel; float64 checks on "
-        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row",
+        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row and our tensor-core (TF32) kernels, which are compared with it",
         "shapes": [],
     }
     for shape in plan["shapes"]:
         m, n, k = shape["m"], shape["n"], shape["k"]
         if shapes is not None and f"{m}x{n}x{k}" not in shapes:
             continue
-        candidates = [c for c in shape["candidates"] if only is None or c["id"] in only or c["function"] in only or c["id"] == shape["matmul"]]
+        candidates = [
+            c
+            for c in shape["candidates"]
+            if only is None or c["id"] in only or c["function"] in only or c["rung"] in only or c["id"] in (shape["matmul"], shape.get("matmulTf32"))
+        ]
         sets_count = 1 if profile else input_sets(m, n, k, l2)
         generator = torch.Generator(device=device).manual_seed(1000 * m + k)
         sets = []
@@ -402,10 +424,14 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
             f"{'pass' if choice['pass'] else 'FAIL'}); best {best.get('tflops', float('nan')):.2f} ({best.get('percentOfTorchFp32', float('nan')):.1f} %) "
             f"{best.get('id', '-')}; {sets_count} input sets, {rounds} rounds"
         )
+        tf32_best = summary.get("bestTf32")
+        if tf32_best:
+            log(f"  TF32: best {tf32_best['tflops']:.1f} TFLOP/s, {tf32_best['percentOfTorchTf32']:.1f} % of torch.mm TF32, error {tf32_best['relativeError']:.2e}: {tf32_best['id']}")
         for row in summary["candidates"]:
             error = row["relativeError"] if row["relativeError"] is not None else float("nan")
+            vs = f"{row['percentOfTorchTf32']:6.1f} % of TF32" if row["precision"] == "tf32" else f"{row['percentOfTorchFp32']:6.1f} %"
             log(
-                f"    {row['tflops']:7.2f} TFLOP/s {row['percentOfTorchFp32']:6.1f} %  err {error:.2e}  regs {row['registers']}  "
+                f"    {row['tflops']:7.2f} TFLOP/s {vs}  err {error:.2e}  regs {row['registers']}  "
                 f"{'' if row['pass'] else 'FAIL (' + row['problem'] + ') '}{row['id']}"
             )
         del sets
@@ -417,7 +443,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plan", required=True)
     parser.add_argument("--out", default="torch-matmul.json")
-    parser.add_argument("--only", help="comma-separated candidate ids or function names (matmul()'s choice always runs)")
+    parser.add_argument("--only", help="comma-separated candidate ids, function names or rungs (matmul()'s choices always run)")
     parser.add_argument("--shapes", help="comma-separated shapes to run, as MxNxK (default: every shape of the plan)")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)

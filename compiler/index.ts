@@ -1,7 +1,8 @@
 /**
  * The compiler's one public entry (`tskernel/compiler`): compile kernel files, render diagnostics, the
  * manifest and its types, the targets and their limits, and the few helpers tools on top of the compiler
- * need (a reusable ts-morph project for warm recompiles, the package root, catalogue diagnostics). The
+ * need (a reusable ts-morph project for warm recompiles, the package root, catalogue diagnostics), and the
+ * matrix fragment layouts with TF32 rounding, for tests and tools that check tensor-core results. The
  * runtime, the CLI and the tests use the compiler only through this file (tests/layering.test.ts checks it).
  */
 
@@ -13,3 +14,4 @@ export { buildManifest, manifestVersion } from "./manifest.ts";
 export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
+export { fragmentElementPosition, fragmentLayouts, roundTf32, type FragmentLayout } from "./ir/matrix.ts";

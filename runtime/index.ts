@@ -21,7 +21,7 @@ export { LaunchError, kernelFits } from "./launch-check.ts";
 export type { Manifest, ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
-export { matmul, chooseMatmul, matmulRungs, type MatmulChoice, type MatmulOptions, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
+export { matmul, chooseMatmul, matmulRungs, matmulTolerance, type MatmulChoice, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
 export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";
 export { TuningStore, defaultTuningStore, shapeClass, type TunedEntry } from "./matmul/tune-store.ts";
 

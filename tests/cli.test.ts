@@ -20,7 +20,10 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout, stderr };
 }
 
-const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
+const allExamples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
+// Examples with matrix operations (tensor cores) build for CUDA and the CPU only: WebGPU has none (TSK3048).
+const matrixExamples = allExamples.filter((f) => path.basename(f) === "sgemm-tensorcore.ts");
+const examples = allExamples.filter((f) => !matrixExamples.includes(f));
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -32,10 +35,17 @@ function declaredKernels(file: string): string[] {
 }
 
 describe("tskernel check", () => {
-  it("accepts every example with exit status 0", async () => {
+  it("accepts every example with exit status 0 (the tensor-core one for CUDA and the CPU, TSK3048 for WebGPU)", async () => {
     const result = await cli("check", ...examples);
     expect(result.stderr).not.toMatch(/error\[/);
     expect(result.code).toBe(0);
+    expect(matrixExamples.length).toBe(1);
+    const matrix = await cli("check", ...matrixExamples, "--target", "cuda,js");
+    expect(matrix.stderr).not.toMatch(/error\[/);
+    expect(matrix.code).toBe(0);
+    const webgpu = await cli("check", ...matrixExamples, "--target", "wgsl");
+    expect(webgpu.code).toBe(1);
+    expect(webgpu.stderr).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'sgemmTensorCore' uses loadFragment()");
   });
 
   it("exits 1 and prints a located diagnostic for a kernel with an error", async () => {
@@ -242,7 +252,7 @@ describe("tskernel tune matmul", () => {
   it("refuses an unknown rung and an unknown backend", async () => {
     const rung = await cli("tune", "matmul", "--backend", "cpu", "--rungs", "sgemm-2d-blocktiling,sgemm-9d");
     expect(rung.code).toBe(1);
-    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
+    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
     const bench = await cli("bench", "matmul", "--backend", "cpu,metal");
     expect(bench.code).toBe(1);
     expect(bench.stderr).toContain("option '--backend <list>' argument 'cpu,metal' is invalid. expected auto, cpu, webgpu, cuda, or several of them comma-separated");

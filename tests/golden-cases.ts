@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { compileFiles, createProject, renderDiagnostics, type CompileResult } from "../compiler/index.ts";
+import { compileFiles, createProject, renderDiagnostics, targetNames, type CompileResult, type TargetName } from "../compiler/index.ts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const casesRoot = path.join(repoRoot, "codegen-tests");
@@ -18,19 +18,25 @@ export interface CodegenCase {
   readonly name: string;
   readonly dir: string;
   readonly input: string;
+  /** The targets the case builds for: all three, except where the kernels use what a target lacks. */
+  readonly targets: readonly TargetName[];
 }
+
+/** Cases whose kernels use matrix operations, which WebGPU lacks (TSK3048): built for CUDA and the CPU only. */
+const casesWithoutWgsl: ReadonlySet<string> = new Set(["matrix-fragments", "examples/sgemm-tensorcore"]);
+const targetsOf = (name: string): readonly TargetName[] => (casesWithoutWgsl.has(name) ? ["cuda", "js"] : ["cuda", "wgsl", "js"]);
 
 export function codegenCases(): CodegenCase[] {
   const cases: CodegenCase[] = [];
   for (const entry of fs.readdirSync(casesRoot, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === "errors" || entry.name === "examples") continue;
     const dir = path.join(casesRoot, entry.name);
-    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts") });
+    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts"), targets: targetsOf(entry.name) });
   }
   for (const file of fs.readdirSync(path.join(repoRoot, "examples"))) {
     if (!file.endsWith(".ts")) continue;
     const name = file.replace(/\.ts$/, "");
-    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file) });
+    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file), targets: targetsOf(`examples/${name}`) });
   }
   return cases.sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -41,16 +47,16 @@ export function errorCases(): CodegenCase[] {
   return fs
     .readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(root, entry.name, "kernel.ts")))
-    .map((entry) => ({ name: entry.name, dir: path.join(root, entry.name), input: path.join(root, entry.name, "kernel.ts") }))
+    .map((entry) => ({ name: entry.name, dir: path.join(root, entry.name), input: path.join(root, entry.name, "kernel.ts"), targets: targetNames }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 let sharedProject: ReturnType<typeof createProject> | undefined;
 
-/** Compiles one case for both targets with paths relative to the repository root. */
-export function compileCase(input: string): CompileResult {
+/** Compiles one case for its targets (default: all three) with paths relative to the repository root. */
+export function compileCase(input: string, targets: readonly TargetName[] = targetNames): CompileResult {
   sharedProject ??= createProject();
-  const result = compileFiles([input], { targets: ["cuda", "wgsl", "js"], baseDir: repoRoot, project: sharedProject });
+  const result = compileFiles([input], { targets, baseDir: repoRoot, project: sharedProject });
   // Each case is compiled on its own: drop it from the shared project so the next case does not see it.
   sharedProject.getSourceFile(input)?.forget();
   return result;

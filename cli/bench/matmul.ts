@@ -1,5 +1,6 @@
 /**
- * `tskernel bench matmul`: every rung of the matmul ladder at each size on one backend, with the vendor
+ * `tskernel bench matmul`: every rung of the matmul ladder at each size on one backend (and the tensor-core
+ * rung, TF32, where the backend has matrix operations), with the vendor
  * library as the reference column where the backend has one (cuBLAS SGEMM, FP32 and TF32, on CUDA).
  * Timing: one warm-up launch, then the median of the timed launches spread over three sets of inputs (so a
  * small problem does not stay in cache between launches), each timed by the device (CUDA events, WebGPU
@@ -13,7 +14,7 @@
 import type { Device, DeviceBuffer, ReferenceGemm, Timing } from "../../runtime/device.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import { compareToReference, referenceGemm, referenceGemmAt, type ErrorReport } from "../../runtime/reference.ts";
-import { seedVariants, unsupportedSize, type MatmulVariant } from "../demo/variants.ts";
+import { benchVariants, unsupportedSize, type MatmulVariant } from "../demo/variants.ts";
 
 export interface BenchRow {
   readonly backend: string;
@@ -28,6 +29,8 @@ export interface BenchRow {
   readonly percentOf?: string;
   readonly error?: ErrorReport;
   readonly errorMethod?: string;
+  /** "tf32" for the tensor-core rung, whose error is held to TF32's tolerance (matmulTolerance). */
+  readonly precision?: "tf32";
   readonly note?: string;
 }
 
@@ -56,7 +59,7 @@ function random(length: number): Float32Array {
 
 export async function benchMatmul(device: Device, options: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const variants = (options.variants ?? seedVariants).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
+  const variants = (options.variants ?? benchVariants(device.backend)).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
   for (const n of options.sizes) {
     const sets = [0, 1, 2].map(() => {
       const A = random(n * n);
@@ -82,7 +85,7 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
       referenceName = options.externalReference.name;
     }
     for (const variant of variants) {
-      const base = { backend: device.backend, n, variant: variant.id };
+      const base = { backend: device.backend, n, variant: variant.id, ...(variant.precision ? { precision: variant.precision } : {}) };
       const unsupported = unsupportedSize(variant, n);
       if (unsupported) {
         rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: unsupported });

@@ -1,11 +1,11 @@
-/** Compiles the seed examples for a backend in-process (needs the compiler: Node with ts-morph). */
+/** Compiles the seed examples (and the benchmark's extra rungs) for a backend in-process (needs the compiler: Node with ts-morph). */
 
 import path from "node:path";
 import { packageRoot } from "../../compiler/index.ts";
 import { compileKernelLibrary } from "../../runtime/kernels.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import type { BackendName } from "../../runtime/device.ts";
-import { seedVariants } from "./variants.ts";
+import { benchVariants } from "./variants.ts";
 
 export function targetOf(backend: BackendName): "js" | "wgsl" | "cuda" {
   return backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
@@ -13,6 +13,7 @@ export function targetOf(backend: BackendName): "js" | "wgsl" | "cuda" {
 
 export function compileSeedLibrary(backend: BackendName): KernelLibrary {
   const root = packageRoot();
-  const files = [...new Set(seedVariants.map((v) => path.join(root, v.file)))];
+  // The seed ladder and the rungs the benchmark adds on this backend (the tensor-core one where it compiles).
+  const files = [...new Set(benchVariants(backend).map((v) => path.join(root, v.file)))];
   return compileKernelLibrary(files, [targetOf(backend)]);
 }

@@ -4,7 +4,7 @@
  * articles do (zeros in the padding add nothing); the row-in-shared-memory kernel has a largest n.
  */
 
-import type { KernelArg, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
+import type { BackendName, KernelArg, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
 
 export interface VariantBuffers {
   readonly A: DeviceBuffer;
@@ -28,6 +28,10 @@ export interface MatmulVariant {
   /** C = alpha·A·B + beta·C (the demo uses alpha = 0.75, beta = 0.5); otherwise C = A·B. */
   readonly gemm?: boolean;
   launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[] };
+  /** "tf32": the variant rounds its inputs to TF32 (tensor cores); its results are held to TF32's tolerance. */
+  readonly precision?: "tf32";
+  /** The backends that can run it (absent: all). */
+  readonly backends?: readonly BackendName[];
 }
 
 /** Why a variant cannot take an n×n product as it is (without padding), or undefined when it can. */
@@ -192,3 +196,20 @@ export const seedVariants: readonly MatmulVariant[] = [
     launch: (n, { A, B, C }, alpha, beta) => ({ grid: [Math.ceil(n / 128), Math.ceil(n / 128)], args: [n, n, n, alpha, A, B, beta, C] }),
   },
 ];
+
+/**
+ * The tensor-core rung (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
+ * matrix operations (CUDA, and the CPU's emulation); not in the demo, whose ladder is FP32 throughout.
+ */
+export const tensorCoreVariants: readonly MatmulVariant[] = [
+  {
+    ...blockTiled("sgemm-tensorcore", "examples/sgemm-tensorcore.ts", "sgemmTensorCore", [{}, { BM: 64, BN: 64, BK: 16, WM: 32, WN: 32, STAGES: 2, THREADS: 128, SWIZZLE: 0 }]),
+    precision: "tf32",
+    backends: ["cpu", "cuda"],
+  },
+];
+
+/** The variants `tskernel bench matmul` runs on a backend: the seed ladder and the rungs the backend adds. */
+export function benchVariants(backend: BackendName): readonly MatmulVariant[] {
+  return [...seedVariants, ...tensorCoreVariants].filter((v) => !v.backends || v.backends.includes(backend));
+}

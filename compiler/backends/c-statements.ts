@@ -2,11 +2,11 @@
  * The statement printer shared by the C-like targets (CUDA and WGSL): control flow reads the same in both,
  * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier,
  * atomics and collectives, the lines of vector accesses and asynchronous copies (CUDA only: legalize splits
- * them for other targets),
+ * them for other targets), the lines of an `mma` (CUDA),
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -20,6 +20,8 @@ export interface CStatementTarget {
   memoryOperation?(stmt: MemoryOperationStmt): readonly string[];
   /** Prints an atomic or a collective through `out` (a loop where the target needs one). */
   operation(stmt: AtomicStmt | CollectiveStmt): void;
+  /** The lines of an `mma`, for targets that have matrix operations (legalize splits fragment loads and stores). */
+  matrix?(stmt: MmaStmt): readonly string[];
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
@@ -117,6 +119,13 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
     case "collective":
       target.operation(stmt);
       return;
+    case "mma":
+      if (!target.matrix) throw new Error("internal: mma reached a target without matrix operations; the validator rejects it (TSK3048)");
+      for (const line of target.matrix(stmt)) out.line(line);
+      return;
+    case "matrixLoad":
+    case "matrixStore":
+      throw new Error(`internal: ${stmt.kind} reached the printer; legalize splits it into element accesses`);
     default:
       assertNever(stmt, "statement");
   }

@@ -7,7 +7,8 @@
  * the user's source. Helpers become `__device__` functions. `load4`/`store4` become 16-byte `float4`
  * accesses (the arrays they touch in shared memory are declared 16-byte aligned), and `copyAsync4` becomes
  * `cp.async` through a small helper that falls back to a plain copy below sm_80. Atomics are CUDA's own
- * (`atomicAdd(&a[i], v)`); subgroup operations are warp intrinsics and helpers (cuda-subgroups.ts).
+ * (`atomicAdd(&a[i], v)`); subgroup operations are warp intrinsics and helpers (cuda-subgroups.ts); `mma`
+ * is inline PTX on tensor cores (cuda-matrix.ts).
  */
 
 import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
@@ -20,6 +21,7 @@ import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
+import { cudaMma, matrixHelpers } from "./cuda-matrix.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -73,6 +75,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     for (const line of asyncCopyHelpers) out.raw(line);
   }
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
+  for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   if ([...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)].some(usesSign)) {
     out.line();
     out.raw("__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }");
@@ -375,6 +378,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     simple: (stmt) => simpleStatement(stmt, context),
     memoryOperation: (stmt) => memoryOperation(stmt, context),
     operation: (stmt) => operation(stmt, context),
+    matrix: (stmt) => [cudaMma(stmt, (array, index) => `${context.names.lookup(array)}[${context.printer.print(index)}]`)],
     barrier: "__syncthreads();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,

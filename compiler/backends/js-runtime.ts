@@ -150,3 +150,48 @@ export const subgroupRuntimeOps = {
   subgroupAll: "all",
   subgroupAny: "any",
 } as const;
+
+/**
+ * Matrix operations: `roundTf32` is ir/matrix.ts's (cvt.rna.tf32.f32; tests/matrix.test.ts checks through a kernel that the
+ * two agree), and `mmaM16n8k8` runs one `mma` for every warp of the block (threads 32·w … 32·w + 31, whatever
+ * the subgroup size): it gathers the warp's A (16×8), B (8×8) and accumulator (16×8) from the lanes' slices
+ * of the fragment arrays (thread t's fragment i at t·size + i·perLane, laid out as ir/matrix.ts says), and
+ * computes each element as docs/language.md defines it: starting from the accumulator, add the eight products
+ * A[r][k]·B[k][c] for k = 0 … 7 in order, rounding to f32 after each addition (the products of tf32 values are
+ * exact in f32).
+ */
+export const matrixRuntime = String.raw`
+// Matrix operations on warps of 32 threads: tf32 rounding and mma.sync m16n8k8 (see docs/language.md).
+const tf32Scratch = new Float32Array(1), tf32Bits = new Uint32Array(tf32Scratch.buffer);
+function roundTf32(x) {
+  tf32Scratch[0] = x;
+  const bits = tf32Bits[0];
+  if ((bits & 0x7f800000) === 0x7f800000) return tf32Scratch[0];
+  tf32Bits[0] = (bits + 0x1000) & 0xffffe000;
+  return tf32Scratch[0];
+}
+const mmaA = new Float32Array(128), mmaB = new Float32Array(64), mmaC = new Float32Array(128);
+function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) {
+  if (threads % 32 !== 0) throw new Error("tskernel: mma needs blocks of whole warps (32 threads); this block has " + threads);
+  for (let w = 0; w < threads; w += 32) {
+    for (let lane = 0; lane < 32; lane++) {
+      const g = lane >> 2, q = lane & 3, t = w + lane;
+      const ai = t * aSize + aAt * 4, bi = t * bSize + bAt * 2, ci = t * accSize + accAt * 4;
+      mmaA[g * 8 + q] = a[ai]; mmaA[(g + 8) * 8 + q] = a[ai + 1]; mmaA[g * 8 + q + 4] = a[ai + 2]; mmaA[(g + 8) * 8 + q + 4] = a[ai + 3];
+      mmaB[q * 8 + g] = b[bi]; mmaB[(q + 4) * 8 + g] = b[bi + 1];
+      mmaC[g * 8 + 2 * q] = acc[ci]; mmaC[g * 8 + 2 * q + 1] = acc[ci + 1]; mmaC[(g + 8) * 8 + 2 * q] = acc[ci + 2]; mmaC[(g + 8) * 8 + 2 * q + 1] = acc[ci + 3];
+    }
+    for (let r = 0; r < 16; r++) {
+      for (let c = 0; c < 8; c++) {
+        let sum = mmaC[r * 8 + c];
+        for (let k = 0; k < 8; k++) sum = fround(sum + mmaA[r * 8 + k] * mmaB[k * 8 + c]);
+        mmaC[r * 8 + c] = sum;
+      }
+    }
+    for (let lane = 0; lane < 32; lane++) {
+      const g = lane >> 2, q = lane & 3, ci = (w + lane) * accSize + accAt * 4;
+      acc[ci] = mmaC[g * 8 + 2 * q]; acc[ci + 1] = mmaC[g * 8 + 2 * q + 1]; acc[ci + 2] = mmaC[(g + 8) * 8 + 2 * q]; acc[ci + 3] = mmaC[(g + 8) * 8 + 2 * q + 1];
+    }
+  }
+}
+`.trim().split("\n");

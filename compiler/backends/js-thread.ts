@@ -53,6 +53,7 @@ const f32Intrinsics: Readonly<Record<string, string>> = {
   exp: "fround(Math.exp($0))", exp2: "fround(Math.pow(2, $0))", log: "fround(Math.log($0))", log2: "fround(Math.log2($0))",
   pow: "fround(Math.pow($0, $1))", sin: "fround(Math.sin($0))", cos: "fround(Math.cos($0))", tan: "fround(Math.tan($0))",
   tanh: "fround(Math.tanh($0))", atan2: "fround(Math.atan2($0, $1))", fma: "fround($0 * $1 + $2)", sign: "Math.sign($0)",
+  roundTf32: "roundTf32($0)",
 };
 
 const intIntrinsics: Readonly<Record<string, { i32: string; u32: string }>> = {
@@ -409,7 +410,11 @@ export class ThreadStmtPrinter {
         this.atomic(stmt);
         return;
       case "collective":
-        throw new Error("internal: a collective inside a thread region");
+      case "mma":
+        throw new Error(`internal: a ${stmt.kind} inside a thread region`);
+      case "matrixLoad":
+      case "matrixStore":
+        throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);
       case "vectorLoad":
       case "vectorStore":
       case "asyncCopy":

@@ -16,10 +16,10 @@
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
+import { atomicsRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
 import { bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -62,6 +62,7 @@ const reserved: ReadonlySet<string> = new Set([
   "tx", "ty", "tz", "bx", "by", "bz", "nx", "ny", "nz", "gx", "gy", "gz", "done", "alive",
   "chk", "sg", "subgroupSize", "subgroup", "subgroupPoison", "subgroupWrap", "atomics", "atomicBitViews", "atomicF32",
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
+  "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8",
 ]);
 
 const prelude = [
@@ -84,6 +85,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   for (const line of prelude) out.line(line);
   const bodies = input.kernels.map((unit) => unit.kernel.body);
   if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
+  if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
     out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
     out.line("// undefined) and the subgroup size (default 32).");
@@ -127,11 +129,12 @@ export function emitJs(input: JsModuleInput): JsOutput {
 // Kernels: cutting the body into regions
 
 /** The first barrier and the first collective at any depth of `stmts`: the statements the body is cut at. */
-function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CollectiveStmt } {
-  const found: { barrier?: Stmt; collective?: CollectiveStmt } = {};
+function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt } {
+  const found: { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt } = {};
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrier") found.barrier ??= stmt;
-    if (stmt.kind === "collective") found.collective ??= stmt;
+    // An mma reads the other lanes' fragments: a cut like a subgroup operation.
+    if (stmt.kind === "collective" || stmt.kind === "mma") found.collective ??= stmt;
   });
   return found;
 }
@@ -139,6 +142,16 @@ function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: Collecti
 function containsCut(stmts: readonly Stmt[]): boolean {
   const { barrier, collective } = cutsIn(stmts);
   return barrier !== undefined || collective !== undefined;
+}
+
+/** Whether a body needs the matrix runtime: an mma, or the tf32 rounding of a fragment load or fill. */
+function usesMatrixRuntime(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "mma") found = true;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && e.name === "roundTf32" && (found = true));
+  });
+  return found;
 }
 
 /** A break/continue in `stmt` that leaves `stmt` (one not inside a loop nested in it). */
@@ -308,6 +321,8 @@ class KernelPrinter {
           open = false;
           // A collective reads its arguments' slots and writes its result's, for the whole block at once.
           if (stmt.kind === "collective") [stmt.result, ...stmt.args.flatMap((arg) => (arg.kind === "variable" ? [arg.variable] : []))].forEach((v) => note(v, "block"));
+          // An mma's fragment indices are read once for the block.
+          if (stmt.kind === "mma") exprsOf(stmt).forEach((expr) => noteExpr(expr, "block"));
           this.blockLevelParts(stmt, {
             condition: (expr) => noteExpr(expr, "block"),
             region: (part) => {
@@ -394,7 +409,8 @@ class KernelPrinter {
       const ids = "const tx = t % nx, ty = ((t / nx) | 0) % ny, tz = (t / (nx * ny)) | 0;";
       // With a subgroup operation inside, lanes of one subgroup that disagree are named as such.
       const { barrier, collective } = cutsIn([stmt]);
-      const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${collective.op}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
+      const operation = collective?.kind === "mma" ? "mma" : collective?.op;
+      const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${operation}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
       return `chk.uniform((t) => { ${ids} return ${text}; }, threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside})`;
     };
     switch (stmt.kind) {
@@ -404,6 +420,9 @@ class KernelPrinter {
         return;
       case "collective":
         this.collective(stmt);
+        return;
+      case "mma":
+        this.mma(stmt);
         return;
       case "if":
         out.line(`if (${condition(stmt.condition)}) {`);
@@ -468,6 +487,17 @@ class KernelPrinter {
     const done = this.hasReturn ? "done" : "undefined";
     const checked = this.location ? `chk, ${JSON.stringify(this.location(stmt.span))}` : "undefined, undefined";
     this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, threads, sg, ${done}, ${checked});`);
+  }
+
+  /** An mma for every warp of the block, over the fragment arrays' per-thread slices (js-runtime.ts). */
+  private mma(stmt: MmaStmt): void {
+    const operand = (ref: MmaStmt["a"]) => {
+      const { name, dims } = this.arrays.get(ref.array)!;
+      return `${name}, ${dims![0]}, ${bare(this.blockPrinter.print(ref.index))}`;
+    };
+    const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, threads);`;
+    // Checked mode reads block-level values from thread t's slots; the validator made the indices uniform.
+    this.out.line(this.location ? `{ const t = 0; ${call} }` : call);
   }
 
   /** A run of barrier-free statements, executed by every (live) thread of the block in turn. */

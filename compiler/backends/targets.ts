@@ -36,6 +36,8 @@ export interface TargetLimits {
   readonly maxBindings?: number;
   /** Bytes of a kernel's parameter list, laid out with each parameter aligned to its size. */
   readonly maxParamBytes?: number;
+  /** Whether the target has warp-level matrix operations (`mma`); without them such kernels fail (TSK3048). */
+  readonly matrixOperations: boolean;
 }
 
 export interface TargetInfo {
@@ -56,8 +58,8 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Local memory is at most 512 KB per thread (CUDA programming guide, compute capability 9.0).
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, splitMatrixAccesses: true },
     unrollInIR: false,
   },
   wgsl: {
@@ -80,6 +82,8 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       // Dawn caps maxBindingsPerBindGroup at 1000 ("Binding number (1103) exceeds the maxBindingsPerBindGroup
       // limit (1000) - 1", found by the fuzzer); tskernel binds everything in group 0.
       maxBindings: 1000,
+      // Dawn here exposes no subgroup-matrix feature (WGSL's proposed `subgroup_matrix` types), so no tensor cores.
+      matrixOperations: false,
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
@@ -92,8 +96,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // The CPU runs one block at a time with ordinary arrays; CUDA's limits keep kernels portable.
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true },
+    // Matrix operations are emulated exactly as docs/language.md section 25 defines them.
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true, splitMatrixAccesses: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
     unrollInIR: false,
@@ -159,6 +164,8 @@ export const cudaSpelling: Spelling = {
     // A function (cuda.ts prints it when used): a template would repeat its argument three times, and
     // nested Math.sign calls would grow the source exponentially.
     sign: { f32: "tsk_signf", int: "" },
+    // cvt.rna.tf32.f32 through inline PTX (cuda.ts prints the helper when used).
+    roundTf32: { f32: "tsk_tf32", int: "" },
   },
   reserved: new Set([
     // C++ keywords and common macros
@@ -188,7 +195,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf",
+    "tsk_signf", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 
@@ -244,6 +251,8 @@ export const wgslSpelling: Spelling = {
     atan2: { f32: "atan2", int: "" },
     fma: { f32: "fma", int: "" },
     sign: { f32: "sign", int: "" },
+    // Never printed (WebGPU has no matrix operations, TSK3048); the same rounding on the f32 bits.
+    roundTf32: { f32: "bitcast<f32>((bitcast<u32>($0) + 4096u) & 4294959104u)", int: "" },
   },
   reserved: new Set([
     // Keywords

@@ -45,6 +45,9 @@ export const catalogue = {
   TSK1030: { severity: "error", template: "{0} works on a writable global buffer or a shared array, but '{1}' is {2}" },
   TSK1031: { severity: "error", template: "{0} may only be called in a kernel body, not in helper function '{1}'" },
   TSK1032: { severity: "error", template: "{0} cannot be called {1}" },
+  TSK1065: { severity: "error", template: "{0} takes a matrix fragment as its {1}: an element of an array that fragment.a, fragment.b or fragment.accumulator declared, like acc[0]; found '{2}'" },
+  TSK1066: { severity: "error", template: "'{0}' holds matrix fragments, whose elements are spread over the lanes of a warp; only loadFragment, storeFragment, fillFragment and mma use it" },
+  TSK1067: { severity: "error", template: "fragment.{0} takes {1}, found {2}" },
   TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
   TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
 
@@ -60,6 +63,8 @@ export const catalogue = {
   TSK2009: { severity: "error", template: "'{0}' returns {1}, but this value is {2}" },
   TSK2010: { severity: "error", template: "compile-time constant '{0}' is {1}, but the value {2} was given" },
   TSK2011: { severity: "error", template: "{0} is not defined for {1} arrays" },
+  TSK2020: { severity: "error", template: "{0} takes {1} as its {2}, but '{3}' is {4}" },
+  TSK2021: { severity: "error", template: "{0} moves f32 elements, but '{1}' holds {2}" },
 
   // Validation.
   TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
@@ -80,6 +85,11 @@ export const catalogue = {
   TSK3016: { severity: "error", template: "the lane of subgroupBroadcast must be a compile-time constant from 0 to 127, found {0}" },
   TSK3017: { severity: "error", template: "the {0} of {1} must be the same for every thread of the block" },
   TSK3018: { severity: "error", template: "kernel '{0}' uses subgroup operations, so its block must be a whole number of subgroups ({1}); it has {2} threads" },
+  TSK3045: { severity: "error", template: "{0} is reached in non-uniform control flow: every thread of a warp must take part in a matrix operation" },
+  TSK3046: { severity: "error", template: "fragment {0} is outside '{1}', which holds {2} fragment(s)" },
+  TSK3047: { severity: "error", template: "kernel '{0}' uses matrix operations, so its block must be a whole number of warps of 32 threads; it has {1}" },
+  TSK3048: { severity: "error", template: "{0} has no matrix operations, and kernel '{1}' uses {2}" },
+  TSK3049: { severity: "error", template: "the fragment index of {0} must be the same for every thread of the block" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },

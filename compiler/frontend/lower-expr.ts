@@ -456,7 +456,9 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return lowerMathCall(context, callee.getName(), args, hint, span, spanOf(callee));
     }
     const objectOrigin = Node.isIdentifier(object) ? originOf(object) : undefined;
-    if (objectOrigin?.kind === "tskernel" && (objectOrigin.name === "shared" || objectOrigin.name === "local")) return fail("TSK1010", span, [objectOrigin.name === "shared" ? "shared" : "private (local.…)"]);
+    if (objectOrigin?.kind === "tskernel" && (objectOrigin.name === "shared" || objectOrigin.name === "local" || objectOrigin.name === "fragment")) {
+      return fail("TSK1010", span, [objectOrigin.name === "shared" ? "shared" : objectOrigin.name === "fragment" ? "fragment" : "private (local.…)"]);
+    }
     return fail("TSK1005", spanOf(callee), [callee.getText()]);
   }
   if (!Node.isIdentifier(callee)) return fail("TSK1001", span, [describeSyntax(node)]);
@@ -474,7 +476,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     const special = lowerSpecialCall(context, origin.name, node, hint);
     if (special) return special;
     if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });
-    if (["store4", "copyAsync4", "commitAsync", "waitAsync"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
+    if (["store4", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
   }
   if (origin.kind === "user") {
@@ -569,6 +571,7 @@ export function lowerIndexedArray(
     return fail("TSK1006", spanOf(base), [base.getText()]);
   }
   const array = binding.array;
+  if (array.fragment) return fail("TSK1066", spanOf(node), [array.name]);
   const rank = array.space === "global" ? 1 : array.dims.length;
   if (array.space === "private" && context.kind === "helper") return fail("TSK1001", spanOf(node), ["private arrays in helper functions"]);
   if (indexNodes.length !== rank) return fail("TSK2007", spanOf(node), [array.name, rank, indexNodes.length], { notes: rankNotes(array, rank) });

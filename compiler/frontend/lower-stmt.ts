@@ -22,6 +22,7 @@ import {
   lowerVectorOperand,
   makeLiteral,
 } from "./lower-expr.ts";
+import { isFragmentAllocation, lowerFragmentAllocation, lowerMatrixOperation } from "./lower-matrix.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
 
@@ -146,6 +147,13 @@ function lowerDeclarationOrFail(
   const name = nameNode.getText();
   const init = declaration.getInitializer();
 
+  if (init && isFragmentAllocation(init)) {
+    if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init), ["fragment"]);
+    const array = lowerFragmentAllocation(context, name, init, span);
+    context.locals.push(array);
+    context.scope.declare(name, { kind: "array", array });
+    return [];
+  }
   const allocation = init ? arrayAllocation(init) : undefined;
   if (init && allocation) {
     if (!(isConst && topLevel && context.kind === "kernel")) return fail("TSK1010", spanOf(init), [allocation === "shared" ? "shared" : "private (local.…)"]);
@@ -304,7 +312,10 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
         return [{ kind: "barrier", span }];
       }
       if (origin.kind === "tskernel") {
-        const lowered = lowerMemoryOperation(context, origin.name, expression) ?? lowerAtomicStatement(context, origin.name, expression);
+        const lowered =
+          lowerMemoryOperation(context, origin.name, expression) ??
+          lowerMatrixOperation(context, origin.name, expression) ??
+          lowerAtomicStatement(context, origin.name, expression);
         if (lowered) return lowered;
       }
     }

@@ -57,7 +57,32 @@ export interface ArrayRef {
   readonly access: "read" | "read_write";
   /** Shared arrays: one expression per dimension (outermost first), constant after specialization. Global: []. */
   readonly dims: readonly Expr[];
+  /**
+   * Set on a private array that `fragment.a/b/accumulator(…)` declared: it holds that many matrix fragments,
+   * `fragmentLayouts[role].perLane` consecutive elements each (matrix.ts), and only matrix statements and the
+   * stores `fillFragment` lowers to touch it.
+   */
+  readonly fragment?: FragmentType;
   readonly span: Span;
+}
+
+/** The operand of a warp-level matrix multiply-accumulate a fragment holds: D = A·B + C, with C and D the accumulator. */
+export type FragmentRole = "a" | "b" | "accumulator";
+/** `mma.sync`'s m×n×k shapes; only m16n8k8 so far. */
+export type MatrixShape = "m16n8k8";
+/** The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators. */
+export type FragmentElement = "tf32" | "f32";
+
+export interface FragmentType {
+  readonly role: FragmentRole;
+  readonly shape: MatrixShape;
+  readonly element: FragmentElement;
+}
+
+/** One fragment of a fragment array: `acc[i]` in the source. */
+export interface FragmentRef {
+  readonly array: ArrayRef;
+  readonly index: Expr;
 }
 
 /** A scalar local or scalar parameter. */
@@ -89,7 +114,9 @@ export const comparisonOps: ReadonlySet<BinaryOp> = new Set(["eq", "ne", "lt", "
 /** Intrinsic functions: each backend maps them through its table. Typing rules live in the frontend. */
 export type IntrinsicName =
   | "sqrt" | "abs" | "min" | "max" | "floor" | "ceil" | "round" | "trunc"
-  | "exp" | "exp2" | "log" | "log2" | "pow" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "fma" | "sign";
+  | "exp" | "exp2" | "log" | "log2" | "pow" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "fma" | "sign"
+  // Not a user function: legalize writes it where a matrix load rounds an f32 to tf32 (cvt.rna.tf32.f32).
+  | "roundTf32";
 
 interface ExprBase {
   readonly type: ScalarType;
@@ -331,6 +358,44 @@ export interface AsyncWaitStmt extends StmtBase {
 /** The statements that move memory in 16-byte units or asynchronously; targets print or legalize them. */
 export type MemoryOperationStmt = VectorLoadStmt | VectorStoreStmt | AsyncCopyStmt | AsyncCommitStmt | AsyncWaitStmt;
 
+/**
+ * `loadFragment(frag, array, offset, stride)`: each lane of the warp reads its elements of the fragment's
+ * matrix (rows × cols of its role, matrix.ts) from `array[offset + row * stride + col]`, a row-major matrix in
+ * a global buffer or a 1-D shared array; tf32 fragments round each element as `cvt.rna.tf32.f32` does. Every
+ * lane of the warp takes part (the validator's uniformity rule), so a target may load cooperatively.
+ */
+export interface MatrixLoadStmt extends StmtBase {
+  readonly kind: "matrixLoad";
+  readonly fragment: FragmentRef;
+  readonly source: ArrayRef;
+  readonly offset: Expr;
+  readonly stride: Expr;
+}
+
+/** `storeFragment(frag, array, offset, stride)`: the inverse of a load, for accumulators. */
+export interface MatrixStoreStmt extends StmtBase {
+  readonly kind: "matrixStore";
+  readonly fragment: FragmentRef;
+  readonly target: ArrayRef;
+  readonly offset: Expr;
+  readonly stride: Expr;
+}
+
+/**
+ * `mma(acc, a, b)`: acc = a·b + acc over the warp's fragments (`mma.sync` on CUDA). A collective of the warp:
+ * every lane's result depends on the other lanes' fragments, so it stands only in uniform control flow and
+ * the CPU backend cuts its thread loops at it, as at a subgroup operation. The fragment indices are uniform.
+ */
+export interface MmaStmt extends StmtBase {
+  readonly kind: "mma";
+  readonly accumulator: FragmentRef;
+  readonly a: FragmentRef;
+  readonly b: FragmentRef;
+}
+
+/** The warp-level matrix statements. */
+export type MatrixStmt = MatrixLoadStmt | MatrixStoreStmt | MmaStmt;
+
 /** The read-modify-write operations of atomics; `compareExchange` stores `value` only where the old value is `expected`. */
 export type AtomicOp = "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "exchange" | "compareExchange";
 
@@ -394,7 +459,10 @@ export type Stmt =
   | AsyncCommitStmt
   | AsyncWaitStmt
   | AtomicStmt
-  | CollectiveStmt;
+  | CollectiveStmt
+  | MatrixLoadStmt
+  | MatrixStoreStmt
+  | MmaStmt;
 
 /** The locals a statement declares itself (not those of nested statements). */
 export function declaredVariables(stmt: Stmt): readonly Variable[] {

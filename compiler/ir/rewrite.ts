@@ -5,7 +5,7 @@
  * do not change are returned as they are, so identity comparisons stay meaningful.
  */
 
-import { assertNever, type ArrayRef, type Expr, type Stmt } from "./ir.ts";
+import { assertNever, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
 
 export type ExprMapper = (expr: Expr) => Expr;
 
@@ -112,6 +112,16 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
       return { ...stmt, indices: stmt.indices.map(e), value: e(stmt.value), ...(stmt.expected ? { expected: e(stmt.expected) } : {}) };
     case "collective":
       return { ...stmt, args: stmt.args.map(e) };
+    case "matrixLoad":
+    case "matrixStore":
+      return { ...stmt, fragment: { ...stmt.fragment, index: e(stmt.fragment.index) }, offset: e(stmt.offset), stride: e(stmt.stride) };
+    case "mma":
+      return {
+        ...stmt,
+        accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) },
+        a: { ...stmt.a, index: e(stmt.a.index) },
+        b: { ...stmt.b, index: e(stmt.b.index) },
+      };
     case "break":
     case "continue":
     case "barrier":
@@ -199,9 +209,28 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), stmt.value];
     case "collective":
       return [...stmt.args];
+    case "matrixLoad":
+    case "matrixStore":
+      return [stmt.fragment.index, stmt.offset, stmt.stride];
+    case "mma":
+      return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
     default:
       return [];
   }
+}
+
+/** True when the body contains a warp-level matrix statement (at any depth). */
+export function usesMatrixOperations(stmts: readonly Stmt[]): boolean {
+  return firstMatrixOperation(stmts) !== undefined;
+}
+
+/** The first warp-level matrix statement of the body, in source order, if any. */
+export function firstMatrixOperation(stmts: readonly Stmt[]): MatrixStmt | undefined {
+  let found: MatrixStmt | undefined;
+  walkStmts(stmts, (stmt) => {
+    if (!found && (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" || stmt.kind === "mma")) found = stmt;
+  });
+  return found;
 }
 
 /** Calls `visit` on every expression node inside `expr`, parents first. */
@@ -253,6 +282,18 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "atomic") {
       reads.add(stmt.array);
       writes.add(stmt.array);
+    }
+    if (stmt.kind === "matrixLoad") {
+      reads.add(stmt.source);
+      writes.add(stmt.fragment.array);
+    }
+    if (stmt.kind === "matrixStore") {
+      reads.add(stmt.fragment.array);
+      writes.add(stmt.target);
+    }
+    if (stmt.kind === "mma") {
+      for (const ref of [stmt.accumulator, stmt.a, stmt.b]) reads.add(ref.array);
+      writes.add(stmt.accumulator.array);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

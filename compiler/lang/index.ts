@@ -331,3 +331,72 @@ export function subgroupAny(predicate: boolean): boolean {
   void predicate;
   return subgroupOnly("subgroupAny()");
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Warp-level matrix operations (tensor cores)
+
+/** The m×n×k shapes of `mma`: m16n8k8 (A 16×8, B 8×8, accumulator 16×8). */
+export type MatrixShape = "m16n8k8";
+
+/**
+ * One matrix fragment, spread over the 32 lanes of a warp: each lane holds a few elements (docs/language.md,
+ * section 25, says which). `Role` is the operand it can be ("a", "b" or "accumulator"), `Element` its element
+ * type ("tf32" inputs, "f32" accumulators). Opaque: only the matrix functions below use fragments.
+ */
+export interface Fragment<Role extends "a" | "b" | "accumulator", Shape extends MatrixShape, Element extends "tf32" | "f32"> {
+  readonly __fragment: { readonly role: Role; readonly shape: Shape; readonly element: Element };
+}
+
+/**
+ * Declares an array of `count` matrix fragments, like `local` arrays: with `const` at the top level of a
+ * kernel body, `count` a compile-time constant. `fragment.a("m16n8k8", "tf32", 4)` holds four 16×8 A
+ * operands, `fragment.b("m16n8k8", "tf32", n)` 8×8 B operands, `fragment.accumulator("m16n8k8", "f32", n)`
+ * 16×8 f32 accumulators. Index it (`acc[i]`) only to pass a fragment to the functions below.
+ */
+export const fragment = {
+  a: sharedArray,
+  b: sharedArray,
+  accumulator: sharedArray,
+} as {
+  a(shape: "m16n8k8", element: "tf32", count: number): Fragment<"a", "m16n8k8", "tf32">[];
+  b(shape: "m16n8k8", element: "tf32", count: number): Fragment<"b", "m16n8k8", "tf32">[];
+  accumulator(shape: "m16n8k8", element: "f32", count: number): Fragment<"accumulator", "m16n8k8", "f32">[];
+};
+
+/** Any fragment. */
+type AnyFragment = Fragment<"a" | "b" | "accumulator", MatrixShape, "tf32" | "f32">;
+
+/**
+ * Loads a fragment's matrix (rows × cols of its role) from a row-major matrix in a global buffer or a 1-D
+ * shared array: element (row, col) is `array[offset + row * stride + col]`. Every lane of the warp must call
+ * it together (uniform control flow); tf32 fragments round each element to tf32 (`cvt.rna.tf32.f32`).
+ */
+export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array>, offset: i32, stride: i32): void {
+  void [frag, array, offset, stride];
+  outsideKernel("loadFragment()");
+}
+
+/** Stores an accumulator's 16×8 matrix to `array[offset + row * stride + col]`; every lane of the warp together. */
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32): void {
+  void [frag, array, offset, stride];
+  outsideKernel("storeFragment()");
+}
+
+/** Sets every element of a fragment to `value` (rounded to tf32 for a tf32 fragment). */
+export function fillFragment(frag: AnyFragment, value: f32): void {
+  void [frag, value];
+  outsideKernel("fillFragment()");
+}
+
+/**
+ * `acc = a · b + acc` for the warp's fragments of one shape (`mma.sync` on CUDA tensor cores). Every lane of
+ * the warp must call it together (uniform control flow), with the same fragment indices.
+ */
+export function mma<S extends MatrixShape>(
+  acc: Fragment<"accumulator", S, "f32">,
+  a: Fragment<"a", S, "tf32">,
+  b: Fragment<"b", S, "tf32">,
+): void {
+  void [acc, a, b];
+  outsideKernel("mma()");
+}

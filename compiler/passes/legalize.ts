@@ -16,9 +16,27 @@
  *   other access to those arrays becomes an atomic load or store (`a[i] += v` a load, then a store).
  * - Where the target runs collectives over per-thread slots (JS), each argument of a collective that is not
  *   already a local of the kernel body is computed into one first.
+ * - Fragment loads and stores become each lane's element accesses at the positions of the fragment layout
+ *   (ir/matrix.ts), a load of a tf32 fragment rounding each element (`roundTf32`); `mma` stays.
  */
 
-import { declaredVariables, vectorWidth, type ArrayRef, type AsyncCopyStmt, type CollectiveStmt, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
+import {
+  declaredVariables,
+  vectorWidth,
+  type ArrayRef,
+  type AsyncCopyStmt,
+  type BinaryOp,
+  type CollectiveStmt,
+  type Expr,
+  type LoadExpr,
+  type MatrixLoadStmt,
+  type MatrixStoreStmt,
+  type Span,
+  type Stmt,
+  type Variable,
+} from "../ir/ir.ts";
+import { fragmentLayouts, fragmentSlot, warpLanes } from "../ir/matrix.ts";
+import { foldExpr } from "./fold.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 export interface LegalizeOptions {
@@ -38,6 +56,8 @@ export interface LegalizeOptions {
   readonly collectiveArgsInLocals?: boolean;
   /** Give every `for` a condition (`true` where the user wrote none). */
   readonly loopCondition?: boolean;
+  /** Write `loadFragment`/`storeFragment` as the lane's element accesses. */
+  readonly splitMatrixAccesses?: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
@@ -69,6 +89,9 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
           return options.synchronousCopies && !options.keepAsyncFences ? [] : stmt;
         case "for":
           return options.loopCondition && !stmt.condition ? { ...stmt, condition: { kind: "literal", type: "bool", value: 1, span: stmt.span } } : stmt;
+        case "matrixLoad":
+        case "matrixStore":
+          return options.splitMatrixAccesses ? splitMatrixAccess(stmt) : stmt;
         default:
           return stmt;
       }
@@ -187,4 +210,50 @@ function splitVectorStore(stmt: Stmt & { kind: "vectorStore" }): Stmt[] {
 function asU32(value: Expr): Expr {
   if (value.kind === "literal" && value.value >= 0) return { ...value, type: "u32" };
   return { kind: "convert", type: "u32", value, span: value.span };
+}
+
+/**
+ * A fragment load or store as the lane's element accesses, in a block of its own: the lane (the thread's
+ * linear index in the block modulo 32) gives the group g and place q, which give the position of element 0;
+ * the other elements lie at constant row and column steps from it (ir/matrix.ts).
+ */
+function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
+  const span = stmt.span;
+  const { array: fragmentArray, index } = stmt.fragment;
+  const type = fragmentArray.fragment!;
+  const layout = fragmentLayouts[type.shape][type.role];
+  const int = (value: number): Expr => ({ kind: "literal", type: "i32", value, span });
+  const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
+  const scaled = (term: Expr, factor: number): Expr | undefined => (factor === 0 ? undefined : factor === 1 ? term : bin("mul", term, int(factor)));
+  const sum = (...terms: (Expr | undefined)[]): Expr => terms.filter((t): t is Expr => t !== undefined).reduce((a, b) => bin("add", a, b));
+  const builtin = (builtin: "threadIdx" | "blockDim", axis: "x" | "y" | "z"): Expr => ({ kind: "builtin", type: "i32", builtin, axis, span });
+  const local = (name: string, init: Expr): [Variable, Stmt] => {
+    const variable: Variable = { kind: "variable", name, type: "i32", mutable: false, span };
+    return [variable, { kind: "declare", variable, init, span }];
+  };
+  const read = (variable: Variable): Expr => ({ kind: "variable", type: variable.type, variable, span });
+  // Warps are formed along the linear thread index, as CUDA forms them.
+  const linear = sum(builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), sum(builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
+  const [lane, laneDecl] = local("lane", bin("and", linear, int(warpLanes - 1)));
+  const [group, groupDecl] = local("laneGroup", bin("shr", read(lane), int(2)));
+  const [place, placeDecl] = local("lanePlace", bin("and", read(lane), int(3)));
+  const foldSum = (...terms: (Expr | undefined)[]): Expr => foldExpr(sum(...terms));
+  const row0 = sum(scaled(read(group), layout.rowG), scaled(read(place), layout.rowQ));
+  const col0 = sum(scaled(read(group), layout.colG), scaled(read(place), layout.colQ));
+  const memory = stmt.kind === "matrixLoad" ? stmt.source : stmt.target;
+  const [base, baseDecl] = local("element", sum(stmt.offset, bin("mul", row0, stmt.stride), col0));
+  const body: Stmt[] = [laneDecl, groupDecl, placeDecl, baseDecl];
+  layout.rowE.forEach((rowStep, e) => {
+    const colStep = layout.colE[e]!;
+    const at = foldSum(read(base), rowStep === 0 ? undefined : rowStep === 1 ? stmt.stride : bin("mul", stmt.stride, int(rowStep)), colStep === 0 ? undefined : int(colStep));
+    const slot = foldExpr(fragmentSlot(index, layout.perLane, e, span));
+    if (stmt.kind === "matrixLoad") {
+      const element: Expr = { kind: "load", type: "f32", array: memory, indices: [at], span };
+      const value: Expr = type.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [element], span } : element;
+      body.push({ kind: "store", array: fragmentArray, indices: [slot], value, span });
+    } else {
+      body.push({ kind: "store", array: memory, indices: [at], value: { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }, span });
+    }
+  });
+  return { kind: "block", body, span };
 }

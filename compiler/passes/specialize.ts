@@ -43,6 +43,17 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
           return { ...stmt, array: retarget(stmt.array) };
         case "asyncCopy":
           return { ...stmt, target: retarget(stmt.target), source: retarget(stmt.source) };
+        case "matrixLoad":
+          return { ...stmt, fragment: { ...stmt.fragment, array: retarget(stmt.fragment.array) }, source: retarget(stmt.source) };
+        case "matrixStore":
+          return { ...stmt, fragment: { ...stmt.fragment, array: retarget(stmt.fragment.array) }, target: retarget(stmt.target) };
+        case "mma":
+          return {
+            ...stmt,
+            accumulator: { ...stmt.accumulator, array: retarget(stmt.accumulator.array) },
+            a: { ...stmt.a, array: retarget(stmt.a.array) },
+            b: { ...stmt.b, array: retarget(stmt.b.array) },
+          };
         default:
           return stmt;
       }

@@ -9,6 +9,7 @@
  */
 
 import type { Expr, HelperFunction, Span, Stmt } from "../ir/ir.ts";
+import { exprsOf } from "../ir/rewrite.ts";
 
 export interface CodeDepth {
   /** Levels at the deepest point: 1 for a statement at the top of a function body. */
@@ -98,6 +99,11 @@ function stmtExprs(stmt: Stmt): readonly Expr[] {
       return [...stmt.indices, ...stmt.values];
     case "asyncCopy":
       return [...stmt.targetIndices, ...stmt.sourceIndices];
+    case "matrixLoad":
+    case "matrixStore":
+    case "mma":
+      // WebGPU has no matrix operations (TSK3048); counted as their operands for the other targets' sake.
+      return exprsOf(stmt);
     default:
       return [];
   }

@@ -13,6 +13,9 @@
  * non-uniform under an `if`/loop whose condition is non-uniform, after a `return` that only some threads
  * take, and in a loop that only some threads may leave early (`break`/`continue` under non-uniform control).
  * The analysis is conservative in the same ways as WGSL's, so every kernel it accepts also passes Dawn's.
+ *
+ * The warp-level matrix operations (`loadFragment`, `storeFragment`, `mma`) follow the collectives' rule, and
+ * their fragment indices must be uniform: the lanes of a warp hold one fragment together.
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
@@ -79,6 +82,37 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
               makeDiagnostic("TSK3017", stmt.args[1]!.span, [what, `${stmt.op}()`], {
                 label: `this ${what} ${reason}`,
                 notes: [`WGSL requires it; loops over subgroupSize (\`for (let d = subgroupSize / 2; d > 0; d /= 2)\`) and constants are uniform`],
+              }),
+            );
+          }
+          break;
+        }
+        case "matrixLoad":
+        case "matrixStore":
+        case "mma": {
+          const what = { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()" }[stmt.kind];
+          if (current && !reported.has(stmt)) {
+            reported.add(stmt);
+            diagnostics.push(
+              makeDiagnostic("TSK3045", stmt.span, [what], {
+                label: "not every thread of the warp may reach this matrix operation",
+                related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
+                notes: [
+                  "the lanes of a warp hold a fragment together, and mma.sync waits for all 32 of them",
+                  "move the operation out of the condition; guard only what you do with the results",
+                ],
+              }),
+            );
+          }
+          // Every lane must name the same fragment: each holds its part of it.
+          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : [stmt.fragment];
+          for (const ref of refs) {
+            const reason = reasonOf(ref.index);
+            if (!reason) continue;
+            diagnostics.push(
+              makeDiagnostic("TSK3049", ref.index.span, [what], {
+                label: `this index ${reason}`,
+                notes: ["each lane holds its part of every fragment: index fragments with constants and loop counters that all threads share"],
               }),
             );
           }

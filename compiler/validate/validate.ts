@@ -1,13 +1,15 @@
 /**
  * The validator: the last word between lowering and emission. It runs on specialized kernels and checks
  * what only holds once constants have values (shared-array sizes, the block shape, constant indices into
- * shared arrays, the alignment of vector accesses), barrier uniformity (uniformity.ts), and each target's resource limits. Backends print only
+ * shared arrays, the alignment of vector accesses, constant fragment indices), barrier uniformity (uniformity.ts), and
+ * each target's resource limits and capabilities (matrix operations). Backends print only
  * kernels that passed here, so they never report user errors.
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt } from "../ir/ir.ts";
-import { exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, firstMatrixOperation, usesMatrixOperations, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { fragmentLayouts, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
 import { codeDepth } from "./code-depth.ts";
@@ -69,6 +71,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   // After unrolling, so that `load4(tile, 4 * i + 1)` in an unrolled loop shows its constant starts.
   checkVectorAlignment(unrolledBody, sharedSizes, diagnostics);
   checkBroadcastLanes(unrolledBody, diagnostics);
+  checkFragmentIndices(unrolledBody, sharedSizes, diagnostics);
   if (checks.barrierUniformity ?? true) checkUniformity(kernel, diagnostics);
   return { sharedBytes, sharedSizes, block };
 }
@@ -146,6 +149,22 @@ function checkBroadcastLanes(unrolledBody: readonly Stmt[], diagnostics: Diagnos
   });
 }
 
+/** A fragment index that is constant once unrolled must name one of the array's fragments. */
+function checkFragmentIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
+  const seen = new Set<number>();
+  walkStmts(unrolledBody, (stmt) => {
+    const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" ? [stmt.fragment] : [];
+    for (const { array, index } of refs) {
+      const size = sizes.get(array)?.[0] ?? 0;
+      const perLane = fragmentLayouts[array.fragment!.shape][array.fragment!.role].perLane;
+      const count = size / perLane;
+      if (index.kind !== "literal" || size === 0 || (index.value >= 0 && index.value < count) || seen.has(index.span.start)) continue;
+      seen.add(index.span.start);
+      diagnostics.push(makeDiagnostic("TSK3046", index.span, [index.value, array.name, count]));
+    }
+  });
+}
+
 /**
  * Operands that are constant after folding and make an operation target-defined: a shift by an amount
  * outside 0..31 (CUDA gives 0, WGSL and JS take it modulo 32) and a division by zero (WGSL rejects the
@@ -218,6 +237,13 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     }
   });
   checkParamLimits(kernel, limits, displayName, diagnostics);
+  const matrix = limits.matrixOperations ? undefined : firstMatrixOperation(kernel.body);
+  if (matrix) {
+    const what = { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()" }[matrix.kind];
+    diagnostics.push(makeDiagnostic("TSK3048", matrix.span, [displayName, kernel.name, what], {
+      notes: [`build this kernel for CUDA or the CPU backend (--target cuda,js), and give ${displayName} a kernel without matrix operations`],
+    }));
+  }
   if (limits.maxCodeDepth !== undefined) {
     const deepest = codeDepth(kernel.body, kernel.span);
     if (deepest.depth > limits.maxCodeDepth) {
@@ -240,6 +266,11 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       diagnostics.push(makeDiagnostic("TSK3004", kernel.blockSpan ?? kernel.span, [kernel.name, threads, displayName, limits.maxThreadsPerBlock]));
     } else if (limits.portableThreadsPerBlock !== undefined && threads > limits.portableThreadsPerBlock) {
       diagnostics.push(makeDiagnostic("TSK3007", kernel.blockSpan ?? kernel.span, [kernel.name, threads, limits.portableThreadsPerBlock]));
+    }
+    if (threads % warpLanes !== 0 && usesMatrixOperations(kernel.body)) {
+      diagnostics.push(makeDiagnostic("TSK3047", kernel.blockSpan ?? kernel.span, [kernel.name, threads], {
+        notes: ["matrix operations run on warps of 32 threads, formed along the linear thread index, on every target"],
+      }));
     }
     if (limits.subgroupMultiple !== undefined && threads % limits.subgroupMultiple !== 0 && usesSubgroups(kernel.body)) {
       diagnostics.push(makeDiagnostic("TSK3018", kernel.blockSpan ?? kernel.span, [kernel.name, limits.subgroupSizes!, threads], {

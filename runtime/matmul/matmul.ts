@@ -10,6 +10,9 @@
  *   whose tiles divide the shape and whose build fits the device; for shapes no tile divides, the guarded
  *   multistage kernel when n and k are multiples of 4 (16-byte rows), else the register-staged kernel, which
  *   takes any sizes (on WebGPU the guarded 2-D kernel, as the register-staged one is not measured there).
+ * FP32 is the default. With `precision: "tf32"` the tensor-core rung (examples/sgemm-tensorcore.ts: A and B
+ * rounded to TF32, f32 accumulation) comes first where its tiles divide the shape and the library holds it;
+ * other shapes, and WebGPU (no matrix operations), fall back to the FP32 rungs.
  */
 
 import type { Device, DeviceBuffer, KernelHandle } from "../device.ts";
@@ -22,6 +25,7 @@ import type { Constants, Rung, RungSearch } from "./rung.ts";
 export type { Constants, Rung, RungSearch } from "./rung.ts";
 
 export type MatmulVariantName =
+  | "sgemm-tensorcore"
   | "sgemm-multistage"
   | "sgemm-warptiling-double-buffered"
   | "sgemm-warptiling"
@@ -44,11 +48,32 @@ export interface MatmulOptions {
   readonly beta?: number;
   readonly variant?: MatmulVariantName;
   /**
+   * "fp32" (default): every rung computes in f32. "tf32": the tensor-core rung may run, which rounds A and B
+   * to TF32 (10 mantissa bits) and accumulates in f32: several times faster on GPUs with tensor cores, with a
+   * relative error near 2^-11 instead of 2^-24 per input. Naming the tensor-core rung as `variant` implies it.
+   */
+  readonly precision?: MatmulPrecision;
+  /**
    * Where to look for tuned choices: a store (tests and tools pass their own), or false for the fixed rule
    * only. Default: the store in $TSKERNEL_TUNE_DIR, else $XDG_CACHE_HOME/tskernel/tune, else
    * ~/.cache/tskernel/tune.
    */
   readonly tuning?: TuningStore | false;
+}
+
+export type MatmulPrecision = "fp32" | "tf32";
+
+/**
+ * The normwise relative error (||C − C64|| / ||C64||) a result may have against float64 in the checks of the
+ * demo, the tuner and the benchmarks: k·2⁻²³ for FP32 (k summands, each rounding once, with room for
+ * reordering); for TF32, 2⁻⁹ more: rounding each input to TF32 (unit roundoff 2⁻¹¹) gives a normwise error
+ * near 2⁻¹¹ when the roundings are independent (2.6·10⁻⁴ measured for torch.mm and for our kernel on the
+ * H100), and 2⁻⁹ leaves a factor of 4. The tests check TF32 results element by element against the rigorous
+ * bound (tests/sgemm-tensorcore.test.ts).
+ */
+export function matmulTolerance(precision: MatmulPrecision, k: number): number {
+  const fp32 = Math.max(k, 16) * 2 ** -23;
+  return precision === "tf32" ? fp32 + 2 ** -9 : fp32;
 }
 
 /** The shared-memory tiles of the blocktiling kernels: BM×BK of A and BK×BN of B, 4 bytes an element. */
@@ -225,6 +250,31 @@ const searchRegisterStaged: RungSearch = {
   sharedBytes: (c) => 4 * 2 * (c.BM! * (c.BK! * c.KSPLIT! + 4) + c.BK! * c.KSPLIT! * c.BN!),
 };
 
+/**
+ * The tensor-core kernel (examples/sgemm-tensorcore.ts): (BM/WM)·(BN/WN) warps of WM×WN made of m16n8k8
+ * fragments, tiles loaded 16 bytes per thread and pass (the vectorized rule), two register buffers of
+ * fragments, STAGES shared stages of A (rows of BK + 4) and B (rows of BN + 8), and an epilogue that stages
+ * each warp's 16-row strips (rows of WN + 8) in A's stages.
+ */
+function invalidTensorCore(c: Constants): string | undefined {
+  const { BM, BN, BK, WM, WN, STAGES, THREADS, SWIZZLE } = c as Record<string, number>;
+  if (BM! % WM! !== 0 || BN! % WN! !== 0) return "BM and BN must be multiples of WM and WN: whole warp tiles per block";
+  if (WM! % 16 !== 0 || WN! % 8 !== 0) return "WM must be a multiple of 16 and WN of 8: whole m16n8 fragments per warp tile";
+  if (BK! % 8 !== 0) return "BK must be a multiple of 8: whole k8 slices per step";
+  if (THREADS !== 32 * (BM! / WM!) * (BN! / WN!)) return `THREADS must be 32 per warp tile: ${32 * (BM! / WM!) * (BN! / WN!)}`;
+  if (STAGES! < 2 || STAGES! > 4) return "STAGES must be 2 to 4 (one waitAsync literal per depth)";
+  if (SWIZZLE! < 0) return "SWIZZLE must be 0 (launch order) or a number of block rows";
+  if ((THREADS! / 32) * 16 * (WN! + 8) > STAGES! * BM! * (BK! + 4)) return "the epilogue's strips (16 rows of WN + 8 per warp) must fit in A's stages";
+  return tileLoadProblem(THREADS!, BM!, BN!, BK!);
+}
+
+const searchTensorCore: RungSearch = {
+  space: { BM: [64, 128, 256], BN: [64, 128, 256], BK: [16, 32], WM: [32, 64], WN: [32, 64], STAGES: [2, 3, 4], THREADS: [64, 128, 256, 512], SWIZZLE: [0, 8] },
+  invalid: invalidTensorCore,
+  threads: (c) => c.THREADS!,
+  sharedBytes: (c) => 4 * c.STAGES! * (c.BM! * (c.BK! + 4) + c.BK! * (c.BN! + 8)),
+};
+
 const blocktilingFile = "examples/sgemm-blocktiling.ts";
 const warptilingFile = "examples/sgemm-warptiling.ts";
 const multistageFile = "examples/sgemm-multistage.ts";
@@ -234,8 +284,21 @@ const tileMultiples = (c: Constants) => [c.BM!, c.BN!, c.BK!] as const;
 // blockIdx.x walks the columns of C in the blocktiling kernels, the rows in Boehm's first kernels.
 const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / c.BN!, m / c.BM!];
 
-/** The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device. */
+/**
+ * The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device (and the
+ * precision: the TF32 rung only when asked for).
+ */
 export const matmulRungs: readonly Rung[] = [
+  {
+    name: "sgemm-tensorcore",
+    file: "examples/sgemm-tensorcore.ts",
+    kernel: "sgemmTensorCore",
+    precision: "tf32",
+    multiples: tileMultiples,
+    grid: tileGrid,
+    search: searchTensorCore,
+    notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
+  },
   {
     name: "sgemm-multistage",
     file: multistageFile,
@@ -322,6 +385,7 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
   for (const rung of matmulRungs) {
     if (options.variant && rung.name !== options.variant) continue;
     if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
+    if (!options.variant && !precisionAllows(options, rung)) continue;
     // Bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128), as long as the device can run them.
     const fitting = library.kernels
       .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)))
@@ -346,6 +410,7 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
   for (const entry of store.entries(deviceKeyOf(device), shapeClass(m, n, k))) {
     if (options.variant && entry.rung !== options.variant) continue;
     const rung = matmulRungs.find((r) => r.name === entry.rung);
+    if (rung && !options.variant && !precisionAllows(options, rung)) continue;
     // (A result whose constants are not one of the rung's builds, such as an unguarded build stored under the
     // guarded rung, would not take the shapes the rung promises.)
     if (!rung?.search || rung.kernel !== entry.kernel || rung.file !== entry.file || !belongsTo(rung, entry.constants)) continue;
@@ -368,6 +433,11 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
     }
   }
   return undefined;
+}
+
+/** Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`. */
+function precisionAllows(options: MatmulOptions, rung: Rung): boolean {
+  return rung.precision !== "tf32" || options.precision === "tf32";
 }
 
 /**

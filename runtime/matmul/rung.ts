@@ -43,4 +43,9 @@ export interface Rung {
    * plain warp tiling (run 9). And rungs not yet measured through Dawn.
    */
   readonly notOnWebgpu?: string;
+  /**
+   * "tf32" for rungs on tensor cores, which round A and B to TF32: `matmul()` takes them only when asked for
+   * `precision: "tf32"` (or by name). Absent: FP32 throughout.
+   */
+  readonly precision?: "tf32";
 }

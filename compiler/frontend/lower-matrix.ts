@@ -1,0 +1,116 @@
+/**
+ * Lowers the warp-level matrix functions: `fragment.a/b/accumulator(shape, element, count)` declarations
+ * (private arrays that hold `count` fragments, marked with their fragment type), and the statements
+ * `loadFragment`, `storeFragment`, `mma` and `fillFragment` (which becomes plain stores into the fragment's
+ * elements: every lane sets its own). Roles, shapes and element types are checked here, where the user's
+ * arguments are at hand; the validator checks what needs constants and control flow (uniformity, indices).
+ */
+
+import { Node, type CallExpression, type Expression } from "ts-morph";
+import { fail } from "../diagnostics/diagnostic.ts";
+import { isInteger, type ArrayRef, type Expr, type FragmentRef, type FragmentRole, type Span, type Stmt } from "../ir/ir.ts";
+import { fragmentLayouts, fragmentSlot } from "../ir/matrix.ts";
+import { spanOf, type FunctionContext } from "./context.ts";
+import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
+import { originOf } from "./program.ts";
+
+/** The element type each role takes, by the names the declarations use. */
+const roleElements: Readonly<Record<FragmentRole, "tf32" | "f32">> = { a: "tf32", b: "tf32", accumulator: "f32" };
+const roleNames: Readonly<Record<FragmentRole, string>> = { a: "an A fragment (fragment.a)", b: "a B fragment (fragment.b)", accumulator: "an accumulator (fragment.accumulator)" };
+
+/** True when `node` is a `fragment.…(…)` call, the declaration of a fragment array. */
+export function isFragmentAllocation(node: Expression): node is CallExpression {
+  if (!Node.isCallExpression(node)) return false;
+  const callee = node.getExpression();
+  if (!Node.isPropertyAccessExpression(callee)) return false;
+  const object = callee.getExpression();
+  if (!Node.isIdentifier(object)) return false;
+  const origin = originOf(object);
+  return origin.kind === "tskernel" && origin.name === "fragment";
+}
+
+/** `fragment.a("m16n8k8", "tf32", COUNT)`: a private f32 array of COUNT · perLane elements. */
+export function lowerFragmentAllocation(context: FunctionContext, name: string, call: CallExpression, span: Span): ArrayRef {
+  const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
+  const role = callee.getName();
+  if (role !== "a" && role !== "b" && role !== "accumulator") {
+    return fail("TSK1001", spanOf(callee), [`fragment.${role}`], { notes: ["fragment arrays are fragment.a, fragment.b or fragment.accumulator"] });
+  }
+  const element = roleElements[role];
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 3) return fail("TSK1067", spanOf(call), [role, `3 arguments ("m16n8k8", "${element}", a count)`, `${args.length}`]);
+  const literal = (arg: Expression) => (Node.isStringLiteral(arg) || Node.isNoSubstitutionTemplateLiteral(arg) ? arg.getLiteralText() : undefined);
+  if (literal(args[0]!) !== "m16n8k8") return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8" (the one shape so far)', args[0]!.getText()]);
+  if (literal(args[1]!) !== element) return fail("TSK1067", spanOf(args[1]!), [role, `the element type "${element}"`, args[1]!.getText()]);
+  const count = lowerExpr(context, args[2]!, isLiteralLike(args[2]!) ? "i32" : undefined);
+  if (!isInteger(count.type)) return fail("TSK2008", spanOf(args[2]!), [`fragment.${role}`, "an i32 count", count.type]);
+  const perLane: Expr = { kind: "literal", type: count.type, value: fragmentLayouts.m16n8k8[role].perLane, span: count.span };
+  // The size stays an expression; the validator requires it constant once specialized (TSK3003).
+  const size: Expr = { kind: "binary", op: "mul", type: count.type, left: count, right: perLane, span: count.span };
+  return { kind: "array", name, elementType: "f32", space: "private", access: "read_write", dims: [size], fragment: { role, shape: "m16n8k8", element }, span };
+}
+
+/** The matrix statements, or undefined when `name` is not a matrix function. */
+export function lowerMatrixOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
+  if (name !== "loadFragment" && name !== "storeFragment" && name !== "fillFragment" && name !== "mma") return undefined;
+  const span = spanOf(call);
+  const what = `${name}()`;
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  const expected = name === "mma" ? 3 : name === "fillFragment" ? 2 : 4;
+  if (args.length !== expected) {
+    const shape = name === "mma" ? "3 arguments (acc, a, b)" : name === "fillFragment" ? "2 arguments (a fragment and a value)" : "4 arguments (a fragment, an array, an offset and a stride)";
+    return fail("TSK2008", span, [what, shape, `${args.length} argument(s)`]);
+  }
+  switch (name) {
+    case "mma": {
+      const [accumulator, a, b] = (["accumulator", "a", "b"] as const).map((role, index) => lowerFragmentRef(context, args[index]!, what, `${["first", "second", "third"][index]} argument`, role));
+      return [{ kind: "mma", accumulator: accumulator!, a: a!, b: b!, span }];
+    }
+    case "fillFragment": {
+      const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
+      const layout = fragmentLayouts[fragment.array.fragment!.shape][fragment.array.fragment!.role];
+      const value = lowerExpected(context, args[1]!, "f32", (found) => fail("TSK2008", spanOf(args[1]!), [what, "an f32 value", found.type]));
+      // A tf32 fragment holds only tf32 values: the fill rounds as a load would.
+      const stored: Expr = fragment.array.fragment!.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [value], span: value.span } : value;
+      return layout.rowE.map((_, e): Stmt => ({ kind: "store", array: fragment.array, indices: [fragmentSlot(fragment.index, layout.perLane, e, span)], value: stored, span }));
+    }
+    default: {
+      const fragment = lowerFragmentRef(context, args[0]!, what, "first argument", name === "storeFragment" ? "accumulator" : undefined);
+      const array = lowerMatrixArray(context, args[1]!, what);
+      if (name === "storeFragment" && array.access === "read") {
+        return fail("TSK1014", spanOf(args[1]!), [args[1]!.getText(), `'${array.name}' is a read-only buffer`], {
+          notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
+        });
+      }
+      const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+      const offset = integer(args[2]!, "offset");
+      const stride = integer(args[3]!, "stride");
+      if (name === "loadFragment") return [{ kind: "matrixLoad", fragment, source: array, offset, stride, span }];
+      return [{ kind: "matrixStore", fragment, target: array, offset, stride, span }];
+    }
+  }
+}
+
+/** `acc[i]`: one fragment of a fragment array, of `role` when one is required. */
+function lowerFragmentRef(context: FunctionContext, node: Expression, what: string, position: string, role?: FragmentRole): FragmentRef {
+  const base = Node.isElementAccessExpression(node) ? node.getExpression() : undefined;
+  const binding = base && Node.isIdentifier(base) ? context.scope.lookup(base.getText()) : undefined;
+  if (!base || binding?.kind !== "array" || !binding.array.fragment) return fail("TSK1065", spanOf(node), [what, position, node.getText()]);
+  const array = binding.array;
+  if (role && array.fragment!.role !== role) return fail("TSK2020", spanOf(node), [what, roleNames[role], position, array.name, roleNames[array.fragment!.role]]);
+  const indexNode = (node as import("ts-morph").ElementAccessExpression).getArgumentExpressionOrThrow();
+  const index = lowerExpected(context, indexNode, "i32", (found) => fail("TSK2006", spanOf(indexNode), [found.type], { notes: ["fragment indices are i32: convert with i32(…)"] }));
+  return { array, index };
+}
+
+/** The memory side of a fragment load or store: a global buffer or a 1-D shared array of f32. */
+function lowerMatrixArray(context: FunctionContext, node: Expression, what: string): ArrayRef {
+  const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
+  if (binding?.kind !== "array" || binding.array.space === "private" || binding.array.dims.length > 1) {
+    const found = binding?.kind === "array" ? (binding.array.space === "private" ? `'${node.getText()}', a private array` : `'${node.getText()}', a 2-D shared array`) : `'${node.getText()}'`;
+    return fail("TSK2008", spanOf(node), [what, "a global buffer or a 1-D shared array as its second argument", found]);
+  }
+  if (binding.array.elementType !== "f32") return fail("TSK2021", spanOf(node), [what, binding.array.name, `${binding.array.elementType} elements`]);
+  return binding.array;
+}
