@@ -16,10 +16,13 @@
  *   other access to those arrays becomes an atomic load or store (`a[i] += v` a load, then a store).
  * - Where the target runs collectives over per-thread slots (JS), each argument of a collective that is not
  *   already a local of the kernel body is computed into one first.
+ * - Where the target's C++ leaves signed overflow and large shift amounts undefined (CUDA), i32 arithmetic
+ *   is computed on the u32 bits and shift amounts are masked (wrap-integers.ts), as the language defines them.
  */
 
 import { declaredVariables, vectorWidth, type ArrayRef, type AsyncCopyStmt, type CollectiveStmt, type Expr, type LoadExpr, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { wrapIntegers } from "./wrap-integers.ts";
 
 export interface LegalizeOptions {
   readonly shiftAmountU32: boolean;
@@ -38,6 +41,10 @@ export interface LegalizeOptions {
   readonly collectiveArgsInLocals?: boolean;
   /** Give every `for` a condition (`true` where the user wrote none). */
   readonly loopCondition?: boolean;
+  /** Compute i32 `+`, `-`, `*`, `<<` and negation on u32 bits, where C++ defines the wrap (wrap-integers.ts). */
+  readonly wrapSignedArithmetic?: boolean;
+  /** Mask shift amounts that are not literals with `& 31` (C++ shifts by 32 or more are undefined). */
+  readonly maskShiftAmounts?: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
@@ -76,7 +83,10 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
   });
   // After splitting, so that the element accesses made from vector ones are marked too.
   const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
-  return options.collectiveArgsInLocals ? argumentsInLocals(atomic) : atomic;
+  const collected = options.collectiveArgsInLocals ? argumentsInLocals(atomic) : atomic;
+  // Last, so that the arithmetic the rewrites above add (vector lanes' `i + 1`) wraps too.
+  const wrap = { wrapSignedArithmetic: options.wrapSignedArithmetic ?? false, maskShiftAmounts: options.maskShiftAmounts ?? false };
+  return wrap.wrapSignedArithmetic || wrap.maskShiftAmounts ? wrapIntegers(collected, wrap) : collected;
 }
 
 /** Loads and stores of arrays that an atomic touches become atomic loads and stores. */
