@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(32) bits(int* outI, unsigned int* o
 #line 20 "codegen-tests/bitwise-shifts/kernel.ts"
   acc = (int)((unsigned int)acc << 2);
 #line 21 "codegen-tests/bitwise-shifts/kernel.ts"
-  acc = acc >> (s & 31);
+  acc >>= s & 31;
 #line 22 "codegen-tests/bitwise-shifts/kernel.ts"
   acc = (int)((unsigned int)acc >> 1);
 #line 23 "codegen-tests/bitwise-shifts/kernel.ts"
@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(32) bits(int* outI, unsigned int* o
 #line 27 "codegen-tests/bitwise-shifts/kernel.ts"
   unsigned int uacc = y;
 #line 28 "codegen-tests/bitwise-shifts/kernel.ts"
-  uacc = uacc >> (s & 31);
+  uacc >>= s & 31;
 #line 29 "codegen-tests/bitwise-shifts/kernel.ts"
   uacc <<= 3u;
 #line 30 "codegen-tests/bitwise-shifts/kernel.ts"

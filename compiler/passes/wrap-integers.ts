@@ -62,14 +62,14 @@ function rewriteExpr(node: Expr, options: WrapOptions): Expr {
   return node;
 }
 
-/** `x op= v` with a wrapping i32 operator or a shift becomes `x = x op v`, rewritten as an expression. */
+/** `x op= v` with a wrapping i32 operator becomes `x = x op v`, rewritten as an expression; `x >>= (n & 31)`. */
 function compoundAssignment(stmt: Stmt & { kind: "assign" | "store" }, options: WrapOptions): Stmt {
   const op = stmt.op;
   if (op === undefined) return stmt;
   const target = stmt.kind === "assign" ? stmt.variable.type : stmt.array.elementType;
   const masks = options.maskShiftAmounts && (op === "shl" || op === "shr") && stmt.value.kind !== "literal";
   const wraps = options.wrapSignedArithmetic && target === "i32" && wrapping.has(op);
-  if (!masks && !wraps) return stmt;
+  if (!wraps) return masks ? { ...stmt, value: maskedAmount(stmt.value) } : stmt;
   const current: Expr =
     stmt.kind === "assign"
       ? { kind: "variable", type: target, variable: stmt.variable, span: stmt.span }
