@@ -5,7 +5,7 @@
 #line 25 "codegen-tests/atomics/kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) globalAtomics(int* counts, unsigned int* bits, float* sums, int* olds, float* halves, const int* __restrict__ keys, int n) {
 #line 28 "codegen-tests/atomics/kernel.ts"
-  const int i = (int)blockIdx.x * 64 + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)((int)threadIdx.x));
 #line 29 "codegen-tests/atomics/kernel.ts"
   if (i < n) {
 #line 30 "codegen-tests/atomics/kernel.ts"
@@ -20,14 +20,14 @@ extern "C" __global__ void __launch_bounds__(64) globalAtomics(int* counts, unsi
 #line 34 "codegen-tests/atomics/kernel.ts"
     atomicMax(&counts[18], key);
 #line 35 "codegen-tests/atomics/kernel.ts"
-    atomicAnd(&bits[0], ~(1u << (unsigned int)(key & 31)));
+    atomicAnd(&bits[0], ~(1u << ((unsigned int)(key & 31) & 31u)));
 #line 36 "codegen-tests/atomics/kernel.ts"
-    atomicOr(&bits[1], 1u << (unsigned int)(key & 31));
+    atomicOr(&bits[1], 1u << ((unsigned int)(key & 31) & 31u));
 #line 37 "codegen-tests/atomics/kernel.ts"
     atomicXor(&bits[2], (unsigned int)key);
 #line 38 "codegen-tests/atomics/kernel.ts"
     const int old_1 = atomicExch(&counts[19], key);
-    olds[n + i] = old_1;
+    olds[(int)((unsigned int)n + (unsigned int)i)] = old_1;
 #line 39 "codegen-tests/atomics/kernel.ts"
     int won = 0;
 #line 40 "codegen-tests/atomics/kernel.ts"
@@ -40,14 +40,14 @@ extern "C" __global__ void __launch_bounds__(64) globalAtomics(int* counts, unsi
     atomicAdd(&counts[21], won);
 #line 44 "codegen-tests/atomics/kernel.ts"
     const int old_3 = atomicAdd(&counts[22], 2);
-    olds[2 * n + i] = old_3 + 1;
+    olds[(int)(2u * (unsigned int)n + (unsigned int)i)] = (int)((unsigned int)old_3 + 1u);
 #line 45 "codegen-tests/atomics/kernel.ts"
     const float half = atomicAdd(&sums[0], 0.5f);
 #line 46 "codegen-tests/atomics/kernel.ts"
     halves[i] = half;
 #line 47 "codegen-tests/atomics/kernel.ts"
     const float old_4 = atomicExch(&sums[1], (float)i);
-    halves[n + i] = old_4;
+    halves[(int)((unsigned int)n + (unsigned int)i)] = old_4;
   }
 }
 
@@ -79,12 +79,12 @@ extern "C" __global__ void __launch_bounds__(64) sharedAtomics(unsigned int* bin
 #line 67 "codegen-tests/atomics/kernel.ts"
   if (t < 2) {
 #line 68 "codegen-tests/atomics/kernel.ts"
-    next[t] = t - 1;
+    next[t] = (int)((unsigned int)t - 1u);
   }
 #line 70 "codegen-tests/atomics/kernel.ts"
   __syncthreads();
 #line 71 "codegen-tests/atomics/kernel.ts"
-  const int v = values[(int)blockIdx.x * 64 + t];
+  const int v = values[(int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)t)];
 #line 72 "codegen-tests/atomics/kernel.ts"
   atomicAdd(&counts[v & 15], 1u);
 #line 73 "codegen-tests/atomics/kernel.ts"
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(64) sharedAtomics(unsigned int* bin
 #line 76 "codegen-tests/atomics/kernel.ts"
   const int slot = atomicAdd(&next[1], 1);
 #line 77 "codegen-tests/atomics/kernel.ts"
-  order[(int)blockIdx.x * 64 + slot] = t;
+  order[(int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)slot)] = t;
 #line 78 "codegen-tests/atomics/kernel.ts"
   const int old = atomicCAS(&next[0], -1, t);
   if (old == -1) {
@@ -108,16 +108,16 @@ extern "C" __global__ void __launch_bounds__(64) sharedAtomics(unsigned int* bin
 #line 82 "codegen-tests/atomics/kernel.ts"
   if (t < 16) {
 #line 83 "codegen-tests/atomics/kernel.ts"
-    bins[(int)blockIdx.x * 16 + t] = counts[t];
+    bins[(int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)t)] = counts[t];
 #line 84 "codegen-tests/atomics/kernel.ts"
-    extremes[(int)blockIdx.x * 17 + t] = grid[t >> 3][t & 7];
+    extremes[(int)((unsigned int)((int)blockIdx.x) * 17u + (unsigned int)t)] = grid[t >> 3][t & 7];
 #line 85 "codegen-tests/atomics/kernel.ts"
     counts[t]++;
   }
 #line 87 "codegen-tests/atomics/kernel.ts"
   if (t == 16) {
 #line 88 "codegen-tests/atomics/kernel.ts"
-    extremes[(int)blockIdx.x * 17 + 16] = next[0];
+    extremes[(int)((unsigned int)((int)blockIdx.x) * 17u + 16u)] = next[0];
   }
 #line 90 "codegen-tests/atomics/kernel.ts"
   if (t < 4) {
@@ -138,12 +138,12 @@ extern "C" __global__ void __launch_bounds__(32) ticketLoops(int* queue, int* ta
       break;
     }
 #line 101 "codegen-tests/atomics/kernel.ts"
-    mine++;
+    mine = (int)((unsigned int)mine + 1u);
   }
 #line 103 "codegen-tests/atomics/kernel.ts"
   int steps = 0;
 #line 104 "codegen-tests/atomics/kernel.ts"
-  for (; ; steps++) {
+  for (; ; steps = (int)((unsigned int)steps + 1u)) {
     const int old_1 = atomicAdd(&queue[1], 1);
     if (!(old_1 < n)) {
       break;

@@ -11,31 +11,31 @@ extern "C" __global__ void __launch_bounds__(32) bits(int* outI, unsigned int* o
 #line 8 "codegen-tests/bitwise-shifts/kernel.ts"
   const unsigned int y = outU[t];
 #line 9 "codegen-tests/bitwise-shifts/kernel.ts"
-  const int masked = (x & 255) | ((t << 8) ^ ~x);
+  const int masked = (x & 255) | ((int)((unsigned int)t << 8) ^ ~x);
 #line 10 "codegen-tests/bitwise-shifts/kernel.ts"
-  const int arith = x >> s;
+  const int arith = x >> (s & 31);
 #line 11 "codegen-tests/bitwise-shifts/kernel.ts"
-  const int logical = (int)((unsigned int)x >> s);
+  const int logical = (int)((unsigned int)x >> (s & 31));
 #line 12 "codegen-tests/bitwise-shifts/kernel.ts"
   const int logical4 = (int)((unsigned int)x >> 4);
 #line 13 "codegen-tests/bitwise-shifts/kernel.ts"
-  const unsigned int shiftedU = y << su;
+  const unsigned int shiftedU = y << (su & 31u);
 #line 14 "codegen-tests/bitwise-shifts/kernel.ts"
-  const unsigned int shiftedUbyI = y >> s;
+  const unsigned int shiftedUbyI = y >> (s & 31);
 #line 15 "codegen-tests/bitwise-shifts/kernel.ts"
   const unsigned int ushr = y >> 3u;
 #line 16 "codegen-tests/bitwise-shifts/kernel.ts"
-  const int shiftByU = x << su;
+  const int shiftByU = (int)((unsigned int)x << (su & 31u));
 #line 17 "codegen-tests/bitwise-shifts/kernel.ts"
-  outI[t] = masked + arith + logical + logical4 + shiftByU;
+  outI[t] = (int)((unsigned int)masked + (unsigned int)arith + (unsigned int)logical + (unsigned int)logical4 + (unsigned int)shiftByU);
 #line 18 "codegen-tests/bitwise-shifts/kernel.ts"
   outU[t] = shiftedU ^ shiftedUbyI ^ ushr ^ ~y ^ ((unsigned int)t & 7u);
 #line 19 "codegen-tests/bitwise-shifts/kernel.ts"
   int acc = x;
 #line 20 "codegen-tests/bitwise-shifts/kernel.ts"
-  acc <<= 2;
+  acc = (int)((unsigned int)acc << 2);
 #line 21 "codegen-tests/bitwise-shifts/kernel.ts"
-  acc >>= s;
+  acc >>= s & 31;
 #line 22 "codegen-tests/bitwise-shifts/kernel.ts"
   acc = (int)((unsigned int)acc >> 1);
 #line 23 "codegen-tests/bitwise-shifts/kernel.ts"
@@ -45,13 +45,13 @@ extern "C" __global__ void __launch_bounds__(32) bits(int* outI, unsigned int* o
 #line 25 "codegen-tests/bitwise-shifts/kernel.ts"
   acc ^= t;
 #line 26 "codegen-tests/bitwise-shifts/kernel.ts"
-  outI[t + 32] = acc;
+  outI[(int)((unsigned int)t + 32u)] = acc;
 #line 27 "codegen-tests/bitwise-shifts/kernel.ts"
   unsigned int uacc = y;
 #line 28 "codegen-tests/bitwise-shifts/kernel.ts"
-  uacc >>= s;
+  uacc >>= s & 31;
 #line 29 "codegen-tests/bitwise-shifts/kernel.ts"
   uacc <<= 3u;
 #line 30 "codegen-tests/bitwise-shifts/kernel.ts"
-  outU[t + 32] = uacc;
+  outU[(int)((unsigned int)t + 32u)] = uacc;
 }

@@ -7,7 +7,7 @@ extern "C" __global__ void __launch_bounds__(64) relu_CLAMP_true(float* out, con
 #line 8 "codegen-tests/bool-param/kernel.ts"
   __shared__ float buf[64];
 #line 9 "codegen-tests/bool-param/kernel.ts"
-  const int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 10 "codegen-tests/bool-param/kernel.ts"
   buf[(int)threadIdx.x] = i < n ? input[i] : 0.0f;
 #line 12 "codegen-tests/bool-param/kernel.ts"

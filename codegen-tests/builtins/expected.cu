@@ -5,19 +5,19 @@
 #line 4 "codegen-tests/builtins/kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) coords(int* out) {
 #line 5 "codegen-tests/builtins/kernel.ts"
-  const int x = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int x = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 6 "codegen-tests/builtins/kernel.ts"
-  const int y = (int)blockIdx.y * (int)blockDim.y + (int)threadIdx.y;
+  const int y = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)blockDim.y) + (unsigned int)((int)threadIdx.y));
 #line 7 "codegen-tests/builtins/kernel.ts"
-  const int z = (int)blockIdx.z * (int)blockDim.z + (int)threadIdx.z;
+  const int z = (int)((unsigned int)((int)blockIdx.z) * (unsigned int)((int)blockDim.z) + (unsigned int)((int)threadIdx.z));
 #line 8 "codegen-tests/builtins/kernel.ts"
-  const int width = (int)gridDim.x * (int)blockDim.x;
+  const int width = (int)((unsigned int)((int)gridDim.x) * (unsigned int)((int)blockDim.x));
 #line 9 "codegen-tests/builtins/kernel.ts"
-  const int height = (int)gridDim.y * (int)blockDim.y;
+  const int height = (int)((unsigned int)((int)gridDim.y) * (unsigned int)((int)blockDim.y));
 #line 10 "codegen-tests/builtins/kernel.ts"
-  const int depth = (int)gridDim.z * (int)blockDim.z;
+  const int depth = (int)((unsigned int)((int)gridDim.z) * (unsigned int)((int)blockDim.z));
 #line 11 "codegen-tests/builtins/kernel.ts"
-  const int index = (z * height + y) * width + x;
+  const int index = (int)(((unsigned int)z * (unsigned int)height + (unsigned int)y) * (unsigned int)width + (unsigned int)x);
 #line 12 "codegen-tests/builtins/kernel.ts"
-  out[index] = index + depth;
+  out[index] = (int)((unsigned int)index + (unsigned int)depth);
 }

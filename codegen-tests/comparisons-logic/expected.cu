@@ -33,6 +33,6 @@ extern "C" __global__ void __launch_bounds__(64) compare(int* out, float x, int 
 #line 20 "codegen-tests/comparisons-logic/kernel.ts"
   if (x != 0.0f && n == 3) {
 #line 21 "codegen-tests/comparisons-logic/kernel.ts"
-    out[t + 64] = 3;
+    out[(int)((unsigned int)t + 64u)] = 3;
   }
 }

@@ -25,29 +25,29 @@ extern "C" __global__ void __launch_bounds__(32) compound(float* outF, int* outI
 #line 15 "codegen-tests/compound-assignment/kernel.ts"
   int k = t;
 #line 16 "codegen-tests/compound-assignment/kernel.ts"
-  k += 3;
+  k = (int)((unsigned int)k + 3u);
 #line 17 "codegen-tests/compound-assignment/kernel.ts"
-  k--;
+  k = (int)((unsigned int)k - 1u);
 #line 18 "codegen-tests/compound-assignment/kernel.ts"
-  k *= 5;
+  k = (int)((unsigned int)k * 5u);
 #line 19 "codegen-tests/compound-assignment/kernel.ts"
   k /= 2;
 #line 20 "codegen-tests/compound-assignment/kernel.ts"
   k %= 7;
 #line 21 "codegen-tests/compound-assignment/kernel.ts"
-  k++;
+  k = (int)((unsigned int)k + 1u);
 #line 22 "codegen-tests/compound-assignment/kernel.ts"
-  k++;
+  k = (int)((unsigned int)k + 1u);
 #line 23 "codegen-tests/compound-assignment/kernel.ts"
-  k--;
+  k = (int)((unsigned int)k - 1u);
 #line 24 "codegen-tests/compound-assignment/kernel.ts"
-  k--;
+  k = (int)((unsigned int)k - 1u);
 #line 25 "codegen-tests/compound-assignment/kernel.ts"
   outF[t] += x;
 #line 26 "codegen-tests/compound-assignment/kernel.ts"
-  outF[t + 32] *= 0.5f;
+  outF[(int)((unsigned int)t + 32u)] *= 0.5f;
 #line 27 "codegen-tests/compound-assignment/kernel.ts"
-  outF[t + 64] += 1.0f;
+  outF[(int)((unsigned int)t + 64u)] += 1.0f;
 #line 28 "codegen-tests/compound-assignment/kernel.ts"
   outI[t] |= k;
 #line 29 "codegen-tests/compound-assignment/kernel.ts"
@@ -55,19 +55,19 @@ extern "C" __global__ void __launch_bounds__(32) compound(float* outF, int* outI
 #line 30 "codegen-tests/compound-assignment/kernel.ts"
   outI[t] ^= 15;
 #line 31 "codegen-tests/compound-assignment/kernel.ts"
-  outI[t] <<= 1;
+  outI[t] = (int)((unsigned int)outI[t] << 1);
 #line 32 "codegen-tests/compound-assignment/kernel.ts"
   outI[t] >>= 1;
 #line 33 "codegen-tests/compound-assignment/kernel.ts"
-  outI[t]--;
+  outI[t] = (int)((unsigned int)outI[t] - 1u);
 #line 34 "codegen-tests/compound-assignment/kernel.ts"
   buf[t] = k;
 #line 35 "codegen-tests/compound-assignment/kernel.ts"
-  buf[t]++;
+  buf[t] = (int)((unsigned int)buf[t] + 1u);
 #line 36 "codegen-tests/compound-assignment/kernel.ts"
-  buf[t]++;
+  buf[t] = (int)((unsigned int)buf[t] + 1u);
 #line 37 "codegen-tests/compound-assignment/kernel.ts"
   __syncthreads();
 #line 38 "codegen-tests/compound-assignment/kernel.ts"
-  outI[t + 32] = buf[31 - t];
+  outI[(int)((unsigned int)t + 32u)] = buf[(int)(31u - (unsigned int)t)];
 }

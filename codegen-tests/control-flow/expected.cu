@@ -11,7 +11,7 @@ __device__ __forceinline__ float f32val(int v) {
 #line 5 "codegen-tests/control-flow/kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) control(float* out, int n, int limit) {
 #line 6 "codegen-tests/control-flow/kernel.ts"
-  const int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 7 "codegen-tests/control-flow/kernel.ts"
   if (i >= n) {
     return;
@@ -60,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(128) control(float* out, int n, int
       continue;
     }
 #line 31 "codegen-tests/control-flow/kernel.ts"
-    w = 3 * w + 1;
+    w = (int)(3u * (unsigned int)w + 1u);
 #line 32 "codegen-tests/control-flow/kernel.ts"
     if (w > 100000) {
       break;

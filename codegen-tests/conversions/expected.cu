@@ -9,9 +9,9 @@ extern "C" __global__ void __launch_bounds__(64) convert(float* outF, int* outI,
 #line 6 "codegen-tests/conversions/kernel.ts"
   const float x = input[t];
 #line 7 "codegen-tests/conversions/kernel.ts"
-  const int xi = (int)x;
+  const int xi = __float2int_rz(x);
 #line 8 "codegen-tests/conversions/kernel.ts"
-  const unsigned int xu = (unsigned int)x;
+  const unsigned int xu = __float2uint_rz(x);
 #line 9 "codegen-tests/conversions/kernel.ts"
   const float fromI = (float)xi;
 #line 10 "codegen-tests/conversions/kernel.ts"
@@ -25,11 +25,11 @@ extern "C" __global__ void __launch_bounds__(64) convert(float* outF, int* outI,
 #line 14 "codegen-tests/conversions/kernel.ts"
   outF[t] = fromI + fromU + (float)positive;
 #line 15 "codegen-tests/conversions/kernel.ts"
-  outI[t] = iFromU + (int)positive + (int)((float)t * 0.5f);
+  outI[t] = (int)((unsigned int)iFromU + (unsigned int)((int)positive) + (unsigned int)__float2int_rz((float)t * 0.5f));
 #line 16 "codegen-tests/conversions/kernel.ts"
   outU[t] = uFromI + (unsigned int)positive + (unsigned int)t;
 #line 17 "codegen-tests/conversions/kernel.ts"
-  outF[t + 64] = -2.0f;
+  outF[(int)((unsigned int)t + 64u)] = -2.0f;
 #line 18 "codegen-tests/conversions/kernel.ts"
-  outI[t + 64] = (int)(-x * 2.0f);
+  outI[(int)((unsigned int)t + 64u)] = __float2int_rz(-x * 2.0f);
 }

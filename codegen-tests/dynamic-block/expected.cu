@@ -11,10 +11,10 @@ __device__ __forceinline__ float f32Of(int v) {
 #line 4 "codegen-tests/dynamic-block/kernel.ts"
 extern "C" __global__ void gridStrideScale(float* out, const float* __restrict__ input, int n, float factor) {
 #line 5 "codegen-tests/dynamic-block/kernel.ts"
-  const int stride = (int)blockDim.x * (int)gridDim.x;
+  const int stride = (int)((unsigned int)((int)blockDim.x) * (unsigned int)((int)gridDim.x));
 #line 6 "codegen-tests/dynamic-block/kernel.ts"
-  for (int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x; i < n; i += stride) {
+  for (int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x)); i < n; i += stride) {
 #line 7 "codegen-tests/dynamic-block/kernel.ts"
-    out[i] = input[i] * factor + f32Of((int)blockDim.y * (int)blockDim.z);
+    out[i] = input[i] * factor + f32Of((int)((unsigned int)((int)blockDim.y) * (unsigned int)((int)blockDim.z)));
   }
 }

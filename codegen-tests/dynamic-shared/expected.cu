@@ -11,11 +11,11 @@ extern "C" __global__ void __launch_bounds__(256) reverseTiles(float* out, const
 #line 8 "codegen-tests/dynamic-shared/kernel.ts"
   float (&small)[100] = *reinterpret_cast<float (*)[100]>(tsk_dynamic_shared + 57344);
 #line 9 "codegen-tests/dynamic-shared/kernel.ts"
-  const int base = (int)blockIdx.x * 7168;
+  const int base = (int)((unsigned int)((int)blockIdx.x) * 7168u);
 #line 10 "codegen-tests/dynamic-shared/kernel.ts"
-  for (int i = (int)threadIdx.x * 4; i < 7168; i += 1024) {
+  for (int i = (int)((unsigned int)((int)threadIdx.x) * 4u); i < 7168; i += 1024) {
 #line 11 "codegen-tests/dynamic-shared/kernel.ts"
-    const float4 vector = *reinterpret_cast<const float4*>(&input[base + i]);
+    const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)i)]);
     const float a = vector.x;
     const float b = vector.y;
     const float c = vector.z;
@@ -33,12 +33,12 @@ extern "C" __global__ void __launch_bounds__(256) reverseTiles(float* out, const
 #line 18 "codegen-tests/dynamic-shared/kernel.ts"
   for (int i_1 = (int)threadIdx.x; i_1 < 7168; i_1 += 256) {
 #line 19 "codegen-tests/dynamic-shared/kernel.ts"
-    stages[1][i_1] = stages[0][7167 - i_1] + small[i_1 % 100];
+    stages[1][i_1] = stages[0][(int)(7167u - (unsigned int)i_1)] + small[i_1 % 100];
   }
 #line 21 "codegen-tests/dynamic-shared/kernel.ts"
   __syncthreads();
 #line 22 "codegen-tests/dynamic-shared/kernel.ts"
-  for (int i_2 = (int)threadIdx.x * 4; i_2 < 7168; i_2 += 1024) {
+  for (int i_2 = (int)((unsigned int)((int)threadIdx.x) * 4u); i_2 < 7168; i_2 += 1024) {
 #line 23 "codegen-tests/dynamic-shared/kernel.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&stages[1][i_2]);
     const float a_1 = vector_1.x;
@@ -46,6 +46,6 @@ extern "C" __global__ void __launch_bounds__(256) reverseTiles(float* out, const
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
 #line 24 "codegen-tests/dynamic-shared/kernel.ts"
-    *reinterpret_cast<float4*>(&out[base + i_2]) = make_float4(a_1, b_1, c_1, d_1);
+    *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)i_2)]) = make_float4(a_1, b_1, c_1, d_1);
   }
 }

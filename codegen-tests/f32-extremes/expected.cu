@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(32) extremes(float* out, float x) {
 #line 14 "codegen-tests/f32-extremes/kernel.ts"
   out[t] = x < 0.0f ? 3.4028234663852886e+38f : -3.4028234663852886e+38f;
 #line 15 "codegen-tests/f32-extremes/kernel.ts"
-  out[t + 32] = x * 1e-45f + 1.1754944e-38f;
+  out[(int)((unsigned int)t + 32u)] = x * 1e-45f + 1.1754944e-38f;
 #line 16 "codegen-tests/f32-extremes/kernel.ts"
-  out[t + 64] = 16777215.0f;
+  out[(int)((unsigned int)t + 64u)] = 16777215.0f;
 }

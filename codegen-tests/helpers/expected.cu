@@ -55,7 +55,7 @@ __device__ __forceinline__ int gcd(int a, int b) {
 #line 21 "codegen-tests/helpers/kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) helpers(float* out, const float* __restrict__ xs, const float* __restrict__ ys, int n) {
 #line 22 "codegen-tests/helpers/kernel.ts"
-  const int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 23 "codegen-tests/helpers/kernel.ts"
   if (i >= n) {
     return;

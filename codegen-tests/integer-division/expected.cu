@@ -11,13 +11,13 @@ extern "C" __global__ void __launch_bounds__(64) divide(int* outI, unsigned int*
 #line 7 "codegen-tests/integer-division/kernel.ts"
   const int r = a % b;
 #line 8 "codegen-tests/integer-division/kernel.ts"
-  const int negQ = (t - 100) / 7;
+  const int negQ = (int)((unsigned int)t - 100u) / 7;
 #line 9 "codegen-tests/integer-division/kernel.ts"
-  const int negR = (t - 100) % 7;
+  const int negR = (int)((unsigned int)t - 100u) % 7;
 #line 10 "codegen-tests/integer-division/kernel.ts"
   const int half = t / 2;
 #line 11 "codegen-tests/integer-division/kernel.ts"
-  outI[t] = q + r + negQ + negR + half;
+  outI[t] = (int)((unsigned int)q + (unsigned int)r + (unsigned int)negQ + (unsigned int)negR + (unsigned int)half);
 #line 12 "codegen-tests/integer-division/kernel.ts"
   const unsigned int ut = (unsigned int)t;
 #line 13 "codegen-tests/integer-division/kernel.ts"

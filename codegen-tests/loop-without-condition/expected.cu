@@ -5,7 +5,7 @@
 #line 6 "codegen-tests/loop-without-condition/kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) firstAbove(int* out, const float* __restrict__ data, int n) {
 #line 7 "codegen-tests/loop-without-condition/kernel.ts"
-  const int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 8 "codegen-tests/loop-without-condition/kernel.ts"
   if (i >= n) {
     return;
@@ -26,16 +26,16 @@ extern "C" __global__ void __launch_bounds__(64) firstAbove(int* out, const floa
       break;
     }
 #line 16 "codegen-tests/loop-without-condition/kernel.ts"
-    j++;
+    j = (int)((unsigned int)j + 1u);
   }
 #line 18 "codegen-tests/loop-without-condition/kernel.ts"
-  for (int k = 0; ; k++) {
+  for (int k = 0; ; k = (int)((unsigned int)k + 1u)) {
 #line 19 "codegen-tests/loop-without-condition/kernel.ts"
-    if (k >= j - i) {
+    if (k >= (int)((unsigned int)j - (unsigned int)i)) {
       break;
     }
 #line 20 "codegen-tests/loop-without-condition/kernel.ts"
-    out[i]++;
+    out[i] = (int)((unsigned int)out[i] + 1u);
   }
 #line 22 "codegen-tests/loop-without-condition/kernel.ts"
   out[i] = j;

@@ -2,12 +2,13 @@
 // Device code only, for nvcc or NVRTC.
 
 __device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
+__device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }
 
 // Kernel mathAll; block 256×1×1.
 #line 5 "codegen-tests/math-functions/kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) mathAll(float* out, int* outI, unsigned int* outU, const float* __restrict__ input, int n) {
 #line 8 "codegen-tests/math-functions/kernel.ts"
-  const int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 9 "codegen-tests/math-functions/kernel.ts"
   if (i >= n) {
     return;
@@ -15,11 +16,11 @@ extern "C" __global__ void __launch_bounds__(256) mathAll(float* out, int* outI,
 #line 10 "codegen-tests/math-functions/kernel.ts"
   const float x = input[i];
 #line 11 "codegen-tests/math-functions/kernel.ts"
-  const float y = input[i + n];
+  const float y = input[(int)((unsigned int)i + (unsigned int)n)];
 #line 12 "codegen-tests/math-functions/kernel.ts"
-  const float a = sqrtf(fabsf(x)) + floorf(x) + ceilf(y) + truncf(x - y);
+  const float a = sqrtf(tsk_fabsf(x)) + floorf(x) + ceilf(y) + truncf(x - y);
 #line 13 "codegen-tests/math-functions/kernel.ts"
-  const float b = expf(x) + logf(fabsf(y) + 1.0f) + log2f(2.0f + x * x) + powf(x, y) + powf(x, 2.0f);
+  const float b = expf(x) + logf(tsk_fabsf(y) + 1.0f) + log2f(2.0f + x * x) + powf(x, y) + powf(x, 2.0f);
 #line 14 "codegen-tests/math-functions/kernel.ts"
   const float c = sinf(x) + cosf(y) + tanf(x) + tanhf(y) + atan2f(y, x) + tsk_signf(x - y);
 #line 15 "codegen-tests/math-functions/kernel.ts"
@@ -27,9 +28,9 @@ extern "C" __global__ void __launch_bounds__(256) mathAll(float* out, int* outI,
 #line 17 "codegen-tests/math-functions/kernel.ts"
   out[i] = fmaf(a, b, c) + d + 15.533776f;
 #line 18 "codegen-tests/math-functions/kernel.ts"
-  const int k = i - 128;
+  const int k = (int)((unsigned int)i - 128u);
 #line 19 "codegen-tests/math-functions/kernel.ts"
-  outI[i] = abs(k) + min(k, 7) + max(max(k, -7), n) + min(k, 0);
+  outI[i] = (int)((unsigned int)abs(k) + (unsigned int)min(k, 7) + (unsigned int)max(max(k, -7), n) + (unsigned int)min(k, 0));
 #line 20 "codegen-tests/math-functions/kernel.ts"
   const unsigned int u = (unsigned int)i;
 #line 21 "codegen-tests/math-functions/kernel.ts"

@@ -49,23 +49,23 @@ extern "C" __global__ void __launch_bounds__(64) warpPanels_THREADS_64_STEPS_2(c
     for (int s = 0; s < 2; s++) {
       {
 #line 17 "codegen-tests/matrix-fragments/kernel.ts"
-        const int lane = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane >> 2;
         const int lanePlace = lane & 3;
-        const int element = warp * 16 * K + k0 + s * 8 + laneGroup * K + lanePlace;
-        a[s * 4] = tsk_tf32(A[element]);
-        a[s * 4 + 1] = tsk_tf32(A[element + K * 8]);
-        a[s * 4 + 2] = tsk_tf32(A[element + 4]);
-        a[s * 4 + 3] = tsk_tf32(A[element + K * 8 + 4]);
+        const int element = (int)((unsigned int)warp * 16u * (unsigned int)K + (unsigned int)k0 + (unsigned int)s * 8u + (unsigned int)laneGroup * (unsigned int)K + (unsigned int)lanePlace);
+        a[(int)((unsigned int)s * 4u)] = tsk_tf32(A[element]);
+        a[(int)((unsigned int)s * 4u + 1u)] = tsk_tf32(A[(int)((unsigned int)element + (unsigned int)K * 8u)]);
+        a[(int)((unsigned int)s * 4u + 2u)] = tsk_tf32(A[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)s * 4u + 3u)] = tsk_tf32(A[(int)((unsigned int)element + (unsigned int)K * 8u + 4u)]);
       }
       {
 #line 18 "codegen-tests/matrix-fragments/kernel.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_1 >> 2;
         const int lanePlace_1 = lane_1 & 3;
-        const int element_1 = (k0 + s * 8) * 8 + lanePlace_1 * 8 + laneGroup_1;
-        b[s * 2] = tsk_tf32(B[element_1]);
-        b[s * 2 + 1] = tsk_tf32(B[element_1 + 32]);
+        const int element_1 = (int)(((unsigned int)k0 + (unsigned int)s * 8u) * 8u + (unsigned int)lanePlace_1 * 8u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)s * 2u)] = tsk_tf32(B[element_1]);
+        b[(int)((unsigned int)s * 2u + 1u)] = tsk_tf32(B[(int)((unsigned int)element_1 + 32u)]);
       }
     }
 #line 20 "codegen-tests/matrix-fragments/kernel.ts"
@@ -76,17 +76,17 @@ extern "C" __global__ void __launch_bounds__(64) warpPanels_THREADS_64_STEPS_2(c
   }
   {
 #line 25 "codegen-tests/matrix-fragments/kernel.ts"
-    const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+    const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
     const int laneGroup_2 = lane_2 >> 2;
     const int lanePlace_2 = lane_2 & 3;
-    const int element_2 = warp * 128 + laneGroup_2 * 8 + lanePlace_2 * 2;
+    const int element_2 = (int)((unsigned int)warp * 128u + (unsigned int)laneGroup_2 * 8u + (unsigned int)lanePlace_2 * 2u);
     tile[element_2] = acc[0];
-    tile[element_2 + 1] = acc[1];
-    tile[element_2 + 64] = acc[2];
-    tile[element_2 + 64 + 1] = acc[3];
+    tile[(int)((unsigned int)element_2 + 1u)] = acc[1];
+    tile[(int)((unsigned int)element_2 + 64u)] = acc[2];
+    tile[(int)((unsigned int)element_2 + 64u + 1u)] = acc[3];
   }
 #line 26 "codegen-tests/matrix-fragments/kernel.ts"
   __syncthreads();
 #line 27 "codegen-tests/matrix-fragments/kernel.ts"
-  C[warp * 128 + (int)threadIdx.x % 32] = tile[warp * 128 + (int)threadIdx.x % 32];
+  C[(int)((unsigned int)warp * 128u + (unsigned int)((int)threadIdx.x % 32))] = tile[(int)((unsigned int)warp * 128u + (unsigned int)((int)threadIdx.x % 32))];
 }

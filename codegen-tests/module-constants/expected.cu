@@ -9,11 +9,11 @@ extern "C" __global__ void __launch_bounds__(16) tiled(float* out, const float* 
 #line 12 "codegen-tests/module-constants/kernel.ts"
   const int t = (int)threadIdx.x;
 #line 13 "codegen-tests/module-constants/kernel.ts"
-  buf[t] = input[(int)blockIdx.x * 16 + t];
+  buf[t] = input[(int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)t)];
 #line 14 "codegen-tests/module-constants/kernel.ts"
   __syncthreads();
 #line 15 "codegen-tests/module-constants/kernel.ts"
-  float s = buf[15 - t];
+  float s = buf[(int)(15u - (unsigned int)t)];
 #line 16 "codegen-tests/module-constants/kernel.ts"
   for (int k = 0; k < 16; k++) {
 #line 17 "codegen-tests/module-constants/kernel.ts"
@@ -24,5 +24,5 @@ extern "C" __global__ void __launch_bounds__(16) tiled(float* out, const float* 
     s *= 0.25f;
   }
 #line 22 "codegen-tests/module-constants/kernel.ts"
-  out[(int)blockIdx.x * 16 + t + -3 + 3] = s;
+  out[(int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)t + 4294967293u + 3u)] = s;
 }

@@ -18,20 +18,20 @@ extern "C" __global__ void __launch_bounds__(32) literals(float* outF, int* outI
     flag = false;
   }
 #line 25 "codegen-tests/scalar-literals/kernel.ts"
-  outI[t] = (-2147483647 - 1) + t;
+  outI[t] = (int)(2147483648u + (unsigned int)t);
 #line 26 "codegen-tests/scalar-literals/kernel.ts"
-  outI[t + 32] = 2147483647 - t;
+  outI[(int)((unsigned int)t + 32u)] = (int)(2147483647u - (unsigned int)t);
 #line 27 "codegen-tests/scalar-literals/kernel.ts"
-  outI[t + 64] = -2147483633;
+  outI[(int)((unsigned int)t + 64u)] = -2147483633;
 #line 28 "codegen-tests/scalar-literals/kernel.ts"
   outU[t] = 294967295u;
 #line 29 "codegen-tests/scalar-literals/kernel.ts"
-  outU[t + 32] = 3000000001u;
+  outU[(int)((unsigned int)t + 32u)] = 3000000001u;
 #line 30 "codegen-tests/scalar-literals/kernel.ts"
   outF[t] = 3.4e+30f;
 #line 31 "codegen-tests/scalar-literals/kernel.ts"
   if (flag != other) {
 #line 32 "codegen-tests/scalar-literals/kernel.ts"
-    outF[t + 32] = 0.1f;
+    outF[(int)((unsigned int)t + 32u)] = 0.1f;
   }
 }

@@ -23,9 +23,9 @@ extern "C" __global__ void __launch_bounds__(64) sharedUse_TILE_8(float* out, in
 #line 12 "codegen-tests/shared-arrays/kernel.ts"
   const int ty = (int)threadIdx.y;
 #line 13 "codegen-tests/shared-arrays/kernel.ts"
-  tile[ty][tx] = input[((int)blockIdx.x * 8 + ty) * 8 + tx];
+  tile[ty][tx] = input[(int)(((unsigned int)((int)blockIdx.x) * 8u + (unsigned int)ty) * 8u + (unsigned int)tx)];
 #line 14 "codegen-tests/shared-arrays/kernel.ts"
-  row[ty * 8 + tx] = 0.0f;
+  row[(int)((unsigned int)ty * 8u + (unsigned int)tx)] = 0.0f;
 #line 15 "codegen-tests/shared-arrays/kernel.ts"
   if (ty == 0) {
 #line 16 "codegen-tests/shared-arrays/kernel.ts"
@@ -38,10 +38,10 @@ extern "C" __global__ void __launch_bounds__(64) sharedUse_TILE_8(float* out, in
 #line 20 "codegen-tests/shared-arrays/kernel.ts"
   __syncthreads();
 #line 21 "codegen-tests/shared-arrays/kernel.ts"
-  out[((int)blockIdx.x * 8 + tx) * 8 + ty] = tile[tx][ty] + row[63 - tx];
+  out[(int)(((unsigned int)((int)blockIdx.x) * 8u + (unsigned int)tx) * 8u + (unsigned int)ty)] = tile[tx][ty] + row[(int)(63u - (unsigned int)tx)];
 #line 22 "codegen-tests/shared-arrays/kernel.ts"
   if (ty == 0) {
 #line 23 "codegen-tests/shared-arrays/kernel.ts"
-    counts[(int)blockIdx.x * 8 + tx] = hist[tx] + i32of(flags[0][7 - tx]);
+    counts[(int)((unsigned int)((int)blockIdx.x) * 8u + (unsigned int)tx)] = (int)((unsigned int)hist[tx] + (unsigned int)i32of(flags[0][(int)(7u - (unsigned int)tx)]));
   }
 }

@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(64) blockSum_BLOCK_64_SCALE_1_SQUAR
 #line 12 "codegen-tests/specializations/kernel.ts"
   const int tid = (int)threadIdx.x;
 #line 13 "codegen-tests/specializations/kernel.ts"
-  const float v = input[(int)blockIdx.x * 64 + tid];
+  const float v = input[(int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)tid)];
 #line 14 "codegen-tests/specializations/kernel.ts"
   partial[tid] = v;
 #line 15 "codegen-tests/specializations/kernel.ts"
@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(64) blockSum_BLOCK_64_SCALE_1_SQUAR
 #line 17 "codegen-tests/specializations/kernel.ts"
     if (tid < s) {
 #line 18 "codegen-tests/specializations/kernel.ts"
-      partial[tid] += partial[tid + s];
+      partial[tid] += partial[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 20 "codegen-tests/specializations/kernel.ts"
     __syncthreads();
@@ -41,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(128) blockSum_BLOCK_128_SCALE_0p5_S
 #line 12 "codegen-tests/specializations/kernel.ts"
   const int tid = (int)threadIdx.x;
 #line 13 "codegen-tests/specializations/kernel.ts"
-  const float v = input[(int)blockIdx.x * 128 + tid];
+  const float v = input[(int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)tid)];
 #line 14 "codegen-tests/specializations/kernel.ts"
   partial[tid] = v;
 #line 15 "codegen-tests/specializations/kernel.ts"
@@ -51,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(128) blockSum_BLOCK_128_SCALE_0p5_S
 #line 17 "codegen-tests/specializations/kernel.ts"
     if (tid < s) {
 #line 18 "codegen-tests/specializations/kernel.ts"
-      partial[tid] += partial[tid + s];
+      partial[tid] += partial[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 20 "codegen-tests/specializations/kernel.ts"
     __syncthreads();
@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(256) blockSum_BLOCK_256_SCALE_1_SQU
 #line 12 "codegen-tests/specializations/kernel.ts"
   const int tid = (int)threadIdx.x;
 #line 13 "codegen-tests/specializations/kernel.ts"
-  const float v = input[(int)blockIdx.x * 256 + tid];
+  const float v = input[(int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)tid)];
 #line 14 "codegen-tests/specializations/kernel.ts"
   partial[tid] = v * v;
 #line 15 "codegen-tests/specializations/kernel.ts"
@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(256) blockSum_BLOCK_256_SCALE_1_SQU
 #line 17 "codegen-tests/specializations/kernel.ts"
     if (tid < s) {
 #line 18 "codegen-tests/specializations/kernel.ts"
-      partial[tid] += partial[tid + s];
+      partial[tid] += partial[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 20 "codegen-tests/specializations/kernel.ts"
     __syncthreads();

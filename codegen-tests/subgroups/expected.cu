@@ -125,7 +125,7 @@ __device__ __forceinline__ float tsk_subgroup_exclusive_add(float x) {
 #line 31 "codegen-tests/subgroups/kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) subgroupOps(float* floats, int* ints, unsigned int* uints, const float* __restrict__ x, const int* __restrict__ k, int rounds) {
 #line 34 "codegen-tests/subgroups/kernel.ts"
-  const int i = (int)blockIdx.x * 64 + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)((int)threadIdx.x));
 #line 35 "codegen-tests/subgroups/kernel.ts"
   const float v = x[i];
 #line 36 "codegen-tests/subgroups/kernel.ts"
@@ -134,25 +134,25 @@ extern "C" __global__ void __launch_bounds__(64) subgroupOps(float* floats, int*
   const int lane = tsk_lane_id();
 #line 38 "codegen-tests/subgroups/kernel.ts"
   const float sum = tsk_subgroup_add(v);
-  floats[i * 8] = sum;
+  floats[(int)((unsigned int)i * 8u)] = sum;
 #line 39 "codegen-tests/subgroups/kernel.ts"
   const float least = tsk_subgroup_min(v);
-  floats[i * 8 + 1] = least;
+  floats[(int)((unsigned int)i * 8u + 1u)] = least;
 #line 40 "codegen-tests/subgroups/kernel.ts"
   const float greatest = tsk_subgroup_max(v);
-  floats[i * 8 + 2] = greatest;
+  floats[(int)((unsigned int)i * 8u + 2u)] = greatest;
 #line 41 "codegen-tests/subgroups/kernel.ts"
   const float scan = tsk_subgroup_inclusive_add(v);
-  floats[i * 8 + 3] = scan;
+  floats[(int)((unsigned int)i * 8u + 3u)] = scan;
 #line 42 "codegen-tests/subgroups/kernel.ts"
   const float scan_1 = tsk_subgroup_exclusive_add(v);
-  floats[i * 8 + 4] = scan_1;
+  floats[(int)((unsigned int)i * 8u + 4u)] = scan_1;
 #line 43 "codegen-tests/subgroups/kernel.ts"
   const float broadcast = __shfl_sync(0xffffffffu, v, 1u);
-  floats[i * 8 + 5] = broadcast;
+  floats[(int)((unsigned int)i * 8u + 5u)] = broadcast;
 #line 44 "codegen-tests/subgroups/kernel.ts"
-  const float shuffled = __shfl_sync(0xffffffffu, v, (unsigned int)((lane + 1) % 32));
-  floats[i * 8 + 6] = shuffled;
+  const float shuffled = __shfl_sync(0xffffffffu, v, (unsigned int)((int)((unsigned int)lane + 1u) % 32));
+  floats[(int)((unsigned int)i * 8u + 6u)] = shuffled;
 #line 46 "codegen-tests/subgroups/kernel.ts"
   float total = v;
 #line 47 "codegen-tests/subgroups/kernel.ts"
@@ -162,75 +162,75 @@ extern "C" __global__ void __launch_bounds__(64) subgroupOps(float* floats, int*
     total += shuffled_1;
   }
 #line 50 "codegen-tests/subgroups/kernel.ts"
-  floats[i * 8 + 7] = total;
+  floats[(int)((unsigned int)i * 8u + 7u)] = total;
 #line 52 "codegen-tests/subgroups/kernel.ts"
   const int sum_1 = tsk_subgroup_add(n);
-  ints[i * 10] = sum_1;
+  ints[(int)((unsigned int)i * 10u)] = sum_1;
 #line 53 "codegen-tests/subgroups/kernel.ts"
   const int least_1 = tsk_subgroup_min(n);
-  ints[i * 10 + 1] = least_1;
+  ints[(int)((unsigned int)i * 10u + 1u)] = least_1;
 #line 54 "codegen-tests/subgroups/kernel.ts"
   const int greatest_1 = tsk_subgroup_max(n);
-  const int least_2 = tsk_subgroup_min(n * 2);
-  ints[i * 10 + 2] = greatest_1 - least_2;
+  const int least_2 = tsk_subgroup_min((int)((unsigned int)n * 2u));
+  ints[(int)((unsigned int)i * 10u + 2u)] = (int)((unsigned int)greatest_1 - (unsigned int)least_2);
 #line 55 "codegen-tests/subgroups/kernel.ts"
   const int scan_2 = tsk_subgroup_inclusive_add(n);
-  ints[i * 10 + 3] = scan_2;
+  ints[(int)((unsigned int)i * 10u + 3u)] = scan_2;
 #line 56 "codegen-tests/subgroups/kernel.ts"
   const int scan_3 = tsk_subgroup_exclusive_add(n);
-  ints[i * 10 + 4] = scan_3;
+  ints[(int)((unsigned int)i * 10u + 4u)] = scan_3;
 #line 57 "codegen-tests/subgroups/kernel.ts"
   const int up = __shfl_up_sync(0xffffffffu, n, 1u);
 #line 58 "codegen-tests/subgroups/kernel.ts"
   const int down = __shfl_down_sync(0xffffffffu, n, 2u);
 #line 59 "codegen-tests/subgroups/kernel.ts"
-  ints[i * 10 + 5] = lane >= 1 ? up : -1;
+  ints[(int)((unsigned int)i * 10u + 5u)] = lane >= 1 ? up : -1;
 #line 60 "codegen-tests/subgroups/kernel.ts"
-  ints[i * 10 + 6] = lane + 2 < 32 ? down : -1;
+  ints[(int)((unsigned int)i * 10u + 6u)] = (int)((unsigned int)lane + 2u) < 32 ? down : -1;
 #line 61 "codegen-tests/subgroups/kernel.ts"
   const int shuffled_2 = __shfl_xor_sync(0xffffffffu, n, 1u);
-  ints[i * 10 + 7] = shuffled_2;
+  ints[(int)((unsigned int)i * 10u + 7u)] = shuffled_2;
 #line 62 "codegen-tests/subgroups/kernel.ts"
-  ints[i * 10 + 8] = lane;
+  ints[(int)((unsigned int)i * 10u + 8u)] = lane;
 #line 63 "codegen-tests/subgroups/kernel.ts"
-  ints[i * 10 + 9] = 32;
+  ints[(int)((unsigned int)i * 10u + 9u)] = 32;
 #line 65 "codegen-tests/subgroups/kernel.ts"
   const bool positive = n > 0;
 #line 66 "codegen-tests/subgroups/kernel.ts"
   const unsigned int ballot = __ballot_sync(0xffffffffu, positive);
-  uints[i * 6] = ballot;
+  uints[(int)((unsigned int)i * 6u)] = ballot;
 #line 67 "codegen-tests/subgroups/kernel.ts"
   const bool all = (__all_sync(0xffffffffu, n > -100) != 0);
-  uints[i * 6 + 1] = all ? 1u : 0u;
+  uints[(int)((unsigned int)i * 6u + 1u)] = all ? 1u : 0u;
 #line 68 "codegen-tests/subgroups/kernel.ts"
   const bool any = (__any_sync(0xffffffffu, n > 90) != 0);
-  uints[i * 6 + 2] = any ? 1u : 0u;
+  uints[(int)((unsigned int)i * 6u + 2u)] = any ? 1u : 0u;
 #line 69 "codegen-tests/subgroups/kernel.ts"
   const unsigned int sum_2 = tsk_subgroup_add((unsigned int)(n & 255));
-  uints[i * 6 + 3] = sum_2;
+  uints[(int)((unsigned int)i * 6u + 3u)] = sum_2;
 #line 70 "codegen-tests/subgroups/kernel.ts"
-  const unsigned int greatest_2 = tsk_subgroup_max((unsigned int)(n + 100));
+  const unsigned int greatest_2 = tsk_subgroup_max((unsigned int)((int)((unsigned int)n + 100u)));
   const unsigned int broadcast_1 = __shfl_sync(0xffffffffu, (unsigned int)lane, 0u);
-  uints[i * 6 + 4] = greatest_2 + broadcast_1;
+  uints[(int)((unsigned int)i * 6u + 4u)] = greatest_2 + broadcast_1;
 #line 72 "codegen-tests/subgroups/kernel.ts"
   int acc = 0;
 #line 73 "codegen-tests/subgroups/kernel.ts"
   for (int r = 0; r < rounds; r++) {
 #line 74 "codegen-tests/subgroups/kernel.ts"
-    const int scan_4 = tsk_subgroup_exclusive_add(r + lane);
-    acc += scan_4;
+    const int scan_4 = tsk_subgroup_exclusive_add((int)((unsigned int)r + (unsigned int)lane));
+    acc = (int)((unsigned int)acc + (unsigned int)scan_4);
   }
 #line 76 "codegen-tests/subgroups/kernel.ts"
-  uints[i * 6 + 5] = (unsigned int)acc;
+  uints[(int)((unsigned int)i * 6u + 5u)] = (unsigned int)acc;
 }
 
 // Kernel neighbourSum.
 #line 81 "codegen-tests/subgroups/kernel.ts"
 extern "C" __global__ void neighbourSum(float* out, const float* __restrict__ x) {
 #line 82 "codegen-tests/subgroups/kernel.ts"
-  const int i = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 83 "codegen-tests/subgroups/kernel.ts"
   const float next = __shfl_down_sync(0xffffffffu, x[i], 1u);
 #line 84 "codegen-tests/subgroups/kernel.ts"
-  out[i] = tsk_lane_id() + 1 < 32 ? x[i] + next : x[i];
+  out[i] = (int)((unsigned int)tsk_lane_id() + 1u) < 32 ? x[i] + next : x[i];
 }

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(64) choose(float* outF, int* outI, 
 #line 9 "codegen-tests/ternary/kernel.ts"
   const int sign = x > 0.0f ? 1 : x < 0.0f ? -1 : 0;
 #line 10 "codegen-tests/ternary/kernel.ts"
-  const int index = t < n ? t : n - 1;
+  const int index = t < n ? t : (int)((unsigned int)n - 1u);
 #line 11 "codegen-tests/ternary/kernel.ts"
   const bool big = x > threshold ? true : false;
 #line 12 "codegen-tests/ternary/kernel.ts"

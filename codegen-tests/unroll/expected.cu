@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(16) unrolled_K_4(float* out, int n)
 #pragma unroll
   for (int j = 0; j < 4; j++) {
 #line 9 "codegen-tests/unroll/kernel.ts"
-    tile[t][j] = out[t * 4 + j];
+    tile[t][j] = out[(int)((unsigned int)t * 4u + (unsigned int)j)];
   }
 #line 11 "codegen-tests/unroll/kernel.ts"
   __syncthreads();
@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(16) unrolled_K_4(float* out, int n)
 #line 19 "codegen-tests/unroll/kernel.ts"
     for (int b = 0; b < 3; b++) {
 #line 20 "codegen-tests/unroll/kernel.ts"
-      sum += f32val(a * 3 + b);
+      sum += f32val((int)((unsigned int)a * 3u + (unsigned int)b));
     }
   }
 #line 23 "codegen-tests/unroll/kernel.ts"
@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(16) unrolled_K_4(float* out, int n)
   }
 #line 28 "codegen-tests/unroll/kernel.ts"
 #pragma unroll
-  for (int j_2 = 3; j_2 >= 0; j_2--) {
+  for (int j_2 = 3; j_2 >= 0; j_2 = (int)((unsigned int)j_2 - 1u)) {
 #line 29 "codegen-tests/unroll/kernel.ts"
     sum -= tile[t][j_2];
   }

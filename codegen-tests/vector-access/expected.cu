@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(32) vectorCopy_WIDTH_128(float* out
 #line 28 "codegen-tests/vector-access/kernel.ts"
   float scratch[8];
 #line 29 "codegen-tests/vector-access/kernel.ts"
-  const int base = (int)blockIdx.x * 128 + (int)threadIdx.x * 4;
+  const int base = (int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)((int)threadIdx.x) * 4u);
 #line 30 "codegen-tests/vector-access/kernel.ts"
   const float4 vector = *reinterpret_cast<const float4*>(&input[base]);
   const float a = vector.x;
@@ -39,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(32) vectorCopy_WIDTH_128(float* out
   const float c = vector.z;
   const float d = vector.w;
 #line 31 "codegen-tests/vector-access/kernel.ts"
-  *reinterpret_cast<float4*>(&tile[1][(int)threadIdx.x * 4]) = make_float4(a * scale, b * scale, c * scale, d * scale);
+  *reinterpret_cast<float4*>(&tile[1][(int)((unsigned int)((int)threadIdx.x) * 4u)]) = make_float4(a * scale, b * scale, c * scale, d * scale);
 #line 32 "codegen-tests/vector-access/kernel.ts"
   scratch[4] = a;
   scratch[5] = b;
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(32) vectorCopy_WIDTH_128(float* out
 #line 33 "codegen-tests/vector-access/kernel.ts"
   __syncthreads();
 #line 34 "codegen-tests/vector-access/kernel.ts"
-  const float4 vector_1 = *reinterpret_cast<const float4*>(&tile[1][(int)threadIdx.x * 4]);
+  const float4 vector_1 = *reinterpret_cast<const float4*>(&tile[1][(int)((unsigned int)((int)threadIdx.x) * 4u)]);
   float x = vector_1.x;
   float y = vector_1.y;
   float z = vector_1.z;
@@ -56,11 +56,11 @@ extern "C" __global__ void __launch_bounds__(32) vectorCopy_WIDTH_128(float* out
 #line 35 "codegen-tests/vector-access/kernel.ts"
   x += scratch[4];
 #line 36 "codegen-tests/vector-access/kernel.ts"
-  *reinterpret_cast<float4*>(&flat[(int)threadIdx.x * 4]) = make_float4(x, y, z, w);
+  *reinterpret_cast<float4*>(&flat[(int)((unsigned int)((int)threadIdx.x) * 4u)]) = make_float4(x, y, z, w);
 #line 37 "codegen-tests/vector-access/kernel.ts"
   __syncthreads();
 #line 38 "codegen-tests/vector-access/kernel.ts"
-  const float4 vector_2 = *reinterpret_cast<const float4*>(&flat[((int)threadIdx.x ^ 1) * 4]);
+  const float4 vector_2 = *reinterpret_cast<const float4*>(&flat[(int)((unsigned int)((int)threadIdx.x ^ 1) * 4u)]);
   const float p = vector_2.x;
   const float q = vector_2.y;
   const float r = vector_2.z;
@@ -83,9 +83,9 @@ extern "C" __global__ void __launch_bounds__(32) pipelinedSum_STEPS_4(float* out
 #line 49 "codegen-tests/vector-access/kernel.ts"
   __shared__ __align__(16) float stages[2][128];
 #line 50 "codegen-tests/vector-access/kernel.ts"
-  const int offset = (int)blockIdx.x * 4 * 128 + (int)threadIdx.x * 4;
+  const int offset = (int)((unsigned int)((int)blockIdx.x) * 4u * 128u + (unsigned int)((int)threadIdx.x) * 4u);
 #line 51 "codegen-tests/vector-access/kernel.ts"
-  tsk_cp_async_16(&stages[0][(int)threadIdx.x * 4], &input[offset]);
+  tsk_cp_async_16(&stages[0][(int)((unsigned int)((int)threadIdx.x) * 4u)], &input[offset]);
 #line 52 "codegen-tests/vector-access/kernel.ts"
   tsk_cp_async_commit();
 #line 53 "codegen-tests/vector-access/kernel.ts"
@@ -93,9 +93,9 @@ extern "C" __global__ void __launch_bounds__(32) pipelinedSum_STEPS_4(float* out
 #line 54 "codegen-tests/vector-access/kernel.ts"
   for (int step = 0; step < 4; step++) {
 #line 55 "codegen-tests/vector-access/kernel.ts"
-    if (step + 1 < 4) {
+    if ((int)((unsigned int)step + 1u) < 4) {
 #line 56 "codegen-tests/vector-access/kernel.ts"
-      tsk_cp_async_16(&stages[(step + 1) % 2][(int)threadIdx.x * 4], &input[offset + (step + 1) * 128]);
+      tsk_cp_async_16(&stages[(int)((unsigned int)step + 1u) % 2][(int)((unsigned int)((int)threadIdx.x) * 4u)], &input[(int)((unsigned int)offset + ((unsigned int)step + 1u) * 128u)]);
     }
 #line 58 "codegen-tests/vector-access/kernel.ts"
     tsk_cp_async_commit();
@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(32) pipelinedSum_STEPS_4(float* out
 #line 60 "codegen-tests/vector-access/kernel.ts"
     __syncthreads();
 #line 61 "codegen-tests/vector-access/kernel.ts"
-    const float4 vector = *reinterpret_cast<const float4*>(&stages[step % 2][((int)threadIdx.x + 1) % 32 * 4]);
+    const float4 vector = *reinterpret_cast<const float4*>(&stages[step % 2][(int)((unsigned int)((int)((unsigned int)((int)threadIdx.x) + 1u) % 32) * 4u)]);
     const float e0 = vector.x;
     const float e1 = vector.y;
     const float e2 = vector.z;
@@ -115,5 +115,5 @@ extern "C" __global__ void __launch_bounds__(32) pipelinedSum_STEPS_4(float* out
     __syncthreads();
   }
 #line 65 "codegen-tests/vector-access/kernel.ts"
-  out[(int)blockIdx.x * 32 + (int)threadIdx.x] = total;
+  out[(int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)((int)threadIdx.x))] = total;
 }

@@ -9,13 +9,13 @@ extern "C" __global__ void runtimeConstants(int* outI, unsigned int* outU, float
 #line 10 "codegen-tests/wgsl-runtime-constants/kernel.ts"
   outU[t] = 1673577648u << 2u;
 #line 11 "codegen-tests/wgsl-runtime-constants/kernel.ts"
-  outI[t] = max(2147483647, 5) + 1;
+  outI[t] = (int)((unsigned int)max(2147483647, 5) + 1u);
 #line 12 "codegen-tests/wgsl-runtime-constants/kernel.ts"
-  outI[t + 64] = (int)blockDim.x * 2147483647;
+  outI[(int)((unsigned int)t + 64u)] = (int)((unsigned int)((int)blockDim.x) * 2147483647u);
 #line 13 "codegen-tests/wgsl-runtime-constants/kernel.ts"
   outF[t] = expf(100.0f);
 #line 14 "codegen-tests/wgsl-runtime-constants/kernel.ts"
-  outF[t + 64] = sqrtf(-1.0f) + logf(0.0f) * 3e+38f * 10.0f;
+  outF[(int)((unsigned int)t + 64u)] = sqrtf(-1.0f) + logf(0.0f) * 3e+38f * 10.0f;
 #line 15 "codegen-tests/wgsl-runtime-constants/kernel.ts"
-  outF[t + 128] = fminf(1.5f, 2.5f) * 3e+38f * 3e+38f;
+  outF[(int)((unsigned int)t + 128u)] = fminf(1.5f, 2.5f) * 3e+38f * 3e+38f;
 }

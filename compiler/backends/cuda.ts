@@ -9,14 +9,17 @@
  * `cp.async` through a small helper that falls back to a plain copy below sm_80. Atomics are CUDA's own
  * (`atomicAdd(&a[i], v)`); subgroup operations are warp intrinsics and helpers (cuda-subgroups.ts); `mma`
  * is inline PTX on tensor cores (cuda-matrix.ts).
+ * Where C++ leaves the language's integer semantics undefined, legalize has already rewritten the IR (i32
+ * arithmetic on unsigned bits, masked shift amounts: passes/wrap-integers.ts), and conversions from f32 to
+ * integers print as the saturating intrinsics.
  */
 
-import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type IntrinsicName, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
-import { cudaAtomics, cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
+import { cudaAtomics, cudaFloatToInt, cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
 import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
@@ -76,10 +79,10 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   }
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
-  if ([...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)].some(usesSign)) {
-    out.line();
-    out.raw("__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }");
-  }
+  const bodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
+  const helpersUsed = floatHelpers.filter((helper) => bodies.some((body) => usesF32Intrinsic(body, helper.intrinsic)));
+  if (helpersUsed.length > 0) out.line();
+  for (const helper of helpersUsed) for (const line of helper.lines) out.raw(line);
 
   let lastLine = -1;
   const lineDirective = (span: Span) => {
@@ -198,10 +201,12 @@ function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
     builtin: (expr) => ({ text: `(int)${expr.builtin}.${expr.axis}`, kind: "unary" }),
     // A warp is 32 lanes on every CUDA GPU; the literal lets nvcc fold loops over it.
     subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : cudaLaneId, kind: "atom" }),
-    convert: (to, value) => ({
-      text: `(${types[to]})${value.kind === "atom" ? value.text : parenthesize(value)}`,
-      kind: "unary",
-    }),
+    convert: (to, value, from) => {
+      // A C++ cast of a NaN or out-of-range float to an integer is undefined behaviour, which nvcc may
+      // optimize on; these intrinsics are the saturating, NaN → 0 conversion the language defines.
+      if (from === "f32" && (to === "i32" || to === "u32")) return { text: `${cudaFloatToInt[to]}(${value.text})`, kind: "atom" };
+      return { text: `(${types[to]})${value.kind === "atom" ? value.text : parenthesize(value)}`, kind: "unary" };
+    },
     select: (condition, whenTrue, whenFalse) => ({
       text: `${condition.kind === "ternary" ? parenthesize(condition) : condition.text} ? ${whenTrue.kind === "ternary" ? parenthesize(whenTrue) : whenTrue.text} : ${whenFalse.text}`,
       kind: "ternary",
@@ -325,12 +330,23 @@ function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
   return arrays;
 }
 
-/** Whether a body calls `Math.sign`, whose CUDA spelling is the `tsk_signf` helper. */
-function usesSign(body: readonly Stmt[]): boolean {
+/**
+ * The f32 intrinsics whose CUDA spelling is a helper of ours, printed once when used: `Math.sign` (a template
+ * would repeat its argument three times), and `Math.abs`, whose sign bit is cleared by hand because ptxas
+ * (CUDA 13, sm_90) folds `fabsf(x) >= 0.0f`, and any `fabsf(x) >= c` with c ≤ 0, to true even for a NaN `x`
+ * (found by the differential fuzzer, reproduced on the H100 from PTX that compares correctly).
+ */
+const floatHelpers: readonly { readonly intrinsic: IntrinsicName; readonly lines: readonly string[] }[] = [
+  { intrinsic: "sign", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
+  { intrinsic: "abs", lines: ["__device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }"] },
+];
+
+/** Whether a body calls intrinsic `name` on f32 arguments. */
+function usesF32Intrinsic(body: readonly Stmt[], name: IntrinsicName): boolean {
   let found = false;
   walkStmts(body, (stmt) => {
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => {
-      if (e.kind === "intrinsic" && e.name === "sign") found = true;
+      if (e.kind === "intrinsic" && e.name === name && e.type === "f32") found = true;
     });
   });
   return found;

@@ -59,7 +59,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true },
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, splitMatrixAccesses: true },
+    // C++ leaves signed overflow and shifts by 32 or more undefined, and nvcc optimizes on it: i32 arithmetic
+    // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true },
     unrollInIR: false,
   },
   wgsl: {
@@ -143,7 +145,8 @@ export const cudaSpelling: Spelling = {
   floatCalls: { rem: "fmodf($0, $1)" },
   intrinsics: {
     sqrt: { f32: "sqrtf", int: "" },
-    abs: { f32: "fabsf", int: "abs" },
+    // A function (cuda.ts prints it when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x.
+    abs: { f32: "tsk_fabsf", int: "abs" },
     min: { f32: "fminf", int: "min" },
     max: { f32: "fmaxf", int: "max" },
     floor: { f32: "floorf", int: "" },
@@ -195,7 +198,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_signf", "tsk_fabsf", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 
@@ -217,6 +220,9 @@ export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, 
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
   exchange: "atomicExchange",
 };
+
+/** CUDA's f32 → integer conversions: truncating, saturating, NaN → 0 (`cvt.rzi`), as docs/language.md §5 says. */
+export const cudaFloatToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__float2int_rz", u32: "__float2uint_rz" };
 
 /** CUDA's 16-byte vector type of each element type, and its constructor, for `load4`/`store4`. */
 export const cudaVectorTypes: Readonly<Record<"f32" | "i32" | "u32", { readonly type: string; readonly make: string }>> = {

@@ -18,6 +18,8 @@
  *   already a local of the kernel body is computed into one first.
  * - Fragment loads and stores become each lane's element accesses at the positions of the fragment layout
  *   (ir/matrix.ts), a load of a tf32 fragment rounding each element (`roundTf32`); `mma` stays.
+ * - Where the target's C++ leaves signed overflow and large shift amounts undefined (CUDA), i32 arithmetic
+ *   is computed on the u32 bits and shift amounts are masked (wrap-integers.ts), as the language defines them.
  */
 
 import {
@@ -38,6 +40,7 @@ import {
 import { fragmentLayouts, fragmentSlot, warpLanes } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { wrapIntegers } from "./wrap-integers.ts";
 
 export interface LegalizeOptions {
   readonly shiftAmountU32: boolean;
@@ -58,6 +61,10 @@ export interface LegalizeOptions {
   readonly loopCondition?: boolean;
   /** Write `loadFragment`/`storeFragment` as the lane's element accesses. */
   readonly splitMatrixAccesses?: boolean;
+  /** Compute i32 `+`, `-`, `*`, `<<` and negation on u32 bits, where C++ defines the wrap (wrap-integers.ts). */
+  readonly wrapSignedArithmetic?: boolean;
+  /** Mask shift amounts that are not literals with `& 31` (C++ shifts by 32 or more are undefined). */
+  readonly maskShiftAmounts?: boolean;
 }
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
@@ -99,7 +106,10 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
   });
   // After splitting, so that the element accesses made from vector ones are marked too.
   const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
-  return options.collectiveArgsInLocals ? argumentsInLocals(atomic) : atomic;
+  const collected = options.collectiveArgsInLocals ? argumentsInLocals(atomic) : atomic;
+  // Last, so that the arithmetic the rewrites above add (vector lanes' `i + 1`) wraps too.
+  const wrap = { wrapSignedArithmetic: options.wrapSignedArithmetic ?? false, maskShiftAmounts: options.maskShiftAmounts ?? false };
+  return wrap.wrapSignedArithmetic || wrap.maskShiftAmounts ? wrapIntegers(collected, wrap) : collected;
 }
 
 /** Loads and stores of arrays that an atomic touches become atomic loads and stores. */

@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(256) compactPositive_BLOCK_256(floa
 #line 29 "examples/compact-subgroups.ts"
   __shared__ int start[1];
 #line 30 "examples/compact-subgroups.ts"
-  const int i = (int)blockIdx.x * 256 + (int)threadIdx.x;
+  const int i = (int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)((int)threadIdx.x));
 #line 31 "examples/compact-subgroups.ts"
   float v = 0.0f;
 #line 32 "examples/compact-subgroups.ts"
@@ -69,9 +69,9 @@ extern "C" __global__ void __launch_bounds__(256) compactPositive_BLOCK_256(floa
 #line 39 "examples/compact-subgroups.ts"
   const int subgroup = (int)threadIdx.x / 32;
 #line 40 "examples/compact-subgroups.ts"
-  if (tsk_lane_id() == 32 - 1) {
+  if (tsk_lane_id() == (int)((unsigned int)32 - 1u)) {
 #line 41 "examples/compact-subgroups.ts"
-    counts[subgroup] = rank + flag;
+    counts[subgroup] = (int)((unsigned int)rank + (unsigned int)flag);
   }
 #line 43 "examples/compact-subgroups.ts"
   __syncthreads();
@@ -80,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(256) compactPositive_BLOCK_256(floa
 #line 45 "examples/compact-subgroups.ts"
   for (int w = 0; w < subgroup; w++) {
 #line 46 "examples/compact-subgroups.ts"
-    before += counts[w];
+    before = (int)((unsigned int)before + (unsigned int)counts[w]);
   }
 #line 48 "examples/compact-subgroups.ts"
   if ((int)threadIdx.x == 0) {
@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(256) compactPositive_BLOCK_256(floa
 #line 50 "examples/compact-subgroups.ts"
     for (int w_1 = 0; w_1 < 256 / 32; w_1++) {
 #line 51 "examples/compact-subgroups.ts"
-      kept += counts[w_1];
+      kept = (int)((unsigned int)kept + (unsigned int)counts[w_1]);
     }
 #line 53 "examples/compact-subgroups.ts"
     const int old = atomicAdd(&count[0], kept);
@@ -100,6 +100,6 @@ extern "C" __global__ void __launch_bounds__(256) compactPositive_BLOCK_256(floa
 #line 56 "examples/compact-subgroups.ts"
   if (keep) {
 #line 57 "examples/compact-subgroups.ts"
-    out[start[0] + before + rank] = v;
+    out[(int)((unsigned int)start[0] + (unsigned int)before + (unsigned int)rank)] = v;
   }
 }

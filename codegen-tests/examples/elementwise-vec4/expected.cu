@@ -21,64 +21,64 @@ extern "C" __global__ void __launch_bounds__(256) saxpyVec4_BLOCK_256_ITEMS_4(in
 #line 23 "examples/elementwise-vec4.ts"
   const int quads = n / 4;
 #line 25 "examples/elementwise-vec4.ts"
-  for (int first = (int)blockIdx.x * 256 * 4 + (int)threadIdx.x; first < quads; first += (int)gridDim.x * 256 * 4) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 4u + (unsigned int)((int)threadIdx.x)); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 256u * 4u)) {
 #line 26 "examples/elementwise-vec4.ts"
-    if (first + 768 < quads) {
+    if ((int)((unsigned int)first + 768u) < quads) {
 #line 28 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 4; k++) {
 #line 29 "examples/elementwise-vec4.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&x[(first + k * 256) * 4]);
+        const float4 vector = *reinterpret_cast<const float4*>(&x[(int)(((unsigned int)first + (unsigned int)k * 256u) * 4u)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
 #line 30 "examples/elementwise-vec4.ts"
-        xs[4 * k] = x0;
-        xs[4 * k + 1] = x1;
-        xs[4 * k + 2] = x2;
-        xs[4 * k + 3] = x3;
+        xs[(int)(4u * (unsigned int)k)] = x0;
+        xs[(int)(4u * (unsigned int)k + 1u)] = x1;
+        xs[(int)(4u * (unsigned int)k + 2u)] = x2;
+        xs[(int)(4u * (unsigned int)k + 3u)] = x3;
 #line 31 "examples/elementwise-vec4.ts"
-        const float4 vector_1 = *reinterpret_cast<const float4*>(&y[(first + k * 256) * 4]);
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&y[(int)(((unsigned int)first + (unsigned int)k * 256u) * 4u)]);
         const float y0 = vector_1.x;
         const float y1 = vector_1.y;
         const float y2 = vector_1.z;
         const float y3 = vector_1.w;
 #line 32 "examples/elementwise-vec4.ts"
-        ys[4 * k] = y0;
-        ys[4 * k + 1] = y1;
-        ys[4 * k + 2] = y2;
-        ys[4 * k + 3] = y3;
+        ys[(int)(4u * (unsigned int)k)] = y0;
+        ys[(int)(4u * (unsigned int)k + 1u)] = y1;
+        ys[(int)(4u * (unsigned int)k + 2u)] = y2;
+        ys[(int)(4u * (unsigned int)k + 3u)] = y3;
       }
 #line 34 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 35 "examples/elementwise-vec4.ts"
-        const int j = 4 * k_1;
+        const int j = (int)(4u * (unsigned int)k_1);
 #line 36 "examples/elementwise-vec4.ts"
-        *reinterpret_cast<float4*>(&y[(first + k_1 * 256) * 4]) = make_float4(fmaf(a, xs[j], ys[j]), fmaf(a, xs[j + 1], ys[j + 1]), fmaf(a, xs[j + 2], ys[j + 2]), fmaf(a, xs[j + 3], ys[j + 3]));
+        *reinterpret_cast<float4*>(&y[(int)(((unsigned int)first + (unsigned int)k_1 * 256u) * 4u)]) = make_float4(fmaf(a, xs[j], ys[j]), fmaf(a, xs[(int)((unsigned int)j + 1u)], ys[(int)((unsigned int)j + 1u)]), fmaf(a, xs[(int)((unsigned int)j + 2u)], ys[(int)((unsigned int)j + 2u)]), fmaf(a, xs[(int)((unsigned int)j + 3u)], ys[(int)((unsigned int)j + 3u)]));
       }
     } else {
 #line 40 "examples/elementwise-vec4.ts"
       for (int k_2 = 0; k_2 < 4; k_2++) {
 #line 41 "examples/elementwise-vec4.ts"
-        const int q = first + k_2 * 256;
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 256u);
 #line 42 "examples/elementwise-vec4.ts"
         if (q < quads) {
 #line 43 "examples/elementwise-vec4.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&x[q * 4]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&x[(int)((unsigned int)q * 4u)]);
           const float x0_1 = vector_2.x;
           const float x1_1 = vector_2.y;
           const float x2_1 = vector_2.z;
           const float x3_1 = vector_2.w;
 #line 44 "examples/elementwise-vec4.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&y[q * 4]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&y[(int)((unsigned int)q * 4u)]);
           const float y0_1 = vector_3.x;
           const float y1_1 = vector_3.y;
           const float y2_1 = vector_3.z;
           const float y3_1 = vector_3.w;
 #line 45 "examples/elementwise-vec4.ts"
-          *reinterpret_cast<float4*>(&y[q * 4]) = make_float4(fmaf(a, x0_1, y0_1), fmaf(a, x1_1, y1_1), fmaf(a, x2_1, y2_1), fmaf(a, x3_1, y3_1));
+          *reinterpret_cast<float4*>(&y[(int)((unsigned int)q * 4u)]) = make_float4(fmaf(a, x0_1, y0_1), fmaf(a, x1_1, y1_1), fmaf(a, x2_1, y2_1), fmaf(a, x3_1, y3_1));
         }
       }
     }
@@ -95,64 +95,64 @@ extern "C" __global__ void __launch_bounds__(128) saxpyVec4_BLOCK_128_ITEMS_2(in
 #line 23 "examples/elementwise-vec4.ts"
   const int quads = n / 4;
 #line 25 "examples/elementwise-vec4.ts"
-  for (int first = (int)blockIdx.x * 128 * 2 + (int)threadIdx.x; first < quads; first += (int)gridDim.x * 128 * 2) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 2u + (unsigned int)((int)threadIdx.x)); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 128u * 2u)) {
 #line 26 "examples/elementwise-vec4.ts"
-    if (first + 128 < quads) {
+    if ((int)((unsigned int)first + 128u) < quads) {
 #line 28 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 2; k++) {
 #line 29 "examples/elementwise-vec4.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&x[(first + k * 128) * 4]);
+        const float4 vector = *reinterpret_cast<const float4*>(&x[(int)(((unsigned int)first + (unsigned int)k * 128u) * 4u)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
 #line 30 "examples/elementwise-vec4.ts"
-        xs[4 * k] = x0;
-        xs[4 * k + 1] = x1;
-        xs[4 * k + 2] = x2;
-        xs[4 * k + 3] = x3;
+        xs[(int)(4u * (unsigned int)k)] = x0;
+        xs[(int)(4u * (unsigned int)k + 1u)] = x1;
+        xs[(int)(4u * (unsigned int)k + 2u)] = x2;
+        xs[(int)(4u * (unsigned int)k + 3u)] = x3;
 #line 31 "examples/elementwise-vec4.ts"
-        const float4 vector_1 = *reinterpret_cast<const float4*>(&y[(first + k * 128) * 4]);
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&y[(int)(((unsigned int)first + (unsigned int)k * 128u) * 4u)]);
         const float y0 = vector_1.x;
         const float y1 = vector_1.y;
         const float y2 = vector_1.z;
         const float y3 = vector_1.w;
 #line 32 "examples/elementwise-vec4.ts"
-        ys[4 * k] = y0;
-        ys[4 * k + 1] = y1;
-        ys[4 * k + 2] = y2;
-        ys[4 * k + 3] = y3;
+        ys[(int)(4u * (unsigned int)k)] = y0;
+        ys[(int)(4u * (unsigned int)k + 1u)] = y1;
+        ys[(int)(4u * (unsigned int)k + 2u)] = y2;
+        ys[(int)(4u * (unsigned int)k + 3u)] = y3;
       }
 #line 34 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 35 "examples/elementwise-vec4.ts"
-        const int j = 4 * k_1;
+        const int j = (int)(4u * (unsigned int)k_1);
 #line 36 "examples/elementwise-vec4.ts"
-        *reinterpret_cast<float4*>(&y[(first + k_1 * 128) * 4]) = make_float4(fmaf(a, xs[j], ys[j]), fmaf(a, xs[j + 1], ys[j + 1]), fmaf(a, xs[j + 2], ys[j + 2]), fmaf(a, xs[j + 3], ys[j + 3]));
+        *reinterpret_cast<float4*>(&y[(int)(((unsigned int)first + (unsigned int)k_1 * 128u) * 4u)]) = make_float4(fmaf(a, xs[j], ys[j]), fmaf(a, xs[(int)((unsigned int)j + 1u)], ys[(int)((unsigned int)j + 1u)]), fmaf(a, xs[(int)((unsigned int)j + 2u)], ys[(int)((unsigned int)j + 2u)]), fmaf(a, xs[(int)((unsigned int)j + 3u)], ys[(int)((unsigned int)j + 3u)]));
       }
     } else {
 #line 40 "examples/elementwise-vec4.ts"
       for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 41 "examples/elementwise-vec4.ts"
-        const int q = first + k_2 * 128;
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 128u);
 #line 42 "examples/elementwise-vec4.ts"
         if (q < quads) {
 #line 43 "examples/elementwise-vec4.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&x[q * 4]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&x[(int)((unsigned int)q * 4u)]);
           const float x0_1 = vector_2.x;
           const float x1_1 = vector_2.y;
           const float x2_1 = vector_2.z;
           const float x3_1 = vector_2.w;
 #line 44 "examples/elementwise-vec4.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&y[q * 4]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&y[(int)((unsigned int)q * 4u)]);
           const float y0_1 = vector_3.x;
           const float y1_1 = vector_3.y;
           const float y2_1 = vector_3.z;
           const float y3_1 = vector_3.w;
 #line 45 "examples/elementwise-vec4.ts"
-          *reinterpret_cast<float4*>(&y[q * 4]) = make_float4(fmaf(a, x0_1, y0_1), fmaf(a, x1_1, y1_1), fmaf(a, x2_1, y2_1), fmaf(a, x3_1, y3_1));
+          *reinterpret_cast<float4*>(&y[(int)((unsigned int)q * 4u)]) = make_float4(fmaf(a, x0_1, y0_1), fmaf(a, x1_1, y1_1), fmaf(a, x2_1, y2_1), fmaf(a, x3_1, y3_1));
         }
       }
     }
@@ -167,47 +167,47 @@ extern "C" __global__ void __launch_bounds__(256) geluVec4_BLOCK_256_ITEMS_4(flo
 #line 57 "examples/elementwise-vec4.ts"
   const int quads = n / 4;
 #line 58 "examples/elementwise-vec4.ts"
-  for (int first = (int)blockIdx.x * 256 * 4 + (int)threadIdx.x; first < quads; first += (int)gridDim.x * 256 * 4) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 4u + (unsigned int)((int)threadIdx.x)); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 256u * 4u)) {
 #line 59 "examples/elementwise-vec4.ts"
-    if (first + 768 < quads) {
+    if ((int)((unsigned int)first + 768u) < quads) {
 #line 60 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 4; k++) {
 #line 61 "examples/elementwise-vec4.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&input[(first + k * 256) * 4]);
+        const float4 vector = *reinterpret_cast<const float4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 256u) * 4u)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
 #line 62 "examples/elementwise-vec4.ts"
-        xs[4 * k] = x0;
-        xs[4 * k + 1] = x1;
-        xs[4 * k + 2] = x2;
-        xs[4 * k + 3] = x3;
+        xs[(int)(4u * (unsigned int)k)] = x0;
+        xs[(int)(4u * (unsigned int)k + 1u)] = x1;
+        xs[(int)(4u * (unsigned int)k + 2u)] = x2;
+        xs[(int)(4u * (unsigned int)k + 3u)] = x3;
       }
 #line 64 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 65 "examples/elementwise-vec4.ts"
-        const int j = 4 * k_1;
+        const int j = (int)(4u * (unsigned int)k_1);
 #line 66 "examples/elementwise-vec4.ts"
-        *reinterpret_cast<float4*>(&out[(first + k_1 * 256) * 4]) = make_float4(geluTanh(xs[j]), geluTanh(xs[j + 1]), geluTanh(xs[j + 2]), geluTanh(xs[j + 3]));
+        *reinterpret_cast<float4*>(&out[(int)(((unsigned int)first + (unsigned int)k_1 * 256u) * 4u)]) = make_float4(geluTanh(xs[j]), geluTanh(xs[(int)((unsigned int)j + 1u)]), geluTanh(xs[(int)((unsigned int)j + 2u)]), geluTanh(xs[(int)((unsigned int)j + 3u)]));
       }
     } else {
 #line 69 "examples/elementwise-vec4.ts"
       for (int k_2 = 0; k_2 < 4; k_2++) {
 #line 70 "examples/elementwise-vec4.ts"
-        const int q = first + k_2 * 256;
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 256u);
 #line 71 "examples/elementwise-vec4.ts"
         if (q < quads) {
 #line 72 "examples/elementwise-vec4.ts"
-          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[q * 4]);
+          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)q * 4u)]);
           const float x0_1 = vector_1.x;
           const float x1_1 = vector_1.y;
           const float x2_1 = vector_1.z;
           const float x3_1 = vector_1.w;
 #line 73 "examples/elementwise-vec4.ts"
-          *reinterpret_cast<float4*>(&out[q * 4]) = make_float4(geluTanh(x0_1), geluTanh(x1_1), geluTanh(x2_1), geluTanh(x3_1));
+          *reinterpret_cast<float4*>(&out[(int)((unsigned int)q * 4u)]) = make_float4(geluTanh(x0_1), geluTanh(x1_1), geluTanh(x2_1), geluTanh(x3_1));
         }
       }
     }
@@ -222,47 +222,47 @@ extern "C" __global__ void __launch_bounds__(128) geluVec4_BLOCK_128_ITEMS_2(flo
 #line 57 "examples/elementwise-vec4.ts"
   const int quads = n / 4;
 #line 58 "examples/elementwise-vec4.ts"
-  for (int first = (int)blockIdx.x * 128 * 2 + (int)threadIdx.x; first < quads; first += (int)gridDim.x * 128 * 2) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 2u + (unsigned int)((int)threadIdx.x)); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 128u * 2u)) {
 #line 59 "examples/elementwise-vec4.ts"
-    if (first + 128 < quads) {
+    if ((int)((unsigned int)first + 128u) < quads) {
 #line 60 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 2; k++) {
 #line 61 "examples/elementwise-vec4.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&input[(first + k * 128) * 4]);
+        const float4 vector = *reinterpret_cast<const float4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 128u) * 4u)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
 #line 62 "examples/elementwise-vec4.ts"
-        xs[4 * k] = x0;
-        xs[4 * k + 1] = x1;
-        xs[4 * k + 2] = x2;
-        xs[4 * k + 3] = x3;
+        xs[(int)(4u * (unsigned int)k)] = x0;
+        xs[(int)(4u * (unsigned int)k + 1u)] = x1;
+        xs[(int)(4u * (unsigned int)k + 2u)] = x2;
+        xs[(int)(4u * (unsigned int)k + 3u)] = x3;
       }
 #line 64 "examples/elementwise-vec4.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 65 "examples/elementwise-vec4.ts"
-        const int j = 4 * k_1;
+        const int j = (int)(4u * (unsigned int)k_1);
 #line 66 "examples/elementwise-vec4.ts"
-        *reinterpret_cast<float4*>(&out[(first + k_1 * 128) * 4]) = make_float4(geluTanh(xs[j]), geluTanh(xs[j + 1]), geluTanh(xs[j + 2]), geluTanh(xs[j + 3]));
+        *reinterpret_cast<float4*>(&out[(int)(((unsigned int)first + (unsigned int)k_1 * 128u) * 4u)]) = make_float4(geluTanh(xs[j]), geluTanh(xs[(int)((unsigned int)j + 1u)]), geluTanh(xs[(int)((unsigned int)j + 2u)]), geluTanh(xs[(int)((unsigned int)j + 3u)]));
       }
     } else {
 #line 69 "examples/elementwise-vec4.ts"
       for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 70 "examples/elementwise-vec4.ts"
-        const int q = first + k_2 * 128;
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 128u);
 #line 71 "examples/elementwise-vec4.ts"
         if (q < quads) {
 #line 72 "examples/elementwise-vec4.ts"
-          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[q * 4]);
+          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)q * 4u)]);
           const float x0_1 = vector_1.x;
           const float x1_1 = vector_1.y;
           const float x2_1 = vector_1.z;
           const float x3_1 = vector_1.w;
 #line 73 "examples/elementwise-vec4.ts"
-          *reinterpret_cast<float4*>(&out[q * 4]) = make_float4(geluTanh(x0_1), geluTanh(x1_1), geluTanh(x2_1), geluTanh(x3_1));
+          *reinterpret_cast<float4*>(&out[(int)((unsigned int)q * 4u)]) = make_float4(geluTanh(x0_1), geluTanh(x1_1), geluTanh(x2_1), geluTanh(x3_1));
         }
       }
     }

@@ -11,7 +11,7 @@ extern "C" __global__ void __launch_bounds__(256) histogram256(unsigned int* his
 #line 13 "examples/histogram-atomics.ts"
   __syncthreads();
 #line 14 "examples/histogram-atomics.ts"
-  for (int i = (int)blockIdx.x * 256 + (int)threadIdx.x; i < words; i += 256 * (int)gridDim.x) {
+  for (int i = (int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)((int)threadIdx.x)); i < words; i += (int)(256u * (unsigned int)((int)gridDim.x))) {
 #line 15 "examples/histogram-atomics.ts"
     const unsigned int word = data[i];
 #line 16 "examples/histogram-atomics.ts"

@@ -27,23 +27,23 @@ extern "C" __global__ void __launch_bounds__(256) histogram256Vec4_BLOCK_256_ITE
 #line 25 "examples/histogram-vec4.ts"
   const int quads = n / 4;
 #line 26 "examples/histogram-vec4.ts"
-  for (int first = (int)blockIdx.x * 256 * 4 + tid; first < quads; first += (int)gridDim.x * 256 * 4) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 4u + (unsigned int)tid); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 256u * 4u)) {
 #line 27 "examples/histogram-vec4.ts"
-    if (first + 768 < quads) {
+    if ((int)((unsigned int)first + 768u) < quads) {
 #line 29 "examples/histogram-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 4; k++) {
 #line 30 "examples/histogram-vec4.ts"
-        const uint4 vector = *reinterpret_cast<const uint4*>(&data[(first + k * 256) * 4]);
+        const uint4 vector = *reinterpret_cast<const uint4*>(&data[(int)(((unsigned int)first + (unsigned int)k * 256u) * 4u)]);
         const unsigned int w0 = vector.x;
         const unsigned int w1 = vector.y;
         const unsigned int w2 = vector.z;
         const unsigned int w3 = vector.w;
 #line 31 "examples/histogram-vec4.ts"
-        words[4 * k] = w0;
-        words[4 * k + 1] = w1;
-        words[4 * k + 2] = w2;
-        words[4 * k + 3] = w3;
+        words[(int)(4u * (unsigned int)k)] = w0;
+        words[(int)(4u * (unsigned int)k + 1u)] = w1;
+        words[(int)(4u * (unsigned int)k + 2u)] = w2;
+        words[(int)(4u * (unsigned int)k + 3u)] = w3;
       }
 #line 33 "examples/histogram-vec4.ts"
 #pragma unroll
@@ -55,11 +55,11 @@ extern "C" __global__ void __launch_bounds__(256) histogram256Vec4_BLOCK_256_ITE
 #line 37 "examples/histogram-vec4.ts"
       for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 38 "examples/histogram-vec4.ts"
-        const int q = first + k_1 * 256;
+        const int q = (int)((unsigned int)first + (unsigned int)k_1 * 256u);
 #line 39 "examples/histogram-vec4.ts"
         if (q < quads) {
 #line 40 "examples/histogram-vec4.ts"
-          const uint4 vector_1 = *reinterpret_cast<const uint4*>(&data[q * 4]);
+          const uint4 vector_1 = *reinterpret_cast<const uint4*>(&data[(int)((unsigned int)q * 4u)]);
           const unsigned int w0_1 = vector_1.x;
           const unsigned int w1_1 = vector_1.y;
           const unsigned int w2_1 = vector_1.z;
@@ -77,9 +77,9 @@ extern "C" __global__ void __launch_bounds__(256) histogram256Vec4_BLOCK_256_ITE
     }
   }
 #line 50 "examples/histogram-vec4.ts"
-  if ((int)blockIdx.x == 0 && tid < n - 4 * quads) {
+  if ((int)blockIdx.x == 0 && tid < (int)((unsigned int)n - 4u * (unsigned int)quads)) {
 #line 51 "examples/histogram-vec4.ts"
-    atomicAdd(&bins[data[4 * quads + tid] & 255u], 1u);
+    atomicAdd(&bins[data[(int)(4u * (unsigned int)quads + (unsigned int)tid)] & 255u], 1u);
   }
 #line 53 "examples/histogram-vec4.ts"
   __syncthreads();
@@ -114,23 +114,23 @@ extern "C" __global__ void __launch_bounds__(128) histogram256Vec4_BLOCK_128_ITE
 #line 25 "examples/histogram-vec4.ts"
   const int quads = n / 4;
 #line 26 "examples/histogram-vec4.ts"
-  for (int first = (int)blockIdx.x * 128 * 2 + tid; first < quads; first += (int)gridDim.x * 128 * 2) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 2u + (unsigned int)tid); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 128u * 2u)) {
 #line 27 "examples/histogram-vec4.ts"
-    if (first + 128 < quads) {
+    if ((int)((unsigned int)first + 128u) < quads) {
 #line 29 "examples/histogram-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 2; k++) {
 #line 30 "examples/histogram-vec4.ts"
-        const uint4 vector = *reinterpret_cast<const uint4*>(&data[(first + k * 128) * 4]);
+        const uint4 vector = *reinterpret_cast<const uint4*>(&data[(int)(((unsigned int)first + (unsigned int)k * 128u) * 4u)]);
         const unsigned int w0 = vector.x;
         const unsigned int w1 = vector.y;
         const unsigned int w2 = vector.z;
         const unsigned int w3 = vector.w;
 #line 31 "examples/histogram-vec4.ts"
-        words[4 * k] = w0;
-        words[4 * k + 1] = w1;
-        words[4 * k + 2] = w2;
-        words[4 * k + 3] = w3;
+        words[(int)(4u * (unsigned int)k)] = w0;
+        words[(int)(4u * (unsigned int)k + 1u)] = w1;
+        words[(int)(4u * (unsigned int)k + 2u)] = w2;
+        words[(int)(4u * (unsigned int)k + 3u)] = w3;
       }
 #line 33 "examples/histogram-vec4.ts"
 #pragma unroll
@@ -142,11 +142,11 @@ extern "C" __global__ void __launch_bounds__(128) histogram256Vec4_BLOCK_128_ITE
 #line 37 "examples/histogram-vec4.ts"
       for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 38 "examples/histogram-vec4.ts"
-        const int q = first + k_1 * 128;
+        const int q = (int)((unsigned int)first + (unsigned int)k_1 * 128u);
 #line 39 "examples/histogram-vec4.ts"
         if (q < quads) {
 #line 40 "examples/histogram-vec4.ts"
-          const uint4 vector_1 = *reinterpret_cast<const uint4*>(&data[q * 4]);
+          const uint4 vector_1 = *reinterpret_cast<const uint4*>(&data[(int)((unsigned int)q * 4u)]);
           const unsigned int w0_1 = vector_1.x;
           const unsigned int w1_1 = vector_1.y;
           const unsigned int w2_1 = vector_1.z;
@@ -164,9 +164,9 @@ extern "C" __global__ void __launch_bounds__(128) histogram256Vec4_BLOCK_128_ITE
     }
   }
 #line 50 "examples/histogram-vec4.ts"
-  if ((int)blockIdx.x == 0 && tid < n - 4 * quads) {
+  if ((int)blockIdx.x == 0 && tid < (int)((unsigned int)n - 4u * (unsigned int)quads)) {
 #line 51 "examples/histogram-vec4.ts"
-    atomicAdd(&bins[data[4 * quads + tid] & 255u], 1u);
+    atomicAdd(&bins[data[(int)(4u * (unsigned int)quads + (unsigned int)tid)] & 255u], 1u);
   }
 #line 53 "examples/histogram-vec4.ts"
   __syncthreads();

@@ -45,11 +45,11 @@ extern "C" __global__ void __launch_bounds__(128) layerNormSubgroups_THREADS_128
 #line 53 "examples/layer-norm-subgroups.ts"
   const int subgroups = 128 / 32;
 #line 54 "examples/layer-norm-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 55 "examples/layer-norm-subgroups.ts"
   const bool live = row < rows;
 #line 56 "examples/layer-norm-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 58 "examples/layer-norm-subgroups.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 61 "examples/layer-norm-subgroups.ts"
@@ -58,29 +58,29 @@ extern "C" __global__ void __launch_bounds__(128) layerNormSubgroups_THREADS_128
 #pragma unroll
   for (int k = 0; k < 8; k++) {
 #line 63 "examples/layer-norm-subgroups.ts"
-    const int c = (k * 128 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 128u + (unsigned int)tx) * 4u);
 #line 64 "examples/layer-norm-subgroups.ts"
     if (live && c < cols) {
 #line 65 "examples/layer-norm-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 66 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 68 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 70 "examples/layer-norm-subgroups.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 72 "examples/layer-norm-subgroups.ts"
   const float sum = tsk_subgroup_add(localSum);
@@ -108,14 +108,14 @@ extern "C" __global__ void __launch_bounds__(128) layerNormSubgroups_THREADS_128
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
 #line 85 "examples/layer-norm-subgroups.ts"
-    const int c_1 = (k_1 * 128 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 128u + (unsigned int)tx) * 4u);
 #line 86 "examples/layer-norm-subgroups.ts"
     if (c_1 < cols) {
 #line 87 "examples/layer-norm-subgroups.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 88 "examples/layer-norm-subgroups.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 89 "examples/layer-norm-subgroups.ts"
         localSquares += d_1 * d_1;
       }
@@ -145,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(128) layerNormSubgroups_THREADS_128
 #pragma unroll
   for (int k_2 = 0; k_2 < 8; k_2++) {
 #line 105 "examples/layer-norm-subgroups.ts"
-    const int c_2 = (k_2 * 128 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 128u + (unsigned int)tx) * 4u);
 #line 106 "examples/layer-norm-subgroups.ts"
     if (live && c_2 < cols) {
 #line 107 "examples/layer-norm-subgroups.ts"
@@ -161,9 +161,9 @@ extern "C" __global__ void __launch_bounds__(128) layerNormSubgroups_THREADS_128
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 109 "examples/layer-norm-subgroups.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 110 "examples/layer-norm-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }
@@ -186,11 +186,11 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_256
 #line 53 "examples/layer-norm-subgroups.ts"
   const int subgroups = 256 / 32;
 #line 54 "examples/layer-norm-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 55 "examples/layer-norm-subgroups.ts"
   const bool live = row < rows;
 #line 56 "examples/layer-norm-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 58 "examples/layer-norm-subgroups.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 61 "examples/layer-norm-subgroups.ts"
@@ -199,29 +199,29 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_256
 #pragma unroll
   for (int k = 0; k < 8; k++) {
 #line 63 "examples/layer-norm-subgroups.ts"
-    const int c = (k * 256 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 64 "examples/layer-norm-subgroups.ts"
     if (live && c < cols) {
 #line 65 "examples/layer-norm-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 66 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 68 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 70 "examples/layer-norm-subgroups.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 72 "examples/layer-norm-subgroups.ts"
   const float sum = tsk_subgroup_add(localSum);
@@ -249,14 +249,14 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_256
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
 #line 85 "examples/layer-norm-subgroups.ts"
-    const int c_1 = (k_1 * 256 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 86 "examples/layer-norm-subgroups.ts"
     if (c_1 < cols) {
 #line 87 "examples/layer-norm-subgroups.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 88 "examples/layer-norm-subgroups.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 89 "examples/layer-norm-subgroups.ts"
         localSquares += d_1 * d_1;
       }
@@ -286,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_256
 #pragma unroll
   for (int k_2 = 0; k_2 < 8; k_2++) {
 #line 105 "examples/layer-norm-subgroups.ts"
-    const int c_2 = (k_2 * 256 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 256u + (unsigned int)tx) * 4u);
 #line 106 "examples/layer-norm-subgroups.ts"
     if (live && c_2 < cols) {
 #line 107 "examples/layer-norm-subgroups.ts"
@@ -302,9 +302,9 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_256
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 109 "examples/layer-norm-subgroups.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 110 "examples/layer-norm-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }
@@ -327,11 +327,11 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_64_
 #line 53 "examples/layer-norm-subgroups.ts"
   const int subgroups = 64 / 32;
 #line 54 "examples/layer-norm-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 4 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
 #line 55 "examples/layer-norm-subgroups.ts"
   const bool live = row < rows;
 #line 56 "examples/layer-norm-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 58 "examples/layer-norm-subgroups.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 61 "examples/layer-norm-subgroups.ts"
@@ -340,29 +340,29 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_64_
 #pragma unroll
   for (int k = 0; k < 4; k++) {
 #line 63 "examples/layer-norm-subgroups.ts"
-    const int c = (k * 64 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 64u + (unsigned int)tx) * 4u);
 #line 64 "examples/layer-norm-subgroups.ts"
     if (live && c < cols) {
 #line 65 "examples/layer-norm-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 66 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 68 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 70 "examples/layer-norm-subgroups.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 72 "examples/layer-norm-subgroups.ts"
   const float sum = tsk_subgroup_add(localSum);
@@ -390,14 +390,14 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_64_
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 85 "examples/layer-norm-subgroups.ts"
-    const int c_1 = (k_1 * 64 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 64u + (unsigned int)tx) * 4u);
 #line 86 "examples/layer-norm-subgroups.ts"
     if (c_1 < cols) {
 #line 87 "examples/layer-norm-subgroups.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 88 "examples/layer-norm-subgroups.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 89 "examples/layer-norm-subgroups.ts"
         localSquares += d_1 * d_1;
       }
@@ -427,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_64_
 #pragma unroll
   for (int k_2 = 0; k_2 < 4; k_2++) {
 #line 105 "examples/layer-norm-subgroups.ts"
-    const int c_2 = (k_2 * 64 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 64u + (unsigned int)tx) * 4u);
 #line 106 "examples/layer-norm-subgroups.ts"
     if (live && c_2 < cols) {
 #line 107 "examples/layer-norm-subgroups.ts"
@@ -443,9 +443,9 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_64_
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 109 "examples/layer-norm-subgroups.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 110 "examples/layer-norm-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }
@@ -468,11 +468,11 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_32_
 #line 53 "examples/layer-norm-subgroups.ts"
   const int subgroups = 32 / 32;
 #line 54 "examples/layer-norm-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 8 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
 #line 55 "examples/layer-norm-subgroups.ts"
   const bool live = row < rows;
 #line 56 "examples/layer-norm-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 58 "examples/layer-norm-subgroups.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 61 "examples/layer-norm-subgroups.ts"
@@ -481,29 +481,29 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_32_
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 63 "examples/layer-norm-subgroups.ts"
-    const int c = (k * 32 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
 #line 64 "examples/layer-norm-subgroups.ts"
     if (live && c < cols) {
 #line 65 "examples/layer-norm-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 66 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 68 "examples/layer-norm-subgroups.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 70 "examples/layer-norm-subgroups.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 72 "examples/layer-norm-subgroups.ts"
   const float sum = tsk_subgroup_add(localSum);
@@ -531,14 +531,14 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_32_
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 85 "examples/layer-norm-subgroups.ts"
-    const int c_1 = (k_1 * 32 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
 #line 86 "examples/layer-norm-subgroups.ts"
     if (c_1 < cols) {
 #line 87 "examples/layer-norm-subgroups.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 88 "examples/layer-norm-subgroups.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 89 "examples/layer-norm-subgroups.ts"
         localSquares += d_1 * d_1;
       }
@@ -568,7 +568,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_32_
 #pragma unroll
   for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 105 "examples/layer-norm-subgroups.ts"
-    const int c_2 = (k_2 * 32 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 32u + (unsigned int)tx) * 4u);
 #line 106 "examples/layer-norm-subgroups.ts"
     if (live && c_2 < cols) {
 #line 107 "examples/layer-norm-subgroups.ts"
@@ -584,9 +584,9 @@ extern "C" __global__ void __launch_bounds__(256) layerNormSubgroups_THREADS_32_
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 109 "examples/layer-norm-subgroups.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 110 "examples/layer-norm-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }

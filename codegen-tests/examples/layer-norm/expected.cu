@@ -13,11 +13,11 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 #line 34 "examples/layer-norm.ts"
   const int ty = (int)threadIdx.y;
 #line 35 "examples/layer-norm.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 36 "examples/layer-norm.ts"
   const bool live = row < rows;
 #line 37 "examples/layer-norm.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 40 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 43 "examples/layer-norm.ts"
@@ -26,29 +26,29 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 #pragma unroll
   for (int k = 0; k < 8; k++) {
 #line 45 "examples/layer-norm.ts"
-    const int c = (k * 128 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 128u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
     if (live && c < cols) {
 #line 47 "examples/layer-norm.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 48 "examples/layer-norm.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 50 "examples/layer-norm.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 52 "examples/layer-norm.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 54 "examples/layer-norm.ts"
   red[ty][tx] = localSum;
@@ -59,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 #line 57 "examples/layer-norm.ts"
     if (tx < s) {
 #line 58 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
 #line 60 "examples/layer-norm.ts"
     __syncthreads();
@@ -74,14 +74,14 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
 #line 67 "examples/layer-norm.ts"
-    const int c_1 = (k_1 * 128 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 128u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
     if (c_1 < cols) {
 #line 69 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 70 "examples/layer-norm.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 #line 78 "examples/layer-norm.ts"
     if (tx < s_1) {
 #line 79 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 81 "examples/layer-norm.ts"
     __syncthreads();
@@ -107,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 #pragma unroll
   for (int k_2 = 0; k_2 < 8; k_2++) {
 #line 86 "examples/layer-norm.ts"
-    const int c_2 = (k_2 * 128 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 128u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
     if (live && c_2 < cols) {
 #line 88 "examples/layer-norm.ts"
@@ -123,9 +123,9 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 90 "examples/layer-norm.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }
@@ -142,11 +142,11 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 #line 34 "examples/layer-norm.ts"
   const int ty = (int)threadIdx.y;
 #line 35 "examples/layer-norm.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 36 "examples/layer-norm.ts"
   const bool live = row < rows;
 #line 37 "examples/layer-norm.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 40 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 43 "examples/layer-norm.ts"
@@ -155,29 +155,29 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 #pragma unroll
   for (int k = 0; k < 8; k++) {
 #line 45 "examples/layer-norm.ts"
-    const int c = (k * 256 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
     if (live && c < cols) {
 #line 47 "examples/layer-norm.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 48 "examples/layer-norm.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 50 "examples/layer-norm.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 52 "examples/layer-norm.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 54 "examples/layer-norm.ts"
   red[ty][tx] = localSum;
@@ -188,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 #line 57 "examples/layer-norm.ts"
     if (tx < s) {
 #line 58 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
 #line 60 "examples/layer-norm.ts"
     __syncthreads();
@@ -203,14 +203,14 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
 #line 67 "examples/layer-norm.ts"
-    const int c_1 = (k_1 * 256 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
     if (c_1 < cols) {
 #line 69 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 70 "examples/layer-norm.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 #line 78 "examples/layer-norm.ts"
     if (tx < s_1) {
 #line 79 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 81 "examples/layer-norm.ts"
     __syncthreads();
@@ -236,7 +236,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 #pragma unroll
   for (int k_2 = 0; k_2 < 8; k_2++) {
 #line 86 "examples/layer-norm.ts"
-    const int c_2 = (k_2 * 256 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 256u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
     if (live && c_2 < cols) {
 #line 88 "examples/layer-norm.ts"
@@ -252,9 +252,9 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 90 "examples/layer-norm.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }
@@ -271,11 +271,11 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 #line 34 "examples/layer-norm.ts"
   const int ty = (int)threadIdx.y;
 #line 35 "examples/layer-norm.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 4 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
 #line 36 "examples/layer-norm.ts"
   const bool live = row < rows;
 #line 37 "examples/layer-norm.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 40 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 43 "examples/layer-norm.ts"
@@ -284,29 +284,29 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 #pragma unroll
   for (int k = 0; k < 4; k++) {
 #line 45 "examples/layer-norm.ts"
-    const int c = (k * 64 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 64u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
     if (live && c < cols) {
 #line 47 "examples/layer-norm.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 48 "examples/layer-norm.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 50 "examples/layer-norm.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 52 "examples/layer-norm.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 54 "examples/layer-norm.ts"
   red[ty][tx] = localSum;
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 #line 57 "examples/layer-norm.ts"
     if (tx < s) {
 #line 58 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
 #line 60 "examples/layer-norm.ts"
     __syncthreads();
@@ -332,14 +332,14 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 67 "examples/layer-norm.ts"
-    const int c_1 = (k_1 * 64 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 64u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
     if (c_1 < cols) {
 #line 69 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 70 "examples/layer-norm.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
@@ -354,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 #line 78 "examples/layer-norm.ts"
     if (tx < s_1) {
 #line 79 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 81 "examples/layer-norm.ts"
     __syncthreads();
@@ -365,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 #pragma unroll
   for (int k_2 = 0; k_2 < 4; k_2++) {
 #line 86 "examples/layer-norm.ts"
-    const int c_2 = (k_2 * 64 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 64u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
     if (live && c_2 < cols) {
 #line 88 "examples/layer-norm.ts"
@@ -381,9 +381,9 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 90 "examples/layer-norm.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }
@@ -400,11 +400,11 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
 #line 34 "examples/layer-norm.ts"
   const int ty = (int)threadIdx.y;
 #line 35 "examples/layer-norm.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 8 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
 #line 36 "examples/layer-norm.ts"
   const bool live = row < rows;
 #line 37 "examples/layer-norm.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 40 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
 #line 43 "examples/layer-norm.ts"
@@ -413,29 +413,29 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 45 "examples/layer-norm.ts"
-    const int c = (k * 32 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
     if (live && c < cols) {
 #line 47 "examples/layer-norm.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 48 "examples/layer-norm.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 50 "examples/layer-norm.ts"
-      v[4 * k] = 0.0f;
-      v[4 * k + 1] = 0.0f;
-      v[4 * k + 2] = 0.0f;
-      v[4 * k + 3] = 0.0f;
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
 #line 52 "examples/layer-norm.ts"
-    localSum += v[4 * k] + v[4 * k + 1] + (v[4 * k + 2] + v[4 * k + 3]);
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 54 "examples/layer-norm.ts"
   red[ty][tx] = localSum;
@@ -446,7 +446,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
 #line 57 "examples/layer-norm.ts"
     if (tx < s) {
 #line 58 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
 #line 60 "examples/layer-norm.ts"
     __syncthreads();
@@ -461,14 +461,14 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 67 "examples/layer-norm.ts"
-    const int c_1 = (k_1 * 32 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
     if (c_1 < cols) {
 #line 69 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
 #line 70 "examples/layer-norm.ts"
-        const float d_1 = v[4 * k_1 + i] - mean;
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
@@ -483,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
 #line 78 "examples/layer-norm.ts"
     if (tx < s_1) {
 #line 79 "examples/layer-norm.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 81 "examples/layer-norm.ts"
     __syncthreads();
@@ -494,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
 #pragma unroll
   for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 86 "examples/layer-norm.ts"
-    const int c_2 = (k_2 * 32 + tx) * 4;
+    const int c_2 = (int)(((unsigned int)k_2 * 32u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
     if (live && c_2 < cols) {
 #line 88 "examples/layer-norm.ts"
@@ -510,9 +510,9 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
 #line 90 "examples/layer-norm.ts"
-      const int i_1 = 4 * k_2;
+      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
-      *reinterpret_cast<float4*>(&out[base + c_2]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[i_1 + 1] - mean) * rstd * g1 + b1, (v[i_1 + 2] - mean) * rstd * g2 + b2, (v[i_1 + 3] - mean) * rstd * g3 + b3);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
 }

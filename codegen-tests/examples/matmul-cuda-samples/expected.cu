@@ -17,23 +17,23 @@ extern "C" __global__ void __launch_bounds__(256) matrixMulCuda_BLOCK_SIZE_16(fl
 #line 19 "examples/matmul-cuda-samples.ts"
   const int ty = (int)threadIdx.y;
 #line 22 "examples/matmul-cuda-samples.ts"
-  const int aBegin = wA * 16 * by;
+  const int aBegin = (int)((unsigned int)wA * 16u * (unsigned int)by);
 #line 23 "examples/matmul-cuda-samples.ts"
-  const int aEnd = aBegin + wA - 1;
+  const int aEnd = (int)((unsigned int)aBegin + (unsigned int)wA - 1u);
 #line 26 "examples/matmul-cuda-samples.ts"
-  const int bBegin = 16 * bx;
+  const int bBegin = (int)(16u * (unsigned int)bx);
 #line 27 "examples/matmul-cuda-samples.ts"
-  const int bStep = 16 * wB;
+  const int bStep = (int)(16u * (unsigned int)wB);
 #line 29 "examples/matmul-cuda-samples.ts"
   float Csub = 0.0f;
 #line 31 "examples/matmul-cuda-samples.ts"
   int b = bBegin;
 #line 32 "examples/matmul-cuda-samples.ts"
-  for (int a = aBegin; a <= aEnd; a += 16) {
+  for (int a = aBegin; a <= aEnd; a = (int)((unsigned int)a + 16u)) {
 #line 33 "examples/matmul-cuda-samples.ts"
-    As[ty][tx] = A[a + wA * ty + tx];
+    As[ty][tx] = A[(int)((unsigned int)a + (unsigned int)wA * (unsigned int)ty + (unsigned int)tx)];
 #line 34 "examples/matmul-cuda-samples.ts"
-    Bs[ty][tx] = B[b + wB * ty + tx];
+    Bs[ty][tx] = B[(int)((unsigned int)b + (unsigned int)wB * (unsigned int)ty + (unsigned int)tx)];
 #line 35 "examples/matmul-cuda-samples.ts"
     __syncthreads();
 #line 36 "examples/matmul-cuda-samples.ts"
@@ -45,12 +45,12 @@ extern "C" __global__ void __launch_bounds__(256) matrixMulCuda_BLOCK_SIZE_16(fl
 #line 39 "examples/matmul-cuda-samples.ts"
     __syncthreads();
 #line 40 "examples/matmul-cuda-samples.ts"
-    b += bStep;
+    b = (int)((unsigned int)b + (unsigned int)bStep);
   }
 #line 43 "examples/matmul-cuda-samples.ts"
-  const int c = wB * 16 * by + 16 * bx;
+  const int c = (int)((unsigned int)wB * 16u * (unsigned int)by + 16u * (unsigned int)bx);
 #line 44 "examples/matmul-cuda-samples.ts"
-  C[c + wB * ty + tx] = Csub;
+  C[(int)((unsigned int)c + (unsigned int)wB * (unsigned int)ty + (unsigned int)tx)] = Csub;
 }
 
 // Kernel matrixMulCuda specialized for BLOCK_SIZE = 32; block 32×32×1.
@@ -69,23 +69,23 @@ extern "C" __global__ void __launch_bounds__(1024) matrixMulCuda_BLOCK_SIZE_32(f
 #line 19 "examples/matmul-cuda-samples.ts"
   const int ty = (int)threadIdx.y;
 #line 22 "examples/matmul-cuda-samples.ts"
-  const int aBegin = wA * 32 * by;
+  const int aBegin = (int)((unsigned int)wA * 32u * (unsigned int)by);
 #line 23 "examples/matmul-cuda-samples.ts"
-  const int aEnd = aBegin + wA - 1;
+  const int aEnd = (int)((unsigned int)aBegin + (unsigned int)wA - 1u);
 #line 26 "examples/matmul-cuda-samples.ts"
-  const int bBegin = 32 * bx;
+  const int bBegin = (int)(32u * (unsigned int)bx);
 #line 27 "examples/matmul-cuda-samples.ts"
-  const int bStep = 32 * wB;
+  const int bStep = (int)(32u * (unsigned int)wB);
 #line 29 "examples/matmul-cuda-samples.ts"
   float Csub = 0.0f;
 #line 31 "examples/matmul-cuda-samples.ts"
   int b = bBegin;
 #line 32 "examples/matmul-cuda-samples.ts"
-  for (int a = aBegin; a <= aEnd; a += 32) {
+  for (int a = aBegin; a <= aEnd; a = (int)((unsigned int)a + 32u)) {
 #line 33 "examples/matmul-cuda-samples.ts"
-    As[ty][tx] = A[a + wA * ty + tx];
+    As[ty][tx] = A[(int)((unsigned int)a + (unsigned int)wA * (unsigned int)ty + (unsigned int)tx)];
 #line 34 "examples/matmul-cuda-samples.ts"
-    Bs[ty][tx] = B[b + wB * ty + tx];
+    Bs[ty][tx] = B[(int)((unsigned int)b + (unsigned int)wB * (unsigned int)ty + (unsigned int)tx)];
 #line 35 "examples/matmul-cuda-samples.ts"
     __syncthreads();
 #line 36 "examples/matmul-cuda-samples.ts"
@@ -97,10 +97,10 @@ extern "C" __global__ void __launch_bounds__(1024) matrixMulCuda_BLOCK_SIZE_32(f
 #line 39 "examples/matmul-cuda-samples.ts"
     __syncthreads();
 #line 40 "examples/matmul-cuda-samples.ts"
-    b += bStep;
+    b = (int)((unsigned int)b + (unsigned int)bStep);
   }
 #line 43 "examples/matmul-cuda-samples.ts"
-  const int c = wB * 32 * by + 32 * bx;
+  const int c = (int)((unsigned int)wB * 32u * (unsigned int)by + 32u * (unsigned int)bx);
 #line 44 "examples/matmul-cuda-samples.ts"
-  C[c + wB * ty + tx] = Csub;
+  C[(int)((unsigned int)c + (unsigned int)wB * (unsigned int)ty + (unsigned int)tx)] = Csub;
 }

@@ -5,9 +5,9 @@
 #line 8 "examples/matmul-kahan.ts"
 extern "C" __global__ void __launch_bounds__(256) matmulKahan(float* C, const float* __restrict__ A, const float* __restrict__ B, int n, int lda, int ldb, int ldc) {
 #line 11 "examples/matmul-kahan.ts"
-  const int row = (int)blockIdx.y * (int)blockDim.y + (int)threadIdx.y;
+  const int row = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)blockDim.y) + (unsigned int)((int)threadIdx.y));
 #line 12 "examples/matmul-kahan.ts"
-  const int col = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int col = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 13 "examples/matmul-kahan.ts"
   if (row >= n || col >= n) {
     return;
@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(256) matmulKahan(float* C, const fl
 #line 17 "examples/matmul-kahan.ts"
   for (int k = 0; k < n; k++) {
 #line 18 "examples/matmul-kahan.ts"
-    const float term = A[row * lda + k] * B[k * ldb + col] - compensation;
+    const float term = A[(int)((unsigned int)row * (unsigned int)lda + (unsigned int)k)] * B[(int)((unsigned int)k * (unsigned int)ldb + (unsigned int)col)] - compensation;
 #line 19 "examples/matmul-kahan.ts"
     const float next = sum + term;
 #line 21 "examples/matmul-kahan.ts"
@@ -28,5 +28,5 @@ extern "C" __global__ void __launch_bounds__(256) matmulKahan(float* C, const fl
     sum = next;
   }
 #line 24 "examples/matmul-kahan.ts"
-  C[row * ldc + col] = sum;
+  C[(int)((unsigned int)row * (unsigned int)ldc + (unsigned int)col)] = sum;
 }

@@ -5,9 +5,9 @@
 #line 7 "examples/matmul-naive.ts"
 extern "C" __global__ void __launch_bounds__(256) matmulNaive(float* C, const float* __restrict__ A, const float* __restrict__ B, int n, int lda, int ldb, int ldc) {
 #line 11 "examples/matmul-naive.ts"
-  const int row = (int)blockIdx.y * (int)blockDim.y + (int)threadIdx.y;
+  const int row = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)blockDim.y) + (unsigned int)((int)threadIdx.y));
 #line 12 "examples/matmul-naive.ts"
-  const int col = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int col = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 13 "examples/matmul-naive.ts"
   if (row >= n || col >= n) {
     return;
@@ -17,8 +17,8 @@ extern "C" __global__ void __launch_bounds__(256) matmulNaive(float* C, const fl
 #line 15 "examples/matmul-naive.ts"
   for (int k = 0; k < n; k++) {
 #line 16 "examples/matmul-naive.ts"
-    sum += A[row * lda + k] * B[k * ldb + col];
+    sum += A[(int)((unsigned int)row * (unsigned int)lda + (unsigned int)k)] * B[(int)((unsigned int)k * (unsigned int)ldb + (unsigned int)col)];
   }
 #line 18 "examples/matmul-naive.ts"
-  C[row * ldc + col] = sum;
+  C[(int)((unsigned int)row * (unsigned int)ldc + (unsigned int)col)] = sum;
 }

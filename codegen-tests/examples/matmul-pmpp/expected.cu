@@ -5,9 +5,9 @@
 #line 8 "examples/matmul-pmpp.ts"
 extern "C" __global__ void __launch_bounds__(256) matrixMulKernel(const float* __restrict__ M, const float* __restrict__ N, float* P, int Width) {
 #line 11 "examples/matmul-pmpp.ts"
-  const int Row = (int)blockIdx.y * (int)blockDim.y + (int)threadIdx.y;
+  const int Row = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)blockDim.y) + (unsigned int)((int)threadIdx.y));
 #line 12 "examples/matmul-pmpp.ts"
-  const int Col = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int Col = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 13 "examples/matmul-pmpp.ts"
   if (Row < Width && Col < Width) {
 #line 14 "examples/matmul-pmpp.ts"
@@ -15,9 +15,9 @@ extern "C" __global__ void __launch_bounds__(256) matrixMulKernel(const float* _
 #line 15 "examples/matmul-pmpp.ts"
     for (int k = 0; k < Width; k++) {
 #line 16 "examples/matmul-pmpp.ts"
-      Pvalue += M[Row * Width + k] * N[k * Width + Col];
+      Pvalue += M[(int)((unsigned int)Row * (unsigned int)Width + (unsigned int)k)] * N[(int)((unsigned int)k * (unsigned int)Width + (unsigned int)Col)];
     }
 #line 18 "examples/matmul-pmpp.ts"
-    P[Row * Width + Col] = Pvalue;
+    P[(int)((unsigned int)Row * (unsigned int)Width + (unsigned int)Col)] = Pvalue;
   }
 }

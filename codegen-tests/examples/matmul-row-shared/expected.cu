@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(256) matmulRowShared_MAX_N_2048(flo
 #line 26 "examples/matmul-row-shared.ts"
     for (int k = (int)threadIdx.x; k < n; k += (int)blockDim.x) {
 #line 27 "examples/matmul-row-shared.ts"
-      aRow[k] = A[row * lda + k];
+      aRow[k] = A[(int)((unsigned int)row * (unsigned int)lda + (unsigned int)k)];
     }
   }
 #line 30 "examples/matmul-row-shared.ts"
@@ -29,10 +29,10 @@ extern "C" __global__ void __launch_bounds__(256) matmulRowShared_MAX_N_2048(flo
 #line 34 "examples/matmul-row-shared.ts"
       for (int k_1 = 0; k_1 < n; k_1++) {
 #line 35 "examples/matmul-row-shared.ts"
-        sum += aRow[k_1] * B[k_1 * ldb + j];
+        sum += aRow[k_1] * B[(int)((unsigned int)k_1 * (unsigned int)ldb + (unsigned int)j)];
       }
 #line 37 "examples/matmul-row-shared.ts"
-      C[row * ldc + j] = sum;
+      C[(int)((unsigned int)row * (unsigned int)ldc + (unsigned int)j)] = sum;
     }
   }
 }

@@ -17,17 +17,17 @@ extern "C" __global__ void __launch_bounds__(4) matmulTiled2x2_TILE_WIDTH_2(cons
 #line 16 "examples/matmul-tiled-2x2.ts"
   const int ty = (int)threadIdx.y;
 #line 17 "examples/matmul-tiled-2x2.ts"
-  const int Row = by * 2 + ty;
+  const int Row = (int)((unsigned int)by * 2u + (unsigned int)ty);
 #line 18 "examples/matmul-tiled-2x2.ts"
-  const int Col = bx * 2 + tx;
+  const int Col = (int)((unsigned int)bx * 2u + (unsigned int)tx);
 #line 19 "examples/matmul-tiled-2x2.ts"
   float Pvalue = 0.0f;
 #line 20 "examples/matmul-tiled-2x2.ts"
   for (int ph = 0; ph < Width / 2; ph++) {
 #line 21 "examples/matmul-tiled-2x2.ts"
-    Mds[ty][tx] = M[Row * Width + ph * 2 + tx];
+    Mds[ty][tx] = M[(int)((unsigned int)Row * (unsigned int)Width + (unsigned int)ph * 2u + (unsigned int)tx)];
 #line 22 "examples/matmul-tiled-2x2.ts"
-    Nds[ty][tx] = N[(ph * 2 + ty) * Width + Col];
+    Nds[ty][tx] = N[(int)(((unsigned int)ph * 2u + (unsigned int)ty) * (unsigned int)Width + (unsigned int)Col)];
 #line 23 "examples/matmul-tiled-2x2.ts"
     __syncthreads();
 #line 24 "examples/matmul-tiled-2x2.ts"
@@ -39,5 +39,5 @@ extern "C" __global__ void __launch_bounds__(4) matmulTiled2x2_TILE_WIDTH_2(cons
     __syncthreads();
   }
 #line 29 "examples/matmul-tiled-2x2.ts"
-  P[Row * Width + Col] = Pvalue;
+  P[(int)((unsigned int)Row * (unsigned int)Width + (unsigned int)Col)] = Pvalue;
 }

@@ -13,17 +13,17 @@ extern "C" __global__ void __launch_bounds__(256) matmulTiledPadded_TILE_16(floa
 #line 14 "examples/matmul-tiled-padded.ts"
   const int ty = (int)threadIdx.y;
 #line 15 "examples/matmul-tiled-padded.ts"
-  const int row = (int)blockIdx.y * 16 + ty;
+  const int row = (int)((unsigned int)((int)blockIdx.y) * 16u + (unsigned int)ty);
 #line 16 "examples/matmul-tiled-padded.ts"
-  const int col = (int)blockIdx.x * 16 + tx;
+  const int col = (int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)tx);
 #line 17 "examples/matmul-tiled-padded.ts"
   float sum = 0.0f;
 #line 18 "examples/matmul-tiled-padded.ts"
   for (int t = 0; t < n; t += 16) {
 #line 19 "examples/matmul-tiled-padded.ts"
-    aTile[ty][tx] = A[row * n + t + tx];
+    aTile[ty][tx] = A[(int)((unsigned int)row * (unsigned int)n + (unsigned int)t + (unsigned int)tx)];
 #line 20 "examples/matmul-tiled-padded.ts"
-    bTile[ty][tx] = B[(t + ty) * n + col];
+    bTile[ty][tx] = B[(int)(((unsigned int)t + (unsigned int)ty) * (unsigned int)n + (unsigned int)col)];
 #line 21 "examples/matmul-tiled-padded.ts"
     __syncthreads();
 #line 22 "examples/matmul-tiled-padded.ts"
@@ -36,5 +36,5 @@ extern "C" __global__ void __launch_bounds__(256) matmulTiledPadded_TILE_16(floa
     __syncthreads();
   }
 #line 27 "examples/matmul-tiled-padded.ts"
-  C[row * n + col] = sum;
+  C[(int)((unsigned int)row * (unsigned int)n + (unsigned int)col)] = sum;
 }

@@ -13,21 +13,21 @@ extern "C" __global__ void __launch_bounds__(256) matmulTiled_TILE_16(float* C, 
 #line 22 "examples/matmul-tiled.ts"
   const int ty = (int)threadIdx.y;
 #line 23 "examples/matmul-tiled.ts"
-  const int row = (int)blockIdx.y * 16 + ty;
+  const int row = (int)((unsigned int)((int)blockIdx.y) * 16u + (unsigned int)ty);
 #line 24 "examples/matmul-tiled.ts"
-  const int col = (int)blockIdx.x * 16 + tx;
+  const int col = (int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)tx);
 #line 25 "examples/matmul-tiled.ts"
   float sum = 0.0f;
 #line 26 "examples/matmul-tiled.ts"
   for (int t = 0; t < k; t += 16) {
 #line 28 "examples/matmul-tiled.ts"
-    const int aCol = t + tx;
+    const int aCol = (int)((unsigned int)t + (unsigned int)tx);
 #line 29 "examples/matmul-tiled.ts"
-    const int bRow = t + ty;
+    const int bRow = (int)((unsigned int)t + (unsigned int)ty);
 #line 30 "examples/matmul-tiled.ts"
     if (row < m && aCol < k) {
 #line 31 "examples/matmul-tiled.ts"
-      aTile[ty][tx] = A[row * k + aCol];
+      aTile[ty][tx] = A[(int)((unsigned int)row * (unsigned int)k + (unsigned int)aCol)];
     } else {
 #line 33 "examples/matmul-tiled.ts"
       aTile[ty][tx] = 0.0f;
@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(256) matmulTiled_TILE_16(float* C, 
 #line 35 "examples/matmul-tiled.ts"
     if (bRow < k && col < n) {
 #line 36 "examples/matmul-tiled.ts"
-      bTile[ty][tx] = B[bRow * n + col];
+      bTile[ty][tx] = B[(int)((unsigned int)bRow * (unsigned int)n + (unsigned int)col)];
     } else {
 #line 38 "examples/matmul-tiled.ts"
       bTile[ty][tx] = 0.0f;
@@ -54,6 +54,6 @@ extern "C" __global__ void __launch_bounds__(256) matmulTiled_TILE_16(float* C, 
 #line 47 "examples/matmul-tiled.ts"
   if (row < m && col < n) {
 #line 48 "examples/matmul-tiled.ts"
-    C[row * n + col] = sum;
+    C[(int)((unsigned int)row * (unsigned int)n + (unsigned int)col)] = sum;
   }
 }

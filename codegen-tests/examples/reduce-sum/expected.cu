@@ -11,7 +11,7 @@ extern "C" __global__ void __launch_bounds__(256) reduceSum_BLOCK_256(float* out
 #line 14 "examples/reduce-sum.ts"
   float sum = 0.0f;
 #line 15 "examples/reduce-sum.ts"
-  for (int i = (int)blockIdx.x * 256 + tid; i < n; i += 256 * (int)gridDim.x) {
+  for (int i = (int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)tid); i < n; i += (int)(256u * (unsigned int)((int)gridDim.x))) {
 #line 16 "examples/reduce-sum.ts"
     sum += input[i];
   }
@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(256) reduceSum_BLOCK_256(float* out
 #line 23 "examples/reduce-sum.ts"
     if (tid < s) {
 #line 24 "examples/reduce-sum.ts"
-      partial[tid] += partial[tid + s];
+      partial[tid] += partial[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 26 "examples/reduce-sum.ts"
     __syncthreads();

@@ -9,16 +9,16 @@ extern "C" __global__ void __launch_bounds__(256) scanTileSums_BLOCK_256_ITEMS_2
 #line 18 "examples/scan.ts"
   const int tid = (int)threadIdx.x;
 #line 19 "examples/scan.ts"
-  const int tile = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int tile = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 20 "examples/scan.ts"
-  const int base = tile * 256 * 2 * 4;
+  const int base = (int)((unsigned int)tile * 256u * 2u * 4u);
 #line 22 "examples/scan.ts"
   float sum = 0.0f;
 #line 23 "examples/scan.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 24 "examples/scan.ts"
-    const int i = base + (k * 256 + tid) * 4;
+    const int i = (int)((unsigned int)base + ((unsigned int)k * 256u + (unsigned int)tid) * 4u);
 #line 25 "examples/scan.ts"
     if (i < n) {
 #line 26 "examples/scan.ts"
@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(256) scanTileSums_BLOCK_256_ITEMS_2
 #line 33 "examples/scan.ts"
     if (tid < s) {
 #line 34 "examples/scan.ts"
-      red[tid] += red[tid + s];
+      red[tid] += red[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 36 "examples/scan.ts"
     __syncthreads();
@@ -60,16 +60,16 @@ extern "C" __global__ void __launch_bounds__(64) scanTileSums_BLOCK_64_ITEMS_2(f
 #line 18 "examples/scan.ts"
   const int tid = (int)threadIdx.x;
 #line 19 "examples/scan.ts"
-  const int tile = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int tile = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 20 "examples/scan.ts"
-  const int base = tile * 64 * 2 * 4;
+  const int base = (int)((unsigned int)tile * 64u * 2u * 4u);
 #line 22 "examples/scan.ts"
   float sum = 0.0f;
 #line 23 "examples/scan.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 24 "examples/scan.ts"
-    const int i = base + (k * 64 + tid) * 4;
+    const int i = (int)((unsigned int)base + ((unsigned int)k * 64u + (unsigned int)tid) * 4u);
 #line 25 "examples/scan.ts"
     if (i < n) {
 #line 26 "examples/scan.ts"
@@ -91,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(64) scanTileSums_BLOCK_64_ITEMS_2(f
 #line 33 "examples/scan.ts"
     if (tid < s) {
 #line 34 "examples/scan.ts"
-      red[tid] += red[tid + s];
+      red[tid] += red[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 36 "examples/scan.ts"
     __syncthreads();
@@ -117,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_1
 #line 54 "examples/scan.ts"
   for (int start = 0; start < count; start += 4096) {
 #line 55 "examples/scan.ts"
-    const int first = start + tid * 16;
+    const int first = (int)((unsigned int)start + (unsigned int)tid * 16u);
 #line 56 "examples/scan.ts"
     float total = 0.0f;
 #line 57 "examples/scan.ts"
@@ -132,9 +132,9 @@ extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_1
 #line 61 "examples/scan.ts"
       float d = 0.0f;
 #line 62 "examples/scan.ts"
-      if (first + k < count) {
+      if ((int)((unsigned int)first + (unsigned int)k) < count) {
 #line 63 "examples/scan.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&partials[first + k]);
+        const float4 vector = *reinterpret_cast<const float4*>(&partials[(int)((unsigned int)first + (unsigned int)k)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
@@ -142,17 +142,17 @@ extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_1
 #line 64 "examples/scan.ts"
         a = x0;
 #line 65 "examples/scan.ts"
-        b = first + k + 1 < count ? x1 : 0.0f;
+        b = (int)((unsigned int)first + (unsigned int)k + 1u) < count ? x1 : 0.0f;
 #line 66 "examples/scan.ts"
-        c = first + k + 2 < count ? x2 : 0.0f;
+        c = (int)((unsigned int)first + (unsigned int)k + 2u) < count ? x2 : 0.0f;
 #line 67 "examples/scan.ts"
-        d = first + k + 3 < count ? x3 : 0.0f;
+        d = (int)((unsigned int)first + (unsigned int)k + 3u) < count ? x3 : 0.0f;
       }
 #line 69 "examples/scan.ts"
       v[k] = a;
-      v[k + 1] = b;
-      v[k + 2] = c;
-      v[k + 3] = d;
+      v[(int)((unsigned int)k + 1u)] = b;
+      v[(int)((unsigned int)k + 2u)] = c;
+      v[(int)((unsigned int)k + 3u)] = d;
 #line 70 "examples/scan.ts"
       total += a;
 #line 71 "examples/scan.ts"
@@ -169,13 +169,13 @@ extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_1
 #line 78 "examples/scan.ts"
     __syncthreads();
 #line 79 "examples/scan.ts"
-    for (int offset = 1; offset < 256; offset <<= 1) {
+    for (int offset = 1; offset < 256; offset = (int)((unsigned int)offset << 1)) {
 #line 80 "examples/scan.ts"
       float other = 0.0f;
 #line 81 "examples/scan.ts"
       if (tid >= offset) {
 #line 82 "examples/scan.ts"
-        other = sums[tid - offset];
+        other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
       }
 #line 84 "examples/scan.ts"
       __syncthreads();
@@ -191,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_1
 #line 90 "examples/scan.ts"
     if (tid > 0) {
 #line 91 "examples/scan.ts"
-      before = sums[tid - 1];
+      before = sums[(int)((unsigned int)tid - 1u)];
     }
 #line 93 "examples/scan.ts"
     float running = carry + before;
@@ -209,9 +209,9 @@ extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_1
 #pragma unroll
     for (int k_1 = 0; k_1 < 16; k_1 += 4) {
 #line 100 "examples/scan.ts"
-      if (first + k_1 < count) {
+      if ((int)((unsigned int)first + (unsigned int)k_1) < count) {
 #line 101 "examples/scan.ts"
-        *reinterpret_cast<float4*>(&partials[first + k_1]) = make_float4(v[k_1], v[k_1 + 1], v[k_1 + 2], v[k_1 + 3]);
+        *reinterpret_cast<float4*>(&partials[(int)((unsigned int)first + (unsigned int)k_1)]) = make_float4(v[k_1], v[(int)((unsigned int)k_1 + 1u)], v[(int)((unsigned int)k_1 + 2u)], v[(int)((unsigned int)k_1 + 3u)]);
       }
     }
 #line 104 "examples/scan.ts"
@@ -235,7 +235,7 @@ extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS
 #line 54 "examples/scan.ts"
   for (int start = 0; start < count; start += 16384) {
 #line 55 "examples/scan.ts"
-    const int first = start + tid * 16;
+    const int first = (int)((unsigned int)start + (unsigned int)tid * 16u);
 #line 56 "examples/scan.ts"
     float total = 0.0f;
 #line 57 "examples/scan.ts"
@@ -250,9 +250,9 @@ extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS
 #line 61 "examples/scan.ts"
       float d = 0.0f;
 #line 62 "examples/scan.ts"
-      if (first + k < count) {
+      if ((int)((unsigned int)first + (unsigned int)k) < count) {
 #line 63 "examples/scan.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&partials[first + k]);
+        const float4 vector = *reinterpret_cast<const float4*>(&partials[(int)((unsigned int)first + (unsigned int)k)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
@@ -260,17 +260,17 @@ extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS
 #line 64 "examples/scan.ts"
         a = x0;
 #line 65 "examples/scan.ts"
-        b = first + k + 1 < count ? x1 : 0.0f;
+        b = (int)((unsigned int)first + (unsigned int)k + 1u) < count ? x1 : 0.0f;
 #line 66 "examples/scan.ts"
-        c = first + k + 2 < count ? x2 : 0.0f;
+        c = (int)((unsigned int)first + (unsigned int)k + 2u) < count ? x2 : 0.0f;
 #line 67 "examples/scan.ts"
-        d = first + k + 3 < count ? x3 : 0.0f;
+        d = (int)((unsigned int)first + (unsigned int)k + 3u) < count ? x3 : 0.0f;
       }
 #line 69 "examples/scan.ts"
       v[k] = a;
-      v[k + 1] = b;
-      v[k + 2] = c;
-      v[k + 3] = d;
+      v[(int)((unsigned int)k + 1u)] = b;
+      v[(int)((unsigned int)k + 2u)] = c;
+      v[(int)((unsigned int)k + 3u)] = d;
 #line 70 "examples/scan.ts"
       total += a;
 #line 71 "examples/scan.ts"
@@ -287,13 +287,13 @@ extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS
 #line 78 "examples/scan.ts"
     __syncthreads();
 #line 79 "examples/scan.ts"
-    for (int offset = 1; offset < 1024; offset <<= 1) {
+    for (int offset = 1; offset < 1024; offset = (int)((unsigned int)offset << 1)) {
 #line 80 "examples/scan.ts"
       float other = 0.0f;
 #line 81 "examples/scan.ts"
       if (tid >= offset) {
 #line 82 "examples/scan.ts"
-        other = sums[tid - offset];
+        other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
       }
 #line 84 "examples/scan.ts"
       __syncthreads();
@@ -309,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS
 #line 90 "examples/scan.ts"
     if (tid > 0) {
 #line 91 "examples/scan.ts"
-      before = sums[tid - 1];
+      before = sums[(int)((unsigned int)tid - 1u)];
     }
 #line 93 "examples/scan.ts"
     float running = carry + before;
@@ -327,9 +327,9 @@ extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS
 #pragma unroll
     for (int k_1 = 0; k_1 < 16; k_1 += 4) {
 #line 100 "examples/scan.ts"
-      if (first + k_1 < count) {
+      if ((int)((unsigned int)first + (unsigned int)k_1) < count) {
 #line 101 "examples/scan.ts"
-        *reinterpret_cast<float4*>(&partials[first + k_1]) = make_float4(v[k_1], v[k_1 + 1], v[k_1 + 2], v[k_1 + 3]);
+        *reinterpret_cast<float4*>(&partials[(int)((unsigned int)first + (unsigned int)k_1)]) = make_float4(v[k_1], v[(int)((unsigned int)k_1 + 1u)], v[(int)((unsigned int)k_1 + 2u)], v[(int)((unsigned int)k_1 + 3u)]);
       }
     }
 #line 104 "examples/scan.ts"
@@ -353,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(f
 #line 54 "examples/scan.ts"
   for (int start = 0; start < count; start += 256) {
 #line 55 "examples/scan.ts"
-    const int first = start + tid * 4;
+    const int first = (int)((unsigned int)start + (unsigned int)tid * 4u);
 #line 56 "examples/scan.ts"
     float total = 0.0f;
 #line 57 "examples/scan.ts"
@@ -368,9 +368,9 @@ extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(f
 #line 61 "examples/scan.ts"
       float d = 0.0f;
 #line 62 "examples/scan.ts"
-      if (first + k < count) {
+      if ((int)((unsigned int)first + (unsigned int)k) < count) {
 #line 63 "examples/scan.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&partials[first + k]);
+        const float4 vector = *reinterpret_cast<const float4*>(&partials[(int)((unsigned int)first + (unsigned int)k)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
@@ -378,17 +378,17 @@ extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(f
 #line 64 "examples/scan.ts"
         a = x0;
 #line 65 "examples/scan.ts"
-        b = first + k + 1 < count ? x1 : 0.0f;
+        b = (int)((unsigned int)first + (unsigned int)k + 1u) < count ? x1 : 0.0f;
 #line 66 "examples/scan.ts"
-        c = first + k + 2 < count ? x2 : 0.0f;
+        c = (int)((unsigned int)first + (unsigned int)k + 2u) < count ? x2 : 0.0f;
 #line 67 "examples/scan.ts"
-        d = first + k + 3 < count ? x3 : 0.0f;
+        d = (int)((unsigned int)first + (unsigned int)k + 3u) < count ? x3 : 0.0f;
       }
 #line 69 "examples/scan.ts"
       v[k] = a;
-      v[k + 1] = b;
-      v[k + 2] = c;
-      v[k + 3] = d;
+      v[(int)((unsigned int)k + 1u)] = b;
+      v[(int)((unsigned int)k + 2u)] = c;
+      v[(int)((unsigned int)k + 3u)] = d;
 #line 70 "examples/scan.ts"
       total += a;
 #line 71 "examples/scan.ts"
@@ -405,13 +405,13 @@ extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(f
 #line 78 "examples/scan.ts"
     __syncthreads();
 #line 79 "examples/scan.ts"
-    for (int offset = 1; offset < 64; offset <<= 1) {
+    for (int offset = 1; offset < 64; offset = (int)((unsigned int)offset << 1)) {
 #line 80 "examples/scan.ts"
       float other = 0.0f;
 #line 81 "examples/scan.ts"
       if (tid >= offset) {
 #line 82 "examples/scan.ts"
-        other = sums[tid - offset];
+        other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
       }
 #line 84 "examples/scan.ts"
       __syncthreads();
@@ -427,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(f
 #line 90 "examples/scan.ts"
     if (tid > 0) {
 #line 91 "examples/scan.ts"
-      before = sums[tid - 1];
+      before = sums[(int)((unsigned int)tid - 1u)];
     }
 #line 93 "examples/scan.ts"
     float running = carry + before;
@@ -445,9 +445,9 @@ extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(f
 #pragma unroll
     for (int k_1 = 0; k_1 < 4; k_1 += 4) {
 #line 100 "examples/scan.ts"
-      if (first + k_1 < count) {
+      if ((int)((unsigned int)first + (unsigned int)k_1) < count) {
 #line 101 "examples/scan.ts"
-        *reinterpret_cast<float4*>(&partials[first + k_1]) = make_float4(v[k_1], v[k_1 + 1], v[k_1 + 2], v[k_1 + 3]);
+        *reinterpret_cast<float4*>(&partials[(int)((unsigned int)first + (unsigned int)k_1)]) = make_float4(v[k_1], v[(int)((unsigned int)k_1 + 1u)], v[(int)((unsigned int)k_1 + 2u)], v[(int)((unsigned int)k_1 + 3u)]);
       }
     }
 #line 104 "examples/scan.ts"
@@ -469,22 +469,22 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
 #line 117 "examples/scan.ts"
   const int tid = (int)threadIdx.x;
 #line 118 "examples/scan.ts"
-  const int tiles = (n + 2048 - 1) / 2048;
+  const int tiles = (int)((unsigned int)n + 2048u - 1u) / 2048;
 #line 119 "examples/scan.ts"
-  const int tile = tiles - 1 - ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x);
+  const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
 #line 120 "examples/scan.ts"
   const bool live = tile >= 0;
 #line 121 "examples/scan.ts"
-  const int base = tile * 256 * 2 * 4;
+  const int base = (int)((unsigned int)tile * 256u * 2u * 4u);
 #line 124 "examples/scan.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 125 "examples/scan.ts"
-    const int q = (k * 256 + tid) * 4;
+    const int q = (int)(((unsigned int)k * 256u + (unsigned int)tid) * 4u);
 #line 126 "examples/scan.ts"
-    if (live && base + q < n) {
+    if (live && (int)((unsigned int)base + (unsigned int)q) < n) {
 #line 127 "examples/scan.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + q]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
@@ -504,16 +504,16 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 136 "examples/scan.ts"
-    const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[tid * 2 * 4 + 4 * k_1]);
+    const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_1)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
 #line 137 "examples/scan.ts"
-    v[4 * k_1] = a_1;
-    v[4 * k_1 + 1] = b_1;
-    v[4 * k_1 + 2] = c_1;
-    v[4 * k_1 + 3] = d_1;
+    v[(int)(4u * (unsigned int)k_1)] = a_1;
+    v[(int)(4u * (unsigned int)k_1 + 1u)] = b_1;
+    v[(int)(4u * (unsigned int)k_1 + 2u)] = c_1;
+    v[(int)(4u * (unsigned int)k_1 + 3u)] = d_1;
 #line 138 "examples/scan.ts"
     total += a_1;
 #line 139 "examples/scan.ts"
@@ -530,13 +530,13 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
 #line 145 "examples/scan.ts"
   __syncthreads();
 #line 146 "examples/scan.ts"
-  for (int offset = 1; offset < 256; offset <<= 1) {
+  for (int offset = 1; offset < 256; offset = (int)((unsigned int)offset << 1)) {
 #line 147 "examples/scan.ts"
     float other = 0.0f;
 #line 148 "examples/scan.ts"
     if (tid >= offset) {
 #line 149 "examples/scan.ts"
-      other = sums[tid - offset];
+      other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
 #line 151 "examples/scan.ts"
     __syncthreads();
@@ -557,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
 #line 160 "examples/scan.ts"
   if (tid > 0) {
 #line 161 "examples/scan.ts"
-    running += sums[tid - 1];
+    running += sums[(int)((unsigned int)tid - 1u)];
   }
 #line 164 "examples/scan.ts"
 #pragma unroll
@@ -573,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
 #pragma unroll
   for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 170 "examples/scan.ts"
-    *reinterpret_cast<float4*>(&staged[tid * 2 * 4 + 4 * k_2]) = make_float4(v[4 * k_2], v[4 * k_2 + 1], v[4 * k_2 + 2], v[4 * k_2 + 3]);
+    *reinterpret_cast<float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_2)]) = make_float4(v[(int)(4u * (unsigned int)k_2)], v[(int)(4u * (unsigned int)k_2 + 1u)], v[(int)(4u * (unsigned int)k_2 + 2u)], v[(int)(4u * (unsigned int)k_2 + 3u)]);
   }
 #line 172 "examples/scan.ts"
   __syncthreads();
@@ -581,9 +581,9 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
 #pragma unroll
   for (int k_3 = 0; k_3 < 2; k_3++) {
 #line 174 "examples/scan.ts"
-    const int q_1 = (k_3 * 256 + tid) * 4;
+    const int q_1 = (int)(((unsigned int)k_3 * 256u + (unsigned int)tid) * 4u);
 #line 175 "examples/scan.ts"
-    if (live && base + q_1 < n) {
+    if (live && (int)((unsigned int)base + (unsigned int)q_1) < n) {
 #line 176 "examples/scan.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[q_1]);
       const float a_2 = vector_2.x;
@@ -591,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(fl
       const float c_2 = vector_2.z;
       const float d_2 = vector_2.w;
 #line 177 "examples/scan.ts"
-      *reinterpret_cast<float4*>(&out[base + q_1]) = make_float4(a_2, b_2, c_2, d_2);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)q_1)]) = make_float4(a_2, b_2, c_2, d_2);
     }
   }
 }
@@ -608,22 +608,22 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
 #line 117 "examples/scan.ts"
   const int tid = (int)threadIdx.x;
 #line 118 "examples/scan.ts"
-  const int tiles = (n + 512 - 1) / 512;
+  const int tiles = (int)((unsigned int)n + 512u - 1u) / 512;
 #line 119 "examples/scan.ts"
-  const int tile = tiles - 1 - ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x);
+  const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
 #line 120 "examples/scan.ts"
   const bool live = tile >= 0;
 #line 121 "examples/scan.ts"
-  const int base = tile * 64 * 2 * 4;
+  const int base = (int)((unsigned int)tile * 64u * 2u * 4u);
 #line 124 "examples/scan.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 125 "examples/scan.ts"
-    const int q = (k * 64 + tid) * 4;
+    const int q = (int)(((unsigned int)k * 64u + (unsigned int)tid) * 4u);
 #line 126 "examples/scan.ts"
-    if (live && base + q < n) {
+    if (live && (int)((unsigned int)base + (unsigned int)q) < n) {
 #line 127 "examples/scan.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + q]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
@@ -643,16 +643,16 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 136 "examples/scan.ts"
-    const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[tid * 2 * 4 + 4 * k_1]);
+    const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_1)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
 #line 137 "examples/scan.ts"
-    v[4 * k_1] = a_1;
-    v[4 * k_1 + 1] = b_1;
-    v[4 * k_1 + 2] = c_1;
-    v[4 * k_1 + 3] = d_1;
+    v[(int)(4u * (unsigned int)k_1)] = a_1;
+    v[(int)(4u * (unsigned int)k_1 + 1u)] = b_1;
+    v[(int)(4u * (unsigned int)k_1 + 2u)] = c_1;
+    v[(int)(4u * (unsigned int)k_1 + 3u)] = d_1;
 #line 138 "examples/scan.ts"
     total += a_1;
 #line 139 "examples/scan.ts"
@@ -669,13 +669,13 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
 #line 145 "examples/scan.ts"
   __syncthreads();
 #line 146 "examples/scan.ts"
-  for (int offset = 1; offset < 64; offset <<= 1) {
+  for (int offset = 1; offset < 64; offset = (int)((unsigned int)offset << 1)) {
 #line 147 "examples/scan.ts"
     float other = 0.0f;
 #line 148 "examples/scan.ts"
     if (tid >= offset) {
 #line 149 "examples/scan.ts"
-      other = sums[tid - offset];
+      other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
 #line 151 "examples/scan.ts"
     __syncthreads();
@@ -696,7 +696,7 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
 #line 160 "examples/scan.ts"
   if (tid > 0) {
 #line 161 "examples/scan.ts"
-    running += sums[tid - 1];
+    running += sums[(int)((unsigned int)tid - 1u)];
   }
 #line 164 "examples/scan.ts"
 #pragma unroll
@@ -712,7 +712,7 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
 #pragma unroll
   for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 170 "examples/scan.ts"
-    *reinterpret_cast<float4*>(&staged[tid * 2 * 4 + 4 * k_2]) = make_float4(v[4 * k_2], v[4 * k_2 + 1], v[4 * k_2 + 2], v[4 * k_2 + 3]);
+    *reinterpret_cast<float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_2)]) = make_float4(v[(int)(4u * (unsigned int)k_2)], v[(int)(4u * (unsigned int)k_2 + 1u)], v[(int)(4u * (unsigned int)k_2 + 2u)], v[(int)(4u * (unsigned int)k_2 + 3u)]);
   }
 #line 172 "examples/scan.ts"
   __syncthreads();
@@ -720,9 +720,9 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
 #pragma unroll
   for (int k_3 = 0; k_3 < 2; k_3++) {
 #line 174 "examples/scan.ts"
-    const int q_1 = (k_3 * 64 + tid) * 4;
+    const int q_1 = (int)(((unsigned int)k_3 * 64u + (unsigned int)tid) * 4u);
 #line 175 "examples/scan.ts"
-    if (live && base + q_1 < n) {
+    if (live && (int)((unsigned int)base + (unsigned int)q_1) < n) {
 #line 176 "examples/scan.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[q_1]);
       const float a_2 = vector_2.x;
@@ -730,7 +730,7 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(floa
       const float c_2 = vector_2.z;
       const float d_2 = vector_2.w;
 #line 177 "examples/scan.ts"
-      *reinterpret_cast<float4*>(&out[base + q_1]) = make_float4(a_2, b_2, c_2, d_2);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)q_1)]) = make_float4(a_2, b_2, c_2, d_2);
     }
   }
 }

@@ -41,21 +41,21 @@ extern "C" __global__ void __launch_bounds__(512) sgemm1DBlocktiling_BM_64_BN_64
 #line 51 "examples/sgemm-blocktiling.ts"
   for (int bk = 0; bk < K; bk += 8) {
 #line 52 "examples/sgemm-blocktiling.ts"
-    As[innerRowA * 8 + innerColA] = A[(cRow * 64 + innerRowA) * K + bk + innerColA];
+    As[(int)((unsigned int)innerRowA * 8u + (unsigned int)innerColA)] = A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA)];
 #line 53 "examples/sgemm-blocktiling.ts"
-    Bs[innerRowB * 64 + innerColB] = B[(bk + innerRowB) * N + cCol * 64 + innerColB];
+    Bs[(int)((unsigned int)innerRowB * 64u + (unsigned int)innerColB)] = B[(int)(((unsigned int)bk + (unsigned int)innerRowB) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)innerColB)];
 #line 54 "examples/sgemm-blocktiling.ts"
     __syncthreads();
 #line 55 "examples/sgemm-blocktiling.ts"
 #pragma unroll
     for (int dot = 0; dot < 8; dot++) {
 #line 57 "examples/sgemm-blocktiling.ts"
-      const float b = Bs[dot * 64 + threadCol];
+      const float b = Bs[(int)((unsigned int)dot * 64u + (unsigned int)threadCol)];
 #line 58 "examples/sgemm-blocktiling.ts"
 #pragma unroll
       for (int r = 0; r < 8; r++) {
 #line 59 "examples/sgemm-blocktiling.ts"
-        threadResults[r] += As[(threadRow * 8 + r) * 8 + dot] * b;
+        threadResults[r] += As[(int)(((unsigned int)threadRow * 8u + (unsigned int)r) * 8u + (unsigned int)dot)] * b;
       }
     }
 #line 62 "examples/sgemm-blocktiling.ts"
@@ -65,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(512) sgemm1DBlocktiling_BM_64_BN_64
 #pragma unroll
   for (int r_1 = 0; r_1 < 8; r_1++) {
 #line 65 "examples/sgemm-blocktiling.ts"
-    const int index = (cRow * 64 + threadRow * 8 + r_1) * N + cCol * 64 + threadCol;
+    const int index = (int)(((unsigned int)cRow * 64u + (unsigned int)threadRow * 8u + (unsigned int)r_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)threadCol);
 #line 66 "examples/sgemm-blocktiling.ts"
     C[index] = gemmOutput(alpha, threadResults[r_1], beta, C[index]);
   }
@@ -112,13 +112,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 32) {
 #line 112 "examples/sgemm-blocktiling.ts"
-      As[(innerRowA + offset) * 8 + innerColA] = A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA];
+      As[(int)(((unsigned int)innerRowA + (unsigned int)offset) * 8u + (unsigned int)innerColA)] = A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA)];
     }
 #line 114 "examples/sgemm-blocktiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 115 "examples/sgemm-blocktiling.ts"
-      Bs[(innerRowB + offset_1) * 128 + innerColB] = B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB];
+      Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB)] = B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB)];
     }
 #line 117 "examples/sgemm-blocktiling.ts"
     __syncthreads();
@@ -129,13 +129,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1++) {
 #line 120 "examples/sgemm-blocktiling.ts"
-        regM[i_1] = As[(threadRow * 8 + i_1) * 8 + dot];
+        regM[i_1] = As[(int)(((unsigned int)threadRow * 8u + (unsigned int)i_1) * 8u + (unsigned int)dot)];
       }
 #line 122 "examples/sgemm-blocktiling.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 8; i_2++) {
 #line 123 "examples/sgemm-blocktiling.ts"
-        regN[i_2] = Bs[dot * 128 + threadCol * 8 + i_2];
+        regN[i_2] = Bs[(int)((unsigned int)dot * 128u + (unsigned int)threadCol * 8u + (unsigned int)i_2)];
       }
 #line 125 "examples/sgemm-blocktiling.ts"
 #pragma unroll
@@ -144,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 127 "examples/sgemm-blocktiling.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -158,9 +158,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktiling_BM_128_BN_1
 #pragma unroll
     for (int n_1 = 0; n_1 < 8; n_1++) {
 #line 135 "examples/sgemm-blocktiling.ts"
-      const int index = (cRow * 128 + threadRow * 8 + m_1) * N + cCol * 128 + threadCol * 8 + n_1;
+      const int index = (int)(((unsigned int)cRow * 128u + (unsigned int)threadRow * 8u + (unsigned int)m_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)threadCol * 8u + (unsigned int)n_1);
 #line 136 "examples/sgemm-blocktiling.ts"
-      C[index] = gemmOutput(alpha, threadResults[m_1 * 8 + n_1], beta, C[index]);
+      C[index] = gemmOutput(alpha, threadResults[(int)((unsigned int)m_1 * 8u + (unsigned int)n_1)], beta, C[index]);
     }
   }
 }
@@ -206,13 +206,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 32) {
 #line 184 "examples/sgemm-blocktiling.ts"
-      AsT[innerColA * 128 + innerRowA + offset] = A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA];
+      AsT[(int)((unsigned int)innerColA * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA)];
     }
 #line 186 "examples/sgemm-blocktiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 187 "examples/sgemm-blocktiling.ts"
-      Bs[(innerRowB + offset_1) * 128 + innerColB] = B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB];
+      Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB)] = B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB)];
     }
 #line 189 "examples/sgemm-blocktiling.ts"
     __syncthreads();
@@ -223,13 +223,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1++) {
 #line 192 "examples/sgemm-blocktiling.ts"
-        regM[i_1] = AsT[dot * 128 + threadRow * 8 + i_1];
+        regM[i_1] = AsT[(int)((unsigned int)dot * 128u + (unsigned int)threadRow * 8u + (unsigned int)i_1)];
       }
 #line 194 "examples/sgemm-blocktiling.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 8; i_2++) {
 #line 195 "examples/sgemm-blocktiling.ts"
-        regN[i_2] = Bs[dot * 128 + threadCol * 8 + i_2];
+        regN[i_2] = Bs[(int)((unsigned int)dot * 128u + (unsigned int)threadCol * 8u + (unsigned int)i_2)];
       }
 #line 197 "examples/sgemm-blocktiling.ts"
 #pragma unroll
@@ -238,7 +238,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 199 "examples/sgemm-blocktiling.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -252,9 +252,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingTransposedA_
 #pragma unroll
     for (int n_1 = 0; n_1 < 8; n_1++) {
 #line 207 "examples/sgemm-blocktiling.ts"
-      const int index = (cRow * 128 + threadRow * 8 + m_1) * N + cCol * 128 + threadCol * 8 + n_1;
+      const int index = (int)(((unsigned int)cRow * 128u + (unsigned int)threadRow * 8u + (unsigned int)m_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)threadCol * 8u + (unsigned int)n_1);
 #line 208 "examples/sgemm-blocktiling.ts"
-      C[index] = gemmOutput(alpha, threadResults[m_1 * 8 + n_1], beta, C[index]);
+      C[index] = gemmOutput(alpha, threadResults[(int)((unsigned int)m_1 * 8u + (unsigned int)n_1)], beta, C[index]);
     }
   }
 }
@@ -300,32 +300,32 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 32) {
 #line 255 "examples/sgemm-blocktiling.ts"
-      const int row = cRow * 128 + innerRowA + offset;
+      const int row = (int)((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset);
 #line 256 "examples/sgemm-blocktiling.ts"
-      const int col = bk + innerColA;
+      const int col = (int)((unsigned int)bk + (unsigned int)innerColA);
 #line 257 "examples/sgemm-blocktiling.ts"
       if (row < M && col < K) {
 #line 258 "examples/sgemm-blocktiling.ts"
-        AsT[innerColA * 128 + innerRowA + offset] = A[row * K + col];
+        AsT[(int)((unsigned int)innerColA * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)];
       } else {
 #line 260 "examples/sgemm-blocktiling.ts"
-        AsT[innerColA * 128 + innerRowA + offset] = 0.0f;
+        AsT[(int)((unsigned int)innerColA * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = 0.0f;
       }
     }
 #line 263 "examples/sgemm-blocktiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 264 "examples/sgemm-blocktiling.ts"
-      const int row_1 = bk + innerRowB + offset_1;
+      const int row_1 = (int)((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1);
 #line 265 "examples/sgemm-blocktiling.ts"
-      const int col_1 = cCol * 128 + innerColB;
+      const int col_1 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB);
 #line 266 "examples/sgemm-blocktiling.ts"
       if (row_1 < K && col_1 < N) {
 #line 267 "examples/sgemm-blocktiling.ts"
-        Bs[(innerRowB + offset_1) * 128 + innerColB] = B[row_1 * N + col_1];
+        Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB)] = B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)];
       } else {
 #line 269 "examples/sgemm-blocktiling.ts"
-        Bs[(innerRowB + offset_1) * 128 + innerColB] = 0.0f;
+        Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB)] = 0.0f;
       }
     }
 #line 272 "examples/sgemm-blocktiling.ts"
@@ -337,13 +337,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1++) {
 #line 275 "examples/sgemm-blocktiling.ts"
-        regM[i_1] = AsT[dot * 128 + threadRow * 8 + i_1];
+        regM[i_1] = AsT[(int)((unsigned int)dot * 128u + (unsigned int)threadRow * 8u + (unsigned int)i_1)];
       }
 #line 277 "examples/sgemm-blocktiling.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 8; i_2++) {
 #line 278 "examples/sgemm-blocktiling.ts"
-        regN[i_2] = Bs[dot * 128 + threadCol * 8 + i_2];
+        regN[i_2] = Bs[(int)((unsigned int)dot * 128u + (unsigned int)threadCol * 8u + (unsigned int)i_2)];
       }
 #line 280 "examples/sgemm-blocktiling.ts"
 #pragma unroll
@@ -352,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 282 "examples/sgemm-blocktiling.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -366,13 +366,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm2DBlocktilingGuarded_BM_1
 #pragma unroll
     for (int n_1 = 0; n_1 < 8; n_1++) {
 #line 290 "examples/sgemm-blocktiling.ts"
-      const int row_2 = cRow * 128 + threadRow * 8 + m_1;
+      const int row_2 = (int)((unsigned int)cRow * 128u + (unsigned int)threadRow * 8u + (unsigned int)m_1);
 #line 291 "examples/sgemm-blocktiling.ts"
-      const int col_2 = cCol * 128 + threadCol * 8 + n_1;
+      const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)threadCol * 8u + (unsigned int)n_1);
 #line 292 "examples/sgemm-blocktiling.ts"
       if (row_2 < M && col_2 < N) {
 #line 293 "examples/sgemm-blocktiling.ts"
-        C[row_2 * N + col_2] = gemmOutput(alpha, threadResults[m_1 * 8 + n_1], beta, C[row_2 * N + col_2]);
+        C[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)] = gemmOutput(alpha, threadResults[(int)((unsigned int)m_1 * 8u + (unsigned int)n_1)], beta, C[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
       }
     }
   }

@@ -39,15 +39,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #line 83 "examples/sgemm-multistage.ts"
   float nextA[16];
 #line 91 "examples/sgemm-multistage.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 95 "examples/sgemm-multistage.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 96 "examples/sgemm-multistage.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 97 "examples/sgemm-multistage.ts"
@@ -83,19 +83,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #line 117 "examples/sgemm-multistage.ts"
   for (int s = 0; s < 3; s++) {
 #line 118 "examples/sgemm-multistage.ts"
-    const int k0 = s * 16;
+    const int k0 = (int)((unsigned int)s * 16u);
 #line 119 "examples/sgemm-multistage.ts"
     if (k0 < K) {
 #line 120 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 16; offset += 4) {
 #line 121 "examples/sgemm-multistage.ts"
-        const int row = k0 + innerRowB + offset;
+        const int row = (int)((unsigned int)k0 + (unsigned int)innerRowB + (unsigned int)offset);
 #line 122 "examples/sgemm-multistage.ts"
-        const int col = cCol * 128 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
         {
 #line 124 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[s][(innerRowB + offset) * 128 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         }
       }
     }
@@ -106,22 +106,22 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 128; offset_1 += 32) {
 #line 134 "examples/sgemm-multistage.ts"
-    const int row_1 = cRow * 128 + innerRowA + offset_1;
+    const int row_1 = (int)((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset_1);
     {
 #line 136 "examples/sgemm-multistage.ts"
-      const int col_1 = innerColA * 4;
+      const int col_1 = (int)((unsigned int)innerColA * 4u);
       {
 #line 138 "examples/sgemm-multistage.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+        const float4 vector = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_1 * (unsigned int)K + (unsigned int)col_1)]);
         const float a0 = vector.x;
         const float a1 = vector.y;
         const float a2 = vector.z;
         const float a3 = vector.w;
 #line 139 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 32 * 4] = a0;
-        nextA[offset_1 / 32 * 4 + 1] = a1;
-        nextA[offset_1 / 32 * 4 + 2] = a2;
-        nextA[offset_1 / 32 * 4 + 3] = a3;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u)] = a0;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 1u)] = a1;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 2u)] = a2;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 3u)] = a3;
       }
     }
   }
@@ -129,16 +129,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
   for (int offset_2 = 0; offset_2 < 128; offset_2 += 32) {
 #line 150 "examples/sgemm-multistage.ts"
-    const int base = offset_2 / 32 * 4;
+    const int base = (int)((unsigned int)(offset_2 / 32) * 4u);
     {
 #line 152 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 0) * 132 + innerRowA + offset_2] = nextA[base];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[base];
 #line 153 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 1) * 132 + innerRowA + offset_2] = nextA[base + 1];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 1u)];
 #line 154 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 2) * 132 + innerRowA + offset_2] = nextA[base + 2];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 2u)];
 #line 155 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 3) * 132 + innerRowA + offset_2] = nextA[base + 3];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 3u)];
     }
   }
 #line 160 "examples/sgemm-multistage.ts"
@@ -160,48 +160,48 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #line 176 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 177 "examples/sgemm-multistage.ts"
-    const int nextB = k0_1 + 48;
+    const int nextB = (int)((unsigned int)k0_1 + 48u);
 #line 178 "examples/sgemm-multistage.ts"
     if (nextB < K) {
 #line 179 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 16; offset_3 += 4) {
 #line 180 "examples/sgemm-multistage.ts"
-        const int row_2 = nextB + innerRowB + offset_3;
+        const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
 #line 181 "examples/sgemm-multistage.ts"
-        const int col_2 = cCol * 128 + innerColB * 4;
+        const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
         {
 #line 183 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[writeB][(innerRowB + offset_3) * 128 + innerColB * 4], &B[row_2 * N + col_2]);
+          tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         }
       }
     }
 #line 189 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
 #line 190 "examples/sgemm-multistage.ts"
-    const int nextA0 = k0_1 + 16;
+    const int nextA0 = (int)((unsigned int)k0_1 + 16u);
 #line 191 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
 #line 192 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 128; offset_4 += 32) {
 #line 193 "examples/sgemm-multistage.ts"
-        const int row_3 = cRow * 128 + innerRowA + offset_4;
+        const int row_3 = (int)((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
 #line 195 "examples/sgemm-multistage.ts"
-          const int col_3 = nextA0 + innerColA * 4;
+          const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
           {
 #line 197 "examples/sgemm-multistage.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[row_3 * K + col_3]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
 #line 198 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 32 * 4] = a0_1;
-            nextA[offset_4 / 32 * 4 + 1] = a1_1;
-            nextA[offset_4 / 32 * 4 + 2] = a2_1;
-            nextA[offset_4 / 32 * 4 + 3] = a3_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = a0_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = a1_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = a2_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 3u)] = a3_1;
           }
         }
       }
@@ -216,16 +216,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 214 "examples/sgemm-multistage.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(group * 16 + dot) * 132 + warpRow * 64 + wSubRow * 64 + threadRowInWarp * 8 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 132u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 215 "examples/sgemm-multistage.ts"
-          regM[wSubRow * 8 + i_1] = m0;
-          regM[wSubRow * 8 + i_1 + 1] = m1;
-          regM[wSubRow * 8 + i_1 + 2] = m2;
-          regM[wSubRow * 8 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 218 "examples/sgemm-multistage.ts"
@@ -235,16 +235,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 220 "examples/sgemm-multistage.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(group * 16 + dot) * 128 + warpCol * 64 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 221 "examples/sgemm-multistage.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 224 "examples/sgemm-multistage.ts"
@@ -254,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
         for (int n = 0; n < 16; n++) {
 #line 226 "examples/sgemm-multistage.ts"
-          acc[m * 16 + n] += regM[m] * regN[n];
+          acc[(int)((unsigned int)m * 16u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -264,25 +264,25 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 128; offset_5 += 32) {
 #line 233 "examples/sgemm-multistage.ts"
-        const int base_1 = offset_5 / 32 * 4;
+        const int base_1 = (int)((unsigned int)(offset_5 / 32) * 4u);
         {
 #line 235 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 0) * 132 + innerRowA + offset_5] = nextA[base_1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
 #line 236 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 1) * 132 + innerRowA + offset_5] = nextA[base_1 + 1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
 #line 237 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 2) * 132 + innerRowA + offset_5] = nextA[base_1 + 2];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
 #line 238 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 3) * 132 + innerRowA + offset_5] = nextA[base_1 + 3];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
 #line 244 "examples/sgemm-multistage.ts"
-    stageA = 1 - stageA;
+    stageA = (int)(1u - (unsigned int)stageA);
 #line 245 "examples/sgemm-multistage.ts"
-    readB = readB + 1 == 4 ? 0 : readB + 1;
+    readB = (int)((unsigned int)readB + 1u) == 4 ? 0 : (int)((unsigned int)readB + 1u);
 #line 246 "examples/sgemm-multistage.ts"
-    writeB = writeB + 1 == 4 ? 0 : writeB + 1;
+    writeB = (int)((unsigned int)writeB + 1u) == 4 ? 0 : (int)((unsigned int)writeB + 1u);
   }
 #line 248 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
@@ -301,25 +301,25 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 275 "examples/sgemm-multistage.ts"
-            const int row_4 = cRow * 128 + warpRow * 64 + wSubRow_1 * 64 + threadRowInWarp * 8 + m_1;
+            const int row_4 = (int)((unsigned int)cRow * 128u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow_1 * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
 #line 276 "examples/sgemm-multistage.ts"
-            const int col_4 = cCol * 128 + warpCol * 64 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+            const int col_4 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 277 "examples/sgemm-multistage.ts"
-            const int r = (wSubRow_1 * 8 + m_1) * 16 + wSubCol_1 * 4 + n_1;
+            const int r = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 16u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
             {
 #line 280 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
 #line 281 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r], alpha * acc[r + 1], alpha * acc[r + 2], alpha * acc[r + 3]);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r], alpha * acc[(int)((unsigned int)r + 1u)], alpha * acc[(int)((unsigned int)r + 2u)], alpha * acc[(int)((unsigned int)r + 3u)]);
               } else {
 #line 283 "examples/sgemm-multistage.ts"
-                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row_4 * N + col_4]);
+                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
 #line 284 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r] + beta * c0, alpha * acc[r + 1] + beta * c1, alpha * acc[r + 2] + beta * c2, alpha * acc[r + 3] + beta * c3);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r] + beta * c0, alpha * acc[(int)((unsigned int)r + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r + 3u)] + beta * c3);
               }
             }
           }
@@ -347,13 +347,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 83 "examples/sgemm-multistage.ts"
   float nextA[8];
 #line 91 "examples/sgemm-multistage.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = max(0, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = pid / groupBlocks * max(0, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(0, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -391,19 +391,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 117 "examples/sgemm-multistage.ts"
   for (int s = 0; s < 1; s++) {
 #line 118 "examples/sgemm-multistage.ts"
-    const int k0 = s * 32;
+    const int k0 = (int)((unsigned int)s * 32u);
 #line 119 "examples/sgemm-multistage.ts"
     if (k0 < K) {
 #line 120 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 32; offset += 8) {
 #line 121 "examples/sgemm-multistage.ts"
-        const int row = k0 + innerRowB + offset;
+        const int row = (int)((unsigned int)k0 + (unsigned int)innerRowB + (unsigned int)offset);
 #line 122 "examples/sgemm-multistage.ts"
-        const int col = cCol * 128 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
         {
 #line 124 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[s][(innerRowB + offset) * 128 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         }
       }
     }
@@ -414,22 +414,22 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 64; offset_1 += 32) {
 #line 134 "examples/sgemm-multistage.ts"
-    const int row_1 = cRow * 64 + innerRowA + offset_1;
+    const int row_1 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_1);
     {
 #line 136 "examples/sgemm-multistage.ts"
-      const int col_1 = innerColA * 4;
+      const int col_1 = (int)((unsigned int)innerColA * 4u);
       {
 #line 138 "examples/sgemm-multistage.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+        const float4 vector = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_1 * (unsigned int)K + (unsigned int)col_1)]);
         const float a0 = vector.x;
         const float a1 = vector.y;
         const float a2 = vector.z;
         const float a3 = vector.w;
 #line 139 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 32 * 4] = a0;
-        nextA[offset_1 / 32 * 4 + 1] = a1;
-        nextA[offset_1 / 32 * 4 + 2] = a2;
-        nextA[offset_1 / 32 * 4 + 3] = a3;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u)] = a0;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 1u)] = a1;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 2u)] = a2;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 3u)] = a3;
       }
     }
   }
@@ -437,16 +437,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
   for (int offset_2 = 0; offset_2 < 64; offset_2 += 32) {
 #line 150 "examples/sgemm-multistage.ts"
-    const int base = offset_2 / 32 * 4;
+    const int base = (int)((unsigned int)(offset_2 / 32) * 4u);
     {
 #line 152 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[base];
 #line 153 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 1u)];
 #line 154 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 2u)];
 #line 155 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 3u)];
     }
   }
 #line 160 "examples/sgemm-multistage.ts"
@@ -464,48 +464,48 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 176 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 177 "examples/sgemm-multistage.ts"
-    const int nextB = k0_1 + 32;
+    const int nextB = (int)((unsigned int)k0_1 + 32u);
 #line 178 "examples/sgemm-multistage.ts"
     if (nextB < K) {
 #line 179 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 32; offset_3 += 8) {
 #line 180 "examples/sgemm-multistage.ts"
-        const int row_2 = nextB + innerRowB + offset_3;
+        const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
 #line 181 "examples/sgemm-multistage.ts"
-        const int col_2 = cCol * 128 + innerColB * 4;
+        const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
         {
 #line 183 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[writeB][(innerRowB + offset_3) * 128 + innerColB * 4], &B[row_2 * N + col_2]);
+          tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         }
       }
     }
 #line 189 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
 #line 190 "examples/sgemm-multistage.ts"
-    const int nextA0 = k0_1 + 32;
+    const int nextA0 = (int)((unsigned int)k0_1 + 32u);
 #line 191 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
 #line 192 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 32) {
 #line 193 "examples/sgemm-multistage.ts"
-        const int row_3 = cRow * 64 + innerRowA + offset_4;
+        const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
 #line 195 "examples/sgemm-multistage.ts"
-          const int col_3 = nextA0 + innerColA * 4;
+          const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
           {
 #line 197 "examples/sgemm-multistage.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[row_3 * K + col_3]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
 #line 198 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 32 * 4] = a0_1;
-            nextA[offset_4 / 32 * 4 + 1] = a1_1;
-            nextA[offset_4 / 32 * 4 + 2] = a2_1;
-            nextA[offset_4 / 32 * 4 + 3] = a3_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = a0_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = a1_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = a2_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 3u)] = a3_1;
           }
         }
       }
@@ -520,16 +520,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 214 "examples/sgemm-multistage.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(group * 16 + dot) * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 8 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 215 "examples/sgemm-multistage.ts"
-          regM[wSubRow * 8 + i_1] = m0;
-          regM[wSubRow * 8 + i_1 + 1] = m1;
-          regM[wSubRow * 8 + i_1 + 2] = m2;
-          regM[wSubRow * 8 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 218 "examples/sgemm-multistage.ts"
@@ -539,16 +539,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 220 "examples/sgemm-multistage.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(group * 16 + dot) * 128 + warpCol * 64 + wSubCol * 32 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 221 "examples/sgemm-multistage.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 224 "examples/sgemm-multistage.ts"
@@ -558,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 226 "examples/sgemm-multistage.ts"
-          acc[m * 8 + n] += regM[m] * regN[n];
+          acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -568,25 +568,25 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 64; offset_5 += 32) {
 #line 233 "examples/sgemm-multistage.ts"
-        const int base_1 = offset_5 / 32 * 4;
+        const int base_1 = (int)((unsigned int)(offset_5 / 32) * 4u);
         {
 #line 235 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 0) * 68 + innerRowA + offset_5] = nextA[base_1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
 #line 236 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 1) * 68 + innerRowA + offset_5] = nextA[base_1 + 1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
 #line 237 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 2) * 68 + innerRowA + offset_5] = nextA[base_1 + 2];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
 #line 238 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 3) * 68 + innerRowA + offset_5] = nextA[base_1 + 3];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
 #line 244 "examples/sgemm-multistage.ts"
-    stageA = 1 - stageA;
+    stageA = (int)(1u - (unsigned int)stageA);
 #line 245 "examples/sgemm-multistage.ts"
-    readB = readB + 1 == 2 ? 0 : readB + 1;
+    readB = (int)((unsigned int)readB + 1u) == 2 ? 0 : (int)((unsigned int)readB + 1u);
 #line 246 "examples/sgemm-multistage.ts"
-    writeB = writeB + 1 == 2 ? 0 : writeB + 1;
+    writeB = (int)((unsigned int)writeB + 1u) == 2 ? 0 : (int)((unsigned int)writeB + 1u);
   }
 #line 248 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
@@ -599,7 +599,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
       for (int r = 0; r < 64; r++) {
 #line 256 "examples/sgemm-multistage.ts"
-        const int slot = ((group - 1) * 64 + r) * 128 + inGroup;
+        const int slot = (int)((((unsigned int)group - 1u) * 64u + (unsigned int)r) * 128u + (unsigned int)inGroup);
 #line 257 "examples/sgemm-multistage.ts"
         Bs[slot / 4096][slot % 4096] = acc[r];
       }
@@ -614,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int r_1 = 0; r_1 < 64; r_1++) {
 #line 264 "examples/sgemm-multistage.ts"
-          const int slot_1 = ((g - 1) * 64 + r_1) * 128 + inGroup;
+          const int slot_1 = (int)((((unsigned int)g - 1u) * 64u + (unsigned int)r_1) * 128u + (unsigned int)inGroup);
 #line 265 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 4096][slot_1 % 4096];
         }
@@ -636,25 +636,25 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 275 "examples/sgemm-multistage.ts"
-            const int row_4 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 8 + m_1;
+            const int row_4 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
 #line 276 "examples/sgemm-multistage.ts"
-            const int col_4 = cCol * 128 + warpCol * 64 + wSubCol_1 * 32 + threadColInWarp * 4 + n_1;
+            const int col_4 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 277 "examples/sgemm-multistage.ts"
-            const int r_2 = (wSubRow_1 * 8 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+            const int r_2 = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
             {
 #line 280 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
 #line 281 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r_2], alpha * acc[r_2 + 1], alpha * acc[r_2 + 2], alpha * acc[r_2 + 3]);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2], alpha * acc[(int)((unsigned int)r_2 + 1u)], alpha * acc[(int)((unsigned int)r_2 + 2u)], alpha * acc[(int)((unsigned int)r_2 + 3u)]);
               } else {
 #line 283 "examples/sgemm-multistage.ts"
-                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row_4 * N + col_4]);
+                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
 #line 284 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[r_2 + 1] + beta * c1, alpha * acc[r_2 + 2] + beta * c2, alpha * acc[r_2 + 3] + beta * c3);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[(int)((unsigned int)r_2 + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r_2 + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r_2 + 3u)] + beta * c3);
               }
             }
           }
@@ -682,13 +682,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 83 "examples/sgemm-multistage.ts"
   float nextA[8];
 #line 91 "examples/sgemm-multistage.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = max(0, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = pid / groupBlocks * max(0, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(0, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -726,23 +726,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 117 "examples/sgemm-multistage.ts"
   for (int s = 0; s < 1; s++) {
 #line 118 "examples/sgemm-multistage.ts"
-    const int k0 = s * 32;
+    const int k0 = (int)((unsigned int)s * 32u);
 #line 119 "examples/sgemm-multistage.ts"
     if (k0 < K) {
 #line 120 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 32; offset += 8) {
 #line 121 "examples/sgemm-multistage.ts"
-        const int row = k0 + innerRowB + offset;
+        const int row = (int)((unsigned int)k0 + (unsigned int)innerRowB + (unsigned int)offset);
 #line 122 "examples/sgemm-multistage.ts"
-        const int col = cCol * 128 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
 #line 123 "examples/sgemm-multistage.ts"
         if (row < K && col < N) {
 #line 124 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[s][(innerRowB + offset) * 128 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         } else {
 #line 126 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&Bs[s][(innerRowB + offset) * 128 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
@@ -753,29 +753,29 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 64; offset_1 += 32) {
 #line 134 "examples/sgemm-multistage.ts"
-    const int row_1 = cRow * 64 + innerRowA + offset_1;
+    const int row_1 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_1);
     {
 #line 136 "examples/sgemm-multistage.ts"
-      const int col_1 = innerColA * 4;
+      const int col_1 = (int)((unsigned int)innerColA * 4u);
 #line 137 "examples/sgemm-multistage.ts"
       if (row_1 < M && col_1 < K) {
 #line 138 "examples/sgemm-multistage.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+        const float4 vector = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_1 * (unsigned int)K + (unsigned int)col_1)]);
         const float a0 = vector.x;
         const float a1 = vector.y;
         const float a2 = vector.z;
         const float a3 = vector.w;
 #line 139 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 32 * 4] = a0;
-        nextA[offset_1 / 32 * 4 + 1] = a1;
-        nextA[offset_1 / 32 * 4 + 2] = a2;
-        nextA[offset_1 / 32 * 4 + 3] = a3;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u)] = a0;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 1u)] = a1;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 2u)] = a2;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 3u)] = a3;
       } else {
 #line 141 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 32 * 4] = 0.0f;
-        nextA[offset_1 / 32 * 4 + 1] = 0.0f;
-        nextA[offset_1 / 32 * 4 + 2] = 0.0f;
-        nextA[offset_1 / 32 * 4 + 3] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u)] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 1u)] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 2u)] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 32) * 4u + 3u)] = 0.0f;
       }
     }
   }
@@ -783,16 +783,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
   for (int offset_2 = 0; offset_2 < 64; offset_2 += 32) {
 #line 150 "examples/sgemm-multistage.ts"
-    const int base = offset_2 / 32 * 4;
+    const int base = (int)((unsigned int)(offset_2 / 32) * 4u);
     {
 #line 152 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[base];
 #line 153 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 1u)];
 #line 154 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 2u)];
 #line 155 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 3u)];
     }
   }
 #line 160 "examples/sgemm-multistage.ts"
@@ -810,59 +810,59 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 176 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 177 "examples/sgemm-multistage.ts"
-    const int nextB = k0_1 + 32;
+    const int nextB = (int)((unsigned int)k0_1 + 32u);
 #line 178 "examples/sgemm-multistage.ts"
     if (nextB < K) {
 #line 179 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 32; offset_3 += 8) {
 #line 180 "examples/sgemm-multistage.ts"
-        const int row_2 = nextB + innerRowB + offset_3;
+        const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
 #line 181 "examples/sgemm-multistage.ts"
-        const int col_2 = cCol * 128 + innerColB * 4;
+        const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
 #line 182 "examples/sgemm-multistage.ts"
         if (row_2 < K && col_2 < N) {
 #line 183 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[writeB][(innerRowB + offset_3) * 128 + innerColB * 4], &B[row_2 * N + col_2]);
+          tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         } else {
 #line 185 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&Bs[writeB][(innerRowB + offset_3) * 128 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
 #line 189 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
 #line 190 "examples/sgemm-multistage.ts"
-    const int nextA0 = k0_1 + 32;
+    const int nextA0 = (int)((unsigned int)k0_1 + 32u);
 #line 191 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
 #line 192 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 32) {
 #line 193 "examples/sgemm-multistage.ts"
-        const int row_3 = cRow * 64 + innerRowA + offset_4;
+        const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
 #line 195 "examples/sgemm-multistage.ts"
-          const int col_3 = nextA0 + innerColA * 4;
+          const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
 #line 196 "examples/sgemm-multistage.ts"
           if (row_3 < M && col_3 < K) {
 #line 197 "examples/sgemm-multistage.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[row_3 * K + col_3]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
 #line 198 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 32 * 4] = a0_1;
-            nextA[offset_4 / 32 * 4 + 1] = a1_1;
-            nextA[offset_4 / 32 * 4 + 2] = a2_1;
-            nextA[offset_4 / 32 * 4 + 3] = a3_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = a0_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = a1_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = a2_1;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 3u)] = a3_1;
           } else {
 #line 200 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 32 * 4] = 0.0f;
-            nextA[offset_4 / 32 * 4 + 1] = 0.0f;
-            nextA[offset_4 / 32 * 4 + 2] = 0.0f;
-            nextA[offset_4 / 32 * 4 + 3] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 3u)] = 0.0f;
           }
         }
       }
@@ -877,16 +877,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 214 "examples/sgemm-multistage.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(group * 16 + dot) * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 8 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 215 "examples/sgemm-multistage.ts"
-          regM[wSubRow * 8 + i_1] = m0;
-          regM[wSubRow * 8 + i_1 + 1] = m1;
-          regM[wSubRow * 8 + i_1 + 2] = m2;
-          regM[wSubRow * 8 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 218 "examples/sgemm-multistage.ts"
@@ -896,16 +896,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 220 "examples/sgemm-multistage.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(group * 16 + dot) * 128 + warpCol * 64 + wSubCol * 32 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 221 "examples/sgemm-multistage.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 224 "examples/sgemm-multistage.ts"
@@ -915,7 +915,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 226 "examples/sgemm-multistage.ts"
-          acc[m * 8 + n] += regM[m] * regN[n];
+          acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -925,25 +925,25 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 64; offset_5 += 32) {
 #line 233 "examples/sgemm-multistage.ts"
-        const int base_1 = offset_5 / 32 * 4;
+        const int base_1 = (int)((unsigned int)(offset_5 / 32) * 4u);
         {
 #line 235 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 0) * 68 + innerRowA + offset_5] = nextA[base_1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
 #line 236 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 1) * 68 + innerRowA + offset_5] = nextA[base_1 + 1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
 #line 237 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 2) * 68 + innerRowA + offset_5] = nextA[base_1 + 2];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
 #line 238 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 3) * 68 + innerRowA + offset_5] = nextA[base_1 + 3];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
 #line 244 "examples/sgemm-multistage.ts"
-    stageA = 1 - stageA;
+    stageA = (int)(1u - (unsigned int)stageA);
 #line 245 "examples/sgemm-multistage.ts"
-    readB = readB + 1 == 2 ? 0 : readB + 1;
+    readB = (int)((unsigned int)readB + 1u) == 2 ? 0 : (int)((unsigned int)readB + 1u);
 #line 246 "examples/sgemm-multistage.ts"
-    writeB = writeB + 1 == 2 ? 0 : writeB + 1;
+    writeB = (int)((unsigned int)writeB + 1u) == 2 ? 0 : (int)((unsigned int)writeB + 1u);
   }
 #line 248 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
@@ -956,7 +956,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
       for (int r = 0; r < 64; r++) {
 #line 256 "examples/sgemm-multistage.ts"
-        const int slot = ((group - 1) * 64 + r) * 128 + inGroup;
+        const int slot = (int)((((unsigned int)group - 1u) * 64u + (unsigned int)r) * 128u + (unsigned int)inGroup);
 #line 257 "examples/sgemm-multistage.ts"
         Bs[slot / 4096][slot % 4096] = acc[r];
       }
@@ -971,7 +971,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
         for (int r_1 = 0; r_1 < 64; r_1++) {
 #line 264 "examples/sgemm-multistage.ts"
-          const int slot_1 = ((g - 1) * 64 + r_1) * 128 + inGroup;
+          const int slot_1 = (int)((((unsigned int)g - 1u) * 64u + (unsigned int)r_1) * 128u + (unsigned int)inGroup);
 #line 265 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 4096][slot_1 % 4096];
         }
@@ -993,26 +993,26 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 275 "examples/sgemm-multistage.ts"
-            const int row_4 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 8 + m_1;
+            const int row_4 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
 #line 276 "examples/sgemm-multistage.ts"
-            const int col_4 = cCol * 128 + warpCol * 64 + wSubCol_1 * 32 + threadColInWarp * 4 + n_1;
+            const int col_4 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 277 "examples/sgemm-multistage.ts"
-            const int r_2 = (wSubRow_1 * 8 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+            const int r_2 = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 278 "examples/sgemm-multistage.ts"
             if (row_4 < M && col_4 < N) {
 #line 280 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
 #line 281 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r_2], alpha * acc[r_2 + 1], alpha * acc[r_2 + 2], alpha * acc[r_2 + 3]);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2], alpha * acc[(int)((unsigned int)r_2 + 1u)], alpha * acc[(int)((unsigned int)r_2 + 2u)], alpha * acc[(int)((unsigned int)r_2 + 3u)]);
               } else {
 #line 283 "examples/sgemm-multistage.ts"
-                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row_4 * N + col_4]);
+                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
 #line 284 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[r_2 + 1] + beta * c1, alpha * acc[r_2 + 2] + beta * c2, alpha * acc[r_2 + 3] + beta * c3);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[(int)((unsigned int)r_2 + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r_2 + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r_2 + 3u)] + beta * c3);
               }
             }
           }
@@ -1038,15 +1038,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #line 83 "examples/sgemm-multistage.ts"
   float nextA[4];
 #line 91 "examples/sgemm-multistage.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = max(2, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(2, 1) * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = pid / groupBlocks * max(2, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(2, 1));
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(2, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(2, 1));
 #line 95 "examples/sgemm-multistage.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 96 "examples/sgemm-multistage.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 97 "examples/sgemm-multistage.ts"
@@ -1066,7 +1066,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #line 104 "examples/sgemm-multistage.ts"
   const int threadRowInWarp = lane / 4;
 #line 107 "examples/sgemm-multistage.ts"
-  const int innerRowA = (int)threadIdx.x / 8 * 4;
+  const int innerRowA = (int)((unsigned int)((int)threadIdx.x / 8) * 4u);
 #line 108 "examples/sgemm-multistage.ts"
   const int innerColA = (int)threadIdx.x % 8;
 #line 110 "examples/sgemm-multistage.ts"
@@ -1082,23 +1082,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #line 117 "examples/sgemm-multistage.ts"
   for (int s = 0; s < 2; s++) {
 #line 118 "examples/sgemm-multistage.ts"
-    const int k0 = s * 8;
+    const int k0 = (int)((unsigned int)s * 8u);
 #line 119 "examples/sgemm-multistage.ts"
     if (k0 < K) {
 #line 120 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 8; offset += 8) {
 #line 121 "examples/sgemm-multistage.ts"
-        const int row = k0 + innerRowB + offset;
+        const int row = (int)((unsigned int)k0 + (unsigned int)innerRowB + (unsigned int)offset);
 #line 122 "examples/sgemm-multistage.ts"
-        const int col = cCol * 64 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB * 4u);
 #line 123 "examples/sgemm-multistage.ts"
         if (row < K && col < N) {
 #line 124 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[s][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 64u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         } else {
 #line 126 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&Bs[s][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
@@ -1109,13 +1109,13 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
 #line 134 "examples/sgemm-multistage.ts"
-    const int row_1 = cRow * 64 + innerRowA + offset_1;
+    const int row_1 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_1);
     {
 #line 144 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int j = 0; j < 4; j++) {
 #line 145 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 64 * 4 + j] = row_1 + j < M && innerColA < K ? A[(row_1 + j) * K + innerColA] : 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 64) * 4u + (unsigned int)j)] = (int)((unsigned int)row_1 + (unsigned int)j) < M && innerColA < K ? A[(int)(((unsigned int)row_1 + (unsigned int)j) * (unsigned int)K + (unsigned int)innerColA)] : 0.0f;
       }
     }
   }
@@ -1123,10 +1123,10 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
   for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
 #line 150 "examples/sgemm-multistage.ts"
-    const int base = offset_2 / 64 * 4;
+    const int base = (int)((unsigned int)(offset_2 / 64) * 4u);
     {
 #line 157 "examples/sgemm-multistage.ts"
-      *reinterpret_cast<float4*>(&AsT[0][innerColA * 68 + innerRowA + offset_2]) = make_float4(nextA[base], nextA[base + 1], nextA[base + 2], nextA[base + 3]);
+      *reinterpret_cast<float4*>(&AsT[0][(int)((unsigned int)innerColA * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)]) = make_float4(nextA[base], nextA[(int)((unsigned int)base + 1u)], nextA[(int)((unsigned int)base + 2u)], nextA[(int)((unsigned int)base + 3u)]);
     }
   }
 #line 160 "examples/sgemm-multistage.ts"
@@ -1146,45 +1146,45 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #line 176 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 177 "examples/sgemm-multistage.ts"
-    const int nextB = k0_1 + 16;
+    const int nextB = (int)((unsigned int)k0_1 + 16u);
 #line 178 "examples/sgemm-multistage.ts"
     if (nextB < K) {
 #line 179 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 8; offset_3 += 8) {
 #line 180 "examples/sgemm-multistage.ts"
-        const int row_2 = nextB + innerRowB + offset_3;
+        const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
 #line 181 "examples/sgemm-multistage.ts"
-        const int col_1 = cCol * 64 + innerColB * 4;
+        const int col_1 = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB * 4u);
 #line 182 "examples/sgemm-multistage.ts"
         if (row_2 < K && col_1 < N) {
 #line 183 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[writeB][(innerRowB + offset_3) * 64 + innerColB * 4], &B[row_2 * N + col_1]);
+          tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
 #line 185 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&Bs[writeB][(innerRowB + offset_3) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
 #line 189 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
 #line 190 "examples/sgemm-multistage.ts"
-    const int nextA0 = k0_1 + 8;
+    const int nextA0 = (int)((unsigned int)k0_1 + 8u);
 #line 191 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
 #line 192 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
 #line 193 "examples/sgemm-multistage.ts"
-        const int row_3 = cRow * 64 + innerRowA + offset_4;
+        const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
 #line 203 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
 #line 204 "examples/sgemm-multistage.ts"
-            const int col_2 = nextA0 + innerColA;
+            const int col_2 = (int)((unsigned int)nextA0 + (unsigned int)innerColA);
 #line 205 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 64 * 4 + j_1] = row_3 + j_1 < M && col_2 < K ? A[(row_3 + j_1) * K + col_2] : 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 64) * 4u + (unsigned int)j_1)] = (int)((unsigned int)row_3 + (unsigned int)j_1) < M && col_2 < K ? A[(int)(((unsigned int)row_3 + (unsigned int)j_1) * (unsigned int)K + (unsigned int)col_2)] : 0.0f;
           }
         }
       }
@@ -1199,16 +1199,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
 #line 214 "examples/sgemm-multistage.ts"
-          const float4 vector = *reinterpret_cast<const float4*>(&AsT[stageA][(group * 8 + dot) * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+          const float4 vector = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector.x;
           const float m1 = vector.y;
           const float m2 = vector.z;
           const float m3 = vector.w;
 #line 215 "examples/sgemm-multistage.ts"
-          regM[wSubRow * 4 + i_1] = m0;
-          regM[wSubRow * 4 + i_1 + 1] = m1;
-          regM[wSubRow * 4 + i_1 + 2] = m2;
-          regM[wSubRow * 4 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 218 "examples/sgemm-multistage.ts"
@@ -1218,16 +1218,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 220 "examples/sgemm-multistage.ts"
-          const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[readB][(group * 8 + dot) * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_1.x;
           const float n1 = vector_1.y;
           const float n2 = vector_1.z;
           const float n3 = vector_1.w;
 #line 221 "examples/sgemm-multistage.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 224 "examples/sgemm-multistage.ts"
@@ -1237,7 +1237,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 226 "examples/sgemm-multistage.ts"
-          acc[m * 8 + n] += regM[m] * regN[n];
+          acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -1247,19 +1247,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 64; offset_5 += 64) {
 #line 233 "examples/sgemm-multistage.ts"
-        const int base_1 = offset_5 / 64 * 4;
+        const int base_1 = (int)((unsigned int)(offset_5 / 64) * 4u);
         {
 #line 240 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&AsT[1 - stageA][innerColA * 68 + innerRowA + offset_5]) = make_float4(nextA[base_1], nextA[base_1 + 1], nextA[base_1 + 2], nextA[base_1 + 3]);
+          *reinterpret_cast<float4*>(&AsT[(int)(1u - (unsigned int)stageA)][(int)((unsigned int)innerColA * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)]) = make_float4(nextA[base_1], nextA[(int)((unsigned int)base_1 + 1u)], nextA[(int)((unsigned int)base_1 + 2u)], nextA[(int)((unsigned int)base_1 + 3u)]);
         }
       }
     }
 #line 244 "examples/sgemm-multistage.ts"
-    stageA = 1 - stageA;
+    stageA = (int)(1u - (unsigned int)stageA);
 #line 245 "examples/sgemm-multistage.ts"
-    readB = readB + 1 == 3 ? 0 : readB + 1;
+    readB = (int)((unsigned int)readB + 1u) == 3 ? 0 : (int)((unsigned int)readB + 1u);
 #line 246 "examples/sgemm-multistage.ts"
-    writeB = writeB + 1 == 3 ? 0 : writeB + 1;
+    writeB = (int)((unsigned int)writeB + 1u) == 3 ? 0 : (int)((unsigned int)writeB + 1u);
   }
 #line 248 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
@@ -1278,26 +1278,26 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 275 "examples/sgemm-multistage.ts"
-            const int row_4 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+            const int row_4 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
 #line 276 "examples/sgemm-multistage.ts"
-            const int col_3 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+            const int col_3 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 277 "examples/sgemm-multistage.ts"
-            const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+            const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 278 "examples/sgemm-multistage.ts"
             if (row_4 < M && col_3 < N) {
 #line 280 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
 #line 281 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_3]) = make_float4(alpha * acc[r], alpha * acc[r + 1], alpha * acc[r + 2], alpha * acc[r + 3]);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_3)]) = make_float4(alpha * acc[r], alpha * acc[(int)((unsigned int)r + 1u)], alpha * acc[(int)((unsigned int)r + 2u)], alpha * acc[(int)((unsigned int)r + 3u)]);
               } else {
 #line 283 "examples/sgemm-multistage.ts"
-                const float4 vector_2 = *reinterpret_cast<const float4*>(&C[row_4 * N + col_3]);
+                const float4 vector_2 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_3)]);
                 const float c0 = vector_2.x;
                 const float c1 = vector_2.y;
                 const float c2 = vector_2.z;
                 const float c3 = vector_2.w;
 #line 284 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_3]) = make_float4(alpha * acc[r] + beta * c0, alpha * acc[r + 1] + beta * c1, alpha * acc[r + 2] + beta * c2, alpha * acc[r + 3] + beta * c3);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_3)]) = make_float4(alpha * acc[r] + beta * c0, alpha * acc[(int)((unsigned int)r + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r + 3u)] + beta * c3);
               }
             }
           }
@@ -1323,13 +1323,13 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #line 83 "examples/sgemm-multistage.ts"
   float nextA[8];
 #line 91 "examples/sgemm-multistage.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = max(0, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = pid / groupBlocks * max(0, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(0, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -1367,23 +1367,23 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #line 117 "examples/sgemm-multistage.ts"
   for (int s = 0; s < 1; s++) {
 #line 118 "examples/sgemm-multistage.ts"
-    const int k0 = s * 16;
+    const int k0 = (int)((unsigned int)s * 16u);
 #line 119 "examples/sgemm-multistage.ts"
     if (k0 < K) {
 #line 120 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 16; offset += 8) {
 #line 121 "examples/sgemm-multistage.ts"
-        const int row = k0 + innerRowB + offset;
+        const int row = (int)((unsigned int)k0 + (unsigned int)innerRowB + (unsigned int)offset);
 #line 122 "examples/sgemm-multistage.ts"
-        const int col = cCol * 32 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 32u + (unsigned int)innerColB * 4u);
 #line 123 "examples/sgemm-multistage.ts"
         if (row < K && col < N) {
 #line 124 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[s][(innerRowB + offset) * 32 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 32u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         } else {
 #line 126 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&Bs[s][(innerRowB + offset) * 32 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[s][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 32u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
@@ -1394,29 +1394,29 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 32; offset_1 += 16) {
 #line 134 "examples/sgemm-multistage.ts"
-    const int row_1 = cRow * 32 + innerRowA + offset_1;
+    const int row_1 = (int)((unsigned int)cRow * 32u + (unsigned int)innerRowA + (unsigned int)offset_1);
     {
 #line 136 "examples/sgemm-multistage.ts"
-      const int col_1 = innerColA * 4;
+      const int col_1 = (int)((unsigned int)innerColA * 4u);
 #line 137 "examples/sgemm-multistage.ts"
       if (row_1 < M && col_1 < K) {
 #line 138 "examples/sgemm-multistage.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+        const float4 vector = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_1 * (unsigned int)K + (unsigned int)col_1)]);
         const float a0 = vector.x;
         const float a1 = vector.y;
         const float a2 = vector.z;
         const float a3 = vector.w;
 #line 139 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 16 * 4] = a0;
-        nextA[offset_1 / 16 * 4 + 1] = a1;
-        nextA[offset_1 / 16 * 4 + 2] = a2;
-        nextA[offset_1 / 16 * 4 + 3] = a3;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u)] = a0;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u + 1u)] = a1;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u + 2u)] = a2;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u + 3u)] = a3;
       } else {
 #line 141 "examples/sgemm-multistage.ts"
-        nextA[offset_1 / 16 * 4] = 0.0f;
-        nextA[offset_1 / 16 * 4 + 1] = 0.0f;
-        nextA[offset_1 / 16 * 4 + 2] = 0.0f;
-        nextA[offset_1 / 16 * 4 + 3] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u)] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u + 1u)] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u + 2u)] = 0.0f;
+        nextA[(int)((unsigned int)(offset_1 / 16) * 4u + 3u)] = 0.0f;
       }
     }
   }
@@ -1424,16 +1424,16 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
   for (int offset_2 = 0; offset_2 < 32; offset_2 += 16) {
 #line 150 "examples/sgemm-multistage.ts"
-    const int base = offset_2 / 16 * 4;
+    const int base = (int)((unsigned int)(offset_2 / 16) * 4u);
     {
 #line 152 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 0) * 36 + innerRowA + offset_2] = nextA[base];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[base];
 #line 153 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 1) * 36 + innerRowA + offset_2] = nextA[base + 1];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 1u)];
 #line 154 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 2) * 36 + innerRowA + offset_2] = nextA[base + 2];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 2u)];
 #line 155 "examples/sgemm-multistage.ts"
-      AsT[0][(innerColA * 4 + 3) * 36 + innerRowA + offset_2] = nextA[base + 3];
+      AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 3u)];
     }
   }
 #line 160 "examples/sgemm-multistage.ts"
@@ -1451,59 +1451,59 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #line 176 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 177 "examples/sgemm-multistage.ts"
-    const int nextB = k0_1 + 16;
+    const int nextB = (int)((unsigned int)k0_1 + 16u);
 #line 178 "examples/sgemm-multistage.ts"
     if (nextB < K) {
 #line 179 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 16; offset_3 += 8) {
 #line 180 "examples/sgemm-multistage.ts"
-        const int row_2 = nextB + innerRowB + offset_3;
+        const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
 #line 181 "examples/sgemm-multistage.ts"
-        const int col_2 = cCol * 32 + innerColB * 4;
+        const int col_2 = (int)((unsigned int)cCol * 32u + (unsigned int)innerColB * 4u);
 #line 182 "examples/sgemm-multistage.ts"
         if (row_2 < K && col_2 < N) {
 #line 183 "examples/sgemm-multistage.ts"
-          tsk_cp_async_16(&Bs[writeB][(innerRowB + offset_3) * 32 + innerColB * 4], &B[row_2 * N + col_2]);
+          tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 32u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         } else {
 #line 185 "examples/sgemm-multistage.ts"
-          *reinterpret_cast<float4*>(&Bs[writeB][(innerRowB + offset_3) * 32 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 32u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
 #line 189 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
 #line 190 "examples/sgemm-multistage.ts"
-    const int nextA0 = k0_1 + 16;
+    const int nextA0 = (int)((unsigned int)k0_1 + 16u);
 #line 191 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
 #line 192 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 32; offset_4 += 16) {
 #line 193 "examples/sgemm-multistage.ts"
-        const int row_3 = cRow * 32 + innerRowA + offset_4;
+        const int row_3 = (int)((unsigned int)cRow * 32u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
 #line 195 "examples/sgemm-multistage.ts"
-          const int col_3 = nextA0 + innerColA * 4;
+          const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
 #line 196 "examples/sgemm-multistage.ts"
           if (row_3 < M && col_3 < K) {
 #line 197 "examples/sgemm-multistage.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[row_3 * K + col_3]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
 #line 198 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 16 * 4] = a0_1;
-            nextA[offset_4 / 16 * 4 + 1] = a1_1;
-            nextA[offset_4 / 16 * 4 + 2] = a2_1;
-            nextA[offset_4 / 16 * 4 + 3] = a3_1;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u)] = a0_1;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 1u)] = a1_1;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 2u)] = a2_1;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 3u)] = a3_1;
           } else {
 #line 200 "examples/sgemm-multistage.ts"
-            nextA[offset_4 / 16 * 4] = 0.0f;
-            nextA[offset_4 / 16 * 4 + 1] = 0.0f;
-            nextA[offset_4 / 16 * 4 + 2] = 0.0f;
-            nextA[offset_4 / 16 * 4 + 3] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u)] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 1u)] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 2u)] = 0.0f;
+            nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 3u)] = 0.0f;
           }
         }
       }
@@ -1518,16 +1518,16 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
 #line 214 "examples/sgemm-multistage.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(group * 8 + dot) * 36 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 36u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 215 "examples/sgemm-multistage.ts"
-          regM[wSubRow * 4 + i_1] = m0;
-          regM[wSubRow * 4 + i_1 + 1] = m1;
-          regM[wSubRow * 4 + i_1 + 2] = m2;
-          regM[wSubRow * 4 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 218 "examples/sgemm-multistage.ts"
@@ -1537,16 +1537,16 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 220 "examples/sgemm-multistage.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(group * 8 + dot) * 32 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 221 "examples/sgemm-multistage.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 224 "examples/sgemm-multistage.ts"
@@ -1556,7 +1556,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 226 "examples/sgemm-multistage.ts"
-          acc[m * 8 + n] += regM[m] * regN[n];
+          acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -1566,25 +1566,25 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 32; offset_5 += 16) {
 #line 233 "examples/sgemm-multistage.ts"
-        const int base_1 = offset_5 / 16 * 4;
+        const int base_1 = (int)((unsigned int)(offset_5 / 16) * 4u);
         {
 #line 235 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 0) * 36 + innerRowA + offset_5] = nextA[base_1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
 #line 236 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 1) * 36 + innerRowA + offset_5] = nextA[base_1 + 1];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
 #line 237 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 2) * 36 + innerRowA + offset_5] = nextA[base_1 + 2];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
 #line 238 "examples/sgemm-multistage.ts"
-          AsT[1 - stageA][(innerColA * 4 + 3) * 36 + innerRowA + offset_5] = nextA[base_1 + 3];
+          AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
 #line 244 "examples/sgemm-multistage.ts"
-    stageA = 1 - stageA;
+    stageA = (int)(1u - (unsigned int)stageA);
 #line 245 "examples/sgemm-multistage.ts"
-    readB = readB + 1 == 2 ? 0 : readB + 1;
+    readB = (int)((unsigned int)readB + 1u) == 2 ? 0 : (int)((unsigned int)readB + 1u);
 #line 246 "examples/sgemm-multistage.ts"
-    writeB = writeB + 1 == 2 ? 0 : writeB + 1;
+    writeB = (int)((unsigned int)writeB + 1u) == 2 ? 0 : (int)((unsigned int)writeB + 1u);
   }
 #line 248 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
@@ -1597,7 +1597,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
       for (int r = 0; r < 32; r++) {
 #line 256 "examples/sgemm-multistage.ts"
-        const int slot = ((group - 1) * 32 + r) * 32 + inGroup;
+        const int slot = (int)((((unsigned int)group - 1u) * 32u + (unsigned int)r) * 32u + (unsigned int)inGroup);
 #line 257 "examples/sgemm-multistage.ts"
         Bs[slot / 512][slot % 512] = acc[r];
       }
@@ -1612,7 +1612,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
         for (int r_1 = 0; r_1 < 32; r_1++) {
 #line 264 "examples/sgemm-multistage.ts"
-          const int slot_1 = ((g - 1) * 32 + r_1) * 32 + inGroup;
+          const int slot_1 = (int)((((unsigned int)g - 1u) * 32u + (unsigned int)r_1) * 32u + (unsigned int)inGroup);
 #line 265 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 512][slot_1 % 512];
         }
@@ -1634,26 +1634,26 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 275 "examples/sgemm-multistage.ts"
-            const int row_4 = cRow * 32 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+            const int row_4 = (int)((unsigned int)cRow * 32u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
 #line 276 "examples/sgemm-multistage.ts"
-            const int col_4 = cCol * 32 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+            const int col_4 = (int)((unsigned int)cCol * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 277 "examples/sgemm-multistage.ts"
-            const int r_2 = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+            const int r_2 = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 278 "examples/sgemm-multistage.ts"
             if (row_4 < M && col_4 < N) {
 #line 280 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
 #line 281 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r_2], alpha * acc[r_2 + 1], alpha * acc[r_2 + 2], alpha * acc[r_2 + 3]);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2], alpha * acc[(int)((unsigned int)r_2 + 1u)], alpha * acc[(int)((unsigned int)r_2 + 2u)], alpha * acc[(int)((unsigned int)r_2 + 3u)]);
               } else {
 #line 283 "examples/sgemm-multistage.ts"
-                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row_4 * N + col_4]);
+                const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
 #line 284 "examples/sgemm-multistage.ts"
-                *reinterpret_cast<float4*>(&C[row_4 * N + col_4]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[r_2 + 1] + beta * c1, alpha * acc[r_2 + 2] + beta * c2, alpha * acc[r_2 + 3] + beta * c3);
+                *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[(int)((unsigned int)r_2 + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r_2 + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r_2 + 3u)] + beta * c3);
               }
             }
           }
@@ -1719,28 +1719,28 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #line 369 "examples/sgemm-multistage.ts"
   for (int k0 = -32; k0 < K; k0 += 32) {
 #line 370 "examples/sgemm-multistage.ts"
-    const int next = k0 + 32;
+    const int next = (int)((unsigned int)k0 + 32u);
 #line 371 "examples/sgemm-multistage.ts"
     if (next < K) {
 #line 372 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 64; offset += 8) {
 #line 373 "examples/sgemm-multistage.ts"
-        const int row = cRow * 64 + innerRowA + offset;
+        const int row = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset);
 #line 374 "examples/sgemm-multistage.ts"
-        const int col = next + innerColA;
+        const int col = (int)((unsigned int)next + (unsigned int)innerColA);
 #line 375 "examples/sgemm-multistage.ts"
-        nextA[offset / 8] = row < M && col < K ? A[row * K + col] : 0.0f;
+        nextA[offset / 8] = row < M && col < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)] : 0.0f;
       }
 #line 377 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 32; offset_1 += 4) {
 #line 378 "examples/sgemm-multistage.ts"
-        const int row_1 = next + innerRowB + offset_1;
+        const int row_1 = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_1);
 #line 379 "examples/sgemm-multistage.ts"
-        const int col_1 = cCol * 64 + innerColB;
+        const int col_1 = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB);
 #line 380 "examples/sgemm-multistage.ts"
-        nextB[offset_1 / 4] = row_1 < K && col_1 < N ? B[row_1 * N + col_1] : 0.0f;
+        nextB[offset_1 / 4] = row_1 < K && col_1 < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)] : 0.0f;
       }
     }
 #line 383 "examples/sgemm-multistage.ts"
@@ -1755,18 +1755,18 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
           for (int i_1 = 0; i_1 < 8; i_1++) {
 #line 387 "examples/sgemm-multistage.ts"
-            const int row_2 = warpRow * 32 + wSubRow * 32 + threadRow + i_1 * 4;
+            const int row_2 = (int)((unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRow + (unsigned int)i_1 * 4u);
 #line 388 "examples/sgemm-multistage.ts"
-            const float4 vector = *reinterpret_cast<const float4*>(&As[stage][row_2 * 36 + group * 16 + d]);
+            const float4 vector = *reinterpret_cast<const float4*>(&As[stage][(int)((unsigned int)row_2 * 36u + (unsigned int)group * 16u + (unsigned int)d)]);
             const float a0 = vector.x;
             const float a1 = vector.y;
             const float a2 = vector.z;
             const float a3 = vector.w;
 #line 389 "examples/sgemm-multistage.ts"
-            regA[(wSubRow * 8 + i_1) * 4] = a0;
-            regA[(wSubRow * 8 + i_1) * 4 + 1] = a1;
-            regA[(wSubRow * 8 + i_1) * 4 + 2] = a2;
-            regA[(wSubRow * 8 + i_1) * 4 + 3] = a3;
+            regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u)] = a0;
+            regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u + 1u)] = a1;
+            regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u + 2u)] = a2;
+            regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u + 3u)] = a3;
           }
         }
 #line 392 "examples/sgemm-multistage.ts"
@@ -1779,16 +1779,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
             for (int j = 0; j < 4; j += 4) {
 #line 395 "examples/sgemm-multistage.ts"
-              const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(group * 16 + d + dd) * 64 + warpCol * 32 + wSubCol * 32 + threadCol * 4 + j]);
+              const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(int)(((unsigned int)group * 16u + (unsigned int)d + (unsigned int)dd) * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 32u + (unsigned int)threadCol * 4u + (unsigned int)j)]);
               const float b0 = vector_1.x;
               const float b1 = vector_1.y;
               const float b2 = vector_1.z;
               const float b3 = vector_1.w;
 #line 396 "examples/sgemm-multistage.ts"
-              regB[wSubCol * 4 + j] = b0;
-              regB[wSubCol * 4 + j + 1] = b1;
-              regB[wSubCol * 4 + j + 2] = b2;
-              regB[wSubCol * 4 + j + 3] = b3;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j)] = b0;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 1u)] = b1;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 2u)] = b2;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 3u)] = b3;
             }
           }
 #line 399 "examples/sgemm-multistage.ts"
@@ -1798,7 +1798,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
             for (int n = 0; n < 4; n++) {
 #line 401 "examples/sgemm-multistage.ts"
-              acc[m * 4 + n] += regA[m * 4 + dd] * regB[n];
+              acc[(int)((unsigned int)m * 4u + (unsigned int)n)] += regA[(int)((unsigned int)m * 4u + (unsigned int)dd)] * regB[n];
             }
           }
         }
@@ -1810,19 +1810,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 8) {
 #line 410 "examples/sgemm-multistage.ts"
-        As[1 - stage][(innerRowA + offset_2) * 36 + innerColA] = nextA[offset_2 / 8];
+        As[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowA + (unsigned int)offset_2) * 36u + (unsigned int)innerColA)] = nextA[offset_2 / 8];
       }
 #line 412 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 32; offset_3 += 4) {
 #line 413 "examples/sgemm-multistage.ts"
-        Bs[1 - stage][(innerRowB + offset_3) * 64 + innerColB] = nextB[offset_3 / 4];
+        Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB)] = nextB[offset_3 / 4];
       }
     }
 #line 416 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 417 "examples/sgemm-multistage.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
   {
 #line 422 "examples/sgemm-multistage.ts"
@@ -1831,7 +1831,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
       for (int r = 0; r < 32; r++) {
 #line 424 "examples/sgemm-multistage.ts"
-        const int slot = ((group - 1) * 32 + r) * 128 + inGroup;
+        const int slot = (int)((((unsigned int)group - 1u) * 32u + (unsigned int)r) * 128u + (unsigned int)inGroup);
 #line 425 "examples/sgemm-multistage.ts"
         Bs[slot / 2048][slot % 2048] = acc[r];
       }
@@ -1846,7 +1846,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
         for (int r_1 = 0; r_1 < 32; r_1++) {
 #line 432 "examples/sgemm-multistage.ts"
-          const int slot_1 = ((g - 1) * 32 + r_1) * 128 + inGroup;
+          const int slot_1 = (int)((((unsigned int)g - 1u) * 32u + (unsigned int)r_1) * 128u + (unsigned int)inGroup);
 #line 433 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 2048][slot_1 % 2048];
         }
@@ -1868,15 +1868,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
 #line 443 "examples/sgemm-multistage.ts"
-            const int row_3 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRow + i_2 * 4;
+            const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRow + (unsigned int)i_2 * 4u);
 #line 444 "examples/sgemm-multistage.ts"
-            const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 32 + threadCol * 4 + j_1;
+            const int col_2 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadCol * 4u + (unsigned int)j_1);
 #line 445 "examples/sgemm-multistage.ts"
-            const int r_2 = (wSubRow_1 * 8 + i_2) * 4 + wSubCol_1 * 4 + j_1;
+            const int r_2 = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)i_2) * 4u + (unsigned int)wSubCol_1 * 4u + (unsigned int)j_1);
 #line 446 "examples/sgemm-multistage.ts"
             if (row_3 < M && col_2 < N) {
 #line 447 "examples/sgemm-multistage.ts"
-              C[row_3 * N + col_2] = beta == 0.0f ? alpha * acc[r_2] : alpha * acc[r_2] + beta * C[row_3 * N + col_2];
+              C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)] = beta == 0.0f ? alpha * acc[r_2] : alpha * acc[r_2] + beta * C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)];
             }
           }
         }
@@ -1941,28 +1941,28 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 #line 369 "examples/sgemm-multistage.ts"
   for (int k0 = -8; k0 < K; k0 += 8) {
 #line 370 "examples/sgemm-multistage.ts"
-    const int next = k0 + 8;
+    const int next = (int)((unsigned int)k0 + 8u);
 #line 371 "examples/sgemm-multistage.ts"
     if (next < K) {
 #line 372 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 64; offset += 16) {
 #line 373 "examples/sgemm-multistage.ts"
-        const int row = cRow * 64 + innerRowA + offset;
+        const int row = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset);
 #line 374 "examples/sgemm-multistage.ts"
-        const int col = next + innerColA;
+        const int col = (int)((unsigned int)next + (unsigned int)innerColA);
 #line 375 "examples/sgemm-multistage.ts"
-        nextA[offset / 16] = row < M && col < K ? A[row * K + col] : 0.0f;
+        nextA[offset / 16] = row < M && col < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)] : 0.0f;
       }
 #line 377 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
 #line 378 "examples/sgemm-multistage.ts"
-        const int row_1 = next + innerRowB + offset_1;
+        const int row_1 = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_1);
 #line 379 "examples/sgemm-multistage.ts"
-        const int col_1 = cCol * 64 + innerColB;
+        const int col_1 = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB);
 #line 380 "examples/sgemm-multistage.ts"
-        nextB[offset_1 / 2] = row_1 < K && col_1 < N ? B[row_1 * N + col_1] : 0.0f;
+        nextB[offset_1 / 2] = row_1 < K && col_1 < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)] : 0.0f;
       }
     }
 #line 383 "examples/sgemm-multistage.ts"
@@ -1977,18 +1977,18 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1++) {
 #line 387 "examples/sgemm-multistage.ts"
-            const int row_2 = warpRow * 32 + wSubRow * 32 + threadRow + i_1 * 8;
+            const int row_2 = (int)((unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRow + (unsigned int)i_1 * 8u);
 #line 388 "examples/sgemm-multistage.ts"
-            const float4 vector = *reinterpret_cast<const float4*>(&As[stage][row_2 * 12 + group * 8 + d]);
+            const float4 vector = *reinterpret_cast<const float4*>(&As[stage][(int)((unsigned int)row_2 * 12u + (unsigned int)group * 8u + (unsigned int)d)]);
             const float a0 = vector.x;
             const float a1 = vector.y;
             const float a2 = vector.z;
             const float a3 = vector.w;
 #line 389 "examples/sgemm-multistage.ts"
-            regA[(wSubRow * 4 + i_1) * 4] = a0;
-            regA[(wSubRow * 4 + i_1) * 4 + 1] = a1;
-            regA[(wSubRow * 4 + i_1) * 4 + 2] = a2;
-            regA[(wSubRow * 4 + i_1) * 4 + 3] = a3;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u)] = a0;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 1u)] = a1;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 2u)] = a2;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 3u)] = a3;
           }
         }
 #line 392 "examples/sgemm-multistage.ts"
@@ -2001,16 +2001,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
             for (int j = 0; j < 4; j += 4) {
 #line 395 "examples/sgemm-multistage.ts"
-              const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(group * 8 + d + dd) * 64 + warpCol * 32 + wSubCol * 16 + threadCol * 4 + j]);
+              const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(int)(((unsigned int)group * 8u + (unsigned int)d + (unsigned int)dd) * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadCol * 4u + (unsigned int)j)]);
               const float b0 = vector_1.x;
               const float b1 = vector_1.y;
               const float b2 = vector_1.z;
               const float b3 = vector_1.w;
 #line 396 "examples/sgemm-multistage.ts"
-              regB[wSubCol * 4 + j] = b0;
-              regB[wSubCol * 4 + j + 1] = b1;
-              regB[wSubCol * 4 + j + 2] = b2;
-              regB[wSubCol * 4 + j + 3] = b3;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j)] = b0;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 1u)] = b1;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 2u)] = b2;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 3u)] = b3;
             }
           }
 #line 399 "examples/sgemm-multistage.ts"
@@ -2020,7 +2020,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
             for (int n = 0; n < 8; n++) {
 #line 401 "examples/sgemm-multistage.ts"
-              acc[m * 8 + n] += regA[m * 4 + dd] * regB[n];
+              acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regA[(int)((unsigned int)m * 4u + (unsigned int)dd)] * regB[n];
             }
           }
         }
@@ -2032,19 +2032,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 16) {
 #line 410 "examples/sgemm-multistage.ts"
-        As[1 - stage][(innerRowA + offset_2) * 12 + innerColA] = nextA[offset_2 / 16];
+        As[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowA + (unsigned int)offset_2) * 12u + (unsigned int)innerColA)] = nextA[offset_2 / 16];
       }
 #line 412 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 8; offset_3 += 2) {
 #line 413 "examples/sgemm-multistage.ts"
-        Bs[1 - stage][(innerRowB + offset_3) * 64 + innerColB] = nextB[offset_3 / 2];
+        Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB)] = nextB[offset_3 / 2];
       }
     }
 #line 416 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 417 "examples/sgemm-multistage.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
 #line 438 "examples/sgemm-multistage.ts"
   if (group == 0) {
@@ -2061,15 +2061,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
 #line 443 "examples/sgemm-multistage.ts"
-            const int row_3 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRow + i_2 * 8;
+            const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRow + (unsigned int)i_2 * 8u);
 #line 444 "examples/sgemm-multistage.ts"
-            const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadCol * 4 + j_1;
+            const int col_2 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadCol * 4u + (unsigned int)j_1);
 #line 445 "examples/sgemm-multistage.ts"
-            const int r = (wSubRow_1 * 4 + i_2) * 8 + wSubCol_1 * 4 + j_1;
+            const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)i_2) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)j_1);
 #line 446 "examples/sgemm-multistage.ts"
             if (row_3 < M && col_2 < N) {
 #line 447 "examples/sgemm-multistage.ts"
-              C[row_3 * N + col_2] = beta == 0.0f ? alpha * acc[r] : alpha * acc[r] + beta * C[row_3 * N + col_2];
+              C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)] = beta == 0.0f ? alpha * acc[r] : alpha * acc[r] + beta * C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)];
             }
           }
         }
@@ -2134,28 +2134,28 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #line 369 "examples/sgemm-multistage.ts"
   for (int k0 = -16; k0 < K; k0 += 16) {
 #line 370 "examples/sgemm-multistage.ts"
-    const int next = k0 + 16;
+    const int next = (int)((unsigned int)k0 + 16u);
 #line 371 "examples/sgemm-multistage.ts"
     if (next < K) {
 #line 372 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 32; offset += 4) {
 #line 373 "examples/sgemm-multistage.ts"
-        const int row = cRow * 32 + innerRowA + offset;
+        const int row = (int)((unsigned int)cRow * 32u + (unsigned int)innerRowA + (unsigned int)offset);
 #line 374 "examples/sgemm-multistage.ts"
-        const int col = next + innerColA;
+        const int col = (int)((unsigned int)next + (unsigned int)innerColA);
 #line 375 "examples/sgemm-multistage.ts"
-        nextA[offset / 4] = row < M && col < K ? A[row * K + col] : 0.0f;
+        nextA[offset / 4] = row < M && col < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)] : 0.0f;
       }
 #line 377 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 16; offset_1 += 2) {
 #line 378 "examples/sgemm-multistage.ts"
-        const int row_1 = next + innerRowB + offset_1;
+        const int row_1 = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_1);
 #line 379 "examples/sgemm-multistage.ts"
-        const int col_1 = cCol * 32 + innerColB;
+        const int col_1 = (int)((unsigned int)cCol * 32u + (unsigned int)innerColB);
 #line 380 "examples/sgemm-multistage.ts"
-        nextB[offset_1 / 2] = row_1 < K && col_1 < N ? B[row_1 * N + col_1] : 0.0f;
+        nextB[offset_1 / 2] = row_1 < K && col_1 < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)] : 0.0f;
       }
     }
 #line 383 "examples/sgemm-multistage.ts"
@@ -2170,18 +2170,18 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1++) {
 #line 387 "examples/sgemm-multistage.ts"
-            const int row_2 = warpRow * 32 + wSubRow * 32 + threadRow + i_1 * 8;
+            const int row_2 = (int)((unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRow + (unsigned int)i_1 * 8u);
 #line 388 "examples/sgemm-multistage.ts"
-            const float4 vector = *reinterpret_cast<const float4*>(&As[stage][row_2 * 20 + group * 8 + d]);
+            const float4 vector = *reinterpret_cast<const float4*>(&As[stage][(int)((unsigned int)row_2 * 20u + (unsigned int)group * 8u + (unsigned int)d)]);
             const float a0 = vector.x;
             const float a1 = vector.y;
             const float a2 = vector.z;
             const float a3 = vector.w;
 #line 389 "examples/sgemm-multistage.ts"
-            regA[(wSubRow * 4 + i_1) * 4] = a0;
-            regA[(wSubRow * 4 + i_1) * 4 + 1] = a1;
-            regA[(wSubRow * 4 + i_1) * 4 + 2] = a2;
-            regA[(wSubRow * 4 + i_1) * 4 + 3] = a3;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u)] = a0;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 1u)] = a1;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 2u)] = a2;
+            regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 3u)] = a3;
           }
         }
 #line 392 "examples/sgemm-multistage.ts"
@@ -2194,16 +2194,16 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
             for (int j = 0; j < 4; j += 4) {
 #line 395 "examples/sgemm-multistage.ts"
-              const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(group * 8 + d + dd) * 32 + warpCol * 32 + wSubCol * 16 + threadCol * 4 + j]);
+              const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(int)(((unsigned int)group * 8u + (unsigned int)d + (unsigned int)dd) * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadCol * 4u + (unsigned int)j)]);
               const float b0 = vector_1.x;
               const float b1 = vector_1.y;
               const float b2 = vector_1.z;
               const float b3 = vector_1.w;
 #line 396 "examples/sgemm-multistage.ts"
-              regB[wSubCol * 4 + j] = b0;
-              regB[wSubCol * 4 + j + 1] = b1;
-              regB[wSubCol * 4 + j + 2] = b2;
-              regB[wSubCol * 4 + j + 3] = b3;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j)] = b0;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 1u)] = b1;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 2u)] = b2;
+              regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 3u)] = b3;
             }
           }
 #line 399 "examples/sgemm-multistage.ts"
@@ -2213,7 +2213,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
             for (int n = 0; n < 8; n++) {
 #line 401 "examples/sgemm-multistage.ts"
-              acc[m * 8 + n] += regA[m * 4 + dd] * regB[n];
+              acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regA[(int)((unsigned int)m * 4u + (unsigned int)dd)] * regB[n];
             }
           }
         }
@@ -2225,19 +2225,19 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 32; offset_2 += 4) {
 #line 410 "examples/sgemm-multistage.ts"
-        As[1 - stage][(innerRowA + offset_2) * 20 + innerColA] = nextA[offset_2 / 4];
+        As[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowA + (unsigned int)offset_2) * 20u + (unsigned int)innerColA)] = nextA[offset_2 / 4];
       }
 #line 412 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 16; offset_3 += 2) {
 #line 413 "examples/sgemm-multistage.ts"
-        Bs[1 - stage][(innerRowB + offset_3) * 32 + innerColB] = nextB[offset_3 / 2];
+        Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 32u + (unsigned int)innerColB)] = nextB[offset_3 / 2];
       }
     }
 #line 416 "examples/sgemm-multistage.ts"
     __syncthreads();
 #line 417 "examples/sgemm-multistage.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
   {
 #line 422 "examples/sgemm-multistage.ts"
@@ -2246,7 +2246,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
       for (int r = 0; r < 32; r++) {
 #line 424 "examples/sgemm-multistage.ts"
-        const int slot = ((group - 1) * 32 + r) * 32 + inGroup;
+        const int slot = (int)((((unsigned int)group - 1u) * 32u + (unsigned int)r) * 32u + (unsigned int)inGroup);
 #line 425 "examples/sgemm-multistage.ts"
         Bs[slot / 512][slot % 512] = acc[r];
       }
@@ -2261,7 +2261,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
         for (int r_1 = 0; r_1 < 32; r_1++) {
 #line 432 "examples/sgemm-multistage.ts"
-          const int slot_1 = ((g - 1) * 32 + r_1) * 32 + inGroup;
+          const int slot_1 = (int)((((unsigned int)g - 1u) * 32u + (unsigned int)r_1) * 32u + (unsigned int)inGroup);
 #line 433 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 512][slot_1 % 512];
         }
@@ -2283,15 +2283,15 @@ extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
 #line 443 "examples/sgemm-multistage.ts"
-            const int row_3 = cRow * 32 + warpRow * 32 + wSubRow_1 * 32 + threadRow + i_2 * 8;
+            const int row_3 = (int)((unsigned int)cRow * 32u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRow + (unsigned int)i_2 * 8u);
 #line 444 "examples/sgemm-multistage.ts"
-            const int col_2 = cCol * 32 + warpCol * 32 + wSubCol_1 * 16 + threadCol * 4 + j_1;
+            const int col_2 = (int)((unsigned int)cCol * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadCol * 4u + (unsigned int)j_1);
 #line 445 "examples/sgemm-multistage.ts"
-            const int r_2 = (wSubRow_1 * 4 + i_2) * 8 + wSubCol_1 * 4 + j_1;
+            const int r_2 = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)i_2) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)j_1);
 #line 446 "examples/sgemm-multistage.ts"
             if (row_3 < M && col_2 < N) {
 #line 447 "examples/sgemm-multistage.ts"
-              C[row_3 * N + col_2] = beta == 0.0f ? alpha * acc[r_2] : alpha * acc[r_2] + beta * C[row_3 * N + col_2];
+              C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)] = beta == 0.0f ? alpha * acc[r_2] : alpha * acc[r_2] + beta * C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)];
             }
           }
         }

@@ -60,15 +60,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -82,23 +82,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int bCols = (int)((unsigned int)cCol * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
@@ -110,13 +110,13 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
       for (int r = 0; r < 128; r += 16) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -137,41 +137,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 3 - 1;
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 16) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 136 + warpCol * 64;
+    const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 64u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 36u + (unsigned int)laneGroup * 36u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 288u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -179,12 +179,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
     for (int j = 0; j < 8; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 136u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -193,20 +193,20 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 32) {
+      if ((int)((unsigned int)kk + 8u) < 32) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 36u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 36u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -214,12 +214,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
-            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 136u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 136u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 544u)]);
           }
         }
       }
@@ -230,21 +230,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
         for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 3 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 72;
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -253,14 +253,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
-        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
-        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 72u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 576u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -269,19 +269,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
     for (int p = 0; p < 8; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 16 * 4;
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -318,15 +318,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -340,23 +340,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int bCols = (int)((unsigned int)cCol * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
@@ -368,13 +368,13 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
       for (int r = 0; r < 128; r += 16) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -395,41 +395,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 4 - 1;
+    const int next = (int)((unsigned int)step + 4u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 16) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 136 + warpCol * 64;
+    const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 64u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 36u + (unsigned int)laneGroup * 36u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 288u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -437,12 +437,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
     for (int j = 0; j < 8; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 136u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -451,20 +451,20 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 32) {
+      if ((int)((unsigned int)kk + 8u) < 32) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 36u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 36u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -472,12 +472,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
-            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 136u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 136u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 544u)]);
           }
         }
       }
@@ -488,21 +488,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
         for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 4 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 4 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 4 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 72;
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -511,14 +511,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
-        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
-        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 72u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 576u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -527,19 +527,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
     for (int p = 0; p < 8; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 16 * 4;
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -576,15 +576,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -598,23 +598,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 64;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 64 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 64) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 256;
+  const int bCols = (int)((unsigned int)cCol * 256u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
@@ -626,13 +626,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 32 * 264 + (innerRowB + r_1) * 264 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 264u + ((unsigned int)innerRowB + (unsigned int)r_1) * 264u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -653,41 +653,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 3 - 1;
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 32 * 264 + (innerRowB + r_3) * 264 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 264u + ((unsigned int)innerRowB + (unsigned int)r_3) * 264u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 264 + warpCol * 64;
+    const int bStage = (int)((unsigned int)readStage * 32u * 264u + (unsigned int)warpCol * 64u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 36u + (unsigned int)laneGroup * 36u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 288u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -695,12 +695,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
     for (int j = 0; j < 8; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 264 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 1056]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 264u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 1056u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -709,20 +709,20 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 32) {
+      if ((int)((unsigned int)kk + 8u) < 32) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 36u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 36u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -730,12 +730,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 264 + j_1 * 8 + lanePlace_3 * 264 + laneGroup_3;
-            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 1056]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 264u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 264u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 1056u)]);
           }
         }
       }
@@ -746,21 +746,21 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #pragma unroll
         for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 3 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 72;
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -769,14 +769,14 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
-        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
-        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 72u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 576u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -785,19 +785,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #pragma unroll
     for (int p = 0; p < 8; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 16 * 4;
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -834,15 +834,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -856,23 +856,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 256;
+  const int aRows = (int)((unsigned int)cRow * 256u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int bCols = (int)((unsigned int)cCol * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
@@ -884,13 +884,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #pragma unroll
       for (int r = 0; r < 256; r += 32) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 256 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 256u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 8) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -911,41 +911,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 3 - 1;
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 256; r_2 += 32) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 256 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 256u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 8) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 256 * 36 + warpRow * 64 * 36;
+    const int aStage = (int)((unsigned int)readStage * 256u * 36u + (unsigned int)warpRow * 64u * 36u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 136 + warpCol * 64;
+    const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 64u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 36u + (unsigned int)laneGroup * 36u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 288u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -953,12 +953,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
     for (int j = 0; j < 8; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 136u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -967,20 +967,20 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 32) {
+      if ((int)((unsigned int)kk + 8u) < 32) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 36u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 36u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -988,12 +988,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
-            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 136u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 136u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 544u)]);
           }
         }
       }
@@ -1004,21 +1004,21 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #pragma unroll
         for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 3 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 72;
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -1027,14 +1027,14 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
-        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
-        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 72u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 576u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -1043,19 +1043,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #pragma unroll
     for (int p = 0; p < 8; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 16 * 4;
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -1092,15 +1092,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[16];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1114,23 +1114,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 8 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int bCols = (int)((unsigned int)cCol * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 16; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
@@ -1142,13 +1142,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 128 * 36 + (innerRowA + r) * 36 + innerColA], &A[(aRows + innerRowA + r) * K + s * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 8) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 32 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 32 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -1169,41 +1169,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 3 - 1;
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 128 * 36 + (innerRowA + r_2) * 36 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 32 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 8) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 32 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 32 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 36 + warpRow * 64 * 36;
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 32 * 136 + warpCol * 32;
+    const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 32u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 36 + laneGroup * 36 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 288]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 288 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 36u + (unsigned int)laneGroup * 36u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 288u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -1211,12 +1211,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
     for (int j = 0; j < 4; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 136u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -1225,20 +1225,20 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 32) {
+      if ((int)((unsigned int)kk + 8u) < 32) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 36 + kk + 8 + laneGroup_2 * 36 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 288]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 288 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 36u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 36u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -1246,12 +1246,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         for (int j_1 = 0; j_1 < 4; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
-            b[((1 - current) * 4 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 4 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 136u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 136u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 544u)]);
           }
         }
       }
@@ -1262,21 +1262,21 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
         for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 4 + j_2) * 4], acc[(i_2 * 4 + j_2) * 4 + 1], acc[(i_2 * 4 + j_2) * 4 + 2], acc[(i_2 * 4 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 4 + j_2) * 2], b[(current * 4 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 3 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 3 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 40;
+  const int strip = (int)((unsigned int)warp * 16u * 40u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -1285,14 +1285,14 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
     for (int j_3 = 0; j_3 < 4; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 40 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 4 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 4 + j_3) * 4 + 1];
-        As[element_4 + 320] = acc[(i_3 * 4 + j_3) * 4 + 2];
-        As[element_4 + 320 + 1] = acc[(i_3 * 4 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 40u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 320u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 320u + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -1301,19 +1301,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
     for (int p = 0; p < 4; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 8;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 8 * 4;
+      const int c = (int)((unsigned int)(piece % 8) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 40 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 40u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 32 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -1350,15 +1350,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[32];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1372,23 +1372,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 4 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 4) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int bCols = (int)((unsigned int)cCol * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
@@ -1400,13 +1400,13 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 128 * 20 + (innerRowA + r) * 20 + innerColA], &A[(aRows + innerRowA + r) * K + s * 16 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 16u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 4) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 16 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 16 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 16u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -1427,41 +1427,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 4 - 1;
+    const int next = (int)((unsigned int)step + 4u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 128 * 20 + (innerRowA + r_2) * 20 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 16 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r_2) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 16u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 4) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 16 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 16 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 16u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 20 + warpRow * 64 * 20;
+    const int aStage = (int)((unsigned int)readStage * 128u * 20u + (unsigned int)warpRow * 64u * 20u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 16 * 136 + warpCol * 64;
+    const int bStage = (int)((unsigned int)readStage * 16u * 136u + (unsigned int)warpCol * 64u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 20 + laneGroup * 20 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 160]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 20u + (unsigned int)laneGroup * 20u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 160u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 160u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -1469,12 +1469,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
     for (int j = 0; j < 8; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 136u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -1483,20 +1483,20 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 16) {
+      if ((int)((unsigned int)kk + 8u) < 16) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 20 + kk + 8 + laneGroup_2 * 20 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 160]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 160 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 20u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 20u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -1504,12 +1504,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
-            b[((1 - current) * 8 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 8 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 136u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 136u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 8u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 544u)]);
           }
         }
       }
@@ -1520,21 +1520,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
         for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 8 + j_2) * 4], acc[(i_2 * 8 + j_2) * 4 + 1], acc[(i_2 * 8 + j_2) * 4 + 2], acc[(i_2 * 8 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 8 + j_2) * 2], b[(current * 8 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 4 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 4 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 4 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 72;
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -1543,14 +1543,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 72 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 8 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 8 + j_3) * 4 + 1];
-        As[element_4 + 576] = acc[(i_3 * 8 + j_3) * 4 + 2];
-        As[element_4 + 576 + 1] = acc[(i_3 * 8 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 72u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 576u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -1559,19 +1559,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
     for (int p = 0; p < 8; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 16;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 16 * 4;
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 72 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 64 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -1608,15 +1608,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[16];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(8, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(8, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(8, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = firstRow + pid % groupBlocks % groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cCol = pid % groupBlocks / groupRows;
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1630,23 +1630,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 4 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 4) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 32 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 128;
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 128;
+  const int bCols = (int)((unsigned int)cCol * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 16; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
@@ -1658,13 +1658,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
       for (int r = 0; r < 128; r += 64) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 128 * 20 + (innerRowA + r) * 20 + innerColA], &A[(aRows + innerRowA + r) * K + s * 16 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 16u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 8) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 16 * 136 + (innerRowB + r_1) * 136 + innerColB], &B[(s * 16 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 16u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -1685,41 +1685,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 4 - 1;
+    const int next = (int)((unsigned int)step + 4u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 64) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 128 * 20 + (innerRowA + r_2) * 20 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 16 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r_2) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 16u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 8) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 16 * 136 + (innerRowB + r_3) * 136 + innerColB], &B[(next * 16 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 16u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 128 * 20 + warpRow * 64 * 20;
+    const int aStage = (int)((unsigned int)readStage * 128u * 20u + (unsigned int)warpRow * 64u * 20u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 16 * 136 + warpCol * 32;
+    const int bStage = (int)((unsigned int)readStage * 16u * 136u + (unsigned int)warpCol * 32u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 20 + laneGroup * 20 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 160]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 20u + (unsigned int)laneGroup * 20u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 160u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 160u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -1727,12 +1727,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
     for (int j = 0; j < 4; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 136 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 544]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 136u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -1741,20 +1741,20 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 16) {
+      if ((int)((unsigned int)kk + 8u) < 16) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 20 + kk + 8 + laneGroup_2 * 20 + lanePlace_2;
-            a[((1 - current) * 4 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 4 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 160]);
-            a[((1 - current) * 4 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 4 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 160 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 20u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 20u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -1762,12 +1762,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         for (int j_1 = 0; j_1 < 4; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 136 + j_1 * 8 + lanePlace_3 * 136 + laneGroup_3;
-            b[((1 - current) * 4 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 4 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 544]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 136u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 136u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 544u)]);
           }
         }
       }
@@ -1778,21 +1778,21 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
         for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 4 + j_2) * 4], acc[(i_2 * 4 + j_2) * 4 + 1], acc[(i_2 * 4 + j_2) * 4 + 2], acc[(i_2 * 4 + j_2) * 4 + 3], a[(current * 4 + i_2) * 4], a[(current * 4 + i_2) * 4 + 1], a[(current * 4 + i_2) * 4 + 2], a[(current * 4 + i_2) * 4 + 3], b[(current * 4 + j_2) * 2], b[(current * 4 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 4 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 4 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 4 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 40;
+  const int strip = (int)((unsigned int)warp * 16u * 40u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
@@ -1801,14 +1801,14 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
     for (int j_3 = 0; j_3 < 4; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 40 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 4 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 4 + j_3) * 4 + 1];
-        As[element_4 + 320] = acc[(i_3 * 4 + j_3) * 4 + 2];
-        As[element_4 + 320 + 1] = acc[(i_3 * 4 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 40u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 320u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 320u + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -1817,19 +1817,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #pragma unroll
     for (int p = 0; p < 4; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 8;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 8 * 4;
+      const int c = (int)((unsigned int)(piece % 8) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 40 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 40u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 64 + i_3 * 16 + r_4) * N + bCols + warpCol * 32 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
@@ -1864,13 +1864,13 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #line 85 "examples/sgemm-tensorcore.ts"
   float b[16];
 #line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x;
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = max(0, 1) * (int)gridDim.x;
+  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = pid / groupBlocks * max(0, 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)gridDim.y - firstRow, max(0, 1));
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)blockIdx.y;
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -1886,23 +1886,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #line 98 "examples/sgemm-tensorcore.ts"
   const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
-  const int innerColA = (int)threadIdx.x % 4 * 4;
+  const int innerColA = (int)((unsigned int)((int)threadIdx.x % 4) * 4u);
 #line 101 "examples/sgemm-tensorcore.ts"
   const int innerRowB = (int)threadIdx.x / 16;
 #line 102 "examples/sgemm-tensorcore.ts"
-  const int innerColB = (int)threadIdx.x % 16 * 4;
+  const int innerColB = (int)((unsigned int)((int)threadIdx.x % 16) * 4u);
 #line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = cRow * 64;
+  const int aRows = (int)((unsigned int)cRow * 64u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = cCol * 64;
+  const int bCols = (int)((unsigned int)cCol * 64u);
 #line 106 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 8; f++) {
 #line 107 "examples/sgemm-tensorcore.ts"
-    acc[f * 4] = 0.0f;
-    acc[f * 4 + 1] = 0.0f;
-    acc[f * 4 + 2] = 0.0f;
-    acc[f * 4 + 3] = 0.0f;
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
 #line 109 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
@@ -1914,13 +1914,13 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #pragma unroll
       for (int r = 0; r < 64; r += 32) {
 #line 114 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[s * 64 * 20 + (innerRowA + r) * 20 + innerColA], &A[(aRows + innerRowA + r) * K + s * 16 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)s * 64u * 20u + ((unsigned int)innerRowA + (unsigned int)r) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 16u + (unsigned int)innerColA)]);
       }
 #line 116 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 8) {
 #line 117 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[s * 16 * 72 + (innerRowB + r_1) * 72 + innerColB], &B[(s * 16 + innerRowB + r_1) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)s * 16u * 72u + ((unsigned int)innerRowB + (unsigned int)r_1) * 72u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 16u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 120 "examples/sgemm-tensorcore.ts"
@@ -1939,41 +1939,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #line 134 "examples/sgemm-tensorcore.ts"
     __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = step + 2 - 1;
+    const int next = (int)((unsigned int)step + 2u - 1u);
 #line 136 "examples/sgemm-tensorcore.ts"
     if (next < steps) {
 #line 137 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 64; r_2 += 32) {
 #line 138 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&As[writeStage * 64 * 20 + (innerRowA + r_2) * 20 + innerColA], &A[(aRows + innerRowA + r_2) * K + next * 16 + innerColA]);
+        tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 64u * 20u + ((unsigned int)innerRowA + (unsigned int)r_2) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 16u + (unsigned int)innerColA)]);
       }
 #line 140 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 8) {
 #line 141 "examples/sgemm-tensorcore.ts"
-        tsk_cp_async_16(&Bs[writeStage * 16 * 72 + (innerRowB + r_3) * 72 + innerColB], &B[(next * 16 + innerRowB + r_3) * N + bCols + innerColB]);
+        tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 16u * 72u + ((unsigned int)innerRowB + (unsigned int)r_3) * 72u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 16u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
 #line 144 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = readStage * 64 * 20 + warpRow * 32 * 20;
+    const int aStage = (int)((unsigned int)readStage * 64u * 20u + (unsigned int)warpRow * 32u * 20u);
 #line 146 "examples/sgemm-tensorcore.ts"
-    const int bStage = readStage * 16 * 72 + warpCol * 32;
+    const int bStage = (int)((unsigned int)readStage * 16u * 72u + (unsigned int)warpCol * 32u);
 #line 148 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 2; i++) {
       {
 #line 149 "examples/sgemm-tensorcore.ts"
-        const int lane_1 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
-        const int element = aStage + i * 16 * 20 + laneGroup * 20 + lanePlace;
-        a[i * 4] = tsk_tf32(As[element]);
-        a[i * 4 + 1] = tsk_tf32(As[element + 160]);
-        a[i * 4 + 2] = tsk_tf32(As[element + 4]);
-        a[i * 4 + 3] = tsk_tf32(As[element + 160 + 4]);
+        const int element = (int)((unsigned int)aStage + (unsigned int)i * 16u * 20u + (unsigned int)laneGroup * 20u + (unsigned int)lanePlace);
+        a[(int)((unsigned int)i * 4u)] = tsk_tf32(As[element]);
+        a[(int)((unsigned int)i * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element + 160u)]);
+        a[(int)((unsigned int)i * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element + 4u)]);
+        a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 160u + 4u)]);
       }
     }
 #line 151 "examples/sgemm-tensorcore.ts"
@@ -1981,12 +1981,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
     for (int j = 0; j < 4; j++) {
       {
 #line 152 "examples/sgemm-tensorcore.ts"
-        const int lane_2 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
-        const int element_1 = bStage + j * 8 + lanePlace_1 * 72 + laneGroup_1;
-        b[j * 2] = tsk_tf32(Bs[element_1]);
-        b[j * 2 + 1] = tsk_tf32(Bs[element_1 + 288]);
+        const int element_1 = (int)((unsigned int)bStage + (unsigned int)j * 8u + (unsigned int)lanePlace_1 * 72u + (unsigned int)laneGroup_1);
+        b[(int)((unsigned int)j * 2u)] = tsk_tf32(Bs[element_1]);
+        b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 288u)]);
       }
     }
 #line 154 "examples/sgemm-tensorcore.ts"
@@ -1995,20 +1995,20 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #line 155 "examples/sgemm-tensorcore.ts"
       const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if (kk + 8 < 16) {
+      if ((int)((unsigned int)kk + 8u) < 16) {
 #line 157 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 2; i_1++) {
           {
 #line 158 "examples/sgemm-tensorcore.ts"
-            const int lane_3 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
-            const int element_2 = aStage + i_1 * 16 * 20 + kk + 8 + laneGroup_2 * 20 + lanePlace_2;
-            a[((1 - current) * 2 + i_1) * 4] = tsk_tf32(As[element_2]);
-            a[((1 - current) * 2 + i_1) * 4 + 1] = tsk_tf32(As[element_2 + 160]);
-            a[((1 - current) * 2 + i_1) * 4 + 2] = tsk_tf32(As[element_2 + 4]);
-            a[((1 - current) * 2 + i_1) * 4 + 3] = tsk_tf32(As[element_2 + 160 + 4]);
+            const int element_2 = (int)((unsigned int)aStage + (unsigned int)i_1 * 16u * 20u + (unsigned int)kk + 8u + (unsigned int)laneGroup_2 * 20u + (unsigned int)lanePlace_2);
+            a[(int)(((1u - (unsigned int)current) * 2u + (unsigned int)i_1) * 4u)] = tsk_tf32(As[element_2]);
+            a[(int)(((1u - (unsigned int)current) * 2u + (unsigned int)i_1) * 4u + 1u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u)]);
+            a[(int)(((1u - (unsigned int)current) * 2u + (unsigned int)i_1) * 4u + 2u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 4u)]);
+            a[(int)(((1u - (unsigned int)current) * 2u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u + 4u)]);
           }
         }
 #line 160 "examples/sgemm-tensorcore.ts"
@@ -2016,12 +2016,12 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
         for (int j_1 = 0; j_1 < 4; j_1++) {
           {
 #line 161 "examples/sgemm-tensorcore.ts"
-            const int lane_4 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+            const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
-            const int element_3 = bStage + (kk + 8) * 72 + j_1 * 8 + lanePlace_3 * 72 + laneGroup_3;
-            b[((1 - current) * 4 + j_1) * 2] = tsk_tf32(Bs[element_3]);
-            b[((1 - current) * 4 + j_1) * 2 + 1] = tsk_tf32(Bs[element_3 + 288]);
+            const int element_3 = (int)((unsigned int)bStage + ((unsigned int)kk + 8u) * 72u + (unsigned int)j_1 * 8u + (unsigned int)lanePlace_3 * 72u + (unsigned int)laneGroup_3);
+            b[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)j_1) * 2u)] = tsk_tf32(Bs[element_3]);
+            b[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)j_1) * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_3 + 288u)]);
           }
         }
       }
@@ -2032,21 +2032,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #pragma unroll
         for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
-          tsk_mma_m16n8k8_tf32(acc[(i_2 * 4 + j_2) * 4], acc[(i_2 * 4 + j_2) * 4 + 1], acc[(i_2 * 4 + j_2) * 4 + 2], acc[(i_2 * 4 + j_2) * 4 + 3], a[(current * 2 + i_2) * 4], a[(current * 2 + i_2) * 4 + 1], a[(current * 2 + i_2) * 4 + 2], a[(current * 2 + i_2) * 4 + 3], b[(current * 4 + j_2) * 2], b[(current * 4 + j_2) * 2 + 1]);
+          tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
 #line 170 "examples/sgemm-tensorcore.ts"
-    readStage = readStage + 1 == 2 ? 0 : readStage + 1;
+    readStage = (int)((unsigned int)readStage + 1u) == 2 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
-    writeStage = writeStage + 1 == 2 ? 0 : writeStage + 1;
+    writeStage = (int)((unsigned int)writeStage + 1u) == 2 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
 #line 174 "examples/sgemm-tensorcore.ts"
   tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
   __syncthreads();
 #line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = warp * 16 * 40;
+  const int strip = (int)((unsigned int)warp * 16u * 40u);
 #line 178 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 2; i_3++) {
@@ -2055,14 +2055,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
     for (int j_3 = 0; j_3 < 4; j_3++) {
       {
 #line 180 "examples/sgemm-tensorcore.ts"
-        const int lane_5 = ((int)threadIdx.x + (int)blockDim.x * ((int)threadIdx.y + (int)blockDim.y * (int)threadIdx.z)) & 31;
+        const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
-        const int element_4 = strip + j_3 * 8 + laneGroup_4 * 40 + lanePlace_4 * 2;
-        As[element_4] = acc[(i_3 * 4 + j_3) * 4];
-        As[element_4 + 1] = acc[(i_3 * 4 + j_3) * 4 + 1];
-        As[element_4 + 320] = acc[(i_3 * 4 + j_3) * 4 + 2];
-        As[element_4 + 320 + 1] = acc[(i_3 * 4 + j_3) * 4 + 3];
+        const int element_4 = (int)((unsigned int)strip + (unsigned int)j_3 * 8u + (unsigned int)laneGroup_4 * 40u + (unsigned int)lanePlace_4 * 2u);
+        As[element_4] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u)];
+        As[(int)((unsigned int)element_4 + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 1u)];
+        As[(int)((unsigned int)element_4 + 320u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 2u)];
+        As[(int)((unsigned int)element_4 + 320u + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
 #line 182 "examples/sgemm-tensorcore.ts"
@@ -2071,19 +2071,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #pragma unroll
     for (int p = 0; p < 4; p++) {
 #line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = lane + p * 32;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
       const int r_4 = piece / 8;
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = piece % 8 * 4;
+      const int c = (int)((unsigned int)(piece % 8) * 4u);
 #line 187 "examples/sgemm-tensorcore.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&As[strip + r_4 * 40 + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 40u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
 #line 188 "examples/sgemm-tensorcore.ts"
-      const int at = (aRows + warpRow * 32 + i_3 * 16 + r_4) * N + bCols + warpCol * 32 + c;
+      const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)c);
 #line 190 "examples/sgemm-tensorcore.ts"
       if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"

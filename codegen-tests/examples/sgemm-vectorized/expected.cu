@@ -48,31 +48,31 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 128) {
 #line 68 "examples/sgemm-vectorized.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA * 4]);
+      const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA * 4u)]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
 #line 70 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 0) * 128 + innerRowA + offset] = a0;
+      AsT[(int)(((unsigned int)innerColA * 4u + 0u) * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 71 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 1) * 128 + innerRowA + offset] = a1;
+      AsT[(int)(((unsigned int)innerColA * 4u + 1u) * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 72 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 2) * 128 + innerRowA + offset] = a2;
+      AsT[(int)(((unsigned int)innerColA * 4u + 2u) * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 73 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 3) * 128 + innerRowA + offset] = a3;
+      AsT[(int)(((unsigned int)innerColA * 4u + 3u) * 128u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
     }
 #line 75 "examples/sgemm-vectorized.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
 #line 76 "examples/sgemm-vectorized.ts"
-      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
 #line 77 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 128 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
+      *reinterpret_cast<float4*>(&Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(b0, b1, b2, b3);
     }
 #line 79 "examples/sgemm-vectorized.ts"
     __syncthreads();
@@ -83,31 +83,31 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 82 "examples/sgemm-vectorized.ts"
-        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 128 + threadRow * 8 + i_1]);
+        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[(int)((unsigned int)dot * 128u + (unsigned int)threadRow * 8u + (unsigned int)i_1)]);
         const float m0 = vector_2.x;
         const float m1 = vector_2.y;
         const float m2 = vector_2.z;
         const float m3 = vector_2.w;
 #line 83 "examples/sgemm-vectorized.ts"
         regM[i_1] = m0;
-        regM[i_1 + 1] = m1;
-        regM[i_1 + 2] = m2;
-        regM[i_1 + 3] = m3;
+        regM[(int)((unsigned int)i_1 + 1u)] = m1;
+        regM[(int)((unsigned int)i_1 + 2u)] = m2;
+        regM[(int)((unsigned int)i_1 + 3u)] = m3;
       }
 #line 85 "examples/sgemm-vectorized.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 8; i_2 += 4) {
 #line 86 "examples/sgemm-vectorized.ts"
-        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 128 + threadCol * 8 + i_2]);
+        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[(int)((unsigned int)dot * 128u + (unsigned int)threadCol * 8u + (unsigned int)i_2)]);
         const float n0 = vector_3.x;
         const float n1 = vector_3.y;
         const float n2 = vector_3.z;
         const float n3 = vector_3.w;
 #line 87 "examples/sgemm-vectorized.ts"
         regN[i_2] = n0;
-        regN[i_2 + 1] = n1;
-        regN[i_2 + 2] = n2;
-        regN[i_2 + 3] = n3;
+        regN[(int)((unsigned int)i_2 + 1u)] = n1;
+        regN[(int)((unsigned int)i_2 + 2u)] = n2;
+        regN[(int)((unsigned int)i_2 + 3u)] = n3;
       }
 #line 89 "examples/sgemm-vectorized.ts"
 #pragma unroll
@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 91 "examples/sgemm-vectorized.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -130,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
     for (int n_1 = 0; n_1 < 8; n_1 += 4) {
 #line 99 "examples/sgemm-vectorized.ts"
-      const int index = (cRow * 128 + threadRow * 8 + m_1) * N + cCol * 128 + threadCol * 8 + n_1;
+      const int index = (int)(((unsigned int)cRow * 128u + (unsigned int)threadRow * 8u + (unsigned int)m_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)threadCol * 8u + (unsigned int)n_1);
 #line 100 "examples/sgemm-vectorized.ts"
       const float4 vector_4 = *reinterpret_cast<const float4*>(&C[index]);
       const float c0 = vector_4.x;
@@ -138,9 +138,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
       const float c2 = vector_4.z;
       const float c3 = vector_4.w;
 #line 101 "examples/sgemm-vectorized.ts"
-      const int r = m_1 * 8 + n_1;
+      const int r = (int)((unsigned int)m_1 * 8u + (unsigned int)n_1);
 #line 102 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
     }
   }
 }
@@ -186,31 +186,31 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 128) {
 #line 68 "examples/sgemm-vectorized.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA * 4]);
+      const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA * 4u)]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
 #line 70 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 0) * 132 + innerRowA + offset] = a0;
+      AsT[(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 71 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 1) * 132 + innerRowA + offset] = a1;
+      AsT[(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 72 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 2) * 132 + innerRowA + offset] = a2;
+      AsT[(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 73 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 3) * 132 + innerRowA + offset] = a3;
+      AsT[(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
     }
 #line 75 "examples/sgemm-vectorized.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
 #line 76 "examples/sgemm-vectorized.ts"
-      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
 #line 77 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 128 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
+      *reinterpret_cast<float4*>(&Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(b0, b1, b2, b3);
     }
 #line 79 "examples/sgemm-vectorized.ts"
     __syncthreads();
@@ -221,31 +221,31 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 82 "examples/sgemm-vectorized.ts"
-        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 132 + threadRow * 8 + i_1]);
+        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[(int)((unsigned int)dot * 132u + (unsigned int)threadRow * 8u + (unsigned int)i_1)]);
         const float m0 = vector_2.x;
         const float m1 = vector_2.y;
         const float m2 = vector_2.z;
         const float m3 = vector_2.w;
 #line 83 "examples/sgemm-vectorized.ts"
         regM[i_1] = m0;
-        regM[i_1 + 1] = m1;
-        regM[i_1 + 2] = m2;
-        regM[i_1 + 3] = m3;
+        regM[(int)((unsigned int)i_1 + 1u)] = m1;
+        regM[(int)((unsigned int)i_1 + 2u)] = m2;
+        regM[(int)((unsigned int)i_1 + 3u)] = m3;
       }
 #line 85 "examples/sgemm-vectorized.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 8; i_2 += 4) {
 #line 86 "examples/sgemm-vectorized.ts"
-        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 128 + threadCol * 8 + i_2]);
+        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[(int)((unsigned int)dot * 128u + (unsigned int)threadCol * 8u + (unsigned int)i_2)]);
         const float n0 = vector_3.x;
         const float n1 = vector_3.y;
         const float n2 = vector_3.z;
         const float n3 = vector_3.w;
 #line 87 "examples/sgemm-vectorized.ts"
         regN[i_2] = n0;
-        regN[i_2 + 1] = n1;
-        regN[i_2 + 2] = n2;
-        regN[i_2 + 3] = n3;
+        regN[(int)((unsigned int)i_2 + 1u)] = n1;
+        regN[(int)((unsigned int)i_2 + 2u)] = n2;
+        regN[(int)((unsigned int)i_2 + 3u)] = n3;
       }
 #line 89 "examples/sgemm-vectorized.ts"
 #pragma unroll
@@ -254,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 91 "examples/sgemm-vectorized.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -268,7 +268,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
 #pragma unroll
     for (int n_1 = 0; n_1 < 8; n_1 += 4) {
 #line 99 "examples/sgemm-vectorized.ts"
-      const int index = (cRow * 128 + threadRow * 8 + m_1) * N + cCol * 128 + threadCol * 8 + n_1;
+      const int index = (int)(((unsigned int)cRow * 128u + (unsigned int)threadRow * 8u + (unsigned int)m_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)threadCol * 8u + (unsigned int)n_1);
 #line 100 "examples/sgemm-vectorized.ts"
       const float4 vector_4 = *reinterpret_cast<const float4*>(&C[index]);
       const float c0 = vector_4.x;
@@ -276,9 +276,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemmVectorized_BM_128_BN_128_
       const float c2 = vector_4.z;
       const float c3 = vector_4.w;
 #line 101 "examples/sgemm-vectorized.ts"
-      const int r = m_1 * 8 + n_1;
+      const int r = (int)((unsigned int)m_1 * 8u + (unsigned int)n_1);
 #line 102 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
     }
   }
 }
@@ -324,31 +324,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
     for (int offset = 0; offset < 64; offset += 64) {
 #line 68 "examples/sgemm-vectorized.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + bk + innerColA * 4]);
+      const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA * 4u)]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
 #line 70 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 0) * 64 + innerRowA + offset] = a0;
+      AsT[(int)(((unsigned int)innerColA * 4u + 0u) * 64u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 71 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 1) * 64 + innerRowA + offset] = a1;
+      AsT[(int)(((unsigned int)innerColA * 4u + 1u) * 64u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 72 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 2) * 64 + innerRowA + offset] = a2;
+      AsT[(int)(((unsigned int)innerColA * 4u + 2u) * 64u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 73 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 3) * 64 + innerRowA + offset] = a3;
+      AsT[(int)(((unsigned int)innerColA * 4u + 3u) * 64u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
     }
 #line 75 "examples/sgemm-vectorized.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
 #line 76 "examples/sgemm-vectorized.ts"
-      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)innerColB * 4u)]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
 #line 77 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 64 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
+      *reinterpret_cast<float4*>(&Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(b0, b1, b2, b3);
     }
 #line 79 "examples/sgemm-vectorized.ts"
     __syncthreads();
@@ -359,31 +359,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 82 "examples/sgemm-vectorized.ts"
-        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 64 + threadRow * 8 + i_1]);
+        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[(int)((unsigned int)dot * 64u + (unsigned int)threadRow * 8u + (unsigned int)i_1)]);
         const float m0 = vector_2.x;
         const float m1 = vector_2.y;
         const float m2 = vector_2.z;
         const float m3 = vector_2.w;
 #line 83 "examples/sgemm-vectorized.ts"
         regM[i_1] = m0;
-        regM[i_1 + 1] = m1;
-        regM[i_1 + 2] = m2;
-        regM[i_1 + 3] = m3;
+        regM[(int)((unsigned int)i_1 + 1u)] = m1;
+        regM[(int)((unsigned int)i_1 + 2u)] = m2;
+        regM[(int)((unsigned int)i_1 + 3u)] = m3;
       }
 #line 85 "examples/sgemm-vectorized.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 86 "examples/sgemm-vectorized.ts"
-        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 64 + threadCol * 4 + i_2]);
+        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[(int)((unsigned int)dot * 64u + (unsigned int)threadCol * 4u + (unsigned int)i_2)]);
         const float n0 = vector_3.x;
         const float n1 = vector_3.y;
         const float n2 = vector_3.z;
         const float n3 = vector_3.w;
 #line 87 "examples/sgemm-vectorized.ts"
         regN[i_2] = n0;
-        regN[i_2 + 1] = n1;
-        regN[i_2 + 2] = n2;
-        regN[i_2 + 3] = n3;
+        regN[(int)((unsigned int)i_2 + 1u)] = n1;
+        regN[(int)((unsigned int)i_2 + 2u)] = n2;
+        regN[(int)((unsigned int)i_2 + 3u)] = n3;
       }
 #line 89 "examples/sgemm-vectorized.ts"
 #pragma unroll
@@ -392,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
         for (int n = 0; n < 4; n++) {
 #line 91 "examples/sgemm-vectorized.ts"
-          threadResults[m * 4 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 4u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -406,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
     for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 99 "examples/sgemm-vectorized.ts"
-      const int index = (cRow * 64 + threadRow * 8 + m_1) * N + cCol * 64 + threadCol * 4 + n_1;
+      const int index = (int)(((unsigned int)cRow * 64u + (unsigned int)threadRow * 8u + (unsigned int)m_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)threadCol * 4u + (unsigned int)n_1);
 #line 100 "examples/sgemm-vectorized.ts"
       const float4 vector_4 = *reinterpret_cast<const float4*>(&C[index]);
       const float c0 = vector_4.x;
@@ -414,9 +414,9 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
       const float c2 = vector_4.z;
       const float c3 = vector_4.w;
 #line 101 "examples/sgemm-vectorized.ts"
-      const int r = m_1 * 4 + n_1;
+      const int r = (int)((unsigned int)m_1 * 4u + (unsigned int)n_1);
 #line 102 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
     }
   }
 }
@@ -462,31 +462,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
     for (int offset = 0; offset < 64; offset += 64) {
 #line 68 "examples/sgemm-vectorized.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + bk + innerColA * 4]);
+      const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA * 4u)]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
 #line 70 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
+      AsT[(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 71 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
+      AsT[(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 72 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
+      AsT[(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 73 "examples/sgemm-vectorized.ts"
-      AsT[(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
+      AsT[(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
     }
 #line 75 "examples/sgemm-vectorized.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
 #line 76 "examples/sgemm-vectorized.ts"
-      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)innerColB * 4u)]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
 #line 77 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 64 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
+      *reinterpret_cast<float4*>(&Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(b0, b1, b2, b3);
     }
 #line 79 "examples/sgemm-vectorized.ts"
     __syncthreads();
@@ -497,31 +497,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
       for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 82 "examples/sgemm-vectorized.ts"
-        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 68 + threadRow * 8 + i_1]);
+        const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[(int)((unsigned int)dot * 68u + (unsigned int)threadRow * 8u + (unsigned int)i_1)]);
         const float m0 = vector_2.x;
         const float m1 = vector_2.y;
         const float m2 = vector_2.z;
         const float m3 = vector_2.w;
 #line 83 "examples/sgemm-vectorized.ts"
         regM[i_1] = m0;
-        regM[i_1 + 1] = m1;
-        regM[i_1 + 2] = m2;
-        regM[i_1 + 3] = m3;
+        regM[(int)((unsigned int)i_1 + 1u)] = m1;
+        regM[(int)((unsigned int)i_1 + 2u)] = m2;
+        regM[(int)((unsigned int)i_1 + 3u)] = m3;
       }
 #line 85 "examples/sgemm-vectorized.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 86 "examples/sgemm-vectorized.ts"
-        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 64 + threadCol * 4 + i_2]);
+        const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[(int)((unsigned int)dot * 64u + (unsigned int)threadCol * 4u + (unsigned int)i_2)]);
         const float n0 = vector_3.x;
         const float n1 = vector_3.y;
         const float n2 = vector_3.z;
         const float n3 = vector_3.w;
 #line 87 "examples/sgemm-vectorized.ts"
         regN[i_2] = n0;
-        regN[i_2 + 1] = n1;
-        regN[i_2 + 2] = n2;
-        regN[i_2 + 3] = n3;
+        regN[(int)((unsigned int)i_2 + 1u)] = n1;
+        regN[(int)((unsigned int)i_2 + 2u)] = n2;
+        regN[(int)((unsigned int)i_2 + 3u)] = n3;
       }
 #line 89 "examples/sgemm-vectorized.ts"
 #pragma unroll
@@ -530,7 +530,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
         for (int n = 0; n < 4; n++) {
 #line 91 "examples/sgemm-vectorized.ts"
-          threadResults[m * 4 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 4u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -544,7 +544,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
 #pragma unroll
     for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 99 "examples/sgemm-vectorized.ts"
-      const int index = (cRow * 64 + threadRow * 8 + m_1) * N + cCol * 64 + threadCol * 4 + n_1;
+      const int index = (int)(((unsigned int)cRow * 64u + (unsigned int)threadRow * 8u + (unsigned int)m_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)threadCol * 4u + (unsigned int)n_1);
 #line 100 "examples/sgemm-vectorized.ts"
       const float4 vector_4 = *reinterpret_cast<const float4*>(&C[index]);
       const float c0 = vector_4.x;
@@ -552,9 +552,9 @@ extern "C" __global__ void __launch_bounds__(128) sgemmVectorized_BM_64_BN_64_BK
       const float c2 = vector_4.z;
       const float c3 = vector_4.w;
 #line 101 "examples/sgemm-vectorized.ts"
-      const int r = m_1 * 4 + n_1;
+      const int r = (int)((unsigned int)m_1 * 4u + (unsigned int)n_1);
 #line 102 "examples/sgemm-vectorized.ts"
-      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+      *reinterpret_cast<float4*>(&C[index]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
     }
   }
 }

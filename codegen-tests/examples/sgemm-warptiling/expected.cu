@@ -76,31 +76,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_
 #pragma unroll
     for (int offset = 0; offset < 128; offset += 32) {
 #line 88 "examples/sgemm-warptiling.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + bk + innerColA * 4]);
+      const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA * 4u)]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
 #line 89 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 0) * 132 + innerRowA + offset] = a0;
+      AsT[(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 90 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 1) * 132 + innerRowA + offset] = a1;
+      AsT[(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 91 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 2) * 132 + innerRowA + offset] = a2;
+      AsT[(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 92 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 3) * 132 + innerRowA + offset] = a3;
+      AsT[(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
     }
 #line 94 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 16; offset_1 += 4) {
 #line 95 "examples/sgemm-warptiling.ts"
-      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
 #line 96 "examples/sgemm-warptiling.ts"
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 128 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
+      *reinterpret_cast<float4*>(&Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(b0, b1, b2, b3);
     }
 #line 98 "examples/sgemm-warptiling.ts"
     __syncthreads();
@@ -114,16 +114,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 102 "examples/sgemm-warptiling.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 132 + warpRow * 64 + wSubRow * 64 + threadRowInWarp * 8 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[(int)((unsigned int)dot * 132u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 103 "examples/sgemm-warptiling.ts"
-          regM[wSubRow * 8 + i_1] = m0;
-          regM[wSubRow * 8 + i_1 + 1] = m1;
-          regM[wSubRow * 8 + i_1 + 2] = m2;
-          regM[wSubRow * 8 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 106 "examples/sgemm-warptiling.ts"
@@ -133,16 +133,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 108 "examples/sgemm-warptiling.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 128 + warpCol * 64 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[(int)((unsigned int)dot * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 109 "examples/sgemm-warptiling.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 112 "examples/sgemm-warptiling.ts"
@@ -152,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_
 #pragma unroll
         for (int n = 0; n < 16; n++) {
 #line 114 "examples/sgemm-warptiling.ts"
-          threadResults[m * 16 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 16u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -172,19 +172,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_128_BN_128_
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 124 "examples/sgemm-warptiling.ts"
-          const int row = cRow * 128 + warpRow * 64 + wSubRow_1 * 64 + threadRowInWarp * 8 + m_1;
+          const int row = (int)((unsigned int)cRow * 128u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow_1 * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
 #line 125 "examples/sgemm-warptiling.ts"
-          const int col = cCol * 128 + warpCol * 64 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+          const int col = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 126 "examples/sgemm-warptiling.ts"
-          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
+          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
 #line 127 "examples/sgemm-warptiling.ts"
-          const int r = (wSubRow_1 * 8 + m_1) * 16 + wSubCol_1 * 4 + n_1;
+          const int r = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 16u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 128 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+          *reinterpret_cast<float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
         }
       }
     }
@@ -240,31 +240,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 #pragma unroll
     for (int offset = 0; offset < 64; offset += 64) {
 #line 88 "examples/sgemm-warptiling.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + bk + innerColA * 4]);
+      const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)bk + (unsigned int)innerColA * 4u)]);
       const float a0 = vector.x;
       const float a1 = vector.y;
       const float a2 = vector.z;
       const float a3 = vector.w;
 #line 89 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
+      AsT[(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 90 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
+      AsT[(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 91 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
+      AsT[(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 92 "examples/sgemm-warptiling.ts"
-      AsT[(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
+      AsT[(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
     }
 #line 94 "examples/sgemm-warptiling.ts"
 #pragma unroll
     for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
 #line 95 "examples/sgemm-warptiling.ts"
-      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(bk + innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&B[(int)(((unsigned int)bk + (unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)innerColB * 4u)]);
       const float b0 = vector_1.x;
       const float b1 = vector_1.y;
       const float b2 = vector_1.z;
       const float b3 = vector_1.w;
 #line 96 "examples/sgemm-warptiling.ts"
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + offset_1) * 64 + innerColB * 4]) = make_float4(b0, b1, b2, b3);
+      *reinterpret_cast<float4*>(&Bs[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(b0, b1, b2, b3);
     }
 #line 98 "examples/sgemm-warptiling.ts"
     __syncthreads();
@@ -278,16 +278,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
 #line 102 "examples/sgemm-warptiling.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[(int)((unsigned int)dot * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 103 "examples/sgemm-warptiling.ts"
-          regM[wSubRow * 4 + i_1] = m0;
-          regM[wSubRow * 4 + i_1 + 1] = m1;
-          regM[wSubRow * 4 + i_1 + 2] = m2;
-          regM[wSubRow * 4 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 106 "examples/sgemm-warptiling.ts"
@@ -297,16 +297,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 108 "examples/sgemm-warptiling.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[(int)((unsigned int)dot * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 109 "examples/sgemm-warptiling.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 112 "examples/sgemm-warptiling.ts"
@@ -316,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 114 "examples/sgemm-warptiling.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -336,19 +336,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptiling_BM_64_BN_64_BK
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 124 "examples/sgemm-warptiling.ts"
-          const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+          const int row = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
 #line 125 "examples/sgemm-warptiling.ts"
-          const int col = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+          const int col = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 126 "examples/sgemm-warptiling.ts"
-          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
+          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
 #line 127 "examples/sgemm-warptiling.ts"
-          const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+          const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 128 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+          *reinterpret_cast<float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
         }
       }
     }
@@ -404,25 +404,25 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
   for (int offset = 0; offset < 128; offset += 32) {
 #line 207 "examples/sgemm-warptiling.ts"
-    const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset) * K + innerColA * 4]);
+    const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)innerColA * 4u)]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
 #line 208 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 0) * 132 + innerRowA + offset] = a0;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 209 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 1) * 132 + innerRowA + offset] = a1;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 210 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 2) * 132 + innerRowA + offset] = a2;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 211 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 3) * 132 + innerRowA + offset] = a3;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
   }
 #line 213 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 16; offset_1 += 4) {
 #line 214 "examples/sgemm-warptiling.ts"
-    tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 128 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
+    tsk_cp_async_16(&Bs[0][(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB * 4u)], &B[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
   }
 #line 216 "examples/sgemm-warptiling.ts"
   tsk_cp_async_commit();
@@ -435,14 +435,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #line 220 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 16) {
 #line 221 "examples/sgemm-warptiling.ts"
-    const int next = bk + 16;
+    const int next = (int)((unsigned int)bk + 16u);
 #line 223 "examples/sgemm-warptiling.ts"
     if (next < K) {
 #line 224 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 16; offset_2 += 4) {
 #line 225 "examples/sgemm-warptiling.ts"
-        tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 128 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 128 + innerColB * 4]);
+        tsk_cp_async_16(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_2) * 128u + (unsigned int)innerColB * 4u)], &B[(int)(((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_2) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
       }
 #line 227 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
@@ -450,16 +450,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 128; offset_3 += 32) {
 #line 229 "examples/sgemm-warptiling.ts"
-        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 128 + innerRowA + offset_3) * K + next + innerColA * 4]);
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset_3) * (unsigned int)K + (unsigned int)next + (unsigned int)innerColA * 4u)]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
 #line 230 "examples/sgemm-warptiling.ts"
-        nextA[offset_3 / 32 * 4] = a0_1;
-        nextA[offset_3 / 32 * 4 + 1] = a1_1;
-        nextA[offset_3 / 32 * 4 + 2] = a2_1;
-        nextA[offset_3 / 32 * 4 + 3] = a3_1;
+        nextA[(int)((unsigned int)(offset_3 / 32) * 4u)] = a0_1;
+        nextA[(int)((unsigned int)(offset_3 / 32) * 4u + 1u)] = a1_1;
+        nextA[(int)((unsigned int)(offset_3 / 32) * 4u + 2u)] = a2_1;
+        nextA[(int)((unsigned int)(offset_3 / 32) * 4u + 3u)] = a3_1;
       }
     }
 #line 233 "examples/sgemm-warptiling.ts"
@@ -472,16 +472,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 236 "examples/sgemm-warptiling.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 132 + warpRow * 64 + wSubRow * 64 + threadRowInWarp * 8 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][(int)((unsigned int)dot * 132u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 237 "examples/sgemm-warptiling.ts"
-          regM[wSubRow * 8 + i_1] = m0;
-          regM[wSubRow * 8 + i_1 + 1] = m1;
-          regM[wSubRow * 8 + i_1 + 2] = m2;
-          regM[wSubRow * 8 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 240 "examples/sgemm-warptiling.ts"
@@ -491,16 +491,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 242 "examples/sgemm-warptiling.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 64 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][(int)((unsigned int)dot * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 243 "examples/sgemm-warptiling.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 246 "examples/sgemm-warptiling.ts"
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int n = 0; n < 16; n++) {
 #line 248 "examples/sgemm-warptiling.ts"
-          threadResults[m * 16 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 16u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -520,15 +520,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 128; offset_4 += 32) {
 #line 255 "examples/sgemm-warptiling.ts"
-        const int base = offset_4 / 32 * 4;
+        const int base = (int)((unsigned int)(offset_4 / 32) * 4u);
 #line 256 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 0) * 132 + innerRowA + offset_4] = nextA[base];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[base];
 #line 257 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 1) * 132 + innerRowA + offset_4] = nextA[base + 1];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 1u)];
 #line 258 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 2) * 132 + innerRowA + offset_4] = nextA[base + 2];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 2u)];
 #line 259 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 3) * 132 + innerRowA + offset_4] = nextA[base + 3];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 3u)];
       }
     }
 #line 262 "examples/sgemm-warptiling.ts"
@@ -536,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #line 263 "examples/sgemm-warptiling.ts"
     __syncthreads();
 #line 264 "examples/sgemm-warptiling.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
 #line 266 "examples/sgemm-warptiling.ts"
 #pragma unroll
@@ -551,19 +551,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 270 "examples/sgemm-warptiling.ts"
-          const int row = cRow * 128 + warpRow * 64 + wSubRow_1 * 64 + threadRowInWarp * 8 + m_1;
+          const int row = (int)((unsigned int)cRow * 128u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow_1 * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
 #line 271 "examples/sgemm-warptiling.ts"
-          const int col = cCol * 128 + warpCol * 64 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+          const int col = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 272 "examples/sgemm-warptiling.ts"
-          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
+          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
 #line 273 "examples/sgemm-warptiling.ts"
-          const int r = (wSubRow_1 * 8 + m_1) * 16 + wSubCol_1 * 4 + n_1;
+          const int r = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 16u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 274 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+          *reinterpret_cast<float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
         }
       }
     }
@@ -619,25 +619,25 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
   for (int offset = 0; offset < 64; offset += 64) {
 #line 207 "examples/sgemm-warptiling.ts"
-    const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + innerColA * 4]);
+    const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)innerColA * 4u)]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
 #line 208 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 209 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 210 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 211 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
   }
 #line 213 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 16; offset_1 += 8) {
 #line 214 "examples/sgemm-warptiling.ts"
-    tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 128 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 128 + innerColB * 4]);
+    tsk_cp_async_16(&Bs[0][(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 128u + (unsigned int)innerColB * 4u)], &B[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
   }
 #line 216 "examples/sgemm-warptiling.ts"
   tsk_cp_async_commit();
@@ -650,14 +650,14 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #line 220 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 16) {
 #line 221 "examples/sgemm-warptiling.ts"
-    const int next = bk + 16;
+    const int next = (int)((unsigned int)bk + 16u);
 #line 223 "examples/sgemm-warptiling.ts"
     if (next < K) {
 #line 224 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 16; offset_2 += 8) {
 #line 225 "examples/sgemm-warptiling.ts"
-        tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 128 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 128 + innerColB * 4]);
+        tsk_cp_async_16(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_2) * 128u + (unsigned int)innerColB * 4u)], &B[(int)(((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_2) * (unsigned int)N + (unsigned int)cCol * 128u + (unsigned int)innerColB * 4u)]);
       }
 #line 227 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
@@ -665,16 +665,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 64; offset_3 += 64) {
 #line 229 "examples/sgemm-warptiling.ts"
-        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset_3) * K + next + innerColA * 4]);
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_3) * (unsigned int)K + (unsigned int)next + (unsigned int)innerColA * 4u)]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
 #line 230 "examples/sgemm-warptiling.ts"
-        nextA[offset_3 / 64 * 4] = a0_1;
-        nextA[offset_3 / 64 * 4 + 1] = a1_1;
-        nextA[offset_3 / 64 * 4 + 2] = a2_1;
-        nextA[offset_3 / 64 * 4 + 3] = a3_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u)] = a0_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u + 1u)] = a1_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u + 2u)] = a2_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u + 3u)] = a3_1;
       }
     }
 #line 233 "examples/sgemm-warptiling.ts"
@@ -687,16 +687,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
 #line 236 "examples/sgemm-warptiling.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][(int)((unsigned int)dot * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 237 "examples/sgemm-warptiling.ts"
-          regM[wSubRow * 4 + i_1] = m0;
-          regM[wSubRow * 4 + i_1 + 1] = m1;
-          regM[wSubRow * 4 + i_1 + 2] = m2;
-          regM[wSubRow * 4 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 240 "examples/sgemm-warptiling.ts"
@@ -706,16 +706,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int i_2 = 0; i_2 < 8; i_2 += 4) {
 #line 242 "examples/sgemm-warptiling.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 32 + wSubCol * 32 + threadColInWarp * 8 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][(int)((unsigned int)dot * 128u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 32u + (unsigned int)threadColInWarp * 8u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 243 "examples/sgemm-warptiling.ts"
-          regN[wSubCol * 8 + i_2] = n0;
-          regN[wSubCol * 8 + i_2 + 1] = n1;
-          regN[wSubCol * 8 + i_2 + 2] = n2;
-          regN[wSubCol * 8 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 8u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 8u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 8u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 8u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 246 "examples/sgemm-warptiling.ts"
@@ -725,7 +725,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 248 "examples/sgemm-warptiling.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -735,15 +735,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
 #line 255 "examples/sgemm-warptiling.ts"
-        const int base = offset_4 / 64 * 4;
+        const int base = (int)((unsigned int)(offset_4 / 64) * 4u);
 #line 256 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_4] = nextA[base];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[base];
 #line 257 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_4] = nextA[base + 1];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 1u)];
 #line 258 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_4] = nextA[base + 2];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 2u)];
 #line 259 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_4] = nextA[base + 3];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 3u)];
       }
     }
 #line 262 "examples/sgemm-warptiling.ts"
@@ -751,7 +751,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #line 263 "examples/sgemm-warptiling.ts"
     __syncthreads();
 #line 264 "examples/sgemm-warptiling.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
 #line 266 "examples/sgemm-warptiling.ts"
 #pragma unroll
@@ -766,19 +766,19 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int n_1 = 0; n_1 < 8; n_1 += 4) {
 #line 270 "examples/sgemm-warptiling.ts"
-          const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+          const int row = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
 #line 271 "examples/sgemm-warptiling.ts"
-          const int col = cCol * 128 + warpCol * 32 + wSubCol_1 * 32 + threadColInWarp * 8 + n_1;
+          const int col = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadColInWarp * 8u + (unsigned int)n_1);
 #line 272 "examples/sgemm-warptiling.ts"
-          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
+          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
 #line 273 "examples/sgemm-warptiling.ts"
-          const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 8 + n_1;
+          const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 8u + (unsigned int)n_1);
 #line 274 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+          *reinterpret_cast<float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
         }
       }
     }
@@ -834,25 +834,25 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
   for (int offset = 0; offset < 64; offset += 64) {
 #line 207 "examples/sgemm-warptiling.ts"
-    const float4 vector = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset) * K + innerColA * 4]);
+    const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset) * (unsigned int)K + (unsigned int)innerColA * 4u)]);
     const float a0 = vector.x;
     const float a1 = vector.y;
     const float a2 = vector.z;
     const float a3 = vector.w;
 #line 208 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 0) * 68 + innerRowA + offset] = a0;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a0;
 #line 209 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 1) * 68 + innerRowA + offset] = a1;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a1;
 #line 210 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 2) * 68 + innerRowA + offset] = a2;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a2;
 #line 211 "examples/sgemm-warptiling.ts"
-    AsT[0][(innerColA * 4 + 3) * 68 + innerRowA + offset] = a3;
+    AsT[0][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset)] = a3;
   }
 #line 213 "examples/sgemm-warptiling.ts"
 #pragma unroll
   for (int offset_1 = 0; offset_1 < 8; offset_1 += 8) {
 #line 214 "examples/sgemm-warptiling.ts"
-    tsk_cp_async_16(&Bs[0][(innerRowB + offset_1) * 64 + innerColB * 4], &B[(innerRowB + offset_1) * N + cCol * 64 + innerColB * 4]);
+    tsk_cp_async_16(&Bs[0][(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * 64u + (unsigned int)innerColB * 4u)], &B[(int)(((unsigned int)innerRowB + (unsigned int)offset_1) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)innerColB * 4u)]);
   }
 #line 216 "examples/sgemm-warptiling.ts"
   tsk_cp_async_commit();
@@ -865,14 +865,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #line 220 "examples/sgemm-warptiling.ts"
   for (int bk = 0; bk < K; bk += 8) {
 #line 221 "examples/sgemm-warptiling.ts"
-    const int next = bk + 8;
+    const int next = (int)((unsigned int)bk + 8u);
 #line 223 "examples/sgemm-warptiling.ts"
     if (next < K) {
 #line 224 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 8; offset_2 += 8) {
 #line 225 "examples/sgemm-warptiling.ts"
-        tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset_2) * 64 + innerColB * 4], &B[(next + innerRowB + offset_2) * N + cCol * 64 + innerColB * 4]);
+        tsk_cp_async_16(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_2) * 64u + (unsigned int)innerColB * 4u)], &B[(int)(((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_2) * (unsigned int)N + (unsigned int)cCol * 64u + (unsigned int)innerColB * 4u)]);
       }
 #line 227 "examples/sgemm-warptiling.ts"
       tsk_cp_async_commit();
@@ -880,16 +880,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 64; offset_3 += 64) {
 #line 229 "examples/sgemm-warptiling.ts"
-        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(cRow * 64 + innerRowA + offset_3) * K + next + innerColA * 4]);
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_3) * (unsigned int)K + (unsigned int)next + (unsigned int)innerColA * 4u)]);
         const float a0_1 = vector_1.x;
         const float a1_1 = vector_1.y;
         const float a2_1 = vector_1.z;
         const float a3_1 = vector_1.w;
 #line 230 "examples/sgemm-warptiling.ts"
-        nextA[offset_3 / 64 * 4] = a0_1;
-        nextA[offset_3 / 64 * 4 + 1] = a1_1;
-        nextA[offset_3 / 64 * 4 + 2] = a2_1;
-        nextA[offset_3 / 64 * 4 + 3] = a3_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u)] = a0_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u + 1u)] = a1_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u + 2u)] = a2_1;
+        nextA[(int)((unsigned int)(offset_3 / 64) * 4u + 3u)] = a3_1;
       }
     }
 #line 233 "examples/sgemm-warptiling.ts"
@@ -902,16 +902,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
 #line 236 "examples/sgemm-warptiling.ts"
-          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+          const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stage][(int)((unsigned int)dot * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
 #line 237 "examples/sgemm-warptiling.ts"
-          regM[wSubRow * 4 + i_1] = m0;
-          regM[wSubRow * 4 + i_1 + 1] = m1;
-          regM[wSubRow * 4 + i_1 + 2] = m2;
-          regM[wSubRow * 4 + i_1 + 3] = m3;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
+          regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
 #line 240 "examples/sgemm-warptiling.ts"
@@ -921,16 +921,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 242 "examples/sgemm-warptiling.ts"
-          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+          const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[stage][(int)((unsigned int)dot * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
 #line 243 "examples/sgemm-warptiling.ts"
-          regN[wSubCol * 4 + i_2] = n0;
-          regN[wSubCol * 4 + i_2 + 1] = n1;
-          regN[wSubCol * 4 + i_2 + 2] = n2;
-          regN[wSubCol * 4 + i_2 + 3] = n3;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+          regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
 #line 246 "examples/sgemm-warptiling.ts"
@@ -940,7 +940,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int n = 0; n < 8; n++) {
 #line 248 "examples/sgemm-warptiling.ts"
-          threadResults[m * 8 + n] += regM[m] * regN[n];
+          threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
@@ -950,15 +950,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
 #line 255 "examples/sgemm-warptiling.ts"
-        const int base = offset_4 / 64 * 4;
+        const int base = (int)((unsigned int)(offset_4 / 64) * 4u);
 #line 256 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_4] = nextA[base];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[base];
 #line 257 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_4] = nextA[base + 1];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 1u)];
 #line 258 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_4] = nextA[base + 2];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 2u)];
 #line 259 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_4] = nextA[base + 3];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_4)] = nextA[(int)((unsigned int)base + 3u)];
       }
     }
 #line 262 "examples/sgemm-warptiling.ts"
@@ -966,7 +966,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #line 263 "examples/sgemm-warptiling.ts"
     __syncthreads();
 #line 264 "examples/sgemm-warptiling.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
 #line 266 "examples/sgemm-warptiling.ts"
 #pragma unroll
@@ -981,19 +981,19 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingDoubleBuffered_
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 270 "examples/sgemm-warptiling.ts"
-          const int row = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+          const int row = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
 #line 271 "examples/sgemm-warptiling.ts"
-          const int col = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+          const int col = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 272 "examples/sgemm-warptiling.ts"
-          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[row * N + col]);
+          const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
           const float c0 = vector_4.x;
           const float c1 = vector_4.y;
           const float c2 = vector_4.z;
           const float c3 = vector_4.w;
 #line 273 "examples/sgemm-warptiling.ts"
-          const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+          const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 274 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+          *reinterpret_cast<float4*>(&C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
         }
       }
     }
@@ -1050,23 +1050,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #line 344 "examples/sgemm-warptiling.ts"
   for (int bk = -16; bk < K; bk += 16) {
 #line 345 "examples/sgemm-warptiling.ts"
-    const int next = bk + 16;
+    const int next = (int)((unsigned int)bk + 16u);
 #line 346 "examples/sgemm-warptiling.ts"
     if (next < K) {
 #line 347 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset = 0; offset < 16; offset += 8) {
 #line 348 "examples/sgemm-warptiling.ts"
-        const int row = next + innerRowB + offset;
+        const int row = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset);
 #line 349 "examples/sgemm-warptiling.ts"
-        const int col = cCol * 128 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
 #line 350 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
 #line 351 "examples/sgemm-warptiling.ts"
-          tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 128 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         } else {
 #line 353 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 128 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
 #line 356 "examples/sgemm-warptiling.ts"
@@ -1075,28 +1075,28 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
 #line 358 "examples/sgemm-warptiling.ts"
-        const int row_1 = cRow * 64 + innerRowA + offset_1;
+        const int row_1 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_1);
 #line 359 "examples/sgemm-warptiling.ts"
-        const int col_1 = next + innerColA * 4;
+        const int col_1 = (int)((unsigned int)next + (unsigned int)innerColA * 4u);
 #line 360 "examples/sgemm-warptiling.ts"
         if (row_1 < M && col_1 < K) {
 #line 361 "examples/sgemm-warptiling.ts"
-          const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+          const float4 vector = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_1 * (unsigned int)K + (unsigned int)col_1)]);
           const float a0 = vector.x;
           const float a1 = vector.y;
           const float a2 = vector.z;
           const float a3 = vector.w;
 #line 362 "examples/sgemm-warptiling.ts"
-          nextA[offset_1 / 64 * 4] = a0;
-          nextA[offset_1 / 64 * 4 + 1] = a1;
-          nextA[offset_1 / 64 * 4 + 2] = a2;
-          nextA[offset_1 / 64 * 4 + 3] = a3;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u)] = a0;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 1u)] = a1;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 2u)] = a2;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 3u)] = a3;
         } else {
 #line 364 "examples/sgemm-warptiling.ts"
-          nextA[offset_1 / 64 * 4] = 0.0f;
-          nextA[offset_1 / 64 * 4 + 1] = 0.0f;
-          nextA[offset_1 / 64 * 4 + 2] = 0.0f;
-          nextA[offset_1 / 64 * 4 + 3] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u)] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 1u)] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 2u)] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 3u)] = 0.0f;
         }
       }
     }
@@ -1112,16 +1112,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
           for (int i_1 = 0; i_1 < 8; i_1 += 4) {
 #line 372 "examples/sgemm-warptiling.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 8 + i_1]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][(int)((unsigned int)dot * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
 #line 373 "examples/sgemm-warptiling.ts"
-            regM[wSubRow * 8 + i_1] = m0;
-            regM[wSubRow * 8 + i_1 + 1] = m1;
-            regM[wSubRow * 8 + i_1 + 2] = m2;
-            regM[wSubRow * 8 + i_1 + 3] = m3;
+            regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
+            regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
+            regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
+            regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
           }
         }
 #line 376 "examples/sgemm-warptiling.ts"
@@ -1131,16 +1131,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 378 "examples/sgemm-warptiling.ts"
-            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 128 + warpCol * 32 + wSubCol * 32 + threadColInWarp * 4 + i_2]);
+            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][(int)((unsigned int)dot * 128u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
             const float n3 = vector_2.w;
 #line 379 "examples/sgemm-warptiling.ts"
-            regN[wSubCol * 4 + i_2] = n0;
-            regN[wSubCol * 4 + i_2 + 1] = n1;
-            regN[wSubCol * 4 + i_2 + 2] = n2;
-            regN[wSubCol * 4 + i_2 + 3] = n3;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
           }
         }
 #line 382 "examples/sgemm-warptiling.ts"
@@ -1150,7 +1150,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
           for (int n = 0; n < 4; n++) {
 #line 384 "examples/sgemm-warptiling.ts"
-            threadResults[m * 4 + n] += regM[m] * regN[n];
+            threadResults[(int)((unsigned int)m * 4u + (unsigned int)n)] += regM[m] * regN[n];
           }
         }
       }
@@ -1161,15 +1161,15 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
 #line 391 "examples/sgemm-warptiling.ts"
-        const int base = offset_2 / 64 * 4;
+        const int base = (int)((unsigned int)(offset_2 / 64) * 4u);
 #line 392 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[base];
 #line 393 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 1u)];
 #line 394 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 2u)];
 #line 395 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 3u)];
       }
     }
 #line 398 "examples/sgemm-warptiling.ts"
@@ -1177,7 +1177,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #line 399 "examples/sgemm-warptiling.ts"
     __syncthreads();
 #line 400 "examples/sgemm-warptiling.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
 #line 402 "examples/sgemm-warptiling.ts"
 #pragma unroll
@@ -1192,21 +1192,21 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 406 "examples/sgemm-warptiling.ts"
-          const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 8 + m_1;
+          const int row_2 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
 #line 407 "examples/sgemm-warptiling.ts"
-          const int col_2 = cCol * 128 + warpCol * 32 + wSubCol_1 * 32 + threadColInWarp * 4 + n_1;
+          const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 408 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
 #line 409 "examples/sgemm-warptiling.ts"
-            const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
+            const float4 vector_3 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
             const float c0 = vector_3.x;
             const float c1 = vector_3.y;
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
 #line 410 "examples/sgemm-warptiling.ts"
-            const int r = (wSubRow_1 * 8 + m_1) * 4 + wSubCol_1 * 4 + n_1;
+            const int r = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 4u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 411 "examples/sgemm-warptiling.ts"
-            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+            *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
           }
         }
       }
@@ -1264,23 +1264,23 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #line 344 "examples/sgemm-warptiling.ts"
   for (int bk = -8; bk < K; bk += 8) {
 #line 345 "examples/sgemm-warptiling.ts"
-    const int next = bk + 8;
+    const int next = (int)((unsigned int)bk + 8u);
 #line 346 "examples/sgemm-warptiling.ts"
     if (next < K) {
 #line 347 "examples/sgemm-warptiling.ts"
 #pragma unroll
       for (int offset = 0; offset < 8; offset += 8) {
 #line 348 "examples/sgemm-warptiling.ts"
-        const int row = next + innerRowB + offset;
+        const int row = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset);
 #line 349 "examples/sgemm-warptiling.ts"
-        const int col = cCol * 64 + innerColB * 4;
+        const int col = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB * 4u);
 #line 350 "examples/sgemm-warptiling.ts"
         if (row < K && col < N) {
 #line 351 "examples/sgemm-warptiling.ts"
-          tsk_cp_async_16(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4], &B[row * N + col]);
+          tsk_cp_async_16(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 64u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
         } else {
 #line 353 "examples/sgemm-warptiling.ts"
-          *reinterpret_cast<float4*>(&Bs[1 - stage][(innerRowB + offset) * 64 + innerColB * 4]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          *reinterpret_cast<float4*>(&Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
 #line 356 "examples/sgemm-warptiling.ts"
@@ -1289,28 +1289,28 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 64; offset_1 += 64) {
 #line 358 "examples/sgemm-warptiling.ts"
-        const int row_1 = cRow * 64 + innerRowA + offset_1;
+        const int row_1 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_1);
 #line 359 "examples/sgemm-warptiling.ts"
-        const int col_1 = next + innerColA * 4;
+        const int col_1 = (int)((unsigned int)next + (unsigned int)innerColA * 4u);
 #line 360 "examples/sgemm-warptiling.ts"
         if (row_1 < M && col_1 < K) {
 #line 361 "examples/sgemm-warptiling.ts"
-          const float4 vector = *reinterpret_cast<const float4*>(&A[row_1 * K + col_1]);
+          const float4 vector = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_1 * (unsigned int)K + (unsigned int)col_1)]);
           const float a0 = vector.x;
           const float a1 = vector.y;
           const float a2 = vector.z;
           const float a3 = vector.w;
 #line 362 "examples/sgemm-warptiling.ts"
-          nextA[offset_1 / 64 * 4] = a0;
-          nextA[offset_1 / 64 * 4 + 1] = a1;
-          nextA[offset_1 / 64 * 4 + 2] = a2;
-          nextA[offset_1 / 64 * 4 + 3] = a3;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u)] = a0;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 1u)] = a1;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 2u)] = a2;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 3u)] = a3;
         } else {
 #line 364 "examples/sgemm-warptiling.ts"
-          nextA[offset_1 / 64 * 4] = 0.0f;
-          nextA[offset_1 / 64 * 4 + 1] = 0.0f;
-          nextA[offset_1 / 64 * 4 + 2] = 0.0f;
-          nextA[offset_1 / 64 * 4 + 3] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u)] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 1u)] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 2u)] = 0.0f;
+          nextA[(int)((unsigned int)(offset_1 / 64) * 4u + 3u)] = 0.0f;
         }
       }
     }
@@ -1326,16 +1326,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1 += 4) {
 #line 372 "examples/sgemm-warptiling.ts"
-            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][dot * 68 + warpRow * 32 + wSubRow * 32 + threadRowInWarp * 4 + i_1]);
+            const float4 vector_1 = *reinterpret_cast<const float4*>(&AsT[stage][(int)((unsigned int)dot * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
             const float m0 = vector_1.x;
             const float m1 = vector_1.y;
             const float m2 = vector_1.z;
             const float m3 = vector_1.w;
 #line 373 "examples/sgemm-warptiling.ts"
-            regM[wSubRow * 4 + i_1] = m0;
-            regM[wSubRow * 4 + i_1 + 1] = m1;
-            regM[wSubRow * 4 + i_1 + 2] = m2;
-            regM[wSubRow * 4 + i_1 + 3] = m3;
+            regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
+            regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
+            regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
+            regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
           }
         }
 #line 376 "examples/sgemm-warptiling.ts"
@@ -1345,16 +1345,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
           for (int i_2 = 0; i_2 < 4; i_2 += 4) {
 #line 378 "examples/sgemm-warptiling.ts"
-            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][dot * 64 + warpCol * 32 + wSubCol * 16 + threadColInWarp * 4 + i_2]);
+            const float4 vector_2 = *reinterpret_cast<const float4*>(&Bs[stage][(int)((unsigned int)dot * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
             const float n0 = vector_2.x;
             const float n1 = vector_2.y;
             const float n2 = vector_2.z;
             const float n3 = vector_2.w;
 #line 379 "examples/sgemm-warptiling.ts"
-            regN[wSubCol * 4 + i_2] = n0;
-            regN[wSubCol * 4 + i_2 + 1] = n1;
-            regN[wSubCol * 4 + i_2 + 2] = n2;
-            regN[wSubCol * 4 + i_2 + 3] = n3;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
+            regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
           }
         }
 #line 382 "examples/sgemm-warptiling.ts"
@@ -1364,7 +1364,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
           for (int n = 0; n < 8; n++) {
 #line 384 "examples/sgemm-warptiling.ts"
-            threadResults[m * 8 + n] += regM[m] * regN[n];
+            threadResults[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
           }
         }
       }
@@ -1375,15 +1375,15 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 64) {
 #line 391 "examples/sgemm-warptiling.ts"
-        const int base = offset_2 / 64 * 4;
+        const int base = (int)((unsigned int)(offset_2 / 64) * 4u);
 #line 392 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 0) * 68 + innerRowA + offset_2] = nextA[base];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[base];
 #line 393 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 1) * 68 + innerRowA + offset_2] = nextA[base + 1];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 1u)];
 #line 394 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 2) * 68 + innerRowA + offset_2] = nextA[base + 2];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 2u)];
 #line 395 "examples/sgemm-warptiling.ts"
-        AsT[1 - stage][(innerColA * 4 + 3) * 68 + innerRowA + offset_2] = nextA[base + 3];
+        AsT[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_2)] = nextA[(int)((unsigned int)base + 3u)];
       }
     }
 #line 398 "examples/sgemm-warptiling.ts"
@@ -1391,7 +1391,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #line 399 "examples/sgemm-warptiling.ts"
     __syncthreads();
 #line 400 "examples/sgemm-warptiling.ts"
-    stage = 1 - stage;
+    stage = (int)(1u - (unsigned int)stage);
   }
 #line 402 "examples/sgemm-warptiling.ts"
 #pragma unroll
@@ -1406,21 +1406,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemmWarptilingGuarded_BM_64_B
 #pragma unroll
         for (int n_1 = 0; n_1 < 4; n_1 += 4) {
 #line 406 "examples/sgemm-warptiling.ts"
-          const int row_2 = cRow * 64 + warpRow * 32 + wSubRow_1 * 32 + threadRowInWarp * 4 + m_1;
+          const int row_2 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
 #line 407 "examples/sgemm-warptiling.ts"
-          const int col_2 = cCol * 64 + warpCol * 32 + wSubCol_1 * 16 + threadColInWarp * 4 + n_1;
+          const int col_2 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
 #line 408 "examples/sgemm-warptiling.ts"
           if (row_2 < M && col_2 < N) {
 #line 409 "examples/sgemm-warptiling.ts"
-            const float4 vector_3 = *reinterpret_cast<const float4*>(&C[row_2 * N + col_2]);
+            const float4 vector_3 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
             const float c0 = vector_3.x;
             const float c1 = vector_3.y;
             const float c2 = vector_3.z;
             const float c3 = vector_3.w;
 #line 410 "examples/sgemm-warptiling.ts"
-            const int r = (wSubRow_1 * 4 + m_1) * 8 + wSubCol_1 * 4 + n_1;
+            const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
 #line 411 "examples/sgemm-warptiling.ts"
-            *reinterpret_cast<float4*>(&C[row_2 * N + col_2]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[r + 1], beta, c1), gemmOutput(alpha, threadResults[r + 2], beta, c2), gemmOutput(alpha, threadResults[r + 3], beta, c3));
+            *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]) = make_float4(gemmOutput(alpha, threadResults[r], beta, c0), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 1u)], beta, c1), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 2u)], beta, c2), gemmOutput(alpha, threadResults[(int)((unsigned int)r + 3u)], beta, c3));
           }
         }
       }

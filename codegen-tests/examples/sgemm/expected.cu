@@ -11,9 +11,9 @@ __device__ __forceinline__ float gemmOutput(float alpha, float product, float be
 #line 33 "examples/sgemm.ts"
 extern "C" __global__ void __launch_bounds__(1024) sgemmNaive_BLOCKSIZE_32(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
 #line 46 "examples/sgemm.ts"
-  const int x = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int x = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 47 "examples/sgemm.ts"
-  const int y = (int)blockIdx.y * (int)blockDim.y + (int)threadIdx.y;
+  const int y = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)blockDim.y) + (unsigned int)((int)threadIdx.y));
 #line 48 "examples/sgemm.ts"
   if (x < M && y < N) {
 #line 49 "examples/sgemm.ts"
@@ -21,10 +21,10 @@ extern "C" __global__ void __launch_bounds__(1024) sgemmNaive_BLOCKSIZE_32(int M
 #line 50 "examples/sgemm.ts"
     for (int i = 0; i < K; i++) {
 #line 51 "examples/sgemm.ts"
-      tmp += A[x * K + i] * B[i * N + y];
+      tmp += A[(int)((unsigned int)x * (unsigned int)K + (unsigned int)i)] * B[(int)((unsigned int)i * (unsigned int)N + (unsigned int)y)];
     }
 #line 53 "examples/sgemm.ts"
-    C[x * N + y] = gemmOutput(alpha, tmp, beta, C[x * N + y]);
+    C[(int)((unsigned int)x * (unsigned int)N + (unsigned int)y)] = gemmOutput(alpha, tmp, beta, C[(int)((unsigned int)x * (unsigned int)N + (unsigned int)y)]);
   }
 }
 
@@ -32,9 +32,9 @@ extern "C" __global__ void __launch_bounds__(1024) sgemmNaive_BLOCKSIZE_32(int M
 #line 33 "examples/sgemm.ts"
 extern "C" __global__ void __launch_bounds__(256) sgemmNaive_BLOCKSIZE_16(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
 #line 46 "examples/sgemm.ts"
-  const int x = (int)blockIdx.x * (int)blockDim.x + (int)threadIdx.x;
+  const int x = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 47 "examples/sgemm.ts"
-  const int y = (int)blockIdx.y * (int)blockDim.y + (int)threadIdx.y;
+  const int y = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)blockDim.y) + (unsigned int)((int)threadIdx.y));
 #line 48 "examples/sgemm.ts"
   if (x < M && y < N) {
 #line 49 "examples/sgemm.ts"
@@ -42,10 +42,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemmNaive_BLOCKSIZE_16(int M,
 #line 50 "examples/sgemm.ts"
     for (int i = 0; i < K; i++) {
 #line 51 "examples/sgemm.ts"
-      tmp += A[x * K + i] * B[i * N + y];
+      tmp += A[(int)((unsigned int)x * (unsigned int)K + (unsigned int)i)] * B[(int)((unsigned int)i * (unsigned int)N + (unsigned int)y)];
     }
 #line 53 "examples/sgemm.ts"
-    C[x * N + y] = gemmOutput(alpha, tmp, beta, C[x * N + y]);
+    C[(int)((unsigned int)x * (unsigned int)N + (unsigned int)y)] = gemmOutput(alpha, tmp, beta, C[(int)((unsigned int)x * (unsigned int)N + (unsigned int)y)]);
   }
 }
 
@@ -53,9 +53,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemmNaive_BLOCKSIZE_16(int M,
 #line 60 "examples/sgemm.ts"
 extern "C" __global__ void __launch_bounds__(1024) sgemmCoalesce_BLOCKSIZE_32(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
 #line 73 "examples/sgemm.ts"
-  const int cRow = (int)blockIdx.x * 32 + (int)threadIdx.x / 32;
+  const int cRow = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)((int)threadIdx.x / 32));
 #line 74 "examples/sgemm.ts"
-  const int cCol = (int)blockIdx.y * 32 + (int)threadIdx.x % 32;
+  const int cCol = (int)((unsigned int)((int)blockIdx.y) * 32u + (unsigned int)((int)threadIdx.x % 32));
 #line 75 "examples/sgemm.ts"
   if (cRow < M && cCol < N) {
 #line 76 "examples/sgemm.ts"
@@ -63,10 +63,10 @@ extern "C" __global__ void __launch_bounds__(1024) sgemmCoalesce_BLOCKSIZE_32(in
 #line 77 "examples/sgemm.ts"
     for (int i = 0; i < K; i++) {
 #line 78 "examples/sgemm.ts"
-      tmp += A[cRow * K + i] * B[i * N + cCol];
+      tmp += A[(int)((unsigned int)cRow * (unsigned int)K + (unsigned int)i)] * B[(int)((unsigned int)i * (unsigned int)N + (unsigned int)cCol)];
     }
 #line 80 "examples/sgemm.ts"
-    C[cRow * N + cCol] = gemmOutput(alpha, tmp, beta, C[cRow * N + cCol]);
+    C[(int)((unsigned int)cRow * (unsigned int)N + (unsigned int)cCol)] = gemmOutput(alpha, tmp, beta, C[(int)((unsigned int)cRow * (unsigned int)N + (unsigned int)cCol)]);
   }
 }
 
@@ -74,9 +74,9 @@ extern "C" __global__ void __launch_bounds__(1024) sgemmCoalesce_BLOCKSIZE_32(in
 #line 60 "examples/sgemm.ts"
 extern "C" __global__ void __launch_bounds__(256) sgemmCoalesce_BLOCKSIZE_16(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
 #line 73 "examples/sgemm.ts"
-  const int cRow = (int)blockIdx.x * 16 + (int)threadIdx.x / 16;
+  const int cRow = (int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)((int)threadIdx.x / 16));
 #line 74 "examples/sgemm.ts"
-  const int cCol = (int)blockIdx.y * 16 + (int)threadIdx.x % 16;
+  const int cCol = (int)((unsigned int)((int)blockIdx.y) * 16u + (unsigned int)((int)threadIdx.x % 16));
 #line 75 "examples/sgemm.ts"
   if (cRow < M && cCol < N) {
 #line 76 "examples/sgemm.ts"
@@ -84,10 +84,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemmCoalesce_BLOCKSIZE_16(int
 #line 77 "examples/sgemm.ts"
     for (int i = 0; i < K; i++) {
 #line 78 "examples/sgemm.ts"
-      tmp += A[cRow * K + i] * B[i * N + cCol];
+      tmp += A[(int)((unsigned int)cRow * (unsigned int)K + (unsigned int)i)] * B[(int)((unsigned int)i * (unsigned int)N + (unsigned int)cCol)];
     }
 #line 80 "examples/sgemm.ts"
-    C[cRow * N + cCol] = gemmOutput(alpha, tmp, beta, C[cRow * N + cCol]);
+    C[(int)((unsigned int)cRow * (unsigned int)N + (unsigned int)cCol)] = gemmOutput(alpha, tmp, beta, C[(int)((unsigned int)cRow * (unsigned int)N + (unsigned int)cCol)]);
   }
 }
 
@@ -103,39 +103,39 @@ extern "C" __global__ void __launch_bounds__(1024) sgemmSharedMemory_BLOCKSIZE_3
 #line 104 "examples/sgemm.ts"
   const int threadCol = (int)threadIdx.x % 32;
 #line 105 "examples/sgemm.ts"
-  const int row = (int)blockIdx.x * 32 + threadRow;
+  const int row = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)threadRow);
 #line 106 "examples/sgemm.ts"
-  const int col = (int)blockIdx.y * 32 + threadCol;
+  const int col = (int)((unsigned int)((int)blockIdx.y) * 32u + (unsigned int)threadCol);
 #line 107 "examples/sgemm.ts"
   float tmp = 0.0f;
 #line 108 "examples/sgemm.ts"
   for (int bk = 0; bk < K; bk += 32) {
 #line 111 "examples/sgemm.ts"
-    const int aCol = bk + threadCol;
+    const int aCol = (int)((unsigned int)bk + (unsigned int)threadCol);
 #line 112 "examples/sgemm.ts"
-    const int bRow = bk + threadRow;
+    const int bRow = (int)((unsigned int)bk + (unsigned int)threadRow);
 #line 113 "examples/sgemm.ts"
     if (row < M && aCol < K) {
 #line 114 "examples/sgemm.ts"
-      As[threadRow * 32 + threadCol] = A[row * K + aCol];
+      As[(int)((unsigned int)threadRow * 32u + (unsigned int)threadCol)] = A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)aCol)];
     } else {
 #line 116 "examples/sgemm.ts"
-      As[threadRow * 32 + threadCol] = 0.0f;
+      As[(int)((unsigned int)threadRow * 32u + (unsigned int)threadCol)] = 0.0f;
     }
 #line 118 "examples/sgemm.ts"
     if (bRow < K && col < N) {
 #line 119 "examples/sgemm.ts"
-      Bs[threadRow * 32 + threadCol] = B[bRow * N + col];
+      Bs[(int)((unsigned int)threadRow * 32u + (unsigned int)threadCol)] = B[(int)((unsigned int)bRow * (unsigned int)N + (unsigned int)col)];
     } else {
 #line 121 "examples/sgemm.ts"
-      Bs[threadRow * 32 + threadCol] = 0.0f;
+      Bs[(int)((unsigned int)threadRow * 32u + (unsigned int)threadCol)] = 0.0f;
     }
 #line 123 "examples/sgemm.ts"
     __syncthreads();
 #line 124 "examples/sgemm.ts"
     for (int dot = 0; dot < 32; dot++) {
 #line 125 "examples/sgemm.ts"
-      tmp += As[threadRow * 32 + dot] * Bs[dot * 32 + threadCol];
+      tmp += As[(int)((unsigned int)threadRow * 32u + (unsigned int)dot)] * Bs[(int)((unsigned int)dot * 32u + (unsigned int)threadCol)];
     }
 #line 128 "examples/sgemm.ts"
     __syncthreads();
@@ -143,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemmSharedMemory_BLOCKSIZE_3
 #line 130 "examples/sgemm.ts"
   if (row < M && col < N) {
 #line 131 "examples/sgemm.ts"
-    C[row * N + col] = gemmOutput(alpha, tmp, beta, C[row * N + col]);
+    C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)] = gemmOutput(alpha, tmp, beta, C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
   }
 }
 
@@ -159,39 +159,39 @@ extern "C" __global__ void __launch_bounds__(256) sgemmSharedMemory_BLOCKSIZE_16
 #line 104 "examples/sgemm.ts"
   const int threadCol = (int)threadIdx.x % 16;
 #line 105 "examples/sgemm.ts"
-  const int row = (int)blockIdx.x * 16 + threadRow;
+  const int row = (int)((unsigned int)((int)blockIdx.x) * 16u + (unsigned int)threadRow);
 #line 106 "examples/sgemm.ts"
-  const int col = (int)blockIdx.y * 16 + threadCol;
+  const int col = (int)((unsigned int)((int)blockIdx.y) * 16u + (unsigned int)threadCol);
 #line 107 "examples/sgemm.ts"
   float tmp = 0.0f;
 #line 108 "examples/sgemm.ts"
   for (int bk = 0; bk < K; bk += 16) {
 #line 111 "examples/sgemm.ts"
-    const int aCol = bk + threadCol;
+    const int aCol = (int)((unsigned int)bk + (unsigned int)threadCol);
 #line 112 "examples/sgemm.ts"
-    const int bRow = bk + threadRow;
+    const int bRow = (int)((unsigned int)bk + (unsigned int)threadRow);
 #line 113 "examples/sgemm.ts"
     if (row < M && aCol < K) {
 #line 114 "examples/sgemm.ts"
-      As[threadRow * 16 + threadCol] = A[row * K + aCol];
+      As[(int)((unsigned int)threadRow * 16u + (unsigned int)threadCol)] = A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)aCol)];
     } else {
 #line 116 "examples/sgemm.ts"
-      As[threadRow * 16 + threadCol] = 0.0f;
+      As[(int)((unsigned int)threadRow * 16u + (unsigned int)threadCol)] = 0.0f;
     }
 #line 118 "examples/sgemm.ts"
     if (bRow < K && col < N) {
 #line 119 "examples/sgemm.ts"
-      Bs[threadRow * 16 + threadCol] = B[bRow * N + col];
+      Bs[(int)((unsigned int)threadRow * 16u + (unsigned int)threadCol)] = B[(int)((unsigned int)bRow * (unsigned int)N + (unsigned int)col)];
     } else {
 #line 121 "examples/sgemm.ts"
-      Bs[threadRow * 16 + threadCol] = 0.0f;
+      Bs[(int)((unsigned int)threadRow * 16u + (unsigned int)threadCol)] = 0.0f;
     }
 #line 123 "examples/sgemm.ts"
     __syncthreads();
 #line 124 "examples/sgemm.ts"
     for (int dot = 0; dot < 16; dot++) {
 #line 125 "examples/sgemm.ts"
-      tmp += As[threadRow * 16 + dot] * Bs[dot * 16 + threadCol];
+      tmp += As[(int)((unsigned int)threadRow * 16u + (unsigned int)dot)] * Bs[(int)((unsigned int)dot * 16u + (unsigned int)threadCol)];
     }
 #line 128 "examples/sgemm.ts"
     __syncthreads();
@@ -199,6 +199,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemmSharedMemory_BLOCKSIZE_16
 #line 130 "examples/sgemm.ts"
   if (row < M && col < N) {
 #line 131 "examples/sgemm.ts"
-    C[row * N + col] = gemmOutput(alpha, tmp, beta, C[row * N + col]);
+    C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)] = gemmOutput(alpha, tmp, beta, C[(int)((unsigned int)row * (unsigned int)N + (unsigned int)col)]);
   }
 }

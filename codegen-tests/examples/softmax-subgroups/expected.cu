@@ -62,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_BLOCK_256(float* o
 #line 25 "examples/softmax-subgroups.ts"
   __shared__ float partial[64];
 #line 26 "examples/softmax-subgroups.ts"
-  const int row = (int)blockIdx.x * cols;
+  const int row = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)cols);
 #line 27 "examples/softmax-subgroups.ts"
   const int lane = tsk_lane_id();
 #line 28 "examples/softmax-subgroups.ts"
@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_BLOCK_256(float* o
 #line 32 "examples/softmax-subgroups.ts"
   for (int c = (int)threadIdx.x; c < cols; c += 256) {
 #line 33 "examples/softmax-subgroups.ts"
-    m = fmaxf(m, input[row + c]);
+    m = fmaxf(m, input[(int)((unsigned int)row + (unsigned int)c)]);
   }
 #line 35 "examples/softmax-subgroups.ts"
   const float greatest = tsk_subgroup_max(m);
@@ -103,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_BLOCK_256(float* o
 #line 49 "examples/softmax-subgroups.ts"
   for (int c_1 = (int)threadIdx.x; c_1 < cols; c_1 += 256) {
 #line 50 "examples/softmax-subgroups.ts"
-    s += expf(input[row + c_1] - rowMax);
+    s += expf(input[(int)((unsigned int)row + (unsigned int)c_1)] - rowMax);
   }
 #line 52 "examples/softmax-subgroups.ts"
   const float sum = tsk_subgroup_add(s);
@@ -130,6 +130,6 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_BLOCK_256(float* o
 #line 63 "examples/softmax-subgroups.ts"
   for (int c_2 = (int)threadIdx.x; c_2 < cols; c_2 += 256) {
 #line 64 "examples/softmax-subgroups.ts"
-    out[row + c_2] = expf(input[row + c_2] - rowMax) * scale;
+    out[(int)((unsigned int)row + (unsigned int)c_2)] = expf(input[(int)((unsigned int)row + (unsigned int)c_2)] - rowMax) * scale;
   }
 }

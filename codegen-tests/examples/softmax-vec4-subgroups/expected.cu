@@ -74,40 +74,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_2
 #line 45 "examples/softmax-vec4-subgroups.ts"
   const int subgroups = 256 / 32;
 #line 46 "examples/softmax-vec4-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 48 "examples/softmax-vec4-subgroups.ts"
   const bool live = row < rows;
 #line 49 "examples/softmax-vec4-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 51 "examples/softmax-vec4-subgroups.ts"
   float localMax = -3.4028233e+38f;
 #line 52 "examples/softmax-vec4-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 4; k++) {
 #line 53 "examples/softmax-vec4-subgroups.ts"
-    const int c = (k * 256 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 54 "examples/softmax-vec4-subgroups.ts"
     if (live && c < cols) {
 #line 55 "examples/softmax-vec4-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 56 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 58 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 60 "examples/softmax-vec4-subgroups.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 62 "examples/softmax-vec4-subgroups.ts"
   const float greatest = tsk_subgroup_max(localMax);
@@ -165,11 +165,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_2
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 91 "examples/softmax-vec4-subgroups.ts"
-    const int c_1 = (k_1 * 256 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 92 "examples/softmax-vec4-subgroups.ts"
     if (live && c_1 < cols) {
 #line 93 "examples/softmax-vec4-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }
@@ -192,40 +192,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_2
 #line 45 "examples/softmax-vec4-subgroups.ts"
   const int subgroups = 256 / 32;
 #line 46 "examples/softmax-vec4-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 48 "examples/softmax-vec4-subgroups.ts"
   const bool live = row < rows;
 #line 49 "examples/softmax-vec4-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 51 "examples/softmax-vec4-subgroups.ts"
   float localMax = -3.4028233e+38f;
 #line 52 "examples/softmax-vec4-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 8; k++) {
 #line 53 "examples/softmax-vec4-subgroups.ts"
-    const int c = (k * 256 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 54 "examples/softmax-vec4-subgroups.ts"
     if (live && c < cols) {
 #line 55 "examples/softmax-vec4-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 56 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 58 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 60 "examples/softmax-vec4-subgroups.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 62 "examples/softmax-vec4-subgroups.ts"
   const float greatest = tsk_subgroup_max(localMax);
@@ -283,11 +283,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_2
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
 #line 91 "examples/softmax-vec4-subgroups.ts"
-    const int c_1 = (k_1 * 256 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 92 "examples/softmax-vec4-subgroups.ts"
     if (live && c_1 < cols) {
 #line 93 "examples/softmax-vec4-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }
@@ -310,40 +310,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_6
 #line 45 "examples/softmax-vec4-subgroups.ts"
   const int subgroups = 64 / 32;
 #line 46 "examples/softmax-vec4-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 4 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
 #line 48 "examples/softmax-vec4-subgroups.ts"
   const bool live = row < rows;
 #line 49 "examples/softmax-vec4-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 51 "examples/softmax-vec4-subgroups.ts"
   float localMax = -3.4028233e+38f;
 #line 52 "examples/softmax-vec4-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 4; k++) {
 #line 53 "examples/softmax-vec4-subgroups.ts"
-    const int c = (k * 64 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 64u + (unsigned int)tx) * 4u);
 #line 54 "examples/softmax-vec4-subgroups.ts"
     if (live && c < cols) {
 #line 55 "examples/softmax-vec4-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 56 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 58 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 60 "examples/softmax-vec4-subgroups.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 62 "examples/softmax-vec4-subgroups.ts"
   const float greatest = tsk_subgroup_max(localMax);
@@ -401,11 +401,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_6
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 91 "examples/softmax-vec4-subgroups.ts"
-    const int c_1 = (k_1 * 64 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 64u + (unsigned int)tx) * 4u);
 #line 92 "examples/softmax-vec4-subgroups.ts"
     if (live && c_1 < cols) {
 #line 93 "examples/softmax-vec4-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }
@@ -428,40 +428,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_3
 #line 45 "examples/softmax-vec4-subgroups.ts"
   const int subgroups = 32 / 32;
 #line 46 "examples/softmax-vec4-subgroups.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 8 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
 #line 48 "examples/softmax-vec4-subgroups.ts"
   const bool live = row < rows;
 #line 49 "examples/softmax-vec4-subgroups.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 51 "examples/softmax-vec4-subgroups.ts"
   float localMax = -3.4028233e+38f;
 #line 52 "examples/softmax-vec4-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 53 "examples/softmax-vec4-subgroups.ts"
-    const int c = (k * 32 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
 #line 54 "examples/softmax-vec4-subgroups.ts"
     if (live && c < cols) {
 #line 55 "examples/softmax-vec4-subgroups.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 56 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 58 "examples/softmax-vec4-subgroups.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 60 "examples/softmax-vec4-subgroups.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 62 "examples/softmax-vec4-subgroups.ts"
   const float greatest = tsk_subgroup_max(localMax);
@@ -519,11 +519,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxVec4Subgroups_THREADS_3
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 91 "examples/softmax-vec4-subgroups.ts"
-    const int c_1 = (k_1 * 32 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
 #line 92 "examples/softmax-vec4-subgroups.ts"
     if (live && c_1 < cols) {
 #line 93 "examples/softmax-vec4-subgroups.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }

@@ -13,40 +13,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #line 28 "examples/softmax.ts"
   const int ty = (int)threadIdx.y;
 #line 29 "examples/softmax.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 31 "examples/softmax.ts"
   const bool live = row < rows;
 #line 32 "examples/softmax.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 34 "examples/softmax.ts"
   float localMax = -3.4028233e+38f;
 #line 35 "examples/softmax.ts"
 #pragma unroll
   for (int k = 0; k < 4; k++) {
 #line 36 "examples/softmax.ts"
-    const int c = (k * 256 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 37 "examples/softmax.ts"
     if (live && c < cols) {
 #line 38 "examples/softmax.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 39 "examples/softmax.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 41 "examples/softmax.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 43 "examples/softmax.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 45 "examples/softmax.ts"
   red[ty][tx] = localMax;
@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #line 48 "examples/softmax.ts"
     if (tx < s) {
 #line 49 "examples/softmax.ts"
-      red[ty][tx] = fmaxf(red[ty][tx], red[ty][tx + s]);
+      red[ty][tx] = fmaxf(red[ty][tx], red[ty][(int)((unsigned int)tx + (unsigned int)s)]);
     }
 #line 51 "examples/softmax.ts"
     __syncthreads();
@@ -87,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #line 66 "examples/softmax.ts"
     if (tx < s_1) {
 #line 67 "examples/softmax.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 69 "examples/softmax.ts"
     __syncthreads();
@@ -98,11 +98,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 74 "examples/softmax.ts"
-    const int c_1 = (k_1 * 256 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 75 "examples/softmax.ts"
     if (live && c_1 < cols) {
 #line 76 "examples/softmax.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }
@@ -119,40 +119,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #line 28 "examples/softmax.ts"
   const int ty = (int)threadIdx.y;
 #line 29 "examples/softmax.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 1 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 31 "examples/softmax.ts"
   const bool live = row < rows;
 #line 32 "examples/softmax.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 34 "examples/softmax.ts"
   float localMax = -3.4028233e+38f;
 #line 35 "examples/softmax.ts"
 #pragma unroll
   for (int k = 0; k < 8; k++) {
 #line 36 "examples/softmax.ts"
-    const int c = (k * 256 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 37 "examples/softmax.ts"
     if (live && c < cols) {
 #line 38 "examples/softmax.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 39 "examples/softmax.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 41 "examples/softmax.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 43 "examples/softmax.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 45 "examples/softmax.ts"
   red[ty][tx] = localMax;
@@ -163,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #line 48 "examples/softmax.ts"
     if (tx < s) {
 #line 49 "examples/softmax.ts"
-      red[ty][tx] = fmaxf(red[ty][tx], red[ty][tx + s]);
+      red[ty][tx] = fmaxf(red[ty][tx], red[ty][(int)((unsigned int)tx + (unsigned int)s)]);
     }
 #line 51 "examples/softmax.ts"
     __syncthreads();
@@ -193,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #line 66 "examples/softmax.ts"
     if (tx < s_1) {
 #line 67 "examples/softmax.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 69 "examples/softmax.ts"
     __syncthreads();
@@ -204,11 +204,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_256_ROWS_1
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
 #line 74 "examples/softmax.ts"
-    const int c_1 = (k_1 * 256 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 75 "examples/softmax.ts"
     if (live && c_1 < cols) {
 #line 76 "examples/softmax.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }
@@ -225,40 +225,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_64_ROWS_4_
 #line 28 "examples/softmax.ts"
   const int ty = (int)threadIdx.y;
 #line 29 "examples/softmax.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 4 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
 #line 31 "examples/softmax.ts"
   const bool live = row < rows;
 #line 32 "examples/softmax.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 34 "examples/softmax.ts"
   float localMax = -3.4028233e+38f;
 #line 35 "examples/softmax.ts"
 #pragma unroll
   for (int k = 0; k < 4; k++) {
 #line 36 "examples/softmax.ts"
-    const int c = (k * 64 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 64u + (unsigned int)tx) * 4u);
 #line 37 "examples/softmax.ts"
     if (live && c < cols) {
 #line 38 "examples/softmax.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 39 "examples/softmax.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 41 "examples/softmax.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 43 "examples/softmax.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 45 "examples/softmax.ts"
   red[ty][tx] = localMax;
@@ -269,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_64_ROWS_4_
 #line 48 "examples/softmax.ts"
     if (tx < s) {
 #line 49 "examples/softmax.ts"
-      red[ty][tx] = fmaxf(red[ty][tx], red[ty][tx + s]);
+      red[ty][tx] = fmaxf(red[ty][tx], red[ty][(int)((unsigned int)tx + (unsigned int)s)]);
     }
 #line 51 "examples/softmax.ts"
     __syncthreads();
@@ -299,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_64_ROWS_4_
 #line 66 "examples/softmax.ts"
     if (tx < s_1) {
 #line 67 "examples/softmax.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 69 "examples/softmax.ts"
     __syncthreads();
@@ -310,11 +310,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_64_ROWS_4_
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 74 "examples/softmax.ts"
-    const int c_1 = (k_1 * 64 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 64u + (unsigned int)tx) * 4u);
 #line 75 "examples/softmax.ts"
     if (live && c_1 < cols) {
 #line 76 "examples/softmax.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }
@@ -331,40 +331,40 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_32_ROWS_8_
 #line 28 "examples/softmax.ts"
   const int ty = (int)threadIdx.y;
 #line 29 "examples/softmax.ts"
-  const int row = ((int)blockIdx.y * (int)gridDim.x + (int)blockIdx.x) * 8 + ty;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
 #line 31 "examples/softmax.ts"
   const bool live = row < rows;
 #line 32 "examples/softmax.ts"
-  const int base = row * cols;
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
 #line 34 "examples/softmax.ts"
   float localMax = -3.4028233e+38f;
 #line 35 "examples/softmax.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
 #line 36 "examples/softmax.ts"
-    const int c = (k * 32 + tx) * 4;
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
 #line 37 "examples/softmax.ts"
     if (live && c < cols) {
 #line 38 "examples/softmax.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[base + c]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
 #line 39 "examples/softmax.ts"
-      v[4 * k] = a;
-      v[4 * k + 1] = b;
-      v[4 * k + 2] = d;
-      v[4 * k + 3] = e;
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
 #line 41 "examples/softmax.ts"
-      v[4 * k] = -3.4028233e+38f;
-      v[4 * k + 1] = -3.4028233e+38f;
-      v[4 * k + 2] = -3.4028233e+38f;
-      v[4 * k + 3] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 1u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 2u)] = -3.4028233e+38f;
+      v[(int)(4u * (unsigned int)k + 3u)] = -3.4028233e+38f;
     }
 #line 43 "examples/softmax.ts"
-    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[4 * k]), v[4 * k + 1]), v[4 * k + 2]), v[4 * k + 3]);
+    localMax = fmaxf(fmaxf(fmaxf(fmaxf(localMax, v[(int)(4u * (unsigned int)k)]), v[(int)(4u * (unsigned int)k + 1u)]), v[(int)(4u * (unsigned int)k + 2u)]), v[(int)(4u * (unsigned int)k + 3u)]);
   }
 #line 45 "examples/softmax.ts"
   red[ty][tx] = localMax;
@@ -375,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_32_ROWS_8_
 #line 48 "examples/softmax.ts"
     if (tx < s) {
 #line 49 "examples/softmax.ts"
-      red[ty][tx] = fmaxf(red[ty][tx], red[ty][tx + s]);
+      red[ty][tx] = fmaxf(red[ty][tx], red[ty][(int)((unsigned int)tx + (unsigned int)s)]);
     }
 #line 51 "examples/softmax.ts"
     __syncthreads();
@@ -405,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_32_ROWS_8_
 #line 66 "examples/softmax.ts"
     if (tx < s_1) {
 #line 67 "examples/softmax.ts"
-      red[ty][tx] += red[ty][tx + s_1];
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
 #line 69 "examples/softmax.ts"
     __syncthreads();
@@ -416,11 +416,11 @@ extern "C" __global__ void __launch_bounds__(256) softmaxRows_THREADS_32_ROWS_8_
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 74 "examples/softmax.ts"
-    const int c_1 = (k_1 * 32 + tx) * 4;
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
 #line 75 "examples/softmax.ts"
     if (live && c_1 < cols) {
 #line 76 "examples/softmax.ts"
-      *reinterpret_cast<float4*>(&out[base + c_1]) = make_float4(v[4 * k_1] * scale, v[4 * k_1 + 1] * scale, v[4 * k_1 + 2] * scale, v[4 * k_1 + 3] * scale);
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_float4(v[(int)(4u * (unsigned int)k_1)] * scale, v[(int)(4u * (unsigned int)k_1 + 1u)] * scale, v[(int)(4u * (unsigned int)k_1 + 2u)] * scale, v[(int)(4u * (unsigned int)k_1 + 3u)] * scale);
     }
   }
 }

@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(256) sumOnePass_BLOCK_256(float* to
 #line 30 "examples/sum-subgroups.ts"
   float s = 0.0f;
 #line 31 "examples/sum-subgroups.ts"
-  for (int i = (int)blockIdx.x * 256 + (int)threadIdx.x; i < n; i += 256 * (int)gridDim.x) {
+  for (int i = (int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)((int)threadIdx.x)); i < n; i += (int)(256u * (unsigned int)((int)gridDim.x))) {
 #line 32 "examples/sum-subgroups.ts"
     s += input[i];
   }

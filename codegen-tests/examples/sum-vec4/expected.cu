@@ -21,45 +21,45 @@ extern "C" __global__ void __launch_bounds__(256) sumVec4_BLOCK_256_ITEMS_4(floa
 #line 20 "examples/sum-vec4.ts"
   float s3 = 0.0f;
 #line 21 "examples/sum-vec4.ts"
-  for (int first = (int)blockIdx.x * 256 * 4 + tid; first < quads; first += (int)gridDim.x * 256 * 4) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 4u + (unsigned int)tid); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 256u * 4u)) {
 #line 22 "examples/sum-vec4.ts"
-    if (first + 768 < quads) {
+    if ((int)((unsigned int)first + 768u) < quads) {
 #line 24 "examples/sum-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 4; k++) {
 #line 25 "examples/sum-vec4.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&input[(first + k * 256) * 4]);
+        const float4 vector = *reinterpret_cast<const float4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 256u) * 4u)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
 #line 26 "examples/sum-vec4.ts"
-        xs[4 * k] = x0;
-        xs[4 * k + 1] = x1;
-        xs[4 * k + 2] = x2;
-        xs[4 * k + 3] = x3;
+        xs[(int)(4u * (unsigned int)k)] = x0;
+        xs[(int)(4u * (unsigned int)k + 1u)] = x1;
+        xs[(int)(4u * (unsigned int)k + 2u)] = x2;
+        xs[(int)(4u * (unsigned int)k + 3u)] = x3;
       }
 #line 28 "examples/sum-vec4.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 4; k_1++) {
 #line 29 "examples/sum-vec4.ts"
-        s0 += xs[4 * k_1];
+        s0 += xs[(int)(4u * (unsigned int)k_1)];
 #line 30 "examples/sum-vec4.ts"
-        s1 += xs[4 * k_1 + 1];
+        s1 += xs[(int)(4u * (unsigned int)k_1 + 1u)];
 #line 31 "examples/sum-vec4.ts"
-        s2 += xs[4 * k_1 + 2];
+        s2 += xs[(int)(4u * (unsigned int)k_1 + 2u)];
 #line 32 "examples/sum-vec4.ts"
-        s3 += xs[4 * k_1 + 3];
+        s3 += xs[(int)(4u * (unsigned int)k_1 + 3u)];
       }
     } else {
 #line 35 "examples/sum-vec4.ts"
       for (int k_2 = 0; k_2 < 4; k_2++) {
 #line 36 "examples/sum-vec4.ts"
-        const int q = first + k_2 * 256;
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 256u);
 #line 37 "examples/sum-vec4.ts"
         if (q < quads) {
 #line 38 "examples/sum-vec4.ts"
-          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[q * 4]);
+          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)q * 4u)]);
           const float x0_1 = vector_1.x;
           const float x1_1 = vector_1.y;
           const float x2_1 = vector_1.z;
@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(256) sumVec4_BLOCK_256_ITEMS_4(floa
 #line 50 "examples/sum-vec4.ts"
     if (tid < s) {
 #line 51 "examples/sum-vec4.ts"
-      partial[tid] += partial[tid + s];
+      partial[tid] += partial[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 53 "examples/sum-vec4.ts"
     __syncthreads();
@@ -117,45 +117,45 @@ extern "C" __global__ void __launch_bounds__(128) sumVec4_BLOCK_128_ITEMS_2(floa
 #line 20 "examples/sum-vec4.ts"
   float s3 = 0.0f;
 #line 21 "examples/sum-vec4.ts"
-  for (int first = (int)blockIdx.x * 128 * 2 + tid; first < quads; first += (int)gridDim.x * 128 * 2) {
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 2u + (unsigned int)tid); first < quads; first += (int)((unsigned int)((int)gridDim.x) * 128u * 2u)) {
 #line 22 "examples/sum-vec4.ts"
-    if (first + 128 < quads) {
+    if ((int)((unsigned int)first + 128u) < quads) {
 #line 24 "examples/sum-vec4.ts"
 #pragma unroll
       for (int k = 0; k < 2; k++) {
 #line 25 "examples/sum-vec4.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&input[(first + k * 128) * 4]);
+        const float4 vector = *reinterpret_cast<const float4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 128u) * 4u)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
 #line 26 "examples/sum-vec4.ts"
-        xs[4 * k] = x0;
-        xs[4 * k + 1] = x1;
-        xs[4 * k + 2] = x2;
-        xs[4 * k + 3] = x3;
+        xs[(int)(4u * (unsigned int)k)] = x0;
+        xs[(int)(4u * (unsigned int)k + 1u)] = x1;
+        xs[(int)(4u * (unsigned int)k + 2u)] = x2;
+        xs[(int)(4u * (unsigned int)k + 3u)] = x3;
       }
 #line 28 "examples/sum-vec4.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 2; k_1++) {
 #line 29 "examples/sum-vec4.ts"
-        s0 += xs[4 * k_1];
+        s0 += xs[(int)(4u * (unsigned int)k_1)];
 #line 30 "examples/sum-vec4.ts"
-        s1 += xs[4 * k_1 + 1];
+        s1 += xs[(int)(4u * (unsigned int)k_1 + 1u)];
 #line 31 "examples/sum-vec4.ts"
-        s2 += xs[4 * k_1 + 2];
+        s2 += xs[(int)(4u * (unsigned int)k_1 + 2u)];
 #line 32 "examples/sum-vec4.ts"
-        s3 += xs[4 * k_1 + 3];
+        s3 += xs[(int)(4u * (unsigned int)k_1 + 3u)];
       }
     } else {
 #line 35 "examples/sum-vec4.ts"
       for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 36 "examples/sum-vec4.ts"
-        const int q = first + k_2 * 128;
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 128u);
 #line 37 "examples/sum-vec4.ts"
         if (q < quads) {
 #line 38 "examples/sum-vec4.ts"
-          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[q * 4]);
+          const float4 vector_1 = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)q * 4u)]);
           const float x0_1 = vector_1.x;
           const float x1_1 = vector_1.y;
           const float x2_1 = vector_1.z;
@@ -181,7 +181,7 @@ extern "C" __global__ void __launch_bounds__(128) sumVec4_BLOCK_128_ITEMS_2(floa
 #line 50 "examples/sum-vec4.ts"
     if (tid < s) {
 #line 51 "examples/sum-vec4.ts"
-      partial[tid] += partial[tid + s];
+      partial[tid] += partial[(int)((unsigned int)tid + (unsigned int)s)];
     }
 #line 53 "examples/sum-vec4.ts"
     __syncthreads();

@@ -11,30 +11,30 @@ extern "C" __global__ void __launch_bounds__(256) transposeVec4_TILE_64_BLOCK_RO
 #line 25 "examples/transpose-vec4.ts"
   const int ty = (int)threadIdx.y;
 #line 26 "examples/transpose-vec4.ts"
-  const int row0 = (int)blockIdx.y * 64;
+  const int row0 = (int)((unsigned int)((int)blockIdx.y) * 64u);
 #line 27 "examples/transpose-vec4.ts"
-  const int col0 = (int)blockIdx.x * 64;
+  const int col0 = (int)((unsigned int)((int)blockIdx.x) * 64u);
 #line 30 "examples/transpose-vec4.ts"
 #pragma unroll
   for (int j = 0; j < 64; j += 16) {
 #line 31 "examples/transpose-vec4.ts"
-    const int r = ty + j;
+    const int r = (int)((unsigned int)ty + (unsigned int)j);
 #line 32 "examples/transpose-vec4.ts"
-    if (row0 + r < rows && col0 + 4 * tx < cols) {
+    if ((int)((unsigned int)row0 + (unsigned int)r) < rows && (int)((unsigned int)col0 + 4u * (unsigned int)tx) < cols) {
 #line 33 "examples/transpose-vec4.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[(row0 + r) * cols + col0 + 4 * tx]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)(((unsigned int)row0 + (unsigned int)r) * (unsigned int)cols + (unsigned int)col0 + 4u * (unsigned int)tx)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
 #line 34 "examples/transpose-vec4.ts"
-      tile[r][4 * tx] = a;
+      tile[r][(int)(4u * (unsigned int)tx)] = a;
 #line 35 "examples/transpose-vec4.ts"
-      tile[r][4 * tx + 1] = b;
+      tile[r][(int)(4u * (unsigned int)tx + 1u)] = b;
 #line 36 "examples/transpose-vec4.ts"
-      tile[r][4 * tx + 2] = c;
+      tile[r][(int)(4u * (unsigned int)tx + 2u)] = c;
 #line 37 "examples/transpose-vec4.ts"
-      tile[r][4 * tx + 3] = d;
+      tile[r][(int)(4u * (unsigned int)tx + 3u)] = d;
     }
   }
 #line 40 "examples/transpose-vec4.ts"
@@ -43,11 +43,11 @@ extern "C" __global__ void __launch_bounds__(256) transposeVec4_TILE_64_BLOCK_RO
 #pragma unroll
   for (int j_1 = 0; j_1 < 64; j_1 += 16) {
 #line 44 "examples/transpose-vec4.ts"
-    const int c_1 = ty + j_1;
+    const int c_1 = (int)((unsigned int)ty + (unsigned int)j_1);
 #line 45 "examples/transpose-vec4.ts"
-    if (col0 + c_1 < cols && row0 + 4 * tx < rows) {
+    if ((int)((unsigned int)col0 + (unsigned int)c_1) < cols && (int)((unsigned int)row0 + 4u * (unsigned int)tx) < rows) {
 #line 46 "examples/transpose-vec4.ts"
-      *reinterpret_cast<float4*>(&out[(col0 + c_1) * rows + row0 + 4 * tx]) = make_float4(tile[4 * tx][c_1], tile[4 * tx + 1][c_1], tile[4 * tx + 2][c_1], tile[4 * tx + 3][c_1]);
+      *reinterpret_cast<float4*>(&out[(int)(((unsigned int)col0 + (unsigned int)c_1) * (unsigned int)rows + (unsigned int)row0 + 4u * (unsigned int)tx)]) = make_float4(tile[(int)(4u * (unsigned int)tx)][c_1], tile[(int)(4u * (unsigned int)tx + 1u)][c_1], tile[(int)(4u * (unsigned int)tx + 2u)][c_1], tile[(int)(4u * (unsigned int)tx + 3u)][c_1]);
     }
   }
 }
@@ -62,30 +62,30 @@ extern "C" __global__ void __launch_bounds__(256) transposeVec4_TILE_32_BLOCK_RO
 #line 25 "examples/transpose-vec4.ts"
   const int ty = (int)threadIdx.y;
 #line 26 "examples/transpose-vec4.ts"
-  const int row0 = (int)blockIdx.y * 32;
+  const int row0 = (int)((unsigned int)((int)blockIdx.y) * 32u);
 #line 27 "examples/transpose-vec4.ts"
-  const int col0 = (int)blockIdx.x * 32;
+  const int col0 = (int)((unsigned int)((int)blockIdx.x) * 32u);
 #line 30 "examples/transpose-vec4.ts"
 #pragma unroll
   for (int j = 0; j < 32; j += 32) {
 #line 31 "examples/transpose-vec4.ts"
-    const int r = ty + j;
+    const int r = (int)((unsigned int)ty + (unsigned int)j);
 #line 32 "examples/transpose-vec4.ts"
-    if (row0 + r < rows && col0 + 4 * tx < cols) {
+    if ((int)((unsigned int)row0 + (unsigned int)r) < rows && (int)((unsigned int)col0 + 4u * (unsigned int)tx) < cols) {
 #line 33 "examples/transpose-vec4.ts"
-      const float4 vector = *reinterpret_cast<const float4*>(&input[(row0 + r) * cols + col0 + 4 * tx]);
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)(((unsigned int)row0 + (unsigned int)r) * (unsigned int)cols + (unsigned int)col0 + 4u * (unsigned int)tx)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
 #line 34 "examples/transpose-vec4.ts"
-      tile[r][4 * tx] = a;
+      tile[r][(int)(4u * (unsigned int)tx)] = a;
 #line 35 "examples/transpose-vec4.ts"
-      tile[r][4 * tx + 1] = b;
+      tile[r][(int)(4u * (unsigned int)tx + 1u)] = b;
 #line 36 "examples/transpose-vec4.ts"
-      tile[r][4 * tx + 2] = c;
+      tile[r][(int)(4u * (unsigned int)tx + 2u)] = c;
 #line 37 "examples/transpose-vec4.ts"
-      tile[r][4 * tx + 3] = d;
+      tile[r][(int)(4u * (unsigned int)tx + 3u)] = d;
     }
   }
 #line 40 "examples/transpose-vec4.ts"
@@ -94,11 +94,11 @@ extern "C" __global__ void __launch_bounds__(256) transposeVec4_TILE_32_BLOCK_RO
 #pragma unroll
   for (int j_1 = 0; j_1 < 32; j_1 += 32) {
 #line 44 "examples/transpose-vec4.ts"
-    const int c_1 = ty + j_1;
+    const int c_1 = (int)((unsigned int)ty + (unsigned int)j_1);
 #line 45 "examples/transpose-vec4.ts"
-    if (col0 + c_1 < cols && row0 + 4 * tx < rows) {
+    if ((int)((unsigned int)col0 + (unsigned int)c_1) < cols && (int)((unsigned int)row0 + 4u * (unsigned int)tx) < rows) {
 #line 46 "examples/transpose-vec4.ts"
-      *reinterpret_cast<float4*>(&out[(col0 + c_1) * rows + row0 + 4 * tx]) = make_float4(tile[4 * tx][c_1], tile[4 * tx + 1][c_1], tile[4 * tx + 2][c_1], tile[4 * tx + 3][c_1]);
+      *reinterpret_cast<float4*>(&out[(int)(((unsigned int)col0 + (unsigned int)c_1) * (unsigned int)rows + (unsigned int)row0 + 4u * (unsigned int)tx)]) = make_float4(tile[(int)(4u * (unsigned int)tx)][c_1], tile[(int)(4u * (unsigned int)tx + 1u)][c_1], tile[(int)(4u * (unsigned int)tx + 2u)][c_1], tile[(int)(4u * (unsigned int)tx + 3u)][c_1]);
     }
   }
 }

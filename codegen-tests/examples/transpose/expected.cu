@@ -11,31 +11,31 @@ extern "C" __global__ void __launch_bounds__(256) transposeShared_TILE_32_BLOCK_
 #line 21 "examples/transpose.ts"
   const int ty = (int)threadIdx.y;
 #line 23 "examples/transpose.ts"
-  const int inCol = (int)blockIdx.x * 32 + tx;
+  const int inCol = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)tx);
 #line 24 "examples/transpose.ts"
-  const int inRow = (int)blockIdx.y * 32 + ty;
+  const int inRow = (int)((unsigned int)((int)blockIdx.y) * 32u + (unsigned int)ty);
 #line 25 "examples/transpose.ts"
 #pragma unroll
   for (int j = 0; j < 32; j += 8) {
 #line 26 "examples/transpose.ts"
-    if (inCol < cols && inRow + j < rows) {
+    if (inCol < cols && (int)((unsigned int)inRow + (unsigned int)j) < rows) {
 #line 27 "examples/transpose.ts"
-      tile[ty + j][tx] = input[(inRow + j) * cols + inCol];
+      tile[(int)((unsigned int)ty + (unsigned int)j)][tx] = input[(int)(((unsigned int)inRow + (unsigned int)j) * (unsigned int)cols + (unsigned int)inCol)];
     }
   }
 #line 30 "examples/transpose.ts"
   __syncthreads();
 #line 33 "examples/transpose.ts"
-  const int outCol = (int)blockIdx.y * 32 + tx;
+  const int outCol = (int)((unsigned int)((int)blockIdx.y) * 32u + (unsigned int)tx);
 #line 34 "examples/transpose.ts"
-  const int outRow = (int)blockIdx.x * 32 + ty;
+  const int outRow = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)ty);
 #line 35 "examples/transpose.ts"
 #pragma unroll
   for (int j_1 = 0; j_1 < 32; j_1 += 8) {
 #line 36 "examples/transpose.ts"
-    if (outCol < rows && outRow + j_1 < cols) {
+    if (outCol < rows && (int)((unsigned int)outRow + (unsigned int)j_1) < cols) {
 #line 37 "examples/transpose.ts"
-      out[(outRow + j_1) * rows + outCol] = tile[tx][ty + j_1];
+      out[(int)(((unsigned int)outRow + (unsigned int)j_1) * (unsigned int)rows + (unsigned int)outCol)] = tile[tx][(int)((unsigned int)ty + (unsigned int)j_1)];
     }
   }
 }

@@ -33,7 +33,7 @@ const specialValues = [
   -3.4028234663852886e38, 2147483520, 2147483648, -2147483648, -2147483904, 3e9, 4294967040, 4294967296, 5e9, -3e9, 1e20, -1e20, 16777217, 0.99999994,
 ];
 
-function makeInputs(program: Program, rng: Rng): Inputs {
+export function makeInputs(program: Program, rng: Rng): Inputs {
   const n = program.block * program.grid * program.inputs;
   const intEdges = [0, 1, -1, 2, 31, 32, -2147483648, 2147483647, 0x55555555, -0x55555556, 65535, -65536, 7, -7];
   const inI = Int32Array.from({ length: n }, () => (rng.chance(0.3) ? rng.pick(intEdges) : rng.u32() | 0));

@@ -1,0 +1,83 @@
+/**
+ * The CUDA backend's integer semantics against nvcc's optimizer (differential fuzzer, CUDA leg, H100 run 1:
+ * 44 of 2800 programs wrong). C++ leaves signed overflow undefined and nvcc optimizes on it: it divided
+ * `x * x` as unsigned (a square "cannot" be negative) and compared `x + 1499859162 > 5` as `x > -1499859157`
+ * (the sum "cannot" wrap). The language wraps (docs/language.md §6), so the backend computes i32 arithmetic
+ * on unsigned bits (compiler/passes/wrap-integers.ts); these tests compile its output with nvcc for sm_90 and
+ * read the PTX, where those rewrites would show, and check the printed forms that the H100 run depends on.
+ */
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileSource } from "./compile-source.ts";
+import { nvccAvailable } from "./tools/nvcc.ts";
+
+const source = `import { kernel, threadIdx, f32, i32, type ReadonlyInt32Array, type ReadonlyFloat32Array } from "tskernel";
+export const wraps = kernel({ block: [64] }, (out: Int32Array, inI: ReadonlyInt32Array, inS: ReadonlyFloat32Array, v: i32, n: i32) => {
+  const t = threadIdx.x;
+  const x = inI[t];
+  out[t] = (x * x) / ((v & 32767) + 1);
+  out[t + 64] = x + 1499859162 > 5 ? 1 : 0;
+  out[t + 128] = -x < 0 ? 1 : 0;
+  out[t + 192] = x << n;
+  out[t + 256] = i32(inS[t]);
+  out[t + 320] = Math.abs(inS[t]) >= 0 ? 1 : 0;
+  let k = x;
+  k += v;
+  out[t + 384] = k;
+  for (let i = 0; i < n; i++) {
+    out[t + 448] = i;
+  }
+  for (let i = 0; i <= n; i++) {
+    out[t + 512] = i;
+  }
+});
+`;
+
+function cuda(): string {
+  const result = compileSource(source, { targets: ["cuda"] });
+  expect(result.rendered).toBe("");
+  return result.files[0]!.cuda!.source;
+}
+
+describe("CUDA integer semantics", () => {
+  it("computes i32 + - * << and negation on unsigned bits, and masks run-time shift amounts", () => {
+    const text = cuda();
+    expect(text).toContain("(int)((unsigned int)x * (unsigned int)x) / (int)((unsigned int)(v & 32767) + 1u)");
+    expect(text).toContain("(int)((unsigned int)x + 1499859162u) > 5");
+    expect(text).toContain("(int)(0u - (unsigned int)x) < 0");
+    expect(text).toContain("(int)((unsigned int)x << (n & 31))");
+    expect(text).toContain("k = (int)((unsigned int)k + (unsigned int)v);");
+  });
+
+  it("keeps `i++` only where the loop condition rules out the overflow", () => {
+    const text = cuda();
+    expect(text).toMatch(/for \(int i = 0; i < n; i\+\+\)/);
+    expect(text).toMatch(/for \(int (\w+) = 0; \1 <= n; \1 = \(int\)\(\(unsigned int\)\1 \+ 1u\)\)/);
+  });
+
+  it("converts floats with the saturating intrinsic and clears the sign bit for Math.abs", () => {
+    const text = cuda();
+    expect(text).toContain("__float2int_rz(inS[t])");
+    expect(text).toContain("tsk_fabsf(inS[t]) >= 0.0f");
+    expect(text).toContain("__int_as_float(__float_as_int(x) & 0x7fffffff)");
+    expect(text).not.toMatch(/\bfabsf\(/);
+  });
+
+  it.skipIf(!nvccAvailable())("gives nvcc nothing to optimize on: signed division of the square, the sum compared after wrapping", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-wrap-"));
+    fs.writeFileSync(path.join(dir, "wraps.cu"), cuda());
+    const run = spawnSync(process.env.NVCC ?? "nvcc", ["-arch=sm_90", "-ptx", "-o", "wraps.ptx", "wraps.cu"], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const ptx = fs.readFileSync(path.join(dir, "wraps.ptx"), "utf8");
+    fs.rmSync(dir, { recursive: true, force: true });
+    // The old output, `x * x / d`, compiled to div.u32, and `x + 1499859162 > 5` to a compare of x with -1499859157.
+    expect(ptx).toMatch(/div\.s32/);
+    expect(ptx).not.toMatch(/div\.u32/);
+    expect(ptx).toMatch(/add\.s32\s+%r\d+, %r\d+, 1499859162;/);
+    expect(ptx).not.toContain("-1499859157");
+  }, 120_000);
+});
