@@ -47,10 +47,23 @@ export function errorCases(): CodegenCase[] {
 
 let sharedProject: ReturnType<typeof createProject> | undefined;
 
-/** Compiles one case for both targets with paths relative to the repository root. */
-export function compileCase(input: string): CompileResult {
+/**
+ * Whether a kernel file calls threadFence(), which WebGPU has no equivalent of (TSK3050): such files build for
+ * CUDA and the CPU only, and have no expected.wgsl.
+ */
+export function needsDeviceFence(input: string): boolean {
+  return /\bthreadFence\(/.test(fs.readFileSync(input, "utf8"));
+}
+
+/** The targets a case builds for: all three, or CUDA and JS for a file that needs a device-scope fence. */
+export function caseTargets(input: string): ("cuda" | "wgsl" | "js")[] {
+  return needsDeviceFence(input) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
+}
+
+/** Compiles one case for its targets (caseTargets) with paths relative to the repository root. */
+export function compileCase(input: string, targets: readonly ("cuda" | "wgsl" | "js")[] = caseTargets(input)): CompileResult {
   sharedProject ??= createProject();
-  const result = compileFiles([input], { targets: ["cuda", "wgsl", "js"], baseDir: repoRoot, project: sharedProject });
+  const result = compileFiles([input], { targets, baseDir: repoRoot, project: sharedProject });
   // Each case is compiled on its own: drop it from the shared project so the next case does not see it.
   sharedProject.getSourceFile(input)?.forget();
   return result;

@@ -308,8 +308,20 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
     return;
   }
-  const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value].map((value) => printer.print(value));
-  out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${elementAddress(stmt.array, stmt.indices, context)}, ${operands.join(", ")})`));
+  const address = elementAddress(stmt.array, stmt.indices, context);
+  // Loads and stores through a volatile pointer: ld/st.volatile, which PTX treats as relaxed at system scope
+  // (never cached in L1, merged or hoisted out of a loop), and which a `__threadfence()` orders.
+  const volatileElement = `*(volatile ${types[stmt.array.elementType]}*)(${address})`;
+  if (stmt.op === "load") {
+    out.line(declare(stmt.result, volatileElement));
+    return;
+  }
+  if (stmt.op === "store") {
+    out.line(`${volatileElement} = ${printer.print(stmt.value!)};`);
+    return;
+  }
+  const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value!].map((value) => printer.print(value));
+  out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${address}, ${operands.join(", ")})`));
 }
 
 /** Arrays that a vector access or an asynchronous copy touches. */
@@ -376,6 +388,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     memoryOperation: (stmt) => memoryOperation(stmt, context),
     operation: (stmt) => operation(stmt, context),
     barrier: "__syncthreads();",
+    fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,
   });

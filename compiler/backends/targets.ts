@@ -36,6 +36,8 @@ export interface TargetLimits {
   readonly maxBindings?: number;
   /** Bytes of a kernel's parameter list, laid out with each parameter aligned to its size. */
   readonly maxParamBytes?: number;
+  /** Whether `threadFence()` has a device-scope fence to become (WGSL has none: TSK3050). */
+  readonly deviceScopeFence: boolean;
 }
 
 export interface TargetInfo {
@@ -56,7 +58,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Local memory is at most 512 KB per thread (CUDA programming guide, compute capability 9.0).
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, deviceScopeFence: true },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false },
     unrollInIR: false,
   },
@@ -80,6 +82,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       // Dawn caps maxBindingsPerBindGroup at 1000 ("Binding number (1103) exceeds the maxBindingsPerBindGroup
       // limit (1000) - 1", found by the fuzzer); tskernel binds everything in group 0.
       maxBindings: 1000,
+      // WGSL's atomics are relaxed, storageBarrier() orders memory within one workgroup only, and nothing
+      // promises that a workgroup waiting on another lets that one run.
+      deviceScopeFence: false,
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
@@ -92,7 +97,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // The CPU runs one block at a time with ordinary arrays; CUDA's limits keep kernels portable.
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, deviceScopeFence: true },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
@@ -185,7 +190,7 @@ export const cudaSpelling: Spelling = {
     // Vector types and the asynchronous-copy helpers the printer emits.
     "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
     // Atomics, warp intrinsics and the subgroup helpers the printer emits.
-    "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS",
+    "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
     "tsk_signf",
@@ -199,8 +204,11 @@ export const cudaSpelling: Spelling = {
  */
 export const cudaStaticSharedLimit = 48 * 1024;
 
-/** CUDA's atomic functions: each takes the element's address, then (for compareExchange) the expected value, then the value. */
-export const cudaAtomics: Readonly<Record<AtomicOp, string>> = {
+/**
+ * CUDA's atomic functions: each takes the element's address, then (for compareExchange) the expected value, then the
+ * value. Atomic loads and stores are volatile accesses (cuda.ts).
+ */
+export const cudaAtomics: Readonly<Record<Exclude<AtomicOp, "load" | "store">, string>> = {
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
   exchange: "atomicExch", compareExchange: "atomicCAS",
 };
@@ -208,7 +216,7 @@ export const cudaAtomics: Readonly<Record<AtomicOp, string>> = {
 /** WGSL's atomic functions; compareExchange is a loop over `atomicCompareExchangeWeak` (wgsl-atomics.ts). */
 export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, string>> = {
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
-  exchange: "atomicExchange",
+  exchange: "atomicExchange", load: "atomicLoad", store: "atomicStore",
 };
 
 /** CUDA's 16-byte vector type of each element type, and its constructor, for `load4`/`store4`. */

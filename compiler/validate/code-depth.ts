@@ -98,6 +98,10 @@ function stmtExprs(stmt: Stmt): readonly Expr[] {
       return [...stmt.indices, ...stmt.values];
     case "asyncCopy":
       return [...stmt.targetIndices, ...stmt.sourceIndices];
+    case "atomic":
+      return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), ...(stmt.value ? [stmt.value] : [])];
+    case "collective":
+      return stmt.args;
     default:
       return [];
   }
