@@ -16,7 +16,13 @@ import { compileFiles, createProject, packageRoot } from "../compiler/index.ts";
 
 const root = packageRoot();
 const examplesDir = path.join(root, "examples");
-const examples = fs.readdirSync(examplesDir).filter((f) => f.endsWith(".ts")).map((f) => path.join(examplesDir, f)).sort();
+// The examples that build for WGSL too (those that call threadFence() are TSK3050 there).
+const examples = fs
+  .readdirSync(examplesDir)
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => path.join(examplesDir, f))
+  .filter((f) => !fs.readFileSync(f, "utf8").includes("threadFence("))
+  .sort();
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

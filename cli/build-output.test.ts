@@ -13,7 +13,12 @@ import { runDemo } from "./demo/run-demo.ts";
 describe("loadKernelLibrary", () => {
   it("loads every example from a build directory and runs the seed ladder on the CPU", async () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-lib-"));
-    const examples = fs.readdirSync(path.join(packageRoot(), "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(packageRoot(), "examples", f));
+    // Not the examples that call threadFence(), which WebGPU lacks (TSK3050): they build for CUDA and JS only.
+    const examples = fs
+      .readdirSync(path.join(packageRoot(), "examples"))
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => path.join(packageRoot(), "examples", f))
+      .filter((f) => !fs.readFileSync(f, "utf8").includes("threadFence("));
     const code = await runCli(["build", ...examples, "--target", "cuda,wgsl,js", "--out", out], { stdout: () => {}, stderr: () => {} });
     expect(code).toBe(0);
     const library = loadKernelLibrary(out);

@@ -16,7 +16,10 @@
 // n must be a multiple of 4. Buffers: `aggregates` and `prefixes` (f32) and `flags` (u32) hold one element
 // per tile, `counter` (u32) one. Launches: clearScanState (block 256, any grid; ceil(tiles / 256) blocks clear
 // every flag), then scanLookback (block BLOCK, ceil(n / (4·ITEMS·BLOCK)) blocks in one row of the grid).
-import { atomicAdd, atomicLoad, atomicStore, blockIdx, gridDim, kernel, load4, local, shared, store4, syncThreads, threadFence, threadIdx, type Const, type f32, i32, type u32, type ReadonlyFloat32Array } from "tskernel";
+// The default tile, 256 threads × 8 vectors (8192 elements), is the tuner's on the H100: the time each tile
+// spends publishing and looking back is the same for any tile size, so larger tiles amortize it (4096-element
+// tiles ran 21 % slower; bench/README.md).
+import { atomicAdd, atomicLoad, atomicMin, atomicStore, blockIdx, gridDim, kernel, load4, local, shared, store4, syncThreads, threadFence, threadIdx, type Const, type f32, i32, type u32, type ReadonlyFloat32Array } from "tskernel";
 
 /** A tile's flag: nothing published yet, its sum published, its inclusive prefix published. */
 const EMPTY = 0;
@@ -44,15 +47,15 @@ export const scanLookback = kernel(
     counter: Uint32Array,
     n: i32,
     BLOCK: Const<i32> = 256,
-    ITEMS: Const<i32> = 4,
+    ITEMS: Const<i32> = 8,
     ROUNDS: Const<i32> = 4,
   ) => {
     const staged = shared.f32(BLOCK * ITEMS * 4);
     const sums = shared.f32(BLOCK);
     const window = shared.f32(BLOCK);
-    const kinds = shared.u32(BLOCK);
-    // [0]: the tile; [1]: 1 once the look-back has found every tile before this one.
-    const state = shared.i32(2);
+    // [0]: the tile; [1]: 1 once the look-back has found every tile before this one; [2]: the nearest place
+    // in the window whose tile has published its prefix (BLOCK while none has).
+    const state = shared.i32(3);
     const carry = shared.f32(1);
     const v = local.f32(4 * ITEMS);
     const tid = threadIdx.x;
@@ -117,42 +120,47 @@ export const scanLookback = kernel(
         state[1] = 0;
       }
       carry[0] = 0;
+      state[2] = BLOCK;
     }
     syncThreads();
 
-    // Look back ROUNDS windows of BLOCK tiles, nearest first: thread k reads the tile k places further back.
+    // Look back ROUNDS windows of BLOCK tiles: thread k reads the tile k places further back, and the threads
+    // that find a prefix take the nearest place (atomicMin); thread 0 then adds up the window up to there.
     for (let round = 0; round < ROUNDS; round++) {
       const j = tile - 1 - round * BLOCK - tid;
       let value: f32 = 0;
-      // Before tile 0 there is nothing to add: as if a prefix of 0 were published there.
-      let kind = prefix;
-      if (state[1] === 0 && j >= 0) {
-        kind = atomicLoad(flags, j);
-        while (kind === empty) {
-          kind = atomicLoad(flags, j);
-        }
-        threadFence();
-        if (kind === prefix) {
-          value = atomicLoad(prefixes, j);
+      if (state[1] === 0) {
+        if (j >= 0) {
+          let kind = atomicLoad(flags, j);
+          while (kind === empty) {
+            kind = atomicLoad(flags, j);
+          }
+          threadFence();
+          if (kind === prefix) {
+            value = atomicLoad(prefixes, j);
+            atomicMin(state, 2, tid);
+          } else {
+            value = atomicLoad(aggregates, j);
+          }
         } else {
-          value = atomicLoad(aggregates, j);
+          // Before tile 0 there is nothing to add: as if a prefix of 0 were published there.
+          atomicMin(state, 2, tid);
         }
       }
       window[tid] = value;
-      kinds[tid] = kind;
       syncThreads();
       if (tid === 0 && state[1] === 0) {
+        const nearest = state[2];
         let acc = carry[0];
-        for (let k = 0; k < BLOCK; k++) {
+        for (let k = 0; k <= Math.min(nearest, BLOCK - 1); k++) {
           acc += window[k];
-          if (kinds[k] === prefix) {
-            state[1] = 1;
-            break;
-          }
         }
         carry[0] = acc;
+        if (nearest < BLOCK) {
+          state[1] = 1;
+        }
       }
-      // Every thread has read state[1] and thread 0 has read the window before the next round writes it.
+      // Every thread has read state[1] and thread 0 the window before the next round writes them.
       syncThreads();
     }
     if (tid === 0) {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/main.ts";
 import type { Manifest } from "../compiler/index.ts";
-import { repoRoot } from "./golden-cases.ts";
+import { needsDeviceFence, repoRoot } from "./golden-cases.ts";
 import { nvccAvailable } from "./tools/nvcc.ts";
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -20,7 +20,10 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout, stderr };
 }
 
-const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
+const allExamples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
+/** The examples that build for WebGPU too: all but those that call threadFence() (TSK3050 there). */
+const examples = allExamples.filter((file) => !needsDeviceFence(file));
+const fencing = allExamples.filter(needsDeviceFence);
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -36,6 +39,16 @@ describe("tskernel check", () => {
     const result = await cli("check", ...examples);
     expect(result.stderr).not.toMatch(/error\[/);
     expect(result.code).toBe(0);
+  });
+
+  it("accepts the examples that call threadFence() for CUDA and the CPU, and refuses them for WebGPU (TSK3050)", async () => {
+    expect(fencing.map((f) => path.basename(f))).toEqual(["scan-lookback.ts"]);
+    const ok = await cli("check", ...fencing, "--target", "cuda,js");
+    expect(ok.stderr).not.toMatch(/error\[/);
+    expect(ok.code).toBe(0);
+    const refused = await cli("check", ...fencing);
+    expect(refused.code).toBe(1);
+    expect([...refused.stderr.matchAll(/error\[(TSK\d+)\]/g)].map((m) => m[1])).toEqual(["TSK3050", "TSK3050", "TSK3050", "TSK3050", "TSK3050"]);
   });
 
   it("exits 1 and prints a located diagnostic for a kernel with an error", async () => {

@@ -48,8 +48,8 @@ const testShapes: Record<string, readonly Shape[]> = {
   "softmax-subgroups": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
   "layernorm-subgroups": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
   scan: [[4 * 50_001], [4], [2048 * 3]],
-  // 49 tiles of 4096 (the last partial), one partial tile, three whole ones.
-  "scan-lookback": [[4 * 50_001], [4], [4096 * 3]],
+  // 25 tiles of 8192 (the last partial), one partial tile, three whole ones.
+  "scan-lookback": [[4 * 50_001], [4], [8192 * 3]],
   // Partial vectors at the end (n mod 4 = 1, 3) and fewer values than one block's threads.
   histogram: [[4 * 100_003 + 1], [1027], [7]],
 };

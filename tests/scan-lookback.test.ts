@@ -70,10 +70,10 @@ describe("single-pass scan on the CPU, exact on whole numbers", () => {
     ["4 worker threads", () => new CpuDevice({ workers: 4 })],
   ];
   for (const [name, make] of settings) {
-    it(`${name}: 64 × 2 (391 tiles, the last partial) and 256 × 4 (49 tiles), three runs each`, async () => {
+    it(`${name}: 64 × 2 (391 tiles, the last partial) and 256 × 8 (25 tiles), three runs each`, async () => {
       const device = make();
       devices.push(device);
-      for (const constants of [{ BLOCK: 64, ITEMS: 2 }, { BLOCK: 256, ITEMS: 4 }]) {
+      for (const constants of [{ BLOCK: 64, ITEMS: 2 }, { BLOCK: 256, ITEMS: 8 }]) {
         const x = wholeNumbers(4 * 50_001);
         const outs = await scan(device, lib, constants, x, 3);
         outs.forEach((out, r) => expectExactScan(x, out, `${name}, ${JSON.stringify(constants)}, run ${r + 1}`));

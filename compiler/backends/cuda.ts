@@ -388,6 +388,8 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     memoryOperation: (stmt) => memoryOperation(stmt, context),
     operation: (stmt) => operation(stmt, context),
     barrier: "__syncthreads();",
+    // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
+    // look-back scan ran no faster with fence.acq_rel.gpu (bench/README.md).
     fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,

@@ -11,12 +11,12 @@ static inline cudaError_t launch_clearScanState(dim3 grid, cudaStream_t stream, 
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(256) scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(float* out, const float* __restrict__ input, float* aggregates, float* prefixes, unsigned int* flags, unsigned int* counter, int n);
+extern "C" __global__ void __launch_bounds__(256) scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(float* out, const float* __restrict__ input, float* aggregates, float* prefixes, unsigned int* flags, unsigned int* counter, int n);
 
-// Launches scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4 with its fixed block 256×1×1; returns the launch error, if any.
+// Launches scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4 with its fixed block 256×1×1; returns the launch error, if any.
 // Atomics update aggregates, prefixes, flags, counter in place: what they hold before the launch takes part, so set them first.
-static inline cudaError_t launch_scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(dim3 grid, cudaStream_t stream, float* out, const float* input, float* aggregates, float* prefixes, unsigned int* flags, unsigned int* counter, int n) {
-  scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4<<<grid, dim3(256, 1, 1), 0, stream>>>(out, input, aggregates, prefixes, flags, counter, n);
+static inline cudaError_t launch_scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(dim3 grid, cudaStream_t stream, float* out, const float* input, float* aggregates, float* prefixes, unsigned int* flags, unsigned int* counter, int n) {
+  scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4<<<grid, dim3(256, 1, 1), 0, stream>>>(out, input, aggregates, prefixes, flags, counter, n);
   return cudaGetLastError();
 }
 

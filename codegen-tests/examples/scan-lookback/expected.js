@@ -68,19 +68,18 @@ export function clearScanState(args, blockIdx, blockDim, gridDim) {
   }
 }
 
-// Kernel scanLookback specialized for BLOCK = 256, ITEMS = 4, ROUNDS = 4: runs one block.
-export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim, gridDim) {
+// Kernel scanLookback specialized for BLOCK = 256, ITEMS = 8, ROUNDS = 4: runs one block.
+export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, aggregates, prefixes, flags, counter, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const staged = new Float32Array(4096);
+  const staged = new Float32Array(8192);
   const sums = new Float32Array(256);
   const window = new Float32Array(256);
-  const kinds = new Uint32Array(256);
-  const state = new Int32Array(2);
+  const state = new Int32Array(3);
   const carry = new Float32Array(1);
-  const v = new Float32Array(threads * 16);
+  const v = new Float32Array(threads * 32);
   const tid_slots = new Int32Array(threads);
   const tile_slots = new Int32Array(threads);
   const base_slots = new Int32Array(threads);
@@ -104,8 +103,8 @@ export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim
     let base = base_slots[t];
     let tid = tid_slots[t];
     tile = state[0];
-    base = imul(imul(imul(tile, 256), 4), 4);
-    for (let k = 0; k < 4; k = (k + 1) | 0) {
+    base = imul(imul(imul(tile, 256), 8), 4);
+    for (let k = 0; k < 8; k = (k + 1) | 0) {
       const q = imul(((imul(k, 256) + tid) | 0), 4);
       if (((base + q) | 0) < n) {
         const a = input[((base + q) | 0)];
@@ -130,15 +129,15 @@ export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim
     let tid = tid_slots[t];
     let inclusive = inclusive_slots[t];
     let total = 0;
-    for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
-      const a_1 = staged[((imul(imul(tid, 4), 4) + imul(4, k_1)) | 0)];
-      const b_1 = staged[((((imul(imul(tid, 4), 4) + imul(4, k_1)) | 0) + 1) | 0)];
-      const c_1 = staged[((((imul(imul(tid, 4), 4) + imul(4, k_1)) | 0) + 2) | 0)];
-      const d_1 = staged[((((imul(imul(tid, 4), 4) + imul(4, k_1)) | 0) + 3) | 0)];
-      v[t * 16 + imul(4, k_1)] = a_1;
-      v[t * 16 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 16 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 16 + ((imul(4, k_1) + 3) | 0)] = d_1;
+    for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
+      const a_1 = staged[((imul(imul(tid, 8), 4) + imul(4, k_1)) | 0)];
+      const b_1 = staged[((((imul(imul(tid, 8), 4) + imul(4, k_1)) | 0) + 1) | 0)];
+      const c_1 = staged[((((imul(imul(tid, 8), 4) + imul(4, k_1)) | 0) + 2) | 0)];
+      const d_1 = staged[((((imul(imul(tid, 8), 4) + imul(4, k_1)) | 0) + 3) | 0)];
+      v[t * 32 + imul(4, k_1)] = a_1;
+      v[t * 32 + ((imul(4, k_1) + 1) | 0)] = b_1;
+      v[t * 32 + ((imul(4, k_1) + 2) | 0)] = c_1;
+      v[t * 32 + ((imul(4, k_1) + 3) | 0)] = d_1;
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -199,6 +198,7 @@ export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim
         state[1] = 0;
       }
       carry[0] = 0;
+      state[2] = 256;
     }
     aggregate_slots[t] = aggregate;
   }
@@ -216,38 +216,44 @@ export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim
         let tid = tid_slots[t];
         const j = (((((tile - 1) | 0) - imul(round, 256)) | 0) - tid) | 0;
         let value = 0;
-        let kind = 2;
-        if ((state[1] === 0) && (j >= 0)) {
-          const old_1 = atomics.load(flags, j);
-          kind = old_1;
-          while (kind === 0) {
-            const old_2 = atomics.load(flags, j);
-            kind = old_2;
-          }
-          /* threadFence(): the atomics around it are sequentially consistent */
-          if (kind === 2) {
-            const old_3 = atomics.load(prefixes, j);
-            value = old_3;
+        if (state[1] === 0) {
+          if (j >= 0) {
+            let kind = atomics.load(flags, j);
+            while (kind === 0) {
+              const old_1 = atomics.load(flags, j);
+              kind = old_1;
+            }
+            /* threadFence(): the atomics around it are sequentially consistent */
+            if (kind === 2) {
+              const old_2 = atomics.load(prefixes, j);
+              value = old_2;
+              const at = 2;
+              const old_3 = state[at];
+              state[at] = Math.min(old_3, tid);
+            } else {
+              const old_4 = atomics.load(aggregates, j);
+              value = old_4;
+            }
           } else {
-            const old_4 = atomics.load(aggregates, j);
-            value = old_4;
+            const at_1 = 2;
+            const old_5 = state[at_1];
+            state[at_1] = Math.min(old_5, tid);
           }
         }
         window[tid] = value;
-        kinds[tid] = kind;
       }
       threads10: for (let t = 0; t < threads; t++) {
         let tid = tid_slots[t];
         if ((tid === 0) && (state[1] === 0)) {
+          const nearest = state[2];
           let acc = carry[0];
-          for (let k_2 = 0; k_2 < 256; k_2 = (k_2 + 1) | 0) {
+          for (let k_2 = 0; k_2 <= Math.min(nearest, 255); k_2 = (k_2 + 1) | 0) {
             acc = fround(acc + window[k_2]);
-            if (kinds[k_2] === 2) {
-              state[1] = 1;
-              break;
-            }
           }
           carry[0] = acc;
+          if (nearest < 256) {
+            state[1] = 1;
+          }
         }
       }
     }
@@ -269,17 +275,17 @@ export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim
         while (!found) {
           let kind_1 = atomics.load(flags, j_1);
           while (kind_1 === 0) {
-            const old_5 = atomics.load(flags, j_1);
-            kind_1 = old_5;
+            const old_6 = atomics.load(flags, j_1);
+            kind_1 = old_6;
           }
           /* threadFence(): the atomics around it are sequentially consistent */
           if (kind_1 === 2) {
-            const old_6 = atomics.load(prefixes, j_1);
-            acc_1 = fround(acc_1 + old_6);
+            const old_7 = atomics.load(prefixes, j_1);
+            acc_1 = fround(acc_1 + old_7);
             found = true;
           } else {
-            const old_7 = atomics.load(aggregates, j_1);
-            acc_1 = fround(acc_1 + old_7);
+            const old_8 = atomics.load(aggregates, j_1);
+            acc_1 = fround(acc_1 + old_8);
             j_1 = (j_1 - 1) | 0;
           }
         }
@@ -298,26 +304,26 @@ export function scanLookback_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx, blockDim
     if (tid > 0) {
       running = fround(running + sums[((tid - 1) | 0)]);
     }
-    for (let i = 0; i < 16; i = (i + 1) | 0) {
-      const x = v[t * 16 + i];
-      v[t * 16 + i] = running;
+    for (let i = 0; i < 32; i = (i + 1) | 0) {
+      const x = v[t * 32 + i];
+      v[t * 32 + i] = running;
       running = fround(running + x);
     }
-    for (let k_3 = 0; k_3 < 4; k_3 = (k_3 + 1) | 0) {
-      const lane = v[t * 16 + imul(4, k_3)];
-      const lane_1 = v[t * 16 + ((imul(4, k_3) + 1) | 0)];
-      const lane_2 = v[t * 16 + ((imul(4, k_3) + 2) | 0)];
-      const lane_3 = v[t * 16 + ((imul(4, k_3) + 3) | 0)];
-      staged[((imul(imul(tid, 4), 4) + imul(4, k_3)) | 0)] = lane;
-      staged[((((imul(imul(tid, 4), 4) + imul(4, k_3)) | 0) + 1) | 0)] = lane_1;
-      staged[((((imul(imul(tid, 4), 4) + imul(4, k_3)) | 0) + 2) | 0)] = lane_2;
-      staged[((((imul(imul(tid, 4), 4) + imul(4, k_3)) | 0) + 3) | 0)] = lane_3;
+    for (let k_3 = 0; k_3 < 8; k_3 = (k_3 + 1) | 0) {
+      const lane = v[t * 32 + imul(4, k_3)];
+      const lane_1 = v[t * 32 + ((imul(4, k_3) + 1) | 0)];
+      const lane_2 = v[t * 32 + ((imul(4, k_3) + 2) | 0)];
+      const lane_3 = v[t * 32 + ((imul(4, k_3) + 3) | 0)];
+      staged[((imul(imul(tid, 8), 4) + imul(4, k_3)) | 0)] = lane;
+      staged[((((imul(imul(tid, 8), 4) + imul(4, k_3)) | 0) + 1) | 0)] = lane_1;
+      staged[((((imul(imul(tid, 8), 4) + imul(4, k_3)) | 0) + 2) | 0)] = lane_2;
+      staged[((((imul(imul(tid, 8), 4) + imul(4, k_3)) | 0) + 3) | 0)] = lane_3;
     }
   }
   threads14: for (let t = 0; t < threads; t++) {
     let tid = tid_slots[t];
     let base = base_slots[t];
-    for (let k_4 = 0; k_4 < 4; k_4 = (k_4 + 1) | 0) {
+    for (let k_4 = 0; k_4 < 8; k_4 = (k_4 + 1) | 0) {
       const q_1 = imul(((imul(k_4, 256) + tid) | 0), 4);
       if (((base + q_1) | 0) < n) {
         const a_2 = staged[q_1];
@@ -342,8 +348,7 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
   const staged = new Float32Array(512);
   const sums = new Float32Array(64);
   const window = new Float32Array(64);
-  const kinds = new Uint32Array(64);
-  const state = new Int32Array(2);
+  const state = new Int32Array(3);
   const carry = new Float32Array(1);
   const v = new Float32Array(threads * 8);
   const tid_slots = new Int32Array(threads);
@@ -464,6 +469,7 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
         state[1] = 0;
       }
       carry[0] = 0;
+      state[2] = 64;
     }
     aggregate_slots[t] = aggregate;
   }
@@ -481,38 +487,44 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
         let tid = tid_slots[t];
         const j = (((((tile - 1) | 0) - imul(round, 64)) | 0) - tid) | 0;
         let value = 0;
-        let kind = 2;
-        if ((state[1] === 0) && (j >= 0)) {
-          const old_1 = atomics.load(flags, j);
-          kind = old_1;
-          while (kind === 0) {
-            const old_2 = atomics.load(flags, j);
-            kind = old_2;
-          }
-          /* threadFence(): the atomics around it are sequentially consistent */
-          if (kind === 2) {
-            const old_3 = atomics.load(prefixes, j);
-            value = old_3;
+        if (state[1] === 0) {
+          if (j >= 0) {
+            let kind = atomics.load(flags, j);
+            while (kind === 0) {
+              const old_1 = atomics.load(flags, j);
+              kind = old_1;
+            }
+            /* threadFence(): the atomics around it are sequentially consistent */
+            if (kind === 2) {
+              const old_2 = atomics.load(prefixes, j);
+              value = old_2;
+              const at = 2;
+              const old_3 = state[at];
+              state[at] = Math.min(old_3, tid);
+            } else {
+              const old_4 = atomics.load(aggregates, j);
+              value = old_4;
+            }
           } else {
-            const old_4 = atomics.load(aggregates, j);
-            value = old_4;
+            const at_1 = 2;
+            const old_5 = state[at_1];
+            state[at_1] = Math.min(old_5, tid);
           }
         }
         window[tid] = value;
-        kinds[tid] = kind;
       }
       threads10: for (let t = 0; t < threads; t++) {
         let tid = tid_slots[t];
         if ((tid === 0) && (state[1] === 0)) {
+          const nearest = state[2];
           let acc = carry[0];
-          for (let k_2 = 0; k_2 < 64; k_2 = (k_2 + 1) | 0) {
+          for (let k_2 = 0; k_2 <= Math.min(nearest, 63); k_2 = (k_2 + 1) | 0) {
             acc = fround(acc + window[k_2]);
-            if (kinds[k_2] === 2) {
-              state[1] = 1;
-              break;
-            }
           }
           carry[0] = acc;
+          if (nearest < 64) {
+            state[1] = 1;
+          }
         }
       }
     }
@@ -534,17 +546,17 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
         while (!found) {
           let kind_1 = atomics.load(flags, j_1);
           while (kind_1 === 0) {
-            const old_5 = atomics.load(flags, j_1);
-            kind_1 = old_5;
+            const old_6 = atomics.load(flags, j_1);
+            kind_1 = old_6;
           }
           /* threadFence(): the atomics around it are sequentially consistent */
           if (kind_1 === 2) {
-            const old_6 = atomics.load(prefixes, j_1);
-            acc_1 = fround(acc_1 + old_6);
+            const old_7 = atomics.load(prefixes, j_1);
+            acc_1 = fround(acc_1 + old_7);
             found = true;
           } else {
-            const old_7 = atomics.load(aggregates, j_1);
-            acc_1 = fround(acc_1 + old_7);
+            const old_8 = atomics.load(aggregates, j_1);
+            acc_1 = fround(acc_1 + old_8);
             j_1 = (j_1 - 1) | 0;
           }
         }
