@@ -4,9 +4,9 @@
 // Look-back", 2016). A block takes its tile from a counter (atomicAdd), not from blockIdx, so tiles are taken
 // in the order blocks start and a block only ever waits on tiles whose blocks are already running. Once its
 // tile is loaded and scanned, the block publishes the tile's sum (flag AGGREGATE), then reads the flags of the
-// BLOCK tiles before it at once (one thread each, waiting while a flag is still 0) and adds up their values back
-// to the nearest tile that has published its inclusive prefix (flag PREFIX); if none of them has, the next
-// BLOCK tiles, ROUNDS windows in all, then thread 0 goes on one tile at a time. It publishes its own inclusive
+// BLOCK tiles before it at once (one thread each, waiting while a flag is still 0), finds the nearest of them
+// that has published its inclusive prefix (flag PREFIX; atomicMin) and adds up the values back to it; if none
+// has, the next BLOCK tiles, ROUNDS windows in all, then thread 0 goes on one tile at a time. It publishes its own inclusive
 // prefix (flag PREFIX) and writes its tile. Each value is written before its flag, with threadFence() between
 // them, and read after it, with threadFence() between: a block that sees the flag sees the value. So the
 // input is read once and the output written once: 8 bytes per element, against 12 for examples/scan.ts.
