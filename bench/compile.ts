@@ -16,8 +16,14 @@ import { compileFiles, createProject, packageRoot } from "../compiler/index.ts";
 
 const root = packageRoot();
 const examplesDir = path.join(root, "examples");
-// (Not the tensor-core example: WebGPU has no matrix operations, TSK3048.)
-const examples = fs.readdirSync(examplesDir).filter((f) => f.endsWith(".ts") && f !== "sgemm-tensorcore.ts").map((f) => path.join(examplesDir, f)).sort();
+// The examples that build for WGSL too (not those that call threadFence(), TSK3050 there, or use matrix
+// operations, TSK3048: WebGPU has neither).
+const examples = fs
+  .readdirSync(examplesDir)
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => path.join(examplesDir, f))
+  .filter((f) => !/\bthreadFence\(|\bmma\(/.test(fs.readFileSync(f, "utf8")))
+  .sort();
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -10,7 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/main.ts";
 import type { Manifest } from "../compiler/index.ts";
-import { repoRoot } from "./golden-cases.ts";
+import { needsDeviceFence, repoRoot } from "./golden-cases.ts";
 import { nvccAvailable } from "./tools/nvcc.ts";
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -21,9 +21,12 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 const allExamples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
-// Examples with matrix operations (tensor cores) build for CUDA and the CPU only: WebGPU has none (TSK3048).
+// Examples with matrix operations (tensor cores) build for CUDA and the CPU only: WebGPU has none (TSK3048);
+// nor has it the device-scope fence that examples calling threadFence() need (TSK3050).
 const matrixExamples = allExamples.filter((f) => path.basename(f) === "sgemm-tensorcore.ts");
-const examples = allExamples.filter((f) => !matrixExamples.includes(f));
+const fencing = allExamples.filter(needsDeviceFence);
+/** The examples that build for WebGPU too. */
+const examples = allExamples.filter((f) => !matrixExamples.includes(f) && !fencing.includes(f));
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -46,6 +49,16 @@ describe("tskernel check", () => {
     const webgpu = await cli("check", ...matrixExamples, "--target", "wgsl");
     expect(webgpu.code).toBe(1);
     expect(webgpu.stderr).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'sgemmTensorCore' uses loadFragment()");
+  });
+
+  it("accepts the examples that call threadFence() for CUDA and the CPU, and refuses them for WebGPU (TSK3050)", async () => {
+    expect(fencing.map((f) => path.basename(f))).toEqual(["scan-lookback.ts"]);
+    const ok = await cli("check", ...fencing, "--target", "cuda,js");
+    expect(ok.stderr).not.toMatch(/error\[/);
+    expect(ok.code).toBe(0);
+    const refused = await cli("check", ...fencing);
+    expect(refused.code).toBe(1);
+    expect([...refused.stderr.matchAll(/error\[(TSK\d+)\]/g)].map((m) => m[1])).toEqual(["TSK3050", "TSK3050", "TSK3050", "TSK3050", "TSK3050"]);
   });
 
   it("exits 1 and prints a located diagnostic for a kernel with an error", async () => {

@@ -24,19 +24,21 @@ export interface CodegenCase {
 
 /** Cases whose kernels use matrix operations, which WebGPU lacks (TSK3048): built for CUDA and the CPU only. */
 const casesWithoutWgsl: ReadonlySet<string> = new Set(["matrix-fragments", "examples/sgemm-tensorcore"]);
-const targetsOf = (name: string): readonly TargetName[] => (casesWithoutWgsl.has(name) ? ["cuda", "js"] : ["cuda", "wgsl", "js"]);
+// Kernel files that call threadFence() are the same: WebGPU has no device-scope fence (TSK3050).
+const targetsOf = (name: string, input: string): readonly TargetName[] =>
+  casesWithoutWgsl.has(name) || (fs.existsSync(input) && needsDeviceFence(input)) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
 
 export function codegenCases(): CodegenCase[] {
   const cases: CodegenCase[] = [];
   for (const entry of fs.readdirSync(casesRoot, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === "errors" || entry.name === "examples") continue;
     const dir = path.join(casesRoot, entry.name);
-    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts"), targets: targetsOf(entry.name) });
+    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts"), targets: targetsOf(entry.name, path.join(dir, "kernel.ts")) });
   }
   for (const file of fs.readdirSync(path.join(repoRoot, "examples"))) {
     if (!file.endsWith(".ts")) continue;
     const name = file.replace(/\.ts$/, "");
-    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file), targets: targetsOf(`examples/${name}`) });
+    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file), targets: targetsOf(`examples/${name}`, path.join(repoRoot, "examples", file)) });
   }
   return cases.sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -52,6 +54,14 @@ export function errorCases(): CodegenCase[] {
 }
 
 let sharedProject: ReturnType<typeof createProject> | undefined;
+
+/**
+ * Whether a kernel file calls threadFence(), which WebGPU has no equivalent of (TSK3050): such files build for
+ * CUDA and the CPU only, and have no expected.wgsl.
+ */
+export function needsDeviceFence(input: string): boolean {
+  return /\bthreadFence\(/.test(fs.readFileSync(input, "utf8"));
+}
 
 /** Compiles one case for its targets (default: all three) with paths relative to the repository root. */
 export function compileCase(input: string, targets: readonly TargetName[] = targetNames): CompileResult {

@@ -1,6 +1,7 @@
 /**
  * The memory-bound examples (SAXPY, GELU, transpose, sum in two launches and in one pass, softmax and layer
- * norm with trees and with subgroup reductions, scan, histogram) on every tested backend,
+ * norm with trees and with subgroup reductions, scan in three launches and in one pass, histogram) on every
+ * tested backend that its kernels compile for,
  * each against its float64 reference with the case's stated tolerance (cli/kernels-bench/cases.ts):
  * fresh random inputs each run, outputs and scratch poisoned with NaN, shapes that leave partial chunks,
  * tiles and rows, every specialization the examples declare, and on the CPU the checked mode (out-of-bounds
@@ -14,7 +15,7 @@ import { compileKernelLibrary, type BackendName, type Device, type KernelLibrary
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { createDevice } from "../runtime/index.ts";
 import { release, runChecked } from "../cli/kernels-bench/bench.ts";
-import { kernelCases, suiteFiles, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
+import { backendUnsupported, kernelCases, suiteFilesFor, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
 import { deviceFor, testedBackends } from "./backends.ts";
 import { repoRoot } from "./golden-cases.ts";
 
@@ -27,7 +28,7 @@ for (const backend of testedBackends) {
 const libraries = new Map<string, KernelLibrary>();
 function libraryFor(backend: BackendName): KernelLibrary {
   const target = backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFiles.map((f) => path.join(repoRoot, f)), [target]));
+  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFilesFor(backend).map((f) => path.join(repoRoot, f)), [target]));
   return libraries.get(target)!;
 }
 
@@ -47,6 +48,8 @@ const testShapes: Record<string, readonly Shape[]> = {
   "softmax-subgroups": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
   "layernorm-subgroups": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
   scan: [[4 * 50_001], [4], [2048 * 3]],
+  // 25 tiles of 8192 (the last partial), one partial tile, three whole ones.
+  "scan-lookback": [[4 * 50_001], [4], [8192 * 3]],
   // Partial vectors at the end (n mod 4 = 1, 3) and fewer values than one block's threads.
   histogram: [[4 * 100_003 + 1], [1027], [7]],
 };
@@ -63,7 +66,7 @@ async function expectPasses(device: Device, kernelCase: KernelCase, shape: Shape
 
 for (const backend of testedBackends) {
   describe.skipIf(unavailable.has(backend))(`memory-bound examples on ${backend}${unavailable.has(backend) ? ` (skipped: ${unavailable.get(backend)})` : ""}`, () => {
-    for (const kernelCase of kernelCases) {
+    for (const kernelCase of kernelCases.filter((c) => !backendUnsupported(c, backend))) {
       it(`${kernelCase.id} matches float64 at ${testShapes[kernelCase.id]!.map((s) => s.join("×")).join(", ")}`, async () => {
         const device = (await deviceFor(backend)) as Device;
         for (const shape of testShapes[kernelCase.id]!) await expectPasses(device, kernelCase, shape, libraryFor(backend));
@@ -85,6 +88,7 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["layernorm", [9, 5000], { layerNormRows: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
     ["scan", [4 * 50_001], { scanTileSums: { BLOCK: 64, ITEMS: 2 }, scanPartials: { BLOCK: 64, ITEMS: 4 }, scanTiles: { BLOCK: 64, ITEMS: 2 } }],
     ["scan", [4 * 70_001], { scanPartials: { BLOCK: 256, ITEMS: 16 } }],
+    ["scan-lookback", [4 * 50_001], { scanLookback: { BLOCK: 64, ITEMS: 2 } }],
     ["sum-onepass", [4 * 3001], { sumVec4Subgroups: { BLOCK: 128, ITEMS: 2 } }],
     ["softmax-subgroups", [9, 4096], { softmaxVec4Subgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
     ["layernorm-subgroups", [9, 5000], { layerNormSubgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],

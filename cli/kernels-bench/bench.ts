@@ -13,7 +13,7 @@ import type { Device, DeviceBuffer, KernelArg, LaunchStep, Timing } from "../../
 import { median } from "../../runtime/device.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import { checkResult, type CheckResult } from "./checks.ts";
-import { kernelCases, shapeLabel, UnsupportedShape, type BufferSpec, type CaseInstance, type InputArray, type KernelCase, type Shape } from "./cases.ts";
+import { backendUnsupported, kernelCases, shapeLabel, UnsupportedShape, type BufferSpec, type CaseInstance, type InputArray, type KernelCase, type Shape } from "./cases.ts";
 
 export interface KernelBenchOptions {
   readonly library: KernelLibrary;
@@ -256,10 +256,12 @@ export async function benchKernels(device: Device, options: KernelBenchOptions):
   const runs = options.runs ?? (gpu ? 20 : 5);
   const cacheBytes = options.cacheBytes ?? defaultCacheBytes(device);
   const cases = options.cases ?? kernelCases;
+  const skipped = (kernelCase: KernelCase) => backendUnsupported(kernelCase, device.backend);
   const shapesOf = (kernelCase: KernelCase) => options.shapes?.(kernelCase) ?? defaultShapes(kernelCase, device.backend);
   const context = { library: options.library, limits: device.limits, backend: device.backend };
   let largest = 0;
   for (const kernelCase of cases) {
+    if (skipped(kernelCase)) continue;
     for (const shape of shapesOf(kernelCase)) {
       try {
         if (!kernelCase.unsupported(shape)) largest = Math.max(largest, kernelCase.build(shape, context).bytes);
@@ -282,7 +284,7 @@ export async function benchKernels(device: Device, options: KernelBenchOptions):
   for (const kernelCase of cases) {
     for (const shape of shapesOf(kernelCase)) {
       const base = { backend: device.backend, kernel: kernelCase.id, title: kernelCase.title, shape, label: shapeLabel(shape) };
-      const unsupported = kernelCase.unsupported(shape);
+      const unsupported = skipped(kernelCase) ?? kernelCase.unsupported(shape);
       if (unsupported) {
         rows.push({ ...base, note: unsupported });
         continue;

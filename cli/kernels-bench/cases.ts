@@ -81,6 +81,11 @@ export interface KernelCase {
   readonly kernels: Readonly<Record<string, string>>;
   /** What the PyTorch script times against it (bench/torch-reference.py). */
   readonly torch: string;
+  /**
+   * The backends its kernels compile for, where not all (the look-back scan needs a device-scope fence,
+   * which WebGPU lacks: TSK3050), with the reason the others are left out.
+   */
+  readonly backends?: { readonly only: readonly BackendName[]; readonly why: string };
   readonly dims: 1 | 2;
   readonly gpuShapes: readonly Shape[];
   readonly cpuShapes: readonly Shape[];
@@ -693,6 +698,79 @@ const scan: KernelCase = {
   },
 };
 
+/** The exclusive scan's float64 reference: each element the sum of those before it, with its magnitude. */
+function scanReference(n: number) {
+  return (inputs: ReadonlyMap<string, InputArray>): ChunkedReference => {
+    const x = inputs.get("x")!;
+    let running = 0;
+    let magnitude = 0;
+    return {
+      length: n,
+      fill: (start, ref, scale) => {
+        for (let j = 0; j < ref.length; j++) {
+          ref[j] = running;
+          scale[j] = magnitude;
+          running += x[start + j]!;
+          magnitude += Math.abs(x[start + j]!);
+        }
+      },
+    };
+  };
+}
+
+const scanLookback: KernelCase = {
+  id: "scan-lookback",
+  family: "scan",
+  title: "exclusive scan (one pass, decoupled look-back)",
+  kernels: { clearScanState: "examples/scan-lookback.ts", scanLookback: "examples/scan-lookback.ts" },
+  torch: "torch.cumsum(x, 0) (inclusive; not shifted)",
+  backends: { only: ["cuda", "cpu"], why: "needs threadFence(), a device-scope fence, which WebGPU lacks (TSK3050)" },
+  dims: 1,
+  gpuShapes: [[2 ** 26]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["scanLookback"], constants: { BLOCK: [128, 256, 512], ITEMS: [2, 4, 8] } }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const clear = pick(context, "clearScanState", [{}]);
+    const kernel = pick(context, "scanLookback", [{}, { BLOCK: 64, ITEMS: 2 }]);
+    const { BLOCK, ITEMS, ROUNDS } = constantsOf(kernel) as { BLOCK: number; ITEMS: number; ROUNDS: number };
+    const tiles = Math.ceil(n! / (4 * BLOCK * ITEMS));
+    if (tiles > context.limits.maxGridDims[0]) throw new UnsupportedShape(`${tiles} tiles exceed one row of the device's grid`);
+    // Depth of the tree that makes out[i]: within the tile (the thread's values, the Hillis–Steele steps, the
+    // thread's running sum), then the tile's offset: in the worst case each tile's prefix is the one before it
+    // plus its own sum, a chain through every tile, and a window's sums add up one after another before that.
+    const depth = 4 * ITEMS + log2(BLOCK) + 2 + 4 * ITEMS + tiles + Math.min(tiles, ROUNDS * BLOCK) + 2;
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: 0, high: 1 },
+        { name: "aggregates", length: tiles, role: "scratch" },
+        { name: "prefixes", length: tiles, role: "scratch" },
+        // Poisoned (0xdeadbeef: a flag no tile writes) until clearScanState zeroes them.
+        { name: "flags", length: tiles, role: "scratch", type: "u32" },
+        { name: "counter", length: 1, role: "scratch", type: "u32" },
+        { name: "out", length: n!, role: "output" },
+      ],
+      steps: [
+        { kernel: clear, grid: [Math.ceil(tiles / 256), 1, 1], args: [{ buffer: "flags" }, { buffer: "counter" }, { i32: tiles }] },
+        {
+          kernel,
+          grid: [tiles, 1, 1],
+          args: [{ buffer: "out" }, { buffer: "x" }, { buffer: "aggregates" }, { buffer: "prefixes" }, { buffer: "flags" }, { buffer: "counter" }, { i32: n! }],
+        },
+      ],
+      bytes: 8 * n!,
+      output: "out",
+      parameters: {},
+      check: {
+        kind: "bound",
+        depth,
+        why: "the worst-case error of the scan's summation tree for each element, whose tile offsets may chain through every tile; inputs in [0, 1), so a wrong offset early in the data (≥ one tile's sum) is far outside it, and the CPU tests check every offset exactly on whole numbers",
+      },
+      reference: scanReference(n!),
+    };
+  },
+};
+
 // ---- histogram ----------------------------------------------------------------------------------------------
 
 const histogram: KernelCase = {
@@ -753,8 +831,19 @@ export const kernelCases: readonly KernelCase[] = [
   layerNorm,
   layerNormCase(true),
   scan,
+  scanLookback,
   histogram,
 ];
 
 /** Every example file the suite's kernels come from. */
 export const suiteFiles: readonly string[] = [...new Set(kernelCases.flatMap((c) => Object.values(c.kernels)))];
+
+/** Why a case does not run on a backend, or undefined where it does. */
+export function backendUnsupported(kernelCase: KernelCase, backend: BackendName): string | undefined {
+  return kernelCase.backends && !kernelCase.backends.only.includes(backend) ? kernelCase.backends.why : undefined;
+}
+
+/** The example files of the cases that run on a backend: what its kernel library compiles. */
+export function suiteFilesFor(backend: BackendName): readonly string[] {
+  return [...new Set(kernelCases.filter((c) => !backendUnsupported(c, backend)).flatMap((c) => Object.values(c.kernels)))];
+}

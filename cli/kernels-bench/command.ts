@@ -11,7 +11,7 @@ import path from "node:path";
 import type { BackendName } from "../../runtime/device.ts";
 import { packageRoot } from "../../compiler/index.ts";
 import { benchKernels, type KernelBenchReport } from "./bench.ts";
-import { kernelCases, suiteFiles, type KernelCase, type Shape } from "./cases.ts";
+import { kernelCases, suiteFilesFor, type KernelCase, type Shape } from "./cases.ts";
 import { kernelChartSvg, formatKernelTable } from "./report.ts";
 import { joinTorch, readTorchResults } from "./torch.ts";
 
@@ -91,7 +91,7 @@ export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io):
       throw error;
     }
     io.stderr(`device: ${device.name}\n`);
-    const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+    const library = compileKernelLibrary(suiteFilesFor(device.backend).map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
     let report;
     try {
       report = await benchKernels(device, {
@@ -150,7 +150,7 @@ export async function tuneKernelsCommand(options: TuneKernelsOptions, io: Io): P
     throw error;
   }
   io.stderr(`device: ${device.name}\n`);
-  const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+  const library = compileKernelLibrary(suiteFilesFor(device.backend).map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
   const report = await tuneKernels(device, {
     library,
     cases: cases as KernelCase[],

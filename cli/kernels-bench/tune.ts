@@ -18,7 +18,7 @@ import type { KernelHandle } from "../../runtime/device.ts";
 import { KernelLibrary } from "../../runtime/library.ts";
 import { kernelFits } from "../../runtime/launch-check.ts";
 import { initialData, launchSteps, release, runChecked, timeRotating } from "./bench.ts";
-import { kernelCases, shapeLabel, type CaseInstance, type Constants, type KernelCase, type Shape } from "./cases.ts";
+import { backendUnsupported, kernelCases, shapeLabel, type CaseInstance, type Constants, type KernelCase, type Shape } from "./cases.ts";
 
 export interface KernelTuneOptions {
   readonly cases?: readonly KernelCase[];
@@ -93,6 +93,7 @@ export async function tuneKernels(device: Device, options: KernelTuneOptions): P
   const candidates: KernelTuneCandidate[] = [];
   const best: KernelTuneBest[] = [];
   for (const kernelCase of options.cases ?? kernelCases) {
+    if (backendUnsupported(kernelCase, device.backend)) continue;
     for (const shape of options.shapes?.(kernelCase) ?? (device.backend === "cpu" ? kernelCase.cpuShapes : kernelCase.gpuShapes)) {
       if (kernelCase.unsupported(shape)) continue;
       const label = shapeLabel(shape);

@@ -1,6 +1,7 @@
 /**
  * The statement printer shared by the C-like targets (CUDA and WGSL): control flow reads the same in both,
- * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier,
+ * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier and
+ * the fence,
  * atomics and collectives, the lines of vector accesses and asynchronous copies (CUDA only: legalize splits
  * them for other targets), the lines of an `mma` (CUDA),
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
@@ -16,6 +17,8 @@ export interface CStatementTarget {
   /** `declare`, `assign` and `store` as text without the semicolon (also used in `for` headers). */
   simple(stmt: Stmt): string;
   readonly barrier: string;
+  /** The device-scope fence, on targets that have one (the validator rejects `threadFence()` elsewhere). */
+  readonly fence?: string;
   /** The lines of a vector access or asynchronous-copy statement, for targets that print them. */
   memoryOperation?(stmt: MemoryOperationStmt): readonly string[];
   /** Prints an atomic or a collective through `out` (a loop where the target needs one). */
@@ -101,6 +104,10 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       return;
     case "barrier":
       out.line(target.barrier);
+      return;
+    case "fence":
+      if (target.fence === undefined) throw new Error("internal: threadFence() reached a target without a device-scope fence; the validator rejects it there");
+      out.line(target.fence);
       return;
     case "block":
       out.line("{");

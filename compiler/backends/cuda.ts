@@ -316,8 +316,20 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
     return;
   }
-  const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value].map((value) => printer.print(value));
-  out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${elementAddress(stmt.array, stmt.indices, context)}, ${operands.join(", ")})`));
+  const address = elementAddress(stmt.array, stmt.indices, context);
+  // Loads and stores through a volatile pointer: ld/st.volatile, which PTX treats as relaxed at system scope
+  // (never cached in L1, merged or hoisted out of a loop), and which a `__threadfence()` orders.
+  const volatileElement = `*(volatile ${types[stmt.array.elementType]}*)(${address})`;
+  if (stmt.op === "load") {
+    out.line(declare(stmt.result, volatileElement));
+    return;
+  }
+  if (stmt.op === "store") {
+    out.line(`${volatileElement} = ${printer.print(stmt.value!)};`);
+    return;
+  }
+  const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value!].map((value) => printer.print(value));
+  out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${address}, ${operands.join(", ")})`));
 }
 
 /** Arrays that a vector access or an asynchronous copy touches. */
@@ -396,6 +408,9 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     operation: (stmt) => operation(stmt, context),
     matrix: (stmt) => [cudaMma(stmt, (array, index) => `${context.names.lookup(array)}[${context.printer.print(index)}]`)],
     barrier: "__syncthreads();",
+    // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
+    // look-back scan ran no faster with fence.acq_rel.gpu (bench/README.md).
+    fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,
   });

@@ -46,6 +46,17 @@ const atomics = {
   max: (a, i, v) => atomicUpdate(a, i, (old) => Math.max(old, v)),
   exchange: (a, i, v) => atomicUpdate(a, i, () => v),
   compareExchange: (a, i, e, v) => atomicUpdate(a, i, (old) => (old === e ? v : old)),
+  load: (a, i) => {
+    if (!atomicShared(a)) return a[i];
+    if (!(a instanceof Float32Array)) return Atomics.load(a, i);
+    atomicBits[0] = Atomics.load(atomicBitsOf(a), i);
+    return atomicF32[0];
+  },
+  store: (a, i, v) => {
+    if (!atomicShared(a)) a[i] = v;
+    else if (!(a instanceof Float32Array)) Atomics.store(a, i, v);
+    else { atomicF32[0] = v; Atomics.store(atomicBitsOf(a), i, atomicBits[0]); }
+  },
 };
 `.trim().split("\n");
 

@@ -275,13 +275,13 @@ export class ThreadStmtPrinter {
   private atomic(stmt: AtomicStmt): void {
     const { out, printer } = this;
     const type = stmt.array.elementType;
-    const value = bare(printer.print(stmt.value));
-    const readsOld = stmt.result !== undefined || stmt.op !== "exchange";
+    const value = stmt.value ? bare(printer.print(stmt.value)) : "";
+    const readsOld = stmt.result !== undefined || (stmt.op !== "exchange" && stmt.op !== "store");
     if (stmt.array.space === "global") {
       const { name } = printer.hooksArray(stmt.array);
       const index = printer.checked ? printer.checkedAtomic(stmt.array, stmt.indices, stmt.span, readsOld) : bare(printer.flatIndex(stmt.array, stmt.indices));
-      const operands = [...(stmt.expected ? [bare(printer.print(stmt.expected))] : []), value];
-      const call = `atomics.${stmt.op}(${name}, ${index}, ${operands.join(", ")})`;
+      const operands = [...(stmt.expected ? [bare(printer.print(stmt.expected))] : []), ...(stmt.value ? [value] : [])];
+      const call = `atomics.${stmt.op}(${[name, index, ...operands].join(", ")})`;
       out.line(`${stmt.result ? this.declaration(stmt.result, call) : call};`);
       return;
     }
@@ -294,7 +294,10 @@ export class ThreadStmtPrinter {
       case "compareExchange":
         out.line(`if (${old} === ${bare(printer.print(stmt.expected!))}) ${name}[${at}] = ${value};`);
         return;
+      case "load":
+        return;
       case "exchange":
+      case "store":
         out.line(`${name}[${at}] = ${value};`);
         return;
       case "min":
@@ -392,6 +395,11 @@ export class ThreadStmtPrinter {
         return;
       case "barrier":
         throw new Error("internal: a barrier inside a thread region");
+      // Atomics on global buffers are \`Atomics\` operations wherever worker threads share them, and those are
+      // sequentially consistent: they already order the accesses around them as the fence asks.
+      case "fence":
+        out.line("/* threadFence(): the atomics around it are sequentially consistent */");
+        return;
       case "block":
         out.line("{");
         out.indent();

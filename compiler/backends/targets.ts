@@ -38,6 +38,8 @@ export interface TargetLimits {
   readonly maxParamBytes?: number;
   /** Whether the target has warp-level matrix operations (`mma`); without them such kernels fail (TSK3048). */
   readonly matrixOperations: boolean;
+  /** Whether `threadFence()` has a device-scope fence to become (WGSL has none: TSK3050). */
+  readonly deviceScopeFence: boolean;
 }
 
 export interface TargetInfo {
@@ -58,7 +60,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Local memory is at most 512 KB per thread (CUDA programming guide, compute capability 9.0).
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true },
     // C++ leaves signed overflow and shifts by 32 or more undefined, and nvcc optimizes on it: i32 arithmetic
     // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
     legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true },
@@ -86,6 +88,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       maxBindings: 1000,
       // Dawn here exposes no subgroup-matrix feature (WGSL's proposed `subgroup_matrix` types), so no tensor cores.
       matrixOperations: false,
+      // WGSL's atomics are relaxed, storageBarrier() orders memory within one workgroup only, and nothing
+      // promises that a workgroup waiting on another lets that one run.
+      deviceScopeFence: false,
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
@@ -99,7 +104,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
     // Matrix operations are emulated exactly as docs/language.md section 25 defines them.
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true, splitMatrixAccesses: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
@@ -195,7 +200,7 @@ export const cudaSpelling: Spelling = {
     // Vector types and the asynchronous-copy helpers the printer emits.
     "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
     // Atomics, warp intrinsics and the subgroup helpers the printer emits.
-    "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS",
+    "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
     "tsk_signf", "tsk_fabsf", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
@@ -209,8 +214,11 @@ export const cudaSpelling: Spelling = {
  */
 export const cudaStaticSharedLimit = 48 * 1024;
 
-/** CUDA's atomic functions: each takes the element's address, then (for compareExchange) the expected value, then the value. */
-export const cudaAtomics: Readonly<Record<AtomicOp, string>> = {
+/**
+ * CUDA's atomic functions: each takes the element's address, then (for compareExchange) the expected value, then the
+ * value. Atomic loads and stores are volatile accesses (cuda.ts).
+ */
+export const cudaAtomics: Readonly<Record<Exclude<AtomicOp, "load" | "store">, string>> = {
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
   exchange: "atomicExch", compareExchange: "atomicCAS",
 };
@@ -218,7 +226,7 @@ export const cudaAtomics: Readonly<Record<AtomicOp, string>> = {
 /** WGSL's atomic functions; compareExchange is a loop over `atomicCompareExchangeWeak` (wgsl-atomics.ts). */
 export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, string>> = {
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
-  exchange: "atomicExchange",
+  exchange: "atomicExchange", load: "atomicLoad", store: "atomicStore",
 };
 
 /** CUDA's f32 → integer conversions: truncating, saturating, NaN → 0 (`cvt.rzi`), as docs/language.md §5 says. */

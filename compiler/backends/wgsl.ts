@@ -393,7 +393,16 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   }
   const element = printer.element(stmt.array, stmt.indices);
   const type = stmt.array.elementType;
-  const value = printer.print(stmt.value);
+  if (stmt.op === "load") {
+    // WGSL asks that a value-returning call be used: a load whose value the kernel drops goes to `_`.
+    out.line(stmt.result ? declare(stmt.result, bitsTo(type, `atomicLoad(&${element})`)) : `_ = atomicLoad(&${element});`);
+    return;
+  }
+  const value = printer.print(stmt.value!);
+  if (stmt.op === "store") {
+    out.line(`atomicStore(&${element}, ${toBits(type, value)});`);
+    return;
+  }
   if (stmt.op !== "compareExchange" && !(stmt.op === "add" && type === "f32")) {
     const call = `${wgslAtomics[stmt.op]}(&${element}, ${toBits(type, value)})`;
     out.line(declare(stmt.result, stmt.result ? bitsTo(type, call) : call));

@@ -95,6 +95,7 @@ export const catalogue = {
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },
   TSK3033: { severity: "error", template: "kernel '{0}' needs {1} bindings for its parameters; {2} allows at most {3}" },
   TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
+  TSK3050: { severity: "error", template: "threadFence() has no equivalent on {0}: it has no device-scope memory fence" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot use {0}: {1}" },

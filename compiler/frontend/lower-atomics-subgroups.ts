@@ -22,10 +22,18 @@ export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
   atomicXor: "xor",
   atomicExchange: "exchange",
   atomicCompareExchange: "compareExchange",
+  atomicLoad: "load",
+  atomicStore: "store",
 };
 
-/** Atomics that f32 arrays take (WGSL has no float atomics; these two are emulated there). */
-const floatAtomics: ReadonlySet<AtomicOp> = new Set(["add", "exchange"]);
+/** Atomics that f32 arrays take (WGSL has no float atomics: these go through the bits of an atomic<u32>). */
+const floatAtomics: ReadonlySet<AtomicOp> = new Set(["add", "exchange", "load", "store"]);
+
+/** The arguments each atomic takes, as a diagnostic names them. */
+const atomicArguments: Readonly<Partial<Record<AtomicOp, readonly [number, string]>>> = {
+  compareExchange: [4, "4 arguments (an array, an index, the expected value and the new value)"],
+  load: [2, "2 arguments (an array and an index)"],
+};
 
 /** How each subgroup function is typed: its value argument, an optional lane argument, and the result. */
 interface SubgroupSignature {
@@ -93,6 +101,7 @@ export function adoptHoisted(context: FunctionContext, value: Expr, variable: Va
 export function lowerSpecialCall(context: FunctionContext, name: string, call: CallExpression, hint: ScalarType | undefined): Expr | undefined {
   const span = spanOf(call);
   if (Object.hasOwn(atomicFunctions, name)) {
+    if (atomicFunctions[name] === "store") return fail("TSK1011", span, [`${name}()`]);
     const atomic = lowerAtomic(context, name, call);
     return hoist(context, `${name}()`, atomic.array.elementType, "old", span, (result) => ({ ...atomic, result }));
   }
@@ -115,10 +124,8 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
   const op = atomicFunctions[name]!;
   if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["helper functions cannot reach arrays; do the atomic in the kernel"] });
   const args = call.getArguments() as Expression[];
-  const count = op === "compareExchange" ? 4 : 3;
-  if (args.length !== count) {
-    return fail("TSK2008", span, [`${name}()`, op === "compareExchange" ? "4 arguments (an array, an index, the expected value and the new value)" : "3 arguments (an array, an index and a value)", `${args.length}`]);
-  }
+  const [count, expects] = atomicArguments[op] ?? [3, "3 arguments (an array, an index and a value)"];
+  if (args.length !== count) return fail("TSK2008", span, [`${name}()`, expects, `${args.length}`]);
   const arrayNode = args[0]!;
   const { array, indices } = context.module.lower.indexedArray(
     context,
@@ -134,11 +141,12 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
     });
   }
   if (array.elementType === "f32" && !floatAtomics.has(op)) {
-    return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, "f32"], { notes: ["f32 arrays take atomicAdd and atomicExchange; the other atomics need i32 or u32 elements"] });
+    return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, "f32"], { notes: ["f32 arrays take atomicAdd, atomicExchange, atomicLoad and atomicStore; the other atomics need i32 or u32 elements"] });
   }
   const operand = (node: Expression, index: number) =>
     context.module.lower.expected(context, node, array.elementType, (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
   const expected = op === "compareExchange" ? operand(args[2]!, 2) : undefined;
+  if (op === "load") return { kind: "atomic", op, array, indices, span };
   const value = operand(args[count - 1]!, count - 1);
   return { kind: "atomic", op, array, indices, value, ...(expected ? { expected } : {}), span };
 }

@@ -472,7 +472,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
     }
-    if (origin.name === "syncThreads") return fail("TSK1011", span, ["syncThreads()"]);
+    if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
     const special = lowerSpecialCall(context, origin.name, node, hint);
     if (special) return special;
     if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });

@@ -306,6 +306,16 @@ export interface BarrierStmt extends StmtBase {
   readonly kind: "barrier";
 }
 
+/**
+ * `threadFence()`: a device-scope memory fence (CUDA `__threadfence()`). This thread's memory accesses before
+ * it are seen by every thread of the grid before its accesses after it, where the other thread observes them
+ * through atomics. Unlike a barrier it waits for no other thread, so it may stand in any control flow.
+ * Targets without a device-scope fence (WGSL) reject it in the validator.
+ */
+export interface FenceStmt extends StmtBase {
+  readonly kind: "fence";
+}
+
 /** The number of elements a vector access (`load4`, `store4`, `copyAsync4`) moves: 16 bytes. */
 export const vectorWidth = 4;
 
@@ -396,8 +406,12 @@ export interface MmaStmt extends StmtBase {
 /** The warp-level matrix statements. */
 export type MatrixStmt = MatrixLoadStmt | MatrixStoreStmt | MmaStmt;
 
-/** The read-modify-write operations of atomics; `compareExchange` stores `value` only where the old value is `expected`. */
-export type AtomicOp = "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "exchange" | "compareExchange";
+/**
+ * The operations of atomics: read-modify-writes (`compareExchange` stores `value` only where the old value is
+ * `expected`), and `load` and `store`, a read or a write of the whole element that no thread sees half done
+ * and that the target may not cache, merge or move out of a loop (a flag polled in a spin loop).
+ */
+export type AtomicOp = "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "exchange" | "compareExchange" | "load" | "store";
 
 /**
  * `atomicAdd(array, index, value)` and its siblings: one indivisible read-modify-write of one element of a
@@ -410,7 +424,8 @@ export interface AtomicStmt extends StmtBase {
   readonly op: AtomicOp;
   readonly array: ArrayRef;
   readonly indices: readonly Expr[];
-  readonly value: Expr;
+  /** Absent for `load` only. */
+  readonly value?: Expr;
   /** `compareExchange` only: the value the element must hold for `value` to be stored. */
   readonly expected?: Expr;
   readonly result?: Variable;
@@ -452,6 +467,7 @@ export type Stmt =
   | ContinueStmt
   | ReturnStmt
   | BarrierStmt
+  | FenceStmt
   | BlockStmt
   | VectorLoadStmt
   | VectorStoreStmt

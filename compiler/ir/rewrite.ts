@@ -109,7 +109,7 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     case "asyncCopy":
       return { ...stmt, targetIndices: stmt.targetIndices.map(e), sourceIndices: stmt.sourceIndices.map(e) };
     case "atomic":
-      return { ...stmt, indices: stmt.indices.map(e), value: e(stmt.value), ...(stmt.expected ? { expected: e(stmt.expected) } : {}) };
+      return { ...stmt, indices: stmt.indices.map(e), ...(stmt.value ? { value: e(stmt.value) } : {}), ...(stmt.expected ? { expected: e(stmt.expected) } : {}) };
     case "collective":
       return { ...stmt, args: stmt.args.map(e) };
     case "matrixLoad":
@@ -125,6 +125,7 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     case "break":
     case "continue":
     case "barrier":
+    case "fence":
     case "asyncCommit":
     case "asyncWait":
       return stmt;
@@ -206,7 +207,7 @@ export function exprsOf(stmt: Stmt): Expr[] {
     case "asyncCopy":
       return [...stmt.targetIndices, ...stmt.sourceIndices];
     case "atomic":
-      return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), stmt.value];
+      return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), ...(stmt.value ? [stmt.value] : [])];
     case "collective":
       return [...stmt.args];
     case "matrixLoad":

@@ -92,6 +92,15 @@ export function syncThreads(): void {
 }
 
 /**
+ * A device-scope memory fence (CUDA `__threadfence()`): every thread of the grid that observes, through an
+ * atomic, an access this thread made after the fence also sees the accesses it made before it. Waits for no
+ * other thread, so any control flow may reach it. CUDA and the CPU backend; WebGPU has no such fence.
+ */
+export function threadFence(): void {
+  outsideKernel("threadFence()");
+}
+
+/**
  * Shared (workgroup) memory, declared at the top level of a kernel body with compile-time constant sizes:
  * `const tile = shared.f32(TILE, TILE)` is a 2-D array indexed `tile[row][col]`.
  */
@@ -246,6 +255,20 @@ export function atomicExchange(array: AtomicArray | Float32Array, index: i32, va
 export function atomicCompareExchange(array: AtomicArray, index: i32, expected: number, value: number): number {
   void [array, index, expected, value];
   return outsideKernel("atomicCompareExchange()");
+}
+
+/**
+ * Reads `array[index]` atomically: never half written, never cached or moved out of a loop, so a loop can
+ * wait on a flag that another block sets. i32, u32 and f32 elements.
+ */
+export function atomicLoad(array: AtomicArray | Float32Array, index: i32): number {
+  void [array, index];
+  return outsideKernel("atomicLoad()");
+}
+/** Writes `value` to `array[index]` atomically (the counterpart of atomicLoad). i32, u32 and f32 elements. */
+export function atomicStore(array: AtomicArray | Float32Array, index: i32, value: number): void {
+  void [array, index, value];
+  outsideKernel("atomicStore()");
 }
 
 // ---------------------------------------------------------------------------------------------------------

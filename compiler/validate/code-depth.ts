@@ -104,6 +104,10 @@ function stmtExprs(stmt: Stmt): readonly Expr[] {
     case "mma":
       // WebGPU has no matrix operations (TSK3048); counted as their operands for the other targets' sake.
       return exprsOf(stmt);
+    case "atomic":
+      return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), ...(stmt.value ? [stmt.value] : [])];
+    case "collective":
+      return stmt.args;
     default:
       return [];
   }

@@ -244,6 +244,17 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       notes: [`build this kernel for CUDA or the CPU backend (--target cuda,js), and give ${displayName} a kernel without matrix operations`],
     }));
   }
+  if (!limits.deviceScopeFence) {
+    walkStmts(kernel.body, (stmt) => {
+      if (stmt.kind !== "fence") return;
+      diagnostics.push(makeDiagnostic("TSK3050", stmt.span, [displayName], {
+        notes: [
+          "WGSL's atomics are relaxed and storageBarrier() orders memory within one workgroup only, so another workgroup may see a flag set before the data it guards; nor does WebGPU promise that a workgroup waiting on another lets that one run",
+          "build this kernel for CUDA and the CPU (--target cuda,js), or do the work in several launches (examples/scan.ts)",
+        ],
+      }));
+    });
+  }
   if (limits.maxCodeDepth !== undefined) {
     const deepest = codeDepth(kernel.body, kernel.span);
     if (deepest.depth > limits.maxCodeDepth) {

@@ -35,10 +35,11 @@ if (!fs.existsSync(path.join(root, "dist/cli/main.js"))) fail("dist/ is missing:
 fs.rmSync(kernelsDir, { recursive: true, force: true });
 fs.rmSync(libDir, { recursive: true, force: true });
 
-// (Not the tensor-core example: WebGPU has no matrix operations, TSK3048.)
+// Not the examples that call threadFence() or use matrix operations: WebGPU has no device-scope fence
+// (TSK3050) and no matrix operations (TSK3048), so they have no WGSL.
 const examples = fs
   .readdirSync(path.join(root, "examples"))
-  .filter((file) => file.endsWith(".ts") && file !== "sgemm-tensorcore.ts")
+  .filter((file) => file.endsWith(".ts") && !/\bthreadFence\(|\bmma\(/.test(fs.readFileSync(path.join(root, "examples", file), "utf8")))
   .sort()
   .map((file) => `examples/${file}`);
 const build = spawnSync(process.execPath, ["bin/tskernel.js", "build", ...examples, "--target", "wgsl", "--out", path.relative(root, kernelsDir)], {
