@@ -43,10 +43,10 @@ const atomics = {
 export function globalAtomics(args, blockIdx, blockDim, gridDim) {
   const [counts, bits, sums, olds, halves, keys, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, 64) + tx) | 0;
     if (i < n) {
       const key = keys[i];
@@ -80,7 +80,7 @@ export function globalAtomics(args, blockIdx, blockDim, gridDim) {
 export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
   const [bins, extremes, order, sums, values] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const counts = new Uint32Array(16);
   const grid = new Int32Array(16);
@@ -88,7 +88,7 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
   const next = new Int32Array(2);
   const t_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let t_1 = t_slots[t];
     t_1 = tx;
     if (t_1 < 16) {
@@ -149,7 +149,7 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
 export function ticketLoops(args, blockIdx, blockDim, gridDim) {
   const [queue, taken, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     let mine = 0;

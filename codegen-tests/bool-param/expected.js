@@ -11,12 +11,12 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function relu_CLAMP_true(args, blockIdx, blockDim, gridDim) {
   const [out, input, n, leaky, inPlace] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const buf = new Float32Array(64);
   const i_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let i = i_slots[t];
     i = (imul(bx, nx) + tx) | 0;
     buf[tx] = (i < n) ? input[i] : 0;
@@ -25,7 +25,7 @@ export function relu_CLAMP_true(args, blockIdx, blockDim, gridDim) {
   if (leaky) {
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let i = i_slots[t];
     const x = buf[tx];
     let y = (x > 0) ? x : (leaky ? fround(x * 0.009999999776482582) : 0);

@@ -11,13 +11,13 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function reverseTiles(args, blockIdx, blockDim, gridDim) {
   const [out, input, bias] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const stages = new Float32Array(14336);
   const small = new Float32Array(100);
   const base_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let base = base_slots[t];
     base = imul(bx, 7168);
     for (let i = imul(tx, 4); i < 7168; i = (i + 1024) | 0) {
@@ -36,13 +36,13 @@ export function reverseTiles(args, blockIdx, blockDim, gridDim) {
     base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     for (let i_1 = tx; i_1 < 7168; i_1 = (i_1 + 256) | 0) {
       stages[1 * 7168 + i_1] = fround(stages[0 * 7168 + ((7167 - i_1) | 0)] + small[((i_1 % 100) | 0)]);
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let base = base_slots[t];
     for (let i_2 = imul(tx, 4); i_2 < 7168; i_2 = (i_2 + 1024) | 0) {
       const a_1 = stages[1 * 7168 + i_2];

@@ -11,12 +11,12 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function tiled(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const buf = new Float32Array(16);
   const t_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let t_1 = t_slots[t];
     t_1 = tx;
     buf[t_1] = input[((imul(bx, 16) + t_1) | 0)];

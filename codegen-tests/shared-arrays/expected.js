@@ -15,7 +15,7 @@ function i32of(v) {
 export function sharedUse_TILE_8(args, blockIdx, blockDim, gridDim) {
   const [out, counts, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 8, ny = 8, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const tile = new Float32Array(72);
   const row = new Float32Array(64);
@@ -25,7 +25,7 @@ export function sharedUse_TILE_8(args, blockIdx, blockDim, gridDim) {
   const ty_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     tx_1 = tx;

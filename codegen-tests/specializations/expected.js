@@ -11,13 +11,13 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function blockSum_BLOCK_64_SCALE_1_SQUARE_false(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const partial = new Float32Array(64);
   const tid_slots = new Int32Array(threads);
   const s_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     tid = tx;
     const v = input[((imul(bx, 64) + tid) | 0)];
@@ -59,13 +59,13 @@ export function blockSum_BLOCK_64_SCALE_1_SQUARE_false(args, blockIdx, blockDim,
 export function blockSum_BLOCK_128_SCALE_0p5_SQUARE_false(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const partial = new Float32Array(128);
   const tid_slots = new Int32Array(threads);
   const s_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     tid = tx;
     const v = input[((imul(bx, 128) + tid) | 0)];
@@ -107,13 +107,13 @@ export function blockSum_BLOCK_128_SCALE_0p5_SQUARE_false(args, blockIdx, blockD
 export function blockSum_BLOCK_256_SCALE_1_SQUARE_true(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const partial = new Float32Array(256);
   const tid_slots = new Int32Array(threads);
   const s_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     tid = tx;
     const v = input[((imul(bx, 256) + tid) | 0)];

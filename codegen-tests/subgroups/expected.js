@@ -96,7 +96,7 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   const sg = subgroupSize ?? 32;
   const [floats, ints, uints, x, k, rounds] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const i_slots = new Int32Array(threads);
   const v_slots = new Float32Array(threads);
@@ -146,7 +146,7 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   const value_slots_6 = new Int32Array(threads);
   const scan_slots_4 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let i = i_slots[t];
     let v = v_slots[t];
     let n = n_slots[t];

@@ -15,12 +15,12 @@ function f32val(v) {
 export function unrolled_K_4(args, blockIdx, blockDim, gridDim) {
   const [out, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const tile = new Float32Array(64);
   const t_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let t_1 = t_slots[t];
     t_1 = tx;
     for (let j = 0; j < 4; j = (j + 1) | 0) {

@@ -11,14 +11,14 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
   const [out, input, ints, intsIn, scale] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const tile = new Float32Array(256);
   const flat = new Float32Array(128);
   const scratch = new Float32Array(threads * 8);
   const base_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let base = base_slots[t];
     base = (imul(bx, 128) + imul(tx, 4)) | 0;
     const a = input[base];
@@ -40,7 +40,7 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
     base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let x = tile[1 * 128 + imul(tx, 4)];
     let y = tile[1 * 128 + ((imul(tx, 4) + 1) | 0)];
     let z = tile[1 * 128 + ((imul(tx, 4) + 2) | 0)];
@@ -52,7 +52,7 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
     flat[((imul(tx, 4) + 3) | 0)] = w;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let base = base_slots[t];
     const p = flat[imul((tx ^ 1), 4)];
     const q = flat[((imul((tx ^ 1), 4) + 1) | 0)];
@@ -77,14 +77,14 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
 export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const stages = new Float32Array(256);
   const offset_slots = new Int32Array(threads);
   const total_slots = new Float32Array(threads);
   const step_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let offset = offset_slots[t];
     let total = total_slots[t];
     offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
@@ -111,7 +111,7 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
     if (!(step_slots[0] < 4)) break;
     body0: {
       threads2: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
+        const tx = t;
         let step = step_slots[t];
         let offset = offset_slots[t];
         if (((step + 1) | 0) < 4) {
@@ -128,7 +128,7 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
         }
       }
       threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
+        const tx = t;
         let step = step_slots[t];
         let total = total_slots[t];
         const e0 = stages[((step % 2) | 0) * 128 + imul(((((tx + 1) | 0) % 32) | 0), 4)];
@@ -146,7 +146,7 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
     }
   }
   threads5: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let total = total_slots[t];
     out[((imul(bx, 32) + tx) | 0)] = total;
   }

@@ -244,7 +244,11 @@ class KernelPrinter {
     if (this.location) out.line(`chk.beginBlock(blockIdx, blockDim${this.subgroups ? ", sg" : ""});`);
     if (params.length > 0) out.line(`const [${params.join(", ")}] = args;`);
     out.line("const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];");
-    out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
+    // A block shape the kernel fixes is a constant: thread loops get constant bounds and, in a 1-D block,
+    // threadIdx.x is the loop variable itself.
+    const fixed = this.unit.block;
+    if (fixed) out.line(`const nx = ${fixed[0]}, ny = ${fixed[1]}, nz = ${fixed[2]}, threads = ${fixed[0] * fixed[1] * fixed[2]};`);
+    else out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
     out.line("const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];");
     for (const array of kernel.shared) {
       const sizes = this.unit.sharedSizes.get(array) ?? [];
@@ -493,8 +497,9 @@ class KernelPrinter {
     out.line(`${label}: for (let t = 0; t < threads; t++) {`);
     out.indent();
     if (this.hasReturn) out.line("if (done[t]) continue;");
-    if (axes.has("x")) out.line("const tx = t % nx;");
-    if (axes.has("y")) out.line("const ty = ((t / nx) | 0) % ny;");
+    const block = this.unit.block;
+    if (axes.has("x")) out.line(block && block[1] * block[2] === 1 ? "const tx = t;" : "const tx = t % nx;");
+    if (axes.has("y")) out.line(block && block[2] === 1 ? "const ty = (t / nx) | 0;" : "const ty = ((t / nx) | 0) % ny;");
     if (axes.has("z")) out.line("const tz = (t / (nx * ny)) | 0;");
     for (const variable of promoted) {
       const slots = this.spilled.get(variable)!;

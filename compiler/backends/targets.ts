@@ -45,6 +45,8 @@ export interface TargetInfo {
   readonly legalize: LegalizeOptions;
   /** Unroll `unroll:` loops in the IR (true) or leave them to a pragma in the output (false). */
   readonly unrollInIR: boolean;
+  /** Replace private arrays with constant indices by one local per element (passes/scalarize.ts). */
+  readonly scalarizePrivateArrays: boolean;
 }
 
 export const targets: Readonly<Record<TargetName, TargetInfo>> = {
@@ -59,6 +61,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false },
     unrollInIR: false,
+    scalarizePrivateArrays: false,
   },
   wgsl: {
     name: "wgsl",
@@ -85,6 +88,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // atomics do; no async copies.
     legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true, atomicAccesses: true, loopCondition: true },
     unrollInIR: true,
+    scalarizePrivateArrays: false,
   },
   js: {
     name: "js",
@@ -95,8 +99,10 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764 },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
-    // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
+    // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops, except the
+    // small ones whose unrolling turns a private array into locals.
     unrollInIR: false,
+    scalarizePrivateArrays: true,
   },
 };
 

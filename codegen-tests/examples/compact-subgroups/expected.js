@@ -128,7 +128,7 @@ export function compactPositive_BLOCK_256(args, blockIdx, blockDim, gridDim, chk
   const sg = subgroupSize ?? 32;
   const [out, count, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const counts = new Int32Array(64);
   const start = new Int32Array(1);
@@ -139,7 +139,7 @@ export function compactPositive_BLOCK_256(args, blockIdx, blockDim, gridDim, chk
   const subgroup_slots = new Int32Array(threads);
   const before_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let v = v_slots[t];
     let keep = keep_slots[t] !== 0;
     let flag = flag_slots[t];
@@ -156,7 +156,7 @@ export function compactPositive_BLOCK_256(args, blockIdx, blockDim, gridDim, chk
   }
   subgroup("exclusiveAdd", "i32", flag_slots, undefined, rank_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let subgroup_1 = subgroup_slots[t];
     let rank = rank_slots[t];
     let flag = flag_slots[t];
@@ -167,7 +167,7 @@ export function compactPositive_BLOCK_256(args, blockIdx, blockDim, gridDim, chk
     subgroup_slots[t] = subgroup_1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let before = before_slots[t];
     let subgroup_1 = subgroup_slots[t];
     before = 0;

@@ -96,7 +96,7 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(32);
   const squares = new Float32Array(32);
@@ -118,8 +118,8 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   const rowSquares_slots = new Float32Array(threads);
   const sum_slots_3 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
@@ -273,7 +273,7 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(64);
   const squares = new Float32Array(64);
@@ -295,8 +295,8 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   const rowSquares_slots = new Float32Array(threads);
   const sum_slots_3 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
@@ -450,7 +450,7 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(64);
   const squares = new Float32Array(64);
@@ -473,7 +473,7 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   const sum_slots_3 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
@@ -627,7 +627,7 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(64);
   const squares = new Float32Array(64);
@@ -650,7 +650,7 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   const sum_slots_3 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];

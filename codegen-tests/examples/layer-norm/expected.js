@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(128);
   const v = new Float32Array(threads * 32);
@@ -24,8 +24,8 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
   const mean_slots = new Float32Array(threads);
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
@@ -170,7 +170,7 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
 export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 32);
@@ -183,8 +183,8 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
   const mean_slots = new Float32Array(threads);
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
@@ -329,7 +329,7 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
 export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 16);
@@ -343,7 +343,7 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
@@ -488,7 +488,7 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
 export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 8);
@@ -502,7 +502,7 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;

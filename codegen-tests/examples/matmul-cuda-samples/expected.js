@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, wA, wB] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(256);
   const Bs = new Float32Array(256);
@@ -27,7 +27,7 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   const a_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let bx_1 = bx_slots[t];
     let by_1 = by_slots[t];
     let tx_1 = tx_slots[t];
@@ -111,7 +111,7 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
 export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, wA, wB] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 32, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(1024);
   const Bs = new Float32Array(1024);
@@ -127,7 +127,7 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   const a_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let bx_1 = bx_slots[t];
     let by_1 = by_slots[t];
     let tx_1 = tx_slots[t];

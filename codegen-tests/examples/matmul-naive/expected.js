@@ -11,14 +11,14 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function matmulNaive(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, n, lda, ldb, ldc] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const done = new Uint8Array(threads);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const row = (imul(by, ny) + ty) | 0;
     const col = (imul(bx, nx) + tx) | 0;
     if ((row >= n) || (col >= n)) {

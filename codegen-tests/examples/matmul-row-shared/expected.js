@@ -11,13 +11,13 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function matmulRowShared_MAX_N_2048(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, n, lda, ldb, ldc] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const aRow = new Float32Array(2048);
   const row_slots = new Int32Array(threads);
   const active_slots = new Uint8Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let row = row_slots[t];
     let active = active_slots[t] !== 0;
     row = bx;
@@ -31,7 +31,7 @@ export function matmulRowShared_MAX_N_2048(args, blockIdx, blockDim, gridDim) {
     active_slots[t] = active ? 1 : 0;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let active = active_slots[t] !== 0;
     let row = row_slots[t];
     if (active) {

@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
   const [M, N, P, Width] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 2, ny = 2, nz = 1, threads = 4;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const Mds = new Float32Array(4);
   const Nds = new Float32Array(4);
@@ -23,7 +23,7 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
   const ph_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let Row = Row_slots[t];

@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [partials, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const tid_slots = new Int32Array(threads);
@@ -19,7 +19,7 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
   const base_slots = new Int32Array(threads);
   const s_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let tile = tile_slots[t];
     let base = base_slots[t];
@@ -78,7 +78,7 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
 export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [partials, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(64);
   const tid_slots = new Int32Array(threads);
@@ -86,7 +86,7 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
   const base_slots = new Int32Array(threads);
   const s_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let tile = tile_slots[t];
     let base = base_slots[t];
@@ -145,7 +145,7 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
 export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDim) {
   const [partials, count] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(256);
   const v = new Float32Array(threads * 16);
@@ -157,7 +157,7 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
   const offset_slots = new Int32Array(threads);
   const other_slots = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let carry = carry_slots[t];
     tid = tx;
@@ -284,7 +284,7 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
 export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridDim) {
   const [partials, count] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(1024);
   const v = new Float32Array(threads * 16);
@@ -296,7 +296,7 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
   const offset_slots = new Int32Array(threads);
   const other_slots = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let carry = carry_slots[t];
     tid = tx;
@@ -423,7 +423,7 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
 export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [partials, count] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(64);
   const v = new Float32Array(threads * 4);
@@ -435,7 +435,7 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
   const offset_slots = new Int32Array(threads);
   const other_slots = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let carry = carry_slots[t];
     tid = tx;
@@ -562,7 +562,7 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
 export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, partials, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const staged = new Float32Array(2048);
   const sums = new Float32Array(256);
@@ -575,7 +575,7 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const offset_slots = new Int32Array(threads);
   const other_slots = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let tile = tile_slots[t];
     let live = live_slots[t] !== 0;
@@ -714,7 +714,7 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
 export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, partials, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const staged = new Float32Array(512);
   const sums = new Float32Array(64);
@@ -727,7 +727,7 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const offset_slots = new Int32Array(threads);
   const other_slots = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let tid = tid_slots[t];
     let tile = tile_slots[t];
     let live = live_slots[t] !== 0;

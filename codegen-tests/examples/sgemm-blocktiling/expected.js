@@ -15,7 +15,7 @@ function gemmOutput(alpha, product, beta, old) {
 export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 512, ny = 1, nz = 1, threads = 512;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(512);
   const Bs = new Float32Array(512);
@@ -30,7 +30,7 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
   const innerRowB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
@@ -111,7 +111,7 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
 export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(1024);
   const Bs = new Float32Array(1024);
@@ -128,7 +128,7 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
@@ -225,7 +225,7 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
 export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1024);
   const Bs = new Float32Array(1024);
@@ -242,7 +242,7 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
@@ -339,7 +339,7 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
 export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1024);
   const Bs = new Float32Array(1024);
@@ -356,7 +356,7 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];

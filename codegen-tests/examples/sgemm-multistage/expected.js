@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(4224);
   const Bs = new Float32Array(8192);
@@ -35,7 +35,7 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
   const writeB_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -317,7 +317,7 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
 export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(4352);
   const Bs = new Float32Array(8192);
@@ -342,7 +342,7 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
   const writeB_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -648,7 +648,7 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
 export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(4352);
   const Bs = new Float32Array(8192);
@@ -673,7 +673,7 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
   const writeB_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -999,7 +999,7 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
 export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1088);
   const Bs = new Float32Array(1536);
@@ -1023,7 +1023,7 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
   const writeB_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -1306,7 +1306,7 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
 export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1152);
   const Bs = new Float32Array(1024);
@@ -1331,7 +1331,7 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
   const writeB_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -1657,7 +1657,7 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
 export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(4608);
   const Bs = new Float32Array(4096);
@@ -1681,7 +1681,7 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
   const stage_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -1877,7 +1877,7 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
 export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(1536);
   const Bs = new Float32Array(1024);
@@ -1900,7 +1900,7 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
   const stage_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];
@@ -2070,7 +2070,7 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
 export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(1280);
   const Bs = new Float32Array(1024);
@@ -2094,7 +2094,7 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
   const stage_slots = new Int32Array(threads);
   const k0_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let group = group_slots[t];

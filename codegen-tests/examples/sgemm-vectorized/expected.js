@@ -15,7 +15,7 @@ function gemmOutput(alpha, product, beta, old) {
 export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1024);
   const Bs = new Float32Array(1024);
@@ -32,7 +32,7 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
@@ -169,7 +169,7 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
 export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1056);
   const Bs = new Float32Array(1024);
@@ -186,7 +186,7 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
@@ -323,7 +323,7 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
 export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(512);
   const Bs = new Float32Array(512);
@@ -340,7 +340,7 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
@@ -477,7 +477,7 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
 export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(544);
   const Bs = new Float32Array(512);
@@ -494,7 +494,7 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];

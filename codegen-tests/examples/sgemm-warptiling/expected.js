@@ -15,7 +15,7 @@ function gemmOutput(alpha, product, beta, old) {
 export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(2112);
   const Bs = new Float32Array(2048);
@@ -34,7 +34,7 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
@@ -192,7 +192,7 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
 export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(544);
   const Bs = new Float32Array(512);
@@ -211,7 +211,7 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
   const innerColB_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
@@ -369,7 +369,7 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
 export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(4224);
   const Bs = new Float32Array(4096);
@@ -390,7 +390,7 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
   const stage_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
@@ -593,7 +593,7 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
 export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(2176);
   const Bs = new Float32Array(4096);
@@ -614,7 +614,7 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
   const stage_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
@@ -817,7 +817,7 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
 export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1088);
   const Bs = new Float32Array(1024);
@@ -838,7 +838,7 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
   const stage_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
@@ -1041,7 +1041,7 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
 export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(2176);
   const Bs = new Float32Array(4096);
@@ -1062,7 +1062,7 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
   const stage_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
@@ -1263,7 +1263,7 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
 export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const AsT = new Float32Array(1088);
   const Bs = new Float32Array(1024);
@@ -1284,7 +1284,7 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
   const stage_slots = new Int32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let cRow = cRow_slots[t];
     let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];

@@ -15,11 +15,11 @@ function gemmOutput(alpha, product, beta, old) {
 export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 32, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const x = (imul(bx, nx) + tx) | 0;
     const y = (imul(by, ny) + ty) | 0;
     if ((x < M) && (y < N)) {
@@ -36,11 +36,11 @@ export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
 export function sgemmNaive_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const x = (imul(bx, nx) + tx) | 0;
     const y = (imul(by, ny) + ty) | 0;
     if ((x < M) && (y < N)) {
@@ -57,10 +57,10 @@ export function sgemmNaive_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
 export function sgemmCoalesce_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const cRow = (imul(bx, 32) + ((tx / 32) | 0)) | 0;
     const cCol = (imul(by, 32) + ((tx % 32) | 0)) | 0;
     if ((cRow < M) && (cCol < N)) {
@@ -77,10 +77,10 @@ export function sgemmCoalesce_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
 export function sgemmCoalesce_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const cRow = (imul(bx, 16) + ((tx / 16) | 0)) | 0;
     const cCol = (imul(by, 16) + ((tx % 16) | 0)) | 0;
     if ((cRow < M) && (cCol < N)) {
@@ -97,7 +97,7 @@ export function sgemmCoalesce_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
 export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(1024);
   const Bs = new Float32Array(1024);
@@ -108,7 +108,7 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
   const tmp_slots = new Float32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let threadRow = threadRow_slots[t];
     let threadCol = threadCol_slots[t];
     let row = row_slots[t];
@@ -182,7 +182,7 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
 export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const As = new Float32Array(256);
   const Bs = new Float32Array(256);
@@ -193,7 +193,7 @@ export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim
   const tmp_slots = new Float32Array(threads);
   const bk_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let threadRow = threadRow_slots[t];
     let threadCol = threadCol_slots[t];
     let row = row_slots[t];

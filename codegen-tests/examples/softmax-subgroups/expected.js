@@ -96,7 +96,7 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
   const sg = subgroupSize ?? 32;
   const [out, input, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const partial = new Float32Array(64);
   const row_slots = new Int32Array(threads);
@@ -112,7 +112,7 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
   const rowSum_slots = new Float32Array(threads);
   const sum_slots_1 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let row = row_slots[t];
     let lane = lane_slots[t];
     let subgroup_1 = subgroup_slots[t];
@@ -162,7 +162,7 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
     rowMax_slots[t] = rowMax;
   }
   threads4: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let s = s_slots[t];
     let row = row_slots[t];
     let rowMax = rowMax_slots[t];
@@ -196,7 +196,7 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads7: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let rowSum = rowSum_slots[t];
     let sum_1 = sum_slots_1[t];
     let row = row_slots[t];

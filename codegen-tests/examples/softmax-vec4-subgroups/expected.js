@@ -96,7 +96,7 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const maxima = new Float32Array(64);
   const sums = new Float32Array(64);
@@ -116,8 +116,8 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   const rowSum_slots = new Float32Array(threads);
   const sum_slots_1 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
@@ -251,7 +251,7 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const maxima = new Float32Array(64);
   const sums = new Float32Array(64);
@@ -271,8 +271,8 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   const rowSum_slots = new Float32Array(threads);
   const sum_slots_1 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
@@ -406,7 +406,7 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const maxima = new Float32Array(64);
   const sums = new Float32Array(64);
@@ -427,7 +427,7 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   const sum_slots_1 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
@@ -561,7 +561,7 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const maxima = new Float32Array(64);
   const sums = new Float32Array(64);
@@ -582,7 +582,7 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   const sum_slots_1 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let lane = lane_slots[t];

@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 16);
@@ -23,8 +23,8 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
   const rowMax_slots = new Float32Array(threads);
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
@@ -150,7 +150,7 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
 export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 32);
@@ -162,8 +162,8 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
   const rowMax_slots = new Float32Array(threads);
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
@@ -289,7 +289,7 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
 export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 16);
@@ -302,7 +302,7 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
@@ -428,7 +428,7 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
 export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const red = new Float32Array(256);
   const v = new Float32Array(threads * 8);
@@ -441,7 +441,7 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
   const s_slots_1 = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;

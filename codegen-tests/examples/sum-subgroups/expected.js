@@ -128,7 +128,7 @@ export function sumOnePass_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, sub
   const sg = subgroupSize ?? 32;
   const [total, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const sums = new Float32Array(64);
   const s_slots = new Float32Array(threads);
@@ -136,7 +136,7 @@ export function sumOnePass_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, sub
   const blockSum_slots = new Float32Array(threads);
   const sum_slots_1 = new Float32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let s = s_slots[t];
     s = 0;
     for (let i = (imul(bx, 256) + tx) | 0; i < n; i = (i + imul(256, gx)) | 0) {
@@ -146,7 +146,7 @@ export function sumOnePass_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, sub
   }
   subgroup("add", "f32", s_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let s = s_slots[t];
     let sum = sum_slots[t];
     s = sum;
@@ -165,7 +165,7 @@ export function sumOnePass_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, sub
   }
   subgroup("add", "f32", blockSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let blockSum = blockSum_slots[t];
     let sum_1 = sum_slots_1[t];
     blockSum = sum_1;

@@ -11,7 +11,7 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const tile = new Float32Array(1320);
   const tx_slots = new Int32Array(threads);
@@ -21,7 +21,7 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
   const firstRow_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let c0 = c0_slots[t];
@@ -70,7 +70,7 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
 export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const tile = new Float32Array(4680);
   const tx_slots = new Int32Array(threads);
@@ -80,7 +80,7 @@ export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
   const firstRow_slots = new Int32Array(threads);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     let tx_1 = tx_slots[t];
     let ty_1 = ty_slots[t];
     let c0 = c0_slots[t];
