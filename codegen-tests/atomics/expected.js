@@ -77,16 +77,17 @@ export function globalAtomics(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sharedAtomics: runs one block.
+let sharedAtomics_arrays;
 export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
   const [bins, extremes, order, sums, values] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const counts = new Uint32Array(16);
-  const grid = new Int32Array(16);
-  const acc = new Float32Array(4);
-  const next = new Int32Array(2);
-  const t_slots = new Int32Array(threads);
+  if (sharedAtomics_arrays === undefined || sharedAtomics_arrays.threads !== threads) {
+    sharedAtomics_arrays = { threads, counts: new Uint32Array(16), grid: new Int32Array(16), acc: new Float32Array(4), next: new Int32Array(2), t_slots: new Int32Array(threads) };
+  }
+  const { counts, grid, acc, next, t_slots } = sharedAtomics_arrays;
+  counts.fill(0); grid.fill(0); acc.fill(0); next.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let t_1 = t_slots[t];

@@ -8,13 +8,17 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel compound: runs one block.
+let compound_arrays;
 export function compound(args, blockIdx, blockDim, gridDim) {
   const [outF, outI, scale] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const buf = new Int32Array(32);
-  const t_slots = new Int32Array(threads);
+  if (compound_arrays === undefined || compound_arrays.threads !== threads) {
+    compound_arrays = { threads, buf: new Int32Array(32), t_slots: new Int32Array(threads) };
+  }
+  const { buf, t_slots } = compound_arrays;
+  buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let t_1 = t_slots[t];

@@ -13,11 +13,11 @@ export function divide(args, blockIdx, blockDim, gridDim) {
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const q = (a / b) | 0;
+  const r = (a % b) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const t_1 = tx;
-    const q = (a / b) | 0;
-    const r = (a % b) | 0;
     const negQ = (((t_1 - 100) | 0) / 7) | 0;
     const negR = (((t_1 - 100) | 0) % 7) | 0;
     const half = (t_1 / 2) | 0;

@@ -18,10 +18,10 @@ export function main(args, blockIdx, blockDim, gridDim) {
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const loop = bx;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const fn = tx;
-    const loop = bx;
     const unsigned = (fn + imul(loop, 64)) | 0;
     const bitcast = array[unsigned];
     const override = select(bitcast, int);

@@ -12,17 +12,17 @@ function i32of(v) {
 }
 
 // Kernel sharedUse specialized for TILE = 8: runs one block.
+let sharedUse_TILE_8_arrays;
 export function sharedUse_TILE_8(args, blockIdx, blockDim, gridDim) {
   const [out, counts, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 8, ny = 8, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(72);
-  const row = new Float32Array(64);
-  const hist = new Int32Array(8);
-  const flags = new Uint32Array(16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
+  if (sharedUse_TILE_8_arrays === undefined || sharedUse_TILE_8_arrays.threads !== threads) {
+    sharedUse_TILE_8_arrays = { threads, tile: new Float32Array(72), row: new Float32Array(64), hist: new Int32Array(8), flags: new Uint32Array(16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+  }
+  const { tile, row, hist, flags, tx_slots, ty_slots } = sharedUse_TILE_8_arrays;
+  tile.fill(0); row.fill(0); hist.fill(0); flags.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;

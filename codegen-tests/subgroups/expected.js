@@ -92,59 +92,17 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel subgroupOps: runs one block.
+let subgroupOps_arrays;
 export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [floats, ints, uints, x, k, rounds] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const i_slots = new Int32Array(threads);
-  const v_slots = new Float32Array(threads);
-  const n_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const least_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const scan_slots = new Float32Array(threads);
-  const scan_slots_1 = new Float32Array(threads);
-  const lane_slots_1 = new Uint32Array(threads);
-  const broadcast_slots = new Float32Array(threads);
-  const lane_slots_2 = new Uint32Array(threads);
-  const shuffled_slots = new Float32Array(threads);
-  const total_slots = new Float32Array(threads);
-  const d_slots = new Int32Array(threads);
-  const lane_slots_3 = new Uint32Array(threads);
-  const shuffled_slots_1 = new Float32Array(threads);
-  const sum_slots_1 = new Int32Array(threads);
-  const least_slots_1 = new Int32Array(threads);
-  const greatest_slots_1 = new Int32Array(threads);
-  const value_slots = new Int32Array(threads);
-  const least_slots_2 = new Int32Array(threads);
-  const scan_slots_2 = new Int32Array(threads);
-  const scan_slots_3 = new Int32Array(threads);
-  const lane_slots_4 = new Uint32Array(threads);
-  const up_slots = new Int32Array(threads);
-  const lane_slots_5 = new Uint32Array(threads);
-  const down_slots = new Int32Array(threads);
-  const lane_slots_6 = new Uint32Array(threads);
-  const shuffled_slots_2 = new Int32Array(threads);
-  const positive_slots = new Uint8Array(threads);
-  const ballot_slots = new Uint32Array(threads);
-  const value_slots_1 = new Uint8Array(threads);
-  const all_slots = new Uint8Array(threads);
-  const value_slots_2 = new Uint8Array(threads);
-  const any_slots = new Uint8Array(threads);
-  const value_slots_3 = new Uint32Array(threads);
-  const sum_slots_2 = new Uint32Array(threads);
-  const value_slots_4 = new Uint32Array(threads);
-  const greatest_slots_2 = new Uint32Array(threads);
-  const value_slots_5 = new Uint32Array(threads);
-  const lane_slots_7 = new Uint32Array(threads);
-  const broadcast_slots_1 = new Uint32Array(threads);
-  const acc_slots = new Int32Array(threads);
-  const r_slots = new Int32Array(threads);
-  const value_slots_6 = new Int32Array(threads);
-  const scan_slots_4 = new Int32Array(threads);
+  if (subgroupOps_arrays === undefined || subgroupOps_arrays.threads !== threads) {
+    subgroupOps_arrays = { threads, i_slots: new Int32Array(threads), v_slots: new Float32Array(threads), n_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), sum_slots: new Float32Array(threads), least_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), scan_slots: new Float32Array(threads), scan_slots_1: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), broadcast_slots: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), total_slots: new Float32Array(threads), d_slots: new Int32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), sum_slots_1: new Int32Array(threads), least_slots_1: new Int32Array(threads), greatest_slots_1: new Int32Array(threads), value_slots: new Int32Array(threads), least_slots_2: new Int32Array(threads), scan_slots_2: new Int32Array(threads), scan_slots_3: new Int32Array(threads), lane_slots_4: new Uint32Array(threads), up_slots: new Int32Array(threads), lane_slots_5: new Uint32Array(threads), down_slots: new Int32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_2: new Int32Array(threads), positive_slots: new Uint8Array(threads), ballot_slots: new Uint32Array(threads), value_slots_1: new Uint8Array(threads), all_slots: new Uint8Array(threads), value_slots_2: new Uint8Array(threads), any_slots: new Uint8Array(threads), value_slots_3: new Uint32Array(threads), sum_slots_2: new Uint32Array(threads), value_slots_4: new Uint32Array(threads), greatest_slots_2: new Uint32Array(threads), value_slots_5: new Uint32Array(threads), lane_slots_7: new Uint32Array(threads), broadcast_slots_1: new Uint32Array(threads), acc_slots: new Int32Array(threads), value_slots_6: new Int32Array(threads), scan_slots_4: new Int32Array(threads) };
+  }
+  const { i_slots, v_slots, n_slots, lane_slots, sum_slots, least_slots, greatest_slots, scan_slots, scan_slots_1, lane_slots_1, broadcast_slots, lane_slots_2, shuffled_slots, total_slots, d_slots, lane_slots_3, shuffled_slots_1, sum_slots_1, least_slots_1, greatest_slots_1, value_slots, least_slots_2, scan_slots_2, scan_slots_3, lane_slots_4, up_slots, lane_slots_5, down_slots, lane_slots_6, shuffled_slots_2, positive_slots, ballot_slots, value_slots_1, all_slots, value_slots_2, any_slots, value_slots_3, sum_slots_2, value_slots_4, greatest_slots_2, value_slots_5, lane_slots_7, broadcast_slots_1, acc_slots, value_slots_6, scan_slots_4 } = subgroupOps_arrays;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let i = i_slots[t];
@@ -378,36 +336,27 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
     acc = 0;
     acc_slots[t] = acc;
   }
-  threads28: for (let t = 0; t < threads; t++) {
-    let r = r_slots[t];
-    r = 0;
-    r_slots[t] = r;
-  }
+  let r = 0;
   loop1: for (;;) {
-    if (!(r_slots[0] < rounds)) break;
+    if (!(r < rounds)) break;
     body1: {
-      threads29: for (let t = 0; t < threads; t++) {
+      threads28: for (let t = 0; t < threads; t++) {
         let value_6 = value_slots_6[t];
-        let r = r_slots[t];
         let lane = lane_slots[t];
         value_6 = (r + lane) | 0;
         value_slots_6[t] = value_6;
       }
       subgroup("exclusiveAdd", "i32", value_slots_6, undefined, scan_slots_4, threads, sg, undefined, undefined, undefined);
-      threads30: for (let t = 0; t < threads; t++) {
+      threads29: for (let t = 0; t < threads; t++) {
         let acc = acc_slots[t];
         let scan_4 = scan_slots_4[t];
         acc = (acc + scan_4) | 0;
         acc_slots[t] = acc;
       }
     }
-    threads31: for (let t = 0; t < threads; t++) {
-      let r = r_slots[t];
-      r = (r + 1) | 0;
-      r_slots[t] = r;
-    }
+    r = (r + 1) | 0;
   }
-  threads32: for (let t = 0; t < threads; t++) {
+  threads30: for (let t = 0; t < threads; t++) {
     let i = i_slots[t];
     let acc = acc_slots[t];
     uints[((imul(i, 6) + 5) | 0)] = acc >>> 0;
@@ -415,16 +364,17 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
 }
 
 // Kernel neighbourSum: runs one block.
+let neighbourSum_arrays;
 export function neighbourSum(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, x] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const i_slots = new Int32Array(threads);
-  const value_slots = new Float32Array(threads);
-  const lane_slots = new Uint32Array(threads);
-  const next_slots = new Float32Array(threads);
+  if (neighbourSum_arrays === undefined || neighbourSum_arrays.threads !== threads) {
+    neighbourSum_arrays = { threads, i_slots: new Int32Array(threads), value_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), next_slots: new Float32Array(threads) };
+  }
+  const { i_slots, value_slots, lane_slots, next_slots } = neighbourSum_arrays;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     let i = i_slots[t];

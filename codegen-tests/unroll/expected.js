@@ -12,13 +12,17 @@ function f32val(v) {
 }
 
 // Kernel unrolled specialized for K = 4: runs one block.
+let unrolled_K_4_arrays;
 export function unrolled_K_4(args, blockIdx, blockDim, gridDim) {
   const [out, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(64);
-  const t_slots = new Int32Array(threads);
+  if (unrolled_K_4_arrays === undefined || unrolled_K_4_arrays.threads !== threads) {
+    unrolled_K_4_arrays = { threads, tile: new Float32Array(64), t_slots: new Int32Array(threads) };
+  }
+  const { tile, t_slots } = unrolled_K_4_arrays;
+  tile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let t_1 = t_slots[t];

@@ -8,15 +8,17 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel vectorCopy specialized for WIDTH = 128: runs one block.
+let vectorCopy_WIDTH_128_arrays;
 export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
   const [out, input, ints, intsIn, scale] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(256);
-  const flat = new Float32Array(128);
-  const scratch = new Float32Array(threads * 8);
-  const base_slots = new Int32Array(threads);
+  if (vectorCopy_WIDTH_128_arrays === undefined || vectorCopy_WIDTH_128_arrays.threads !== threads) {
+    vectorCopy_WIDTH_128_arrays = { threads, tile: new Float32Array(256), flat: new Float32Array(128), scratch: new Float32Array(threads * 8), base_slots: new Int32Array(threads) };
+  }
+  const { tile, flat, scratch, base_slots } = vectorCopy_WIDTH_128_arrays;
+  tile.fill(0); flat.fill(0); scratch.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let base = base_slots[t];
@@ -74,15 +76,17 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel pipelinedSum specialized for STEPS = 4: runs one block.
+let pipelinedSum_STEPS_4_arrays;
 export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const stages = new Float32Array(256);
-  const offset_slots = new Int32Array(threads);
-  const total_slots = new Float32Array(threads);
-  const step_slots = new Int32Array(threads);
+  if (pipelinedSum_STEPS_4_arrays === undefined || pipelinedSum_STEPS_4_arrays.threads !== threads) {
+    pipelinedSum_STEPS_4_arrays = { threads, stages: new Float32Array(256), offset_slots: new Int32Array(threads), total_slots: new Float32Array(threads) };
+  }
+  const { stages, offset_slots, total_slots } = pipelinedSum_STEPS_4_arrays;
+  stages.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let offset = offset_slots[t];
@@ -102,17 +106,12 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
     offset_slots[t] = offset;
     total_slots[t] = total;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < 4)) break;
+    if (!(step < 4)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         const tx = t;
-        let step = step_slots[t];
         let offset = offset_slots[t];
         if (((step + 1) | 0) < 4) {
           {
@@ -127,9 +126,8 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         const tx = t;
-        let step = step_slots[t];
         let total = total_slots[t];
         const e0 = stages[((step % 2) | 0) * 128 + imul(((((tx + 1) | 0) % 32) | 0), 4)];
         const e1 = stages[((step % 2) | 0) * 128 + ((imul(((((tx + 1) | 0) % 32) | 0), 4) + 1) | 0)];
@@ -139,13 +137,9 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
         total_slots[t] = total;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     const tx = t;
     let total = total_slots[t];
     out[((imul(bx, 32) + tx) | 0)] = total;

@@ -170,12 +170,17 @@ class KernelPrinter {
   private readonly subgroups: boolean;
   /** Locals declared in the body (as opposed to parameters). */
   private readonly declared = new Set<Variable>();
+  /**
+   * Block-uniform locals: the same value in every thread, so one block-level local holds them, set once per
+   * block where the body sets them, never spilled (uniformLocals).
+   */
+  private uniform: ReadonlySet<Variable> = new Set();
 
   constructor(
     private readonly unit: JsKernelUnit,
     private readonly functionName: string,
     private readonly out: Writer,
-    moduleNames: Namer,
+    private readonly moduleNames: Namer,
     private readonly location: ((span: Span) => string) | undefined,
   ) {
     this.names = moduleNames.child();
@@ -208,6 +213,7 @@ class KernelPrinter {
         const slot = location ? "t" : "0";
         const slots = this.spilled.get(v);
         if (slots) return v.type === "bool" ? `(${slots}[${slot}] !== 0)` : `${slots}[${slot}]`;
+        if (this.uniform.has(v)) return this.names.lookup(v);
         if (this.declared.has(v)) throw new Error(`internal: '${v.name}' is read outside a thread region but was not spilled`);
         return this.names.lookup(v); // a scalar parameter
 
@@ -220,11 +226,93 @@ class KernelPrinter {
     });
     this.hasReturn = hasReturn;
     this.subgroups = usesSubgroups(unit.kernel.body);
+    this.uniform = this.uniformLocals(unit.kernel.body);
+  }
+
+  /**
+   * The locals that hold one value for the whole block: set only by declarations and assignments that stand
+   * at block level (in the statement lists that `sequence` prints, never inside a thread region's control
+   * flow), from values that every thread computes alike (literals, scalar parameters, blockIdx, blockDim,
+   * gridDim and other such locals, through operators and helpers; never threadIdx or a load). A loop
+   * counter of a loop with a barrier inside is the typical one: it then costs one local instead of a slot
+   * per thread and a thread loop per update.
+   */
+  private uniformLocals(body: readonly Stmt[]): Set<Variable> {
+    const sets = new Map<Variable, Expr[]>();
+    const excluded = new Set<Variable>();
+    const visitBlockLevel = (stmts: readonly Stmt[], inBlockLoop: boolean) => {
+      for (const stmt of stmts) {
+        if (stmt.kind === "declare" || stmt.kind === "assign") {
+          const value = stmt.kind === "declare" ? stmt.init : stmt.value;
+          const list = sets.get(stmt.variable) ?? [];
+          if (value) list.push(value);
+          sets.set(stmt.variable, list);
+          continue;
+        }
+        if (!this.isBlockLevel(stmt, inBlockLoop)) {
+          // Inside a region: whatever it sets differs from thread to thread, or may.
+          walkStmts([stmt], (inner) => {
+            for (const variable of declaredVariables(inner)) excluded.add(variable);
+            if (inner.kind === "assign") excluded.add(inner.variable);
+          });
+          continue;
+        }
+        if (stmt.kind === "collective") {
+          excluded.add(stmt.result);
+          for (const arg of stmt.args) if (arg.kind === "variable") excluded.add(arg.variable);
+        }
+        this.blockLevelParts(stmt, {
+          condition: () => undefined,
+          region: (part) => visitBlockLevel(part, inBlockLoop),
+          nested: (part, loopBody) => visitBlockLevel(part, loopBody || inBlockLoop),
+        });
+      }
+    };
+    visitBlockLevel(body, false);
+    const uniform = new Set([...sets.keys()].filter((v) => !excluded.has(v)));
+    const isUniform = (expr: Expr): boolean => {
+      let ok = true;
+      walkExpr(expr, (e) => {
+        if (e.kind === "load" || e.kind === "subgroupBuiltin" || (e.kind === "builtin" && e.builtin === "threadIdx")) ok = false;
+        if (e.kind === "variable" && this.declared.has(e.variable) && !uniform.has(e.variable)) ok = false;
+      });
+      return ok;
+    };
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const variable of uniform) {
+        if (sets.get(variable)!.every(isUniform)) continue;
+        uniform.delete(variable);
+        changed = true;
+      }
+    }
+    return uniform;
+  }
+
+  /** A block-level declaration or assignment of a uniform local: printed once, outside the thread loops. */
+  private isUniformStmt(stmt: Stmt): stmt is Stmt & { kind: "declare" | "assign" } {
+    return (stmt.kind === "declare" || stmt.kind === "assign") && this.uniform.has(stmt.variable);
+  }
+
+  /**
+   * Whether a uniform statement must wait for the region gathered before it: when that region reads or sets
+   * the local, which would otherwise see the new value too early. Otherwise it is printed first, and the
+   * region stays whole.
+   */
+  private waitsFor(pending: readonly Stmt[], stmt: Stmt & { kind: "declare" | "assign" }): boolean {
+    let found = false;
+    walkStmts(pending, (inner) => {
+      if (inner.kind === "assign" && inner.variable === stmt.variable) found = true;
+      for (const expr of exprsOf(inner)) walkExpr(expr, (e) => e.kind === "variable" && e.variable === stmt.variable && (found = true));
+    });
+    return found;
   }
 
   print(): void {
     const { kernel } = this.unit;
     const { out, names } = this;
+    // Named before the kernel's locals, which then cannot shadow it.
+    const arraysName = this.location ? undefined : this.moduleNames.name({}, `${this.functionName}_arrays`);
     const params = kernel.params.flatMap((param) => {
       if (param.kind === "buffer") {
         const name = names.name(param.array, param.array.name);
@@ -234,9 +322,42 @@ class KernelPrinter {
       if (param.kind === "scalar") return [names.name(param.variable, param.variable.name)];
       return [];
     });
+    // Which locals spill is known before anything is printed: the function's arrays are listed in its header.
+    const uses = this.planSpills(kernel.body);
+    // Parameters are the same for every thread and live in the function's scope; only body locals spill.
+    const spills = [...uses].filter(([variable, units]) => this.declared.has(variable) && !this.uniform.has(variable) && (units.size >= 2 || units.has("block"))).map(([variable]) => variable);
+    // The block's arrays: shared, private, the spill slots and the returned threads' marks. `zero`: zeroed
+    // for each block (shared and private arrays start from zeros on the CPU, docs/language.md; a slot is
+    // always written by its local's declaration before it is read).
+    const allocations: { name: string; ctor: string; size: string; zero: boolean }[] = [];
+    const ctorOf = { f32: "Float32Array", i32: "Int32Array", u32: "Uint32Array", bool: "Uint8Array" } as const;
+    for (const array of kernel.shared) {
+      const sizes = this.unit.sharedSizes.get(array) ?? [];
+      const name = names.name(array, array.name);
+      this.arrays.set(array, { name, dims: sizes });
+      allocations.push({ name, ctor: ctorOf[array.elementType], size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
+    }
+    for (const array of kernel.locals) {
+      const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
+      const name = names.name(array, array.name);
+      this.arrays.set(array, { name, dims: [size] });
+      allocations.push({ name, ctor: ctorOf[array.elementType], size: `threads * ${size}`, zero: true });
+    }
+    if (this.hasReturn) allocations.push({ name: "done", ctor: "Uint8Array", size: "threads", zero: true });
+    for (const variable of spills) {
+      const slots = names.name({}, `${variable.name}_slots`);
+      this.spilled.set(variable, slots);
+      allocations.push({ name: slots, ctor: ctorOf[variable.type], size: "threads", zero: false });
+    }
+    // Unchecked, the arrays are made once per thread count and reused by every later block: making a typed
+    // array costs about a microsecond, which a block of a small kernel would otherwise pay several times
+    // over. Checked mode keeps fresh arrays, which its checker follows by identity.
+    const scratch = allocations.length > 0 ? arraysName : undefined;
+
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
     out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}: runs one block.`);
+    if (scratch) out.line(`let ${scratch};`);
     const extra = this.subgroups ? ", chk, subgroupSize" : this.location ? ", chk" : "";
     out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`);
     out.indent();
@@ -250,33 +371,18 @@ class KernelPrinter {
     if (fixed) out.line(`const nx = ${fixed[0]}, ny = ${fixed[1]}, nz = ${fixed[2]}, threads = ${fixed[0] * fixed[1] * fixed[2]};`);
     else out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
     out.line("const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];");
-    for (const array of kernel.shared) {
-      const sizes = this.unit.sharedSizes.get(array) ?? [];
-      const name = names.name(array, array.name);
-      this.arrays.set(array, { name, dims: sizes });
-      const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
-      out.line(`const ${name} = new ${ctor}(${sizes.reduce((a, b) => a * b, 1)});`);
+    if (scratch) {
+      out.block(`if (${scratch} === undefined || ${scratch}.threads !== threads) {`, () => {
+        out.line(`${scratch} = { threads, ${allocations.map((a) => `${a.name}: new ${a.ctor}(${a.size})`).join(", ")} };`);
+      });
+      out.line(`const { ${allocations.map((a) => a.name).join(", ")} } = ${scratch};`);
+      const zeroed = allocations.filter((a) => a.zero);
+      if (zeroed.length > 0) out.line(zeroed.map((a) => `${a.name}.fill(0);`).join(" "));
+    } else {
+      for (const a of allocations) out.line(`const ${a.name} = new ${a.ctor}(${a.size});`);
     }
-    for (const array of kernel.locals) {
-      const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
-      const name = names.name(array, array.name);
-      this.arrays.set(array, { name, dims: [size] });
-      const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
-      out.line(`const ${name} = new ${ctor}(threads * ${size});`);
-    }
-    if (this.hasReturn) out.line("const done = new Uint8Array(threads);");
     if (this.hasReturn) out.line("let alive = threads;");
 
-    const uses = this.planSpills(kernel.body);
-    // Parameters are the same for every thread and live in the function's scope; only body locals spill.
-    for (const [variable, units] of uses) {
-      if (!this.declared.has(variable)) continue;
-      if (units.size < 2 && !units.has("block")) continue;
-      const slots = names.name({}, `${variable.name}_slots`);
-      this.spilled.set(variable, slots);
-      const ctor = { f32: "Float32Array", i32: "Int32Array", u32: "Uint32Array", bool: "Uint8Array" }[variable.type];
-      out.line(`const ${slots} = new ${ctor}(threads);`);
-    }
     // Name every spilled local now, so regions can declare them in any order.
     for (const variable of this.spilled.keys()) names.name(variable, variable.name);
     this.regionCount = 0;
@@ -306,22 +412,31 @@ class KernelPrinter {
     let region = 0;
     const visit = (stmts: readonly Stmt[], inBlockLoop: boolean) => {
       let open = false;
+      let pending: Stmt[] = [];
       for (const stmt of stmts) {
+        if (this.isUniformStmt(stmt)) {
+          // As `sequence` prints it: the region before it closes only when it uses the local.
+          if (open && this.waitsFor(pending, stmt)) {
+            region++;
+            open = false;
+            pending = [];
+          }
+          continue;
+        }
         if (this.isBlockLevel(stmt, inBlockLoop)) {
+          pending = [];
           if (open) region++;
           open = false;
           // A collective reads its arguments' slots and writes its result's, for the whole block at once.
           if (stmt.kind === "collective") [stmt.result, ...stmt.args.flatMap((arg) => (arg.kind === "variable" ? [arg.variable] : []))].forEach((v) => note(v, "block"));
           this.blockLevelParts(stmt, {
             condition: (expr) => noteExpr(expr, "block"),
-            region: (part) => {
-              noteStmts(part, `r${region}`);
-              region++;
-            },
+            region: (part) => visit(part, inBlockLoop),
             nested: (part, loopBody) => visit(part, loopBody || inBlockLoop),
           });
         } else {
           open = true;
+          pending.push(stmt);
           noteStmts([stmt], `r${region}`);
         }
       }
@@ -377,6 +492,11 @@ class KernelPrinter {
       pending = [];
     };
     for (const stmt of stmts) {
+      if (this.isUniformStmt(stmt)) {
+        if (this.waitsFor(pending, stmt)) flush();
+        new ThreadStmtPrinter(this.out, this.names, this.printer, undefined).stmt(stmt);
+        continue;
+      }
       if (!this.isBlockLevel(stmt, loop !== undefined)) {
         pending.push(stmt);
         continue;
@@ -433,7 +553,7 @@ class KernelPrinter {
       case "while": {
         const id = this.labelCount++;
         const labels = { breakLabel: `loop${id}`, continueLabel: `body${id}` };
-        if (stmt.kind === "for" && stmt.init.length > 0) this.region(stmt.init);
+        if (stmt.kind === "for" && stmt.init.length > 0) this.sequence(stmt.init, loop);
         out.line(`${labels.breakLabel}: for (;;) {`);
         out.indent();
         if (this.location) out.line(this.printer.loopTick(stmt.span, "-1"));
@@ -443,7 +563,7 @@ class KernelPrinter {
         this.sequence(stmt.body, labels);
         out.dedent();
         out.line("}");
-        if (stmt.kind === "for" && stmt.update.length > 0) this.region(stmt.update);
+        if (stmt.kind === "for" && stmt.update.length > 0) this.sequence(stmt.update, loop);
         out.dedent();
         out.line("}");
         return;

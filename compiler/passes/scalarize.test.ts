@@ -67,9 +67,9 @@ it("replaces constant-indexed private arrays by locals, keeps the others, and co
   expect(text("lanes")).not.toMatch(/new Float32Array/);
   expect(text("lanes").match(/let acc\d = 0;/g)).toHaveLength(4);
   expect(text("lanes").indexOf("let acc0 = 0;")).toBeLessThan(text("lanes").indexOf("for (let r = 0;"));
-  expect(text("acrossBarrier")).toMatch(/const acc = new Float32Array\(threads \* 4\)/);
+  expect(text("acrossBarrier")).toMatch(/acc: new Float32Array\(threads \* 4\)/);
   expect(text("acrossBarrier")).not.toMatch(/acc_slots|acc0/);
-  expect(text("variableIndex")).toMatch(/const acc = new Float32Array\(threads \* 4\)/);
+  expect(text("variableIndex")).toMatch(/acc: new Float32Array\(threads \* 4\)/);
   expect(text("variableIndex")).toMatch(/for \(let k = 0; k < 4;/);
 
   const functions = new Function(js.factoryBody)() as Record<string, (...args: unknown[]) => void>;

@@ -124,20 +124,18 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel compactPositive specialized for BLOCK = 256: runs one block.
+let compactPositive_BLOCK_256_arrays;
 export function compactPositive_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, count, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const counts = new Int32Array(64);
-  const start = new Int32Array(1);
-  const v_slots = new Float32Array(threads);
-  const keep_slots = new Uint8Array(threads);
-  const flag_slots = new Int32Array(threads);
-  const rank_slots = new Int32Array(threads);
-  const subgroup_slots = new Int32Array(threads);
-  const before_slots = new Int32Array(threads);
+  if (compactPositive_BLOCK_256_arrays === undefined || compactPositive_BLOCK_256_arrays.threads !== threads) {
+    compactPositive_BLOCK_256_arrays = { threads, counts: new Int32Array(64), start: new Int32Array(1), v_slots: new Float32Array(threads), keep_slots: new Uint8Array(threads), flag_slots: new Int32Array(threads), rank_slots: new Int32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Int32Array(threads) };
+  }
+  const { counts, start, v_slots, keep_slots, flag_slots, rank_slots, subgroup_slots, before_slots } = compactPositive_BLOCK_256_arrays;
+  counts.fill(0); start.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let v = v_slots[t];

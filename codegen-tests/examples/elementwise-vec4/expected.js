@@ -19,9 +19,9 @@ export function saxpyVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    const quads = (n / 4) | 0;
     let xs0 = 0;
     let xs1 = 0;
     let xs2 = 0;
@@ -201,9 +201,9 @@ export function saxpyVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    const quads = (n / 4) | 0;
     let xs0 = 0;
     let xs1 = 0;
     let xs2 = 0;
@@ -306,15 +306,20 @@ export function saxpyVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel geluVec4 specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let geluVec4_BLOCK_256_ITEMS_4_arrays;
 export function geluVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const xs = new Float32Array(threads * 16);
+  if (geluVec4_BLOCK_256_ITEMS_4_arrays === undefined || geluVec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    geluVec4_BLOCK_256_ITEMS_4_arrays = { threads, xs: new Float32Array(threads * 16) };
+  }
+  const { xs } = geluVec4_BLOCK_256_ITEMS_4_arrays;
+  xs.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    const quads = (n / 4) | 0;
     for (let first = (imul(imul(bx, 256), 4) + tx) | 0; first < quads; first = (first + imul(imul(gx, 256), 4)) | 0) {
       if (((first + 768) | 0) < quads) {
         for (let k = 0; k < 4; k = (k + 1) | 0) {
@@ -362,15 +367,20 @@ export function geluVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel geluVec4 specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let geluVec4_BLOCK_128_ITEMS_2_arrays;
 export function geluVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const xs = new Float32Array(threads * 8);
+  if (geluVec4_BLOCK_128_ITEMS_2_arrays === undefined || geluVec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    geluVec4_BLOCK_128_ITEMS_2_arrays = { threads, xs: new Float32Array(threads * 8) };
+  }
+  const { xs } = geluVec4_BLOCK_128_ITEMS_2_arrays;
+  xs.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    const quads = (n / 4) | 0;
     for (let first = (imul(imul(bx, 128), 2) + tx) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
         for (let k = 0; k < 2; k = (k + 1) | 0) {

@@ -40,12 +40,17 @@ const atomics = {
 };
 
 // Kernel histogram256: runs one block.
+let histogram256_arrays;
 export function histogram256(args, blockIdx, blockDim, gridDim) {
   const [hist, data, words] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const bins = new Uint32Array(256);
+  if (histogram256_arrays === undefined || histogram256_arrays.threads !== threads) {
+    histogram256_arrays = { threads, bins: new Uint32Array(256) };
+  }
+  const { bins } = histogram256_arrays;
+  bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     bins[tx] = 0;

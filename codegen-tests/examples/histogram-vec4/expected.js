@@ -52,13 +52,17 @@ export function clearBins(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel histogram256Vec4 specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let histogram256Vec4_BLOCK_256_ITEMS_4_arrays;
 export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [hist, data, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const bins = new Uint32Array(256);
-  const tid_slots = new Int32Array(threads);
+  if (histogram256Vec4_BLOCK_256_ITEMS_4_arrays === undefined || histogram256Vec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    histogram256Vec4_BLOCK_256_ITEMS_4_arrays = { threads, bins: new Uint32Array(256), tid_slots: new Int32Array(threads) };
+  }
+  const { bins, tid_slots } = histogram256Vec4_BLOCK_256_ITEMS_4_arrays;
+  bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let tid = tid_slots[t];
@@ -68,9 +72,9 @@ export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
     }
     tid_slots[t] = tid;
   }
+  const quads = (n / 4) | 0;
   threads1: for (let t = 0; t < threads; t++) {
     let tid = tid_slots[t];
-    const quads = (n / 4) | 0;
     let words0 = 0;
     let words1 = 0;
     let words2 = 0;
@@ -219,13 +223,17 @@ export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
 }
 
 // Kernel histogram256Vec4 specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let histogram256Vec4_BLOCK_128_ITEMS_2_arrays;
 export function histogram256Vec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [hist, data, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const bins = new Uint32Array(256);
-  const tid_slots = new Int32Array(threads);
+  if (histogram256Vec4_BLOCK_128_ITEMS_2_arrays === undefined || histogram256Vec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    histogram256Vec4_BLOCK_128_ITEMS_2_arrays = { threads, bins: new Uint32Array(256), tid_slots: new Int32Array(threads) };
+  }
+  const { bins, tid_slots } = histogram256Vec4_BLOCK_128_ITEMS_2_arrays;
+  bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let tid = tid_slots[t];
@@ -235,9 +243,9 @@ export function histogram256Vec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
     }
     tid_slots[t] = tid;
   }
+  const quads = (n / 4) | 0;
   threads1: for (let t = 0; t < threads; t++) {
     let tid = tid_slots[t];
-    const quads = (n / 4) | 0;
     let words0 = 0;
     let words1 = 0;
     let words2 = 0;

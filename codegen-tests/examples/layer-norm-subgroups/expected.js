@@ -92,31 +92,19 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 128, ROWS = 1, ITEMS = 8: runs one block.
+let layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays;
 export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(32);
-  const squares = new Float32Array(32);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays === undefined || layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -126,7 +114,6 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     let subgroups = subgroups_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
     tx_1 = tx;
     ty_1 = ty;
@@ -135,7 +122,6 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 128) + tx_1) | 0), 4);
@@ -162,7 +148,6 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     subgroups_slots[t] = subgroups;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
@@ -193,7 +178,6 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   threads3: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
     let tx_1 = tx_slots[t];
     mean = fround(sum_1 * inverseCols);
@@ -237,7 +221,6 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
@@ -269,31 +252,19 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const squares = new Float32Array(64);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -303,7 +274,6 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     let subgroups = subgroups_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
     tx_1 = tx;
     ty_1 = ty;
@@ -312,7 +282,6 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -339,7 +308,6 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     subgroups_slots[t] = subgroups;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
@@ -370,7 +338,6 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   threads3: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
     let tx_1 = tx_slots[t];
     mean = fround(sum_1 * inverseCols);
@@ -414,7 +381,6 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
@@ -446,31 +412,19 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const squares = new Float32Array(64);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -480,7 +434,6 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     let subgroups = subgroups_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
     tx_1 = tx;
     ty_1 = ty;
@@ -489,7 +442,6 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     localSum = 0;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -516,7 +468,6 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     subgroups_slots[t] = subgroups;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
@@ -547,7 +498,6 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   threads3: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
     let tx_1 = tx_slots[t];
     mean = fround(sum_1 * inverseCols);
@@ -591,7 +541,6 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
@@ -623,31 +572,19 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const squares = new Float32Array(64);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -657,7 +594,6 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     let subgroups = subgroups_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
     tx_1 = tx;
     ty_1 = ty;
@@ -666,7 +602,6 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     localSum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -693,7 +628,6 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     subgroups_slots[t] = subgroups;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
@@ -724,7 +658,6 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   threads3: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
     let tx_1 = tx_slots[t];
     mean = fround(sum_1 * inverseCols);
@@ -768,7 +701,6 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];

@@ -8,21 +8,18 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel layerNormRows specialized for THREADS = 128, ROWS = 1, ITEMS = 8: runs one block.
+let layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays;
 export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(128);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays === undefined || layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(128), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays;
+  red.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -30,13 +27,11 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     tx_1 = tx;
     ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     let localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 128) + tx_1) | 0), 4);
@@ -62,39 +57,28 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     ty_slots[t] = ty_1;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 64;
-    s_slots[t] = s;
-  }
+  let s = 64;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 128 + tx_1] = fround(red[ty_1 * 128 + tx_1] + red[ty_1 * 128 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     mean = fround(red[ty_1 * 128 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let tx_1 = tx_slots[t];
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
@@ -110,32 +94,22 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     }
     red[ty_1 * 128 + tx_1] = localSquares;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 64;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 64;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 128 + tx_1] = fround(red[ty_1 * 128 + tx_1] + red[ty_1 * 128 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
@@ -167,21 +141,18 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
 }
 
 // Kernel layerNormRows specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  red.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -189,13 +160,11 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     tx_1 = tx;
     ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     let localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -221,39 +190,28 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     ty_slots[t] = ty_1;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     mean = fround(red[ty_1 * 256 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let tx_1 = tx_slots[t];
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
@@ -269,32 +227,22 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     }
     red[ty_1 * 256 + tx_1] = localSquares;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 128;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 128;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
@@ -326,21 +274,18 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
 }
 
 // Kernel layerNormRows specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  red.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -348,13 +293,11 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     tx_1 = tx;
     ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     let localSum = 0;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -380,39 +323,28 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
     ty_slots[t] = ty_1;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 32;
-    s_slots[t] = s;
-  }
+  let s = 32;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     mean = fround(red[ty_1 * 64 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let tx_1 = tx_slots[t];
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
@@ -428,32 +360,22 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
     }
     red[ty_1 * 64 + tx_1] = localSquares;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 32;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 32;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
@@ -485,21 +407,18 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
 }
 
 // Kernel layerNormRows specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  red.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -507,13 +426,11 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     let ty_1 = ty_slots[t];
     let live = live_slots[t] !== 0;
     let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     tx_1 = tx;
     ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
     live = row < rows;
     base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
     let localSum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -539,39 +456,28 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     ty_slots[t] = ty_1;
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 16;
-    s_slots[t] = s;
-  }
+  let s = 16;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     mean = fround(red[ty_1 * 32 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let tx_1 = tx_slots[t];
     let mean = mean_slots[t];
     let ty_1 = ty_slots[t];
@@ -587,32 +493,22 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     }
     red[ty_1 * 32 + tx_1] = localSquares;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 16;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 16;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
     let mean = mean_slots[t];

@@ -8,19 +8,19 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel matmulTiled2x2 specialized for TILE_WIDTH = 2: runs one block.
+let matmulTiled2x2_TILE_WIDTH_2_arrays;
 export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
   const [M, N, P, Width] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 2, ny = 2, nz = 1, threads = 4;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const Mds = new Float32Array(4);
-  const Nds = new Float32Array(4);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const Row_slots = new Int32Array(threads);
-  const Col_slots = new Int32Array(threads);
-  const Pvalue_slots = new Float32Array(threads);
-  const ph_slots = new Int32Array(threads);
+  if (matmulTiled2x2_TILE_WIDTH_2_arrays === undefined || matmulTiled2x2_TILE_WIDTH_2_arrays.threads !== threads) {
+    matmulTiled2x2_TILE_WIDTH_2_arrays = { threads, Mds: new Float32Array(4), Nds: new Float32Array(4), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), Row_slots: new Int32Array(threads), Col_slots: new Int32Array(threads), Pvalue_slots: new Float32Array(threads) };
+  }
+  const { Mds, Nds, tx_slots, ty_slots, Row_slots, Col_slots, Pvalue_slots } = matmulTiled2x2_TILE_WIDTH_2_arrays;
+  Mds.fill(0); Nds.fill(0);
+  const bx_1 = bx;
+  const by_1 = by;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -29,8 +29,6 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
     let Row = Row_slots[t];
     let Col = Col_slots[t];
     let Pvalue = Pvalue_slots[t];
-    const bx_1 = bx;
-    const by_1 = by;
     tx_1 = tx;
     ty_1 = ty;
     Row = (imul(by_1, 2) + ty_1) | 0;
@@ -42,24 +40,19 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
     Col_slots[t] = Col;
     Pvalue_slots[t] = Pvalue;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let ph = ph_slots[t];
-    ph = 0;
-    ph_slots[t] = ph;
-  }
+  let ph = 0;
   loop0: for (;;) {
-    if (!(ph_slots[0] < ((Width / 2) | 0))) break;
+    if (!(ph < ((Width / 2) | 0))) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let ty_1 = ty_slots[t];
         let tx_1 = tx_slots[t];
         let Row = Row_slots[t];
-        let ph = ph_slots[t];
         let Col = Col_slots[t];
         Mds[ty_1 * 2 + tx_1] = M[((((imul(Row, Width) + imul(ph, 2)) | 0) + tx_1) | 0)];
         Nds[ty_1 * 2 + tx_1] = N[((imul(((imul(ph, 2) + ty_1) | 0), Width) + Col) | 0)];
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let Pvalue = Pvalue_slots[t];
         let ty_1 = ty_slots[t];
         let tx_1 = tx_slots[t];
@@ -69,13 +62,9 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
         Pvalue_slots[t] = Pvalue;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let ph = ph_slots[t];
-      ph = (ph + 1) | 0;
-      ph_slots[t] = ph;
-    }
+    ph = (ph + 1) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let Row = Row_slots[t];
     let Col = Col_slots[t];
     let Pvalue = Pvalue_slots[t];

@@ -92,33 +92,25 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel softmaxRows specialized for BLOCK = 256: runs one block.
+let softmaxRows_BLOCK_256_arrays;
 export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(64);
-  const row_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroup_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const m_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const s_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxRows_BLOCK_256_arrays === undefined || softmaxRows_BLOCK_256_arrays.threads !== threads) {
+    softmaxRows_BLOCK_256_arrays = { threads, partial: new Float32Array(64), lane_slots: new Int32Array(threads), subgroup_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), m_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), s_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { partial, lane_slots, subgroup_slots, subgroups_slots, m_slots, greatest_slots, rowMax_slots, greatest_slots_1, s_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxRows_BLOCK_256_arrays;
+  partial.fill(0);
+  const row = imul(bx, cols);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let row = row_slots[t];
     let lane = lane_slots[t];
     let subgroup_1 = subgroup_slots[t];
     let subgroups = subgroups_slots[t];
     let m = m_slots[t];
-    row = imul(bx, cols);
     lane = t % sg;
     subgroup_1 = (tx / sg) | 0;
     subgroups = (256 / sg) | 0;
@@ -126,7 +118,6 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
     for (let c = tx; c < cols; c = (c + 256) | 0) {
       m = Math.max(m, input[((row + c) | 0)]);
     }
-    row_slots[t] = row;
     lane_slots[t] = lane;
     subgroup_slots[t] = subgroup_1;
     subgroups_slots[t] = subgroups;
@@ -164,7 +155,6 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
   threads4: for (let t = 0; t < threads; t++) {
     const tx = t;
     let s = s_slots[t];
-    let row = row_slots[t];
     let rowMax = rowMax_slots[t];
     s = 0;
     for (let c_1 = tx; c_1 < cols; c_1 = (c_1 + 256) | 0) {
@@ -199,7 +189,6 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
     const tx = t;
     let rowSum = rowSum_slots[t];
     let sum_1 = sum_slots_1[t];
-    let row = row_slots[t];
     let rowMax = rowMax_slots[t];
     rowSum = sum_1;
     const scale = fround(1 / rowSum);

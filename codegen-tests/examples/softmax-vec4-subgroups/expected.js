@@ -92,29 +92,18 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 256, ROWS = 1, ITEMS = 4: runs one block.
+let softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays;
 export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -247,29 +236,18 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -402,29 +380,18 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -557,29 +524,18 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;

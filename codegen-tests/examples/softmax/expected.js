@@ -8,20 +8,17 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel softmaxRows specialized for THREADS = 256, ROWS = 1, ITEMS = 4: runs one block.
+let softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays;
 export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
+    softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -60,36 +57,27 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = Math.max(red[ty_1 * 256 + tx_1], red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     rowMax = red[ty_1 * 256 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
@@ -101,30 +89,21 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
     }
     red[ty_1 * 256 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 128;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 128;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
@@ -147,20 +126,17 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
 }
 
 // Kernel softmaxRows specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
@@ -199,36 +175,27 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = Math.max(red[ty_1 * 256 + tx_1], red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     rowMax = red[ty_1 * 256 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
@@ -240,30 +207,21 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
     }
     red[ty_1 * 256 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 128;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 128;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
@@ -286,20 +244,17 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
 }
 
 // Kernel softmaxRows specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -338,36 +293,27 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 32;
-    s_slots[t] = s;
-  }
+  let s = 32;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 64 + tx_1] = Math.max(red[ty_1 * 64 + tx_1], red[ty_1 * 64 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     rowMax = red[ty_1 * 64 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
@@ -379,30 +325,21 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
     }
     red[ty_1 * 64 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 32;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 32;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;
@@ -425,20 +362,17 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
 }
 
 // Kernel softmaxRows specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
@@ -477,36 +411,27 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
     live_slots[t] = live ? 1 : 0;
     base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 16;
-    s_slots[t] = s;
-  }
+  let s = 16;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s = s_slots[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s) {
           red[ty_1 * 32 + tx_1] = Math.max(red[ty_1 * 32 + tx_1], red[ty_1 * 32 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     rowMax = red[ty_1 * 32 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let rowMax = rowMax_slots[t];
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
@@ -518,30 +443,21 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
     }
     red[ty_1 * 32 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 16;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 16;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
         let ty_1 = ty_slots[t];
         if (tx_1 < s_1) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let ty_1 = ty_slots[t];
     let tx_1 = tx_slots[t];
     let live = live_slots[t] !== 0;

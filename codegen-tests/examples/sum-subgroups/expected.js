@@ -124,17 +124,18 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel sumOnePass specialized for BLOCK = 256: runs one block.
+let sumOnePass_BLOCK_256_arrays;
 export function sumOnePass_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [total, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const s_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const blockSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (sumOnePass_BLOCK_256_arrays === undefined || sumOnePass_BLOCK_256_arrays.threads !== threads) {
+    sumOnePass_BLOCK_256_arrays = { threads, sums: new Float32Array(64), s_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { sums, s_slots, sum_slots, blockSum_slots, sum_slots_1 } = sumOnePass_BLOCK_256_arrays;
+  sums.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let s = s_slots[t];

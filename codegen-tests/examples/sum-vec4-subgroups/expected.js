@@ -135,24 +135,24 @@ export function clearTotal(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sumVec4Subgroups specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays;
 export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [total, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const tid_slots = new Int32Array(threads);
-  const value_slots = new Float32Array(threads);
-  const s_slots = new Float32Array(threads);
-  const blockSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
+  if (sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays === undefined || sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays = { threads, sums: new Float32Array(64), tid_slots: new Int32Array(threads), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
+  }
+  const { sums, tid_slots, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays;
+  sums.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let tid = tid_slots[t];
     let value = value_slots[t];
     tid = tx;
-    const quads = (n / 4) | 0;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -281,24 +281,24 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
 }
 
 // Kernel sumVec4Subgroups specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays;
 export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [total, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(32);
-  const tid_slots = new Int32Array(threads);
-  const value_slots = new Float32Array(threads);
-  const s_slots = new Float32Array(threads);
-  const blockSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
+  if (sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays === undefined || sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays = { threads, sums: new Float32Array(32), tid_slots: new Int32Array(threads), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
+  }
+  const { sums, tid_slots, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays;
+  sums.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let tid = tid_slots[t];
     let value = value_slots[t];
     tid = tx;
-    const quads = (n / 4) | 0;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;

@@ -8,19 +8,22 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel sumVec4 specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let sumVec4_BLOCK_256_ITEMS_4_arrays;
 export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(256);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (sumVec4_BLOCK_256_ITEMS_4_arrays === undefined || sumVec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    sumVec4_BLOCK_256_ITEMS_4_arrays = { threads, partial: new Float32Array(256), tid_slots: new Int32Array(threads) };
+  }
+  const { partial, tid_slots } = sumVec4_BLOCK_256_ITEMS_4_arrays;
+  partial.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let tid = tid_slots[t];
     tid = tx;
-    const quads = (n / 4) | 0;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -118,29 +121,20 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
     partial[tid] = fround(fround(s0 + s1) + fround(s2 + s3));
     tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tid = tid_slots[t];
-        let s = s_slots[t];
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let tid = tid_slots[t];
     if (tid === 0) {
       out[bx] = partial[0];
@@ -149,19 +143,22 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sumVec4 specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let sumVec4_BLOCK_128_ITEMS_2_arrays;
 export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(128);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (sumVec4_BLOCK_128_ITEMS_2_arrays === undefined || sumVec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    sumVec4_BLOCK_128_ITEMS_2_arrays = { threads, partial: new Float32Array(128), tid_slots: new Int32Array(threads) };
+  }
+  const { partial, tid_slots } = sumVec4_BLOCK_128_ITEMS_2_arrays;
+  partial.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let tid = tid_slots[t];
     tid = tx;
-    const quads = (n / 4) | 0;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -223,29 +220,20 @@ export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     partial[tid] = fround(fround(s0 + s1) + fround(s2 + s3));
     tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 64;
-    s_slots[t] = s;
-  }
+  let s = 64;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let tid = tid_slots[t];
-        let s = s_slots[t];
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let tid = tid_slots[t];
     if (tid === 0) {
       out[bx] = partial[0];

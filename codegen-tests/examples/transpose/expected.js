@@ -8,14 +8,17 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel transposeShared specialized for TILE = 32, BLOCK_ROWS = 8: runs one block.
+let transposeShared_TILE_32_BLOCK_ROWS_8_arrays;
 export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(1056);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
+  if (transposeShared_TILE_32_BLOCK_ROWS_8_arrays === undefined || transposeShared_TILE_32_BLOCK_ROWS_8_arrays.threads !== threads) {
+    transposeShared_TILE_32_BLOCK_ROWS_8_arrays = { threads, tile: new Float32Array(1056), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+  }
+  const { tile, tx_slots, ty_slots } = transposeShared_TILE_32_BLOCK_ROWS_8_arrays;
+  tile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
