@@ -84,14 +84,13 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (sharedAtomics_arrays === undefined || sharedAtomics_arrays.threads !== threads) {
-    sharedAtomics_arrays = { threads, counts: new Uint32Array(16), grid: new Int32Array(16), acc: new Float32Array(4), next: new Int32Array(2), t_slots: new Int32Array(threads) };
+    sharedAtomics_arrays = { threads, counts: new Uint32Array(16), grid: new Int32Array(16), acc: new Float32Array(4), next: new Int32Array(2) };
   }
-  const { counts, grid, acc, next, t_slots } = sharedAtomics_arrays;
+  const { counts, grid, acc, next } = sharedAtomics_arrays;
   counts.fill(0); grid.fill(0); acc.fill(0); next.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const t_1 = tx;
     if (t_1 < 16) {
       counts[t_1] = 0;
       grid[(t_1 >> 3) * 8 + (t_1 & 7)] = ((t_1 >> 3) === 0) ? (-1000000) : 1000000;
@@ -102,10 +101,10 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
     if (t_1 < 2) {
       next[t_1] = (t_1 - 1) | 0;
     }
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     const v = values[((imul(bx, 64) + t_1) | 0)];
     const at = v & 15;
     const old = counts[at];
@@ -131,7 +130,8 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     if (t_1 < 16) {
       bins[((imul(bx, 16) + t_1) | 0)] = counts[t_1];
       extremes[((imul(bx, 17) + t_1) | 0)] = grid[(t_1 >> 3) * 8 + (t_1 & 7)];

@@ -15,22 +15,20 @@ export function relu_CLAMP_true(args, blockIdx, blockDim, gridDim) {
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (relu_CLAMP_true_arrays === undefined || relu_CLAMP_true_arrays.threads !== threads) {
-    relu_CLAMP_true_arrays = { threads, buf: new Float32Array(64), i_slots: new Int32Array(threads) };
+    relu_CLAMP_true_arrays = { threads, buf: new Float32Array(64) };
   }
-  const { buf, i_slots } = relu_CLAMP_true_arrays;
+  const { buf } = relu_CLAMP_true_arrays;
   buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let i = i_slots[t];
-    i = (imul(bx, nx) + tx) | 0;
+    const i = (imul(bx, nx) + tx) | 0;
     buf[tx] = (i < n) ? input[i] : 0;
-    i_slots[t] = i;
   }
   if (leaky) {
   }
   threads1: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let i = i_slots[t];
+    const i = (imul(bx, nx) + tx) | 0;
     const x = buf[tx];
     let y = (x > 0) ? x : (leaky ? fround(x * 0.009999999776482582) : 0);
     if (!inPlace) {

@@ -15,14 +15,13 @@ export function compound(args, blockIdx, blockDim, gridDim) {
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (compound_arrays === undefined || compound_arrays.threads !== threads) {
-    compound_arrays = { threads, buf: new Int32Array(32), t_slots: new Int32Array(threads) };
+    compound_arrays = { threads, buf: new Int32Array(32) };
   }
-  const { buf, t_slots } = compound_arrays;
+  const { buf } = compound_arrays;
   buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const t_1 = tx;
     let x = outF[t_1];
     x = fround(x + 1);
     x = fround(x - scale);
@@ -58,10 +57,10 @@ export function compound(args, blockIdx, blockDim, gridDim) {
     buf[t_1] = k;
     buf[t_1] = (buf[t_1] + 1) | 0;
     buf[t_1] = (buf[t_1] + 1) | 0;
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     outI[((t_1 + 32) | 0)] = buf[((31 - t_1) | 0)];
   }
 }

@@ -15,19 +15,18 @@ export function tiled(args, blockIdx, blockDim, gridDim) {
   const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (tiled_arrays === undefined || tiled_arrays.threads !== threads) {
-    tiled_arrays = { threads, buf: new Float32Array(16), t_slots: new Int32Array(threads) };
+    tiled_arrays = { threads, buf: new Float32Array(16) };
   }
-  const { buf, t_slots } = tiled_arrays;
+  const { buf } = tiled_arrays;
   buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const t_1 = tx;
     buf[t_1] = input[((imul(bx, 16) + t_1) | 0)];
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     let s = buf[((15 - t_1) | 0)];
     for (let k = 0; k < 16; k = (k + 1) | 0) {
       s = fround(s + buf[k]);

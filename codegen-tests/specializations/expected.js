@@ -15,24 +15,23 @@ export function blockSum_BLOCK_64_SCALE_1_SQUARE_false(args, blockIdx, blockDim,
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays === undefined || blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays.threads !== threads) {
-    blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays = { threads, partial: new Float32Array(64), tid_slots: new Int32Array(threads) };
+    blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays = { threads, partial: new Float32Array(64) };
   }
-  const { partial, tid_slots } = blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays;
+  const { partial } = blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays;
   partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     const v = input[((imul(bx, 64) + tid) | 0)];
     partial[tid] = v;
-    tid_slots[t] = tid;
   }
   let s = 32;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
@@ -41,7 +40,8 @@ export function blockSum_BLOCK_64_SCALE_1_SQUARE_false(args, blockIdx, blockDim,
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const total = fround(partial[0] * 1);
       out[bx] = total;
@@ -57,24 +57,23 @@ export function blockSum_BLOCK_128_SCALE_0p5_SQUARE_false(args, blockIdx, blockD
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays === undefined || blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays.threads !== threads) {
-    blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays = { threads, partial: new Float32Array(128), tid_slots: new Int32Array(threads) };
+    blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays = { threads, partial: new Float32Array(128) };
   }
-  const { partial, tid_slots } = blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays;
+  const { partial } = blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays;
   partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     const v = input[((imul(bx, 128) + tid) | 0)];
     partial[tid] = v;
-    tid_slots[t] = tid;
   }
   let s = 64;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
@@ -83,7 +82,8 @@ export function blockSum_BLOCK_128_SCALE_0p5_SQUARE_false(args, blockIdx, blockD
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const total = fround(partial[0] * 0.5);
       out[bx] = total;
@@ -99,24 +99,23 @@ export function blockSum_BLOCK_256_SCALE_1_SQUARE_true(args, blockIdx, blockDim,
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays === undefined || blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays.threads !== threads) {
-    blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays = { threads, partial: new Float32Array(256), tid_slots: new Int32Array(threads) };
+    blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays = { threads, partial: new Float32Array(256) };
   }
-  const { partial, tid_slots } = blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays;
+  const { partial } = blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays;
   partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     const v = input[((imul(bx, 256) + tid) | 0)];
     partial[tid] = fround(v * v);
-    tid_slots[t] = tid;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
@@ -125,7 +124,8 @@ export function blockSum_BLOCK_256_SCALE_1_SQUARE_true(args, blockIdx, blockDim,
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const total = fround(partial[0] * 1);
       out[bx] = total;

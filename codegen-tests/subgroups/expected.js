@@ -105,73 +105,78 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (subgroupOps_arrays === undefined || subgroupOps_arrays.threads !== threads) {
-    subgroupOps_arrays = { threads, i_slots: new Int32Array(threads), v_slots: new Float32Array(threads), n_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), sum_slots: new Float32Array(threads), least_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), scan_slots: new Float32Array(threads), scan_slots_1: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), broadcast_slots: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), total_slots: new Float32Array(threads), d_slots: new Int32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), sum_slots_1: new Int32Array(threads), least_slots_1: new Int32Array(threads), greatest_slots_1: new Int32Array(threads), value_slots: new Int32Array(threads), least_slots_2: new Int32Array(threads), scan_slots_2: new Int32Array(threads), scan_slots_3: new Int32Array(threads), lane_slots_4: new Uint32Array(threads), up_slots: new Int32Array(threads), lane_slots_5: new Uint32Array(threads), down_slots: new Int32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_2: new Int32Array(threads), positive_slots: new Uint8Array(threads), ballot_slots: new Uint32Array(threads), value_slots_1: new Uint8Array(threads), all_slots: new Uint8Array(threads), value_slots_2: new Uint8Array(threads), any_slots: new Uint8Array(threads), value_slots_3: new Uint32Array(threads), sum_slots_2: new Uint32Array(threads), value_slots_4: new Uint32Array(threads), greatest_slots_2: new Uint32Array(threads), value_slots_5: new Uint32Array(threads), lane_slots_7: new Uint32Array(threads), broadcast_slots_1: new Uint32Array(threads), acc_slots: new Int32Array(threads), value_slots_6: new Int32Array(threads), scan_slots_4: new Int32Array(threads) };
+    subgroupOps_arrays = { threads, v_slots: new Float32Array(threads), n_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), sum_slots: new Float32Array(threads), least_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), scan_slots: new Float32Array(threads), scan_slots_1: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), broadcast_slots: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), total_slots: new Float32Array(threads), d_slots: new Int32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), sum_slots_1: new Int32Array(threads), least_slots_1: new Int32Array(threads), greatest_slots_1: new Int32Array(threads), value_slots: new Int32Array(threads), least_slots_2: new Int32Array(threads), scan_slots_2: new Int32Array(threads), scan_slots_3: new Int32Array(threads), lane_slots_4: new Uint32Array(threads), up_slots: new Int32Array(threads), lane_slots_5: new Uint32Array(threads), down_slots: new Int32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_2: new Int32Array(threads), positive_slots: new Uint8Array(threads), ballot_slots: new Uint32Array(threads), value_slots_1: new Uint8Array(threads), all_slots: new Uint8Array(threads), value_slots_2: new Uint8Array(threads), any_slots: new Uint8Array(threads), value_slots_3: new Uint32Array(threads), sum_slots_2: new Uint32Array(threads), value_slots_4: new Uint32Array(threads), greatest_slots_2: new Uint32Array(threads), value_slots_5: new Uint32Array(threads), lane_slots_7: new Uint32Array(threads), broadcast_slots_1: new Uint32Array(threads), acc_slots: new Int32Array(threads), value_slots_6: new Int32Array(threads), scan_slots_4: new Int32Array(threads) };
   }
-  const { i_slots, v_slots, n_slots, lane_slots, sum_slots, least_slots, greatest_slots, scan_slots, scan_slots_1, lane_slots_1, broadcast_slots, lane_slots_2, shuffled_slots, total_slots, d_slots, lane_slots_3, shuffled_slots_1, sum_slots_1, least_slots_1, greatest_slots_1, value_slots, least_slots_2, scan_slots_2, scan_slots_3, lane_slots_4, up_slots, lane_slots_5, down_slots, lane_slots_6, shuffled_slots_2, positive_slots, ballot_slots, value_slots_1, all_slots, value_slots_2, any_slots, value_slots_3, sum_slots_2, value_slots_4, greatest_slots_2, value_slots_5, lane_slots_7, broadcast_slots_1, acc_slots, value_slots_6, scan_slots_4 } = subgroupOps_arrays;
+  const { v_slots, n_slots, lane_slots, sum_slots, least_slots, greatest_slots, scan_slots, scan_slots_1, lane_slots_1, broadcast_slots, lane_slots_2, shuffled_slots, total_slots, d_slots, lane_slots_3, shuffled_slots_1, sum_slots_1, least_slots_1, greatest_slots_1, value_slots, least_slots_2, scan_slots_2, scan_slots_3, lane_slots_4, up_slots, lane_slots_5, down_slots, lane_slots_6, shuffled_slots_2, positive_slots, ballot_slots, value_slots_1, all_slots, value_slots_2, any_slots, value_slots_3, sum_slots_2, value_slots_4, greatest_slots_2, value_slots_5, lane_slots_7, broadcast_slots_1, acc_slots, value_slots_6, scan_slots_4 } = subgroupOps_arrays;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let i = i_slots[t];
     let v = v_slots[t];
     let n = n_slots[t];
     let lane = lane_slots[t];
-    i = (imul(bx, 64) + tx) | 0;
+    const i = (imul(bx, 64) + tx) | 0;
     v = x[i];
     n = k[i];
     lane = t % sg;
-    i_slots[t] = i;
     v_slots[t] = v;
     n_slots[t] = n;
     lane_slots[t] = lane;
   }
   subgroup("add", "f32", v_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let sum = sum_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[imul(i, 8)] = sum;
   }
   subgroup("min", "f32", v_slots, undefined, least_slots, threads, sg, undefined, undefined, undefined);
   threads2: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let least = least_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 1) | 0)] = least;
   }
   subgroup("max", "f32", v_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let greatest = greatest_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 2) | 0)] = greatest;
   }
   subgroup("inclusiveAdd", "f32", v_slots, undefined, scan_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan = scan_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 3) | 0)] = scan;
   }
   subgroup("exclusiveAdd", "f32", v_slots, undefined, scan_slots_1, threads, sg, undefined, undefined, undefined);
   threads5: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan_1 = scan_slots_1[t];
     let lane_1 = lane_slots_1[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 4) | 0)] = scan_1;
     lane_1 = 1;
     lane_slots_1[t] = lane_1;
   }
   subgroup("shuffle", "f32", v_slots, lane_slots_1, broadcast_slots, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let broadcast = broadcast_slots[t];
     let lane_2 = lane_slots_2[t];
     let lane = lane_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 5) | 0)] = broadcast;
     lane_2 = ((((lane + 1) | 0) % sg) | 0) >>> 0;
     lane_slots_2[t] = lane_2;
   }
   subgroup("shuffle", "f32", v_slots, lane_slots_2, shuffled_slots, threads, sg, undefined, undefined, undefined);
   threads7: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let shuffled = shuffled_slots[t];
     let total = total_slots[t];
     let v = v_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 6) | 0)] = shuffled;
     total = v;
     total_slots[t] = total;
@@ -205,20 +210,23 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
     }
   }
   threads12: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let total = total_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 7) | 0)] = total;
   }
   subgroup("add", "i32", n_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads13: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let sum_1 = sum_slots_1[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[imul(i, 10)] = sum_1;
   }
   subgroup("min", "i32", n_slots, undefined, least_slots_1, threads, sg, undefined, undefined, undefined);
   threads14: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let least_1 = least_slots_1[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 1) | 0)] = least_1;
   }
   subgroup("max", "i32", n_slots, undefined, greatest_slots_1, threads, sg, undefined, undefined, undefined);
@@ -230,22 +238,25 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("min", "i32", value_slots, undefined, least_slots_2, threads, sg, undefined, undefined, undefined);
   threads16: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let greatest_1 = greatest_slots_1[t];
     let least_2 = least_slots_2[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 2) | 0)] = (greatest_1 - least_2) | 0;
   }
   subgroup("inclusiveAdd", "i32", n_slots, undefined, scan_slots_2, threads, sg, undefined, undefined, undefined);
   threads17: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan_2 = scan_slots_2[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 3) | 0)] = scan_2;
   }
   subgroup("exclusiveAdd", "i32", n_slots, undefined, scan_slots_3, threads, sg, undefined, undefined, undefined);
   threads18: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan_3 = scan_slots_3[t];
     let lane_4 = lane_slots_4[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 4) | 0)] = scan_3;
     lane_4 = 1;
     lane_slots_4[t] = lane_4;
@@ -258,11 +269,12 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("shuffleDown", "i32", n_slots, lane_slots_5, down_slots, threads, sg, undefined, undefined, undefined);
   threads20: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let lane = lane_slots[t];
     let up = up_slots[t];
     let down = down_slots[t];
     let lane_6 = lane_slots_6[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 5) | 0)] = (lane >= 1) ? up : (-1);
     ints[((imul(i, 10) + 6) | 0)] = (((lane + 2) | 0) < sg) ? down : (-1);
     lane_6 = 1;
@@ -270,11 +282,12 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("shuffleXor", "i32", n_slots, lane_slots_6, shuffled_slots_2, threads, sg, undefined, undefined, undefined);
   threads21: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let shuffled_2 = shuffled_slots_2[t];
     let lane = lane_slots[t];
     let positive = positive_slots[t] !== 0;
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 7) | 0)] = shuffled_2;
     ints[((imul(i, 10) + 8) | 0)] = lane;
     ints[((imul(i, 10) + 9) | 0)] = sg;
@@ -283,40 +296,44 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("ballot", "bool", positive_slots, undefined, ballot_slots, threads, sg, undefined, undefined, undefined);
   threads22: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let ballot = ballot_slots[t];
     let value_1 = value_slots_1[t] !== 0;
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[imul(i, 6)] = ballot;
     value_1 = n > (-100);
     value_slots_1[t] = value_1 ? 1 : 0;
   }
   subgroup("all", "bool", value_slots_1, undefined, all_slots, threads, sg, undefined, undefined, undefined);
   threads23: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let all = all_slots[t] !== 0;
     let value_2 = value_slots_2[t] !== 0;
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 1) | 0)] = all ? 1 : 0;
     value_2 = n > 90;
     value_slots_2[t] = value_2 ? 1 : 0;
   }
   subgroup("any", "bool", value_slots_2, undefined, any_slots, threads, sg, undefined, undefined, undefined);
   threads24: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let any = any_slots[t] !== 0;
     let value_3 = value_slots_3[t];
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 2) | 0)] = any ? 1 : 0;
     value_3 = (n & 255) >>> 0;
     value_slots_3[t] = value_3;
   }
   subgroup("add", "u32", value_slots_3, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads25: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let sum_2 = sum_slots_2[t];
     let value_4 = value_slots_4[t];
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 3) | 0)] = sum_2;
     value_4 = ((n + 100) | 0) >>> 0;
     value_slots_4[t] = value_4;
@@ -333,10 +350,11 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("shuffle", "u32", value_slots_5, lane_slots_7, broadcast_slots_1, threads, sg, undefined, undefined, undefined);
   threads27: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let greatest_2 = greatest_slots_2[t];
     let broadcast_1 = broadcast_slots_1[t];
     let acc = acc_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 4) | 0)] = (greatest_2 + broadcast_1) >>> 0;
     acc = 0;
     acc_slots[t] = acc;
@@ -362,8 +380,9 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
     r = (r + 1) | 0;
   }
   threads30: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let acc = acc_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 5) | 0)] = acc >>> 0;
   }
 }
@@ -377,25 +396,24 @@ export function neighbourSum(args, blockIdx, blockDim, gridDim, chk, subgroupSiz
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (neighbourSum_arrays === undefined || neighbourSum_arrays.threads !== threads) {
-    neighbourSum_arrays = { threads, i_slots: new Int32Array(threads), value_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), next_slots: new Float32Array(threads) };
+    neighbourSum_arrays = { threads, value_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), next_slots: new Float32Array(threads) };
   }
-  const { i_slots, value_slots, lane_slots, next_slots } = neighbourSum_arrays;
+  const { value_slots, lane_slots, next_slots } = neighbourSum_arrays;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    let i = i_slots[t];
     let value = value_slots[t];
     let lane = lane_slots[t];
-    i = (imul(bx, nx) + tx) | 0;
+    const i = (imul(bx, nx) + tx) | 0;
     value = x[i];
     lane = 1;
-    i_slots[t] = i;
     value_slots[t] = value;
     lane_slots[t] = lane;
   }
   subgroup("shuffleDown", "f32", value_slots, lane_slots, next_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t % nx;
     let next = next_slots[t];
+    const i = (imul(bx, nx) + tx) | 0;
     out[i] = ((((t % sg) + 1) | 0) < sg) ? fround(x[i] + next) : x[i];
   }
 }

@@ -19,21 +19,20 @@ export function unrolled_K_4(args, blockIdx, blockDim, gridDim) {
   const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (unrolled_K_4_arrays === undefined || unrolled_K_4_arrays.threads !== threads) {
-    unrolled_K_4_arrays = { threads, tile: new Float32Array(64), t_slots: new Int32Array(threads) };
+    unrolled_K_4_arrays = { threads, tile: new Float32Array(64) };
   }
-  const { tile, t_slots } = unrolled_K_4_arrays;
+  const { tile } = unrolled_K_4_arrays;
   tile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const t_1 = tx;
     for (let j = 0; j < 4; j = (j + 1) | 0) {
       tile[t_1 * 4 + j] = out[((imul(t_1, 4) + j) | 0)];
     }
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     let sum = 0;
     for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
       const v = tile[t_1 * 4 + j_1];

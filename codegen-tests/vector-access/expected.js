@@ -15,14 +15,13 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (vectorCopy_WIDTH_128_arrays === undefined || vectorCopy_WIDTH_128_arrays.threads !== threads) {
-    vectorCopy_WIDTH_128_arrays = { threads, tile: new Float32Array(256), flat: new Float32Array(128), scratch: new Float32Array(threads * 8), base_slots: new Int32Array(threads) };
+    vectorCopy_WIDTH_128_arrays = { threads, tile: new Float32Array(256), flat: new Float32Array(128), scratch: new Float32Array(threads * 8) };
   }
-  const { tile, flat, scratch, base_slots } = vectorCopy_WIDTH_128_arrays;
+  const { tile, flat, scratch } = vectorCopy_WIDTH_128_arrays;
   tile.fill(0); flat.fill(0); scratch.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let base = base_slots[t];
-    base = (imul(bx, 128) + imul(tx, 4)) | 0;
+    const base = (imul(bx, 128) + imul(tx, 4)) | 0;
     const a = input[base];
     const b = input[((base + 1) | 0)];
     const c = input[((base + 2) | 0)];
@@ -39,7 +38,6 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
     scratch[t * 8 + 5] = b;
     scratch[t * 8 + 6] = c;
     scratch[t * 8 + 7] = d;
-    base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
     const tx = t;
@@ -55,7 +53,7 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
   }
   threads2: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let base = base_slots[t];
+    const base = (imul(bx, 128) + imul(tx, 4)) | 0;
     const p = flat[imul((tx ^ 1), 4)];
     const q = flat[((imul((tx ^ 1), 4) + 1) | 0)];
     const r = flat[((imul((tx ^ 1), 4) + 2) | 0)];
@@ -83,15 +81,14 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (pipelinedSum_STEPS_4_arrays === undefined || pipelinedSum_STEPS_4_arrays.threads !== threads) {
-    pipelinedSum_STEPS_4_arrays = { threads, stages: new Float32Array(256), offset_slots: new Int32Array(threads), total_slots: new Float32Array(threads) };
+    pipelinedSum_STEPS_4_arrays = { threads, stages: new Float32Array(256), total_slots: new Float32Array(threads) };
   }
-  const { stages, offset_slots, total_slots } = pipelinedSum_STEPS_4_arrays;
+  const { stages, total_slots } = pipelinedSum_STEPS_4_arrays;
   stages.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let offset = offset_slots[t];
     let total = total_slots[t];
-    offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
+    const offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
     {
       const copied0 = input[offset];
       const copied1 = input[((offset + 1) | 0)];
@@ -103,7 +100,6 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
       stages[0 * 128 + ((imul(tx, 4) + 3) | 0)] = copied3;
     }
     total = 0;
-    offset_slots[t] = offset;
     total_slots[t] = total;
   }
   let step = 0;
@@ -112,7 +108,7 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
         const tx = t;
-        let offset = offset_slots[t];
+        const offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
         if (((step + 1) | 0) < 4) {
           {
             const copied0_1 = input[((offset + imul(((step + 1) | 0), 128)) | 0)];

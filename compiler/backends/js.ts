@@ -175,6 +175,13 @@ class KernelPrinter {
    * block where the body sets them, never spilled (uniformLocals).
    */
   private uniform: ReadonlySet<Variable> = new Set();
+  /**
+   * Locals recomputed in each region that reads them instead of spilled: `const`s declared at block level
+   * from thread indices, parameters and constant uniform locals by a few integer operations (`const tid =
+   * threadIdx.x` and the like), in declaration order. Cheaper than a slot per thread written in one region
+   * and read in every later one. Filled by `print` (those read by block-level conditions still spill).
+   */
+  private readonly recomputed = new Map<Variable, Expr>();
 
   constructor(
     private readonly unit: JsKernelUnit,
@@ -269,6 +276,7 @@ class KernelPrinter {
       }
     };
     visitBlockLevel(body, false);
+    this.blockDeclarations = new Map([...sets].filter(([v, values]) => !excluded.has(v) && !v.mutable && values.length === 1).map(([v, values]) => [v, values[0]!]));
     const uniform = new Set([...sets.keys()].filter((v) => !excluded.has(v)));
     const isUniform = (expr: Expr): boolean => {
       let ok = true;
@@ -287,6 +295,39 @@ class KernelPrinter {
       }
     }
     return uniform;
+  }
+
+  /** `const` locals declared once at block level (outside any region's control flow), with their values. */
+  private blockDeclarations = new Map<Variable, Expr>();
+
+  /** Candidates for `recomputed`, in declaration order: see there. */
+  private recomputable(): Map<Variable, Expr> {
+    const found = new Map<Variable, Expr>();
+    for (const [variable, value] of this.blockDeclarations) {
+      if (this.uniform.has(variable)) continue;
+      let ok = true;
+      walkExpr(value, (e) => {
+        switch (e.kind) {
+          case "literal":
+          case "builtin":
+          case "unary":
+          case "convert":
+          case "select":
+            return;
+          case "binary":
+            // Division is slower than the load it would save.
+            if (e.op === "div" || e.op === "rem") ok = false;
+            return;
+          case "variable":
+            if (this.declared.has(e.variable) && !found.has(e.variable) && !(this.uniform.has(e.variable) && !e.variable.mutable)) ok = false;
+            return;
+          default:
+            ok = false;
+        }
+      });
+      if (ok) found.set(variable, value);
+    }
+    return found;
   }
 
   /** A block-level declaration or assignment of a uniform local: printed once, outside the thread loops. */
@@ -324,8 +365,19 @@ class KernelPrinter {
     });
     // Which locals spill is known before anything is printed: the function's arrays are listed in its header.
     const uses = this.planSpills(kernel.body);
+    // Those a block-level condition reads must be in slots (thread 0's, or each thread's in checked mode).
+    for (const [variable, value] of this.recomputable()) {
+      const readsSpilled = (expr: Expr) => {
+        let found = false;
+        walkExpr(expr, (e) => e.kind === "variable" && this.declared.has(e.variable) && !this.uniform.has(e.variable) && !this.recomputed.has(e.variable) && (found = true));
+        return found;
+      };
+      if (!uses.get(variable)?.has("block") && !readsSpilled(value)) this.recomputed.set(variable, value);
+    }
     // Parameters are the same for every thread and live in the function's scope; only body locals spill.
-    const spills = [...uses].filter(([variable, units]) => this.declared.has(variable) && !this.uniform.has(variable) && (units.size >= 2 || units.has("block"))).map(([variable]) => variable);
+    const spills = [...uses]
+      .filter(([variable, units]) => this.declared.has(variable) && !this.uniform.has(variable) && !this.recomputed.has(variable) && (units.size >= 2 || units.has("block")))
+      .map(([variable]) => variable);
     // The block's arrays: shared, private, the spill slots and the returned threads' marks. `zero`: zeroed
     // for each block (shared and private arrays start from zeros on the CPU, docs/language.md; a slot is
     // always written by its local's declaration before it is read).
@@ -614,6 +666,19 @@ class KernelPrinter {
       }
     });
     const promoted = [...used].filter((v) => this.spilled.has(v));
+    // Recomputed locals this region reads but does not declare, with those their values read in turn.
+    const declaredHere = new Set<Variable>();
+    walkStmts(stmts, (stmt) => declaredVariables(stmt).forEach((v) => declaredHere.add(v)));
+    const recompute = new Set<Variable>();
+    const need = (variable: Variable) => {
+      if (recompute.has(variable) || declaredHere.has(variable) || !this.recomputed.has(variable)) return;
+      recompute.add(variable);
+      walkExpr(this.recomputed.get(variable)!, (e) => {
+        if (e.kind === "variable") need(e.variable);
+        if (e.kind === "builtin" && e.builtin === "threadIdx") axes.add(e.axis);
+      });
+    };
+    for (const variable of used) need(variable);
     out.line(`${label}: for (let t = 0; t < threads; t++) {`);
     out.indent();
     if (this.hasReturn) out.line("if (done[t]) continue;");
@@ -624,6 +689,9 @@ class KernelPrinter {
     for (const variable of promoted) {
       const slots = this.spilled.get(variable)!;
       out.line(`let ${names.lookup(variable)} = ${variable.type === "bool" ? `${slots}[t] !== 0` : `${slots}[t]`};`);
+    }
+    for (const [variable, value] of this.recomputed) {
+      if (recompute.has(variable)) out.line(`const ${names.lookup(variable)} = ${bare(this.printer.print(value))};`);
     }
     new ThreadStmtPrinter(out, names, this.printer, { label }, new Set(this.spilled.keys())).stmts(stmts);
     for (const variable of promoted) {

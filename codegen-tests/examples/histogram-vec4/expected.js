@@ -59,22 +59,21 @@ export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (histogram256Vec4_BLOCK_256_ITEMS_4_arrays === undefined || histogram256Vec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
-    histogram256Vec4_BLOCK_256_ITEMS_4_arrays = { threads, bins: new Uint32Array(256), tid_slots: new Int32Array(threads) };
+    histogram256Vec4_BLOCK_256_ITEMS_4_arrays = { threads, bins: new Uint32Array(256) };
   }
-  const { bins, tid_slots } = histogram256Vec4_BLOCK_256_ITEMS_4_arrays;
+  const { bins } = histogram256Vec4_BLOCK_256_ITEMS_4_arrays;
   bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     for (let b = tid; b < 256; b = (b + 256) | 0) {
       bins[b] = 0;
     }
-    tid_slots[t] = tid;
   }
   const quads = (n / 4) | 0;
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     let words0 = 0;
     let words1 = 0;
     let words2 = 0;
@@ -212,7 +211,8 @@ export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     for (let b_1 = tid; b_1 < 256; b_1 = (b_1 + 256) | 0) {
       const count = bins[b_1];
       if (count > 0) {
@@ -230,22 +230,21 @@ export function histogram256Vec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (histogram256Vec4_BLOCK_128_ITEMS_2_arrays === undefined || histogram256Vec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
-    histogram256Vec4_BLOCK_128_ITEMS_2_arrays = { threads, bins: new Uint32Array(256), tid_slots: new Int32Array(threads) };
+    histogram256Vec4_BLOCK_128_ITEMS_2_arrays = { threads, bins: new Uint32Array(256) };
   }
-  const { bins, tid_slots } = histogram256Vec4_BLOCK_128_ITEMS_2_arrays;
+  const { bins } = histogram256Vec4_BLOCK_128_ITEMS_2_arrays;
   bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     for (let b = tid; b < 256; b = (b + 128) | 0) {
       bins[b] = 0;
     }
-    tid_slots[t] = tid;
   }
   const quads = (n / 4) | 0;
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     let words0 = 0;
     let words1 = 0;
     let words2 = 0;
@@ -331,7 +330,8 @@ export function histogram256Vec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     for (let b_1 = tid; b_1 < 256; b_1 = (b_1 + 128) | 0) {
       const count = bins[b_1];
       if (count > 0) {

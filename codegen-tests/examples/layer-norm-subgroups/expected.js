@@ -105,28 +105,24 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays === undefined || layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays.threads !== threads) {
-    layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+    layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
   }
-  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays;
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays;
   sums.fill(0); squares.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (128 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 128) + tx_1) | 0), 4);
@@ -147,21 +143,19 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
       }
       localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 32 + ((tx_1 / sg) | 0)] = localSum;
@@ -169,10 +163,11 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 32 + w]);
@@ -181,10 +176,11 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
@@ -201,11 +197,13 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 32 + ((tx_1 / sg) | 0)] = localSquares;
@@ -213,10 +211,11 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 32 + w_1]);
@@ -225,11 +224,15 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 128) + tx_1) | 0), 4);
@@ -265,28 +268,24 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
-    layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+    layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
   }
-  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
   sums.fill(0); squares.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (256 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -307,21 +306,19 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
       }
       localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
@@ -329,10 +326,11 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 64 + w]);
@@ -341,10 +339,11 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
@@ -361,11 +360,13 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSquares;
@@ -373,10 +374,11 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 64 + w_1]);
@@ -385,11 +387,15 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 256) + tx_1) | 0), 4);
@@ -425,28 +431,24 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
-    layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+    layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
   }
-  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
   sums.fill(0); squares.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (64 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -467,21 +469,19 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
       }
       localSum = fround(localSum + fround(fround(v[t * 16 + imul(4, k)] + v[t * 16 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 16 + ((imul(4, k) + 2) | 0)] + v[t * 16 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 16 + ((tx_1 / sg) | 0)] = localSum;
@@ -489,10 +489,11 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 16 + w]);
@@ -501,10 +502,11 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
@@ -521,11 +523,13 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 16 + ((tx_1 / sg) | 0)] = localSquares;
@@ -533,10 +537,11 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 16 + w_1]);
@@ -545,11 +550,15 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 64) + tx_1) | 0), 4);
@@ -585,28 +594,24 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
-    layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+    layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
   }
-  const { sums, squares, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
   sums.fill(0); squares.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (32 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -627,21 +632,19 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
       }
       localSum = fround(localSum + fround(fround(v[t * 8 + imul(4, k)] + v[t * 8 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 8 + ((imul(4, k) + 2) | 0)] + v[t * 8 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSum;
@@ -649,10 +652,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 8 + w]);
@@ -661,10 +665,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
@@ -681,11 +686,13 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSquares;
@@ -693,10 +700,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 8 + w_1]);
@@ -705,11 +713,15 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 32) + tx_1) | 0), 4);

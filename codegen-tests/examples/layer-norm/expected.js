@@ -15,23 +15,19 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays === undefined || layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays.threads !== threads) {
-    layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(128), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+    layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(128), v: new Float32Array(threads * 32), mean_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays;
+  const { red, v, mean_slots } = layerNormRows_THREADS_128_ROWS_1_ITEMS_8_arrays;
   red.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 128) + tx_1) | 0), 4);
@@ -53,18 +49,16 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
       localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
     }
     red[ty_1 * 128 + tx_1] = localSum;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 64;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 128 + tx_1] = fround(red[ty_1 * 128 + tx_1] + red[ty_1 * 128 + ((tx_1 + s) | 0)]);
         }
@@ -73,15 +67,18 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     mean = fround(red[ty_1 * 128 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
   threads3: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSquares = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 128) + tx_1) | 0), 4);
@@ -99,8 +96,10 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 128 + tx_1] = fround(red[ty_1 * 128 + tx_1] + red[ty_1 * 128 + ((tx_1 + s_1) | 0)]);
         }
@@ -109,11 +108,14 @@ export function layerNormRows_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(red[ty_1 * 128 + 0] * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 128) + tx_1) | 0), 4);
@@ -148,23 +150,19 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
-    layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+    layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), mean_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  const { red, v, mean_slots } = layerNormRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
   red.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -186,18 +184,16 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
       localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
     }
     red[ty_1 * 256 + tx_1] = localSum;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
@@ -206,15 +202,18 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     mean = fround(red[ty_1 * 256 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
   threads3: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSquares = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -232,8 +231,10 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
@@ -242,11 +243,14 @@ export function layerNormRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDi
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
+    const tx = t;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(red[ty_1 * 256 + 0] * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 256) + tx_1) | 0), 4);
@@ -281,23 +285,19 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
-    layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+    layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), mean_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  const { red, v, mean_slots } = layerNormRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
   red.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localSum = 0;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -319,18 +319,16 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
       localSum = fround(localSum + fround(fround(v[t * 16 + imul(4, k)] + v[t * 16 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 16 + ((imul(4, k) + 2) | 0)] + v[t * 16 + ((imul(4, k) + 3) | 0)])));
     }
     red[ty_1 * 64 + tx_1] = localSum;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 32;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s) | 0)]);
         }
@@ -339,15 +337,18 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     mean = fround(red[ty_1 * 64 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
   threads3: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSquares = 0;
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 64) + tx_1) | 0), 4);
@@ -365,8 +366,10 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s_1) | 0)]);
         }
@@ -375,11 +378,14 @@ export function layerNormRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(red[ty_1 * 64 + 0] * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 64) + tx_1) | 0), 4);
@@ -414,23 +420,19 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
-    layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), mean_slots: new Float32Array(threads) };
+    layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), mean_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, mean_slots } = layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  const { red, v, mean_slots } = layerNormRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
   red.fill(0); v.fill(0);
   const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localSum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -452,18 +454,16 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
       localSum = fround(localSum + fround(fround(v[t * 8 + imul(4, k)] + v[t * 8 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 8 + ((imul(4, k) + 2) | 0)] + v[t * 8 + ((imul(4, k) + 3) | 0)])));
     }
     red[ty_1 * 32 + tx_1] = localSum;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 16;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s) | 0)]);
         }
@@ -472,15 +472,18 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     mean = fround(red[ty_1 * 32 + 0] * inverseCols);
     mean_slots[t] = mean;
   }
   threads3: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSquares = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);
@@ -498,8 +501,10 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s_1) | 0)]);
         }
@@ -508,11 +513,14 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(red[ty_1 * 32 + 0] * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 32) + tx_1) | 0), 4);

@@ -15,9 +15,9 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (matrixMulCuda_BLOCK_SIZE_16_arrays === undefined || matrixMulCuda_BLOCK_SIZE_16_arrays.threads !== threads) {
-    matrixMulCuda_BLOCK_SIZE_16_arrays = { threads, As: new Float32Array(256), Bs: new Float32Array(256), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), Csub_slots: new Float32Array(threads) };
+    matrixMulCuda_BLOCK_SIZE_16_arrays = { threads, As: new Float32Array(256), Bs: new Float32Array(256), Csub_slots: new Float32Array(threads) };
   }
-  const { As, Bs, tx_slots, ty_slots, Csub_slots } = matrixMulCuda_BLOCK_SIZE_16_arrays;
+  const { As, Bs, Csub_slots } = matrixMulCuda_BLOCK_SIZE_16_arrays;
   As.fill(0); Bs.fill(0);
   const bx_1 = bx;
   const by_1 = by;
@@ -29,14 +29,10 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let Csub = Csub_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     Csub = 0;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     Csub_slots[t] = Csub;
   }
   let a = aBegin;
@@ -44,15 +40,19 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
     if (!(a <= aEnd)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         As[ty_1 * 16 + tx_1] = A[((((a + imul(wA, ty_1)) | 0) + tx_1) | 0)];
         Bs[ty_1 * 16 + tx_1] = B[((((b + imul(wB, ty_1)) | 0) + tx_1) | 0)];
       }
       threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let Csub = Csub_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let k = 0; k < 16; k = (k + 1) | 0) {
           Csub = fround(Csub + fround(As[ty_1 * 16 + k] * Bs[k * 16 + tx_1]));
         }
@@ -64,9 +64,11 @@ export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   }
   const c = (imul(imul(wB, 16), by_1) + imul(16, bx_1)) | 0;
   threads3: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let Csub = Csub_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     C[((((c + imul(wB, ty_1)) | 0) + tx_1) | 0)] = Csub;
   }
 }
@@ -79,9 +81,9 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   const nx = 32, ny = 32, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (matrixMulCuda_BLOCK_SIZE_32_arrays === undefined || matrixMulCuda_BLOCK_SIZE_32_arrays.threads !== threads) {
-    matrixMulCuda_BLOCK_SIZE_32_arrays = { threads, As: new Float32Array(1024), Bs: new Float32Array(1024), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), Csub_slots: new Float32Array(threads) };
+    matrixMulCuda_BLOCK_SIZE_32_arrays = { threads, As: new Float32Array(1024), Bs: new Float32Array(1024), Csub_slots: new Float32Array(threads) };
   }
-  const { As, Bs, tx_slots, ty_slots, Csub_slots } = matrixMulCuda_BLOCK_SIZE_32_arrays;
+  const { As, Bs, Csub_slots } = matrixMulCuda_BLOCK_SIZE_32_arrays;
   As.fill(0); Bs.fill(0);
   const bx_1 = bx;
   const by_1 = by;
@@ -93,14 +95,10 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let Csub = Csub_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     Csub = 0;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     Csub_slots[t] = Csub;
   }
   let a = aBegin;
@@ -108,15 +106,19 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
     if (!(a <= aEnd)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         As[ty_1 * 32 + tx_1] = A[((((a + imul(wA, ty_1)) | 0) + tx_1) | 0)];
         Bs[ty_1 * 32 + tx_1] = B[((((b + imul(wB, ty_1)) | 0) + tx_1) | 0)];
       }
       threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let Csub = Csub_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let k = 0; k < 32; k = (k + 1) | 0) {
           Csub = fround(Csub + fround(As[ty_1 * 32 + k] * Bs[k * 32 + tx_1]));
         }
@@ -128,9 +130,11 @@ export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   }
   const c = (imul(imul(wB, 32), by_1) + imul(32, bx_1)) | 0;
   threads3: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let Csub = Csub_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     C[((((c + imul(wB, ty_1)) | 0) + tx_1) | 0)] = Csub;
   }
 }

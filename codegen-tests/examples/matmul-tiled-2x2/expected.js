@@ -15,29 +15,21 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
   const nx = 2, ny = 2, nz = 1, threads = 4;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (matmulTiled2x2_TILE_WIDTH_2_arrays === undefined || matmulTiled2x2_TILE_WIDTH_2_arrays.threads !== threads) {
-    matmulTiled2x2_TILE_WIDTH_2_arrays = { threads, Mds: new Float32Array(4), Nds: new Float32Array(4), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), Row_slots: new Int32Array(threads), Col_slots: new Int32Array(threads), Pvalue_slots: new Float32Array(threads) };
+    matmulTiled2x2_TILE_WIDTH_2_arrays = { threads, Mds: new Float32Array(4), Nds: new Float32Array(4), Pvalue_slots: new Float32Array(threads) };
   }
-  const { Mds, Nds, tx_slots, ty_slots, Row_slots, Col_slots, Pvalue_slots } = matmulTiled2x2_TILE_WIDTH_2_arrays;
+  const { Mds, Nds, Pvalue_slots } = matmulTiled2x2_TILE_WIDTH_2_arrays;
   Mds.fill(0); Nds.fill(0);
   const bx_1 = bx;
   const by_1 = by;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let Row = Row_slots[t];
-    let Col = Col_slots[t];
     let Pvalue = Pvalue_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    Row = (imul(by_1, 2) + ty_1) | 0;
-    Col = (imul(bx_1, 2) + tx_1) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const Row = (imul(by_1, 2) + ty_1) | 0;
+    const Col = (imul(bx_1, 2) + tx_1) | 0;
     Pvalue = 0;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    Row_slots[t] = Row;
-    Col_slots[t] = Col;
     Pvalue_slots[t] = Pvalue;
   }
   let ph = 0;
@@ -45,17 +37,21 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
     if (!(ph < ((Width / 2) | 0))) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
-        let Row = Row_slots[t];
-        let Col = Col_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
+        const Row = (imul(by_1, 2) + ty_1) | 0;
+        const Col = (imul(bx_1, 2) + tx_1) | 0;
         Mds[ty_1 * 2 + tx_1] = M[((((imul(Row, Width) + imul(ph, 2)) | 0) + tx_1) | 0)];
         Nds[ty_1 * 2 + tx_1] = N[((imul(((imul(ph, 2) + ty_1) | 0), Width) + Col) | 0)];
       }
       threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let Pvalue = Pvalue_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let k = 0; k < 2; k = (k + 1) | 0) {
           Pvalue = fround(Pvalue + fround(Mds[ty_1 * 2 + k] * Nds[k * 2 + tx_1]));
         }
@@ -65,9 +61,13 @@ export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
     ph = (ph + 1) | 0;
   }
   threads3: for (let t = 0; t < threads; t++) {
-    let Row = Row_slots[t];
-    let Col = Col_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let Pvalue = Pvalue_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const Row = (imul(by_1, 2) + ty_1) | 0;
+    const Col = (imul(bx_1, 2) + tx_1) | 0;
     P[((imul(Row, Width) + Col) | 0)] = Pvalue;
   }
 }

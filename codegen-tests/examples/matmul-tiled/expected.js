@@ -15,27 +15,19 @@ export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
   const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (matmulTiled_TILE_16_arrays === undefined || matmulTiled_TILE_16_arrays.threads !== threads) {
-    matmulTiled_TILE_16_arrays = { threads, aTile: new Float32Array(256), bTile: new Float32Array(256), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), row_slots: new Int32Array(threads), col_slots: new Int32Array(threads), sum_slots: new Float32Array(threads) };
+    matmulTiled_TILE_16_arrays = { threads, aTile: new Float32Array(256), bTile: new Float32Array(256), sum_slots: new Float32Array(threads) };
   }
-  const { aTile, bTile, tx_slots, ty_slots, row_slots, col_slots, sum_slots } = matmulTiled_TILE_16_arrays;
+  const { aTile, bTile, sum_slots } = matmulTiled_TILE_16_arrays;
   aTile.fill(0); bTile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let row = row_slots[t];
-    let col = col_slots[t];
     let sum = sum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    row = (imul(by, 16) + ty_1) | 0;
-    col = (imul(bx, 16) + tx_1) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(by, 16) + ty_1) | 0;
+    const col = (imul(bx, 16) + tx_1) | 0;
     sum = 0;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    row_slots[t] = row;
-    col_slots[t] = col;
     sum_slots[t] = sum;
   }
   let t_1 = 0;
@@ -43,10 +35,12 @@ export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
     if (!(t_1 < k)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
-        let row = row_slots[t];
-        let col = col_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
+        const row = (imul(by, 16) + ty_1) | 0;
+        const col = (imul(bx, 16) + tx_1) | 0;
         const aCol = (t_1 + tx_1) | 0;
         const bRow = (t_1 + ty_1) | 0;
         if ((row < m) && (aCol < k)) {
@@ -61,9 +55,11 @@ export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
         }
       }
       threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let sum = sum_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let i = 0; i < 16; i = (i + 1) | 0) {
           sum = fround(sum + fround(aTile[ty_1 * 16 + i] * bTile[i * 16 + tx_1]));
         }
@@ -73,9 +69,13 @@ export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
     t_1 = (t_1 + 16) | 0;
   }
   threads3: for (let t = 0; t < threads; t++) {
-    let row = row_slots[t];
-    let col = col_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum = sum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(by, 16) + ty_1) | 0;
+    const col = (imul(bx, 16) + tx_1) | 0;
     if ((row < m) && (col < n)) {
       C[((imul(row, n) + col) | 0)] = sum;
     }

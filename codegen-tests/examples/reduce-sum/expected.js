@@ -15,27 +15,26 @@ export function reduceSum_BLOCK_256(args, blockIdx, blockDim, gridDim) {
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (reduceSum_BLOCK_256_arrays === undefined || reduceSum_BLOCK_256_arrays.threads !== threads) {
-    reduceSum_BLOCK_256_arrays = { threads, partial: new Float32Array(256), tid_slots: new Int32Array(threads) };
+    reduceSum_BLOCK_256_arrays = { threads, partial: new Float32Array(256) };
   }
-  const { partial, tid_slots } = reduceSum_BLOCK_256_arrays;
+  const { partial } = reduceSum_BLOCK_256_arrays;
   partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     let sum = 0;
     for (let i = (imul(bx, 256) + tid) | 0; i < n; i = (i + imul(256, gx)) | 0) {
       sum = fround(sum + input[i]);
     }
     partial[tid] = sum;
-    tid_slots[t] = tid;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
@@ -44,7 +43,8 @@ export function reduceSum_BLOCK_256(args, blockIdx, blockDim, gridDim) {
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       out[bx] = partial[0];
     }

@@ -15,16 +15,15 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanTileSums_BLOCK_256_ITEMS_2_arrays === undefined || scanTileSums_BLOCK_256_ITEMS_2_arrays.threads !== threads) {
-    scanTileSums_BLOCK_256_ITEMS_2_arrays = { threads, red: new Float32Array(256), tid_slots: new Int32Array(threads) };
+    scanTileSums_BLOCK_256_ITEMS_2_arrays = { threads, red: new Float32Array(256) };
   }
-  const { red, tid_slots } = scanTileSums_BLOCK_256_ITEMS_2_arrays;
+  const { red } = scanTileSums_BLOCK_256_ITEMS_2_arrays;
   red.fill(0);
   const tile = (imul(by, gx) + bx) | 0;
   const base = imul(imul(imul(tile, 256), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     let sum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const i = (base + imul(((imul(k, 256) + tid) | 0), 4)) | 0;
@@ -37,14 +36,14 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
       }
     }
     red[tid] = sum;
-    tid_slots[t] = tid;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           red[tid] = fround(red[tid] + red[((tid + s) | 0)]);
         }
@@ -53,7 +52,8 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if ((tid === 0) && (base < n)) {
       partials[tile] = red[0];
     }
@@ -68,16 +68,15 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanTileSums_BLOCK_64_ITEMS_2_arrays === undefined || scanTileSums_BLOCK_64_ITEMS_2_arrays.threads !== threads) {
-    scanTileSums_BLOCK_64_ITEMS_2_arrays = { threads, red: new Float32Array(64), tid_slots: new Int32Array(threads) };
+    scanTileSums_BLOCK_64_ITEMS_2_arrays = { threads, red: new Float32Array(64) };
   }
-  const { red, tid_slots } = scanTileSums_BLOCK_64_ITEMS_2_arrays;
+  const { red } = scanTileSums_BLOCK_64_ITEMS_2_arrays;
   red.fill(0);
   const tile = (imul(by, gx) + bx) | 0;
   const base = imul(imul(imul(tile, 64), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     let sum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const i = (base + imul(((imul(k, 64) + tid) | 0), 4)) | 0;
@@ -90,14 +89,14 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
       }
     }
     red[tid] = sum;
-    tid_slots[t] = tid;
   }
   let s = 32;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           red[tid] = fround(red[tid] + red[((tid + s) | 0)]);
         }
@@ -106,7 +105,8 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if ((tid === 0) && (base < n)) {
       partials[tile] = red[0];
     }
@@ -121,17 +121,15 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanPartials_BLOCK_256_ITEMS_16_arrays === undefined || scanPartials_BLOCK_256_ITEMS_16_arrays.threads !== threads) {
-    scanPartials_BLOCK_256_ITEMS_16_arrays = { threads, sums: new Float32Array(256), v: new Float32Array(threads * 16), tid_slots: new Int32Array(threads), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+    scanPartials_BLOCK_256_ITEMS_16_arrays = { threads, sums: new Float32Array(256), v: new Float32Array(threads * 16), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
   }
-  const { sums, v, tid_slots, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_256_ITEMS_16_arrays;
+  const { sums, v, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_256_ITEMS_16_arrays;
   sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
     let carry = carry_slots[t];
-    tid = tx;
+    const tid = tx;
     carry = 0;
-    tid_slots[t] = tid;
     carry_slots[t] = carry;
   }
   let start = 0;
@@ -139,9 +137,10 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
     if (!(start < count)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let first = first_slots[t];
-        let tid = tid_slots[t];
         let inclusive = inclusive_slots[t];
+        const tid = tx;
         first = (start + imul(tid, 16)) | 0;
         let total = 0;
         for (let k = 0; k < 16; k = (k + 4) | 0) {
@@ -178,8 +177,9 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
         if (!(offset < 256)) break;
         body1: {
           threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             other = 0;
             if (tid >= offset) {
               other = sums[((tid - offset) | 0)];
@@ -187,9 +187,10 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
             other_slots[t] = other;
           }
           threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let inclusive = inclusive_slots[t];
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             inclusive = fround(inclusive + other);
             sums[tid] = inclusive;
             inclusive_slots[t] = inclusive;
@@ -198,9 +199,10 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
         offset = offset << 1;
       }
       threads4: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
         let carry = carry_slots[t];
         let first = first_slots[t];
+        const tid = tx;
         let before = 0;
         if (tid > 0) {
           before = sums[((tid - 1) | 0)];
@@ -239,17 +241,15 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
   const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanPartials_BLOCK_1024_ITEMS_16_arrays === undefined || scanPartials_BLOCK_1024_ITEMS_16_arrays.threads !== threads) {
-    scanPartials_BLOCK_1024_ITEMS_16_arrays = { threads, sums: new Float32Array(1024), v: new Float32Array(threads * 16), tid_slots: new Int32Array(threads), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+    scanPartials_BLOCK_1024_ITEMS_16_arrays = { threads, sums: new Float32Array(1024), v: new Float32Array(threads * 16), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
   }
-  const { sums, v, tid_slots, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_1024_ITEMS_16_arrays;
+  const { sums, v, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_1024_ITEMS_16_arrays;
   sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
     let carry = carry_slots[t];
-    tid = tx;
+    const tid = tx;
     carry = 0;
-    tid_slots[t] = tid;
     carry_slots[t] = carry;
   }
   let start = 0;
@@ -257,9 +257,10 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
     if (!(start < count)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let first = first_slots[t];
-        let tid = tid_slots[t];
         let inclusive = inclusive_slots[t];
+        const tid = tx;
         first = (start + imul(tid, 16)) | 0;
         let total = 0;
         for (let k = 0; k < 16; k = (k + 4) | 0) {
@@ -296,8 +297,9 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
         if (!(offset < 1024)) break;
         body1: {
           threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             other = 0;
             if (tid >= offset) {
               other = sums[((tid - offset) | 0)];
@@ -305,9 +307,10 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
             other_slots[t] = other;
           }
           threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let inclusive = inclusive_slots[t];
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             inclusive = fround(inclusive + other);
             sums[tid] = inclusive;
             inclusive_slots[t] = inclusive;
@@ -316,9 +319,10 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
         offset = offset << 1;
       }
       threads4: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
         let carry = carry_slots[t];
         let first = first_slots[t];
+        const tid = tx;
         let before = 0;
         if (tid > 0) {
           before = sums[((tid - 1) | 0)];
@@ -357,17 +361,15 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanPartials_BLOCK_64_ITEMS_4_arrays === undefined || scanPartials_BLOCK_64_ITEMS_4_arrays.threads !== threads) {
-    scanPartials_BLOCK_64_ITEMS_4_arrays = { threads, sums: new Float32Array(64), v: new Float32Array(threads * 4), tid_slots: new Int32Array(threads), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+    scanPartials_BLOCK_64_ITEMS_4_arrays = { threads, sums: new Float32Array(64), v: new Float32Array(threads * 4), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
   }
-  const { sums, v, tid_slots, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_64_ITEMS_4_arrays;
+  const { sums, v, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_64_ITEMS_4_arrays;
   sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
     let carry = carry_slots[t];
-    tid = tx;
+    const tid = tx;
     carry = 0;
-    tid_slots[t] = tid;
     carry_slots[t] = carry;
   }
   let start = 0;
@@ -375,9 +377,10 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
     if (!(start < count)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let first = first_slots[t];
-        let tid = tid_slots[t];
         let inclusive = inclusive_slots[t];
+        const tid = tx;
         first = (start + imul(tid, 4)) | 0;
         let total = 0;
         for (let k = 0; k < 4; k = (k + 4) | 0) {
@@ -414,8 +417,9 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
         if (!(offset < 64)) break;
         body1: {
           threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             other = 0;
             if (tid >= offset) {
               other = sums[((tid - offset) | 0)];
@@ -423,9 +427,10 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
             other_slots[t] = other;
           }
           threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let inclusive = inclusive_slots[t];
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             inclusive = fround(inclusive + other);
             sums[tid] = inclusive;
             inclusive_slots[t] = inclusive;
@@ -434,9 +439,10 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
         offset = offset << 1;
       }
       threads4: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
         let carry = carry_slots[t];
         let first = first_slots[t];
+        const tid = tx;
         let before = 0;
         if (tid > 0) {
           before = sums[((tid - 1) | 0)];
@@ -475,9 +481,9 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanTiles_BLOCK_256_ITEMS_2_arrays === undefined || scanTiles_BLOCK_256_ITEMS_2_arrays.threads !== threads) {
-    scanTiles_BLOCK_256_ITEMS_2_arrays = { threads, staged: new Float32Array(2048), sums: new Float32Array(256), v: new Float32Array(threads * 8), tid_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+    scanTiles_BLOCK_256_ITEMS_2_arrays = { threads, staged: new Float32Array(2048), sums: new Float32Array(256), v: new Float32Array(threads * 8), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
   }
-  const { staged, sums, v, tid_slots, inclusive_slots, other_slots } = scanTiles_BLOCK_256_ITEMS_2_arrays;
+  const { staged, sums, v, inclusive_slots, other_slots } = scanTiles_BLOCK_256_ITEMS_2_arrays;
   staged.fill(0); sums.fill(0); v.fill(0);
   const tiles = (((((n + 2048) | 0) - 1) | 0) / 2048) | 0;
   const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
@@ -485,8 +491,7 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const base = imul(imul(imul(tile, 256), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const q = imul(((imul(k, 256) + tid) | 0), 4);
       if (live && (((base + q) | 0) < n)) {
@@ -505,11 +510,11 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         staged[((q + 3) | 0)] = 0;
       }
     }
-    tid_slots[t] = tid;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let inclusive = inclusive_slots[t];
+    const tid = tx;
     let total = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
@@ -534,8 +539,9 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     if (!(offset < 256)) break;
     body0: {
       threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         other = 0;
         if (tid >= offset) {
           other = sums[((tid - offset) | 0)];
@@ -543,9 +549,10 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         other_slots[t] = other;
       }
       threads3: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         inclusive = fround(inclusive + other);
         sums[tid] = inclusive;
         inclusive_slots[t] = inclusive;
@@ -554,7 +561,8 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     offset = offset << 1;
   }
   threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     let running = 0;
     if (live) {
       running = partials[tile];
@@ -579,7 +587,8 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     }
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
       const q_1 = imul(((imul(k_3, 256) + tid) | 0), 4);
       if (live && (((base + q_1) | 0) < n)) {
@@ -604,9 +613,9 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanTiles_BLOCK_64_ITEMS_2_arrays === undefined || scanTiles_BLOCK_64_ITEMS_2_arrays.threads !== threads) {
-    scanTiles_BLOCK_64_ITEMS_2_arrays = { threads, staged: new Float32Array(512), sums: new Float32Array(64), v: new Float32Array(threads * 8), tid_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+    scanTiles_BLOCK_64_ITEMS_2_arrays = { threads, staged: new Float32Array(512), sums: new Float32Array(64), v: new Float32Array(threads * 8), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
   }
-  const { staged, sums, v, tid_slots, inclusive_slots, other_slots } = scanTiles_BLOCK_64_ITEMS_2_arrays;
+  const { staged, sums, v, inclusive_slots, other_slots } = scanTiles_BLOCK_64_ITEMS_2_arrays;
   staged.fill(0); sums.fill(0); v.fill(0);
   const tiles = (((((n + 512) | 0) - 1) | 0) / 512) | 0;
   const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
@@ -614,8 +623,7 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const base = imul(imul(imul(tile, 64), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const q = imul(((imul(k, 64) + tid) | 0), 4);
       if (live && (((base + q) | 0) < n)) {
@@ -634,11 +642,11 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         staged[((q + 3) | 0)] = 0;
       }
     }
-    tid_slots[t] = tid;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let inclusive = inclusive_slots[t];
+    const tid = tx;
     let total = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
@@ -663,8 +671,9 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     if (!(offset < 64)) break;
     body0: {
       threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         other = 0;
         if (tid >= offset) {
           other = sums[((tid - offset) | 0)];
@@ -672,9 +681,10 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         other_slots[t] = other;
       }
       threads3: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         inclusive = fround(inclusive + other);
         sums[tid] = inclusive;
         inclusive_slots[t] = inclusive;
@@ -683,7 +693,8 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     offset = offset << 1;
   }
   threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     let running = 0;
     if (live) {
       running = partials[tile];
@@ -708,7 +719,8 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     }
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
       const q_1 = imul(((imul(k_3, 64) + tid) | 0), 4);
       if (live && (((base + q_1) | 0) < n)) {

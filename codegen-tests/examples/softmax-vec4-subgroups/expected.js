@@ -105,27 +105,23 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
-    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
   }
-  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays;
   maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (256 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -146,21 +142,19 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 64 + ((tx_1 / sg) | 0)] = localMax;
@@ -168,10 +162,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 64 + w]);
@@ -195,11 +190,13 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
@@ -207,10 +204,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 64 + w_1]);
@@ -219,10 +217,14 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -249,27 +251,23 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
-    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
   }
-  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
   maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (256 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -290,21 +288,19 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 32 + imul(4, k)]), v[t * 32 + ((imul(4, k) + 1) | 0)]), v[t * 32 + ((imul(4, k) + 2) | 0)]), v[t * 32 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 64 + ((tx_1 / sg) | 0)] = localMax;
@@ -312,10 +308,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 64 + w]);
@@ -339,11 +336,13 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
@@ -351,10 +350,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 64 + w_1]);
@@ -363,10 +363,14 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -393,27 +397,23 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
-    softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+    softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
   }
-  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
   maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (64 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -434,21 +434,19 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 16 + ((tx_1 / sg) | 0)] = localMax;
@@ -456,10 +454,11 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 16 + w]);
@@ -483,11 +482,13 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 16 + ((tx_1 / sg) | 0)] = localSum;
@@ -495,10 +496,11 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 16 + w_1]);
@@ -507,10 +509,14 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 64) + tx_1) | 0), 4);
@@ -537,27 +543,23 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
-    softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+    softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
   }
-  const { maxima, sums, v, tx_slots, ty_slots, lane_slots, subgroups_slots, live_slots, base_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
   maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (32 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -578,21 +580,19 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + imul(4, k)]), v[t * 8 + ((imul(4, k) + 1) | 0)]), v[t * 8 + ((imul(4, k) + 2) | 0)]), v[t * 8 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 8 + ((tx_1 / sg) | 0)] = localMax;
@@ -600,10 +600,11 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 8 + w]);
@@ -627,11 +628,13 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSum;
@@ -639,10 +642,11 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 8 + w_1]);
@@ -651,10 +655,14 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);

@@ -15,22 +15,18 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
-    softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+    softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), rowMax_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays;
   red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -52,18 +48,16 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 256 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = Math.max(red[ty_1 * 256 + tx_1], red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
@@ -72,15 +66,18 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 256 + 0];
     rowMax_slots[t] = rowMax;
   }
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 16; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 16 + i] - rowMax)));
@@ -94,8 +91,10 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
@@ -104,10 +103,13 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 256 + 0]);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -133,22 +135,18 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
-    softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+    softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), rowMax_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
   red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -170,18 +168,16 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 32 + imul(4, k)]), v[t * 32 + ((imul(4, k) + 1) | 0)]), v[t * 32 + ((imul(4, k) + 2) | 0)]), v[t * 32 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 256 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = Math.max(red[ty_1 * 256 + tx_1], red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
@@ -190,15 +186,18 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 256 + 0];
     rowMax_slots[t] = rowMax;
   }
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 32 + i] - rowMax)));
@@ -212,8 +211,10 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
@@ -222,10 +223,13 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 256 + 0]);
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -251,22 +255,18 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
   const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
-    softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+    softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), rowMax_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
   red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -288,18 +288,16 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 64 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 32;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 64 + tx_1] = Math.max(red[ty_1 * 64 + tx_1], red[ty_1 * 64 + ((tx_1 + s) | 0)]);
         }
@@ -308,15 +306,18 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 64 + 0];
     rowMax_slots[t] = rowMax;
   }
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 16; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 16 + i] - rowMax)));
@@ -330,8 +331,10 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s_1) | 0)]);
         }
@@ -340,10 +343,13 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 64 + 0]);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 64) + tx_1) | 0), 4);
@@ -369,22 +375,18 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
-    softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads), live_slots: new Uint8Array(threads), base_slots: new Int32Array(threads), rowMax_slots: new Float32Array(threads) };
+    softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), rowMax_slots: new Float32Array(threads) };
   }
-  const { red, v, tx_slots, ty_slots, live_slots, base_slots, rowMax_slots } = softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
   red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -406,18 +408,16 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + imul(4, k)]), v[t * 8 + ((imul(4, k) + 1) | 0)]), v[t * 8 + ((imul(4, k) + 2) | 0)]), v[t * 8 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 32 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   let s = 16;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 32 + tx_1] = Math.max(red[ty_1 * 32 + tx_1], red[ty_1 * 32 + ((tx_1 + s) | 0)]);
         }
@@ -426,15 +426,18 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 32 + 0];
     rowMax_slots[t] = rowMax;
   }
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 8; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 8 + i] - rowMax)));
@@ -448,8 +451,10 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
     if (!(s_1 > 0)) break;
     body1: {
       threads4: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s_1) | 0)]);
         }
@@ -458,10 +463,13 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
     s_1 = s_1 >> 1;
   }
   threads5: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 32 + 0]);
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);

@@ -148,16 +148,15 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays === undefined || sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
-    sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays = { threads, sums: new Float32Array(64), tid_slots: new Int32Array(threads), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
+    sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays = { threads, sums: new Float32Array(64), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
   }
-  const { sums, tid_slots, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays;
+  const { sums, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays;
   sums.fill(0);
   const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
     let value = value_slots[t];
-    tid = tx;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -253,13 +252,13 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
       }
     }
     value = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
     value_slots[t] = value;
   }
   subgroup("add", "f32", value_slots, undefined, s_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let s = s_slots[t];
+    const tid = tx;
     if ((t % sg) === 0) {
       sums[((tid / sg) | 0)] = s;
     }
@@ -274,9 +273,10 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
   }
   subgroup("add", "f32", blockSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let blockSum = blockSum_slots[t];
     let sum = sum_slots[t];
-    let tid = tid_slots[t];
+    const tid = tx;
     blockSum = sum;
     if (tid === 0) {
       atomics.add(total, 0, blockSum);
@@ -294,16 +294,15 @@ export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays === undefined || sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
-    sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays = { threads, sums: new Float32Array(32), tid_slots: new Int32Array(threads), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
+    sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays = { threads, sums: new Float32Array(32), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
   }
-  const { sums, tid_slots, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays;
+  const { sums, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays;
   sums.fill(0);
   const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
     let value = value_slots[t];
-    tid = tx;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -363,13 +362,13 @@ export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
       }
     }
     value = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
     value_slots[t] = value;
   }
   subgroup("add", "f32", value_slots, undefined, s_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let s = s_slots[t];
+    const tid = tx;
     if ((t % sg) === 0) {
       sums[((tid / sg) | 0)] = s;
     }
@@ -384,9 +383,10 @@ export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
   }
   subgroup("add", "f32", blockSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let blockSum = blockSum_slots[t];
     let sum = sum_slots[t];
-    let tid = tid_slots[t];
+    const tid = tx;
     blockSum = sum;
     if (tid === 0) {
       atomics.add(total, 0, blockSum);

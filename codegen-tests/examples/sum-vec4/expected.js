@@ -15,15 +15,14 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (sumVec4_BLOCK_256_ITEMS_4_arrays === undefined || sumVec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
-    sumVec4_BLOCK_256_ITEMS_4_arrays = { threads, partial: new Float32Array(256), tid_slots: new Int32Array(threads) };
+    sumVec4_BLOCK_256_ITEMS_4_arrays = { threads, partial: new Float32Array(256) };
   }
-  const { partial, tid_slots } = sumVec4_BLOCK_256_ITEMS_4_arrays;
+  const { partial } = sumVec4_BLOCK_256_ITEMS_4_arrays;
   partial.fill(0);
   const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -119,14 +118,14 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
       }
     }
     partial[tid] = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
   }
   let s = 128;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
@@ -135,7 +134,8 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       out[bx] = partial[0];
     }
@@ -150,15 +150,14 @@ export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (sumVec4_BLOCK_128_ITEMS_2_arrays === undefined || sumVec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
-    sumVec4_BLOCK_128_ITEMS_2_arrays = { threads, partial: new Float32Array(128), tid_slots: new Int32Array(threads) };
+    sumVec4_BLOCK_128_ITEMS_2_arrays = { threads, partial: new Float32Array(128) };
   }
-  const { partial, tid_slots } = sumVec4_BLOCK_128_ITEMS_2_arrays;
+  const { partial } = sumVec4_BLOCK_128_ITEMS_2_arrays;
   partial.fill(0);
   const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
@@ -218,14 +217,14 @@ export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
       }
     }
     partial[tid] = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
   }
   let s = 64;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
@@ -234,7 +233,8 @@ export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     s = s >> 1;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       out[bx] = partial[0];
     }

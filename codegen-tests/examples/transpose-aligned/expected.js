@@ -15,9 +15,9 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays === undefined || transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays.threads !== threads) {
-    transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(1320), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+    transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(1320) };
   }
-  const { tile, tx_slots, ty_slots } = transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays;
+  const { tile } = transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays;
   tile.fill(0);
   const c0 = imul(bx, 32);
   const r0 = imul(by, 32);
@@ -25,10 +25,8 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i = 0; i < 40; i = (i + 8) | 0) {
       const r = (((firstRow + ty_1) | 0) + i) | 0;
       for (let j = 0; j < 32; j = (j + 32) | 0) {
@@ -38,12 +36,12 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
         }
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i_1 = 0; i_1 < 32; i_1 = (i_1 + 8) | 0) {
       const c_1 = (((c0 + ty_1) | 0) + i_1) | 0;
       const start = (r0 - (((imul(c_1, rows) + r0) | 0) & 7)) | 0;
@@ -65,9 +63,9 @@ export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays === undefined || transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays.threads !== threads) {
-    transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(4680), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+    transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(4680) };
   }
-  const { tile, tx_slots, ty_slots } = transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays;
+  const { tile } = transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays;
   tile.fill(0);
   const c0 = imul(bx, 64);
   const r0 = imul(by, 64);
@@ -75,10 +73,8 @@ export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i = 0; i < 72; i = (i + 8) | 0) {
       const r = (((firstRow + ty_1) | 0) + i) | 0;
       for (let j = 0; j < 64; j = (j + 32) | 0) {
@@ -88,12 +84,12 @@ export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
         }
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i_1 = 0; i_1 < 64; i_1 = (i_1 + 8) | 0) {
       const c_1 = (((c0 + ty_1) | 0) + i_1) | 0;
       const start = (r0 - (((imul(c_1, rows) + r0) | 0) & 7)) | 0;

@@ -15,19 +15,17 @@ export function transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1(args, blockIdx, blockD
   const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays === undefined || transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays.threads !== threads) {
-    transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays = { threads, tile: new Float32Array(4160), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+    transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays = { threads, tile: new Float32Array(4160) };
   }
-  const { tile, tx_slots, ty_slots } = transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays;
+  const { tile } = transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays;
   tile.fill(0);
   const row0 = imul(by, 64);
   const col0 = imul(bx, 64);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j = 0; j < 64; j = (j + 16) | 0) {
       const r = (ty_1 + j) | 0;
       if ((((row0 + r) | 0) < rows) && (((col0 + imul(4, tx_1)) | 0) < cols)) {
@@ -41,12 +39,12 @@ export function transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1(args, blockIdx, blockD
         tile[r * 65 + ((imul(4, tx_1) + 3) | 0)] = d;
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j_1 = 0; j_1 < 64; j_1 = (j_1 + 16) | 0) {
       const c_1 = (ty_1 + j_1) | 0;
       if ((((col0 + c_1) | 0) < cols) && (((row0 + imul(4, tx_1)) | 0) < rows)) {
@@ -71,19 +69,17 @@ export function transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1(args, blockIdx, blockD
   const nx = 8, ny = 32, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays === undefined || transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays.threads !== threads) {
-    transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays = { threads, tile: new Float32Array(1056), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+    transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays = { threads, tile: new Float32Array(1056) };
   }
-  const { tile, tx_slots, ty_slots } = transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays;
+  const { tile } = transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays;
   tile.fill(0);
   const row0 = imul(by, 32);
   const col0 = imul(bx, 32);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j = 0; j < 32; j = (j + 32) | 0) {
       const r = (ty_1 + j) | 0;
       if ((((row0 + r) | 0) < rows) && (((col0 + imul(4, tx_1)) | 0) < cols)) {
@@ -97,12 +93,12 @@ export function transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1(args, blockIdx, blockD
         tile[r * 33 + ((imul(4, tx_1) + 3) | 0)] = d;
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 32) | 0) {
       const c_1 = (ty_1 + j_1) | 0;
       if ((((col0 + c_1) | 0) < cols) && (((row0 + imul(4, tx_1)) | 0) < rows)) {

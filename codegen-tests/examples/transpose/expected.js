@@ -15,17 +15,15 @@ export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, g
   const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (transposeShared_TILE_32_BLOCK_ROWS_8_arrays === undefined || transposeShared_TILE_32_BLOCK_ROWS_8_arrays.threads !== threads) {
-    transposeShared_TILE_32_BLOCK_ROWS_8_arrays = { threads, tile: new Float32Array(1056), tx_slots: new Int32Array(threads), ty_slots: new Int32Array(threads) };
+    transposeShared_TILE_32_BLOCK_ROWS_8_arrays = { threads, tile: new Float32Array(1056) };
   }
-  const { tile, tx_slots, ty_slots } = transposeShared_TILE_32_BLOCK_ROWS_8_arrays;
+  const { tile } = transposeShared_TILE_32_BLOCK_ROWS_8_arrays;
   tile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = (t / nx) | 0;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const inCol = (imul(bx, 32) + tx_1) | 0;
     const inRow = (imul(by, 32) + ty_1) | 0;
     for (let j = 0; j < 32; j = (j + 8) | 0) {
@@ -33,12 +31,12 @@ export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, g
         tile[((ty_1 + j) | 0) * 33 + tx_1] = input[((imul(((inRow + j) | 0), cols) + inCol) | 0)];
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const outCol = (imul(by, 32) + tx_1) | 0;
     const outRow = (imul(bx, 32) + ty_1) | 0;
     for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 8) | 0) {
