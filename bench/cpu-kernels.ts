@@ -4,9 +4,12 @@
  * shapes: the plain loop over Float32Arrays on the main thread (what a JavaScript programmer would write:
  * one pass per row for softmax and layer norm, a running sum for the scan), then the case through the CPU
  * backend on one thread and on worker threads (one per core), each checked against float64 first and timed
- * as the median of several runs after a warm-up (performance.now, the same inputs for all). Writes JSON under
- * bench/results/. Run with `npm run bench:cpu-kernels` (builds first); `--runs R`, `--workers N`, `--kernels a,b`
- * (some cases only; the file name then ends in `-` and `--tag`'s value, default `subset`).
+ * as the median of several runs after a warm-up (performance.now, the same inputs for all). Other processes
+ * slow a 2-core machine unevenly, so each case is measured in several rounds (`--rounds`, default 3), the
+ * three sides taking turns within each round, and the medians over the rounds are reported, each round's
+ * figures kept in the JSON with the 1-minute load average when the case started. Writes JSON under
+ * bench/results/. Run with `npm run bench:cpu-kernels` (builds first); `--runs R`, `--rounds K`, `--workers N`,
+ * `--kernels a,b` (some cases only; the file name then ends in `-` and `--tag`'s value, default `subset`).
  */
 
 import fs from "node:fs";
@@ -26,6 +29,7 @@ const option = (name: string, fallback: string) => {
   return i >= 0 ? args[i + 1]! : fallback;
 };
 const runs = Number(option("--runs", "7"));
+const rounds = Number(option("--rounds", "3"));
 const workers = Number(option("--workers", String(os.cpus().length)));
 const only = option("--kernels", "");
 const cases = only ? kernelCases.filter((c) => only.split(",").includes(c.id)) : kernelCases;
@@ -149,27 +153,35 @@ const rows: Record<string, unknown>[] = [];
 for (const kernelCase of cases) {
   for (const shape of kernelCase.cpuShapes) {
     const label = `${kernelCase.id} ${shapeLabel(shape)}`;
-    const timings: Record<string, number> = {};
+    const load1 = os.loadavg()[0]!;
     let pass = true;
     let inputs: ReadonlyMap<string, InputArray> | undefined;
     let instance: CaseInstance | undefined;
+    const sides = [];
     for (const [name, device] of [["oneThread", single], ["workers", pooled]] as const) {
       instance = kernelCase.build(shape, { library, limits: device.limits, backend: "cpu" });
       const { set, check } = await runChecked(device, instance);
       pass &&= check.pass;
       inputs ??= set.inputs;
-      const steps = launchSteps(instance, set.buffers);
-      timings[name] = median(await timeAsync(async () => {
-        for (const step of steps) await device.launch(step.kernel, step.options);
-      }));
-      for (const buffer of set.buffers.values()) release(device, buffer);
+      sides.push({ name, device, set, steps: launchSteps(instance, set.buffers) });
     }
-    const plainLoop = plainLoops[kernelCase.family ?? kernelCase.id]!;
-    const plain = median(await timeAsync(plainLoop(inputs!, shape, instance!)));
-    const best = Math.min(timings.oneThread!, timings.workers!);
-    const row = { kernel: kernelCase.id, shape: shapeLabel(shape), plainMs: plain, oneThreadMs: timings.oneThread, workersMs: timings.workers, workers, bestOverPlain: best / plain, withinTwo: best / plain <= 2, checkPass: pass };
+    const plainLoop = plainLoops[kernelCase.family ?? kernelCase.id]!(inputs!, shape, instance!);
+    const perRound: Record<"plain" | "oneThread" | "workers", number[]> = { plain: [], oneThread: [], workers: [] };
+    for (let round = 0; round < rounds; round++) {
+      for (const { name, device, steps } of sides) {
+        perRound[name].push(median(await timeAsync(async () => {
+          for (const step of steps) await device.launch(step.kernel, step.options);
+        })));
+      }
+      perRound.plain.push(median(await timeAsync(plainLoop)));
+    }
+    for (const { device, set } of sides) for (const buffer of set.buffers.values()) release(device, buffer);
+    const plain = median(perRound.plain);
+    const timings = { oneThread: median(perRound.oneThread), workers: median(perRound.workers) };
+    const best = Math.min(timings.oneThread, timings.workers);
+    const row = { kernel: kernelCase.id, shape: shapeLabel(shape), plainMs: plain, oneThreadMs: timings.oneThread, workersMs: timings.workers, workers, bestOverPlain: best / plain, withinTwo: best / plain <= 2, checkPass: pass, load1, rounds: perRound };
     rows.push(row);
-    console.log(`${label.padEnd(22)} plain ${plain.toFixed(2).padStart(8)} ms   1 thread ${timings.oneThread!.toFixed(2).padStart(8)} ms   ${workers} workers ${timings.workers!.toFixed(2).padStart(8)} ms   best/plain ${(best / plain).toFixed(2)}×${best / plain <= 2 ? "" : "  (above 2×)"}${pass ? "" : "  CHECK FAILED"}`);
+    console.log(`${label.padEnd(22)} plain ${plain.toFixed(2).padStart(8)} ms   1 thread ${timings.oneThread.toFixed(2).padStart(8)} ms   ${workers} workers ${timings.workers.toFixed(2).padStart(8)} ms   best/plain ${(best / plain).toFixed(2)}×${best / plain <= 2 ? "" : "  (above 2×)"}${pass ? "" : "  CHECK FAILED"}  (load ${load1.toFixed(1)})`);
   }
 }
 single.dispose();
@@ -178,7 +190,7 @@ const cpu = os.cpus()[0]?.model?.trim() ?? "unknown";
 const name = `${new Date().toISOString().slice(0, 10)}-cpu-kernels-${os.cpus().length}x-${cpu.split(" ").slice(0, 2).join("-")}${tag}.json`;
 const file = path.join(packageRoot(), "bench", "results", name);
 const loadAverage = { before: loadBefore, after: os.loadavg() };
-fs.writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), host: { cpus: os.cpus().length, cpu, node: process.version }, loadAverage, runs, workers, rows }, null, 2)}\n`);
+fs.writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), host: { cpus: os.cpus().length, cpu, node: process.version }, loadAverage, runs, rounds, workers, rows }, null, 2)}\n`);
 console.log(`load average (1, 5, 15 min) before ${loadBefore.map((l) => l.toFixed(2)).join(", ")}, after ${loadAverage.after.map((l) => l.toFixed(2)).join(", ")}`);
 console.log(`wrote ${file}`);
 process.exit(0);

@@ -16,6 +16,7 @@ import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
+import { scalarizePrivateArrays } from "./passes/scalarize.ts";
 import { unrollLoops } from "./passes/unroll.ts";
 import { checkTargetLimits, validateKernel, type KernelFacts } from "./validate/validate.ts";
 import { emitCuda } from "./backends/cuda.ts";
@@ -178,12 +179,16 @@ function emitFile(
     const prepare = (body: Kernel["body"]) => legalize(target.unrollInIR ? foldStmts(unrollLoops(body)) : body, target.legalize);
     // Calls point at the module's helper objects, so backends name those and print the prepared bodies.
     const helpers = module.helpers.map((helper) => ({ helper, body: prepare(helper.body) }));
-    const units = specializations.map((s) => ({
-      kernel: { ...s.kernel, body: prepare(s.kernel.body) },
-      entryName: s.entryName,
-      block: s.facts.block,
-      sharedSizes: s.facts.sharedSizes,
-    }));
+    const units = specializations.map((s) => {
+      const body = prepare(s.kernel.body);
+      const scalarized = target.scalarizePrivateArrays ? scalarizePrivateArrays(body, s.kernel.locals, s.facts.sharedSizes) : { body, locals: s.kernel.locals };
+      return {
+        kernel: { ...s.kernel, body: scalarized.body, locals: scalarized.locals },
+        entryName: s.entryName,
+        block: s.facts.block,
+        sharedSizes: s.facts.sharedSizes,
+      };
+    });
     if (targetName === "cuda") {
       const cuda = emitCuda({
         displayPath,

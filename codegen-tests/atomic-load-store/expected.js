@@ -51,25 +51,28 @@ const atomics = {
 };
 
 // Kernel loadStore: runs one block.
+let loadStore_arrays;
 export function loadStore(args, blockIdx, blockDim, gridDim) {
   const [flags, masks, values, out, v] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const seen = new Float32Array(64);
-  const tid_slots = new Int32Array(threads);
+  if (loadStore_arrays === undefined || loadStore_arrays.threads !== threads) {
+    loadStore_arrays = { threads, seen: new Float32Array(64) };
+  }
+  const { seen } = loadStore_arrays;
+  seen.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     atomics.store(values, tid, fround(v + 1));
     atomics.store(masks, tid, 3);
     const at = tid;
     seen[at] = v;
-    tid_slots[t] = tid;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     while (true) {
       const old_1 = atomics.load(flags, 0);
       if (!(old_1 === 7)) {

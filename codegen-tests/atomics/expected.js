@@ -54,10 +54,10 @@ const atomics = {
 export function globalAtomics(args, blockIdx, blockDim, gridDim) {
   const [counts, bits, sums, olds, halves, keys, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, 64) + tx) | 0;
     if (i < n) {
       const key = keys[i];
@@ -88,20 +88,20 @@ export function globalAtomics(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sharedAtomics: runs one block.
+let sharedAtomics_arrays;
 export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
   const [bins, extremes, order, sums, values] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const counts = new Uint32Array(16);
-  const grid = new Int32Array(16);
-  const acc = new Float32Array(4);
-  const next = new Int32Array(2);
-  const t_slots = new Int32Array(threads);
+  if (sharedAtomics_arrays === undefined || sharedAtomics_arrays.threads !== threads) {
+    sharedAtomics_arrays = { threads, counts: new Uint32Array(16), grid: new Int32Array(16), acc: new Float32Array(4), next: new Int32Array(2) };
+  }
+  const { counts, grid, acc, next } = sharedAtomics_arrays;
+  counts.fill(0); grid.fill(0); acc.fill(0); next.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const tx = t;
+    const t_1 = tx;
     if (t_1 < 16) {
       counts[t_1] = 0;
       grid[(t_1 >> 3) * 8 + (t_1 & 7)] = ((t_1 >> 3) === 0) ? (-1000000) : 1000000;
@@ -112,10 +112,10 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
     if (t_1 < 2) {
       next[t_1] = (t_1 - 1) | 0;
     }
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     const v = values[((imul(bx, 64) + t_1) | 0)];
     const at = v & 15;
     const old = counts[at];
@@ -141,7 +141,8 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     if (t_1 < 16) {
       bins[((imul(bx, 16) + t_1) | 0)] = counts[t_1];
       extremes[((imul(bx, 17) + t_1) | 0)] = grid[(t_1 >> 3) * 8 + (t_1 & 7)];
@@ -160,7 +161,7 @@ export function sharedAtomics(args, blockIdx, blockDim, gridDim) {
 export function ticketLoops(args, blockIdx, blockDim, gridDim) {
   const [queue, taken, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     let mine = 0;

@@ -8,25 +8,27 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel relu specialized for CLAMP = true: runs one block.
+let relu_CLAMP_true_arrays;
 export function relu_CLAMP_true(args, blockIdx, blockDim, gridDim) {
   const [out, input, n, leaky, inPlace] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const buf = new Float32Array(64);
-  const i_slots = new Int32Array(threads);
+  if (relu_CLAMP_true_arrays === undefined || relu_CLAMP_true_arrays.threads !== threads) {
+    relu_CLAMP_true_arrays = { threads, buf: new Float32Array(64) };
+  }
+  const { buf } = relu_CLAMP_true_arrays;
+  buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let i = i_slots[t];
-    i = (imul(bx, nx) + tx) | 0;
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
     buf[tx] = (i < n) ? input[i] : 0;
-    i_slots[t] = i;
   }
   if (leaky) {
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let i = i_slots[t];
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
     const x = buf[tx];
     let y = (x > 0) ? x : (leaky ? fround(x * 0.009999999776482582) : 0);
     if (!inPlace) {

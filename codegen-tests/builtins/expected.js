@@ -11,8 +11,11 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function coords(args, blockIdx, blockDim, gridDim) {
   const [out] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 8, ny = 4, nz = 2, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const width = imul(gx, nx);
+  const height = imul(gy, ny);
+  const depth = imul(gz, nz);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
     const ty = ((t / nx) | 0) % ny;
@@ -20,9 +23,6 @@ export function coords(args, blockIdx, blockDim, gridDim) {
     const x = (imul(bx, nx) + tx) | 0;
     const y = (imul(by, ny) + ty) | 0;
     const z = (imul(bz, nz) + tz) | 0;
-    const width = imul(gx, nx);
-    const height = imul(gy, ny);
-    const depth = imul(gz, nz);
     const index = (imul(((imul(z, height) + y) | 0), width) + x) | 0;
     out[index] = (index + depth) | 0;
   }

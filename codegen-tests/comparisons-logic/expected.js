@@ -11,14 +11,14 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function compare(args, blockIdx, blockDim, gridDim) {
   const [out, x, n, strict] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const fTest = (x <= 1.5) || (x > 100);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const t_1 = tx;
     const ut = t_1 >>> 0;
     const inRange = (t_1 >= 0) && (t_1 < n);
-    const fTest = (x <= 1.5) || (x > 100);
     const uTest = (ut !== 3) && (ut === (n >>> 0));
     const eqBools = inRange === fTest;
     const mixed = ((inRange && (!fTest)) || (uTest && strict)) || (!(t_1 <= 4));

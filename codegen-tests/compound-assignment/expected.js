@@ -8,17 +8,20 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel compound: runs one block.
+let compound_arrays;
 export function compound(args, blockIdx, blockDim, gridDim) {
   const [outF, outI, scale] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const buf = new Int32Array(32);
-  const t_slots = new Int32Array(threads);
+  if (compound_arrays === undefined || compound_arrays.threads !== threads) {
+    compound_arrays = { threads, buf: new Int32Array(32) };
+  }
+  const { buf } = compound_arrays;
+  buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const tx = t;
+    const t_1 = tx;
     let x = outF[t_1];
     x = fround(x + 1);
     x = fround(x - scale);
@@ -54,10 +57,10 @@ export function compound(args, blockIdx, blockDim, gridDim) {
     buf[t_1] = k;
     buf[t_1] = (buf[t_1] + 1) | 0;
     buf[t_1] = (buf[t_1] + 1) | 0;
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     outI[((t_1 + 32) | 0)] = buf[((31 - t_1) | 0)];
   }
 }

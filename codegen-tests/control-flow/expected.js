@@ -12,16 +12,21 @@ function f32val(v) {
 }
 
 // Kernel control: runs one block.
+let control_arrays;
 export function control(args, blockIdx, blockDim, gridDim) {
   const [out, n, limit] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const done = new Uint8Array(threads);
+  if (control_arrays === undefined || control_arrays.threads !== threads) {
+    control_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = control_arrays;
+  done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, nx) + tx) | 0;
     if (i >= n) {
       done[t] = 1; alive--; continue threads0;

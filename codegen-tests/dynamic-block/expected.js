@@ -17,9 +17,9 @@ export function gridStrideScale(args, blockIdx, blockDim, gridDim) {
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const stride = imul(nx, gx);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const stride = imul(nx, gx);
     for (let i = (imul(bx, nx) + tx) | 0; i < n; i = (i + stride) | 0) {
       out[i] = fround(fround(input[i] * factor) + f32Of(imul(ny, nz)));
     }

@@ -8,18 +8,20 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel reverseTiles: runs one block.
+let reverseTiles_arrays;
 export function reverseTiles(args, blockIdx, blockDim, gridDim) {
   const [out, input, bias] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const stages = new Float32Array(14336);
-  const small = new Float32Array(100);
-  const base_slots = new Int32Array(threads);
+  if (reverseTiles_arrays === undefined || reverseTiles_arrays.threads !== threads) {
+    reverseTiles_arrays = { threads, stages: new Float32Array(14336), small: new Float32Array(100) };
+  }
+  const { stages, small } = reverseTiles_arrays;
+  stages.fill(0); small.fill(0);
+  const base = imul(bx, 7168);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let base = base_slots[t];
-    base = imul(bx, 7168);
+    const tx = t;
     for (let i = imul(tx, 4); i < 7168; i = (i + 1024) | 0) {
       const a = input[((base + i) | 0)];
       const b = input[((((base + i) | 0) + 1) | 0)];
@@ -33,17 +35,15 @@ export function reverseTiles(args, blockIdx, blockDim, gridDim) {
     if (tx < 100) {
       small[tx] = fround(bias * fround(tx));
     }
-    base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     for (let i_1 = tx; i_1 < 7168; i_1 = (i_1 + 256) | 0) {
       stages[1 * 7168 + i_1] = fround(stages[0 * 7168 + ((7167 - i_1) | 0)] + small[((i_1 % 100) | 0)]);
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let base = base_slots[t];
+    const tx = t;
     for (let i_2 = imul(tx, 4); i_2 < 7168; i_2 = (i_2 + 1024) | 0) {
       const a_1 = stages[1 * 7168 + i_2];
       const b_1 = stages[1 * 7168 + ((i_2 + 1) | 0)];

@@ -11,10 +11,10 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function integerWrap(args, blockIdx, blockDim, gridDim) {
   const [outI, outU, inI, inS, v, n, s] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const t_1 = tx;
     const x = inI[t_1];
     outI[imul(t_1, 8)] = (imul(x, x) / (((v & 32767) + 1) | 0)) | 0;

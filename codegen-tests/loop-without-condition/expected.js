@@ -8,16 +8,21 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel firstAbove: runs one block.
+let firstAbove_arrays;
 export function firstAbove(args, blockIdx, blockDim, gridDim) {
   const [out, data, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const done = new Uint8Array(threads);
+  if (firstAbove_arrays === undefined || firstAbove_arrays.threads !== threads) {
+    firstAbove_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = firstAbove_arrays;
+  done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, nx) + tx) | 0;
     if (i >= n) {
       done[t] = 1; alive--; continue threads0;

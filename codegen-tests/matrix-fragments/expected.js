@@ -41,20 +41,19 @@ function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) 
 }
 
 // Kernel warpPanels specialized for THREADS = 64, STEPS = 2: runs one block.
+let warpPanels_THREADS_64_STEPS_2_arrays;
 export function warpPanels_THREADS_64_STEPS_2(args, blockIdx, blockDim, gridDim) {
   const [A, B, C, K] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(256);
-  const acc = new Float32Array(threads * 4);
-  const a = new Float32Array(threads * 8);
-  const b = new Float32Array(threads * 4);
-  const warp_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (warpPanels_THREADS_64_STEPS_2_arrays === undefined || warpPanels_THREADS_64_STEPS_2_arrays.threads !== threads) {
+    warpPanels_THREADS_64_STEPS_2_arrays = { threads, tile: new Float32Array(256), acc: new Float32Array(threads * 4), a: new Float32Array(threads * 8), b: new Float32Array(threads * 4), warp_slots: new Int32Array(threads) };
+  }
+  const { tile, acc, a, b, warp_slots } = warpPanels_THREADS_64_STEPS_2_arrays;
+  tile.fill(0); acc.fill(0); a.fill(0); b.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     warp = (tx / 32) | 0;
     acc[t * 4 + 0] = 0.5;
@@ -63,67 +62,50 @@ export function warpPanels_THREADS_64_STEPS_2(args, blockIdx, blockDim, gridDim)
     acc[t * 4 + 3] = 0.5;
     warp_slots[t] = warp;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = 0;
-    k0_slots[t] = k0;
-  }
+  let k0 = 0;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let warp = warp_slots[t];
-        let k0 = k0_slots[t];
-        for (let s_1 = 0; s_1 < 2; s_1 = (s_1 + 1) | 0) {
+        for (let s = 0; s < 2; s = (s + 1) | 0) {
           {
             const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane >> 2;
             const lanePlace = lane & 3;
-            const element = (((((((imul(imul(warp, 16), K) + k0) | 0) + imul(s_1, 8)) | 0) + imul(laneGroup, K)) | 0) + lanePlace) | 0;
-            a[t * 8 + imul(s_1, 4)] = roundTf32(A[element]);
-            a[t * 8 + ((imul(s_1, 4) + 1) | 0)] = roundTf32(A[((element + imul(K, 8)) | 0)]);
-            a[t * 8 + ((imul(s_1, 4) + 2) | 0)] = roundTf32(A[((element + 4) | 0)]);
-            a[t * 8 + ((imul(s_1, 4) + 3) | 0)] = roundTf32(A[((((element + imul(K, 8)) | 0) + 4) | 0)]);
+            const element = (((((((imul(imul(warp, 16), K) + k0) | 0) + imul(s, 8)) | 0) + imul(laneGroup, K)) | 0) + lanePlace) | 0;
+            a[t * 8 + imul(s, 4)] = roundTf32(A[element]);
+            a[t * 8 + ((imul(s, 4) + 1) | 0)] = roundTf32(A[((element + imul(K, 8)) | 0)]);
+            a[t * 8 + ((imul(s, 4) + 2) | 0)] = roundTf32(A[((element + 4) | 0)]);
+            a[t * 8 + ((imul(s, 4) + 3) | 0)] = roundTf32(A[((((element + imul(K, 8)) | 0) + 4) | 0)]);
           }
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_1 >> 2;
             const lanePlace_1 = lane_1 & 3;
-            const element_1 = (((imul(((k0 + imul(s_1, 8)) | 0), 8) + imul(lanePlace_1, 8)) | 0) + laneGroup_1) | 0;
-            b[t * 4 + imul(s_1, 2)] = roundTf32(B[element_1]);
-            b[t * 4 + ((imul(s_1, 2) + 1) | 0)] = roundTf32(B[((element_1 + 32) | 0)]);
+            const element_1 = (((imul(((k0 + imul(s, 8)) | 0), 8) + imul(lanePlace_1, 8)) | 0) + laneGroup_1) | 0;
+            b[t * 4 + imul(s, 2)] = roundTf32(B[element_1]);
+            b[t * 4 + ((imul(s, 2) + 1) | 0)] = roundTf32(B[((element_1 + 32) | 0)]);
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let s = s_slots[t];
-        s = 0;
-        s_slots[t] = s;
-      }
+      let s_1 = 0;
       loop1: for (;;) {
-        if (!(s_slots[0] < 2)) break;
+        if (!(s_1 < 2)) break;
         body1: {
-          mmaM16n8k8(acc, 4, 0, a, 8, s_slots[0], b, 4, s_slots[0], threads);
+          mmaM16n8k8(acc, 4, 0, a, 8, s_1, b, 4, s_1, threads);
         }
-        threads4: for (let t = 0; t < threads; t++) {
-          let s = s_slots[t];
-          s = (s + 1) | 0;
-          s_slots[t] = s;
-        }
+        s_1 = (s_1 + 1) | 0;
       }
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 16) | 0;
-      k0_slots[t] = k0;
-    }
+    k0 = (k0 + 16) | 0;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     const tz = (t / (nx * ny)) | 0;
     let warp = warp_slots[t];
     {
@@ -137,8 +119,8 @@ export function warpPanels_THREADS_64_STEPS_2(args, blockIdx, blockDim, gridDim)
       tile[((((element_2 + 64) | 0) + 1) | 0)] = acc[t * 4 + 3];
     }
   }
-  threads7: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let warp = warp_slots[t];
     C[((imul(warp, 128) + ((tx % 32) | 0)) | 0)] = tile[((imul(warp, 128) + ((tx % 32) | 0)) | 0)];
   }

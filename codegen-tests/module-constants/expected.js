@@ -8,22 +8,25 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel tiled: runs one block.
+let tiled_arrays;
 export function tiled(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const buf = new Float32Array(16);
-  const t_slots = new Int32Array(threads);
+  if (tiled_arrays === undefined || tiled_arrays.threads !== threads) {
+    tiled_arrays = { threads, buf: new Float32Array(16) };
+  }
+  const { buf } = tiled_arrays;
+  buf.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const tx = t;
+    const t_1 = tx;
     buf[t_1] = input[((imul(bx, 16) + t_1) | 0)];
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     let s = buf[((15 - t_1) | 0)];
     for (let k = 0; k < 16; k = (k + 1) | 0) {
       s = fround(s + buf[k]);

@@ -16,12 +16,12 @@ function select(float, int) {
 export function main(args, blockIdx, blockDim, gridDim) {
   const [array, ptr, int, float] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const loop = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const fn = tx;
-    const loop = bx;
     const unsigned = (fn + imul(loop, 64)) | 0;
     const bitcast = array[unsigned];
     const override = select(bitcast, int);

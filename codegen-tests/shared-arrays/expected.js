@@ -12,24 +12,22 @@ function i32of(v) {
 }
 
 // Kernel sharedUse specialized for TILE = 8: runs one block.
+let sharedUse_TILE_8_arrays;
 export function sharedUse_TILE_8(args, blockIdx, blockDim, gridDim) {
   const [out, counts, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 8, ny = 8, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(72);
-  const row = new Float32Array(64);
-  const hist = new Int32Array(8);
-  const flags = new Uint32Array(16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
+  if (sharedUse_TILE_8_arrays === undefined || sharedUse_TILE_8_arrays.threads !== threads) {
+    sharedUse_TILE_8_arrays = { threads, tile: new Float32Array(72), row: new Float32Array(64), hist: new Int32Array(8), flags: new Uint32Array(16) };
+  }
+  const { tile, row, hist, flags } = sharedUse_TILE_8_arrays;
+  tile.fill(0); row.fill(0); hist.fill(0); flags.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     tile[ty_1 * 9 + tx_1] = input[((imul(((imul(bx, 8) + ty_1) | 0), 8) + tx_1) | 0)];
     row[((imul(ty_1, 8) + tx_1) | 0)] = 0;
     if (ty_1 === 0) {
@@ -37,12 +35,12 @@ export function sharedUse_TILE_8(args, blockIdx, blockDim, gridDim) {
       flags[0 * 8 + tx_1] = tx_1 >>> 0;
       flags[1 * 8 + tx_1] = 0;
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     out[((imul(((imul(bx, 8) + tx_1) | 0), 8) + ty_1) | 0)] = fround(tile[tx_1 * 9 + ty_1] + row[((63 - tx_1) | 0)]);
     if (ty_1 === 0) {
       counts[((imul(bx, 8) + tx_1) | 0)] = (hist[tx_1] + i32of(flags[0 * 8 + ((7 - tx_1) | 0)])) | 0;

@@ -8,46 +8,40 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel blockSum specialized for BLOCK = 64, SCALE = 1, SQUARE = false: runs one block.
+let blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays;
 export function blockSum_BLOCK_64_SCALE_1_SQUARE_false(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(64);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays === undefined || blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays.threads !== threads) {
+    blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays = { threads, partial: new Float32Array(64) };
+  }
+  const { partial } = blockSum_BLOCK_64_SCALE_1_SQUARE_false_arrays;
+  partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     const v = input[((imul(bx, 64) + tid) | 0)];
     partial[tid] = v;
-    tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 32;
-    s_slots[t] = s;
-  }
+  let s = 32;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const total = fround(partial[0] * 1);
       out[bx] = total;
@@ -56,46 +50,40 @@ export function blockSum_BLOCK_64_SCALE_1_SQUARE_false(args, blockIdx, blockDim,
 }
 
 // Kernel blockSum specialized for BLOCK = 128, SCALE = 0.5, SQUARE = false: runs one block.
+let blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays;
 export function blockSum_BLOCK_128_SCALE_0p5_SQUARE_false(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(128);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays === undefined || blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays.threads !== threads) {
+    blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays = { threads, partial: new Float32Array(128) };
+  }
+  const { partial } = blockSum_BLOCK_128_SCALE_0p5_SQUARE_false_arrays;
+  partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     const v = input[((imul(bx, 128) + tid) | 0)];
     partial[tid] = v;
-    tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 64;
-    s_slots[t] = s;
-  }
+  let s = 64;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const total = fround(partial[0] * 0.5);
       out[bx] = total;
@@ -104,46 +92,40 @@ export function blockSum_BLOCK_128_SCALE_0p5_SQUARE_false(args, blockIdx, blockD
 }
 
 // Kernel blockSum specialized for BLOCK = 256, SCALE = 1, SQUARE = true: runs one block.
+let blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays;
 export function blockSum_BLOCK_256_SCALE_1_SQUARE_true(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(256);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays === undefined || blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays.threads !== threads) {
+    blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays = { threads, partial: new Float32Array(256) };
+  }
+  const { partial } = blockSum_BLOCK_256_SCALE_1_SQUARE_true_arrays;
+  partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     const v = input[((imul(bx, 256) + tid) | 0)];
     partial[tid] = fround(v * v);
-    tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const total = fround(partial[0] * 1);
       out[bx] = total;

@@ -10,51 +10,56 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 // undefined) and the subgroup size (default 32).
 // Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
 // returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+// One set of lane arrays (up to 128 lanes) serves every call: allocating them per subgroup cost more than
+// the operation itself.
 const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
+const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
 function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
-  const v = new Array(size), live = new Array(size);
+  const v = sgV, live = sgLive;
   for (let base = 0; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
-      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
       if (live[lane]) count++;
       v[lane] = live[lane] ? a[base + lane] : 0;
     }
     if (count === 0) continue;
-    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
-    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    if (count < size && chk) chk.partialSubgroup(base, size, Array.from(live.subarray(0, size), Boolean), where);
     switch (op) {
       case "add":
       case "min":
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
-        const w = v.slice(), has = live.slice();
+        const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
+        for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
-          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) { next[lane] = w[lane]; nextHas[lane] = has[lane]; }
           for (let lane = 0; lane < size; lane++) {
             const other = lane ^ d;
             if (!has[other]) continue;
-            nextHas[lane] = true;
+            nextHas[lane] = 1;
             if (!has[lane]) { next[lane] = w[other]; continue; }
             next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
           }
           for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
         }
-        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = w[lane];
         break;
       }
       case "inclusiveAdd":
       case "exclusiveAdd": {
         // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
-        const w = v.slice();
+        const w = sgW, next = sgNext;
+        for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
         for (let d = 1; d < size; d <<= 1) {
-          const next = w.slice();
+          for (let lane = 0; lane < size; lane++) next[lane] = w[lane];
           for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
           for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1];
         break;
       }
       case "shuffle":
@@ -66,14 +71,14 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           const k = b[base + lane];
           const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
           const inside = source >= 0 && source < size && live[source];
-          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+          r[base + lane] = inside ? v[source] : chk ? subgroupPoison[type] : v[lane];
         }
         break;
       case "ballot": {
         // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
         let bits = 0;
         for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
-        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = bits >>> 0;
         break;
       }
       case "all":
@@ -84,7 +89,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           if (v[lane]) any = 1;
           else all = 0;
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "all" ? all : any;
         break;
       }
     }
@@ -92,123 +97,86 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel subgroupOps: runs one block.
+let subgroupOps_arrays;
 export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [floats, ints, uints, x, k, rounds] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const i_slots = new Int32Array(threads);
-  const v_slots = new Float32Array(threads);
-  const n_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const least_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const scan_slots = new Float32Array(threads);
-  const scan_slots_1 = new Float32Array(threads);
-  const lane_slots_1 = new Uint32Array(threads);
-  const broadcast_slots = new Float32Array(threads);
-  const lane_slots_2 = new Uint32Array(threads);
-  const shuffled_slots = new Float32Array(threads);
-  const total_slots = new Float32Array(threads);
-  const d_slots = new Int32Array(threads);
-  const lane_slots_3 = new Uint32Array(threads);
-  const shuffled_slots_1 = new Float32Array(threads);
-  const sum_slots_1 = new Int32Array(threads);
-  const least_slots_1 = new Int32Array(threads);
-  const greatest_slots_1 = new Int32Array(threads);
-  const value_slots = new Int32Array(threads);
-  const least_slots_2 = new Int32Array(threads);
-  const scan_slots_2 = new Int32Array(threads);
-  const scan_slots_3 = new Int32Array(threads);
-  const lane_slots_4 = new Uint32Array(threads);
-  const up_slots = new Int32Array(threads);
-  const lane_slots_5 = new Uint32Array(threads);
-  const down_slots = new Int32Array(threads);
-  const lane_slots_6 = new Uint32Array(threads);
-  const shuffled_slots_2 = new Int32Array(threads);
-  const positive_slots = new Uint8Array(threads);
-  const ballot_slots = new Uint32Array(threads);
-  const value_slots_1 = new Uint8Array(threads);
-  const all_slots = new Uint8Array(threads);
-  const value_slots_2 = new Uint8Array(threads);
-  const any_slots = new Uint8Array(threads);
-  const value_slots_3 = new Uint32Array(threads);
-  const sum_slots_2 = new Uint32Array(threads);
-  const value_slots_4 = new Uint32Array(threads);
-  const greatest_slots_2 = new Uint32Array(threads);
-  const value_slots_5 = new Uint32Array(threads);
-  const lane_slots_7 = new Uint32Array(threads);
-  const broadcast_slots_1 = new Uint32Array(threads);
-  const acc_slots = new Int32Array(threads);
-  const r_slots = new Int32Array(threads);
-  const value_slots_6 = new Int32Array(threads);
-  const scan_slots_4 = new Int32Array(threads);
+  if (subgroupOps_arrays === undefined || subgroupOps_arrays.threads !== threads) {
+    subgroupOps_arrays = { threads, v_slots: new Float32Array(threads), n_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), sum_slots: new Float32Array(threads), least_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), scan_slots: new Float32Array(threads), scan_slots_1: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), broadcast_slots: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), total_slots: new Float32Array(threads), d_slots: new Int32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), sum_slots_1: new Int32Array(threads), least_slots_1: new Int32Array(threads), greatest_slots_1: new Int32Array(threads), value_slots: new Int32Array(threads), least_slots_2: new Int32Array(threads), scan_slots_2: new Int32Array(threads), scan_slots_3: new Int32Array(threads), lane_slots_4: new Uint32Array(threads), up_slots: new Int32Array(threads), lane_slots_5: new Uint32Array(threads), down_slots: new Int32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_2: new Int32Array(threads), positive_slots: new Uint8Array(threads), ballot_slots: new Uint32Array(threads), value_slots_1: new Uint8Array(threads), all_slots: new Uint8Array(threads), value_slots_2: new Uint8Array(threads), any_slots: new Uint8Array(threads), value_slots_3: new Uint32Array(threads), sum_slots_2: new Uint32Array(threads), value_slots_4: new Uint32Array(threads), greatest_slots_2: new Uint32Array(threads), value_slots_5: new Uint32Array(threads), lane_slots_7: new Uint32Array(threads), broadcast_slots_1: new Uint32Array(threads), acc_slots: new Int32Array(threads), value_slots_6: new Int32Array(threads), scan_slots_4: new Int32Array(threads) };
+  }
+  const { v_slots, n_slots, lane_slots, sum_slots, least_slots, greatest_slots, scan_slots, scan_slots_1, lane_slots_1, broadcast_slots, lane_slots_2, shuffled_slots, total_slots, d_slots, lane_slots_3, shuffled_slots_1, sum_slots_1, least_slots_1, greatest_slots_1, value_slots, least_slots_2, scan_slots_2, scan_slots_3, lane_slots_4, up_slots, lane_slots_5, down_slots, lane_slots_6, shuffled_slots_2, positive_slots, ballot_slots, value_slots_1, all_slots, value_slots_2, any_slots, value_slots_3, sum_slots_2, value_slots_4, greatest_slots_2, value_slots_5, lane_slots_7, broadcast_slots_1, acc_slots, value_slots_6, scan_slots_4 } = subgroupOps_arrays;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let i = i_slots[t];
+    const tx = t;
     let v = v_slots[t];
     let n = n_slots[t];
     let lane = lane_slots[t];
-    i = (imul(bx, 64) + tx) | 0;
+    const i = (imul(bx, 64) + tx) | 0;
     v = x[i];
     n = k[i];
     lane = t % sg;
-    i_slots[t] = i;
     v_slots[t] = v;
     n_slots[t] = n;
     lane_slots[t] = lane;
   }
   subgroup("add", "f32", v_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let sum = sum_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[imul(i, 8)] = sum;
   }
   subgroup("min", "f32", v_slots, undefined, least_slots, threads, sg, undefined, undefined, undefined);
   threads2: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let least = least_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 1) | 0)] = least;
   }
   subgroup("max", "f32", v_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let greatest = greatest_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 2) | 0)] = greatest;
   }
   subgroup("inclusiveAdd", "f32", v_slots, undefined, scan_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan = scan_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 3) | 0)] = scan;
   }
   subgroup("exclusiveAdd", "f32", v_slots, undefined, scan_slots_1, threads, sg, undefined, undefined, undefined);
   threads5: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan_1 = scan_slots_1[t];
     let lane_1 = lane_slots_1[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 4) | 0)] = scan_1;
     lane_1 = 1;
     lane_slots_1[t] = lane_1;
   }
   subgroup("shuffle", "f32", v_slots, lane_slots_1, broadcast_slots, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let broadcast = broadcast_slots[t];
     let lane_2 = lane_slots_2[t];
     let lane = lane_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 5) | 0)] = broadcast;
     lane_2 = ((((lane + 1) | 0) % sg) | 0) >>> 0;
     lane_slots_2[t] = lane_2;
   }
   subgroup("shuffle", "f32", v_slots, lane_slots_2, shuffled_slots, threads, sg, undefined, undefined, undefined);
   threads7: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let shuffled = shuffled_slots[t];
     let total = total_slots[t];
     let v = v_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 6) | 0)] = shuffled;
     total = v;
     total_slots[t] = total;
@@ -242,20 +210,23 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
     }
   }
   threads12: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let total = total_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     floats[((imul(i, 8) + 7) | 0)] = total;
   }
   subgroup("add", "i32", n_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads13: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let sum_1 = sum_slots_1[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[imul(i, 10)] = sum_1;
   }
   subgroup("min", "i32", n_slots, undefined, least_slots_1, threads, sg, undefined, undefined, undefined);
   threads14: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let least_1 = least_slots_1[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 1) | 0)] = least_1;
   }
   subgroup("max", "i32", n_slots, undefined, greatest_slots_1, threads, sg, undefined, undefined, undefined);
@@ -267,22 +238,25 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("min", "i32", value_slots, undefined, least_slots_2, threads, sg, undefined, undefined, undefined);
   threads16: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let greatest_1 = greatest_slots_1[t];
     let least_2 = least_slots_2[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 2) | 0)] = (greatest_1 - least_2) | 0;
   }
   subgroup("inclusiveAdd", "i32", n_slots, undefined, scan_slots_2, threads, sg, undefined, undefined, undefined);
   threads17: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan_2 = scan_slots_2[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 3) | 0)] = scan_2;
   }
   subgroup("exclusiveAdd", "i32", n_slots, undefined, scan_slots_3, threads, sg, undefined, undefined, undefined);
   threads18: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let scan_3 = scan_slots_3[t];
     let lane_4 = lane_slots_4[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 4) | 0)] = scan_3;
     lane_4 = 1;
     lane_slots_4[t] = lane_4;
@@ -295,11 +269,12 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("shuffleDown", "i32", n_slots, lane_slots_5, down_slots, threads, sg, undefined, undefined, undefined);
   threads20: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let lane = lane_slots[t];
     let up = up_slots[t];
     let down = down_slots[t];
     let lane_6 = lane_slots_6[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 5) | 0)] = (lane >= 1) ? up : (-1);
     ints[((imul(i, 10) + 6) | 0)] = (((lane + 2) | 0) < sg) ? down : (-1);
     lane_6 = 1;
@@ -307,11 +282,12 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("shuffleXor", "i32", n_slots, lane_slots_6, shuffled_slots_2, threads, sg, undefined, undefined, undefined);
   threads21: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let shuffled_2 = shuffled_slots_2[t];
     let lane = lane_slots[t];
     let positive = positive_slots[t] !== 0;
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     ints[((imul(i, 10) + 7) | 0)] = shuffled_2;
     ints[((imul(i, 10) + 8) | 0)] = lane;
     ints[((imul(i, 10) + 9) | 0)] = sg;
@@ -320,40 +296,44 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("ballot", "bool", positive_slots, undefined, ballot_slots, threads, sg, undefined, undefined, undefined);
   threads22: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let ballot = ballot_slots[t];
     let value_1 = value_slots_1[t] !== 0;
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[imul(i, 6)] = ballot;
     value_1 = n > (-100);
     value_slots_1[t] = value_1 ? 1 : 0;
   }
   subgroup("all", "bool", value_slots_1, undefined, all_slots, threads, sg, undefined, undefined, undefined);
   threads23: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let all = all_slots[t] !== 0;
     let value_2 = value_slots_2[t] !== 0;
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 1) | 0)] = all ? 1 : 0;
     value_2 = n > 90;
     value_slots_2[t] = value_2 ? 1 : 0;
   }
   subgroup("any", "bool", value_slots_2, undefined, any_slots, threads, sg, undefined, undefined, undefined);
   threads24: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let any = any_slots[t] !== 0;
     let value_3 = value_slots_3[t];
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 2) | 0)] = any ? 1 : 0;
     value_3 = (n & 255) >>> 0;
     value_slots_3[t] = value_3;
   }
   subgroup("add", "u32", value_slots_3, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads25: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let sum_2 = sum_slots_2[t];
     let value_4 = value_slots_4[t];
     let n = n_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 3) | 0)] = sum_2;
     value_4 = ((n + 100) | 0) >>> 0;
     value_slots_4[t] = value_4;
@@ -370,77 +350,70 @@ export function subgroupOps(args, blockIdx, blockDim, gridDim, chk, subgroupSize
   }
   subgroup("shuffle", "u32", value_slots_5, lane_slots_7, broadcast_slots_1, threads, sg, undefined, undefined, undefined);
   threads27: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t;
     let greatest_2 = greatest_slots_2[t];
     let broadcast_1 = broadcast_slots_1[t];
     let acc = acc_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 4) | 0)] = (greatest_2 + broadcast_1) >>> 0;
     acc = 0;
     acc_slots[t] = acc;
   }
-  threads28: for (let t = 0; t < threads; t++) {
-    let r = r_slots[t];
-    r = 0;
-    r_slots[t] = r;
-  }
+  let r = 0;
   loop1: for (;;) {
-    if (!(r_slots[0] < rounds)) break;
+    if (!(r < rounds)) break;
     body1: {
-      threads29: for (let t = 0; t < threads; t++) {
+      threads28: for (let t = 0; t < threads; t++) {
         let value_6 = value_slots_6[t];
-        let r = r_slots[t];
         let lane = lane_slots[t];
         value_6 = (r + lane) | 0;
         value_slots_6[t] = value_6;
       }
       subgroup("exclusiveAdd", "i32", value_slots_6, undefined, scan_slots_4, threads, sg, undefined, undefined, undefined);
-      threads30: for (let t = 0; t < threads; t++) {
+      threads29: for (let t = 0; t < threads; t++) {
         let acc = acc_slots[t];
         let scan_4 = scan_slots_4[t];
         acc = (acc + scan_4) | 0;
         acc_slots[t] = acc;
       }
     }
-    threads31: for (let t = 0; t < threads; t++) {
-      let r = r_slots[t];
-      r = (r + 1) | 0;
-      r_slots[t] = r;
-    }
+    r = (r + 1) | 0;
   }
-  threads32: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+  threads30: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let acc = acc_slots[t];
+    const i = (imul(bx, 64) + tx) | 0;
     uints[((imul(i, 6) + 5) | 0)] = acc >>> 0;
   }
 }
 
 // Kernel neighbourSum: runs one block.
+let neighbourSum_arrays;
 export function neighbourSum(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, x] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const i_slots = new Int32Array(threads);
-  const value_slots = new Float32Array(threads);
-  const lane_slots = new Uint32Array(threads);
-  const next_slots = new Float32Array(threads);
+  if (neighbourSum_arrays === undefined || neighbourSum_arrays.threads !== threads) {
+    neighbourSum_arrays = { threads, value_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), next_slots: new Float32Array(threads) };
+  }
+  const { value_slots, lane_slots, next_slots } = neighbourSum_arrays;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    let i = i_slots[t];
     let value = value_slots[t];
     let lane = lane_slots[t];
-    i = (imul(bx, nx) + tx) | 0;
+    const i = (imul(bx, nx) + tx) | 0;
     value = x[i];
     lane = 1;
-    i_slots[t] = i;
     value_slots[t] = value;
     lane_slots[t] = lane;
   }
   subgroup("shuffleDown", "f32", value_slots, lane_slots, next_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let i = i_slots[t];
+    const tx = t % nx;
     let next = next_slots[t];
+    const i = (imul(bx, nx) + tx) | 0;
     out[i] = ((((t % sg) + 1) | 0) < sg) ? fround(x[i] + next) : x[i];
   }
 }

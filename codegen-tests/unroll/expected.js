@@ -12,24 +12,27 @@ function f32val(v) {
 }
 
 // Kernel unrolled specialized for K = 4: runs one block.
+let unrolled_K_4_arrays;
 export function unrolled_K_4(args, blockIdx, blockDim, gridDim) {
   const [out, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 1, nz = 1, threads = 16;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(64);
-  const t_slots = new Int32Array(threads);
+  if (unrolled_K_4_arrays === undefined || unrolled_K_4_arrays.threads !== threads) {
+    unrolled_K_4_arrays = { threads, tile: new Float32Array(64) };
+  }
+  const { tile } = unrolled_K_4_arrays;
+  tile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let t_1 = t_slots[t];
-    t_1 = tx;
+    const tx = t;
+    const t_1 = tx;
     for (let j = 0; j < 4; j = (j + 1) | 0) {
       tile[t_1 * 4 + j] = out[((imul(t_1, 4) + j) | 0)];
     }
-    t_slots[t] = t_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
+    const tx = t;
+    const t_1 = tx;
     let sum = 0;
     for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
       const v = tile[t_1 * 4 + j_1];

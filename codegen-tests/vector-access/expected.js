@@ -8,19 +8,20 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel vectorCopy specialized for WIDTH = 128: runs one block.
+let vectorCopy_WIDTH_128_arrays;
 export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
   const [out, input, ints, intsIn, scale] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(256);
-  const flat = new Float32Array(128);
-  const scratch = new Float32Array(threads * 8);
-  const base_slots = new Int32Array(threads);
+  if (vectorCopy_WIDTH_128_arrays === undefined || vectorCopy_WIDTH_128_arrays.threads !== threads) {
+    vectorCopy_WIDTH_128_arrays = { threads, tile: new Float32Array(256), flat: new Float32Array(128), scratch: new Float32Array(threads * 8) };
+  }
+  const { tile, flat, scratch } = vectorCopy_WIDTH_128_arrays;
+  tile.fill(0); flat.fill(0); scratch.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let base = base_slots[t];
-    base = (imul(bx, 128) + imul(tx, 4)) | 0;
+    const tx = t;
+    const base = (imul(bx, 128) + imul(tx, 4)) | 0;
     const a = input[base];
     const b = input[((base + 1) | 0)];
     const c = input[((base + 2) | 0)];
@@ -37,10 +38,9 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
     scratch[t * 8 + 5] = b;
     scratch[t * 8 + 6] = c;
     scratch[t * 8 + 7] = d;
-    base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let x = tile[1 * 128 + imul(tx, 4)];
     let y = tile[1 * 128 + ((imul(tx, 4) + 1) | 0)];
     let z = tile[1 * 128 + ((imul(tx, 4) + 2) | 0)];
@@ -52,8 +52,8 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
     flat[((imul(tx, 4) + 3) | 0)] = w;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let base = base_slots[t];
+    const tx = t;
+    const base = (imul(bx, 128) + imul(tx, 4)) | 0;
     const p = flat[imul((tx ^ 1), 4)];
     const q = flat[((imul((tx ^ 1), 4) + 1) | 0)];
     const r = flat[((imul((tx ^ 1), 4) + 2) | 0)];
@@ -74,20 +74,21 @@ export function vectorCopy_WIDTH_128(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel pipelinedSum specialized for STEPS = 4: runs one block.
+let pipelinedSum_STEPS_4_arrays;
 export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const stages = new Float32Array(256);
-  const offset_slots = new Int32Array(threads);
-  const total_slots = new Float32Array(threads);
-  const step_slots = new Int32Array(threads);
+  if (pipelinedSum_STEPS_4_arrays === undefined || pipelinedSum_STEPS_4_arrays.threads !== threads) {
+    pipelinedSum_STEPS_4_arrays = { threads, stages: new Float32Array(256), total_slots: new Float32Array(threads) };
+  }
+  const { stages, total_slots } = pipelinedSum_STEPS_4_arrays;
+  stages.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let offset = offset_slots[t];
+    const tx = t;
     let total = total_slots[t];
-    offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
+    const offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
     {
       const copied0 = input[offset];
       const copied1 = input[((offset + 1) | 0)];
@@ -99,21 +100,15 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
       stages[0 * 128 + ((imul(tx, 4) + 3) | 0)] = copied3;
     }
     total = 0;
-    offset_slots[t] = offset;
     total_slots[t] = total;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < 4)) break;
+    if (!(step < 4)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        let step = step_slots[t];
-        let offset = offset_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const offset = (imul(imul(bx, 4), 128) + imul(tx, 4)) | 0;
         if (((step + 1) | 0) < 4) {
           {
             const copied0_1 = input[((offset + imul(((step + 1) | 0), 128)) | 0)];
@@ -127,9 +122,8 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        let step = step_slots[t];
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let total = total_slots[t];
         const e0 = stages[((step % 2) | 0) * 128 + imul(((((tx + 1) | 0) % 32) | 0), 4)];
         const e1 = stages[((step % 2) | 0) * 128 + ((imul(((((tx + 1) | 0) % 32) | 0), 4) + 1) | 0)];
@@ -139,14 +133,10 @@ export function pipelinedSum_STEPS_4(args, blockIdx, blockDim, gridDim) {
         total_slots[t] = total;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let total = total_slots[t];
     out[((imul(bx, 32) + tx) | 0)] = total;
   }

@@ -63,51 +63,56 @@ const atomics = {
 export const subgroupRuntime = String.raw`
 // Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
 // returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+// One set of lane arrays (up to 128 lanes) serves every call: allocating them per subgroup cost more than
+// the operation itself.
 const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
+const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
 function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
-  const v = new Array(size), live = new Array(size);
+  const v = sgV, live = sgLive;
   for (let base = 0; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
-      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
       if (live[lane]) count++;
       v[lane] = live[lane] ? a[base + lane] : 0;
     }
     if (count === 0) continue;
-    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
-    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    if (count < size && chk) chk.partialSubgroup(base, size, Array.from(live.subarray(0, size), Boolean), where);
     switch (op) {
       case "add":
       case "min":
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
-        const w = v.slice(), has = live.slice();
+        const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
+        for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
-          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) { next[lane] = w[lane]; nextHas[lane] = has[lane]; }
           for (let lane = 0; lane < size; lane++) {
             const other = lane ^ d;
             if (!has[other]) continue;
-            nextHas[lane] = true;
+            nextHas[lane] = 1;
             if (!has[lane]) { next[lane] = w[other]; continue; }
             next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
           }
           for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
         }
-        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = w[lane];
         break;
       }
       case "inclusiveAdd":
       case "exclusiveAdd": {
         // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
-        const w = v.slice();
+        const w = sgW, next = sgNext;
+        for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
         for (let d = 1; d < size; d <<= 1) {
-          const next = w.slice();
+          for (let lane = 0; lane < size; lane++) next[lane] = w[lane];
           for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
           for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1];
         break;
       }
       case "shuffle":
@@ -119,14 +124,14 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           const k = b[base + lane];
           const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
           const inside = source >= 0 && source < size && live[source];
-          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+          r[base + lane] = inside ? v[source] : chk ? subgroupPoison[type] : v[lane];
         }
         break;
       case "ballot": {
         // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
         let bits = 0;
         for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
-        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = bits >>> 0;
         break;
       }
       case "all":
@@ -137,7 +142,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           if (v[lane]) any = 1;
           else all = 0;
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "all" ? all : any;
         break;
       }
     }

@@ -183,12 +183,24 @@ class KernelPrinter {
   private readonly subgroups: boolean;
   /** Locals declared in the body (as opposed to parameters). */
   private readonly declared = new Set<Variable>();
+  /**
+   * Block-uniform locals: the same value in every thread, so one block-level local holds them, set once per
+   * block where the body sets them, never spilled (uniformLocals).
+   */
+  private uniform: ReadonlySet<Variable> = new Set();
+  /**
+   * Locals recomputed in each region that reads them instead of spilled: `const`s declared at block level
+   * from thread indices, parameters and constant uniform locals by a few integer operations (`const tid =
+   * threadIdx.x` and the like), in declaration order. Cheaper than a slot per thread written in one region
+   * and read in every later one. Filled by `print` (those read by block-level conditions still spill).
+   */
+  private readonly recomputed = new Map<Variable, Expr>();
 
   constructor(
     private readonly unit: JsKernelUnit,
     private readonly functionName: string,
     private readonly out: Writer,
-    moduleNames: Namer,
+    private readonly moduleNames: Namer,
     private readonly location: ((span: Span) => string) | undefined,
   ) {
     this.names = moduleNames.child();
@@ -221,6 +233,7 @@ class KernelPrinter {
         const slot = location ? "t" : "0";
         const slots = this.spilled.get(v);
         if (slots) return v.type === "bool" ? `(${slots}[${slot}] !== 0)` : `${slots}[${slot}]`;
+        if (this.uniform.has(v)) return this.names.lookup(v);
         if (this.declared.has(v)) throw new Error(`internal: '${v.name}' is read outside a thread region but was not spilled`);
         return this.names.lookup(v); // a scalar parameter
 
@@ -233,11 +246,127 @@ class KernelPrinter {
     });
     this.hasReturn = hasReturn;
     this.subgroups = usesSubgroups(unit.kernel.body);
+    this.uniform = this.uniformLocals(unit.kernel.body);
+  }
+
+  /**
+   * The locals that hold one value for the whole block: set only by declarations and assignments that stand
+   * at block level (in the statement lists that `sequence` prints, never inside a thread region's control
+   * flow), from values that every thread computes alike (literals, scalar parameters, blockIdx, blockDim,
+   * gridDim and other such locals, through operators and helpers; never threadIdx or a load). A loop
+   * counter of a loop with a barrier inside is the typical one: it then costs one local instead of a slot
+   * per thread and a thread loop per update.
+   */
+  private uniformLocals(body: readonly Stmt[]): Set<Variable> {
+    const sets = new Map<Variable, Expr[]>();
+    const excluded = new Set<Variable>();
+    const visitBlockLevel = (stmts: readonly Stmt[], inBlockLoop: boolean) => {
+      for (const stmt of stmts) {
+        if (stmt.kind === "declare" || stmt.kind === "assign") {
+          const value = stmt.kind === "declare" ? stmt.init : stmt.value;
+          const list = sets.get(stmt.variable) ?? [];
+          if (value) list.push(value);
+          sets.set(stmt.variable, list);
+          continue;
+        }
+        if (!this.isBlockLevel(stmt, inBlockLoop)) {
+          // Inside a region: whatever it sets differs from thread to thread, or may.
+          walkStmts([stmt], (inner) => {
+            for (const variable of declaredVariables(inner)) excluded.add(variable);
+            if (inner.kind === "assign") excluded.add(inner.variable);
+          });
+          continue;
+        }
+        if (stmt.kind === "collective") {
+          excluded.add(stmt.result);
+          for (const arg of stmt.args) if (arg.kind === "variable") excluded.add(arg.variable);
+        }
+        this.blockLevelParts(stmt, {
+          condition: () => undefined,
+          region: (part) => visitBlockLevel(part, inBlockLoop),
+          nested: (part, loopBody) => visitBlockLevel(part, loopBody || inBlockLoop),
+        });
+      }
+    };
+    visitBlockLevel(body, false);
+    this.blockDeclarations = new Map([...sets].filter(([v, values]) => !excluded.has(v) && !v.mutable && values.length === 1).map(([v, values]) => [v, values[0]!]));
+    const uniform = new Set([...sets.keys()].filter((v) => !excluded.has(v)));
+    const isUniform = (expr: Expr): boolean => {
+      let ok = true;
+      walkExpr(expr, (e) => {
+        if (e.kind === "load" || e.kind === "subgroupBuiltin" || (e.kind === "builtin" && e.builtin === "threadIdx")) ok = false;
+        if (e.kind === "variable" && this.declared.has(e.variable) && !uniform.has(e.variable)) ok = false;
+      });
+      return ok;
+    };
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const variable of uniform) {
+        if (sets.get(variable)!.every(isUniform)) continue;
+        uniform.delete(variable);
+        changed = true;
+      }
+    }
+    return uniform;
+  }
+
+  /** `const` locals declared once at block level (outside any region's control flow), with their values. */
+  private blockDeclarations = new Map<Variable, Expr>();
+
+  /** Candidates for `recomputed`, in declaration order: see there. */
+  private recomputable(): Map<Variable, Expr> {
+    const found = new Map<Variable, Expr>();
+    for (const [variable, value] of this.blockDeclarations) {
+      if (this.uniform.has(variable)) continue;
+      let ok = true;
+      walkExpr(value, (e) => {
+        switch (e.kind) {
+          case "literal":
+          case "builtin":
+          case "unary":
+          case "convert":
+          case "select":
+            return;
+          case "binary":
+            // Division is slower than the load it would save.
+            if (e.op === "div" || e.op === "rem") ok = false;
+            return;
+          case "variable":
+            if (this.declared.has(e.variable) && !found.has(e.variable) && !(this.uniform.has(e.variable) && !e.variable.mutable)) ok = false;
+            return;
+          default:
+            ok = false;
+        }
+      });
+      if (ok) found.set(variable, value);
+    }
+    return found;
+  }
+
+  /** A block-level declaration or assignment of a uniform local: printed once, outside the thread loops. */
+  private isUniformStmt(stmt: Stmt): stmt is Stmt & { kind: "declare" | "assign" } {
+    return (stmt.kind === "declare" || stmt.kind === "assign") && this.uniform.has(stmt.variable);
+  }
+
+  /**
+   * Whether a uniform statement must wait for the region gathered before it: when that region reads or sets
+   * the local, which would otherwise see the new value too early. Otherwise it is printed first, and the
+   * region stays whole.
+   */
+  private waitsFor(pending: readonly Stmt[], stmt: Stmt & { kind: "declare" | "assign" }): boolean {
+    let found = false;
+    walkStmts(pending, (inner) => {
+      if (inner.kind === "assign" && inner.variable === stmt.variable) found = true;
+      for (const expr of exprsOf(inner)) walkExpr(expr, (e) => e.kind === "variable" && e.variable === stmt.variable && (found = true));
+    });
+    return found;
   }
 
   print(): void {
     const { kernel } = this.unit;
     const { out, names } = this;
+    // Named before the kernel's locals, which then cannot shadow it.
+    const arraysName = this.location ? undefined : this.moduleNames.name({}, `${this.functionName}_arrays`);
     const params = kernel.params.flatMap((param) => {
       if (param.kind === "buffer") {
         const name = names.name(param.array, param.array.name);
@@ -247,9 +376,53 @@ class KernelPrinter {
       if (param.kind === "scalar") return [names.name(param.variable, param.variable.name)];
       return [];
     });
+    // Which locals spill is known before anything is printed: the function's arrays are listed in its header.
+    const uses = this.planSpills(kernel.body);
+    // Those a block-level condition reads must be in slots (thread 0's, or each thread's in checked mode).
+    for (const [variable, value] of this.recomputable()) {
+      const readsSpilled = (expr: Expr) => {
+        let found = false;
+        walkExpr(expr, (e) => e.kind === "variable" && this.declared.has(e.variable) && !this.uniform.has(e.variable) && !this.recomputed.has(e.variable) && (found = true));
+        return found;
+      };
+      if (!uses.get(variable)?.has("block") && !readsSpilled(value)) this.recomputed.set(variable, value);
+    }
+    // Parameters are the same for every thread and live in the function's scope; only body locals spill.
+    const spills = [...uses]
+      .filter(([variable, units]) => this.declared.has(variable) && !this.uniform.has(variable) && !this.recomputed.has(variable) && (units.size >= 2 || units.has("block")))
+      .map(([variable]) => variable);
+    // The block's arrays: shared, private, the spill slots and the returned threads' marks. `zero`: zeroed
+    // for each block (shared and private arrays start from zeros on the CPU, docs/language.md; a slot is
+    // always written by its local's declaration before it is read).
+    const allocations: { name: string; ctor: string; size: string; zero: boolean }[] = [];
+    const ctorOf = { f32: "Float32Array", i32: "Int32Array", u32: "Uint32Array", bool: "Uint8Array" } as const;
+    for (const array of kernel.shared) {
+      const sizes = this.unit.sharedSizes.get(array) ?? [];
+      const name = names.name(array, array.name);
+      this.arrays.set(array, { name, dims: sizes });
+      allocations.push({ name, ctor: ctorOf[array.elementType], size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
+    }
+    for (const array of kernel.locals) {
+      const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
+      const name = names.name(array, array.name);
+      this.arrays.set(array, { name, dims: [size] });
+      allocations.push({ name, ctor: ctorOf[array.elementType], size: `threads * ${size}`, zero: true });
+    }
+    if (this.hasReturn) allocations.push({ name: "done", ctor: "Uint8Array", size: "threads", zero: true });
+    for (const variable of spills) {
+      const slots = names.name({}, `${variable.name}_slots`);
+      this.spilled.set(variable, slots);
+      allocations.push({ name: slots, ctor: ctorOf[variable.type], size: "threads", zero: false });
+    }
+    // Unchecked, the arrays are made once per thread count and reused by every later block: making a typed
+    // array costs about a microsecond, which a block of a small kernel would otherwise pay several times
+    // over. Checked mode keeps fresh arrays, which its checker follows by identity.
+    const scratch = allocations.length > 0 ? arraysName : undefined;
+
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
     out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}: runs one block.`);
+    if (scratch) out.line(`let ${scratch};`);
     const extra = this.subgroups ? ", chk, subgroupSize" : this.location ? ", chk" : "";
     out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`);
     out.indent();
@@ -257,35 +430,24 @@ class KernelPrinter {
     if (this.location) out.line(`chk.beginBlock(blockIdx, blockDim${this.subgroups ? ", sg" : ""});`);
     if (params.length > 0) out.line(`const [${params.join(", ")}] = args;`);
     out.line("const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];");
-    out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
+    // A block shape the kernel fixes is a constant: thread loops get constant bounds and, in a 1-D block,
+    // threadIdx.x is the loop variable itself.
+    const fixed = this.unit.block;
+    if (fixed) out.line(`const nx = ${fixed[0]}, ny = ${fixed[1]}, nz = ${fixed[2]}, threads = ${fixed[0] * fixed[1] * fixed[2]};`);
+    else out.line("const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;");
     out.line("const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];");
-    for (const array of kernel.shared) {
-      const sizes = this.unit.sharedSizes.get(array) ?? [];
-      const name = names.name(array, array.name);
-      this.arrays.set(array, { name, dims: sizes });
-      const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
-      out.line(`const ${name} = new ${ctor}(${sizes.reduce((a, b) => a * b, 1)});`);
+    if (scratch) {
+      out.block(`if (${scratch} === undefined || ${scratch}.threads !== threads) {`, () => {
+        out.line(`${scratch} = { threads, ${allocations.map((a) => `${a.name}: new ${a.ctor}(${a.size})`).join(", ")} };`);
+      });
+      out.line(`const { ${allocations.map((a) => a.name).join(", ")} } = ${scratch};`);
+      const zeroed = allocations.filter((a) => a.zero);
+      if (zeroed.length > 0) out.line(zeroed.map((a) => `${a.name}.fill(0);`).join(" "));
+    } else {
+      for (const a of allocations) out.line(`const ${a.name} = new ${a.ctor}(${a.size});`);
     }
-    for (const array of kernel.locals) {
-      const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
-      const name = names.name(array, array.name);
-      this.arrays.set(array, { name, dims: [size] });
-      const ctor = array.elementType === "f32" ? "Float32Array" : array.elementType === "i32" ? "Int32Array" : "Uint32Array";
-      out.line(`const ${name} = new ${ctor}(threads * ${size});`);
-    }
-    if (this.hasReturn) out.line("const done = new Uint8Array(threads);");
     if (this.hasReturn) out.line("let alive = threads;");
 
-    const uses = this.planSpills(kernel.body);
-    // Parameters are the same for every thread and live in the function's scope; only body locals spill.
-    for (const [variable, units] of uses) {
-      if (!this.declared.has(variable)) continue;
-      if (units.size < 2 && !units.has("block")) continue;
-      const slots = names.name({}, `${variable.name}_slots`);
-      this.spilled.set(variable, slots);
-      const ctor = { f32: "Float32Array", i32: "Int32Array", u32: "Uint32Array", bool: "Uint8Array" }[variable.type];
-      out.line(`const ${slots} = new ${ctor}(threads);`);
-    }
     // Name every spilled local now, so regions can declare them in any order.
     for (const variable of this.spilled.keys()) names.name(variable, variable.name);
     this.regionCount = 0;
@@ -315,8 +477,19 @@ class KernelPrinter {
     let region = 0;
     const visit = (stmts: readonly Stmt[], inBlockLoop: boolean) => {
       let open = false;
+      let pending: Stmt[] = [];
       for (const stmt of stmts) {
+        if (this.isUniformStmt(stmt)) {
+          // As `sequence` prints it: the region before it closes only when it uses the local.
+          if (open && this.waitsFor(pending, stmt)) {
+            region++;
+            open = false;
+            pending = [];
+          }
+          continue;
+        }
         if (this.isBlockLevel(stmt, inBlockLoop)) {
+          pending = [];
           if (open) region++;
           open = false;
           // A collective reads its arguments' slots and writes its result's, for the whole block at once.
@@ -325,14 +498,12 @@ class KernelPrinter {
           if (stmt.kind === "mma") exprsOf(stmt).forEach((expr) => noteExpr(expr, "block"));
           this.blockLevelParts(stmt, {
             condition: (expr) => noteExpr(expr, "block"),
-            region: (part) => {
-              noteStmts(part, `r${region}`);
-              region++;
-            },
+            region: (part) => visit(part, inBlockLoop),
             nested: (part, loopBody) => visit(part, loopBody || inBlockLoop),
           });
         } else {
           open = true;
+          pending.push(stmt);
           noteStmts([stmt], `r${region}`);
         }
       }
@@ -388,6 +559,11 @@ class KernelPrinter {
       pending = [];
     };
     for (const stmt of stmts) {
+      if (this.isUniformStmt(stmt)) {
+        if (this.waitsFor(pending, stmt)) flush();
+        new ThreadStmtPrinter(this.out, this.names, this.printer, undefined).stmt(stmt);
+        continue;
+      }
       if (!this.isBlockLevel(stmt, loop !== undefined)) {
         pending.push(stmt);
         continue;
@@ -448,7 +624,7 @@ class KernelPrinter {
       case "while": {
         const id = this.labelCount++;
         const labels = { breakLabel: `loop${id}`, continueLabel: `body${id}` };
-        if (stmt.kind === "for" && stmt.init.length > 0) this.region(stmt.init);
+        if (stmt.kind === "for" && stmt.init.length > 0) this.sequence(stmt.init, loop);
         out.line(`${labels.breakLabel}: for (;;) {`);
         out.indent();
         if (this.location) out.line(this.printer.loopTick(stmt.span, "-1"));
@@ -458,7 +634,7 @@ class KernelPrinter {
         this.sequence(stmt.body, labels);
         out.dedent();
         out.line("}");
-        if (stmt.kind === "for" && stmt.update.length > 0) this.region(stmt.update);
+        if (stmt.kind === "for" && stmt.update.length > 0) this.sequence(stmt.update, loop);
         out.dedent();
         out.line("}");
         return;
@@ -520,15 +696,32 @@ class KernelPrinter {
       }
     });
     const promoted = [...used].filter((v) => this.spilled.has(v));
+    // Recomputed locals this region reads but does not declare, with those their values read in turn.
+    const declaredHere = new Set<Variable>();
+    walkStmts(stmts, (stmt) => declaredVariables(stmt).forEach((v) => declaredHere.add(v)));
+    const recompute = new Set<Variable>();
+    const need = (variable: Variable) => {
+      if (recompute.has(variable) || declaredHere.has(variable) || !this.recomputed.has(variable)) return;
+      recompute.add(variable);
+      walkExpr(this.recomputed.get(variable)!, (e) => {
+        if (e.kind === "variable") need(e.variable);
+        if (e.kind === "builtin" && e.builtin === "threadIdx") axes.add(e.axis);
+      });
+    };
+    for (const variable of used) need(variable);
     out.line(`${label}: for (let t = 0; t < threads; t++) {`);
     out.indent();
     if (this.hasReturn) out.line("if (done[t]) continue;");
-    if (axes.has("x")) out.line("const tx = t % nx;");
-    if (axes.has("y")) out.line("const ty = ((t / nx) | 0) % ny;");
+    const block = this.unit.block;
+    if (axes.has("x")) out.line(block && block[1] * block[2] === 1 ? "const tx = t;" : "const tx = t % nx;");
+    if (axes.has("y")) out.line(block && block[2] === 1 ? "const ty = (t / nx) | 0;" : "const ty = ((t / nx) | 0) % ny;");
     if (axes.has("z")) out.line("const tz = (t / (nx * ny)) | 0;");
     for (const variable of promoted) {
       const slots = this.spilled.get(variable)!;
       out.line(`let ${names.lookup(variable)} = ${variable.type === "bool" ? `${slots}[t] !== 0` : `${slots}[t]`};`);
+    }
+    for (const [variable, value] of this.recomputed) {
+      if (recompute.has(variable)) out.line(`const ${names.lookup(variable)} = ${bare(this.printer.print(value))};`);
     }
     new ThreadStmtPrinter(out, names, this.printer, { label }, new Set(this.spilled.keys())).stmts(stmts);
     for (const variable of promoted) {

@@ -49,6 +49,8 @@ export interface TargetInfo {
   readonly legalize: LegalizeOptions;
   /** Unroll `unroll:` loops in the IR (true) or leave them to a pragma in the output (false). */
   readonly unrollInIR: boolean;
+  /** Replace private arrays with constant indices by one local per element (passes/scalarize.ts). */
+  readonly scalarizePrivateArrays: boolean;
 }
 
 export const targets: Readonly<Record<TargetName, TargetInfo>> = {
@@ -65,6 +67,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
     legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true },
     unrollInIR: false,
+    scalarizePrivateArrays: false,
   },
   wgsl: {
     name: "wgsl",
@@ -96,6 +99,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // atomics do; no async copies.
     legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true, atomicAccesses: true, loopCondition: true },
     unrollInIR: true,
+    scalarizePrivateArrays: false,
   },
   js: {
     name: "js",
@@ -107,8 +111,10 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true, splitMatrixAccesses: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
-    // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops.
+    // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops, except the
+    // small ones whose unrolling turns a private array into locals.
     unrollInIR: false,
+    scalarizePrivateArrays: true,
   },
 };
 

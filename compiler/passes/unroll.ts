@@ -22,12 +22,17 @@ const maxTrips = 64;
  */
 export const maxUnrolledStatements = 4096;
 
-export function unrollLoops(stmts: readonly Stmt[]): Stmt[] {
+/**
+ * `select`: only the `unroll:` loops it accepts (seen after the loops inside them were unrolled); `maxStatements`:
+ * a smaller budget than `maxUnrolledStatements` (scalarize.ts unrolls only what lets it drop a private array).
+ */
+export function unrollLoops(stmts: readonly Stmt[], options: { select?: (loop: ForStmt) => boolean; maxStatements?: number } = {}): Stmt[] {
+  const budget = options.maxStatements ?? maxUnrolledStatements;
   return mapStmts(stmts, {
     stmt: (stmt) => {
-      if (stmt.kind !== "for" || !stmt.unroll) return stmt;
+      if (stmt.kind !== "for" || !stmt.unroll || (options.select && !options.select(stmt))) return stmt;
       const trips = tripValues(stmt);
-      if (!trips || trips.length * statementCount(stmt.body) > maxUnrolledStatements) return stmt;
+      if (!trips || trips.length * statementCount(stmt.body) > budget) return stmt;
       const variable = (stmt.init[0] as { variable: Variable }).variable;
       // A body that declares nothing at its top level can be spliced in; otherwise each copy keeps a scope.
       const needsScope = stmt.body.some((s) => declaredVariables(s).length > 0);

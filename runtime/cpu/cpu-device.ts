@@ -3,7 +3,8 @@
  * function runs its threads region by region, so barriers hold), or with `workers: N` on N worker threads
  * that share the launch's blocks (worker-pool.ts; buffers then live in shared memory). Buffers are typed
  * arrays owned by the device; reads return copies, so a caller can never alias device memory by accident.
- * Checked mode always runs on the calling thread: its checker follows one block at a time. Subgroups have
+ * Checked mode always runs on the calling thread: its checker follows one block at a time. A launch of one
+ * block runs on the calling thread too, where no time limit asks for a worker: it has nothing to share out. Subgroups have
  * `subgroupSize` lanes (default 32, as CUDA's warps; WebGPU adapters have 4 to 128), so kernels can be tested
  * for the sizes they will meet.
  *
@@ -122,6 +123,12 @@ export class CpuDevice implements Device {
       return;
     }
     const { checked, args } = this.prepare(kernel, options);
+    // One block has nothing to share out: the calling thread runs it at once (its buffers are the same
+    // shared memory), sparing the messages to and from a worker, unless only a worker can stop it in time.
+    if (this.timeLimitMs === undefined && checked.grid[0] * checked.grid[1] * checked.grid[2] === 1 && kernel.js) {
+      this.runBlocks(kernel, checked, args, kernel.js, undefined);
+      return;
+    }
     // A pool stopped by an earlier time limit is replaced; the buffers live in shared memory and stay.
     if (this.pool.stopped) this.pool = new WorkerPool(this.workers);
     try {
@@ -156,6 +163,12 @@ export class CpuDevice implements Device {
     const fn = this.checked ? kernel.jsChecked : kernel.js;
     if (!fn) throw new LaunchError(name, "it was not compiled for the js target");
     const checker = this.checked ? new Checker(name, this.timeLimitMs) : undefined;
+    this.runBlocks(kernel, checked, args, fn, checker);
+  }
+
+  /** Every block of a launch whose arguments were checked, one after another on the calling thread. */
+  private runBlocks(kernel: KernelHandle, checked: ReturnType<CpuDevice["prepare"]>["checked"], args: readonly unknown[], fn: NonNullable<KernelHandle["js"]>, checker: Checker | undefined): void {
+    const name = kernel.description.entryName;
     const limit = this.timeLimitMs;
     const deadline = limit === undefined ? Infinity : performance.now() + limit;
     const [gx, gy, gz] = checked.grid;

@@ -17,47 +17,160 @@ function geluTanh(x) {
 export function saxpyVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [n, a, x, y] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const xs = new Float32Array(threads * 16);
-  const ys = new Float32Array(threads * 16);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const quads = (n / 4) | 0;
+    const tx = t;
+    let xs0 = 0;
+    let xs1 = 0;
+    let xs2 = 0;
+    let xs3 = 0;
+    let xs4 = 0;
+    let xs5 = 0;
+    let xs6 = 0;
+    let xs7 = 0;
+    let xs8 = 0;
+    let xs9 = 0;
+    let xs10 = 0;
+    let xs11 = 0;
+    let xs12 = 0;
+    let xs13 = 0;
+    let xs14 = 0;
+    let xs15 = 0;
+    let ys0 = 0;
+    let ys1 = 0;
+    let ys2 = 0;
+    let ys3 = 0;
+    let ys4 = 0;
+    let ys5 = 0;
+    let ys6 = 0;
+    let ys7 = 0;
+    let ys8 = 0;
+    let ys9 = 0;
+    let ys10 = 0;
+    let ys11 = 0;
+    let ys12 = 0;
+    let ys13 = 0;
+    let ys14 = 0;
+    let ys15 = 0;
     for (let first = (imul(imul(bx, 256), 4) + tx) | 0; first < quads; first = (first + imul(imul(gx, 256), 4)) | 0) {
       if (((first + 768) | 0) < quads) {
-        for (let k = 0; k < 4; k = (k + 1) | 0) {
-          const x0 = x[imul(((first + imul(k, 256)) | 0), 4)];
-          const x1 = x[((imul(((first + imul(k, 256)) | 0), 4) + 1) | 0)];
-          const x2 = x[((imul(((first + imul(k, 256)) | 0), 4) + 2) | 0)];
-          const x3 = x[((imul(((first + imul(k, 256)) | 0), 4) + 3) | 0)];
-          xs[t * 16 + imul(4, k)] = x0;
-          xs[t * 16 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 16 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 16 + ((imul(4, k) + 3) | 0)] = x3;
-          const y0 = y[imul(((first + imul(k, 256)) | 0), 4)];
-          const y1 = y[((imul(((first + imul(k, 256)) | 0), 4) + 1) | 0)];
-          const y2 = y[((imul(((first + imul(k, 256)) | 0), 4) + 2) | 0)];
-          const y3 = y[((imul(((first + imul(k, 256)) | 0), 4) + 3) | 0)];
-          ys[t * 16 + imul(4, k)] = y0;
-          ys[t * 16 + ((imul(4, k) + 1) | 0)] = y1;
-          ys[t * 16 + ((imul(4, k) + 2) | 0)] = y2;
-          ys[t * 16 + ((imul(4, k) + 3) | 0)] = y3;
+        {
+          const x0 = x[imul(((first + 0) | 0), 4)];
+          const x1 = x[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = x[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = x[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs0 = x0;
+          xs1 = x1;
+          xs2 = x2;
+          xs3 = x3;
+          const y0 = y[imul(((first + 0) | 0), 4)];
+          const y1 = y[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const y2 = y[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const y3 = y[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          ys0 = y0;
+          ys1 = y1;
+          ys2 = y2;
+          ys3 = y3;
         }
-        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
-          const j = imul(4, k_1);
-          const lane = fround(a * xs[t * 16 + j] + ys[t * 16 + j]);
-          const lane_1 = fround(a * xs[t * 16 + ((j + 1) | 0)] + ys[t * 16 + ((j + 1) | 0)]);
-          const lane_2 = fround(a * xs[t * 16 + ((j + 2) | 0)] + ys[t * 16 + ((j + 2) | 0)]);
-          const lane_3 = fround(a * xs[t * 16 + ((j + 3) | 0)] + ys[t * 16 + ((j + 3) | 0)]);
-          y[imul(((first + imul(k_1, 256)) | 0), 4)] = lane;
-          y[((imul(((first + imul(k_1, 256)) | 0), 4) + 1) | 0)] = lane_1;
-          y[((imul(((first + imul(k_1, 256)) | 0), 4) + 2) | 0)] = lane_2;
-          y[((imul(((first + imul(k_1, 256)) | 0), 4) + 3) | 0)] = lane_3;
+        {
+          const x0 = x[imul(((first + 256) | 0), 4)];
+          const x1 = x[((imul(((first + 256) | 0), 4) + 1) | 0)];
+          const x2 = x[((imul(((first + 256) | 0), 4) + 2) | 0)];
+          const x3 = x[((imul(((first + 256) | 0), 4) + 3) | 0)];
+          xs4 = x0;
+          xs5 = x1;
+          xs6 = x2;
+          xs7 = x3;
+          const y0 = y[imul(((first + 256) | 0), 4)];
+          const y1 = y[((imul(((first + 256) | 0), 4) + 1) | 0)];
+          const y2 = y[((imul(((first + 256) | 0), 4) + 2) | 0)];
+          const y3 = y[((imul(((first + 256) | 0), 4) + 3) | 0)];
+          ys4 = y0;
+          ys5 = y1;
+          ys6 = y2;
+          ys7 = y3;
+        }
+        {
+          const x0 = x[imul(((first + 512) | 0), 4)];
+          const x1 = x[((imul(((first + 512) | 0), 4) + 1) | 0)];
+          const x2 = x[((imul(((first + 512) | 0), 4) + 2) | 0)];
+          const x3 = x[((imul(((first + 512) | 0), 4) + 3) | 0)];
+          xs8 = x0;
+          xs9 = x1;
+          xs10 = x2;
+          xs11 = x3;
+          const y0 = y[imul(((first + 512) | 0), 4)];
+          const y1 = y[((imul(((first + 512) | 0), 4) + 1) | 0)];
+          const y2 = y[((imul(((first + 512) | 0), 4) + 2) | 0)];
+          const y3 = y[((imul(((first + 512) | 0), 4) + 3) | 0)];
+          ys8 = y0;
+          ys9 = y1;
+          ys10 = y2;
+          ys11 = y3;
+        }
+        {
+          const x0 = x[imul(((first + 768) | 0), 4)];
+          const x1 = x[((imul(((first + 768) | 0), 4) + 1) | 0)];
+          const x2 = x[((imul(((first + 768) | 0), 4) + 2) | 0)];
+          const x3 = x[((imul(((first + 768) | 0), 4) + 3) | 0)];
+          xs12 = x0;
+          xs13 = x1;
+          xs14 = x2;
+          xs15 = x3;
+          const y0 = y[imul(((first + 768) | 0), 4)];
+          const y1 = y[((imul(((first + 768) | 0), 4) + 1) | 0)];
+          const y2 = y[((imul(((first + 768) | 0), 4) + 2) | 0)];
+          const y3 = y[((imul(((first + 768) | 0), 4) + 3) | 0)];
+          ys12 = y0;
+          ys13 = y1;
+          ys14 = y2;
+          ys15 = y3;
+        }
+        {
+          const lane = fround(a * xs0 + ys0);
+          const lane_1 = fround(a * xs1 + ys1);
+          const lane_2 = fround(a * xs2 + ys2);
+          const lane_3 = fround(a * xs3 + ys3);
+          y[imul(((first + 0) | 0), 4)] = lane;
+          y[((imul(((first + 0) | 0), 4) + 1) | 0)] = lane_1;
+          y[((imul(((first + 0) | 0), 4) + 2) | 0)] = lane_2;
+          y[((imul(((first + 0) | 0), 4) + 3) | 0)] = lane_3;
+        }
+        {
+          const lane = fround(a * xs4 + ys4);
+          const lane_1 = fround(a * xs5 + ys5);
+          const lane_2 = fround(a * xs6 + ys6);
+          const lane_3 = fround(a * xs7 + ys7);
+          y[imul(((first + 256) | 0), 4)] = lane;
+          y[((imul(((first + 256) | 0), 4) + 1) | 0)] = lane_1;
+          y[((imul(((first + 256) | 0), 4) + 2) | 0)] = lane_2;
+          y[((imul(((first + 256) | 0), 4) + 3) | 0)] = lane_3;
+        }
+        {
+          const lane = fround(a * xs8 + ys8);
+          const lane_1 = fround(a * xs9 + ys9);
+          const lane_2 = fround(a * xs10 + ys10);
+          const lane_3 = fround(a * xs11 + ys11);
+          y[imul(((first + 512) | 0), 4)] = lane;
+          y[((imul(((first + 512) | 0), 4) + 1) | 0)] = lane_1;
+          y[((imul(((first + 512) | 0), 4) + 2) | 0)] = lane_2;
+          y[((imul(((first + 512) | 0), 4) + 3) | 0)] = lane_3;
+        }
+        {
+          const lane = fround(a * xs12 + ys12);
+          const lane_1 = fround(a * xs13 + ys13);
+          const lane_2 = fround(a * xs14 + ys14);
+          const lane_3 = fround(a * xs15 + ys15);
+          y[imul(((first + 768) | 0), 4)] = lane;
+          y[((imul(((first + 768) | 0), 4) + 1) | 0)] = lane_1;
+          y[((imul(((first + 768) | 0), 4) + 2) | 0)] = lane_2;
+          y[((imul(((first + 768) | 0), 4) + 3) | 0)] = lane_3;
         }
       } else {
-        for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 256)) | 0;
+        for (let k = 0; k < 4; k = (k + 1) | 0) {
+          const q = (first + imul(k, 256)) | 0;
           if (q < quads) {
             const x0_1 = x[imul(q, 4)];
             const x1_1 = x[((imul(q, 4) + 1) | 0)];
@@ -86,47 +199,88 @@ export function saxpyVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
 export function saxpyVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [n, a, x, y] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const xs = new Float32Array(threads * 8);
-  const ys = new Float32Array(threads * 8);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const quads = (n / 4) | 0;
+    const tx = t;
+    let xs0 = 0;
+    let xs1 = 0;
+    let xs2 = 0;
+    let xs3 = 0;
+    let xs4 = 0;
+    let xs5 = 0;
+    let xs6 = 0;
+    let xs7 = 0;
+    let ys0 = 0;
+    let ys1 = 0;
+    let ys2 = 0;
+    let ys3 = 0;
+    let ys4 = 0;
+    let ys5 = 0;
+    let ys6 = 0;
+    let ys7 = 0;
     for (let first = (imul(imul(bx, 128), 2) + tx) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
-        for (let k = 0; k < 2; k = (k + 1) | 0) {
-          const x0 = x[imul(((first + imul(k, 128)) | 0), 4)];
-          const x1 = x[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)];
-          const x2 = x[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)];
-          const x3 = x[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)];
-          xs[t * 8 + imul(4, k)] = x0;
-          xs[t * 8 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 8 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 8 + ((imul(4, k) + 3) | 0)] = x3;
-          const y0 = y[imul(((first + imul(k, 128)) | 0), 4)];
-          const y1 = y[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)];
-          const y2 = y[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)];
-          const y3 = y[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)];
-          ys[t * 8 + imul(4, k)] = y0;
-          ys[t * 8 + ((imul(4, k) + 1) | 0)] = y1;
-          ys[t * 8 + ((imul(4, k) + 2) | 0)] = y2;
-          ys[t * 8 + ((imul(4, k) + 3) | 0)] = y3;
+        {
+          const x0 = x[imul(((first + 0) | 0), 4)];
+          const x1 = x[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = x[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = x[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs0 = x0;
+          xs1 = x1;
+          xs2 = x2;
+          xs3 = x3;
+          const y0 = y[imul(((first + 0) | 0), 4)];
+          const y1 = y[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const y2 = y[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const y3 = y[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          ys0 = y0;
+          ys1 = y1;
+          ys2 = y2;
+          ys3 = y3;
         }
-        for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-          const j = imul(4, k_1);
-          const lane = fround(a * xs[t * 8 + j] + ys[t * 8 + j]);
-          const lane_1 = fround(a * xs[t * 8 + ((j + 1) | 0)] + ys[t * 8 + ((j + 1) | 0)]);
-          const lane_2 = fround(a * xs[t * 8 + ((j + 2) | 0)] + ys[t * 8 + ((j + 2) | 0)]);
-          const lane_3 = fround(a * xs[t * 8 + ((j + 3) | 0)] + ys[t * 8 + ((j + 3) | 0)]);
-          y[imul(((first + imul(k_1, 128)) | 0), 4)] = lane;
-          y[((imul(((first + imul(k_1, 128)) | 0), 4) + 1) | 0)] = lane_1;
-          y[((imul(((first + imul(k_1, 128)) | 0), 4) + 2) | 0)] = lane_2;
-          y[((imul(((first + imul(k_1, 128)) | 0), 4) + 3) | 0)] = lane_3;
+        {
+          const x0 = x[imul(((first + 128) | 0), 4)];
+          const x1 = x[((imul(((first + 128) | 0), 4) + 1) | 0)];
+          const x2 = x[((imul(((first + 128) | 0), 4) + 2) | 0)];
+          const x3 = x[((imul(((first + 128) | 0), 4) + 3) | 0)];
+          xs4 = x0;
+          xs5 = x1;
+          xs6 = x2;
+          xs7 = x3;
+          const y0 = y[imul(((first + 128) | 0), 4)];
+          const y1 = y[((imul(((first + 128) | 0), 4) + 1) | 0)];
+          const y2 = y[((imul(((first + 128) | 0), 4) + 2) | 0)];
+          const y3 = y[((imul(((first + 128) | 0), 4) + 3) | 0)];
+          ys4 = y0;
+          ys5 = y1;
+          ys6 = y2;
+          ys7 = y3;
+        }
+        {
+          const lane = fround(a * xs0 + ys0);
+          const lane_1 = fround(a * xs1 + ys1);
+          const lane_2 = fround(a * xs2 + ys2);
+          const lane_3 = fround(a * xs3 + ys3);
+          y[imul(((first + 0) | 0), 4)] = lane;
+          y[((imul(((first + 0) | 0), 4) + 1) | 0)] = lane_1;
+          y[((imul(((first + 0) | 0), 4) + 2) | 0)] = lane_2;
+          y[((imul(((first + 0) | 0), 4) + 3) | 0)] = lane_3;
+        }
+        {
+          const lane = fround(a * xs4 + ys4);
+          const lane_1 = fround(a * xs5 + ys5);
+          const lane_2 = fround(a * xs6 + ys6);
+          const lane_3 = fround(a * xs7 + ys7);
+          y[imul(((first + 128) | 0), 4)] = lane;
+          y[((imul(((first + 128) | 0), 4) + 1) | 0)] = lane_1;
+          y[((imul(((first + 128) | 0), 4) + 2) | 0)] = lane_2;
+          y[((imul(((first + 128) | 0), 4) + 3) | 0)] = lane_3;
         }
       } else {
-        for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 128)) | 0;
+        for (let k = 0; k < 2; k = (k + 1) | 0) {
+          const q = (first + imul(k, 128)) | 0;
           if (q < quads) {
             const x0_1 = x[imul(q, 4)];
             const x1_1 = x[((imul(q, 4) + 1) | 0)];
@@ -152,15 +306,20 @@ export function saxpyVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel geluVec4 specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let geluVec4_BLOCK_256_ITEMS_4_arrays;
 export function geluVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const xs = new Float32Array(threads * 16);
+  if (geluVec4_BLOCK_256_ITEMS_4_arrays === undefined || geluVec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    geluVec4_BLOCK_256_ITEMS_4_arrays = { threads, xs: new Float32Array(threads * 16) };
+  }
+  const { xs } = geluVec4_BLOCK_256_ITEMS_4_arrays;
+  xs.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const quads = (n / 4) | 0;
+    const tx = t;
     for (let first = (imul(imul(bx, 256), 4) + tx) | 0; first < quads; first = (first + imul(imul(gx, 256), 4)) | 0) {
       if (((first + 768) | 0) < quads) {
         for (let k = 0; k < 4; k = (k + 1) | 0) {
@@ -208,15 +367,20 @@ export function geluVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel geluVec4 specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let geluVec4_BLOCK_128_ITEMS_2_arrays;
 export function geluVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const xs = new Float32Array(threads * 8);
+  if (geluVec4_BLOCK_128_ITEMS_2_arrays === undefined || geluVec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    geluVec4_BLOCK_128_ITEMS_2_arrays = { threads, xs: new Float32Array(threads * 8) };
+  }
+  const { xs } = geluVec4_BLOCK_128_ITEMS_2_arrays;
+  xs.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const quads = (n / 4) | 0;
+    const tx = t;
     for (let first = (imul(imul(bx, 128), 2) + tx) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
         for (let k = 0; k < 2; k = (k + 1) | 0) {

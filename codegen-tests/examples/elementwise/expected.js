@@ -18,16 +18,21 @@ function softplusStable(x) {
 }
 
 // Kernel gelu: runs one block.
+let gelu_arrays;
 export function gelu(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const done = new Uint8Array(threads);
+  if (gelu_arrays === undefined || gelu_arrays.threads !== threads) {
+    gelu_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = gelu_arrays;
+  done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, nx) + tx) | 0;
     if (i >= n) {
       done[t] = 1; alive--; continue threads0;
@@ -38,16 +43,21 @@ export function gelu(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel softplus: runs one block.
+let softplus_arrays;
 export function softplus(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const done = new Uint8Array(threads);
+  if (softplus_arrays === undefined || softplus_arrays.threads !== threads) {
+    softplus_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = softplus_arrays;
+  done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, nx) + tx) | 0;
     if (i >= n) {
       done[t] = 1; alive--; continue threads0;
@@ -58,16 +68,21 @@ export function softplus(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel saxpy: runs one block.
+let saxpy_arrays;
 export function saxpy(args, blockIdx, blockDim, gridDim) {
   const [n, a, x, y] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const done = new Uint8Array(threads);
+  if (saxpy_arrays === undefined || saxpy_arrays.threads !== threads) {
+    saxpy_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = saxpy_arrays;
+  done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
-    const tx = t % nx;
+    const tx = t;
     const i = (imul(bx, nx) + tx) | 0;
     if (i >= n) {
       done[t] = 1; alive--; continue threads0;

@@ -51,18 +51,23 @@ const atomics = {
 };
 
 // Kernel histogram256: runs one block.
+let histogram256_arrays;
 export function histogram256(args, blockIdx, blockDim, gridDim) {
   const [hist, data, words] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const bins = new Uint32Array(256);
+  if (histogram256_arrays === undefined || histogram256_arrays.threads !== threads) {
+    histogram256_arrays = { threads, bins: new Uint32Array(256) };
+  }
+  const { bins } = histogram256_arrays;
+  bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     bins[tx] = 0;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     for (let i = (imul(bx, 256) + tx) | 0; i < words; i = (i + imul(256, gx)) | 0) {
       const word = data[i];
       const at = (word & 255) >>> 0;
@@ -80,7 +85,7 @@ export function histogram256(args, blockIdx, blockDim, gridDim) {
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const count = bins[tx];
     if (count > 0) {
       atomics.add(hist, tx, count);

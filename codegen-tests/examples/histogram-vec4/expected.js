@@ -54,84 +54,176 @@ const atomics = {
 export function clearBins(args, blockIdx, blockDim, gridDim) {
   const [hist] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     hist[tx] = 0;
   }
 }
 
 // Kernel histogram256Vec4 specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let histogram256Vec4_BLOCK_256_ITEMS_4_arrays;
 export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [hist, data, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const bins = new Uint32Array(256);
-  const words = new Uint32Array(threads * 16);
-  const tid_slots = new Int32Array(threads);
+  if (histogram256Vec4_BLOCK_256_ITEMS_4_arrays === undefined || histogram256Vec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    histogram256Vec4_BLOCK_256_ITEMS_4_arrays = { threads, bins: new Uint32Array(256) };
+  }
+  const { bins } = histogram256Vec4_BLOCK_256_ITEMS_4_arrays;
+  bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     for (let b = tid; b < 256; b = (b + 256) | 0) {
       bins[b] = 0;
     }
-    tid_slots[t] = tid;
   }
+  const quads = (n / 4) | 0;
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
-    const quads = (n / 4) | 0;
+    const tx = t;
+    const tid = tx;
+    let words0 = 0;
+    let words1 = 0;
+    let words2 = 0;
+    let words3 = 0;
+    let words4 = 0;
+    let words5 = 0;
+    let words6 = 0;
+    let words7 = 0;
+    let words8 = 0;
+    let words9 = 0;
+    let words10 = 0;
+    let words11 = 0;
+    let words12 = 0;
+    let words13 = 0;
+    let words14 = 0;
+    let words15 = 0;
     for (let first = (imul(imul(bx, 256), 4) + tid) | 0; first < quads; first = (first + imul(imul(gx, 256), 4)) | 0) {
       if (((first + 768) | 0) < quads) {
-        for (let k = 0; k < 4; k = (k + 1) | 0) {
-          const w0 = data[imul(((first + imul(k, 256)) | 0), 4)];
-          const w1 = data[((imul(((first + imul(k, 256)) | 0), 4) + 1) | 0)];
-          const w2 = data[((imul(((first + imul(k, 256)) | 0), 4) + 2) | 0)];
-          const w3 = data[((imul(((first + imul(k, 256)) | 0), 4) + 3) | 0)];
-          words[t * 16 + imul(4, k)] = w0;
-          words[t * 16 + ((imul(4, k) + 1) | 0)] = w1;
-          words[t * 16 + ((imul(4, k) + 2) | 0)] = w2;
-          words[t * 16 + ((imul(4, k) + 3) | 0)] = w3;
+        {
+          const w0 = data[imul(((first + 0) | 0), 4)];
+          const w1 = data[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const w2 = data[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const w3 = data[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          words0 = w0;
+          words1 = w1;
+          words2 = w2;
+          words3 = w3;
         }
-        for (let i = 0; i < 16; i = (i + 1) | 0) {
-          const at = (words[t * 16 + i] & 255) >>> 0;
-          const old = bins[at];
-          bins[at] = (old + 1) >>> 0;
+        {
+          const w0 = data[imul(((first + 256) | 0), 4)];
+          const w1 = data[((imul(((first + 256) | 0), 4) + 1) | 0)];
+          const w2 = data[((imul(((first + 256) | 0), 4) + 2) | 0)];
+          const w3 = data[((imul(((first + 256) | 0), 4) + 3) | 0)];
+          words4 = w0;
+          words5 = w1;
+          words6 = w2;
+          words7 = w3;
         }
+        {
+          const w0 = data[imul(((first + 512) | 0), 4)];
+          const w1 = data[((imul(((first + 512) | 0), 4) + 1) | 0)];
+          const w2 = data[((imul(((first + 512) | 0), 4) + 2) | 0)];
+          const w3 = data[((imul(((first + 512) | 0), 4) + 3) | 0)];
+          words8 = w0;
+          words9 = w1;
+          words10 = w2;
+          words11 = w3;
+        }
+        {
+          const w0 = data[imul(((first + 768) | 0), 4)];
+          const w1 = data[((imul(((first + 768) | 0), 4) + 1) | 0)];
+          const w2 = data[((imul(((first + 768) | 0), 4) + 2) | 0)];
+          const w3 = data[((imul(((first + 768) | 0), 4) + 3) | 0)];
+          words12 = w0;
+          words13 = w1;
+          words14 = w2;
+          words15 = w3;
+        }
+        const at = (words0 & 255) >>> 0;
+        const old = bins[at];
+        bins[at] = (old + 1) >>> 0;
+        const at_1 = (words1 & 255) >>> 0;
+        const old_1 = bins[at_1];
+        bins[at_1] = (old_1 + 1) >>> 0;
+        const at_2 = (words2 & 255) >>> 0;
+        const old_2 = bins[at_2];
+        bins[at_2] = (old_2 + 1) >>> 0;
+        const at_3 = (words3 & 255) >>> 0;
+        const old_3 = bins[at_3];
+        bins[at_3] = (old_3 + 1) >>> 0;
+        const at_4 = (words4 & 255) >>> 0;
+        const old_4 = bins[at_4];
+        bins[at_4] = (old_4 + 1) >>> 0;
+        const at_5 = (words5 & 255) >>> 0;
+        const old_5 = bins[at_5];
+        bins[at_5] = (old_5 + 1) >>> 0;
+        const at_6 = (words6 & 255) >>> 0;
+        const old_6 = bins[at_6];
+        bins[at_6] = (old_6 + 1) >>> 0;
+        const at_7 = (words7 & 255) >>> 0;
+        const old_7 = bins[at_7];
+        bins[at_7] = (old_7 + 1) >>> 0;
+        const at_8 = (words8 & 255) >>> 0;
+        const old_8 = bins[at_8];
+        bins[at_8] = (old_8 + 1) >>> 0;
+        const at_9 = (words9 & 255) >>> 0;
+        const old_9 = bins[at_9];
+        bins[at_9] = (old_9 + 1) >>> 0;
+        const at_10 = (words10 & 255) >>> 0;
+        const old_10 = bins[at_10];
+        bins[at_10] = (old_10 + 1) >>> 0;
+        const at_11 = (words11 & 255) >>> 0;
+        const old_11 = bins[at_11];
+        bins[at_11] = (old_11 + 1) >>> 0;
+        const at_12 = (words12 & 255) >>> 0;
+        const old_12 = bins[at_12];
+        bins[at_12] = (old_12 + 1) >>> 0;
+        const at_13 = (words13 & 255) >>> 0;
+        const old_13 = bins[at_13];
+        bins[at_13] = (old_13 + 1) >>> 0;
+        const at_14 = (words14 & 255) >>> 0;
+        const old_14 = bins[at_14];
+        bins[at_14] = (old_14 + 1) >>> 0;
+        const at_15 = (words15 & 255) >>> 0;
+        const old_15 = bins[at_15];
+        bins[at_15] = (old_15 + 1) >>> 0;
       } else {
-        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
-          const q = (first + imul(k_1, 256)) | 0;
+        for (let k = 0; k < 4; k = (k + 1) | 0) {
+          const q = (first + imul(k, 256)) | 0;
           if (q < quads) {
             const w0_1 = data[imul(q, 4)];
             const w1_1 = data[((imul(q, 4) + 1) | 0)];
             const w2_1 = data[((imul(q, 4) + 2) | 0)];
             const w3_1 = data[((imul(q, 4) + 3) | 0)];
-            const at_1 = (w0_1 & 255) >>> 0;
-            const old_1 = bins[at_1];
-            bins[at_1] = (old_1 + 1) >>> 0;
-            const at_2 = (w1_1 & 255) >>> 0;
-            const old_2 = bins[at_2];
-            bins[at_2] = (old_2 + 1) >>> 0;
-            const at_3 = (w2_1 & 255) >>> 0;
-            const old_3 = bins[at_3];
-            bins[at_3] = (old_3 + 1) >>> 0;
-            const at_4 = (w3_1 & 255) >>> 0;
-            const old_4 = bins[at_4];
-            bins[at_4] = (old_4 + 1) >>> 0;
+            const at_16 = (w0_1 & 255) >>> 0;
+            const old_16 = bins[at_16];
+            bins[at_16] = (old_16 + 1) >>> 0;
+            const at_17 = (w1_1 & 255) >>> 0;
+            const old_17 = bins[at_17];
+            bins[at_17] = (old_17 + 1) >>> 0;
+            const at_18 = (w2_1 & 255) >>> 0;
+            const old_18 = bins[at_18];
+            bins[at_18] = (old_18 + 1) >>> 0;
+            const at_19 = (w3_1 & 255) >>> 0;
+            const old_19 = bins[at_19];
+            bins[at_19] = (old_19 + 1) >>> 0;
           }
         }
       }
     }
     if ((bx === 0) && (tid < ((n - imul(4, quads)) | 0))) {
-      const at_5 = (data[((imul(4, quads) + tid) | 0)] & 255) >>> 0;
-      const old_5 = bins[at_5];
-      bins[at_5] = (old_5 + 1) >>> 0;
+      const at_20 = (data[((imul(4, quads) + tid) | 0)] & 255) >>> 0;
+      const old_20 = bins[at_20];
+      bins[at_20] = (old_20 + 1) >>> 0;
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     for (let b_1 = tid; b_1 < 256; b_1 = (b_1 + 256) | 0) {
       const count = bins[b_1];
       if (count > 0) {
@@ -142,75 +234,115 @@ export function histogram256Vec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
 }
 
 // Kernel histogram256Vec4 specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let histogram256Vec4_BLOCK_128_ITEMS_2_arrays;
 export function histogram256Vec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [hist, data, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const bins = new Uint32Array(256);
-  const words = new Uint32Array(threads * 8);
-  const tid_slots = new Int32Array(threads);
+  if (histogram256Vec4_BLOCK_128_ITEMS_2_arrays === undefined || histogram256Vec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    histogram256Vec4_BLOCK_128_ITEMS_2_arrays = { threads, bins: new Uint32Array(256) };
+  }
+  const { bins } = histogram256Vec4_BLOCK_128_ITEMS_2_arrays;
+  bins.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     for (let b = tid; b < 256; b = (b + 128) | 0) {
       bins[b] = 0;
     }
-    tid_slots[t] = tid;
   }
+  const quads = (n / 4) | 0;
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
-    const quads = (n / 4) | 0;
+    const tx = t;
+    const tid = tx;
+    let words0 = 0;
+    let words1 = 0;
+    let words2 = 0;
+    let words3 = 0;
+    let words4 = 0;
+    let words5 = 0;
+    let words6 = 0;
+    let words7 = 0;
     for (let first = (imul(imul(bx, 128), 2) + tid) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
-        for (let k = 0; k < 2; k = (k + 1) | 0) {
-          const w0 = data[imul(((first + imul(k, 128)) | 0), 4)];
-          const w1 = data[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)];
-          const w2 = data[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)];
-          const w3 = data[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)];
-          words[t * 8 + imul(4, k)] = w0;
-          words[t * 8 + ((imul(4, k) + 1) | 0)] = w1;
-          words[t * 8 + ((imul(4, k) + 2) | 0)] = w2;
-          words[t * 8 + ((imul(4, k) + 3) | 0)] = w3;
+        {
+          const w0 = data[imul(((first + 0) | 0), 4)];
+          const w1 = data[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const w2 = data[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const w3 = data[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          words0 = w0;
+          words1 = w1;
+          words2 = w2;
+          words3 = w3;
         }
-        for (let i = 0; i < 8; i = (i + 1) | 0) {
-          const at = (words[t * 8 + i] & 255) >>> 0;
-          const old = bins[at];
-          bins[at] = (old + 1) >>> 0;
+        {
+          const w0 = data[imul(((first + 128) | 0), 4)];
+          const w1 = data[((imul(((first + 128) | 0), 4) + 1) | 0)];
+          const w2 = data[((imul(((first + 128) | 0), 4) + 2) | 0)];
+          const w3 = data[((imul(((first + 128) | 0), 4) + 3) | 0)];
+          words4 = w0;
+          words5 = w1;
+          words6 = w2;
+          words7 = w3;
         }
+        const at = (words0 & 255) >>> 0;
+        const old = bins[at];
+        bins[at] = (old + 1) >>> 0;
+        const at_1 = (words1 & 255) >>> 0;
+        const old_1 = bins[at_1];
+        bins[at_1] = (old_1 + 1) >>> 0;
+        const at_2 = (words2 & 255) >>> 0;
+        const old_2 = bins[at_2];
+        bins[at_2] = (old_2 + 1) >>> 0;
+        const at_3 = (words3 & 255) >>> 0;
+        const old_3 = bins[at_3];
+        bins[at_3] = (old_3 + 1) >>> 0;
+        const at_4 = (words4 & 255) >>> 0;
+        const old_4 = bins[at_4];
+        bins[at_4] = (old_4 + 1) >>> 0;
+        const at_5 = (words5 & 255) >>> 0;
+        const old_5 = bins[at_5];
+        bins[at_5] = (old_5 + 1) >>> 0;
+        const at_6 = (words6 & 255) >>> 0;
+        const old_6 = bins[at_6];
+        bins[at_6] = (old_6 + 1) >>> 0;
+        const at_7 = (words7 & 255) >>> 0;
+        const old_7 = bins[at_7];
+        bins[at_7] = (old_7 + 1) >>> 0;
       } else {
-        for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-          const q = (first + imul(k_1, 128)) | 0;
+        for (let k = 0; k < 2; k = (k + 1) | 0) {
+          const q = (first + imul(k, 128)) | 0;
           if (q < quads) {
             const w0_1 = data[imul(q, 4)];
             const w1_1 = data[((imul(q, 4) + 1) | 0)];
             const w2_1 = data[((imul(q, 4) + 2) | 0)];
             const w3_1 = data[((imul(q, 4) + 3) | 0)];
-            const at_1 = (w0_1 & 255) >>> 0;
-            const old_1 = bins[at_1];
-            bins[at_1] = (old_1 + 1) >>> 0;
-            const at_2 = (w1_1 & 255) >>> 0;
-            const old_2 = bins[at_2];
-            bins[at_2] = (old_2 + 1) >>> 0;
-            const at_3 = (w2_1 & 255) >>> 0;
-            const old_3 = bins[at_3];
-            bins[at_3] = (old_3 + 1) >>> 0;
-            const at_4 = (w3_1 & 255) >>> 0;
-            const old_4 = bins[at_4];
-            bins[at_4] = (old_4 + 1) >>> 0;
+            const at_8 = (w0_1 & 255) >>> 0;
+            const old_8 = bins[at_8];
+            bins[at_8] = (old_8 + 1) >>> 0;
+            const at_9 = (w1_1 & 255) >>> 0;
+            const old_9 = bins[at_9];
+            bins[at_9] = (old_9 + 1) >>> 0;
+            const at_10 = (w2_1 & 255) >>> 0;
+            const old_10 = bins[at_10];
+            bins[at_10] = (old_10 + 1) >>> 0;
+            const at_11 = (w3_1 & 255) >>> 0;
+            const old_11 = bins[at_11];
+            bins[at_11] = (old_11 + 1) >>> 0;
           }
         }
       }
     }
     if ((bx === 0) && (tid < ((n - imul(4, quads)) | 0))) {
-      const at_5 = (data[((imul(4, quads) + tid) | 0)] & 255) >>> 0;
-      const old_5 = bins[at_5];
-      bins[at_5] = (old_5 + 1) >>> 0;
+      const at_12 = (data[((imul(4, quads) + tid) | 0)] & 255) >>> 0;
+      const old_12 = bins[at_12];
+      bins[at_12] = (old_12 + 1) >>> 0;
     }
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
+    const tid = tx;
     for (let b_1 = tid; b_1 < 256; b_1 = (b_1 + 128) | 0) {
       const count = bins[b_1];
       if (count > 0) {

@@ -10,51 +10,56 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 // undefined) and the subgroup size (default 32).
 // Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
 // returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+// One set of lane arrays (up to 128 lanes) serves every call: allocating them per subgroup cost more than
+// the operation itself.
 const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
+const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
 function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
-  const v = new Array(size), live = new Array(size);
+  const v = sgV, live = sgLive;
   for (let base = 0; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
-      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
       if (live[lane]) count++;
       v[lane] = live[lane] ? a[base + lane] : 0;
     }
     if (count === 0) continue;
-    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
-    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    if (count < size && chk) chk.partialSubgroup(base, size, Array.from(live.subarray(0, size), Boolean), where);
     switch (op) {
       case "add":
       case "min":
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
-        const w = v.slice(), has = live.slice();
+        const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
+        for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
-          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) { next[lane] = w[lane]; nextHas[lane] = has[lane]; }
           for (let lane = 0; lane < size; lane++) {
             const other = lane ^ d;
             if (!has[other]) continue;
-            nextHas[lane] = true;
+            nextHas[lane] = 1;
             if (!has[lane]) { next[lane] = w[other]; continue; }
             next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
           }
           for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
         }
-        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = w[lane];
         break;
       }
       case "inclusiveAdd":
       case "exclusiveAdd": {
         // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
-        const w = v.slice();
+        const w = sgW, next = sgNext;
+        for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
         for (let d = 1; d < size; d <<= 1) {
-          const next = w.slice();
+          for (let lane = 0; lane < size; lane++) next[lane] = w[lane];
           for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
           for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1];
         break;
       }
       case "shuffle":
@@ -66,14 +71,14 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           const k = b[base + lane];
           const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
           const inside = source >= 0 && source < size && live[source];
-          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+          r[base + lane] = inside ? v[source] : chk ? subgroupPoison[type] : v[lane];
         }
         break;
       case "ballot": {
         // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
         let bits = 0;
         for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
-        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = bits >>> 0;
         break;
       }
       case "all":
@@ -84,7 +89,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           if (v[lane]) any = 1;
           else all = 0;
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "all" ? all : any;
         break;
       }
     }
@@ -92,50 +97,32 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 128, ROWS = 1, ITEMS = 8: runs one block.
+let layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays;
 export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(32);
-  const squares = new Float32Array(32);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays === undefined || layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (128 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 128) + tx_1) | 0), 4);
@@ -156,22 +143,19 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
       }
       localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 32 + ((tx_1 / sg) | 0)] = localSum;
@@ -179,10 +163,11 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 32 + w]);
@@ -191,11 +176,11 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
@@ -212,11 +197,13 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 32 + ((tx_1 / sg) | 0)] = localSquares;
@@ -224,10 +211,11 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 32 + w_1]);
@@ -236,12 +224,15 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 128) + tx_1) | 0), 4);
@@ -269,50 +260,32 @@ export function layerNormSubgroups_THREADS_128_ROWS_1_ITEMS_8(args, blockIdx, bl
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const squares = new Float32Array(64);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (256 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -333,22 +306,19 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
       }
       localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
@@ -356,10 +326,11 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 64 + w]);
@@ -368,11 +339,11 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
@@ -389,11 +360,13 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSquares;
@@ -401,10 +374,11 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 64 + w_1]);
@@ -413,12 +387,15 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 256) + tx_1) | 0), 4);
@@ -446,50 +423,32 @@ export function layerNormSubgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, bl
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const squares = new Float32Array(64);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (64 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -510,22 +469,19 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
       }
       localSum = fround(localSum + fround(fround(v[t * 16 + imul(4, k)] + v[t * 16 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 16 + ((imul(4, k) + 2) | 0)] + v[t * 16 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 16 + ((tx_1 / sg) | 0)] = localSum;
@@ -533,10 +489,11 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 16 + w]);
@@ -545,11 +502,11 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
@@ -566,11 +523,13 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 16 + ((tx_1 / sg) | 0)] = localSquares;
@@ -578,10 +537,11 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 16 + w_1]);
@@ -590,12 +550,15 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 64) + tx_1) | 0), 4);
@@ -623,50 +586,32 @@ export function layerNormSubgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blo
 }
 
 // Kernel layerNormSubgroups specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, gamma, beta, rows, cols, eps] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const squares = new Float32Array(64);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inverseCols_slots = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
-  const mean_slots = new Float32Array(threads);
-  const localSquares_slots = new Float32Array(threads);
-  const sum_slots_2 = new Float32Array(threads);
-  const rowSquares_slots = new Float32Array(threads);
-  const sum_slots_3 = new Float32Array(threads);
+  if (layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), mean_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, localSum_slots, sum_slots, rowSum_slots, sum_slots_1, mean_slots, localSquares_slots, sum_slots_2, rowSquares_slots, sum_slots_3 } = layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    let inverseCols = inverseCols_slots[t];
     let localSum = localSum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (32 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
-    inverseCols = fround(1 / fround(cols));
+    const live = row < rows;
+    const base = imul(row, cols);
     localSum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -687,22 +632,19 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
       }
       localSum = fround(localSum + fround(fround(v[t * 8 + imul(4, k)] + v[t * 8 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 8 + ((imul(4, k) + 2) | 0)] + v[t * 8 + ((imul(4, k) + 3) | 0)])));
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
-    inverseCols_slots[t] = inverseCols;
     localSum_slots[t] = localSum;
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSum;
@@ -710,10 +652,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     localSum_slots[t] = localSum;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 8 + w]);
@@ -722,11 +665,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
     let mean = mean_slots[t];
     let sum_1 = sum_slots_1[t];
-    let inverseCols = inverseCols_slots[t];
     let localSquares = localSquares_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
@@ -743,11 +686,13 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   }
   subgroup("add", "f32", localSquares_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSquares = localSquares_slots[t];
     let sum_2 = sum_slots_2[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSquares = sum_2;
     if (lane === 0) {
       squares[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSquares;
@@ -755,10 +700,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     localSquares_slots[t] = localSquares;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSquares = rowSquares_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSquares = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSquares = fround(rowSquares + squares[ty_1 * 8 + w_1]);
@@ -767,12 +713,15 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
   }
   subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_3 = sum_slots_3[t];
-    let inverseCols = inverseCols_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
     let mean = mean_slots[t];
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
     for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 32) + tx_1) | 0), 4);

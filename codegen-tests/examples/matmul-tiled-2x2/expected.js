@@ -8,77 +8,66 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel matmulTiled2x2 specialized for TILE_WIDTH = 2: runs one block.
+let matmulTiled2x2_TILE_WIDTH_2_arrays;
 export function matmulTiled2x2_TILE_WIDTH_2(args, blockIdx, blockDim, gridDim) {
   const [M, N, P, Width] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 2, ny = 2, nz = 1, threads = 4;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const Mds = new Float32Array(4);
-  const Nds = new Float32Array(4);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const Row_slots = new Int32Array(threads);
-  const Col_slots = new Int32Array(threads);
-  const Pvalue_slots = new Float32Array(threads);
-  const ph_slots = new Int32Array(threads);
+  if (matmulTiled2x2_TILE_WIDTH_2_arrays === undefined || matmulTiled2x2_TILE_WIDTH_2_arrays.threads !== threads) {
+    matmulTiled2x2_TILE_WIDTH_2_arrays = { threads, Mds: new Float32Array(4), Nds: new Float32Array(4), Pvalue_slots: new Float32Array(threads) };
+  }
+  const { Mds, Nds, Pvalue_slots } = matmulTiled2x2_TILE_WIDTH_2_arrays;
+  Mds.fill(0); Nds.fill(0);
+  const bx_1 = bx;
+  const by_1 = by;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let Row = Row_slots[t];
-    let Col = Col_slots[t];
+    const ty = (t / nx) | 0;
     let Pvalue = Pvalue_slots[t];
-    const bx_1 = bx;
-    const by_1 = by;
-    tx_1 = tx;
-    ty_1 = ty;
-    Row = (imul(by_1, 2) + ty_1) | 0;
-    Col = (imul(bx_1, 2) + tx_1) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const Row = (imul(by_1, 2) + ty_1) | 0;
+    const Col = (imul(bx_1, 2) + tx_1) | 0;
     Pvalue = 0;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    Row_slots[t] = Row;
-    Col_slots[t] = Col;
     Pvalue_slots[t] = Pvalue;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let ph = ph_slots[t];
-    ph = 0;
-    ph_slots[t] = ph;
-  }
+  let ph = 0;
   loop0: for (;;) {
-    if (!(ph_slots[0] < ((Width / 2) | 0))) break;
+    if (!(ph < ((Width / 2) | 0))) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
-        let Row = Row_slots[t];
-        let ph = ph_slots[t];
-        let Col = Col_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
+        const Row = (imul(by_1, 2) + ty_1) | 0;
+        const Col = (imul(bx_1, 2) + tx_1) | 0;
         Mds[ty_1 * 2 + tx_1] = M[((((imul(Row, Width) + imul(ph, 2)) | 0) + tx_1) | 0)];
         Nds[ty_1 * 2 + tx_1] = N[((imul(((imul(ph, 2) + ty_1) | 0), Width) + Col) | 0)];
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let Pvalue = Pvalue_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let k = 0; k < 2; k = (k + 1) | 0) {
           Pvalue = fround(Pvalue + fround(Mds[ty_1 * 2 + k] * Nds[k * 2 + tx_1]));
         }
         Pvalue_slots[t] = Pvalue;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let ph = ph_slots[t];
-      ph = (ph + 1) | 0;
-      ph_slots[t] = ph;
-    }
+    ph = (ph + 1) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let Row = Row_slots[t];
-    let Col = Col_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let Pvalue = Pvalue_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const Row = (imul(by_1, 2) + ty_1) | 0;
+    const Col = (imul(bx_1, 2) + tx_1) | 0;
     P[((imul(Row, Width) + Col) | 0)] = Pvalue;
   }
 }

@@ -8,52 +8,39 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel matmulTiled specialized for TILE = 16: runs one block.
+let matmulTiled_TILE_16_arrays;
 export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
   const [C, A, B, m, n, k] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const aTile = new Float32Array(256);
-  const bTile = new Float32Array(256);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const row_slots = new Int32Array(threads);
-  const col_slots = new Int32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const t_slots = new Int32Array(threads);
+  if (matmulTiled_TILE_16_arrays === undefined || matmulTiled_TILE_16_arrays.threads !== threads) {
+    matmulTiled_TILE_16_arrays = { threads, aTile: new Float32Array(256), bTile: new Float32Array(256), sum_slots: new Float32Array(threads) };
+  }
+  const { aTile, bTile, sum_slots } = matmulTiled_TILE_16_arrays;
+  aTile.fill(0); bTile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let row = row_slots[t];
-    let col = col_slots[t];
+    const ty = (t / nx) | 0;
     let sum = sum_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    row = (imul(by, 16) + ty_1) | 0;
-    col = (imul(bx, 16) + tx_1) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(by, 16) + ty_1) | 0;
+    const col = (imul(bx, 16) + tx_1) | 0;
     sum = 0;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    row_slots[t] = row;
-    col_slots[t] = col;
     sum_slots[t] = sum;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let t_1 = t_slots[t];
-    t_1 = 0;
-    t_slots[t] = t_1;
-  }
+  let t_1 = 0;
   loop0: for (;;) {
-    if (!(t_slots[0] < k)) break;
+    if (!(t_1 < k)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let t_1 = t_slots[t];
-        let tx_1 = tx_slots[t];
-        let ty_1 = ty_slots[t];
-        let row = row_slots[t];
-        let col = col_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
+        const row = (imul(by, 16) + ty_1) | 0;
+        const col = (imul(bx, 16) + tx_1) | 0;
         const aCol = (t_1 + tx_1) | 0;
         const bRow = (t_1 + ty_1) | 0;
         if ((row < m) && (aCol < k)) {
@@ -67,26 +54,28 @@ export function matmulTiled_TILE_16(args, blockIdx, blockDim, gridDim) {
           bTile[ty_1 * 16 + tx_1] = 0;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
         let sum = sum_slots[t];
-        let ty_1 = ty_slots[t];
-        let tx_1 = tx_slots[t];
+        const tx_1 = tx;
+        const ty_1 = ty;
         for (let i = 0; i < 16; i = (i + 1) | 0) {
           sum = fround(sum + fround(aTile[ty_1 * 16 + i] * bTile[i * 16 + tx_1]));
         }
         sum_slots[t] = sum;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let t_1 = t_slots[t];
-      t_1 = (t_1 + 16) | 0;
-      t_slots[t] = t_1;
-    }
+    t_1 = (t_1 + 16) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let row = row_slots[t];
-    let col = col_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum = sum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(by, 16) + ty_1) | 0;
+    const col = (imul(bx, 16) + tx_1) | 0;
     if ((row < m) && (col < n)) {
       C[((imul(row, n) + col) | 0)] = sum;
     }

@@ -8,49 +8,43 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel reduceSum specialized for BLOCK = 256: runs one block.
+let reduceSum_BLOCK_256_arrays;
 export function reduceSum_BLOCK_256(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(256);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (reduceSum_BLOCK_256_arrays === undefined || reduceSum_BLOCK_256_arrays.threads !== threads) {
+    reduceSum_BLOCK_256_arrays = { threads, partial: new Float32Array(256) };
+  }
+  const { partial } = reduceSum_BLOCK_256_arrays;
+  partial.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     let sum = 0;
     for (let i = (imul(bx, 256) + tid) | 0; i < n; i = (i + imul(256, gx)) | 0) {
       sum = fround(sum + input[i]);
     }
     partial[tid] = sum;
-    tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       out[bx] = partial[0];
     }

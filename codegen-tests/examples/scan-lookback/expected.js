@@ -54,10 +54,10 @@ const atomics = {
 export function clearScanState(args, blockIdx, blockDim, gridDim) {
   const [flags, counter, tiles] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const first = (imul(bx, 256) + tx) | 0;
     for (let i = first; i < tiles; i = (i + imul(gx, 256)) | 0) {
       flags[i] = 0;
@@ -69,39 +69,30 @@ export function clearScanState(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel scanLookback specialized for BLOCK = 256, ITEMS = 8, ROUNDS = 4: runs one block.
+let scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4_arrays;
 export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, aggregates, prefixes, flags, counter, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const staged = new Float32Array(8192);
-  const sums = new Float32Array(256);
-  const window = new Float32Array(256);
-  const state = new Int32Array(3);
-  const carry = new Float32Array(1);
-  const v = new Float32Array(threads * 32);
-  const tid_slots = new Int32Array(threads);
-  const tile_slots = new Int32Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
-  const aggregate_slots = new Float32Array(threads);
-  const round_slots = new Int32Array(threads);
+  if (scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4_arrays === undefined || scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4_arrays.threads !== threads) {
+    scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4_arrays = { threads, staged: new Float32Array(8192), sums: new Float32Array(256), window: new Float32Array(256), state: new Int32Array(3), carry: new Float32Array(1), v: new Float32Array(threads * 32), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads) };
+  }
+  const { staged, sums, window, state, carry, v, tile_slots, base_slots, inclusive_slots, other_slots, aggregate_slots } = scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4_arrays;
+  staged.fill(0); sums.fill(0); window.fill(0); state.fill(0); carry.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const old = atomics.add(counter, 0, 1);
       state[0] = old | 0;
     }
-    tid_slots[t] = tid;
   }
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let tile = tile_slots[t];
     let base = base_slots[t];
-    let tid = tid_slots[t];
+    const tid = tx;
     tile = state[0];
     base = imul(imul(imul(tile, 256), 8), 4);
     for (let k = 0; k < 8; k = (k + 1) | 0) {
@@ -126,8 +117,9 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
     base_slots[t] = base;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let inclusive = inclusive_slots[t];
+    const tid = tx;
     let total = 0;
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const a_1 = staged[((imul(imul(tid, 8), 4) + imul(4, k_1)) | 0)];
@@ -147,43 +139,37 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
     sums[tid] = inclusive;
     inclusive_slots[t] = inclusive;
   }
-  threads3: for (let t = 0; t < threads; t++) {
-    let offset = offset_slots[t];
-    offset = 1;
-    offset_slots[t] = offset;
-  }
+  let offset = 1;
   loop0: for (;;) {
-    if (!(offset_slots[0] < 256)) break;
+    if (!(offset < 256)) break;
     body0: {
-      threads4: for (let t = 0; t < threads; t++) {
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let other = other_slots[t];
-        let tid = tid_slots[t];
-        let offset = offset_slots[t];
+        const tid = tx;
         other = 0;
         if (tid >= offset) {
           other = sums[((tid - offset) | 0)];
         }
         other_slots[t] = other;
       }
-      threads5: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         inclusive = fround(inclusive + other);
         sums[tid] = inclusive;
         inclusive_slots[t] = inclusive;
       }
     }
-    threads6: for (let t = 0; t < threads; t++) {
-      let offset = offset_slots[t];
-      offset = offset << 1;
-      offset_slots[t] = offset;
-    }
+    offset = offset << 1;
   }
-  threads7: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let aggregate = aggregate_slots[t];
-    let tid = tid_slots[t];
     let tile = tile_slots[t];
+    const tid = tx;
     aggregate = sums[255];
     if (tid === 0) {
       if (tile === 0) {
@@ -202,18 +188,14 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
     }
     aggregate_slots[t] = aggregate;
   }
-  threads8: for (let t = 0; t < threads; t++) {
-    let round = round_slots[t];
-    round = 0;
-    round_slots[t] = round;
-  }
+  let round = 0;
   loop1: for (;;) {
-    if (!(round_slots[0] < 4)) break;
+    if (!(round < 4)) break;
     body1: {
-      threads9: for (let t = 0; t < threads; t++) {
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let tile = tile_slots[t];
-        let round = round_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         const j = (((((tile - 1) | 0) - imul(round, 256)) | 0) - tid) | 0;
         let value = 0;
         if (state[1] === 0) {
@@ -242,8 +224,9 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
         }
         window[tid] = value;
       }
-      threads10: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+      threads7: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if ((tid === 0) && (state[1] === 0)) {
           const nearest = state[2];
           let acc = carry[0];
@@ -257,16 +240,13 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
         }
       }
     }
-    threads11: for (let t = 0; t < threads; t++) {
-      let round = round_slots[t];
-      round = (round + 1) | 0;
-      round_slots[t] = round;
-    }
+    round = (round + 1) | 0;
   }
-  threads12: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads8: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let tile = tile_slots[t];
     let aggregate = aggregate_slots[t];
+    const tid = tx;
     if (tid === 0) {
       let acc_1 = carry[0];
       if (state[1] === 0) {
@@ -298,8 +278,9 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
       }
     }
   }
-  threads13: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads9: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     let running = carry[0];
     if (tid > 0) {
       running = fround(running + sums[((tid - 1) | 0)]);
@@ -320,9 +301,10 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
       staged[((((imul(imul(tid, 8), 4) + imul(4, k_3)) | 0) + 3) | 0)] = lane_3;
     }
   }
-  threads14: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads10: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let base = base_slots[t];
+    const tid = tx;
     for (let k_4 = 0; k_4 < 8; k_4 = (k_4 + 1) | 0) {
       const q_1 = imul(((imul(k_4, 256) + tid) | 0), 4);
       if (((base + q_1) | 0) < n) {
@@ -340,39 +322,30 @@ export function scanLookback_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim
 }
 
 // Kernel scanLookback specialized for BLOCK = 64, ITEMS = 2, ROUNDS = 4: runs one block.
+let scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4_arrays;
 export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, aggregates, prefixes, flags, counter, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const staged = new Float32Array(512);
-  const sums = new Float32Array(64);
-  const window = new Float32Array(64);
-  const state = new Int32Array(3);
-  const carry = new Float32Array(1);
-  const v = new Float32Array(threads * 8);
-  const tid_slots = new Int32Array(threads);
-  const tile_slots = new Int32Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
-  const aggregate_slots = new Float32Array(threads);
-  const round_slots = new Int32Array(threads);
+  if (scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4_arrays === undefined || scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4_arrays.threads !== threads) {
+    scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4_arrays = { threads, staged: new Float32Array(512), sums: new Float32Array(64), window: new Float32Array(64), state: new Int32Array(3), carry: new Float32Array(1), v: new Float32Array(threads * 8), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads) };
+  }
+  const { staged, sums, window, state, carry, v, tile_slots, base_slots, inclusive_slots, other_slots, aggregate_slots } = scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4_arrays;
+  staged.fill(0); sums.fill(0); window.fill(0); state.fill(0); carry.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       const old = atomics.add(counter, 0, 1);
       state[0] = old | 0;
     }
-    tid_slots[t] = tid;
   }
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let tile = tile_slots[t];
     let base = base_slots[t];
-    let tid = tid_slots[t];
+    const tid = tx;
     tile = state[0];
     base = imul(imul(imul(tile, 64), 2), 4);
     for (let k = 0; k < 2; k = (k + 1) | 0) {
@@ -397,8 +370,9 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
     base_slots[t] = base;
   }
   threads2: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let inclusive = inclusive_slots[t];
+    const tid = tx;
     let total = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
@@ -418,43 +392,37 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
     sums[tid] = inclusive;
     inclusive_slots[t] = inclusive;
   }
-  threads3: for (let t = 0; t < threads; t++) {
-    let offset = offset_slots[t];
-    offset = 1;
-    offset_slots[t] = offset;
-  }
+  let offset = 1;
   loop0: for (;;) {
-    if (!(offset_slots[0] < 64)) break;
+    if (!(offset < 64)) break;
     body0: {
-      threads4: for (let t = 0; t < threads; t++) {
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let other = other_slots[t];
-        let tid = tid_slots[t];
-        let offset = offset_slots[t];
+        const tid = tx;
         other = 0;
         if (tid >= offset) {
           other = sums[((tid - offset) | 0)];
         }
         other_slots[t] = other;
       }
-      threads5: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         inclusive = fround(inclusive + other);
         sums[tid] = inclusive;
         inclusive_slots[t] = inclusive;
       }
     }
-    threads6: for (let t = 0; t < threads; t++) {
-      let offset = offset_slots[t];
-      offset = offset << 1;
-      offset_slots[t] = offset;
-    }
+    offset = offset << 1;
   }
-  threads7: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let aggregate = aggregate_slots[t];
-    let tid = tid_slots[t];
     let tile = tile_slots[t];
+    const tid = tx;
     aggregate = sums[63];
     if (tid === 0) {
       if (tile === 0) {
@@ -473,18 +441,14 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
     }
     aggregate_slots[t] = aggregate;
   }
-  threads8: for (let t = 0; t < threads; t++) {
-    let round = round_slots[t];
-    round = 0;
-    round_slots[t] = round;
-  }
+  let round = 0;
   loop1: for (;;) {
-    if (!(round_slots[0] < 4)) break;
+    if (!(round < 4)) break;
     body1: {
-      threads9: for (let t = 0; t < threads; t++) {
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let tile = tile_slots[t];
-        let round = round_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         const j = (((((tile - 1) | 0) - imul(round, 64)) | 0) - tid) | 0;
         let value = 0;
         if (state[1] === 0) {
@@ -513,8 +477,9 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
         }
         window[tid] = value;
       }
-      threads10: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+      threads7: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if ((tid === 0) && (state[1] === 0)) {
           const nearest = state[2];
           let acc = carry[0];
@@ -528,16 +493,13 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
         }
       }
     }
-    threads11: for (let t = 0; t < threads; t++) {
-      let round = round_slots[t];
-      round = (round + 1) | 0;
-      round_slots[t] = round;
-    }
+    round = (round + 1) | 0;
   }
-  threads12: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads8: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let tile = tile_slots[t];
     let aggregate = aggregate_slots[t];
+    const tid = tx;
     if (tid === 0) {
       let acc_1 = carry[0];
       if (state[1] === 0) {
@@ -569,8 +531,9 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
       }
     }
   }
-  threads13: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads9: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     let running = carry[0];
     if (tid > 0) {
       running = fround(running + sums[((tid - 1) | 0)]);
@@ -591,9 +554,10 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
       staged[((((imul(imul(tid, 2), 4) + imul(4, k_3)) | 0) + 3) | 0)] = lane_3;
     }
   }
-  threads14: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads10: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let base = base_slots[t];
+    const tid = tx;
     for (let k_4 = 0; k_4 < 2; k_4 = (k_4 + 1) | 0) {
       const q_1 = imul(((imul(k_4, 64) + tid) | 0), 4);
       if (((base + q_1) | 0) < n) {

@@ -8,24 +8,22 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel scanTileSums specialized for BLOCK = 256, ITEMS = 2: runs one block.
+let scanTileSums_BLOCK_256_ITEMS_2_arrays;
 export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [partials, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const tid_slots = new Int32Array(threads);
-  const tile_slots = new Int32Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (scanTileSums_BLOCK_256_ITEMS_2_arrays === undefined || scanTileSums_BLOCK_256_ITEMS_2_arrays.threads !== threads) {
+    scanTileSums_BLOCK_256_ITEMS_2_arrays = { threads, red: new Float32Array(256) };
+  }
+  const { red } = scanTileSums_BLOCK_256_ITEMS_2_arrays;
+  red.fill(0);
+  const tile = (imul(by, gx) + bx) | 0;
+  const base = imul(imul(imul(tile, 256), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    let tile = tile_slots[t];
-    let base = base_slots[t];
-    tid = tx;
-    tile = (imul(by, gx) + bx) | 0;
-    base = imul(imul(imul(tile, 256), 2), 4);
+    const tx = t;
+    const tid = tx;
     let sum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const i = (base + imul(((imul(k, 256) + tid) | 0), 4)) | 0;
@@ -38,36 +36,24 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
       }
     }
     red[tid] = sum;
-    tid_slots[t] = tid;
-    tile_slots[t] = tile;
-    base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           red[tid] = fround(red[tid] + red[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
-    let base = base_slots[t];
-    let tile = tile_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if ((tid === 0) && (base < n)) {
       partials[tile] = red[0];
     }
@@ -75,24 +61,22 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
 }
 
 // Kernel scanTileSums specialized for BLOCK = 64, ITEMS = 2: runs one block.
+let scanTileSums_BLOCK_64_ITEMS_2_arrays;
 export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [partials, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(64);
-  const tid_slots = new Int32Array(threads);
-  const tile_slots = new Int32Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (scanTileSums_BLOCK_64_ITEMS_2_arrays === undefined || scanTileSums_BLOCK_64_ITEMS_2_arrays.threads !== threads) {
+    scanTileSums_BLOCK_64_ITEMS_2_arrays = { threads, red: new Float32Array(64) };
+  }
+  const { red } = scanTileSums_BLOCK_64_ITEMS_2_arrays;
+  red.fill(0);
+  const tile = (imul(by, gx) + bx) | 0;
+  const base = imul(imul(imul(tile, 64), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    let tile = tile_slots[t];
-    let base = base_slots[t];
-    tid = tx;
-    tile = (imul(by, gx) + bx) | 0;
-    base = imul(imul(imul(tile, 64), 2), 4);
+    const tx = t;
+    const tid = tx;
     let sum = 0;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const i = (base + imul(((imul(k, 64) + tid) | 0), 4)) | 0;
@@ -105,36 +89,24 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
       }
     }
     red[tid] = sum;
-    tid_slots[t] = tid;
-    tile_slots[t] = tile;
-    base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 32;
-    s_slots[t] = s;
-  }
+  let s = 32;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           red[tid] = fround(red[tid] + red[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
-    let base = base_slots[t];
-    let tile = tile_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if ((tid === 0) && (base < n)) {
       partials[tile] = red[0];
     }
@@ -142,42 +114,33 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
 }
 
 // Kernel scanPartials specialized for BLOCK = 256, ITEMS = 16: runs one block.
+let scanPartials_BLOCK_256_ITEMS_16_arrays;
 export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDim) {
   const [partials, count] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(256);
-  const v = new Float32Array(threads * 16);
-  const tid_slots = new Int32Array(threads);
-  const carry_slots = new Float32Array(threads);
-  const start_slots = new Int32Array(threads);
-  const first_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
+  if (scanPartials_BLOCK_256_ITEMS_16_arrays === undefined || scanPartials_BLOCK_256_ITEMS_16_arrays.threads !== threads) {
+    scanPartials_BLOCK_256_ITEMS_16_arrays = { threads, sums: new Float32Array(256), v: new Float32Array(threads * 16), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  }
+  const { sums, v, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_256_ITEMS_16_arrays;
+  sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
+    const tx = t;
     let carry = carry_slots[t];
-    tid = tx;
+    const tid = tx;
     carry = 0;
-    tid_slots[t] = tid;
     carry_slots[t] = carry;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let start = start_slots[t];
-    start = 0;
-    start_slots[t] = start;
-  }
+  let start = 0;
   loop0: for (;;) {
-    if (!(start_slots[0] < count)) break;
+    if (!(start < count)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let first = first_slots[t];
-        let start = start_slots[t];
-        let tid = tid_slots[t];
         let inclusive = inclusive_slots[t];
+        const tid = tx;
         first = (start + imul(tid, 16)) | 0;
         let total = 0;
         for (let k = 0; k < 16; k = (k + 4) | 0) {
@@ -209,43 +172,37 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
         first_slots[t] = first;
         inclusive_slots[t] = inclusive;
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let offset = offset_slots[t];
-        offset = 1;
-        offset_slots[t] = offset;
-      }
+      let offset = 1;
       loop1: for (;;) {
-        if (!(offset_slots[0] < 256)) break;
+        if (!(offset < 256)) break;
         body1: {
-          threads4: for (let t = 0; t < threads; t++) {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let other = other_slots[t];
-            let tid = tid_slots[t];
-            let offset = offset_slots[t];
+            const tid = tx;
             other = 0;
             if (tid >= offset) {
               other = sums[((tid - offset) | 0)];
             }
             other_slots[t] = other;
           }
-          threads5: for (let t = 0; t < threads; t++) {
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let inclusive = inclusive_slots[t];
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             inclusive = fround(inclusive + other);
             sums[tid] = inclusive;
             inclusive_slots[t] = inclusive;
           }
         }
-        threads6: for (let t = 0; t < threads; t++) {
-          let offset = offset_slots[t];
-          offset = offset << 1;
-          offset_slots[t] = offset;
-        }
+        offset = offset << 1;
       }
-      threads7: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let carry = carry_slots[t];
         let first = first_slots[t];
+        const tid = tx;
         let before = 0;
         if (tid > 0) {
           before = sums[((tid - 1) | 0)];
@@ -272,51 +229,38 @@ export function scanPartials_BLOCK_256_ITEMS_16(args, blockIdx, blockDim, gridDi
         carry_slots[t] = carry;
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let start = start_slots[t];
-      start = (start + 4096) | 0;
-      start_slots[t] = start;
-    }
+    start = (start + 4096) | 0;
   }
 }
 
 // Kernel scanPartials specialized for BLOCK = 1024, ITEMS = 16: runs one block.
+let scanPartials_BLOCK_1024_ITEMS_16_arrays;
 export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridDim) {
   const [partials, count] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(1024);
-  const v = new Float32Array(threads * 16);
-  const tid_slots = new Int32Array(threads);
-  const carry_slots = new Float32Array(threads);
-  const start_slots = new Int32Array(threads);
-  const first_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
+  if (scanPartials_BLOCK_1024_ITEMS_16_arrays === undefined || scanPartials_BLOCK_1024_ITEMS_16_arrays.threads !== threads) {
+    scanPartials_BLOCK_1024_ITEMS_16_arrays = { threads, sums: new Float32Array(1024), v: new Float32Array(threads * 16), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  }
+  const { sums, v, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_1024_ITEMS_16_arrays;
+  sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
+    const tx = t;
     let carry = carry_slots[t];
-    tid = tx;
+    const tid = tx;
     carry = 0;
-    tid_slots[t] = tid;
     carry_slots[t] = carry;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let start = start_slots[t];
-    start = 0;
-    start_slots[t] = start;
-  }
+  let start = 0;
   loop0: for (;;) {
-    if (!(start_slots[0] < count)) break;
+    if (!(start < count)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let first = first_slots[t];
-        let start = start_slots[t];
-        let tid = tid_slots[t];
         let inclusive = inclusive_slots[t];
+        const tid = tx;
         first = (start + imul(tid, 16)) | 0;
         let total = 0;
         for (let k = 0; k < 16; k = (k + 4) | 0) {
@@ -348,43 +292,37 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
         first_slots[t] = first;
         inclusive_slots[t] = inclusive;
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let offset = offset_slots[t];
-        offset = 1;
-        offset_slots[t] = offset;
-      }
+      let offset = 1;
       loop1: for (;;) {
-        if (!(offset_slots[0] < 1024)) break;
+        if (!(offset < 1024)) break;
         body1: {
-          threads4: for (let t = 0; t < threads; t++) {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let other = other_slots[t];
-            let tid = tid_slots[t];
-            let offset = offset_slots[t];
+            const tid = tx;
             other = 0;
             if (tid >= offset) {
               other = sums[((tid - offset) | 0)];
             }
             other_slots[t] = other;
           }
-          threads5: for (let t = 0; t < threads; t++) {
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let inclusive = inclusive_slots[t];
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             inclusive = fround(inclusive + other);
             sums[tid] = inclusive;
             inclusive_slots[t] = inclusive;
           }
         }
-        threads6: for (let t = 0; t < threads; t++) {
-          let offset = offset_slots[t];
-          offset = offset << 1;
-          offset_slots[t] = offset;
-        }
+        offset = offset << 1;
       }
-      threads7: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let carry = carry_slots[t];
         let first = first_slots[t];
+        const tid = tx;
         let before = 0;
         if (tid > 0) {
           before = sums[((tid - 1) | 0)];
@@ -411,51 +349,38 @@ export function scanPartials_BLOCK_1024_ITEMS_16(args, blockIdx, blockDim, gridD
         carry_slots[t] = carry;
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let start = start_slots[t];
-      start = (start + 16384) | 0;
-      start_slots[t] = start;
-    }
+    start = (start + 16384) | 0;
   }
 }
 
 // Kernel scanPartials specialized for BLOCK = 64, ITEMS = 4: runs one block.
+let scanPartials_BLOCK_64_ITEMS_4_arrays;
 export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [partials, count] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 4);
-  const tid_slots = new Int32Array(threads);
-  const carry_slots = new Float32Array(threads);
-  const start_slots = new Int32Array(threads);
-  const first_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
+  if (scanPartials_BLOCK_64_ITEMS_4_arrays === undefined || scanPartials_BLOCK_64_ITEMS_4_arrays.threads !== threads) {
+    scanPartials_BLOCK_64_ITEMS_4_arrays = { threads, sums: new Float32Array(64), v: new Float32Array(threads * 4), carry_slots: new Float32Array(threads), first_slots: new Int32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  }
+  const { sums, v, carry_slots, first_slots, inclusive_slots, other_slots } = scanPartials_BLOCK_64_ITEMS_4_arrays;
+  sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
+    const tx = t;
     let carry = carry_slots[t];
-    tid = tx;
+    const tid = tx;
     carry = 0;
-    tid_slots[t] = tid;
     carry_slots[t] = carry;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let start = start_slots[t];
-    start = 0;
-    start_slots[t] = start;
-  }
+  let start = 0;
   loop0: for (;;) {
-    if (!(start_slots[0] < count)) break;
+    if (!(start < count)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let first = first_slots[t];
-        let start = start_slots[t];
-        let tid = tid_slots[t];
         let inclusive = inclusive_slots[t];
+        const tid = tx;
         first = (start + imul(tid, 4)) | 0;
         let total = 0;
         for (let k = 0; k < 4; k = (k + 4) | 0) {
@@ -487,43 +412,37 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
         first_slots[t] = first;
         inclusive_slots[t] = inclusive;
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let offset = offset_slots[t];
-        offset = 1;
-        offset_slots[t] = offset;
-      }
+      let offset = 1;
       loop1: for (;;) {
-        if (!(offset_slots[0] < 64)) break;
+        if (!(offset < 64)) break;
         body1: {
-          threads4: for (let t = 0; t < threads; t++) {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let other = other_slots[t];
-            let tid = tid_slots[t];
-            let offset = offset_slots[t];
+            const tid = tx;
             other = 0;
             if (tid >= offset) {
               other = sums[((tid - offset) | 0)];
             }
             other_slots[t] = other;
           }
-          threads5: for (let t = 0; t < threads; t++) {
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
             let inclusive = inclusive_slots[t];
             let other = other_slots[t];
-            let tid = tid_slots[t];
+            const tid = tx;
             inclusive = fround(inclusive + other);
             sums[tid] = inclusive;
             inclusive_slots[t] = inclusive;
           }
         }
-        threads6: for (let t = 0; t < threads; t++) {
-          let offset = offset_slots[t];
-          offset = offset << 1;
-          offset_slots[t] = offset;
-        }
+        offset = offset << 1;
       }
-      threads7: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let carry = carry_slots[t];
         let first = first_slots[t];
+        const tid = tx;
         let before = 0;
         if (tid > 0) {
           before = sums[((tid - 1) | 0)];
@@ -550,41 +469,29 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
         carry_slots[t] = carry;
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let start = start_slots[t];
-      start = (start + 256) | 0;
-      start_slots[t] = start;
-    }
+    start = (start + 256) | 0;
   }
 }
 
 // Kernel scanTiles specialized for BLOCK = 256, ITEMS = 2: runs one block.
+let scanTiles_BLOCK_256_ITEMS_2_arrays;
 export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, partials, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const staged = new Float32Array(2048);
-  const sums = new Float32Array(256);
-  const v = new Float32Array(threads * 8);
-  const tid_slots = new Int32Array(threads);
-  const tile_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
+  if (scanTiles_BLOCK_256_ITEMS_2_arrays === undefined || scanTiles_BLOCK_256_ITEMS_2_arrays.threads !== threads) {
+    scanTiles_BLOCK_256_ITEMS_2_arrays = { threads, staged: new Float32Array(2048), sums: new Float32Array(256), v: new Float32Array(threads * 8), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  }
+  const { staged, sums, v, inclusive_slots, other_slots } = scanTiles_BLOCK_256_ITEMS_2_arrays;
+  staged.fill(0); sums.fill(0); v.fill(0);
+  const tiles = (((((n + 2048) | 0) - 1) | 0) / 2048) | 0;
+  const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
+  const live = tile >= 0;
+  const base = imul(imul(imul(tile, 256), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    let tile = tile_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tid = tx;
-    const tiles = (((((n + 2048) | 0) - 1) | 0) / 2048) | 0;
-    tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
-    live = tile >= 0;
-    base = imul(imul(imul(tile, 256), 2), 4);
+    const tx = t;
+    const tid = tx;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const q = imul(((imul(k, 256) + tid) | 0), 4);
       if (live && (((base + q) | 0) < n)) {
@@ -603,14 +510,11 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         staged[((q + 3) | 0)] = 0;
       }
     }
-    tid_slots[t] = tid;
-    tile_slots[t] = tile;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let inclusive = inclusive_slots[t];
+    const tid = tx;
     let total = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
@@ -630,43 +534,35 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     sums[tid] = inclusive;
     inclusive_slots[t] = inclusive;
   }
-  threads2: for (let t = 0; t < threads; t++) {
-    let offset = offset_slots[t];
-    offset = 1;
-    offset_slots[t] = offset;
-  }
+  let offset = 1;
   loop0: for (;;) {
-    if (!(offset_slots[0] < 256)) break;
+    if (!(offset < 256)) break;
     body0: {
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let other = other_slots[t];
-        let tid = tid_slots[t];
-        let offset = offset_slots[t];
+        const tid = tx;
         other = 0;
         if (tid >= offset) {
           other = sums[((tid - offset) | 0)];
         }
         other_slots[t] = other;
       }
-      threads4: for (let t = 0; t < threads; t++) {
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         inclusive = fround(inclusive + other);
         sums[tid] = inclusive;
         inclusive_slots[t] = inclusive;
       }
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let offset = offset_slots[t];
-      offset = offset << 1;
-      offset_slots[t] = offset;
-    }
+    offset = offset << 1;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let live = live_slots[t] !== 0;
-    let tile = tile_slots[t];
-    let tid = tid_slots[t];
+  threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     let running = 0;
     if (live) {
       running = partials[tile];
@@ -690,10 +586,9 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
       staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
     }
   }
-  threads7: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
       const q_1 = imul(((imul(k_3, 256) + tid) | 0), 4);
       if (live && (((base + q_1) | 0) < n)) {
@@ -711,32 +606,24 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel scanTiles specialized for BLOCK = 64, ITEMS = 2: runs one block.
+let scanTiles_BLOCK_64_ITEMS_2_arrays;
 export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, partials, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const staged = new Float32Array(512);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 8);
-  const tid_slots = new Int32Array(threads);
-  const tile_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const inclusive_slots = new Float32Array(threads);
-  const offset_slots = new Int32Array(threads);
-  const other_slots = new Float32Array(threads);
+  if (scanTiles_BLOCK_64_ITEMS_2_arrays === undefined || scanTiles_BLOCK_64_ITEMS_2_arrays.threads !== threads) {
+    scanTiles_BLOCK_64_ITEMS_2_arrays = { threads, staged: new Float32Array(512), sums: new Float32Array(64), v: new Float32Array(threads * 8), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  }
+  const { staged, sums, v, inclusive_slots, other_slots } = scanTiles_BLOCK_64_ITEMS_2_arrays;
+  staged.fill(0); sums.fill(0); v.fill(0);
+  const tiles = (((((n + 512) | 0) - 1) | 0) / 512) | 0;
+  const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
+  const live = tile >= 0;
+  const base = imul(imul(imul(tile, 64), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    let tile = tile_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tid = tx;
-    const tiles = (((((n + 512) | 0) - 1) | 0) / 512) | 0;
-    tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
-    live = tile >= 0;
-    base = imul(imul(imul(tile, 64), 2), 4);
+    const tx = t;
+    const tid = tx;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const q = imul(((imul(k, 64) + tid) | 0), 4);
       if (live && (((base + q) | 0) < n)) {
@@ -755,14 +642,11 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         staged[((q + 3) | 0)] = 0;
       }
     }
-    tid_slots[t] = tid;
-    tile_slots[t] = tile;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let inclusive = inclusive_slots[t];
+    const tid = tx;
     let total = 0;
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
@@ -782,43 +666,35 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     sums[tid] = inclusive;
     inclusive_slots[t] = inclusive;
   }
-  threads2: for (let t = 0; t < threads; t++) {
-    let offset = offset_slots[t];
-    offset = 1;
-    offset_slots[t] = offset;
-  }
+  let offset = 1;
   loop0: for (;;) {
-    if (!(offset_slots[0] < 64)) break;
+    if (!(offset < 64)) break;
     body0: {
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let other = other_slots[t];
-        let tid = tid_slots[t];
-        let offset = offset_slots[t];
+        const tid = tx;
         other = 0;
         if (tid >= offset) {
           other = sums[((tid - offset) | 0)];
         }
         other_slots[t] = other;
       }
-      threads4: for (let t = 0; t < threads; t++) {
+      threads3: for (let t = 0; t < threads; t++) {
+        const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
-        let tid = tid_slots[t];
+        const tid = tx;
         inclusive = fround(inclusive + other);
         sums[tid] = inclusive;
         inclusive_slots[t] = inclusive;
       }
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let offset = offset_slots[t];
-      offset = offset << 1;
-      offset_slots[t] = offset;
-    }
+    offset = offset << 1;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let live = live_slots[t] !== 0;
-    let tile = tile_slots[t];
-    let tid = tid_slots[t];
+  threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     let running = 0;
     if (live) {
       running = partials[tile];
@@ -842,10 +718,9 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
       staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
     }
   }
-  threads7: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
       const q_1 = imul(((imul(k_3, 64) + tid) | 0), 4);
       if (live && (((base + q_1) | 0) < n)) {

@@ -12,35 +12,27 @@ function gemmOutput(alpha, product, beta, old) {
 }
 
 // Kernel sgemm1DBlocktiling specialized for BM = 64, BN = 64, BK = 8, TM = 8: runs one block.
+let sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8_arrays;
 export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 512, ny = 1, nz = 1, threads = 512;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(512);
-  const Bs = new Float32Array(512);
-  const threadResults = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8_arrays === undefined || sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8_arrays.threads !== threads) {
+    sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8_arrays = { threads, As: new Float32Array(512), Bs: new Float32Array(512), threadResults: new Float32Array(threads * 8), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, threadResults, threadCol_slots, threadRow_slots, innerColA_slots, innerRowA_slots, innerColB_slots, innerRowB_slots } = sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8_arrays;
+  As.fill(0); Bs.fill(0); threadResults.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColB = innerColB_slots[t];
     let innerRowB = innerRowB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 64) | 0;
     threadRow = (tx / 64) | 0;
     innerColA = (tx % 8) | 0;
@@ -50,8 +42,6 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
     for (let i = 0; i < 8; i = (i + 1) | 0) {
       threadResults[t * 8 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerColA_slots[t] = innerColA;
@@ -59,26 +49,19 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
     innerColB_slots[t] = innerColB;
     innerRowB_slots[t] = innerRowB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let cRow = cRow_slots[t];
-        let bk = bk_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        let cCol = cCol_slots[t];
         As[((imul(innerRowA, 8) + innerColA) | 0)] = A[((((imul(((imul(cRow, 64) + innerRowA) | 0), K) + bk) | 0) + innerColA) | 0)];
         Bs[((imul(innerRowB, 64) + innerColB) | 0)] = B[((((imul(((bk + innerRowB) | 0), N) + imul(cCol, 64)) | 0) + innerColB) | 0)];
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadCol = threadCol_slots[t];
         let threadRow = threadRow_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -89,16 +72,10 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let r_1 = 0; r_1 < 8; r_1 = (r_1 + 1) | 0) {
       const index = (((imul(((((imul(cRow, 64) + imul(threadRow, 8)) | 0) + r_1) | 0), N) + imul(cCol, 64)) | 0) + threadCol) | 0;
@@ -108,37 +85,27 @@ export function sgemm1DBlocktiling_BM_64_BN_64_BK_8_TM_8(args, blockIdx, blockDi
 }
 
 // Kernel sgemm2DBlocktiling specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8: runs one block.
+let sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_arrays;
 export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(1024);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_arrays === undefined || sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_arrays.threads !== threads) {
+    sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_arrays = { threads, As: new Float32Array(1024), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8_arrays;
+  As.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 8) | 0;
@@ -148,8 +115,6 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -157,22 +122,15 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let cRow = cRow_slots[t];
-        let bk = bk_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        let cCol = cCol_slots[t];
         for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           As[((imul(((innerRowA + offset) | 0), 8) + innerColA) | 0)] = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + innerColA) | 0)];
         }
@@ -180,7 +138,7 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
           Bs[((imul(((innerRowB + offset_1) | 0), 128) + innerColB) | 0)] = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + innerColB) | 0)];
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -201,16 +159,10 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 1) | 0) {
@@ -222,37 +174,27 @@ export function sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, 
 }
 
 // Kernel sgemm2DBlocktilingTransposedA specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8: runs one block.
+let sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_arrays;
 export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1024);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_arrays === undefined || sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_arrays.threads !== threads) {
+    sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_arrays = { threads, AsT: new Float32Array(1024), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 8) | 0;
@@ -262,8 +204,6 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -271,22 +211,15 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         let innerColA = innerColA_slots[t];
         let innerRowA = innerRowA_slots[t];
-        let cRow = cRow_slots[t];
-        let bk = bk_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        let cCol = cCol_slots[t];
         for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           AsT[((((imul(innerColA, 128) + innerRowA) | 0) + offset) | 0)] = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + innerColA) | 0)];
         }
@@ -294,7 +227,7 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
           Bs[((imul(((innerRowB + offset_1) | 0), 128) + innerColB) | 0)] = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + innerColB) | 0)];
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -315,16 +248,10 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 1) | 0) {
@@ -336,37 +263,27 @@ export function sgemm2DBlocktilingTransposedA_BM_128_BN_128_BK_8_TM_8_TN_8(args,
 }
 
 // Kernel sgemm2DBlocktilingGuarded specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8: runs one block.
+let sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_arrays;
 export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1024);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_arrays === undefined || sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_arrays.threads !== threads) {
+    sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_arrays = { threads, AsT: new Float32Array(1024), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 8) | 0;
@@ -376,8 +293,6 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -385,21 +300,14 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           const row = (((imul(cRow, 128) + innerRowA) | 0) + offset) | 0;
@@ -420,7 +328,7 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -441,16 +349,10 @@ export function sgemm2DBlocktilingGuarded_BM_128_BN_128_BK_8_TM_8_TN_8(args, blo
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 1) | 0) {

@@ -8,36 +8,28 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel sgemmMultistage specialized for BM = 128, BN = 128, BK = 16, KSPLIT = 1, STAGES = 4, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128, SWIZZLE = 8, AVEC = 1, GUARD = 0: runs one block.
+let sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0_arrays;
 export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(4224);
-  const Bs = new Float32Array(8192);
-  const acc = new Float32Array(threads * 128);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 16);
-  const nextA = new Float32Array(threads * 16);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stageA_slots = new Int32Array(threads);
-  const readB_slots = new Int32Array(threads);
-  const writeB_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0_arrays === undefined || sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0_arrays.threads !== threads) {
+    sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0_arrays = { threads, AsT: new Float32Array(4224), Bs: new Float32Array(8192), acc: new Float32Array(threads * 128), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 16), nextA: new Float32Array(threads * 16), group_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, acc, regM, regN, nextA, group_slots, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0_arrays;
+  AsT.fill(0); Bs.fill(0); acc.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  let stageA = 0;
+  let readB = 0;
+  let writeB = 3;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
@@ -47,15 +39,6 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stageA = stageA_slots[t];
-    let readB = readB_slots[t];
-    let writeB = writeB_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     group = (tx / 128) | 0;
     const inGroup = (tx % 128) | 0;
     const warp = (inGroup / 32) | 0;
@@ -72,10 +55,10 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
       acc[t * 128 + i] = 0;
     }
     for (let s = 0; s < 3; s = (s + 1) | 0) {
-      const k0_1 = imul(s, 16);
-      if (k0_1 < K) {
+      const k0 = imul(s, 16);
+      if (k0 < K) {
         for (let offset = 0; offset < 16; offset = (offset + 4) | 0) {
-          const row = (((k0_1 + innerRowB) | 0) + offset) | 0;
+          const row = (((k0 + innerRowB) | 0) + offset) | 0;
           const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
           {
             {
@@ -117,11 +100,6 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
         AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 16 + ((base + 3) | 0)];
       }
     }
-    stageA = 0;
-    readB = 0;
-    writeB = 3;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
@@ -131,19 +109,12 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stageA_slots[t] = stageA;
-    readB_slots[t] = readB;
-    writeB_slots[t] = writeB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = 0;
-    k0_slots[t] = k0;
-  }
+  let k0_1 = 0;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0_1 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
             {
@@ -151,23 +122,18 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
+      const nextB = (k0_1 + 48) | 0;
+      const nextA0 = (k0_1 + 16) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let writeB = writeB_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let stageA = stageA_slots[t];
         let group = group_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
-        let readB = readB_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const nextB = (k0 + 48) | 0;
         if (nextB < K) {
           for (let offset_3 = 0; offset_3 < 16; offset_3 = (offset_3 + 4) | 0) {
             const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
@@ -186,7 +152,6 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
             }
           }
         }
-        const nextA0 = (k0 + 16) | 0;
         if (nextA0 < K) {
           for (let offset_4 = 0; offset_4 < 128; offset_4 = (offset_4 + 32) | 0) {
             const row_3 = (((imul(cRow, 128) + innerRowA) | 0) + offset_4) | 0;
@@ -250,26 +215,17 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
             }
           }
         }
-        stageA = (1 - stageA) | 0;
-        readB = (((readB + 1) | 0) === 4) ? 0 : ((readB + 1) | 0);
-        writeB = (((writeB + 1) | 0) === 4) ? 0 : ((writeB + 1) | 0);
-        writeB_slots[t] = writeB;
-        stageA_slots[t] = stageA;
-        readB_slots[t] = readB;
       }
+      stageA = (1 - stageA) | 0;
+      readB = (((readB + 1) | 0) === 4) ? 0 : ((readB + 1) | 0);
+      writeB = (((writeB + 1) | 0) === 4) ? 0 : ((writeB + 1) | 0);
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 16) | 0;
-      k0_slots[t] = k0;
-    }
+    k0_1 = (k0_1 + 16) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
@@ -314,37 +270,28 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
 }
 
 // Kernel sgemmMultistage specialized for BM = 64, BN = 128, BK = 16, KSPLIT = 2, STAGES = 2, WM = 32, WN = 64, WNITER = 2, TM = 8, TN = 4, THREADS = 256, SWIZZLE = 0, AVEC = 1, GUARD = 0: runs one block.
+let sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0_arrays;
 export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(4352);
-  const Bs = new Float32Array(8192);
-  const acc = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const inGroup_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stageA_slots = new Int32Array(threads);
-  const readB_slots = new Int32Array(threads);
-  const writeB_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0_arrays === undefined || sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0_arrays.threads !== threads) {
+    sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0_arrays = { threads, AsT: new Float32Array(4352), Bs: new Float32Array(8192), acc: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 8), group_slots: new Int32Array(threads), inGroup_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, acc, regM, regN, nextA, group_slots, inGroup_slots, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0_arrays;
+  AsT.fill(0); Bs.fill(0); acc.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(0, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
+  const cRow = by;
+  const cCol = bx;
+  let stageA = 0;
+  let readB = 0;
+  let writeB = 1;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let inGroup = inGroup_slots[t];
     let warpCol = warpCol_slots[t];
@@ -355,15 +302,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stageA = stageA_slots[t];
-    let readB = readB_slots[t];
-    let writeB = writeB_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(0, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
-    cRow = by;
-    cCol = bx;
     group = (tx / 128) | 0;
     inGroup = (tx % 128) | 0;
     const warp = (inGroup / 32) | 0;
@@ -380,10 +318,10 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
       acc[t * 64 + i] = 0;
     }
     for (let s = 0; s < 1; s = (s + 1) | 0) {
-      const k0_1 = imul(s, 32);
-      if (k0_1 < K) {
+      const k0 = imul(s, 32);
+      if (k0 < K) {
         for (let offset = 0; offset < 32; offset = (offset + 8) | 0) {
-          const row = (((k0_1 + innerRowB) | 0) + offset) | 0;
+          const row = (((k0 + innerRowB) | 0) + offset) | 0;
           const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
           {
             {
@@ -425,11 +363,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
       }
     }
-    stageA = 0;
-    readB = 0;
-    writeB = 1;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     inGroup_slots[t] = inGroup;
     warpCol_slots[t] = warpCol;
@@ -440,39 +373,27 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stageA_slots[t] = stageA;
-    readB_slots[t] = readB;
-    writeB_slots[t] = writeB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = 0;
-    k0_slots[t] = k0;
-  }
+  let k0_1 = 0;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0_1 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
+      const nextB = (k0_1 + 32) | 0;
+      const nextA0 = (k0_1 + 32) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let writeB = writeB_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let stageA = stageA_slots[t];
         let group = group_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
-        let readB = readB_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const nextB = (k0 + 32) | 0;
         if (nextB < K) {
           for (let offset_3 = 0; offset_3 < 32; offset_3 = (offset_3 + 8) | 0) {
             const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
@@ -491,7 +412,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
             }
           }
         }
-        const nextA0 = (k0 + 32) | 0;
         if (nextA0 < K) {
           for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 32) | 0) {
             const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_4) | 0;
@@ -555,24 +475,17 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
             }
           }
         }
-        stageA = (1 - stageA) | 0;
-        readB = (((readB + 1) | 0) === 2) ? 0 : ((readB + 1) | 0);
-        writeB = (((writeB + 1) | 0) === 2) ? 0 : ((writeB + 1) | 0);
-        writeB_slots[t] = writeB;
-        stageA_slots[t] = stageA;
-        readB_slots[t] = readB;
       }
+      stageA = (1 - stageA) | 0;
+      readB = (((readB + 1) | 0) === 2) ? 0 : ((readB + 1) | 0);
+      writeB = (((writeB + 1) | 0) === 2) ? 0 : ((writeB + 1) | 0);
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 32) | 0;
-      k0_slots[t] = k0;
-    }
+    k0_1 = (k0_1 + 32) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
   }
   {
-    threads6: for (let t = 0; t < threads; t++) {
+    threads4: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group > 0) {
@@ -582,7 +495,7 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         }
       }
     }
-    threads7: for (let t = 0; t < threads; t++) {
+    threads5: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group === 0) {
@@ -595,12 +508,10 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
       }
     }
   }
-  threads8: for (let t = 0; t < threads; t++) {
+  threads6: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
@@ -645,37 +556,28 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
 }
 
 // Kernel sgemmMultistage specialized for BM = 64, BN = 128, BK = 16, KSPLIT = 2, STAGES = 2, WM = 32, WN = 64, WNITER = 2, TM = 8, TN = 4, THREADS = 256, SWIZZLE = 0, AVEC = 1, GUARD = 1: runs one block.
+let sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1_arrays;
 export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(4352);
-  const Bs = new Float32Array(8192);
-  const acc = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const inGroup_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stageA_slots = new Int32Array(threads);
-  const readB_slots = new Int32Array(threads);
-  const writeB_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1_arrays === undefined || sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1_arrays.threads !== threads) {
+    sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1_arrays = { threads, AsT: new Float32Array(4352), Bs: new Float32Array(8192), acc: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 8), group_slots: new Int32Array(threads), inGroup_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, acc, regM, regN, nextA, group_slots, inGroup_slots, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1_arrays;
+  AsT.fill(0); Bs.fill(0); acc.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(0, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
+  const cRow = by;
+  const cCol = bx;
+  let stageA = 0;
+  let readB = 0;
+  let writeB = 1;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let inGroup = inGroup_slots[t];
     let warpCol = warpCol_slots[t];
@@ -686,15 +588,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stageA = stageA_slots[t];
-    let readB = readB_slots[t];
-    let writeB = writeB_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(0, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
-    cRow = by;
-    cCol = bx;
     group = (tx / 128) | 0;
     inGroup = (tx % 128) | 0;
     const warp = (inGroup / 32) | 0;
@@ -711,10 +604,10 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
       acc[t * 64 + i] = 0;
     }
     for (let s = 0; s < 1; s = (s + 1) | 0) {
-      const k0_1 = imul(s, 32);
-      if (k0_1 < K) {
+      const k0 = imul(s, 32);
+      if (k0 < K) {
         for (let offset = 0; offset < 32; offset = (offset + 8) | 0) {
-          const row = (((k0_1 + innerRowB) | 0) + offset) | 0;
+          const row = (((k0 + innerRowB) | 0) + offset) | 0;
           const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
           if ((row < K) && (col < N)) {
             {
@@ -766,11 +659,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
       }
     }
-    stageA = 0;
-    readB = 0;
-    writeB = 1;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     inGroup_slots[t] = inGroup;
     warpCol_slots[t] = warpCol;
@@ -781,39 +669,27 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stageA_slots[t] = stageA;
-    readB_slots[t] = readB;
-    writeB_slots[t] = writeB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = 0;
-    k0_slots[t] = k0;
-  }
+  let k0_1 = 0;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0_1 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
+      const nextB = (k0_1 + 32) | 0;
+      const nextA0 = (k0_1 + 32) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let writeB = writeB_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let stageA = stageA_slots[t];
         let group = group_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
-        let readB = readB_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const nextB = (k0 + 32) | 0;
         if (nextB < K) {
           for (let offset_3 = 0; offset_3 < 32; offset_3 = (offset_3 + 8) | 0) {
             const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
@@ -837,7 +713,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
             }
           }
         }
-        const nextA0 = (k0 + 32) | 0;
         if (nextA0 < K) {
           for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 32) | 0) {
             const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_4) | 0;
@@ -906,24 +781,17 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
             }
           }
         }
-        stageA = (1 - stageA) | 0;
-        readB = (((readB + 1) | 0) === 2) ? 0 : ((readB + 1) | 0);
-        writeB = (((writeB + 1) | 0) === 2) ? 0 : ((writeB + 1) | 0);
-        writeB_slots[t] = writeB;
-        stageA_slots[t] = stageA;
-        readB_slots[t] = readB;
       }
+      stageA = (1 - stageA) | 0;
+      readB = (((readB + 1) | 0) === 2) ? 0 : ((readB + 1) | 0);
+      writeB = (((writeB + 1) | 0) === 2) ? 0 : ((writeB + 1) | 0);
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 32) | 0;
-      k0_slots[t] = k0;
-    }
+    k0_1 = (k0_1 + 32) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
   }
   {
-    threads6: for (let t = 0; t < threads; t++) {
+    threads4: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group > 0) {
@@ -933,7 +801,7 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         }
       }
     }
-    threads7: for (let t = 0; t < threads; t++) {
+    threads5: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group === 0) {
@@ -946,12 +814,10 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
       }
     }
   }
-  threads8: for (let t = 0; t < threads; t++) {
+  threads6: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
@@ -996,36 +862,28 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
 }
 
 // Kernel sgemmMultistage specialized for BM = 64, BN = 64, BK = 8, KSPLIT = 1, STAGES = 3, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128, SWIZZLE = 2, AVEC = 0, GUARD = 1: runs one block.
+let sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_arrays;
 export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1088);
-  const Bs = new Float32Array(1536);
-  const acc = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stageA_slots = new Int32Array(threads);
-  const readB_slots = new Int32Array(threads);
-  const writeB_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_arrays === undefined || sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_arrays.threads !== threads) {
+    sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_arrays = { threads, AsT: new Float32Array(1088), Bs: new Float32Array(1536), acc: new Float32Array(threads * 32), regM: new Float32Array(threads * 4), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 4), group_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, acc, regM, regN, nextA, group_slots, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_arrays;
+  AsT.fill(0); Bs.fill(0); acc.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(2, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(2, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(2, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  let stageA = 0;
+  let readB = 0;
+  let writeB = 2;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
@@ -1035,15 +893,6 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stageA = stageA_slots[t];
-    let readB = readB_slots[t];
-    let writeB = writeB_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(2, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(2, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(2, 1));
-    cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     group = (tx / 128) | 0;
     const inGroup = (tx % 128) | 0;
     const warp = (inGroup / 32) | 0;
@@ -1060,10 +909,10 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
       acc[t * 32 + i] = 0;
     }
     for (let s = 0; s < 2; s = (s + 1) | 0) {
-      const k0_1 = imul(s, 8);
-      if (k0_1 < K) {
+      const k0 = imul(s, 8);
+      if (k0 < K) {
         for (let offset = 0; offset < 8; offset = (offset + 8) | 0) {
-          const row = (((k0_1 + innerRowB) | 0) + offset) | 0;
+          const row = (((k0 + innerRowB) | 0) + offset) | 0;
           const col = (imul(cCol, 64) + imul(innerColB, 4)) | 0;
           if ((row < K) && (col < N)) {
             {
@@ -1106,11 +955,6 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
         AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_2) | 0) + 3) | 0)] = lane_4;
       }
     }
-    stageA = 0;
-    readB = 0;
-    writeB = 2;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
@@ -1120,41 +964,29 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stageA_slots[t] = stageA;
-    readB_slots[t] = readB;
-    writeB_slots[t] = writeB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = 0;
-    k0_slots[t] = k0;
-  }
+  let k0_1 = 0;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0_1 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
+      const nextB = (k0_1 + 16) | 0;
+      const nextA0 = (k0_1 + 8) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let writeB = writeB_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let stageA = stageA_slots[t];
         let group = group_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
-        let readB = readB_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const nextB = (k0 + 16) | 0;
         if (nextB < K) {
           for (let offset_3 = 0; offset_3 < 8; offset_3 = (offset_3 + 8) | 0) {
             const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
@@ -1178,7 +1010,6 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
             }
           }
         }
-        const nextA0 = (k0 + 8) | 0;
         if (nextA0 < K) {
           for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 64) | 0) {
             const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_4) | 0;
@@ -1239,26 +1070,17 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
             }
           }
         }
-        stageA = (1 - stageA) | 0;
-        readB = (((readB + 1) | 0) === 3) ? 0 : ((readB + 1) | 0);
-        writeB = (((writeB + 1) | 0) === 3) ? 0 : ((writeB + 1) | 0);
-        writeB_slots[t] = writeB;
-        stageA_slots[t] = stageA;
-        readB_slots[t] = readB;
       }
+      stageA = (1 - stageA) | 0;
+      readB = (((readB + 1) | 0) === 3) ? 0 : ((readB + 1) | 0);
+      writeB = (((writeB + 1) | 0) === 3) ? 0 : ((writeB + 1) | 0);
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 8) | 0;
-      k0_slots[t] = k0;
-    }
+    k0_1 = (k0_1 + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
@@ -1303,37 +1125,28 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
 }
 
 // Kernel sgemmMultistage specialized for BM = 32, BN = 32, BK = 8, KSPLIT = 2, STAGES = 2, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 64, SWIZZLE = 0, AVEC = 1, GUARD = 1: runs one block.
+let sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1_arrays;
 export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1152);
-  const Bs = new Float32Array(1024);
-  const acc = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const inGroup_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stageA_slots = new Int32Array(threads);
-  const readB_slots = new Int32Array(threads);
-  const writeB_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1_arrays === undefined || sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1_arrays.threads !== threads) {
+    sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1_arrays = { threads, AsT: new Float32Array(1152), Bs: new Float32Array(1024), acc: new Float32Array(threads * 32), regM: new Float32Array(threads * 4), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 8), group_slots: new Int32Array(threads), inGroup_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, acc, regM, regN, nextA, group_slots, inGroup_slots, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1_arrays;
+  AsT.fill(0); Bs.fill(0); acc.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(0, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
+  const cRow = by;
+  const cCol = bx;
+  let stageA = 0;
+  let readB = 0;
+  let writeB = 1;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let inGroup = inGroup_slots[t];
     let warpCol = warpCol_slots[t];
@@ -1344,15 +1157,6 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stageA = stageA_slots[t];
-    let readB = readB_slots[t];
-    let writeB = writeB_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(0, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
-    cRow = by;
-    cCol = bx;
     group = (tx / 32) | 0;
     inGroup = (tx % 32) | 0;
     const warp = (inGroup / 32) | 0;
@@ -1369,10 +1173,10 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
       acc[t * 32 + i] = 0;
     }
     for (let s = 0; s < 1; s = (s + 1) | 0) {
-      const k0_1 = imul(s, 16);
-      if (k0_1 < K) {
+      const k0 = imul(s, 16);
+      if (k0 < K) {
         for (let offset = 0; offset < 16; offset = (offset + 8) | 0) {
-          const row = (((k0_1 + innerRowB) | 0) + offset) | 0;
+          const row = (((k0 + innerRowB) | 0) + offset) | 0;
           const col = (imul(cCol, 32) + imul(innerColB, 4)) | 0;
           if ((row < K) && (col < N)) {
             {
@@ -1424,11 +1228,6 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
         AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
       }
     }
-    stageA = 0;
-    readB = 0;
-    writeB = 1;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     inGroup_slots[t] = inGroup;
     warpCol_slots[t] = warpCol;
@@ -1439,39 +1238,27 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stageA_slots[t] = stageA;
-    readB_slots[t] = readB;
-    writeB_slots[t] = writeB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = 0;
-    k0_slots[t] = k0;
-  }
+  let k0_1 = 0;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0_1 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
+      const nextB = (k0_1 + 16) | 0;
+      const nextA0 = (k0_1 + 16) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let writeB = writeB_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let stageA = stageA_slots[t];
         let group = group_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
-        let readB = readB_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const nextB = (k0 + 16) | 0;
         if (nextB < K) {
           for (let offset_3 = 0; offset_3 < 16; offset_3 = (offset_3 + 8) | 0) {
             const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
@@ -1495,7 +1282,6 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
             }
           }
         }
-        const nextA0 = (k0 + 16) | 0;
         if (nextA0 < K) {
           for (let offset_4 = 0; offset_4 < 32; offset_4 = (offset_4 + 16) | 0) {
             const row_3 = (((imul(cRow, 32) + innerRowA) | 0) + offset_4) | 0;
@@ -1564,24 +1350,17 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
             }
           }
         }
-        stageA = (1 - stageA) | 0;
-        readB = (((readB + 1) | 0) === 2) ? 0 : ((readB + 1) | 0);
-        writeB = (((writeB + 1) | 0) === 2) ? 0 : ((writeB + 1) | 0);
-        writeB_slots[t] = writeB;
-        stageA_slots[t] = stageA;
-        readB_slots[t] = readB;
       }
+      stageA = (1 - stageA) | 0;
+      readB = (((readB + 1) | 0) === 2) ? 0 : ((readB + 1) | 0);
+      writeB = (((writeB + 1) | 0) === 2) ? 0 : ((writeB + 1) | 0);
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 16) | 0;
-      k0_slots[t] = k0;
-    }
+    k0_1 = (k0_1 + 16) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
   }
   {
-    threads6: for (let t = 0; t < threads; t++) {
+    threads4: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group > 0) {
@@ -1591,7 +1370,7 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
         }
       }
     }
-    threads7: for (let t = 0; t < threads; t++) {
+    threads5: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group === 0) {
@@ -1604,12 +1383,10 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
       }
     }
   }
-  threads8: for (let t = 0; t < threads; t++) {
+  threads6: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
@@ -1654,36 +1431,22 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
 }
 
 // Kernel sgemmRegisterStaged specialized for BM = 64, BN = 64, BK = 16, KSPLIT = 2, WM = 32, WN = 32, WNITER = 1, TM = 8, TN = 4, THREADS = 256: runs one block.
+let sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays;
 export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(4608);
-  const Bs = new Float32Array(4096);
-  const acc = new Float32Array(threads * 32);
-  const regA = new Float32Array(threads * 32);
-  const regB = new Float32Array(threads * 4);
-  const nextA = new Float32Array(threads * 8);
-  const nextB = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const inGroup_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays === undefined || sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays.threads !== threads) {
+    sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays = { threads, As: new Float32Array(4608), Bs: new Float32Array(4096), acc: new Float32Array(threads * 32), regA: new Float32Array(threads * 32), regB: new Float32Array(threads * 4), nextA: new Float32Array(threads * 8), nextB: new Float32Array(threads * 8), group_slots: new Int32Array(threads), inGroup_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, regA, regB, nextA, nextB, group_slots, inGroup_slots, warpCol_slots, warpRow_slots, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); regA.fill(0); regB.fill(0); nextA.fill(0); nextB.fill(0);
+  const cRow = by;
+  const cCol = bx;
+  let stage = 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let inGroup = inGroup_slots[t];
     let warpCol = warpCol_slots[t];
@@ -1694,9 +1457,6 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stage = stage_slots[t];
-    cRow = by;
-    cCol = bx;
     group = (tx / 128) | 0;
     inGroup = (tx % 128) | 0;
     const warp = (inGroup / 32) | 0;
@@ -1712,9 +1472,6 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       acc[t * 32 + i] = 0;
     }
-    stage = 0;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     inGroup_slots[t] = inGroup;
     warpCol_slots[t] = warpCol;
@@ -1725,31 +1482,22 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stage_slots[t] = stage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = -32;
-    k0_slots[t] = k0;
-  }
+  let k0 = -32;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
-        let cRow = cRow_slots[t];
+      const next = (k0 + 32) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRow = threadRow_slots[t];
-        let stage = stage_slots[t];
         let group = group_slots[t];
         let warpCol = warpCol_slots[t];
         let threadCol = threadCol_slots[t];
-        const next = (k0 + 32) | 0;
         if (next < K) {
           for (let offset = 0; offset < 64; offset = (offset + 8) | 0) {
             const row = (((imul(cRow, 64) + innerRowA) | 0) + offset) | 0;
@@ -1810,20 +1558,12 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 32) | 0;
-      k0_slots[t] = k0;
-    }
+    k0 = (k0 + 32) | 0;
   }
   {
-    threads5: for (let t = 0; t < threads; t++) {
+    threads2: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group > 0) {
@@ -1833,7 +1573,7 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
         }
       }
     }
-    threads6: for (let t = 0; t < threads; t++) {
+    threads3: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group === 0) {
@@ -1846,12 +1586,10 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
       }
     }
   }
-  threads7: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadCol = threadCol_slots[t];
     if (group === 0) {
@@ -1874,35 +1612,22 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
 }
 
 // Kernel sgemmRegisterStaged specialized for BM = 64, BN = 64, BK = 8, KSPLIT = 1, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128: runs one block.
+let sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
 export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(1536);
-  const Bs = new Float32Array(1024);
-  const acc = new Float32Array(threads * 32);
-  const regA = new Float32Array(threads * 16);
-  const regB = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 4);
-  const nextB = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays === undefined || sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays.threads !== threads) {
+    sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays = { threads, As: new Float32Array(1536), Bs: new Float32Array(1024), acc: new Float32Array(threads * 32), regA: new Float32Array(threads * 16), regB: new Float32Array(threads * 8), nextA: new Float32Array(threads * 4), nextB: new Float32Array(threads * 4), group_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, regA, regB, nextA, nextB, group_slots, warpCol_slots, warpRow_slots, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); regA.fill(0); regB.fill(0); nextA.fill(0); nextB.fill(0);
+  const cRow = by;
+  const cCol = bx;
+  let stage = 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
@@ -1912,9 +1637,6 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stage = stage_slots[t];
-    cRow = by;
-    cCol = bx;
     group = (tx / 128) | 0;
     const inGroup = (tx % 128) | 0;
     const warp = (inGroup / 32) | 0;
@@ -1930,9 +1652,6 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       acc[t * 32 + i] = 0;
     }
-    stage = 0;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
@@ -1942,31 +1661,22 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stage_slots[t] = stage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = -8;
-    k0_slots[t] = k0;
-  }
+  let k0 = -8;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
-        let cRow = cRow_slots[t];
+      const next = (k0 + 8) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRow = threadRow_slots[t];
-        let stage = stage_slots[t];
         let group = group_slots[t];
         let warpCol = warpCol_slots[t];
         let threadCol = threadCol_slots[t];
-        const next = (k0 + 8) | 0;
         if (next < K) {
           for (let offset = 0; offset < 64; offset = (offset + 16) | 0) {
             const row = (((imul(cRow, 64) + innerRowA) | 0) + offset) | 0;
@@ -2027,24 +1737,14 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 8) | 0;
-      k0_slots[t] = k0;
-    }
+    k0 = (k0 + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadCol = threadCol_slots[t];
     if (group === 0) {
@@ -2067,36 +1767,22 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
 }
 
 // Kernel sgemmRegisterStaged specialized for BM = 32, BN = 32, BK = 8, KSPLIT = 2, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 64: runs one block.
+let sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_arrays;
 export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(1280);
-  const Bs = new Float32Array(1024);
-  const acc = new Float32Array(threads * 32);
-  const regA = new Float32Array(threads * 16);
-  const regB = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 8);
-  const nextB = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const group_slots = new Int32Array(threads);
-  const inGroup_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const k0_slots = new Int32Array(threads);
+  if (sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_arrays === undefined || sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_arrays.threads !== threads) {
+    sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_arrays = { threads, As: new Float32Array(1280), Bs: new Float32Array(1024), acc: new Float32Array(threads * 32), regA: new Float32Array(threads * 16), regB: new Float32Array(threads * 8), nextA: new Float32Array(threads * 8), nextB: new Float32Array(threads * 8), group_slots: new Int32Array(threads), inGroup_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, regA, regB, nextA, nextB, group_slots, inGroup_slots, warpCol_slots, warpRow_slots, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); regA.fill(0); regB.fill(0); nextA.fill(0); nextB.fill(0);
+  const cRow = by;
+  const cCol = bx;
+  let stage = 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let group = group_slots[t];
     let inGroup = inGroup_slots[t];
     let warpCol = warpCol_slots[t];
@@ -2107,9 +1793,6 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stage = stage_slots[t];
-    cRow = by;
-    cCol = bx;
     group = (tx / 32) | 0;
     inGroup = (tx % 32) | 0;
     const warp = (inGroup / 32) | 0;
@@ -2125,9 +1808,6 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       acc[t * 32 + i] = 0;
     }
-    stage = 0;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     group_slots[t] = group;
     inGroup_slots[t] = inGroup;
     warpCol_slots[t] = warpCol;
@@ -2138,31 +1818,22 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stage_slots[t] = stage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let k0 = k0_slots[t];
-    k0 = -16;
-    k0_slots[t] = k0;
-  }
+  let k0 = -16;
   loop0: for (;;) {
-    if (!(k0_slots[0] < K)) break;
+    if (!(k0 < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let k0 = k0_slots[t];
-        let cRow = cRow_slots[t];
+      const next = (k0 + 16) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRow = threadRow_slots[t];
-        let stage = stage_slots[t];
         let group = group_slots[t];
         let warpCol = warpCol_slots[t];
         let threadCol = threadCol_slots[t];
-        const next = (k0 + 16) | 0;
         if (next < K) {
           for (let offset = 0; offset < 32; offset = (offset + 4) | 0) {
             const row = (((imul(cRow, 32) + innerRowA) | 0) + offset) | 0;
@@ -2223,20 +1894,12 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let k0 = k0_slots[t];
-      k0 = (k0 + 16) | 0;
-      k0_slots[t] = k0;
-    }
+    k0 = (k0 + 16) | 0;
   }
   {
-    threads5: for (let t = 0; t < threads; t++) {
+    threads2: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group > 0) {
@@ -2246,7 +1909,7 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
         }
       }
     }
-    threads6: for (let t = 0; t < threads; t++) {
+    threads3: for (let t = 0; t < threads; t++) {
       let group = group_slots[t];
       let inGroup = inGroup_slots[t];
       if (group === 0) {
@@ -2259,12 +1922,10 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
       }
     }
   }
-  threads7: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
     let group = group_slots[t];
-    let cRow = cRow_slots[t];
     let warpRow = warpRow_slots[t];
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadCol = threadCol_slots[t];
     if (group === 0) {

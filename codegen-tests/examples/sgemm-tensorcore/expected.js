@@ -41,40 +41,30 @@ function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) 
 }
 
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 128, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(13824);
-  const Bs = new Float32Array(13056);
-  const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 32);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8_arrays = { threads, As: new Float32Array(13824), Bs: new Float32Array(13056), acc: new Float32Array(threads * 128), a: new Float32Array(threads * 32), b: new Float32Array(threads * 32), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 128);
+  const bCols = imul(cCol, 128);
+  const steps = (K / 32) | 0;
+  let readStage = 0;
+  let writeStage = 2;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -83,17 +73,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 2) | 0;
@@ -102,15 +81,12 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
     innerColA = imul(((tx % 8) | 0), 4);
     innerRowB = (tx / 32) | 0;
     innerColB = imul(((tx % 32) | 0), 4);
-    aRows = imul(cRow, 128);
-    bCols = imul(cCol, 128);
     for (let f = 0; f < 32; f = (f + 1) | 0) {
       acc[t * 128 + imul(f, 4)] = 0;
       acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 32) | 0;
     for (let s = 0; s < 2; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 128; r = (r + 16) | 0) {
@@ -139,8 +115,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 2;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -149,45 +123,30 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 3) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 3) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 16) | 0) {
             {
@@ -216,169 +175,124 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 64)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 8; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 32)) break;
+        if (!(kk < 32)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 32) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
-                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 8)) break;
+                if (!(j_2 < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 128, (imul(i_2, 8) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 32, (imul(current, 8) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 72);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 128 + imul(((imul(i_3, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 8; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -388,7 +302,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
           const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -415,49 +329,35 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 4, THREADS = 128, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(18432);
-  const Bs = new Float32Array(17408);
-  const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 32);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays = { threads, As: new Float32Array(18432), Bs: new Float32Array(17408), acc: new Float32Array(threads * 128), a: new Float32Array(threads * 32), b: new Float32Array(threads * 32), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 128);
+  const bCols = imul(cCol, 128);
+  const steps = (K / 32) | 0;
+  let readStage = 0;
+  let writeStage = 3;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -466,17 +366,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 2) | 0;
@@ -485,15 +374,12 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
     innerColA = imul(((tx % 8) | 0), 4);
     innerRowB = (tx / 32) | 0;
     innerColB = imul(((tx % 32) | 0), 4);
-    aRows = imul(cRow, 128);
-    bCols = imul(cCol, 128);
     for (let f = 0; f < 32; f = (f + 1) | 0) {
       acc[t * 128 + imul(f, 4)] = 0;
       acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 32) | 0;
     for (let s = 0; s < 3; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 128; r = (r + 16) | 0) {
@@ -522,8 +408,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 3;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -532,45 +416,30 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 4) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 4) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 16) | 0) {
             {
@@ -599,169 +468,124 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 64)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 8; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 32)) break;
+        if (!(kk < 32)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 32) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
-                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 8)) break;
+                if (!(j_2 < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 128, (imul(i_2, 8) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 32, (imul(current, 8) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 72);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 128 + imul(((imul(i_3, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 8; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -771,7 +595,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
           const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -798,49 +622,35 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 256, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 256, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(13824);
-  const Bs = new Float32Array(25344);
-  const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 32);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays = { threads, As: new Float32Array(13824), Bs: new Float32Array(25344), acc: new Float32Array(threads * 128), a: new Float32Array(threads * 32), b: new Float32Array(threads * 32), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 128);
+  const bCols = imul(cCol, 256);
+  const steps = (K / 32) | 0;
+  let readStage = 0;
+  let writeStage = 2;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -849,17 +659,6 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 4) | 0;
@@ -868,15 +667,12 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
     innerColA = imul(((tx % 8) | 0), 4);
     innerRowB = (tx / 64) | 0;
     innerColB = imul(((tx % 64) | 0), 4);
-    aRows = imul(cRow, 128);
-    bCols = imul(cCol, 256);
     for (let f = 0; f < 32; f = (f + 1) | 0) {
       acc[t * 128 + imul(f, 4)] = 0;
       acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 32) | 0;
     for (let s = 0; s < 2; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 128; r = (r + 32) | 0) {
@@ -905,8 +701,6 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 2;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -915,45 +709,30 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 3) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 3) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 32) | 0) {
             {
@@ -982,169 +761,124 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 264) + imul(warpCol, 64)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 8; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 264)) | 0) + laneGroup_1) | 0;
-            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 1056) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 264)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 1056) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 32)) break;
+        if (!(kk < 32)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 32) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 264)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 264)) | 0) + laneGroup_3) | 0;
-                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 1056) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 264)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 264)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 1056) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 8)) break;
+                if (!(j_2 < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 128, (imul(i_2, 8) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 32, (imul(current, 8) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 72);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 128 + imul(((imul(i_3, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 8; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -1154,7 +888,7 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
           const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -1181,49 +915,35 @@ export function sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 256, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 256, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(27648);
-  const Bs = new Float32Array(13056);
-  const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 32);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays = { threads, As: new Float32Array(27648), Bs: new Float32Array(13056), acc: new Float32Array(threads * 128), a: new Float32Array(threads * 32), b: new Float32Array(threads * 32), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 256);
+  const bCols = imul(cCol, 128);
+  const steps = (K / 32) | 0;
+  let readStage = 0;
+  let writeStage = 2;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -1232,17 +952,6 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 2) | 0;
@@ -1251,15 +960,12 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
     innerColA = imul(((tx % 8) | 0), 4);
     innerRowB = (tx / 32) | 0;
     innerColB = imul(((tx % 32) | 0), 4);
-    aRows = imul(cRow, 256);
-    bCols = imul(cCol, 128);
     for (let f = 0; f < 32; f = (f + 1) | 0) {
       acc[t * 128 + imul(f, 4)] = 0;
       acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 32) | 0;
     for (let s = 0; s < 2; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 256; r = (r + 32) | 0) {
@@ -1288,8 +994,6 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 2;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -1298,45 +1002,30 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 3) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 3) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 256; r_2 = (r_2 + 32) | 0) {
             {
@@ -1365,169 +1054,124 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
         aStage = (imul(imul(readStage, 256), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 64)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 8; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 32)) break;
+        if (!(kk < 32)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 32) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
-                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 8)) break;
+                if (!(j_2 < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 128, (imul(i_2, 8) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 32, (imul(current, 8) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 72);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 128 + imul(((imul(i_3, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 8; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -1537,7 +1181,7 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
           const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -1564,49 +1208,35 @@ export function sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 32, STAGES = 3, THREADS = 256, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(13824);
-  const Bs = new Float32Array(13056);
-  const acc = new Float32Array(threads * 64);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 16);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8_arrays = { threads, As: new Float32Array(13824), Bs: new Float32Array(13056), acc: new Float32Array(threads * 64), a: new Float32Array(threads * 32), b: new Float32Array(threads * 16), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 128);
+  const bCols = imul(cCol, 128);
+  const steps = (K / 32) | 0;
+  let readStage = 0;
+  let writeStage = 2;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -1615,17 +1245,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 4) | 0;
@@ -1634,15 +1253,12 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
     innerColA = imul(((tx % 8) | 0), 4);
     innerRowB = (tx / 32) | 0;
     innerColB = imul(((tx % 32) | 0), 4);
-    aRows = imul(cRow, 128);
-    bCols = imul(cCol, 128);
     for (let f = 0; f < 16; f = (f + 1) | 0) {
       acc[t * 64 + imul(f, 4)] = 0;
       acc[t * 64 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 64 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 64 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 32) | 0;
     for (let s = 0; s < 2; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 128; r = (r + 32) | 0) {
@@ -1671,8 +1287,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 2;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -1681,45 +1295,30 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 3) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 3) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 32) | 0) {
             {
@@ -1748,169 +1347,124 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
         }
         aStage = (imul(imul(readStage, 128), 36) + imul(imul(warpRow, 64), 36)) | 0;
         bStage = (imul(imul(readStage, 32), 136) + imul(warpCol, 32)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 36)) | 0) + imul(laneGroup, 36)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 288) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 288) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 4; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-            b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 16 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 16 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 32)) break;
+        if (!(kk < 32)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 32) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 36)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 36)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 288) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 288) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
-                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 4)) break;
+                if (!(j_2 < 4)) break;
                 body3: {
-                  mmaM16n8k8(acc, 64, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 16, (imul(current_slots[0], 4) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 64, (imul(i_2, 4) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 16, (imul(current, 4) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 3) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 3) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 40);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 64 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 320) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 64 + imul(((imul(i_3, 4) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 320) | 0)] = acc[t * 64 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 4; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -1920,7 +1474,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
           const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -1947,49 +1501,35 @@ export function sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, STAGES = 4, THREADS = 128, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(10240);
-  const Bs = new Float32Array(8704);
-  const acc = new Float32Array(threads * 128);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 32);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays = { threads, As: new Float32Array(10240), Bs: new Float32Array(8704), acc: new Float32Array(threads * 128), a: new Float32Array(threads * 32), b: new Float32Array(threads * 32), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 128);
+  const bCols = imul(cCol, 128);
+  const steps = (K / 16) | 0;
+  let readStage = 0;
+  let writeStage = 3;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -1998,17 +1538,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 2) | 0;
@@ -2017,15 +1546,12 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
     innerColA = imul(((tx % 4) | 0), 4);
     innerRowB = (tx / 32) | 0;
     innerColB = imul(((tx % 32) | 0), 4);
-    aRows = imul(cRow, 128);
-    bCols = imul(cCol, 128);
     for (let f = 0; f < 32; f = (f + 1) | 0) {
       acc[t * 128 + imul(f, 4)] = 0;
       acc[t * 128 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 128 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 16) | 0;
     for (let s = 0; s < 3; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 128; r = (r + 32) | 0) {
@@ -2054,8 +1580,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 3;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -2064,45 +1588,30 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 4) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 4) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 32) | 0) {
             {
@@ -2131,169 +1640,124 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
         }
         aStage = (imul(imul(readStage, 128), 20) + imul(imul(warpRow, 64), 20)) | 0;
         bStage = (imul(imul(readStage, 16), 136) + imul(warpCol, 64)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 8; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-            b[t * 32 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 32 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 32 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 32 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 16)) break;
+        if (!(kk < 16)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 16) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 8; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 8; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
-                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 32 + imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 32 + ((imul(((imul(((1 - current) | 0), 8) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 8)) break;
+                if (!(j_2 < 8)) break;
                 body3: {
-                  mmaM16n8k8(acc, 128, (imul(i_slots[0], 8) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 32, (imul(current_slots[0], 8) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 128, (imul(i_2, 8) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 32, (imul(current, 8) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 72);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 8; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 72)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 128 + imul(((imul(i_1, 8) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_1, 8) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 128 + imul(((imul(i_3, 8) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 576) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 576) | 0) + 1) | 0)] = acc[t * 128 + ((imul(((imul(i_3, 8) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 8; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -2303,7 +1767,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
           const x1 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 72)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 64)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -2330,49 +1794,35 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 32, STAGES = 4, THREADS = 256, SWIZZLE = 8: runs one block.
+let sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8_arrays;
 export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(10240);
-  const Bs = new Float32Array(8704);
-  const acc = new Float32Array(threads * 64);
-  const a = new Float32Array(threads * 32);
-  const b = new Float32Array(threads * 16);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8_arrays === undefined || sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8_arrays.threads !== threads) {
+    sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8_arrays = { threads, As: new Float32Array(10240), Bs: new Float32Array(8704), acc: new Float32Array(threads * 64), a: new Float32Array(threads * 32), b: new Float32Array(threads * 16), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(8, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
+  const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
+  const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
+  const aRows = imul(cRow, 128);
+  const bCols = imul(cCol, 128);
+  const steps = (K / 16) | 0;
+  let readStage = 0;
+  let writeStage = 3;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -2381,17 +1831,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(8, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(8, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(8, 1));
-    const cRow = (firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0;
-    const cCol = (((pid % groupBlocks) | 0) / groupRows) | 0;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 4) | 0;
@@ -2400,15 +1839,12 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
     innerColA = imul(((tx % 4) | 0), 4);
     innerRowB = (tx / 32) | 0;
     innerColB = imul(((tx % 32) | 0), 4);
-    aRows = imul(cRow, 128);
-    bCols = imul(cCol, 128);
     for (let f = 0; f < 16; f = (f + 1) | 0) {
       acc[t * 64 + imul(f, 4)] = 0;
       acc[t * 64 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 64 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 64 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 16) | 0;
     for (let s = 0; s < 3; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 128; r = (r + 64) | 0) {
@@ -2437,8 +1873,6 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
         }
       }
     }
-    readStage = 0;
-    writeStage = 3;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -2447,45 +1881,30 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
           {
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 4) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 4) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 64) | 0) {
             {
@@ -2514,169 +1933,124 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
         }
         aStage = (imul(imul(readStage, 128), 20) + imul(imul(warpRow, 64), 20)) | 0;
         bStage = (imul(imul(readStage, 16), 136) + imul(warpCol, 32)) | 0;
-        for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
-            a[t * 32 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 32 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 32 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+            a[t * 32 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 32 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 32 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 4; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
-            b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 136)) | 0) + laneGroup_1) | 0;
+            b[t * 16 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 16 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 544) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 16)) break;
+        if (!(kk < 16)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 16) {
-              for (let i_3 = 0; i_3 < 4; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
-                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
+                  a[t * 32 + imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 32 + ((imul(((imul(((1 - current) | 0), 4) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
-                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 136)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 136)) | 0) + laneGroup_3) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 544) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 4)) break;
+            if (!(i_2 < 4)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 4)) break;
+                if (!(j_2 < 4)) break;
                 body3: {
-                  mmaM16n8k8(acc, 64, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 32, (imul(current_slots[0], 4) + i_slots[0]) | 0, b, 16, (imul(current_slots[0], 4) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 64, (imul(i_2, 4) + j_2) | 0, a, 32, (imul(current, 4) + i_2) | 0, b, 16, (imul(current, 4) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 4) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 4) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 40);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 4)) break;
+    if (!(i_3 < 4)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 64 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 320) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 64 + imul(((imul(i_3, 4) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 320) | 0)] = acc[t * 64 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 4; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -2686,7 +2060,7 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
           const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -2713,49 +2087,35 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }
 
 // Kernel sgemmTensorCore specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, STAGES = 2, THREADS = 128, SWIZZLE = 0: runs one block.
+let sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0_arrays;
 export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(2560);
-  const Bs = new Float32Array(2304);
-  const acc = new Float32Array(threads * 32);
-  const a = new Float32Array(threads * 16);
-  const b = new Float32Array(threads * 16);
-  const warp_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const aRows_slots = new Int32Array(threads);
-  const bCols_slots = new Int32Array(threads);
-  const steps_slots = new Int32Array(threads);
-  const readStage_slots = new Int32Array(threads);
-  const writeStage_slots = new Int32Array(threads);
-  const step_slots = new Int32Array(threads);
-  const aStage_slots = new Int32Array(threads);
-  const bStage_slots = new Int32Array(threads);
-  const kk_slots = new Int32Array(threads);
-  const current_slots = new Int32Array(threads);
-  const i_slots = new Int32Array(threads);
-  const j_slots = new Int32Array(threads);
-  const strip_slots = new Int32Array(threads);
-  const i_slots_1 = new Int32Array(threads);
+  if (sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0_arrays === undefined || sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0_arrays.threads !== threads) {
+    sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0_arrays = { threads, As: new Float32Array(2560), Bs: new Float32Array(2304), acc: new Float32Array(threads * 32), a: new Float32Array(threads * 16), b: new Float32Array(threads * 16), warp_slots: new Int32Array(threads), lane_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads), aStage_slots: new Int32Array(threads), bStage_slots: new Int32Array(threads), strip_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, warp_slots, lane_slots, warpRow_slots, warpCol_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots, aStage_slots, bStage_slots, strip_slots } = sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const pid = (imul(by, gx) + bx) | 0;
+  const groupBlocks = imul(Math.max(0, 1), gx);
+  const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
+  const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
+  const cRow = by;
+  const cCol = bx;
+  const aRows = imul(cRow, 64);
+  const bCols = imul(cCol, 64);
+  const steps = (K / 16) | 0;
+  let readStage = 0;
+  let writeStage = 1;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let warp = warp_slots[t];
     let lane = lane_slots[t];
     let warpRow = warpRow_slots[t];
@@ -2764,17 +2124,6 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let aRows = aRows_slots[t];
-    let bCols = bCols_slots[t];
-    let steps = steps_slots[t];
-    let readStage = readStage_slots[t];
-    let writeStage = writeStage_slots[t];
-    const pid = (imul(by, gx) + bx) | 0;
-    const groupBlocks = imul(Math.max(0, 1), gx);
-    const firstRow = imul(((pid / groupBlocks) | 0), Math.max(0, 1));
-    const groupRows = Math.min(((gy - firstRow) | 0), Math.max(0, 1));
-    const cRow = by;
-    const cCol = bx;
     warp = (tx / 32) | 0;
     lane = (tx % 32) | 0;
     warpRow = (warp / 2) | 0;
@@ -2783,15 +2132,12 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
     innerColA = imul(((tx % 4) | 0), 4);
     innerRowB = (tx / 16) | 0;
     innerColB = imul(((tx % 16) | 0), 4);
-    aRows = imul(cRow, 64);
-    bCols = imul(cCol, 64);
     for (let f = 0; f < 8; f = (f + 1) | 0) {
       acc[t * 32 + imul(f, 4)] = 0;
       acc[t * 32 + ((imul(f, 4) + 1) | 0)] = 0;
       acc[t * 32 + ((imul(f, 4) + 2) | 0)] = 0;
       acc[t * 32 + ((imul(f, 4) + 3) | 0)] = 0;
     }
-    steps = (K / 16) | 0;
     for (let s = 0; s < 1; s = (s + 1) | 0) {
       if (s < steps) {
         for (let r = 0; r < 64; r = (r + 32) | 0) {
@@ -2820,8 +2166,6 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         }
       }
     }
-    readStage = 0;
-    writeStage = 1;
     warp_slots[t] = warp;
     lane_slots[t] = lane;
     warpRow_slots[t] = warpRow;
@@ -2830,43 +2174,28 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    aRows_slots[t] = aRows;
-    bCols_slots[t] = bCols;
-    steps_slots[t] = steps;
-    readStage_slots[t] = readStage;
-    writeStage_slots[t] = writeStage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let step = step_slots[t];
-    step = 0;
-    step_slots[t] = step;
-  }
+  let step = 0;
   loop0: for (;;) {
-    if (!(step_slots[0] < steps_slots[0])) break;
+    if (!(step < steps)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads1: for (let t = 0; t < threads; t++) {
         {
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      const next = (((step + 2) | 0) - 1) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
-        let step = step_slots[t];
-        let steps = steps_slots[t];
-        let aRows = aRows_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
-        let writeStage = writeStage_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let bCols = bCols_slots[t];
         let innerColB = innerColB_slots[t];
         let aStage = aStage_slots[t];
-        let readStage = readStage_slots[t];
         let warpRow = warpRow_slots[t];
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
-        const next = (((step + 2) | 0) - 1) | 0;
         if (next < steps) {
           for (let r_2 = 0; r_2 < 64; r_2 = (r_2 + 32) | 0) {
             {
@@ -2895,169 +2224,124 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         }
         aStage = (imul(imul(readStage, 64), 20) + imul(imul(warpRow, 32), 20)) | 0;
         bStage = (imul(imul(readStage, 16), 72) + imul(warpCol, 32)) | 0;
-        for (let i_2 = 0; i_2 < 2; i_2 = (i_2 + 1) | 0) {
+        for (let i = 0; i < 2; i = (i + 1) | 0) {
           {
             const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup = lane_1 >> 2;
             const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i_2, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
-            a[t * 16 + imul(i_2, 4)] = roundTf32(As[element]);
-            a[t * 16 + ((imul(i_2, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
-            a[t * 16 + ((imul(i_2, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 16 + ((imul(i_2, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+            const element = (((((aStage + imul(imul(i, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+            a[t * 16 + imul(i, 4)] = roundTf32(As[element]);
+            a[t * 16 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
+            a[t * 16 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
+            a[t * 16 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
           }
         }
-        for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+        for (let j = 0; j < 4; j = (j + 1) | 0) {
           {
             const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_1 = lane_2 >> 2;
             const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j_1, 8)) | 0) + imul(lanePlace_1, 72)) | 0) + laneGroup_1) | 0;
-            b[t * 16 + imul(j_1, 2)] = roundTf32(Bs[element_1]);
-            b[t * 16 + ((imul(j_1, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 288) | 0)]);
+            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 72)) | 0) + laneGroup_1) | 0;
+            b[t * 16 + imul(j, 2)] = roundTf32(Bs[element_1]);
+            b[t * 16 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 288) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
         bStage_slots[t] = bStage;
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let kk = kk_slots[t];
-        kk = 0;
-        kk_slots[t] = kk;
-      }
+      let kk = 0;
       loop1: for (;;) {
-        if (!(kk_slots[0] < 16)) break;
+        if (!(kk < 16)) break;
         body1: {
-          threads5: for (let t = 0; t < threads; t++) {
-            const tx = t % nx;
-            const ty = ((t / nx) | 0) % ny;
+          const current = (((kk / 8) | 0) % 2) | 0;
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
-            let current = current_slots[t];
-            let kk = kk_slots[t];
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
-            current = (((kk / 8) | 0) % 2) | 0;
             if (((kk + 8) | 0) < 16) {
-              for (let i_3 = 0; i_3 < 2; i_3 = (i_3 + 1) | 0) {
+              for (let i_1 = 0; i_1 < 2; i_1 = (i_1 + 1) | 0) {
                 {
                   const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_2 = lane_3 >> 2;
                   const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_3, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
-                  a[t * 16 + imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
-                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_3) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
+                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
+                  a[t * 16 + imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4)] = roundTf32(As[element_2]);
+                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
+                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
+                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
                 }
               }
-              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+              for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
                 {
                   const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup_3 = lane_4 >> 2;
                   const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 72)) | 0) + imul(j_2, 8)) | 0) + imul(lanePlace_3, 72)) | 0) + laneGroup_3) | 0;
-                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_2) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 288) | 0)]);
+                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 72)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 72)) | 0) + laneGroup_3) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 288) | 0)]);
                 }
               }
             }
-            current_slots[t] = current;
           }
-          threads6: for (let t = 0; t < threads; t++) {
-            let i = i_slots[t];
-            i = 0;
-            i_slots[t] = i;
-          }
+          let i_2 = 0;
           loop2: for (;;) {
-            if (!(i_slots[0] < 2)) break;
+            if (!(i_2 < 2)) break;
             body2: {
-              threads7: for (let t = 0; t < threads; t++) {
-                let j = j_slots[t];
-                j = 0;
-                j_slots[t] = j;
-              }
+              let j_2 = 0;
               loop3: for (;;) {
-                if (!(j_slots[0] < 4)) break;
+                if (!(j_2 < 4)) break;
                 body3: {
-                  mmaM16n8k8(acc, 32, (imul(i_slots[0], 4) + j_slots[0]) | 0, a, 16, (imul(current_slots[0], 2) + i_slots[0]) | 0, b, 16, (imul(current_slots[0], 4) + j_slots[0]) | 0, threads);
+                  mmaM16n8k8(acc, 32, (imul(i_2, 4) + j_2) | 0, a, 16, (imul(current, 2) + i_2) | 0, b, 16, (imul(current, 4) + j_2) | 0, threads);
                 }
-                threads8: for (let t = 0; t < threads; t++) {
-                  let j = j_slots[t];
-                  j = (j + 1) | 0;
-                  j_slots[t] = j;
-                }
+                j_2 = (j_2 + 1) | 0;
               }
             }
-            threads9: for (let t = 0; t < threads; t++) {
-              let i = i_slots[t];
-              i = (i + 1) | 0;
-              i_slots[t] = i;
-            }
+            i_2 = (i_2 + 1) | 0;
           }
         }
-        threads10: for (let t = 0; t < threads; t++) {
-          let kk = kk_slots[t];
-          kk = (kk + 8) | 0;
-          kk_slots[t] = kk;
-        }
+        kk = (kk + 8) | 0;
       }
-      threads11: for (let t = 0; t < threads; t++) {
-        let readStage = readStage_slots[t];
-        let writeStage = writeStage_slots[t];
-        readStage = (((readStage + 1) | 0) === 2) ? 0 : ((readStage + 1) | 0);
-        writeStage = (((writeStage + 1) | 0) === 2) ? 0 : ((writeStage + 1) | 0);
-        readStage_slots[t] = readStage;
-        writeStage_slots[t] = writeStage;
-      }
+      readStage = (((readStage + 1) | 0) === 2) ? 0 : ((readStage + 1) | 0);
+      writeStage = (((writeStage + 1) | 0) === 2) ? 0 : ((writeStage + 1) | 0);
     }
-    threads12: for (let t = 0; t < threads; t++) {
-      let step = step_slots[t];
-      step = (step + 1) | 0;
-      step_slots[t] = step;
-    }
+    step = (step + 1) | 0;
   }
-  threads13: for (let t = 0; t < threads; t++) {
+  threads4: for (let t = 0; t < threads; t++) {
   }
-  threads14: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     let strip = strip_slots[t];
     let warp = warp_slots[t];
     strip = imul(imul(warp, 16), 40);
     strip_slots[t] = strip;
   }
-  threads15: for (let t = 0; t < threads; t++) {
-    let i_1 = i_slots_1[t];
-    i_1 = 0;
-    i_slots_1[t] = i_1;
-  }
+  let i_3 = 0;
   loop4: for (;;) {
-    if (!(i_slots_1[0] < 2)) break;
+    if (!(i_3 < 2)) break;
     body4: {
-      threads16: for (let t = 0; t < threads; t++) {
-        const tx = t % nx;
-        const ty = ((t / nx) | 0) % ny;
+      threads6: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let strip = strip_slots[t];
-        let i_1 = i_slots_1[t];
         for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
           {
             const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
             const laneGroup_4 = lane_5 >> 2;
             const lanePlace_4 = lane_5 & 3;
             const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 32 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 320) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
+            As[element_4] = acc[t * 32 + imul(((imul(i_3, 4) + j_3) | 0), 4)];
+            As[((element_4 + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_4 + 320) | 0)] = acc[t * 32 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
-      threads17: for (let t = 0; t < threads; t++) {
+      threads7: for (let t = 0; t < threads; t++) {
         let lane = lane_slots[t];
         let strip = strip_slots[t];
-        let aRows = aRows_slots[t];
         let warpRow = warpRow_slots[t];
-        let i_1 = i_slots_1[t];
-        let bCols = bCols_slots[t];
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 4; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
@@ -3067,7 +2351,7 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
           const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
           const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
           const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 32)) | 0) + imul(i_1, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          const at = (((((imul(((((((aRows + imul(warpRow, 32)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -3094,10 +2378,6 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         }
       }
     }
-    threads18: for (let t = 0; t < threads; t++) {
-      let i_1 = i_slots_1[t];
-      i_1 = (i_1 + 1) | 0;
-      i_slots_1[t] = i_1;
-    }
+    i_3 = (i_3 + 1) | 0;
   }
 }

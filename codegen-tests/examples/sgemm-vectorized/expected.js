@@ -12,37 +12,27 @@ function gemmOutput(alpha, product, beta, old) {
 }
 
 // Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 0: runs one block.
+let sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_arrays;
 export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1024);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_arrays === undefined || sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_arrays.threads !== threads) {
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_arrays = { threads, AsT: new Float32Array(1024), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 2) | 0;
@@ -52,8 +42,6 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -61,21 +49,14 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 128; offset = (offset + 128) | 0) {
           const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
@@ -98,7 +79,7 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
           Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -133,16 +114,10 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 4) | 0) {
@@ -166,37 +141,27 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
 }
 
 // Kernel sgemmVectorized specialized for BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, PAD = 4: runs one block.
+let sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_arrays;
 export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1056);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 64);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_arrays === undefined || sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_arrays.threads !== threads) {
+    sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_arrays = { threads, AsT: new Float32Array(1056), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 64), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 8), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 2) | 0;
@@ -206,8 +171,6 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
     for (let i = 0; i < 64; i = (i + 1) | 0) {
       threadResults[t * 64 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -215,21 +178,14 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 128; offset = (offset + 128) | 0) {
           const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
@@ -252,7 +208,7 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
           Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -287,16 +243,10 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 4) | 0) {
@@ -320,37 +270,27 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
 }
 
 // Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4, PAD = 0: runs one block.
+let sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_arrays;
 export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(512);
-  const Bs = new Float32Array(512);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_arrays === undefined || sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_arrays.threads !== threads) {
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_arrays = { threads, AsT: new Float32Array(512), Bs: new Float32Array(512), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 4), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 2) | 0;
@@ -360,8 +300,6 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -369,21 +307,14 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
           const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
@@ -406,7 +337,7 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
           Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -441,16 +372,10 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
@@ -474,37 +399,27 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
 }
 
 // Kernel sgemmVectorized specialized for BM = 64, BN = 64, BK = 8, TM = 8, TN = 4, PAD = 4: runs one block.
+let sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_arrays;
 export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(544);
-  const Bs = new Float32Array(512);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const threadRow_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_arrays === undefined || sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_arrays.threads !== threads) {
+    sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_arrays = { threads, AsT: new Float32Array(544), Bs: new Float32Array(512), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 4), threadCol_slots: new Int32Array(threads), threadRow_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, threadCol_slots, threadRow_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let threadCol = threadCol_slots[t];
     let threadRow = threadRow_slots[t];
     let innerRowA = innerRowA_slots[t];
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     threadCol = (tx % 16) | 0;
     threadRow = (tx / 16) | 0;
     innerRowA = (tx / 2) | 0;
@@ -514,8 +429,6 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     threadCol_slots[t] = threadCol;
     threadRow_slots[t] = threadRow;
     innerRowA_slots[t] = innerRowA;
@@ -523,21 +436,14 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
           const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
@@ -560,7 +466,7 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
           Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
@@ -595,16 +501,10 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let threadRow = threadRow_slots[t];
-    let cCol = cCol_slots[t];
     let threadCol = threadCol_slots[t];
     for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
       for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {

@@ -12,31 +12,21 @@ function gemmOutput(alpha, product, beta, old) {
 }
 
 // Kernel sgemmWarptiling specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128: runs one block.
+let sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays;
 export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(2112);
-  const Bs = new Float32Array(2048);
-  const threadResults = new Float32Array(threads * 128);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 16);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays === undefined || sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays.threads !== threads) {
+    sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays = { threads, AsT: new Float32Array(2112), Bs: new Float32Array(2048), threadResults: new Float32Array(threads * 128), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 16), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -45,8 +35,6 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 2) | 0;
     warpRow = (warp / 2) | 0;
@@ -60,8 +48,6 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
     for (let i = 0; i < 128; i = (i + 1) | 0) {
       threadResults[t * 128 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -71,21 +57,14 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 128; offset = (offset + 32) | 0) {
           const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
@@ -108,7 +87,7 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
           Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
@@ -149,17 +128,11 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 16) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 16) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
@@ -189,31 +162,21 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
 }
 
 // Kernel sgemmWarptiling specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128: runs one block.
+let sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
 export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(544);
-  const Bs = new Float32Array(512);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays === undefined || sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays.threads !== threads) {
+    sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays = { threads, AsT: new Float32Array(544), Bs: new Float32Array(512), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 4), regN: new Float32Array(threads * 8), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -222,8 +185,6 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 2) | 0;
     warpRow = (warp / 2) | 0;
@@ -237,8 +198,6 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -248,21 +207,14 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let cRow = cRow_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowA = innerRowA_slots[t];
-        let bk = bk_slots[t];
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
         for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
           const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
@@ -285,7 +237,7 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
           Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
@@ -326,17 +278,11 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
         }
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads3: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
@@ -366,33 +312,21 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128: runs one block.
+let sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays;
 export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(4224);
-  const Bs = new Float32Array(4096);
-  const threadResults = new Float32Array(threads * 128);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 16);
-  const nextA = new Float32Array(threads * 16);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays === undefined || sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays.threads !== threads) {
+    sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays = { threads, AsT: new Float32Array(4224), Bs: new Float32Array(4096), threadResults: new Float32Array(threads * 128), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 16), nextA: new Float32Array(threads * 16), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, nextA, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -401,8 +335,6 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 2) | 0;
     warpRow = (warp / 2) | 0;
@@ -438,8 +370,6 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
         Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
       }
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -449,33 +379,21 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let stage = stage_slots[t];
-    stage = 0;
-    stage_slots[t] = stage;
-  }
-  threads2: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let stage = 0;
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads3: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      const next = (bk + 16) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let stage = stage_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const next = (bk + 16) | 0;
         if (next < K) {
           for (let offset_2 = 0; offset_2 < 16; offset_2 = (offset_2 + 4) | 0) {
             {
@@ -544,23 +462,13 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
           }
         }
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 16) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 16) | 0;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
@@ -590,33 +498,21 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 4, TN = 8, THREADS = 256: runs one block.
+let sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_arrays;
 export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(2176);
-  const Bs = new Float32Array(4096);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_arrays === undefined || sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_arrays.threads !== threads) {
+    sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_arrays = { threads, AsT: new Float32Array(2176), Bs: new Float32Array(4096), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 4), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 4), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, nextA, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_4_TN_8_THREADS_256_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -625,8 +521,6 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 4) | 0;
     warpRow = (warp / 4) | 0;
@@ -662,8 +556,6 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
         Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
       }
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -673,33 +565,21 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let stage = stage_slots[t];
-    stage = 0;
-    stage_slots[t] = stage;
-  }
-  threads2: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let stage = 0;
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads3: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      const next = (bk + 16) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let stage = stage_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const next = (bk + 16) | 0;
         if (next < K) {
           for (let offset_2 = 0; offset_2 < 16; offset_2 = (offset_2 + 8) | 0) {
             {
@@ -768,23 +648,13 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
           }
         }
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 16) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 16) | 0;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
@@ -814,33 +684,21 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
 }
 
 // Kernel sgemmWarptilingDoubleBuffered specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128: runs one block.
+let sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
 export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1088);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays === undefined || sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays.threads !== threads) {
+    sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays = { threads, AsT: new Float32Array(1088), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 4), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 4), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, nextA, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const cRow = by;
+  const cCol = bx;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -849,8 +707,6 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 2) | 0;
     warpRow = (warp / 2) | 0;
@@ -886,8 +742,6 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
         Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
       }
     }
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -897,33 +751,21 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let stage = stage_slots[t];
-    stage = 0;
-    stage_slots[t] = stage;
-  }
-  threads2: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let stage = 0;
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads3: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      const next = (bk + 8) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let stage = stage_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const next = (bk + 8) | 0;
         if (next < K) {
           for (let offset_2 = 0; offset_2 < 8; offset_2 = (offset_2 + 8) | 0) {
             {
@@ -992,23 +834,13 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
           }
         }
       }
-      threads4: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads5: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
@@ -1038,33 +870,22 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 128, BK = 16, WM = 32, WN = 32, WNITER = 1, TM = 8, TN = 4, THREADS = 256: runs one block.
+let sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays;
 export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(2176);
-  const Bs = new Float32Array(4096);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 8);
-  const regN = new Float32Array(threads * 4);
-  const nextA = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays === undefined || sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays.threads !== threads) {
+    sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays = { threads, AsT: new Float32Array(2176), Bs: new Float32Array(4096), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 8), regN: new Float32Array(threads * 4), nextA: new Float32Array(threads * 4), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, nextA, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const cRow = by;
+  const cCol = bx;
+  let stage = 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -1073,9 +894,6 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stage = stage_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 4) | 0;
     warpRow = (warp / 4) | 0;
@@ -1089,9 +907,6 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    stage = 0;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -1100,30 +915,21 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stage_slots[t] = stage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = -16;
-    bk_slots[t] = bk;
-  }
+  let bk = -16;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      const next = (bk + 16) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let stage = stage_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const next = (bk + 16) | 0;
         if (next < K) {
           for (let offset = 0; offset < 16; offset = (offset + 8) | 0) {
             const row = (((next + innerRowB) | 0) + offset) | 0;
@@ -1212,23 +1018,13 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 16) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 16) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
@@ -1260,33 +1056,22 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
 }
 
 // Kernel sgemmWarptilingGuarded specialized for BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128: runs one block.
+let sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
 export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const AsT = new Float32Array(1088);
-  const Bs = new Float32Array(1024);
-  const threadResults = new Float32Array(threads * 32);
-  const regM = new Float32Array(threads * 4);
-  const regN = new Float32Array(threads * 8);
-  const nextA = new Float32Array(threads * 4);
-  const cRow_slots = new Int32Array(threads);
-  const cCol_slots = new Int32Array(threads);
-  const warpCol_slots = new Int32Array(threads);
-  const warpRow_slots = new Int32Array(threads);
-  const threadColInWarp_slots = new Int32Array(threads);
-  const threadRowInWarp_slots = new Int32Array(threads);
-  const innerRowA_slots = new Int32Array(threads);
-  const innerColA_slots = new Int32Array(threads);
-  const innerRowB_slots = new Int32Array(threads);
-  const innerColB_slots = new Int32Array(threads);
-  const stage_slots = new Int32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays === undefined || sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays.threads !== threads) {
+    sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays = { threads, AsT: new Float32Array(1088), Bs: new Float32Array(1024), threadResults: new Float32Array(threads * 32), regM: new Float32Array(threads * 4), regN: new Float32Array(threads * 8), nextA: new Float32Array(threads * 4), warpCol_slots: new Int32Array(threads), warpRow_slots: new Int32Array(threads), threadColInWarp_slots: new Int32Array(threads), threadRowInWarp_slots: new Int32Array(threads), innerRowA_slots: new Int32Array(threads), innerColA_slots: new Int32Array(threads), innerRowB_slots: new Int32Array(threads), innerColB_slots: new Int32Array(threads) };
+  }
+  const { AsT, Bs, threadResults, regM, regN, nextA, warpCol_slots, warpRow_slots, threadColInWarp_slots, threadRowInWarp_slots, innerRowA_slots, innerColA_slots, innerRowB_slots, innerColB_slots } = sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_arrays;
+  AsT.fill(0); Bs.fill(0); threadResults.fill(0); regM.fill(0); regN.fill(0); nextA.fill(0);
+  const cRow = by;
+  const cCol = bx;
+  let stage = 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let cRow = cRow_slots[t];
-    let cCol = cCol_slots[t];
+    const tx = t;
     let warpCol = warpCol_slots[t];
     let warpRow = warpRow_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
@@ -1295,9 +1080,6 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
     let innerColA = innerColA_slots[t];
     let innerRowB = innerRowB_slots[t];
     let innerColB = innerColB_slots[t];
-    let stage = stage_slots[t];
-    cRow = by;
-    cCol = bx;
     const warp = (tx / 32) | 0;
     warpCol = (warp % 2) | 0;
     warpRow = (warp / 2) | 0;
@@ -1311,9 +1093,6 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    stage = 0;
-    cRow_slots[t] = cRow;
-    cCol_slots[t] = cCol;
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
     threadColInWarp_slots[t] = threadColInWarp;
@@ -1322,30 +1101,21 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
     innerColA_slots[t] = innerColA;
     innerRowB_slots[t] = innerRowB;
     innerColB_slots[t] = innerColB;
-    stage_slots[t] = stage;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = -8;
-    bk_slots[t] = bk;
-  }
+  let bk = -8;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      const next = (bk + 8) | 0;
+      threads1: for (let t = 0; t < threads; t++) {
         let innerRowB = innerRowB_slots[t];
-        let cCol = cCol_slots[t];
         let innerColB = innerColB_slots[t];
-        let stage = stage_slots[t];
-        let cRow = cRow_slots[t];
         let innerRowA = innerRowA_slots[t];
         let innerColA = innerColA_slots[t];
         let warpRow = warpRow_slots[t];
         let threadRowInWarp = threadRowInWarp_slots[t];
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
-        const next = (bk + 8) | 0;
         if (next < K) {
           for (let offset = 0; offset < 8; offset = (offset + 8) | 0) {
             const row = (((next + innerRowB) | 0) + offset) | 0;
@@ -1434,23 +1204,13 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
           }
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
-        let stage = stage_slots[t];
-        stage = (1 - stage) | 0;
-        stage_slots[t] = stage;
-      }
+      stage = (1 - stage) | 0;
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 8) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 8) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    let cRow = cRow_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
     let warpRow = warpRow_slots[t];
     let threadRowInWarp = threadRowInWarp_slots[t];
-    let cCol = cCol_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {

@@ -15,11 +15,11 @@ function gemmOutput(alpha, product, beta, old) {
 export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 32, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const x = (imul(bx, nx) + tx) | 0;
     const y = (imul(by, ny) + ty) | 0;
     if ((x < M) && (y < N)) {
@@ -36,11 +36,11 @@ export function sgemmNaive_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
 export function sgemmNaive_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
+    const ty = (t / nx) | 0;
     const x = (imul(bx, nx) + tx) | 0;
     const y = (imul(by, ny) + ty) | 0;
     if ((x < M) && (y < N)) {
@@ -57,10 +57,10 @@ export function sgemmNaive_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
 export function sgemmCoalesce_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const cRow = (imul(bx, 32) + ((tx / 32) | 0)) | 0;
     const cCol = (imul(by, 32) + ((tx % 32) | 0)) | 0;
     if ((cRow < M) && (cCol < N)) {
@@ -77,10 +77,10 @@ export function sgemmCoalesce_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
 export function sgemmCoalesce_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     const cRow = (imul(bx, 16) + ((tx / 16) | 0)) | 0;
     const cCol = (imul(by, 16) + ((tx % 16) | 0)) | 0;
     if ((cRow < M) && (cCol < N)) {
@@ -94,21 +94,19 @@ export function sgemmCoalesce_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sgemmSharedMemory specialized for BLOCKSIZE = 32: runs one block.
+let sgemmSharedMemory_BLOCKSIZE_32_arrays;
 export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1024, ny = 1, nz = 1, threads = 1024;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(1024);
-  const Bs = new Float32Array(1024);
-  const threadRow_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const row_slots = new Int32Array(threads);
-  const col_slots = new Int32Array(threads);
-  const tmp_slots = new Float32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmSharedMemory_BLOCKSIZE_32_arrays === undefined || sgemmSharedMemory_BLOCKSIZE_32_arrays.threads !== threads) {
+    sgemmSharedMemory_BLOCKSIZE_32_arrays = { threads, As: new Float32Array(1024), Bs: new Float32Array(1024), threadRow_slots: new Int32Array(threads), threadCol_slots: new Int32Array(threads), row_slots: new Int32Array(threads), col_slots: new Int32Array(threads), tmp_slots: new Float32Array(threads) };
+  }
+  const { As, Bs, threadRow_slots, threadCol_slots, row_slots, col_slots, tmp_slots } = sgemmSharedMemory_BLOCKSIZE_32_arrays;
+  As.fill(0); Bs.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let threadRow = threadRow_slots[t];
     let threadCol = threadCol_slots[t];
     let row = row_slots[t];
@@ -125,16 +123,11 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
     col_slots[t] = col;
     tmp_slots[t] = tmp;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let threadCol = threadCol_slots[t];
         let threadRow = threadRow_slots[t];
         let row = row_slots[t];
@@ -152,7 +145,7 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
           Bs[((imul(threadRow, 32) + threadCol) | 0)] = 0;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let tmp = tmp_slots[t];
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
@@ -162,13 +155,9 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
         tmp_slots[t] = tmp;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 32) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 32) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let row = row_slots[t];
     let col = col_slots[t];
     let tmp = tmp_slots[t];
@@ -179,21 +168,19 @@ export function sgemmSharedMemory_BLOCKSIZE_32(args, blockIdx, blockDim, gridDim
 }
 
 // Kernel sgemmSharedMemory specialized for BLOCKSIZE = 16: runs one block.
+let sgemmSharedMemory_BLOCKSIZE_16_arrays;
 export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim) {
   const [M, N, K, alpha, A, B, beta, C] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const As = new Float32Array(256);
-  const Bs = new Float32Array(256);
-  const threadRow_slots = new Int32Array(threads);
-  const threadCol_slots = new Int32Array(threads);
-  const row_slots = new Int32Array(threads);
-  const col_slots = new Int32Array(threads);
-  const tmp_slots = new Float32Array(threads);
-  const bk_slots = new Int32Array(threads);
+  if (sgemmSharedMemory_BLOCKSIZE_16_arrays === undefined || sgemmSharedMemory_BLOCKSIZE_16_arrays.threads !== threads) {
+    sgemmSharedMemory_BLOCKSIZE_16_arrays = { threads, As: new Float32Array(256), Bs: new Float32Array(256), threadRow_slots: new Int32Array(threads), threadCol_slots: new Int32Array(threads), row_slots: new Int32Array(threads), col_slots: new Int32Array(threads), tmp_slots: new Float32Array(threads) };
+  }
+  const { As, Bs, threadRow_slots, threadCol_slots, row_slots, col_slots, tmp_slots } = sgemmSharedMemory_BLOCKSIZE_16_arrays;
+  As.fill(0); Bs.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let threadRow = threadRow_slots[t];
     let threadCol = threadCol_slots[t];
     let row = row_slots[t];
@@ -210,16 +197,11 @@ export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim
     col_slots[t] = col;
     tmp_slots[t] = tmp;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let bk = bk_slots[t];
-    bk = 0;
-    bk_slots[t] = bk;
-  }
+  let bk = 0;
   loop0: for (;;) {
-    if (!(bk_slots[0] < K)) break;
+    if (!(bk < K)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let bk = bk_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
         let threadCol = threadCol_slots[t];
         let threadRow = threadRow_slots[t];
         let row = row_slots[t];
@@ -237,7 +219,7 @@ export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim
           Bs[((imul(threadRow, 16) + threadCol) | 0)] = 0;
         }
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads2: for (let t = 0; t < threads; t++) {
         let tmp = tmp_slots[t];
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
@@ -247,13 +229,9 @@ export function sgemmSharedMemory_BLOCKSIZE_16(args, blockIdx, blockDim, gridDim
         tmp_slots[t] = tmp;
       }
     }
-    threads4: for (let t = 0; t < threads; t++) {
-      let bk = bk_slots[t];
-      bk = (bk + 16) | 0;
-      bk_slots[t] = bk;
-    }
+    bk = (bk + 16) | 0;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     let row = row_slots[t];
     let col = col_slots[t];
     let tmp = tmp_slots[t];

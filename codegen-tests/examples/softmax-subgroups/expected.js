@@ -10,51 +10,56 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 // undefined) and the subgroup size (default 32).
 // Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
 // returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+// One set of lane arrays (up to 128 lanes) serves every call: allocating them per subgroup cost more than
+// the operation itself.
 const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
+const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
 function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
-  const v = new Array(size), live = new Array(size);
+  const v = sgV, live = sgLive;
   for (let base = 0; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
-      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
       if (live[lane]) count++;
       v[lane] = live[lane] ? a[base + lane] : 0;
     }
     if (count === 0) continue;
-    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
-    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    if (count < size && chk) chk.partialSubgroup(base, size, Array.from(live.subarray(0, size), Boolean), where);
     switch (op) {
       case "add":
       case "min":
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
-        const w = v.slice(), has = live.slice();
+        const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
+        for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
-          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) { next[lane] = w[lane]; nextHas[lane] = has[lane]; }
           for (let lane = 0; lane < size; lane++) {
             const other = lane ^ d;
             if (!has[other]) continue;
-            nextHas[lane] = true;
+            nextHas[lane] = 1;
             if (!has[lane]) { next[lane] = w[other]; continue; }
             next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
           }
           for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
         }
-        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = w[lane];
         break;
       }
       case "inclusiveAdd":
       case "exclusiveAdd": {
         // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
-        const w = v.slice();
+        const w = sgW, next = sgNext;
+        for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
         for (let d = 1; d < size; d <<= 1) {
-          const next = w.slice();
+          for (let lane = 0; lane < size; lane++) next[lane] = w[lane];
           for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
           for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1];
         break;
       }
       case "shuffle":
@@ -66,14 +71,14 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           const k = b[base + lane];
           const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
           const inside = source >= 0 && source < size && live[source];
-          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+          r[base + lane] = inside ? v[source] : chk ? subgroupPoison[type] : v[lane];
         }
         break;
       case "ballot": {
         // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
         let bits = 0;
         for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
-        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = bits >>> 0;
         break;
       }
       case "all":
@@ -84,7 +89,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           if (v[lane]) any = 1;
           else all = 0;
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "all" ? all : any;
         break;
       }
     }
@@ -92,33 +97,25 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel softmaxRows specialized for BLOCK = 256: runs one block.
+let softmaxRows_BLOCK_256_arrays;
 export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(64);
-  const row_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroup_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const m_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const s_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxRows_BLOCK_256_arrays === undefined || softmaxRows_BLOCK_256_arrays.threads !== threads) {
+    softmaxRows_BLOCK_256_arrays = { threads, partial: new Float32Array(64), lane_slots: new Int32Array(threads), subgroup_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), m_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), s_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { partial, lane_slots, subgroup_slots, subgroups_slots, m_slots, greatest_slots, rowMax_slots, greatest_slots_1, s_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxRows_BLOCK_256_arrays;
+  partial.fill(0);
+  const row = imul(bx, cols);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let row = row_slots[t];
+    const tx = t;
     let lane = lane_slots[t];
     let subgroup_1 = subgroup_slots[t];
     let subgroups = subgroups_slots[t];
     let m = m_slots[t];
-    row = imul(bx, cols);
     lane = t % sg;
     subgroup_1 = (tx / sg) | 0;
     subgroups = (256 / sg) | 0;
@@ -126,7 +123,6 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
     for (let c = tx; c < cols; c = (c + 256) | 0) {
       m = Math.max(m, input[((row + c) | 0)]);
     }
-    row_slots[t] = row;
     lane_slots[t] = lane;
     subgroup_slots[t] = subgroup_1;
     subgroups_slots[t] = subgroups;
@@ -162,9 +158,8 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
     rowMax_slots[t] = rowMax;
   }
   threads4: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let s = s_slots[t];
-    let row = row_slots[t];
     let rowMax = rowMax_slots[t];
     s = 0;
     for (let c_1 = tx; c_1 < cols; c_1 = (c_1 + 256) | 0) {
@@ -196,10 +191,9 @@ export function softmaxRows_BLOCK_256(args, blockIdx, blockDim, gridDim, chk, su
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads7: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
+    const tx = t;
     let rowSum = rowSum_slots[t];
     let sum_1 = sum_slots_1[t];
-    let row = row_slots[t];
     let rowMax = rowMax_slots[t];
     rowSum = sum_1;
     const scale = fround(1 / rowSum);

@@ -10,51 +10,56 @@ function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 
 // undefined) and the subgroup size (default 32).
 // Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
 // returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+// One set of lane arrays (up to 128 lanes) serves every call: allocating them per subgroup cost more than
+// the operation itself.
 const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
+const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
 function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
-  const v = new Array(size), live = new Array(size);
+  const v = sgV, live = sgLive;
   for (let base = 0; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
-      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
       if (live[lane]) count++;
       v[lane] = live[lane] ? a[base + lane] : 0;
     }
     if (count === 0) continue;
-    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
-    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    if (count < size && chk) chk.partialSubgroup(base, size, Array.from(live.subarray(0, size), Boolean), where);
     switch (op) {
       case "add":
       case "min":
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
-        const w = v.slice(), has = live.slice();
+        const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
+        for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
-          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) { next[lane] = w[lane]; nextHas[lane] = has[lane]; }
           for (let lane = 0; lane < size; lane++) {
             const other = lane ^ d;
             if (!has[other]) continue;
-            nextHas[lane] = true;
+            nextHas[lane] = 1;
             if (!has[lane]) { next[lane] = w[other]; continue; }
             next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
           }
           for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
         }
-        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = w[lane];
         break;
       }
       case "inclusiveAdd":
       case "exclusiveAdd": {
         // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
-        const w = v.slice();
+        const w = sgW, next = sgNext;
+        for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
         for (let d = 1; d < size; d <<= 1) {
-          const next = w.slice();
+          for (let lane = 0; lane < size; lane++) next[lane] = w[lane];
           for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
           for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1];
         break;
       }
       case "shuffle":
@@ -66,14 +71,14 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           const k = b[base + lane];
           const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
           const inside = source >= 0 && source < size && live[source];
-          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+          r[base + lane] = inside ? v[source] : chk ? subgroupPoison[type] : v[lane];
         }
         break;
       case "ballot": {
         // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
         let bits = 0;
         for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
-        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = bits >>> 0;
         break;
       }
       case "all":
@@ -84,7 +89,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           if (v[lane]) any = 1;
           else all = 0;
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "all" ? all : any;
         break;
       }
     }
@@ -92,46 +97,31 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 256, ROWS = 1, ITEMS = 4: runs one block.
+let softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays;
 export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (256 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -152,21 +142,19 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 64 + ((tx_1 / sg) | 0)] = localMax;
@@ -174,10 +162,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 64 + w]);
@@ -201,11 +190,13 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
@@ -213,10 +204,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 64 + w_1]);
@@ -225,10 +217,14 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -247,46 +243,31 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, 
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t;
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (256 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -307,21 +288,19 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 32 + imul(4, k)]), v[t * 32 + ((imul(4, k) + 1) | 0)]), v[t * 32 + ((imul(4, k) + 2) | 0)]), v[t * 32 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 64 + ((tx_1 / sg) | 0)] = localMax;
@@ -329,10 +308,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 64 + w]);
@@ -356,11 +336,13 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
@@ -368,10 +350,11 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 64 + w_1]);
@@ -380,10 +363,14 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -402,46 +389,31 @@ export function softmaxVec4Subgroups_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, 
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (64 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -462,21 +434,19 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 16 + ((tx_1 / sg) | 0)] = localMax;
@@ -484,10 +454,11 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 16 + w]);
@@ -511,11 +482,13 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 16 + ((tx_1 / sg) | 0)] = localSum;
@@ -523,10 +496,11 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 16 + w_1]);
@@ -535,10 +509,14 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 64) + tx_1) | 0), 4);
@@ -557,46 +535,31 @@ export function softmaxVec4Subgroups_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, b
 }
 
 // Kernel softmaxVec4Subgroups specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const maxima = new Float32Array(64);
-  const sums = new Float32Array(64);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const lane_slots = new Int32Array(threads);
-  const subgroups_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const localMax_slots = new Float32Array(threads);
-  const greatest_slots = new Float32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const greatest_slots_1 = new Float32Array(threads);
-  const localSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
-  const rowSum_slots = new Float32Array(threads);
-  const sum_slots_1 = new Float32Array(threads);
+  if (softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, maxima: new Float32Array(64), sums: new Float32Array(64), v: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), localMax_slots: new Float32Array(threads), greatest_slots: new Float32Array(threads), rowMax_slots: new Float32Array(threads), greatest_slots_1: new Float32Array(threads), localSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), rowSum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads) };
+  }
+  const { maxima, sums, v, lane_slots, subgroups_slots, localMax_slots, greatest_slots, rowMax_slots, greatest_slots_1, localSum_slots, sum_slots, rowSum_slots, sum_slots_1 } = softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  maxima.fill(0); sums.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty = (t / nx) | 0;
     let lane = lane_slots[t];
     let subgroups = subgroups_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
     let localMax = localMax_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx_1 = tx;
+    const ty_1 = ty;
     lane = t % sg;
     subgroups = (32 / sg) | 0;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -617,21 +580,19 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
       }
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + imul(4, k)]), v[t * 8 + ((imul(4, k) + 1) | 0)]), v[t * 8 + ((imul(4, k) + 2) | 0)]), v[t * 8 + ((imul(4, k) + 3) | 0)]);
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
     localMax_slots[t] = localMax;
   }
   subgroup("max", "f32", localMax_slots, undefined, greatest_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localMax = localMax_slots[t];
     let greatest = greatest_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localMax = greatest;
     if (lane === 0) {
       maxima[ty_1 * 8 + ((tx_1 / sg) | 0)] = localMax;
@@ -639,10 +600,11 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
     localMax_slots[t] = localMax;
   }
   threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = -3.4028232635611926e+38;
     for (let w = lane; w < subgroups; w = (w + sg) | 0) {
       rowMax = Math.max(rowMax, maxima[ty_1 * 8 + w]);
@@ -666,11 +628,13 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   }
   subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads4: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let localSum = localSum_slots[t];
     let sum = sum_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     localSum = sum;
     if (lane === 0) {
       sums[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSum;
@@ -678,10 +642,11 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
     localSum_slots[t] = localSum;
   }
   threads5: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowSum = rowSum_slots[t];
     let subgroups = subgroups_slots[t];
     let lane = lane_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowSum = 0;
     for (let w_1 = lane; w_1 < subgroups; w_1 = (w_1 + sg) | 0) {
       rowSum = fround(rowSum + sums[ty_1 * 8 + w_1]);
@@ -690,10 +655,14 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
   }
   subgroup("add", "f32", rowSum_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
   threads6: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let sum_1 = sum_slots_1[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / sum_1);
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);

@@ -8,32 +8,25 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel softmaxRows specialized for THREADS = 256, ROWS = 1, ITEMS = 4: runs one block.
+let softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays;
 export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
+    softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -55,44 +48,36 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 256 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s = s_slots[t];
-        let ty_1 = ty_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = Math.max(red[ty_1 * 256 + tx_1], red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 256 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 16; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 16 + i] - rowMax)));
@@ -101,34 +86,30 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
     }
     red[ty_1 * 256 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 128;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 128;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
-        let ty_1 = ty_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 256 + 0]);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -147,32 +128,25 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim,
 }
 
 // Kernel softmaxRows specialized for THREADS = 256, ROWS = 1, ITEMS = 8: runs one block.
+let softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
 export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 32);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays === undefined || softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays.threads !== threads) {
+    softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_256_ROWS_1_ITEMS_8_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 8; k = (k + 1) | 0) {
       const c = imul(((imul(k, 256) + tx_1) | 0), 4);
@@ -194,44 +168,36 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 32 + imul(4, k)]), v[t * 32 + ((imul(4, k) + 1) | 0)]), v[t * 32 + ((imul(4, k) + 2) | 0)]), v[t * 32 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 256 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s = s_slots[t];
-        let ty_1 = ty_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 256 + tx_1] = Math.max(red[ty_1 * 256 + tx_1], red[ty_1 * 256 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 256 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 32 + i] - rowMax)));
@@ -240,34 +206,30 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
     }
     red[ty_1 * 256 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 128;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 128;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
-        let ty_1 = ty_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 256 + tx_1] = fround(red[ty_1 * 256 + tx_1] + red[ty_1 * 256 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 256 + 0]);
     for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 4);
@@ -286,32 +248,25 @@ export function softmaxRows_THREADS_256_ROWS_1_ITEMS_8(args, blockIdx, blockDim,
 }
 
 // Kernel softmaxRows specialized for THREADS = 64, ROWS = 4, ITEMS = 4: runs one block.
+let softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
 export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 64, ny = 4, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 16);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays === undefined || softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 16), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_64_ROWS_4_ITEMS_4_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const c = imul(((imul(k, 64) + tx_1) | 0), 4);
@@ -333,44 +288,36 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 16 + imul(4, k)]), v[t * 16 + ((imul(4, k) + 1) | 0)]), v[t * 16 + ((imul(4, k) + 2) | 0)]), v[t * 16 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 64 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 32;
-    s_slots[t] = s;
-  }
+  let s = 32;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s = s_slots[t];
-        let ty_1 = ty_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 64 + tx_1] = Math.max(red[ty_1 * 64 + tx_1], red[ty_1 * 64 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 64 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 16; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 16 + i] - rowMax)));
@@ -379,34 +326,30 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
     }
     red[ty_1 * 64 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 32;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 32;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
-        let ty_1 = ty_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 64 + tx_1] = fround(red[ty_1 * 64 + tx_1] + red[ty_1 * 64 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 64 + 0]);
     for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 64) + tx_1) | 0), 4);
@@ -425,32 +368,25 @@ export function softmaxRows_THREADS_64_ROWS_4_ITEMS_4(args, blockIdx, blockDim, 
 }
 
 // Kernel softmaxRows specialized for THREADS = 32, ROWS = 8, ITEMS = 2: runs one block.
+let softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
 export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const red = new Float32Array(256);
-  const v = new Float32Array(threads * 8);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const live_slots = new Uint8Array(threads);
-  const base_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
-  const rowMax_slots = new Float32Array(threads);
-  const s_slots_1 = new Int32Array(threads);
+  if (softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays === undefined || softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays.threads !== threads) {
+    softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 8), rowMax_slots: new Float32Array(threads) };
+  }
+  const { red, v, rowMax_slots } = softmaxRows_THREADS_32_ROWS_8_ITEMS_2_arrays;
+  red.fill(0); v.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
-    live = row < rows;
-    base = imul(row, cols);
+    const live = row < rows;
+    const base = imul(row, cols);
     let localMax = -3.4028232635611926e+38;
     for (let k = 0; k < 2; k = (k + 1) | 0) {
       const c = imul(((imul(k, 32) + tx_1) | 0), 4);
@@ -472,44 +408,36 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
       localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + imul(4, k)]), v[t * 8 + ((imul(4, k) + 1) | 0)]), v[t * 8 + ((imul(4, k) + 2) | 0)]), v[t * 8 + ((imul(4, k) + 3) | 0)]);
     }
     red[ty_1 * 32 + tx_1] = localMax;
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    live_slots[t] = live ? 1 : 0;
-    base_slots[t] = base;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 16;
-    s_slots[t] = s;
-  }
+  let s = 16;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s = s_slots[t];
-        let ty_1 = ty_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s) {
           red[ty_1 * 32 + tx_1] = Math.max(red[ty_1 * 32 + tx_1], red[ty_1 * 32 + ((tx_1 + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
+    const ty_1 = ty;
     rowMax = red[ty_1 * 32 + 0];
     rowMax_slots[t] = rowMax;
   }
-  threads5: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
     let rowMax = rowMax_slots[t];
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
     let localSum = 0;
     for (let i = 0; i < 8; i = (i + 1) | 0) {
       const e_1 = fround(Math.exp(fround(v[t * 8 + i] - rowMax)));
@@ -518,34 +446,30 @@ export function softmaxRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim, 
     }
     red[ty_1 * 32 + tx_1] = localSum;
   }
-  threads6: for (let t = 0; t < threads; t++) {
-    let s_1 = s_slots_1[t];
-    s_1 = 16;
-    s_slots_1[t] = s_1;
-  }
+  let s_1 = 16;
   loop1: for (;;) {
-    if (!(s_slots_1[0] > 0)) break;
+    if (!(s_1 > 0)) break;
     body1: {
-      threads7: for (let t = 0; t < threads; t++) {
-        let tx_1 = tx_slots[t];
-        let s_1 = s_slots_1[t];
-        let ty_1 = ty_slots[t];
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
         if (tx_1 < s_1) {
           red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s_1) | 0)]);
         }
       }
     }
-    threads8: for (let t = 0; t < threads; t++) {
-      let s_1 = s_slots_1[t];
-      s_1 = s_1 >> 1;
-      s_slots_1[t] = s_1;
-    }
+    s_1 = s_1 >> 1;
   }
-  threads9: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let tx_1 = tx_slots[t];
-    let live = live_slots[t] !== 0;
-    let base = base_slots[t];
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
     const scale = fround(1 / red[ty_1 * 32 + 0]);
     for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
       const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);

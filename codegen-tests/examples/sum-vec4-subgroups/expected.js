@@ -53,51 +53,56 @@ const atomics = {
 // undefined) and the subgroup size (default 32).
 // Subgroup operations: a[t] and b[t] hold thread t's arguments, r[t] receives its result; threads that
 // returned (done[t]) take no part. chk (checked mode) reports subgroups that only some lanes reached.
+// One set of lane arrays (up to 128 lanes) serves every call: allocating them per subgroup cost more than
+// the operation itself.
 const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
+const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
+const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
 function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
-  const v = new Array(size), live = new Array(size);
+  const v = sgV, live = sgLive;
   for (let base = 0; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
-      live[lane] = base + lane < threads && !(done && done[base + lane]);
+      live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
       if (live[lane]) count++;
       v[lane] = live[lane] ? a[base + lane] : 0;
     }
     if (count === 0) continue;
-    if (count < size && chk) chk.partialSubgroup(base, size, live, where);
-    const put = (lane, x) => { if (live[lane]) r[base + lane] = x; };
+    if (count < size && chk) chk.partialSubgroup(base, size, Array.from(live.subarray(0, size), Boolean), where);
     switch (op) {
       case "add":
       case "min":
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
-        const w = v.slice(), has = live.slice();
+        const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
+        for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
-          const next = w.slice(), nextHas = has.slice();
+          for (let lane = 0; lane < size; lane++) { next[lane] = w[lane]; nextHas[lane] = has[lane]; }
           for (let lane = 0; lane < size; lane++) {
             const other = lane ^ d;
             if (!has[other]) continue;
-            nextHas[lane] = true;
+            nextHas[lane] = 1;
             if (!has[lane]) { next[lane] = w[other]; continue; }
             next[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[other]) : op === "min" ? Math.min(w[lane], w[other]) : Math.max(w[lane], w[other]);
           }
           for (let lane = 0; lane < size; lane++) { w[lane] = next[lane]; has[lane] = nextHas[lane]; }
         }
-        for (let lane = 0; lane < size; lane++) put(lane, w[lane]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = w[lane];
         break;
       }
       case "inclusiveAdd":
       case "exclusiveAdd": {
         // Doubling distances (Hillis–Steele), lane l adding lane l − d, as the CUDA helper does.
-        const w = v.slice();
+        const w = sgW, next = sgNext;
+        for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
         for (let d = 1; d < size; d <<= 1) {
-          const next = w.slice();
+          for (let lane = 0; lane < size; lane++) next[lane] = w[lane];
           for (let lane = d; lane < size; lane++) next[lane] = subgroupWrap(type, w[lane] + w[lane - d]);
           for (let lane = 0; lane < size; lane++) w[lane] = next[lane];
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1]);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "inclusiveAdd" ? w[lane] : lane === 0 ? 0 : w[lane - 1];
         break;
       }
       case "shuffle":
@@ -109,14 +114,14 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           const k = b[base + lane];
           const source = op === "shuffle" ? k : op === "shuffleXor" ? lane ^ k : op === "shuffleUp" ? lane - k : lane + k;
           const inside = source >= 0 && source < size && live[source];
-          put(lane, inside ? v[source] : chk ? subgroupPoison[type] : v[lane]);
+          r[base + lane] = inside ? v[source] : chk ? subgroupPoison[type] : v[lane];
         }
         break;
       case "ballot": {
         // Bit l for lane l < 32: with more lanes, the ballot holds the first 32 lanes' bits.
         let bits = 0;
         for (let lane = 0; lane < Math.min(size, 32); lane++) if (live[lane] && v[lane]) bits |= 1 << lane;
-        for (let lane = 0; lane < size; lane++) put(lane, bits >>> 0);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = bits >>> 0;
         break;
       }
       case "all":
@@ -127,7 +132,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
           if (v[lane]) any = 1;
           else all = 0;
         }
-        for (let lane = 0; lane < size; lane++) put(lane, op === "all" ? all : any);
+        for (let lane = 0; lane < size; lane++) if (live[lane]) r[base + lane] = op === "all" ? all : any;
         break;
       }
     }
@@ -138,7 +143,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
 export function clearTotal(args, blockIdx, blockDim, gridDim) {
   const [total] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 1, ny = 1, nz = 1, threads = 1;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   threads0: for (let t = 0; t < threads; t++) {
     total[0] = 0;
@@ -146,50 +151,104 @@ export function clearTotal(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sumVec4Subgroups specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays;
 export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [total, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(64);
-  const xs = new Float32Array(threads * 16);
-  const tid_slots = new Int32Array(threads);
-  const value_slots = new Float32Array(threads);
-  const s_slots = new Float32Array(threads);
-  const blockSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
+  if (sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays === undefined || sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays = { threads, sums: new Float32Array(64), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
+  }
+  const { sums, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_256_ITEMS_4_arrays;
+  sums.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
+    const tx = t;
     let value = value_slots[t];
-    tid = tx;
-    const quads = (n / 4) | 0;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     let s3 = 0;
+    let xs0 = 0;
+    let xs1 = 0;
+    let xs2 = 0;
+    let xs3 = 0;
+    let xs4 = 0;
+    let xs5 = 0;
+    let xs6 = 0;
+    let xs7 = 0;
+    let xs8 = 0;
+    let xs9 = 0;
+    let xs10 = 0;
+    let xs11 = 0;
+    let xs12 = 0;
+    let xs13 = 0;
+    let xs14 = 0;
+    let xs15 = 0;
     for (let first = (imul(imul(bx, 256), 4) + tid) | 0; first < quads; first = (first + imul(imul(gx, 256), 4)) | 0) {
       if (((first + 768) | 0) < quads) {
-        for (let k = 0; k < 4; k = (k + 1) | 0) {
-          const x0 = input[imul(((first + imul(k, 256)) | 0), 4)];
-          const x1 = input[((imul(((first + imul(k, 256)) | 0), 4) + 1) | 0)];
-          const x2 = input[((imul(((first + imul(k, 256)) | 0), 4) + 2) | 0)];
-          const x3 = input[((imul(((first + imul(k, 256)) | 0), 4) + 3) | 0)];
-          xs[t * 16 + imul(4, k)] = x0;
-          xs[t * 16 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 16 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 16 + ((imul(4, k) + 3) | 0)] = x3;
+        {
+          const x0 = input[imul(((first + 0) | 0), 4)];
+          const x1 = input[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs0 = x0;
+          xs1 = x1;
+          xs2 = x2;
+          xs3 = x3;
         }
-        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
-          s0 = fround(s0 + xs[t * 16 + imul(4, k_1)]);
-          s1 = fround(s1 + xs[t * 16 + ((imul(4, k_1) + 1) | 0)]);
-          s2 = fround(s2 + xs[t * 16 + ((imul(4, k_1) + 2) | 0)]);
-          s3 = fround(s3 + xs[t * 16 + ((imul(4, k_1) + 3) | 0)]);
+        {
+          const x0 = input[imul(((first + 256) | 0), 4)];
+          const x1 = input[((imul(((first + 256) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 256) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 256) | 0), 4) + 3) | 0)];
+          xs4 = x0;
+          xs5 = x1;
+          xs6 = x2;
+          xs7 = x3;
         }
+        {
+          const x0 = input[imul(((first + 512) | 0), 4)];
+          const x1 = input[((imul(((first + 512) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 512) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 512) | 0), 4) + 3) | 0)];
+          xs8 = x0;
+          xs9 = x1;
+          xs10 = x2;
+          xs11 = x3;
+        }
+        {
+          const x0 = input[imul(((first + 768) | 0), 4)];
+          const x1 = input[((imul(((first + 768) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 768) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 768) | 0), 4) + 3) | 0)];
+          xs12 = x0;
+          xs13 = x1;
+          xs14 = x2;
+          xs15 = x3;
+        }
+        s0 = fround(s0 + xs0);
+        s1 = fround(s1 + xs1);
+        s2 = fround(s2 + xs2);
+        s3 = fround(s3 + xs3);
+        s0 = fround(s0 + xs4);
+        s1 = fround(s1 + xs5);
+        s2 = fround(s2 + xs6);
+        s3 = fround(s3 + xs7);
+        s0 = fround(s0 + xs8);
+        s1 = fround(s1 + xs9);
+        s2 = fround(s2 + xs10);
+        s3 = fround(s3 + xs11);
+        s0 = fround(s0 + xs12);
+        s1 = fround(s1 + xs13);
+        s2 = fround(s2 + xs14);
+        s3 = fround(s3 + xs15);
       } else {
-        for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 256)) | 0;
+        for (let k = 0; k < 4; k = (k + 1) | 0) {
+          const q = (first + imul(k, 256)) | 0;
           if (q < quads) {
             const x0_1 = input[imul(q, 4)];
             const x1_1 = input[((imul(q, 4) + 1) | 0)];
@@ -204,13 +263,13 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
       }
     }
     value = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
     value_slots[t] = value;
   }
   subgroup("add", "f32", value_slots, undefined, s_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let s = s_slots[t];
+    const tid = tx;
     if ((t % sg) === 0) {
       sums[((tid / sg) | 0)] = s;
     }
@@ -225,9 +284,10 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
   }
   subgroup("add", "f32", blockSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let blockSum = blockSum_slots[t];
     let sum = sum_slots[t];
-    let tid = tid_slots[t];
+    const tid = tx;
     blockSum = sum;
     if (tid === 0) {
       atomics.add(total, 0, blockSum);
@@ -237,50 +297,68 @@ export function sumVec4Subgroups_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gri
 }
 
 // Kernel sumVec4Subgroups specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays;
 export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [total, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const sums = new Float32Array(32);
-  const xs = new Float32Array(threads * 8);
-  const tid_slots = new Int32Array(threads);
-  const value_slots = new Float32Array(threads);
-  const s_slots = new Float32Array(threads);
-  const blockSum_slots = new Float32Array(threads);
-  const sum_slots = new Float32Array(threads);
+  if (sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays === undefined || sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays = { threads, sums: new Float32Array(32), value_slots: new Float32Array(threads), s_slots: new Float32Array(threads), blockSum_slots: new Float32Array(threads), sum_slots: new Float32Array(threads) };
+  }
+  const { sums, value_slots, s_slots, blockSum_slots, sum_slots } = sumVec4Subgroups_BLOCK_128_ITEMS_2_arrays;
+  sums.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
+    const tx = t;
     let value = value_slots[t];
-    tid = tx;
-    const quads = (n / 4) | 0;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     let s3 = 0;
+    let xs0 = 0;
+    let xs1 = 0;
+    let xs2 = 0;
+    let xs3 = 0;
+    let xs4 = 0;
+    let xs5 = 0;
+    let xs6 = 0;
+    let xs7 = 0;
     for (let first = (imul(imul(bx, 128), 2) + tid) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
-        for (let k = 0; k < 2; k = (k + 1) | 0) {
-          const x0 = input[imul(((first + imul(k, 128)) | 0), 4)];
-          const x1 = input[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)];
-          const x2 = input[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)];
-          const x3 = input[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)];
-          xs[t * 8 + imul(4, k)] = x0;
-          xs[t * 8 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 8 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 8 + ((imul(4, k) + 3) | 0)] = x3;
+        {
+          const x0 = input[imul(((first + 0) | 0), 4)];
+          const x1 = input[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs0 = x0;
+          xs1 = x1;
+          xs2 = x2;
+          xs3 = x3;
         }
-        for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-          s0 = fround(s0 + xs[t * 8 + imul(4, k_1)]);
-          s1 = fround(s1 + xs[t * 8 + ((imul(4, k_1) + 1) | 0)]);
-          s2 = fround(s2 + xs[t * 8 + ((imul(4, k_1) + 2) | 0)]);
-          s3 = fround(s3 + xs[t * 8 + ((imul(4, k_1) + 3) | 0)]);
+        {
+          const x0 = input[imul(((first + 128) | 0), 4)];
+          const x1 = input[((imul(((first + 128) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 128) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 128) | 0), 4) + 3) | 0)];
+          xs4 = x0;
+          xs5 = x1;
+          xs6 = x2;
+          xs7 = x3;
         }
+        s0 = fround(s0 + xs0);
+        s1 = fround(s1 + xs1);
+        s2 = fround(s2 + xs2);
+        s3 = fround(s3 + xs3);
+        s0 = fround(s0 + xs4);
+        s1 = fround(s1 + xs5);
+        s2 = fround(s2 + xs6);
+        s3 = fround(s3 + xs7);
       } else {
-        for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 128)) | 0;
+        for (let k = 0; k < 2; k = (k + 1) | 0) {
+          const q = (first + imul(k, 128)) | 0;
           if (q < quads) {
             const x0_1 = input[imul(q, 4)];
             const x1_1 = input[((imul(q, 4) + 1) | 0)];
@@ -295,13 +373,13 @@ export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
       }
     }
     value = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
     value_slots[t] = value;
   }
   subgroup("add", "f32", value_slots, undefined, s_slots, threads, sg, undefined, undefined, undefined);
   threads1: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+    const tx = t;
     let s = s_slots[t];
+    const tid = tx;
     if ((t % sg) === 0) {
       sums[((tid / sg) | 0)] = s;
     }
@@ -316,9 +394,10 @@ export function sumVec4Subgroups_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gri
   }
   subgroup("add", "f32", blockSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
   threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
     let blockSum = blockSum_slots[t];
     let sum = sum_slots[t];
-    let tid = tid_slots[t];
+    const tid = tx;
     blockSum = sum;
     if (tid === 0) {
       atomics.add(total, 0, blockSum);

@@ -8,45 +8,102 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel sumVec4 specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let sumVec4_BLOCK_256_ITEMS_4_arrays;
 export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(256);
-  const xs = new Float32Array(threads * 16);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (sumVec4_BLOCK_256_ITEMS_4_arrays === undefined || sumVec4_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    sumVec4_BLOCK_256_ITEMS_4_arrays = { threads, partial: new Float32Array(256) };
+  }
+  const { partial } = sumVec4_BLOCK_256_ITEMS_4_arrays;
+  partial.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
-    const quads = (n / 4) | 0;
+    const tx = t;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     let s3 = 0;
+    let xs0 = 0;
+    let xs1 = 0;
+    let xs2 = 0;
+    let xs3 = 0;
+    let xs4 = 0;
+    let xs5 = 0;
+    let xs6 = 0;
+    let xs7 = 0;
+    let xs8 = 0;
+    let xs9 = 0;
+    let xs10 = 0;
+    let xs11 = 0;
+    let xs12 = 0;
+    let xs13 = 0;
+    let xs14 = 0;
+    let xs15 = 0;
     for (let first = (imul(imul(bx, 256), 4) + tid) | 0; first < quads; first = (first + imul(imul(gx, 256), 4)) | 0) {
       if (((first + 768) | 0) < quads) {
-        for (let k = 0; k < 4; k = (k + 1) | 0) {
-          const x0 = input[imul(((first + imul(k, 256)) | 0), 4)];
-          const x1 = input[((imul(((first + imul(k, 256)) | 0), 4) + 1) | 0)];
-          const x2 = input[((imul(((first + imul(k, 256)) | 0), 4) + 2) | 0)];
-          const x3 = input[((imul(((first + imul(k, 256)) | 0), 4) + 3) | 0)];
-          xs[t * 16 + imul(4, k)] = x0;
-          xs[t * 16 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 16 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 16 + ((imul(4, k) + 3) | 0)] = x3;
+        {
+          const x0 = input[imul(((first + 0) | 0), 4)];
+          const x1 = input[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs0 = x0;
+          xs1 = x1;
+          xs2 = x2;
+          xs3 = x3;
         }
-        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
-          s0 = fround(s0 + xs[t * 16 + imul(4, k_1)]);
-          s1 = fround(s1 + xs[t * 16 + ((imul(4, k_1) + 1) | 0)]);
-          s2 = fround(s2 + xs[t * 16 + ((imul(4, k_1) + 2) | 0)]);
-          s3 = fround(s3 + xs[t * 16 + ((imul(4, k_1) + 3) | 0)]);
+        {
+          const x0 = input[imul(((first + 256) | 0), 4)];
+          const x1 = input[((imul(((first + 256) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 256) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 256) | 0), 4) + 3) | 0)];
+          xs4 = x0;
+          xs5 = x1;
+          xs6 = x2;
+          xs7 = x3;
         }
+        {
+          const x0 = input[imul(((first + 512) | 0), 4)];
+          const x1 = input[((imul(((first + 512) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 512) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 512) | 0), 4) + 3) | 0)];
+          xs8 = x0;
+          xs9 = x1;
+          xs10 = x2;
+          xs11 = x3;
+        }
+        {
+          const x0 = input[imul(((first + 768) | 0), 4)];
+          const x1 = input[((imul(((first + 768) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 768) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 768) | 0), 4) + 3) | 0)];
+          xs12 = x0;
+          xs13 = x1;
+          xs14 = x2;
+          xs15 = x3;
+        }
+        s0 = fround(s0 + xs0);
+        s1 = fround(s1 + xs1);
+        s2 = fround(s2 + xs2);
+        s3 = fround(s3 + xs3);
+        s0 = fround(s0 + xs4);
+        s1 = fround(s1 + xs5);
+        s2 = fround(s2 + xs6);
+        s3 = fround(s3 + xs7);
+        s0 = fround(s0 + xs8);
+        s1 = fround(s1 + xs9);
+        s2 = fround(s2 + xs10);
+        s3 = fround(s3 + xs11);
+        s0 = fround(s0 + xs12);
+        s1 = fround(s1 + xs13);
+        s2 = fround(s2 + xs14);
+        s3 = fround(s3 + xs15);
       } else {
-        for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 256)) | 0;
+        for (let k = 0; k < 4; k = (k + 1) | 0) {
+          const q = (first + imul(k, 256)) | 0;
           if (q < quads) {
             const x0_1 = input[imul(q, 4)];
             const x1_1 = input[((imul(q, 4) + 1) | 0)];
@@ -61,32 +118,24 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
       }
     }
     partial[tid] = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 128;
-    s_slots[t] = s;
-  }
+  let s = 128;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       out[bx] = partial[0];
     }
@@ -94,45 +143,66 @@ export function sumVec4_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
 }
 
 // Kernel sumVec4 specialized for BLOCK = 128, ITEMS = 2: runs one block.
+let sumVec4_BLOCK_128_ITEMS_2_arrays;
 export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const [out, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const partial = new Float32Array(128);
-  const xs = new Float32Array(threads * 8);
-  const tid_slots = new Int32Array(threads);
-  const s_slots = new Int32Array(threads);
+  if (sumVec4_BLOCK_128_ITEMS_2_arrays === undefined || sumVec4_BLOCK_128_ITEMS_2_arrays.threads !== threads) {
+    sumVec4_BLOCK_128_ITEMS_2_arrays = { threads, partial: new Float32Array(128) };
+  }
+  const { partial } = sumVec4_BLOCK_128_ITEMS_2_arrays;
+  partial.fill(0);
+  const quads = (n / 4) | 0;
   threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    let tid = tid_slots[t];
-    tid = tx;
-    const quads = (n / 4) | 0;
+    const tx = t;
+    const tid = tx;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     let s3 = 0;
+    let xs0 = 0;
+    let xs1 = 0;
+    let xs2 = 0;
+    let xs3 = 0;
+    let xs4 = 0;
+    let xs5 = 0;
+    let xs6 = 0;
+    let xs7 = 0;
     for (let first = (imul(imul(bx, 128), 2) + tid) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
-        for (let k = 0; k < 2; k = (k + 1) | 0) {
-          const x0 = input[imul(((first + imul(k, 128)) | 0), 4)];
-          const x1 = input[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)];
-          const x2 = input[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)];
-          const x3 = input[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)];
-          xs[t * 8 + imul(4, k)] = x0;
-          xs[t * 8 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 8 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 8 + ((imul(4, k) + 3) | 0)] = x3;
+        {
+          const x0 = input[imul(((first + 0) | 0), 4)];
+          const x1 = input[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs0 = x0;
+          xs1 = x1;
+          xs2 = x2;
+          xs3 = x3;
         }
-        for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-          s0 = fround(s0 + xs[t * 8 + imul(4, k_1)]);
-          s1 = fround(s1 + xs[t * 8 + ((imul(4, k_1) + 1) | 0)]);
-          s2 = fround(s2 + xs[t * 8 + ((imul(4, k_1) + 2) | 0)]);
-          s3 = fround(s3 + xs[t * 8 + ((imul(4, k_1) + 3) | 0)]);
+        {
+          const x0 = input[imul(((first + 128) | 0), 4)];
+          const x1 = input[((imul(((first + 128) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 128) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 128) | 0), 4) + 3) | 0)];
+          xs4 = x0;
+          xs5 = x1;
+          xs6 = x2;
+          xs7 = x3;
         }
+        s0 = fround(s0 + xs0);
+        s1 = fround(s1 + xs1);
+        s2 = fround(s2 + xs2);
+        s3 = fround(s3 + xs3);
+        s0 = fround(s0 + xs4);
+        s1 = fround(s1 + xs5);
+        s2 = fround(s2 + xs6);
+        s3 = fround(s3 + xs7);
       } else {
-        for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 128)) | 0;
+        for (let k = 0; k < 2; k = (k + 1) | 0) {
+          const q = (first + imul(k, 128)) | 0;
           if (q < quads) {
             const x0_1 = input[imul(q, 4)];
             const x1_1 = input[((imul(q, 4) + 1) | 0)];
@@ -147,32 +217,24 @@ export function sumVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
       }
     }
     partial[tid] = fround(fround(s0 + s1) + fround(s2 + s3));
-    tid_slots[t] = tid;
   }
-  threads1: for (let t = 0; t < threads; t++) {
-    let s = s_slots[t];
-    s = 64;
-    s_slots[t] = s;
-  }
+  let s = 64;
   loop0: for (;;) {
-    if (!(s_slots[0] > 0)) break;
+    if (!(s > 0)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
-        let tid = tid_slots[t];
-        let s = s_slots[t];
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
         if (tid < s) {
           partial[tid] = fround(partial[tid] + partial[((tid + s) | 0)]);
         }
       }
     }
-    threads3: for (let t = 0; t < threads; t++) {
-      let s = s_slots[t];
-      s = s >> 1;
-      s_slots[t] = s;
-    }
+    s = s >> 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
-    let tid = tid_slots[t];
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
     if (tid === 0) {
       out[bx] = partial[0];
     }

@@ -8,30 +8,25 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel transposeAligned specialized for TILE = 32, BLOCK_ROWS = 8, ALIGN = 8: runs one block.
+let transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays;
 export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(1320);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const c0_slots = new Int32Array(threads);
-  const r0_slots = new Int32Array(threads);
-  const firstRow_slots = new Int32Array(threads);
+  if (transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays === undefined || transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays.threads !== threads) {
+    transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(1320) };
+  }
+  const { tile } = transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8_arrays;
+  tile.fill(0);
+  const c0 = imul(bx, 32);
+  const r0 = imul(by, 32);
+  const firstRow = (r0 - 8) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let c0 = c0_slots[t];
-    let r0 = r0_slots[t];
-    let firstRow = firstRow_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    c0 = imul(bx, 32);
-    r0 = imul(by, 32);
-    firstRow = (r0 - 8) | 0;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i = 0; i < 40; i = (i + 8) | 0) {
       const r = (((firstRow + ty_1) | 0) + i) | 0;
       for (let j = 0; j < 32; j = (j + 32) | 0) {
@@ -41,18 +36,12 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
         }
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    c0_slots[t] = c0;
-    r0_slots[t] = r0;
-    firstRow_slots[t] = firstRow;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let c0 = c0_slots[t];
-    let ty_1 = ty_slots[t];
-    let r0 = r0_slots[t];
-    let tx_1 = tx_slots[t];
-    let firstRow = firstRow_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i_1 = 0; i_1 < 32; i_1 = (i_1 + 8) | 0) {
       const c_1 = (((c0 + ty_1) | 0) + i_1) | 0;
       const start = (r0 - (((imul(c_1, rows) + r0) | 0) & 7)) | 0;
@@ -67,30 +56,25 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
 }
 
 // Kernel transposeAligned specialized for TILE = 64, BLOCK_ROWS = 8, ALIGN = 8: runs one block.
+let transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays;
 export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(4680);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const c0_slots = new Int32Array(threads);
-  const r0_slots = new Int32Array(threads);
-  const firstRow_slots = new Int32Array(threads);
+  if (transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays === undefined || transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays.threads !== threads) {
+    transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(4680) };
+  }
+  const { tile } = transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays;
+  tile.fill(0);
+  const c0 = imul(bx, 64);
+  const r0 = imul(by, 64);
+  const firstRow = (r0 - 8) | 0;
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let c0 = c0_slots[t];
-    let r0 = r0_slots[t];
-    let firstRow = firstRow_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    c0 = imul(bx, 64);
-    r0 = imul(by, 64);
-    firstRow = (r0 - 8) | 0;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i = 0; i < 72; i = (i + 8) | 0) {
       const r = (((firstRow + ty_1) | 0) + i) | 0;
       for (let j = 0; j < 64; j = (j + 32) | 0) {
@@ -100,18 +84,12 @@ export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
         }
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    c0_slots[t] = c0;
-    r0_slots[t] = r0;
-    firstRow_slots[t] = firstRow;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let c0 = c0_slots[t];
-    let ty_1 = ty_slots[t];
-    let r0 = r0_slots[t];
-    let tx_1 = tx_slots[t];
-    let firstRow = firstRow_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let i_1 = 0; i_1 < 64; i_1 = (i_1 + 8) | 0) {
       const c_1 = (((c0 + ty_1) | 0) + i_1) | 0;
       const start = (r0 - (((imul(c_1, rows) + r0) | 0) & 7)) | 0;

@@ -8,27 +8,24 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel transposeVec4 specialized for TILE = 64, BLOCK_ROWS = 16, PAD = 1: runs one block.
+let transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays;
 export function transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 16, ny = 16, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(4160);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const row0_slots = new Int32Array(threads);
-  const col0_slots = new Int32Array(threads);
+  if (transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays === undefined || transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays.threads !== threads) {
+    transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays = { threads, tile: new Float32Array(4160) };
+  }
+  const { tile } = transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1_arrays;
+  tile.fill(0);
+  const row0 = imul(by, 64);
+  const col0 = imul(bx, 64);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let row0 = row0_slots[t];
-    let col0 = col0_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    row0 = imul(by, 64);
-    col0 = imul(bx, 64);
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j = 0; j < 64; j = (j + 16) | 0) {
       const r = (ty_1 + j) | 0;
       if ((((row0 + r) | 0) < rows) && (((col0 + imul(4, tx_1)) | 0) < cols)) {
@@ -42,16 +39,12 @@ export function transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1(args, blockIdx, blockD
         tile[r * 65 + ((imul(4, tx_1) + 3) | 0)] = d;
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    row0_slots[t] = row0;
-    col0_slots[t] = col0;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let col0 = col0_slots[t];
-    let row0 = row0_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j_1 = 0; j_1 < 64; j_1 = (j_1 + 16) | 0) {
       const c_1 = (ty_1 + j_1) | 0;
       if ((((col0 + c_1) | 0) < cols) && (((row0 + imul(4, tx_1)) | 0) < rows)) {
@@ -69,27 +62,24 @@ export function transposeVec4_TILE_64_BLOCK_ROWS_16_PAD_1(args, blockIdx, blockD
 }
 
 // Kernel transposeVec4 specialized for TILE = 32, BLOCK_ROWS = 32, PAD = 1: runs one block.
+let transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays;
 export function transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 8, ny = 32, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(1056);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
-  const row0_slots = new Int32Array(threads);
-  const col0_slots = new Int32Array(threads);
+  if (transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays === undefined || transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays.threads !== threads) {
+    transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays = { threads, tile: new Float32Array(1056) };
+  }
+  const { tile } = transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1_arrays;
+  tile.fill(0);
+  const row0 = imul(by, 32);
+  const col0 = imul(bx, 32);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    let row0 = row0_slots[t];
-    let col0 = col0_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
-    row0 = imul(by, 32);
-    col0 = imul(bx, 32);
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j = 0; j < 32; j = (j + 32) | 0) {
       const r = (ty_1 + j) | 0;
       if ((((row0 + r) | 0) < rows) && (((col0 + imul(4, tx_1)) | 0) < cols)) {
@@ -103,16 +93,12 @@ export function transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1(args, blockIdx, blockD
         tile[r * 33 + ((imul(4, tx_1) + 3) | 0)] = d;
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
-    row0_slots[t] = row0;
-    col0_slots[t] = col0;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let ty_1 = ty_slots[t];
-    let col0 = col0_slots[t];
-    let row0 = row0_slots[t];
-    let tx_1 = tx_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 32) | 0) {
       const c_1 = (ty_1 + j_1) | 0;
       if ((((col0 + c_1) | 0) < cols) && (((row0 + imul(4, tx_1)) | 0) < rows)) {

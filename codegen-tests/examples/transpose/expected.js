@@ -8,21 +8,22 @@ function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= 
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
 // Kernel transposeShared specialized for TILE = 32, BLOCK_ROWS = 8: runs one block.
+let transposeShared_TILE_32_BLOCK_ROWS_8_arrays;
 export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, gridDim) {
   const [out, input, rows, cols] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = blockDim[0], ny = blockDim[1], nz = blockDim[2], threads = nx * ny * nz;
+  const nx = 32, ny = 8, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  const tile = new Float32Array(1056);
-  const tx_slots = new Int32Array(threads);
-  const ty_slots = new Int32Array(threads);
+  if (transposeShared_TILE_32_BLOCK_ROWS_8_arrays === undefined || transposeShared_TILE_32_BLOCK_ROWS_8_arrays.threads !== threads) {
+    transposeShared_TILE_32_BLOCK_ROWS_8_arrays = { threads, tile: new Float32Array(1056) };
+  }
+  const { tile } = transposeShared_TILE_32_BLOCK_ROWS_8_arrays;
+  tile.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t % nx;
-    const ty = ((t / nx) | 0) % ny;
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
-    tx_1 = tx;
-    ty_1 = ty;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const inCol = (imul(bx, 32) + tx_1) | 0;
     const inRow = (imul(by, 32) + ty_1) | 0;
     for (let j = 0; j < 32; j = (j + 8) | 0) {
@@ -30,12 +31,12 @@ export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, g
         tile[((ty_1 + j) | 0) * 33 + tx_1] = input[((imul(((inRow + j) | 0), cols) + inCol) | 0)];
       }
     }
-    tx_slots[t] = tx_1;
-    ty_slots[t] = ty_1;
   }
   threads1: for (let t = 0; t < threads; t++) {
-    let tx_1 = tx_slots[t];
-    let ty_1 = ty_slots[t];
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
     const outCol = (imul(by, 32) + tx_1) | 0;
     const outRow = (imul(bx, 32) + ty_1) | 0;
     for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 8) | 0) {
