@@ -19,7 +19,7 @@
 // The default tile, 256 threads × 8 vectors (8192 elements), is the tuner's on the H100: the time each tile
 // spends publishing and looking back is the same for any tile size, so larger tiles amortize it (4096-element
 // tiles ran 21 % slower; bench/README.md).
-import { atomicAdd, atomicLoad, atomicMin, atomicStore, blockIdx, gridDim, kernel, load4, local, shared, store4, syncThreads, threadFence, threadIdx, type Const, type f32, i32, type u32, type ReadonlyFloat32Array } from "tskernel";
+import { atomicAdd, atomicLoad, atomicMin, atomicStore, blockIdx, gridDim, kernel, load4, local, shared, store4, syncThreads, threadFence, threadIdx, type Const, type f32, i32, type ReadonlyFloat32Array } from "tskernel";
 
 /** A tile's flag: nothing published yet, its sum published, its inclusive prefix published. */
 const EMPTY = 0;
@@ -59,9 +59,6 @@ export const scanLookback = kernel(
     const carry = shared.f32(1);
     const v = local.f32(4 * ITEMS);
     const tid = threadIdx.x;
-    // The flags as u32 locals: a module-level constant compared with a u32 would be read as an i32.
-    const empty: u32 = EMPTY;
-    const prefix: u32 = PREFIX;
 
     if (tid === 0) {
       state[0] = i32(atomicAdd(counter, 0, 1));
@@ -132,11 +129,11 @@ export const scanLookback = kernel(
       if (state[1] === 0) {
         if (j >= 0) {
           let kind = atomicLoad(flags, j);
-          while (kind === empty) {
+          while (kind === EMPTY) {
             kind = atomicLoad(flags, j);
           }
           threadFence();
-          if (kind === prefix) {
+          if (kind === PREFIX) {
             value = atomicLoad(prefixes, j);
             atomicMin(state, 2, tid);
           } else {
@@ -171,11 +168,11 @@ export const scanLookback = kernel(
         let found = false;
         while (!found) {
           let kind = atomicLoad(flags, j);
-          while (kind === empty) {
+          while (kind === EMPTY) {
             kind = atomicLoad(flags, j);
           }
           threadFence();
-          if (kind === prefix) {
+          if (kind === PREFIX) {
             acc += atomicLoad(prefixes, j);
             found = true;
           } else {

@@ -126,9 +126,16 @@ const i32Min = -2147483648;
 const i32Max = 2147483647;
 const u32Max = 4294967295;
 
-/** True for expressions made only of numeric literals: their type comes from the context. */
+/**
+ * True for expressions made only of numeric literals and module-level numeric constants (which stand for
+ * their literal, docs/language.md section 14): their type comes from the context, the other operand included.
+ */
 export function isLiteralLike(node: Node): boolean {
   if (Node.isNumericLiteral(node)) return true;
+  if (Node.isIdentifier(node)) {
+    const init = moduleConstantInitializer(node);
+    return init !== undefined && isPlainNumber(init);
+  }
   if (Node.isParenthesizedExpression(node)) return isLiteralLike(node.getExpression());
   if (Node.isPrefixUnaryExpression(node)) {
     const op = node.getOperatorToken();
@@ -294,14 +301,11 @@ function lowerOuterName(node: Identifier, hint: ScalarType | undefined, span: Sp
     if (local && declaration.getStart() > node.getStart() && declaration.getSourceFile() === node.getSourceFile()) {
       return fail("TSK1023", span, [node.getText()], { related: [{ span: spanOf(declaration), message: "declared here" }] });
     }
-    if (Node.isVariableDeclaration(declaration) && declaration.getVariableStatement()?.getDeclarationKind() === "const") {
-      const init = declaration.getInitializer();
-      const isTopLevel = declaration.getVariableStatement()?.getParent() === declaration.getSourceFile();
-      if (init && isTopLevel && (isLiteralLike(init) || Node.isTrueLiteral(init) || Node.isFalseLiteral(init))) {
-        // A module-level `const TILE = 16` is a compile-time constant; its literal takes the context's type.
-        const folded = foldLiteralLike(init, hint, spanOf(node));
-        if (folded) return folded;
-      }
+    const init = moduleConstantInitializer(node);
+    if (init && (isLiteralLike(init) || Node.isTrueLiteral(init) || Node.isFalseLiteral(init))) {
+      // A module-level `const TILE = 16` is a compile-time constant; its literal takes the context's type.
+      const folded = foldLiteralLike(init, hint, spanOf(node));
+      if (folded) return folded;
     }
   }
   const declaration = origin.kind === "user" ? origin.declaration : undefined;
@@ -316,6 +320,23 @@ function lowerOuterName(node: Identifier, hint: ScalarType | undefined, span: Sp
         ? [`'${node.getText()}' from tskernel cannot be used as a value here`]
         : [];
   return fail("TSK1006", span, [node.getText()], { notes });
+}
+
+/** The initializer of the top-level `const` (of any project file) that `node` names, if it names one. */
+function moduleConstantInitializer(node: Identifier): Expression | undefined {
+  const origin = originOf(node);
+  if (origin.kind !== "user") return undefined;
+  const declaration = origin.declaration;
+  if (!Node.isVariableDeclaration(declaration)) return undefined;
+  const statement = declaration.getVariableStatement();
+  if (statement?.getDeclarationKind() !== "const" || statement.getParent() !== declaration.getSourceFile()) return undefined;
+  return declaration.getInitializer();
+}
+
+/** The initializers foldLiteralLike accepts as numbers: `16`, `-0.5`. */
+function isPlainNumber(node: Expression): boolean {
+  return Node.isNumericLiteral(node)
+    || (Node.isPrefixUnaryExpression(node) && node.getOperatorToken() === SyntaxKind.MinusToken && Node.isNumericLiteral(node.getOperand()));
 }
 
 /** Evaluates a literal-like initializer of a module-level constant. */

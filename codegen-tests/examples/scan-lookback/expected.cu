@@ -35,274 +35,274 @@ extern "C" __global__ void __launch_bounds__(256) scanLookback_BLOCK_256_ITEMS_8
   float v[32];
 #line 61 "examples/scan-lookback.ts"
   const int tid = (int)threadIdx.x;
-#line 66 "examples/scan-lookback.ts"
+#line 63 "examples/scan-lookback.ts"
   if (tid == 0) {
-#line 67 "examples/scan-lookback.ts"
+#line 64 "examples/scan-lookback.ts"
     const unsigned int old = atomicAdd(&counter[0], 1u);
     state[0] = (int)old;
   }
-#line 69 "examples/scan-lookback.ts"
+#line 66 "examples/scan-lookback.ts"
   __syncthreads();
-#line 70 "examples/scan-lookback.ts"
+#line 67 "examples/scan-lookback.ts"
   const int tile = state[0];
-#line 71 "examples/scan-lookback.ts"
+#line 68 "examples/scan-lookback.ts"
   const int base = (int)((unsigned int)tile * 256u * 8u * 4u);
-#line 74 "examples/scan-lookback.ts"
+#line 71 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k = 0; k < 8; k++) {
-#line 75 "examples/scan-lookback.ts"
+#line 72 "examples/scan-lookback.ts"
     const int q = (int)(((unsigned int)k * 256u + (unsigned int)tid) * 4u);
-#line 76 "examples/scan-lookback.ts"
+#line 73 "examples/scan-lookback.ts"
     if ((int)((unsigned int)base + (unsigned int)q) < n) {
-#line 77 "examples/scan-lookback.ts"
+#line 74 "examples/scan-lookback.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
-#line 78 "examples/scan-lookback.ts"
+#line 75 "examples/scan-lookback.ts"
       *reinterpret_cast<float4*>(&staged[q]) = make_float4(a, b, c, d);
     } else {
-#line 80 "examples/scan-lookback.ts"
+#line 77 "examples/scan-lookback.ts"
       *reinterpret_cast<float4*>(&staged[q]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
-#line 83 "examples/scan-lookback.ts"
+#line 80 "examples/scan-lookback.ts"
   __syncthreads();
-#line 84 "examples/scan-lookback.ts"
+#line 81 "examples/scan-lookback.ts"
   float total = 0.0f;
-#line 85 "examples/scan-lookback.ts"
+#line 82 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
-#line 86 "examples/scan-lookback.ts"
+#line 83 "examples/scan-lookback.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)((unsigned int)tid * 8u * 4u + 4u * (unsigned int)k_1)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
-#line 87 "examples/scan-lookback.ts"
+#line 84 "examples/scan-lookback.ts"
     v[(int)(4u * (unsigned int)k_1)] = a_1;
     v[(int)(4u * (unsigned int)k_1 + 1u)] = b_1;
     v[(int)(4u * (unsigned int)k_1 + 2u)] = c_1;
     v[(int)(4u * (unsigned int)k_1 + 3u)] = d_1;
-#line 88 "examples/scan-lookback.ts"
+#line 85 "examples/scan-lookback.ts"
     total += a_1;
-#line 89 "examples/scan-lookback.ts"
+#line 86 "examples/scan-lookback.ts"
     total += b_1;
-#line 90 "examples/scan-lookback.ts"
+#line 87 "examples/scan-lookback.ts"
     total += c_1;
-#line 91 "examples/scan-lookback.ts"
+#line 88 "examples/scan-lookback.ts"
     total += d_1;
   }
-#line 94 "examples/scan-lookback.ts"
+#line 91 "examples/scan-lookback.ts"
   float inclusive = total;
-#line 95 "examples/scan-lookback.ts"
+#line 92 "examples/scan-lookback.ts"
   sums[tid] = inclusive;
-#line 96 "examples/scan-lookback.ts"
+#line 93 "examples/scan-lookback.ts"
   __syncthreads();
-#line 97 "examples/scan-lookback.ts"
+#line 94 "examples/scan-lookback.ts"
   for (int offset = 1; offset < 256; offset = (int)((unsigned int)offset << 1)) {
-#line 98 "examples/scan-lookback.ts"
+#line 95 "examples/scan-lookback.ts"
     float other = 0.0f;
-#line 99 "examples/scan-lookback.ts"
+#line 96 "examples/scan-lookback.ts"
     if (tid >= offset) {
-#line 100 "examples/scan-lookback.ts"
+#line 97 "examples/scan-lookback.ts"
       other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
+#line 99 "examples/scan-lookback.ts"
+    __syncthreads();
+#line 100 "examples/scan-lookback.ts"
+    inclusive += other;
+#line 101 "examples/scan-lookback.ts"
+    sums[tid] = inclusive;
 #line 102 "examples/scan-lookback.ts"
     __syncthreads();
-#line 103 "examples/scan-lookback.ts"
-    inclusive += other;
-#line 104 "examples/scan-lookback.ts"
-    sums[tid] = inclusive;
-#line 105 "examples/scan-lookback.ts"
-    __syncthreads();
   }
-#line 107 "examples/scan-lookback.ts"
+#line 104 "examples/scan-lookback.ts"
   const float aggregate = sums[255];
-#line 110 "examples/scan-lookback.ts"
+#line 107 "examples/scan-lookback.ts"
   if (tid == 0) {
-#line 111 "examples/scan-lookback.ts"
+#line 108 "examples/scan-lookback.ts"
     if (tile == 0) {
-#line 112 "examples/scan-lookback.ts"
+#line 109 "examples/scan-lookback.ts"
       prefixes[0] = aggregate;
-#line 113 "examples/scan-lookback.ts"
+#line 110 "examples/scan-lookback.ts"
       __threadfence();
-#line 114 "examples/scan-lookback.ts"
+#line 111 "examples/scan-lookback.ts"
       *(volatile unsigned int*)(&flags[0]) = 2u;
-#line 115 "examples/scan-lookback.ts"
+#line 112 "examples/scan-lookback.ts"
       state[1] = 1;
     } else {
-#line 117 "examples/scan-lookback.ts"
+#line 114 "examples/scan-lookback.ts"
       aggregates[tile] = aggregate;
-#line 118 "examples/scan-lookback.ts"
+#line 115 "examples/scan-lookback.ts"
       __threadfence();
-#line 119 "examples/scan-lookback.ts"
+#line 116 "examples/scan-lookback.ts"
       *(volatile unsigned int*)(&flags[tile]) = 1u;
-#line 120 "examples/scan-lookback.ts"
+#line 117 "examples/scan-lookback.ts"
       state[1] = 0;
     }
-#line 122 "examples/scan-lookback.ts"
+#line 119 "examples/scan-lookback.ts"
     carry[0] = 0.0f;
-#line 123 "examples/scan-lookback.ts"
+#line 120 "examples/scan-lookback.ts"
     state[2] = 256;
   }
-#line 125 "examples/scan-lookback.ts"
+#line 122 "examples/scan-lookback.ts"
   __syncthreads();
-#line 129 "examples/scan-lookback.ts"
+#line 126 "examples/scan-lookback.ts"
   for (int round_1 = 0; round_1 < 4; round_1++) {
-#line 130 "examples/scan-lookback.ts"
+#line 127 "examples/scan-lookback.ts"
     const int j = (int)((unsigned int)tile - 1u - (unsigned int)round_1 * 256u - (unsigned int)tid);
-#line 131 "examples/scan-lookback.ts"
+#line 128 "examples/scan-lookback.ts"
     float value = 0.0f;
-#line 132 "examples/scan-lookback.ts"
+#line 129 "examples/scan-lookback.ts"
     if (state[1] == 0) {
-#line 133 "examples/scan-lookback.ts"
+#line 130 "examples/scan-lookback.ts"
       if (j >= 0) {
-#line 134 "examples/scan-lookback.ts"
+#line 131 "examples/scan-lookback.ts"
         unsigned int kind = *(volatile unsigned int*)(&flags[j]);
-#line 135 "examples/scan-lookback.ts"
+#line 132 "examples/scan-lookback.ts"
         while (kind == 0u) {
-#line 136 "examples/scan-lookback.ts"
+#line 133 "examples/scan-lookback.ts"
           const unsigned int old_1 = *(volatile unsigned int*)(&flags[j]);
           kind = old_1;
         }
-#line 138 "examples/scan-lookback.ts"
+#line 135 "examples/scan-lookback.ts"
         __threadfence();
-#line 139 "examples/scan-lookback.ts"
+#line 136 "examples/scan-lookback.ts"
         if (kind == 2u) {
-#line 140 "examples/scan-lookback.ts"
+#line 137 "examples/scan-lookback.ts"
           const float old_2 = *(volatile float*)(&prefixes[j]);
           value = old_2;
-#line 141 "examples/scan-lookback.ts"
+#line 138 "examples/scan-lookback.ts"
           atomicMin(&state[2], tid);
         } else {
-#line 143 "examples/scan-lookback.ts"
+#line 140 "examples/scan-lookback.ts"
           const float old_3 = *(volatile float*)(&aggregates[j]);
           value = old_3;
         }
       } else {
-#line 147 "examples/scan-lookback.ts"
+#line 144 "examples/scan-lookback.ts"
         atomicMin(&state[2], tid);
       }
     }
-#line 150 "examples/scan-lookback.ts"
+#line 147 "examples/scan-lookback.ts"
     window[tid] = value;
-#line 151 "examples/scan-lookback.ts"
+#line 148 "examples/scan-lookback.ts"
     __syncthreads();
-#line 152 "examples/scan-lookback.ts"
+#line 149 "examples/scan-lookback.ts"
     if (tid == 0 && state[1] == 0) {
-#line 153 "examples/scan-lookback.ts"
+#line 150 "examples/scan-lookback.ts"
       const int nearest = state[2];
-#line 154 "examples/scan-lookback.ts"
+#line 151 "examples/scan-lookback.ts"
       float acc = carry[0];
-#line 155 "examples/scan-lookback.ts"
+#line 152 "examples/scan-lookback.ts"
       for (int k_2 = 0; k_2 <= min(nearest, 255); k_2 = (int)((unsigned int)k_2 + 1u)) {
-#line 156 "examples/scan-lookback.ts"
+#line 153 "examples/scan-lookback.ts"
         acc += window[k_2];
       }
-#line 158 "examples/scan-lookback.ts"
+#line 155 "examples/scan-lookback.ts"
       carry[0] = acc;
-#line 159 "examples/scan-lookback.ts"
+#line 156 "examples/scan-lookback.ts"
       if (nearest < 256) {
-#line 160 "examples/scan-lookback.ts"
+#line 157 "examples/scan-lookback.ts"
         state[1] = 1;
       }
     }
-#line 164 "examples/scan-lookback.ts"
+#line 161 "examples/scan-lookback.ts"
     __syncthreads();
   }
-#line 166 "examples/scan-lookback.ts"
+#line 163 "examples/scan-lookback.ts"
   if (tid == 0) {
-#line 167 "examples/scan-lookback.ts"
+#line 164 "examples/scan-lookback.ts"
     float acc_1 = carry[0];
-#line 169 "examples/scan-lookback.ts"
+#line 166 "examples/scan-lookback.ts"
     if (state[1] == 0) {
-#line 170 "examples/scan-lookback.ts"
+#line 167 "examples/scan-lookback.ts"
       int j_1 = (int)((unsigned int)tile - 1u - 1024u);
-#line 171 "examples/scan-lookback.ts"
+#line 168 "examples/scan-lookback.ts"
       bool found = false;
-#line 172 "examples/scan-lookback.ts"
+#line 169 "examples/scan-lookback.ts"
       while (!found) {
-#line 173 "examples/scan-lookback.ts"
+#line 170 "examples/scan-lookback.ts"
         unsigned int kind_1 = *(volatile unsigned int*)(&flags[j_1]);
-#line 174 "examples/scan-lookback.ts"
+#line 171 "examples/scan-lookback.ts"
         while (kind_1 == 0u) {
-#line 175 "examples/scan-lookback.ts"
+#line 172 "examples/scan-lookback.ts"
           const unsigned int old_4 = *(volatile unsigned int*)(&flags[j_1]);
           kind_1 = old_4;
         }
-#line 177 "examples/scan-lookback.ts"
+#line 174 "examples/scan-lookback.ts"
         __threadfence();
-#line 178 "examples/scan-lookback.ts"
+#line 175 "examples/scan-lookback.ts"
         if (kind_1 == 2u) {
-#line 179 "examples/scan-lookback.ts"
+#line 176 "examples/scan-lookback.ts"
           const float old_5 = *(volatile float*)(&prefixes[j_1]);
           acc_1 += old_5;
-#line 180 "examples/scan-lookback.ts"
+#line 177 "examples/scan-lookback.ts"
           found = true;
         } else {
-#line 182 "examples/scan-lookback.ts"
+#line 179 "examples/scan-lookback.ts"
           const float old_6 = *(volatile float*)(&aggregates[j_1]);
           acc_1 += old_6;
-#line 183 "examples/scan-lookback.ts"
+#line 180 "examples/scan-lookback.ts"
           j_1 = (int)((unsigned int)j_1 - 1u);
         }
       }
-#line 186 "examples/scan-lookback.ts"
+#line 183 "examples/scan-lookback.ts"
       carry[0] = acc_1;
     }
-#line 188 "examples/scan-lookback.ts"
+#line 185 "examples/scan-lookback.ts"
     if (tile > 0) {
-#line 189 "examples/scan-lookback.ts"
+#line 186 "examples/scan-lookback.ts"
       prefixes[tile] = acc_1 + aggregate;
-#line 190 "examples/scan-lookback.ts"
+#line 187 "examples/scan-lookback.ts"
       __threadfence();
-#line 191 "examples/scan-lookback.ts"
+#line 188 "examples/scan-lookback.ts"
       *(volatile unsigned int*)(&flags[tile]) = 2u;
     }
   }
-#line 194 "examples/scan-lookback.ts"
+#line 191 "examples/scan-lookback.ts"
   __syncthreads();
-#line 196 "examples/scan-lookback.ts"
+#line 193 "examples/scan-lookback.ts"
   float running = carry[0];
-#line 197 "examples/scan-lookback.ts"
+#line 194 "examples/scan-lookback.ts"
   if (tid > 0) {
-#line 198 "examples/scan-lookback.ts"
+#line 195 "examples/scan-lookback.ts"
     running += sums[(int)((unsigned int)tid - 1u)];
   }
-#line 201 "examples/scan-lookback.ts"
+#line 198 "examples/scan-lookback.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 202 "examples/scan-lookback.ts"
+#line 199 "examples/scan-lookback.ts"
     const float x = v[i];
-#line 203 "examples/scan-lookback.ts"
+#line 200 "examples/scan-lookback.ts"
     v[i] = running;
-#line 204 "examples/scan-lookback.ts"
+#line 201 "examples/scan-lookback.ts"
     running += x;
   }
-#line 206 "examples/scan-lookback.ts"
+#line 203 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k_3 = 0; k_3 < 8; k_3++) {
-#line 207 "examples/scan-lookback.ts"
+#line 204 "examples/scan-lookback.ts"
     *reinterpret_cast<float4*>(&staged[(int)((unsigned int)tid * 8u * 4u + 4u * (unsigned int)k_3)]) = make_float4(v[(int)(4u * (unsigned int)k_3)], v[(int)(4u * (unsigned int)k_3 + 1u)], v[(int)(4u * (unsigned int)k_3 + 2u)], v[(int)(4u * (unsigned int)k_3 + 3u)]);
   }
-#line 209 "examples/scan-lookback.ts"
+#line 206 "examples/scan-lookback.ts"
   __syncthreads();
-#line 210 "examples/scan-lookback.ts"
+#line 207 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k_4 = 0; k_4 < 8; k_4++) {
-#line 211 "examples/scan-lookback.ts"
+#line 208 "examples/scan-lookback.ts"
     const int q_1 = (int)(((unsigned int)k_4 * 256u + (unsigned int)tid) * 4u);
-#line 212 "examples/scan-lookback.ts"
+#line 209 "examples/scan-lookback.ts"
     if ((int)((unsigned int)base + (unsigned int)q_1) < n) {
-#line 213 "examples/scan-lookback.ts"
+#line 210 "examples/scan-lookback.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[q_1]);
       const float a_2 = vector_2.x;
       const float b_2 = vector_2.y;
       const float c_2 = vector_2.z;
       const float d_2 = vector_2.w;
-#line 214 "examples/scan-lookback.ts"
+#line 211 "examples/scan-lookback.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)q_1)]) = make_float4(a_2, b_2, c_2, d_2);
     }
   }
@@ -325,274 +325,274 @@ extern "C" __global__ void __launch_bounds__(64) scanLookback_BLOCK_64_ITEMS_2_R
   float v[8];
 #line 61 "examples/scan-lookback.ts"
   const int tid = (int)threadIdx.x;
-#line 66 "examples/scan-lookback.ts"
+#line 63 "examples/scan-lookback.ts"
   if (tid == 0) {
-#line 67 "examples/scan-lookback.ts"
+#line 64 "examples/scan-lookback.ts"
     const unsigned int old = atomicAdd(&counter[0], 1u);
     state[0] = (int)old;
   }
-#line 69 "examples/scan-lookback.ts"
+#line 66 "examples/scan-lookback.ts"
   __syncthreads();
-#line 70 "examples/scan-lookback.ts"
+#line 67 "examples/scan-lookback.ts"
   const int tile = state[0];
-#line 71 "examples/scan-lookback.ts"
+#line 68 "examples/scan-lookback.ts"
   const int base = (int)((unsigned int)tile * 64u * 2u * 4u);
-#line 74 "examples/scan-lookback.ts"
+#line 71 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-#line 75 "examples/scan-lookback.ts"
+#line 72 "examples/scan-lookback.ts"
     const int q = (int)(((unsigned int)k * 64u + (unsigned int)tid) * 4u);
-#line 76 "examples/scan-lookback.ts"
+#line 73 "examples/scan-lookback.ts"
     if ((int)((unsigned int)base + (unsigned int)q) < n) {
-#line 77 "examples/scan-lookback.ts"
+#line 74 "examples/scan-lookback.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
-#line 78 "examples/scan-lookback.ts"
+#line 75 "examples/scan-lookback.ts"
       *reinterpret_cast<float4*>(&staged[q]) = make_float4(a, b, c, d);
     } else {
-#line 80 "examples/scan-lookback.ts"
+#line 77 "examples/scan-lookback.ts"
       *reinterpret_cast<float4*>(&staged[q]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
-#line 83 "examples/scan-lookback.ts"
+#line 80 "examples/scan-lookback.ts"
   __syncthreads();
-#line 84 "examples/scan-lookback.ts"
+#line 81 "examples/scan-lookback.ts"
   float total = 0.0f;
-#line 85 "examples/scan-lookback.ts"
+#line 82 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 86 "examples/scan-lookback.ts"
+#line 83 "examples/scan-lookback.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_1)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
-#line 87 "examples/scan-lookback.ts"
+#line 84 "examples/scan-lookback.ts"
     v[(int)(4u * (unsigned int)k_1)] = a_1;
     v[(int)(4u * (unsigned int)k_1 + 1u)] = b_1;
     v[(int)(4u * (unsigned int)k_1 + 2u)] = c_1;
     v[(int)(4u * (unsigned int)k_1 + 3u)] = d_1;
-#line 88 "examples/scan-lookback.ts"
+#line 85 "examples/scan-lookback.ts"
     total += a_1;
-#line 89 "examples/scan-lookback.ts"
+#line 86 "examples/scan-lookback.ts"
     total += b_1;
-#line 90 "examples/scan-lookback.ts"
+#line 87 "examples/scan-lookback.ts"
     total += c_1;
-#line 91 "examples/scan-lookback.ts"
+#line 88 "examples/scan-lookback.ts"
     total += d_1;
   }
-#line 94 "examples/scan-lookback.ts"
+#line 91 "examples/scan-lookback.ts"
   float inclusive = total;
-#line 95 "examples/scan-lookback.ts"
+#line 92 "examples/scan-lookback.ts"
   sums[tid] = inclusive;
-#line 96 "examples/scan-lookback.ts"
+#line 93 "examples/scan-lookback.ts"
   __syncthreads();
-#line 97 "examples/scan-lookback.ts"
+#line 94 "examples/scan-lookback.ts"
   for (int offset = 1; offset < 64; offset = (int)((unsigned int)offset << 1)) {
-#line 98 "examples/scan-lookback.ts"
+#line 95 "examples/scan-lookback.ts"
     float other = 0.0f;
-#line 99 "examples/scan-lookback.ts"
+#line 96 "examples/scan-lookback.ts"
     if (tid >= offset) {
-#line 100 "examples/scan-lookback.ts"
+#line 97 "examples/scan-lookback.ts"
       other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
+#line 99 "examples/scan-lookback.ts"
+    __syncthreads();
+#line 100 "examples/scan-lookback.ts"
+    inclusive += other;
+#line 101 "examples/scan-lookback.ts"
+    sums[tid] = inclusive;
 #line 102 "examples/scan-lookback.ts"
     __syncthreads();
-#line 103 "examples/scan-lookback.ts"
-    inclusive += other;
-#line 104 "examples/scan-lookback.ts"
-    sums[tid] = inclusive;
-#line 105 "examples/scan-lookback.ts"
-    __syncthreads();
   }
-#line 107 "examples/scan-lookback.ts"
+#line 104 "examples/scan-lookback.ts"
   const float aggregate = sums[63];
-#line 110 "examples/scan-lookback.ts"
+#line 107 "examples/scan-lookback.ts"
   if (tid == 0) {
-#line 111 "examples/scan-lookback.ts"
+#line 108 "examples/scan-lookback.ts"
     if (tile == 0) {
-#line 112 "examples/scan-lookback.ts"
+#line 109 "examples/scan-lookback.ts"
       prefixes[0] = aggregate;
-#line 113 "examples/scan-lookback.ts"
+#line 110 "examples/scan-lookback.ts"
       __threadfence();
-#line 114 "examples/scan-lookback.ts"
+#line 111 "examples/scan-lookback.ts"
       *(volatile unsigned int*)(&flags[0]) = 2u;
-#line 115 "examples/scan-lookback.ts"
+#line 112 "examples/scan-lookback.ts"
       state[1] = 1;
     } else {
-#line 117 "examples/scan-lookback.ts"
+#line 114 "examples/scan-lookback.ts"
       aggregates[tile] = aggregate;
-#line 118 "examples/scan-lookback.ts"
+#line 115 "examples/scan-lookback.ts"
       __threadfence();
-#line 119 "examples/scan-lookback.ts"
+#line 116 "examples/scan-lookback.ts"
       *(volatile unsigned int*)(&flags[tile]) = 1u;
-#line 120 "examples/scan-lookback.ts"
+#line 117 "examples/scan-lookback.ts"
       state[1] = 0;
     }
-#line 122 "examples/scan-lookback.ts"
+#line 119 "examples/scan-lookback.ts"
     carry[0] = 0.0f;
-#line 123 "examples/scan-lookback.ts"
+#line 120 "examples/scan-lookback.ts"
     state[2] = 64;
   }
-#line 125 "examples/scan-lookback.ts"
+#line 122 "examples/scan-lookback.ts"
   __syncthreads();
-#line 129 "examples/scan-lookback.ts"
+#line 126 "examples/scan-lookback.ts"
   for (int round_1 = 0; round_1 < 4; round_1++) {
-#line 130 "examples/scan-lookback.ts"
+#line 127 "examples/scan-lookback.ts"
     const int j = (int)((unsigned int)tile - 1u - (unsigned int)round_1 * 64u - (unsigned int)tid);
-#line 131 "examples/scan-lookback.ts"
+#line 128 "examples/scan-lookback.ts"
     float value = 0.0f;
-#line 132 "examples/scan-lookback.ts"
+#line 129 "examples/scan-lookback.ts"
     if (state[1] == 0) {
-#line 133 "examples/scan-lookback.ts"
+#line 130 "examples/scan-lookback.ts"
       if (j >= 0) {
-#line 134 "examples/scan-lookback.ts"
+#line 131 "examples/scan-lookback.ts"
         unsigned int kind = *(volatile unsigned int*)(&flags[j]);
-#line 135 "examples/scan-lookback.ts"
+#line 132 "examples/scan-lookback.ts"
         while (kind == 0u) {
-#line 136 "examples/scan-lookback.ts"
+#line 133 "examples/scan-lookback.ts"
           const unsigned int old_1 = *(volatile unsigned int*)(&flags[j]);
           kind = old_1;
         }
-#line 138 "examples/scan-lookback.ts"
+#line 135 "examples/scan-lookback.ts"
         __threadfence();
-#line 139 "examples/scan-lookback.ts"
+#line 136 "examples/scan-lookback.ts"
         if (kind == 2u) {
-#line 140 "examples/scan-lookback.ts"
+#line 137 "examples/scan-lookback.ts"
           const float old_2 = *(volatile float*)(&prefixes[j]);
           value = old_2;
-#line 141 "examples/scan-lookback.ts"
+#line 138 "examples/scan-lookback.ts"
           atomicMin(&state[2], tid);
         } else {
-#line 143 "examples/scan-lookback.ts"
+#line 140 "examples/scan-lookback.ts"
           const float old_3 = *(volatile float*)(&aggregates[j]);
           value = old_3;
         }
       } else {
-#line 147 "examples/scan-lookback.ts"
+#line 144 "examples/scan-lookback.ts"
         atomicMin(&state[2], tid);
       }
     }
-#line 150 "examples/scan-lookback.ts"
+#line 147 "examples/scan-lookback.ts"
     window[tid] = value;
-#line 151 "examples/scan-lookback.ts"
+#line 148 "examples/scan-lookback.ts"
     __syncthreads();
-#line 152 "examples/scan-lookback.ts"
+#line 149 "examples/scan-lookback.ts"
     if (tid == 0 && state[1] == 0) {
-#line 153 "examples/scan-lookback.ts"
+#line 150 "examples/scan-lookback.ts"
       const int nearest = state[2];
-#line 154 "examples/scan-lookback.ts"
+#line 151 "examples/scan-lookback.ts"
       float acc = carry[0];
-#line 155 "examples/scan-lookback.ts"
+#line 152 "examples/scan-lookback.ts"
       for (int k_2 = 0; k_2 <= min(nearest, 63); k_2 = (int)((unsigned int)k_2 + 1u)) {
-#line 156 "examples/scan-lookback.ts"
+#line 153 "examples/scan-lookback.ts"
         acc += window[k_2];
       }
-#line 158 "examples/scan-lookback.ts"
+#line 155 "examples/scan-lookback.ts"
       carry[0] = acc;
-#line 159 "examples/scan-lookback.ts"
+#line 156 "examples/scan-lookback.ts"
       if (nearest < 64) {
-#line 160 "examples/scan-lookback.ts"
+#line 157 "examples/scan-lookback.ts"
         state[1] = 1;
       }
     }
-#line 164 "examples/scan-lookback.ts"
+#line 161 "examples/scan-lookback.ts"
     __syncthreads();
   }
-#line 166 "examples/scan-lookback.ts"
+#line 163 "examples/scan-lookback.ts"
   if (tid == 0) {
-#line 167 "examples/scan-lookback.ts"
+#line 164 "examples/scan-lookback.ts"
     float acc_1 = carry[0];
-#line 169 "examples/scan-lookback.ts"
+#line 166 "examples/scan-lookback.ts"
     if (state[1] == 0) {
-#line 170 "examples/scan-lookback.ts"
+#line 167 "examples/scan-lookback.ts"
       int j_1 = (int)((unsigned int)tile - 1u - 256u);
-#line 171 "examples/scan-lookback.ts"
+#line 168 "examples/scan-lookback.ts"
       bool found = false;
-#line 172 "examples/scan-lookback.ts"
+#line 169 "examples/scan-lookback.ts"
       while (!found) {
-#line 173 "examples/scan-lookback.ts"
+#line 170 "examples/scan-lookback.ts"
         unsigned int kind_1 = *(volatile unsigned int*)(&flags[j_1]);
-#line 174 "examples/scan-lookback.ts"
+#line 171 "examples/scan-lookback.ts"
         while (kind_1 == 0u) {
-#line 175 "examples/scan-lookback.ts"
+#line 172 "examples/scan-lookback.ts"
           const unsigned int old_4 = *(volatile unsigned int*)(&flags[j_1]);
           kind_1 = old_4;
         }
-#line 177 "examples/scan-lookback.ts"
+#line 174 "examples/scan-lookback.ts"
         __threadfence();
-#line 178 "examples/scan-lookback.ts"
+#line 175 "examples/scan-lookback.ts"
         if (kind_1 == 2u) {
-#line 179 "examples/scan-lookback.ts"
+#line 176 "examples/scan-lookback.ts"
           const float old_5 = *(volatile float*)(&prefixes[j_1]);
           acc_1 += old_5;
-#line 180 "examples/scan-lookback.ts"
+#line 177 "examples/scan-lookback.ts"
           found = true;
         } else {
-#line 182 "examples/scan-lookback.ts"
+#line 179 "examples/scan-lookback.ts"
           const float old_6 = *(volatile float*)(&aggregates[j_1]);
           acc_1 += old_6;
-#line 183 "examples/scan-lookback.ts"
+#line 180 "examples/scan-lookback.ts"
           j_1 = (int)((unsigned int)j_1 - 1u);
         }
       }
-#line 186 "examples/scan-lookback.ts"
+#line 183 "examples/scan-lookback.ts"
       carry[0] = acc_1;
     }
-#line 188 "examples/scan-lookback.ts"
+#line 185 "examples/scan-lookback.ts"
     if (tile > 0) {
-#line 189 "examples/scan-lookback.ts"
+#line 186 "examples/scan-lookback.ts"
       prefixes[tile] = acc_1 + aggregate;
-#line 190 "examples/scan-lookback.ts"
+#line 187 "examples/scan-lookback.ts"
       __threadfence();
-#line 191 "examples/scan-lookback.ts"
+#line 188 "examples/scan-lookback.ts"
       *(volatile unsigned int*)(&flags[tile]) = 2u;
     }
   }
-#line 194 "examples/scan-lookback.ts"
+#line 191 "examples/scan-lookback.ts"
   __syncthreads();
-#line 196 "examples/scan-lookback.ts"
+#line 193 "examples/scan-lookback.ts"
   float running = carry[0];
-#line 197 "examples/scan-lookback.ts"
+#line 194 "examples/scan-lookback.ts"
   if (tid > 0) {
-#line 198 "examples/scan-lookback.ts"
+#line 195 "examples/scan-lookback.ts"
     running += sums[(int)((unsigned int)tid - 1u)];
   }
-#line 201 "examples/scan-lookback.ts"
+#line 198 "examples/scan-lookback.ts"
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-#line 202 "examples/scan-lookback.ts"
+#line 199 "examples/scan-lookback.ts"
     const float x = v[i];
-#line 203 "examples/scan-lookback.ts"
+#line 200 "examples/scan-lookback.ts"
     v[i] = running;
-#line 204 "examples/scan-lookback.ts"
+#line 201 "examples/scan-lookback.ts"
     running += x;
   }
-#line 206 "examples/scan-lookback.ts"
+#line 203 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k_3 = 0; k_3 < 2; k_3++) {
-#line 207 "examples/scan-lookback.ts"
+#line 204 "examples/scan-lookback.ts"
     *reinterpret_cast<float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_3)]) = make_float4(v[(int)(4u * (unsigned int)k_3)], v[(int)(4u * (unsigned int)k_3 + 1u)], v[(int)(4u * (unsigned int)k_3 + 2u)], v[(int)(4u * (unsigned int)k_3 + 3u)]);
   }
-#line 209 "examples/scan-lookback.ts"
+#line 206 "examples/scan-lookback.ts"
   __syncthreads();
-#line 210 "examples/scan-lookback.ts"
+#line 207 "examples/scan-lookback.ts"
 #pragma unroll
   for (int k_4 = 0; k_4 < 2; k_4++) {
-#line 211 "examples/scan-lookback.ts"
+#line 208 "examples/scan-lookback.ts"
     const int q_1 = (int)(((unsigned int)k_4 * 64u + (unsigned int)tid) * 4u);
-#line 212 "examples/scan-lookback.ts"
+#line 209 "examples/scan-lookback.ts"
     if ((int)((unsigned int)base + (unsigned int)q_1) < n) {
-#line 213 "examples/scan-lookback.ts"
+#line 210 "examples/scan-lookback.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[q_1]);
       const float a_2 = vector_2.x;
       const float b_2 = vector_2.y;
       const float c_2 = vector_2.z;
       const float d_2 = vector_2.w;
-#line 214 "examples/scan-lookback.ts"
+#line 211 "examples/scan-lookback.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)q_1)]) = make_float4(a_2, b_2, c_2, d_2);
     }
   }
