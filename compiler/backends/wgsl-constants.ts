@@ -11,27 +11,8 @@
  */
 
 import type { Expr, ScalarType, Stmt } from "../ir/ir.ts";
-import { exprsOf, walkStmts } from "../ir/rewrite.ts";
+import { childExprs, exprsOf, walkStmts } from "../ir/rewrite.ts";
 
-function children(expr: Expr): readonly Expr[] {
-  switch (expr.kind) {
-    case "unary":
-      return [expr.operand];
-    case "binary":
-      return [expr.left, expr.right];
-    case "select":
-      return [expr.condition, expr.whenTrue, expr.whenFalse];
-    case "convert":
-      return [expr.value];
-    case "intrinsic":
-    case "call":
-      return expr.args;
-    case "load":
-      return expr.indices;
-    default:
-      return [];
-  }
-}
 
 /**
  * The leaves to print through an identity function: the first leaf of every maximal subexpression, other
@@ -46,7 +27,7 @@ export function runtimeLeaves(body: readonly Stmt[]): Set<Expr> {
   const early = (e: Expr): boolean => {
     // A fixed block's blockDim is printed as a literal; otherwise it is a pipeline constant.
     if (e.kind === "literal" || (e.kind === "builtin" && e.builtin === "blockDim")) return true;
-    const parts = children(e);
+    const parts = childExprs(e);
     const flags = parts.map(early);
     // Variables, loads and helper calls are evaluated when the shader runs; operators on constants are not.
     const operator = e.kind === "unary" || e.kind === "binary" || e.kind === "select" || e.kind === "convert" || e.kind === "intrinsic";

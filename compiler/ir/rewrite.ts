@@ -234,35 +234,31 @@ export function firstMatrixOperation(stmts: readonly Stmt[]): MatrixStmt | undef
   return found;
 }
 
+/** The operands of an expression node, in source order (none for a leaf). */
+export function childExprs(expr: Expr): readonly Expr[] {
+  switch (expr.kind) {
+    case "unary":
+      return [expr.operand];
+    case "binary":
+      return [expr.left, expr.right];
+    case "select":
+      return [expr.condition, expr.whenTrue, expr.whenFalse];
+    case "convert":
+      return [expr.value];
+    case "intrinsic":
+    case "call":
+      return expr.args;
+    case "load":
+      return expr.indices;
+    default:
+      return [];
+  }
+}
+
 /** Calls `visit` on every expression node inside `expr`, parents first. */
 export function walkExpr(expr: Expr, visit: (expr: Expr) => void): void {
   visit(expr);
-  switch (expr.kind) {
-    case "unary":
-      walkExpr(expr.operand, visit);
-      break;
-    case "binary":
-      walkExpr(expr.left, visit);
-      walkExpr(expr.right, visit);
-      break;
-    case "select":
-      walkExpr(expr.condition, visit);
-      walkExpr(expr.whenTrue, visit);
-      walkExpr(expr.whenFalse, visit);
-      break;
-    case "convert":
-      walkExpr(expr.value, visit);
-      break;
-    case "intrinsic":
-    case "call":
-      expr.args.forEach((arg) => walkExpr(arg, visit));
-      break;
-    case "load":
-      expr.indices.forEach((index) => walkExpr(index, visit));
-      break;
-    default:
-      break;
-  }
+  for (const child of childExprs(expr)) walkExpr(child, visit);
 }
 
 /** Arrays a kernel body reads (`load`) or writes (`store`); an atomic does both. */

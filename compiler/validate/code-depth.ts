@@ -9,7 +9,7 @@
  */
 
 import type { Expr, HelperFunction, Span, Stmt } from "../ir/ir.ts";
-import { exprsOf } from "../ir/rewrite.ts";
+import { childExprs, exprsOf } from "../ir/rewrite.ts";
 
 export interface CodeDepth {
   /** Levels at the deepest point: 1 for a statement at the top of a function body. */
@@ -33,7 +33,7 @@ export function codeDepth(body: readonly Stmt[], span: Span): CodeDepth {
         const { expr, depth } = item;
         if (depth > deepest.depth) deepest = { depth, span: expr.span };
         const step = expr.kind === "unary" ? 2 : 1;
-        for (const child of children(expr)) stack.push({ expr: child, depth: depth + step });
+        for (const child of childExprs(expr)) stack.push({ expr: child, depth: depth + step });
         if (expr.kind === "call" && !helpers.has(expr.callee)) {
           helpers.add(expr.callee);
           functions.push(expr.callee.body);
@@ -57,58 +57,10 @@ export function codeDepth(body: readonly Stmt[], span: Span): CodeDepth {
   return deepest;
 }
 
-function children(expr: Expr): readonly Expr[] {
-  switch (expr.kind) {
-    case "unary":
-      return [expr.operand];
-    case "binary":
-      return [expr.left, expr.right];
-    case "select":
-      return [expr.condition, expr.whenTrue, expr.whenFalse];
-    case "convert":
-      return [expr.value];
-    case "intrinsic":
-    case "call":
-      return expr.args;
-    case "load":
-      return expr.indices;
-    default:
-      return [];
-  }
-}
-
 /** The expressions a statement holds itself, its header's included (a `for`'s init and update). */
 function stmtExprs(stmt: Stmt): readonly Expr[] {
-  switch (stmt.kind) {
-    case "declare":
-      return stmt.init ? [stmt.init] : [];
-    case "assign":
-      return [stmt.value];
-    case "store":
-      return [...stmt.indices, stmt.value];
-    case "if":
-    case "while":
-      return [stmt.condition];
-    case "for":
-      return [...(stmt.condition ? [stmt.condition] : []), ...stmt.init.flatMap(stmtExprs), ...stmt.update.flatMap(stmtExprs)];
-    case "return":
-      return stmt.value ? [stmt.value] : [];
-    case "vectorLoad":
-      return stmt.indices;
-    case "vectorStore":
-      return [...stmt.indices, ...stmt.values];
-    case "asyncCopy":
-      return [...stmt.targetIndices, ...stmt.sourceIndices];
-    case "matrixLoad":
-    case "matrixStore":
-    case "mma":
-      // WebGPU has no matrix operations (TSK3048); counted as their operands for the other targets' sake.
-      return exprsOf(stmt);
-    case "atomic":
-      return [...stmt.indices, ...(stmt.expected ? [stmt.expected] : []), ...(stmt.value ? [stmt.value] : [])];
-    case "collective":
-      return stmt.args;
-    default:
-      return [];
-  }
+  // exprsOf leaves out a `for`'s init and update, which are statements of the header; a matrix statement's
+  // operands count although WebGPU has none (TSK3048), for the other targets' sake.
+  if (stmt.kind === "for") return [...(stmt.condition ? [stmt.condition] : []), ...stmt.init.flatMap(stmtExprs), ...stmt.update.flatMap(stmtExprs)];
+  return exprsOf(stmt);
 }
