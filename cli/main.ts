@@ -12,6 +12,7 @@ import { compileFiles, makeDiagnostic, renderDiagnostics, targetNames, type Comp
 import { buildOnce, watchBuild } from "./build.ts";
 import { expandInputs } from "./inputs.ts";
 import { report, tskernelVersion, type Io } from "./io.ts";
+import { openDevice } from "./open-device.ts";
 
 function parseTargets(value: string): { targets: TargetName[]; errors: Diagnostic[] } {
   const targets: TargetName[] = [];
@@ -165,20 +166,10 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       ].join("\n"),
     )
     .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number; subgroupSize: number }) => {
-      const { createDevice, BackendUnavailable } = await import("../runtime/index.ts");
       const { runDemo, formatDemoTable } = await import("./demo/run-demo.ts");
       const { compileSeedLibrary, targetOf } = await import("./demo/seed-library.ts");
-      let device;
-      try {
-        device = await createDevice({ backend: opts.backend, checked: opts.checked, workers: opts.workers, subgroupSize: opts.subgroupSize });
-      } catch (error) {
-        if (error instanceof BackendUnavailable) {
-          io.stderr(`${error.message}\n`);
-          return setExit(1);
-        }
-        throw error;
-      }
-      io.stderr(`device: ${device.name}\n`);
+      const device = await openDevice({ backend: opts.backend, checked: opts.checked, workers: opts.workers, subgroupSize: opts.subgroupSize }, io);
+      if (!device) return setExit(1);
       io.stderr(`  compiling the seed examples for ${targetOf(device.backend)}\n`);
       const library = compileSeedLibrary(device.backend);
       const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, library, onProgress: (m) => io.stderr(`  ${m}\n`) });
@@ -217,7 +208,6 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       ].join("\n"),
     )
     .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string; workers: number; subgroupSize: number }) => {
-      const { createDevice, BackendUnavailable } = await import("../runtime/index.ts");
       const { benchMatmul, formatBenchTable, benchChartSvg, referenceTimes } = await import("./bench/matmul.ts");
       const { compileSeedLibrary } = await import("./demo/seed-library.ts");
       type BenchRow = import("./bench/matmul.ts").BenchRow;
@@ -227,18 +217,9 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       const rows: BenchRow[] = [];
       const devices: { backend: string; name: string }[] = [];
       for (const backend of backends) {
-        let device;
-        try {
-          device = await createDevice({ backend, workers: opts.workers, subgroupSize: opts.subgroupSize });
-        } catch (error) {
-          if (error instanceof BackendUnavailable) {
-            io.stderr(`${error.message}\n`);
-            return setExit(1);
-          }
-          throw error;
-        }
+        const device = await openDevice({ backend, workers: opts.workers, subgroupSize: opts.subgroupSize }, io);
+        if (!device) return setExit(1);
         const sizes = opts.sizes ?? (device.backend === "cpu" ? [128, 256] : [1024, 2048, 4096]);
-        io.stderr(`device: ${device.name}\n`);
         devices.push({ backend: device.backend, name: device.name });
         const references = device.backend === "cuda" ? [(device as CudaDevice).cublasReference(false), (device as CudaDevice).cublasReference(true)] : [];
         const cublas = referenceTimes(rows.filter((r) => r.backend === "cuda"));

@@ -10,6 +10,7 @@ import type { BackendName } from "../runtime/device.ts";
 import { matmulRungs } from "../runtime/matmul/matmul.ts";
 import { defaultTuneDir, deviceKeyOf, TuningStore } from "../runtime/matmul/tune-store.ts";
 import { formatTuneTable, tuneMatmul } from "../runtime/matmul/tune.ts";
+import { openDevice } from "./open-device.ts";
 
 export interface TuneCommandOptions {
   readonly backend: BackendName | "auto";
@@ -34,20 +35,10 @@ export async function tuneCommand(options: TuneCommandOptions, io: Io): Promise<
     io.stderr(`tskernel: unknown rung(s) ${unknown.map((n) => `'${n}'`).join(", ")}; the tunable rungs are ${tunableRungs.join(", ")}\n`);
     return 1;
   }
-  const { createDevice, BackendUnavailable } = await import("../runtime/index.ts");
-  let device;
-  try {
-    device = await createDevice({ backend: options.backend });
-  } catch (error) {
-    if (error instanceof BackendUnavailable) {
-      io.stderr(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const device = await openDevice({ backend: options.backend }, io);
+  if (!device) return 1;
   const sizes = options.sizes ?? (device.backend === "cpu" ? [64, 128] : [1024, 4096]);
   const store = new TuningStore(options.store ?? defaultTuneDir(), (message) => io.stderr(`warning: ${message}\n`));
-  io.stderr(`device: ${device.name}\n`);
   io.stderr(`store: ${store.fileFor(deviceKeyOf(device))}\n`);
   const report = await tuneMatmul(device, {
     sizes,

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BackendName } from "../../runtime/device.ts";
 import { packageRoot } from "../../compiler/index.ts";
+import { openDevice } from "../open-device.ts";
 import { benchKernels, type KernelBenchReport } from "./bench.ts";
 import { kernelCases, suiteFilesFor, type KernelCase, type Shape } from "./cases.ts";
 import { kernelChartSvg, formatKernelTable } from "./report.ts";
@@ -76,21 +77,12 @@ export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io):
       return 1;
     }
   }
-  const { createDevice, BackendUnavailable, compileKernelLibrary } = await import("../../runtime/index.ts");
+  const { compileKernelLibrary } = await import("../../runtime/index.ts");
   const backends = [...options.backends].sort((a, b) => Number(b === "cuda") - Number(a === "cuda"));
   const reports: KernelBenchReport[] = [];
   for (const backend of backends) {
-    let device;
-    try {
-      device = await createDevice({ backend, workers: options.workers });
-    } catch (error) {
-      if (error instanceof BackendUnavailable) {
-        io.stderr(`${error.message}\n`);
-        return 1;
-      }
-      throw error;
-    }
-    io.stderr(`device: ${device.name}\n`);
+    const device = await openDevice({ backend, workers: options.workers }, io);
+    if (!device) return 1;
     const library = compileKernelLibrary(suiteFilesFor(device.backend).map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
     let report;
     try {
@@ -137,19 +129,10 @@ export async function tuneKernelsCommand(options: TuneKernelsOptions, io: Io): P
       return 1;
     }
   }
-  const { createDevice, BackendUnavailable, compileKernelLibrary } = await import("../../runtime/index.ts");
+  const { compileKernelLibrary } = await import("../../runtime/index.ts");
   const { tuneKernels, formatTuneKernelsTable } = await import("./tune.ts");
-  let device;
-  try {
-    device = await createDevice({ backend: options.backend });
-  } catch (error) {
-    if (error instanceof BackendUnavailable) {
-      io.stderr(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  io.stderr(`device: ${device.name}\n`);
+  const device = await openDevice({ backend: options.backend }, io);
+  if (!device) return 1;
   const library = compileKernelLibrary(suiteFilesFor(device.backend).map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
   const report = await tuneKernels(device, {
     library,
