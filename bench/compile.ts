@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { compileFiles, createProject, packageRoot } from "../compiler/index.ts";
+import { median } from "../runtime/device.ts";
 
 const root = packageRoot();
 const examplesDir = path.join(root, "examples");
@@ -24,12 +25,6 @@ const examples = fs
   .map((f) => path.join(examplesDir, f))
   .filter((f) => !/\bthreadFence\(|\bmma\(/.test(fs.readFileSync(f, "utf8")))
   .sort();
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 function measureCold(runs: number): number[] {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-bench-"));

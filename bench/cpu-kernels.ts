@@ -15,10 +15,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
 import { packageRoot } from "../compiler/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { median } from "../runtime/device.ts";
+import { timeAsync } from "./timing.ts";
 import { compileKernelLibrary } from "../runtime/kernels.ts";
 import { launchSteps, release, runChecked } from "../cli/kernels-bench/bench.ts";
 import { kernelCases, shapeLabel, suiteFilesFor, type CaseInstance, type InputArray, type Shape } from "../cli/kernels-bench/cases.ts";
@@ -133,16 +133,6 @@ const plainLoops: Record<string, PlainLoop> = {
   },
 };
 
-async function timeAsync(fn: () => Promise<unknown> | unknown): Promise<number[]> {
-  await fn();
-  const out: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    const start = performance.now();
-    await fn();
-    out.push(performance.now() - start);
-  }
-  return out;
-}
 
 // Other processes on the machine slow both sides unevenly: the load is recorded with the results.
 const loadBefore = os.loadavg();
@@ -171,9 +161,9 @@ for (const kernelCase of cases) {
       for (const { name, device, steps } of sides) {
         perRound[name].push(median(await timeAsync(async () => {
           for (const step of steps) await device.launch(step.kernel, step.options);
-        })));
+        }, runs)));
       }
-      perRound.plain.push(median(await timeAsync(plainLoop)));
+      perRound.plain.push(median(await timeAsync(plainLoop, runs)));
     }
     for (const { device, set } of sides) for (const buffer of set.buffers.values()) release(device, buffer);
     const plain = median(perRound.plain);

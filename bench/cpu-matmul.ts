@@ -18,6 +18,7 @@ import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { median } from "../runtime/device.ts";
 import { compileKernelLibrary } from "../runtime/kernels.ts";
 import { compareToReference, referenceGemm } from "../runtime/reference.ts";
+import { timeAsync } from "./timing.ts";
 
 const root = packageRoot();
 const args = process.argv.slice(2);
@@ -73,21 +74,11 @@ const checkedLaunch = { ...launch, args: [checkedDevice.createBuffer(new Float32
 const checkedMs = time(() => checkedDevice.run(kernel, checkedLaunch));
 
 // Worker threads, one per core: the same tiled launch, and a larger SGEMM where each launch has more work.
-async function timeAsync(fn: () => Promise<void>): Promise<number[]> {
-  await fn();
-  const out: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    const start = performance.now();
-    await fn();
-    out.push(performance.now() - start);
-  }
-  return out;
-}
 const cores = os.availableParallelism();
 const pooled = new CpuDevice({ workers: cores });
 const pooledC = pooled.createBuffer(new Float32Array(n * n).fill(Number.NaN));
 const pooledLaunch = { ...launch, args: [pooledC, pooled.createBuffer(A), pooled.createBuffer(B), n, n, n] };
-const pooledMs = await timeAsync(() => pooled.launch(kernel, pooledLaunch));
+const pooledMs = await timeAsync(() => pooled.launch(kernel, pooledLaunch), runs);
 const pooledError = compareToReference((await pooled.read(pooledC)) as Float32Array, reference).normwiseRelative;
 const big = 512;
 const sgemm = compileKernelLibrary([path.join(root, "examples", "sgemm-blocktiling.ts")]).get("sgemm2DBlocktilingTransposedA");
@@ -95,9 +86,9 @@ const A2 = Float32Array.from({ length: big * big }, () => Math.random() * 2 - 1)
 const B2 = Float32Array.from({ length: big * big }, () => Math.random() * 2 - 1);
 const sgemmLaunch = (d: CpuDevice) => ({ grid: [big / 128, big / 128] as [number, number], args: [big, big, big, 1, d.createBuffer(A2), d.createBuffer(B2), 0, d.createBuffer("f32", big * big)] });
 const oneThread = sgemmLaunch(device);
-const sgemmOneMs = await timeAsync(() => device.launch(sgemm, oneThread));
+const sgemmOneMs = await timeAsync(() => device.launch(sgemm, oneThread), runs);
 const manyThreads = sgemmLaunch(pooled);
-const sgemmPooledMs = await timeAsync(() => pooled.launch(sgemm, manyThreads));
+const sgemmPooledMs = await timeAsync(() => pooled.launch(sgemm, manyThreads), runs);
 const sgemmReference = referenceGemm(big, big, big, A2, B2);
 const sgemmPooledError = compareToReference((await pooled.read(manyThreads.args[7] as never)) as Float32Array, sgemmReference).normwiseRelative;
 pooled.dispose();
