@@ -22,23 +22,24 @@ export interface CodegenCase {
   readonly targets: readonly TargetName[];
 }
 
-/** Cases whose kernels use matrix operations, which WebGPU lacks (TSK3048): built for CUDA and the CPU only. */
-const casesWithoutWgsl: ReadonlySet<string> = new Set(["matrix-fragments", "examples/sgemm-tensorcore"]);
-// Kernel files that call threadFence() are the same: WebGPU has no device-scope fence (TSK3050).
-const targetsOf = (name: string, input: string): readonly TargetName[] =>
-  casesWithoutWgsl.has(name) || (fs.existsSync(input) && needsDeviceFence(input)) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
+/**
+ * Kernel files that use matrix operations (TSK3048) or call threadFence() (TSK3050), which WebGPU lacks, are
+ * built for CUDA and the CPU only, and have no expected.wgsl.
+ */
+const targetsOf = (input: string): readonly TargetName[] =>
+  /\bmma\(|\bthreadFence\(/.test(fs.readFileSync(input, "utf8")) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
 
 export function codegenCases(): CodegenCase[] {
   const cases: CodegenCase[] = [];
   for (const entry of fs.readdirSync(casesRoot, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === "errors" || entry.name === "examples") continue;
     const dir = path.join(casesRoot, entry.name);
-    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts"), targets: targetsOf(entry.name, path.join(dir, "kernel.ts")) });
+    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts"), targets: targetsOf(path.join(dir, "kernel.ts")) });
   }
   for (const file of fs.readdirSync(path.join(repoRoot, "examples"))) {
     if (!file.endsWith(".ts")) continue;
     const name = file.replace(/\.ts$/, "");
-    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file), targets: targetsOf(`examples/${name}`, path.join(repoRoot, "examples", file)) });
+    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file), targets: targetsOf(path.join(repoRoot, "examples", file)) });
   }
   return cases.sort((a, b) => a.name.localeCompare(b.name));
 }
