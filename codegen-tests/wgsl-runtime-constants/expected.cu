@@ -9,7 +9,7 @@ extern "C" __global__ void runtimeConstants(int* outI, unsigned int* outU, float
 #line 10 "codegen-tests/wgsl-runtime-constants/kernel.ts"
   outU[t] = 1673577648u << 2u;
 #line 11 "codegen-tests/wgsl-runtime-constants/kernel.ts"
-  outI[t] = (int)((unsigned int)max(2147483647, 5) + 1u);
+  outI[t] = (-2147483647 - 1);
 #line 12 "codegen-tests/wgsl-runtime-constants/kernel.ts"
   outI[(int)((unsigned int)t + 64u)] = (int)((unsigned int)((int)blockDim.x) * 2147483647u);
 #line 13 "codegen-tests/wgsl-runtime-constants/kernel.ts"

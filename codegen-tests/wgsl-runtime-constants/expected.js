@@ -17,7 +17,7 @@ export function runtimeConstants(args, blockIdx, blockDim, gridDim) {
     const tx = t % nx;
     const t_1 = tx;
     outU[t_1] = (1673577648 << 2) >>> 0;
-    outI[t_1] = (Math.max(2147483647, 5) + 1) | 0;
+    outI[t_1] = -2147483648;
     outI[((t_1 + 64) | 0)] = imul(nx, 2147483647);
     outF[t_1] = fround(Math.exp(100));
     outF[((t_1 + 64) | 0)] = fround(fround(Math.sqrt((-1))) + fround(fround(fround(Math.log(0)) * 3.0000000054977558e+38) * 10));

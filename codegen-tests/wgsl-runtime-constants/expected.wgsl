@@ -15,7 +15,7 @@ override runtimeConstants_block_z: u32 = 1u;
 fn runtimeConstants(@builtin(local_invocation_id) local_id: vec3<u32>) {
   let t: i32 = i32(local_id.x);
   runtimeConstants_outU[t] = abs(tsk_runtime_u32(1673577648u)) << 2u;
-  runtimeConstants_outI[t] = max(tsk_runtime_i32(2147483647i), 5i) + 1i;
+  runtimeConstants_outI[t] = i32(-2147483648);
   runtimeConstants_outI[t + 64i] = tsk_runtime_i32(i32(runtimeConstants_block_x)) * 2147483647i;
   runtimeConstants_outF[t] = exp(tsk_runtime_f32(100.0f));
   runtimeConstants_outF[t + 64i] = sqrt(tsk_runtime_f32(-1.0f)) + log(tsk_runtime_f32(0.0f)) * 3e+38f * 10.0f;

@@ -80,7 +80,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   const bodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
-  const helpersUsed = floatHelpers.filter((helper) => bodies.some((body) => usesF32Intrinsic(body, helper.intrinsic)));
+  const helpersUsed = intrinsicHelpers.filter((helper) => bodies.some((body) => usesIntrinsic(body, helper.intrinsic, helper.type)));
   if (helpersUsed.length > 0) out.line();
   for (const helper of helpersUsed) for (const line of helper.lines) out.raw(line);
 
@@ -343,22 +343,43 @@ function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
 }
 
 /**
- * The f32 intrinsics whose CUDA spelling is a helper of ours, printed once when used: `Math.sign` (a template
- * would repeat its argument three times), and `Math.abs`, whose sign bit is cleared by hand because ptxas
- * (CUDA 13, sm_90) folds `fabsf(x) >= 0.0f`, and any `fabsf(x) >= c` with c ≤ 0, to true even for a NaN `x`
- * (found by the differential fuzzer, reproduced on the H100 from PTX that compares correctly).
+ * The intrinsics whose CUDA spelling is a helper of ours, printed once when used. Each stands in for a C++
+ * form that the differential fuzzer found wrong on the H100 (tests/fuzz/README.md), except `Math.sign`:
+ * - f32 `Math.sign`: a template would repeat its argument three times.
+ * - f32 `Math.abs` clears the sign bit by hand: ptxas (CUDA 13, sm_90) folds `fabsf(x) >= 0.0f`, and any
+ *   `fabsf(x) >= c` with c ≤ 0, to true even for a NaN `x`.
+ * - i32 `Math.abs` wraps (`Math.abs(-2147483648)` is -2147483648, docs/language.md §6), and so does PTX's
+ *   `abs.s32`, but ptxas takes its result as never negative: `rem.s32` of it gave 2 for
+ *   `Math.abs(-2147483648) % 198`. Compare, negate and select in inline PTX computes the same value and
+ *   ptxas divides it as signed (bench/ptxas-abs-probe.cu, results/2026-11-23-ptxas-abs-probe-h100.txt).
+ * - Integer `Math.min`/`Math.max` compare and select in inline PTX: ptxas fuses nested integer min/max into
+ *   one three-operand VIMNMX3 and drops an operand's negation (`min(min(-a, b), c)` gives
+ *   `min(min(a, b), c)`), however the negation is written in C++ or PTX; the select form is right on every
+ *   shape and forms no VIMNMX3 (bench/ptxas-minmax-probe.cu, results/2026-11-23-ptxas-minmax-probe-h100*).
+ *   The int and unsigned overloads let C++ pick by the operands' printed types.
  */
-const floatHelpers: readonly { readonly intrinsic: IntrinsicName; readonly lines: readonly string[] }[] = [
-  { intrinsic: "sign", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
-  { intrinsic: "abs", lines: ["__device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }"] },
+const intrinsicHelpers: readonly { readonly intrinsic: IntrinsicName; readonly type: "f32" | "int"; readonly lines: readonly string[] }[] = [
+  { intrinsic: "sign", type: "f32", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
+  { intrinsic: "abs", type: "f32", lines: ["__device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }"] },
+  { intrinsic: "abs", type: "int", lines: ['__device__ __forceinline__ int tsk_abs(int x) { int r; asm("{.reg .pred p; .reg .s32 n; setp.lt.s32 p, %1, 0; sub.s32 n, 0, %1; selp.b32 %0, n, %1, p;}" : "=r"(r) : "r"(x)); return r; }'] },
+  { intrinsic: "min", type: "int", lines: selectHelpers("tsk_min", "lt") },
+  { intrinsic: "max", type: "int", lines: selectHelpers("tsk_max", "gt") },
 ];
 
-/** Whether a body calls intrinsic `name` on f32 arguments. */
-function usesF32Intrinsic(body: readonly Stmt[], name: IntrinsicName): boolean {
+/** `name(a, b)` for int and unsigned: `a` where `a <compare> b` holds, else `b`. */
+function selectHelpers(name: string, compare: "lt" | "gt"): string[] {
+  return (["int:s32", "unsigned:u32"] as const).map((pair) => {
+    const [type, ptx] = pair.split(":");
+    return `__device__ __forceinline__ ${type} ${name}(${type} a, ${type} b) { ${type} r; asm("{.reg .pred p; setp.${compare}.${ptx} p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }`;
+  });
+}
+
+/** Whether a body calls intrinsic `name` on arguments of `type` (f32, or either integer type). */
+function usesIntrinsic(body: readonly Stmt[], name: IntrinsicName, type: "f32" | "int"): boolean {
   let found = false;
   walkStmts(body, (stmt) => {
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => {
-      if (e.kind === "intrinsic" && e.name === name && e.type === "f32") found = true;
+      if (e.kind === "intrinsic" && e.name === name && (e.type === "f32") === (type === "f32")) found = true;
     });
   });
   return found;

@@ -156,10 +156,12 @@ export const cudaSpelling: Spelling = {
   floatCalls: { rem: "fmodf($0, $1)" },
   intrinsics: {
     sqrt: { f32: "sqrtf", int: "" },
-    // A function (cuda.ts prints it when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x.
-    abs: { f32: "tsk_fabsf", int: "abs" },
-    min: { f32: "fminf", int: "min" },
-    max: { f32: "fmaxf", int: "max" },
+    // Functions (cuda.ts prints them when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x, and
+    // C++'s `abs` overflows on -2147483648, where the language wraps.
+    abs: { f32: "tsk_fabsf", int: "tsk_abs" },
+    // Functions (cuda.ts prints them when used): ptxas drops a negation when it fuses nested min/max.
+    min: { f32: "fminf", int: "tsk_min" },
+    max: { f32: "fmaxf", int: "tsk_max" },
     floor: { f32: "floorf", int: "" },
     ceil: { f32: "ceilf", int: "" },
     round: { f32: "rintf", int: "" },
@@ -209,7 +211,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf", "tsk_fabsf", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 

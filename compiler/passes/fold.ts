@@ -5,7 +5,8 @@
  * can be unrolled). This is what makes specializations cheap: once the
  * specialization pass has put a tile size in, `TILE * TILE` is a number and `if (TILE > 16)` disappears.
  * Folding follows the 32-bit semantics in ir/semantics.ts and leaves alone anything whose result is
- * target-defined (integer division by zero) or not finite.
+ * target-defined (integer division by zero) or not finite. Integer `Math.min`/`Math.max` of literals fold too:
+ * CUDA prints them as inline PTX (backends/cuda.ts), which NVVM cannot fold for us.
  */
 
 import type { Expr, LiteralExpr, Stmt, Variable } from "../ir/ir.ts";
@@ -40,6 +41,12 @@ export function foldExprNode(expr: Expr): Expr {
       return expr;
     case "select":
       if (expr.condition.kind === "literal") return expr.condition.value ? expr.whenTrue : expr.whenFalse;
+      return expr;
+    case "intrinsic":
+      if ((expr.name === "min" || expr.name === "max") && expr.type !== "f32" && expr.args.every((arg) => arg.kind === "literal")) {
+        const values = expr.args.map((arg) => (arg as LiteralExpr).value);
+        return literal(expr, expr.name === "min" ? Math.min(...values) : Math.max(...values)) ?? expr;
+      }
       return expr;
     default:
       return expr;

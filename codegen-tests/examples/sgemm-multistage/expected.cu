@@ -21,6 +21,9 @@ template <int pending> __device__ __forceinline__ void tsk_cp_async_wait() {
 #endif
 }
 
+__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+
 // Kernel sgemmMultistage specialized for BM = 128, BN = 128, BK = 16, KSPLIT = 1, STAGES = 4, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128, SWIZZLE = 8, AVEC = 1, GUARD = 0; block 128×1×1.
 #line 37 "examples/sgemm-multistage.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
@@ -41,11 +44,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #line 91 "examples/sgemm-multistage.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 96 "examples/sgemm-multistage.ts"
@@ -349,11 +352,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 91 "examples/sgemm-multistage.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(1u * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -684,11 +687,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 91 "examples/sgemm-multistage.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(1u * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -1040,11 +1043,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #line 91 "examples/sgemm-multistage.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = (int)((unsigned int)max(2, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(2u * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(2, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 2u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(2, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 2);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 96 "examples/sgemm-multistage.ts"
@@ -1325,11 +1328,11 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #line 91 "examples/sgemm-multistage.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 92 "examples/sgemm-multistage.ts"
-  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(1u * (unsigned int)((int)gridDim.x));
 #line 93 "examples/sgemm-multistage.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"

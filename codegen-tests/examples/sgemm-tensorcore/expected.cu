@@ -44,6 +44,9 @@ __device__ __forceinline__ void tsk_mma_m16n8k8_tf32(float& d0, float& d1, float
 #endif
 }
 
+__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 128, SWIZZLE = 8; block 128×1×1.
 #line 38 "examples/sgemm-tensorcore.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
@@ -62,11 +65,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -320,11 +323,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -578,11 +581,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -836,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -1094,11 +1097,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -1352,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -1610,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(8, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(8, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(8, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 92 "examples/sgemm-tensorcore.ts"
@@ -1866,11 +1869,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #line 87 "examples/sgemm-tensorcore.ts"
   const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)((unsigned int)max(0, 1) * (unsigned int)((int)gridDim.x));
+  const int groupBlocks = (int)(1u * (unsigned int)((int)gridDim.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * (unsigned int)max(0, 1));
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), max(0, 1));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 91 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)blockIdx.y;
 #line 92 "examples/sgemm-tensorcore.ts"
