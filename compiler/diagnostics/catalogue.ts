@@ -96,6 +96,7 @@ export const catalogue = {
   TSK3033: { severity: "error", template: "kernel '{0}' needs {1} bindings for its parameters; {2} allows at most {3}" },
   TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
   TSK3050: { severity: "error", template: "threadFence() has no equivalent on {0}: it has no device-scope memory fence" },
+  TSK3075: { severity: "error", template: "index {0} into '{1}' is negative, out of bounds of any buffer" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot use {0}: {1}" },

@@ -56,11 +56,11 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
     else diagnostics.push(makeDiagnostic("TSK3009", kernel.blockSpan ?? kernel.span, [kernel.block.map((d) => (typeof d === "number" ? d : d.text)).join(", ")]));
   }
 
-  checkConstantSharedIndices(kernel.body, sharedSizes, diagnostics);
+  checkConstantIndices(kernel.body, sharedSizes, diagnostics);
   // Unrolling makes loop indices constant: `for (i = 0; i <= 16; i++) s[i]` only shows its s[16] then.
   const unrolledBody = foldStmts(unrollLoops(kernel.body));
   const unrolled: Diagnostic[] = [];
-  checkConstantSharedIndices(unrolledBody, sharedSizes, unrolled);
+  checkConstantIndices(unrolledBody, sharedSizes, unrolled);
   const seen = new Set(diagnostics.map((d) => d.span?.start));
   for (const d of unrolled) {
     if (seen.has(d.span?.start)) continue;
@@ -76,12 +76,22 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   return { sharedBytes, sharedSizes, block };
 }
 
-function checkConstantSharedIndices(body: readonly import("../ir/ir.ts").Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
-  /** Reports constant indices out of bounds; true when it reported one. */
+function checkConstantIndices(body: readonly import("../ir/ir.ts").Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
+  /** Reports constant indices out of bounds (of a shared array, or negative); true when it reported one. */
   const check = (array: ArrayRef, indices: readonly Expr[]): boolean => {
     const dims = sizes.get(array);
-    if (!dims) return false;
     let reported = false;
+    if (!dims) {
+      // A buffer's length is known only at launch, but a negative constant index is outside any buffer
+      // (and WGSL rejects the shader for it: found by the robustness fuzzer, `atomicLoad(flags, -1)`).
+      for (const index of indices) {
+        if (index.kind === "literal" && index.value < 0) {
+          diagnostics.push(makeDiagnostic("TSK3075", index.span, [index.value, array.name]));
+          reported = true;
+        }
+      }
+      return reported;
+    }
     indices.forEach((index, dimension) => {
       const size = dims[dimension]!;
       if (index.kind === "literal" && size > 0 && (index.value < 0 || index.value >= size)) {
