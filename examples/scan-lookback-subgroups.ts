@@ -36,7 +36,6 @@ import {
   i32,
   kernel,
   load4,
-  local,
   shared,
   store4,
   subgroupAdd,
@@ -85,7 +84,7 @@ export const scanLookbackSubgroups = kernel(
     counter: Uint32Array,
     n: i32,
     BLOCK: Const<i32> = 256,
-    ITEMS: Const<i32> = 8,
+    ITEMS: Const<i32> = 12,
     ROUNDS: Const<i32> = 4,
   ) => {
     // BLOCK·ITEMS vectors, one padding vector after every ITEMS of them.
@@ -94,7 +93,6 @@ export const scanLookbackSubgroups = kernel(
     const subgroupSums = shared.f32(BLOCK / 4);
     const tileOf = shared.i32(1);
     const carry = shared.f32(1);
-    const v = local.f32(4 * ITEMS);
     const tid = threadIdx.x;
     const lane = subgroupInvocationId;
 
@@ -121,7 +119,6 @@ export const scanLookbackSubgroups = kernel(
     let total: f32 = 0;
     unrollMine: for (let k = 0; k < ITEMS; k++) {
       const [a, b, c, d] = load4(staged, (tid * (ITEMS + 1) + k) * 4);
-      store4(v, 4 * k, a, b, c, d);
       total += a;
       total += b;
       total += c;
@@ -217,14 +214,17 @@ export const scanLookbackSubgroups = kernel(
     if (lane > 0) {
       running += lower;
     }
-    // Each thread overwrites only its own vectors of `staged`, which only it has read since the barrier.
-    unrollScan: for (let i = 0; i < 4 * ITEMS; i++) {
-      const x = v[i];
-      v[i] = running;
-      running += x;
-    }
-    unrollBack: for (let k = 0; k < ITEMS; k++) {
-      store4(staged, (tid * (ITEMS + 1) + k) * 4, v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+    // Each thread reads its vectors again (they wait in shared memory, not in registers, so that more blocks
+    // fit on a multiprocessor) and overwrites them with their exclusive sums: only it reads them.
+    unrollScan: for (let k = 0; k < ITEMS; k++) {
+      const at = (tid * (ITEMS + 1) + k) * 4;
+      const [a, b, c, d] = load4(staged, at);
+      const sa = running;
+      const sb = sa + a;
+      const sc = sb + b;
+      const sd = sc + c;
+      running = sd + d;
+      store4(staged, at, sa, sb, sc, sd);
     }
     syncThreads();
     unrollStore: for (let k = 0; k < ITEMS; k++) {

@@ -781,7 +781,7 @@ const scanLookbackSubgroups: KernelCase = {
   dims: 1,
   gpuShapes: [[2 ** 26]],
   cpuShapes: [[2 ** 20]],
-  space: () => ({ kernels: ["scanLookbackSubgroups"], constants: { BLOCK: [128, 256, 512], ITEMS: [2, 4, 8, 16] } }),
+  space: () => ({ kernels: ["scanLookbackSubgroups"], constants: { BLOCK: [128, 256, 384], ITEMS: [8, 12, 16, 24] } }),
   unsupported: needsMultipleOf4,
   build([n], context) {
     const clear = pick(context, "clearScanWords", [{}]);

@@ -11,12 +11,15 @@ static inline cudaError_t launch_clearScanWords(dim3 grid, cudaStream_t stream, 
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(256) scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(float* out, const float* __restrict__ input, unsigned int* aggregates, unsigned int* prefixes, unsigned int* counter, int n);
+extern "C" __global__ void __launch_bounds__(256) scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(float* out, const float* __restrict__ input, unsigned int* aggregates, unsigned int* prefixes, unsigned int* counter, int n);
 
-// Launches scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4 with its fixed block 256×1×1; returns the launch error, if any.
+// Launches scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4 with its fixed block 256×1×1; returns the launch error, if any.
 // Atomics update aggregates, prefixes, counter in place: what they hold before the launch takes part, so set them first.
-static inline cudaError_t launch_scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(dim3 grid, cudaStream_t stream, float* out, const float* input, unsigned int* aggregates, unsigned int* prefixes, unsigned int* counter, int n) {
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4<<<grid, dim3(256, 1, 1), 0, stream>>>(out, input, aggregates, prefixes, counter, n);
+static inline cudaError_t launch_scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(dim3 grid, cudaStream_t stream, float* out, const float* input, unsigned int* aggregates, unsigned int* prefixes, unsigned int* counter, int n) {
+  // 53524 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4, cudaFuncAttributeMaxDynamicSharedMemorySize, 53524);
+  if (raised != cudaSuccess) return raised;
+  scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4<<<grid, dim3(256, 1, 1), 53524, stream>>>(out, input, aggregates, prefixes, counter, n);
   return cudaGetLastError();
 }
 

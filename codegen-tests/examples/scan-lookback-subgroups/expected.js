@@ -167,19 +167,19 @@ export function clearScanWords(args, blockIdx, blockDim, gridDim) {
   }
 }
 
-// Kernel scanLookbackSubgroups specialized for BLOCK = 256, ITEMS = 8, ROUNDS = 4: runs one block.
-let scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_arrays;
-export function scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+// Kernel scanLookbackSubgroups specialized for BLOCK = 256, ITEMS = 12, ROUNDS = 4: runs one block.
+let scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays;
+export function scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [out, input, aggregates, prefixes, counter, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_arrays = { threads, staged: new Float32Array(9216), subgroupSums: new Float32Array(64), tileOf: new Int32Array(1), carry: new Float32Array(1), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+  if (scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays.threads !== threads) {
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays = { threads, staged: new Float32Array(13312), subgroupSums: new Float32Array(64), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, tileOf, carry, v, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0); v.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -197,10 +197,10 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx,
     let base = base_slots[t];
     const tid = tx;
     tile = tileOf[0];
-    base = imul(imul(imul(tile, 256), 8), 4);
-    for (let k = 0; k < 8; k = (k + 1) | 0) {
+    base = imul(imul(imul(tile, 256), 12), 4);
+    for (let k = 0; k < 12; k = (k + 1) | 0) {
       const q = (imul(k, 256) + tid) | 0;
-      const at = imul(((q + ((q / 8) | 0)) | 0), 4);
+      const at = imul(((q + ((q / 12) | 0)) | 0), 4);
       if (((base + imul(4, q)) | 0) < n) {
         const a = input[((base + imul(4, q)) | 0)];
         const b = input[((((base + imul(4, q)) | 0) + 1) | 0)];
@@ -225,15 +225,11 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx,
     let total = total_slots[t];
     const tid = tx;
     total = 0;
-    for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
-      const a_1 = staged[imul(((imul(tid, 9) + k_1) | 0), 4)];
-      const b_1 = staged[((imul(((imul(tid, 9) + k_1) | 0), 4) + 1) | 0)];
-      const c_1 = staged[((imul(((imul(tid, 9) + k_1) | 0), 4) + 2) | 0)];
-      const d_1 = staged[((imul(((imul(tid, 9) + k_1) | 0), 4) + 3) | 0)];
-      v[t * 32 + imul(4, k_1)] = a_1;
-      v[t * 32 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 32 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 32 + ((imul(4, k_1) + 3) | 0)] = d_1;
+    for (let k_1 = 0; k_1 < 12; k_1 = (k_1 + 1) | 0) {
+      const a_1 = staged[imul(((imul(tid, 13) + k_1) | 0), 4)];
+      const b_1 = staged[((imul(((imul(tid, 13) + k_1) | 0), 4) + 1) | 0)];
+      const c_1 = staged[((imul(((imul(tid, 13) + k_1) | 0), 4) + 2) | 0)];
+      const d_1 = staged[((imul(((imul(tid, 13) + k_1) | 0), 4) + 3) | 0)];
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -400,37 +396,38 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(args, blockIdx,
     if (lane > 0) {
       running = fround(running + lower);
     }
-    for (let i = 0; i < 32; i = (i + 1) | 0) {
-      const x = v[t * 32 + i];
-      v[t * 32 + i] = running;
-      running = fround(running + x);
-    }
-    for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
-      const lane_2 = v[t * 32 + imul(4, k_2)];
-      const lane_3 = v[t * 32 + ((imul(4, k_2) + 1) | 0)];
-      const lane_4 = v[t * 32 + ((imul(4, k_2) + 2) | 0)];
-      const lane_5 = v[t * 32 + ((imul(4, k_2) + 3) | 0)];
-      staged[imul(((imul(tid, 9) + k_2) | 0), 4)] = lane_2;
-      staged[((imul(((imul(tid, 9) + k_2) | 0), 4) + 1) | 0)] = lane_3;
-      staged[((imul(((imul(tid, 9) + k_2) | 0), 4) + 2) | 0)] = lane_4;
-      staged[((imul(((imul(tid, 9) + k_2) | 0), 4) + 3) | 0)] = lane_5;
+    for (let k_2 = 0; k_2 < 12; k_2 = (k_2 + 1) | 0) {
+      const at_1 = imul(((imul(tid, 13) + k_2) | 0), 4);
+      const a_4 = staged[at_1];
+      const b_2 = staged[((at_1 + 1) | 0)];
+      const c_2 = staged[((at_1 + 2) | 0)];
+      const d_2 = staged[((at_1 + 3) | 0)];
+      const sa = running;
+      const sb = fround(sa + a_4);
+      const sc = fround(sb + b_2);
+      const sd = fround(sc + c_2);
+      running = fround(sd + d_2);
+      staged[at_1] = sa;
+      staged[((at_1 + 1) | 0)] = sb;
+      staged[((at_1 + 2) | 0)] = sc;
+      staged[((at_1 + 3) | 0)] = sd;
     }
   }
   threads11: for (let t = 0; t < threads; t++) {
     const tx = t;
     let base = base_slots[t];
     const tid = tx;
-    for (let k_3 = 0; k_3 < 8; k_3 = (k_3 + 1) | 0) {
+    for (let k_3 = 0; k_3 < 12; k_3 = (k_3 + 1) | 0) {
       const q_1 = (imul(k_3, 256) + tid) | 0;
       if (((base + imul(4, q_1)) | 0) < n) {
-        const a_4 = staged[imul(((q_1 + ((q_1 / 8) | 0)) | 0), 4)];
-        const b_2 = staged[((imul(((q_1 + ((q_1 / 8) | 0)) | 0), 4) + 1) | 0)];
-        const c_2 = staged[((imul(((q_1 + ((q_1 / 8) | 0)) | 0), 4) + 2) | 0)];
-        const d_2 = staged[((imul(((q_1 + ((q_1 / 8) | 0)) | 0), 4) + 3) | 0)];
-        out[((base + imul(4, q_1)) | 0)] = a_4;
-        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_2;
-        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_2;
-        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_2;
+        const a_5 = staged[imul(((q_1 + ((q_1 / 12) | 0)) | 0), 4)];
+        const b_3 = staged[((imul(((q_1 + ((q_1 / 12) | 0)) | 0), 4) + 1) | 0)];
+        const c_3 = staged[((imul(((q_1 + ((q_1 / 12) | 0)) | 0), 4) + 2) | 0)];
+        const d_3 = staged[((imul(((q_1 + ((q_1 / 12) | 0)) | 0), 4) + 3) | 0)];
+        out[((base + imul(4, q_1)) | 0)] = a_5;
+        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_3;
+        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_3;
+        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_3;
       }
     }
   }
@@ -445,10 +442,10 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays = { threads, staged: new Float32Array(1536), subgroupSums: new Float32Array(32), tileOf: new Int32Array(1), carry: new Float32Array(1), v: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays = { threads, staged: new Float32Array(1536), subgroupSums: new Float32Array(32), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, tileOf, carry, v, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0); v.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -499,10 +496,6 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
       const b_1 = staged[((imul(((imul(tid, 3) + k_1) | 0), 4) + 1) | 0)];
       const c_1 = staged[((imul(((imul(tid, 3) + k_1) | 0), 4) + 2) | 0)];
       const d_1 = staged[((imul(((imul(tid, 3) + k_1) | 0), 4) + 3) | 0)];
-      v[t * 8 + imul(4, k_1)] = a_1;
-      v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -669,20 +662,21 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     if (lane > 0) {
       running = fround(running + lower);
     }
-    for (let i = 0; i < 8; i = (i + 1) | 0) {
-      const x = v[t * 8 + i];
-      v[t * 8 + i] = running;
-      running = fround(running + x);
-    }
     for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-      const lane_2 = v[t * 8 + imul(4, k_2)];
-      const lane_3 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
-      const lane_4 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
-      const lane_5 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
-      staged[imul(((imul(tid, 3) + k_2) | 0), 4)] = lane_2;
-      staged[((imul(((imul(tid, 3) + k_2) | 0), 4) + 1) | 0)] = lane_3;
-      staged[((imul(((imul(tid, 3) + k_2) | 0), 4) + 2) | 0)] = lane_4;
-      staged[((imul(((imul(tid, 3) + k_2) | 0), 4) + 3) | 0)] = lane_5;
+      const at_1 = imul(((imul(tid, 3) + k_2) | 0), 4);
+      const a_4 = staged[at_1];
+      const b_2 = staged[((at_1 + 1) | 0)];
+      const c_2 = staged[((at_1 + 2) | 0)];
+      const d_2 = staged[((at_1 + 3) | 0)];
+      const sa = running;
+      const sb = fround(sa + a_4);
+      const sc = fround(sb + b_2);
+      const sd = fround(sc + c_2);
+      running = fround(sd + d_2);
+      staged[at_1] = sa;
+      staged[((at_1 + 1) | 0)] = sb;
+      staged[((at_1 + 2) | 0)] = sc;
+      staged[((at_1 + 3) | 0)] = sd;
     }
   }
   threads11: for (let t = 0; t < threads; t++) {
@@ -692,14 +686,14 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
       const q_1 = (imul(k_3, 128) + tid) | 0;
       if (((base + imul(4, q_1)) | 0) < n) {
-        const a_4 = staged[imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4)];
-        const b_2 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 1) | 0)];
-        const c_2 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 2) | 0)];
-        const d_2 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 3) | 0)];
-        out[((base + imul(4, q_1)) | 0)] = a_4;
-        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_2;
-        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_2;
-        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_2;
+        const a_5 = staged[imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4)];
+        const b_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 1) | 0)];
+        const c_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 2) | 0)];
+        const d_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 3) | 0)];
+        out[((base + imul(4, q_1)) | 0)] = a_5;
+        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_3;
+        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_3;
+        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_3;
       }
     }
   }
@@ -714,10 +708,10 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays = { threads, staged: new Float32Array(5120), subgroupSums: new Float32Array(64), tileOf: new Int32Array(1), carry: new Float32Array(1), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays = { threads, staged: new Float32Array(5120), subgroupSums: new Float32Array(64), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, tileOf, carry, v, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0); v.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -768,10 +762,6 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
       const b_1 = staged[((imul(((imul(tid, 5) + k_1) | 0), 4) + 1) | 0)];
       const c_1 = staged[((imul(((imul(tid, 5) + k_1) | 0), 4) + 2) | 0)];
       const d_1 = staged[((imul(((imul(tid, 5) + k_1) | 0), 4) + 3) | 0)];
-      v[t * 16 + imul(4, k_1)] = a_1;
-      v[t * 16 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 16 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 16 + ((imul(4, k_1) + 3) | 0)] = d_1;
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -938,20 +928,21 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
     if (lane > 0) {
       running = fround(running + lower);
     }
-    for (let i = 0; i < 16; i = (i + 1) | 0) {
-      const x = v[t * 16 + i];
-      v[t * 16 + i] = running;
-      running = fround(running + x);
-    }
     for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
-      const lane_2 = v[t * 16 + imul(4, k_2)];
-      const lane_3 = v[t * 16 + ((imul(4, k_2) + 1) | 0)];
-      const lane_4 = v[t * 16 + ((imul(4, k_2) + 2) | 0)];
-      const lane_5 = v[t * 16 + ((imul(4, k_2) + 3) | 0)];
-      staged[imul(((imul(tid, 5) + k_2) | 0), 4)] = lane_2;
-      staged[((imul(((imul(tid, 5) + k_2) | 0), 4) + 1) | 0)] = lane_3;
-      staged[((imul(((imul(tid, 5) + k_2) | 0), 4) + 2) | 0)] = lane_4;
-      staged[((imul(((imul(tid, 5) + k_2) | 0), 4) + 3) | 0)] = lane_5;
+      const at_1 = imul(((imul(tid, 5) + k_2) | 0), 4);
+      const a_4 = staged[at_1];
+      const b_2 = staged[((at_1 + 1) | 0)];
+      const c_2 = staged[((at_1 + 2) | 0)];
+      const d_2 = staged[((at_1 + 3) | 0)];
+      const sa = running;
+      const sb = fround(sa + a_4);
+      const sc = fround(sb + b_2);
+      const sd = fround(sc + c_2);
+      running = fround(sd + d_2);
+      staged[at_1] = sa;
+      staged[((at_1 + 1) | 0)] = sb;
+      staged[((at_1 + 2) | 0)] = sc;
+      staged[((at_1 + 3) | 0)] = sd;
     }
   }
   threads11: for (let t = 0; t < threads; t++) {
@@ -961,14 +952,14 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
     for (let k_3 = 0; k_3 < 4; k_3 = (k_3 + 1) | 0) {
       const q_1 = (imul(k_3, 256) + tid) | 0;
       if (((base + imul(4, q_1)) | 0) < n) {
-        const a_4 = staged[imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4)];
-        const b_2 = staged[((imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4) + 1) | 0)];
-        const c_2 = staged[((imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4) + 2) | 0)];
-        const d_2 = staged[((imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4) + 3) | 0)];
-        out[((base + imul(4, q_1)) | 0)] = a_4;
-        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_2;
-        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_2;
-        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_2;
+        const a_5 = staged[imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4)];
+        const b_3 = staged[((imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4) + 1) | 0)];
+        const c_3 = staged[((imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4) + 2) | 0)];
+        const d_3 = staged[((imul(((q_1 + ((q_1 / 4) | 0)) | 0), 4) + 3) | 0)];
+        out[((base + imul(4, q_1)) | 0)] = a_5;
+        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_3;
+        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_3;
+        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_3;
       }
     }
   }
@@ -983,10 +974,10 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays = { threads, staged: new Float32Array(8704), subgroupSums: new Float32Array(32), tileOf: new Int32Array(1), carry: new Float32Array(1), v: new Float32Array(threads * 64), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays = { threads, staged: new Float32Array(8704), subgroupSums: new Float32Array(32), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, tileOf, carry, v, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0); v.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -1037,10 +1028,6 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
       const b_1 = staged[((imul(((imul(tid, 17) + k_1) | 0), 4) + 1) | 0)];
       const c_1 = staged[((imul(((imul(tid, 17) + k_1) | 0), 4) + 2) | 0)];
       const d_1 = staged[((imul(((imul(tid, 17) + k_1) | 0), 4) + 3) | 0)];
-      v[t * 64 + imul(4, k_1)] = a_1;
-      v[t * 64 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 64 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 64 + ((imul(4, k_1) + 3) | 0)] = d_1;
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -1207,20 +1194,21 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
     if (lane > 0) {
       running = fround(running + lower);
     }
-    for (let i = 0; i < 64; i = (i + 1) | 0) {
-      const x = v[t * 64 + i];
-      v[t * 64 + i] = running;
-      running = fround(running + x);
-    }
     for (let k_2 = 0; k_2 < 16; k_2 = (k_2 + 1) | 0) {
-      const lane_2 = v[t * 64 + imul(4, k_2)];
-      const lane_3 = v[t * 64 + ((imul(4, k_2) + 1) | 0)];
-      const lane_4 = v[t * 64 + ((imul(4, k_2) + 2) | 0)];
-      const lane_5 = v[t * 64 + ((imul(4, k_2) + 3) | 0)];
-      staged[imul(((imul(tid, 17) + k_2) | 0), 4)] = lane_2;
-      staged[((imul(((imul(tid, 17) + k_2) | 0), 4) + 1) | 0)] = lane_3;
-      staged[((imul(((imul(tid, 17) + k_2) | 0), 4) + 2) | 0)] = lane_4;
-      staged[((imul(((imul(tid, 17) + k_2) | 0), 4) + 3) | 0)] = lane_5;
+      const at_1 = imul(((imul(tid, 17) + k_2) | 0), 4);
+      const a_4 = staged[at_1];
+      const b_2 = staged[((at_1 + 1) | 0)];
+      const c_2 = staged[((at_1 + 2) | 0)];
+      const d_2 = staged[((at_1 + 3) | 0)];
+      const sa = running;
+      const sb = fround(sa + a_4);
+      const sc = fround(sb + b_2);
+      const sd = fround(sc + c_2);
+      running = fround(sd + d_2);
+      staged[at_1] = sa;
+      staged[((at_1 + 1) | 0)] = sb;
+      staged[((at_1 + 2) | 0)] = sc;
+      staged[((at_1 + 3) | 0)] = sd;
     }
   }
   threads11: for (let t = 0; t < threads; t++) {
@@ -1230,14 +1218,14 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
     for (let k_3 = 0; k_3 < 16; k_3 = (k_3 + 1) | 0) {
       const q_1 = (imul(k_3, 128) + tid) | 0;
       if (((base + imul(4, q_1)) | 0) < n) {
-        const a_4 = staged[imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4)];
-        const b_2 = staged[((imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4) + 1) | 0)];
-        const c_2 = staged[((imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4) + 2) | 0)];
-        const d_2 = staged[((imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4) + 3) | 0)];
-        out[((base + imul(4, q_1)) | 0)] = a_4;
-        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_2;
-        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_2;
-        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_2;
+        const a_5 = staged[imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4)];
+        const b_3 = staged[((imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4) + 1) | 0)];
+        const c_3 = staged[((imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4) + 2) | 0)];
+        const d_3 = staged[((imul(((q_1 + ((q_1 / 16) | 0)) | 0), 4) + 3) | 0)];
+        out[((base + imul(4, q_1)) | 0)] = a_5;
+        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_3;
+        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_3;
+        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_3;
       }
     }
   }

@@ -27,262 +27,329 @@ fn clearScanWords(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(wo
   }
 }
 
-// Kernel scanLookbackSubgroups specialized for BLOCK = 256, ITEMS = 8, ROUNDS = 4.
-@group(0) @binding(0) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_aggregates: array<atomic<u32>>;
-@group(0) @binding(3) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_counter: array<atomic<u32>>;
-struct scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_Params {
+// Kernel scanLookbackSubgroups specialized for BLOCK = 256, ITEMS = 12, ROUNDS = 4.
+@group(0) @binding(0) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_aggregates: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_counter: array<atomic<u32>>;
+struct scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_Params {
   n: i32,
 }
-@group(0) @binding(5) var<uniform> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_params: scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_Params;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged: array<vec4<f32>, 2304>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_subgroupSums: array<f32, 64>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_tileOf: array<i32, 1>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_carry: array<f32, 1>;
+@group(0) @binding(5) var<uniform> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_params: scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_Params;
+var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged: array<vec4<f32>, 3328>;
+var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_subgroupSums: array<f32, 64>;
+var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_tileOf: array<i32, 1>;
+var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_carry: array<f32, 1>;
 @compute @workgroup_size(256, 1, 1)
-fn scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
-  let n: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_params.n;
-  var v: array<f32, 32>;
+fn scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let n: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_params.n;
   let tid: i32 = i32(local_id.x);
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
-    let old: u32 = atomicAdd(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_counter[0i], 1u);
-    scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_tileOf[0i] = i32(old);
+    let old: u32 = atomicAdd(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_counter[0i], 1u);
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_tileOf[0i] = i32(old);
   }
   workgroupBarrier();
-  let tile: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_tileOf[0i];
-  let base: i32 = tile * 256i * 8i * 4i;
+  let tile: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_tileOf[0i];
+  let base: i32 = tile * 256i * 12i * 4i;
   {
     let q: i32 = 0i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector.x;
       let b: f32 = vector.y;
       let c: f32 = vector.z;
       let d: f32 = vector.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 256i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_1: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_1: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_1.x;
       let b: f32 = vector_1.y;
       let c: f32 = vector_1.z;
       let d: f32 = vector_1.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 512i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_2: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_2: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_2.x;
       let b: f32 = vector_2.y;
       let c: f32 = vector_2.z;
       let d: f32 = vector_2.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 768i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_3: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_3: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_3.x;
       let b: f32 = vector_3.y;
       let c: f32 = vector_3.z;
       let d: f32 = vector_3.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 1024i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_4: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_4: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_4.x;
       let b: f32 = vector_4.y;
       let c: f32 = vector_4.z;
       let d: f32 = vector_4.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 1280i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_5: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_5: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_5.x;
       let b: f32 = vector_5.y;
       let c: f32 = vector_5.z;
       let d: f32 = vector_5.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 1536i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_6: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_6: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_6.x;
       let b: f32 = vector_6.y;
       let c: f32 = vector_6.z;
       let d: f32 = vector_6.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   {
     let q: i32 = 1792i + tid;
-    let at: i32 = (q + q / 8i) * 4i;
+    let at: i32 = (q + q / 12i) * 4i;
     if (base + 4i * q < n) {
-      let vector_7: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let vector_7: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
       let a: f32 = vector_7.x;
       let b: f32 = vector_7.y;
       let c: f32 = vector_7.z;
       let d: f32 = vector_7.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
     } else {
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  {
+    let q: i32 = 2048i + tid;
+    let at: i32 = (q + q / 12i) * 4i;
+    if (base + 4i * q < n) {
+      let vector_8: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let a: f32 = vector_8.x;
+      let b: f32 = vector_8.y;
+      let c: f32 = vector_8.z;
+      let d: f32 = vector_8.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+    } else {
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  {
+    let q: i32 = 2304i + tid;
+    let at: i32 = (q + q / 12i) * 4i;
+    if (base + 4i * q < n) {
+      let vector_9: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let a: f32 = vector_9.x;
+      let b: f32 = vector_9.y;
+      let c: f32 = vector_9.z;
+      let d: f32 = vector_9.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+    } else {
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  {
+    let q: i32 = 2560i + tid;
+    let at: i32 = (q + q / 12i) * 4i;
+    if (base + 4i * q < n) {
+      let vector_10: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let a: f32 = vector_10.x;
+      let b: f32 = vector_10.y;
+      let c: f32 = vector_10.z;
+      let d: f32 = vector_10.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+    } else {
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  {
+    let q: i32 = 2816i + tid;
+    let at: i32 = (q + q / 12i) * 4i;
+    if (base + 4i * q < n) {
+      let vector_11: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_input[u32(base + 4i * q) / 4u];
+      let a: f32 = vector_11.x;
+      let b: f32 = vector_11.y;
+      let c: f32 = vector_11.z;
+      let d: f32 = vector_11.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(a, b, c, d);
+    } else {
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at) / 4u] = vec4<f32>(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
   workgroupBarrier();
   var total: f32 = 0.0f;
   {
-    let vector_8: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 0i) * 4i) / 4u];
-    let a_1: f32 = vector_8.x;
-    let b_1: f32 = vector_8.y;
-    let c_1: f32 = vector_8.z;
-    let d_1: f32 = vector_8.w;
-    v[0i] = a_1;
-    v[1i] = b_1;
-    v[2i] = c_1;
-    v[3i] = d_1;
-    total += a_1;
-    total += b_1;
-    total += c_1;
-    total += d_1;
-  }
-  {
-    let vector_9: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 1i) * 4i) / 4u];
-    let a_1: f32 = vector_9.x;
-    let b_1: f32 = vector_9.y;
-    let c_1: f32 = vector_9.z;
-    let d_1: f32 = vector_9.w;
-    v[4i] = a_1;
-    v[5i] = b_1;
-    v[6i] = c_1;
-    v[7i] = d_1;
-    total += a_1;
-    total += b_1;
-    total += c_1;
-    total += d_1;
-  }
-  {
-    let vector_10: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 2i) * 4i) / 4u];
-    let a_1: f32 = vector_10.x;
-    let b_1: f32 = vector_10.y;
-    let c_1: f32 = vector_10.z;
-    let d_1: f32 = vector_10.w;
-    v[8i] = a_1;
-    v[9i] = b_1;
-    v[10i] = c_1;
-    v[11i] = d_1;
-    total += a_1;
-    total += b_1;
-    total += c_1;
-    total += d_1;
-  }
-  {
-    let vector_11: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 3i) * 4i) / 4u];
-    let a_1: f32 = vector_11.x;
-    let b_1: f32 = vector_11.y;
-    let c_1: f32 = vector_11.z;
-    let d_1: f32 = vector_11.w;
-    v[12i] = a_1;
-    v[13i] = b_1;
-    v[14i] = c_1;
-    v[15i] = d_1;
-    total += a_1;
-    total += b_1;
-    total += c_1;
-    total += d_1;
-  }
-  {
-    let vector_12: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 4i) * 4i) / 4u];
+    let vector_12: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 0i) * 4i) / 4u];
     let a_1: f32 = vector_12.x;
     let b_1: f32 = vector_12.y;
     let c_1: f32 = vector_12.z;
     let d_1: f32 = vector_12.w;
-    v[16i] = a_1;
-    v[17i] = b_1;
-    v[18i] = c_1;
-    v[19i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
     total += d_1;
   }
   {
-    let vector_13: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 5i) * 4i) / 4u];
+    let vector_13: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 1i) * 4i) / 4u];
     let a_1: f32 = vector_13.x;
     let b_1: f32 = vector_13.y;
     let c_1: f32 = vector_13.z;
     let d_1: f32 = vector_13.w;
-    v[20i] = a_1;
-    v[21i] = b_1;
-    v[22i] = c_1;
-    v[23i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
     total += d_1;
   }
   {
-    let vector_14: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 6i) * 4i) / 4u];
+    let vector_14: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 2i) * 4i) / 4u];
     let a_1: f32 = vector_14.x;
     let b_1: f32 = vector_14.y;
     let c_1: f32 = vector_14.z;
     let d_1: f32 = vector_14.w;
-    v[24i] = a_1;
-    v[25i] = b_1;
-    v[26i] = c_1;
-    v[27i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
     total += d_1;
   }
   {
-    let vector_15: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 7i) * 4i) / 4u];
+    let vector_15: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 3i) * 4i) / 4u];
     let a_1: f32 = vector_15.x;
     let b_1: f32 = vector_15.y;
     let c_1: f32 = vector_15.z;
     let d_1: f32 = vector_15.w;
-    v[28i] = a_1;
-    v[29i] = b_1;
-    v[30i] = c_1;
-    v[31i] = d_1;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_16: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 4i) * 4i) / 4u];
+    let a_1: f32 = vector_16.x;
+    let b_1: f32 = vector_16.y;
+    let c_1: f32 = vector_16.z;
+    let d_1: f32 = vector_16.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_17: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 5i) * 4i) / 4u];
+    let a_1: f32 = vector_17.x;
+    let b_1: f32 = vector_17.y;
+    let c_1: f32 = vector_17.z;
+    let d_1: f32 = vector_17.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_18: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 6i) * 4i) / 4u];
+    let a_1: f32 = vector_18.x;
+    let b_1: f32 = vector_18.y;
+    let c_1: f32 = vector_18.z;
+    let d_1: f32 = vector_18.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_19: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 7i) * 4i) / 4u];
+    let a_1: f32 = vector_19.x;
+    let b_1: f32 = vector_19.y;
+    let c_1: f32 = vector_19.z;
+    let d_1: f32 = vector_19.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_20: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 8i) * 4i) / 4u];
+    let a_1: f32 = vector_20.x;
+    let b_1: f32 = vector_20.y;
+    let c_1: f32 = vector_20.z;
+    let d_1: f32 = vector_20.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_21: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 9i) * 4i) / 4u];
+    let a_1: f32 = vector_21.x;
+    let b_1: f32 = vector_21.y;
+    let c_1: f32 = vector_21.z;
+    let d_1: f32 = vector_21.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_22: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 10i) * 4i) / 4u];
+    let a_1: f32 = vector_22.x;
+    let b_1: f32 = vector_22.y;
+    let c_1: f32 = vector_22.z;
+    let d_1: f32 = vector_22.w;
+    total += a_1;
+    total += b_1;
+    total += c_1;
+    total += d_1;
+  }
+  {
+    let vector_23: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((tid * 13i + 11i) * 4i) / 4u];
+    let a_1: f32 = vector_23.x;
+    let b_1: f32 = vector_23.y;
+    let c_1: f32 = vector_23.z;
+    let d_1: f32 = vector_23.w;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -292,13 +359,13 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(@builtin(local_invocation_id
   let lower: f32 = subgroupShuffleUp(inclusive, 1u);
   let subgroup: i32 = tid / i32(sg_size);
   if (lane == i32(sg_size) - 1i) {
-    scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_subgroupSums[subgroup] = inclusive;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_subgroupSums[subgroup] = inclusive;
   }
   workgroupBarrier();
   var before: f32 = 0.0f;
   var aggregate: f32 = 0.0f;
   for (var w: i32 = 0i; w < 256i / i32(sg_size); w++) {
-    let s: f32 = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_subgroupSums[w];
+    let s: f32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_subgroupSums[w];
     if (w < subgroup) {
       before += s;
     }
@@ -306,9 +373,9 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(@builtin(local_invocation_id
   }
   if (tid == 0i) {
     if (tile == 0i) {
-      atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes[0i], publish(aggregate));
+      atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[0i], publish(aggregate));
     } else {
-      atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_aggregates[tile], publish(aggregate));
+      atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_aggregates[tile], publish(aggregate));
     }
   }
   var found: bool = tile == 0i;
@@ -319,12 +386,12 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(@builtin(local_invocation_id
     if (!found && tid < i32(sg_size)) {
       let j: i32 = tile - 1i - round_1 * i32(sg_size) - lane;
       if (j >= 0i) {
-        var p: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes[j]);
-        var a_2: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_aggregates[j]);
+        var p: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[j]);
+        var a_2: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_aggregates[j]);
         while (p == 4294967295u && a_2 == 4294967295u) {
-          let old_1: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes[j]);
+          let old_1: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[j]);
           p = old_1;
-          let old_2: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_aggregates[j]);
+          let old_2: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_aggregates[j]);
           a_2 = old_2;
         }
         if (p != 4294967295u) {
@@ -347,12 +414,12 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(@builtin(local_invocation_id
   if (tid == 0i) {
     var j_1: i32 = tile - 1i - 4i * i32(sg_size);
     while (!found) {
-      var p_1: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes[j_1]);
-      var a_3: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_aggregates[j_1]);
+      var p_1: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[j_1]);
+      var a_3: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_aggregates[j_1]);
       while (p_1 == 4294967295u && a_3 == 4294967295u) {
-        let old_3: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes[j_1]);
+        let old_3: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[j_1]);
         p_1 = old_3;
-        let old_4: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_aggregates[j_1]);
+        let old_4: u32 = atomicLoad(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_aggregates[j_1]);
         a_3 = old_4;
       }
       if (p_1 != 4294967295u) {
@@ -364,270 +431,314 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4(@builtin(local_invocation_id
       }
     }
     if (tile > 0i) {
-      atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_prefixes[tile], publish(exclusive + aggregate));
+      atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[tile], publish(exclusive + aggregate));
     }
-    scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_carry[0i] = exclusive;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_carry[0i] = exclusive;
   }
   workgroupBarrier();
-  var running: f32 = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_carry[0i] + before;
+  var running: f32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_carry[0i] + before;
   if (lane > 0i) {
     running += lower;
   }
   {
-    let x: f32 = v[0i];
-    v[0i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 0i) * 4i;
+    let vector_24: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_24.x;
+    let b_2: f32 = vector_24.y;
+    let c_2: f32 = vector_24.z;
+    let d_2: f32 = vector_24.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[1i];
-    v[1i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 1i) * 4i;
+    let vector_25: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_25.x;
+    let b_2: f32 = vector_25.y;
+    let c_2: f32 = vector_25.z;
+    let d_2: f32 = vector_25.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[2i];
-    v[2i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 2i) * 4i;
+    let vector_26: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_26.x;
+    let b_2: f32 = vector_26.y;
+    let c_2: f32 = vector_26.z;
+    let d_2: f32 = vector_26.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[3i];
-    v[3i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 3i) * 4i;
+    let vector_27: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_27.x;
+    let b_2: f32 = vector_27.y;
+    let c_2: f32 = vector_27.z;
+    let d_2: f32 = vector_27.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[4i];
-    v[4i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 4i) * 4i;
+    let vector_28: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_28.x;
+    let b_2: f32 = vector_28.y;
+    let c_2: f32 = vector_28.z;
+    let d_2: f32 = vector_28.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[5i];
-    v[5i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 5i) * 4i;
+    let vector_29: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_29.x;
+    let b_2: f32 = vector_29.y;
+    let c_2: f32 = vector_29.z;
+    let d_2: f32 = vector_29.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[6i];
-    v[6i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 6i) * 4i;
+    let vector_30: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_30.x;
+    let b_2: f32 = vector_30.y;
+    let c_2: f32 = vector_30.z;
+    let d_2: f32 = vector_30.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[7i];
-    v[7i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 7i) * 4i;
+    let vector_31: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_31.x;
+    let b_2: f32 = vector_31.y;
+    let c_2: f32 = vector_31.z;
+    let d_2: f32 = vector_31.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[8i];
-    v[8i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 8i) * 4i;
+    let vector_32: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_32.x;
+    let b_2: f32 = vector_32.y;
+    let c_2: f32 = vector_32.z;
+    let d_2: f32 = vector_32.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[9i];
-    v[9i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 9i) * 4i;
+    let vector_33: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_33.x;
+    let b_2: f32 = vector_33.y;
+    let c_2: f32 = vector_33.z;
+    let d_2: f32 = vector_33.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[10i];
-    v[10i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 10i) * 4i;
+    let vector_34: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_34.x;
+    let b_2: f32 = vector_34.y;
+    let c_2: f32 = vector_34.z;
+    let d_2: f32 = vector_34.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[11i];
-    v[11i] = running;
-    running += x;
+    let at_1: i32 = (tid * 13i + 11i) * 4i;
+    let vector_35: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_35.x;
+    let b_2: f32 = vector_35.y;
+    let c_2: f32 = vector_35.z;
+    let d_2: f32 = vector_35.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
-  {
-    let x: f32 = v[12i];
-    v[12i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[13i];
-    v[13i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[14i];
-    v[14i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[15i];
-    v[15i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[16i];
-    v[16i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[17i];
-    v[17i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[18i];
-    v[18i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[19i];
-    v[19i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[20i];
-    v[20i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[21i];
-    v[21i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[22i];
-    v[22i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[23i];
-    v[23i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[24i];
-    v[24i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[25i];
-    v[25i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[26i];
-    v[26i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[27i];
-    v[27i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[28i];
-    v[28i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[29i];
-    v[29i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[30i];
-    v[30i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[31i];
-    v[31i] = running;
-    running += x;
-  }
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 0i) * 4i) / 4u] = vec4<f32>(v[0i], v[1i], v[2i], v[3i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 1i) * 4i) / 4u] = vec4<f32>(v[4i], v[5i], v[6i], v[7i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 2i) * 4i) / 4u] = vec4<f32>(v[8i], v[9i], v[10i], v[11i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 3i) * 4i) / 4u] = vec4<f32>(v[12i], v[13i], v[14i], v[15i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 4i) * 4i) / 4u] = vec4<f32>(v[16i], v[17i], v[18i], v[19i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 5i) * 4i) / 4u] = vec4<f32>(v[20i], v[21i], v[22i], v[23i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 6i) * 4i) / 4u] = vec4<f32>(v[24i], v[25i], v[26i], v[27i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((tid * 9i + 7i) * 4i) / 4u] = vec4<f32>(v[28i], v[29i], v[30i], v[31i]);
   workgroupBarrier();
   {
     let q_1: i32 = 0i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_16: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_16.x;
-      let b_2: f32 = vector_16.y;
-      let c_2: f32 = vector_16.z;
-      let d_2: f32 = vector_16.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_36: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_36.x;
+      let b_3: f32 = vector_36.y;
+      let c_3: f32 = vector_36.z;
+      let d_3: f32 = vector_36.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 256i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_17: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_17.x;
-      let b_2: f32 = vector_17.y;
-      let c_2: f32 = vector_17.z;
-      let d_2: f32 = vector_17.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_37: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_37.x;
+      let b_3: f32 = vector_37.y;
+      let c_3: f32 = vector_37.z;
+      let d_3: f32 = vector_37.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 512i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_18: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_18.x;
-      let b_2: f32 = vector_18.y;
-      let c_2: f32 = vector_18.z;
-      let d_2: f32 = vector_18.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_38: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_38.x;
+      let b_3: f32 = vector_38.y;
+      let c_3: f32 = vector_38.z;
+      let d_3: f32 = vector_38.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 768i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_19: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_19.x;
-      let b_2: f32 = vector_19.y;
-      let c_2: f32 = vector_19.z;
-      let d_2: f32 = vector_19.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_39: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_39.x;
+      let b_3: f32 = vector_39.y;
+      let c_3: f32 = vector_39.z;
+      let d_3: f32 = vector_39.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1024i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_20: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_20.x;
-      let b_2: f32 = vector_20.y;
-      let c_2: f32 = vector_20.z;
-      let d_2: f32 = vector_20.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_40: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_40.x;
+      let b_3: f32 = vector_40.y;
+      let c_3: f32 = vector_40.z;
+      let d_3: f32 = vector_40.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1280i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_21: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_21.x;
-      let b_2: f32 = vector_21.y;
-      let c_2: f32 = vector_21.z;
-      let d_2: f32 = vector_21.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_41: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_41.x;
+      let b_3: f32 = vector_41.y;
+      let c_3: f32 = vector_41.z;
+      let d_3: f32 = vector_41.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1536i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_22: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_22.x;
-      let b_2: f32 = vector_22.y;
-      let c_2: f32 = vector_22.z;
-      let d_2: f32 = vector_22.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_42: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_42.x;
+      let b_3: f32 = vector_42.y;
+      let c_3: f32 = vector_42.z;
+      let d_3: f32 = vector_42.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1792i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_23: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_staged[u32((q_1 + q_1 / 8i) * 4i) / 4u];
-      let a_4: f32 = vector_23.x;
-      let b_2: f32 = vector_23.y;
-      let c_2: f32 = vector_23.z;
-      let d_2: f32 = vector_23.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_8_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_43: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_43.x;
+      let b_3: f32 = vector_43.y;
+      let c_3: f32 = vector_43.z;
+      let d_3: f32 = vector_43.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
+    }
+  }
+  {
+    let q_1: i32 = 2048i + tid;
+    if (base + 4i * q_1 < n) {
+      let vector_44: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_44.x;
+      let b_3: f32 = vector_44.y;
+      let c_3: f32 = vector_44.z;
+      let d_3: f32 = vector_44.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
+    }
+  }
+  {
+    let q_1: i32 = 2304i + tid;
+    if (base + 4i * q_1 < n) {
+      let vector_45: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_45.x;
+      let b_3: f32 = vector_45.y;
+      let c_3: f32 = vector_45.z;
+      let d_3: f32 = vector_45.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
+    }
+  }
+  {
+    let q_1: i32 = 2560i + tid;
+    if (base + 4i * q_1 < n) {
+      let vector_46: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_46.x;
+      let b_3: f32 = vector_46.y;
+      let c_3: f32 = vector_46.z;
+      let d_3: f32 = vector_46.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
+    }
+  }
+  {
+    let q_1: i32 = 2816i + tid;
+    if (base + 4i * q_1 < n) {
+      let vector_47: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged[u32((q_1 + q_1 / 12i) * 4i) / 4u];
+      let a_5: f32 = vector_47.x;
+      let b_3: f32 = vector_47.y;
+      let c_3: f32 = vector_47.z;
+      let d_3: f32 = vector_47.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
 }
@@ -649,7 +760,6 @@ var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_carry: array<f32
 @compute @workgroup_size(128, 1, 1)
 fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_params.n;
-  var v: array<f32, 8>;
   let tid: i32 = i32(local_id.x);
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
@@ -695,10 +805,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id
     let b_1: f32 = vector_2.y;
     let c_1: f32 = vector_2.z;
     let d_1: f32 = vector_2.w;
-    v[0i] = a_1;
-    v[1i] = b_1;
-    v[2i] = c_1;
-    v[3i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -710,10 +816,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id
     let b_1: f32 = vector_3.y;
     let c_1: f32 = vector_3.z;
     let d_1: f32 = vector_3.w;
-    v[4i] = a_1;
-    v[5i] = b_1;
-    v[6i] = c_1;
-    v[7i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -805,68 +907,54 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id
     running += lower;
   }
   {
-    let x: f32 = v[0i];
-    v[0i] = running;
-    running += x;
+    let at_1: i32 = (tid * 3i + 0i) * 4i;
+    let vector_4: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_4.x;
+    let b_2: f32 = vector_4.y;
+    let c_2: f32 = vector_4.z;
+    let d_2: f32 = vector_4.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[1i];
-    v[1i] = running;
-    running += x;
+    let at_1: i32 = (tid * 3i + 1i) * 4i;
+    let vector_5: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_5.x;
+    let b_2: f32 = vector_5.y;
+    let c_2: f32 = vector_5.z;
+    let d_2: f32 = vector_5.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
-  {
-    let x: f32 = v[2i];
-    v[2i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[3i];
-    v[3i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[4i];
-    v[4i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[5i];
-    v[5i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[6i];
-    v[6i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[7i];
-    v[7i] = running;
-    running += x;
-  }
-  scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32((tid * 3i + 0i) * 4i) / 4u] = vec4<f32>(v[0i], v[1i], v[2i], v[3i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32((tid * 3i + 1i) * 4i) / 4u] = vec4<f32>(v[4i], v[5i], v[6i], v[7i]);
   workgroupBarrier();
   {
     let q_1: i32 = 0i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_4: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32((q_1 + q_1 / 2i) * 4i) / 4u];
-      let a_4: f32 = vector_4.x;
-      let b_2: f32 = vector_4.y;
-      let c_2: f32 = vector_4.z;
-      let d_2: f32 = vector_4.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_6: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32((q_1 + q_1 / 2i) * 4i) / 4u];
+      let a_5: f32 = vector_6.x;
+      let b_3: f32 = vector_6.y;
+      let c_3: f32 = vector_6.z;
+      let d_3: f32 = vector_6.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 128i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_5: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32((q_1 + q_1 / 2i) * 4i) / 4u];
-      let a_4: f32 = vector_5.x;
-      let b_2: f32 = vector_5.y;
-      let c_2: f32 = vector_5.z;
-      let d_2: f32 = vector_5.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_7: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged[u32((q_1 + q_1 / 2i) * 4i) / 4u];
+      let a_5: f32 = vector_7.x;
+      let b_3: f32 = vector_7.y;
+      let c_3: f32 = vector_7.z;
+      let d_3: f32 = vector_7.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
 }
@@ -888,7 +976,6 @@ var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_carry: array<f32
 @compute @workgroup_size(256, 1, 1)
 fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_params.n;
-  var v: array<f32, 16>;
   let tid: i32 = i32(local_id.x);
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
@@ -962,10 +1049,6 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
     let b_1: f32 = vector_4.y;
     let c_1: f32 = vector_4.z;
     let d_1: f32 = vector_4.w;
-    v[0i] = a_1;
-    v[1i] = b_1;
-    v[2i] = c_1;
-    v[3i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -977,10 +1060,6 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
     let b_1: f32 = vector_5.y;
     let c_1: f32 = vector_5.z;
     let d_1: f32 = vector_5.w;
-    v[4i] = a_1;
-    v[5i] = b_1;
-    v[6i] = c_1;
-    v[7i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -992,10 +1071,6 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
     let b_1: f32 = vector_6.y;
     let c_1: f32 = vector_6.z;
     let d_1: f32 = vector_6.w;
-    v[8i] = a_1;
-    v[9i] = b_1;
-    v[10i] = c_1;
-    v[11i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1007,10 +1082,6 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
     let b_1: f32 = vector_7.y;
     let c_1: f32 = vector_7.z;
     let d_1: f32 = vector_7.w;
-    v[12i] = a_1;
-    v[13i] = b_1;
-    v[14i] = c_1;
-    v[15i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1102,132 +1173,104 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
     running += lower;
   }
   {
-    let x: f32 = v[0i];
-    v[0i] = running;
-    running += x;
+    let at_1: i32 = (tid * 5i + 0i) * 4i;
+    let vector_8: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_8.x;
+    let b_2: f32 = vector_8.y;
+    let c_2: f32 = vector_8.z;
+    let d_2: f32 = vector_8.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[1i];
-    v[1i] = running;
-    running += x;
+    let at_1: i32 = (tid * 5i + 1i) * 4i;
+    let vector_9: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_9.x;
+    let b_2: f32 = vector_9.y;
+    let c_2: f32 = vector_9.z;
+    let d_2: f32 = vector_9.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[2i];
-    v[2i] = running;
-    running += x;
+    let at_1: i32 = (tid * 5i + 2i) * 4i;
+    let vector_10: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_10.x;
+    let b_2: f32 = vector_10.y;
+    let c_2: f32 = vector_10.z;
+    let d_2: f32 = vector_10.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[3i];
-    v[3i] = running;
-    running += x;
+    let at_1: i32 = (tid * 5i + 3i) * 4i;
+    let vector_11: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_11.x;
+    let b_2: f32 = vector_11.y;
+    let c_2: f32 = vector_11.z;
+    let d_2: f32 = vector_11.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
-  {
-    let x: f32 = v[4i];
-    v[4i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[5i];
-    v[5i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[6i];
-    v[6i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[7i];
-    v[7i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[8i];
-    v[8i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[9i];
-    v[9i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[10i];
-    v[10i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[11i];
-    v[11i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[12i];
-    v[12i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[13i];
-    v[13i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[14i];
-    v[14i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[15i];
-    v[15i] = running;
-    running += x;
-  }
-  scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((tid * 5i + 0i) * 4i) / 4u] = vec4<f32>(v[0i], v[1i], v[2i], v[3i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((tid * 5i + 1i) * 4i) / 4u] = vec4<f32>(v[4i], v[5i], v[6i], v[7i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((tid * 5i + 2i) * 4i) / 4u] = vec4<f32>(v[8i], v[9i], v[10i], v[11i]);
-  scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((tid * 5i + 3i) * 4i) / 4u] = vec4<f32>(v[12i], v[13i], v[14i], v[15i]);
   workgroupBarrier();
   {
     let q_1: i32 = 0i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_8: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
-      let a_4: f32 = vector_8.x;
-      let b_2: f32 = vector_8.y;
-      let c_2: f32 = vector_8.z;
-      let d_2: f32 = vector_8.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_12: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
+      let a_5: f32 = vector_12.x;
+      let b_3: f32 = vector_12.y;
+      let c_3: f32 = vector_12.z;
+      let d_3: f32 = vector_12.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 256i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_9: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
-      let a_4: f32 = vector_9.x;
-      let b_2: f32 = vector_9.y;
-      let c_2: f32 = vector_9.z;
-      let d_2: f32 = vector_9.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_13: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
+      let a_5: f32 = vector_13.x;
+      let b_3: f32 = vector_13.y;
+      let c_3: f32 = vector_13.z;
+      let d_3: f32 = vector_13.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 512i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_10: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
-      let a_4: f32 = vector_10.x;
-      let b_2: f32 = vector_10.y;
-      let c_2: f32 = vector_10.z;
-      let d_2: f32 = vector_10.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_14: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
+      let a_5: f32 = vector_14.x;
+      let b_3: f32 = vector_14.y;
+      let c_3: f32 = vector_14.z;
+      let d_3: f32 = vector_14.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 768i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_11: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
-      let a_4: f32 = vector_11.x;
-      let b_2: f32 = vector_11.y;
-      let c_2: f32 = vector_11.z;
-      let d_2: f32 = vector_11.w;
-      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_15: vec4<f32> = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged[u32((q_1 + q_1 / 4i) * 4i) / 4u];
+      let a_5: f32 = vector_15.x;
+      let b_3: f32 = vector_15.y;
+      let c_3: f32 = vector_15.z;
+      let d_3: f32 = vector_15.w;
+      scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
 }
@@ -1249,7 +1292,6 @@ var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_carry: array<f3
 @compute @workgroup_size(128, 1, 1)
 fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_params.n;
-  var v: array<f32, 64>;
   let tid: i32 = i32(local_id.x);
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
@@ -1491,10 +1533,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_16.y;
     let c_1: f32 = vector_16.z;
     let d_1: f32 = vector_16.w;
-    v[0i] = a_1;
-    v[1i] = b_1;
-    v[2i] = c_1;
-    v[3i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1506,10 +1544,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_17.y;
     let c_1: f32 = vector_17.z;
     let d_1: f32 = vector_17.w;
-    v[4i] = a_1;
-    v[5i] = b_1;
-    v[6i] = c_1;
-    v[7i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1521,10 +1555,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_18.y;
     let c_1: f32 = vector_18.z;
     let d_1: f32 = vector_18.w;
-    v[8i] = a_1;
-    v[9i] = b_1;
-    v[10i] = c_1;
-    v[11i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1536,10 +1566,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_19.y;
     let c_1: f32 = vector_19.z;
     let d_1: f32 = vector_19.w;
-    v[12i] = a_1;
-    v[13i] = b_1;
-    v[14i] = c_1;
-    v[15i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1551,10 +1577,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_20.y;
     let c_1: f32 = vector_20.z;
     let d_1: f32 = vector_20.w;
-    v[16i] = a_1;
-    v[17i] = b_1;
-    v[18i] = c_1;
-    v[19i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1566,10 +1588,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_21.y;
     let c_1: f32 = vector_21.z;
     let d_1: f32 = vector_21.w;
-    v[20i] = a_1;
-    v[21i] = b_1;
-    v[22i] = c_1;
-    v[23i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1581,10 +1599,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_22.y;
     let c_1: f32 = vector_22.z;
     let d_1: f32 = vector_22.w;
-    v[24i] = a_1;
-    v[25i] = b_1;
-    v[26i] = c_1;
-    v[27i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1596,10 +1610,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_23.y;
     let c_1: f32 = vector_23.z;
     let d_1: f32 = vector_23.w;
-    v[28i] = a_1;
-    v[29i] = b_1;
-    v[30i] = c_1;
-    v[31i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1611,10 +1621,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_24.y;
     let c_1: f32 = vector_24.z;
     let d_1: f32 = vector_24.w;
-    v[32i] = a_1;
-    v[33i] = b_1;
-    v[34i] = c_1;
-    v[35i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1626,10 +1632,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_25.y;
     let c_1: f32 = vector_25.z;
     let d_1: f32 = vector_25.w;
-    v[36i] = a_1;
-    v[37i] = b_1;
-    v[38i] = c_1;
-    v[39i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1641,10 +1643,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_26.y;
     let c_1: f32 = vector_26.z;
     let d_1: f32 = vector_26.w;
-    v[40i] = a_1;
-    v[41i] = b_1;
-    v[42i] = c_1;
-    v[43i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1656,10 +1654,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_27.y;
     let c_1: f32 = vector_27.z;
     let d_1: f32 = vector_27.w;
-    v[44i] = a_1;
-    v[45i] = b_1;
-    v[46i] = c_1;
-    v[47i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1671,10 +1665,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_28.y;
     let c_1: f32 = vector_28.z;
     let d_1: f32 = vector_28.w;
-    v[48i] = a_1;
-    v[49i] = b_1;
-    v[50i] = c_1;
-    v[51i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1686,10 +1676,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_29.y;
     let c_1: f32 = vector_29.z;
     let d_1: f32 = vector_29.w;
-    v[52i] = a_1;
-    v[53i] = b_1;
-    v[54i] = c_1;
-    v[55i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1701,10 +1687,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_30.y;
     let c_1: f32 = vector_30.z;
     let d_1: f32 = vector_30.w;
-    v[56i] = a_1;
-    v[57i] = b_1;
-    v[58i] = c_1;
-    v[59i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1716,10 +1698,6 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     let b_1: f32 = vector_31.y;
     let c_1: f32 = vector_31.z;
     let d_1: f32 = vector_31.w;
-    v[60i] = a_1;
-    v[61i] = b_1;
-    v[62i] = c_1;
-    v[63i] = d_1;
     total += a_1;
     total += b_1;
     total += c_1;
@@ -1811,516 +1789,404 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     running += lower;
   }
   {
-    let x: f32 = v[0i];
-    v[0i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 0i) * 4i;
+    let vector_32: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_32.x;
+    let b_2: f32 = vector_32.y;
+    let c_2: f32 = vector_32.z;
+    let d_2: f32 = vector_32.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[1i];
-    v[1i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 1i) * 4i;
+    let vector_33: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_33.x;
+    let b_2: f32 = vector_33.y;
+    let c_2: f32 = vector_33.z;
+    let d_2: f32 = vector_33.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[2i];
-    v[2i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 2i) * 4i;
+    let vector_34: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_34.x;
+    let b_2: f32 = vector_34.y;
+    let c_2: f32 = vector_34.z;
+    let d_2: f32 = vector_34.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[3i];
-    v[3i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 3i) * 4i;
+    let vector_35: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_35.x;
+    let b_2: f32 = vector_35.y;
+    let c_2: f32 = vector_35.z;
+    let d_2: f32 = vector_35.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[4i];
-    v[4i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 4i) * 4i;
+    let vector_36: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_36.x;
+    let b_2: f32 = vector_36.y;
+    let c_2: f32 = vector_36.z;
+    let d_2: f32 = vector_36.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[5i];
-    v[5i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 5i) * 4i;
+    let vector_37: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_37.x;
+    let b_2: f32 = vector_37.y;
+    let c_2: f32 = vector_37.z;
+    let d_2: f32 = vector_37.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[6i];
-    v[6i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 6i) * 4i;
+    let vector_38: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_38.x;
+    let b_2: f32 = vector_38.y;
+    let c_2: f32 = vector_38.z;
+    let d_2: f32 = vector_38.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[7i];
-    v[7i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 7i) * 4i;
+    let vector_39: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_39.x;
+    let b_2: f32 = vector_39.y;
+    let c_2: f32 = vector_39.z;
+    let d_2: f32 = vector_39.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[8i];
-    v[8i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 8i) * 4i;
+    let vector_40: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_40.x;
+    let b_2: f32 = vector_40.y;
+    let c_2: f32 = vector_40.z;
+    let d_2: f32 = vector_40.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[9i];
-    v[9i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 9i) * 4i;
+    let vector_41: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_41.x;
+    let b_2: f32 = vector_41.y;
+    let c_2: f32 = vector_41.z;
+    let d_2: f32 = vector_41.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[10i];
-    v[10i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 10i) * 4i;
+    let vector_42: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_42.x;
+    let b_2: f32 = vector_42.y;
+    let c_2: f32 = vector_42.z;
+    let d_2: f32 = vector_42.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[11i];
-    v[11i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 11i) * 4i;
+    let vector_43: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_43.x;
+    let b_2: f32 = vector_43.y;
+    let c_2: f32 = vector_43.z;
+    let d_2: f32 = vector_43.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[12i];
-    v[12i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 12i) * 4i;
+    let vector_44: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_44.x;
+    let b_2: f32 = vector_44.y;
+    let c_2: f32 = vector_44.z;
+    let d_2: f32 = vector_44.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[13i];
-    v[13i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 13i) * 4i;
+    let vector_45: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_45.x;
+    let b_2: f32 = vector_45.y;
+    let c_2: f32 = vector_45.z;
+    let d_2: f32 = vector_45.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[14i];
-    v[14i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 14i) * 4i;
+    let vector_46: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_46.x;
+    let b_2: f32 = vector_46.y;
+    let c_2: f32 = vector_46.z;
+    let d_2: f32 = vector_46.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
   {
-    let x: f32 = v[15i];
-    v[15i] = running;
-    running += x;
+    let at_1: i32 = (tid * 17i + 15i) * 4i;
+    let vector_47: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u];
+    let a_4: f32 = vector_47.x;
+    let b_2: f32 = vector_47.y;
+    let c_2: f32 = vector_47.z;
+    let d_2: f32 = vector_47.w;
+    let sa: f32 = running;
+    let sb: f32 = sa + a_4;
+    let sc: f32 = sb + b_2;
+    let sd: f32 = sc + c_2;
+    running = sd + d_2;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32(at_1) / 4u] = vec4<f32>(sa, sb, sc, sd);
   }
-  {
-    let x: f32 = v[16i];
-    v[16i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[17i];
-    v[17i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[18i];
-    v[18i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[19i];
-    v[19i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[20i];
-    v[20i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[21i];
-    v[21i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[22i];
-    v[22i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[23i];
-    v[23i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[24i];
-    v[24i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[25i];
-    v[25i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[26i];
-    v[26i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[27i];
-    v[27i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[28i];
-    v[28i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[29i];
-    v[29i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[30i];
-    v[30i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[31i];
-    v[31i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[32i];
-    v[32i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[33i];
-    v[33i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[34i];
-    v[34i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[35i];
-    v[35i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[36i];
-    v[36i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[37i];
-    v[37i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[38i];
-    v[38i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[39i];
-    v[39i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[40i];
-    v[40i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[41i];
-    v[41i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[42i];
-    v[42i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[43i];
-    v[43i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[44i];
-    v[44i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[45i];
-    v[45i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[46i];
-    v[46i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[47i];
-    v[47i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[48i];
-    v[48i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[49i];
-    v[49i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[50i];
-    v[50i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[51i];
-    v[51i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[52i];
-    v[52i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[53i];
-    v[53i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[54i];
-    v[54i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[55i];
-    v[55i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[56i];
-    v[56i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[57i];
-    v[57i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[58i];
-    v[58i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[59i];
-    v[59i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[60i];
-    v[60i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[61i];
-    v[61i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[62i];
-    v[62i] = running;
-    running += x;
-  }
-  {
-    let x: f32 = v[63i];
-    v[63i] = running;
-    running += x;
-  }
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 0i) * 4i) / 4u] = vec4<f32>(v[0i], v[1i], v[2i], v[3i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 1i) * 4i) / 4u] = vec4<f32>(v[4i], v[5i], v[6i], v[7i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 2i) * 4i) / 4u] = vec4<f32>(v[8i], v[9i], v[10i], v[11i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 3i) * 4i) / 4u] = vec4<f32>(v[12i], v[13i], v[14i], v[15i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 4i) * 4i) / 4u] = vec4<f32>(v[16i], v[17i], v[18i], v[19i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 5i) * 4i) / 4u] = vec4<f32>(v[20i], v[21i], v[22i], v[23i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 6i) * 4i) / 4u] = vec4<f32>(v[24i], v[25i], v[26i], v[27i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 7i) * 4i) / 4u] = vec4<f32>(v[28i], v[29i], v[30i], v[31i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 8i) * 4i) / 4u] = vec4<f32>(v[32i], v[33i], v[34i], v[35i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 9i) * 4i) / 4u] = vec4<f32>(v[36i], v[37i], v[38i], v[39i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 10i) * 4i) / 4u] = vec4<f32>(v[40i], v[41i], v[42i], v[43i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 11i) * 4i) / 4u] = vec4<f32>(v[44i], v[45i], v[46i], v[47i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 12i) * 4i) / 4u] = vec4<f32>(v[48i], v[49i], v[50i], v[51i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 13i) * 4i) / 4u] = vec4<f32>(v[52i], v[53i], v[54i], v[55i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 14i) * 4i) / 4u] = vec4<f32>(v[56i], v[57i], v[58i], v[59i]);
-  scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((tid * 17i + 15i) * 4i) / 4u] = vec4<f32>(v[60i], v[61i], v[62i], v[63i]);
   workgroupBarrier();
   {
     let q_1: i32 = 0i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_32: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_32.x;
-      let b_2: f32 = vector_32.y;
-      let c_2: f32 = vector_32.z;
-      let d_2: f32 = vector_32.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_48: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_48.x;
+      let b_3: f32 = vector_48.y;
+      let c_3: f32 = vector_48.z;
+      let d_3: f32 = vector_48.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 128i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_33: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_33.x;
-      let b_2: f32 = vector_33.y;
-      let c_2: f32 = vector_33.z;
-      let d_2: f32 = vector_33.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_49: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_49.x;
+      let b_3: f32 = vector_49.y;
+      let c_3: f32 = vector_49.z;
+      let d_3: f32 = vector_49.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 256i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_34: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_34.x;
-      let b_2: f32 = vector_34.y;
-      let c_2: f32 = vector_34.z;
-      let d_2: f32 = vector_34.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_50: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_50.x;
+      let b_3: f32 = vector_50.y;
+      let c_3: f32 = vector_50.z;
+      let d_3: f32 = vector_50.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 384i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_35: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_35.x;
-      let b_2: f32 = vector_35.y;
-      let c_2: f32 = vector_35.z;
-      let d_2: f32 = vector_35.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_51: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_51.x;
+      let b_3: f32 = vector_51.y;
+      let c_3: f32 = vector_51.z;
+      let d_3: f32 = vector_51.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 512i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_36: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_36.x;
-      let b_2: f32 = vector_36.y;
-      let c_2: f32 = vector_36.z;
-      let d_2: f32 = vector_36.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_52: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_52.x;
+      let b_3: f32 = vector_52.y;
+      let c_3: f32 = vector_52.z;
+      let d_3: f32 = vector_52.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 640i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_37: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_37.x;
-      let b_2: f32 = vector_37.y;
-      let c_2: f32 = vector_37.z;
-      let d_2: f32 = vector_37.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_53: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_53.x;
+      let b_3: f32 = vector_53.y;
+      let c_3: f32 = vector_53.z;
+      let d_3: f32 = vector_53.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 768i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_38: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_38.x;
-      let b_2: f32 = vector_38.y;
-      let c_2: f32 = vector_38.z;
-      let d_2: f32 = vector_38.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_54: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_54.x;
+      let b_3: f32 = vector_54.y;
+      let c_3: f32 = vector_54.z;
+      let d_3: f32 = vector_54.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 896i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_39: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_39.x;
-      let b_2: f32 = vector_39.y;
-      let c_2: f32 = vector_39.z;
-      let d_2: f32 = vector_39.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_55: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_55.x;
+      let b_3: f32 = vector_55.y;
+      let c_3: f32 = vector_55.z;
+      let d_3: f32 = vector_55.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1024i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_40: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_40.x;
-      let b_2: f32 = vector_40.y;
-      let c_2: f32 = vector_40.z;
-      let d_2: f32 = vector_40.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_56: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_56.x;
+      let b_3: f32 = vector_56.y;
+      let c_3: f32 = vector_56.z;
+      let d_3: f32 = vector_56.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1152i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_41: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_41.x;
-      let b_2: f32 = vector_41.y;
-      let c_2: f32 = vector_41.z;
-      let d_2: f32 = vector_41.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_57: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_57.x;
+      let b_3: f32 = vector_57.y;
+      let c_3: f32 = vector_57.z;
+      let d_3: f32 = vector_57.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1280i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_42: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_42.x;
-      let b_2: f32 = vector_42.y;
-      let c_2: f32 = vector_42.z;
-      let d_2: f32 = vector_42.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_58: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_58.x;
+      let b_3: f32 = vector_58.y;
+      let c_3: f32 = vector_58.z;
+      let d_3: f32 = vector_58.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1408i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_43: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_43.x;
-      let b_2: f32 = vector_43.y;
-      let c_2: f32 = vector_43.z;
-      let d_2: f32 = vector_43.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_59: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_59.x;
+      let b_3: f32 = vector_59.y;
+      let c_3: f32 = vector_59.z;
+      let d_3: f32 = vector_59.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1536i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_44: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_44.x;
-      let b_2: f32 = vector_44.y;
-      let c_2: f32 = vector_44.z;
-      let d_2: f32 = vector_44.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_60: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_60.x;
+      let b_3: f32 = vector_60.y;
+      let c_3: f32 = vector_60.z;
+      let d_3: f32 = vector_60.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1664i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_45: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_45.x;
-      let b_2: f32 = vector_45.y;
-      let c_2: f32 = vector_45.z;
-      let d_2: f32 = vector_45.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_61: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_61.x;
+      let b_3: f32 = vector_61.y;
+      let c_3: f32 = vector_61.z;
+      let d_3: f32 = vector_61.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1792i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_46: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_46.x;
-      let b_2: f32 = vector_46.y;
-      let c_2: f32 = vector_46.z;
-      let d_2: f32 = vector_46.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_62: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_62.x;
+      let b_3: f32 = vector_62.y;
+      let c_3: f32 = vector_62.z;
+      let d_3: f32 = vector_62.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
   {
     let q_1: i32 = 1920i + tid;
     if (base + 4i * q_1 < n) {
-      let vector_47: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
-      let a_4: f32 = vector_47.x;
-      let b_2: f32 = vector_47.y;
-      let c_2: f32 = vector_47.z;
-      let d_2: f32 = vector_47.w;
-      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_4, b_2, c_2, d_2);
+      let vector_63: vec4<f32> = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged[u32((q_1 + q_1 / 16i) * 4i) / 4u];
+      let a_5: f32 = vector_63.x;
+      let b_3: f32 = vector_63.y;
+      let c_3: f32 = vector_63.z;
+      let d_3: f32 = vector_63.w;
+      scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_out[u32(base + 4i * q_1) / 4u] = vec4<f32>(a_5, b_3, c_3, d_3);
     }
   }
 }
