@@ -39,8 +39,7 @@ struct scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_Params {
 @group(0) @binding(5) var<uniform> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_params: scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_Params;
 var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_staged: array<vec4<f32>, 3328>;
 var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_subgroupSums: array<f32, 64>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_tileOf: array<i32, 1>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_carry: array<f32, 1>;
+var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_words: array<u32, 4>;
 @compute @workgroup_size(256, 1, 1)
 fn scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_params.n;
@@ -48,10 +47,10 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(@builtin(local_invocation_i
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
     let old: u32 = atomicAdd(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_counter[0i], 1u);
-    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_tileOf[0i] = i32(old);
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_words[0i] = old;
   }
   workgroupBarrier();
-  let tile: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_tileOf[0i];
+  let tile: i32 = i32(scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_words[0i]);
   let base: i32 = tile * 256i * 12i * 4i;
   {
     let q: i32 = 0i + tid;
@@ -433,10 +432,10 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(@builtin(local_invocation_i
     if (tile > 0i) {
       atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_prefixes[tile], publish(exclusive + aggregate));
     }
-    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_carry[0i] = exclusive;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_words[1i] = bitcast<u32>(exclusive);
   }
   workgroupBarrier();
-  var running: f32 = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_carry[0i] + before;
+  var running: f32 = bitcast<f32>(scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_words[1i]) + before;
   if (lane > 0i) {
     running += lower;
   }
@@ -755,8 +754,7 @@ struct scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_Params {
 @group(0) @binding(5) var<uniform> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_params: scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_Params;
 var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_staged: array<vec4<f32>, 384>;
 var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_subgroupSums: array<f32, 32>;
-var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_tileOf: array<i32, 1>;
-var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_carry: array<f32, 1>;
+var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_words: array<u32, 4>;
 @compute @workgroup_size(128, 1, 1)
 fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_params.n;
@@ -764,10 +762,10 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
     let old: u32 = atomicAdd(&scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_counter[0i], 1u);
-    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_tileOf[0i] = i32(old);
+    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_words[0i] = old;
   }
   workgroupBarrier();
-  let tile: i32 = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_tileOf[0i];
+  let tile: i32 = i32(scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_words[0i]);
   let base: i32 = tile * 128i * 2i * 4i;
   {
     let q: i32 = 0i + tid;
@@ -899,10 +897,10 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(@builtin(local_invocation_id
     if (tile > 0i) {
       atomicStore(&scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_prefixes[tile], publish(exclusive + aggregate));
     }
-    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_carry[0i] = exclusive;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_words[1i] = bitcast<u32>(exclusive);
   }
   workgroupBarrier();
-  var running: f32 = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_carry[0i] + before;
+  var running: f32 = bitcast<f32>(scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_words[1i]) + before;
   if (lane > 0i) {
     running += lower;
   }
@@ -971,8 +969,7 @@ struct scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_Params {
 @group(0) @binding(5) var<uniform> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_params: scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_Params;
 var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_staged: array<vec4<f32>, 1280>;
 var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_subgroupSums: array<f32, 64>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_tileOf: array<i32, 1>;
-var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_carry: array<f32, 1>;
+var<workgroup> scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_words: array<u32, 4>;
 @compute @workgroup_size(256, 1, 1)
 fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_params.n;
@@ -980,10 +977,10 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
     let old: u32 = atomicAdd(&scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_counter[0i], 1u);
-    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_tileOf[0i] = i32(old);
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_words[0i] = old;
   }
   workgroupBarrier();
-  let tile: i32 = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_tileOf[0i];
+  let tile: i32 = i32(scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_words[0i]);
   let base: i32 = tile * 256i * 4i * 4i;
   {
     let q: i32 = 0i + tid;
@@ -1165,10 +1162,10 @@ fn scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(@builtin(local_invocation_id
     if (tile > 0i) {
       atomicStore(&scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_prefixes[tile], publish(exclusive + aggregate));
     }
-    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_carry[0i] = exclusive;
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_words[1i] = bitcast<u32>(exclusive);
   }
   workgroupBarrier();
-  var running: f32 = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_carry[0i] + before;
+  var running: f32 = bitcast<f32>(scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_words[1i]) + before;
   if (lane > 0i) {
     running += lower;
   }
@@ -1287,8 +1284,7 @@ struct scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_Params {
 @group(0) @binding(5) var<uniform> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_params: scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_Params;
 var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_staged: array<vec4<f32>, 2176>;
 var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_subgroupSums: array<f32, 32>;
-var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_tileOf: array<i32, 1>;
-var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_carry: array<f32, 1>;
+var<workgroup> scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_words: array<u32, 4>;
 @compute @workgroup_size(128, 1, 1)
 fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
   let n: i32 = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_params.n;
@@ -1296,10 +1292,10 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
   let lane: i32 = i32(sg_lane);
   if (tid == 0i) {
     let old: u32 = atomicAdd(&scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_counter[0i], 1u);
-    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_tileOf[0i] = i32(old);
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_words[0i] = old;
   }
   workgroupBarrier();
-  let tile: i32 = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_tileOf[0i];
+  let tile: i32 = i32(scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_words[0i]);
   let base: i32 = tile * 128i * 16i * 4i;
   {
     let q: i32 = 0i + tid;
@@ -1781,10 +1777,10 @@ fn scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(@builtin(local_invocation_i
     if (tile > 0i) {
       atomicStore(&scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_prefixes[tile], publish(exclusive + aggregate));
     }
-    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_carry[0i] = exclusive;
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_words[1i] = bitcast<u32>(exclusive);
   }
   workgroupBarrier();
-  var running: f32 = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_carry[0i] + before;
+  var running: f32 = bitcast<f32>(scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_words[1i]) + before;
   if (lane > 0i) {
     running += lower;
   }
