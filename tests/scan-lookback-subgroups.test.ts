@@ -77,7 +77,7 @@ describe("single-pass scan with subgroup look-back on the CPU, exact on whole nu
     it(`${name}: 128 × 2 (196 tiles, the last partial) and the default 256 × 12 (17 tiles), three runs each`, async () => {
       const device = make();
       devices.push(device);
-      for (const constants of [{ BLOCK: 128, ITEMS: 2 }, {}]) {
+      for (const constants of [{ BLOCK: 128, ITEMS: 2 }, {}] as Record<string, number>[]) {
         const x = wholeNumbers(4 * 50_001);
         const outs = await scan(device, lib, constants, x, 3);
         outs.forEach((out, r) => expectExactScan(x, out, `${name}, ${JSON.stringify(constants)}, run ${r + 1}`));
