@@ -50,6 +50,7 @@ const testShapes: Record<string, readonly Shape[]> = {
   scan: [[4 * 50_001], [4], [2048 * 3]],
   // 25 tiles of 8192 (the last partial), one partial tile, three whole ones.
   "scan-lookback": [[4 * 50_001], [4], [8192 * 3]],
+  "scan-lookback-subgroups": [[4 * 50_001], [4], [8192 * 3]],
   // Partial vectors at the end (n mod 4 = 1, 3) and fewer values than one block's threads.
   histogram: [[4 * 100_003 + 1], [1027], [7]],
 };
@@ -89,6 +90,9 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["scan", [4 * 50_001], { scanTileSums: { BLOCK: 64, ITEMS: 2 }, scanPartials: { BLOCK: 64, ITEMS: 4 }, scanTiles: { BLOCK: 64, ITEMS: 2 } }],
     ["scan", [4 * 70_001], { scanPartials: { BLOCK: 256, ITEMS: 16 } }],
     ["scan-lookback", [4 * 50_001], { scanLookback: { BLOCK: 64, ITEMS: 2 } }],
+    ["scan-lookback-subgroups", [4 * 50_001], { scanLookbackSubgroups: { BLOCK: 128, ITEMS: 2 } }],
+    ["scan-lookback-subgroups", [4 * 50_001], { scanLookbackSubgroups: { BLOCK: 256, ITEMS: 4 } }],
+    ["scan-lookback-subgroups", [4 * 50_001], { scanLookbackSubgroups: { BLOCK: 128, ITEMS: 16 } }],
     ["sum-onepass", [4 * 3001], { sumVec4Subgroups: { BLOCK: 128, ITEMS: 2 } }],
     ["softmax-subgroups", [9, 4096], { softmaxVec4Subgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
     ["layernorm-subgroups", [9, 5000], { layerNormSubgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],

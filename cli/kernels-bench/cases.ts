@@ -771,6 +771,61 @@ const scanLookback: KernelCase = {
   },
 };
 
+const scanLookbackSubgroups: KernelCase = {
+  id: "scan-lookback-subgroups",
+  family: "scan",
+  title: "exclusive scan (one pass, one-word look-back by a subgroup)",
+  kernels: { clearScanWords: "examples/scan-lookback-subgroups.ts", scanLookbackSubgroups: "examples/scan-lookback-subgroups.ts" },
+  torch: "torch.cumsum(x, 0) (inclusive; not shifted)",
+  backends: { only: ["cuda", "cpu"], why: "its blocks wait on other blocks, which WebGPU does not promise to run" },
+  dims: 1,
+  gpuShapes: [[2 ** 26]],
+  cpuShapes: [[2 ** 20]],
+  space: () => ({ kernels: ["scanLookbackSubgroups"], constants: { BLOCK: [128, 256, 384], ITEMS: [8, 12, 16, 24] } }),
+  unsupported: needsMultipleOf4,
+  build([n], context) {
+    const clear = pick(context, "clearScanWords", [{}]);
+    const kernel = pick(context, "scanLookbackSubgroups", [{}, { BLOCK: 128, ITEMS: 2 }]);
+    const { BLOCK, ITEMS, ROUNDS } = constantsOf(kernel) as { BLOCK: number; ITEMS: number; ROUNDS: number };
+    const tiles = Math.ceil(n! / (4 * BLOCK * ITEMS));
+    if (tiles > context.limits.maxGridDims[0]) throw new UnsupportedShape(`${tiles} tiles exceed one row of the device's grid`);
+    // Depth of the tree that makes out[i]: within the tile (the thread's values, the subgroup scan, the
+    // subgroups' sums one after another), then the tile's offset: in the worst case each tile's prefix is the
+    // one before it, through a window's subgroupAdd, plus its own sum, a chain through every tile (and the
+    // rounds of windows before that); then the thread's running sum.
+    const lanes = log2(lanesOf(context.limits));
+    const depth = 4 * ITEMS + lanes + 1 + BLOCK / 4 + tiles * (lanes + 2) + ROUNDS + 4 * ITEMS + 2;
+    return {
+      buffers: [
+        { name: "x", length: n!, role: "input", low: 0, high: 1 },
+        // Poisoned (0xdeadbeef: a word the look-back would take for a published value) until clearScanWords
+        // sets them to NOT_READY.
+        { name: "aggregates", length: tiles, role: "scratch", type: "u32" },
+        { name: "prefixes", length: tiles, role: "scratch", type: "u32" },
+        { name: "counter", length: 1, role: "scratch", type: "u32" },
+        { name: "out", length: n!, role: "output" },
+      ],
+      steps: [
+        { kernel: clear, grid: [Math.ceil(tiles / 256), 1, 1], args: [{ buffer: "aggregates" }, { buffer: "prefixes" }, { buffer: "counter" }, { i32: tiles }] },
+        {
+          kernel,
+          grid: [tiles, 1, 1],
+          args: [{ buffer: "out" }, { buffer: "x" }, { buffer: "aggregates" }, { buffer: "prefixes" }, { buffer: "counter" }, { i32: n! }],
+        },
+      ],
+      bytes: 8 * n!,
+      output: "out",
+      parameters: {},
+      check: {
+        kind: "bound",
+        depth,
+        why: "the worst-case error of the scan's summation tree for each element, whose tile offsets may chain through every tile; inputs in [0, 1), so a wrong offset early in the data (≥ one tile's sum) is far outside it, and the CPU tests check every offset exactly on whole numbers",
+      },
+      reference: scanReference(n!),
+    };
+  },
+};
+
 // ---- histogram ----------------------------------------------------------------------------------------------
 
 const histogram: KernelCase = {
@@ -832,6 +887,7 @@ export const kernelCases: readonly KernelCase[] = [
   layerNormCase(true),
   scan,
   scanLookback,
+  scanLookbackSubgroups,
   histogram,
 ];
 

@@ -211,3 +211,15 @@ function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) 
   }
 }
 `.trim().split("\n");
+
+/**
+ * `bitcastU32` and `bitcastF32` (docs/language.md §5): the bits pass through one f32 slot that a Uint32Array
+ * views too. A NaN comes back as a JavaScript number, whose payload the engine need not keep: bitcastF32 of a
+ * NaN pattern gives a NaN, not necessarily the same bits again (the language leaves NaN payloads unspecified).
+ */
+export const bitcastRuntime = String.raw`
+// Bit casts between f32 and u32 through one shared 4-byte slot.
+const bitcastSlot = new Float32Array(1), bitcastSlotBits = new Uint32Array(bitcastSlot.buffer);
+function bitcastU32(x) { bitcastSlot[0] = x; return bitcastSlotBits[0]; }
+function bitcastF32(x) { bitcastSlotBits[0] = x; return bitcastSlot[0]; }
+`.trim().split("\n");

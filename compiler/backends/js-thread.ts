@@ -54,12 +54,14 @@ const f32Intrinsics: Readonly<Record<string, string>> = {
   pow: "fround(Math.pow($0, $1))", sin: "fround(Math.sin($0))", cos: "fround(Math.cos($0))", tan: "fround(Math.tan($0))",
   tanh: "fround(Math.tanh($0))", atan2: "fround(Math.atan2($0, $1))", fma: "fround($0 * $1 + $2)", sign: "Math.sign($0)",
   roundTf32: "roundTf32($0)",
+  bitcastF32: "bitcastF32($0)",
 };
 
 const intIntrinsics: Readonly<Record<string, { i32: string; u32: string }>> = {
   abs: { i32: "(Math.abs($0) | 0)", u32: "$0" },
   min: { i32: "Math.min($0, $1)", u32: "Math.min($0, $1)" },
   max: { i32: "Math.max($0, $1)", u32: "Math.max($0, $1)" },
+  bitcastU32: { i32: "", u32: "bitcastU32($0)" },
 };
 
 function fill(template: string, args: readonly string[]): string {

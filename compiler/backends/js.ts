@@ -19,7 +19,7 @@
 import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
+import { atomicsRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
 import { bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -63,6 +63,7 @@ const reserved: ReadonlySet<string> = new Set([
   "chk", "sg", "subgroupSize", "subgroup", "subgroupPoison", "subgroupWrap", "atomics", "atomicBitViews", "atomicF32",
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8",
+  "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
 ]);
 
 const prelude = [
@@ -86,6 +87,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   const bodies = input.kernels.map((unit) => unit.kernel.body);
   if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
   if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
+  if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
     out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
     out.line("// undefined) and the subgroup size (default 32).");
@@ -150,6 +152,15 @@ function usesMatrixRuntime(stmts: readonly Stmt[]): boolean {
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "mma") found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && e.name === "roundTf32" && (found = true));
+  });
+  return found;
+}
+
+/** Whether a body reinterprets bits (`bitcastU32`, `bitcastF32`): then the module prints their functions. */
+function usesBitcasts(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && (e.name === "bitcastU32" || e.name === "bitcastF32") && (found = true));
   });
   return found;
 }

@@ -182,6 +182,8 @@ export const cudaSpelling: Spelling = {
     sign: { f32: "tsk_signf", int: "" },
     // cvt.rna.tf32.f32 through inline PTX (cuda.ts prints the helper when used).
     roundTf32: { f32: "tsk_tf32", int: "" },
+    bitcastU32: { f32: "", int: "__float_as_uint($0)" },
+    bitcastF32: { f32: "__uint_as_float($0)", int: "" },
   },
   reserved: new Set([
     // C++ keywords and common macros
@@ -275,6 +277,8 @@ export const wgslSpelling: Spelling = {
     sign: { f32: "sign", int: "" },
     // Never printed (WebGPU has no matrix operations, TSK3048); the same rounding on the f32 bits.
     roundTf32: { f32: "bitcast<f32>((bitcast<u32>($0) + 4096u) & 4294959104u)", int: "" },
+    bitcastU32: { f32: "", int: "bitcast<u32>($0)" },
+    bitcastF32: { f32: "bitcast<f32>($0)", int: "" },
   },
   reserved: new Set([
     // Keywords

@@ -493,6 +493,12 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
     }
+    if (origin.name === "bitcastU32" || origin.name === "bitcastF32") {
+      // Bits, not values: f32 → u32 or u32 → f32, with no conversion at all (docs/language.md §5).
+      const toBits = origin.name === "bitcastU32";
+      const lowered = expectArgs(context, `${origin.name}()`, args, [toBits ? "f32" : "u32"], span);
+      return { kind: "intrinsic", name: origin.name, type: toBits ? "u32" : "f32", args: lowered, span };
+    }
     if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
     const special = lowerSpecialCall(context, origin.name, node, hint);
     if (special) return special;
@@ -505,7 +511,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     if (Node.isFunctionDeclaration(declaration)) return lowerHelperCall(context, declaration, args, span, spanOf(callee));
   }
   return fail("TSK1005", spanOf(callee), [name], {
-    notes: ["kernels may call Math functions, tskernel's f32/i32/u32/fma, and functions declared in a project file"],
+    notes: ["kernels may call Math functions, tskernel's f32/i32/u32/fma/bitcastU32/bitcastF32, and functions declared in a project file"],
   });
 }
 

@@ -115,6 +115,8 @@ export const comparisonOps: ReadonlySet<BinaryOp> = new Set(["eq", "ne", "lt", "
 export type IntrinsicName =
   | "sqrt" | "abs" | "min" | "max" | "floor" | "ceil" | "round" | "trunc"
   | "exp" | "exp2" | "log" | "log2" | "pow" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "fma" | "sign"
+  // The same 32 bits as another type: f32 → u32 (bitcastU32) and u32 → f32 (bitcastF32).
+  | "bitcastU32" | "bitcastF32"
   // Not a user function: legalize writes it where a matrix load rounds an f32 to tf32 (cvt.rna.tf32.f32).
   | "roundTf32";
 

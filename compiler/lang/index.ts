@@ -154,6 +154,21 @@ export function fma(a: f32, b: f32, c: f32): f32 {
   return Math.fround(a * b + c);
 }
 
+const bitcastSlot = new Float32Array(1);
+const bitcastSlotBits = new Uint32Array(bitcastSlot.buffer);
+
+/** The 32 bits of an f32, as a u32 (CUDA `__float_as_uint`, WGSL `bitcast<u32>`). */
+export function bitcastU32(x: f32): u32 {
+  bitcastSlot[0] = x;
+  return bitcastSlotBits[0]!;
+}
+
+/** The f32 whose bits are the u32 `x` (CUDA `__uint_as_float`, WGSL `bitcast<f32>`). NaN payloads are not kept everywhere. */
+export function bitcastF32(x: u32): f32 {
+  bitcastSlotBits[0] = x;
+  return bitcastSlot[0]!;
+}
+
 /** The element arrays a vector access takes: global buffers, shared arrays (a row of a 2-D one), private arrays. */
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
 
