@@ -122,6 +122,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "CPU backend) per input file, and manifest.json listing every kernel specialization with its parameters,",
         "block shape, shared memory and outputs. All or nothing: with any error nothing is written. Nothing",
         "outside --out is written and nothing in it is deleted; files of the same names are overwritten.",
+        "A kernel whose `targets` option leaves out a target is skipped for it; the summary names such kernels.",
         "",
         "Examples:",
         "  $ tskernel build kernels/*.ts --target cuda,wgsl --out build/kernels",

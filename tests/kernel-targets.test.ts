@@ -10,9 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/main.ts";
-import { CpuDevice } from "./cpu/cpu-device.ts";
-import { compileKernelLibrary, LaunchError, loadKernelLibrary, type Device, type KernelLibrary } from "./index.ts";
-import { deviceFor } from "../tests/backends.ts";
+import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { compileKernelLibrary, LaunchError, loadKernelLibrary, type Device, type KernelLibrary } from "../runtime/index.ts";
+import { deviceFor } from "./backends.ts";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-targets-"));
 const file = path.join(dir, "kernels.ts");
