@@ -2,15 +2,17 @@
  * The compiler pipeline from files to generated text: TypeScript's own diagnostics, lowering to IR,
  * choosing and applying specializations, validation, then per target unrolling, legalization and
  * emission. A kernel that declares its `targets` is checked and emitted only for those of the compilation's
- * targets it names; the rest skip it (a target no kernel of a file is built for has no output for that file). This is the programmatic API behind `tskernel check` and `tskernel build`. Nothing is emitted
- * for a file with errors; every diagnostic is returned, located, for the caller to render.
+ * targets it names; the rest skip it (a target no kernel of a file is built for has no output for that
+ * file). This is the programmatic API behind `tskernel check` and `tskernel build`. Nothing is emitted for a
+ * file with errors; every diagnostic is returned, located, for the caller to render.
  */
 
 import fs from "node:fs";
 import path from "node:path";
 import type { Project, SourceFile } from "ts-morph";
 import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagnostic.ts";
-import type { ConstValue, Kernel, Module, ScalarType } from "./ir/ir.ts";
+import type { ConstValue, HelperFunction, Kernel, Module, ScalarType, Stmt } from "./ir/ir.ts";
+import { exprsOf, walkExpr, walkStmts } from "./ir/rewrite.ts";
 import { lowerFile } from "./frontend/lower-kernel.ts";
 import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./frontend/nesting.ts";
 import { createProject } from "./frontend/program.ts";
@@ -196,8 +198,11 @@ function emitFile(
       return specializations.map((s) => (s.targets.includes(targetName) ? values[next++] : undefined));
     };
     const prepare = (body: Kernel["body"]) => legalize(target.unrollInIR ? foldStmts(unrollLoops(body)) : body, target.legalize);
-    // Calls point at the module's helper objects, so backends name those and print the prepared bodies.
-    const helpers = module.helpers.map((helper) => ({ helper, body: prepare(helper.body) }));
+    // Calls point at the module's helper objects, so backends name those and print the prepared bodies. A
+    // target that skips some kernels prints only the helpers its own kernels call: the validator measured the
+    // others only for the targets of the kernels that call them (code depth), so they may not fit this one.
+    const used = built.length < specializations.length ? helpersCalledBy(built.map((s) => s.kernel.body)) : undefined;
+    const helpers = module.helpers.filter((helper) => !used || used.has(helper)).map((helper) => ({ helper, body: prepare(helper.body) }));
     const units = built.map((s) => {
       const body = prepare(s.kernel.body);
       const scalarized = target.scalarizePrivateArrays ? scalarizePrivateArrays(body, s.kernel.locals, s.facts.sharedSizes) : { body, locals: s.kernel.locals };
@@ -233,6 +238,24 @@ function emitFile(
     }
   }
   return output;
+}
+
+/** The helpers that the given bodies call, directly or through other helpers. */
+function helpersCalledBy(bodies: readonly (readonly Stmt[])[]): Set<HelperFunction> {
+  const reached = new Set<HelperFunction>();
+  const pending = [...bodies];
+  while (pending.length > 0) {
+    walkStmts(pending.pop()!, (stmt) => {
+      for (const expr of exprsOf(stmt)) {
+        walkExpr(expr, (node) => {
+          if (node.kind !== "call" || reached.has(node.callee)) return;
+          reached.add(node.callee);
+          pending.push(node.callee.body);
+        });
+      }
+    });
+  }
+  return reached;
 }
 
 /** The specializations of a kernel: its options' list (or one), completed by defaults, overridden by defines. */
