@@ -74,8 +74,7 @@ describe("tskernel build: directories and globs", () => {
     const files = exampleKernelFiles();
     expect(files).toContain(path.join(examplesDir, "cmake-app", "kernels", "gemm.ts")); // a folder inside is entered
     expect(files.some((f) => f.includes(`${path.sep}vite-app${path.sep}`))).toBe(true);
-    // JS, which every example builds for (those that call threadFence() or use matrix operations have no WGSL:
-    // TSK3050, TSK3048).
+    // JS, which every example builds for.
     expect((await cli("build", ...files, "--target", "js", "--out", listed)).code).toBe(0);
     const fromDir = tempDir();
     expect((await cli("build", `${examplesDir}${path.sep}`, "--target", "js", "--out", fromDir)).code).toBe(0);
@@ -90,8 +89,7 @@ describe("tskernel build: directories and globs", () => {
   });
 
   it("check counts the files a directory stands for, and an empty directory is TSK4010", async () => {
-    // CUDA and the CPU: examples/scan-lookback.ts calls threadFence(), which WebGPU (checked by default) lacks.
-    const ok = await cli("check", examplesDir, "--target", "cuda,js");
+    const ok = await cli("check", examplesDir, "--target", "cuda,wgsl,js");
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(new RegExp(`in ${exampleKernelFiles().length} file\\(s\\)`));
     const empty = await cli("check", tempDir());

@@ -4,7 +4,9 @@
  * all or nothing: with any error, nothing is written, not even the directory. Nothing outside `--out` is
  * written (but the missing folders of `--out` itself), and nothing is ever deleted: files of the same names
  * are overwritten, every other file in `--out` is left alone, even in watch mode, where the outputs of a
- * kernel file that went away stay (manifest.json lists the current ones).
+ * kernel file that went away stay (manifest.json lists the current ones). A kernel whose `targets` option
+ * leaves out a target of the build is skipped for it (a file left with nothing for it gets no file), and the
+ * summary says which kernels each target skipped.
  */
 
 import { spawnSync } from "node:child_process";
@@ -87,10 +89,33 @@ export function ensureDirectory(dir: string): string | undefined {
   return undefined;
 }
 
+/**
+ * One line per target of the build that some kernels skip because their `targets` option leaves it out, with
+ * those kernels by file: `skipped for wgsl (not in the kernels' targets): scanLookback, … in examples/….ts`.
+ */
+export function skippedSummary(result: CompileResult, buildTargets: readonly TargetName[]): string[] {
+  const lines: string[] = [];
+  for (const target of buildTargets) {
+    const byFile = new Map<string, Set<string>>();
+    for (const file of result.files) {
+      for (const spec of file.specializations) {
+        if (spec.targets.includes(target)) continue;
+        const names = byFile.get(file.displayPath) ?? new Set<string>();
+        names.add(spec.kernel.name);
+        byFile.set(file.displayPath, names);
+      }
+    }
+    if (byFile.size === 0) continue;
+    const listed = [...byFile].map(([file, names]) => `${[...names].join(", ")} in ${file}`).join("; ");
+    lines.push(`skipped for ${target} (not in the kernels' targets): ${listed}\n`);
+  }
+  return lines;
+}
+
 type WrittenNames = { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } };
 
 /** Writes a successful compilation into `outDir`; returns the exit status. */
-export function writeBuild(result: CompileResult, outDir: string, io: Io, cubinArch?: string): number {
+export function writeBuild(result: CompileResult, outDir: string, io: Io, buildTargets: readonly TargetName[], cubinArch?: string): number {
   const problem = ensureDirectory(outDir);
   if (problem) {
     report([makeDiagnostic("TSK4001", undefined, [outDir, problem])], io);
@@ -147,6 +172,7 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, cubinA
   const outputs = fileCount;
   if (!write("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`)) return 1;
   io.stdout(`wrote ${outputs} files and manifest.json (${manifest.kernels.length} kernel specializations) to ${outDir}\n`);
+  for (const line of skippedSummary(result, buildTargets)) io.stdout(line);
   return 0;
 }
 
@@ -160,7 +186,7 @@ export function buildOnce(args: readonly string[], settings: BuildSettings, io: 
     io.stderr("nothing was written\n");
     return 1;
   }
-  return writeBuild(result, settings.out, io, settings.cubinArch);
+  return writeBuild(result, settings.out, io, settings.targets, settings.cubinArch);
 }
 
 const clock = () => new Date().toTimeString().slice(0, 8);

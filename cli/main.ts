@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { compileFiles, makeDiagnostic, renderDiagnostics, targetNames, type CompileResult, type Diagnostic, type TargetName } from "../compiler/index.ts";
-import { buildOnce, watchBuild } from "./build.ts";
+import { buildOnce, skippedSummary, watchBuild } from "./build.ts";
 import { expandInputs } from "./inputs.ts";
 import { report, tskernelVersion, type Io } from "./io.ts";
 import { openDevice } from "./open-device.ts";
@@ -96,7 +96,10 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       const result = compileFiles(inputs.files, { targets, defines });
       report([...inputs.diagnostics, ...result.diagnostics], io);
       const ok = result.ok && inputs.diagnostics.length === 0;
-      if (ok) io.stdout(`ok: ${countKernels(result)} kernel specializations in ${inputs.files.length} file(s)\n`);
+      if (ok) {
+        io.stdout(`ok: ${countKernels(result)} kernel specializations in ${inputs.files.length} file(s)\n`);
+        for (const line of skippedSummary(result, targets)) io.stdout(line);
+      }
       setExit(ok ? 0 : 1);
     });
 
@@ -119,6 +122,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "CPU backend) per input file, and manifest.json listing every kernel specialization with its parameters,",
         "block shape, shared memory and outputs. All or nothing: with any error nothing is written. Nothing",
         "outside --out is written and nothing in it is deleted; files of the same names are overwritten.",
+        "A kernel whose `targets` option leaves out a target is skipped for it; the summary names such kernels.",
         "",
         "Examples:",
         "  $ tskernel build kernels/*.ts --target cuda,wgsl --out build/kernels",

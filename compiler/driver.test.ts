@@ -1,8 +1,12 @@
 /**
  * The driver's options that only tools use: `kernels` compiles a subset of a file's kernels, so that
  * `defines` meant for one kernel cannot break a sibling that shares a constant's name (the tuner's case).
+ * And what a kernel's `targets` option does to a compilation: a target it leaves out neither checks nor
+ * emits it (nor the helpers only it calls), and the outputs stay aligned with the specializations.
  */
 
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileFiles } from "./driver.ts";
@@ -28,5 +32,68 @@ describe("compiling a subset of a file's kernels", () => {
     expect(specializations[0]!.facts.block).toEqual([1024, 1, 1]);
     expect(result.files[0]!.cuda!.source).toContain("sgemm2DBlocktiling_BM_128_BN_128_BK_8_TM_4_TN_4(");
     expect(result.files[0]!.cuda!.source).not.toContain("sgemm1DBlocktiling");
+  });
+});
+
+describe("kernels that declare their targets", () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-driver-")), "mixed.ts");
+  fs.writeFileSync(
+    file,
+    `import { kernel, shared, threadIdx, type f32 } from "tskernel";
+
+function shallow(x: f32): f32 {
+  return x + 1;
+}
+
+function onlyCudaAndCpu(x: f32): f32 {
+  return x * 3;
+}
+
+export const portable = kernel({ block: [64] }, (out: Float32Array) => {
+  out[threadIdx.x] = shallow(2);
+});
+
+// 80 KB of shared memory: more than WebGPU allows (TSK3002), within CUDA's 227 KB.
+export const large = kernel({ block: [64], targets: ["cuda", "js"] }, (out: Float32Array) => {
+  const big = shared.f32(20480);
+  big[threadIdx.x] = onlyCudaAndCpu(4);
+  out[threadIdx.x] = big[threadIdx.x];
+});
+`,
+  );
+
+  it("checks and emits each kernel for its own targets only, with outputs aligned to the specializations", () => {
+    const result = compileFiles([file], { targets: ["cuda", "wgsl", "js"] });
+    expect(result.diagnostics).toEqual([]);
+    const out = result.files[0]!;
+    expect(out.specializations.map((s) => [s.entryName, s.targets])).toEqual([
+      ["portable", ["cuda", "wgsl", "js"]],
+      ["large", ["cuda", "js"]],
+    ]);
+    expect(out.wgsl!.entries.map((e) => e?.entryPoint)).toEqual(["portable", undefined]);
+    expect(out.cuda!.functions).toEqual(["portable", "large"]);
+    expect(out.js!.functions).toEqual(["portable", "large"]);
+    // WGSL has neither the skipped kernel nor the helper only it calls; the other targets have both.
+    expect(out.wgsl!.source).toMatch(/fn shallow\(/);
+    expect(out.wgsl!.source).not.toMatch(/large|onlyCudaAndCpu/);
+    expect(out.cuda!.source).toMatch(/onlyCudaAndCpu\(/);
+    expect(out.js!.source).toMatch(/onlyCudaAndCpu\(/);
+  });
+
+  it("without the option the same kernel is TSK3002 on WebGPU", () => {
+    const undeclared = path.join(path.dirname(file), "undeclared.ts");
+    fs.writeFileSync(undeclared, fs.readFileSync(file, "utf8").replace(', targets: ["cuda", "js"]', ""));
+    const result = compileFiles([undeclared], { targets: ["cuda", "wgsl", "js"] });
+    expect(result.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual(["TSK3002 kernel 'large' uses 81920 bytes of shared memory; WebGPU allows at most 65536"]);
+  });
+
+  it("a compilation for none of a file's declared targets emits nothing for it", () => {
+    const result = compileFiles([file], { targets: ["wgsl"] });
+    expect(result.ok).toBe(true);
+    const out = result.files[0]!;
+    expect(out.specializations.map((s) => s.targets)).toEqual([["wgsl"], []]);
+    expect(out.cuda).toBeUndefined();
+    expect(out.js).toBeUndefined();
+    expect(out.wgsl!.entries.map((e) => e?.entryPoint)).toEqual(["portable", undefined]);
   });
 });

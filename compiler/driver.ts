@@ -1,15 +1,18 @@
 /**
  * The compiler pipeline from files to generated text: TypeScript's own diagnostics, lowering to IR,
  * choosing and applying specializations, validation, then per target unrolling, legalization and
- * emission. This is the programmatic API behind `tskernel check` and `tskernel build`. Nothing is emitted
- * for a file with errors; every diagnostic is returned, located, for the caller to render.
+ * emission. A kernel that declares its `targets` is checked and emitted only for those of the compilation's
+ * targets it names; the rest skip it (a target no kernel of a file is built for has no output for that
+ * file). This is the programmatic API behind `tskernel check` and `tskernel build`. Nothing is emitted for a
+ * file with errors; every diagnostic is returned, located, for the caller to render.
  */
 
 import fs from "node:fs";
 import path from "node:path";
 import type { Project, SourceFile } from "ts-morph";
 import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagnostic.ts";
-import type { ConstValue, Kernel, Module, ScalarType } from "./ir/ir.ts";
+import type { ConstValue, HelperFunction, Kernel, Module, ScalarType, Stmt } from "./ir/ir.ts";
+import { exprsOf, walkExpr, walkStmts } from "./ir/rewrite.ts";
 import { lowerFile } from "./frontend/lower-kernel.ts";
 import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./frontend/nesting.ts";
 import { createProject } from "./frontend/program.ts";
@@ -54,6 +57,11 @@ export interface SpecializedKernel {
   readonly generic: Kernel;
   readonly entryName: string;
   readonly facts: KernelFacts;
+  /**
+   * The compilation's targets this specialization is built for: all of them, or those its kernel's `targets`
+   * option names. The others skip it: they have no code for it and checked none of their limits.
+   */
+  readonly targets: readonly TargetName[];
 }
 
 export interface FileOutput {
@@ -61,22 +69,26 @@ export interface FileOutput {
   readonly displayPath: string;
   readonly module: Module;
   readonly specializations: readonly SpecializedKernel[];
-  /** `functions[i]` is the CUDA function of `specializations[i]`. */
+  /**
+   * Per target, absent when no specialization of the file is built for it. `functions[i]` is the CUDA function
+   * of `specializations[i]`, undefined where that specialization skips CUDA (its kernel's `targets`).
+   */
   readonly cuda?: {
     readonly source: string;
     readonly header: string;
-    readonly functions: readonly string[];
+    readonly functions: readonly (string | undefined)[];
     /** Per function: bytes of dynamic shared memory its launches need (0: none). */
-    readonly dynamicSharedBytes: readonly number[];
+    readonly dynamicSharedBytes: readonly (number | undefined)[];
   };
-  readonly wgsl?: { readonly source: string; readonly entries: readonly WgslEntryInfo[]; readonly lineSources: readonly (string | undefined)[] };
-  /** `functions[i]` is the JS function of `specializations[i]`. */
+  /** `entries[i]` is the WGSL entry point of `specializations[i]`, undefined where it skips WGSL. */
+  readonly wgsl?: { readonly source: string; readonly entries: readonly (WgslEntryInfo | undefined)[]; readonly lineSources: readonly (string | undefined)[] };
+  /** `functions[i]` is the JS function of `specializations[i]`, undefined where it skips JS. */
   readonly js?: {
     readonly source: string;
     readonly factoryBody: string;
     /** The checked-mode build of the same kernels (see backends/js.ts), for the CPU runtime's `checked` option. */
     readonly checkedFactoryBody: string;
-    readonly functions: readonly string[];
+    readonly functions: readonly (string | undefined)[];
   };
 }
 
@@ -142,13 +154,15 @@ function compileSourceFile(
   const specializations: SpecializedKernel[] = [];
   for (const kernel of module.kernels) {
     if (options.kernels && !options.kernels.has(kernel.name)) continue;
+    const declared = kernel.targets;
+    const builtFor = declared ? options.targets.filter((target) => declared.includes(target)) : options.targets;
     for (const values of specializationValues(kernel, options.defines, fileDiagnostics, definedNames)) {
       const specialized = specializeKernel(kernel, values);
       const facts = validateKernel(specialized, fileDiagnostics, { barrierUniformity: !options.unsafeSkipBarrierCheck });
       // One report per limit and place, from the first target that has it (e.g. a 4096-thread block
       // is one error, not one per target).
       const limitDiagnostics: Diagnostic[] = [];
-      for (const target of options.targets) checkTargetLimits(specialized, facts, target, limitDiagnostics);
+      for (const target of builtFor) checkTargetLimits(specialized, facts, target, limitDiagnostics);
       const reported = new Set<string>();
       for (const d of limitDiagnostics) {
         const key = `${d.code}@${d.span?.start}`;
@@ -156,7 +170,7 @@ function compileSourceFile(
         reported.add(key);
         fileDiagnostics.push(d);
       }
-      specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts });
+      specializations.push({ kernel: specialized, generic: kernel, entryName: specializedName(kernel, values), facts, targets: builtFor });
     }
   }
   const unique = dedupe(fileDiagnostics);
@@ -176,10 +190,20 @@ function emitFile(
   let output: FileOutput = { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
   for (const targetName of options.targets) {
     const target = targets[targetName];
+    // The specializations this target builds, and for each of the file's specializations its place among them.
+    const built = specializations.filter((s) => s.targets.includes(targetName));
+    if (built.length === 0) continue;
+    const aligned = <T>(values: readonly T[]): (T | undefined)[] => {
+      let next = 0;
+      return specializations.map((s) => (s.targets.includes(targetName) ? values[next++] : undefined));
+    };
     const prepare = (body: Kernel["body"]) => legalize(target.unrollInIR ? foldStmts(unrollLoops(body)) : body, target.legalize);
-    // Calls point at the module's helper objects, so backends name those and print the prepared bodies.
-    const helpers = module.helpers.map((helper) => ({ helper, body: prepare(helper.body) }));
-    const units = specializations.map((s) => {
+    // Calls point at the module's helper objects, so backends name those and print the prepared bodies. A
+    // target that skips some kernels prints only the helpers its own kernels call: the validator measured the
+    // others only for the targets of the kernels that call them (code depth), so they may not fit this one.
+    const used = built.length < specializations.length ? helpersCalledBy(built.map((s) => s.kernel.body)) : undefined;
+    const helpers = module.helpers.filter((helper) => !used || used.has(helper)).map((helper) => ({ helper, body: prepare(helper.body) }));
+    const units = built.map((s) => {
       const body = prepare(s.kernel.body);
       const scalarized = target.scalarizePrivateArrays ? scalarizePrivateArrays(body, s.kernel.locals, s.facts.sharedSizes) : { body, locals: s.kernel.locals };
       return {
@@ -201,19 +225,37 @@ function emitFile(
       const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
       output = {
         ...output,
-        cuda: { source: cuda.source, header, functions: cuda.signatures.map((s) => s.functionName), dynamicSharedBytes: cuda.signatures.map((s) => s.dynamicSharedBytes) },
+        cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },
       };
     } else if (targetName === "wgsl") {
       const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
-      output = { ...output, wgsl: { source: wgsl.source, entries: wgsl.entries, lineSources: wgsl.lineSources } };
+      output = { ...output, wgsl: { source: wgsl.source, entries: aligned(wgsl.entries), lineSources: wgsl.lineSources } };
     } else {
       const sourceText = sourceFile.getFullText();
       const js = emitJs({ displayPath, sourceText, helpers, kernels: units });
       const checked = emitJs({ displayPath, sourceText, helpers, kernels: units, checked: true });
-      output = { ...output, js: { ...js, checkedFactoryBody: checked.factoryBody } };
+      output = { ...output, js: { ...js, functions: aligned(js.functions), checkedFactoryBody: checked.factoryBody } };
     }
   }
   return output;
+}
+
+/** The helpers that the given bodies call, directly or through other helpers. */
+function helpersCalledBy(bodies: readonly (readonly Stmt[])[]): Set<HelperFunction> {
+  const reached = new Set<HelperFunction>();
+  const pending = [...bodies];
+  while (pending.length > 0) {
+    walkStmts(pending.pop()!, (stmt) => {
+      for (const expr of exprsOf(stmt)) {
+        walkExpr(expr, (node) => {
+          if (node.kind !== "call" || reached.has(node.callee)) return;
+          reached.add(node.callee);
+          pending.push(node.callee.body);
+        });
+      }
+    });
+  }
+  return reached;
 }
 
 /** The specializations of a kernel: its options' list (or one), completed by defaults, overridden by defines. */

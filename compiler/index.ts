@@ -11,7 +11,7 @@ export { renderDiagnostic, renderDiagnostics, type RenderOptions } from "./diagn
 export { makeDiagnostic, type Diagnostic } from "./diagnostics/diagnostic.ts";
 export { catalogue, type DiagnosticCode } from "./diagnostics/catalogue.ts";
 export { buildManifest, manifestVersion } from "./manifest.ts";
-export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
+export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestTarget, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { fragmentElementPosition, fragmentLayouts, roundTf32, type FragmentLayout } from "./ir/matrix.ts";

@@ -3,8 +3,9 @@
  * script needs without parsing generated code: its name and entry point, source file, constant values,
  * parameters in order with types and access, the fixed block shape, shared-memory bytes, and for each
  * target the generated file and how to call into it (the CUDA function, the WGSL entry point and its
- * binding layout), and whether the kernel uses subgroups or atomics (which arrays). Output file paths are relative to the manifest's directory; `source` is the kernel file
- * relative to the directory tskernel ran in. The format's types are in lang/manifest.ts.
+ * binding layout), the targets the kernel declares and those it was built for, and whether the kernel uses
+ * subgroups or atomics (which arrays). Output file paths are relative to the manifest's directory; `source`
+ * is the kernel file relative to the directory tskernel ran in. The format's types are in lang/manifest.ts.
  */
 
 import type { FileOutput } from "./driver.ts";
@@ -50,6 +51,24 @@ export function buildManifest(
     file.specializations.forEach((spec, index) => {
       const kernel = spec.kernel;
       const wgslEntry = file.wgsl?.entries[index];
+      const cudaFunction = file.cuda?.functions[index];
+      const jsFunction = file.js?.functions[index];
+      // Only the targets this specialization was built for: a kernel's `targets` may skip some of the file's.
+      const outputs: ManifestKernel["outputs"] = {
+        ...(file.cuda && cudaFunction !== undefined && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: cudaFunction, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
+        ...(jsFunction !== undefined && names.js ? { js: { file: names.js, function: jsFunction } } : {}),
+        ...(wgslEntry && names.wgsl
+          ? {
+              wgsl: {
+                file: names.wgsl,
+                entryPoint: wgslEntry.entryPoint,
+                workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
+                ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
+                layout: manifestLayout(kernel),
+              },
+            }
+          : {}),
+      };
       kernels.push({
         name: kernel.name,
         entryName: spec.entryName,
@@ -69,21 +88,9 @@ export function buildManifest(
         sharedBytes: spec.facts.sharedBytes,
         ...(usesSubgroups(kernel.body) ? { subgroups: true as const } : {}),
         ...atomicsOf(kernel),
-        outputs: {
-          ...(file.cuda && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: file.cuda.functions[index]!, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
-          ...(file.js && names.js ? { js: { file: names.js, function: file.js.functions[index]! } } : {}),
-          ...(wgslEntry && names.wgsl
-            ? {
-                wgsl: {
-                  file: names.wgsl,
-                  entryPoint: wgslEntry.entryPoint,
-                  workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
-                  ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
-                  layout: manifestLayout(kernel),
-                },
-              }
-            : {}),
-        },
+        ...(kernel.targets ? { declaredTargets: kernel.targets } : {}),
+        builtFor: (["cuda", "wgsl", "js"] as const).filter((target) => outputs[target] !== undefined),
+        outputs,
       });
     });
   }

@@ -78,7 +78,9 @@ export const clearScanWords = kernel({ block: [256] }, (aggregates: Uint32Array,
 });
 
 export const scanLookbackSubgroups = kernel(
-  { block: ["BLOCK"], specializations: [{}, { BLOCK: 128, ITEMS: 2 }, { BLOCK: 256, ITEMS: 4 }, { BLOCK: 128, ITEMS: 16 }] },
+  // CUDA and the CPU only: it compiles for WGSL, but its blocks wait on each other, and WebGPU does not promise
+  // that a waiting workgroup lets the others run.
+  { block: ["BLOCK"], specializations: [{}, { BLOCK: 128, ITEMS: 2 }, { BLOCK: 256, ITEMS: 4 }, { BLOCK: 128, ITEMS: 16 }], targets: ["cuda", "js"] },
   (
     out: Float32Array,
     input: ReadonlyFloat32Array,

@@ -37,7 +37,7 @@ export const clearScanState = kernel({ block: [256] }, (flags: Uint32Array, coun
 });
 
 export const scanLookback = kernel(
-  { block: ["BLOCK"], specializations: [{}, { BLOCK: 64, ITEMS: 2 }] },
+  { block: ["BLOCK"], specializations: [{}, { BLOCK: 64, ITEMS: 2 }], targets: ["cuda", "js"] },
   (
     out: Float32Array,
     input: ReadonlyFloat32Array,

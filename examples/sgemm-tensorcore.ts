@@ -38,6 +38,7 @@ import {
 export const sgemmTensorCore = kernel(
   {
     block: ["THREADS"],
+    targets: ["cuda", "js"],
     specializations: [
       // 128×128 tiles of four 64×64 warps, three stages: large aligned products.
       {},

@@ -132,17 +132,20 @@ function otherExports(project: ReturnType<typeof createProject>, output: FileOut
 function printModule(output: FileOutput): string {
   const wgslName = `${path.basename(output.displayPath).replace(/\.[cm]?ts$/, "")}.wgsl`;
   const manifest = buildManifest([output], new Map([[output, { wgsl: wgslName }]]), "tskernel bundler plugin");
-  const byKernel = new Map<string, { description: unknown; entryPoint: string }[]>();
+  const byKernel = new Map<string, { description: unknown; entryPoint?: string }[]>();
   manifest.kernels.forEach((description) => {
     const list = byKernel.get(description.name) ?? [];
-    list.push({ description, entryPoint: description.outputs.wgsl!.entryPoint });
+    // A kernel whose `targets` leave out wgsl has no entry point: it is still exported, and launching it
+    // is the runtime's error naming its targets, not the bundler's "not exported".
+    const entryPoint = description.outputs.wgsl?.entryPoint;
+    list.push({ description, ...(entryPoint !== undefined ? { entryPoint } : {}) });
     byKernel.set(description.name, list);
   });
   const lines = [
     `// Built by the tskernel bundler plugin from ${output.displayPath}: its WGSL and each kernel's launch description, made at build time.`,
     `import { compiledKernel } from ${JSON.stringify(runtimeModule)};`,
-    `const wgsl = ${JSON.stringify(output.wgsl!.source)};`,
-    `const lineSources = ${JSON.stringify(output.wgsl!.lineSources.map((s) => s ?? null))};`,
+    `const wgsl = ${JSON.stringify(output.wgsl?.source ?? "")};`,
+    `const lineSources = ${JSON.stringify((output.wgsl?.lineSources ?? []).map((s) => s ?? null))};`,
   ];
   for (const [name, specializations] of byKernel) {
     lines.push(`export const ${name} = /* @__PURE__ */ compiledKernel(${JSON.stringify(specializations)}, wgsl, lineSources);`);

@@ -140,6 +140,57 @@ describe("a kernel file that exports more than kernels", () => {
   });
 });
 
+describe("a kernel file with a kernel whose targets leave out wgsl", () => {
+  it(`builds: the kernel is exported without WGSL, and launching it on WebGPU names its targets${runs}`, async () => {
+    const file = path.join(root, "mixed.kernel.ts");
+    fs.writeFileSync(
+      file,
+      [
+        'import { atomicStore, blockIdx, kernel, threadFence, threadIdx, type i32 } from "tskernel";',
+        "",
+        "export const fill = kernel({ block: [64] }, (n: i32, y: Int32Array) => {",
+        "  const i = blockIdx.x * 64 + threadIdx.x;",
+        "  if (i < n) y[i] = i * 3 + 1;",
+        "});",
+        "",
+        "// threadFence() has no WGSL equivalent (TSK3050 without the targets option).",
+        'export const publish = kernel({ block: [64], targets: ["cuda", "js"] }, (values: Int32Array, flags: Int32Array) => {',
+        "  if (threadIdx.x === 0) {",
+        "    values[0] = 7;",
+        "    threadFence();",
+        "    atomicStore(flags, 0, 1);",
+        "  }",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    fs.writeFileSync(path.join(root, "mixed-entry.js"), 'export { fill, publish } from "./mixed.kernel.ts";\n');
+    const result = await esbuild.build({ entryPoints: [path.join(root, "mixed-entry.js")], bundle: true, format: "esm", write: false, external: [runtimeModule], plugins: [esbuildPlugin({ root })], logLevel: "silent" });
+    expect(result.errors).toEqual([]);
+    expect(result.warnings).toEqual([]);
+    const code = result.outputFiles[0]!.text;
+    expect(code).not.toMatch(/fn publish|threadFence/);
+    const bundle = path.join(root, "mixed-bundle.mjs");
+    fs.writeFileSync(bundle, code);
+    const module = (await import(pathToFileURL(bundle).href)) as { fill: CompiledKernel; publish: CompiledKernel };
+    expect(kernelHandle(module.fill).wgsl!.source).toContain("fn fill(");
+    expect(kernelHandle(module.publish).wgsl).toBeUndefined();
+    expect(kernelHandle(module.publish).description.declaredTargets).toEqual(["cuda", "js"]);
+    expect(module.publish.options.targets).toEqual(["cuda", "js"]);
+    if (typeof dawn === "string") return;
+    const device: WebGpuDevice = await createWebGpuDevice({ gpu: (dawn as WebGpuDevice).instance });
+    const n = 100;
+    const y = device.createBuffer(new Int32Array(n).fill(-99));
+    await launcher(device, module.fill)({ grid: 2, args: [n, y] });
+    expect([...((await device.read(y)) as Int32Array)]).toEqual(Array.from({ length: n }, (_, i) => i * 3 + 1));
+    const flags = device.createBuffer(new Int32Array(1));
+    await expect(launcher(device, module.publish)({ grid: 1, args: [y, flags] })).rejects.toThrow(
+      "tskernel: cannot launch 'publish': kernel 'publish' declares targets: [\"cuda\", \"js\"], so it was not built for wgsl, which the webgpu backend runs; launch it on a cuda or cpu device",
+    );
+    device.dispose();
+  });
+});
+
 describe("a kernel that does not compile", () => {
   const source = [
     'import { blockDim, blockIdx, kernel, threadIdx, type i32 } from "tskernel";',

@@ -36,13 +36,17 @@ export function compileKernelLibrary(
     const jsChecked = file.js ? instantiateJs(file.js.checkedFactoryBody) : undefined;
     file.specializations.forEach((_, i) => {
       const description = manifest.kernels[index++]!;
+      // Each target's code where this specialization was built for it (a kernel's `targets` may skip some).
+      const jsFunction = file.js?.functions[i];
+      const wgslEntry = file.wgsl?.entries[i];
+      const cudaFunction = file.cuda?.functions[i];
       handles.push({
         description,
-        js: jsFunctions?.[file.js!.functions[i]!],
-        jsSource: file.js ? { factoryBody: file.js.factoryBody, function: file.js.functions[i]! } : undefined,
-        jsChecked: jsChecked?.[file.js!.functions[i]!],
-        wgsl: file.wgsl ? { source: file.wgsl.source, entryPoint: file.wgsl.entries[i]!.entryPoint, lineSources: file.wgsl.lineSources } : undefined,
-        cuda: file.cuda ? { source: file.cuda.source, function: file.cuda.functions[i]!, dynamicSharedBytes: file.cuda.dynamicSharedBytes[i]! } : undefined,
+        js: jsFunction !== undefined ? jsFunctions?.[jsFunction] : undefined,
+        jsSource: file.js && jsFunction !== undefined ? { factoryBody: file.js.factoryBody, function: jsFunction } : undefined,
+        jsChecked: jsFunction !== undefined ? jsChecked?.[jsFunction] : undefined,
+        wgsl: file.wgsl && wgslEntry ? { source: file.wgsl.source, entryPoint: wgslEntry.entryPoint, lineSources: file.wgsl.lineSources } : undefined,
+        cuda: file.cuda && cudaFunction !== undefined ? { source: file.cuda.source, function: cudaFunction, dynamicSharedBytes: file.cuda.dynamicSharedBytes[i]! } : undefined,
       });
     });
   }

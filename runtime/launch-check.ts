@@ -18,6 +18,32 @@ export class LaunchError extends Error {
   }
 }
 
+/** Which target's code each backend runs. */
+const backendTarget = { cpu: "js", webgpu: "wgsl", cuda: "cuda" } as const;
+const targetBackend = { js: "cpu", wgsl: "webgpu", cuda: "cuda" } as const;
+
+/**
+ * The error for a launch on a backend the kernel has no code for. A kernel whose `targets` option leaves the
+ * backend's target out was skipped there on purpose: the message names its declared targets and the
+ * backends that run them. Otherwise the build (or the library's loading) left the target out.
+ */
+export function notBuiltFor(description: ManifestKernel, backend: keyof typeof backendTarget): LaunchError {
+  const target = backendTarget[backend];
+  const declared = description.declaredTargets;
+  if (declared && !declared.includes(target)) {
+    const elsewhere = declared.map((t) => targetBackend[t]).join(" or ");
+    return new LaunchError(
+      description.entryName,
+      `kernel '${description.name}' declares targets: [${declared.map((t) => JSON.stringify(t)).join(", ")}], so it was not built for ${target}, which the ${backend} backend runs; launch it on a ${elsewhere} device`,
+    );
+  }
+  const built = (["cuda", "wgsl", "js"] as const).filter((t) => description.outputs[t] !== undefined);
+  return new LaunchError(
+    description.entryName,
+    `it was not compiled for the ${target} target, which the ${backend} backend runs (the build has ${built.length > 0 ? built.join(", ") : "no target"} for it): build with --target ${target}`,
+  );
+}
+
 export const defaultLimits: LaunchLimits = {
   maxThreadsPerBlock: 1024,
   maxBlockDims: [1024, 1024, 64],

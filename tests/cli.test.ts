@@ -10,7 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/main.ts";
 import type { Manifest } from "../compiler/index.ts";
-import { needsDeviceFence, repoRoot } from "./golden-cases.ts";
+import { repoRoot } from "./golden-cases.ts";
 import { nvccAvailable } from "./tools/nvcc.ts";
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -20,13 +20,10 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout, stderr };
 }
 
-const allExamples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
-// Examples with matrix operations (tensor cores) build for CUDA and the CPU only: WebGPU has none (TSK3048);
-// nor has it the device-scope fence that examples calling threadFence() need (TSK3050).
-const matrixExamples = allExamples.filter((f) => path.basename(f) === "sgemm-tensorcore.ts");
-const fencing = allExamples.filter(needsDeviceFence);
-/** The examples that build for WebGPU too. */
-const examples = allExamples.filter((f) => !matrixExamples.includes(f) && !fencing.includes(f));
+/** Every example builds for every target: kernels that use what WebGPU lacks declare `targets: ["cuda", "js"]`. */
+const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
+/** What a build for WebGPU says it skipped: the examples' kernels that declare targets without wgsl. */
+const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): scanLookback in examples/scan-lookback.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts\n";
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -38,27 +35,36 @@ function declaredKernels(file: string): string[] {
 }
 
 describe("tskernel check", () => {
-  it("accepts every example with exit status 0 (the tensor-core one for CUDA and the CPU, TSK3048 for WebGPU)", async () => {
+  it("accepts every example for CUDA and WebGPU, skipping for WebGPU the kernels whose targets leave it out", async () => {
     const result = await cli("check", ...examples);
     expect(result.stderr).not.toMatch(/error\[/);
     expect(result.code).toBe(0);
-    expect(matrixExamples.length).toBe(1);
-    const matrix = await cli("check", ...matrixExamples, "--target", "cuda,js");
-    expect(matrix.stderr).not.toMatch(/error\[/);
-    expect(matrix.code).toBe(0);
-    const webgpu = await cli("check", ...matrixExamples, "--target", "wgsl");
-    expect(webgpu.code).toBe(1);
-    expect(webgpu.stderr).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'sgemmTensorCore' uses loadFragment()");
+    const [summary, ...skipped] = result.stdout.split(/(?<=\n)/);
+    expect(summary).toMatch(new RegExp(`^ok: \\d+ kernel specializations in ${examples.length} file\\(s\\)\n$`));
+    expect(skipped).toEqual([skippedForWgsl]);
+    // For the targets those kernels declare, nothing is skipped and nothing is said.
+    const declared = await cli("check", path.join(repoRoot, "examples", "scan-lookback.ts"), path.join(repoRoot, "examples", "sgemm-tensorcore.ts"), "--target", "cuda,js");
+    expect(declared.code).toBe(0);
+    expect(declared.stdout).toMatch(/^ok: \d+ kernel specializations in 2 file\(s\)\n$/);
   });
 
-  it("accepts the examples that call threadFence() for CUDA and the CPU, and refuses them for WebGPU (TSK3050)", async () => {
-    expect(fencing.map((f) => path.basename(f))).toEqual(["scan-lookback.ts"]);
-    const ok = await cli("check", ...fencing, "--target", "cuda,js");
-    expect(ok.stderr).not.toMatch(/error\[/);
-    expect(ok.code).toBe(0);
-    const refused = await cli("check", ...fencing);
-    expect(refused.code).toBe(1);
-    expect([...refused.stderr.matchAll(/error\[(TSK\d+)\]/g)].map((m) => m[1])).toEqual(["TSK3050", "TSK3050", "TSK3050", "TSK3050", "TSK3050"]);
+  it("still refuses matrix operations and threadFence() for WebGPU in a kernel that declares no targets, suggesting the option", async () => {
+    const dir = tempDir();
+    for (const [example, code, message] of [
+      ["sgemm-tensorcore.ts", "TSK3048", "error[TSK3048]: WebGPU has no matrix operations, and kernel 'sgemmTensorCore' uses loadFragment()"],
+      ["scan-lookback.ts", "TSK3050", "error[TSK3050]: threadFence() has no equivalent on WebGPU: it has no device-scope memory fence"],
+    ] as const) {
+      const text = fs.readFileSync(path.join(repoRoot, "examples", example), "utf8");
+      const undeclared = text.replace(/,? ?targets: \["cuda", "js"\],?/, "");
+      expect(undeclared, `${example} declares its targets`).not.toBe(text);
+      const file = path.join(dir, example);
+      fs.writeFileSync(file, undeclared);
+      const refused = await cli("check", file, "--target", "wgsl");
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(message);
+      expect([...refused.stderr.matchAll(/error\[(TSK\d+)\]/g)].map((m) => m[1])).toContain(code);
+      expect(refused.stderr).toContain('= note: declare the targets the kernel is for in its options, `kernel({ …, targets: ["cuda", "js"] }, …)`: a build for WebGPU then skips it');
+    }
   });
 
   it("exits 1 and prints a located diagnostic for a kernel with an error", async () => {
@@ -116,12 +122,20 @@ describe("tskernel build", () => {
       expect(names.length, `${file} declares kernels`).toBeGreaterThan(0);
       for (const name of names) expect(listed.has(`examples/${path.basename(file)}#${name}`), `${name} in manifest`).toBe(true);
     }
+    expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
+    const declaring = manifest.kernels.filter((k) => k.declaredTargets);
+    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["scanLookback", "sgemmTensorCore"]);
     for (const kernel of manifest.kernels) {
+      // Built for the build's targets that the kernel's `targets` (if any) name, with outputs for those only.
+      const expected = ["cuda", "wgsl"].filter((t) => !kernel.declaredTargets || (kernel.declaredTargets as readonly string[]).includes(t));
+      expect(kernel.builtFor, kernel.entryName).toEqual(expected);
+      expect(Object.keys(kernel.outputs).sort(), kernel.entryName).toEqual([...expected].sort());
       const cuda = kernel.outputs.cuda!;
-      const wgsl = kernel.outputs.wgsl!;
       expect(fs.readFileSync(path.join(out, cuda.file), "utf8")).toContain(`extern "C" __global__ void`);
       expect(fs.readFileSync(path.join(out, cuda.file), "utf8")).toContain(` ${cuda.function}(`);
       expect(fs.readFileSync(path.join(out, cuda.header), "utf8")).toContain(`launch_${cuda.function}(`);
+      const wgsl = kernel.outputs.wgsl;
+      if (!wgsl) continue;
       expect(fs.readFileSync(path.join(out, wgsl.file), "utf8")).toContain(`fn ${wgsl.entryPoint}(`);
       // Every run-time parameter appears in the WGSL layout exactly once, in order.
       const runtime = kernel.params.filter((p) => p.kind !== "const").map((p) => p.name);
@@ -130,6 +144,33 @@ describe("tskernel build", () => {
       if (kernel.block) expect(wgsl.workgroupSizeOverrides).toBeNull();
       else expect(wgsl.workgroupSizeOverrides).toHaveLength(3);
     }
+  });
+
+  it("builds the examples for WebGPU alone: kernels whose targets leave it out are skipped, and a file left with none gets no file", async () => {
+    const out = tempDir();
+    const result = await cli("build", path.join(repoRoot, "examples"), "--target", "wgsl", "--out", out);
+    expect(result.stderr).not.toMatch(/error\[|warning\[TSK30(48|50)/);
+    expect(result.code).toBe(0);
+    expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
+    const written = fs.readdirSync(out);
+    // sgemm-tensorcore.ts has one kernel, skipped; scan-lookback.ts keeps clearScanState, which runs anywhere.
+    expect(written.filter((f) => f.startsWith("sgemm-tensorcore"))).toEqual([]);
+    expect(written.filter((f) => f.startsWith("scan-lookback")).sort()).toEqual(["scan-lookback.wgsl", "scan-lookback.wgsl.map.json"]);
+    const wgsl = fs.readFileSync(path.join(out, "scan-lookback.wgsl"), "utf8");
+    expect(wgsl).toContain("fn clearScanState(");
+    expect(wgsl).not.toMatch(/scanLookback/);
+    // The manifest still lists the skipped kernels, built for nothing, so that a runtime can say why.
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, "manifest.json"), "utf8")) as Manifest;
+    const tensorCore = manifest.kernels.filter((k) => k.name === "sgemmTensorCore");
+    expect(tensorCore.length).toBeGreaterThan(1);
+    for (const kernel of tensorCore) {
+      expect(kernel.declaredTargets).toEqual(["cuda", "js"]);
+      expect(kernel.builtFor).toEqual([]);
+      expect(kernel.outputs).toEqual({});
+    }
+    const clear = manifest.kernels.find((k) => k.name === "clearScanState")!;
+    expect(clear.declaredTargets).toBeUndefined();
+    expect(clear.builtFor).toEqual(["wgsl"]);
   });
 
   it("records shared-memory bytes and block shape of a specialization", async () => {

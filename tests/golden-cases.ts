@@ -14,32 +14,28 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const casesRoot = path.join(repoRoot, "codegen-tests");
 export const updateGoldens = process.env.UPDATE_GOLDENS === "1";
 
+/**
+ * A case is compiled for every target. Kernels that use what a target lacks (WebGPU has no matrix operations
+ * and no device-scope fence) declare the targets they are for, so a case whose kernels all skip a target
+ * has no expected file for it: the compiler decides which, from the kernels' `targets` option.
+ */
 export interface CodegenCase {
   readonly name: string;
   readonly dir: string;
   readonly input: string;
-  /** The targets the case builds for: all three, except where the kernels use what a target lacks. */
-  readonly targets: readonly TargetName[];
 }
-
-/**
- * Kernel files that use matrix operations (TSK3048) or call threadFence() (TSK3050), which WebGPU lacks, are
- * built for CUDA and the CPU only, and have no expected.wgsl.
- */
-const targetsOf = (input: string): readonly TargetName[] =>
-  /\bmma\(|\bthreadFence\(/.test(fs.readFileSync(input, "utf8")) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
 
 export function codegenCases(): CodegenCase[] {
   const cases: CodegenCase[] = [];
   for (const entry of fs.readdirSync(casesRoot, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === "errors" || entry.name === "examples") continue;
     const dir = path.join(casesRoot, entry.name);
-    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts"), targets: targetsOf(path.join(dir, "kernel.ts")) });
+    if (fs.existsSync(path.join(dir, "kernel.ts"))) cases.push({ name: entry.name, dir, input: path.join(dir, "kernel.ts") });
   }
   for (const file of fs.readdirSync(path.join(repoRoot, "examples"))) {
     if (!file.endsWith(".ts")) continue;
     const name = file.replace(/\.ts$/, "");
-    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file), targets: targetsOf(path.join(repoRoot, "examples", file)) });
+    cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file) });
   }
   return cases.sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -50,19 +46,11 @@ export function errorCases(): CodegenCase[] {
   return fs
     .readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(root, entry.name, "kernel.ts")))
-    .map((entry) => ({ name: entry.name, dir: path.join(root, entry.name), input: path.join(root, entry.name, "kernel.ts"), targets: targetNames }))
+    .map((entry) => ({ name: entry.name, dir: path.join(root, entry.name), input: path.join(root, entry.name, "kernel.ts") }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 let sharedProject: ReturnType<typeof createProject> | undefined;
-
-/**
- * Whether a kernel file calls threadFence(), which WebGPU has no equivalent of (TSK3050): such files build for
- * CUDA and the CPU only, and have no expected.wgsl.
- */
-export function needsDeviceFence(input: string): boolean {
-  return /\bthreadFence\(/.test(fs.readFileSync(input, "utf8"));
-}
 
 /** Compiles one case for its targets (default: all three) with paths relative to the repository root. */
 export function compileCase(input: string, targets: readonly TargetName[] = targetNames): CompileResult {

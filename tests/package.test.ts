@@ -70,7 +70,7 @@ export const matmulTiled = kernel(
 `,
   "src/kernels/saxpy.kernel.ts": `import { blockDim, blockIdx, fma, kernel, threadIdx, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";
 
-export const saxpy = kernel({ block: [64] }, (n: i32, a: f32, x: ReadonlyFloat32Array, y: ReadonlyFloat32Array, out: Float32Array) => {
+export const saxpy = kernel({ block: [64], targets: ["cuda", "wgsl", "js"] }, (n: i32, a: f32, x: ReadonlyFloat32Array, y: ReadonlyFloat32Array, out: Float32Array) => {
   const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = fma(a, x[i], y[i]);
 });
@@ -247,6 +247,11 @@ describe("in a project that installed the tarball", () => {
     expect(manifest.generator).toBe(`tskernel ${JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).version}`);
     expect(manifest.kernels.map((k) => `${k.source}#${k.entryName}`)).toEqual(["src/kernels/matmul.kernel.ts#matmulTiled_TILE_16", "src/kernels/saxpy.kernel.ts#saxpy"]);
     expect(manifest.kernels[0]!.params.map((p) => `${p.name}:${p.kind}`)).toEqual(["C:buffer", "A:buffer", "B:buffer", "m:scalar", "n:scalar", "k:scalar", "TILE:const"]);
+    // saxpy declares its targets (the installed declarations take the option, the installed compiler reads it).
+    expect(manifest.kernels.map((k) => [k.declaredTargets, k.builtFor])).toEqual([
+      [undefined, ["cuda", "wgsl", "js"]],
+      [["cuda", "wgsl", "js"], ["cuda", "wgsl", "js"]],
+    ]);
     // The installed compiler (which reads the kernel language from its .d.ts) writes what the sources do.
     const files = ["matmul.kernel", "saxpy.kernel"].map((stem) => path.join(app, "src", "kernels", `${stem}.ts`));
     const expected = compileFiles(files, { targets: ["cuda", "wgsl", "js"], baseDir: app });

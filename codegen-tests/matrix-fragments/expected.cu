@@ -25,30 +25,30 @@ __device__ __forceinline__ void tsk_mma_m16n8k8_tf32(float& d0, float& d1, float
 }
 
 // Kernel warpPanels specialized for THREADS = 64, STEPS = 2; block 64×1×1.
-#line 6 "codegen-tests/matrix-fragments/kernel.ts"
+#line 7 "codegen-tests/matrix-fragments/kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) warpPanels_THREADS_64_STEPS_2(const float* __restrict__ A, const float* __restrict__ B, float* C, int K) {
-#line 9 "codegen-tests/matrix-fragments/kernel.ts"
-  __shared__ float tile[256];
 #line 10 "codegen-tests/matrix-fragments/kernel.ts"
-  float acc[4];
+  __shared__ float tile[256];
 #line 11 "codegen-tests/matrix-fragments/kernel.ts"
-  float a[8];
+  float acc[4];
 #line 12 "codegen-tests/matrix-fragments/kernel.ts"
-  float b[4];
+  float a[8];
 #line 13 "codegen-tests/matrix-fragments/kernel.ts"
-  const int warp = (int)threadIdx.x / 32;
+  float b[4];
 #line 14 "codegen-tests/matrix-fragments/kernel.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 15 "codegen-tests/matrix-fragments/kernel.ts"
   acc[0] = 0.5f;
   acc[1] = 0.5f;
   acc[2] = 0.5f;
   acc[3] = 0.5f;
-#line 15 "codegen-tests/matrix-fragments/kernel.ts"
-  for (int k0 = 0; k0 < K; k0 += 16) {
 #line 16 "codegen-tests/matrix-fragments/kernel.ts"
+  for (int k0 = 0; k0 < K; k0 += 16) {
+#line 17 "codegen-tests/matrix-fragments/kernel.ts"
 #pragma unroll
     for (int s = 0; s < 2; s++) {
       {
-#line 17 "codegen-tests/matrix-fragments/kernel.ts"
+#line 18 "codegen-tests/matrix-fragments/kernel.ts"
         const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane >> 2;
         const int lanePlace = lane & 3;
@@ -59,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(64) warpPanels_THREADS_64_STEPS_2(c
         a[(int)((unsigned int)s * 4u + 3u)] = tsk_tf32(A[(int)((unsigned int)element + (unsigned int)K * 8u + 4u)]);
       }
       {
-#line 18 "codegen-tests/matrix-fragments/kernel.ts"
+#line 19 "codegen-tests/matrix-fragments/kernel.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_1 >> 2;
         const int lanePlace_1 = lane_1 & 3;
@@ -68,14 +68,14 @@ extern "C" __global__ void __launch_bounds__(64) warpPanels_THREADS_64_STEPS_2(c
         b[(int)((unsigned int)s * 2u + 1u)] = tsk_tf32(B[(int)((unsigned int)element_1 + 32u)]);
       }
     }
-#line 20 "codegen-tests/matrix-fragments/kernel.ts"
-    for (int s_1 = 0; s_1 < 2; s_1++) {
 #line 21 "codegen-tests/matrix-fragments/kernel.ts"
+    for (int s_1 = 0; s_1 < 2; s_1++) {
+#line 22 "codegen-tests/matrix-fragments/kernel.ts"
       tsk_mma_m16n8k8_tf32(acc[0 * 4], acc[0 * 4 + 1], acc[0 * 4 + 2], acc[0 * 4 + 3], a[s_1 * 4], a[s_1 * 4 + 1], a[s_1 * 4 + 2], a[s_1 * 4 + 3], b[s_1 * 2], b[s_1 * 2 + 1]);
     }
   }
   {
-#line 25 "codegen-tests/matrix-fragments/kernel.ts"
+#line 26 "codegen-tests/matrix-fragments/kernel.ts"
     const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
     const int laneGroup_2 = lane_2 >> 2;
     const int lanePlace_2 = lane_2 & 3;
@@ -85,8 +85,8 @@ extern "C" __global__ void __launch_bounds__(64) warpPanels_THREADS_64_STEPS_2(c
     tile[(int)((unsigned int)element_2 + 64u)] = acc[2];
     tile[(int)((unsigned int)element_2 + 64u + 1u)] = acc[3];
   }
-#line 26 "codegen-tests/matrix-fragments/kernel.ts"
-  __syncthreads();
 #line 27 "codegen-tests/matrix-fragments/kernel.ts"
+  __syncthreads();
+#line 28 "codegen-tests/matrix-fragments/kernel.ts"
   C[(int)((unsigned int)warp * 128u + (unsigned int)((int)threadIdx.x % 32))] = tile[(int)((unsigned int)warp * 128u + (unsigned int)((int)threadIdx.x % 32))];
 }

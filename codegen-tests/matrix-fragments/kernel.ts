@@ -1,10 +1,11 @@
 // Warp-level matrix operations: each warp multiplies a 16×K row panel of A by a K×8 column panel of B
 // (K a multiple of 8) into one accumulator, with the fragments of a step in arrays indexed by loop counters:
-// an unrolled loop (constant indices on CUDA) and a plain one (run-time indices, uniform).
+// an unrolled loop (constant indices on CUDA) and a plain one (run-time indices, uniform). WebGPU has no matrix
+// operations: the kernel declares the targets it is for, and a WGSL build skips it.
 import { fillFragment, fragment, kernel, loadFragment, mma, shared, storeFragment, syncThreads, threadIdx, type Const, type i32, type ReadonlyFloat32Array } from "tskernel";
 
 export const warpPanels = kernel(
-  { block: ["THREADS"], specializations: [{}] },
+  { block: ["THREADS"], specializations: [{}], targets: ["cuda", "js"] },
   (A: ReadonlyFloat32Array, B: ReadonlyFloat32Array, C: Float32Array, K: i32, THREADS: Const<i32> = 64, STEPS: Const<i32> = 2) => {
     const tile = shared.f32(THREADS * 4);
     const acc = fragment.accumulator("m16n8k8", "f32", 1);

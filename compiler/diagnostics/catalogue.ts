@@ -50,6 +50,11 @@ export const catalogue = {
   TSK1067: { severity: "error", template: "fragment.{0} takes {1}, found {2}" },
   TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
   TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
+  // The `targets` kernel option.
+  TSK1090: { severity: "error", template: "the targets option must be written in place as an array of target names in quotes: {0}" },
+  TSK1091: { severity: "error", template: "unknown target '{0}' in the targets of kernel '{1}' (the targets are {2})" },
+  TSK1092: { severity: "error", template: "target '{0}' is listed twice in the targets of kernel '{1}'" },
+  TSK1093: { severity: "error", template: "kernel '{0}' declares an empty list of targets, so it would be built for none" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },

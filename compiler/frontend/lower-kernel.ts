@@ -1,6 +1,6 @@
 /**
  * Lowers one source file to an IR module: finds each `export const NAME = kernel(options?, fn)`, reads the
- * options literally (block shape, specializations), types the parameters (buffers, scalars, compile-time
+ * options literally (block shape, specializations, targets), types the parameters (buffers, scalars, compile-time
  * constants), and lowers the body. Kernels come out generic: compile-time constants are `constRef`s until
  * the specialization pass gives them values.
  */
@@ -12,6 +12,7 @@ import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState 
 import { isLiteralLike, lowerExpected, lowerExpr, lowerIndexedArray, makeLiteral } from "./lower-expr.ts";
 import { lowerBlock } from "./lower-stmt.ts";
 import { findKernelCalls } from "./program.ts";
+import { targetNames, type TargetName } from "../backends/targets.ts";
 
 export interface LoweredFile {
   readonly module: Module;
@@ -46,6 +47,7 @@ interface KernelOptionsIR {
   blockSpan?: Span;
   specializations: Record<string, ConstValue>[];
   specializationsSpan?: Span;
+  targets?: TargetName[];
 }
 
 function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").CallExpression, diagnostics: Diagnostic[]): Kernel {
@@ -63,7 +65,7 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
 
   const scope = new Scope();
   const params = fnNode.getParameters().map((param) => lowerParam(param, scope));
-  const options = args.length === 2 ? readOptions(args[0]!, params) : { specializations: [] };
+  const options = args.length === 2 ? readOptions(args[0]!, params, name) : { specializations: [] };
 
   const context: FunctionContext = { module: state, kind: "kernel", name, shared: [], locals: [], scope, loopDepth: 0 };
   const statements = lowerBlock(context, body.getStatements(), diagnostics, true);
@@ -79,6 +81,7 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
     blockSpan: options.blockSpan,
     specializations: options.specializations,
     specializationsSpan: options.specializationsSpan,
+    targets: options.targets,
     constValues: new Map(),
     span: spanOf(call.getParentOrThrow()),
   };
@@ -173,7 +176,42 @@ function parseBlockShape(text: string, checkName: (name: string) => void): Block
   return position === tokens.length ? formula : undefined;
 }
 
-function readOptions(node: Expression, params: readonly KernelParam[]): KernelOptionsIR {
+/**
+ * The `targets` option: target names as the command line spells them (`--target cuda,wgsl,js`), each once.
+ * Read literally, like the other options, because the driver decides from it which targets build the kernel.
+ */
+function readTargets(value: Expression, kernelName: string): TargetName[] {
+  const example = 'targets: ["cuda", "js"]';
+  const found = (node: Node) => {
+    const text = node.getText().replace(/\s+/g, " ");
+    return `found \`${text.length > 40 ? `${text.slice(0, 37)}...` : text}\``;
+  };
+  if (!Node.isArrayLiteralExpression(value)) return fail("TSK1090", spanOf(value), [found(value)], { notes: [`write, for example, \`${example}\``] });
+  const elements = value.getElements();
+  if (elements.length === 0) {
+    return fail("TSK1093", spanOf(value), [kernelName], { notes: ["leave the option out to build the kernel for every target a build asks for"] });
+  }
+  const names: TargetName[] = [];
+  const spans = new Map<string, Span>();
+  for (const element of elements) {
+    if (!Node.isStringLiteral(element)) return fail("TSK1090", spanOf(element), [found(element)], { notes: [`write, for example, \`${example}\``] });
+    const name = element.getLiteralValue();
+    if (!(targetNames as readonly string[]).includes(name)) {
+      // The runtime's backend names are the likeliest slip: say which target each one runs.
+      const backend = ({ webgpu: "wgsl", cpu: "js" } as Record<string, string>)[name];
+      return fail("TSK1091", spanOf(element), [name, kernelName, targetNames.join(", ")], {
+        notes: backend ? [`the ${name} backend runs the ${backend} target: write "${backend}"`] : [],
+      });
+    }
+    const first = spans.get(name);
+    if (first) return fail("TSK1092", spanOf(element), [name, kernelName], { related: [{ span: first, message: "first listed here" }] });
+    spans.set(name, spanOf(element));
+    names.push(name as TargetName);
+  }
+  return names;
+}
+
+function readOptions(node: Expression, params: readonly KernelParam[], kernelName: string): KernelOptionsIR {
   if (!Node.isObjectLiteralExpression(node)) return fail("TSK1004", spanOf(node), ["expected an object literal"]);
   const constParams = new Map(params.flatMap((p) => (p.kind === "const" ? [[p.name, p] as const] : [])));
   const options: KernelOptionsIR = { specializations: [] };
@@ -217,8 +255,10 @@ function readOptions(node: Expression, params: readonly KernelParam[]): KernelOp
         }
         options.specializations.push(values);
       }
+    } else if (key === "targets") {
+      options.targets = readTargets(value, kernelName);
     } else {
-      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block and specializations)`]);
+      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations and targets)`]);
     }
   }
   return options;

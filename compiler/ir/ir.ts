@@ -546,6 +546,11 @@ export interface Kernel {
   readonly specializations: readonly Readonly<Record<string, ConstValue>>[];
   /** Span of the `specializations` option, for diagnostics about its values. */
   readonly specializationsSpan?: Span;
+  /**
+   * The targets the kernel declares it is built for (its `targets` option), in the order written; undefined
+   * when it declares none, and is then built for every target a compilation asks for.
+   */
+  readonly targets?: readonly ("cuda" | "wgsl" | "js")[];
   /** Values of the constant parameters once specialized; empty before. */
   readonly constValues: ReadonlyMap<string, ConstValue>;
   readonly span: Span;

@@ -45,6 +45,12 @@ export interface KernelOptions {
   block?: readonly (number | string)[];
   /** The specializations to build by default; each maps constant parameter names to values. */
   specializations?: readonly Readonly<Record<string, number | boolean>>[];
+  /**
+   * The targets the kernel is built for, as `tskernel build --target` names them: `targets: ["cuda", "js"]`
+   * for a kernel that uses what WebGPU lacks (matrix operations, `threadFence()`). A build for another target
+   * skips the kernel, and launching it on that target's backend is an error naming these. Default: every target.
+   */
+  targets?: readonly ("cuda" | "wgsl" | "js")[];
 }
 
 /** The handle that `kernel` returns: it names the kernel for the runtime. */

@@ -5,6 +5,9 @@
  * manifest never pulls in the compiler, not even its declarations. docs/cli.md describes every field.
  */
 
+/** The targets, as `tskernel build --target` and the `targets` kernel option name them. */
+export type ManifestTarget = "cuda" | "wgsl" | "js";
+
 /** The scalar types of the kernel language, as the manifest spells them. */
 export type ManifestScalarType = "f32" | "i32" | "u32" | "bool";
 
@@ -51,6 +54,16 @@ export interface ManifestKernel {
   readonly subgroups?: true;
   /** Present when atomics touch some of the kernel's arrays: their names (buffer parameters, shared arrays). */
   readonly atomics?: { readonly buffers: readonly string[]; readonly shared: readonly string[] };
+  /**
+   * The targets the kernel declares in its options (`targets: ["cuda", "js"]`); absent when it declares none
+   * and is built for every target of the build. A runtime names them when asked to launch it elsewhere.
+   */
+  readonly declaredTargets?: readonly ManifestTarget[];
+  /**
+   * The targets this build has code for, in `outputs`: the build's `--target` list, less those the kernel's
+   * `declaredTargets` leave out (the build skipped it there). Empty when the build made none of them.
+   */
+  readonly builtFor: readonly ManifestTarget[];
   readonly outputs: {
     readonly cuda?: {
       readonly file: string;

@@ -251,7 +251,9 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   if (matrix) {
     const what = { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()" }[matrix.kind];
     diagnostics.push(makeDiagnostic("TSK3048", matrix.span, [displayName, kernel.name, what], {
-      notes: [`build this kernel for CUDA or the CPU backend (--target cuda,js), and give ${displayName} a kernel without matrix operations`],
+      notes: [
+        `declare the targets the kernel is for in its options, \`kernel({ …, targets: ["cuda", "js"] }, …)\`: a build for ${displayName} then skips it; give ${displayName} a kernel without matrix operations`,
+      ],
     }));
   }
   if (!limits.deviceScopeFence) {
@@ -260,7 +262,7 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       diagnostics.push(makeDiagnostic("TSK3050", stmt.span, [displayName], {
         notes: [
           "WGSL's atomics are relaxed and storageBarrier() orders memory within one workgroup only, so another workgroup may see a flag set before the data it guards; nor does WebGPU promise that a workgroup waiting on another lets that one run",
-          "build this kernel for CUDA and the CPU (--target cuda,js), or do the work in several launches (examples/scan.ts)",
+          'declare the targets the kernel is for in its options, `kernel({ …, targets: ["cuda", "js"] }, …)`: a build for WebGPU then skips it; or do the work in several launches (examples/scan.ts)',
         ],
       }));
     });

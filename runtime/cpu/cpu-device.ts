@@ -18,7 +18,7 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
-import { checkLaunch, defaultLimits, kernelName, LaunchError } from "../launch-check.ts";
+import { checkLaunch, defaultLimits, kernelName, LaunchError, notBuiltFor } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
 import { TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
@@ -118,6 +118,7 @@ export class CpuDevice implements Device {
 
   async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
     kernelName(kernel);
+    if (!(this.checked ? kernel.jsChecked : kernel.js)) throw notBuiltFor(kernel.description, "cpu");
     if (!this.pool || !kernel.jsSource) {
       this.run(kernel, options);
       return;
@@ -158,10 +159,11 @@ export class CpuDevice implements Device {
    * which runs it on workers.
    */
   run(kernel: KernelHandle, options: LaunchOptions): void {
+    kernelName(kernel);
+    const fn = this.checked ? kernel.jsChecked : kernel.js;
+    if (!fn) throw notBuiltFor(kernel.description, "cpu");
     const { checked, args } = this.prepare(kernel, options);
     const name = kernel.description.entryName;
-    const fn = this.checked ? kernel.jsChecked : kernel.js;
-    if (!fn) throw new LaunchError(name, "it was not compiled for the js target");
     const checker = this.checked ? new Checker(name, this.timeLimitMs) : undefined;
     this.runBlocks(kernel, checked, args, fn, checker);
   }

@@ -9,7 +9,7 @@
 import { performance } from "node:perf_hooks";
 import { bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
-import { checkLaunch, kernelName, LaunchError, type LaunchLimits } from "../launch-check.ts";
+import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
 import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
 import { ModuleCache } from "./module-cache.ts";
 
@@ -161,7 +161,7 @@ export class CudaDevice implements Device {
   /** The compiled function of a kernel, compiling (or loading from the cache) on first use. */
   compiled(kernel: KernelHandle): CompiledFunction {
     const cuda = kernel.cuda;
-    if (!cuda) throw new LaunchError(kernel.description.entryName, "it was not compiled for the cuda target");
+    if (!cuda) throw notBuiltFor(kernel.description, "cuda");
     const key = `${kernel.description.source}#${cuda.function}`;
     const existing = this.functions.get(key);
     if (existing) return existing;

@@ -12,10 +12,13 @@ import type { ManifestKernel } from "../../compiler/lang/manifest.ts";
 import type { Device, DeviceBuffer, Dim3, KernelArg, KernelHandle, Timing, TimingOptions } from "../device.ts";
 import { KernelLibrary } from "../library.ts";
 
-/** One specialization of a kernel as the plugin emits it: its manifest description and its WGSL entry point. */
+/**
+ * One specialization of a kernel as the plugin emits it: its manifest description and its WGSL entry point,
+ * absent when the kernel's `targets` leave out wgsl (a launch then says so, naming them).
+ */
 export interface CompiledSpecialization {
   readonly description: ManifestKernel;
-  readonly entryPoint: string;
+  readonly entryPoint?: string;
 }
 
 /** The value a kernel file's export has once the plugin built it. */
@@ -70,11 +73,12 @@ export function compiledKernel(specializations: readonly CompiledSpecialization[
   const first = specializations[0]!.description;
   const handles = specializations.map(({ description, entryPoint }): KernelHandle => ({
     description,
-    wgsl: { source: wgsl, entryPoint, lineSources: lineSources.map((s) => s ?? undefined) },
+    ...(entryPoint !== undefined ? { wgsl: { source: wgsl, entryPoint, lineSources: lineSources.map((s) => s ?? undefined) } } : {}),
   }));
   const options: KernelOptions = {
     ...(first.block ? { block: first.block } : {}),
     specializations: specializations.map((s) => s.description.specialization),
+    ...(first.declaredTargets ? { targets: first.declaredTargets } : {}),
   };
   return { kind: "tskernel.kernel", name: first.name, fn: () => notHere(first.name), options, specializations: handles };
 }

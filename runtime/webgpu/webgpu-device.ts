@@ -18,7 +18,7 @@
 
 import { BackendUnavailable, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
-import { checkLaunch, kernelName, LaunchError, type LaunchLimits } from "../launch-check.ts";
+import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
 
 interface WebGpuBuffer extends DeviceBuffer {
   readonly gpuBuffer: GPUBuffer;
@@ -190,7 +190,7 @@ export class WebGpuDevice implements Device {
   private async pipeline(kernel: KernelHandle, block: readonly [number, number, number]): Promise<PipelineEntry> {
     const description = kernel.description;
     const wgsl = description.outputs.wgsl;
-    if (!kernel.wgsl || !wgsl) throw new LaunchError(description.entryName, "it was not compiled for the wgsl target");
+    if (!kernel.wgsl || !wgsl) throw notBuiltFor(description, "webgpu");
     const module = await this.module(kernel);
     let cache = this.pipelines.get(module);
     if (!cache) this.pipelines.set(module, (cache = new Map()));
@@ -241,6 +241,7 @@ export class WebGpuDevice implements Device {
   /** Encodes one launch; returns the command buffer and what must be released after it ran. */
   private async encode(kernel: KernelHandle, options: LaunchOptions, timestamps?: GPUComputePassTimestampWrites): Promise<{ commands: GPUCommandBuffer; uniform?: GPUBuffer }> {
     this.buffers.assertOpen(kernelName(kernel));
+    if (!kernel.wgsl || !kernel.description.outputs.wgsl) throw notBuiltFor(kernel.description, "webgpu");
     if (kernel.description.subgroups && !this.hasSubgroups) {
       throw new LaunchError(kernel.description.entryName, "it uses subgroup operations, which need the WebGPU feature 'subgroups', and this device does not have it (the adapter does not offer it)");
     }

@@ -298,7 +298,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       }
       const outputs = result.outputs;
       const sample = inputRng(options.seed ^ 0x5eed, index);
-      if (outputs && sample.chance(dawnRate)) {
+      if (outputs?.wgsl !== undefined && sample.chance(dawnRate)) {
         const validation = await validateWgsl(outputs.wgsl, outputs.beyondDefaultLimits ? [] : [...outputs.wgslEntryPoints]);
         dawn.validated++;
         const errors = validation.messages.filter((m) => m.type === "error");
@@ -309,7 +309,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
           fail(input, `Dawn rejects the WGSL: ${validation.messages.map((m) => `${m.type} ${m.line}:${m.column} ${m.message}`).join("; ").slice(0, 1500)}`);
         }
       }
-      if (outputs && haveNvcc && sample.chance(nvccRate)) {
+      if (outputs?.cuda !== undefined && haveNvcc && sample.chance(nvccRate)) {
         const source = outputs.cuda;
         nvccQueue = nvccQueue.then(async () => {
           const begun = performance.now();

@@ -25,8 +25,9 @@ export interface OracleResult {
   readonly ms: number;
   /** Accepted inputs: what the caller hands to nvcc and Dawn. */
   readonly outputs?: {
-    readonly cuda: string;
-    readonly wgsl: string;
+    /** Absent where every kernel of the input declares targets without it (the `targets` option). */
+    readonly cuda?: string;
+    readonly wgsl?: string;
     readonly wgslEntryPoints: readonly string[];
     /** A WebGPU limit warning (TSK3006/TSK3007) was given: pipelines need more than Dawn's default limits. */
     readonly beyondDefaultLimits: boolean;
@@ -78,11 +79,16 @@ export class Oracle {
     const out = result.files[0];
     if (!out) return failure("accepted, but no file output", codes, ms);
     if (out.specializations.length === 0) return { verdict: "accepted", reason: "", codes, ms };
-    if (!out.cuda || !out.wgsl || !out.js) return failure("accepted, but a target's output is missing", codes, ms);
+    // Each target has output exactly when some specialization is built for it (a kernel's `targets` may skip it).
+    for (const target of ["cuda", "wgsl", "js"] as const) {
+      const wanted = out.specializations.some((s) => s.targets.includes(target));
+      if (wanted !== (out[target] !== undefined)) return failure(`accepted, but the ${target} output is ${wanted ? "missing" : "there although every kernel skips it"}`, codes, ms);
+    }
     try {
-      const functions = instantiateJs(out.js.factoryBody);
-      const checked = instantiateJs(out.js.checkedFactoryBody);
-      for (const name of out.js.functions) {
+      const functions = out.js ? instantiateJs(out.js.factoryBody) : {};
+      const checked = out.js ? instantiateJs(out.js.checkedFactoryBody) : {};
+      for (const name of out.js?.functions ?? []) {
+        if (name === undefined) continue;
         if (typeof functions[name] !== "function" || typeof checked[name] !== "function") return failure(`generated JS lacks the function ${name}`, codes, ms);
       }
     } catch (error) {
@@ -94,9 +100,9 @@ export class Oracle {
       codes,
       ms,
       outputs: {
-        cuda: out.cuda.source,
-        wgsl: out.wgsl.source,
-        wgslEntryPoints: out.wgsl.entries.map((e) => e.entryPoint),
+        cuda: out.cuda?.source,
+        wgsl: out.wgsl?.source,
+        wgslEntryPoints: out.wgsl?.entries.flatMap((e) => (e ? [e.entryPoint] : [])) ?? [],
         beyondDefaultLimits: result.diagnostics.some((d) => d.code === "TSK3006" || d.code === "TSK3007"),
       },
     };

@@ -52,121 +52,121 @@ __device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 107520 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 55296);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[128];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[32];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 2;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 128u);
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 128u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 2; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 2; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 16) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 2;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 2;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 131 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<1>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 3u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 16) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 64u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -177,11 +177,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -190,18 +190,18 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 32; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 32) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 32) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -212,11 +212,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -226,36 +226,36 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 8; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -266,41 +266,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 16;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 16) * 4u);
+      const int r_4 = piece / 16;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -310,121 +310,121 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 143360 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[18432] = *reinterpret_cast<float (*)[18432]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[18432] = *reinterpret_cast<float (*)[18432]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[17408] = *reinterpret_cast<float (*)[17408]>(tsk_dynamic_shared + 73728);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[128];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[32];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 2;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 128u);
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 128u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 3; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 3; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 16) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 3;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 3;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 132 "examples/sgemm-tensorcore.ts"
+#line 133 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<2>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 4u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 4u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 16) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 64u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -435,11 +435,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -448,18 +448,18 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 32; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 32) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 32) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -470,11 +470,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -484,36 +484,36 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 8; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 4 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -524,41 +524,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 16;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 16) * 4u);
+      const int r_4 = piece / 16;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -568,121 +568,121 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 156672 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[25344] = *reinterpret_cast<float (*)[25344]>(tsk_dynamic_shared + 55296);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[128];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[32];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 4;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 4;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 4;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 64;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 64;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 64) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 256u);
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 256u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 2; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 2; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 4) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 264u + ((unsigned int)innerRowB + (unsigned int)r_1) * 264u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 2;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 2;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 131 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<1>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 3u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 4) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 264u + ((unsigned int)innerRowB + (unsigned int)r_3) * 264u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 32u * 264u + (unsigned int)warpCol * 64u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -693,11 +693,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -706,18 +706,18 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 1056u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 32; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 32) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 32) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -728,11 +728,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -742,36 +742,36 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 8; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -782,41 +782,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
         As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 16;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 16) * 4u);
+      const int r_4 = piece / 16;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -826,121 +826,121 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 162816 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[27648] = *reinterpret_cast<float (*)[27648]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[27648] = *reinterpret_cast<float (*)[27648]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 110592);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[128];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[32];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 2;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 256u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 128u);
+  const int aRows = (int)((unsigned int)cRow * 256u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 128u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 2; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 2; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 256; r += 32) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 256u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 8) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 2;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 2;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 131 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<1>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 3u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 256; r_2 += 32) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 256u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 256u * 36u + (unsigned int)warpRow * 64u * 36u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 256u * 36u + (unsigned int)warpRow * 64u * 36u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 64u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -964,18 +964,18 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 32; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 32) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 32) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -1000,36 +1000,36 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 8; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -1040,41 +1040,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
         As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 16;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 16) * 4u);
+      const int r_4 = piece / 16;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -1084,121 +1084,121 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_32_STAGES_3_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 107520 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[13824] = *reinterpret_cast<float (*)[13824]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[13056] = *reinterpret_cast<float (*)[13056]>(tsk_dynamic_shared + 55296);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[64];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[64];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[16];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 4;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 4;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 4;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 8;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 8;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 8) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 128u);
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 128u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 16; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 32;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 2; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 2; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 32; r_1 += 8) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 32u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 2;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 2;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 130 "examples/sgemm-tensorcore.ts"
+#line 131 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<1>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 3u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 3u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 36u + ((unsigned int)innerRowA + (unsigned int)r_2) * 36u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 32; r_3 += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 32u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 32u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 128u * 36u + (unsigned int)warpRow * 64u * 36u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 32u * 136u + (unsigned int)warpCol * 32u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -1209,11 +1209,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 288u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 4; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -1222,18 +1222,18 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 32; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 32) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 32) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -1244,11 +1244,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 288u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 4; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -1258,36 +1258,36 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 4; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 3 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 3 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 40u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 40u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 4; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -1298,41 +1298,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         As[(int)((unsigned int)element_4 + 320u + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 4; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 8;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 8) * 4u);
+      const int r_4 = piece / 8;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 8) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 40u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -1342,121 +1342,121 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_64_STAGES_4_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 75776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[10240] = *reinterpret_cast<float (*)[10240]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[10240] = *reinterpret_cast<float (*)[10240]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[8704] = *reinterpret_cast<float (*)[8704]>(tsk_dynamic_shared + 40960);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[128];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[128];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[32];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 2;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 4) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 128u);
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 128u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 3; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 3; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 32) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 16u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 4) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 16u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 3;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 3;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 132 "examples/sgemm-tensorcore.ts"
+#line 133 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<2>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 4u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 4u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 32) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r_2) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 16u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 4) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 16u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 128u * 20u + (unsigned int)warpRow * 64u * 20u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 128u * 20u + (unsigned int)warpRow * 64u * 20u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 16u * 136u + (unsigned int)warpCol * 64u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -1467,11 +1467,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 160u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -1480,18 +1480,18 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 16; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 16) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 16) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 8; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -1516,36 +1516,36 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 8; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 8; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 8u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 8u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 4 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 72u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 72u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 8; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -1556,41 +1556,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
         As[(int)((unsigned int)element_4 + 576u + 1u)] = acc[(int)(((unsigned int)i_3 * 8u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 16;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 16) * 4u);
+      const int r_4 = piece / 16;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 16) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 72u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -1600,121 +1600,121 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS_256_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 75776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 79 "examples/sgemm-tensorcore.ts"
-  float (&As)[10240] = *reinterpret_cast<float (*)[10240]>(tsk_dynamic_shared + 0);
 #line 80 "examples/sgemm-tensorcore.ts"
+  float (&As)[10240] = *reinterpret_cast<float (*)[10240]>(tsk_dynamic_shared + 0);
+#line 81 "examples/sgemm-tensorcore.ts"
   float (&Bs)[8704] = *reinterpret_cast<float (*)[8704]>(tsk_dynamic_shared + 40960);
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[64];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[32];
+  float acc[64];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[32];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[16];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = pid % groupBlocks / groupRows;
+  const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = pid % groupBlocks / groupRows;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 4;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 4;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 4;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 4) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 32;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 32;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 32) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 128u);
+  const int aRows = (int)((unsigned int)cRow * 128u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 128u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 16; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 3; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 3; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 128; r += 64) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 16u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 8) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_1) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 16u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 3;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 3;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
       {
-#line 132 "examples/sgemm-tensorcore.ts"
+#line 133 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_wait<2>();
       }
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 4u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 4u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 128; r_2 += 64) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 128u * 20u + ((unsigned int)innerRowA + (unsigned int)r_2) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 16u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 16u * 136u + ((unsigned int)innerRowB + (unsigned int)r_3) * 136u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 16u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 128u * 20u + (unsigned int)warpRow * 64u * 20u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 128u * 20u + (unsigned int)warpRow * 64u * 20u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 16u * 136u + (unsigned int)warpCol * 32u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -1725,11 +1725,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 160u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 4; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -1738,18 +1738,18 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 544u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 16; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 16) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 16) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -1760,11 +1760,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
             a[(int)(((1u - (unsigned int)current) * 4u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 4; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -1774,36 +1774,36 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 4; j_2++) {
+      for (int i_2 = 0; i_2 < 4; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 4u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 4 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 4 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 40u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 40u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 4; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -1814,41 +1814,41 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
         As[(int)((unsigned int)element_4 + 320u + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 4; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 8;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 8) * 4u);
+      const int r_4 = piece / 8;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 8) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 40u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
@@ -1856,119 +1856,119 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 // Kernel sgemmTensorCore specialized for BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, STAGES = 2, THREADS = 128, SWIZZLE = 0; block 128×1×1.
 #line 38 "examples/sgemm-tensorcore.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_128_SWIZZLE_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 79 "examples/sgemm-tensorcore.ts"
-  __shared__ __align__(16) float As[2560];
 #line 80 "examples/sgemm-tensorcore.ts"
+  __shared__ __align__(16) float As[2560];
+#line 81 "examples/sgemm-tensorcore.ts"
   __shared__ __align__(16) float Bs[2304];
-#line 83 "examples/sgemm-tensorcore.ts"
-  float acc[32];
 #line 84 "examples/sgemm-tensorcore.ts"
-  float a[16];
+  float acc[32];
 #line 85 "examples/sgemm-tensorcore.ts"
+  float a[16];
+#line 86 "examples/sgemm-tensorcore.ts"
   float b[16];
-#line 87 "examples/sgemm-tensorcore.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 88 "examples/sgemm-tensorcore.ts"
-  const int groupBlocks = (int)(1u * (unsigned int)((int)gridDim.x));
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 89 "examples/sgemm-tensorcore.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
+  const int groupBlocks = (int)(1u * (unsigned int)((int)gridDim.x));
 #line 90 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int cRow = (int)blockIdx.y;
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 92 "examples/sgemm-tensorcore.ts"
-  const int cCol = (int)blockIdx.x;
+  const int cRow = (int)blockIdx.y;
 #line 93 "examples/sgemm-tensorcore.ts"
-  const int warp = (int)threadIdx.x / 32;
+  const int cCol = (int)blockIdx.x;
 #line 94 "examples/sgemm-tensorcore.ts"
-  const int lane = (int)threadIdx.x % 32;
+  const int warp = (int)threadIdx.x / 32;
 #line 95 "examples/sgemm-tensorcore.ts"
-  const int warpRow = warp / 2;
+  const int lane = (int)threadIdx.x % 32;
 #line 96 "examples/sgemm-tensorcore.ts"
+  const int warpRow = warp / 2;
+#line 97 "examples/sgemm-tensorcore.ts"
   const int warpCol = warp % 2;
-#line 98 "examples/sgemm-tensorcore.ts"
-  const int innerRowA = (int)threadIdx.x / 4;
 #line 99 "examples/sgemm-tensorcore.ts"
+  const int innerRowA = (int)threadIdx.x / 4;
+#line 100 "examples/sgemm-tensorcore.ts"
   const int innerColA = (int)((unsigned int)((int)threadIdx.x % 4) * 4u);
-#line 101 "examples/sgemm-tensorcore.ts"
-  const int innerRowB = (int)threadIdx.x / 16;
 #line 102 "examples/sgemm-tensorcore.ts"
+  const int innerRowB = (int)threadIdx.x / 16;
+#line 103 "examples/sgemm-tensorcore.ts"
   const int innerColB = (int)((unsigned int)((int)threadIdx.x % 16) * 4u);
-#line 104 "examples/sgemm-tensorcore.ts"
-  const int aRows = (int)((unsigned int)cRow * 64u);
 #line 105 "examples/sgemm-tensorcore.ts"
-  const int bCols = (int)((unsigned int)cCol * 64u);
+  const int aRows = (int)((unsigned int)cRow * 64u);
 #line 106 "examples/sgemm-tensorcore.ts"
+  const int bCols = (int)((unsigned int)cCol * 64u);
+#line 107 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int f = 0; f < 8; f++) {
-#line 107 "examples/sgemm-tensorcore.ts"
+#line 108 "examples/sgemm-tensorcore.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 109 "examples/sgemm-tensorcore.ts"
+#line 110 "examples/sgemm-tensorcore.ts"
   const int steps = K / 16;
-#line 111 "examples/sgemm-tensorcore.ts"
-  for (int s = 0; s < 1; s++) {
 #line 112 "examples/sgemm-tensorcore.ts"
-    if (s < steps) {
+  for (int s = 0; s < 1; s++) {
 #line 113 "examples/sgemm-tensorcore.ts"
+    if (s < steps) {
+#line 114 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r = 0; r < 64; r += 32) {
-#line 114 "examples/sgemm-tensorcore.ts"
+#line 115 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)s * 64u * 20u + ((unsigned int)innerRowA + (unsigned int)r) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 16u + (unsigned int)innerColA)]);
       }
-#line 116 "examples/sgemm-tensorcore.ts"
+#line 117 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_1 = 0; r_1 < 16; r_1 += 8) {
-#line 117 "examples/sgemm-tensorcore.ts"
+#line 118 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)s * 16u * 72u + ((unsigned int)innerRowB + (unsigned int)r_1) * 72u + (unsigned int)innerColB)], &B[(int)(((unsigned int)s * 16u + (unsigned int)innerRowB + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 120 "examples/sgemm-tensorcore.ts"
+#line 121 "examples/sgemm-tensorcore.ts"
     tsk_cp_async_commit();
   }
-#line 122 "examples/sgemm-tensorcore.ts"
-  int readStage = 0;
 #line 123 "examples/sgemm-tensorcore.ts"
-  int writeStage = 1;
+  int readStage = 0;
 #line 124 "examples/sgemm-tensorcore.ts"
+  int writeStage = 1;
+#line 125 "examples/sgemm-tensorcore.ts"
   for (int step = 0; step < steps; step++) {
     {
-#line 128 "examples/sgemm-tensorcore.ts"
+#line 129 "examples/sgemm-tensorcore.ts"
       tsk_cp_async_wait<0>();
     }
-#line 134 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 135 "examples/sgemm-tensorcore.ts"
-    const int next = (int)((unsigned int)step + 2u - 1u);
+    __syncthreads();
 #line 136 "examples/sgemm-tensorcore.ts"
-    if (next < steps) {
+    const int next = (int)((unsigned int)step + 2u - 1u);
 #line 137 "examples/sgemm-tensorcore.ts"
+    if (next < steps) {
+#line 138 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_2 = 0; r_2 < 64; r_2 += 32) {
-#line 138 "examples/sgemm-tensorcore.ts"
+#line 139 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&As[(int)((unsigned int)writeStage * 64u * 20u + ((unsigned int)innerRowA + (unsigned int)r_2) * 20u + (unsigned int)innerColA)], &A[(int)(((unsigned int)aRows + (unsigned int)innerRowA + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 16u + (unsigned int)innerColA)]);
       }
-#line 140 "examples/sgemm-tensorcore.ts"
+#line 141 "examples/sgemm-tensorcore.ts"
 #pragma unroll
       for (int r_3 = 0; r_3 < 16; r_3 += 8) {
-#line 141 "examples/sgemm-tensorcore.ts"
+#line 142 "examples/sgemm-tensorcore.ts"
         tsk_cp_async_16(&Bs[(int)((unsigned int)writeStage * 16u * 72u + ((unsigned int)innerRowB + (unsigned int)r_3) * 72u + (unsigned int)innerColB)], &B[(int)(((unsigned int)next * 16u + (unsigned int)innerRowB + (unsigned int)r_3) * (unsigned int)N + (unsigned int)bCols + (unsigned int)innerColB)]);
       }
     }
-#line 144 "examples/sgemm-tensorcore.ts"
-    tsk_cp_async_commit();
 #line 145 "examples/sgemm-tensorcore.ts"
-    const int aStage = (int)((unsigned int)readStage * 64u * 20u + (unsigned int)warpRow * 32u * 20u);
+    tsk_cp_async_commit();
 #line 146 "examples/sgemm-tensorcore.ts"
+    const int aStage = (int)((unsigned int)readStage * 64u * 20u + (unsigned int)warpRow * 32u * 20u);
+#line 147 "examples/sgemm-tensorcore.ts"
     const int bStage = (int)((unsigned int)readStage * 16u * 72u + (unsigned int)warpCol * 32u);
-#line 148 "examples/sgemm-tensorcore.ts"
+#line 149 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int i = 0; i < 2; i++) {
       {
-#line 149 "examples/sgemm-tensorcore.ts"
+#line 150 "examples/sgemm-tensorcore.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_1 >> 2;
         const int lanePlace = lane_1 & 3;
@@ -1979,11 +1979,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
         a[(int)((unsigned int)i * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element + 160u + 4u)]);
       }
     }
-#line 151 "examples/sgemm-tensorcore.ts"
+#line 152 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j = 0; j < 4; j++) {
       {
-#line 152 "examples/sgemm-tensorcore.ts"
+#line 153 "examples/sgemm-tensorcore.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_1 = lane_2 >> 2;
         const int lanePlace_1 = lane_2 & 3;
@@ -1992,18 +1992,18 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
         b[(int)((unsigned int)j * 2u + 1u)] = tsk_tf32(Bs[(int)((unsigned int)element_1 + 288u)]);
       }
     }
-#line 154 "examples/sgemm-tensorcore.ts"
+#line 155 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int kk = 0; kk < 16; kk += 8) {
-#line 155 "examples/sgemm-tensorcore.ts"
-      const int current = kk / 8 % 2;
 #line 156 "examples/sgemm-tensorcore.ts"
-      if ((int)((unsigned int)kk + 8u) < 16) {
+      const int current = kk / 8 % 2;
 #line 157 "examples/sgemm-tensorcore.ts"
+      if ((int)((unsigned int)kk + 8u) < 16) {
+#line 158 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 2; i_1++) {
           {
-#line 158 "examples/sgemm-tensorcore.ts"
+#line 159 "examples/sgemm-tensorcore.ts"
             const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_2 = lane_3 >> 2;
             const int lanePlace_2 = lane_3 & 3;
@@ -2014,11 +2014,11 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
             a[(int)(((1u - (unsigned int)current) * 2u + (unsigned int)i_1) * 4u + 3u)] = tsk_tf32(As[(int)((unsigned int)element_2 + 160u + 4u)]);
           }
         }
-#line 160 "examples/sgemm-tensorcore.ts"
+#line 161 "examples/sgemm-tensorcore.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 4; j_1++) {
           {
-#line 161 "examples/sgemm-tensorcore.ts"
+#line 162 "examples/sgemm-tensorcore.ts"
             const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneGroup_3 = lane_4 >> 2;
             const int lanePlace_3 = lane_4 & 3;
@@ -2028,36 +2028,36 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
           }
         }
       }
-#line 164 "examples/sgemm-tensorcore.ts"
-#pragma unroll
-      for (int i_2 = 0; i_2 < 2; i_2++) {
 #line 165 "examples/sgemm-tensorcore.ts"
 #pragma unroll
-        for (int j_2 = 0; j_2 < 4; j_2++) {
+      for (int i_2 = 0; i_2 < 2; i_2++) {
 #line 166 "examples/sgemm-tensorcore.ts"
+#pragma unroll
+        for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 167 "examples/sgemm-tensorcore.ts"
           tsk_mma_m16n8k8_tf32(acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 1], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 2], acc[(int)((unsigned int)i_2 * 4u + (unsigned int)j_2) * 4 + 3], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4 + 1], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4 + 2], a[(int)((unsigned int)current * 2u + (unsigned int)i_2) * 4 + 3], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2], b[(int)((unsigned int)current * 4u + (unsigned int)j_2) * 2 + 1]);
         }
       }
     }
-#line 170 "examples/sgemm-tensorcore.ts"
-    readStage = (int)((unsigned int)readStage + 1u) == 2 ? 0 : (int)((unsigned int)readStage + 1u);
 #line 171 "examples/sgemm-tensorcore.ts"
+    readStage = (int)((unsigned int)readStage + 1u) == 2 ? 0 : (int)((unsigned int)readStage + 1u);
+#line 172 "examples/sgemm-tensorcore.ts"
     writeStage = (int)((unsigned int)writeStage + 1u) == 2 ? 0 : (int)((unsigned int)writeStage + 1u);
   }
-#line 174 "examples/sgemm-tensorcore.ts"
-  tsk_cp_async_wait<0>();
 #line 175 "examples/sgemm-tensorcore.ts"
+  tsk_cp_async_wait<0>();
+#line 176 "examples/sgemm-tensorcore.ts"
   __syncthreads();
-#line 177 "examples/sgemm-tensorcore.ts"
-  const int strip = (int)((unsigned int)warp * 16u * 40u);
 #line 178 "examples/sgemm-tensorcore.ts"
+  const int strip = (int)((unsigned int)warp * 16u * 40u);
+#line 179 "examples/sgemm-tensorcore.ts"
 #pragma unroll
   for (int i_3 = 0; i_3 < 2; i_3++) {
-#line 179 "examples/sgemm-tensorcore.ts"
+#line 180 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int j_3 = 0; j_3 < 4; j_3++) {
       {
-#line 180 "examples/sgemm-tensorcore.ts"
+#line 181 "examples/sgemm-tensorcore.ts"
         const int lane_5 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup_4 = lane_5 >> 2;
         const int lanePlace_4 = lane_5 & 3;
@@ -2068,41 +2068,41 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
         As[(int)((unsigned int)element_4 + 320u + 1u)] = acc[(int)(((unsigned int)i_3 * 4u + (unsigned int)j_3) * 4u + 3u)];
       }
     }
-#line 182 "examples/sgemm-tensorcore.ts"
-    __syncthreads();
 #line 183 "examples/sgemm-tensorcore.ts"
+    __syncthreads();
+#line 184 "examples/sgemm-tensorcore.ts"
 #pragma unroll
     for (int p = 0; p < 4; p++) {
-#line 184 "examples/sgemm-tensorcore.ts"
-      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 185 "examples/sgemm-tensorcore.ts"
-      const int r_4 = piece / 8;
+      const int piece = (int)((unsigned int)lane + (unsigned int)p * 32u);
 #line 186 "examples/sgemm-tensorcore.ts"
-      const int c = (int)((unsigned int)(piece % 8) * 4u);
+      const int r_4 = piece / 8;
 #line 187 "examples/sgemm-tensorcore.ts"
+      const int c = (int)((unsigned int)(piece % 8) * 4u);
+#line 188 "examples/sgemm-tensorcore.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&As[(int)((unsigned int)strip + (unsigned int)r_4 * 40u + (unsigned int)c)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 188 "examples/sgemm-tensorcore.ts"
+#line 189 "examples/sgemm-tensorcore.ts"
       const int at = (int)(((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_3 * 16u + (unsigned int)r_4) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)c);
-#line 190 "examples/sgemm-tensorcore.ts"
-      if (beta == 0.0f) {
 #line 191 "examples/sgemm-tensorcore.ts"
+      if (beta == 0.0f) {
+#line 192 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 193 "examples/sgemm-tensorcore.ts"
+#line 194 "examples/sgemm-tensorcore.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 194 "examples/sgemm-tensorcore.ts"
+#line 195 "examples/sgemm-tensorcore.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
-#line 197 "examples/sgemm-tensorcore.ts"
+#line 198 "examples/sgemm-tensorcore.ts"
     __syncthreads();
   }
 }
