@@ -27,7 +27,7 @@ export interface CodegenCase {
  * built for CUDA and the CPU only, and have no expected.wgsl.
  */
 const targetsOf = (input: string): readonly TargetName[] =>
-  /\bmma\(|\bthreadFence\(/.test(fs.readFileSync(input, "utf8")) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
+  /\b(wg)?mma\(|\bthreadFence\(/.test(fs.readFileSync(input, "utf8")) ? ["cuda", "js"] : ["cuda", "wgsl", "js"];
 
 export function codegenCases(): CodegenCase[] {
   const cases: CodegenCase[] = [];
