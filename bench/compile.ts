@@ -23,7 +23,7 @@ const examples = fs
   .readdirSync(examplesDir)
   .filter((f) => f.endsWith(".ts"))
   .map((f) => path.join(examplesDir, f))
-  .filter((f) => !/\bthreadFence\(|\bmma\(/.test(fs.readFileSync(f, "utf8")))
+  .filter((f) => !/\bthreadFence\(|\b(wg)?mma\(/.test(fs.readFileSync(f, "utf8")))
   .sort();
 
 function measureCold(runs: number): number[] {

@@ -16,7 +16,7 @@ SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpos
 # Kernels that call threadFence() or use matrix operations build for CUDA and the CPU only: WebGPU has no
 # device-scope fence (TSK3050) and no matrix operations (TSK3048).
 SUITE_NO_WGSL="examples/scan-lookback.ts"
-EXAMPLES_WGSL=$(grep -L -E 'threadFence\(|\bmma\(' examples/*.ts)
+EXAMPLES_WGSL=$(grep -L -E 'threadFence\(|\b(wg)?mma\(' examples/*.ts)
 
 npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/node_modules/@koromix" "$DEVICE_DIR/node_modules/webgpu/dist"

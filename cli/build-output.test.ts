@@ -19,7 +19,7 @@ describe("loadKernelLibrary", () => {
       .readdirSync(path.join(packageRoot(), "examples"))
       .filter((f) => f.endsWith(".ts"))
       .map((f) => path.join(packageRoot(), "examples", f))
-      .filter((f) => !/\bthreadFence\(|\bmma\(/.test(fs.readFileSync(f, "utf8")));
+      .filter((f) => !/\bthreadFence\(|\b(wg)?mma\(/.test(fs.readFileSync(f, "utf8")));
     const code = await runCli(["build", ...examples, "--target", "cuda,wgsl,js", "--out", out], { stdout: () => {}, stderr: () => {} });
     expect(code).toBe(0);
     const library = loadKernelLibrary(out);

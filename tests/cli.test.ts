@@ -23,7 +23,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 const allExamples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
 // Examples with matrix operations (tensor cores) build for CUDA and the CPU only: WebGPU has none (TSK3048);
 // nor has it the device-scope fence that examples calling threadFence() need (TSK3050).
-const matrixExamples = allExamples.filter((f) => path.basename(f) === "sgemm-tensorcore.ts");
+const matrixExamples = allExamples.filter((f) => ["sgemm-tensorcore.ts", "sgemm-wgmma.ts"].includes(path.basename(f)));
 const fencing = allExamples.filter(needsDeviceFence);
 /** The examples that build for WebGPU too. */
 const examples = allExamples.filter((f) => !matrixExamples.includes(f) && !fencing.includes(f));
@@ -42,13 +42,14 @@ describe("tskernel check", () => {
     const result = await cli("check", ...examples);
     expect(result.stderr).not.toMatch(/error\[/);
     expect(result.code).toBe(0);
-    expect(matrixExamples.length).toBe(1);
+    expect(matrixExamples.length).toBe(2);
     const matrix = await cli("check", ...matrixExamples, "--target", "cuda,js");
     expect(matrix.stderr).not.toMatch(/error\[/);
     expect(matrix.code).toBe(0);
     const webgpu = await cli("check", ...matrixExamples, "--target", "wgsl");
     expect(webgpu.code).toBe(1);
     expect(webgpu.stderr).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'sgemmTensorCore' uses loadFragment()");
+    expect(webgpu.stderr).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'sgemmWgmma' uses loadFragment()");
   });
 
   it("accepts the examples that call threadFence() for CUDA and the CPU, and refuses them for WebGPU (TSK3050)", async () => {
@@ -265,7 +266,7 @@ describe("tskernel tune matmul", () => {
   it("refuses an unknown rung and an unknown backend", async () => {
     const rung = await cli("tune", "matmul", "--backend", "cpu", "--rungs", "sgemm-2d-blocktiling,sgemm-9d");
     expect(rung.code).toBe(1);
-    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
+    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-wgmma, sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
     const bench = await cli("bench", "matmul", "--backend", "cpu,metal");
     expect(bench.code).toBe(1);
     expect(bench.stderr).toContain("option '--backend <list>' argument 'cpu,metal' is invalid. expected auto, cpu, webgpu, cuda, or several of them comma-separated");

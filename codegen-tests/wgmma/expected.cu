@@ -38,11 +38,16 @@ template <int pending> __device__ __forceinline__ void tsk_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(pending) : "memory");
 #endif
 }
-// Pins a fragment's registers at this point (after a wait): no read of them moves above it, no other value
-// takes their registers before it.
+// After wgmmaWait(0): the accumulators' values are final here, so no read of them moves above this point.
 template <int count> __device__ __forceinline__ void tsk_wgmma_keep(float* r) {
 #pragma unroll
   for (int i = 0; i < count; i++) asm volatile("" : "+f"(r[i]) :: "memory");
+}
+// After wgmmaWait(n > 0): a group still in flight reads its A registers, so they stay live (as the very values
+// wgmma was given) until the next wait; the accumulators are left alone, since a group still writes them.
+template <int count> __device__ __forceinline__ void tsk_wgmma_hold(const unsigned* r) {
+#pragma unroll
+  for (int i = 0; i < count; i++) asm volatile("" :: "r"(r[i]) : "memory");
 }
 // Makes this thread's ordinary writes to shared memory visible to the tensor cores' reads (the async proxy).
 __device__ __forceinline__ void tsk_fence_proxy_async() {
@@ -52,7 +57,7 @@ __device__ __forceinline__ void tsk_fence_proxy_async() {
 }
 
 // d (64×64 over the warpgroup) += a·B: a (64×8) from the threads' registers (tf32), B (8×64) through a descriptor.
-__device__ __forceinline__ void tsk_wgmma_m64n64k8_tf32(float* d, float a0, float a1, float a2, float a3, unsigned long long b) {
+__device__ __forceinline__ void tsk_wgmma_m64n64k8_tf32(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {
 #ifdef TSK_WGMMA
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
@@ -64,7 +69,7 @@ __device__ __forceinline__ void tsk_wgmma_m64n64k8_tf32(float* d, float a0, floa
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)), "l"(b), "r"(1));
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
 #else
   __trap();
 #endif
@@ -78,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(256) warpgroupPanel_THREADS_256_STE
 #line 12 "codegen-tests/wgmma/kernel.ts"
   float acc[32];
 #line 13 "codegen-tests/wgmma/kernel.ts"
-  float a[8];
+  unsigned a[8];
 #line 15 "codegen-tests/wgmma/kernel.ts"
   for (int i = (int)threadIdx.x; i < 2048; i += 256) {
 #line 16 "codegen-tests/wgmma/kernel.ts"
@@ -138,10 +143,10 @@ extern "C" __global__ void __launch_bounds__(256) warpgroupPanel_THREADS_256_STE
       const int laneGroup_1 = (lane_1 >> 2) & 7;
       const int lanePlace_1 = lane_1 & 3;
       const int element_1 = (int)((unsigned int)s * 8u * 64u + ((unsigned int)laneGroup_1 + (unsigned int)(lane_1 >> 5) * 16u) * 1u + (unsigned int)lanePlace_1 * 64u);
-      a[(int)((unsigned int)s * 4u)] = tsk_tf32(At[element_1]);
-      a[(int)((unsigned int)s * 4u + 1u)] = tsk_tf32(At[(int)((unsigned int)element_1 + 8u)]);
-      a[(int)((unsigned int)s * 4u + 2u)] = tsk_tf32(At[(int)((unsigned int)element_1 + 256u)]);
-      a[(int)((unsigned int)s * 4u + 3u)] = tsk_tf32(At[(int)((unsigned int)element_1 + 8u + 256u)]);
+      a[(int)((unsigned int)s * 4u)] = __float_as_uint(tsk_tf32(At[element_1]));
+      a[(int)((unsigned int)s * 4u + 1u)] = __float_as_uint(tsk_tf32(At[(int)((unsigned int)element_1 + 8u)]));
+      a[(int)((unsigned int)s * 4u + 2u)] = __float_as_uint(tsk_tf32(At[(int)((unsigned int)element_1 + 256u)]));
+      a[(int)((unsigned int)s * 4u + 3u)] = __float_as_uint(tsk_tf32(At[(int)((unsigned int)element_1 + 8u + 256u)]));
     }
   }
 #line 26 "codegen-tests/wgmma/kernel.ts"
@@ -156,7 +161,6 @@ extern "C" __global__ void __launch_bounds__(256) warpgroupPanel_THREADS_256_STE
 #line 30 "codegen-tests/wgmma/kernel.ts"
   tsk_wgmma_wait<0>();
   tsk_wgmma_keep<32>(acc);
-  tsk_wgmma_keep<8>(a);
   {
 #line 31 "codegen-tests/wgmma/kernel.ts"
     const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;

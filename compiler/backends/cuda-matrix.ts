@@ -6,8 +6,11 @@
  * exist there. `wgmma` becomes `wgmma.mma_async…tf32` (sm_90a only: the runtime compiles such modules for
  * sm_90a and refuses other GPUs) with A from the thread's registers and B through a matrix descriptor of the
  * shared array (128-byte swizzle); each is preceded by `wgmma.fence` (the registers it reads were written by
- * ordinary instructions). `wgmmaWait` is followed by an empty asm that names every warpgroup fragment
- * register, so that the compiler neither reads an accumulator nor reuses an operand register before the wait.
+ * ordinary instructions). `wgmmaWait(0)` is followed by an empty asm on every accumulator register, so that
+ * no read of one moves above the wait; `wgmmaWait(n > 0)` by one that reads every A fragment register (as the
+ * value wgmma was given), so that no other value takes an operand register of a group still in flight. (An
+ * asm that "modified" A or the accumulators there would let the compiler move them to other registers while
+ * the tensor cores still read or write the old ones: wrong results, measured on the H100.)
  * A kernel that uses wgmma also publishes shared memory to the tensor cores' (async) proxy before each
  * barrier (`fence.proxy.async`), since its shared operand is written by ordinary stores or cp.async.
  */
@@ -112,11 +115,16 @@ const warpgroupHelpers = [
   '  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(pending) : "memory");',
   "#endif",
   "}",
-  "// Pins a fragment's registers at this point (after a wait): no read of them moves above it, no other value",
-  "// takes their registers before it.",
+  "// After wgmmaWait(0): the accumulators' values are final here, so no read of them moves above this point.",
   "template <int count> __device__ __forceinline__ void tsk_wgmma_keep(float* r) {",
   "#pragma unroll",
   '  for (int i = 0; i < count; i++) asm volatile("" : "+f"(r[i]) :: "memory");',
+  "}",
+  "// After wgmmaWait(n > 0): a group still in flight reads its A registers, so they stay live (as the very values",
+  "// wgmma was given) until the next wait; the accumulators are left alone, since a group still writes them.",
+  "template <int count> __device__ __forceinline__ void tsk_wgmma_hold(const unsigned* r) {",
+  "#pragma unroll",
+  '  for (int i = 0; i < count; i++) asm volatile("" :: "r"(r[i]) : "memory");',
   "}",
   "// Makes this thread's ordinary writes to shared memory visible to the tensor cores' reads (the async proxy).",
   "__device__ __forceinline__ void tsk_fence_proxy_async() {",
@@ -139,7 +147,7 @@ function wgmmaHelper(shape: WarpgroupShape): string[] {
   return [
     "",
     `// d (64×${n} over the warpgroup) += a·B: a (64×8) from the threads' registers (tf32), B (8×${n}) through a descriptor.`,
-    `__device__ __forceinline__ void tsk_wgmma_${shape}_tf32(float* d, float a0, float a1, float a2, float a3, unsigned long long b) {`,
+    `__device__ __forceinline__ void tsk_wgmma_${shape}_tf32(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {`,
     "#ifdef TSK_WGMMA",
     "  asm volatile(",
     // scale-d is a predicate: 1 (d = a·B + d).
@@ -148,7 +156,10 @@ function wgmmaHelper(shape: WarpgroupShape): string[] {
     ...rows,
     `      "}, {%${count}, %${count + 1}, %${count + 2}, %${count + 3}}, %${count + 4}, p, 1, 1;\\n}\\n"`,
     `      : ${operandRows.join(",\n        ")}`,
-    '      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)), "l"(b), "r"(1));',
+    // A goes in as the fragment array's own (unsigned) registers: the very registers tsk_wgmma_hold keeps
+    // live while the group is in flight. A copy made for the operand would be dead after the issue, and its
+    // register could be reused while the tensor cores still read it (ptxas does not track that).
+    '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));',
     "#else",
     "  __trap();",
     "#endif",
@@ -160,6 +171,7 @@ function wgmmaHelper(shape: WarpgroupShape): string[] {
 export interface WarpgroupFragment {
   readonly name: string;
   readonly size: number;
+  readonly role: "a" | "accumulator";
 }
 
 /** `wgmma(acc[i], a[j], B, offset)`, and the commits and waits. */
@@ -172,7 +184,8 @@ export function cudaWarpgroup(
 ): string[] {
   if (stmt.kind === "wgmmaSync") {
     if (stmt.op === "commit") return ["tsk_wgmma_commit();"];
-    return [`tsk_wgmma_wait<${stmt.pending}>();`, ...fragments.map((f) => `tsk_wgmma_keep<${f.size}>(${f.name});`)];
+    const pinned = stmt.pending === 0 ? fragments.filter((f) => f.role === "accumulator").map((f) => `tsk_wgmma_keep<${f.size}>(${f.name});`) : fragments.filter((f) => f.role === "a").map((f) => `tsk_wgmma_hold<${f.size}>(${f.name});`);
+    return [`tsk_wgmma_wait<${stmt.pending}>();`, ...pinned];
   }
   const shape = stmt.accumulator.array.fragment!.shape;
   if (!isWarpgroupShape(shape)) throw new Error("internal: wgmma of a warp shape; the frontend rejects it (TSK2035)");

@@ -178,10 +178,13 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     for (const array of kernel.locals) {
       const size = unit.sharedSizes.get(array)?.[0] ?? 0;
       lineDirective(array.span);
-      out.line(`${types[array.elementType]} ${names.name(array, array.name)}[${size}];`);
+      // A warpgroup's A fragments hold the bits wgmma reads (.b32 registers): the same registers then stay
+      // live while a group is in flight (cuda-matrix.ts). Only stores (loads and fills) reach them here.
+      const element = isWarpgroupA(array) ? "unsigned" : types[array.elementType];
+      out.line(`${element} ${names.name(array, array.name)}[${size}];`);
     }
     const warpgroupFragments = usesWgmma(kernel.body)
-      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0 }))
+      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
     printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments });
     out.dedent();
@@ -265,6 +268,10 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
       return assignment(names.lookup(stmt.variable), stmt, printer);
     case "store": {
       const target = `${names.lookup(stmt.array)}${stmt.indices.map((index) => `[${printer.print(index)}]`).join("")}`;
+      if (isWarpgroupA(stmt.array)) {
+        if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
+        return `${target} = __float_as_uint(${printer.print(stmt.value)})`;
+      }
       return assignment(target, stmt, printer);
     }
     default:
@@ -291,6 +298,11 @@ function layOutShared(
     bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * 4;
   }
   return { dynamic: bytes > cudaStaticSharedLimit, bytes, offsets };
+}
+
+/** Whether an array holds a warpgroup's A fragments (printed as unsigned bits, see above). */
+function isWarpgroupA(array: ArrayRef): boolean {
+  return array.fragment !== undefined && array.fragment.role === "a" && isWarpgroupShape(array.fragment.shape);
 }
 
 /** The shared arrays that wgmma reads B from (1024-byte aligned). */
