@@ -160,3 +160,77 @@ describe("wgmma on the CPU backend", () => {
     });
   }
 });
+
+/** The rendered diagnostics of a kernel body that uses warpgroup fragments (CUDA and JS unless given). */
+function errorsOf(body: string, options: { targets?: ("cuda" | "wgsl" | "js")[]; block?: number } = {}): string {
+  const source = `import { fragment, kernel, loadFragment, mma, shared, storeFragment, fillFragment, threadIdx, wgmma, wgmmaCommit, wgmmaWait, type i32, type ReadonlyFloat32Array } from "tskernel";
+export const k = kernel({ block: [${options.block ?? 128}] }, (A: ReadonlyFloat32Array, D: Float32Array, n: i32) => {
+  const Bs = shared.f32(2048);
+  const acc = fragment.accumulator("m64n64k8", "f32", 1);
+  const a = fragment.a("m64n64k8", "tf32", 2);
+${body}
+});
+`;
+  return compileSource(source, { targets: options.targets ?? ["cuda", "js"] }).rendered;
+}
+
+describe("warpgroup matrix operation errors", () => {
+  const clean = "  fillFragment(acc[0], 0);\n  loadFragment(a[0], A, 0, 8);\n  wgmma(acc[0], a[0], Bs, 8);\n  wgmmaCommit();\n  wgmmaWait(0);\n  storeFragment(acc[0], D, 0, 64);";
+
+  it("a well-formed kernel compiles for CUDA and the CPU", () => {
+    expect(errorsOf(clean)).toBe("");
+  });
+
+  it("TSK3048: WebGPU has no matrix operations", () => {
+    expect(errorsOf(clean, { targets: ["wgsl"] })).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'k' uses loadFragment()\n --> kernel.ts:7:3");
+  });
+
+  it("TSK3060: a block that is not whole warpgroups", () => {
+    expect(errorsOf(clean, { block: 96 })).toContain("error[TSK3060]: kernel 'k' uses warpgroup matrix operations (wgmma), so its block must be a whole number of warpgroups of 128 threads; it has 96");
+  });
+
+  it("TSK3061: a constant offset outside the first row of a swizzle group, or not a multiple of 8", () => {
+    expect(errorsOf("  wgmma(acc[0], a[0], Bs, 32);")).toContain("error[TSK3061]: wgmma() reads B at element offset 32 of 'Bs': the offset must be a multiple of 8 in the first 128-byte row of a group of 8 (offset % 256 < 32)\n --> kernel.ts:6:27");
+    expect(errorsOf("  wgmma(acc[0], a[0], Bs, 4);")).toContain("error[TSK3061]: wgmma() reads B at element offset 4 of 'Bs'");
+  });
+
+  it("TSK3062: a constant offset that reads past the array", () => {
+    // 64 columns of 32 elements from offset 256: up to element 256 + 32·63 + 7 = 2279 of 2048.
+    expect(errorsOf("  wgmma(acc[0], a[0], Bs, 256);")).toContain("error[TSK3062]: wgmma() reads B up to element 2279 of 'Bs', which has 2048 elements\n --> kernel.ts:6:27");
+  });
+
+  it("TSK3063: an offset that differs between threads", () => {
+    expect(errorsOf("  wgmma(acc[0], a[0], Bs, (threadIdx.x >> 7) * 8);")).toContain("error[TSK3063]: the offset of wgmma()'s shared operand must be the same for every thread of the block\n --> kernel.ts:6:27");
+  });
+
+  it("TSK3045: wgmma and its waits under a condition on threadIdx", () => {
+    expect(errorsOf("  if (threadIdx.x < 64) {\n    wgmma(acc[0], a[0], Bs, 0);\n  }")).toContain("error[TSK3045]: wgmma() is reached in non-uniform control flow");
+    expect(errorsOf("  if (threadIdx.x < 64) {\n    wgmmaWait(0);\n  }")).toContain("error[TSK3045]: wgmmaWait() is reached in non-uniform control flow");
+  });
+
+  it("TSK3049: a fragment index that differs between threads", () => {
+    expect(errorsOf("  wgmma(acc[0], a[threadIdx.x % 2], Bs, 0);")).toContain("error[TSK3049]: the fragment index of wgmma() must be the same for every thread of the block\n --> kernel.ts:6:19");
+  });
+
+  it("TSK1075: a wgmmaWait count that is not a constant from 0 to 7", () => {
+    expect(errorsOf("  wgmmaWait(8);")).toContain("error[TSK1075]: wgmmaWait() takes the number of groups that may stay unfinished, a constant from 0 to 7; found 8\n --> kernel.ts:6:13");
+    expect(errorsOf("  wgmmaWait(n);")).toContain("error[TSK1075]: wgmmaWait() takes the number of groups that may stay unfinished, a constant from 0 to 7; found n");
+  });
+
+  it("TSK2035: warp fragments in wgmma, warpgroup fragments in mma", () => {
+    const warp = '  const c = fragment.accumulator("m16n8k8", "f32", 1);\n  // @ts-expect-error\n  wgmma(c[0], a[0], Bs, 0);';
+    expect(errorsOf(warp)).toContain("error[TSK2035]: wgmma() takes fragments of a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8), but 'c' has shape m16n8k8\n --> kernel.ts:8:9");
+    const mixed = '  const a2 = fragment.a("m64n128k8", "tf32", 1);\n  // @ts-expect-error\n  wgmma(acc[0], a2[0], Bs, 0);';
+    expect(errorsOf(mixed)).toContain("error[TSK2035]: wgmma() takes fragments of the accumulator's shape m64n64k8, but 'a2' has shape m64n128k8");
+  });
+
+  it("TSK2036: B from something other than a 1-D shared f32 array", () => {
+    expect(errorsOf("  // @ts-expect-error\n  wgmma(acc[0], a[0], A, 0);")).toContain("error[TSK2036]: wgmma() reads B from a 1-D shared array of f32 elements; found 'A', a global array");
+  });
+
+  it("TSK1067: warpgroup shapes have no B fragments", () => {
+    expect(errorsOf('  // @ts-expect-error\n  const b = fragment.b("m64n64k8", "tf32", 1);\n  fillFragment(b[0], 0);')).toContain(
+      'error[TSK1067]: fragment.b takes the shape "m16n8k8": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments, found "m64n64k8"',
+    );
+  });
+});
