@@ -153,13 +153,13 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const vectorAccessed = vectorAccessedArrays(kernel.body);
     if (sharedLayout.dynamic) {
       out.line(`// ${sharedLayout.bytes} bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.`);
-      out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];");
       if (swizzled.size > 0) {
         // wgmma's swizzled operands need 1024-byte alignment, which the dynamic buffer's start does not promise:
         // the launch asks for 1024 bytes more, and the arrays start at the next 1024-byte boundary.
+        out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];");
         out.line("unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);");
       } else {
-        out.line("unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw;");
+        out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];");
       }
     }
     for (const array of kernel.shared) {

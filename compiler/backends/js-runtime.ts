@@ -174,10 +174,7 @@ export const subgroupRuntimeOps = {
  * of the fragment arrays (thread t's fragment i at t·size + i·perLane, laid out as ir/matrix.ts says), and
  * computes each element as docs/language.md defines it: starting from the accumulator, add the eight products
  * A[r][k]·B[k][c] for k = 0 … 7 in order, rounding to f32 after each addition (the products of tf32 values are
- * exact in f32). `wgmmaM64k8` does the same for every warpgroup of the block (threads 128·w … 128·w + 127)
- * with A (64×8) from the fragments, B (8×n) read from the block's shared array through the 128-byte swizzle
- * and truncated to tf32 (ir/matrix.ts's swizzle128 and truncateTf32), in the same order of additions; it
- * checks the offset as the validator does for constant ones.
+ * exact in f32).
  */
 export const matrixRuntime = String.raw`
 // Matrix operations on warps of 32 threads: tf32 rounding and mma.sync m16n8k8 (see docs/language.md).
@@ -213,6 +210,16 @@ function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) 
     }
   }
 }
+`.trim().split("\n");
+
+/**
+ * Warpgroup matrix operations, for kernels that use `wgmma` (after matrixRuntime, whose tf32 scratch they share):
+ * `truncateTf32` is ir/matrix.ts's, and `wgmmaM64k8` runs one `wgmma` for every warpgroup of the block (threads
+ * 128·w … 128·w + 127) with A (64×8) from the fragments, B (8×n) read from the block's shared array through the
+ * 128-byte swizzle and truncated to tf32 (ir/matrix.ts's swizzle128 and truncateTf32), adding in the order
+ * `mmaM16n8k8` does; it checks the offset as the validator does for constant ones.
+ */
+export const warpgroupRuntime = String.raw`
 // wgmma m64nNk8 on warpgroups of 128 threads: B (8×n) from the shared array in the 128-byte swizzle, each
 // element truncated to tf32 (the low 13 bits dropped, as the tensor cores read it; NaN stays NaN).
 function truncateTf32(x) {

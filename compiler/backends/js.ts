@@ -20,7 +20,7 @@ import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type 
 import { warpgroupColumns } from "../ir/matrix.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
+import { atomicsRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, warpgroupRuntime } from "./js-runtime.ts";
 import { bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -87,6 +87,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   const bodies = input.kernels.map((unit) => unit.kernel.body);
   if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
   if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
+  if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
     out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
     out.line("// undefined) and the subgroup size (default 32).");
@@ -145,7 +146,14 @@ function containsCut(stmts: readonly Stmt[]): boolean {
   return barrier !== undefined || collective !== undefined;
 }
 
-/** Whether a body needs the matrix runtime: an mma, or the tf32 rounding of a fragment load or fill. */
+/** Whether a body multiplies on warpgroups (wgmma): it needs the warpgroup runtime too. */
+function usesWgmma(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => stmt.kind === "wgmma" && (found = true));
+  return found;
+}
+
+/** Whether a body needs the matrix runtime: an mma or a wgmma, or the tf32 rounding of a fragment load or fill. */
 function usesMatrixRuntime(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {

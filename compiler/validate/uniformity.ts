@@ -22,6 +22,12 @@ import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { CollectiveOp, Expr, Kernel, Span, Stmt, Variable } from "../ir/ir.ts";
 import { matrixOperationName } from "../ir/rewrite.ts";
 
+/** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
+function warpgroup(stmt: Stmt): boolean {
+  if (stmt.kind === "wgmma" || stmt.kind === "wgmmaSync") return true;
+  return (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && stmt.fragment.array.fragment!.shape !== "m16n8k8";
+}
+
 /** Why control flow is non-uniform: where, and what the user should look at. */
 interface Divergence {
   readonly span: Span;
@@ -101,7 +107,9 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
                 label: "not every thread of the warp may reach this matrix operation",
                 related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
                 notes: [
-                  "the lanes of a warp (a warpgroup, for wgmma) hold a fragment together, and mma.sync and wgmma wait for all of them",
+                  warpgroup(stmt)
+                    ? "the 128 threads of a warpgroup hold a fragment together, and wgmma and its commits and waits are warpgroup-wide"
+                    : "the lanes of a warp hold a fragment together, and mma.sync waits for all 32 of them",
                   "move the operation out of the condition; guard only what you do with the results",
                 ],
               }),

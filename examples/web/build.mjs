@@ -39,7 +39,7 @@ fs.rmSync(libDir, { recursive: true, force: true });
 // (TSK3050) and no matrix operations (TSK3048), so they have no WGSL.
 const examples = fs
   .readdirSync(path.join(root, "examples"))
-  .filter((file) => file.endsWith(".ts") && !/\bthreadFence\(|\bmma\(/.test(fs.readFileSync(path.join(root, "examples", file), "utf8")))
+  .filter((file) => file.endsWith(".ts") && !/\bthreadFence\(|\b(wg)?mma\(/.test(fs.readFileSync(path.join(root, "examples", file), "utf8")))
   .sort()
   .map((file) => `examples/${file}`);
 const build = spawnSync(process.execPath, ["bin/tskernel.js", "build", ...examples, "--target", "wgsl", "--out", path.relative(root, kernelsDir)], {
