@@ -33,6 +33,7 @@ export const torchShapes: readonly (readonly [number, number, number])[] = [
  */
 export const torchRungs: readonly string[] = [
   // TF32 (tensor cores), timed against torch.mm with TF32 on.
+  "sgemm-wgmma",
   "sgemm-tensorcore",
   "sgemm-multistage",
   "sgemm-warptiling-double-buffered",
@@ -110,7 +111,7 @@ export function makePlan(
   shapes: readonly (readonly [number, number, number])[],
   rungs: readonly string[] = torchRungs,
 ): Plan {
-  const device = { backend: "cuda", limits: h100Limits } as unknown as Device;
+  const device = { backend: "cuda", arch: "sm_90", limits: h100Limits } as unknown as Device;
   const planned: PlanShape[] = [];
   for (const [m, n, k] of shapes) {
     const choice = chooseMatmul(device, libraries[0]!, { m, n, k, tuning: false });

@@ -12,7 +12,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { buildManifest, compileFiles, createProject, makeDiagnostic, type CompileResult, type Diagnostic, type FileOutput, type TargetName } from "../compiler/index.ts";
+import { buildManifest, compileFiles, createProject, makeDiagnostic, type CompileResult, type Diagnostic, type FileOutput, type TargetName, warpgroupMarker } from "../compiler/index.ts";
 import { expandInputs } from "./inputs.ts";
 import { report, tskernelVersion, type Io } from "./io.ts";
 
@@ -147,7 +147,9 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, buildT
       if (cubinArch) {
         const cubin = `${stem}.${cubinArch}.cubin`;
         io.stderr(`nvcc: ${names.cu} → ${cubin}\n`);
-        const failure = buildCubin(path.join(outDir, names.cu), path.join(outDir, cubin), cubinArch);
+        // wgmma exists on sm_90a only: an sm_90 cubin of such a module is built for it (and runs on sm_90 GPUs).
+        const nvccArch = cubinArch === "sm_90" && file.cuda.source.includes(warpgroupMarker) ? "sm_90a" : cubinArch;
+        const failure = buildCubin(path.join(outDir, names.cu), path.join(outDir, cubin), nvccArch);
         if (failure) {
           report([failure], io);
           return 1;

@@ -14,4 +14,5 @@ export { buildManifest, manifestVersion } from "./manifest.ts";
 export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestTarget, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
-export { fragmentElementPosition, fragmentLayouts, roundTf32, type FragmentLayout } from "./ir/matrix.ts";
+export { warpgroupMarker } from "./backends/cuda-matrix.ts";
+export { fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, truncateTf32, type FragmentLayout } from "./ir/matrix.ts";

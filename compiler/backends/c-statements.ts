@@ -7,7 +7,7 @@
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -23,8 +23,8 @@ export interface CStatementTarget {
   memoryOperation?(stmt: MemoryOperationStmt): readonly string[];
   /** Prints an atomic or a collective through `out` (a loop where the target needs one). */
   operation(stmt: AtomicStmt | CollectiveStmt): void;
-  /** The lines of an `mma`, for targets that have matrix operations (legalize splits fragment loads and stores). */
-  matrix?(stmt: MmaStmt): readonly string[];
+  /** The lines of an `mma` or a `wgmma` statement, for targets that have matrix operations (legalize splits fragment loads and stores). */
+  matrix?(stmt: MmaStmt | WgmmaStmt | WgmmaSyncStmt): readonly string[];
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
@@ -127,7 +127,9 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       target.operation(stmt);
       return;
     case "mma":
-      if (!target.matrix) throw new Error("internal: mma reached a target without matrix operations; the validator rejects it (TSK3048)");
+    case "wgmma":
+    case "wgmmaSync":
+      if (!target.matrix) throw new Error(`internal: ${stmt.kind} reached a target without matrix operations; the validator rejects it (TSK3048)`);
       for (const line of target.matrix(stmt)) out.line(line);
       return;
     case "matrixLoad":

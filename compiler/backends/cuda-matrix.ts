@@ -1,28 +1,46 @@
 /**
- * Warp-level matrix operations on CUDA: `mma` becomes one `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`
- * (tensor cores, sm_80 and later) through inline PTX, with the lane's fragment elements as its registers in
- * the order of the layout table (ir/matrix.ts is PTX's layout); the `roundTf32` that legalize puts into
- * fragment loads is `cvt.rna.tf32.f32`. Below sm_80 the rounding is done on the bits and `mma` traps: the
- * instruction does not exist there.
+ * Matrix operations on CUDA: `mma` becomes one `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (tensor
+ * cores, sm_80 and later) through inline PTX, with the lane's fragment elements as its registers in the order
+ * of the layout table (ir/matrix.ts is PTX's layout); the `roundTf32` that legalize puts into fragment loads is
+ * `cvt.rna.tf32.f32`. Below sm_80 the rounding is done on the bits and `mma` traps: the instruction does not
+ * exist there. `wgmma` becomes `wgmma.mma_async…tf32` (sm_90a only: the runtime compiles such modules for
+ * sm_90a and refuses other GPUs) with A from the thread's registers and B through a matrix descriptor of the
+ * shared array (128-byte swizzle); each is preceded by `wgmma.fence` (the registers it reads were written by
+ * ordinary instructions). `wgmmaWait(0)` is followed by an empty asm on every accumulator register, so that
+ * no read of one moves above the wait; `wgmmaWait(n > 0)` by one that reads every A fragment register (as the
+ * value wgmma was given), so that no other value takes an operand register of a group still in flight. (An
+ * asm that "modified" A or the accumulators there would let the compiler move them to other registers while
+ * the tensor cores still read or write the old ones: wrong results, measured on the H100.)
+ * A kernel that uses wgmma also publishes shared memory to the tensor cores' (async) proxy before each
+ * barrier (`fence.proxy.async`), since its shared operand is written by ordinary stores or cp.async.
  */
 
-import type { ArrayRef, Expr, MmaStmt, Stmt } from "../ir/ir.ts";
-import { fragmentLayouts, fragmentSlot } from "../ir/matrix.ts";
+import type { ArrayRef, Expr, MmaStmt, Stmt, WarpgroupShape, WgmmaStmt, WgmmaSyncStmt } from "../ir/ir.ts";
+import { fragmentLayout, fragmentSlot, isWarpgroupShape, warpgroupColumns } from "../ir/matrix.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
+
+/** The marker line of modules that use wgmma: the runtime compiles them for sm_90a (runtime/cuda/cuda-device.ts). */
+export const warpgroupMarker = "// tskernel: this module uses wgmma (sm_90a)";
 
 /** The helper functions the kernels' bodies need, as lines (none when they use no matrix operations). */
 export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let rounds = false;
   let multiplies = false;
+  const shapes = new Set<WarpgroupShape>();
+  let synchronizes = false;
   for (const body of bodies) {
     walkStmts(body, (stmt) => {
       if (stmt.kind === "mma") multiplies = true;
+      if (stmt.kind === "wgmma") shapes.add(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
+      if (stmt.kind === "wgmmaSync") synchronizes = true;
       for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && e.name === "roundTf32" && (rounds = true));
     });
   }
   const lines: string[] = [];
   if (rounds) lines.push(...roundHelper);
   if (multiplies) lines.push(...mmaHelper);
+  if (shapes.size > 0 || synchronizes) lines.push("", warpgroupMarker, ...warpgroupHelpers);
+  for (const shape of [...shapes].sort()) lines.push(...wgmmaHelper(shape));
   return lines;
 }
 
@@ -58,8 +76,122 @@ const mmaHelper = [
 /** `mma(acc[i], a[j], b[k])` as a call of the helper with each fragment's elements in order. */
 export function cudaMma(stmt: MmaStmt, element: (array: ArrayRef, index: Expr) => string): string {
   const elements = (ref: MmaStmt["a"]) => {
-    const layout = fragmentLayouts[ref.array.fragment!.shape][ref.array.fragment!.role];
+    const layout = fragmentLayout(ref.array.fragment!);
     return layout.rowE.map((_, e) => element(ref.array, fragmentSlot(ref.index, layout.perLane, e, stmt.span)));
   };
   return `tsk_mma_m16n8k8_tf32(${[...elements(stmt.accumulator), ...elements(stmt.a), ...elements(stmt.b)].join(", ")});`;
+}
+
+/** True when a kernel body uses wgmma: its barriers then publish shared memory to the async proxy first. */
+export function usesWgmma(body: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(body, (stmt) => stmt.kind === "wgmma" && (found = true));
+  return found;
+}
+
+// sm_90a is where wgmma exists; __CUDA_ARCH_FEAT_SM90_ALL says the compile targets it (nvcc -arch=sm_90a).
+const warpgroupHelpers = [
+  "#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)",
+  "#define TSK_WGMMA 1",
+  "#endif",
+  "// The matrix descriptor of a K-major operand in the 128-byte swizzle at p: address >> 4, leading offset unused",
+  "// (1), 1024 bytes between groups of 8 rows, swizzle mode 1 (128B) in bits 62-63.",
+  "__device__ __forceinline__ unsigned long long tsk_wgmma_desc(const float* p) {",
+  "  const unsigned address = (unsigned)__cvta_generic_to_shared(p);",
+  "  return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);",
+  "}",
+  "__device__ __forceinline__ void tsk_wgmma_fence() {",
+  "#ifdef TSK_WGMMA",
+  '  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");',
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_wgmma_commit() {",
+  "#ifdef TSK_WGMMA",
+  '  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");',
+  "#endif",
+  "}",
+  "template <int pending> __device__ __forceinline__ void tsk_wgmma_wait() {",
+  "#ifdef TSK_WGMMA",
+  '  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(pending) : "memory");',
+  "#endif",
+  "}",
+  "// After wgmmaWait(0): the accumulators' values are final here, so no read of them moves above this point.",
+  "template <int count> __device__ __forceinline__ void tsk_wgmma_keep(float* r) {",
+  "#pragma unroll",
+  '  for (int i = 0; i < count; i++) asm volatile("" : "+f"(r[i]) :: "memory");',
+  "}",
+  "// After wgmmaWait(n > 0): a group still in flight reads its A registers, so they stay live (as the very values",
+  "// wgmma was given) until the next wait; the accumulators are left alone, since a group still writes them.",
+  "template <int count> __device__ __forceinline__ void tsk_wgmma_hold(const unsigned* r) {",
+  "#pragma unroll",
+  '  for (int i = 0; i < count; i++) asm volatile("" :: "r"(r[i]) : "memory");',
+  "}",
+  "// Makes this thread's ordinary writes to shared memory visible to the tensor cores' reads (the async proxy).",
+  "__device__ __forceinline__ void tsk_fence_proxy_async() {",
+  "#ifdef TSK_WGMMA",
+  '  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");',
+  "#endif",
+  "}",
+];
+
+/** d (64×n) += a (64×8, registers) · B (8×n, descriptor), TF32 inputs and f32 accumulators. */
+function wgmmaHelper(shape: WarpgroupShape): string[] {
+  const n = warpgroupColumns(shape);
+  const count = n / 2;
+  const outs = Array.from({ length: count }, (_, i) => `%${i}`);
+  const rows: string[] = [];
+  for (let i = 0; i < count; i += 16) rows.push(`      "${outs.slice(i, i + 16).join(", ")}${i + 16 < count ? "," : ""}"`);
+  const operands = Array.from({ length: count }, (_, i) => `"+f"(d[${i}])`);
+  const operandRows: string[] = [];
+  for (let i = 0; i < count; i += 8) operandRows.push(operands.slice(i, i + 8).join(", "));
+  return [
+    "",
+    `// d (64×${n} over the warpgroup) += a·B: a (64×8) from the threads' registers (tf32), B (8×${n}) through a descriptor.`,
+    `__device__ __forceinline__ void tsk_wgmma_${shape}_tf32(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {`,
+    "#ifdef TSK_WGMMA",
+    "  asm volatile(",
+    // scale-d is a predicate: 1 (d = a·B + d).
+    `      "{\\n.reg .pred p;\\nsetp.ne.b32 p, %${count + 5}, 0;\\n"`,
+    `      "wgmma.mma_async.sync.aligned.${shape}.f32.tf32.tf32 {"`,
+    ...rows,
+    `      "}, {%${count}, %${count + 1}, %${count + 2}, %${count + 3}}, %${count + 4}, p, 1, 1;\\n}\\n"`,
+    `      : ${operandRows.join(",\n        ")}`,
+    // A goes in as the fragment array's own (unsigned) registers: the very registers tsk_wgmma_hold keeps
+    // live while the group is in flight. A copy made for the operand would be dead after the issue, and its
+    // register could be reused while the tensor cores still read it (ptxas does not track that).
+    '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));',
+    "#else",
+    "  __trap();",
+    "#endif",
+    "}",
+  ];
+}
+
+/** The warpgroup fragment arrays of a kernel and their sizes in elements, for the keep after each wait. */
+export interface WarpgroupFragment {
+  readonly name: string;
+  readonly size: number;
+  readonly role: "a" | "accumulator";
+}
+
+/** `wgmma(acc[i], a[j], B, offset)`, and the commits and waits. */
+export function cudaWarpgroup(
+  stmt: WgmmaStmt | WgmmaSyncStmt,
+  element: (array: ArrayRef, index: Expr) => string,
+  print: (expr: Expr) => string,
+  name: (array: ArrayRef) => string,
+  fragments: readonly WarpgroupFragment[],
+): string[] {
+  if (stmt.kind === "wgmmaSync") {
+    if (stmt.op === "commit") return ["tsk_wgmma_commit();"];
+    const pinned = stmt.pending === 0 ? fragments.filter((f) => f.role === "accumulator").map((f) => `tsk_wgmma_keep<${f.size}>(${f.name});`) : fragments.filter((f) => f.role === "a").map((f) => `tsk_wgmma_hold<${f.size}>(${f.name});`);
+    return [`tsk_wgmma_wait<${stmt.pending}>();`, ...pinned];
+  }
+  const shape = stmt.accumulator.array.fragment!.shape;
+  if (!isWarpgroupShape(shape)) throw new Error("internal: wgmma of a warp shape; the frontend rejects it (TSK2035)");
+  const accLayout = fragmentLayout(stmt.accumulator.array.fragment!);
+  const aLayout = fragmentLayout(stmt.a.array.fragment!);
+  const first = element(stmt.accumulator.array, fragmentSlot(stmt.accumulator.index, accLayout.perLane, 0, stmt.span));
+  const a = aLayout.rowE.map((_, e) => element(stmt.a.array, fragmentSlot(stmt.a.index, aLayout.perLane, e, stmt.span)));
+  return ["tsk_wgmma_fence();", `tsk_wgmma_${shape}_tf32(&${first}, ${a.join(", ")}, tsk_wgmma_desc(&${name(stmt.b)}[${print(stmt.offset)}]));`];
 }

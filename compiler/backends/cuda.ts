@@ -24,7 +24,8 @@ import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
-import { cudaMma, matrixHelpers } from "./cuda-matrix.ts";
+import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, type WarpgroupFragment } from "./cuda-matrix.ts";
+import { isWarpgroupShape } from "../ir/matrix.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -101,7 +102,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     lineDirective(helper.span);
     out.line(`__device__ __forceinline__ ${types[helper.returnType]} ${moduleNames.lookup(helper)}(${params}) {`);
     out.indent();
-    printStmts(body, { out, names, printer, lineDirective });
+    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [] });
     out.dedent();
     out.line("}");
   }
@@ -129,7 +130,8 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       }
     });
     const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]})` : "";
-    const sharedLayout = layOutShared(kernel.shared, unit.sharedSizes);
+    const swizzled = wgmmaOperands(kernel.body);
+    const sharedLayout = layOutShared(kernel.shared, unit.sharedSizes, swizzled);
     const atomic = atomicArrays(kernel.body);
     signatures.push({
       kernelName: kernel.name,
@@ -138,7 +140,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       argumentNames,
       block: unit.block,
       launchBounds: bounds,
-      dynamicSharedBytes: sharedLayout.dynamic ? sharedLayout.bytes : 0,
+      dynamicSharedBytes: sharedLayout.dynamic ? sharedLayout.bytes + (swizzled.size > 0 ? 1024 : 0) : 0,
       subgroups: usesSubgroups(kernel.body),
       atomicBuffers: kernel.params.flatMap((param) => (param.kind === "buffer" && atomic.has(param.array) ? [names.lookup(param.array)] : [])),
     });
@@ -151,7 +153,14 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const vectorAccessed = vectorAccessedArrays(kernel.body);
     if (sharedLayout.dynamic) {
       out.line(`// ${sharedLayout.bytes} bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.`);
-      out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];");
+      if (swizzled.size > 0) {
+        // wgmma's swizzled operands need 1024-byte alignment, which the dynamic buffer's start does not promise:
+        // the launch asks for 1024 bytes more, and the arrays start at the next 1024-byte boundary.
+        out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];");
+        out.line("unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);");
+      } else {
+        out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];");
+      }
     }
     for (const array of kernel.shared) {
       const dims = (unit.sharedSizes.get(array) ?? []).map((size) => `[${size}]`).join("");
@@ -163,15 +172,21 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
         continue;
       }
       // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for.
-      const align = vectorAccessed.has(array) ? "__align__(16) " : "";
+      const align = swizzled.has(array) ? "__align__(1024) " : vectorAccessed.has(array) ? "__align__(16) " : "";
       out.line(`__shared__ ${align}${type} ${name}${dims};`);
     }
     for (const array of kernel.locals) {
       const size = unit.sharedSizes.get(array)?.[0] ?? 0;
       lineDirective(array.span);
-      out.line(`${types[array.elementType]} ${names.name(array, array.name)}[${size}];`);
+      // A warpgroup's A fragments hold the bits wgmma reads (.b32 registers): the same registers then stay
+      // live while a group is in flight (cuda-matrix.ts). Only stores (loads and fills) reach them here.
+      const element = isWarpgroupA(array) ? "unsigned" : types[array.elementType];
+      out.line(`${element} ${names.name(array, array.name)}[${size}];`);
     }
-    printStmts(kernel.body, { out, names, printer, lineDirective });
+    const warpgroupFragments = usesWgmma(kernel.body)
+      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
+      : [];
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments });
     out.dedent();
     out.line("}");
   }
@@ -221,6 +236,8 @@ interface StmtContext {
   readonly names: Namer;
   readonly printer: ExprPrinter;
   readonly lineDirective: (span: Span) => void;
+  /** The kernel's warpgroup fragment arrays (wgmma), pinned after each wgmmaWait; none outside such kernels. */
+  readonly warpgroupFragments: readonly WarpgroupFragment[];
 }
 
 function zero(type: Variable["type"]): string {
@@ -251,6 +268,10 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
       return assignment(names.lookup(stmt.variable), stmt, printer);
     case "store": {
       const target = `${names.lookup(stmt.array)}${stmt.indices.map((index) => `[${printer.print(index)}]`).join("")}`;
+      if (isWarpgroupA(stmt.array)) {
+        if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
+        return `${target} = __float_as_uint(${printer.print(stmt.value)})`;
+      }
       return assignment(target, stmt, printer);
     }
     default:
@@ -262,15 +283,33 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
  * Where each shared array lives when they share one dynamic buffer: in declaration order, each at a
  * 16-byte boundary (so vector accesses stay aligned). `dynamic` when the total exceeds the static limit.
  */
-function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<ArrayRef, readonly number[]>): { dynamic: boolean; bytes: number; offsets: Map<ArrayRef, number> } {
+function layOutShared(
+  shared: readonly ArrayRef[],
+  sizes: ReadonlyMap<ArrayRef, readonly number[]>,
+  swizzled: ReadonlySet<ArrayRef>,
+): { dynamic: boolean; bytes: number; offsets: Map<ArrayRef, number> } {
   const offsets = new Map<ArrayRef, number>();
   let bytes = 0;
   for (const array of shared) {
-    bytes = Math.ceil(bytes / 16) * 16;
+    // wgmma's operands start on 1024-byte boundaries (the 128-byte swizzle's 8-row groups).
+    const alignment = swizzled.has(array) ? 1024 : 16;
+    bytes = Math.ceil(bytes / alignment) * alignment;
     offsets.set(array, bytes);
     bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * 4;
   }
   return { dynamic: bytes > cudaStaticSharedLimit, bytes, offsets };
+}
+
+/** Whether an array holds a warpgroup's A fragments (printed as unsigned bits, see above). */
+function isWarpgroupA(array: ArrayRef): boolean {
+  return array.fragment !== undefined && array.fragment.role === "a" && isWarpgroupShape(array.fragment.shape);
+}
+
+/** The shared arrays that wgmma reads B from (1024-byte aligned). */
+function wgmmaOperands(body: readonly Stmt[]): Set<ArrayRef> {
+  const found = new Set<ArrayRef>();
+  walkStmts(body, (stmt) => stmt.kind === "wgmma" && found.add(stmt.b));
+  return found;
 }
 
 /** The address of an element: `&A[i]`, `&tile[r][c]`. */
@@ -427,8 +466,13 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     simple: (stmt) => simpleStatement(stmt, context),
     memoryOperation: (stmt) => memoryOperation(stmt, context),
     operation: (stmt) => operation(stmt, context),
-    matrix: (stmt) => [cudaMma(stmt, (array, index) => `${context.names.lookup(array)}[${context.printer.print(index)}]`)],
-    barrier: "__syncthreads();",
+    matrix: (stmt) => {
+      const element = (array: ArrayRef, index: Expr) => `${context.names.lookup(array)}[${context.printer.print(index)}]`;
+      if (stmt.kind === "mma") return [cudaMma(stmt, element)];
+      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments);
+    },
+    // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
+    barrier: context.warpgroupFragments.length > 0 ? "tsk_fence_proxy_async(); __syncthreads();" : "__syncthreads();",
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
     // look-back scan ran no faster with fence.acq_rel.gpu (bench/README.md).
     fence: "__threadfence();",

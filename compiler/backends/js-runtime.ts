@@ -223,3 +223,61 @@ const bitcastSlot = new Float32Array(1), bitcastSlotBits = new Uint32Array(bitca
 function bitcastU32(x) { bitcastSlot[0] = x; return bitcastSlotBits[0]; }
 function bitcastF32(x) { bitcastSlotBits[0] = x; return bitcastSlot[0]; }
 `.trim().split("\n");
+
+/**
+ * Warpgroup matrix operations, for kernels that use `wgmma` (after matrixRuntime, whose tf32 scratch they share):
+ * `truncateTf32` is ir/matrix.ts's, and `wgmmaM64k8` runs one `wgmma` for every warpgroup of the block (threads
+ * 128·w … 128·w + 127) with A (64×8) from the fragments, B (8×n) read from the block's shared array through the
+ * 128-byte swizzle and truncated to tf32 (ir/matrix.ts's swizzle128 and truncateTf32), adding in the order
+ * `mmaM16n8k8` does; it checks the offset as the validator does for constant ones.
+ */
+export const warpgroupRuntime = String.raw`
+// wgmma m64nNk8 on warpgroups of 128 threads: B (8×n) from the shared array in the 128-byte swizzle, each
+// element truncated to tf32 (the low 13 bits dropped, as the tensor cores read it; NaN stays NaN).
+function truncateTf32(x) {
+  if (x !== x) return x;
+  tf32Scratch[0] = x;
+  tf32Bits[0] = tf32Bits[0] & 0xffffe000;
+  return tf32Scratch[0];
+}
+const wgmmaA = new Float32Array(64 * 8), wgmmaB = new Float32Array(8 * 256), wgmmaC = new Float32Array(64 * 256);
+function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads) {
+  if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
+  if (offset % 8 !== 0 || offset % 256 >= 32 || offset < 0) throw new Error("tskernel: wgmma reads B at element offset " + offset + ": it must be a multiple of 8 with offset % 256 < 32");
+  if (offset + 32 * (n - 1) + 8 > b.length) throw new Error("tskernel: wgmma reads B up to element " + (offset + 32 * (n - 1) + 7) + " of a shared array of " + b.length);
+  for (let c = 0; c < n; c++) {
+    for (let k = 0; k < 8; k++) {
+      const i = offset + 32 * c + k;
+      wgmmaB[k * n + c] = truncateTf32(b[i ^ (((i >> 5) & 7) << 2)]);
+    }
+  }
+  const per = n / 2;
+  for (let w = 0; w < threads; w += 128) {
+    for (let lane = 0; lane < 128; lane++) {
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, t = w + lane;
+      const ai = t * aSize + aAt * 4, ci = t * accSize + accAt * per;
+      wgmmaA[row * 8 + q] = a[ai]; wgmmaA[(row + 8) * 8 + q] = a[ai + 1]; wgmmaA[row * 8 + q + 4] = a[ai + 2]; wgmmaA[(row + 8) * 8 + q + 4] = a[ai + 3];
+      for (let j = 0; j < n / 8; j++) {
+        const col = 8 * j + 2 * q;
+        wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
+        wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
+      }
+    }
+    for (let r = 0; r < 64; r++) {
+      for (let c = 0; c < n; c++) {
+        let sum = wgmmaC[r * n + c];
+        for (let k = 0; k < 8; k++) sum = fround(sum + wgmmaA[r * 8 + k] * wgmmaB[k * n + c]);
+        wgmmaC[r * n + c] = sum;
+      }
+    }
+    for (let lane = 0; lane < 128; lane++) {
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+      for (let j = 0; j < n / 8; j++) {
+        const col = 8 * j + 2 * q;
+        acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
+        acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
+      }
+    }
+  }
+}
+`.trim().split("\n");

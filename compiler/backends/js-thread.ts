@@ -421,7 +421,11 @@ export class ThreadStmtPrinter {
         return;
       case "collective":
       case "mma":
+      case "wgmma":
         throw new Error(`internal: a ${stmt.kind} inside a thread region`);
+      // A wgmma completes when the block reaches it here, so its groups need no waiting.
+      case "wgmmaSync":
+        return;
       case "matrixLoad":
       case "matrixStore":
         throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);

@@ -16,10 +16,11 @@
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { warpgroupColumns } from "../ir/matrix.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps } from "./js-runtime.ts";
+import { atomicsRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, warpgroupRuntime } from "./js-runtime.ts";
 import { bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -62,7 +63,7 @@ const reserved: ReadonlySet<string> = new Set([
   "tx", "ty", "tz", "bx", "by", "bz", "nx", "ny", "nz", "gx", "gy", "gz", "done", "alive",
   "chk", "sg", "subgroupSize", "subgroup", "subgroupPoison", "subgroupWrap", "atomics", "atomicBitViews", "atomicF32",
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
-  "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8",
+  "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
 ]);
 
@@ -88,6 +89,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
   if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
+  if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
     out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
     out.line("// undefined) and the subgroup size (default 32).");
@@ -131,12 +133,12 @@ export function emitJs(input: JsModuleInput): JsOutput {
 // Kernels: cutting the body into regions
 
 /** The first barrier and the first collective at any depth of `stmts`: the statements the body is cut at. */
-function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt } {
-  const found: { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt } = {};
+function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt | WgmmaStmt } {
+  const found: { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt | WgmmaStmt } = {};
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrier") found.barrier ??= stmt;
-    // An mma reads the other lanes' fragments: a cut like a subgroup operation.
-    if (stmt.kind === "collective" || stmt.kind === "mma") found.collective ??= stmt;
+    // An mma (wgmma) reads the other lanes' fragments: a cut like a subgroup operation.
+    if (stmt.kind === "collective" || stmt.kind === "mma" || stmt.kind === "wgmma") found.collective ??= stmt;
   });
   return found;
 }
@@ -146,11 +148,18 @@ function containsCut(stmts: readonly Stmt[]): boolean {
   return barrier !== undefined || collective !== undefined;
 }
 
-/** Whether a body needs the matrix runtime: an mma, or the tf32 rounding of a fragment load or fill. */
+/** Whether a body multiplies on warpgroups (wgmma): it needs the warpgroup runtime too. */
+function usesWgmma(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => stmt.kind === "wgmma" && (found = true));
+  return found;
+}
+
+/** Whether a body needs the matrix runtime: an mma or a wgmma, or the tf32 rounding of a fragment load or fill. */
 function usesMatrixRuntime(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "mma") found = true;
+    if (stmt.kind === "mma" || stmt.kind === "wgmma") found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && e.name === "roundTf32" && (found = true));
   });
   return found;
@@ -506,7 +515,7 @@ class KernelPrinter {
           // A collective reads its arguments' slots and writes its result's, for the whole block at once.
           if (stmt.kind === "collective") [stmt.result, ...stmt.args.flatMap((arg) => (arg.kind === "variable" ? [arg.variable] : []))].forEach((v) => note(v, "block"));
           // An mma's fragment indices are read once for the block.
-          if (stmt.kind === "mma") exprsOf(stmt).forEach((expr) => noteExpr(expr, "block"));
+          if (stmt.kind === "mma" || stmt.kind === "wgmma") exprsOf(stmt).forEach((expr) => noteExpr(expr, "block"));
           this.blockLevelParts(stmt, {
             condition: (expr) => noteExpr(expr, "block"),
             region: (part) => visit(part, inBlockLoop),
@@ -596,7 +605,7 @@ class KernelPrinter {
       const ids = "const tx = t % nx, ty = ((t / nx) | 0) % ny, tz = (t / (nx * ny)) | 0;";
       // With a subgroup operation inside, lanes of one subgroup that disagree are named as such.
       const { barrier, collective } = cutsIn([stmt]);
-      const operation = collective?.kind === "mma" ? "mma" : collective?.op;
+      const operation = collective?.kind === "mma" || collective?.kind === "wgmma" ? collective.kind : collective?.op;
       const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${operation}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
       return `chk.uniform((t) => { ${ids} return ${text}; }, threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside})`;
     };
@@ -610,6 +619,9 @@ class KernelPrinter {
         return;
       case "mma":
         this.mma(stmt);
+        return;
+      case "wgmma":
+        this.wgmma(stmt);
         return;
       case "if":
         out.line(`if (${condition(stmt.condition)}) {`);
@@ -684,6 +696,21 @@ class KernelPrinter {
     };
     const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, threads);`;
     // Checked mode reads block-level values from thread t's slots; the validator made the indices uniform.
+    this.out.line(this.location ? `{ const t = 0; ${call} }` : call);
+  }
+
+  /**
+   * A wgmma for every warpgroup of the block (js-runtime.ts): the fragment arrays' per-thread slices and the
+   * block's shared array, read at the offset that thread 0 computes (the validator made it uniform).
+   */
+  private wgmma(stmt: WgmmaStmt): void {
+    const operand = (ref: WgmmaStmt["a"]) => {
+      const { name, dims } = this.arrays.get(ref.array)!;
+      return `${name}, ${dims![0]}, ${bare(this.blockPrinter.print(ref.index))}`;
+    };
+    const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
+    const shared = this.arrays.get(stmt.b)!.name;
+    const call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${bare(this.blockPrinter.print(stmt.offset))}, threads);`;
     this.out.line(this.location ? `{ const t = 0; ${call} }` : call);
   }
 

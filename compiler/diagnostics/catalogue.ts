@@ -48,6 +48,7 @@ export const catalogue = {
   TSK1065: { severity: "error", template: "{0} takes a matrix fragment as its {1}: an element of an array that fragment.a, fragment.b or fragment.accumulator declared, like acc[0]; found '{2}'" },
   TSK1066: { severity: "error", template: "'{0}' holds matrix fragments, whose elements are spread over the lanes of a warp; only loadFragment, storeFragment, fillFragment and mma use it" },
   TSK1067: { severity: "error", template: "fragment.{0} takes {1}, found {2}" },
+  TSK1075: { severity: "error", template: "wgmmaWait() takes the number of groups that may stay unfinished, a constant from 0 to 7; found {0}" },
   TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
   TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
   // The `targets` kernel option.
@@ -70,6 +71,8 @@ export const catalogue = {
   TSK2011: { severity: "error", template: "{0} is not defined for {1} arrays" },
   TSK2020: { severity: "error", template: "{0} takes {1} as its {2}, but '{3}' is {4}" },
   TSK2021: { severity: "error", template: "{0} moves f32 elements, but '{1}' holds {2}" },
+  TSK2035: { severity: "error", template: "{0} takes fragments of {1}, but '{2}' has shape {3}" },
+  TSK2036: { severity: "error", template: "wgmma() reads B from a 1-D shared array of f32 elements; found {0}" },
 
   // Validation.
   TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
@@ -95,6 +98,10 @@ export const catalogue = {
   TSK3047: { severity: "error", template: "kernel '{0}' uses matrix operations, so its block must be a whole number of warps of 32 threads; it has {1}" },
   TSK3048: { severity: "error", template: "{0} has no matrix operations, and kernel '{1}' uses {2}" },
   TSK3049: { severity: "error", template: "the fragment index of {0} must be the same for every thread of the block" },
+  TSK3060: { severity: "error", template: "kernel '{0}' uses warpgroup matrix operations (wgmma), so its block must be a whole number of warpgroups of 128 threads; it has {1}" },
+  TSK3061: { severity: "error", template: "wgmma() reads B at element offset {0} of '{1}': the offset must be a multiple of 8 in the first 128-byte row of a group of 8 (offset % 256 < 32)" },
+  TSK3062: { severity: "error", template: "wgmma() reads B up to element {0} of '{1}', which has {2} elements" },
+  TSK3063: { severity: "error", template: "the offset of wgmma()'s shared operand must be the same for every thread of the block" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },

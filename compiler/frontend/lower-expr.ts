@@ -503,7 +503,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     const special = lowerSpecialCall(context, origin.name, node, hint);
     if (special) return special;
     if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });
-    if (["store4", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
+    if (["store4", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
   }
   if (origin.kind === "user") {

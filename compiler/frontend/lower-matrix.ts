@@ -1,15 +1,16 @@
 /**
- * Lowers the warp-level matrix functions: `fragment.a/b/accumulator(shape, element, count)` declarations
- * (private arrays that hold `count` fragments, marked with their fragment type), and the statements
- * `loadFragment`, `storeFragment`, `mma` and `fillFragment` (which becomes plain stores into the fragment's
- * elements: every lane sets its own). Roles, shapes and element types are checked here, where the user's
- * arguments are at hand; the validator checks what needs constants and control flow (uniformity, indices).
+ * Lowers the matrix functions: `fragment.a/b/accumulator(shape, element, count)` declarations (private
+ * arrays that hold `count` fragments, marked with their fragment type), and the statements `loadFragment`,
+ * `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
+ * sets its own), and the warpgroup ones, `wgmma`, `wgmmaCommit` and `wgmmaWait`. Roles, shapes and element
+ * types are checked here, where the user's arguments are at hand; the validator checks what needs constants
+ * and control flow (uniformity, indices, the offsets of wgmma's shared operand).
  */
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
-import { isInteger, type ArrayRef, type Expr, type FragmentRef, type FragmentRole, type Span, type Stmt } from "../ir/ir.ts";
-import { fragmentLayouts, fragmentSlot } from "../ir/matrix.ts";
+import { isInteger, type ArrayRef, type Expr, type FragmentRef, type FragmentRole, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
+import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape } from "../ir/matrix.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
@@ -40,36 +41,69 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   const args = call.getArguments() as Expression[];
   if (args.length !== 3) return fail("TSK1067", spanOf(call), [role, `3 arguments ("m16n8k8", "${element}", a count)`, `${args.length}`]);
   const literal = (arg: Expression) => (Node.isStringLiteral(arg) || Node.isNoSubstitutionTemplateLiteral(arg) ? arg.getLiteralText() : undefined);
-  if (literal(args[0]!) !== "m16n8k8") return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8" (the one shape so far)', args[0]!.getText()]);
+  const shapeText = literal(args[0]!);
+  const shape = shapeText !== undefined && shapeText in fragmentLayouts ? (shapeText as MatrixShape) : undefined;
+  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, 'a shape: "m16n8k8" (mma), or "m64n64k8", "m64n128k8" or "m64n256k8" (wgmma)', args[0]!.getText()]);
+  if (!fragmentLayouts[shape][role]) {
+    return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments', args[0]!.getText()]);
+  }
   if (literal(args[1]!) !== element) return fail("TSK1067", spanOf(args[1]!), [role, `the element type "${element}"`, args[1]!.getText()]);
   const count = lowerExpr(context, args[2]!, isLiteralLike(args[2]!) ? "i32" : undefined);
   if (!isInteger(count.type)) return fail("TSK2008", spanOf(args[2]!), [`fragment.${role}`, "an i32 count", count.type]);
-  const perLane: Expr = { kind: "literal", type: count.type, value: fragmentLayouts.m16n8k8[role].perLane, span: count.span };
+  const perLane: Expr = { kind: "literal", type: count.type, value: fragmentLayout({ shape, role }).perLane, span: count.span };
   // The size stays an expression; the validator requires it constant once specialized (TSK3003).
   const size: Expr = { kind: "binary", op: "mul", type: count.type, left: count, right: perLane, span: count.span };
-  return { kind: "array", name, elementType: "f32", space: "private", access: "read_write", dims: [size], fragment: { role, shape: "m16n8k8", element }, span };
+  return { kind: "array", name, elementType: "f32", space: "private", access: "read_write", dims: [size], fragment: { role, shape, element }, span };
 }
 
 /** The matrix statements, or undefined when `name` is not a matrix function. */
 export function lowerMatrixOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
-  if (name !== "loadFragment" && name !== "storeFragment" && name !== "fillFragment" && name !== "mma") return undefined;
+  if (!["loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(name)) return undefined;
   const span = spanOf(call);
   const what = `${name}()`;
   if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
   const args = call.getArguments() as Expression[];
-  const expected = name === "mma" ? 3 : name === "fillFragment" ? 2 : 4;
-  if (args.length !== expected) {
-    const shape = name === "mma" ? "3 arguments (acc, a, b)" : name === "fillFragment" ? "2 arguments (a fragment and a value)" : "4 arguments (a fragment, an array, an offset and a stride)";
-    return fail("TSK2008", span, [what, shape, `${args.length} argument(s)`]);
-  }
+  const counts: Record<string, [number, number, string]> = {
+    mma: [3, 3, "3 arguments (acc, a, b)"],
+    wgmma: [4, 4, "4 arguments (acc, a, a shared array and an offset)"],
+    wgmmaCommit: [0, 0, "no arguments"],
+    wgmmaWait: [1, 1, "1 argument (the groups that may stay unfinished)"],
+    fillFragment: [2, 2, "2 arguments (a fragment and a value)"],
+  };
+  const [least, most, shape] = counts[name] ?? [4, 5, "4 or 5 arguments (a fragment, an array, an offset, a stride and optionally a column stride)"];
+  if (args.length < least || args.length > most) return fail("TSK2008", span, [what, shape, `${args.length} argument(s)`]);
   switch (name) {
     case "mma": {
       const [accumulator, a, b] = (["accumulator", "a", "b"] as const).map((role, index) => lowerFragmentRef(context, args[index]!, what, `${["first", "second", "third"][index]} argument`, role));
+      for (const [ref, node] of [[accumulator!, args[0]!], [a!, args[1]!]] as const) {
+        if (isWarpgroupShape(ref.array.fragment!.shape)) return fail("TSK2035", spanOf(node), [what, 'the warp shape "m16n8k8" (wgmma() multiplies the warpgroup shapes)', ref.array.name, ref.array.fragment!.shape]);
+      }
       return [{ kind: "mma", accumulator: accumulator!, a: a!, b: b!, span }];
+    }
+    case "wgmma": {
+      const accumulator = lowerFragmentRef(context, args[0]!, what, "first argument", "accumulator");
+      const a = lowerFragmentRef(context, args[1]!, what, "second argument", "a");
+      const shape = accumulator.array.fragment!.shape;
+      if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, "a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8)", accumulator.array.name, shape]);
+      if (a.array.fragment!.shape !== shape) return fail("TSK2035", spanOf(args[1]!), [what, `the accumulator's shape ${shape}`, a.array.name, a.array.fragment!.shape]);
+      const binding = Node.isIdentifier(args[2]!) ? context.scope.lookup(args[2]!.getText()) : undefined;
+      if (binding?.kind !== "array" || binding.array.space !== "shared" || binding.array.dims.length !== 1 || binding.array.elementType !== "f32") {
+        const found = binding?.kind === "array" ? `'${binding.array.name}', ${binding.array.space === "shared" ? (binding.array.dims.length !== 1 ? "a 2-D shared array" : `a shared array of ${binding.array.elementType}`) : `a ${binding.array.space} array`}` : `'${args[2]!.getText()}'`;
+        return fail("TSK2036", spanOf(args[2]!), [found]);
+      }
+      const offset = lowerExpected(context, args[3]!, "i32", (found) => fail("TSK2008", spanOf(args[3]!), [what, "an i32 offset", found.type]));
+      return [{ kind: "wgmma", accumulator, a, b: binding.array, offset, span }];
+    }
+    case "wgmmaCommit":
+      return [{ kind: "wgmmaSync", op: "commit", pending: 0, span }];
+    case "wgmmaWait": {
+      const pending = lowerExpr(context, args[0]!, "i32");
+      if (pending.kind !== "literal" || !Number.isInteger(pending.value) || pending.value < 0 || pending.value > 7) return fail("TSK1075", spanOf(args[0]!), [args[0]!.getText()]);
+      return [{ kind: "wgmmaSync", op: "wait", pending: pending.value, span }];
     }
     case "fillFragment": {
       const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
-      const layout = fragmentLayouts[fragment.array.fragment!.shape][fragment.array.fragment!.role];
+      const layout = fragmentLayout(fragment.array.fragment!);
       const value = lowerExpected(context, args[1]!, "f32", (found) => fail("TSK2008", spanOf(args[1]!), [what, "an f32 value", found.type]));
       // A tf32 fragment holds only tf32 values: the fill rounds as a load would.
       const stored: Expr = fragment.array.fragment!.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [value], span: value.span } : value;
@@ -86,8 +120,9 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
       const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
       const offset = integer(args[2]!, "offset");
       const stride = integer(args[3]!, "stride");
-      if (name === "loadFragment") return [{ kind: "matrixLoad", fragment, source: array, offset, stride, span }];
-      return [{ kind: "matrixStore", fragment, target: array, offset, stride, span }];
+      const colStride = args[4] ? { colStride: integer(args[4], "column stride") } : {};
+      if (name === "loadFragment") return [{ kind: "matrixLoad", fragment, source: array, offset, stride, ...colStride, span }];
+      return [{ kind: "matrixStore", fragment, target: array, offset, stride, ...colStride, span }];
     }
   }
 }

@@ -68,8 +68,14 @@ export interface ArrayRef {
 
 /** The operand of a warp-level matrix multiply-accumulate a fragment holds: D = A·B + C, with C and D the accumulator. */
 export type FragmentRole = "a" | "b" | "accumulator";
-/** `mma.sync`'s m×n×k shapes; only m16n8k8 so far. */
-export type MatrixShape = "m16n8k8";
+/**
+ * The m×n×k shapes of the matrix operations: m16n8k8 is `mma.sync`'s (a warp of 32 threads holds each
+ * fragment); m64n64k8, m64n128k8 and m64n256k8 are `wgmma.mma_async`'s (a warpgroup of 128 threads holds each
+ * fragment, and B is read from shared memory, so these shapes have no B fragments).
+ */
+export type MatrixShape = "m16n8k8" | WarpgroupShape;
+/** The warpgroup (wgmma) shapes. */
+export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
 /** The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators. */
 export type FragmentElement = "tf32" | "f32";
 
@@ -382,6 +388,8 @@ export interface MatrixLoadStmt extends StmtBase {
   readonly source: ArrayRef;
   readonly offset: Expr;
   readonly stride: Expr;
+  /** The step between columns (the optional fifth argument): element (r, c) is at offset + r·stride + c·colStride. Absent: 1. */
+  readonly colStride?: Expr;
 }
 
 /** `storeFragment(frag, array, offset, stride)`: the inverse of a load, for accumulators. */
@@ -391,6 +399,8 @@ export interface MatrixStoreStmt extends StmtBase {
   readonly target: ArrayRef;
   readonly offset: Expr;
   readonly stride: Expr;
+  /** As for loads: absent means 1. */
+  readonly colStride?: Expr;
 }
 
 /**
@@ -405,8 +415,34 @@ export interface MmaStmt extends StmtBase {
   readonly b: FragmentRef;
 }
 
-/** The warp-level matrix statements. */
-export type MatrixStmt = MatrixLoadStmt | MatrixStoreStmt | MmaStmt;
+/**
+ * `wgmma(acc, a, shared, offset)`: acc = a·B + acc over a warpgroup's fragments (`wgmma.mma_async` on sm_90a),
+ * where B (8 × n of the shape) is read from the shared f32 array `b` in the K-major, 128-byte-swizzled layout:
+ * B[k][col] = b[swizzle128(offset + 32·col + k)] (ir/matrix.ts, docs/language.md §25), its elements used as
+ * TF32 by dropping their low 13 bits, as the tensor cores do. Asynchronous on CUDA: the result may be read,
+ * and the operands changed, only after a `wgmmaWait` that covers its group (`wgmmaCommit`). A collective of
+ * the warpgroup, in uniform control flow; the CPU backend cuts its thread loops at it, as at an `mma`.
+ */
+export interface WgmmaStmt extends StmtBase {
+  readonly kind: "wgmma";
+  readonly accumulator: FragmentRef;
+  readonly a: FragmentRef;
+  readonly b: ArrayRef;
+  readonly offset: Expr;
+}
+
+/**
+ * `wgmmaCommit()` closes the group of this warpgroup's `wgmma`s issued since the last commit; `wgmmaWait(n)`
+ * waits until at most `pending` committed groups are unfinished. No-ops where `wgmma` completes at once (CPU).
+ */
+export interface WgmmaSyncStmt extends StmtBase {
+  readonly kind: "wgmmaSync";
+  readonly op: "commit" | "wait";
+  readonly pending: number;
+}
+
+/** The matrix statements (warp and warpgroup). */
+export type MatrixStmt = MatrixLoadStmt | MatrixStoreStmt | MmaStmt | WgmmaStmt | WgmmaSyncStmt;
 
 /**
  * The operations of atomics: read-modify-writes (`compareExchange` stores `value` only where the old value is
@@ -480,7 +516,9 @@ export type Stmt =
   | CollectiveStmt
   | MatrixLoadStmt
   | MatrixStoreStmt
-  | MmaStmt;
+  | MmaStmt
+  | WgmmaStmt
+  | WgmmaSyncStmt;
 
 /** The locals a statement declares itself (not those of nested statements). */
 export function declaredVariables(stmt: Stmt): readonly Variable[] {

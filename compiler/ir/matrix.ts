@@ -2,18 +2,25 @@
  * Warp-level matrix fragments as data: for each shape and role, the matrix a fragment holds and which lane
  * holds which of its elements. Every user of the layout reads it here: legalize (which writes a fragment load
  * or store as per-lane element accesses), the CPU backend's `mma` emulation, the tests and docs/language.md.
- * The layouts are PTX's for `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`, so the CUDA backend passes
- * a lane's elements to the instruction in order. Also here: TF32 rounding as `cvt.rna.tf32.f32` does it.
+ * The layouts are PTX's for `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` and, for the warpgroup
+ * shapes, `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32` (whose B operand is read from shared memory in
+ * the 128-byte swizzle, also defined here), so the CUDA backend passes a thread's elements to the instruction
+ * in order. Also here: TF32 rounding as `cvt.rna.tf32.f32` does it, and the truncation the tensor cores apply
+ * to operands they read from shared memory.
  */
 
-import type { Expr, FragmentRole, MatrixShape, Span } from "./ir.ts";
+import type { Expr, FragmentRole, FragmentType, MatrixShape, Span, WarpgroupShape } from "./ir.ts";
 
 /**
- * Where element `e` of a lane's fragment sits in the fragment's matrix. With g = lane >> 2 (the lane's
- * group of four) and q = lane & 3 (its place in the group), the row is `g·rowG + q·rowQ + rowE[e]` and the
- * column `g·colG + q·colQ + colE[e]`.
+ * Where element `e` of a thread's fragment sits in the fragment's matrix. With w = lane >> 5 (the warp within
+ * a warpgroup, 0 for warp fragments), g = (lane & 31) >> 2 (the lane's group of four) and q = lane & 3 (its
+ * place in the group), the row is `w·rowW + g·rowG + q·rowQ + rowE[e]` and the column `g·colG + q·colQ + colE[e]`.
  */
 export interface FragmentLayout {
+  /** The threads that hold one fragment together: a warp (32) or a warpgroup (128). */
+  readonly lanes: number;
+  /** The rows each warp of a warpgroup adds (16: warp w holds rows 16w to 16w + 15); 0 for warp fragments. */
+  readonly rowW: number;
   /** The matrix the fragment holds: A is m×k, B is k×n, the accumulator m×n. */
   readonly rows: number;
   readonly cols: number;
@@ -30,26 +37,85 @@ export interface FragmentLayout {
 /** The lanes of a warp: matrix operations always run on warps of 32 threads (by linear thread index). */
 export const warpLanes = 32;
 
-export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Record<FragmentRole, FragmentLayout>>>> = {
-  m16n8k8: {
-    // a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4)
-    a: { rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 1, rowE: [0, 8, 0, 8], colE: [0, 0, 4, 4] },
-    // b0 (k = q, n = g), b1 (k = q+4, n = g)
-    b: { rows: 8, cols: 8, perLane: 2, rowG: 0, rowQ: 1, colG: 1, colQ: 0, rowE: [0, 4], colE: [0, 0] },
-    // c0 (g, 2q), c1 (g, 2q+1), c2 (g+8, 2q), c3 (g+8, 2q+1)
-    accumulator: { rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 2, rowE: [0, 0, 8, 8], colE: [0, 1, 0, 1] },
-  },
-};
-
-/** The [row, column] of element `e` of lane `lane`'s fragment. */
-export function fragmentElementPosition(layout: FragmentLayout, lane: number, e: number): [number, number] {
-  const g = lane >> 2;
-  const q = lane & 3;
-  return [g * layout.rowG + q * layout.rowQ + layout.rowE[e]!, g * layout.colG + q * layout.colQ + layout.colE[e]!];
-}
-
 const scratch = new Float32Array(1);
 const scratchBits = new Uint32Array(scratch.buffer);
+
+/** The threads of a warpgroup, which hold the fragments of the wgmma shapes together (four consecutive warps). */
+export const warpgroupLanes = 128;
+
+/** A warpgroup accumulator of n columns: per 8-column block j, elements 4j…4j+3 at (g, 8j+2q), (g, 8j+2q+1), (g+8, 8j+2q), (g+8, 8j+2q+1). */
+function warpgroupAccumulator(n: number): FragmentLayout {
+  const e = Array.from({ length: n / 2 }, (_, i) => i);
+  return {
+    lanes: warpgroupLanes, rowW: 16, rows: 64, cols: n, perLane: n / 2, rowG: 1, rowQ: 0, colG: 0, colQ: 2,
+    rowE: e.map((i) => ((i & 3) >> 1) * 8), colE: e.map((i) => (i >> 2) * 8 + (i & 1)),
+  };
+}
+
+// A warpgroup's A (64×8): warp w holds rows 16w…16w+15 as an m16n8k8 A fragment, a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4).
+const warpgroupA: FragmentLayout = { lanes: warpgroupLanes, rowW: 16, rows: 64, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 1, rowE: [0, 8, 0, 8], colE: [0, 0, 4, 4] };
+
+/** The layouts by shape and role; the warpgroup shapes have no B fragment (B is read from shared memory). */
+export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Record<FragmentRole, FragmentLayout>>>>> = {
+  m16n8k8: {
+    // a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4)
+    a: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 1, rowE: [0, 8, 0, 8], colE: [0, 0, 4, 4] },
+    // b0 (k = q, n = g), b1 (k = q+4, n = g)
+    b: { lanes: warpLanes, rowW: 0, rows: 8, cols: 8, perLane: 2, rowG: 0, rowQ: 1, colG: 1, colQ: 0, rowE: [0, 4], colE: [0, 0] },
+    // c0 (g, 2q), c1 (g, 2q+1), c2 (g+8, 2q), c3 (g+8, 2q+1)
+    accumulator: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 2, rowE: [0, 0, 8, 8], colE: [0, 1, 0, 1] },
+  },
+  m64n64k8: { a: warpgroupA, accumulator: warpgroupAccumulator(64) },
+  m64n128k8: { a: warpgroupA, accumulator: warpgroupAccumulator(128) },
+  m64n256k8: { a: warpgroupA, accumulator: warpgroupAccumulator(256) },
+};
+
+/** True for the shapes whose fragments a warpgroup holds (wgmma). */
+export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
+  return shape !== "m16n8k8";
+}
+
+/** The n of a warpgroup shape: the columns of its B and accumulator. */
+export function warpgroupColumns(shape: WarpgroupShape): number {
+  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256 }[shape];
+}
+
+/** The layout of a declared fragment type (the frontend only declares the roles a shape has). */
+export function fragmentLayout(type: Pick<FragmentType, "shape" | "role">): FragmentLayout {
+  const layout = fragmentLayouts[type.shape][type.role];
+  if (!layout) throw new Error(`internal: no ${type.role} fragment for shape ${type.shape}`);
+  return layout;
+}
+
+/** The [row, column] of element `e` of thread `lane`'s fragment (lane: the thread's index in its warp or warpgroup). */
+export function fragmentElementPosition(layout: FragmentLayout, lane: number, e: number): [number, number] {
+  const w = lane >> 5;
+  const g = (lane & 31) >> 2;
+  const q = lane & 3;
+  return [w * layout.rowW + g * layout.rowG + q * layout.rowQ + layout.rowE[e]!, g * layout.colG + q * layout.colQ + layout.colE[e]!];
+}
+
+/**
+ * The 128-byte swizzle of a shared f32 array (index in elements from the array's start, which the targets
+ * align to 1024 bytes): the 16-byte piece (4 elements) of each 128-byte row is XORed with the row's place in
+ * its group of 8 rows. `wgmma` reads B[k][col] = array[swizzle128(offset + 32·col + k)]; write the operand there.
+ */
+export function swizzle128(index: number): number {
+  return index ^ (((index >> 5) & 7) << 2);
+}
+
+/**
+ * A shared-memory operand element as the tensor cores use it: f32 with the low 13 mantissa bits dropped (TF32
+ * by truncation toward zero). NaN stays NaN here (the emulation's choice: a NaN whose payload lies only in the
+ * dropped bits is not specified further); infinities are unchanged by the truncation.
+ */
+export function truncateTf32(x: number): number {
+  if (x !== x) return x;
+  scratch[0] = x;
+  scratchBits[0] = scratchBits[0]! & 0xffffe000;
+  return scratch[0]!;
+}
+
 
 /**
  * Rounds an f32 to TF32 (8 exponent bits, 10 mantissa bits) as `cvt.rna.tf32.f32` does: to nearest, ties

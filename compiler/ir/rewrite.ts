@@ -114,7 +114,17 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
       return { ...stmt, args: stmt.args.map(e) };
     case "matrixLoad":
     case "matrixStore":
-      return { ...stmt, fragment: { ...stmt.fragment, index: e(stmt.fragment.index) }, offset: e(stmt.offset), stride: e(stmt.stride) };
+      return {
+        ...stmt,
+        fragment: { ...stmt.fragment, index: e(stmt.fragment.index) },
+        offset: e(stmt.offset),
+        stride: e(stmt.stride),
+        ...(stmt.colStride ? { colStride: e(stmt.colStride) } : {}),
+      };
+    case "wgmma":
+      return { ...stmt, accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) }, a: { ...stmt.a, index: e(stmt.a.index) }, offset: e(stmt.offset) };
+    case "wgmmaSync":
+      return stmt;
     case "mma":
       return {
         ...stmt,
@@ -212,12 +222,30 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [...stmt.args];
     case "matrixLoad":
     case "matrixStore":
-      return [stmt.fragment.index, stmt.offset, stmt.stride];
+      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : [])];
     case "mma":
       return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
+    case "wgmma":
+      return [stmt.accumulator.index, stmt.a.index, stmt.offset];
     default:
       return [];
   }
+}
+
+/** How the user wrote a matrix statement, for messages. */
+export function matrixOperationName(stmt: MatrixStmt): string {
+  if (stmt.kind === "wgmmaSync") return stmt.op === "commit" ? "wgmmaCommit()" : "wgmmaWait()";
+  return { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()", wgmma: "wgmma()" }[stmt.kind];
+}
+
+/** True when the body contains a warpgroup matrix statement (wgmma, its commits and waits, or a warpgroup fragment's load or store). */
+export function usesWarpgroupOperations(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "wgmma" || stmt.kind === "wgmmaSync") found = true;
+    if ((stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && stmt.fragment.array.fragment!.shape !== "m16n8k8") found = true;
+  });
+  return found;
 }
 
 /** True when the body contains a warp-level matrix statement (at any depth). */
@@ -229,7 +257,7 @@ export function usesMatrixOperations(stmts: readonly Stmt[]): boolean {
 export function firstMatrixOperation(stmts: readonly Stmt[]): MatrixStmt | undefined {
   let found: MatrixStmt | undefined;
   walkStmts(stmts, (stmt) => {
-    if (!found && (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" || stmt.kind === "mma")) found = stmt;
+    if (!found && (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" || stmt.kind === "mma" || stmt.kind === "wgmma" || stmt.kind === "wgmmaSync")) found = stmt;
   });
   return found;
 }
@@ -290,6 +318,10 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     }
     if (stmt.kind === "mma") {
       for (const ref of [stmt.accumulator, stmt.a, stmt.b]) reads.add(ref.array);
+      writes.add(stmt.accumulator.array);
+    }
+    if (stmt.kind === "wgmma") {
+      for (const array of [stmt.accumulator.array, stmt.a.array, stmt.b]) reads.add(array);
       writes.add(stmt.accumulator.array);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));

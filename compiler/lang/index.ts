@@ -379,8 +379,13 @@ export function subgroupAny(predicate: boolean): boolean {
 // ---------------------------------------------------------------------------------------------------------
 // Warp-level matrix operations (tensor cores)
 
-/** The m×n×k shapes of `mma`: m16n8k8 (A 16×8, B 8×8, accumulator 16×8). */
-export type MatrixShape = "m16n8k8";
+/**
+ * The m×n×k shapes: m16n8k8 for `mma` (a warp's fragments: A 16×8, B 8×8, accumulator 16×8), and for `wgmma`
+ * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8.
+ */
+export type MatrixShape = "m16n8k8" | WarpgroupShape;
+/** The shapes of `wgmma` (sm_90a tensor cores; CUDA only, and the CPU's emulation). */
+export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
 
 /**
  * One matrix fragment, spread over the 32 lanes of a warp: each lane holds a few elements (docs/language.md,
@@ -402,9 +407,9 @@ export const fragment = {
   b: sharedArray,
   accumulator: sharedArray,
 } as {
-  a(shape: "m16n8k8", element: "tf32", count: number): Fragment<"a", "m16n8k8", "tf32">[];
+  a<S extends MatrixShape>(shape: S, element: "tf32", count: number): Fragment<"a", S, "tf32">[];
   b(shape: "m16n8k8", element: "tf32", count: number): Fragment<"b", "m16n8k8", "tf32">[];
-  accumulator(shape: "m16n8k8", element: "f32", count: number): Fragment<"accumulator", "m16n8k8", "f32">[];
+  accumulator<S extends MatrixShape>(shape: S, element: "f32", count: number): Fragment<"accumulator", S, "f32">[];
 };
 
 /** Any fragment. */
@@ -415,14 +420,17 @@ type AnyFragment = Fragment<"a" | "b" | "accumulator", MatrixShape, "tf32" | "f3
  * shared array: element (row, col) is `array[offset + row * stride + col]`. Every lane of the warp must call
  * it together (uniform control flow); tf32 fragments round each element to tf32 (`cvt.rna.tf32.f32`).
  */
-export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array>, offset: i32, stride: i32): void {
-  void [frag, array, offset, stride];
+export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array>, offset: i32, stride: i32, colStride?: i32): void {
+  void [frag, array, offset, stride, colStride];
   outsideKernel("loadFragment()");
 }
 
-/** Stores an accumulator's 16×8 matrix to `array[offset + row * stride + col]`; every lane of the warp together. */
-export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32): void {
-  void [frag, array, offset, stride];
+/**
+ * Stores an accumulator's matrix to `array[offset + row * stride + col * colStride]` (colStride 1 when left
+ * out, as for loads); every thread of the warp (warpgroup, for the wgmma shapes) together.
+ */
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32, colStride?: i32): void {
+  void [frag, array, offset, stride, colStride];
   outsideKernel("storeFragment()");
 }
 
@@ -443,4 +451,27 @@ export function mma<S extends MatrixShape>(
 ): void {
   void [acc, a, b];
   outsideKernel("mma()");
+}
+
+/**
+ * `acc = a · B + acc` for a warpgroup's fragments of a wgmma shape (`wgmma.mma_async` on sm_90a), with B (8×n)
+ * read from the shared array `b` in the 128-byte-swizzled, K-major layout: B[k][col] is
+ * `b[swizzle(offset + 32 * col + k)]` with swizzle(i) = i ^ (((i >> 5) & 7) << 2), each element used as TF32 by
+ * dropping its low 13 bits. Asynchronous: read `acc`, or change `a` or B, only after `wgmmaWait` has covered
+ * the group (`wgmmaCommit`) that holds this call. The 128 threads of the warpgroup call it together.
+ */
+export function wgmma<S extends WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "tf32">, b: Float32Array, offset: i32): void {
+  void [acc, a, b, offset];
+  outsideKernel("wgmma()");
+}
+
+/** Closes the group of the warpgroup's `wgmma` calls since the last commit (`wgmma.commit_group`). */
+export function wgmmaCommit(): void {
+  outsideKernel("wgmmaCommit()");
+}
+
+/** Waits until at most `pending` (a constant, 0 to 7) committed `wgmma` groups of the warpgroup are unfinished. */
+export function wgmmaWait(pending: number): void {
+  void pending;
+  outsideKernel("wgmmaWait()");
 }

@@ -37,7 +37,7 @@ import {
   type Stmt,
   type Variable,
 } from "../ir/ir.ts";
-import { fragmentLayouts, fragmentSlot, warpLanes } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentSlot } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { wrapIntegers } from "./wrap-integers.ts";
@@ -231,7 +231,7 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
   const span = stmt.span;
   const { array: fragmentArray, index } = stmt.fragment;
   const type = fragmentArray.fragment!;
-  const layout = fragmentLayouts[type.shape][type.role];
+  const layout = fragmentLayout(type);
   const int = (value: number): Expr => ({ kind: "literal", type: "i32", value, span });
   const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
   const scaled = (term: Expr, factor: number): Expr | undefined => (factor === 0 ? undefined : factor === 1 ? term : bin("mul", term, int(factor)));
@@ -244,18 +244,25 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
   const read = (variable: Variable): Expr => ({ kind: "variable", type: variable.type, variable, span });
   // Warps are formed along the linear thread index, as CUDA forms them.
   const linear = sum(builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), sum(builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
-  const [lane, laneDecl] = local("lane", bin("and", linear, int(warpLanes - 1)));
-  const [group, groupDecl] = local("laneGroup", bin("shr", read(lane), int(2)));
+  // A warpgroup's fragments: the thread's index in its group of 128, whose warp (lane >> 5) adds rowW rows.
+  const [lane, laneDecl] = local("lane", bin("and", linear, int(layout.lanes - 1)));
+  const [group, groupDecl] = local("laneGroup", layout.lanes > 32 ? bin("and", bin("shr", read(lane), int(2)), int(7)) : bin("shr", read(lane), int(2)));
   const [place, placeDecl] = local("lanePlace", bin("and", read(lane), int(3)));
   const foldSum = (...terms: (Expr | undefined)[]): Expr => foldExpr(sum(...terms));
-  const row0 = sum(scaled(read(group), layout.rowG), scaled(read(place), layout.rowQ));
+  const row0 = sum(scaled(read(group), layout.rowG), scaled(read(place), layout.rowQ), layout.rowW ? scaled(bin("shr", read(lane), int(5)), layout.rowW) : undefined);
   const col0 = sum(scaled(read(group), layout.colG), scaled(read(place), layout.colQ));
   const memory = stmt.kind === "matrixLoad" ? stmt.source : stmt.target;
-  const [base, baseDecl] = local("element", sum(stmt.offset, bin("mul", row0, stmt.stride), col0));
+  // Element (r, c) lies at offset + r·stride + c·colStride (colStride 1 unless given).
+  const colStride = stmt.colStride;
+  const colTerm = (col: Expr | number): Expr | undefined => {
+    if (typeof col === "number") return col === 0 ? undefined : colStride ? (col === 1 ? colStride : bin("mul", colStride, int(col))) : int(col);
+    return colStride ? bin("mul", col, colStride) : col;
+  };
+  const [base, baseDecl] = local("element", sum(stmt.offset, bin("mul", row0, stmt.stride), colTerm(col0)));
   const body: Stmt[] = [laneDecl, groupDecl, placeDecl, baseDecl];
   layout.rowE.forEach((rowStep, e) => {
     const colStep = layout.colE[e]!;
-    const at = foldSum(read(base), rowStep === 0 ? undefined : rowStep === 1 ? stmt.stride : bin("mul", stmt.stride, int(rowStep)), colStep === 0 ? undefined : int(colStep));
+    const at = foldSum(read(base), rowStep === 0 ? undefined : rowStep === 1 ? stmt.stride : bin("mul", stmt.stride, int(rowStep)), colTerm(colStep));
     const slot = foldExpr(fragmentSlot(index, layout.perLane, e, span));
     if (stmt.kind === "matrixLoad") {
       const element: Expr = { kind: "load", type: "f32", array: memory, indices: [at], span };

@@ -70,6 +70,7 @@ function scalarize(body: readonly Stmt[], candidates: ReadonlySet<ArrayRef>, siz
     // Fragments are arrays that mma (and, on targets that keep them whole, fragment loads and stores) name
     // as a whole: they stay arrays.
     if (stmt.kind === "mma") for (const ref of [stmt.accumulator, stmt.a, stmt.b]) scalar.delete(ref.array);
+    if (stmt.kind === "wgmma") for (const ref of [stmt.accumulator, stmt.a]) scalar.delete(ref.array);
     if (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") scalar.delete(stmt.fragment.array);
     if (stmt.kind === "store" && scalar.has(stmt.array) && !constantIndex(stmt.indices, sizes.get(stmt.array)!)) scalar.delete(stmt.array);
     for (const expr of exprsOf(stmt)) {

@@ -54,6 +54,13 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
             a: { ...stmt.a, array: retarget(stmt.a.array) },
             b: { ...stmt.b, array: retarget(stmt.b.array) },
           };
+        case "wgmma":
+          return {
+            ...stmt,
+            accumulator: { ...stmt.accumulator, array: retarget(stmt.accumulator.array) },
+            a: { ...stmt.a, array: retarget(stmt.a.array) },
+            b: retarget(stmt.b),
+          };
         default:
           return stmt;
       }

@@ -20,6 +20,13 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { CollectiveOp, Expr, Kernel, Span, Stmt, Variable } from "../ir/ir.ts";
+import { matrixOperationName } from "../ir/rewrite.ts";
+
+/** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
+function warpgroup(stmt: Stmt): boolean {
+  if (stmt.kind === "wgmma" || stmt.kind === "wgmmaSync") return true;
+  return (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && stmt.fragment.array.fragment!.shape !== "m16n8k8";
+}
 
 /** Why control flow is non-uniform: where, and what the user should look at. */
 interface Divergence {
@@ -89,8 +96,10 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
         }
         case "matrixLoad":
         case "matrixStore":
-        case "mma": {
-          const what = { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()" }[stmt.kind];
+        case "mma":
+        case "wgmma":
+        case "wgmmaSync": {
+          const what = matrixOperationName(stmt);
           if (current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
@@ -98,14 +107,26 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
                 label: "not every thread of the warp may reach this matrix operation",
                 related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
                 notes: [
-                  "the lanes of a warp hold a fragment together, and mma.sync waits for all 32 of them",
+                  warpgroup(stmt)
+                    ? "the 128 threads of a warpgroup hold a fragment together, and wgmma and its commits and waits are warpgroup-wide"
+                    : "the lanes of a warp hold a fragment together, and mma.sync waits for all 32 of them",
                   "move the operation out of the condition; guard only what you do with the results",
                 ],
               }),
             );
           }
           // Every lane must name the same fragment: each holds its part of it.
-          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : [stmt.fragment];
+          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, stmt.a] : stmt.kind === "wgmmaSync" ? [] : [stmt.fragment];
+          // wgmma's B is one matrix of the warpgroup: every thread must name the same one.
+          const offsetReason = stmt.kind === "wgmma" ? reasonOf(stmt.offset) : undefined;
+          if (stmt.kind === "wgmma" && offsetReason) {
+            diagnostics.push(
+              makeDiagnostic("TSK3063", stmt.offset.span, [], {
+                label: `this offset ${offsetReason}`,
+                notes: ["the tensor cores read one B for the whole warpgroup: compute the offset from constants, loop counters and values all threads share"],
+              }),
+            );
+          }
           for (const ref of refs) {
             const reason = reasonOf(ref.index);
             if (!reason) continue;

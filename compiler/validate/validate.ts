@@ -7,9 +7,9 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt } from "../ir/ir.ts";
-import { exprsOf, firstMatrixOperation, usesMatrixOperations, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { fragmentLayouts, warpLanes } from "../ir/matrix.ts";
+import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
+import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
 import { codeDepth } from "./code-depth.ts";
@@ -163,16 +163,42 @@ function checkBroadcastLanes(unrolledBody: readonly Stmt[], diagnostics: Diagnos
 function checkFragmentIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
   const seen = new Set<number>();
   walkStmts(unrolledBody, (stmt) => {
-    const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" ? [stmt.fragment] : [];
+    const refs =
+      stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, stmt.a] : stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" ? [stmt.fragment] : [];
+    if (stmt.kind === "wgmma") checkWgmmaOperand(stmt, sizes, seen, diagnostics);
     for (const { array, index } of refs) {
       const size = sizes.get(array)?.[0] ?? 0;
-      const perLane = fragmentLayouts[array.fragment!.shape][array.fragment!.role].perLane;
+      const perLane = fragmentLayout(array.fragment!).perLane;
       const count = size / perLane;
       if (index.kind !== "literal" || size === 0 || (index.value >= 0 && index.value < count) || seen.has(index.span.start)) continue;
       seen.add(index.span.start);
       diagnostics.push(makeDiagnostic("TSK3046", index.span, [index.value, array.name, count]));
     }
   });
+}
+
+/**
+ * wgmma's shared operand, where its offset is constant once unrolled: the tensor cores read B through a matrix
+ * descriptor of the 128-byte swizzle, whose 8-row groups start on 1024-byte boundaries of the array (which the
+ * targets align so), and whose k-slice of 8 elements (32 bytes) lies within one 128-byte row. The CPU backend
+ * checks offsets computed at run time; CUDA cannot (the descriptor takes any address).
+ */
+function checkWgmmaOperand(stmt: WgmmaStmt, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
+  const offset = stmt.offset;
+  if (offset.kind !== "literal" || seen.has(offset.span.start)) return;
+  if (offset.value % 8 !== 0 || offset.value % 256 >= 32 || offset.value < 0) {
+    seen.add(offset.span.start);
+    diagnostics.push(makeDiagnostic("TSK3061", offset.span, [offset.value, stmt.b.name], {
+      notes: ["B[k][col] is read from element swizzle128(offset + 32·col + k): start at the first row of a 1024-byte group, stepping k by 8 within it (docs/language.md §25)"],
+    }));
+    return;
+  }
+  const size = sizes.get(stmt.b)?.[0] ?? 0;
+  const last = offset.value + 32 * (warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape) - 1) + 7;
+  if (size > 0 && last >= size) {
+    seen.add(offset.span.start);
+    diagnostics.push(makeDiagnostic("TSK3062", offset.span, [last, stmt.b.name, size]));
+  }
 }
 
 /**
@@ -249,7 +275,7 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   checkParamLimits(kernel, limits, displayName, diagnostics);
   const matrix = limits.matrixOperations ? undefined : firstMatrixOperation(kernel.body);
   if (matrix) {
-    const what = { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()" }[matrix.kind];
+    const what = matrixOperationName(matrix);
     diagnostics.push(makeDiagnostic("TSK3048", matrix.span, [displayName, kernel.name, what], {
       notes: [
         `declare the targets the kernel is for in its options, \`kernel({ …, targets: ["cuda", "js"] }, …)\`: a build for ${displayName} then skips it; give ${displayName} a kernel without matrix operations`,
@@ -293,6 +319,10 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     if (threads % warpLanes !== 0 && usesMatrixOperations(kernel.body)) {
       diagnostics.push(makeDiagnostic("TSK3047", kernel.blockSpan ?? kernel.span, [kernel.name, threads], {
         notes: ["matrix operations run on warps of 32 threads, formed along the linear thread index, on every target"],
+      }));
+    } else if (threads % warpgroupLanes !== 0 && usesWarpgroupOperations(kernel.body)) {
+      diagnostics.push(makeDiagnostic("TSK3060", kernel.blockSpan ?? kernel.span, [kernel.name, threads], {
+        notes: ["wgmma runs on warpgroups of 128 threads (four consecutive warps along the linear thread index), on every target"],
       }));
     }
     if (limits.subgroupMultiple !== undefined && threads % limits.subgroupMultiple !== 0 && usesSubgroups(kernel.body)) {

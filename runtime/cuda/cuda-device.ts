@@ -13,6 +13,12 @@ import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } 
 import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
 import { ModuleCache } from "./module-cache.ts";
 
+/**
+ * The line the CUDA backend prints into modules that use wgmma (compiler/backends/cuda-matrix.ts,
+ * `warpgroupMarker`; tests/wgmma.test.ts checks that the two agree): such modules compile for sm_90a.
+ */
+export const warpgroupModuleMarker = "// tskernel: this module uses wgmma (sm_90a)";
+
 interface CudaBuffer extends DeviceBuffer {
   readonly pointer: bigint;
 }
@@ -100,9 +106,18 @@ export class CudaDevice implements Device {
     this.fmad = options.fmad ?? true;
   }
 
-  /** NVRTC options for this device: its architecture, line info for profilers, FMA contraction as chosen. */
-  compileOptions(): string[] {
-    return [`--gpu-architecture=${this.arch}`, "-lineinfo", `--fmad=${this.fmad}`, "-std=c++17"];
+  /**
+   * NVRTC options for this device: its architecture, line info for profilers, FMA contraction as chosen. A
+   * module that uses wgmma (the CUDA backend marks it) is compiled for sm_90a, the one architecture that has
+   * the instruction; on any other GPU it is refused with a LaunchError rather than left to trap.
+   */
+  compileOptions(source = "", label = "module"): string[] {
+    let arch = this.arch;
+    if (source.includes(warpgroupModuleMarker)) {
+      if (this.arch !== "sm_90") throw new LaunchError(label, `it uses wgmma (warpgroup matrix operations), which only sm_90 GPUs (Hopper, compiled for sm_90a) have; this GPU is ${this.arch}`);
+      arch = "sm_90a";
+    }
+    return [`--gpu-architecture=${arch}`, "-lineinfo", `--fmad=${this.fmad}`, "-std=c++17"];
   }
 
   private compileModule(source: string, label: string): { module: unknown; fromCache: boolean; compileMs: number } {
@@ -113,14 +128,14 @@ export class CudaDevice implements Device {
     const major = [0];
     const minor = [0];
     check("nvrtcVersion", nv.nvrtcVersion(major, minor));
-    const key = { source, options: this.compileOptions(), arch: this.arch, driverVersion: this.driverVersion, compilerVersion: `${major[0]}.${minor[0]}` };
+    const key = { source, options: this.compileOptions(source, label), arch: this.arch, driverVersion: this.driverVersion, compilerVersion: `${major[0]}.${minor[0]}` };
     let cubin = this.cache.get(key);
     const fromCache = cubin !== undefined;
     if (!cubin) {
       const program: unknown[] = [null];
       nvrtcCheck(nv, "nvrtcCreateProgram", nv.nvrtcCreateProgram(program, source, label, 0, null, null));
       try {
-        const options = this.compileOptions();
+        const options = this.compileOptions(source, label);
         const status = nv.nvrtcCompileProgram(program[0], options.length, options);
         if (status !== 0) {
           const size = [0];
@@ -165,6 +180,9 @@ export class CudaDevice implements Device {
     const key = `${kernel.description.source}#${cuda.function}`;
     const existing = this.functions.get(key);
     if (existing) return existing;
+    if (cuda.source.includes(warpgroupModuleMarker) && this.arch !== "sm_90") {
+      throw new LaunchError(kernel.description.entryName, `it uses wgmma (warpgroup matrix operations), which only sm_90 GPUs (Hopper, compiled for sm_90a) have; this GPU is ${this.arch}`);
+    }
     // A cubin built for this GPU at build time is loaded as it is: no NVRTC, no cache.
     const prebuilt = cuda.cubin?.arch === this.arch ? this.loadCubin(cuda.source, cuda.cubin.data) : undefined;
     const { module, fromCache, compileMs } = prebuilt ?? this.compileModule(cuda.source, kernel.description.source);

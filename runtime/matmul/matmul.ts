@@ -10,9 +10,11 @@
  *   whose tiles divide the shape and whose build fits the device; for shapes no tile divides, the guarded
  *   multistage kernel when n and k are multiples of 4 (16-byte rows), else the register-staged kernel, which
  *   takes any sizes (on WebGPU the guarded 2-D kernel, as the register-staged one is not measured there).
- * FP32 is the default. With `precision: "tf32"` the tensor-core rung (examples/sgemm-tensorcore.ts: A and B
- * rounded to TF32, f32 accumulation) comes first where its tiles divide the shape and the library holds it;
- * other shapes, and WebGPU (no matrix operations), fall back to the FP32 rungs.
+ * FP32 is the default. With `precision: "tf32"` the tensor-core rungs come first where their tiles divide the
+ * shape and the library holds them: on an sm_90 GPU (H100) the warpgroup rung (examples/sgemm-wgmma.ts,
+ * wgmma: B rounded to TF32, A truncated to TF32 by the tensor cores), elsewhere the warp rung
+ * (examples/sgemm-tensorcore.ts, mma.sync: A and B rounded); f32 accumulation in both. Other shapes, and
+ * WebGPU (no matrix operations), fall back to the FP32 rungs.
  */
 
 import type { Device, DeviceBuffer, KernelHandle } from "../device.ts";
@@ -25,6 +27,7 @@ import type { Constants, Rung, RungSearch } from "./rung.ts";
 export type { Constants, Rung, RungSearch } from "./rung.ts";
 
 export type MatmulVariantName =
+  | "sgemm-wgmma"
   | "sgemm-tensorcore"
   | "sgemm-multistage"
   | "sgemm-warptiling-double-buffered"
@@ -275,6 +278,18 @@ const searchTensorCore: RungSearch = {
   sharedBytes: (c) => 4 * c.STAGES! * (c.BM! * (c.BK! + 4) + c.BK! * (c.BN! + 8)),
 };
 
+/**
+ * The warpgroup (wgmma) kernel (examples/sgemm-wgmma.ts): fixed 256×128 block tiles of two warpgroups, k-tiles
+ * of 32 (two per iteration), STAGES shared stages of A (256 rows of 32, swizzled) and B (32 rows of 136), and
+ * 1024 bytes more for the operand's alignment.
+ */
+const searchWgmma: RungSearch = {
+  space: { STAGES: [3, 4], SWIZZLE: [8] },
+  invalid: ({ STAGES, SWIZZLE }) => (STAGES! < 3 || STAGES! > 4 ? "STAGES must be 3 or 4 (one group stays in flight, so a stage is refilled STAGES − 2 tiles ahead)" : SWIZZLE! < 1 ? "SWIZZLE must be a number of block rows (at least 1)" : undefined),
+  threads: () => 256,
+  sharedBytes: (c) => 4 * c.STAGES! * (256 * 32 + 32 * 136) + 1024,
+};
+
 const blocktilingFile = "examples/sgemm-blocktiling.ts";
 const warptilingFile = "examples/sgemm-warptiling.ts";
 const multistageFile = "examples/sgemm-multistage.ts";
@@ -289,6 +304,17 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
  * precision: the TF32 rung only when asked for).
  */
 export const matmulRungs: readonly Rung[] = [
+  {
+    name: "sgemm-wgmma",
+    file: "examples/sgemm-wgmma.ts",
+    kernel: "sgemmWgmma",
+    precision: "tf32",
+    cudaArch: "sm_90",
+    multiples: () => [256, 128, 64],
+    grid: (m, n) => [n / 128, m / 256],
+    search: searchWgmma,
+    notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
+  },
   {
     name: "sgemm-tensorcore",
     file: "examples/sgemm-tensorcore.ts",
@@ -386,6 +412,7 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     if (options.variant && rung.name !== options.variant) continue;
     if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
     if (!options.variant && !precisionAllows(options, rung)) continue;
+    if (!options.variant && !archAllows(device, rung)) continue;
     // Bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128), as long as the device can run them.
     const fitting = library.kernels
       .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)))
@@ -410,7 +437,7 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
   for (const entry of store.entries(deviceKeyOf(device), shapeClass(m, n, k))) {
     if (options.variant && entry.rung !== options.variant) continue;
     const rung = matmulRungs.find((r) => r.name === entry.rung);
-    if (rung && !options.variant && !precisionAllows(options, rung)) continue;
+    if (rung && !options.variant && (!precisionAllows(options, rung) || !archAllows(device, rung))) continue;
     // (A result whose constants are not one of the rung's builds, such as an unguarded build stored under the
     // guarded rung, would not take the shapes the rung promises.)
     if (!rung?.search || rung.kernel !== entry.kernel || rung.file !== entry.file || !belongsTo(rung, entry.constants)) continue;
@@ -433,6 +460,11 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
     }
   }
   return undefined;
+}
+
+/** Whether the device has the architecture the rung needs (a CUDA GPU of that `arch`); rungs without a need fit any. */
+export function archAllows(device: Device, rung: Rung): boolean {
+  return rung.cudaArch === undefined || (device.backend === "cuda" && (device as Device & { readonly arch?: string }).arch === rung.cudaArch);
 }
 
 /** Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`. */

@@ -48,4 +48,9 @@ export interface Rung {
    * `precision: "tf32"` (or by name). Absent: FP32 throughout.
    */
   readonly precision?: "tf32";
+  /**
+   * The CUDA architecture the rung's kernel needs (wgmma: "sm_90"): the fixed rule and the tuner pass over it
+   * on other devices, the CPU backend included (its emulation runs it when asked for by name).
+   */
+  readonly cudaArch?: string;
 }

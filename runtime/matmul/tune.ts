@@ -10,7 +10,7 @@
 import type { Device, DeviceBuffer, KernelHandle, LaunchOptions, Timing } from "../device.ts";
 import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
 import { compileCandidate, enumerateSpace, formatConstants, kernelSourceHash, isDefaults, pruneReason, sameConstants, searchOrder, sharedMemoryLimit, targetFor, type CandidateLimits } from "./candidates.ts";
-import { matmulRungs, matmulTolerance, shapeFits, type Constants, type Rung } from "./matmul.ts";
+import { archAllows, matmulRungs, matmulTolerance, shapeFits, type Constants, type Rung } from "./matmul.ts";
 import { deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
 
 export interface TuneOptions {
@@ -123,7 +123,7 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
   const limits: CandidateLimits = { ...device.limits, maxSharedBytes: options.maxSharedBytes ?? sharedMemoryLimit(device) };
   const reports: CandidateReport[] = [];
 
-  const selected = options.rungs ? options.rungs.map((name) => table.find((r) => r.name === name) ?? unknownRung(name, table)) : table.filter((r) => r.search);
+  const selected = options.rungs ? options.rungs.map((name) => table.find((r) => r.name === name) ?? unknownRung(name, table)) : table.filter((r) => r.search && archAllows(device, r));
   const plan: Planned[] = [];
   for (const rung of selected) {
     const search = rung.search;

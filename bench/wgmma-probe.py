@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Times the builds of bench/wgmma-probe.cu against torch.mm with TF32 on, in one PyTorch process (issue 13).
+
+Each cubin (one build of the probe, named by its compile-time settings) is loaded through the driver API with
+bench/torch-matmul.py's Driver, launched on PyTorch's tensors and stream, checked against a float64 product on
+two fresh random input sets (outputs poisoned with NaN first; TF32's bound from torch-matmul.py), then timed
+interleaved with torch.mm TF32 (and FP32, for scale): several rounds, each launch once per round on a rotating
+input set that exceeds twice the L2, CUDA events, the median kept. Writes a JSON report.
+
+    python3 bench/wgmma-probe.py --cubins DIR --out probe.json [--shapes 4096x4096x4096,...]
+"""
+
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("torch_matmul", os.path.join(HERE, "torch-matmul.py"))
+tm = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tm)
+
+BN = 128  # our n per block, fixed in the probe
+
+
+def settings(name):
+    """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
+    parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    out = {}
+    for p in parts:
+        for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):
+            if p.startswith(prefix) and p[len(prefix):].isdigit():
+                out[key] = int(p[len(prefix):])
+                break
+    return out
+
+
+def tensor_map_a(driver, pointer, m, k, bm):
+    """The TMA descriptor of row-major A (M x K f32) in boxes of 32 x BM (k x m), 128-byte swizzle: 128 bytes, in a
+    64-byte-aligned buffer that must stay alive while launches use it (cuTensorMapEncodeTiled)."""
+    buffer = ctypes.create_string_buffer(256)
+    address = (ctypes.addressof(buffer) + 63) & ~63
+    u64x2, u32x2 = ctypes.c_uint64 * 2, ctypes.c_uint32 * 2
+    driver.check(
+        "cuTensorMapEncodeTiled",
+        driver.cuda.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(address), 7, 2, ctypes.c_void_p(pointer),  # FLOAT32, rank 2
+            u64x2(k, m), (ctypes.c_uint64 * 1)(k * 4), u32x2(32, bm), u32x2(1, 1),
+            0, 3, 3, 0,  # no interleave, 128-byte swizzle, 256-byte L2 promotion, no NaN fill
+        ),
+    )
+    return buffer, address
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cubins", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192")
+    parser.add_argument("--profile", action="store_true", help="one launch of each between cudaProfilerStart/Stop, for Nsight Compute")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = torch.device("cuda")
+    torch.zeros(1, device=device)
+    props = torch.cuda.get_device_properties(device)
+    l2 = getattr(props, "L2_cache_size", 50 * 2**20)
+    driver = tm.Driver()
+    stream = torch.cuda.current_stream().cuda_stream
+    cubins = sorted(f for f in os.listdir(args.cubins) if f.endswith(".cubin"))
+    report = {
+        "generator": "bench/wgmma-probe.py",
+        "source": "bench/wgmma-probe.cu",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "device": props.name,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "method": "CUDA events around each launch on PyTorch's stream, probe builds and torch.mm (TF32 on, and FP32) interleaved, "
+        "one launch each per round on a rotating input set, each round behind a GPU sleep, the median; float64 checks on two input sets with C poisoned (NaN) first",
+        "shapes": [],
+    }
+    for label in args.shapes.split(","):
+        m, n, k = (int(x) for x in label.split("x"))
+        sets_count = tm.input_sets(m, n, k, l2)
+        gen = torch.Generator(device=device).manual_seed(7 * m + k + int(time.time()))
+        sets = []
+        for _ in range(sets_count):
+            a = torch.rand(m, k, device=device, generator=gen) * 2 - 1
+            b = torch.rand(k, n, device=device, generator=gen) * 2 - 1
+            sets.append((a, b, torch.empty(m, n, device=device)))
+        launch, registers, info = {}, {}, {}
+        for f in cubins:
+            s = settings(f)
+            bm, bk, stages = s["BM"], s.get("BK", 32), s["STAGES"]
+            ws = s.get("WS", 0)
+            smem = stages * (bm * bk * 4 + bk * (BN + 8) * 4) + 1024 + (256 if ws else 0)
+            fn = driver.function(os.path.join(args.cubins, f), "wgmma_probe_ws" if ws else "wgmma_probe", smem)
+            registers[f] = driver.attribute(fn, tm.CU_FUNC_ATTRIBUTE_NUM_REGS)
+            grid = ((m // bm) * (n // BN), 1, 1)
+            block = (384 if ws else 256, 1, 1)
+            packed = []
+            for a, b, c in sets:
+                values = [("i32", m), ("i32", n), ("i32", k), ("f32", 1.0), ("ptr", a.data_ptr()), ("ptr", b.data_ptr()), ("f32", 0.0), ("ptr", c.data_ptr())]
+                array, storage = tm.pack_arguments(values)
+                if ws:
+                    buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
+                    storage = storage + [buffer]
+                    array = (ctypes.c_void_p * (len(values) + 1))(*list(array), address)
+                packed.append((array, storage))
+            info[f] = {"settings": s, "grid": grid, "block": list(block), "dynamicSharedBytes": smem}
+
+            def ours(i, fn=fn, grid=grid, block=block, smem=smem, packed=packed):
+                driver.launch(fn, grid, block, smem, stream, packed[i][0])
+
+            launch[f] = ours
+
+        def mm(tf32):
+            def run(i):
+                a, b, c = sets[i]
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                torch.mm(a, b, out=c)
+                torch.backends.cuda.matmul.allow_tf32 = False
+
+            return run
+
+        launch[tm.TORCH_TF32] = mm(True)
+        launch[tm.TORCH_FP32] = mm(False)
+        names = [tm.TORCH_TF32, tm.TORCH_FP32] + cubins
+        if args.profile:
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStart()
+            for name in [tm.TORCH_TF32] + cubins:
+                launch[name](0)
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStop()
+            continue
+        refs = [s[0].double() @ s[1].double() for s in sets[:2]]
+        errors = {}
+        for name in names:
+            found = []
+            for i, ref in enumerate(refs):
+                sets[i][2].fill_(float("nan"))
+                launch[name](i)
+                torch.cuda.synchronize()
+                found.append(tm.relative_error(sets[i][2], ref))
+            errors[name] = tm.worst_error(found)
+        del refs
+        for name in names:
+            for i in range(2):
+                launch[name](i)
+        torch.cuda.synchronize()
+        rounds = 21
+        events = []
+        for r in range(rounds):
+            torch.cuda._sleep(3_000_000)
+            order = names[r % len(names):] + names[: r % len(names)]
+            for i, name in enumerate(order):
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                launch[name]((r + i) % len(sets))
+                e1.record()
+                events.append((name, e0, e1))
+        torch.cuda.synchronize()
+        times = {name: [] for name in names}
+        for name, e0, e1 in events:
+            times[name].append(e0.elapsed_time(e1))
+        tf32_ms = tm.median(times[tm.TORCH_TF32])
+        rows = []
+        for name in names:
+            ms = tm.median(times[name])
+            err, nonfinite = errors[name]
+            ok, why = tm.verdict(err, nonfinite, k, "tf32")
+            row = {"id": name, "ms": ms, "tflops": tm.tflops(m, n, k, ms), "percentOfTorchTf32": 100.0 * tf32_ms / ms, "relativeError": err, "pass": ok, "samples": len(times[name])}
+            if name in info:
+                row.update(info[name])
+                row["registers"] = registers[name]
+            if why:
+                row["problem"] = why
+            rows.append(row)
+            print(f"{label}: {row['tflops']:7.1f} TFLOP/s {row['percentOfTorchTf32']:6.1f} % of torch.mm TF32  err {err:.2e} {'pass' if ok else 'FAIL ' + why}  {name}", flush=True)
+        report["shapes"].append({"m": m, "n": n, "k": k, "inputSets": sets_count, "rounds": rounds, "tf32Bound": tm.tf32_bound(k), "rows": rows})
+        del sets
+        torch.cuda.empty_cache()
+    if args.profile:
+        return 0
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
