@@ -113,35 +113,38 @@ __device__ __forceinline__ void tsk_wgmma_m64n256k8_tf32(float* d, unsigned a0, 
 #endif
 }
 
+__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+
 // Kernel sgemmWgmma specialized for STAGES = 4, SWIZZLE = 8; block 256×1×1.
 #line 46 "examples/sgemm-wgmma.ts"
 extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
   // 200704 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 72 "examples/sgemm-wgmma.ts"
-  float (&tiles)[50176] = *reinterpret_cast<float (*)[50176]>(tsk_dynamic_shared + 0);
 #line 74 "examples/sgemm-wgmma.ts"
+  float (&tiles)[50176] = *reinterpret_cast<float (*)[50176]>(tsk_dynamic_shared + 0);
+#line 76 "examples/sgemm-wgmma.ts"
   float acc[128];
-#line 75 "examples/sgemm-wgmma.ts"
-  unsigned a[32];
 #line 77 "examples/sgemm-wgmma.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 78 "examples/sgemm-wgmma.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  unsigned a[32];
 #line 79 "examples/sgemm-wgmma.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 80 "examples/sgemm-wgmma.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 81 "examples/sgemm-wgmma.ts"
-  const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 82 "examples/sgemm-wgmma.ts"
-  const int n0 = (int)((unsigned int)(pid % groupBlocks / groupRows) * 128u);
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 83 "examples/sgemm-wgmma.ts"
-  const int tid = (int)threadIdx.x;
+  const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
 #line 84 "examples/sgemm-wgmma.ts"
-  const int group = tid / 128;
+  const int n0 = (int)((unsigned int)(pid % groupBlocks / groupRows) * 128u);
+#line 85 "examples/sgemm-wgmma.ts"
+  const int tid = (int)threadIdx.x;
 #line 86 "examples/sgemm-wgmma.ts"
+  const int group = tid / 128;
+#line 88 "examples/sgemm-wgmma.ts"
   acc[0] = 0.0f;
   acc[1] = 0.0f;
   acc[2] = 0.0f;
@@ -270,90 +273,90 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_4_SWIZZLE_8(
   acc[125] = 0.0f;
   acc[126] = 0.0f;
   acc[127] = 0.0f;
-#line 87 "examples/sgemm-wgmma.ts"
+#line 89 "examples/sgemm-wgmma.ts"
   const int steps = K / 32;
-#line 90 "examples/sgemm-wgmma.ts"
+#line 92 "examples/sgemm-wgmma.ts"
   for (int s = 0; s < 2; s++) {
-#line 91 "examples/sgemm-wgmma.ts"
+#line 93 "examples/sgemm-wgmma.ts"
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-#line 92 "examples/sgemm-wgmma.ts"
-      const int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
-#line 93 "examples/sgemm-wgmma.ts"
-      const int r = c >> 3;
 #line 94 "examples/sgemm-wgmma.ts"
-      const int piece = c & 7;
+      const int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
 #line 95 "examples/sgemm-wgmma.ts"
+      const int r = c >> 3;
+#line 96 "examples/sgemm-wgmma.ts"
+      const int piece = c & 7;
+#line 97 "examples/sgemm-wgmma.ts"
       tsk_cp_async_16(&tiles[(int)((unsigned int)s * 256u * 32u + (unsigned int)r * 32u + ((unsigned int)(piece ^ (r & 7)) << 2))], &A[(int)(((unsigned int)m0 + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)piece * 4u)]);
     }
-#line 97 "examples/sgemm-wgmma.ts"
+#line 99 "examples/sgemm-wgmma.ts"
 #pragma unroll
     for (int i_1 = 0; i_1 < 4; i_1++) {
-#line 98 "examples/sgemm-wgmma.ts"
-      const int c_1 = (int)((unsigned int)tid + (unsigned int)i_1 * 256u);
-#line 99 "examples/sgemm-wgmma.ts"
-      const int r_1 = c_1 >> 5;
 #line 100 "examples/sgemm-wgmma.ts"
-      const int piece_1 = c_1 & 31;
+      const int c_1 = (int)((unsigned int)tid + (unsigned int)i_1 * 256u);
 #line 101 "examples/sgemm-wgmma.ts"
+      const int r_1 = c_1 >> 5;
+#line 102 "examples/sgemm-wgmma.ts"
+      const int piece_1 = c_1 & 31;
+#line 103 "examples/sgemm-wgmma.ts"
       tsk_cp_async_16(&tiles[(int)(32768u + (unsigned int)s * 32u * 136u + (unsigned int)r_1 * 136u + (unsigned int)piece_1 * 4u)], &B[(int)(((unsigned int)s * 32u + (unsigned int)r_1) * (unsigned int)N + (unsigned int)n0 + (unsigned int)piece_1 * 4u)]);
     }
-#line 103 "examples/sgemm-wgmma.ts"
+#line 105 "examples/sgemm-wgmma.ts"
     tsk_cp_async_commit();
   }
-#line 105 "examples/sgemm-wgmma.ts"
-  for (int step = 0; step < steps; step += 2) {
 #line 107 "examples/sgemm-wgmma.ts"
+  for (int step = 0; step < steps; step += 2) {
+#line 109 "examples/sgemm-wgmma.ts"
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-#line 108 "examples/sgemm-wgmma.ts"
+#line 110 "examples/sgemm-wgmma.ts"
       const int kt = (int)((unsigned int)step + (unsigned int)h);
       {
-#line 115 "examples/sgemm-wgmma.ts"
+#line 117 "examples/sgemm-wgmma.ts"
         tsk_cp_async_wait<1>();
       }
-#line 117 "examples/sgemm-wgmma.ts"
-      tsk_fence_proxy_async(); __syncthreads();
-#line 118 "examples/sgemm-wgmma.ts"
-      const int next = (int)((unsigned int)kt + 2u);
 #line 119 "examples/sgemm-wgmma.ts"
-      if (next < steps) {
+      tsk_fence_proxy_async(); __syncthreads();
 #line 120 "examples/sgemm-wgmma.ts"
-        const int w = next % 4;
+      const int next = (int)((unsigned int)kt + 2u);
 #line 121 "examples/sgemm-wgmma.ts"
+      if (next < steps) {
+#line 122 "examples/sgemm-wgmma.ts"
+        const int w = next % 4;
+#line 123 "examples/sgemm-wgmma.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 8; i_2++) {
-#line 122 "examples/sgemm-wgmma.ts"
-          const int c_2 = (int)((unsigned int)tid + (unsigned int)i_2 * 256u);
-#line 123 "examples/sgemm-wgmma.ts"
-          const int r_2 = c_2 >> 3;
 #line 124 "examples/sgemm-wgmma.ts"
-          const int piece_2 = c_2 & 7;
+          const int c_2 = (int)((unsigned int)tid + (unsigned int)i_2 * 256u);
 #line 125 "examples/sgemm-wgmma.ts"
+          const int r_2 = c_2 >> 3;
+#line 126 "examples/sgemm-wgmma.ts"
+          const int piece_2 = c_2 & 7;
+#line 127 "examples/sgemm-wgmma.ts"
           tsk_cp_async_16(&tiles[(int)((unsigned int)w * 256u * 32u + (unsigned int)r_2 * 32u + ((unsigned int)(piece_2 ^ (r_2 & 7)) << 2))], &A[(int)(((unsigned int)m0 + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)piece_2 * 4u)]);
         }
-#line 127 "examples/sgemm-wgmma.ts"
+#line 129 "examples/sgemm-wgmma.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 128 "examples/sgemm-wgmma.ts"
-          const int c_3 = (int)((unsigned int)tid + (unsigned int)i_3 * 256u);
-#line 129 "examples/sgemm-wgmma.ts"
-          const int r_3 = c_3 >> 5;
 #line 130 "examples/sgemm-wgmma.ts"
-          const int piece_3 = c_3 & 31;
+          const int c_3 = (int)((unsigned int)tid + (unsigned int)i_3 * 256u);
 #line 131 "examples/sgemm-wgmma.ts"
+          const int r_3 = c_3 >> 5;
+#line 132 "examples/sgemm-wgmma.ts"
+          const int piece_3 = c_3 & 31;
+#line 133 "examples/sgemm-wgmma.ts"
           tsk_cp_async_16(&tiles[(int)(32768u + (unsigned int)w * 32u * 136u + (unsigned int)r_3 * 136u + (unsigned int)piece_3 * 4u)], &B[(int)(((unsigned int)next * 32u + (unsigned int)r_3) * (unsigned int)N + (unsigned int)n0 + (unsigned int)piece_3 * 4u)]);
         }
       }
-#line 134 "examples/sgemm-wgmma.ts"
+#line 136 "examples/sgemm-wgmma.ts"
       tsk_cp_async_commit();
-#line 135 "examples/sgemm-wgmma.ts"
-      const int s_1 = kt % 4;
 #line 137 "examples/sgemm-wgmma.ts"
+      const int s_1 = kt % 4;
+#line 139 "examples/sgemm-wgmma.ts"
 #pragma unroll
       for (int j = 0; j < 4; j++) {
         {
-#line 138 "examples/sgemm-wgmma.ts"
+#line 140 "examples/sgemm-wgmma.ts"
           const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup = (lane >> 2) & 7;
           const int lanePlace = lane & 3;
@@ -364,29 +367,29 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_4_SWIZZLE_8(
           a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 3u)] = __float_as_uint(tsk_tf32(tiles[(int)((unsigned int)element + 8u + 544u)]));
         }
       }
-#line 140 "examples/sgemm-wgmma.ts"
+#line 142 "examples/sgemm-wgmma.ts"
 #pragma unroll
       for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 141 "examples/sgemm-wgmma.ts"
+#line 143 "examples/sgemm-wgmma.ts"
         tsk_wgmma_fence();
         tsk_wgmma_m64n256k8_tf32(&acc[0 * 128], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 1], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 2], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 3], tsk_wgmma_desc(&tiles[(int)((unsigned int)s_1 * 256u * 32u + 8u * (unsigned int)j_1)]));
       }
-#line 143 "examples/sgemm-wgmma.ts"
+#line 145 "examples/sgemm-wgmma.ts"
       tsk_wgmma_commit();
-#line 144 "examples/sgemm-wgmma.ts"
+#line 146 "examples/sgemm-wgmma.ts"
       tsk_wgmma_wait<1>();
       tsk_wgmma_hold<32>(a);
     }
   }
-#line 147 "examples/sgemm-wgmma.ts"
+#line 149 "examples/sgemm-wgmma.ts"
   tsk_wgmma_wait<0>();
   tsk_wgmma_keep<128>(acc);
-#line 149 "examples/sgemm-wgmma.ts"
+#line 151 "examples/sgemm-wgmma.ts"
   tsk_cp_async_wait<0>();
-#line 150 "examples/sgemm-wgmma.ts"
+#line 152 "examples/sgemm-wgmma.ts"
   tsk_fence_proxy_async(); __syncthreads();
   {
-#line 151 "examples/sgemm-wgmma.ts"
+#line 153 "examples/sgemm-wgmma.ts"
     const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
     const int laneGroup_1 = (lane_1 >> 2) & 7;
     const int lanePlace_1 = lane_1 & 3;
@@ -520,37 +523,37 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_4_SWIZZLE_8(
     tiles[(int)((unsigned int)element_1 + 8u + 32736u)] = acc[126];
     tiles[(int)((unsigned int)element_1 + 8u + 32868u)] = acc[127];
   }
-#line 152 "examples/sgemm-wgmma.ts"
+#line 154 "examples/sgemm-wgmma.ts"
   tsk_fence_proxy_async(); __syncthreads();
-#line 153 "examples/sgemm-wgmma.ts"
+#line 155 "examples/sgemm-wgmma.ts"
 #pragma unroll
   for (int i_4 = 0; i_4 < 32; i_4++) {
-#line 154 "examples/sgemm-wgmma.ts"
-    const int piece_4 = (int)((unsigned int)tid + (unsigned int)i_4 * 256u);
-#line 155 "examples/sgemm-wgmma.ts"
-    const int r_4 = piece_4 >> 5;
 #line 156 "examples/sgemm-wgmma.ts"
-    const int c_4 = (int)((unsigned int)(piece_4 & 31) * 4u);
+    const int piece_4 = (int)((unsigned int)tid + (unsigned int)i_4 * 256u);
 #line 157 "examples/sgemm-wgmma.ts"
+    const int r_4 = piece_4 >> 5;
+#line 158 "examples/sgemm-wgmma.ts"
+    const int c_4 = (int)((unsigned int)(piece_4 & 31) * 4u);
+#line 159 "examples/sgemm-wgmma.ts"
     const float4 vector = *reinterpret_cast<const float4*>(&tiles[(int)((unsigned int)r_4 * 132u + (unsigned int)c_4)]);
     const float x0 = vector.x;
     const float x1 = vector.y;
     const float x2 = vector.z;
     const float x3 = vector.w;
-#line 158 "examples/sgemm-wgmma.ts"
-    const int at = (int)(((unsigned int)m0 + (unsigned int)r_4) * (unsigned int)N + (unsigned int)n0 + (unsigned int)c_4);
 #line 160 "examples/sgemm-wgmma.ts"
+    const int at = (int)(((unsigned int)m0 + (unsigned int)r_4) * (unsigned int)N + (unsigned int)n0 + (unsigned int)c_4);
+#line 162 "examples/sgemm-wgmma.ts"
     if (beta == 0.0f) {
-#line 161 "examples/sgemm-wgmma.ts"
+#line 163 "examples/sgemm-wgmma.ts"
       *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
     } else {
-#line 163 "examples/sgemm-wgmma.ts"
+#line 165 "examples/sgemm-wgmma.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
       const float c0 = vector_1.x;
       const float c1 = vector_1.y;
       const float c2 = vector_1.z;
       const float c3 = vector_1.w;
-#line 164 "examples/sgemm-wgmma.ts"
+#line 166 "examples/sgemm-wgmma.ts"
       *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
     }
   }
@@ -562,29 +565,29 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_3_SWIZZLE_8(
   // 150528 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 72 "examples/sgemm-wgmma.ts"
-  float (&tiles)[37632] = *reinterpret_cast<float (*)[37632]>(tsk_dynamic_shared + 0);
 #line 74 "examples/sgemm-wgmma.ts"
+  float (&tiles)[37632] = *reinterpret_cast<float (*)[37632]>(tsk_dynamic_shared + 0);
+#line 76 "examples/sgemm-wgmma.ts"
   float acc[128];
-#line 75 "examples/sgemm-wgmma.ts"
-  unsigned a[32];
 #line 77 "examples/sgemm-wgmma.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 78 "examples/sgemm-wgmma.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  unsigned a[32];
 #line 79 "examples/sgemm-wgmma.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 80 "examples/sgemm-wgmma.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 81 "examples/sgemm-wgmma.ts"
-  const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 82 "examples/sgemm-wgmma.ts"
-  const int n0 = (int)((unsigned int)(pid % groupBlocks / groupRows) * 128u);
+  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 83 "examples/sgemm-wgmma.ts"
-  const int tid = (int)threadIdx.x;
+  const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
 #line 84 "examples/sgemm-wgmma.ts"
-  const int group = tid / 128;
+  const int n0 = (int)((unsigned int)(pid % groupBlocks / groupRows) * 128u);
+#line 85 "examples/sgemm-wgmma.ts"
+  const int tid = (int)threadIdx.x;
 #line 86 "examples/sgemm-wgmma.ts"
+  const int group = tid / 128;
+#line 88 "examples/sgemm-wgmma.ts"
   acc[0] = 0.0f;
   acc[1] = 0.0f;
   acc[2] = 0.0f;
@@ -713,90 +716,90 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_3_SWIZZLE_8(
   acc[125] = 0.0f;
   acc[126] = 0.0f;
   acc[127] = 0.0f;
-#line 87 "examples/sgemm-wgmma.ts"
+#line 89 "examples/sgemm-wgmma.ts"
   const int steps = K / 32;
-#line 90 "examples/sgemm-wgmma.ts"
+#line 92 "examples/sgemm-wgmma.ts"
   for (int s = 0; s < 1; s++) {
-#line 91 "examples/sgemm-wgmma.ts"
+#line 93 "examples/sgemm-wgmma.ts"
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-#line 92 "examples/sgemm-wgmma.ts"
-      const int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
-#line 93 "examples/sgemm-wgmma.ts"
-      const int r = c >> 3;
 #line 94 "examples/sgemm-wgmma.ts"
-      const int piece = c & 7;
+      const int c = (int)((unsigned int)tid + (unsigned int)i * 256u);
 #line 95 "examples/sgemm-wgmma.ts"
+      const int r = c >> 3;
+#line 96 "examples/sgemm-wgmma.ts"
+      const int piece = c & 7;
+#line 97 "examples/sgemm-wgmma.ts"
       tsk_cp_async_16(&tiles[(int)((unsigned int)s * 256u * 32u + (unsigned int)r * 32u + ((unsigned int)(piece ^ (r & 7)) << 2))], &A[(int)(((unsigned int)m0 + (unsigned int)r) * (unsigned int)K + (unsigned int)s * 32u + (unsigned int)piece * 4u)]);
     }
-#line 97 "examples/sgemm-wgmma.ts"
+#line 99 "examples/sgemm-wgmma.ts"
 #pragma unroll
     for (int i_1 = 0; i_1 < 4; i_1++) {
-#line 98 "examples/sgemm-wgmma.ts"
-      const int c_1 = (int)((unsigned int)tid + (unsigned int)i_1 * 256u);
-#line 99 "examples/sgemm-wgmma.ts"
-      const int r_1 = c_1 >> 5;
 #line 100 "examples/sgemm-wgmma.ts"
-      const int piece_1 = c_1 & 31;
+      const int c_1 = (int)((unsigned int)tid + (unsigned int)i_1 * 256u);
 #line 101 "examples/sgemm-wgmma.ts"
+      const int r_1 = c_1 >> 5;
+#line 102 "examples/sgemm-wgmma.ts"
+      const int piece_1 = c_1 & 31;
+#line 103 "examples/sgemm-wgmma.ts"
       tsk_cp_async_16(&tiles[(int)(24576u + (unsigned int)s * 32u * 136u + (unsigned int)r_1 * 136u + (unsigned int)piece_1 * 4u)], &B[(int)(((unsigned int)s * 32u + (unsigned int)r_1) * (unsigned int)N + (unsigned int)n0 + (unsigned int)piece_1 * 4u)]);
     }
-#line 103 "examples/sgemm-wgmma.ts"
+#line 105 "examples/sgemm-wgmma.ts"
     tsk_cp_async_commit();
   }
-#line 105 "examples/sgemm-wgmma.ts"
-  for (int step = 0; step < steps; step += 2) {
 #line 107 "examples/sgemm-wgmma.ts"
+  for (int step = 0; step < steps; step += 2) {
+#line 109 "examples/sgemm-wgmma.ts"
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-#line 108 "examples/sgemm-wgmma.ts"
+#line 110 "examples/sgemm-wgmma.ts"
       const int kt = (int)((unsigned int)step + (unsigned int)h);
       {
-#line 113 "examples/sgemm-wgmma.ts"
+#line 115 "examples/sgemm-wgmma.ts"
         tsk_cp_async_wait<0>();
       }
-#line 117 "examples/sgemm-wgmma.ts"
-      tsk_fence_proxy_async(); __syncthreads();
-#line 118 "examples/sgemm-wgmma.ts"
-      const int next = (int)((unsigned int)kt + 1u);
 #line 119 "examples/sgemm-wgmma.ts"
-      if (next < steps) {
+      tsk_fence_proxy_async(); __syncthreads();
 #line 120 "examples/sgemm-wgmma.ts"
-        const int w = next % 3;
+      const int next = (int)((unsigned int)kt + 1u);
 #line 121 "examples/sgemm-wgmma.ts"
+      if (next < steps) {
+#line 122 "examples/sgemm-wgmma.ts"
+        const int w = next % 3;
+#line 123 "examples/sgemm-wgmma.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 8; i_2++) {
-#line 122 "examples/sgemm-wgmma.ts"
-          const int c_2 = (int)((unsigned int)tid + (unsigned int)i_2 * 256u);
-#line 123 "examples/sgemm-wgmma.ts"
-          const int r_2 = c_2 >> 3;
 #line 124 "examples/sgemm-wgmma.ts"
-          const int piece_2 = c_2 & 7;
+          const int c_2 = (int)((unsigned int)tid + (unsigned int)i_2 * 256u);
 #line 125 "examples/sgemm-wgmma.ts"
+          const int r_2 = c_2 >> 3;
+#line 126 "examples/sgemm-wgmma.ts"
+          const int piece_2 = c_2 & 7;
+#line 127 "examples/sgemm-wgmma.ts"
           tsk_cp_async_16(&tiles[(int)((unsigned int)w * 256u * 32u + (unsigned int)r_2 * 32u + ((unsigned int)(piece_2 ^ (r_2 & 7)) << 2))], &A[(int)(((unsigned int)m0 + (unsigned int)r_2) * (unsigned int)K + (unsigned int)next * 32u + (unsigned int)piece_2 * 4u)]);
         }
-#line 127 "examples/sgemm-wgmma.ts"
+#line 129 "examples/sgemm-wgmma.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 128 "examples/sgemm-wgmma.ts"
-          const int c_3 = (int)((unsigned int)tid + (unsigned int)i_3 * 256u);
-#line 129 "examples/sgemm-wgmma.ts"
-          const int r_3 = c_3 >> 5;
 #line 130 "examples/sgemm-wgmma.ts"
-          const int piece_3 = c_3 & 31;
+          const int c_3 = (int)((unsigned int)tid + (unsigned int)i_3 * 256u);
 #line 131 "examples/sgemm-wgmma.ts"
+          const int r_3 = c_3 >> 5;
+#line 132 "examples/sgemm-wgmma.ts"
+          const int piece_3 = c_3 & 31;
+#line 133 "examples/sgemm-wgmma.ts"
           tsk_cp_async_16(&tiles[(int)(24576u + (unsigned int)w * 32u * 136u + (unsigned int)r_3 * 136u + (unsigned int)piece_3 * 4u)], &B[(int)(((unsigned int)next * 32u + (unsigned int)r_3) * (unsigned int)N + (unsigned int)n0 + (unsigned int)piece_3 * 4u)]);
         }
       }
-#line 134 "examples/sgemm-wgmma.ts"
+#line 136 "examples/sgemm-wgmma.ts"
       tsk_cp_async_commit();
-#line 135 "examples/sgemm-wgmma.ts"
-      const int s_1 = kt % 3;
 #line 137 "examples/sgemm-wgmma.ts"
+      const int s_1 = kt % 3;
+#line 139 "examples/sgemm-wgmma.ts"
 #pragma unroll
       for (int j = 0; j < 4; j++) {
         {
-#line 138 "examples/sgemm-wgmma.ts"
+#line 140 "examples/sgemm-wgmma.ts"
           const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup = (lane >> 2) & 7;
           const int lanePlace = lane & 3;
@@ -807,29 +810,29 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_3_SWIZZLE_8(
           a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 3u)] = __float_as_uint(tsk_tf32(tiles[(int)((unsigned int)element + 8u + 544u)]));
         }
       }
-#line 140 "examples/sgemm-wgmma.ts"
+#line 142 "examples/sgemm-wgmma.ts"
 #pragma unroll
       for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 141 "examples/sgemm-wgmma.ts"
+#line 143 "examples/sgemm-wgmma.ts"
         tsk_wgmma_fence();
         tsk_wgmma_m64n256k8_tf32(&acc[0 * 128], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 1], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 2], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 3], tsk_wgmma_desc(&tiles[(int)((unsigned int)s_1 * 256u * 32u + 8u * (unsigned int)j_1)]));
       }
-#line 143 "examples/sgemm-wgmma.ts"
+#line 145 "examples/sgemm-wgmma.ts"
       tsk_wgmma_commit();
-#line 144 "examples/sgemm-wgmma.ts"
+#line 146 "examples/sgemm-wgmma.ts"
       tsk_wgmma_wait<1>();
       tsk_wgmma_hold<32>(a);
     }
   }
-#line 147 "examples/sgemm-wgmma.ts"
+#line 149 "examples/sgemm-wgmma.ts"
   tsk_wgmma_wait<0>();
   tsk_wgmma_keep<128>(acc);
-#line 149 "examples/sgemm-wgmma.ts"
+#line 151 "examples/sgemm-wgmma.ts"
   tsk_cp_async_wait<0>();
-#line 150 "examples/sgemm-wgmma.ts"
+#line 152 "examples/sgemm-wgmma.ts"
   tsk_fence_proxy_async(); __syncthreads();
   {
-#line 151 "examples/sgemm-wgmma.ts"
+#line 153 "examples/sgemm-wgmma.ts"
     const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
     const int laneGroup_1 = (lane_1 >> 2) & 7;
     const int lanePlace_1 = lane_1 & 3;
@@ -963,37 +966,37 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_3_SWIZZLE_8(
     tiles[(int)((unsigned int)element_1 + 8u + 32736u)] = acc[126];
     tiles[(int)((unsigned int)element_1 + 8u + 32868u)] = acc[127];
   }
-#line 152 "examples/sgemm-wgmma.ts"
+#line 154 "examples/sgemm-wgmma.ts"
   tsk_fence_proxy_async(); __syncthreads();
-#line 153 "examples/sgemm-wgmma.ts"
+#line 155 "examples/sgemm-wgmma.ts"
 #pragma unroll
   for (int i_4 = 0; i_4 < 32; i_4++) {
-#line 154 "examples/sgemm-wgmma.ts"
-    const int piece_4 = (int)((unsigned int)tid + (unsigned int)i_4 * 256u);
-#line 155 "examples/sgemm-wgmma.ts"
-    const int r_4 = piece_4 >> 5;
 #line 156 "examples/sgemm-wgmma.ts"
-    const int c_4 = (int)((unsigned int)(piece_4 & 31) * 4u);
+    const int piece_4 = (int)((unsigned int)tid + (unsigned int)i_4 * 256u);
 #line 157 "examples/sgemm-wgmma.ts"
+    const int r_4 = piece_4 >> 5;
+#line 158 "examples/sgemm-wgmma.ts"
+    const int c_4 = (int)((unsigned int)(piece_4 & 31) * 4u);
+#line 159 "examples/sgemm-wgmma.ts"
     const float4 vector = *reinterpret_cast<const float4*>(&tiles[(int)((unsigned int)r_4 * 132u + (unsigned int)c_4)]);
     const float x0 = vector.x;
     const float x1 = vector.y;
     const float x2 = vector.z;
     const float x3 = vector.w;
-#line 158 "examples/sgemm-wgmma.ts"
-    const int at = (int)(((unsigned int)m0 + (unsigned int)r_4) * (unsigned int)N + (unsigned int)n0 + (unsigned int)c_4);
 #line 160 "examples/sgemm-wgmma.ts"
+    const int at = (int)(((unsigned int)m0 + (unsigned int)r_4) * (unsigned int)N + (unsigned int)n0 + (unsigned int)c_4);
+#line 162 "examples/sgemm-wgmma.ts"
     if (beta == 0.0f) {
-#line 161 "examples/sgemm-wgmma.ts"
+#line 163 "examples/sgemm-wgmma.ts"
       *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
     } else {
-#line 163 "examples/sgemm-wgmma.ts"
+#line 165 "examples/sgemm-wgmma.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
       const float c0 = vector_1.x;
       const float c1 = vector_1.y;
       const float c2 = vector_1.z;
       const float c3 = vector_1.w;
-#line 164 "examples/sgemm-wgmma.ts"
+#line 166 "examples/sgemm-wgmma.ts"
       *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
     }
   }
