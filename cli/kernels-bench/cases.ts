@@ -640,11 +640,16 @@ const scan: KernelCase = {
   dims: 1,
   gpuShapes: [[2 ** 26]],
   cpuShapes: [[2 ** 20]],
-  // A GPU takes coalesced tiles of a few vectors per thread; the CPU backend the form for it (COALESCE false:
-  // each thread's elements in place, no copies) with few threads and many vectors each (examples/scan.ts).
+  // A GPU takes coalesced tiles of a few vectors per thread. On the CPU backend both forms are searched: the
+  // CPU's (COALESCE false: each thread's elements in place, no copies) from one thread of a few vectors to 256
+  // threads of 4096, and the GPU's within its own range of vectors per thread (examples/scan.ts).
   space: (_shape, _limits, backend): TuningSpace =>
     backend === "cpu"
-      ? { kernels: ["scanTileSums", "scanTiles"], constants: { BLOCK: [1, 4, 16], ITEMS: [64, 256, 1024, 4096], COALESCE: [false] } }
+      ? {
+          kernels: ["scanTileSums", "scanTiles"],
+          constants: { BLOCK: [1, 4, 16, 256], ITEMS: [2, 16, 64, 256, 1024, 4096], COALESCE: [false, true] },
+          valid: (c) => (c.COALESCE === true && Number(c.ITEMS) > 16 ? "the GPU form (staged tiles, unrolled loops) only with a GPU's few vectors per thread" : undefined),
+        }
       : { kernels: ["scanTileSums", "scanTiles"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4] } },
   unsupported: needsMultipleOf4,
   build([n], context) {
