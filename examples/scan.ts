@@ -130,9 +130,9 @@ export const scanPartials = kernel(
 export const scanTiles = kernel(
   { block: ["BLOCK"], specializations: [{}, { BLOCK: 64 }, { BLOCK: 1, ITEMS: 1024, COALESCE: false }] },
   (out: Float32Array, input: ReadonlyFloat32Array, partials: ReadonlyFloat32Array, n: i32, BLOCK: Const<i32> = 256, ITEMS: Const<i32> = 2, COALESCE: Const<bool> = true) => {
-    const staged = shared.f32(COALESCE ? BLOCK * ITEMS * 4 : 4);
+    const staged = shared.f32(BLOCK * ITEMS * 4);
     const sums = shared.f32(BLOCK);
-    const v = local.f32(COALESCE ? 4 * ITEMS : 4);
+    const v = local.f32(4 * ITEMS);
     const tid = threadIdx.x;
     const tiles = (n + BLOCK * ITEMS * 4 - 1) / (BLOCK * ITEMS * 4);
     const tile = tiles - 1 - (blockIdx.y * gridDim.x + blockIdx.x);

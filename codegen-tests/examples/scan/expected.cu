@@ -802,12 +802,8 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2_COAL
 // Kernel scanTiles specialized for BLOCK = 1, ITEMS = 1024, COALESCE = false; block 1×1×1.
 #line 130 "examples/scan.ts"
 extern "C" __global__ void __launch_bounds__(1) scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
-#line 133 "examples/scan.ts"
-  __shared__ float staged[4];
 #line 134 "examples/scan.ts"
   __shared__ float sums[1];
-#line 135 "examples/scan.ts"
-  float v[4];
 #line 136 "examples/scan.ts"
   const int tid = (int)threadIdx.x;
 #line 137 "examples/scan.ts"

@@ -854,10 +854,10 @@ export function scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(args, blockIdx, bloc
   const nx = 1, ny = 1, nz = 1, threads = 1;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays === undefined || scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays.threads !== threads) {
-    scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays = { threads, staged: new Float32Array(4), sums: new Float32Array(1), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+    scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays = { threads, sums: new Float32Array(1), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
   }
-  const { staged, sums, inclusive_slots, other_slots } = scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays;
-  staged.fill(0); sums.fill(0);
+  const { sums, inclusive_slots, other_slots } = scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays;
+  sums.fill(0);
   const tiles = (((((n + 4096) | 0) - 1) | 0) / 4096) | 0;
   const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
   const live = tile >= 0;

@@ -1038,12 +1038,10 @@ struct scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_Params {
   n: i32,
 }
 @group(0) @binding(3) var<uniform> scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_params: scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_Params;
-var<workgroup> scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_staged: array<f32, 4>;
 var<workgroup> scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_sums: array<f32, 1>;
 @compute @workgroup_size(1, 1, 1)
 fn scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
   let n: i32 = scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_params.n;
-  var v: array<f32, 4>;
   let tid: i32 = i32(local_id.x);
   let tiles: i32 = (n + 4096i - 1i) / 4096i;
   let tile: i32 = tiles - 1i - (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x));
