@@ -36,14 +36,21 @@ export const scanTileSums = kernel(
         }
       }
     } else {
-      // The vectors scanTiles gives this thread, tid·ITEMS + k, in order (a CPU gains nothing from unrolling).
-      for (let k = 0; k < ITEMS; k++) {
-        const i = base + (tid * ITEMS + k) * 4;
-        if (i < n) {
-          const [a, b, c, d] = load4(input, i);
-          sum += a + b + (c + d);
+      // The vectors scanTiles gives this thread, its 4·ITEMS consecutive elements, up to n (a multiple of 4), into
+      // two sums of alternate vectors, so that each rounded addition waits for the one two vectors back (a CPU
+      // gains nothing from unrolling; a loop bound costs less than a check of every vector).
+      const first = base + tid * ITEMS * 4;
+      const end = Math.min(first + ITEMS * 4, n);
+      let other: f32 = 0;
+      for (let i = first; i < end; i += 8) {
+        const [a, b, c, d] = load4(input, i);
+        sum += a + b + (c + d);
+        if (i + 4 < end) {
+          const [e, f, g, h] = load4(input, i + 4);
+          other += e + f + (g + h);
         }
       }
+      sum += other;
     }
     red[tid] = sum;
     syncThreads();
@@ -162,13 +169,12 @@ export const scanTiles = kernel(
       }
     } else if (BLOCK > 1) {
       // The threads' totals only offset the threads after the first: a block of one thread skips this pass.
-      // Without COALESCE each thread's elements are its 4·ITEMS consecutive ones, in input and out.
+      // Without COALESCE each thread's elements are its 4·ITEMS consecutive ones, in input and out, up to n.
       const first = base + tid * ITEMS * 4;
-      for (let k = 0; k < ITEMS; k++) {
-        if (live && first + 4 * k < n) {
-          const [a, b, c, d] = load4(input, first + 4 * k);
-          total += a + b + (c + d);
-        }
+      const end = live ? Math.min(first + 4 * ITEMS, n) : first;
+      for (let i = first; i < end; i += 4) {
+        const [a, b, c, d] = load4(input, i);
+        total += a + b + (c + d);
       }
     }
     let inclusive = total;
@@ -214,15 +220,13 @@ export const scanTiles = kernel(
       // the running sum waits for one rounded addition per vector instead of four: on a CPU that chain of
       // additions, each waiting for the last, is what bounds the loop.
       const first = base + tid * ITEMS * 4;
-      for (let k = 0; k < ITEMS; k++) {
-        const i = first + 4 * k;
-        if (live && i < n) {
-          const [a, b, c, d] = load4(input, i);
-          const ab = a + b;
-          const abc = ab + c;
-          store4(out, i, running, running + a, running + ab, running + abc);
-          running += abc + d;
-        }
+      const end = live ? Math.min(first + 4 * ITEMS, n) : first;
+      for (let i = first; i < end; i += 4) {
+        const [a, b, c, d] = load4(input, i);
+        const ab = a + b;
+        const abc = ab + c;
+        store4(out, i, running, running + a, running + ab, running + abc);
+        running += abc + d;
       }
     }
   },

@@ -33,23 +33,23 @@ extern "C" __global__ void __launch_bounds__(256) scanTileSums_BLOCK_256_ITEMS_2
       }
     }
   }
-#line 48 "examples/scan.ts"
+#line 55 "examples/scan.ts"
   red[tid] = sum;
-#line 49 "examples/scan.ts"
+#line 56 "examples/scan.ts"
   __syncthreads();
-#line 50 "examples/scan.ts"
+#line 57 "examples/scan.ts"
   for (int s = 128; s > 0; s >>= 1) {
-#line 51 "examples/scan.ts"
+#line 58 "examples/scan.ts"
     if (tid < s) {
-#line 52 "examples/scan.ts"
+#line 59 "examples/scan.ts"
       red[tid] += red[(int)((unsigned int)tid + (unsigned int)s)];
     }
-#line 54 "examples/scan.ts"
+#line 61 "examples/scan.ts"
     __syncthreads();
   }
-#line 56 "examples/scan.ts"
+#line 63 "examples/scan.ts"
   if (tid == 0 && base < n) {
-#line 57 "examples/scan.ts"
+#line 64 "examples/scan.ts"
     partials[tile] = red[0];
   }
 }
@@ -86,23 +86,23 @@ extern "C" __global__ void __launch_bounds__(64) scanTileSums_BLOCK_64_ITEMS_2_C
       }
     }
   }
-#line 48 "examples/scan.ts"
+#line 55 "examples/scan.ts"
   red[tid] = sum;
-#line 49 "examples/scan.ts"
+#line 56 "examples/scan.ts"
   __syncthreads();
-#line 50 "examples/scan.ts"
+#line 57 "examples/scan.ts"
   for (int s = 32; s > 0; s >>= 1) {
-#line 51 "examples/scan.ts"
+#line 58 "examples/scan.ts"
     if (tid < s) {
-#line 52 "examples/scan.ts"
+#line 59 "examples/scan.ts"
       red[tid] += red[(int)((unsigned int)tid + (unsigned int)s)];
     }
-#line 54 "examples/scan.ts"
+#line 61 "examples/scan.ts"
     __syncthreads();
   }
-#line 56 "examples/scan.ts"
+#line 63 "examples/scan.ts"
   if (tid == 0 && base < n) {
-#line 57 "examples/scan.ts"
+#line 64 "examples/scan.ts"
     partials[tile] = red[0];
   }
 }
@@ -121,535 +121,549 @@ extern "C" __global__ void __launch_bounds__(1) scanTileSums_BLOCK_1_ITEMS_1024_
 #line 28 "examples/scan.ts"
   float sum = 0.0f;
   {
-#line 40 "examples/scan.ts"
-    for (int k = 0; k < 1024; k++) {
-#line 41 "examples/scan.ts"
-      const int i = (int)((unsigned int)base + ((unsigned int)tid * 1024u + (unsigned int)k) * 4u);
 #line 42 "examples/scan.ts"
-      if (i < n) {
+    const int first = (int)((unsigned int)base + (unsigned int)tid * 1024u * 4u);
 #line 43 "examples/scan.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&input[i]);
-        const float a = vector.x;
-        const float b = vector.y;
-        const float c = vector.z;
-        const float d = vector.w;
+    const int end = min((int)((unsigned int)first + 4096u), n);
 #line 44 "examples/scan.ts"
-        sum += a + b + (c + d);
+    float other = 0.0f;
+#line 45 "examples/scan.ts"
+    for (int i = first; i < end; i += 8) {
+#line 46 "examples/scan.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&input[i]);
+      const float a = vector.x;
+      const float b = vector.y;
+      const float c = vector.z;
+      const float d = vector.w;
+#line 47 "examples/scan.ts"
+      sum += a + b + (c + d);
+#line 48 "examples/scan.ts"
+      if ((int)((unsigned int)i + 4u) < end) {
+#line 49 "examples/scan.ts"
+        const float4 vector_1 = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)i + 4u)]);
+        const float e = vector_1.x;
+        const float f = vector_1.y;
+        const float g = vector_1.z;
+        const float h = vector_1.w;
+#line 50 "examples/scan.ts"
+        other += e + f + (g + h);
       }
     }
+#line 53 "examples/scan.ts"
+    sum += other;
   }
-#line 48 "examples/scan.ts"
+#line 55 "examples/scan.ts"
   red[tid] = sum;
-#line 49 "examples/scan.ts"
+#line 56 "examples/scan.ts"
   __syncthreads();
-#line 50 "examples/scan.ts"
+#line 57 "examples/scan.ts"
   for (int s = 0; s > 0; s >>= 1) {
-#line 51 "examples/scan.ts"
+#line 58 "examples/scan.ts"
     if (tid < s) {
-#line 52 "examples/scan.ts"
+#line 59 "examples/scan.ts"
       red[tid] += red[(int)((unsigned int)tid + (unsigned int)s)];
     }
-#line 54 "examples/scan.ts"
+#line 61 "examples/scan.ts"
     __syncthreads();
   }
-#line 56 "examples/scan.ts"
+#line 63 "examples/scan.ts"
   if (tid == 0 && base < n) {
-#line 57 "examples/scan.ts"
+#line 64 "examples/scan.ts"
     partials[tile] = red[0];
   }
 }
 
 // Kernel scanPartials specialized for BLOCK = 256, ITEMS = 16; block 256×1×1.
-#line 62 "examples/scan.ts"
-extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_16(float* partials, int count) {
-#line 67 "examples/scan.ts"
-  __shared__ float sums[256];
-#line 68 "examples/scan.ts"
-  float v[16];
 #line 69 "examples/scan.ts"
-  const int tid = (int)threadIdx.x;
-#line 70 "examples/scan.ts"
-  float carry = 0.0f;
-#line 73 "examples/scan.ts"
-  for (int start = 0; start < count; start += 4096) {
+extern "C" __global__ void __launch_bounds__(256) scanPartials_BLOCK_256_ITEMS_16(float* partials, int count) {
 #line 74 "examples/scan.ts"
-    const int first = (int)((unsigned int)start + (unsigned int)tid * 16u);
+  __shared__ float sums[256];
 #line 75 "examples/scan.ts"
-    float total = 0.0f;
+  float v[16];
 #line 76 "examples/scan.ts"
+  const int tid = (int)threadIdx.x;
+#line 77 "examples/scan.ts"
+  float carry = 0.0f;
+#line 80 "examples/scan.ts"
+  for (int start = 0; start < count; start += 4096) {
+#line 81 "examples/scan.ts"
+    const int first = (int)((unsigned int)start + (unsigned int)tid * 16u);
+#line 82 "examples/scan.ts"
+    float total = 0.0f;
+#line 83 "examples/scan.ts"
 #pragma unroll
     for (int k = 0; k < 16; k += 4) {
-#line 77 "examples/scan.ts"
+#line 84 "examples/scan.ts"
       float a = 0.0f;
-#line 78 "examples/scan.ts"
+#line 85 "examples/scan.ts"
       float b = 0.0f;
-#line 79 "examples/scan.ts"
+#line 86 "examples/scan.ts"
       float c = 0.0f;
-#line 80 "examples/scan.ts"
+#line 87 "examples/scan.ts"
       float d = 0.0f;
-#line 81 "examples/scan.ts"
+#line 88 "examples/scan.ts"
       if ((int)((unsigned int)first + (unsigned int)k) < count) {
-#line 82 "examples/scan.ts"
+#line 89 "examples/scan.ts"
         const float4 vector = *reinterpret_cast<const float4*>(&partials[(int)((unsigned int)first + (unsigned int)k)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
-#line 83 "examples/scan.ts"
+#line 90 "examples/scan.ts"
         a = x0;
-#line 84 "examples/scan.ts"
+#line 91 "examples/scan.ts"
         b = (int)((unsigned int)first + (unsigned int)k + 1u) < count ? x1 : 0.0f;
-#line 85 "examples/scan.ts"
+#line 92 "examples/scan.ts"
         c = (int)((unsigned int)first + (unsigned int)k + 2u) < count ? x2 : 0.0f;
-#line 86 "examples/scan.ts"
+#line 93 "examples/scan.ts"
         d = (int)((unsigned int)first + (unsigned int)k + 3u) < count ? x3 : 0.0f;
       }
-#line 88 "examples/scan.ts"
+#line 95 "examples/scan.ts"
       v[k] = a;
       v[(int)((unsigned int)k + 1u)] = b;
       v[(int)((unsigned int)k + 2u)] = c;
       v[(int)((unsigned int)k + 3u)] = d;
-#line 89 "examples/scan.ts"
+#line 96 "examples/scan.ts"
       total += a;
-#line 90 "examples/scan.ts"
+#line 97 "examples/scan.ts"
       total += b;
-#line 91 "examples/scan.ts"
+#line 98 "examples/scan.ts"
       total += c;
-#line 92 "examples/scan.ts"
+#line 99 "examples/scan.ts"
       total += d;
     }
-#line 95 "examples/scan.ts"
+#line 102 "examples/scan.ts"
     float inclusive = total;
-#line 96 "examples/scan.ts"
+#line 103 "examples/scan.ts"
     sums[tid] = inclusive;
-#line 97 "examples/scan.ts"
+#line 104 "examples/scan.ts"
     __syncthreads();
-#line 98 "examples/scan.ts"
+#line 105 "examples/scan.ts"
     for (int offset = 1; offset < 256; offset = (int)((unsigned int)offset << 1)) {
-#line 99 "examples/scan.ts"
+#line 106 "examples/scan.ts"
       float other = 0.0f;
-#line 100 "examples/scan.ts"
+#line 107 "examples/scan.ts"
       if (tid >= offset) {
-#line 101 "examples/scan.ts"
+#line 108 "examples/scan.ts"
         other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
       }
-#line 103 "examples/scan.ts"
+#line 110 "examples/scan.ts"
       __syncthreads();
-#line 104 "examples/scan.ts"
+#line 111 "examples/scan.ts"
       inclusive += other;
-#line 105 "examples/scan.ts"
+#line 112 "examples/scan.ts"
       sums[tid] = inclusive;
-#line 106 "examples/scan.ts"
+#line 113 "examples/scan.ts"
       __syncthreads();
     }
-#line 108 "examples/scan.ts"
+#line 115 "examples/scan.ts"
     float before = 0.0f;
-#line 109 "examples/scan.ts"
+#line 116 "examples/scan.ts"
     if (tid > 0) {
-#line 110 "examples/scan.ts"
+#line 117 "examples/scan.ts"
       before = sums[(int)((unsigned int)tid - 1u)];
     }
-#line 112 "examples/scan.ts"
+#line 119 "examples/scan.ts"
     float running = carry + before;
-#line 113 "examples/scan.ts"
+#line 120 "examples/scan.ts"
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-#line 114 "examples/scan.ts"
+#line 121 "examples/scan.ts"
       const float x = v[j];
-#line 115 "examples/scan.ts"
+#line 122 "examples/scan.ts"
       v[j] = running;
-#line 116 "examples/scan.ts"
+#line 123 "examples/scan.ts"
       running += x;
     }
-#line 118 "examples/scan.ts"
+#line 125 "examples/scan.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 16; k_1 += 4) {
-#line 119 "examples/scan.ts"
+#line 126 "examples/scan.ts"
       if ((int)((unsigned int)first + (unsigned int)k_1) < count) {
-#line 120 "examples/scan.ts"
+#line 127 "examples/scan.ts"
         *reinterpret_cast<float4*>(&partials[(int)((unsigned int)first + (unsigned int)k_1)]) = make_float4(v[k_1], v[(int)((unsigned int)k_1 + 1u)], v[(int)((unsigned int)k_1 + 2u)], v[(int)((unsigned int)k_1 + 3u)]);
       }
     }
-#line 123 "examples/scan.ts"
+#line 130 "examples/scan.ts"
     carry += sums[255];
-#line 125 "examples/scan.ts"
+#line 132 "examples/scan.ts"
     __syncthreads();
   }
 }
 
 // Kernel scanPartials specialized for BLOCK = 1024, ITEMS = 16; block 1024×1×1.
-#line 62 "examples/scan.ts"
-extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS_16(float* partials, int count) {
-#line 67 "examples/scan.ts"
-  __shared__ float sums[1024];
-#line 68 "examples/scan.ts"
-  float v[16];
 #line 69 "examples/scan.ts"
-  const int tid = (int)threadIdx.x;
-#line 70 "examples/scan.ts"
-  float carry = 0.0f;
-#line 73 "examples/scan.ts"
-  for (int start = 0; start < count; start += 16384) {
+extern "C" __global__ void __launch_bounds__(1024) scanPartials_BLOCK_1024_ITEMS_16(float* partials, int count) {
 #line 74 "examples/scan.ts"
-    const int first = (int)((unsigned int)start + (unsigned int)tid * 16u);
+  __shared__ float sums[1024];
 #line 75 "examples/scan.ts"
-    float total = 0.0f;
+  float v[16];
 #line 76 "examples/scan.ts"
+  const int tid = (int)threadIdx.x;
+#line 77 "examples/scan.ts"
+  float carry = 0.0f;
+#line 80 "examples/scan.ts"
+  for (int start = 0; start < count; start += 16384) {
+#line 81 "examples/scan.ts"
+    const int first = (int)((unsigned int)start + (unsigned int)tid * 16u);
+#line 82 "examples/scan.ts"
+    float total = 0.0f;
+#line 83 "examples/scan.ts"
 #pragma unroll
     for (int k = 0; k < 16; k += 4) {
-#line 77 "examples/scan.ts"
+#line 84 "examples/scan.ts"
       float a = 0.0f;
-#line 78 "examples/scan.ts"
+#line 85 "examples/scan.ts"
       float b = 0.0f;
-#line 79 "examples/scan.ts"
+#line 86 "examples/scan.ts"
       float c = 0.0f;
-#line 80 "examples/scan.ts"
+#line 87 "examples/scan.ts"
       float d = 0.0f;
-#line 81 "examples/scan.ts"
+#line 88 "examples/scan.ts"
       if ((int)((unsigned int)first + (unsigned int)k) < count) {
-#line 82 "examples/scan.ts"
+#line 89 "examples/scan.ts"
         const float4 vector = *reinterpret_cast<const float4*>(&partials[(int)((unsigned int)first + (unsigned int)k)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
-#line 83 "examples/scan.ts"
+#line 90 "examples/scan.ts"
         a = x0;
-#line 84 "examples/scan.ts"
+#line 91 "examples/scan.ts"
         b = (int)((unsigned int)first + (unsigned int)k + 1u) < count ? x1 : 0.0f;
-#line 85 "examples/scan.ts"
+#line 92 "examples/scan.ts"
         c = (int)((unsigned int)first + (unsigned int)k + 2u) < count ? x2 : 0.0f;
-#line 86 "examples/scan.ts"
+#line 93 "examples/scan.ts"
         d = (int)((unsigned int)first + (unsigned int)k + 3u) < count ? x3 : 0.0f;
       }
-#line 88 "examples/scan.ts"
+#line 95 "examples/scan.ts"
       v[k] = a;
       v[(int)((unsigned int)k + 1u)] = b;
       v[(int)((unsigned int)k + 2u)] = c;
       v[(int)((unsigned int)k + 3u)] = d;
-#line 89 "examples/scan.ts"
+#line 96 "examples/scan.ts"
       total += a;
-#line 90 "examples/scan.ts"
+#line 97 "examples/scan.ts"
       total += b;
-#line 91 "examples/scan.ts"
+#line 98 "examples/scan.ts"
       total += c;
-#line 92 "examples/scan.ts"
+#line 99 "examples/scan.ts"
       total += d;
     }
-#line 95 "examples/scan.ts"
+#line 102 "examples/scan.ts"
     float inclusive = total;
-#line 96 "examples/scan.ts"
+#line 103 "examples/scan.ts"
     sums[tid] = inclusive;
-#line 97 "examples/scan.ts"
+#line 104 "examples/scan.ts"
     __syncthreads();
-#line 98 "examples/scan.ts"
+#line 105 "examples/scan.ts"
     for (int offset = 1; offset < 1024; offset = (int)((unsigned int)offset << 1)) {
-#line 99 "examples/scan.ts"
+#line 106 "examples/scan.ts"
       float other = 0.0f;
-#line 100 "examples/scan.ts"
+#line 107 "examples/scan.ts"
       if (tid >= offset) {
-#line 101 "examples/scan.ts"
+#line 108 "examples/scan.ts"
         other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
       }
-#line 103 "examples/scan.ts"
+#line 110 "examples/scan.ts"
       __syncthreads();
-#line 104 "examples/scan.ts"
+#line 111 "examples/scan.ts"
       inclusive += other;
-#line 105 "examples/scan.ts"
+#line 112 "examples/scan.ts"
       sums[tid] = inclusive;
-#line 106 "examples/scan.ts"
+#line 113 "examples/scan.ts"
       __syncthreads();
     }
-#line 108 "examples/scan.ts"
+#line 115 "examples/scan.ts"
     float before = 0.0f;
-#line 109 "examples/scan.ts"
+#line 116 "examples/scan.ts"
     if (tid > 0) {
-#line 110 "examples/scan.ts"
+#line 117 "examples/scan.ts"
       before = sums[(int)((unsigned int)tid - 1u)];
     }
-#line 112 "examples/scan.ts"
+#line 119 "examples/scan.ts"
     float running = carry + before;
-#line 113 "examples/scan.ts"
+#line 120 "examples/scan.ts"
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-#line 114 "examples/scan.ts"
+#line 121 "examples/scan.ts"
       const float x = v[j];
-#line 115 "examples/scan.ts"
+#line 122 "examples/scan.ts"
       v[j] = running;
-#line 116 "examples/scan.ts"
+#line 123 "examples/scan.ts"
       running += x;
     }
-#line 118 "examples/scan.ts"
+#line 125 "examples/scan.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 16; k_1 += 4) {
-#line 119 "examples/scan.ts"
+#line 126 "examples/scan.ts"
       if ((int)((unsigned int)first + (unsigned int)k_1) < count) {
-#line 120 "examples/scan.ts"
+#line 127 "examples/scan.ts"
         *reinterpret_cast<float4*>(&partials[(int)((unsigned int)first + (unsigned int)k_1)]) = make_float4(v[k_1], v[(int)((unsigned int)k_1 + 1u)], v[(int)((unsigned int)k_1 + 2u)], v[(int)((unsigned int)k_1 + 3u)]);
       }
     }
-#line 123 "examples/scan.ts"
+#line 130 "examples/scan.ts"
     carry += sums[1023];
-#line 125 "examples/scan.ts"
+#line 132 "examples/scan.ts"
     __syncthreads();
   }
 }
 
 // Kernel scanPartials specialized for BLOCK = 64, ITEMS = 4; block 64×1×1.
-#line 62 "examples/scan.ts"
-extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(float* partials, int count) {
-#line 67 "examples/scan.ts"
-  __shared__ float sums[64];
-#line 68 "examples/scan.ts"
-  float v[4];
 #line 69 "examples/scan.ts"
-  const int tid = (int)threadIdx.x;
-#line 70 "examples/scan.ts"
-  float carry = 0.0f;
-#line 73 "examples/scan.ts"
-  for (int start = 0; start < count; start += 256) {
+extern "C" __global__ void __launch_bounds__(64) scanPartials_BLOCK_64_ITEMS_4(float* partials, int count) {
 #line 74 "examples/scan.ts"
-    const int first = (int)((unsigned int)start + (unsigned int)tid * 4u);
+  __shared__ float sums[64];
 #line 75 "examples/scan.ts"
-    float total = 0.0f;
+  float v[4];
 #line 76 "examples/scan.ts"
+  const int tid = (int)threadIdx.x;
+#line 77 "examples/scan.ts"
+  float carry = 0.0f;
+#line 80 "examples/scan.ts"
+  for (int start = 0; start < count; start += 256) {
+#line 81 "examples/scan.ts"
+    const int first = (int)((unsigned int)start + (unsigned int)tid * 4u);
+#line 82 "examples/scan.ts"
+    float total = 0.0f;
+#line 83 "examples/scan.ts"
 #pragma unroll
     for (int k = 0; k < 4; k += 4) {
-#line 77 "examples/scan.ts"
+#line 84 "examples/scan.ts"
       float a = 0.0f;
-#line 78 "examples/scan.ts"
+#line 85 "examples/scan.ts"
       float b = 0.0f;
-#line 79 "examples/scan.ts"
+#line 86 "examples/scan.ts"
       float c = 0.0f;
-#line 80 "examples/scan.ts"
+#line 87 "examples/scan.ts"
       float d = 0.0f;
-#line 81 "examples/scan.ts"
+#line 88 "examples/scan.ts"
       if ((int)((unsigned int)first + (unsigned int)k) < count) {
-#line 82 "examples/scan.ts"
+#line 89 "examples/scan.ts"
         const float4 vector = *reinterpret_cast<const float4*>(&partials[(int)((unsigned int)first + (unsigned int)k)]);
         const float x0 = vector.x;
         const float x1 = vector.y;
         const float x2 = vector.z;
         const float x3 = vector.w;
-#line 83 "examples/scan.ts"
+#line 90 "examples/scan.ts"
         a = x0;
-#line 84 "examples/scan.ts"
+#line 91 "examples/scan.ts"
         b = (int)((unsigned int)first + (unsigned int)k + 1u) < count ? x1 : 0.0f;
-#line 85 "examples/scan.ts"
+#line 92 "examples/scan.ts"
         c = (int)((unsigned int)first + (unsigned int)k + 2u) < count ? x2 : 0.0f;
-#line 86 "examples/scan.ts"
+#line 93 "examples/scan.ts"
         d = (int)((unsigned int)first + (unsigned int)k + 3u) < count ? x3 : 0.0f;
       }
-#line 88 "examples/scan.ts"
+#line 95 "examples/scan.ts"
       v[k] = a;
       v[(int)((unsigned int)k + 1u)] = b;
       v[(int)((unsigned int)k + 2u)] = c;
       v[(int)((unsigned int)k + 3u)] = d;
-#line 89 "examples/scan.ts"
+#line 96 "examples/scan.ts"
       total += a;
-#line 90 "examples/scan.ts"
+#line 97 "examples/scan.ts"
       total += b;
-#line 91 "examples/scan.ts"
+#line 98 "examples/scan.ts"
       total += c;
-#line 92 "examples/scan.ts"
+#line 99 "examples/scan.ts"
       total += d;
     }
-#line 95 "examples/scan.ts"
+#line 102 "examples/scan.ts"
     float inclusive = total;
-#line 96 "examples/scan.ts"
+#line 103 "examples/scan.ts"
     sums[tid] = inclusive;
-#line 97 "examples/scan.ts"
+#line 104 "examples/scan.ts"
     __syncthreads();
-#line 98 "examples/scan.ts"
+#line 105 "examples/scan.ts"
     for (int offset = 1; offset < 64; offset = (int)((unsigned int)offset << 1)) {
-#line 99 "examples/scan.ts"
+#line 106 "examples/scan.ts"
       float other = 0.0f;
-#line 100 "examples/scan.ts"
+#line 107 "examples/scan.ts"
       if (tid >= offset) {
-#line 101 "examples/scan.ts"
+#line 108 "examples/scan.ts"
         other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
       }
-#line 103 "examples/scan.ts"
+#line 110 "examples/scan.ts"
       __syncthreads();
-#line 104 "examples/scan.ts"
+#line 111 "examples/scan.ts"
       inclusive += other;
-#line 105 "examples/scan.ts"
+#line 112 "examples/scan.ts"
       sums[tid] = inclusive;
-#line 106 "examples/scan.ts"
+#line 113 "examples/scan.ts"
       __syncthreads();
     }
-#line 108 "examples/scan.ts"
+#line 115 "examples/scan.ts"
     float before = 0.0f;
-#line 109 "examples/scan.ts"
+#line 116 "examples/scan.ts"
     if (tid > 0) {
-#line 110 "examples/scan.ts"
+#line 117 "examples/scan.ts"
       before = sums[(int)((unsigned int)tid - 1u)];
     }
-#line 112 "examples/scan.ts"
+#line 119 "examples/scan.ts"
     float running = carry + before;
-#line 113 "examples/scan.ts"
+#line 120 "examples/scan.ts"
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-#line 114 "examples/scan.ts"
+#line 121 "examples/scan.ts"
       const float x = v[j];
-#line 115 "examples/scan.ts"
+#line 122 "examples/scan.ts"
       v[j] = running;
-#line 116 "examples/scan.ts"
+#line 123 "examples/scan.ts"
       running += x;
     }
-#line 118 "examples/scan.ts"
+#line 125 "examples/scan.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 4; k_1 += 4) {
-#line 119 "examples/scan.ts"
+#line 126 "examples/scan.ts"
       if ((int)((unsigned int)first + (unsigned int)k_1) < count) {
-#line 120 "examples/scan.ts"
+#line 127 "examples/scan.ts"
         *reinterpret_cast<float4*>(&partials[(int)((unsigned int)first + (unsigned int)k_1)]) = make_float4(v[k_1], v[(int)((unsigned int)k_1 + 1u)], v[(int)((unsigned int)k_1 + 2u)], v[(int)((unsigned int)k_1 + 3u)]);
       }
     }
-#line 123 "examples/scan.ts"
+#line 130 "examples/scan.ts"
     carry += sums[63];
-#line 125 "examples/scan.ts"
+#line 132 "examples/scan.ts"
     __syncthreads();
   }
 }
 
 // Kernel scanTiles specialized for BLOCK = 256, ITEMS = 2, COALESCE = true; block 256×1×1.
-#line 130 "examples/scan.ts"
-extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
-#line 133 "examples/scan.ts"
-  __shared__ __align__(16) float staged[2048];
-#line 134 "examples/scan.ts"
-  __shared__ float sums[256];
-#line 135 "examples/scan.ts"
-  float v[8];
-#line 136 "examples/scan.ts"
-  const int tid = (int)threadIdx.x;
 #line 137 "examples/scan.ts"
-  const int tiles = (int)((unsigned int)n + 2048u - 1u) / 2048;
-#line 138 "examples/scan.ts"
-  const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
-#line 139 "examples/scan.ts"
-  const bool live = tile >= 0;
+extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
 #line 140 "examples/scan.ts"
-  const int base = (int)((unsigned int)tile * 256u * 2u * 4u);
+  __shared__ __align__(16) float staged[2048];
+#line 141 "examples/scan.ts"
+  __shared__ float sums[256];
 #line 142 "examples/scan.ts"
+  float v[8];
+#line 143 "examples/scan.ts"
+  const int tid = (int)threadIdx.x;
+#line 144 "examples/scan.ts"
+  const int tiles = (int)((unsigned int)n + 2048u - 1u) / 2048;
+#line 145 "examples/scan.ts"
+  const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
+#line 146 "examples/scan.ts"
+  const bool live = tile >= 0;
+#line 147 "examples/scan.ts"
+  const int base = (int)((unsigned int)tile * 256u * 2u * 4u);
+#line 149 "examples/scan.ts"
   float total = 0.0f;
   {
-#line 145 "examples/scan.ts"
+#line 152 "examples/scan.ts"
 #pragma unroll
     for (int k = 0; k < 2; k++) {
-#line 146 "examples/scan.ts"
+#line 153 "examples/scan.ts"
       const int q = (int)(((unsigned int)k * 256u + (unsigned int)tid) * 4u);
-#line 147 "examples/scan.ts"
+#line 154 "examples/scan.ts"
       if (live && (int)((unsigned int)base + (unsigned int)q) < n) {
-#line 148 "examples/scan.ts"
+#line 155 "examples/scan.ts"
         const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)q)]);
         const float a = vector.x;
         const float b = vector.y;
         const float c = vector.z;
         const float d = vector.w;
-#line 149 "examples/scan.ts"
+#line 156 "examples/scan.ts"
         *reinterpret_cast<float4*>(&staged[q]) = make_float4(a, b, c, d);
       } else {
-#line 151 "examples/scan.ts"
+#line 158 "examples/scan.ts"
         *reinterpret_cast<float4*>(&staged[q]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       }
     }
-#line 154 "examples/scan.ts"
+#line 161 "examples/scan.ts"
     __syncthreads();
-#line 155 "examples/scan.ts"
+#line 162 "examples/scan.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 156 "examples/scan.ts"
+#line 163 "examples/scan.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_1)]);
       const float a_1 = vector_1.x;
       const float b_1 = vector_1.y;
       const float c_1 = vector_1.z;
       const float d_1 = vector_1.w;
-#line 157 "examples/scan.ts"
+#line 164 "examples/scan.ts"
       v[(int)(4u * (unsigned int)k_1)] = a_1;
       v[(int)(4u * (unsigned int)k_1 + 1u)] = b_1;
       v[(int)(4u * (unsigned int)k_1 + 2u)] = c_1;
       v[(int)(4u * (unsigned int)k_1 + 3u)] = d_1;
-#line 158 "examples/scan.ts"
+#line 165 "examples/scan.ts"
       total += a_1;
-#line 159 "examples/scan.ts"
+#line 166 "examples/scan.ts"
       total += b_1;
-#line 160 "examples/scan.ts"
+#line 167 "examples/scan.ts"
       total += c_1;
-#line 161 "examples/scan.ts"
+#line 168 "examples/scan.ts"
       total += d_1;
     }
   }
-#line 174 "examples/scan.ts"
-  float inclusive = total;
-#line 175 "examples/scan.ts"
-  sums[tid] = inclusive;
-#line 176 "examples/scan.ts"
-  __syncthreads();
-#line 177 "examples/scan.ts"
-  for (int offset = 1; offset < 256; offset = (int)((unsigned int)offset << 1)) {
-#line 178 "examples/scan.ts"
-    float other = 0.0f;
-#line 179 "examples/scan.ts"
-    if (tid >= offset) {
 #line 180 "examples/scan.ts"
+  float inclusive = total;
+#line 181 "examples/scan.ts"
+  sums[tid] = inclusive;
+#line 182 "examples/scan.ts"
+  __syncthreads();
+#line 183 "examples/scan.ts"
+  for (int offset = 1; offset < 256; offset = (int)((unsigned int)offset << 1)) {
+#line 184 "examples/scan.ts"
+    float other = 0.0f;
+#line 185 "examples/scan.ts"
+    if (tid >= offset) {
+#line 186 "examples/scan.ts"
       other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
-#line 182 "examples/scan.ts"
+#line 188 "examples/scan.ts"
     __syncthreads();
-#line 183 "examples/scan.ts"
+#line 189 "examples/scan.ts"
     inclusive += other;
-#line 184 "examples/scan.ts"
+#line 190 "examples/scan.ts"
     sums[tid] = inclusive;
-#line 185 "examples/scan.ts"
+#line 191 "examples/scan.ts"
     __syncthreads();
   }
-#line 187 "examples/scan.ts"
+#line 193 "examples/scan.ts"
   float running = 0.0f;
-#line 188 "examples/scan.ts"
+#line 194 "examples/scan.ts"
   if (live) {
-#line 189 "examples/scan.ts"
+#line 195 "examples/scan.ts"
     running = partials[tile];
   }
-#line 191 "examples/scan.ts"
+#line 197 "examples/scan.ts"
   if (tid > 0) {
-#line 192 "examples/scan.ts"
+#line 198 "examples/scan.ts"
     running += sums[(int)((unsigned int)tid - 1u)];
   }
   {
-#line 196 "examples/scan.ts"
+#line 202 "examples/scan.ts"
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-#line 197 "examples/scan.ts"
+#line 203 "examples/scan.ts"
       const float x = v[i];
-#line 198 "examples/scan.ts"
+#line 204 "examples/scan.ts"
       v[i] = running;
-#line 199 "examples/scan.ts"
+#line 205 "examples/scan.ts"
       running += x;
     }
-#line 201 "examples/scan.ts"
+#line 207 "examples/scan.ts"
 #pragma unroll
     for (int k_2 = 0; k_2 < 2; k_2++) {
-#line 202 "examples/scan.ts"
+#line 208 "examples/scan.ts"
       *reinterpret_cast<float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_2)]) = make_float4(v[(int)(4u * (unsigned int)k_2)], v[(int)(4u * (unsigned int)k_2 + 1u)], v[(int)(4u * (unsigned int)k_2 + 2u)], v[(int)(4u * (unsigned int)k_2 + 3u)]);
     }
-#line 204 "examples/scan.ts"
+#line 210 "examples/scan.ts"
     __syncthreads();
-#line 205 "examples/scan.ts"
+#line 211 "examples/scan.ts"
 #pragma unroll
     for (int k_3 = 0; k_3 < 2; k_3++) {
-#line 206 "examples/scan.ts"
+#line 212 "examples/scan.ts"
       const int q_1 = (int)(((unsigned int)k_3 * 256u + (unsigned int)tid) * 4u);
-#line 207 "examples/scan.ts"
+#line 213 "examples/scan.ts"
       if (live && (int)((unsigned int)base + (unsigned int)q_1) < n) {
-#line 208 "examples/scan.ts"
+#line 214 "examples/scan.ts"
         const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[q_1]);
         const float a_2 = vector_2.x;
         const float b_2 = vector_2.y;
         const float c_2 = vector_2.z;
         const float d_2 = vector_2.w;
-#line 209 "examples/scan.ts"
+#line 215 "examples/scan.ts"
         *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)q_1)]) = make_float4(a_2, b_2, c_2, d_2);
       }
     }
@@ -657,142 +671,142 @@ extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2_CO
 }
 
 // Kernel scanTiles specialized for BLOCK = 64, ITEMS = 2, COALESCE = true; block 64×1×1.
-#line 130 "examples/scan.ts"
-extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
-#line 133 "examples/scan.ts"
-  __shared__ __align__(16) float staged[512];
-#line 134 "examples/scan.ts"
-  __shared__ float sums[64];
-#line 135 "examples/scan.ts"
-  float v[8];
-#line 136 "examples/scan.ts"
-  const int tid = (int)threadIdx.x;
 #line 137 "examples/scan.ts"
-  const int tiles = (int)((unsigned int)n + 512u - 1u) / 512;
-#line 138 "examples/scan.ts"
-  const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
-#line 139 "examples/scan.ts"
-  const bool live = tile >= 0;
+extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
 #line 140 "examples/scan.ts"
-  const int base = (int)((unsigned int)tile * 64u * 2u * 4u);
+  __shared__ __align__(16) float staged[512];
+#line 141 "examples/scan.ts"
+  __shared__ float sums[64];
 #line 142 "examples/scan.ts"
+  float v[8];
+#line 143 "examples/scan.ts"
+  const int tid = (int)threadIdx.x;
+#line 144 "examples/scan.ts"
+  const int tiles = (int)((unsigned int)n + 512u - 1u) / 512;
+#line 145 "examples/scan.ts"
+  const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
+#line 146 "examples/scan.ts"
+  const bool live = tile >= 0;
+#line 147 "examples/scan.ts"
+  const int base = (int)((unsigned int)tile * 64u * 2u * 4u);
+#line 149 "examples/scan.ts"
   float total = 0.0f;
   {
-#line 145 "examples/scan.ts"
+#line 152 "examples/scan.ts"
 #pragma unroll
     for (int k = 0; k < 2; k++) {
-#line 146 "examples/scan.ts"
+#line 153 "examples/scan.ts"
       const int q = (int)(((unsigned int)k * 64u + (unsigned int)tid) * 4u);
-#line 147 "examples/scan.ts"
+#line 154 "examples/scan.ts"
       if (live && (int)((unsigned int)base + (unsigned int)q) < n) {
-#line 148 "examples/scan.ts"
+#line 155 "examples/scan.ts"
         const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)q)]);
         const float a = vector.x;
         const float b = vector.y;
         const float c = vector.z;
         const float d = vector.w;
-#line 149 "examples/scan.ts"
+#line 156 "examples/scan.ts"
         *reinterpret_cast<float4*>(&staged[q]) = make_float4(a, b, c, d);
       } else {
-#line 151 "examples/scan.ts"
+#line 158 "examples/scan.ts"
         *reinterpret_cast<float4*>(&staged[q]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       }
     }
-#line 154 "examples/scan.ts"
+#line 161 "examples/scan.ts"
     __syncthreads();
-#line 155 "examples/scan.ts"
+#line 162 "examples/scan.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 156 "examples/scan.ts"
+#line 163 "examples/scan.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_1)]);
       const float a_1 = vector_1.x;
       const float b_1 = vector_1.y;
       const float c_1 = vector_1.z;
       const float d_1 = vector_1.w;
-#line 157 "examples/scan.ts"
+#line 164 "examples/scan.ts"
       v[(int)(4u * (unsigned int)k_1)] = a_1;
       v[(int)(4u * (unsigned int)k_1 + 1u)] = b_1;
       v[(int)(4u * (unsigned int)k_1 + 2u)] = c_1;
       v[(int)(4u * (unsigned int)k_1 + 3u)] = d_1;
-#line 158 "examples/scan.ts"
+#line 165 "examples/scan.ts"
       total += a_1;
-#line 159 "examples/scan.ts"
+#line 166 "examples/scan.ts"
       total += b_1;
-#line 160 "examples/scan.ts"
+#line 167 "examples/scan.ts"
       total += c_1;
-#line 161 "examples/scan.ts"
+#line 168 "examples/scan.ts"
       total += d_1;
     }
   }
-#line 174 "examples/scan.ts"
-  float inclusive = total;
-#line 175 "examples/scan.ts"
-  sums[tid] = inclusive;
-#line 176 "examples/scan.ts"
-  __syncthreads();
-#line 177 "examples/scan.ts"
-  for (int offset = 1; offset < 64; offset = (int)((unsigned int)offset << 1)) {
-#line 178 "examples/scan.ts"
-    float other = 0.0f;
-#line 179 "examples/scan.ts"
-    if (tid >= offset) {
 #line 180 "examples/scan.ts"
+  float inclusive = total;
+#line 181 "examples/scan.ts"
+  sums[tid] = inclusive;
+#line 182 "examples/scan.ts"
+  __syncthreads();
+#line 183 "examples/scan.ts"
+  for (int offset = 1; offset < 64; offset = (int)((unsigned int)offset << 1)) {
+#line 184 "examples/scan.ts"
+    float other = 0.0f;
+#line 185 "examples/scan.ts"
+    if (tid >= offset) {
+#line 186 "examples/scan.ts"
       other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
-#line 182 "examples/scan.ts"
+#line 188 "examples/scan.ts"
     __syncthreads();
-#line 183 "examples/scan.ts"
+#line 189 "examples/scan.ts"
     inclusive += other;
-#line 184 "examples/scan.ts"
+#line 190 "examples/scan.ts"
     sums[tid] = inclusive;
-#line 185 "examples/scan.ts"
+#line 191 "examples/scan.ts"
     __syncthreads();
   }
-#line 187 "examples/scan.ts"
+#line 193 "examples/scan.ts"
   float running = 0.0f;
-#line 188 "examples/scan.ts"
+#line 194 "examples/scan.ts"
   if (live) {
-#line 189 "examples/scan.ts"
+#line 195 "examples/scan.ts"
     running = partials[tile];
   }
-#line 191 "examples/scan.ts"
+#line 197 "examples/scan.ts"
   if (tid > 0) {
-#line 192 "examples/scan.ts"
+#line 198 "examples/scan.ts"
     running += sums[(int)((unsigned int)tid - 1u)];
   }
   {
-#line 196 "examples/scan.ts"
+#line 202 "examples/scan.ts"
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-#line 197 "examples/scan.ts"
+#line 203 "examples/scan.ts"
       const float x = v[i];
-#line 198 "examples/scan.ts"
+#line 204 "examples/scan.ts"
       v[i] = running;
-#line 199 "examples/scan.ts"
+#line 205 "examples/scan.ts"
       running += x;
     }
-#line 201 "examples/scan.ts"
+#line 207 "examples/scan.ts"
 #pragma unroll
     for (int k_2 = 0; k_2 < 2; k_2++) {
-#line 202 "examples/scan.ts"
+#line 208 "examples/scan.ts"
       *reinterpret_cast<float4*>(&staged[(int)((unsigned int)tid * 2u * 4u + 4u * (unsigned int)k_2)]) = make_float4(v[(int)(4u * (unsigned int)k_2)], v[(int)(4u * (unsigned int)k_2 + 1u)], v[(int)(4u * (unsigned int)k_2 + 2u)], v[(int)(4u * (unsigned int)k_2 + 3u)]);
     }
-#line 204 "examples/scan.ts"
+#line 210 "examples/scan.ts"
     __syncthreads();
-#line 205 "examples/scan.ts"
+#line 211 "examples/scan.ts"
 #pragma unroll
     for (int k_3 = 0; k_3 < 2; k_3++) {
-#line 206 "examples/scan.ts"
+#line 212 "examples/scan.ts"
       const int q_1 = (int)(((unsigned int)k_3 * 64u + (unsigned int)tid) * 4u);
-#line 207 "examples/scan.ts"
+#line 213 "examples/scan.ts"
       if (live && (int)((unsigned int)base + (unsigned int)q_1) < n) {
-#line 208 "examples/scan.ts"
+#line 214 "examples/scan.ts"
         const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[q_1]);
         const float a_2 = vector_2.x;
         const float b_2 = vector_2.y;
         const float c_2 = vector_2.z;
         const float d_2 = vector_2.w;
-#line 209 "examples/scan.ts"
+#line 215 "examples/scan.ts"
         *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)q_1)]) = make_float4(a_2, b_2, c_2, d_2);
       }
     }
@@ -800,82 +814,79 @@ extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2_COAL
 }
 
 // Kernel scanTiles specialized for BLOCK = 1, ITEMS = 1024, COALESCE = false; block 1×1×1.
-#line 130 "examples/scan.ts"
-extern "C" __global__ void __launch_bounds__(1) scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
-#line 134 "examples/scan.ts"
-  __shared__ float sums[1];
-#line 136 "examples/scan.ts"
-  const int tid = (int)threadIdx.x;
 #line 137 "examples/scan.ts"
+extern "C" __global__ void __launch_bounds__(1) scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n) {
+#line 141 "examples/scan.ts"
+  __shared__ float sums[1];
+#line 143 "examples/scan.ts"
+  const int tid = (int)threadIdx.x;
+#line 144 "examples/scan.ts"
   const int tiles = (int)((unsigned int)n + 4096u - 1u) / 4096;
-#line 138 "examples/scan.ts"
+#line 145 "examples/scan.ts"
   const int tile = (int)((unsigned int)tiles - 1u - ((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)));
-#line 139 "examples/scan.ts"
+#line 146 "examples/scan.ts"
   const bool live = tile >= 0;
-#line 140 "examples/scan.ts"
+#line 147 "examples/scan.ts"
   const int base = (int)((unsigned int)tile * 1u * 1024u * 4u);
-#line 142 "examples/scan.ts"
+#line 149 "examples/scan.ts"
   float total = 0.0f;
-#line 174 "examples/scan.ts"
-  float inclusive = total;
-#line 175 "examples/scan.ts"
-  sums[tid] = inclusive;
-#line 176 "examples/scan.ts"
-  __syncthreads();
-#line 177 "examples/scan.ts"
-  for (int offset = 1; offset < 1; offset = (int)((unsigned int)offset << 1)) {
-#line 178 "examples/scan.ts"
-    float other = 0.0f;
-#line 179 "examples/scan.ts"
-    if (tid >= offset) {
 #line 180 "examples/scan.ts"
+  float inclusive = total;
+#line 181 "examples/scan.ts"
+  sums[tid] = inclusive;
+#line 182 "examples/scan.ts"
+  __syncthreads();
+#line 183 "examples/scan.ts"
+  for (int offset = 1; offset < 1; offset = (int)((unsigned int)offset << 1)) {
+#line 184 "examples/scan.ts"
+    float other = 0.0f;
+#line 185 "examples/scan.ts"
+    if (tid >= offset) {
+#line 186 "examples/scan.ts"
       other = sums[(int)((unsigned int)tid - (unsigned int)offset)];
     }
-#line 182 "examples/scan.ts"
+#line 188 "examples/scan.ts"
     __syncthreads();
-#line 183 "examples/scan.ts"
+#line 189 "examples/scan.ts"
     inclusive += other;
-#line 184 "examples/scan.ts"
+#line 190 "examples/scan.ts"
     sums[tid] = inclusive;
-#line 185 "examples/scan.ts"
+#line 191 "examples/scan.ts"
     __syncthreads();
   }
-#line 187 "examples/scan.ts"
+#line 193 "examples/scan.ts"
   float running = 0.0f;
-#line 188 "examples/scan.ts"
+#line 194 "examples/scan.ts"
   if (live) {
-#line 189 "examples/scan.ts"
+#line 195 "examples/scan.ts"
     running = partials[tile];
   }
-#line 191 "examples/scan.ts"
+#line 197 "examples/scan.ts"
   if (tid > 0) {
-#line 192 "examples/scan.ts"
+#line 198 "examples/scan.ts"
     running += sums[(int)((unsigned int)tid - 1u)];
   }
   {
-#line 216 "examples/scan.ts"
-    const int first = (int)((unsigned int)base + (unsigned int)tid * 1024u * 4u);
-#line 217 "examples/scan.ts"
-    for (int k = 0; k < 1024; k++) {
-#line 218 "examples/scan.ts"
-      const int i = (int)((unsigned int)first + 4u * (unsigned int)k);
-#line 219 "examples/scan.ts"
-      if (live && i < n) {
-#line 220 "examples/scan.ts"
-        const float4 vector = *reinterpret_cast<const float4*>(&input[i]);
-        const float a = vector.x;
-        const float b = vector.y;
-        const float c = vector.z;
-        const float d = vector.w;
-#line 221 "examples/scan.ts"
-        const float ab = a + b;
 #line 222 "examples/scan.ts"
-        const float abc = ab + c;
+    const int first = (int)((unsigned int)base + (unsigned int)tid * 1024u * 4u);
 #line 223 "examples/scan.ts"
-        *reinterpret_cast<float4*>(&out[i]) = make_float4(running, running + a, running + ab, running + abc);
+    const int end = live ? min((int)((unsigned int)first + 4096u), n) : first;
 #line 224 "examples/scan.ts"
-        running += abc + d;
-      }
+    for (int i = first; i < end; i += 4) {
+#line 225 "examples/scan.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&input[i]);
+      const float a = vector.x;
+      const float b = vector.y;
+      const float c = vector.z;
+      const float d = vector.w;
+#line 226 "examples/scan.ts"
+      const float ab = a + b;
+#line 227 "examples/scan.ts"
+      const float abc = ab + c;
+#line 228 "examples/scan.ts"
+      *reinterpret_cast<float4*>(&out[i]) = make_float4(running, running + a, running + ab, running + abc);
+#line 229 "examples/scan.ts"
+      running += abc + d;
     }
   }
 }

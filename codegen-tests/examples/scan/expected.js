@@ -136,16 +136,24 @@ export function scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false(args, blockIdx, b
     const tid = tx;
     let sum = 0;
     {
-      for (let k = 0; k < 1024; k = (k + 1) | 0) {
-        const i = (base + imul(((imul(tid, 1024) + k) | 0), 4)) | 0;
-        if (i < n) {
-          const a = input[i];
-          const b = input[((i + 1) | 0)];
-          const c = input[((i + 2) | 0)];
-          const d = input[((i + 3) | 0)];
-          sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+      const first = (base + imul(imul(tid, 1024), 4)) | 0;
+      const end = Math.min(((first + 4096) | 0), n);
+      let other = 0;
+      for (let i = first; i < end; i = (i + 8) | 0) {
+        const a = input[i];
+        const b = input[((i + 1) | 0)];
+        const c = input[((i + 2) | 0)];
+        const d = input[((i + 3) | 0)];
+        sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+        if (((i + 4) | 0) < end) {
+          const e = input[((i + 4) | 0)];
+          const f = input[((((i + 4) | 0) + 1) | 0)];
+          const g = input[((((i + 4) | 0) + 2) | 0)];
+          const h = input[((((i + 4) | 0) + 3) | 0)];
+          other = fround(other + fround(fround(e + f) + fround(g + h)));
         }
       }
+      sum = fround(sum + other);
     }
     red[tid] = sum;
   }
@@ -909,24 +917,22 @@ export function scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(args, blockIdx, bloc
     }
     {
       const first = (base + imul(imul(tid, 1024), 4)) | 0;
-      for (let k = 0; k < 1024; k = (k + 1) | 0) {
-        const i = (first + imul(4, k)) | 0;
-        if (live && (i < n)) {
-          const a = input[i];
-          const b = input[((i + 1) | 0)];
-          const c = input[((i + 2) | 0)];
-          const d = input[((i + 3) | 0)];
-          const ab = fround(a + b);
-          const abc = fround(ab + c);
-          const lane = fround(running + a);
-          const lane_1 = fround(running + ab);
-          const lane_2 = fround(running + abc);
-          out[i] = running;
-          out[((i + 1) | 0)] = lane;
-          out[((i + 2) | 0)] = lane_1;
-          out[((i + 3) | 0)] = lane_2;
-          running = fround(running + fround(abc + d));
-        }
+      const end = live ? Math.min(((first + 4096) | 0), n) : first;
+      for (let i = first; i < end; i = (i + 4) | 0) {
+        const a = input[i];
+        const b = input[((i + 1) | 0)];
+        const c = input[((i + 2) | 0)];
+        const d = input[((i + 3) | 0)];
+        const ab = fround(a + b);
+        const abc = fround(ab + c);
+        const lane = fround(running + a);
+        const lane_1 = fround(running + ab);
+        const lane_2 = fround(running + abc);
+        out[i] = running;
+        out[((i + 1) | 0)] = lane;
+        out[((i + 2) | 0)] = lane_1;
+        out[((i + 3) | 0)] = lane_2;
+        running = fround(running + fround(abc + d));
       }
     }
   }

@@ -120,17 +120,26 @@ fn scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false(@builtin(local_invocation_id) 
   let base: i32 = tile * 1i * 1024i * 4i;
   var sum: f32 = 0.0f;
   {
-    for (var k: i32 = 0i; k < 1024i; k++) {
-      let i: i32 = base + (tid * 1024i + k) * 4i;
-      if (i < n) {
-        let vector: vec4<f32> = scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_input[u32(i) / 4u];
-        let a: f32 = vector.x;
-        let b: f32 = vector.y;
-        let c: f32 = vector.z;
-        let d: f32 = vector.w;
-        sum += a + b + (c + d);
+    let first: i32 = base + tid * 1024i * 4i;
+    let end: i32 = min(first + 4096i, n);
+    var other: f32 = 0.0f;
+    for (var i: i32 = first; i < end; i += 8i) {
+      let vector: vec4<f32> = scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_input[u32(i) / 4u];
+      let a: f32 = vector.x;
+      let b: f32 = vector.y;
+      let c: f32 = vector.z;
+      let d: f32 = vector.w;
+      sum += a + b + (c + d);
+      if (i + 4i < end) {
+        let vector_1: vec4<f32> = scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_input[u32(i + 4i) / 4u];
+        let e: f32 = vector_1.x;
+        let f: f32 = vector_1.y;
+        let g: f32 = vector_1.z;
+        let h: f32 = vector_1.w;
+        other += e + f + (g + h);
       }
     }
+    sum += other;
   }
   scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_red[tid] = sum;
   workgroupBarrier();
@@ -1070,19 +1079,17 @@ fn scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(@builtin(local_invocation_id) loc
   }
   {
     let first: i32 = base + tid * 1024i * 4i;
-    for (var k: i32 = 0i; k < 1024i; k++) {
-      let i: i32 = first + 4i * k;
-      if (live && i < n) {
-        let vector: vec4<f32> = scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_input[u32(i) / 4u];
-        let a: f32 = vector.x;
-        let b: f32 = vector.y;
-        let c: f32 = vector.z;
-        let d: f32 = vector.w;
-        let ab: f32 = a + b;
-        let abc: f32 = ab + c;
-        scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_out[u32(i) / 4u] = vec4<f32>(running, running + a, running + ab, running + abc);
-        running += abc + d;
-      }
+    let end: i32 = select(first, min(first + 4096i, n), live);
+    for (var i: i32 = first; i < end; i += 4i) {
+      let vector: vec4<f32> = scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_input[u32(i) / 4u];
+      let a: f32 = vector.x;
+      let b: f32 = vector.y;
+      let c: f32 = vector.z;
+      let d: f32 = vector.w;
+      let ab: f32 = a + b;
+      let abc: f32 = ab + c;
+      scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_out[u32(i) / 4u] = vec4<f32>(running, running + a, running + ab, running + abc);
+      running += abc + d;
     }
   }
 }
