@@ -152,7 +152,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--size <n>", "matrix size n (n×n times n×n)", parseSize, 256)
     .option("--runs <r>", "timed launches per variant (median reported)", parseSize, 1)
     .option("--checked", "run on the CPU in checked mode: out-of-bounds accesses, unwritten shared reads, shared races, divergent barriers")
-    .option("--workers <n>", "CPU: worker threads that share each launch's blocks (default 1; not with --checked)", parseSize, 1)
+    .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1; not with --checked)", parseSize, 1)
     .option("--subgroup-size <n>", "CPU: lanes per subgroup for subgroup operations, a power of two from 1 to 128", parseSubgroupSize, 32)
     .addHelpText(
       "after",
@@ -195,7 +195,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
     .option("--json <file>", "write the rows as JSON")
     .option("--chart <file.svg>", "write a bar chart of GFLOP/s as SVG")
-    .option("--workers <n>", "CPU: worker threads that share each launch's blocks (default 1)", parseSize, 1)
+    .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
     .option("--subgroup-size <n>", "CPU: lanes per subgroup for subgroup operations, a power of two from 1 to 128", parseSubgroupSize, 32)
     .addHelpText(
       "after",
@@ -248,7 +248,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--json <file>", "write every row as JSON")
     .option("--chart <file.svg>", "write a bar chart of % of the copy bandwidth as SVG")
     .option("--torch <file>", "join PyTorch's figures from bench/torch-reference.py's JSON (CUDA rows)")
-    .option("--workers <n>", "CPU: worker threads that share each launch's blocks (default 1)", parseSize, 1)
+    .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
     .addHelpText("after", "\nSee bench/README.md for the method.\n\nExamples:\n  $ tskernel bench kernels --backend cpu\n  $ tskernel bench kernels --backend cuda,webgpu --json kernels.json --chart kernels.svg\n  $ tskernel bench kernels --backend cpu --kernels softmax,layernorm --sizes 256x1024\n")
     .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
       const { benchKernelsCommand } = await import("./kernels-bench/command.ts");

@@ -152,7 +152,7 @@ export interface DeviceOptions {
   readonly backend?: BackendName | "auto";
   /** CPU only: check every access and barrier and report misuse with the kernel's TS location. */
   readonly checked?: boolean;
-  /** CPU only: worker threads that share each launch's blocks (default 1: the calling thread). */
+  /** CPU only: threads that share each launch's blocks, the calling one and N − 1 workers (default 1: the calling thread). */
   readonly workers?: number;
   /** CPU only: lanes per subgroup, a power of two from 1 to 128 (default 32, CUDA's warp). */
   readonly subgroupSize?: number;

@@ -11,7 +11,7 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { compileKernelLibrary, type BackendName, type Device, type KernelLibrary } from "../runtime/index.ts";
+import { compileKernelLibrary, KernelLibrary, type BackendName, type Device } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { createDevice } from "../runtime/index.ts";
 import { release, runChecked } from "../cli/kernels-bench/bench.ts";
@@ -100,6 +100,23 @@ describe("memory-bound examples: every declared specialization, and the checked 
   ];
   it.each(alternatives)("%s at %j with %j", async (id, shape, prefer) => {
     await expectPasses(new CpuDevice(), kernelCases.find((c) => c.id === id)!, shape, libraryFor("cpu"), prefer);
+  });
+
+  // The scan's CPU form (COALESCE false) at settings the examples do not declare (the tuner's kind): blocks of
+  // several threads, whose totals take the tree, and ITEMS that are not powers of two; normal and checked.
+  it.each([
+    { BLOCK: 4, ITEMS: 3 },
+    { BLOCK: 1, ITEMS: 5 },
+    { BLOCK: 16, ITEMS: 64 },
+  ])("scan's CPU form with %j matches float64, and runs clean in checked mode", async (constants) => {
+    const setting = { ...constants, COALESCE: false };
+    const defines = new Map(Object.entries(setting).map(([k, v]) => [k, String(v)]));
+    const compiled = compileKernelLibrary([path.join(repoRoot, "examples/scan.ts")], ["js"], { defines, kernels: new Set(["scanTileSums", "scanTiles"]), baseDir: repoRoot });
+    const library = new KernelLibrary([...compiled.kernels, ...libraryFor("cpu").kernels]);
+    const prefer = { scanTileSums: setting, scanTiles: setting };
+    const scan = kernelCases.find((c) => c.id === "scan")!;
+    for (const shape of testShapes.scan!) await expectPasses(new CpuDevice(), scan, shape, library, prefer);
+    await expectPasses(new CpuDevice({ checked: true }), scan, [4 * 1001], library, prefer);
   });
 
   it.each(kernelCases.map((c) => [c.id, c] as const))("%s runs clean in checked mode", async (_id, kernelCase) => {

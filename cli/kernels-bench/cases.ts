@@ -16,7 +16,8 @@ import type { CheckSpec, ChunkedReference } from "./checks.ts";
 /** [n] for the 1-D cases, [rows, cols] for the 2-D ones. */
 export type Shape = readonly number[];
 
-export type Constants = Readonly<Record<string, number>>;
+/** Values of compile-time constants: numbers, and booleans for `Const<bool>` (the scan's COALESCE). */
+export type Constants = Readonly<Record<string, number | boolean>>;
 
 /**
  * How a buffer starts: uniform random in [low, high) (inputs; whole numbers for u32), or poisoned (outputs,
@@ -67,7 +68,7 @@ export interface CaseContext {
 
 export interface TuningSpace {
   readonly kernels: readonly string[];
-  readonly constants: Readonly<Record<string, readonly number[]>>;
+  readonly constants: Readonly<Record<string, readonly (number | boolean)[]>>;
   /** Why a setting is left out (undefined: it is searched). */
   readonly valid?: (constants: Constants) => string | undefined;
 }
@@ -94,7 +95,7 @@ export interface KernelCase {
    * scan's first and last launches must cut the input into the same tiles). `limits`: the device's, where
    * the space depends on it (the subgroup kernels' rows must be whole subgroups).
    */
-  space(shape: Shape, limits?: LaunchLimits): TuningSpace;
+  space(shape: Shape, limits?: LaunchLimits, backend?: BackendName): TuningSpace;
   /** Throws UnsupportedShape where `unsupported` gives a reason. */
   build(shape: Shape, context: CaseContext): CaseInstance;
   unsupported(shape: Shape): string | undefined;
@@ -243,7 +244,7 @@ const gelu: KernelCase = {
 // ---- transpose ----------------------------------------------------------------------------------------------
 
 /** A block's rows must step through the tile evenly. */
-const wholeTileRows = (c: Constants) => (c.TILE! % c.BLOCK_ROWS! === 0 ? undefined : "BLOCK_ROWS must divide TILE");
+const wholeTileRows = (c: Constants) => (Number(c.TILE) % Number(c.BLOCK_ROWS) === 0 ? undefined : "BLOCK_ROWS must divide TILE");
 
 /** Sides that are multiples of 4 keep every row 16-byte aligned: the vector kernel; otherwise the sector-aligned scalar one. */
 const vectorTranspose = ([rows, cols]: Shape) => rows! % 4 === 0 && cols! % 4 === 0;
@@ -265,7 +266,7 @@ const transpose: KernelCase = {
   space: (shape): TuningSpace =>
     vectorTranspose(shape)
       ? { kernels: ["transposeVec4"], constants: { TILE: [32, 64], BLOCK_ROWS: [8, 16, 32], PAD: [1, 4] }, valid: wholeTileRows }
-      : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((c.TILE! + c.ALIGN!) % c.BLOCK_ROWS! === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
+      : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((Number(c.TILE) + Number(c.ALIGN)) % Number(c.BLOCK_ROWS) === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
   unsupported: () => undefined,
   build(shape, context) {
     const [rows, cols] = shape;
@@ -450,8 +451,8 @@ const rowChoices: Readonly<Record<string, readonly Constants[]>> = {
 };
 
 /** The subgroup kernels need each row's THREADS threads to be whole subgroups. */
-const wholeSubgroups = (c: Constants, lanes: number) => c.THREADS! >= lanes && c.THREADS! % lanes === 0;
-const capacity = (c: Constants) => 4 * c.THREADS! * c.ITEMS!;
+const wholeSubgroups = (c: Constants, lanes: number) => Number(c.THREADS) >= lanes && Number(c.THREADS) % lanes === 0;
+const capacity = (c: Constants) => 4 * Number(c.THREADS) * Number(c.ITEMS);
 const maxRowLength = Math.min(...Object.values(rowChoices).map((list) => Math.max(...list.map(capacity))));
 
 function rowKernel(context: CaseContext, name: string, cols: number, subgroups: boolean): KernelHandle {
@@ -475,7 +476,7 @@ function rowSpace([, cols]: Shape, lanes?: number): TuningSpace {
       if (capacity(c) < cols!) return "a row does not fit";
       if (lanes && !wholeSubgroups(c, lanes)) return "a row's threads must be whole subgroups";
       if (capacity(c) >= 2 * cols!) return "more than half of the threads' registers idle";
-      const threads = c.THREADS! * c.ROWS!;
+      const threads = Number(c.THREADS) * Number(c.ROWS);
       return threads < 64 || threads > 1024 ? "blocks of 64 to 1024 threads" : undefined;
     },
   };
@@ -639,11 +640,23 @@ const scan: KernelCase = {
   dims: 1,
   gpuShapes: [[2 ** 26]],
   cpuShapes: [[2 ** 20]],
-  space: () => ({ kernels: ["scanTileSums", "scanTiles"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4] } }),
+  // A GPU takes coalesced tiles of a few vectors per thread. On the CPU backend both forms are searched: the
+  // CPU's (COALESCE false: each thread's elements in place, no copies) from one thread of a few vectors to 256
+  // threads of 4096, and the GPU's within its own range of vectors per thread (examples/scan.ts).
+  space: (_shape, _limits, backend): TuningSpace =>
+    backend === "cpu"
+      ? {
+          kernels: ["scanTileSums", "scanTiles"],
+          constants: { BLOCK: [1, 4, 16, 256], ITEMS: [2, 16, 64, 256, 1024, 4096], COALESCE: [false, true] },
+          valid: (c) => (c.COALESCE === true && Number(c.ITEMS) > 16 ? "the GPU form (staged tiles, unrolled loops) only with a GPU's few vectors per thread" : undefined),
+        }
+      : { kernels: ["scanTileSums", "scanTiles"], constants: { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4] } },
   unsupported: needsMultipleOf4,
   build([n], context) {
-    const tileSums = pick(context, "scanTileSums", [{}, { BLOCK: 64 }]);
-    const partialsKernel = pick(context, "scanPartials", [{ BLOCK: 1024, ITEMS: 16 }, {}, { BLOCK: 64, ITEMS: 4 }]);
+    const cpu = context.backend === "cpu";
+    const tileSums = pick(context, "scanTileSums", cpu ? [{ BLOCK: 1, ITEMS: 1024, COALESCE: false }] : [{}, { BLOCK: 64 }]);
+    // On the CPU one block of 64 threads: the 1024-thread one would spend more on its tree than on the tile sums.
+    const partialsKernel = pick(context, "scanPartials", cpu ? [{ BLOCK: 64, ITEMS: 4 }] : [{ BLOCK: 1024, ITEMS: 16 }, {}, { BLOCK: 64, ITEMS: 4 }]);
     // The last launch cuts the input into the same tiles as the first.
     const tilesKernel = pick(context, "scanTiles", [constantsOf(tileSums)]);
     const { BLOCK, ITEMS } = constantsOf(tilesKernel) as { BLOCK: number; ITEMS: number };
@@ -655,9 +668,11 @@ const scan: KernelCase = {
     const p = constantsOf(partialsKernel) as { BLOCK: number; ITEMS: number };
     // Depth of the tree that makes out[i]: the tile sums (lanes, vectors, tree), the scan of the tile sums
     // (each thread's values, the Hillis–Steele steps, the carry from chunk to chunk), then within the tile
-    // (the thread's running total, the steps, the offset, the running sum).
-    const depth =
-      ITEMS + 2 + log2(BLOCK) + (2 * p.ITEMS + log2(p.BLOCK) + Math.ceil(tiles / (p.BLOCK * p.ITEMS)) + 2) + (4 * ITEMS + log2(BLOCK) + 2 + 4 * ITEMS) + 2;
+    // (the thread's running total, the steps, the offset, the running sum: one addition per element, or
+    // without COALESCE one per vector plus the vector's own prefix, and the thread's total one per vector).
+    const coalesced = tilesKernel.description.specialization.COALESCE !== false;
+    const withinTile = coalesced ? 4 * ITEMS + log2(BLOCK) + 2 + 4 * ITEMS : ITEMS + 2 + log2(BLOCK) + 2 + ITEMS + 3;
+    const depth = ITEMS + 2 + log2(BLOCK) + (2 * p.ITEMS + log2(p.BLOCK) + Math.ceil(tiles / (p.BLOCK * p.ITEMS)) + 2) + withinTile + 2;
     return {
       buffers: [
         { name: "x", length: n!, role: "input", low: 0, high: 1 },

@@ -68,8 +68,8 @@ export interface KernelTuneReport {
 }
 
 /** Every setting of the space, in order. */
-export function settingsOf(constants: Readonly<Record<string, readonly number[]>>): Constants[] {
-  let settings: Record<string, number>[] = [{}];
+export function settingsOf(constants: Readonly<Record<string, readonly (number | boolean)[]>>): Constants[] {
+  let settings: Record<string, number | boolean>[] = [{}];
   for (const [name, values] of Object.entries(constants)) settings = settings.flatMap((s) => values.map((v) => ({ ...s, [name]: v })));
   return settings;
 }
@@ -97,7 +97,7 @@ export async function tuneKernels(device: Device, options: KernelTuneOptions): P
     for (const shape of options.shapes?.(kernelCase) ?? (device.backend === "cpu" ? kernelCase.cpuShapes : kernelCase.gpuShapes)) {
       if (kernelCase.unsupported(shape)) continue;
       const label = shapeLabel(shape);
-      const space = kernelCase.space(shape, device.limits);
+      const space = kernelCase.space(shape, device.limits, device.backend);
       const base = { library: options.library, limits: device.limits, backend: device.backend };
       const fixed = kernelCase.build(shape, base);
       const defaultConstants = fixed.steps.find((s) => space.kernels.includes(s.kernel.description.name))!.kernel.description.specialization as Constants;

@@ -2,11 +2,11 @@
  * Specialization: gives each compile-time constant of a kernel its value, as CUDA instantiates a template.
  * Every `constRef` becomes a literal, the block shape and shared-array sizes become numbers where they can,
  * and the result is folded. Shared arrays get new `ArrayRef`s with folded sizes, so loads and stores are
- * pointed at the new ones.
+ * pointed at the new ones; arrays the folded body no longer uses are dropped.
  */
 
 import type { ArrayRef, BlockShapeExpr, ConstValue, Expr, Kernel, Stmt } from "../ir/ir.ts";
-import { mapExpr, mapStmts } from "../ir/rewrite.ts";
+import { arrayAccesses, mapExpr, mapStmts } from "../ir/rewrite.ts";
 import { foldExpr, foldExprNode, foldStmts } from "./fold.ts";
 import { f32Digits } from "../backends/expr-printer.ts";
 
@@ -68,7 +68,13 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
   });
   // A formula that does not come out a positive integer stays a number here; the validator reports it (TSK3009).
   const block = kernel.block?.map((dim) => (typeof dim === "number" ? dim : (evaluateBlockShape(dim.formula, values) ?? dim))) as Kernel["block"];
-  return { ...kernel, shared, locals, body: foldStmts(body), block, constValues: values };
+  const folded = foldStmts(body);
+  // An array the folded body never names (one only the branch of `if (COALESCE)` that folding dropped uses, say)
+  // is not declared: its memory would count in the manifest and the target's budget though no target keeps it
+  // (ptxas drops it). One whose size is not a valid constant stays, for the validator to report.
+  const { reads, writes } = arrayAccesses(folded);
+  const kept = (array: ArrayRef) => reads.has(array) || writes.has(array) || !array.dims.every((dim) => dim.kind === "literal" && Number.isInteger(dim.value) && dim.value > 0);
+  return { ...kernel, shared: shared.filter(kept), locals: locals.filter(kept), body: folded, block, constValues: values };
 }
 
 function evaluateBlockShape(formula: BlockShapeExpr, values: ReadonlyMap<string, ConstValue>): number | undefined {

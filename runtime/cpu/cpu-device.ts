@@ -1,7 +1,10 @@
 /**
  * The CPU backend: runs the JS backend's output on the calling thread, one block after another (each block
- * function runs its threads region by region, so barriers hold), or with `workers: N` on N worker threads
- * that share the launch's blocks (worker-pool.ts; buffers then live in shared memory). Buffers are typed
+ * function runs its threads region by region, so barriers hold), or with `workers: N` on N threads that share
+ * the launch's blocks: the calling thread and N − 1 worker threads (worker-pool.ts; buffers then live in
+ * shared memory). The calling thread takes a share itself because it would otherwise only wait, and because
+ * waking a sleeping worker costs tens of microseconds on a virtual machine: one worker fewer to wake and
+ * hear back from per launch. Buffers are typed
  * arrays owned by the device; reads return copies, so a caller can never alias device memory by accident.
  * Checked mode always runs on the calling thread: its checker follows one block at a time. A launch of one
  * block runs on the calling thread too, where no time limit asks for a worker: it has nothing to share out. Subgroups have
@@ -9,7 +12,7 @@
  * for the sizes they will meet.
  *
  * A time limit (`timeLimitMs`) stops a launch that runs too long: unchecked launches then run on worker
- * threads (one at least), whose termination is the only way to stop a loop that never ends, at no cost per
+ * threads only (one at least; N with `workers: N`), whose termination is the only way to stop a loop that never ends, at no cost per
  * iteration; checked launches tick at every loop iteration and stop in the loop. A device refuses buffers of
  * other devices and freed buffers, and everything once disposed (buffer-registry.ts).
  */
@@ -34,11 +37,13 @@ export class CpuDevice implements Device {
   readonly limits: LaunchLimits;
   /** Checked mode: every access and barrier is checked (see checker.ts); several times slower. */
   readonly checked: boolean;
-  /** Threads that run a launch's blocks (1: the calling thread only). */
+  /** Threads that run a launch's blocks (1: the calling thread only; N: the calling thread and N − 1 workers). */
   readonly workers: number;
   /** A launch running longer than this is stopped (see the file's comment). */
   readonly timeLimitMs?: number;
   private pool?: WorkerPool;
+  /** The threads that run blocks, in words (for the name and the timing method). */
+  private readonly threads: string;
   private readonly buffers = new BufferRegistry("CPU", "cpu");
 
   /** Lanes per subgroup. */
@@ -59,10 +64,11 @@ export class CpuDevice implements Device {
     if (limit !== undefined && !(limit > 0 && limit <= 2147483647)) throw new RangeError(`tskernel: timeLimitMs must be a positive number of milliseconds up to 2147483647, got ${limit}`);
     this.timeLimitMs = limit;
     this.workers = this.checked ? 1 : workers;
-    if (this.workers > 1 || (limit !== undefined && !this.checked)) this.pool = new WorkerPool(this.workers);
-    const threads = this.workers > 1 ? `${this.workers} worker threads` : this.pool ? "one worker thread" : "one thread";
+    // With a time limit every share runs on a worker, which can be stopped; otherwise the calling thread takes one.
+    if (this.workers > 1 || (limit !== undefined && !this.checked)) this.pool = new WorkerPool(limit === undefined ? this.workers - 1 : this.workers);
+    this.threads = this.pool ? (limit === undefined ? `${this.workers} threads, ${this.workers - 1} of them workers` : this.workers > 1 ? `${this.workers} worker threads` : "one worker thread") : "one thread";
     const lanes = subgroupSize === 32 ? "" : `, subgroups of ${subgroupSize}`;
-    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, ${threads}${lanes}${this.checked ? ", checked" : ""})`;
+    this.name = `CPU (${os.cpus()[0]?.model?.trim() ?? "unknown"}, JavaScript, ${this.threads}${lanes}${this.checked ? ", checked" : ""})`;
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
@@ -124,14 +130,23 @@ export class CpuDevice implements Device {
       return;
     }
     const { checked, args } = this.prepare(kernel, options);
-    // One block has nothing to share out: the calling thread runs it at once (its buffers are the same
-    // shared memory), sparing the messages to and from a worker, unless only a worker can stop it in time.
-    if (this.timeLimitMs === undefined && checked.grid[0] * checked.grid[1] * checked.grid[2] === 1 && kernel.js) {
-      this.runBlocks(kernel, checked, args, kernel.js, undefined);
+    // A pool stopped by an earlier time limit is replaced; the buffers live in shared memory and stay.
+    if (this.pool.stopped) this.pool = new WorkerPool(this.pool.size);
+    if (this.timeLimitMs === undefined && kernel.js) {
+      // The workers take the first shares, the calling thread the last (never empty: a launch of one block
+      // runs on the calling thread alone, sparing the messages), all at once; its buffers are the same shared memory.
+      const total = checked.grid[0] * checked.grid[1] * checked.grid[2];
+      const mine = Math.floor((total * (this.workers - 1)) / this.workers);
+      const others = this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, undefined, { start: 0, end: mine });
+      try {
+        this.runBlocks(kernel, checked, args, kernel.js, undefined, { start: mine, end: total });
+      } catch (error) {
+        await others.catch(() => {});
+        throw error;
+      }
+      await others;
       return;
     }
-    // A pool stopped by an earlier time limit is replaced; the buffers live in shared memory and stay.
-    if (this.pool.stopped) this.pool = new WorkerPool(this.workers);
     try {
       await this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, this.timeLimitMs);
     } catch (error) {
@@ -168,26 +183,31 @@ export class CpuDevice implements Device {
     this.runBlocks(kernel, checked, args, fn, checker);
   }
 
-  /** Every block of a launch whose arguments were checked, one after another on the calling thread. */
-  private runBlocks(kernel: KernelHandle, checked: ReturnType<CpuDevice["prepare"]>["checked"], args: readonly unknown[], fn: NonNullable<KernelHandle["js"]>, checker: Checker | undefined): void {
+  /**
+   * The blocks of a launch whose arguments were checked (all, or `range.start` to `range.end` − 1 in
+   * x-fastest order), one after another on the calling thread.
+   */
+  private runBlocks(
+    kernel: KernelHandle,
+    checked: ReturnType<CpuDevice["prepare"]>["checked"],
+    args: readonly unknown[],
+    fn: NonNullable<KernelHandle["js"]>,
+    checker: Checker | undefined,
+    range?: { readonly start: number; readonly end: number },
+  ): void {
     const name = kernel.description.entryName;
     const limit = this.timeLimitMs;
     const deadline = limit === undefined ? Infinity : performance.now() + limit;
     const [gx, gy, gz] = checked.grid;
     const blockIdx = [0, 0, 0];
-    let blocks = 0;
-    for (let z = 0; z < gz; z++) {
-      for (let y = 0; y < gy; y++) {
-        for (let x = 0; x < gx; x++) {
-          blockIdx[0] = x;
-          blockIdx[1] = y;
-          blockIdx[2] = z;
-          fn(args, blockIdx, checked.block, checked.grid, checker, this.subgroupSize);
-          blocks++;
-          if (deadline !== Infinity && performance.now() > deadline) {
-            throw new LaunchError(name, `it ran past the time limit of ${limit} ms and was stopped after ${blocks} of ${gx * gy * gz} blocks; buffers it wrote hold partial results`);
-          }
-        }
+    const end = range?.end ?? gx * gy * gz;
+    for (let i = range?.start ?? 0; i < end; i++) {
+      blockIdx[0] = i % gx;
+      blockIdx[1] = Math.floor(i / gx) % gy;
+      blockIdx[2] = Math.floor(i / (gx * gy));
+      fn(args, blockIdx, checked.block, checked.grid, checker, this.subgroupSize);
+      if (deadline !== Infinity && performance.now() > deadline) {
+        throw new LaunchError(name, `it ran past the time limit of ${limit} ms and was stopped after ${i + 1} of ${gx * gy * gz} blocks; buffers it wrote hold partial results`);
       }
     }
   }
@@ -201,7 +221,7 @@ export class CpuDevice implements Device {
       for (const step of steps) await this.launch(step.kernel, step.options);
     };
     const { runsMs, minMs, medianMs } = await timeRuns(run, timing);
-    const method = this.pool ? `performance.now() around each launch on ${this.workers} worker threads` : "performance.now() around each synchronous launch";
+    const method = this.pool ? `performance.now() around each launch on ${this.threads}` : "performance.now() around each synchronous launch";
     return { medianMs, minMs, runsMs, method };
   }
 

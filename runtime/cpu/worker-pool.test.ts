@@ -1,6 +1,7 @@
 /**
- * The CPU backend on worker threads: blocks split between two workers, a grid smaller than the pool, buffers
- * that stay shared between launches, and checked mode, which stays on the calling thread. (The whole seed
+ * The CPU backend on worker threads: blocks split between a worker and the calling thread (and, with a time
+ * limit, between two workers), a grid smaller than the pool, buffers that stay shared between launches, and
+ * checked mode, which stays on the calling thread. (The whole seed
  * ladder on two workers runs in cli/demo/run-demo.test.ts.)
  */
 
@@ -12,7 +13,12 @@ import os from "node:os";
 import path from "node:path";
 
 const device = new CpuDevice({ workers: 2 });
-afterAll(() => device.dispose());
+// With a time limit both shares run on workers, which can be stopped.
+const limited = new CpuDevice({ workers: 2, timeLimitMs: 60_000 });
+afterAll(() => {
+  device.dispose();
+  limited.dispose();
+});
 
 describe("the CPU backend on worker threads", () => {
   it("splits the blocks of a launch, including grids smaller than the pool, and keeps buffers shared", async () => {
@@ -30,21 +36,22 @@ export const stamp = kernel({ block: [4] }, (out: Int32Array, step: i32) => {
     );
     const kernel = compileKernelLibrary([file]).get("stamp");
     fs.rmSync(dir, { recursive: true, force: true });
-    for (const grid of [[1, 1, 1], [3, 2, 2], [7, 1, 1]] as const) {
+    for (const [grid, on] of [[1, 1, 1], [3, 2, 2], [7, 1, 1]].flatMap((g) => [device, limited].map((d) => [g as [number, number, number], d] as const))) {
       const blocks = grid[0] * grid[1] * grid[2];
-      const out = device.createBuffer(Int32Array.from({ length: blocks * 4 }, (_, i) => i % 5));
+      const out = on.createBuffer(Int32Array.from({ length: blocks * 4 }, (_, i) => i % 5));
       // Two launches on the same buffer: the second must see the first's writes.
-      await device.launch(kernel, { grid: [...grid], args: [out, 1] });
-      await device.launch(kernel, { grid: [...grid], args: [out, 2] });
-      const got = (await device.read(out)) as Int32Array;
+      await on.launch(kernel, { grid: [...grid], args: [out, 1] });
+      await on.launch(kernel, { grid: [...grid], args: [out, 2] });
+      const got = (await on.read(out)) as Int32Array;
       const expected = Array.from({ length: blocks * 4 }, (_, i) => ((i % 5) * 10 + 1 + Math.floor(i / 4)) * 10 + 2 + Math.floor(i / 4));
-      expect(Array.from(got), `grid ${grid.join("×")}`).toEqual(expected);
+      expect(Array.from(got), `grid ${grid.join("×")} on ${on.name}`).toEqual(expected);
     }
   });
 
   it("keeps checked mode on the calling thread, and refuses a worker count that is not a positive integer", () => {
     expect(new CpuDevice({ checked: true, workers: 4 }).workers).toBe(1);
-    expect(device.name).toContain("2 worker threads");
+    expect(device.name).toContain("2 threads, 1 of them workers");
+    expect(limited.name).toContain("2 worker threads");
     expect(() => new CpuDevice({ workers: 0 })).toThrow("workers must be a positive integer, got 0");
     expect(() => new CpuDevice({ workers: 1.5 })).toThrow("workers must be a positive integer, got 1.5");
   });

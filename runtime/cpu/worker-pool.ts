@@ -1,6 +1,7 @@
 /**
- * Worker threads for the CPU backend. A launch's blocks are split into contiguous ranges, one per worker,
- * and every worker runs the same generated block function on buffers in shared memory (SharedArrayBuffer).
+ * Worker threads for the CPU backend. A launch's blocks (or the range of them the pool is given; the calling
+ * thread may run the rest itself, cpu-device.ts) are split into contiguous ranges, one per worker, and every
+ * worker runs the same generated block function on buffers in shared memory (SharedArrayBuffer).
  * Blocks of a launch are independent — as on a GPU, only barriers inside a block order anything — so they
  * may run in any order and at once; a kernel whose blocks race on global memory is as wrong here as there.
  * Each worker instantiates a file's generated code once and keeps it; later launches send only its number.
@@ -80,8 +81,9 @@ export class WorkerPool {
   }
 
   /**
-   * Runs every block of a launch on the workers and resolves when all are done. `args` are typed arrays on
-   * SharedArrayBuffers (so that writes are seen here) and scalars.
+   * Runs the blocks `blocks.start` to `blocks.end` − 1 of a launch (default all, in x-fastest order) on the
+   * workers and resolves when all are done. `args` are typed arrays on SharedArrayBuffers (so that writes are
+   * seen here) and scalars.
    */
   async run(
     source: { readonly factoryBody: string; readonly function: string },
@@ -90,6 +92,7 @@ export class WorkerPool {
     block: readonly number[],
     subgroupSize = 32,
     timeLimitMs?: number,
+    blocks?: { readonly start: number; readonly end: number },
   ): Promise<void> {
     if (this.stopped) throw new Error("tskernel: internal: a stopped worker pool was asked to run a launch");
     let module = this.moduleIds.get(source.factoryBody);
@@ -97,16 +100,17 @@ export class WorkerPool {
       module = this.moduleIds.size;
       this.moduleIds.set(source.factoryBody, module);
     }
-    const total = grid[0]! * grid[1]! * grid[2]!;
+    const first = blocks?.start ?? 0;
+    const total = (blocks?.end ?? grid[0]! * grid[1]! * grid[2]!) - first;
     const shares = Math.min(this.workers.length, total);
     const jobs: Promise<void>[] = [];
     for (let w = 0; w < shares; w++) {
-      const start = Math.floor((total * w) / shares);
-      const end = Math.floor((total * (w + 1)) / shares);
+      const start = first + Math.floor((total * w) / shares);
+      const end = first + Math.floor((total * (w + 1)) / shares);
       const target = this.workers[w]!;
-      const first = !target.modules.has(module);
+      const unseen = !target.modules.has(module);
       target.modules.add(module);
-      const job: Job = { id: this.nextJob++, module, factoryBody: first ? source.factoryBody : undefined, function: source.function, args, grid, block, subgroupSize, start, end };
+      const job: Job = { id: this.nextJob++, module, factoryBody: unseen ? source.factoryBody : undefined, function: source.function, args, grid, block, subgroupSize, start, end };
       jobs.push(
         new Promise<void>((resolve, reject) => {
           this.pending.set(job.id, { resolve, reject });

@@ -3,19 +3,27 @@
 #pragma once
 #include <cuda_runtime.h>
 
-extern "C" __global__ void __launch_bounds__(256) scanTileSums_BLOCK_256_ITEMS_2(float* partials, const float* __restrict__ input, int n);
+extern "C" __global__ void __launch_bounds__(256) scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true(float* partials, const float* __restrict__ input, int n);
 
-// Launches scanTileSums_BLOCK_256_ITEMS_2 with its fixed block 256×1×1; returns the launch error, if any.
-static inline cudaError_t launch_scanTileSums_BLOCK_256_ITEMS_2(dim3 grid, cudaStream_t stream, float* partials, const float* input, int n) {
-  scanTileSums_BLOCK_256_ITEMS_2<<<grid, dim3(256, 1, 1), 0, stream>>>(partials, input, n);
+// Launches scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true(dim3 grid, cudaStream_t stream, float* partials, const float* input, int n) {
+  scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true<<<grid, dim3(256, 1, 1), 0, stream>>>(partials, input, n);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(64) scanTileSums_BLOCK_64_ITEMS_2(float* partials, const float* __restrict__ input, int n);
+extern "C" __global__ void __launch_bounds__(64) scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true(float* partials, const float* __restrict__ input, int n);
 
-// Launches scanTileSums_BLOCK_64_ITEMS_2 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_scanTileSums_BLOCK_64_ITEMS_2(dim3 grid, cudaStream_t stream, float* partials, const float* input, int n) {
-  scanTileSums_BLOCK_64_ITEMS_2<<<grid, dim3(64, 1, 1), 0, stream>>>(partials, input, n);
+// Launches scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true(dim3 grid, cudaStream_t stream, float* partials, const float* input, int n) {
+  scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true<<<grid, dim3(64, 1, 1), 0, stream>>>(partials, input, n);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(1) scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false(float* partials, const float* __restrict__ input, int n);
+
+// Launches scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false with its fixed block 1×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false(dim3 grid, cudaStream_t stream, float* partials, const float* input, int n) {
+  scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false<<<grid, dim3(1, 1, 1), 0, stream>>>(partials, input, n);
   return cudaGetLastError();
 }
 
@@ -43,18 +51,26 @@ static inline cudaError_t launch_scanPartials_BLOCK_64_ITEMS_4(dim3 grid, cudaSt
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n);
+extern "C" __global__ void __launch_bounds__(256) scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n);
 
-// Launches scanTiles_BLOCK_256_ITEMS_2 with its fixed block 256×1×1; returns the launch error, if any.
-static inline cudaError_t launch_scanTiles_BLOCK_256_ITEMS_2(dim3 grid, cudaStream_t stream, float* out, const float* input, const float* partials, int n) {
-  scanTiles_BLOCK_256_ITEMS_2<<<grid, dim3(256, 1, 1), 0, stream>>>(out, input, partials, n);
+// Launches scanTiles_BLOCK_256_ITEMS_2_COALESCE_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(dim3 grid, cudaStream_t stream, float* out, const float* input, const float* partials, int n) {
+  scanTiles_BLOCK_256_ITEMS_2_COALESCE_true<<<grid, dim3(256, 1, 1), 0, stream>>>(out, input, partials, n);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n);
+extern "C" __global__ void __launch_bounds__(64) scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n);
 
-// Launches scanTiles_BLOCK_64_ITEMS_2 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_scanTiles_BLOCK_64_ITEMS_2(dim3 grid, cudaStream_t stream, float* out, const float* input, const float* partials, int n) {
-  scanTiles_BLOCK_64_ITEMS_2<<<grid, dim3(64, 1, 1), 0, stream>>>(out, input, partials, n);
+// Launches scanTiles_BLOCK_64_ITEMS_2_COALESCE_true with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(dim3 grid, cudaStream_t stream, float* out, const float* input, const float* partials, int n) {
+  scanTiles_BLOCK_64_ITEMS_2_COALESCE_true<<<grid, dim3(64, 1, 1), 0, stream>>>(out, input, partials, n);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(1) scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(float* out, const float* __restrict__ input, const float* __restrict__ partials, int n);
+
+// Launches scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false with its fixed block 1×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(dim3 grid, cudaStream_t stream, float* out, const float* input, const float* partials, int n) {
+  scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false<<<grid, dim3(1, 1, 1), 0, stream>>>(out, input, partials, n);
   return cudaGetLastError();
 }

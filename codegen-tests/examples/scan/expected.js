@@ -7,17 +7,17 @@ const imul = Math.imul;
 function f32ToI32(x) { return x !== x ? 0 : x >= 2147483647 ? 2147483647 : x <= -2147483648 ? -2147483648 : x | 0; }
 function f32ToU32(x) { return x !== x ? 0 : x >= 4294967295 ? 4294967295 : x <= 0 ? 0 : x >>> 0; }
 
-// Kernel scanTileSums specialized for BLOCK = 256, ITEMS = 2: runs one block.
-let scanTileSums_BLOCK_256_ITEMS_2_arrays;
-export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
+// Kernel scanTileSums specialized for BLOCK = 256, ITEMS = 2, COALESCE = true: runs one block.
+let scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true_arrays;
+export function scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true(args, blockIdx, blockDim, gridDim) {
   const [partials, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (scanTileSums_BLOCK_256_ITEMS_2_arrays === undefined || scanTileSums_BLOCK_256_ITEMS_2_arrays.threads !== threads) {
-    scanTileSums_BLOCK_256_ITEMS_2_arrays = { threads, red: new Float32Array(256) };
+  if (scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true_arrays === undefined || scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true_arrays.threads !== threads) {
+    scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true_arrays = { threads, red: new Float32Array(256) };
   }
-  const { red } = scanTileSums_BLOCK_256_ITEMS_2_arrays;
+  const { red } = scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true_arrays;
   red.fill(0);
   const tile = (imul(by, gx) + bx) | 0;
   const base = imul(imul(imul(tile, 256), 2), 4);
@@ -25,14 +25,16 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
     const tx = t;
     const tid = tx;
     let sum = 0;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const i = (base + imul(((imul(k, 256) + tid) | 0), 4)) | 0;
-      if (i < n) {
-        const a = input[i];
-        const b = input[((i + 1) | 0)];
-        const c = input[((i + 2) | 0)];
-        const d = input[((i + 3) | 0)];
-        sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+    {
+      for (let k = 0; k < 2; k = (k + 1) | 0) {
+        const i = (base + imul(((imul(k, 256) + tid) | 0), 4)) | 0;
+        if (i < n) {
+          const a = input[i];
+          const b = input[((i + 1) | 0)];
+          const c = input[((i + 2) | 0)];
+          const d = input[((i + 3) | 0)];
+          sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+        }
       }
     }
     red[tid] = sum;
@@ -60,17 +62,17 @@ export function scanTileSums_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim
   }
 }
 
-// Kernel scanTileSums specialized for BLOCK = 64, ITEMS = 2: runs one block.
-let scanTileSums_BLOCK_64_ITEMS_2_arrays;
-export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
+// Kernel scanTileSums specialized for BLOCK = 64, ITEMS = 2, COALESCE = true: runs one block.
+let scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true_arrays;
+export function scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true(args, blockIdx, blockDim, gridDim) {
   const [partials, input, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (scanTileSums_BLOCK_64_ITEMS_2_arrays === undefined || scanTileSums_BLOCK_64_ITEMS_2_arrays.threads !== threads) {
-    scanTileSums_BLOCK_64_ITEMS_2_arrays = { threads, red: new Float32Array(64) };
+  if (scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true_arrays === undefined || scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true_arrays.threads !== threads) {
+    scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true_arrays = { threads, red: new Float32Array(64) };
   }
-  const { red } = scanTileSums_BLOCK_64_ITEMS_2_arrays;
+  const { red } = scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true_arrays;
   red.fill(0);
   const tile = (imul(by, gx) + bx) | 0;
   const base = imul(imul(imul(tile, 64), 2), 4);
@@ -78,19 +80,84 @@ export function scanTileSums_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim)
     const tx = t;
     const tid = tx;
     let sum = 0;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const i = (base + imul(((imul(k, 64) + tid) | 0), 4)) | 0;
-      if (i < n) {
-        const a = input[i];
-        const b = input[((i + 1) | 0)];
-        const c = input[((i + 2) | 0)];
-        const d = input[((i + 3) | 0)];
-        sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+    {
+      for (let k = 0; k < 2; k = (k + 1) | 0) {
+        const i = (base + imul(((imul(k, 64) + tid) | 0), 4)) | 0;
+        if (i < n) {
+          const a = input[i];
+          const b = input[((i + 1) | 0)];
+          const c = input[((i + 2) | 0)];
+          const d = input[((i + 3) | 0)];
+          sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+        }
       }
     }
     red[tid] = sum;
   }
   let s = 32;
+  loop0: for (;;) {
+    if (!(s > 0)) break;
+    body0: {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
+        if (tid < s) {
+          red[tid] = fround(red[tid] + red[((tid + s) | 0)]);
+        }
+      }
+    }
+    s = s >> 1;
+  }
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
+    if ((tid === 0) && (base < n)) {
+      partials[tile] = red[0];
+    }
+  }
+}
+
+// Kernel scanTileSums specialized for BLOCK = 1, ITEMS = 1024, COALESCE = false: runs one block.
+let scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_arrays;
+export function scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false(args, blockIdx, blockDim, gridDim) {
+  const [partials, input, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 1, ny = 1, nz = 1, threads = 1;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_arrays === undefined || scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_arrays.threads !== threads) {
+    scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_arrays = { threads, red: new Float32Array(1) };
+  }
+  const { red } = scanTileSums_BLOCK_1_ITEMS_1024_COALESCE_false_arrays;
+  red.fill(0);
+  const tile = (imul(by, gx) + bx) | 0;
+  const base = imul(imul(imul(tile, 1), 1024), 4);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
+    let sum = 0;
+    {
+      const first = (base + imul(imul(tid, 1024), 4)) | 0;
+      const end = Math.min(((first + 4096) | 0), n);
+      let other = 0;
+      for (let i = first; i < end; i = (i + 8) | 0) {
+        const a = input[i];
+        const b = input[((i + 1) | 0)];
+        const c = input[((i + 2) | 0)];
+        const d = input[((i + 3) | 0)];
+        sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+        if (((i + 4) | 0) < end) {
+          const e = input[((i + 4) | 0)];
+          const f = input[((((i + 4) | 0) + 1) | 0)];
+          const g = input[((((i + 4) | 0) + 2) | 0)];
+          const h = input[((((i + 4) | 0) + 3) | 0)];
+          other = fround(other + fround(fround(e + f) + fround(g + h)));
+        }
+      }
+      sum = fround(sum + other);
+    }
+    red[tid] = sum;
+  }
+  let s = 0;
   loop0: for (;;) {
     if (!(s > 0)) break;
     body0: {
@@ -473,17 +540,17 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
   }
 }
 
-// Kernel scanTiles specialized for BLOCK = 256, ITEMS = 2: runs one block.
-let scanTiles_BLOCK_256_ITEMS_2_arrays;
-export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
+// Kernel scanTiles specialized for BLOCK = 256, ITEMS = 2, COALESCE = true: runs one block.
+let scanTiles_BLOCK_256_ITEMS_2_COALESCE_true_arrays;
+export function scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(args, blockIdx, blockDim, gridDim) {
   const [out, input, partials, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (scanTiles_BLOCK_256_ITEMS_2_arrays === undefined || scanTiles_BLOCK_256_ITEMS_2_arrays.threads !== threads) {
-    scanTiles_BLOCK_256_ITEMS_2_arrays = { threads, staged: new Float32Array(2048), sums: new Float32Array(256), v: new Float32Array(threads * 8), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  if (scanTiles_BLOCK_256_ITEMS_2_COALESCE_true_arrays === undefined || scanTiles_BLOCK_256_ITEMS_2_COALESCE_true_arrays.threads !== threads) {
+    scanTiles_BLOCK_256_ITEMS_2_COALESCE_true_arrays = { threads, staged: new Float32Array(2048), sums: new Float32Array(256), v: new Float32Array(threads * 8), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads), running_slots: new Float32Array(threads) };
   }
-  const { staged, sums, v, inclusive_slots, other_slots } = scanTiles_BLOCK_256_ITEMS_2_arrays;
+  const { staged, sums, v, total_slots, inclusive_slots, other_slots, running_slots } = scanTiles_BLOCK_256_ITEMS_2_COALESCE_true_arrays;
   staged.fill(0); sums.fill(0); v.fill(0);
   const tiles = (((((n + 2048) | 0) - 1) | 0) / 2048) | 0;
   const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
@@ -491,45 +558,60 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const base = imul(imul(imul(tile, 256), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
+    let total = total_slots[t];
     const tid = tx;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const q = imul(((imul(k, 256) + tid) | 0), 4);
-      if (live && (((base + q) | 0) < n)) {
-        const a = input[((base + q) | 0)];
-        const b = input[((((base + q) | 0) + 1) | 0)];
-        const c = input[((((base + q) | 0) + 2) | 0)];
-        const d = input[((((base + q) | 0) + 3) | 0)];
-        staged[q] = a;
-        staged[((q + 1) | 0)] = b;
-        staged[((q + 2) | 0)] = c;
-        staged[((q + 3) | 0)] = d;
-      } else {
-        staged[q] = 0;
-        staged[((q + 1) | 0)] = 0;
-        staged[((q + 2) | 0)] = 0;
-        staged[((q + 3) | 0)] = 0;
+    total = 0;
+    total_slots[t] = total;
+  }
+  {
+    threads1: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      const tid = tx;
+      for (let k = 0; k < 2; k = (k + 1) | 0) {
+        const q = imul(((imul(k, 256) + tid) | 0), 4);
+        if (live && (((base + q) | 0) < n)) {
+          const a = input[((base + q) | 0)];
+          const b = input[((((base + q) | 0) + 1) | 0)];
+          const c = input[((((base + q) | 0) + 2) | 0)];
+          const d = input[((((base + q) | 0) + 3) | 0)];
+          staged[q] = a;
+          staged[((q + 1) | 0)] = b;
+          staged[((q + 2) | 0)] = c;
+          staged[((q + 3) | 0)] = d;
+        } else {
+          staged[q] = 0;
+          staged[((q + 1) | 0)] = 0;
+          staged[((q + 2) | 0)] = 0;
+          staged[((q + 3) | 0)] = 0;
+        }
       }
     }
+    threads2: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      let total = total_slots[t];
+      const tid = tx;
+      for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
+        const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
+        const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
+        const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
+        const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
+        v[t * 8 + imul(4, k_1)] = a_1;
+        v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
+        v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
+        v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
+        total = fround(total + a_1);
+        total = fround(total + b_1);
+        total = fround(total + c_1);
+        total = fround(total + d_1);
+      }
+      total_slots[t] = total;
+    }
   }
-  threads1: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     const tx = t;
     let inclusive = inclusive_slots[t];
+    let total = total_slots[t];
     const tid = tx;
-    let total = 0;
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
-      const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
-      const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
-      const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
-      v[t * 8 + imul(4, k_1)] = a_1;
-      v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
-      total = fround(total + a_1);
-      total = fround(total + b_1);
-      total = fround(total + c_1);
-      total = fround(total + d_1);
-    }
     inclusive = total;
     sums[tid] = inclusive;
     inclusive_slots[t] = inclusive;
@@ -538,7 +620,7 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   loop0: for (;;) {
     if (!(offset < 256)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         const tx = t;
         let other = other_slots[t];
         const tid = tx;
@@ -548,7 +630,7 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         }
         other_slots[t] = other;
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads5: for (let t = 0; t < threads; t++) {
         const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
@@ -560,62 +642,72 @@ export function scanTiles_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     }
     offset = offset << 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads6: for (let t = 0; t < threads; t++) {
     const tx = t;
+    let running = running_slots[t];
     const tid = tx;
-    let running = 0;
+    running = 0;
     if (live) {
       running = partials[tile];
     }
     if (tid > 0) {
       running = fround(running + sums[((tid - 1) | 0)]);
     }
-    for (let i = 0; i < 8; i = (i + 1) | 0) {
-      const x = v[t * 8 + i];
-      v[t * 8 + i] = running;
-      running = fround(running + x);
-    }
-    for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-      const lane = v[t * 8 + imul(4, k_2)];
-      const lane_1 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
-      const lane_2 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
-      const lane_3 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
-      staged[((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0)] = lane;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 1) | 0)] = lane_1;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 2) | 0)] = lane_2;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
-    }
+    running_slots[t] = running;
   }
-  threads5: for (let t = 0; t < threads; t++) {
-    const tx = t;
-    const tid = tx;
-    for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
-      const q_1 = imul(((imul(k_3, 256) + tid) | 0), 4);
-      if (live && (((base + q_1) | 0) < n)) {
-        const a_2 = staged[q_1];
-        const b_2 = staged[((q_1 + 1) | 0)];
-        const c_2 = staged[((q_1 + 2) | 0)];
-        const d_2 = staged[((q_1 + 3) | 0)];
-        out[((base + q_1) | 0)] = a_2;
-        out[((((base + q_1) | 0) + 1) | 0)] = b_2;
-        out[((((base + q_1) | 0) + 2) | 0)] = c_2;
-        out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+  {
+    threads7: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      let running = running_slots[t];
+      const tid = tx;
+      for (let i = 0; i < 8; i = (i + 1) | 0) {
+        const x = v[t * 8 + i];
+        v[t * 8 + i] = running;
+        running = fround(running + x);
+      }
+      for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
+        const lane = v[t * 8 + imul(4, k_2)];
+        const lane_1 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
+        const lane_2 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
+        const lane_3 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
+        staged[((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0)] = lane;
+        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 1) | 0)] = lane_1;
+        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 2) | 0)] = lane_2;
+        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
+      }
+      running_slots[t] = running;
+    }
+    threads8: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      const tid = tx;
+      for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
+        const q_1 = imul(((imul(k_3, 256) + tid) | 0), 4);
+        if (live && (((base + q_1) | 0) < n)) {
+          const a_2 = staged[q_1];
+          const b_2 = staged[((q_1 + 1) | 0)];
+          const c_2 = staged[((q_1 + 2) | 0)];
+          const d_2 = staged[((q_1 + 3) | 0)];
+          out[((base + q_1) | 0)] = a_2;
+          out[((((base + q_1) | 0) + 1) | 0)] = b_2;
+          out[((((base + q_1) | 0) + 2) | 0)] = c_2;
+          out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+        }
       }
     }
   }
 }
 
-// Kernel scanTiles specialized for BLOCK = 64, ITEMS = 2: runs one block.
-let scanTiles_BLOCK_64_ITEMS_2_arrays;
-export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
+// Kernel scanTiles specialized for BLOCK = 64, ITEMS = 2, COALESCE = true: runs one block.
+let scanTiles_BLOCK_64_ITEMS_2_COALESCE_true_arrays;
+export function scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(args, blockIdx, blockDim, gridDim) {
   const [out, input, partials, n] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 64, ny = 1, nz = 1, threads = 64;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (scanTiles_BLOCK_64_ITEMS_2_arrays === undefined || scanTiles_BLOCK_64_ITEMS_2_arrays.threads !== threads) {
-    scanTiles_BLOCK_64_ITEMS_2_arrays = { threads, staged: new Float32Array(512), sums: new Float32Array(64), v: new Float32Array(threads * 8), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  if (scanTiles_BLOCK_64_ITEMS_2_COALESCE_true_arrays === undefined || scanTiles_BLOCK_64_ITEMS_2_COALESCE_true_arrays.threads !== threads) {
+    scanTiles_BLOCK_64_ITEMS_2_COALESCE_true_arrays = { threads, staged: new Float32Array(512), sums: new Float32Array(64), v: new Float32Array(threads * 8), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads), running_slots: new Float32Array(threads) };
   }
-  const { staged, sums, v, inclusive_slots, other_slots } = scanTiles_BLOCK_64_ITEMS_2_arrays;
+  const { staged, sums, v, total_slots, inclusive_slots, other_slots, running_slots } = scanTiles_BLOCK_64_ITEMS_2_COALESCE_true_arrays;
   staged.fill(0); sums.fill(0); v.fill(0);
   const tiles = (((((n + 512) | 0) - 1) | 0) / 512) | 0;
   const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
@@ -623,45 +715,60 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   const base = imul(imul(imul(tile, 64), 2), 4);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
+    let total = total_slots[t];
     const tid = tx;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const q = imul(((imul(k, 64) + tid) | 0), 4);
-      if (live && (((base + q) | 0) < n)) {
-        const a = input[((base + q) | 0)];
-        const b = input[((((base + q) | 0) + 1) | 0)];
-        const c = input[((((base + q) | 0) + 2) | 0)];
-        const d = input[((((base + q) | 0) + 3) | 0)];
-        staged[q] = a;
-        staged[((q + 1) | 0)] = b;
-        staged[((q + 2) | 0)] = c;
-        staged[((q + 3) | 0)] = d;
-      } else {
-        staged[q] = 0;
-        staged[((q + 1) | 0)] = 0;
-        staged[((q + 2) | 0)] = 0;
-        staged[((q + 3) | 0)] = 0;
+    total = 0;
+    total_slots[t] = total;
+  }
+  {
+    threads1: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      const tid = tx;
+      for (let k = 0; k < 2; k = (k + 1) | 0) {
+        const q = imul(((imul(k, 64) + tid) | 0), 4);
+        if (live && (((base + q) | 0) < n)) {
+          const a = input[((base + q) | 0)];
+          const b = input[((((base + q) | 0) + 1) | 0)];
+          const c = input[((((base + q) | 0) + 2) | 0)];
+          const d = input[((((base + q) | 0) + 3) | 0)];
+          staged[q] = a;
+          staged[((q + 1) | 0)] = b;
+          staged[((q + 2) | 0)] = c;
+          staged[((q + 3) | 0)] = d;
+        } else {
+          staged[q] = 0;
+          staged[((q + 1) | 0)] = 0;
+          staged[((q + 2) | 0)] = 0;
+          staged[((q + 3) | 0)] = 0;
+        }
       }
     }
+    threads2: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      let total = total_slots[t];
+      const tid = tx;
+      for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
+        const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
+        const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
+        const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
+        const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
+        v[t * 8 + imul(4, k_1)] = a_1;
+        v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
+        v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
+        v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
+        total = fround(total + a_1);
+        total = fround(total + b_1);
+        total = fround(total + c_1);
+        total = fround(total + d_1);
+      }
+      total_slots[t] = total;
+    }
   }
-  threads1: for (let t = 0; t < threads; t++) {
+  threads3: for (let t = 0; t < threads; t++) {
     const tx = t;
     let inclusive = inclusive_slots[t];
+    let total = total_slots[t];
     const tid = tx;
-    let total = 0;
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
-      const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
-      const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
-      const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
-      v[t * 8 + imul(4, k_1)] = a_1;
-      v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
-      total = fround(total + a_1);
-      total = fround(total + b_1);
-      total = fround(total + c_1);
-      total = fround(total + d_1);
-    }
     inclusive = total;
     sums[tid] = inclusive;
     inclusive_slots[t] = inclusive;
@@ -670,7 +777,7 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
   loop0: for (;;) {
     if (!(offset < 64)) break;
     body0: {
-      threads2: for (let t = 0; t < threads; t++) {
+      threads4: for (let t = 0; t < threads; t++) {
         const tx = t;
         let other = other_slots[t];
         const tid = tx;
@@ -680,7 +787,7 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
         }
         other_slots[t] = other;
       }
-      threads3: for (let t = 0; t < threads; t++) {
+      threads5: for (let t = 0; t < threads; t++) {
         const tx = t;
         let inclusive = inclusive_slots[t];
         let other = other_slots[t];
@@ -692,7 +799,113 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     }
     offset = offset << 1;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let running = running_slots[t];
+    const tid = tx;
+    running = 0;
+    if (live) {
+      running = partials[tile];
+    }
+    if (tid > 0) {
+      running = fround(running + sums[((tid - 1) | 0)]);
+    }
+    running_slots[t] = running;
+  }
+  {
+    threads7: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      let running = running_slots[t];
+      const tid = tx;
+      for (let i = 0; i < 8; i = (i + 1) | 0) {
+        const x = v[t * 8 + i];
+        v[t * 8 + i] = running;
+        running = fround(running + x);
+      }
+      for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
+        const lane = v[t * 8 + imul(4, k_2)];
+        const lane_1 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
+        const lane_2 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
+        const lane_3 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
+        staged[((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0)] = lane;
+        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 1) | 0)] = lane_1;
+        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 2) | 0)] = lane_2;
+        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
+      }
+      running_slots[t] = running;
+    }
+    threads8: for (let t = 0; t < threads; t++) {
+      const tx = t;
+      const tid = tx;
+      for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
+        const q_1 = imul(((imul(k_3, 64) + tid) | 0), 4);
+        if (live && (((base + q_1) | 0) < n)) {
+          const a_2 = staged[q_1];
+          const b_2 = staged[((q_1 + 1) | 0)];
+          const c_2 = staged[((q_1 + 2) | 0)];
+          const d_2 = staged[((q_1 + 3) | 0)];
+          out[((base + q_1) | 0)] = a_2;
+          out[((((base + q_1) | 0) + 1) | 0)] = b_2;
+          out[((((base + q_1) | 0) + 2) | 0)] = c_2;
+          out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+        }
+      }
+    }
+  }
+}
+
+// Kernel scanTiles specialized for BLOCK = 1, ITEMS = 1024, COALESCE = false: runs one block.
+let scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays;
+export function scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false(args, blockIdx, blockDim, gridDim) {
+  const [out, input, partials, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 1, ny = 1, nz = 1, threads = 1;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays === undefined || scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays.threads !== threads) {
+    scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays = { threads, sums: new Float32Array(1), inclusive_slots: new Float32Array(threads), other_slots: new Float32Array(threads) };
+  }
+  const { sums, inclusive_slots, other_slots } = scanTiles_BLOCK_1_ITEMS_1024_COALESCE_false_arrays;
+  sums.fill(0);
+  const tiles = (((((n + 4096) | 0) - 1) | 0) / 4096) | 0;
+  const tile = (((tiles - 1) | 0) - ((imul(by, gx) + bx) | 0)) | 0;
+  const live = tile >= 0;
+  const base = imul(imul(imul(tile, 1), 1024), 4);
+  let total = 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let inclusive = inclusive_slots[t];
+    const tid = tx;
+    inclusive = total;
+    sums[tid] = inclusive;
+    inclusive_slots[t] = inclusive;
+  }
+  let offset = 1;
+  loop0: for (;;) {
+    if (!(offset < 1)) break;
+    body0: {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        let other = other_slots[t];
+        const tid = tx;
+        other = 0;
+        if (tid >= offset) {
+          other = sums[((tid - offset) | 0)];
+        }
+        other_slots[t] = other;
+      }
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        let inclusive = inclusive_slots[t];
+        let other = other_slots[t];
+        const tid = tx;
+        inclusive = fround(inclusive + other);
+        sums[tid] = inclusive;
+        inclusive_slots[t] = inclusive;
+      }
+    }
+    offset = offset << 1;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
     const tx = t;
     const tid = tx;
     let running = 0;
@@ -702,36 +915,24 @@ export function scanTiles_BLOCK_64_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     if (tid > 0) {
       running = fround(running + sums[((tid - 1) | 0)]);
     }
-    for (let i = 0; i < 8; i = (i + 1) | 0) {
-      const x = v[t * 8 + i];
-      v[t * 8 + i] = running;
-      running = fround(running + x);
-    }
-    for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-      const lane = v[t * 8 + imul(4, k_2)];
-      const lane_1 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
-      const lane_2 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
-      const lane_3 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
-      staged[((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0)] = lane;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 1) | 0)] = lane_1;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 2) | 0)] = lane_2;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
-    }
-  }
-  threads5: for (let t = 0; t < threads; t++) {
-    const tx = t;
-    const tid = tx;
-    for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
-      const q_1 = imul(((imul(k_3, 64) + tid) | 0), 4);
-      if (live && (((base + q_1) | 0) < n)) {
-        const a_2 = staged[q_1];
-        const b_2 = staged[((q_1 + 1) | 0)];
-        const c_2 = staged[((q_1 + 2) | 0)];
-        const d_2 = staged[((q_1 + 3) | 0)];
-        out[((base + q_1) | 0)] = a_2;
-        out[((((base + q_1) | 0) + 1) | 0)] = b_2;
-        out[((((base + q_1) | 0) + 2) | 0)] = c_2;
-        out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+    {
+      const first = (base + imul(imul(tid, 1024), 4)) | 0;
+      const end = live ? Math.min(((first + 4096) | 0), n) : first;
+      for (let i = first; i < end; i = (i + 4) | 0) {
+        const a = input[i];
+        const b = input[((i + 1) | 0)];
+        const c = input[((i + 2) | 0)];
+        const d = input[((i + 3) | 0)];
+        const ab = fround(a + b);
+        const abc = fround(ab + c);
+        const lane = fround(running + a);
+        const lane_1 = fround(running + ab);
+        const lane_2 = fround(running + abc);
+        out[i] = running;
+        out[((i + 1) | 0)] = lane;
+        out[((i + 2) | 0)] = lane_1;
+        out[((i + 3) | 0)] = lane_2;
+        running = fround(running + fround(abc + d));
       }
     }
   }
