@@ -34,6 +34,10 @@ else
   # made here from the rung table (what matmul() picks on an H100, and the other builds of the fast rungs).
   node dist/bench/torch-matmul-plan.js --kernels "$DEVICE_DIR/kernels-cubin" --out "$DEVICE_DIR/torch-plan.json" >/dev/null
   cp bench/torch-matmul.py "$DEVICE_DIR/"
+  # `gpu.sh --only kernels` runs the kernel tuner, which compiles the examples' sources there.
+  mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
+  cp examples/*.ts "$DEVICE_DIR/examples/"
+  cp compiler/lang/index.ts "$DEVICE_DIR/compiler/lang/"
 fi
 # The tuning step compiles in-process, so the bundle carries the compiler (ts-morph and TypeScript, which are
 # CommonJS and expect require, __filename and __dirname: the banner gives an ES module all three).

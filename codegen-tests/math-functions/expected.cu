@@ -4,8 +4,6 @@
 __device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
 __device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }
 __device__ __forceinline__ int tsk_abs(int x) { int r; asm("{.reg .pred p; .reg .s32 n; setp.lt.s32 p, %1, 0; sub.s32 n, 0, %1; selp.b32 %0, n, %1, p;}" : "=r"(r) : "r"(x)); return r; }
-__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ int tsk_max(int a, int b) { int r; asm("{.reg .pred p; setp.gt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned tsk_max(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.gt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 
@@ -35,9 +33,9 @@ extern "C" __global__ void __launch_bounds__(256) mathAll(float* out, int* outI,
 #line 18 "codegen-tests/math-functions/kernel.ts"
   const int k = (int)((unsigned int)i - 128u);
 #line 19 "codegen-tests/math-functions/kernel.ts"
-  outI[i] = (int)((unsigned int)tsk_abs(k) + (unsigned int)tsk_min(k, 7) + (unsigned int)tsk_max(tsk_max(k, -7), n) + (unsigned int)tsk_min(k, 0));
+  outI[i] = (int)((unsigned int)tsk_abs(k) + (unsigned int)min(k, 7) + (unsigned int)tsk_max(max(k, -7), n) + (unsigned int)min(k, 0));
 #line 20 "codegen-tests/math-functions/kernel.ts"
   const unsigned int u = (unsigned int)i;
 #line 21 "codegen-tests/math-functions/kernel.ts"
-  outU[i] = u + tsk_min(u, 9u) + tsk_max(u, (unsigned int)n);
+  outU[i] = u + min(u, 9u) + tsk_max(u, (unsigned int)n);
 }

@@ -395,7 +395,11 @@ function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
  *   one three-operand VIMNMX3 and drops an operand's negation (`min(min(-a, b), c)` gives
  *   `min(min(a, b), c)`), however the negation is written in C++ or PTX; the select form is right on every
  *   shape and forms no VIMNMX3 (bench/ptxas-minmax-probe.cu, results/2026-11-23-ptxas-minmax-probe-h100*).
- *   The int and unsigned overloads let C++ pick by the operands' printed types.
+ *   The int and unsigned overloads let C++ pick by the operands' printed types. A call with a literal operand
+ *   stays a plain `min`/`max`: fusing needs two plain calls in a chain, and two with literals in a chain
+ *   (`min(min(-a, 5), 7)`, through variables too) NVVM folds into one before ptxas sees them; NVVM can bound
+ *   a loop by the plain form (`k <= min(nearest, 255)` in examples/scan-lookback.ts unrolls again: through
+ *   the helper it ran at 409 µs against 330, H100 2026-11-23).
  */
 const intrinsicHelpers: readonly { readonly intrinsic: IntrinsicName; readonly type: "f32" | "int"; readonly lines: readonly string[] }[] = [
   { intrinsic: "sign", type: "f32", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
@@ -418,7 +422,10 @@ function usesIntrinsic(body: readonly Stmt[], name: IntrinsicName, type: "f32" |
   let found = false;
   walkStmts(body, (stmt) => {
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => {
-      if (e.kind === "intrinsic" && e.name === name && (e.type === "f32") === (type === "f32")) found = true;
+      if (e.kind !== "intrinsic" || e.name !== name || (e.type === "f32") !== (type === "f32")) return;
+      // Printed as the plain call (targets.ts, intWithLiteral): no helper needed.
+      if (type === "int" && cudaSpelling.intrinsics[name].intWithLiteral !== undefined && e.args.some((arg) => arg.kind === "literal")) return;
+      found = true;
     });
   });
   return found;

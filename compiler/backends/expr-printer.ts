@@ -105,7 +105,7 @@ export class ExprPrinter {
         return hooks.convert(expr.type, this.printed(expr.value), expr.value.type);
       case "intrinsic": {
         const entry = spelling.intrinsics[expr.name];
-        const template = expr.type === "f32" ? entry.f32 : entry.int;
+        const template = expr.type === "f32" ? entry.f32 : (entry.intWithLiteral !== undefined && expr.args.some((arg) => arg.kind === "literal") ? entry.intWithLiteral : entry.int);
         if (!template) throw new Error(`internal: no ${expr.type} spelling of intrinsic ${expr.name}`);
         const args = expr.args.map((arg) => this.argument(arg).text);
         if (template.includes("$0")) return { text: template.replace(/\$(\d)/g, (_, i: string) => args[Number(i)]!), kind: "atom" };

@@ -130,8 +130,11 @@ export interface Spelling {
   readonly types: Readonly<Record<ScalarType, string>>;
   readonly unary: Readonly<Record<UnaryOp, string>>;
   readonly binary: Readonly<Record<BinaryOp, string>>;
-  /** Intrinsics per argument type: a function name, or a template with $0, $1, $2 for the arguments. */
-  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string }>>;
+  /**
+   * Intrinsics per argument type: a function name, or a template with $0, $1, $2 for the arguments;
+   * `intWithLiteral`, where given, spells an integer call that has a literal among its arguments.
+   */
+  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string; readonly intWithLiteral?: string }>>;
   /** f32 operators the target spells as a call (C has no `%` on floats); $0 and $1 are the operands. */
   readonly floatCalls?: Partial<Record<BinaryOp, string>>;
   /**
@@ -159,9 +162,10 @@ export const cudaSpelling: Spelling = {
     // Functions (cuda.ts prints them when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x, and
     // C++'s `abs` overflows on -2147483648, where the language wraps.
     abs: { f32: "tsk_fabsf", int: "tsk_abs" },
-    // Functions (cuda.ts prints them when used): ptxas drops a negation when it fuses nested min/max.
-    min: { f32: "fminf", int: "tsk_min" },
-    max: { f32: "fmaxf", int: "tsk_max" },
+    // Functions (cuda.ts prints them when used): ptxas drops a negation when it fuses nested min/max. With a
+    // literal operand the plain call is safe and lets NVVM bound loops by it (see cuda.ts, intrinsicHelpers).
+    min: { f32: "fminf", int: "tsk_min", intWithLiteral: "min" },
+    max: { f32: "fmaxf", int: "tsk_max", intWithLiteral: "max" },
     floor: { f32: "floorf", int: "" },
     ceil: { f32: "ceilf", int: "" },
     round: { f32: "rintf", int: "" },

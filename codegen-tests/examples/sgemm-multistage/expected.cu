@@ -21,9 +21,6 @@ template <int pending> __device__ __forceinline__ void tsk_cp_async_wait() {
 #endif
 }
 
-__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-
 // Kernel sgemmMultistage specialized for BM = 128, BN = 128, BK = 16, KSPLIT = 1, STAGES = 4, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, THREADS = 128, SWIZZLE = 8, AVEC = 1, GUARD = 0; block 128×1×1.
 #line 37 "examples/sgemm-multistage.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
@@ -48,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
 #line 93 "examples/sgemm-multistage.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 96 "examples/sgemm-multistage.ts"
@@ -356,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 93 "examples/sgemm-multistage.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -691,7 +688,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
 #line 93 "examples/sgemm-multistage.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"
@@ -1047,7 +1044,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
 #line 93 "examples/sgemm-multistage.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 2u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 2);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 2);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 96 "examples/sgemm-multistage.ts"
@@ -1332,7 +1329,7 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 #line 93 "examples/sgemm-multistage.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 94 "examples/sgemm-multistage.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 95 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
 #line 96 "examples/sgemm-multistage.ts"

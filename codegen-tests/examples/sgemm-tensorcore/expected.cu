@@ -44,9 +44,6 @@ __device__ __forceinline__ void tsk_mma_m16n8k8_tf32(float& d0, float& d1, float
 #endif
 }
 
-__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-
 // Kernel sgemmTensorCore specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 64, STAGES = 3, THREADS = 128, SWIZZLE = 8; block 128×1×1.
 #line 38 "examples/sgemm-tensorcore.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_BK_32_WM_64_WN_64_STAGES_3_THREADS_128_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
@@ -69,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -327,7 +324,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -585,7 +582,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_256_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -843,7 +840,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_256_BN_128_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1101,7 +1098,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1359,7 +1356,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_128_BN_128_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1617,7 +1614,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmTensorCore_BM_128_BN_128_
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows));
 #line 93 "examples/sgemm-tensorcore.ts"
@@ -1873,7 +1870,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemmTensorCore_BM_64_BN_64_BK
 #line 90 "examples/sgemm-tensorcore.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 1u);
 #line 91 "examples/sgemm-tensorcore.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 1);
 #line 92 "examples/sgemm-tensorcore.ts"
   const int cRow = (int)blockIdx.y;
 #line 93 "examples/sgemm-tensorcore.ts"

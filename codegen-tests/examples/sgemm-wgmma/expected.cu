@@ -113,9 +113,6 @@ __device__ __forceinline__ void tsk_wgmma_m64n256k8_tf32(float* d, unsigned a0, 
 #endif
 }
 
-__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
-
 // Kernel sgemmWgmma specialized for STAGES = 4, SWIZZLE = 8; block 256×1×1.
 #line 46 "examples/sgemm-wgmma.ts"
 extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
@@ -135,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_4_SWIZZLE_8(
 #line 81 "examples/sgemm-wgmma.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 82 "examples/sgemm-wgmma.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 83 "examples/sgemm-wgmma.ts"
   const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
 #line 84 "examples/sgemm-wgmma.ts"
@@ -578,7 +575,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemmWgmma_STAGES_3_SWIZZLE_8(
 #line 81 "examples/sgemm-wgmma.ts"
   const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 82 "examples/sgemm-wgmma.ts"
-  const int groupRows = tsk_min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 83 "examples/sgemm-wgmma.ts"
   const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
 #line 84 "examples/sgemm-wgmma.ts"
