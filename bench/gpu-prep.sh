@@ -38,6 +38,7 @@ else
   mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
   cp examples/*.ts "$DEVICE_DIR/examples/"
   cp compiler/lang/index.ts "$DEVICE_DIR/compiler/lang/"
+  cp package.json bench/torch-reference.py "$DEVICE_DIR/"
 fi
 # The tuning step compiles in-process, so the bundle carries the compiler (ts-morph and TypeScript, which are
 # CommonJS and expect require, __filename and __dirname: the banner gives an ES module all three).
