@@ -14,10 +14,10 @@
  * integers print as the saturating intrinsics.
  */
 
-import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type IntrinsicName, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
-import { ExprPrinter, f32Digits, parenthesize, type Printed } from "./expr-printer.ts";
+import { ExprPrinter, f32Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
 import { cudaAtomics, cudaFloatToInt, cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
 import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts";
@@ -81,7 +81,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   const bodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
-  const helpersUsed = intrinsicHelpers.filter((helper) => bodies.some((body) => usesIntrinsic(body, helper.intrinsic, helper.type)));
+  const helpersUsed = intrinsicHelpers.filter((helper) => bodies.some((body) => callsHelper(body, helper.name)));
   if (helpersUsed.length > 0) out.line();
   for (const helper of helpersUsed) for (const line of helper.lines) out.raw(line);
 
@@ -401,12 +401,12 @@ function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
  *   a loop by the plain form (`k <= min(nearest, 255)` in examples/scan-lookback.ts unrolls again: through
  *   the helper it ran at 409 µs against 330, H100 2026-11-23).
  */
-const intrinsicHelpers: readonly { readonly intrinsic: IntrinsicName; readonly type: "f32" | "int"; readonly lines: readonly string[] }[] = [
-  { intrinsic: "sign", type: "f32", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
-  { intrinsic: "abs", type: "f32", lines: ["__device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }"] },
-  { intrinsic: "abs", type: "int", lines: ['__device__ __forceinline__ int tsk_abs(int x) { int r; asm("{.reg .pred p; .reg .s32 n; setp.lt.s32 p, %1, 0; sub.s32 n, 0, %1; selp.b32 %0, n, %1, p;}" : "=r"(r) : "r"(x)); return r; }'] },
-  { intrinsic: "min", type: "int", lines: selectHelpers("tsk_min", "lt") },
-  { intrinsic: "max", type: "int", lines: selectHelpers("tsk_max", "gt") },
+const intrinsicHelpers: readonly { readonly name: string; readonly lines: readonly string[] }[] = [
+  { name: "tsk_signf", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
+  { name: "tsk_fabsf", lines: ["__device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }"] },
+  { name: "tsk_abs", lines: ['__device__ __forceinline__ int tsk_abs(int x) { int r; asm("{.reg .pred p; .reg .s32 n; setp.lt.s32 p, %1, 0; sub.s32 n, 0, %1; selp.b32 %0, n, %1, p;}" : "=r"(r) : "r"(x)); return r; }'] },
+  { name: "tsk_min", lines: selectHelpers("tsk_min", "lt") },
+  { name: "tsk_max", lines: selectHelpers("tsk_max", "gt") },
 ];
 
 /** `name(a, b)` for int and unsigned: `a` where `a <compare> b` holds, else `b`. */
@@ -417,15 +417,12 @@ function selectHelpers(name: string, compare: "lt" | "gt"): string[] {
   });
 }
 
-/** Whether a body calls intrinsic `name` on arguments of `type` (f32, or either integer type). */
-function usesIntrinsic(body: readonly Stmt[], name: IntrinsicName, type: "f32" | "int"): boolean {
+/** Whether a body calls an intrinsic that CUDA spells as helper `name` (the printer's own choice of spelling). */
+function callsHelper(body: readonly Stmt[], name: string): boolean {
   let found = false;
   walkStmts(body, (stmt) => {
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => {
-      if (e.kind !== "intrinsic" || e.name !== name || (e.type === "f32") !== (type === "f32")) return;
-      // Printed as the plain call (targets.ts, intWithLiteral): no helper needed.
-      if (type === "int" && cudaSpelling.intrinsics[name].intWithLiteral !== undefined && e.args.some((arg) => arg.kind === "literal")) return;
-      found = true;
+      if (e.kind === "intrinsic" && intrinsicTemplate(cudaSpelling, e) === name) found = true;
     });
   });
   return found;

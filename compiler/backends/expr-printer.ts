@@ -6,7 +6,7 @@
  * come from the target's hooks.
  */
 
-import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type Variable, type ArrayRef } from "../ir/ir.ts";
 import type { Spelling } from "./targets.ts";
 
 export type PrintedKind = "atom" | "unary" | "binary" | "ternary";
@@ -104,8 +104,7 @@ export class ExprPrinter {
       case "convert":
         return hooks.convert(expr.type, this.printed(expr.value), expr.value.type);
       case "intrinsic": {
-        const entry = spelling.intrinsics[expr.name];
-        const template = expr.type === "f32" ? entry.f32 : (entry.intWithLiteral !== undefined && expr.args.some((arg) => arg.kind === "literal") ? entry.intWithLiteral : entry.int);
+        const template = intrinsicTemplate(spelling, expr);
         if (!template) throw new Error(`internal: no ${expr.type} spelling of intrinsic ${expr.name}`);
         const args = expr.args.map((arg) => this.argument(arg).text);
         if (template.includes("$0")) return { text: template.replace(/\$(\d)/g, (_, i: string) => args[Number(i)]!), kind: "atom" };
@@ -123,6 +122,13 @@ export class ExprPrinter {
         return assertNever(expr, "expression");
     }
   }
+}
+
+/** How a target spells an intrinsic call: by its argument type, and for integers by whether a literal is among them. */
+export function intrinsicTemplate(spelling: Spelling, expr: IntrinsicExpr): string {
+  const entry = spelling.intrinsics[expr.name];
+  if (expr.type === "f32") return entry.f32;
+  return entry.intWithLiteral !== undefined && expr.args.some((arg) => arg.kind === "literal") ? entry.intWithLiteral : entry.int;
 }
 
 /** The largest finite f32. */

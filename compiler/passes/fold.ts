@@ -5,8 +5,8 @@
  * can be unrolled). This is what makes specializations cheap: once the
  * specialization pass has put a tile size in, `TILE * TILE` is a number and `if (TILE > 16)` disappears.
  * Folding follows the 32-bit semantics in ir/semantics.ts and leaves alone anything whose result is
- * target-defined (integer division by zero) or not finite. Integer `Math.min`/`Math.max` of literals fold too:
- * CUDA prints them as inline PTX (backends/cuda.ts), which NVVM cannot fold for us.
+ * target-defined (integer division by zero) or not finite. Integer `Math.min`/`Math.max` of literals fold too,
+ * so that `Math.max(SWIZZLE, 1)` is a number for what reads constants after this (unrolling, shared sizes).
  */
 
 import type { Expr, LiteralExpr, Stmt, Variable } from "../ir/ir.ts";
