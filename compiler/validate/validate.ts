@@ -249,6 +249,11 @@ function checkParamLimits(kernel: Kernel, limits: TargetLimits, displayName: str
   }
 }
 
+/** The way out of a capability a target lacks (TSK3048, TSK3050): build the kernel for the other targets only. */
+function declareTargetsNote(displayName: string): string {
+  return `declare the targets the kernel is for in its options, \`kernel({ …, targets: ["cuda", "js"] }, …)\`: a build for ${displayName} then skips it`;
+}
+
 /** Resource limits of one target; errors past the hard limit, warnings past the portable one. */
 export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName: TargetName, diagnostics: Diagnostic[]): void {
   const { limits, displayName } = targets[targetName];
@@ -278,7 +283,7 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     const what = matrixOperationName(matrix);
     diagnostics.push(makeDiagnostic("TSK3048", matrix.span, [displayName, kernel.name, what], {
       notes: [
-        `declare the targets the kernel is for in its options, \`kernel({ …, targets: ["cuda", "js"] }, …)\`: a build for ${displayName} then skips it; give ${displayName} a kernel without matrix operations`,
+        `${declareTargetsNote(displayName)}; give ${displayName} a kernel without matrix operations`,
       ],
     }));
   }
@@ -288,7 +293,7 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       diagnostics.push(makeDiagnostic("TSK3050", stmt.span, [displayName], {
         notes: [
           "WGSL's atomics are relaxed and storageBarrier() orders memory within one workgroup only, so another workgroup may see a flag set before the data it guards; nor does WebGPU promise that a workgroup waiting on another lets that one run",
-          'declare the targets the kernel is for in its options, `kernel({ …, targets: ["cuda", "js"] }, …)`: a build for WebGPU then skips it; or do the work in several launches (examples/scan.ts)',
+          `${declareTargetsNote(displayName)}; or do the work in several launches (examples/scan.ts)`,
         ],
       }));
     });
