@@ -733,6 +733,19 @@ function scanReference(n: number) {
   };
 }
 
+/**
+ * The one-pass scans launch one block per tile of 4·BLOCK·ITEMS elements, all in one row of the grid (a block
+ * takes its tile from a counter, so the grid is the tile count).
+ */
+function lookbackTiles(n: number, BLOCK: number, ITEMS: number, context: CaseContext): number {
+  const tiles = Math.ceil(n / (4 * BLOCK * ITEMS));
+  if (tiles > context.limits.maxGridDims[0]) throw new UnsupportedShape(`${tiles} tiles exceed one row of the device's grid`);
+  return tiles;
+}
+
+const lookbackBoundWhy =
+  "the worst-case error of the scan's summation tree for each element, whose tile offsets may chain through every tile; inputs in [0, 1), so a wrong offset early in the data (≥ one tile's sum) is far outside it, and the CPU tests check every offset exactly on whole numbers";
+
 const scanLookback: KernelCase = {
   id: "scan-lookback",
   family: "scan",
@@ -749,8 +762,7 @@ const scanLookback: KernelCase = {
     const clear = pick(context, "clearScanState", [{}]);
     const kernel = pick(context, "scanLookback", [{}, { BLOCK: 64, ITEMS: 2 }]);
     const { BLOCK, ITEMS, ROUNDS } = constantsOf(kernel) as { BLOCK: number; ITEMS: number; ROUNDS: number };
-    const tiles = Math.ceil(n! / (4 * BLOCK * ITEMS));
-    if (tiles > context.limits.maxGridDims[0]) throw new UnsupportedShape(`${tiles} tiles exceed one row of the device's grid`);
+    const tiles = lookbackTiles(n!, BLOCK, ITEMS, context);
     // Depth of the tree that makes out[i]: within the tile (the thread's values, the Hillis–Steele steps, the
     // thread's running sum), then the tile's offset: in the worst case each tile's prefix is the one before it
     // plus its own sum, a chain through every tile, and a window's sums add up one after another before that.
@@ -779,7 +791,7 @@ const scanLookback: KernelCase = {
       check: {
         kind: "bound",
         depth,
-        why: "the worst-case error of the scan's summation tree for each element, whose tile offsets may chain through every tile; inputs in [0, 1), so a wrong offset early in the data (≥ one tile's sum) is far outside it, and the CPU tests check every offset exactly on whole numbers",
+        why: lookbackBoundWhy,
       },
       reference: scanReference(n!),
     };
@@ -802,8 +814,7 @@ const scanLookbackSubgroups: KernelCase = {
     const clear = pick(context, "clearScanWords", [{}]);
     const kernel = pick(context, "scanLookbackSubgroups", [{}, { BLOCK: 128, ITEMS: 2 }]);
     const { BLOCK, ITEMS, ROUNDS } = constantsOf(kernel) as { BLOCK: number; ITEMS: number; ROUNDS: number };
-    const tiles = Math.ceil(n! / (4 * BLOCK * ITEMS));
-    if (tiles > context.limits.maxGridDims[0]) throw new UnsupportedShape(`${tiles} tiles exceed one row of the device's grid`);
+    const tiles = lookbackTiles(n!, BLOCK, ITEMS, context);
     // Depth of the tree that makes out[i]: within the tile (the thread's values, the subgroup scan, the
     // subgroups' sums one after another), then the tile's offset: in the worst case each tile's prefix is the
     // one before it, through a window's subgroupAdd, plus its own sum, a chain through every tile (and the
@@ -834,7 +845,7 @@ const scanLookbackSubgroups: KernelCase = {
       check: {
         kind: "bound",
         depth,
-        why: "the worst-case error of the scan's summation tree for each element, whose tile offsets may chain through every tile; inputs in [0, 1), so a wrong offset early in the data (≥ one tile's sum) is far outside it, and the CPU tests check every offset exactly on whole numbers",
+        why: lookbackBoundWhy,
       },
       reference: scanReference(n!),
     };
