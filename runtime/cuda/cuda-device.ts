@@ -109,14 +109,10 @@ export class CudaDevice implements Device {
   /**
    * NVRTC options for this device: its architecture, line info for profilers, FMA contraction as chosen. A
    * module that uses wgmma (the CUDA backend marks it) is compiled for sm_90a, the one architecture that has
-   * the instruction; on any other GPU it is refused with a LaunchError rather than left to trap.
+   * the instruction; `compiled` has already refused it on any other GPU.
    */
-  compileOptions(source = "", label = "module"): string[] {
-    let arch = this.arch;
-    if (source.includes(warpgroupModuleMarker)) {
-      if (this.arch !== "sm_90") throw new LaunchError(label, `it uses wgmma (warpgroup matrix operations), which only sm_90 GPUs (Hopper, compiled for sm_90a) have; this GPU is ${this.arch}`);
-      arch = "sm_90a";
-    }
+  compileOptions(source: string): string[] {
+    const arch = source.includes(warpgroupModuleMarker) ? "sm_90a" : this.arch;
     return [`--gpu-architecture=${arch}`, "-lineinfo", `--fmad=${this.fmad}`, "-std=c++17"];
   }
 
@@ -128,14 +124,14 @@ export class CudaDevice implements Device {
     const major = [0];
     const minor = [0];
     check("nvrtcVersion", nv.nvrtcVersion(major, minor));
-    const key = { source, options: this.compileOptions(source, label), arch: this.arch, driverVersion: this.driverVersion, compilerVersion: `${major[0]}.${minor[0]}` };
+    const options = this.compileOptions(source);
+    const key = { source, options, arch: this.arch, driverVersion: this.driverVersion, compilerVersion: `${major[0]}.${minor[0]}` };
     let cubin = this.cache.get(key);
     const fromCache = cubin !== undefined;
     if (!cubin) {
       const program: unknown[] = [null];
       nvrtcCheck(nv, "nvrtcCreateProgram", nv.nvrtcCreateProgram(program, source, label, 0, null, null));
       try {
-        const options = this.compileOptions(source, label);
         const status = nv.nvrtcCompileProgram(program[0], options.length, options);
         if (status !== 0) {
           const size = [0];
@@ -180,6 +176,7 @@ export class CudaDevice implements Device {
     const key = `${kernel.description.source}#${cuda.function}`;
     const existing = this.functions.get(key);
     if (existing) return existing;
+    // wgmma exists on sm_90a only: refused here rather than left to fail in NVRTC or trap.
     if (cuda.source.includes(warpgroupModuleMarker) && this.arch !== "sm_90") {
       throw new LaunchError(kernel.description.entryName, `it uses wgmma (warpgroup matrix operations), which only sm_90 GPUs (Hopper, compiled for sm_90a) have; this GPU is ${this.arch}`);
     }
