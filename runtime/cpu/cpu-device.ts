@@ -123,8 +123,7 @@ export class CpuDevice implements Device {
   }
 
   async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
-    kernelName(kernel);
-    if (!(this.checked ? kernel.jsChecked : kernel.js)) throw notBuiltFor(kernel.description, "cpu");
+    this.functionOf(kernel);
     if (!this.pool || !kernel.jsSource) {
       this.run(kernel, options);
       return;
@@ -174,13 +173,19 @@ export class CpuDevice implements Device {
    * which runs it on workers.
    */
   run(kernel: KernelHandle, options: LaunchOptions): void {
-    kernelName(kernel);
-    const fn = this.checked ? kernel.jsChecked : kernel.js;
-    if (!fn) throw notBuiltFor(kernel.description, "cpu");
+    const fn = this.functionOf(kernel);
     const { checked, args } = this.prepare(kernel, options);
     const name = kernel.description.entryName;
     const checker = this.checked ? new Checker(name, this.timeLimitMs) : undefined;
     this.runBlocks(kernel, checked, args, fn, checker);
+  }
+
+  /** The kernel's JS function for this device's mode, or the error that says why it has none. */
+  private functionOf(kernel: KernelHandle): NonNullable<KernelHandle["js"]> {
+    kernelName(kernel);
+    const fn = this.checked ? kernel.jsChecked : kernel.js;
+    if (!fn) throw notBuiltFor(kernel.description, "cpu");
+    return fn;
   }
 
   /**
