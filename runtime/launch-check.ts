@@ -44,6 +44,12 @@ export function notBuiltFor(description: ManifestKernel, backend: keyof typeof b
   );
 }
 
+/** The threads that share the fragments of each kind of matrix operation (docs/language.md §25). */
+const matrixGroups = {
+  warp: { threads: 32, operation: "matrix operations (mma on warp fragments)" },
+  warpgroup: { threads: 128, operation: "warpgroup matrix operations (wgmma)" },
+} as const;
+
 export const defaultLimits: LaunchLimits = {
   maxThreadsPerBlock: 1024,
   maxBlockDims: [1024, 1024, 64],
@@ -182,6 +188,15 @@ export function checkLaunch(description: ManifestKernel, options: LaunchOptions,
   block.forEach((dim, axis) => {
     if (dim > limits.maxBlockDims[axis]!) throw new LaunchError(kernel, `block ${"xyz"[axis]} = ${dim} exceeds the limit ${limits.maxBlockDims[axis]}`);
   });
+  // Fragments belong to warps (and wgmma's to warpgroups) formed along the linear thread index on every
+  // backend: a partial one would leave lanes that the operation reads missing (CUDA: undefined results or a
+  // trap; the CPU's emulation throws in the middle of the launch). The validator checks a fixed block.
+  if (description.matrix) {
+    const group = matrixGroups[description.matrix];
+    if (threads % group.threads !== 0) {
+      throw new LaunchError(kernel, `it uses ${group.operation}, so its block must be a whole number of ${description.matrix}s (${group.threads} threads); [${block.join(", ")}] is ${threads} threads`);
+    }
+  }
   const lanes = limits.subgroupSize ?? 32;
   if (description.subgroups && threads % lanes !== 0) {
     throw new LaunchError(kernel, `it uses subgroup operations, so its block must be a whole number of subgroups (${lanes} threads on this device); [${block.join(", ")}] is ${threads} threads`);
