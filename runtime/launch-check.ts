@@ -19,8 +19,21 @@ export class LaunchError extends Error {
 }
 
 /** Which target's code each backend runs. */
-const backendTarget = { cpu: "js", webgpu: "wgsl", cuda: "cuda" } as const;
+export const backendTarget = { cpu: "js", webgpu: "wgsl", cuda: "cuda" } as const;
 const targetBackend = { js: "cpu", wgsl: "webgpu", cuda: "cuda" } as const;
+
+/**
+ * Why a kernel is not for a backend: its `targets` option leaves out the target the backend runs (undefined
+ * when it declares none, or that one). The kernel's declaration is the one place this is written: the
+ * benchmarks and the launch errors read it from the description, which a library lists even for a kernel
+ * its build skipped.
+ */
+export function targetsLeaveOut(description: Pick<ManifestKernel, "name" | "declaredTargets">, backend: keyof typeof backendTarget): string | undefined {
+  const target = backendTarget[backend];
+  const declared = description.declaredTargets;
+  if (!declared || declared.includes(target)) return undefined;
+  return `kernel '${description.name}' declares targets: [${declared.map((t) => JSON.stringify(t)).join(", ")}], so it was not built for ${target}, which the ${backend} backend runs`;
+}
 
 /**
  * The error for a launch on a backend the kernel has no code for. A kernel whose `targets` option leaves the
@@ -29,13 +42,10 @@ const targetBackend = { js: "cpu", wgsl: "webgpu", cuda: "cuda" } as const;
  */
 export function notBuiltFor(description: ManifestKernel, backend: keyof typeof backendTarget): LaunchError {
   const target = backendTarget[backend];
-  const declared = description.declaredTargets;
-  if (declared && !declared.includes(target)) {
-    const elsewhere = declared.map((t) => targetBackend[t]).join(" or ");
-    return new LaunchError(
-      description.entryName,
-      `kernel '${description.name}' declares targets: [${declared.map((t) => JSON.stringify(t)).join(", ")}], so it was not built for ${target}, which the ${backend} backend runs; launch it on a ${elsewhere} device`,
-    );
+  const leftOut = targetsLeaveOut(description, backend);
+  if (leftOut) {
+    const elsewhere = description.declaredTargets!.map((t) => targetBackend[t]).join(" or ");
+    return new LaunchError(description.entryName, `${leftOut}; launch it on a ${elsewhere} device`);
   }
   const built = (["cuda", "wgsl", "js"] as const).filter((t) => description.outputs[t] !== undefined);
   return new LaunchError(

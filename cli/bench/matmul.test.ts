@@ -3,7 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "../../runtime/cpu/cpu-device.ts";
 import { compileSeedLibrary } from "../demo/seed-library.ts";
-import { seedVariants } from "../demo/variants.ts";
+import { benchVariants, seedVariants } from "../demo/variants.ts";
+import { compileKernelLibrary } from "../../runtime/kernels.ts";
+import { packageRoot } from "../../compiler/index.ts";
+import path from "node:path";
 import { matmulTolerance } from "../../runtime/matmul/matmul.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes, type BenchRow } from "./matmul.ts";
 
@@ -28,6 +31,16 @@ describe("benchMatmul", () => {
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     expect(svg).toContain("test &amp; chart");
     expect(svg.match(/<rect x=/g)!.length).toBe(rows.filter((r) => Number.isFinite(r.gflops)).length);
+  });
+
+  it("runs a rung where its kernel's targets include the backend's target: the tensor-core rung on the CPU and CUDA, not on WebGPU", () => {
+    const files = ["sgemm-tensorcore.ts", "matmul-tiled.ts"].map((file) => path.join(packageRoot(), "examples", file));
+    const ids = (target: "js" | "wgsl" | "cuda", backend: "cpu" | "webgpu" | "cuda") => benchVariants(compileKernelLibrary(files, [target]), backend).map((v) => v.id);
+    // The example declares targets: ["cuda", "js"]; the bench lists no backends of its own.
+    expect(ids("wgsl", "webgpu")).toContain("tiled-16");
+    expect(ids("wgsl", "webgpu")).not.toContain("sgemm-tensorcore");
+    expect(ids("js", "cpu")).toContain("sgemm-tensorcore");
+    expect(ids("cuda", "cuda")).toContain("sgemm-tensorcore");
   });
 
   it("gives a backend without a reference of its own percentages of another backend's reference from the same run", async () => {

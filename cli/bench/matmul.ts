@@ -59,7 +59,7 @@ function random(length: number): Float32Array {
 
 export async function benchMatmul(device: Device, options: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const variants = (options.variants ?? benchVariants(device.backend)).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
+  const variants = (options.variants ?? benchVariants(options.library, device.backend)).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
   for (const n of options.sizes) {
     const sets = [0, 1, 2].map(() => {
       const A = random(n * n);
