@@ -198,10 +198,25 @@ export const seedVariants: readonly MatmulVariant[] = [
 ];
 
 /**
- * The tensor-core rung (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
- * matrix operations (CUDA, and the CPU's emulation); not in the demo, whose ladder is FP32 throughout.
+ * The tensor-core rungs (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
+ * matrix operations (CUDA, and the CPU's emulation: their kernels' targets are cuda and js); not in the demo,
+ * whose ladder is FP32 throughout. The warpgroup rung (wgmma) runs on sm_90 GPUs only (the bench notes it on
+ * others) and needs n to be a multiple of its 256-row tile, so the CPU's default sizes (128, 256) run it once,
+ * at 256, as they run the warp rung at 128 and 256.
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
+  {
+    id: "sgemm-wgmma",
+    file: "examples/sgemm-wgmma.ts",
+    kernel: "sgemmWgmma",
+    // Four stages, then three (less shared memory) for a device that does not have room for four.
+    specializations: [{}, { STAGES: 3 }],
+    // M a multiple of 256, N of 128, K of 64: 256 for a square product.
+    multipleOf: 256,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 256], args: [n, n, n, alpha, A, B, beta, C] }),
+    precision: "tf32",
+  },
   {
     ...blockTiled("sgemm-tensorcore", "examples/sgemm-tensorcore.ts", "sgemmTensorCore", [{}, { BM: 64, BN: 64, BK: 16, WM: 32, WN: 32, STAGES: 2, THREADS: 128, SWIZZLE: 0 }]),
     precision: "tf32",
