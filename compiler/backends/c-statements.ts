@@ -7,7 +7,7 @@
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -25,6 +25,8 @@ export interface CStatementTarget {
   operation(stmt: AtomicStmt | CollectiveStmt): void;
   /** The lines of an `mma` or a `wgmma` statement, for targets that have matrix operations (legalize splits fragment loads and stores). */
   matrix?(stmt: MmaStmt | WgmmaStmt | WgmmaSyncStmt): readonly string[];
+  /** The line of an mbarrier operation, for targets that have them (the validator rejects them elsewhere: TSK3085). */
+  barrierOp?(stmt: BarrierOpStmt | SetMaxRegistersStmt): string;
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
@@ -131,6 +133,11 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
     case "wgmmaSync":
       if (!target.matrix) throw new Error(`internal: ${stmt.kind} reached a target without matrix operations; the validator rejects it (TSK3048)`);
       for (const line of target.matrix(stmt)) out.line(line);
+      return;
+    case "setMaxRegisters":
+    case "barrierOp":
+      if (!target.barrierOp) throw new Error("internal: an mbarrier operation reached a target without them; the validator rejects it (TSK3085)");
+      out.line(target.barrierOp(stmt));
       return;
     case "matrixLoad":
     case "matrixStore":

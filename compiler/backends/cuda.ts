@@ -26,6 +26,7 @@ import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -80,6 +81,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   }
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
+  for (const line of barrierHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   const bodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
   const helpersUsed = intrinsicHelpers.filter((helper) => bodies.some((body) => callsHelper(body, helper.name)));
   if (helpersUsed.length > 0) out.line();
@@ -166,13 +168,13 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       const dims = (unit.sharedSizes.get(array) ?? []).map((size) => `[${size}]`).join("");
       lineDirective(array.span);
       const name = names.name(array, array.name);
-      const type = types[array.elementType];
+      const type = array.barriers ? "unsigned long long" : types[array.elementType];
       if (sharedLayout.dynamic) {
         out.line(`${type} (&${name})${dims} = *reinterpret_cast<${type} (*)${dims}>(tsk_dynamic_shared + ${sharedLayout.offsets.get(array)!});`);
         continue;
       }
       // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for.
-      const align = swizzled.has(array) ? "__align__(1024) " : vectorAccessed.has(array) ? "__align__(16) " : "";
+      const align = swizzled.has(array) ? "__align__(1024) " : vectorAccessed.has(array) ? "__align__(16) " : array.barriers ? "__align__(8) " : "";
       out.line(`__shared__ ${align}${type} ${name}${dims};`);
     }
     for (const array of kernel.locals) {
@@ -186,7 +188,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments });
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined });
     out.dedent();
     out.line("}");
   }
@@ -215,7 +217,7 @@ function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
     variable: (variable) => names.lookup(variable),
     builtin: (expr) => ({ text: `(int)${expr.builtin}.${expr.axis}`, kind: "unary" }),
     // A warp is 32 lanes on every CUDA GPU; the literal lets nvcc fold loops over it.
-    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : cudaLaneId, kind: "atom" }),
+    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : expr.builtin === "warpgroupIdx" ? "tsk_warpgroup_idx()" : cudaLaneId, kind: "atom" }),
     convert: (to, value, from) => {
       // A C++ cast of a NaN or out-of-range float to an integer is undefined behaviour, which nvcc may
       // optimize on; these intrinsics are the saturating, NaN → 0 conversion the language defines.
@@ -238,6 +240,8 @@ interface StmtContext {
   readonly lineDirective: (span: Span) => void;
   /** The kernel's warpgroup fragment arrays (wgmma), pinned after each wgmmaWait; none outside such kernels. */
   readonly warpgroupFragments: readonly WarpgroupFragment[];
+  /** The threads of the kernel's fixed block, if it fixes one (setMaxRegisters needs it). */
+  readonly threads?: number;
 }
 
 function zero(type: Variable["type"]): string {
@@ -295,7 +299,7 @@ function layOutShared(
     const alignment = swizzled.has(array) ? 1024 : 16;
     bytes = Math.ceil(bytes / alignment) * alignment;
     offsets.set(array, bytes);
-    bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * 4;
+    bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * (array.barriers ? 8 : 4);
   }
   return { dynamic: bytes > cudaStaticSharedLimit, bytes, offsets };
 }
@@ -474,6 +478,11 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
       const element = (array: ArrayRef, index: Expr) => `${context.names.lookup(array)}[${context.printer.print(index)}]`;
       if (stmt.kind === "mma") return [cudaMma(stmt, element)];
       return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments);
+    },
+    barrierOp: (stmt) => {
+      if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.warpgroupFragments.length > 0);
+      if (!context.threads) throw new Error("internal: setMaxRegisters() in a kernel without a fixed block; the validator rejects it (TSK3091)");
+      return cudaSetMaxRegisters(stmt, context.threads);
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: context.warpgroupFragments.length > 0 ? "tsk_fence_proxy_async(); __syncthreads();" : "__syncthreads();",

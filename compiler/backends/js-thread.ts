@@ -22,6 +22,27 @@ export interface JsHooks {
   location?(span: Span): string;
 }
 
+/**
+ * The call of an mbarrier operation (js-runtime.ts's `barrierRuntime`): `mbarrierInit`, `mbarrierArrive` (also
+ * for arriveAfterCopies: the copies are plain stores here, complete at once) or, for a wait, the test that the
+ * block-level loop around it repeats. Checked mode passes the checker, thread and location.
+ */
+export function barrierCall(stmt: Stmt & { kind: "barrierOp" }, printer: JsExprPrinter, thread: string): string {
+  const { name, dims } = printer.hooksArray(stmt.barriers);
+  const checked = printer.checked ? `, chk, ${thread}, ${JSON.stringify(printer.where(stmt.span))}` : "";
+  const index = bare(printer.print(stmt.index));
+  switch (stmt.op) {
+    case "init":
+      return `mbarrierInit(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
+    case "arrive":
+      return `mbarrierArrive(${name}, ${dims![0]}, ${index}, false${checked})`;
+    case "arriveCopies":
+      return `mbarrierArrive(${name}, ${dims![0]}, ${index}, true${checked})`;
+    case "wait":
+      return `mbarrierDone(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
+  }
+}
+
 /** The text of an f32 literal: the exact double value of the f32 (a shortest f32 spelling would read back as another double). */
 function literal(type: ScalarType, value: number): string {
   if (type === "bool") return value ? "true" : "false";
@@ -128,6 +149,11 @@ export class JsExprPrinter {
    * launch that runs past its time limit, naming the loop (`chk.tick(t, "file:line:col")`); "" otherwise.
    * `thread`: the thread's variable, or -1 where the loop is the whole block's.
    */
+  /** Checked mode: the `file:line:column` of a span (callers check `checked` first). */
+  where(span: Span): string {
+    return this.hooks.location!(span);
+  }
+
   loopTick(span: Span, thread: "t" | "-1"): string {
     return this.hooks.location ? `chk.tick(${thread}, ${JSON.stringify(this.hooks.location(span))});` : "";
   }
@@ -425,6 +451,13 @@ export class ThreadStmtPrinter {
         throw new Error(`internal: a ${stmt.kind} inside a thread region`);
       // A wgmma completes when the block reaches it here, so its groups need no waiting.
       case "wgmmaSync":
+        return;
+      // Registers are the CUDA compiler's business; the CPU has no budget to move.
+      case "setMaxRegisters":
+        return;
+      case "barrierOp":
+        if (stmt.op === "wait") throw new Error("internal: a waitBarrier inside a thread region");
+        out.line(`${barrierCall(stmt, printer, "t")};`);
         return;
       case "matrixLoad":
       case "matrixStore":

@@ -56,6 +56,9 @@ export const catalogue = {
   TSK1091: { severity: "error", template: "unknown target '{0}' in the targets of kernel '{1}' (the targets are {2})" },
   TSK1092: { severity: "error", template: "target '{0}' is listed twice in the targets of kernel '{1}'" },
   TSK1093: { severity: "error", template: "kernel '{0}' declares an empty list of targets, so it would be built for none" },
+  TSK1095: { severity: "error", template: "'{0}' holds mbarriers (shared.barriers), which only initBarrier, arriveBarrier, arriveAfterCopies and waitBarrier use" },
+  TSK1096: { severity: "error", template: "{0} takes barriers declared with shared.barriers(…) as its first argument; found {1}" },
+  TSK1097: { severity: "error", template: "setMaxRegisters() takes a constant multiple of 8 from 24 to 256; found {0}" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -102,6 +105,13 @@ export const catalogue = {
   TSK3061: { severity: "error", template: "wgmma() reads B at element offset {0} of '{1}': the offset must be a multiple of 8 in the first 128-byte row of a group of 8 (offset % 256 < 32)" },
   TSK3062: { severity: "error", template: "wgmma() reads B up to element {0} of '{1}', which has {2} elements" },
   TSK3063: { severity: "error", template: "the offset of wgmma()'s shared operand must be the same for every thread of the block" },
+  TSK3085: { severity: "error", template: "{0} has no mbarriers or warpgroup roles, and kernel '{1}' uses {2}" },
+  TSK3086: { severity: "error", template: "waitBarrier() is reached in control flow that differs within a warpgroup: the 128 threads of a warpgroup wait together" },
+  TSK3087: { severity: "error", template: "the {0} of waitBarrier() must be the same for every thread of the warpgroup" },
+  TSK3088: { severity: "error", template: "kernel '{0}' uses warpgroup roles (warpgroupIdx or mbarriers), so its block must be a whole number of warpgroups of 128 threads; it has {1}" },
+  TSK3089: { severity: "error", template: "barrier {0} is outside '{1}', which holds {2} barrier(s)" },
+  TSK3090: { severity: "error", template: "setMaxRegisters() is reached in control flow that differs within a warpgroup" },
+  TSK3091: { severity: "error", template: "kernel '{0}' calls setMaxRegisters(), so it must fix its block shape (the registers a warpgroup starts with are the block's share)" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },

@@ -4,7 +4,9 @@
  * `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
  * sets its own), and the warpgroup ones, `wgmma`, `wgmmaCommit` and `wgmmaWait`. Roles, shapes and element
  * types are checked here, where the user's arguments are at hand; the validator checks what needs constants
- * and control flow (uniformity, indices, the offsets of wgmma's shared operand).
+ * and control flow (uniformity, indices, the offsets of wgmma's shared operand). The mbarrier statements
+ * (`initBarrier`, `arriveBarrier`, `arriveAfterCopies`, `waitBarrier`) are lowered here too: they are what
+ * lets warpgroups with different roles hand each other stages of shared memory.
  */
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
@@ -148,4 +150,37 @@ function lowerMatrixArray(context: FunctionContext, node: Expression, what: stri
   }
   if (binding.array.elementType !== "f32") return fail("TSK2021", spanOf(node), [what, binding.array.name, `${binding.array.elementType} elements`]);
   return binding.array;
+}
+
+/** The mbarrier statements, or undefined when `name` is not one. */
+export function lowerBarrierOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
+  const ops = { initBarrier: "init", arriveBarrier: "arrive", arriveAfterCopies: "arriveCopies", waitBarrier: "wait" } as const;
+  if (name === "setMaxRegisters") return lowerSetMaxRegisters(context, call);
+  if (!(name in ops)) return undefined;
+  const op = ops[name as keyof typeof ops];
+  const span = spanOf(call);
+  const what = `${name}()`;
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  const expected = op === "init" ? [3, "3 arguments (barriers, an index and a count)"] : op === "wait" ? [3, "3 arguments (barriers, an index and a parity)"] : [2, "2 arguments (barriers and an index)"];
+  if (args.length !== expected[0]) return fail("TSK2008", span, [what, expected[1]!, `${args.length} argument(s)`]);
+  const binding = Node.isIdentifier(args[0]!) ? context.scope.lookup(args[0]!.getText()) : undefined;
+  if (binding?.kind !== "array" || !binding.array.barriers) {
+    return fail("TSK1096", spanOf(args[0]!), [what, binding?.kind === "array" ? `'${binding.array.name}', an array` : `'${args[0]!.getText()}'`]);
+  }
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const index = integer(args[1]!, "index");
+  const value = op === "init" ? integer(args[2]!, "count") : op === "wait" ? integer(args[2]!, "parity") : undefined;
+  return [{ kind: "barrierOp", op, barriers: binding.array, index, ...(value ? { value } : {}), span }];
+}
+
+/** `setMaxRegisters(count)`, with a constant count that setmaxnreg accepts. */
+function lowerSetMaxRegisters(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  if (context.kind === "helper") return fail("TSK1031", span, ["setMaxRegisters()", context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 1) return fail("TSK2008", span, ["setMaxRegisters()", "1 argument (registers a thread)", `${args.length} argument(s)`]);
+  const count = lowerExpr(context, args[0]!, "i32");
+  if (count.kind !== "literal" || !Number.isInteger(count.value) || count.value % 8 !== 0 || count.value < 24 || count.value > 256) return fail("TSK1097", spanOf(args[0]!), [args[0]!.getText()]);
+  return [{ kind: "setMaxRegisters", count: count.value, span }];
 }

@@ -124,7 +124,10 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     case "wgmma":
       return { ...stmt, accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) }, a: { ...stmt.a, index: e(stmt.a.index) }, offset: e(stmt.offset) };
     case "wgmmaSync":
+    case "setMaxRegisters":
       return stmt;
+    case "barrierOp":
+      return { ...stmt, index: e(stmt.index), ...(stmt.value ? { value: e(stmt.value) } : {}) };
     case "mma":
       return {
         ...stmt,
@@ -165,7 +168,20 @@ export function usesSubgroups(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "collective") found = true;
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && (found = true));
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin !== "warpgroupIdx" && (found = true));
+  });
+  return found;
+}
+
+/**
+ * True when the body splits into warpgroup roles: it reads `warpgroupIdx` or uses mbarriers. The CPU backend
+ * then runs each warpgroup of a block as a coroutine of its own (js.ts).
+ */
+export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters") found = true;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
   return found;
 }
@@ -227,6 +243,8 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
     case "wgmma":
       return [stmt.accumulator.index, stmt.a.index, stmt.offset];
+    case "barrierOp":
+      return stmt.value ? [stmt.index, stmt.value] : [stmt.index];
     default:
       return [];
   }
@@ -323,6 +341,11 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "wgmma") {
       for (const array of [stmt.accumulator.array, stmt.a.array, stmt.b]) reads.add(array);
       writes.add(stmt.accumulator.array);
+    }
+    // An mbarrier operation reads and updates the barrier's state.
+    if (stmt.kind === "barrierOp") {
+      reads.add(stmt.barriers);
+      writes.add(stmt.barriers);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

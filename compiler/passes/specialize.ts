@@ -61,6 +61,8 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
             a: { ...stmt.a, array: retarget(stmt.a.array) },
             b: retarget(stmt.b),
           };
+        case "barrierOp":
+          return { ...stmt, barriers: retarget(stmt.barriers) };
         default:
           return stmt;
       }
