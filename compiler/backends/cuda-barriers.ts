@@ -9,11 +9,14 @@
  * by ordinary stores or `cp.async` (the generic proxy), and the tensor cores read it through the async
  * proxy. `warpgroupIdx` is the linear thread index over 128, broadcast from lane 0 by `__shfl_sync` so that
  * the compiler knows it is the same across the warp (a role branch then needs no divergence handling).
+ * `arriveExpectBytes` is `mbarrier.arrive.expect_tx`, and `copyTile` is `cp.async.bulk.tensor.2d` from the
+ * tensor map in global memory (the runtime wrote it with cuTensorMapEncodeTiled, 128-byte swizzle), completing
+ * its bytes on the barrier.
  * Below sm_90 the operations trap: the runtime builds such modules for sm_90a only (they use wgmma) and
  * nvcc acceptance compiles them for it.
  */
 
-import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt } from "../ir/ir.ts";
+import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt, TileCopyStmt } from "../ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The helper functions for the bodies' mbarrier operations and warpgroupIdx, as lines (none if unused). */
@@ -25,6 +28,7 @@ export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
     walkStmts(body, (stmt) => {
       if (stmt.kind === "barrierOp") barriers = true;
       if (stmt.kind === "setMaxRegisters") registers = true;
+      if (stmt.kind === "tileCopy") barriers = true;
       for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
     });
   }
@@ -64,6 +68,23 @@ const mbarrierHelpers = [
   "__device__ __forceinline__ void tsk_mbarrier_arrive_copies(unsigned long long* bar) {",
   "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
   '  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_mbarrier_arrive_expect(unsigned long long* bar, int bytes) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "// A box of the tensor that map (in global memory) describes, from column x and row y, into shared memory at dst.",
+  "__device__ __forceinline__ void tsk_copy_tile(float* dst, const unsigned* map, int x, int y, unsigned long long* bar) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  "  asm volatile(",
+  '      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"',
+  '      :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(map), "r"(x), "r"(y), "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");',
   "#else",
   "  __trap();",
   "#endif",
@@ -114,7 +135,14 @@ export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr
       return `tsk_mbarrier_arrive(${at});`;
     case "arriveCopies":
       return `tsk_mbarrier_arrive_copies(${at});`;
+    case "arriveExpect":
+      return `tsk_mbarrier_arrive_expect(${at}, ${print(stmt.value!)});`;
     case "wait":
       return `tsk_mbarrier_wait(${at}, ${print(stmt.value!)});${wgmma ? " tsk_fence_proxy_async();" : ""}`;
   }
+}
+
+/** `copyTile`: the tensor memory accelerator's 2-D box copy into shared memory, completing on the barrier. */
+export function cudaTileCopy(stmt: TileCopyStmt, name: (array: TileCopyStmt["target"]) => string, print: (expr: Expr) => string): string {
+  return `tsk_copy_tile(&${name(stmt.target)}[${print(stmt.offset)}], ${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.barriers)}[${print(stmt.index)}]);`;
 }

@@ -24,9 +24,9 @@ import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
-import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, type WarpgroupFragment } from "./cuda-matrix.ts";
+import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
-import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters } from "./cuda-barriers.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -188,7 +188,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined });
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body) });
     out.dedent();
     out.line("}");
   }
@@ -242,6 +242,8 @@ interface StmtContext {
   readonly warpgroupFragments: readonly WarpgroupFragment[];
   /** The threads of the kernel's fixed block, if it fixes one (setMaxRegisters needs it). */
   readonly threads?: number;
+  /** Where the kernel's wgmmas need no wgmma.fence, and the loops of wgmmas that get one before them. */
+  readonly fences?: ReturnType<typeof wgmmaFences>;
 }
 
 function zero(type: Variable["type"]): string {
@@ -276,6 +278,10 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
         if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
         return `${target} = __float_as_uint(${printer.print(stmt.value)})`;
       }
+      // A store to a wgmma accumulator (fillFragment's) is pinned where it stands: otherwise ptxas may sink the
+      // moves into the first group's pipeline and serialize every wgmma (its warning C7515; 74 % of torch.mm TF32
+      // against 82 % at 4096³ with the pin, bench/results/2026-11-23-wgmma-ws-variants-h100.json).
+      if (isWarpgroupAccumulator(stmt.array) && context.warpgroupFragments.length > 0) return `${assignment(target, stmt, printer)}; tsk_wgmma_keep<1>(&${target})`;
       return assignment(target, stmt, printer);
     }
     default:
@@ -302,6 +308,11 @@ function layOutShared(
     bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * (array.barriers ? 8 : 4);
   }
   return { dynamic: bytes > cudaStaticSharedLimit, bytes, offsets };
+}
+
+/** Whether an array holds a warpgroup's accumulators (wgmma's d). */
+function isWarpgroupAccumulator(array: ArrayRef): boolean {
+  return array.fragment !== undefined && array.fragment.role === "accumulator" && isWarpgroupShape(array.fragment.shape);
 }
 
 /** Whether an array holds a warpgroup's A fragments (printed as unsigned bits, see above). */
@@ -477,10 +488,11 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     matrix: (stmt) => {
       const element = (array: ArrayRef, index: Expr) => `${context.names.lookup(array)}[${context.printer.print(index)}]`;
       if (stmt.kind === "mma") return [cudaMma(stmt, element)];
-      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments);
+      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments, !context.fences?.unfenced.has(stmt));
     },
     barrierOp: (stmt) => {
       if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.warpgroupFragments.length > 0);
+      if (stmt.kind === "tileCopy") return cudaTileCopy(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
       if (!context.threads) throw new Error("internal: setMaxRegisters() in a kernel without a fixed block; the validator rejects it (TSK3091)");
       return cudaSetMaxRegisters(stmt, context.threads);
     },
@@ -491,5 +503,6 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,
+    linesBefore: (stmt) => (context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []),
   });
 }

@@ -284,8 +284,8 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
 
 /**
  * mbarriers and warpgroup roles, for kernels that use `shared.barriers` or `warpgroupIdx` (js.ts runs each
- * warpgroup of a block as a generator). A barrier is four words of an Int32Array: the arrivals a phase expects,
- * those still missing, the phases completed, and 1 once initialized. `mbarrierClock` counts arrivals and
+ * warpgroup of a block as a generator). A barrier is five words of an Int32Array: the arrivals a phase expects,
+ * those still missing, the phases completed, 1 once initialized, and the bytes of copies still missing. `mbarrierClock` counts arrivals and
  * passed waits, so that `runWarpgroups` can tell a round in which no warpgroup could move (a deadlock: every
  * one waits for a phase that no arrival will complete) from one that made progress. The scheduler resumes
  * the warpgroups from the last to the first, each until it waits: consumers (usually the higher warpgroups)
@@ -293,32 +293,45 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
  * so a missing wait on either side shows in the results.
  */
 export const barrierRuntime = String.raw`
-// mbarriers: [expected, missing, completed phases, initialized] per barrier; waits yield until their phase completes.
+// mbarriers: [expected, missing, completed phases, initialized, bytes missing] per barrier; waits yield until
+// their phase completes, which needs the phase's arrivals and the bytes arriveExpectBytes announced.
 const mbarrierClock = [0];
 function mbarrierFault(message, chk, where) {
   throw new Error("tskernel: " + message + (where ? " at " + where : ""));
 }
 function mbarrierAt(b, n, i, chk, where) {
   if (!(i >= 0 && i < n)) mbarrierFault("barrier " + i + " is outside an array of " + n + " barriers", chk, where);
-  if (b[4 * i + 3] === 0) mbarrierFault("barrier " + i + " is used before initBarrier()", chk, where);
-  return 4 * i;
+  if (b[5 * i + 3] === 0) mbarrierFault("barrier " + i + " is used before initBarrier()", chk, where);
+  return 5 * i;
 }
 function mbarrierInit(b, n, i, count, chk, t, where) {
   if (!(i >= 0 && i < n)) mbarrierFault("barrier " + i + " is outside an array of " + n + " barriers", chk, where);
   if (!(count >= 1)) mbarrierFault("initBarrier() expects at least 1 arrival a phase, found " + count, chk, where);
-  b[4 * i] = count; b[4 * i + 1] = count; b[4 * i + 2] = 0; b[4 * i + 3] = 1;
+  b[5 * i] = count; b[5 * i + 1] = count; b[5 * i + 2] = 0; b[5 * i + 3] = 1; b[5 * i + 4] = 0;
+}
+// Completes the phase once its arrivals and bytes are all in.
+function mbarrierStep(b, at, chk) {
+  mbarrierClock[0]++;
+  if (b[at + 1] !== 0 || b[at + 4] !== 0) return;
+  b[at + 2]++;
+  b[at + 1] = b[at];
+  // A completed phase orders the arrivals' writes (and the copies it counted) before the waiters' reads.
+  if (chk) chk.sync();
 }
 function mbarrierArrive(b, n, i, copies, chk, t, where) {
   const at = mbarrierAt(b, n, i, chk, where);
   // The copies are plain stores here, complete at once; checked mode counts them complete with the arrival.
   if (copies && chk) { chk.asyncCommit(t); chk.asyncWait(0, t); }
-  mbarrierClock[0]++;
-  if (--b[at + 1] === 0) {
-    b[at + 2]++;
-    b[at + 1] = b[at];
-    // A completed phase orders the arrivals' writes before the waiters' reads, as a barrier does.
-    if (chk) chk.sync();
-  }
+  if (b[at + 1] === 0) mbarrierFault("more arrivals at barrier " + i + " than its phase expects", chk, where);
+  b[at + 1]--;
+  mbarrierStep(b, at, chk);
+}
+function mbarrierArriveExpect(b, n, i, bytes, chk, t, where) {
+  const at = mbarrierAt(b, n, i, chk, where);
+  if (!(bytes >= 0)) mbarrierFault("arriveExpectBytes() takes a number of bytes, found " + bytes, chk, where);
+  b[at + 4] += bytes;
+  b[at + 1]--;
+  mbarrierStep(b, at, chk);
 }
 function mbarrierDone(b, n, i, parity, chk, t, where) {
   const at = mbarrierAt(b, n, i, chk, where);
@@ -326,6 +339,25 @@ function mbarrierDone(b, n, i, parity, chk, t, where) {
   if ((b[at + 2] & 1) === parity) return false;
   mbarrierClock[0]++;
   return true;
+}
+// copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on barrier i.
+function tileCopy(dst, dstName, dstSize, offset, src, map, x, y, b, n, i, chk, t, where) {
+  if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault("copyTile() takes a tensor map made by createTensorMap() for this device", chk, where);
+  const rows = map[1], cols = map[2], boxRows = map[3], boxCols = map[4];
+  if (src.length < rows * cols) mbarrierFault("copyTile(): the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
+  if (offset % 256 !== 0 || offset < 0 || offset + 32 * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of 256, with the box's " + 32 * boxRows + " elements inside the array of " + dstSize, chk, where);
+  const at = mbarrierAt(b, n, i, chk, where);
+  for (let r = 0; r < boxRows; r++) {
+    for (let c = 0; c < 32; c++) {
+      const row = y + r, col = x + c;
+      const value = c < boxCols && row >= 0 && row < rows && col >= 0 && col < cols ? src[row * cols + col] : 0;
+      const e = 32 * r + c, place = offset + (e ^ (((e >> 5) & 7) << 2));
+      if (chk) chk.sts1(dst, dstName, place, dstSize, value, t, where);
+      else dst[place] = value;
+    }
+  }
+  b[at + 4] -= 4 * boxRows * boxCols;
+  mbarrierStep(b, at, chk);
 }
 // Runs a block's warpgroups (generators that yield 0 at syncThreads() and a location at a wait) to the end.
 function runWarpgroups(groups, chk, kernel) {

@@ -38,6 +38,8 @@ export function barrierCall(stmt: Stmt & { kind: "barrierOp" }, printer: JsExprP
       return `mbarrierArrive(${name}, ${dims![0]}, ${index}, false${checked})`;
     case "arriveCopies":
       return `mbarrierArrive(${name}, ${dims![0]}, ${index}, true${checked})`;
+    case "arriveExpect":
+      return `mbarrierArriveExpect(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
     case "wait":
       return `mbarrierDone(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
   }
@@ -459,6 +461,16 @@ export class ThreadStmtPrinter {
         if (stmt.op === "wait") throw new Error("internal: a waitBarrier inside a thread region");
         out.line(`${barrierCall(stmt, printer, "t")};`);
         return;
+      case "tileCopy": {
+        // Done at once here (js-runtime.ts's tileCopy), its bytes counted on the barrier as the copy's completion.
+        const array = (a: ArrayRef) => printer.hooksArray(a);
+        const target = array(stmt.target);
+        const bars = array(stmt.barriers);
+        const checked = printer.checked ? `, chk, t, ${JSON.stringify(printer.where(stmt.span))}` : "";
+        const args = [target.name, JSON.stringify(stmt.target.name), String(target.dims![0]), bare(printer.print(stmt.offset)), array(stmt.source).name, array(stmt.map).name, bare(printer.print(stmt.x)), bare(printer.print(stmt.y)), bars.name, String(bars.dims![0]), bare(printer.print(stmt.index))];
+        out.line(`tileCopy(${args.join(", ")}${checked});`);
+        return;
+      }
       case "matrixLoad":
       case "matrixStore":
         throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);

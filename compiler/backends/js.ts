@@ -66,7 +66,8 @@ const reserved: ReadonlySet<string> = new Set([
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
-  "w", "t0", "t1", "warpgroup", "groups",
+  "mbarrierStep", "mbarrierArriveExpect", "tileCopy",
+  "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
 ]);
 
 const prelude = [
@@ -210,7 +211,7 @@ class KernelPrinter {
   private readonly subgroups: boolean;
   /**
    * The kernel has warpgroup roles (warpgroupIdx, mbarriers): its body runs once per warpgroup, as a
-   * generator `warpgroup(w)` over threads t0 … t1 − 1 that yields at syncThreads() and at waits, and the
+   * generator `warpgroupBody(warpgroupIndex)` over threads warpgroupFirst … warpgroupEnd − 1 that yields at syncThreads() and at waits, and the
    * runtime's `runWarpgroups` interleaves them. "Block level" then means "warpgroup level": conditions are
    * evaluated with the warpgroup's first thread, which the validator made agree with the others.
    */
@@ -254,7 +255,7 @@ class KernelPrinter {
     const hooks = {
       builtin,
       // Lanes are numbered along the thread's linear index t in the block.
-      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : expr.builtin === "warpgroupIdx" ? "w" : "(t % sg)"),
+      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : expr.builtin === "warpgroupIdx" ? "warpgroupIndex" : "(t % sg)"),
       array: (array: ArrayRef) => this.arrays.get(array)!,
       helper: (helper: HelperFunction) => moduleNames.lookup(helper),
       location,
@@ -264,7 +265,7 @@ class KernelPrinter {
       ...hooks,
       variable: (v) => {
         // Checked mode evaluates block-level conditions for every thread `t`; otherwise thread 0 stands for all.
-        const slot = location ? "t" : this.roles ? "t0" : "0";
+        const slot = location ? "t" : this.roles ? "warpgroupFirst" : "0";
         const slots = this.spilled.get(v);
         if (slots) return v.type === "bool" ? `(${slots}[${slot}] !== 0)` : `${slots}[${slot}]`;
         if (this.uniform.has(v)) return this.names.lookup(v);
@@ -436,8 +437,8 @@ class KernelPrinter {
       const sizes = this.unit.sharedSizes.get(array) ?? [];
       const name = names.name(array, array.name);
       this.arrays.set(array, { name, dims: sizes });
-      // mbarriers: four words each (js-runtime.ts's barrierRuntime), zero until initBarrier.
-      if (array.barriers) allocations.push({ name, ctor: "Int32Array", size: String(4 * (sizes[0] ?? 0)), zero: true });
+      // mbarriers: five words each (js-runtime.ts's barrierRuntime), zero until initBarrier.
+      if (array.barriers) allocations.push({ name, ctor: "Int32Array", size: String(5 * (sizes[0] ?? 0)), zero: true });
       else allocations.push({ name, ctor: ctorOf[array.elementType], size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
     }
     for (const array of kernel.locals) {
@@ -491,13 +492,13 @@ class KernelPrinter {
     this.regionCount = 0;
     if (this.roles) {
       out.line('if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);');
-      out.block("function* warpgroup(w) {", () => {
-        out.line("const t0 = w * 128, t1 = t0 + 128;");
+      out.block("function* warpgroupBody(warpgroupIndex) {", () => {
+        out.line("const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;");
         this.sequence(kernel.body, undefined);
       });
-      out.line("const groups = [];");
-      out.line("for (let w = 0; w < threads / 128; w++) groups.push(warpgroup(w));");
-      out.line(`runWarpgroups(groups, ${this.location ? "chk" : "undefined"}, ${JSON.stringify(this.unit.entryName)});`);
+      out.line("const warpgroupList = [];");
+      out.line("for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));");
+      out.line(`runWarpgroups(warpgroupList, ${this.location ? "chk" : "undefined"}, ${JSON.stringify(this.unit.entryName)});`);
     } else {
       this.sequence(kernel.body, undefined);
     }
@@ -636,7 +637,7 @@ class KernelPrinter {
       const { barrier, collective } = cutsIn([stmt]);
       const operation = collective?.kind === "barrierOp" ? "waitBarrier" : collective?.kind === "mma" || collective?.kind === "wgmma" ? collective.kind : collective?.op;
       const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${operation}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
-      const range = this.roles ? `t1, ${done}, ${JSON.stringify(this.location(expr.span))}, ${inside ? inside.slice(2) : "undefined"}, t0` : `threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside}`;
+      const range = this.roles ? `warpgroupEnd, ${done}, ${JSON.stringify(this.location(expr.span))}, ${inside ? inside.slice(2) : "undefined"}, warpgroupFirst` : `threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside}`;
       return `chk.uniform((t) => { ${ids} return ${text}; }, ${range})`;
     };
     switch (stmt.kind) {
@@ -649,8 +650,8 @@ class KernelPrinter {
       case "barrierOp": {
         // Only waits are cuts; the warpgroup's first thread stands for all (the validator made them agree).
         const where = this.location ? this.location(stmt.span) : `waitBarrier(${this.arrays.get(stmt.barriers)!.name}, …)`;
-        const test = barrierCall(stmt, this.blockPrinter, this.location ? "t" : "t0");
-        out.line(this.location ? `{ const t = t0; while (!${test}) yield ${JSON.stringify(where)}; }` : `while (!${test}) yield ${JSON.stringify(where)};`);
+        const test = barrierCall(stmt, this.blockPrinter, this.location ? "t" : "warpgroupFirst");
+        out.line(this.location ? `{ const t = warpgroupFirst; while (!${test}) yield ${JSON.stringify(where)}; }` : `while (!${test}) yield ${JSON.stringify(where)};`);
         return;
       }
       case "collective":
@@ -724,8 +725,8 @@ class KernelPrinter {
     const result = this.spilled.get(stmt.result)!;
     const done = this.hasReturn ? "done" : "undefined";
     const checked = this.location ? `chk, ${JSON.stringify(this.location(stmt.span))}` : "undefined, undefined";
-    const range = this.roles ? "t1, sg" : "threads, sg";
-    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, ${range}, ${done}, ${checked}${this.roles ? ", t0" : ""});`);
+    const range = this.roles ? "warpgroupEnd, sg" : "threads, sg";
+    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, ${range}, ${done}, ${checked}${this.roles ? ", warpgroupFirst" : ""});`);
   }
 
   /** An mma for every warp of the block, over the fragment arrays' per-thread slices (js-runtime.ts). */
@@ -734,9 +735,9 @@ class KernelPrinter {
       const { name, dims } = this.arrays.get(ref.array)!;
       return `${name}, ${dims![0]}, ${bare(this.blockPrinter.print(ref.index))}`;
     };
-    const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, ${this.roles ? "t1, t0" : "threads"});`;
+    const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
     // Checked mode reads block-level values from thread t's slots; the validator made the indices uniform.
-    this.out.line(this.location ? `{ const t = ${this.roles ? "t0" : "0"}; ${call} }` : call);
+    this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }
 
   /**
@@ -750,8 +751,8 @@ class KernelPrinter {
     };
     const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
     const shared = this.arrays.get(stmt.b)!.name;
-    const call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${bare(this.blockPrinter.print(stmt.offset))}, ${this.roles ? "t1, t0" : "threads"});`;
-    this.out.line(this.location ? `{ const t = ${this.roles ? "t0" : "0"}; ${call} }` : call);
+    const call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${bare(this.blockPrinter.print(stmt.offset))}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
+    this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }
 
   /** A run of barrier-free statements, executed by every (live) thread of the block in turn. */
@@ -787,7 +788,7 @@ class KernelPrinter {
       });
     };
     for (const variable of used) need(variable);
-    out.line(this.roles ? `${label}: for (let t = t0; t < t1; t++) {` : `${label}: for (let t = 0; t < threads; t++) {`);
+    out.line(this.roles ? `${label}: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {` : `${label}: for (let t = 0; t < threads; t++) {`);
     out.indent();
     if (this.hasReturn) out.line("if (done[t]) continue;");
     const block = this.unit.block;

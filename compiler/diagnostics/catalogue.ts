@@ -59,6 +59,7 @@ export const catalogue = {
   TSK1095: { severity: "error", template: "'{0}' holds mbarriers (shared.barriers), which only initBarrier, arriveBarrier, arriveAfterCopies and waitBarrier use" },
   TSK1096: { severity: "error", template: "{0} takes barriers declared with shared.barriers(…) as its first argument; found {1}" },
   TSK1097: { severity: "error", template: "setMaxRegisters() takes a constant multiple of 8 from 24 to 256; found {0}" },
+  TSK1098: { severity: "error", template: "copyTile() takes {0}; found {1}" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -111,6 +112,7 @@ export const catalogue = {
   TSK3088: { severity: "error", template: "kernel '{0}' uses warpgroup roles (warpgroupIdx or mbarriers), so its block must be a whole number of warpgroups of 128 threads; it has {1}" },
   TSK3089: { severity: "error", template: "barrier {0} is outside '{1}', which holds {2} barrier(s)" },
   TSK3090: { severity: "error", template: "setMaxRegisters() is reached in control flow that differs within a warpgroup" },
+  TSK3092: { severity: "error", template: "copyTile() writes '{1}' from element {0}: the 128-byte swizzle needs a multiple of 256 elements (1024 bytes)" },
   TSK3091: { severity: "error", template: "kernel '{0}' calls setMaxRegisters(), so it must fix its block shape (the registers a warpgroup starts with are the block's share)" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },

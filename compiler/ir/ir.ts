@@ -463,11 +463,33 @@ export interface WgmmaSyncStmt extends StmtBase {
  */
 export interface BarrierOpStmt extends StmtBase {
   readonly kind: "barrierOp";
-  readonly op: "init" | "arrive" | "arriveCopies" | "wait";
+  readonly op: "init" | "arrive" | "arriveCopies" | "arriveExpect" | "wait";
   readonly barriers: ArrayRef;
   readonly index: Expr;
-  /** `init`: the expected arrivals; `wait`: the parity. */
+  /** `init`: the expected arrivals; `wait`: the parity; `arriveExpect`: the bytes the phase also waits for. */
   readonly value?: Expr;
+}
+
+/**
+ * `copyTile(target, offset, source, map, x, y, barriers, index)`: one thread starts copying a box of the 2-D
+ * f32 tensor `source` (row-major) that the tensor map `map` describes (a read-only u32 buffer the runtime's
+ * `createTensorMap` filled: rows, columns, box rows, box columns of 32 f32 = 128 bytes), from column x and row
+ * y, into the shared array `target` from `offset` (a multiple of 256 elements) in the 128-byte swizzle:
+ * element (r, c) of the box at target[offset + swizzle128(32·r + c)]; elements outside the tensor are zero.
+ * The copy's bytes count against barrier `index`'s phase (`arriveExpectBytes`); the phase's waiters see them.
+ * (`cp.async.bulk.tensor` on sm_90, the tensor memory accelerator; on CUDA `source` only names the data that
+ * the map points to.)
+ */
+export interface TileCopyStmt extends StmtBase {
+  readonly kind: "tileCopy";
+  readonly target: ArrayRef;
+  readonly offset: Expr;
+  readonly source: ArrayRef;
+  readonly map: ArrayRef;
+  readonly x: Expr;
+  readonly y: Expr;
+  readonly barriers: ArrayRef;
+  readonly index: Expr;
 }
 
 /**
@@ -560,7 +582,8 @@ export type Stmt =
   | WgmmaStmt
   | WgmmaSyncStmt
   | BarrierOpStmt
-  | SetMaxRegistersStmt;
+  | SetMaxRegistersStmt
+  | TileCopyStmt;
 
 /** The locals a statement declares itself (not those of nested statements). */
 export function declaredVariables(stmt: Stmt): readonly Variable[] {

@@ -128,6 +128,8 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
       return stmt;
     case "barrierOp":
       return { ...stmt, index: e(stmt.index), ...(stmt.value ? { value: e(stmt.value) } : {}) };
+    case "tileCopy":
+      return { ...stmt, offset: e(stmt.offset), x: e(stmt.x), y: e(stmt.y), index: e(stmt.index) };
     case "mma":
       return {
         ...stmt,
@@ -180,7 +182,7 @@ export function usesSubgroups(stmts: readonly Stmt[]): boolean {
 export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters") found = true;
+    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy") found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
   return found;
@@ -245,6 +247,8 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [stmt.accumulator.index, stmt.a.index, stmt.offset];
     case "barrierOp":
       return stmt.value ? [stmt.index, stmt.value] : [stmt.index];
+    case "tileCopy":
+      return [stmt.offset, stmt.x, stmt.y, stmt.index];
     default:
       return [];
   }
@@ -346,6 +350,10 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "barrierOp") {
       reads.add(stmt.barriers);
       writes.add(stmt.barriers);
+    }
+    if (stmt.kind === "tileCopy") {
+      for (const array of [stmt.source, stmt.map, stmt.barriers]) reads.add(array);
+      for (const array of [stmt.target, stmt.barriers]) writes.add(array);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

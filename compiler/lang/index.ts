@@ -513,6 +513,29 @@ export function arriveAfterCopies(barriers: Barriers, index: i32): void {
 }
 
 /**
+ * One arrival of this thread at barrier `index` that also makes the phase wait for `bytes` more bytes of
+ * `copyTile` copies (`mbarrier.arrive.expect_tx`): the phase completes once its arrivals and those bytes are in.
+ */
+export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): void {
+  void [barriers, index, bytes];
+  outsideKernel("arriveExpectBytes()");
+}
+
+/**
+ * Starts copying a box of the 2-D f32 tensor `source` (row-major) into the shared array `target` from
+ * element `offset` (a multiple of 256), in the 128-byte swizzle that `wgmma` reads: box element (r, c) lands at
+ * `target[offset + swizzle128(32·r + c)]`. `map` is the tensor map the runtime's `createTensorMap(device,
+ * source, …)` made (the tensor's rows and columns, a box of up to 256 rows of 32 columns); (x, y) is the
+ * box's first column and row; elements outside the tensor are zero. The copy's bytes count against barrier
+ * `index` (`arriveExpectBytes`), whose waiters then see them. One thread issues it (CUDA: the tensor memory
+ * accelerator, `cp.async.bulk.tensor`, sm_90).
+ */
+export function copyTile(target: Float32Array, offset: i32, source: ElementArray, map: ReadonlyUint32Array, x: i32, y: i32, barriers: Barriers, index: i32): void {
+  void [target, offset, source, map, x, y, barriers, index];
+  outsideKernel("copyTile()");
+}
+
+/**
  * Waits until the phase of barrier `index` whose parity is `parity` (0 or 1: phases alternate, starting at
  * 0) has completed. Every thread of a warpgroup waits together (the same control flow across the warpgroup).
  */

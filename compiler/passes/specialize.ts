@@ -63,6 +63,8 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
           };
         case "barrierOp":
           return { ...stmt, barriers: retarget(stmt.barriers) };
+        case "tileCopy":
+          return { ...stmt, target: retarget(stmt.target), barriers: retarget(stmt.barriers) };
         default:
           return stmt;
       }

@@ -188,7 +188,12 @@ function checkFragmentIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<
 function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
   const seen = new Set<number>();
   walkStmts(unrolledBody, (stmt) => {
-    if (stmt.kind !== "barrierOp") return;
+    // The swizzle's 8-row groups start on 1024-byte boundaries of the array (which CUDA aligns so).
+    if (stmt.kind === "tileCopy" && stmt.offset.kind === "literal" && stmt.offset.value % 256 !== 0 && !seen.has(stmt.offset.span.start)) {
+      seen.add(stmt.offset.span.start);
+      diagnostics.push(makeDiagnostic("TSK3092", stmt.offset.span, [stmt.offset.value, stmt.target.name]));
+    }
+    if (stmt.kind !== "barrierOp" && stmt.kind !== "tileCopy") return;
     const count = sizes.get(stmt.barriers)?.[0] ?? 0;
     const index = stmt.index;
     if (index.kind !== "literal" || count === 0 || (index.value >= 0 && index.value < count) || seen.has(index.span.start)) return;
@@ -272,11 +277,12 @@ function checkParamLimits(kernel: Kernel, limits: TargetLimits, displayName: str
 /** The first use of mbarriers or of `warpgroupIdx` in a body, with how the user wrote it (TSK3085). */
 function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string } | undefined {
   let found: { span: Span; what: string } | undefined;
-  const names = { init: "initBarrier()", arrive: "arriveBarrier()", arriveCopies: "arriveAfterCopies()", wait: "waitBarrier()" } as const;
+  const names = { init: "initBarrier()", arrive: "arriveBarrier()", arriveCopies: "arriveAfterCopies()", arriveExpect: "arriveExpectBytes()", wait: "waitBarrier()" } as const;
   walkStmts(body, (stmt) => {
     if (found) return;
     if (stmt.kind === "barrierOp") found = { span: stmt.span, what: names[stmt.op] };
     if (stmt.kind === "setMaxRegisters") found = { span: stmt.span, what: "setMaxRegisters()" };
+    if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
   });
   return found;
