@@ -3,13 +3,14 @@
  * block runs as a coroutine and the mbarriers and the tensor copies (copyTile) are emulated: against float64 within TF32's error bound and bit
  * for bit against the emulation docs/language.md defines (the multiply is sgemm-wgmma.ts's, so
  * tests/sgemm-wgmma.test.ts's bound and order hold), with α/β ≠ (1, 0) and with β = 0 over a C poisoned with
- * NaN, unchecked and in checked mode, on fresh random inputs each run.
+ * NaN, unchecked and in checked mode, on fresh random inputs each run; and that `matmul(…, { precision:
+ * "tf32" })` takes it on sm_90 (making A's tensor map itself) and passes over it elsewhere.
  */
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { roundTf32, truncateTf32 } from "../compiler/index.ts";
-import { compileKernelLibrary, createTensorMap, type Device, type KernelHandle } from "../runtime/index.ts";
+import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, type Device, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { repoRoot } from "./golden-cases.ts";
 
@@ -85,5 +86,30 @@ describe("sgemm-wgmma-ws.ts on the CPU backend", () => {
     const { A, B, got } = await run(new CpuDevice({ checked: true }), kernel!, shape, 1.25, 0);
     expect(worstRatio(m, n, k, A, B, 1.25, 0, undefined, got)).toBeLessThanOrEqual(1);
     expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 1.25, 0, undefined)));
+  });
+});
+
+describe("matmul(…, { precision: \"tf32\" }) and the warp-specialized rung", () => {
+  const library = compileKernelLibrary(["sgemm-wgmma-ws.ts", "sgemm-wgmma.ts", "sgemm-tensorcore.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+  const shape = { m: 512, n: 256, k: 128, tuning: false as const, precision: "tf32" as const };
+  const cuda = (arch: string) => ({ backend: "cuda", arch, limits: new CpuDevice().limits }) as unknown as Device;
+
+  it("takes it first on an sm_90 GPU, where its tiles divide the shape, and passes over it elsewhere", () => {
+    expect(chooseMatmul(cuda("sm_90"), library, shape).rung.name).toBe("sgemm-wgmma-ws");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...shape, k: 96 }).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(cuda("sm_80"), library, shape).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(new CpuDevice(), library, shape).rung.name).toBe("sgemm-tensorcore");
+  });
+
+  it("runs through matmul() by name on the CPU, which makes and frees A's tensor map", async () => {
+    const [m, n, k] = [256, 128, 192];
+    const device = new CpuDevice();
+    const A = random(m * k);
+    const B = random(k * n);
+    const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+    const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, variant: "sgemm-wgmma-ws" });
+    expect(ran).toBe("sgemm-wgmma-ws");
+    const got = (await device.read(C)) as Float32Array;
+    expect(worstRatio(m, n, k, A, B, 1, 0, undefined, got)).toBeLessThanOrEqual(1);
   });
 });
