@@ -33,6 +33,7 @@ export const torchShapes: readonly (readonly [number, number, number])[] = [
  */
 export const torchRungs: readonly string[] = [
   // TF32 (tensor cores), timed against torch.mm with TF32 on.
+  "sgemm-wgmma-ws",
   "sgemm-wgmma",
   "sgemm-tensorcore",
   "sgemm-multistage",
@@ -65,6 +66,8 @@ export interface PlanCandidate {
   readonly block: readonly [number, number, number];
   readonly dynamicSharedBytes: number;
   readonly params: readonly { readonly name: string; readonly kind: string; readonly type?: string }[];
+  /** The rung takes A's tensor map as its parameter `param` (after C): the harness makes it, in boxes of this size. */
+  readonly tensorMapA?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
 }
 
 export interface PlanShape {
@@ -86,6 +89,7 @@ export interface Plan {
 
 function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number]): PlanCandidate {
   const d = handle.description;
+  const rung = matmulRungs.find((r) => r.name === rungName);
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
   if (!block) throw new Error(`${d.entryName} has no fixed block`);
@@ -101,6 +105,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     block: [block[0]!, block[1] ?? 1, block[2] ?? 1],
     dynamicSharedBytes: cuda.dynamicSharedBytes,
     params: d.params.filter((p) => p.kind !== "const").map((p) => ({ name: p.name, kind: p.kind, ...("type" in p ? { type: p.type as string } : {}) })),
+    ...(rung?.tensorMapA ? { tensorMapA: { param: d.params.filter((p) => p.kind !== "const").at(-1)!.name, ...rung.tensorMapA } } : {}),
   };
 }
 

@@ -48,18 +48,11 @@ def settings(name):
 
 def tensor_map_a(driver, pointer, m, k, bm):
     """The TMA descriptor of row-major A (M x K f32) in boxes of 32 x BM (k x m), 128-byte swizzle: 128 bytes, in a
-    64-byte-aligned buffer that must stay alive while launches use it (cuTensorMapEncodeTiled)."""
+    64-byte-aligned buffer that must stay alive while launches use it (torch-matmul.py's Driver.tensor_map)."""
+    image = driver.tensor_map(pointer, m, k, bm, 32)
     buffer = ctypes.create_string_buffer(256)
     address = (ctypes.addressof(buffer) + 63) & ~63
-    u64x2, u32x2 = ctypes.c_uint64 * 2, ctypes.c_uint32 * 2
-    driver.check(
-        "cuTensorMapEncodeTiled",
-        driver.cuda.cuTensorMapEncodeTiled(
-            ctypes.c_void_p(address), 7, 2, ctypes.c_void_p(pointer),  # FLOAT32, rank 2
-            u64x2(k, m), (ctypes.c_uint64 * 1)(k * 4), u32x2(32, bm), u32x2(1, 1),
-            0, 3, 3, 0,  # no interleave, 128-byte swizzle, 256-byte L2 promotion, no NaN fill
-        ),
-    )
+    ctypes.memmove(address, image, 128)
     return buffer, address
 
 

@@ -128,7 +128,7 @@ describe("the compile-time rules of mbarriers and roles", () => {
   });
 
   it("TSK1095 and TSK1096: barriers are no array, and arrays no barriers", () => {
-    expect(errorsOf("  // @ts-expect-error\n  const x = bars[0];\n  Y[0] = x;")).toContain("error[TSK1095]: 'bars' holds mbarriers (shared.barriers), which only initBarrier, arriveBarrier, arriveAfterCopies and waitBarrier use");
+    expect(errorsOf("  // @ts-expect-error\n  const x = bars[0];\n  Y[0] = x;")).toContain("error[TSK1095]: 'bars' holds mbarriers (shared.barriers), which only the barrier functions use (initBarrier, arriveBarrier, arriveAfterCopies, arriveExpectBytes, waitBarrier, copyTile)");
     expect(errorsOf("  // @ts-expect-error\n  arriveAfterCopies(data, 0);")).toContain("error[TSK1096]: arriveAfterCopies() takes barriers declared with shared.barriers(…) as its first argument; found 'data', an array\n --> kernel.ts:6:21");
   });
 
