@@ -139,3 +139,20 @@ describe("the compile-time rules of mbarriers and roles", () => {
     expect(compileSource(dynamic, { targets: ["cuda"] }).rendered).toContain("error[TSK3091]: kernel 'k' calls setMaxRegisters(), so it must fix its block shape");
   });
 });
+
+describe("roles that end with return", () => {
+  it("a producer that returns ends its warpgroup: the consumer code after its branch is not run for it", async () => {
+    // The golden's producer returns at the end of its loop and the consumer's code follows the branch.
+    const source = golden
+      .replace("        arriveBarrier(full, s);\n      }\n    } else {", "        arriveBarrier(full, s);\n      }\n      return;\n    }\n    {");
+    expect(source).toContain("return;\n    }\n    {");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-mbarriers-"));
+    const file = path.join(dir, "kernel.ts");
+    fs.writeFileSync(file, source);
+    const [kernel] = compileKernelLibrary([file], ["js"]).kernels;
+    for (const checked of [false, true]) {
+      const { got, expected } = await run(kernel!, checked);
+      expect(Array.from(got)).toEqual(Array.from(expected));
+    }
+  });
+});

@@ -810,6 +810,10 @@ class KernelPrinter {
     }
     out.dedent();
     out.line("}");
-    if (this.hasReturn) out.line("if (alive === 0) return;");
+    if (this.hasReturn) {
+      // With roles, a warpgroup whose threads have all returned ends its coroutine: what follows is another role's.
+      if (this.roles) out.line("if (done.subarray(warpgroupFirst, warpgroupEnd).every((d) => d === 1)) return;");
+      else out.line("if (alive === 0) return;");
+    }
   }
 }
