@@ -3,7 +3,8 @@
  * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier and
  * the fence,
  * atomics and collectives, the lines of vector accesses and asynchronous copies (CUDA only: legalize splits
- * them for other targets), the lines of an `mma` (CUDA),
+ * them for other targets), the lines of an `mma` (CUDA), of the mbarrier, tensor-copy and register statements
+ * (CUDA), lines before a statement (CUDA's `wgmma.fence` before a loop of wgmmas),
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 

@@ -12,6 +12,11 @@
  * across regions are *spilled* to one typed array slot per thread and promoted to plain locals inside each
  * region. A thread that returns is marked done and skipped by later regions.
  *
+ * A kernel with warpgroup roles (`warpgroupIdx`, mbarriers) runs the same way per warpgroup instead of per
+ * block: its body becomes a generator over the warpgroup's 128 threads, block level means warpgroup level
+ * (conditions evaluated with the warpgroup's first thread), `syncThreads()` and an unfinished `waitBarrier`
+ * yield, and the runtime's `runWarpgroups` interleaves the block's warpgroups (js-runtime.ts).
+ *
  * Values follow docs/language.md's 32-bit semantics: `Math.fround` after every f32 operation, `| 0` and
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */

@@ -5,8 +5,9 @@
  * sets its own), and the warpgroup ones, `wgmma`, `wgmmaCommit` and `wgmmaWait`. Roles, shapes and element
  * types are checked here, where the user's arguments are at hand; the validator checks what needs constants
  * and control flow (uniformity, indices, the offsets of wgmma's shared operand). The mbarrier statements
- * (`initBarrier`, `arriveBarrier`, `arriveAfterCopies`, `waitBarrier`) are lowered here too: they are what
- * lets warpgroups with different roles hand each other stages of shared memory.
+ * (`initBarrier`, `arriveBarrier`, `arriveAfterCopies`, `arriveExpectBytes`, `waitBarrier`), `copyTile` and
+ * `setMaxRegisters` are lowered here too: they are what lets warpgroups with different roles hand each other
+ * stages of shared memory.
  */
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
