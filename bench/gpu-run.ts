@@ -254,7 +254,9 @@ async function profileLaunches(): Promise<void> {
     const C = device.createBuffer("f32", m * n);
     const choice = chooseMatmul(device, library, { m, n, k, tuning: false });
     const { rung, kernel, constants } = choice;
-    await device.launch(kernel, matmulLaunch(device, choice, { m, n, k }, { A, B, C }));
+    const launch = matmulLaunch(device, choice, { m, n, k }, { A, B, C });
+    await device.launch(kernel, launch);
+    launch.release();
     log(`profiled ${m}×${n}×${k}: ${rung.name} ${formatConstants(constants)}`);
     if (m === 4096) {
       device.cublasSgemm(m, n, k, 1, A, B, 0, C, false)();
@@ -406,6 +408,7 @@ async function main(): Promise<void> {
           const expected = referenceGemmAt(n, k, Ah, Bh, sample);
           const error = compareToReference(Float32Array.from(sample, (i) => result[i]!), expected);
           const ours = await device.time(kernel, launch, { warmup: 1, runs: 10 });
+          launch.release();
           const row = { m, n, k, how, rung: rung.name, constants, ms: ours.medianMs, tflops: flops / (ours.medianMs * 1e9), cublasMs: cublas.medianMs, cublasTflops: flops / (cublas.medianMs * 1e9), percentOfCublasFp32: (100 * cublas.medianMs) / ours.medianMs, normwiseErrorSampled: error.normwiseRelative, pass: error.nonFinite === 0 && error.normwiseRelative < k * 2 ** -23 };
           log(`${m}×${n}×${k} (${how}): ${rung.name} ${formatConstants(constants)} ${row.tflops.toFixed(2)} TFLOP/s, cuBLAS FP32 ${row.cublasTflops.toFixed(2)}: ${row.percentOfCublasFp32.toFixed(1)} % (sampled error ${error.normwiseRelative.toExponential(2)})`);
           out.push(row);

@@ -34,6 +34,16 @@ class PlanTest(unittest.TestCase):
         plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "a", "candidates": [candidate("a"), candidate("b")]}]}
         self.assertEqual(tm.validate_plan(plan), [])
 
+    def test_a_rung_with_a_tensor_map_takes_it_after_c(self):
+        mapped = candidate("w", params=PARAMS + [{"name": "mapA", "kind": "buffer"}], tensorMapA={"param": "mapA", "boxRows": 256, "boxCols": 32})
+        plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "w", "candidates": [mapped]}]}
+        self.assertEqual(tm.validate_plan(plan), [])
+        # Without the map's description, the extra buffer is not a matmul rung's.
+        plan["shapes"][0]["candidates"] = [candidate("w", params=PARAMS + [{"name": "mapA", "kind": "buffer"}])]
+        self.assertEqual(len(tm.validate_plan(plan)), 1)
+        values = tm.argument_values(mapped["params"], 3, 4, 5, {"A": 0x1000, "B": 0x2000, "C": 0x3000, "mapA": 0x4000})
+        self.assertEqual(values[-1], ("ptr", 0x4000))
+
     def test_problems_are_named(self):
         plan = {
             "kernelDirs": ["k"],

@@ -33,6 +33,7 @@ export const torchShapes: readonly (readonly [number, number, number])[] = [
  */
 export const torchRungs: readonly string[] = [
   // TF32 (tensor cores), timed against torch.mm with TF32 on.
+  "sgemm-wgmma-ws",
   "sgemm-wgmma",
   "sgemm-tensorcore",
   "sgemm-streamk",
@@ -71,6 +72,8 @@ export interface PlanCandidate {
   readonly params: readonly { readonly name: string; readonly kind: string; readonly type?: string }[];
   /** A stream-k build: its streamBlocks argument and the lengths of the zeroed scratch buffers it takes. */
   readonly streamK?: { readonly blocks: number; readonly partials: number; readonly arrivals: number };
+  /** The rung takes A's tensor map as its parameter `param` (after C): the harness makes it, in boxes of this size. */
+  readonly tensorMapA?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
 }
 
 export interface PlanShape {
@@ -92,6 +95,7 @@ export interface Plan {
 
 function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number): PlanCandidate {
   const d = handle.description;
+  const rung = matmulRungs.find((r) => r.name === rungName);
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
   if (!block) throw new Error(`${d.entryName} has no fixed block`);
@@ -108,6 +112,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     dynamicSharedBytes: cuda.dynamicSharedBytes,
     params: d.params.filter((p) => p.kind !== "const").map((p) => ({ name: p.name, kind: p.kind, ...("type" in p ? { type: p.type as string } : {}) })),
     ...(streamBlocks > 0 ? { streamK: { blocks: streamBlocks, partials: streamBlocks * (d.specialization as Constants).BM! * (d.specialization as Constants).BN!, arrivals: streamBlocks } } : {}),
+    ...(rung?.tensorMapA ? { tensorMapA: { param: d.params.filter((p) => p.kind !== "const").at(-1)!.name, ...rung.tensorMapA } } : {}),
   };
 }
 

@@ -136,9 +136,12 @@ def validate_plan(plan):
             if not 0 <= c.get("dir", -1) < len(dirs):
                 problems.append(f"{label}: {c['id']} names kernel directory {c.get('dir')}, the plan has {len(dirs)}")
             params = [p["name"] for p in c.get("params", [])]
-            if params != MATMUL_PARAMS and params != MATMUL_PARAMS + STREAM_K_PARAMS:
+            # A stream-k rung takes its scratch and block count after C; a rung that takes A's tensor map
+            # (copyTile) has it after C.
+            expected = MATMUL_PARAMS + ([c["tensorMapA"]["param"]] if c.get("tensorMapA") else [])
+            if params != expected and params != MATMUL_PARAMS + STREAM_K_PARAMS:
                 problems.append(f"{label}: {c['id']} has parameters {params}, not a matmul rung's")
-            elif params != MATMUL_PARAMS and not isinstance(c.get("streamK", {}).get("blocks"), int):
+            elif params == MATMUL_PARAMS + STREAM_K_PARAMS and not isinstance(c.get("streamK", {}).get("blocks"), int):
                 problems.append(f"{label}: {c['id']} is a stream-k kernel without streamK.blocks")
             if len(c.get("grid", [])) != 3 or len(c.get("block", [])) != 3:
                 problems.append(f"{label}: {c['id']} needs a 3-D grid and block")
@@ -269,6 +272,22 @@ class Driver:
             self.cuda.cuGetErrorString(result, ctypes.byref(text))
             raise RuntimeError(f"{name} failed: {result} {text.value.decode() if text.value else ''}")
 
+    def tensor_map(self, pointer, rows, cols, box_rows, box_cols):
+        """The 128 bytes of the TMA descriptor of a row-major rows x cols f32 tensor at `pointer`, in boxes of
+        box_rows x box_cols, 128-byte swizzle (cuTensorMapEncodeTiled, as the runtime's createTensorMap makes it)."""
+        buffer = ctypes.create_string_buffer(256)
+        address = (ctypes.addressof(buffer) + 63) & ~63
+        u64x2, u32x2 = ctypes.c_uint64 * 2, ctypes.c_uint32 * 2
+        self.check(
+            "cuTensorMapEncodeTiled",
+            self.cuda.cuTensorMapEncodeTiled(
+                ctypes.c_void_p(address), 7, 2, ctypes.c_void_p(pointer),  # FLOAT32, rank 2
+                u64x2(cols, rows), (ctypes.c_uint64 * 1)(cols * 4), u32x2(box_cols, box_rows), u32x2(1, 1),
+                0, 3, 3, 0,  # no interleave, 128-byte swizzle, 256-byte L2 promotion, zeros outside
+            ),
+        )
+        return ctypes.string_at(address, 128)
+
     def function(self, path, name, dynamic_shared):
         context = ctypes.c_void_p()
         self.check("cuCtxGetCurrent", self.cuda.cuCtxGetCurrent(ctypes.byref(context)))
@@ -371,10 +390,19 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 scratch[name] = (torch.zeros(stream_k["partials"], device=device), torch.zeros(stream_k["arrivals"], dtype=torch.int32, device=device))
                 pointers = {"partials": scratch[name][0].data_ptr(), "arrivals": scratch[name][1].data_ptr()}
             # Each input set's packed arguments, made once: the timed loop only launches.
-            packed = [
-                pack_arguments(argument_values(c["params"], m, n, k, {**pointers, "A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()}, stream_k and stream_k["blocks"]))
-                for a, b, out in sets
-            ]
+            packed = []
+            for a, b, out in sets:
+                buffers = {**pointers, "A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()}
+                keep = []
+                if c.get("tensorMapA"):
+                    # A's tensor map in device memory, the kernel's last buffer (the runtime's createTensorMap).
+                    spec = c["tensorMapA"]
+                    image = driver.tensor_map(a.data_ptr(), m, k, spec["boxRows"], spec["boxCols"])
+                    device_map = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(a.device)
+                    buffers[spec["param"]] = device_map.data_ptr()
+                    keep.append(device_map)
+                array, storage = pack_arguments(argument_values(c["params"], m, n, k, buffers, stream_k and stream_k["blocks"]))
+                packed.append((array, storage + keep))
 
             def ours(index):
                 driver.launch(function, c["grid"], c["block"], c["dynamicSharedBytes"], stream, packed[index][0])

@@ -373,10 +373,34 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #ifndef WS_STAGES
 #define WS_STAGES 4
 #endif
+#ifndef WS_GMAP
+#define WS_GMAP 0  // 1: the kernel takes A's tensor map as a pointer to global memory (a buffer) instead of a parameter
+#endif
+#ifndef WS_CPA
+#define WS_CPA 0  // 1: the producer's 128 threads copy the A tile too, by cp.async into the swizzle (no TMA)
+#endif
+#ifndef WS_NREG
+#define WS_NREG 1  // 0: no setmaxnreg (every warpgroup keeps the launch bound's registers)
+#endif
+#ifndef WS_PREG
+#define WS_PREG 40  // the producer's registers after setmaxnreg.dec: 128·WS_PREG + 256·WS_CREG ≤ 65536, or
+                    // setmaxnreg.inc waits for registers that never free (a hang, measured with 56 and 232)
+#endif
+#ifndef WS_CREG
+#define WS_CREG 232  // the consumers' registers after setmaxnreg.inc
+#endif
+#define WS_STR2(x) #x
+#define WS_STR(x) WS_STR2(x)
 #if BK == 32
 extern "C" __global__ void __launch_bounds__(384, 1)
     wgmma_probe_ws(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta,
+#if WS_GMAP
+                   float* __restrict__ C, const TensorMap* __restrict__ gmA) {
+  // The tensor map in global memory (written by the host before the launch), not a kernel parameter.
+  const TensorMap& tmA = *gmA;
+#else
                    float* __restrict__ C, const __grid_constant__ TensorMap tmA) {
+#endif
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
   const uint32_t base = (raw + 1023) & ~1023u;
@@ -390,23 +414,34 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   const int KT = K / BK;
   if (tid == 0) {
     for (int s = 0; s < WS_STAGES; s++) {
-      mbar_init(bars + 8 * s, 129);
+      mbar_init(bars + 8 * s, WS_CPA ? 128 : 129);
       mbar_init(bars + 8 * (WS_STAGES + s), 8);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+#if WS_NREG
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 " WS_STR(WS_PREG) ";\n");
+#endif
     const float* Bg = B + n0;
+    const float* Ag = A + (size_t)m0 * K;
     for (int kt = 0; kt < KT; kt++) {
       const int s = kt % WS_STAGES;
       if (kt >= WS_STAGES) mbar_wait(bars + 8 * (WS_STAGES + s), ((kt / WS_STAGES) + 1) & 1);
       const uint32_t as = base + s * STAGE_BYTES, bs = as + A_TILE_BYTES, full = bars + 8 * s;
+#if WS_CPA
+#pragma unroll
+      for (int i = 0; i < BM * BK / 4 / 128; i++) {
+        const int c = tid + i * 128, r = c / 8, ch = c % 8;
+        cp_async16(as + r * 128 + ((ch ^ (r & 7)) << 4), Ag + (size_t)r * K + kt * BK + ch * 4);
+      }
+#else
       if (tid == 0) {
         mbar_expect_tx(full, A_TILE_BYTES);
         tma_load_2d(as, &tmA, kt * BK, m0, full);
       }
+#endif
 #pragma unroll
       for (int i = 0; i < BK * BN / 4 / 128; i++) {
         const int c = tid + i * 128, r = c / (BN / 4), ch = c % (BN / 4);
@@ -417,7 +452,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     cp_async_wait<0>();
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+#if WS_NREG
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 " WS_STR(WS_CREG) ";\n");
+#endif
   const int col = (wg - 1) * 64 + warp * 16 + g;
   float acc[BM / 2];
 #pragma unroll
@@ -425,6 +462,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   auto step = [&](int kt, uint32_t(&a)[4][4], const uint32_t(&prev)[4][4]) {
     const int s = kt % WS_STAGES;
     mbar_wait(bars + 8 * s, (kt / WS_STAGES) & 1);
+#if WS_CPA
+    fence_proxy_async();  // the stage's A was written through the generic proxy (cp.async); wgmma reads it through the async one
+#endif
     const float* Bs = (const float*)(basep + s * STAGE_BYTES + A_TILE_BYTES);
 #pragma unroll
     for (int j = 0; j < 4; j++) {

@@ -24,12 +24,19 @@ tm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tm)
 
 BN = 128  # our n per block, fixed in the probe
+# The language rungs' builds (examples/sgemm-wgmma-ws.ts, examples/sgemm-wgmma.ts; their .cuh says each
+# function's dynamic shared memory), for cubins named lang_ws*.cubin and lang_wgmma*.cubin: function, dynamic
+# shared bytes, threads a block, and whether it takes A's tensor map after C.
+LANG_BUILDS = {
+    "lang_ws": ("sgemmWgmmaWs_STAGES_4_SWIZZLE_8", 200776 + 1024, 384, True),
+    "lang_wgmma": ("sgemmWgmma_STAGES_4_SWIZZLE_8", 201728, 256, False),
+}
 
 
 def settings(name):
     """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
     parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
-    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
     out = {}
     for p in parts:
         for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):
@@ -41,18 +48,11 @@ def settings(name):
 
 def tensor_map_a(driver, pointer, m, k, bm):
     """The TMA descriptor of row-major A (M x K f32) in boxes of 32 x BM (k x m), 128-byte swizzle: 128 bytes, in a
-    64-byte-aligned buffer that must stay alive while launches use it (cuTensorMapEncodeTiled)."""
+    64-byte-aligned buffer that must stay alive while launches use it (torch-matmul.py's Driver.tensor_map)."""
+    image = driver.tensor_map(pointer, m, k, bm, 32)
     buffer = ctypes.create_string_buffer(256)
     address = (ctypes.addressof(buffer) + 63) & ~63
-    u64x2, u32x2 = ctypes.c_uint64 * 2, ctypes.c_uint32 * 2
-    driver.check(
-        "cuTensorMapEncodeTiled",
-        driver.cuda.cuTensorMapEncodeTiled(
-            ctypes.c_void_p(address), 7, 2, ctypes.c_void_p(pointer),  # FLOAT32, rank 2
-            u64x2(k, m), (ctypes.c_uint64 * 1)(k * 4), u32x2(32, bm), u32x2(1, 1),
-            0, 3, 3, 0,  # no interleave, 128-byte swizzle, 256-byte L2 promotion, no NaN fill
-        ),
-    )
+    ctypes.memmove(address, image, 128)
     return buffer, address
 
 
@@ -96,18 +96,42 @@ def main(argv=None):
         launch, registers, info = {}, {}, {}
         for f in cubins:
             s = settings(f)
-            bm, bk, stages = s["BM"], s.get("BK", 32), s["STAGES"]
-            ws = s.get("WS", 0)
-            smem = stages * (bm * bk * 4 + bk * (BN + 8) * 4) + 1024 + (256 if ws else 0)
-            fn = driver.function(os.path.join(args.cubins, f), "wgmma_probe_ws" if ws else "wgmma_probe", smem)
+            lang = f.startswith("lang_")
+            if lang:
+                # A build of a language rung's generated CUDA (edited by hand where its name says so): the
+                # rung's launch, grid (N / 128, M / 256).
+                function, smem, threads, takes_map = next(v for key, v in LANG_BUILDS.items() if f.startswith(key + "_") or f == key + ".cubin")
+                bm, ws = 256, 0
+                fn = driver.function(os.path.join(args.cubins, f), function, smem)
+                grid = (n // BN, m // bm, 1)
+                block = (threads, 1, 1)
+            else:
+                bm, bk, stages = s["BM"], s.get("BK", 32), s["STAGES"]
+                ws = s.get("WS", 0)
+                smem = stages * (bm * bk * 4 + bk * (BN + 8) * 4) + 1024 + (256 if ws else 0)
+                fn = driver.function(os.path.join(args.cubins, f), "wgmma_probe_ws" if ws else "wgmma_probe", smem)
+                grid = ((m // bm) * (n // BN), 1, 1)
+                block = (384 if ws else 256, 1, 1)
             registers[f] = driver.attribute(fn, tm.CU_FUNC_ATTRIBUTE_NUM_REGS)
-            grid = ((m // bm) * (n // BN), 1, 1)
-            block = (384 if ws else 256, 1, 1)
             packed = []
             for a, b, c in sets:
                 values = [("i32", m), ("i32", n), ("i32", k), ("f32", 1.0), ("ptr", a.data_ptr()), ("ptr", b.data_ptr()), ("f32", 0.0), ("ptr", c.data_ptr())]
                 array, storage = tm.pack_arguments(values)
-                if ws:
+                if lang and takes_map:
+                    # The rung takes A's tensor map as a buffer after C (createTensorMap's bytes, made here the same way).
+                    _, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
+                    device_map = torch.frombuffer(bytearray(ctypes.string_at(address, 128)), dtype=torch.uint8).to(device)
+                    values = values + [("ptr", device_map.data_ptr())]
+                    array, storage = tm.pack_arguments(values)
+                    storage = storage + [device_map]
+                elif ws and s.get("GMAP"):
+                    # The map's 128 bytes in a device buffer, passed as a pointer (the language's tensor maps).
+                    buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
+                    device_map = torch.frombuffer(bytearray(ctypes.string_at(address, 128)), dtype=torch.uint8).to(device)
+                    values = values + [("ptr", device_map.data_ptr())]
+                    array, storage = tm.pack_arguments(values)
+                    storage = storage + [device_map]
+                elif ws:
                     buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
                     storage = storage + [buffer]
                     array = (ctypes.c_void_p * (len(values) + 1))(*list(array), address)

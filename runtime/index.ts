@@ -20,6 +20,7 @@ export { loadKernelLibrary } from "./load-library.ts";
 export { LaunchError, kernelFits } from "./launch-check.ts";
 export type { Manifest, ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
+export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 export { matmul, chooseMatmul, matmulRungs, matmulTolerance, type MatmulChoice, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
 export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";

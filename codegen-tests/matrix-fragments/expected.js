@@ -16,9 +16,9 @@ function roundTf32(x) {
   return tf32Scratch[0];
 }
 const mmaA = new Float32Array(128), mmaB = new Float32Array(64), mmaC = new Float32Array(128);
-function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) {
+function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads, first = 0) {
   if (threads % 32 !== 0) throw new Error("tskernel: mma needs blocks of whole warps (32 threads); this block has " + threads);
-  for (let w = 0; w < threads; w += 32) {
+  for (let w = first; w < threads; w += 32) {
     for (let lane = 0; lane < 32; lane++) {
       const g = lane >> 2, q = lane & 3, t = w + lane;
       const ai = t * aSize + aAt * 4, bi = t * bSize + bAt * 2, ci = t * accSize + accAt * 4;

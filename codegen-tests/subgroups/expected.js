@@ -16,9 +16,9 @@ const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
 const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
 const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
-function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
+function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0) {
   const v = sgV, live = sgLive;
-  for (let base = 0; base < threads; base += size) {
+  for (let base = first; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
       live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;

@@ -101,38 +101,38 @@ extern "C" __global__ void __launch_bounds__(256) warpgroupPanel_THREADS_256_STE
     const int laneGroup = (lane >> 2) & 7;
     const int lanePlace = lane & 3;
     const int element = (int)(0u + ((unsigned int)laneGroup + (unsigned int)(lane >> 5) * 16u) * 64u + (unsigned int)lanePlace * 2u);
-    acc[0] = C[element];
-    acc[1] = C[(int)((unsigned int)element + 1u)];
-    acc[2] = C[(int)((unsigned int)element + 512u)];
-    acc[3] = C[(int)((unsigned int)element + 512u + 1u)];
-    acc[4] = C[(int)((unsigned int)element + 8u)];
-    acc[5] = C[(int)((unsigned int)element + 9u)];
-    acc[6] = C[(int)((unsigned int)element + 512u + 8u)];
-    acc[7] = C[(int)((unsigned int)element + 512u + 9u)];
-    acc[8] = C[(int)((unsigned int)element + 16u)];
-    acc[9] = C[(int)((unsigned int)element + 17u)];
-    acc[10] = C[(int)((unsigned int)element + 512u + 16u)];
-    acc[11] = C[(int)((unsigned int)element + 512u + 17u)];
-    acc[12] = C[(int)((unsigned int)element + 24u)];
-    acc[13] = C[(int)((unsigned int)element + 25u)];
-    acc[14] = C[(int)((unsigned int)element + 512u + 24u)];
-    acc[15] = C[(int)((unsigned int)element + 512u + 25u)];
-    acc[16] = C[(int)((unsigned int)element + 32u)];
-    acc[17] = C[(int)((unsigned int)element + 33u)];
-    acc[18] = C[(int)((unsigned int)element + 512u + 32u)];
-    acc[19] = C[(int)((unsigned int)element + 512u + 33u)];
-    acc[20] = C[(int)((unsigned int)element + 40u)];
-    acc[21] = C[(int)((unsigned int)element + 41u)];
-    acc[22] = C[(int)((unsigned int)element + 512u + 40u)];
-    acc[23] = C[(int)((unsigned int)element + 512u + 41u)];
-    acc[24] = C[(int)((unsigned int)element + 48u)];
-    acc[25] = C[(int)((unsigned int)element + 49u)];
-    acc[26] = C[(int)((unsigned int)element + 512u + 48u)];
-    acc[27] = C[(int)((unsigned int)element + 512u + 49u)];
-    acc[28] = C[(int)((unsigned int)element + 56u)];
-    acc[29] = C[(int)((unsigned int)element + 57u)];
-    acc[30] = C[(int)((unsigned int)element + 512u + 56u)];
-    acc[31] = C[(int)((unsigned int)element + 512u + 57u)];
+    acc[0] = C[element]; tsk_wgmma_keep<1>(&acc[0]);
+    acc[1] = C[(int)((unsigned int)element + 1u)]; tsk_wgmma_keep<1>(&acc[1]);
+    acc[2] = C[(int)((unsigned int)element + 512u)]; tsk_wgmma_keep<1>(&acc[2]);
+    acc[3] = C[(int)((unsigned int)element + 512u + 1u)]; tsk_wgmma_keep<1>(&acc[3]);
+    acc[4] = C[(int)((unsigned int)element + 8u)]; tsk_wgmma_keep<1>(&acc[4]);
+    acc[5] = C[(int)((unsigned int)element + 9u)]; tsk_wgmma_keep<1>(&acc[5]);
+    acc[6] = C[(int)((unsigned int)element + 512u + 8u)]; tsk_wgmma_keep<1>(&acc[6]);
+    acc[7] = C[(int)((unsigned int)element + 512u + 9u)]; tsk_wgmma_keep<1>(&acc[7]);
+    acc[8] = C[(int)((unsigned int)element + 16u)]; tsk_wgmma_keep<1>(&acc[8]);
+    acc[9] = C[(int)((unsigned int)element + 17u)]; tsk_wgmma_keep<1>(&acc[9]);
+    acc[10] = C[(int)((unsigned int)element + 512u + 16u)]; tsk_wgmma_keep<1>(&acc[10]);
+    acc[11] = C[(int)((unsigned int)element + 512u + 17u)]; tsk_wgmma_keep<1>(&acc[11]);
+    acc[12] = C[(int)((unsigned int)element + 24u)]; tsk_wgmma_keep<1>(&acc[12]);
+    acc[13] = C[(int)((unsigned int)element + 25u)]; tsk_wgmma_keep<1>(&acc[13]);
+    acc[14] = C[(int)((unsigned int)element + 512u + 24u)]; tsk_wgmma_keep<1>(&acc[14]);
+    acc[15] = C[(int)((unsigned int)element + 512u + 25u)]; tsk_wgmma_keep<1>(&acc[15]);
+    acc[16] = C[(int)((unsigned int)element + 32u)]; tsk_wgmma_keep<1>(&acc[16]);
+    acc[17] = C[(int)((unsigned int)element + 33u)]; tsk_wgmma_keep<1>(&acc[17]);
+    acc[18] = C[(int)((unsigned int)element + 512u + 32u)]; tsk_wgmma_keep<1>(&acc[18]);
+    acc[19] = C[(int)((unsigned int)element + 512u + 33u)]; tsk_wgmma_keep<1>(&acc[19]);
+    acc[20] = C[(int)((unsigned int)element + 40u)]; tsk_wgmma_keep<1>(&acc[20]);
+    acc[21] = C[(int)((unsigned int)element + 41u)]; tsk_wgmma_keep<1>(&acc[21]);
+    acc[22] = C[(int)((unsigned int)element + 512u + 40u)]; tsk_wgmma_keep<1>(&acc[22]);
+    acc[23] = C[(int)((unsigned int)element + 512u + 41u)]; tsk_wgmma_keep<1>(&acc[23]);
+    acc[24] = C[(int)((unsigned int)element + 48u)]; tsk_wgmma_keep<1>(&acc[24]);
+    acc[25] = C[(int)((unsigned int)element + 49u)]; tsk_wgmma_keep<1>(&acc[25]);
+    acc[26] = C[(int)((unsigned int)element + 512u + 48u)]; tsk_wgmma_keep<1>(&acc[26]);
+    acc[27] = C[(int)((unsigned int)element + 512u + 49u)]; tsk_wgmma_keep<1>(&acc[27]);
+    acc[28] = C[(int)((unsigned int)element + 56u)]; tsk_wgmma_keep<1>(&acc[28]);
+    acc[29] = C[(int)((unsigned int)element + 57u)]; tsk_wgmma_keep<1>(&acc[29]);
+    acc[30] = C[(int)((unsigned int)element + 512u + 56u)]; tsk_wgmma_keep<1>(&acc[30]);
+    acc[31] = C[(int)((unsigned int)element + 512u + 57u)]; tsk_wgmma_keep<1>(&acc[31]);
   }
 #line 22 "codegen-tests/wgmma/kernel.ts"
 #pragma unroll
@@ -150,10 +150,10 @@ extern "C" __global__ void __launch_bounds__(256) warpgroupPanel_THREADS_256_STE
     }
   }
 #line 26 "codegen-tests/wgmma/kernel.ts"
+  tsk_wgmma_fence();
 #pragma unroll
   for (int s_1 = 0; s_1 < 2; s_1++) {
 #line 27 "codegen-tests/wgmma/kernel.ts"
-    tsk_wgmma_fence();
     tsk_wgmma_m64n64k8_tf32(&acc[0 * 32], a[s_1 * 4], a[s_1 * 4 + 1], a[s_1 * 4 + 2], a[s_1 * 4 + 3], tsk_wgmma_desc(&Bs[(int)((unsigned int)s_1 * 8u)]));
   }
 #line 29 "codegen-tests/wgmma/kernel.ts"

@@ -3,11 +3,12 @@
  * so only what differs comes from the target: the text of a declaration, assignment or store, the barrier and
  * the fence,
  * atomics and collectives, the lines of vector accesses and asynchronous copies (CUDA only: legalize splits
- * them for other targets), the lines of an `mma` (CUDA),
+ * them for other targets), the lines of an `mma` (CUDA), of the mbarrier, tensor-copy and register statements
+ * (CUDA), lines before a statement (CUDA's `wgmma.fence` before a loop of wgmmas),
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -25,10 +26,14 @@ export interface CStatementTarget {
   operation(stmt: AtomicStmt | CollectiveStmt): void;
   /** The lines of an `mma` or a `wgmma` statement, for targets that have matrix operations (legalize splits fragment loads and stores). */
   matrix?(stmt: MmaStmt | WgmmaStmt | WgmmaSyncStmt): readonly string[];
+  /** The line of an mbarrier operation, for targets that have them (the validator rejects them elsewhere: TSK3085). */
+  barrierOp?(stmt: BarrierOpStmt | SetMaxRegistersStmt | TileCopyStmt): string;
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
   beforeStatement?(span: Span): void;
+  /** Lines a target prints before a statement (CUDA: the wgmma.fence before a loop of wgmmas). */
+  linesBefore?(stmt: Stmt): readonly string[];
 }
 
 export function printCStatements(stmts: readonly Stmt[], target: CStatementTarget): void {
@@ -43,6 +48,7 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
     out.dedent();
   };
   if (stmt.kind !== "block") target.beforeStatement?.(stmt.span);
+  for (const line of target.linesBefore?.(stmt) ?? []) out.line(line);
   switch (stmt.kind) {
     case "declare":
     case "assign":
@@ -131,6 +137,12 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
     case "wgmmaSync":
       if (!target.matrix) throw new Error(`internal: ${stmt.kind} reached a target without matrix operations; the validator rejects it (TSK3048)`);
       for (const line of target.matrix(stmt)) out.line(line);
+      return;
+    case "setMaxRegisters":
+    case "tileCopy":
+    case "barrierOp":
+      if (!target.barrierOp) throw new Error("internal: an mbarrier operation reached a target without them; the validator rejects it (TSK3085)");
+      out.line(target.barrierOp(stmt));
       return;
     case "matrixLoad":
     case "matrixStore":

@@ -24,8 +24,9 @@ import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
-import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, type WarpgroupFragment } from "./cuda-matrix.ts";
+import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -80,6 +81,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   }
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
+  for (const line of barrierHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   const bodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
   const helpersUsed = intrinsicHelpers.filter((helper) => bodies.some((body) => callsHelper(body, helper.name)));
   if (helpersUsed.length > 0) out.line();
@@ -164,13 +166,13 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       const dims = (unit.sharedSizes.get(array) ?? []).map((size) => `[${size}]`).join("");
       lineDirective(array.span);
       const name = names.name(array, array.name);
-      const type = types[array.elementType];
+      const type = array.barriers ? "unsigned long long" : types[array.elementType];
       if (sharedLayout.dynamic) {
         out.line(`${type} (&${name})${dims} = *reinterpret_cast<${type} (*)${dims}>(tsk_dynamic_shared + ${sharedLayout.offsets.get(array)!});`);
         continue;
       }
-      // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for (and wgmma
-      // operands 1024: shared-layout.ts).
+      // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for (wgmma and TMA
+      // operands 1024, mbarriers 8: shared-layout.ts).
       const alignment = sharedLayout.alignments.get(array)!;
       const align = alignment > scalarByteSize[array.elementType] ? `__align__(${alignment}) ` : "";
       out.line(`__shared__ ${align}${type} ${name}${dims};`);
@@ -186,7 +188,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments });
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body) });
     out.dedent();
     out.line("}");
   }
@@ -215,7 +217,7 @@ function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
     variable: (variable) => names.lookup(variable),
     builtin: (expr) => ({ text: `(int)${expr.builtin}.${expr.axis}`, kind: "unary" }),
     // A warp is 32 lanes on every CUDA GPU; the literal lets nvcc fold loops over it.
-    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : cudaLaneId, kind: "atom" }),
+    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : expr.builtin === "warpgroupIdx" ? "tsk_warpgroup_idx()" : cudaLaneId, kind: "atom" }),
     convert: (to, value, from) => {
       // A C++ cast of a NaN or out-of-range float to an integer is undefined behaviour, which nvcc may
       // optimize on; these intrinsics are the saturating, NaN → 0 conversion the language defines.
@@ -238,6 +240,10 @@ interface StmtContext {
   readonly lineDirective: (span: Span) => void;
   /** The kernel's warpgroup fragment arrays (wgmma), pinned after each wgmmaWait; none outside such kernels. */
   readonly warpgroupFragments: readonly WarpgroupFragment[];
+  /** The threads of the kernel's fixed block, if it fixes one (setMaxRegisters needs it). */
+  readonly threads?: number;
+  /** Where the kernel's wgmmas need no wgmma.fence, and the loops of wgmmas that get one before them. */
+  readonly fences?: ReturnType<typeof wgmmaFences>;
 }
 
 function zero(type: Variable["type"]): string {
@@ -272,6 +278,10 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
         if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
         return `${target} = __float_as_uint(${printer.print(stmt.value)})`;
       }
+      // A store to a wgmma accumulator (fillFragment's) is pinned where it stands: otherwise ptxas may sink the
+      // moves into the first group's pipeline and serialize every wgmma (its warning C7515; 74 % of torch.mm TF32
+      // against 82 % at 4096³ with the pin, bench/results/2026-11-23-wgmma-ws-variants-h100.json).
+      if (isWarpgroupAccumulator(stmt.array) && context.warpgroupFragments.length > 0) return `${assignment(target, stmt, printer)}; tsk_wgmma_keep<1>(&${target})`;
       return assignment(target, stmt, printer);
     }
     default:
@@ -283,6 +293,11 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
  * Where each shared array lives when they share one dynamic buffer: in declaration order, each at a
  * 16-byte boundary (so vector accesses stay aligned). `dynamic` when the total exceeds the static limit.
  */
+/** Whether an array holds a warpgroup's accumulators (wgmma's d). */
+function isWarpgroupAccumulator(array: ArrayRef): boolean {
+  return array.fragment !== undefined && array.fragment.role === "accumulator" && isWarpgroupShape(array.fragment.shape);
+}
+
 /** Whether an array holds a warpgroup's A fragments (printed as unsigned bits, see above). */
 function isWarpgroupA(array: ArrayRef): boolean {
   return array.fragment !== undefined && array.fragment.role === "a" && isWarpgroupShape(array.fragment.shape);
@@ -439,7 +454,13 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     matrix: (stmt) => {
       const element = (array: ArrayRef, index: Expr) => `${context.names.lookup(array)}[${context.printer.print(index)}]`;
       if (stmt.kind === "mma") return [cudaMma(stmt, element)];
-      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments);
+      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments, !context.fences?.unfenced.has(stmt));
+    },
+    barrierOp: (stmt) => {
+      if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.warpgroupFragments.length > 0);
+      if (stmt.kind === "tileCopy") return cudaTileCopy(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
+      if (!context.threads) throw new Error("internal: setMaxRegisters() in a kernel without a fixed block; the validator rejects it (TSK3091)");
+      return cudaSetMaxRegisters(stmt, context.threads);
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: context.warpgroupFragments.length > 0 ? "tsk_fence_proxy_async(); __syncthreads();" : "__syncthreads();",
@@ -448,5 +469,6 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,
+    linesBefore: (stmt) => (context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []),
   });
 }

@@ -69,9 +69,9 @@ const subgroupPoison = { f32: NaN, i32: -559038737, u32: 3735928559 };
 const sgV = new Float64Array(128), sgW = new Float64Array(128), sgNext = new Float64Array(128);
 const sgLive = new Uint8Array(128), sgHas = new Uint8Array(128), sgNextHas = new Uint8Array(128);
 function subgroupWrap(type, x) { return type === "f32" ? Math.fround(x) : type === "i32" ? x | 0 : x >>> 0; }
-function subgroup(op, type, a, b, r, threads, size, done, chk, where) {
+function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0) {
   const v = sgV, live = sgLive;
-  for (let base = 0; base < threads; base += size) {
+  for (let base = first; base < threads; base += size) {
     let count = 0;
     for (let lane = 0; lane < size; lane++) {
       live[lane] = base + lane < threads && !(done && done[base + lane]) ? 1 : 0;
@@ -187,9 +187,9 @@ function roundTf32(x) {
   return tf32Scratch[0];
 }
 const mmaA = new Float32Array(128), mmaB = new Float32Array(64), mmaC = new Float32Array(128);
-function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) {
+function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads, first = 0) {
   if (threads % 32 !== 0) throw new Error("tskernel: mma needs blocks of whole warps (32 threads); this block has " + threads);
-  for (let w = 0; w < threads; w += 32) {
+  for (let w = first; w < threads; w += 32) {
     for (let lane = 0; lane < 32; lane++) {
       const g = lane >> 2, q = lane & 3, t = w + lane;
       const ai = t * aSize + aAt * 4, bi = t * bSize + bAt * 2, ci = t * accSize + accAt * 4;
@@ -241,7 +241,7 @@ function truncateTf32(x) {
   return tf32Scratch[0];
 }
 const wgmmaA = new Float32Array(64 * 8), wgmmaB = new Float32Array(8 * 256), wgmmaC = new Float32Array(64 * 256);
-function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads) {
+function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, first = 0) {
   if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
   if (offset % 8 !== 0 || offset % 256 >= 32 || offset < 0) throw new Error("tskernel: wgmma reads B at element offset " + offset + ": it must be a multiple of 8 with offset % 256 < 32");
   if (offset + 32 * (n - 1) + 8 > b.length) throw new Error("tskernel: wgmma reads B up to element " + (offset + 32 * (n - 1) + 7) + " of a shared array of " + b.length);
@@ -252,7 +252,7 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads) {
     }
   }
   const per = n / 2;
-  for (let w = 0; w < threads; w += 128) {
+  for (let w = first; w < threads; w += 128) {
     for (let lane = 0; lane < 128; lane++) {
       const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, t = w + lane;
       const ai = t * aSize + aAt * 4, ci = t * accSize + accAt * per;
@@ -277,6 +277,115 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads) {
         acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
         acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
       }
+    }
+  }
+}
+`.trim().split("\n");
+
+/**
+ * mbarriers and warpgroup roles, for kernels that use `shared.barriers` or `warpgroupIdx` (js.ts runs each
+ * warpgroup of a block as a generator). A barrier is five words of an Int32Array: the arrivals a phase expects,
+ * those still missing, the phases completed, 1 once initialized, and the bytes of copies still missing. `mbarrierClock` counts arrivals and
+ * passed waits, so that `runWarpgroups` can tell a round in which no warpgroup could move (a deadlock: every
+ * one waits for a phase that no arrival will complete) from one that made progress. The scheduler resumes
+ * the warpgroups from the last to the first, each until it waits: consumers (usually the higher warpgroups)
+ * then run before the producer has filled anything, and the producer runs as far ahead as its waits let it,
+ * so a missing wait on either side shows in the results.
+ */
+export const barrierRuntime = String.raw`
+// mbarriers: [expected, missing, completed phases, initialized, bytes missing] per barrier; waits yield until
+// their phase completes, which needs the phase's arrivals and the bytes arriveExpectBytes announced.
+const mbarrierClock = [0];
+function mbarrierFault(message, chk, where) {
+  throw new Error("tskernel: " + message + (where ? " at " + where : ""));
+}
+function mbarrierAt(b, n, i, chk, where) {
+  if (!(i >= 0 && i < n)) mbarrierFault("barrier " + i + " is outside an array of " + n + " barriers", chk, where);
+  if (b[5 * i + 3] === 0) mbarrierFault("barrier " + i + " is used before initBarrier()", chk, where);
+  return 5 * i;
+}
+function mbarrierInit(b, n, i, count, chk, t, where) {
+  if (!(i >= 0 && i < n)) mbarrierFault("barrier " + i + " is outside an array of " + n + " barriers", chk, where);
+  if (!(count >= 1)) mbarrierFault("initBarrier() expects at least 1 arrival a phase, found " + count, chk, where);
+  b[5 * i] = count; b[5 * i + 1] = count; b[5 * i + 2] = 0; b[5 * i + 3] = 1; b[5 * i + 4] = 0;
+}
+// Completes the phase once its arrivals and bytes are all in.
+function mbarrierStep(b, at, chk) {
+  mbarrierClock[0]++;
+  if (b[at + 1] !== 0 || b[at + 4] !== 0) return;
+  b[at + 2]++;
+  b[at + 1] = b[at];
+  // A completed phase orders the arrivals' writes (and the copies it counted) before the waiters' reads.
+  if (chk) chk.sync();
+}
+function mbarrierArrive(b, n, i, copies, chk, t, where) {
+  const at = mbarrierAt(b, n, i, chk, where);
+  // The copies are plain stores here, complete at once; checked mode counts them complete with the arrival.
+  if (copies && chk) { chk.asyncCommit(t); chk.asyncWait(0, t); }
+  if (b[at + 1] === 0) mbarrierFault("more arrivals at barrier " + i + " than its phase expects", chk, where);
+  b[at + 1]--;
+  mbarrierStep(b, at, chk);
+}
+function mbarrierArriveExpect(b, n, i, bytes, chk, t, where) {
+  const at = mbarrierAt(b, n, i, chk, where);
+  if (!(bytes >= 0)) mbarrierFault("arriveExpectBytes() takes a number of bytes, found " + bytes, chk, where);
+  b[at + 4] += bytes;
+  b[at + 1]--;
+  mbarrierStep(b, at, chk);
+}
+function mbarrierDone(b, n, i, parity, chk, t, where) {
+  const at = mbarrierAt(b, n, i, chk, where);
+  if (parity !== 0 && parity !== 1) mbarrierFault("waitBarrier() takes a parity of 0 or 1, found " + parity, chk, where);
+  if ((b[at + 2] & 1) === parity) return false;
+  mbarrierClock[0]++;
+  return true;
+}
+// copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on barrier i.
+function tileCopy(dst, dstName, dstSize, offset, src, map, x, y, b, n, i, chk, t, where) {
+  if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault("copyTile() takes a tensor map made by createTensorMap() for this device", chk, where);
+  const rows = map[1], cols = map[2], boxRows = map[3], boxCols = map[4];
+  if (src.length < rows * cols) mbarrierFault("copyTile(): the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
+  if (offset % 256 !== 0 || offset < 0 || offset + 32 * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of 256, with the box's " + 32 * boxRows + " elements inside the array of " + dstSize, chk, where);
+  const at = mbarrierAt(b, n, i, chk, where);
+  for (let r = 0; r < boxRows; r++) {
+    for (let c = 0; c < 32; c++) {
+      const row = y + r, col = x + c;
+      const value = c < boxCols && row >= 0 && row < rows && col >= 0 && col < cols ? src[row * cols + col] : 0;
+      const e = 32 * r + c, place = offset + (e ^ (((e >> 5) & 7) << 2));
+      if (chk) chk.sts1(dst, dstName, place, dstSize, value, t, where);
+      else dst[place] = value;
+    }
+  }
+  b[at + 4] -= 4 * boxRows * boxCols;
+  mbarrierStep(b, at, chk);
+}
+// Runs a block's warpgroups (generators that yield 0 at syncThreads() and a location at a wait) to the end.
+function runWarpgroups(groups, chk, kernel) {
+  const n = groups.length, state = new Int8Array(n).fill(1), at = new Array(n);
+  let live = n;
+  while (live > 0) {
+    const clock = mbarrierClock[0];
+    let moved = false;
+    for (let k = n - 1; k >= 0; k--) {
+      if (state[k] !== 1) continue;
+      const step = groups[k].next();
+      if (step.done) { state[k] = 0; live--; moved = true; }
+      else if (step.value === 0) { state[k] = 2; moved = true; }
+      else at[k] = step.value;
+    }
+    let synced = 0;
+    for (let k = 0; k < n; k++) if (state[k] === 2) synced++;
+    if (synced > 0 && synced === live) {
+      // Every warpgroup still running stands at syncThreads(): release them.
+      for (let k = 0; k < n; k++) if (state[k] === 2) state[k] = 1;
+      if (chk) chk.sync();
+      continue;
+    }
+    if (!moved && clock === mbarrierClock[0]) {
+      const waits = [];
+      for (let k = 0; k < n; k++) if (state[k] === 1) waits.push("warpgroup " + k + " waits at " + at[k]);
+      else if (state[k] === 2) waits.push("warpgroup " + k + " stands at syncThreads()");
+      throw new Error("tskernel: deadlock in '" + kernel + "': no warpgroup can move (" + waits.join("; ") + "): a phase waited for never completes");
     }
   }
 }

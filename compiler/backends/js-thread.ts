@@ -22,6 +22,29 @@ export interface JsHooks {
   location?(span: Span): string;
 }
 
+/**
+ * The call of an mbarrier operation (js-runtime.ts's `barrierRuntime`): `mbarrierInit`, `mbarrierArrive` (also
+ * for arriveAfterCopies: the copies are plain stores here, complete at once) or, for a wait, the test that the
+ * block-level loop around it repeats. Checked mode passes the checker, thread and location.
+ */
+export function barrierCall(stmt: Stmt & { kind: "barrierOp" }, printer: JsExprPrinter, thread: string): string {
+  const { name, dims } = printer.hooksArray(stmt.barriers);
+  const checked = printer.checked ? `, chk, ${thread}, ${JSON.stringify(printer.where(stmt.span))}` : "";
+  const index = bare(printer.print(stmt.index));
+  switch (stmt.op) {
+    case "init":
+      return `mbarrierInit(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
+    case "arrive":
+      return `mbarrierArrive(${name}, ${dims![0]}, ${index}, false${checked})`;
+    case "arriveCopies":
+      return `mbarrierArrive(${name}, ${dims![0]}, ${index}, true${checked})`;
+    case "arriveExpect":
+      return `mbarrierArriveExpect(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
+    case "wait":
+      return `mbarrierDone(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
+  }
+}
+
 /** The text of an f32 literal: the exact double value of the f32 (a shortest f32 spelling would read back as another double). */
 function literal(type: ScalarType, value: number): string {
   if (type === "bool") return value ? "true" : "false";
@@ -128,6 +151,11 @@ export class JsExprPrinter {
    * launch that runs past its time limit, naming the loop (`chk.tick(t, "file:line:col")`); "" otherwise.
    * `thread`: the thread's variable, or -1 where the loop is the whole block's.
    */
+  /** Checked mode: the `file:line:column` of a span (callers check `checked` first). */
+  where(span: Span): string {
+    return this.hooks.location!(span);
+  }
+
   loopTick(span: Span, thread: "t" | "-1"): string {
     return this.hooks.location ? `chk.tick(${thread}, ${JSON.stringify(this.hooks.location(span))});` : "";
   }
@@ -426,6 +454,23 @@ export class ThreadStmtPrinter {
       // A wgmma completes when the block reaches it here, so its groups need no waiting.
       case "wgmmaSync":
         return;
+      // Registers are the CUDA compiler's business; the CPU has no budget to move.
+      case "setMaxRegisters":
+        return;
+      case "barrierOp":
+        if (stmt.op === "wait") throw new Error("internal: a waitBarrier inside a thread region");
+        out.line(`${barrierCall(stmt, printer, "t")};`);
+        return;
+      case "tileCopy": {
+        // Done at once here (js-runtime.ts's tileCopy), its bytes counted on the barrier as the copy's completion.
+        const array = (a: ArrayRef) => printer.hooksArray(a);
+        const target = array(stmt.target);
+        const bars = array(stmt.barriers);
+        const checked = printer.checked ? `, chk, t, ${JSON.stringify(printer.where(stmt.span))}` : "";
+        const args = [target.name, JSON.stringify(stmt.target.name), String(target.dims![0]), bare(printer.print(stmt.offset)), array(stmt.source).name, array(stmt.map).name, bare(printer.print(stmt.x)), bare(printer.print(stmt.y)), bars.name, String(bars.dims![0]), bare(printer.print(stmt.index))];
+        out.line(`tileCopy(${args.join(", ")}${checked});`);
+        return;
+      }
       case "matrixLoad":
       case "matrixStore":
         throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);

@@ -12,16 +12,21 @@
  * across regions are *spilled* to one typed array slot per thread and promoted to plain locals inside each
  * region. A thread that returns is marked done and skipped by later regions.
  *
+ * A kernel with warpgroup roles (`warpgroupIdx`, mbarriers) runs the same way per warpgroup instead of per
+ * block: its body becomes a generator over the warpgroup's 128 threads, block level means warpgroup level
+ * (conditions evaluated with the warpgroup's first thread), `syncThreads()` and an unfinished `waitBarrier`
+ * yield, and the runtime's `runWarpgroups` interleaves the block's warpgroups (js-runtime.ts).
+ *
  * Values follow docs/language.md's 32-bit semantics: `Math.fround` after every f32 operation, `| 0` and
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { declaredVariables, type ArrayRef, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns } from "../ir/matrix.ts";
 import { LineMap } from "../diagnostics/span.ts";
-import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, warpgroupRuntime } from "./js-runtime.ts";
-import { bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
+import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, warpgroupRuntime } from "./js-runtime.ts";
+import { barrierCall, bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
@@ -65,6 +70,9 @@ const reserved: ReadonlySet<string> = new Set([
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
+  "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
+  "mbarrierStep", "mbarrierArriveExpect", "tileCopy",
+  "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
 ]);
 
 const prelude = [
@@ -90,6 +98,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
+  if (bodies.some(usesWarpgroupRoles)) for (const line of barrierRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
     out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
     out.line("// undefined) and the subgroup size (default 32).");
@@ -132,13 +141,17 @@ export function emitJs(input: JsModuleInput): JsOutput {
 // ---------------------------------------------------------------------------------------------------------
 // Kernels: cutting the body into regions
 
+/** The statements that cut a region and are not barriers: collectives, matrix multiplies and mbarrier waits. */
+type CutStmt = CollectiveStmt | MmaStmt | WgmmaStmt | BarrierOpStmt;
+
 /** The first barrier and the first collective at any depth of `stmts`: the statements the body is cut at. */
-function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt | WgmmaStmt } {
-  const found: { barrier?: Stmt; collective?: CollectiveStmt | MmaStmt | WgmmaStmt } = {};
+function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CutStmt } {
+  const found: { barrier?: Stmt; collective?: CutStmt } = {};
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrier") found.barrier ??= stmt;
-    // An mma (wgmma) reads the other lanes' fragments: a cut like a subgroup operation.
-    if (stmt.kind === "collective" || stmt.kind === "mma" || stmt.kind === "wgmma") found.collective ??= stmt;
+    // An mma (wgmma) reads the other lanes' fragments: a cut like a subgroup operation. A waitBarrier is
+    // where the warpgroup's generator yields.
+    if (stmt.kind === "collective" || stmt.kind === "mma" || stmt.kind === "wgmma" || (stmt.kind === "barrierOp" && stmt.op === "wait")) found.collective ??= stmt;
   });
   return found;
 }
@@ -201,6 +214,13 @@ class KernelPrinter {
   private readonly hasReturn: boolean;
   /** The kernel uses subgroups: its function takes the subgroup size as a sixth argument. */
   private readonly subgroups: boolean;
+  /**
+   * The kernel has warpgroup roles (warpgroupIdx, mbarriers): its body runs once per warpgroup, as a
+   * generator `warpgroupBody(warpgroupIndex)` over threads warpgroupFirst … warpgroupEnd − 1 that yields at syncThreads() and at waits, and the
+   * runtime's `runWarpgroups` interleaves them. "Block level" then means "warpgroup level": conditions are
+   * evaluated with the warpgroup's first thread, which the validator made agree with the others.
+   */
+  private readonly roles: boolean;
   /** Locals declared in the body (as opposed to parameters). */
   private readonly declared = new Set<Variable>();
   /**
@@ -240,7 +260,7 @@ class KernelPrinter {
     const hooks = {
       builtin,
       // Lanes are numbered along the thread's linear index t in the block.
-      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : "(t % sg)"),
+      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : expr.builtin === "warpgroupIdx" ? "warpgroupIndex" : "(t % sg)"),
       array: (array: ArrayRef) => this.arrays.get(array)!,
       helper: (helper: HelperFunction) => moduleNames.lookup(helper),
       location,
@@ -250,7 +270,7 @@ class KernelPrinter {
       ...hooks,
       variable: (v) => {
         // Checked mode evaluates block-level conditions for every thread `t`; otherwise thread 0 stands for all.
-        const slot = location ? "t" : "0";
+        const slot = location ? "t" : this.roles ? "warpgroupFirst" : "0";
         const slots = this.spilled.get(v);
         if (slots) return v.type === "bool" ? `(${slots}[${slot}] !== 0)` : `${slots}[${slot}]`;
         if (this.uniform.has(v)) return this.names.lookup(v);
@@ -266,6 +286,7 @@ class KernelPrinter {
     });
     this.hasReturn = hasReturn;
     this.subgroups = usesSubgroups(unit.kernel.body);
+    this.roles = usesWarpgroupRoles(unit.kernel.body);
     this.uniform = this.uniformLocals(unit.kernel.body);
   }
 
@@ -314,7 +335,8 @@ class KernelPrinter {
     const isUniform = (expr: Expr): boolean => {
       let ok = true;
       walkExpr(expr, (e) => {
-        if (e.kind === "load" || e.kind === "subgroupBuiltin" || (e.kind === "builtin" && e.builtin === "threadIdx")) ok = false;
+        // warpgroupIdx is `w`, one value for the warpgroup's generator, where a uniform local lives.
+        if (e.kind === "load" || (e.kind === "subgroupBuiltin" && e.builtin !== "warpgroupIdx") || (e.kind === "builtin" && e.builtin === "threadIdx")) ok = false;
         if (e.kind === "variable" && this.declared.has(e.variable) && !uniform.has(e.variable)) ok = false;
       });
       return ok;
@@ -420,7 +442,9 @@ class KernelPrinter {
       const sizes = this.unit.sharedSizes.get(array) ?? [];
       const name = names.name(array, array.name);
       this.arrays.set(array, { name, dims: sizes });
-      allocations.push({ name, ctor: ctorOf[array.elementType], size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
+      // mbarriers: five words each (js-runtime.ts's barrierRuntime), zero until initBarrier.
+      if (array.barriers) allocations.push({ name, ctor: "Int32Array", size: String(5 * (sizes[0] ?? 0)), zero: true });
+      else allocations.push({ name, ctor: ctorOf[array.elementType], size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
     }
     for (const array of kernel.locals) {
       const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
@@ -471,7 +495,18 @@ class KernelPrinter {
     // Name every spilled local now, so regions can declare them in any order.
     for (const variable of this.spilled.keys()) names.name(variable, variable.name);
     this.regionCount = 0;
-    this.sequence(kernel.body, undefined);
+    if (this.roles) {
+      out.line('if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);');
+      out.block("function* warpgroupBody(warpgroupIndex) {", () => {
+        out.line("const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;");
+        this.sequence(kernel.body, undefined);
+      });
+      out.line("const warpgroupList = [];");
+      out.line("for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));");
+      out.line(`runWarpgroups(warpgroupList, ${this.location ? "chk" : "undefined"}, ${JSON.stringify(this.unit.entryName)});`);
+    } else {
+      this.sequence(kernel.body, undefined);
+    }
     out.dedent();
     out.line("}");
   }
@@ -515,7 +550,7 @@ class KernelPrinter {
           // A collective reads its arguments' slots and writes its result's, for the whole block at once.
           if (stmt.kind === "collective") [stmt.result, ...stmt.args.flatMap((arg) => (arg.kind === "variable" ? [arg.variable] : []))].forEach((v) => note(v, "block"));
           // An mma's fragment indices are read once for the block.
-          if (stmt.kind === "mma" || stmt.kind === "wgmma") exprsOf(stmt).forEach((expr) => noteExpr(expr, "block"));
+          if (stmt.kind === "mma" || stmt.kind === "wgmma" || stmt.kind === "barrierOp") exprsOf(stmt).forEach((expr) => noteExpr(expr, "block"));
           this.blockLevelParts(stmt, {
             condition: (expr) => noteExpr(expr, "block"),
             region: (part) => visit(part, inBlockLoop),
@@ -605,15 +640,25 @@ class KernelPrinter {
       const ids = "const tx = t % nx, ty = ((t / nx) | 0) % ny, tz = (t / (nx * ny)) | 0;";
       // With a subgroup operation inside, lanes of one subgroup that disagree are named as such.
       const { barrier, collective } = cutsIn([stmt]);
-      const operation = collective?.kind === "mma" || collective?.kind === "wgmma" ? collective.kind : collective?.op;
+      const operation = collective?.kind === "barrierOp" ? "waitBarrier" : collective?.kind === "mma" || collective?.kind === "wgmma" ? collective.kind : collective?.op;
       const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${operation}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
-      return `chk.uniform((t) => { ${ids} return ${text}; }, threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside})`;
+      const range = this.roles ? `warpgroupEnd, ${done}, ${JSON.stringify(this.location(expr.span))}, ${inside ? inside.slice(2) : "undefined"}, warpgroupFirst` : `threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside}`;
+      return `chk.uniform((t) => { ${ids} return ${text}; }, ${range})`;
     };
     switch (stmt.kind) {
       case "barrier":
+        // With roles, the warpgroup's generator stops here until every warpgroup has (runWarpgroups syncs the checker).
+        if (this.roles) out.line("yield 0;");
         // The end of the region before it is the barrier: every thread has finished it.
-        if (this.location) out.line("chk.sync();");
+        else if (this.location) out.line("chk.sync();");
         return;
+      case "barrierOp": {
+        // Only waits are cuts; the warpgroup's first thread stands for all (the validator made them agree).
+        const where = this.location ? this.location(stmt.span) : `waitBarrier(${this.arrays.get(stmt.barriers)!.name}, …)`;
+        const test = barrierCall(stmt, this.blockPrinter, this.location ? "t" : "warpgroupFirst");
+        out.line(this.location ? `{ const t = warpgroupFirst; while (!${test}) yield ${JSON.stringify(where)}; }` : `while (!${test}) yield ${JSON.stringify(where)};`);
+        return;
+      }
       case "collective":
         this.collective(stmt);
         return;
@@ -685,7 +730,8 @@ class KernelPrinter {
     const result = this.spilled.get(stmt.result)!;
     const done = this.hasReturn ? "done" : "undefined";
     const checked = this.location ? `chk, ${JSON.stringify(this.location(stmt.span))}` : "undefined, undefined";
-    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, threads, sg, ${done}, ${checked});`);
+    const range = this.roles ? "warpgroupEnd, sg" : "threads, sg";
+    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, ${range}, ${done}, ${checked}${this.roles ? ", warpgroupFirst" : ""});`);
   }
 
   /** An mma for every warp of the block, over the fragment arrays' per-thread slices (js-runtime.ts). */
@@ -694,9 +740,9 @@ class KernelPrinter {
       const { name, dims } = this.arrays.get(ref.array)!;
       return `${name}, ${dims![0]}, ${bare(this.blockPrinter.print(ref.index))}`;
     };
-    const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, threads);`;
+    const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
     // Checked mode reads block-level values from thread t's slots; the validator made the indices uniform.
-    this.out.line(this.location ? `{ const t = 0; ${call} }` : call);
+    this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }
 
   /**
@@ -710,8 +756,8 @@ class KernelPrinter {
     };
     const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
     const shared = this.arrays.get(stmt.b)!.name;
-    const call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${bare(this.blockPrinter.print(stmt.offset))}, threads);`;
-    this.out.line(this.location ? `{ const t = 0; ${call} }` : call);
+    const call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${bare(this.blockPrinter.print(stmt.offset))}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
+    this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }
 
   /** A run of barrier-free statements, executed by every (live) thread of the block in turn. */
@@ -747,7 +793,7 @@ class KernelPrinter {
       });
     };
     for (const variable of used) need(variable);
-    out.line(`${label}: for (let t = 0; t < threads; t++) {`);
+    out.line(this.roles ? `${label}: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {` : `${label}: for (let t = 0; t < threads; t++) {`);
     out.indent();
     if (this.hasReturn) out.line("if (done[t]) continue;");
     const block = this.unit.block;
@@ -769,6 +815,10 @@ class KernelPrinter {
     }
     out.dedent();
     out.line("}");
-    if (this.hasReturn) out.line("if (alive === 0) return;");
+    if (this.hasReturn) {
+      // With roles, a warpgroup whose threads have all returned ends its coroutine: what follows is another role's.
+      if (this.roles) out.line("if (done.subarray(warpgroupFirst, warpgroupEnd).every((d) => d === 1)) return;");
+      else out.line("if (alive === 0) return;");
+    }
   }
 }

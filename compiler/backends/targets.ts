@@ -40,6 +40,8 @@ export interface TargetLimits {
   readonly matrixOperations: boolean;
   /** Whether `threadFence()` has a device-scope fence to become (WGSL has none: TSK3050). */
   readonly deviceScopeFence: boolean;
+  /** mbarriers in shared memory and warpgroup roles (`shared.barriers`, `warpgroupIdx`): CUDA and the CPU. */
+  readonly warpgroupRoles: boolean;
 }
 
 export interface TargetInfo {
@@ -62,7 +64,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Local memory is at most 512 KB per thread (CUDA programming guide, compute capability 9.0).
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true, warpgroupRoles: true },
     // C++ leaves signed overflow and shifts by 32 or more undefined, and nvcc optimizes on it: i32 arithmetic
     // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
     legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true },
@@ -94,6 +96,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
       // WGSL's atomics are relaxed, storageBarrier() orders memory within one workgroup only, and nothing
       // promises that a workgroup waiting on another lets that one run.
       deviceScopeFence: false,
+      warpgroupRoles: false,
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
@@ -108,7 +111,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Kernel parameters may fill 32764 bytes since CUDA 12.1 on Volta and later (nvcc: "Formal parameter
     // space overflowed (32800 bytes required, max 32764 bytes allowed)"; 4095 pointers and an int fit).
     // Matrix operations are emulated exactly as docs/language.md section 25 defines them.
-    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true },
+    limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true, warpgroupRoles: true },
     legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true, splitMatrixAccesses: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops, except the

@@ -285,7 +285,10 @@ function makePrinter(
       expr.builtin === "blockDim"
         ? opaque(expr, { text: blockDim(expr.axis), kind: "atom" })
         : { text: `i32(${builtinInputs[expr.builtin].name}.${expr.axis})`, kind: "atom" },
-    subgroupBuiltin: (expr) => ({ text: `i32(${subgroupInputs[expr.builtin].name})`, kind: "atom" }),
+    subgroupBuiltin: (expr) => {
+      if (expr.builtin === "warpgroupIdx") throw new Error("internal: warpgroupIdx reached WGSL; the validator rejects it (TSK3085)");
+      return { text: `i32(${subgroupInputs[expr.builtin].name})`, kind: "atom" };
+    },
     // f32 arrays that atomics touch hold their values' bits in atomic<u32>.
     atomicLoad: (expr, element) => ({ text: bitsTo(expr.type, `atomicLoad(&${element})`), kind: "atom" }),
     convert: (to, value, from) =>

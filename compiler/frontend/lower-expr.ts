@@ -599,6 +599,7 @@ export function lowerIndexedArray(
   }
   const array = binding.array;
   if (array.fragment) return fail("TSK1066", spanOf(node), [array.name]);
+  if (array.barriers) return fail("TSK1095", spanOf(node), [array.name]);
   const rank = array.space === "global" ? 1 : array.dims.length;
   if (array.space === "private" && context.kind === "helper") return fail("TSK1001", spanOf(node), ["private arrays in helper functions"]);
   if (indexNodes.length !== rank) return fail("TSK2007", spanOf(node), [array.name, rank, indexNodes.length], { notes: rankNotes(array, rank) });

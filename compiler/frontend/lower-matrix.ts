@@ -4,7 +4,10 @@
  * `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
  * sets its own), and the warpgroup ones, `wgmma`, `wgmmaCommit` and `wgmmaWait`. Roles, shapes and element
  * types are checked here, where the user's arguments are at hand; the validator checks what needs constants
- * and control flow (uniformity, indices, the offsets of wgmma's shared operand).
+ * and control flow (uniformity, indices, the offsets of wgmma's shared operand). The mbarrier statements
+ * (`initBarrier`, `arriveBarrier`, `arriveAfterCopies`, `arriveExpectBytes`, `waitBarrier`), `copyTile` and
+ * `setMaxRegisters` are lowered here too: they are what lets warpgroups with different roles hand each other
+ * stages of shared memory.
  */
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
@@ -148,4 +151,69 @@ function lowerMatrixArray(context: FunctionContext, node: Expression, what: stri
   }
   if (binding.array.elementType !== "f32") return fail("TSK2021", spanOf(node), [what, binding.array.name, `${binding.array.elementType} elements`]);
   return binding.array;
+}
+
+/** Barriers declared with `shared.barriers`, as the first argument of `what` (TSK1096 otherwise). */
+function lowerBarriers(context: FunctionContext, node: Expression, what: string): ArrayRef {
+  const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
+  if (binding?.kind !== "array" || !binding.array.barriers) {
+    return fail("TSK1096", spanOf(node), [what, binding?.kind === "array" ? `'${binding.array.name}', an array` : `'${node.getText()}'`]);
+  }
+  return binding.array;
+}
+
+/** The mbarrier statements, or undefined when `name` is not one. */
+export function lowerBarrierOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
+  const ops = { initBarrier: "init", arriveBarrier: "arrive", arriveAfterCopies: "arriveCopies", arriveExpectBytes: "arriveExpect", waitBarrier: "wait" } as const;
+  if (name === "setMaxRegisters") return lowerSetMaxRegisters(context, call);
+  if (name === "copyTile") return lowerCopyTile(context, call);
+  if (!(name in ops)) return undefined;
+  const op = ops[name as keyof typeof ops];
+  const span = spanOf(call);
+  const what = `${name}()`;
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  const expected =
+    op === "init" ? [3, "3 arguments (barriers, an index and a count)"] : op === "wait" ? [3, "3 arguments (barriers, an index and a parity)"] : op === "arriveExpect" ? [3, "3 arguments (barriers, an index and a number of bytes)"] : [2, "2 arguments (barriers and an index)"];
+  if (args.length !== expected[0]) return fail("TSK2008", span, [what, expected[1]!, `${args.length} argument(s)`]);
+  const barriers = lowerBarriers(context, args[0]!, what);
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const index = integer(args[1]!, "index");
+  const value = op === "init" ? integer(args[2]!, "count") : op === "wait" ? integer(args[2]!, "parity") : op === "arriveExpect" ? integer(args[2]!, "number of bytes") : undefined;
+  return [{ kind: "barrierOp", op, barriers, index, ...(value ? { value } : {}), span }];
+}
+
+/** `setMaxRegisters(count)`, with a constant count that setmaxnreg accepts. */
+function lowerSetMaxRegisters(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  if (context.kind === "helper") return fail("TSK1031", span, ["setMaxRegisters()", context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 1) return fail("TSK2008", span, ["setMaxRegisters()", "1 argument (registers a thread)", `${args.length} argument(s)`]);
+  const count = lowerExpr(context, args[0]!, "i32");
+  if (count.kind !== "literal" || !Number.isInteger(count.value) || count.value % 8 !== 0 || count.value < 24 || count.value > 256) return fail("TSK1097", spanOf(args[0]!), [args[0]!.getText()]);
+  return [{ kind: "setMaxRegisters", count: count.value, span }];
+}
+
+/** `copyTile(target, offset, source, map, x, y, barriers, index)` (ir.ts's TileCopyStmt). */
+function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  const what = "copyTile()";
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 8) return fail("TSK2008", span, [what, "8 arguments (a shared array, an offset, a buffer, its tensor map, x, y, barriers and an index)", `${args.length} argument(s)`]);
+  const arrayArg = (node: Expression, want: string, ok: (array: ArrayRef) => boolean): ArrayRef => {
+    const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
+    if (binding?.kind === "array" && !binding.array.barriers && !binding.array.fragment && ok(binding.array)) return binding.array;
+    return fail("TSK1098", spanOf(node), [want, `'${node.getText()}'`]);
+  };
+  const target = arrayArg(args[0]!, "a 1-D shared f32 array as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && a.elementType === "f32");
+  const source = arrayArg(args[2]!, "a global f32 buffer as its third argument", (a) => a.space === "global" && a.elementType === "f32");
+  const map = arrayArg(args[3]!, "a read-only global u32 buffer (the tensor map) as its fourth argument", (a) => a.space === "global" && a.elementType === "u32" && a.access === "read");
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const offset = integer(args[1]!, "offset");
+  const x = integer(args[4]!, "column");
+  const y = integer(args[5]!, "row");
+  const barriers = lowerBarriers(context, args[6]!, what);
+  const index = integer(args[7]!, "barrier index");
+  return [{ kind: "tileCopy", target, offset, source, map, x, y, barriers, index, span }];
 }

@@ -22,7 +22,7 @@ import {
   lowerVectorOperand,
   makeLiteral,
 } from "./lower-expr.ts";
-import { isFragmentAllocation, lowerFragmentAllocation, lowerMatrixOperation } from "./lower-matrix.ts";
+import { isFragmentAllocation, lowerBarrierOperation, lowerFragmentAllocation, lowerMatrixOperation } from "./lower-matrix.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
 
@@ -280,6 +280,7 @@ function lowerSharedAllocation(
 ): ArrayRef {
   const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
   const elementType = callee.getName();
+  if (allocation === "shared" && elementType === "barriers") return lowerBarrierAllocation(context, name, call, span);
   if (elementType !== "f32" && elementType !== "i32" && elementType !== "u32") {
     return fail("TSK1001", spanOf(callee), [`${allocation}.${elementType}`], { notes: [`${allocation} arrays are ${allocation}.f32, ${allocation}.i32 or ${allocation}.u32`] });
   }
@@ -295,6 +296,15 @@ function lowerSharedAllocation(
     return dim;
   });
   return { kind: "array", name, elementType, space: allocation === "shared" ? "shared" : "private", access: "read_write", dims, span };
+}
+
+/** `shared.barriers(count)`: a shared u32 array of `count` mbarriers, marked as such (ir.ts, `ArrayRef.barriers`). */
+function lowerBarrierAllocation(context: FunctionContext, name: string, call: import("ts-morph").CallExpression, span: import("../ir/ir.ts").Span): ArrayRef {
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 1) return fail("TSK2008", spanOf(call), ["shared.barriers", "1 count", `${args.length}`]);
+  const count = lowerExpr(context, args[0]!, isLiteralLike(args[0]!) ? "i32" : undefined);
+  if (!isInteger(count.type)) return fail("TSK2008", spanOf(args[0]!), ["shared.barriers", "an i32 count", count.type]);
+  return { kind: "array", name, elementType: "u32", space: "shared", access: "read_write", dims: [count], barriers: true, span };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -320,6 +330,7 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
         const lowered =
           lowerMemoryOperation(context, origin.name, expression) ??
           lowerMatrixOperation(context, origin.name, expression) ??
+          lowerBarrierOperation(context, origin.name, expression) ??
           lowerAtomicStatement(context, origin.name, expression);
         if (lowered) return lowered;
       }

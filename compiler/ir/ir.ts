@@ -63,6 +63,12 @@ export interface ArrayRef {
    * stores `fillFragment` lowers to touch it.
    */
   readonly fragment?: FragmentType;
+  /**
+   * Set on a shared array that `shared.barriers(n)` declared: n mbarriers (8 bytes each on CUDA), reached
+   * only through the barrier statements (`BarrierOpStmt`), never indexed. Its element type is u32, for the
+   * passes that size shared memory; each backend lays it out itself.
+   */
+  readonly barriers?: true;
   readonly span: Span;
 }
 
@@ -159,7 +165,12 @@ export interface BuiltinExpr extends ExprBase {
  */
 export interface SubgroupBuiltinExpr extends ExprBase {
   readonly kind: "subgroupBuiltin";
-  readonly builtin: "subgroupSize" | "subgroupInvocationId";
+  /**
+   * `warpgroupIdx` is the thread's warpgroup: its linear index in the block divided by 128 (CUDA and the CPU
+   * only). The same for the 128 threads of a warpgroup, so a branch on it splits the block into roles
+   * (docs/language.md, "Barriers in shared memory and roles").
+   */
+  readonly builtin: "subgroupSize" | "subgroupInvocationId" | "warpgroupIdx";
 }
 
 export interface UnaryExpr extends ExprBase {
@@ -441,6 +452,57 @@ export interface WgmmaSyncStmt extends StmtBase {
   readonly pending: number;
 }
 
+/**
+ * The operations on an mbarrier (`shared.barriers(n)`, element `index`): `init` sets the arrivals a phase
+ * expects (`value`) and starts phase 0; `arrive` is one arrival of this thread; `arriveCopies` arrives once
+ * every `copyAsync4` this thread started before it is complete (`cp.async.mbarrier.arrive.noinc`: the
+ * arrival counts against the expected ones); `wait` blocks until the phase of parity `value` (0 or 1) has
+ * completed, that is until the barrier's current phase has the other parity. A completed phase makes the
+ * shared-memory writes of the threads that arrived (and the copies they arrived for) visible to the threads
+ * that waited. `wait` stands in control flow that is the same across each warpgroup (the validator).
+ */
+export interface BarrierOpStmt extends StmtBase {
+  readonly kind: "barrierOp";
+  readonly op: "init" | "arrive" | "arriveCopies" | "arriveExpect" | "wait";
+  readonly barriers: ArrayRef;
+  readonly index: Expr;
+  /** `init`: the expected arrivals; `wait`: the parity; `arriveExpect`: the bytes the phase also waits for. */
+  readonly value?: Expr;
+}
+
+/**
+ * `copyTile(target, offset, source, map, x, y, barriers, index)`: one thread starts copying a box of the 2-D
+ * f32 tensor `source` (row-major) that the tensor map `map` describes (a read-only u32 buffer the runtime's
+ * `createTensorMap` filled: rows, columns, box rows, box columns of 32 f32 = 128 bytes), from column x and row
+ * y, into the shared array `target` from `offset` (a multiple of 256 elements) in the 128-byte swizzle:
+ * element (r, c) of the box at target[offset + swizzle128(32·r + c)]; elements outside the tensor are zero.
+ * The copy's bytes count against barrier `index`'s phase (`arriveExpectBytes`); the phase's waiters see them.
+ * (`cp.async.bulk.tensor` on sm_90, the tensor memory accelerator; on CUDA `source` only names the data that
+ * the map points to.)
+ */
+export interface TileCopyStmt extends StmtBase {
+  readonly kind: "tileCopy";
+  readonly target: ArrayRef;
+  readonly offset: Expr;
+  readonly source: ArrayRef;
+  readonly map: ArrayRef;
+  readonly x: Expr;
+  readonly y: Expr;
+  readonly barriers: ArrayRef;
+  readonly index: Expr;
+}
+
+/**
+ * `setMaxRegisters(count)`: from here on the warpgroup's threads hold at most `count` registers each
+ * (`setmaxnreg` on sm_90a: fewer than the block's share gives registers back, more takes them from those
+ * given back, waiting until there are enough). A warpgroup-wide operation, in control flow that is the same
+ * across the warpgroup; `count` is a constant multiple of 8 from 24 to 256 (the frontend). No-op on the CPU.
+ */
+export interface SetMaxRegistersStmt extends StmtBase {
+  readonly kind: "setMaxRegisters";
+  readonly count: number;
+}
+
 /** The matrix statements (warp and warpgroup). */
 export type MatrixStmt = MatrixLoadStmt | MatrixStoreStmt | MmaStmt | WgmmaStmt | WgmmaSyncStmt;
 
@@ -518,7 +580,10 @@ export type Stmt =
   | MatrixStoreStmt
   | MmaStmt
   | WgmmaStmt
-  | WgmmaSyncStmt;
+  | WgmmaSyncStmt
+  | BarrierOpStmt
+  | SetMaxRegistersStmt
+  | TileCopyStmt;
 
 /** The locals a statement declares itself (not those of nested statements). */
 export function declaredVariables(stmt: Stmt): readonly Variable[] {

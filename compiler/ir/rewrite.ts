@@ -124,7 +124,12 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     case "wgmma":
       return { ...stmt, accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) }, a: { ...stmt.a, index: e(stmt.a.index) }, offset: e(stmt.offset) };
     case "wgmmaSync":
+    case "setMaxRegisters":
       return stmt;
+    case "barrierOp":
+      return { ...stmt, index: e(stmt.index), ...(stmt.value ? { value: e(stmt.value) } : {}) };
+    case "tileCopy":
+      return { ...stmt, offset: e(stmt.offset), x: e(stmt.x), y: e(stmt.y), index: e(stmt.index) };
     case "mma":
       return {
         ...stmt,
@@ -165,7 +170,20 @@ export function usesSubgroups(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "collective") found = true;
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && (found = true));
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin !== "warpgroupIdx" && (found = true));
+  });
+  return found;
+}
+
+/**
+ * True when the body splits into warpgroup roles: it reads `warpgroupIdx` or uses mbarriers. The CPU backend
+ * then runs each warpgroup of a block as a coroutine of its own (js.ts).
+ */
+export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => {
+    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy") found = true;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
   return found;
 }
@@ -227,6 +245,10 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
     case "wgmma":
       return [stmt.accumulator.index, stmt.a.index, stmt.offset];
+    case "barrierOp":
+      return stmt.value ? [stmt.index, stmt.value] : [stmt.index];
+    case "tileCopy":
+      return [stmt.offset, stmt.x, stmt.y, stmt.index];
     default:
       return [];
   }
@@ -323,6 +345,15 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "wgmma") {
       for (const array of [stmt.accumulator.array, stmt.a.array, stmt.b]) reads.add(array);
       writes.add(stmt.accumulator.array);
+    }
+    // An mbarrier operation reads and updates the barrier's state.
+    if (stmt.kind === "barrierOp") {
+      reads.add(stmt.barriers);
+      writes.add(stmt.barriers);
+    }
+    if (stmt.kind === "tileCopy") {
+      for (const array of [stmt.source, stmt.map, stmt.barriers]) reads.add(array);
+      for (const array of [stmt.target, stmt.barriers]) writes.add(array);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

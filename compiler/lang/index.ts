@@ -114,6 +114,7 @@ export const shared = {
   f32: sharedArray,
   i32: sharedArray,
   u32: sharedArray,
+  barriers: sharedArray,
 } as {
   f32(length: number): Float32Array;
   f32(rows: number, cols: number): Float32Array[];
@@ -121,7 +122,18 @@ export const shared = {
   i32(rows: number, cols: number): Int32Array[];
   u32(length: number): Uint32Array;
   u32(rows: number, cols: number): Uint32Array[];
+  /**
+   * `count` mbarriers in shared memory (CUDA sm_90 and the CPU): barriers that some threads arrive at and
+   * others wait on, phase after phase, without stopping the block. Reached only through `initBarrier`,
+   * `arriveBarrier`, `arriveAfterCopies` and `waitBarrier` (docs/language.md, "Barriers in shared memory and roles").
+   */
+  barriers(count: number): Barriers;
 };
+
+/** A shared array of mbarriers (`shared.barriers(n)`); not indexable. */
+export interface Barriers {
+  readonly __barriers: true;
+}
 function sharedArray(): never {
   return outsideKernel("shared arrays");
 }
@@ -463,6 +475,85 @@ export function mma<S extends MatrixShape>(
 export function wgmma<S extends WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "tf32">, b: Float32Array, offset: i32): void {
   void [acc, a, b, offset];
   outsideKernel("wgmma()");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Barriers in shared memory and warpgroup roles
+
+/**
+ * The thread's warpgroup: its linear index in the block divided by 128 (CUDA and the CPU). The same for all
+ * 128 threads of a warpgroup, so `if (warpgroupIdx === 0) { … } else { … }` splits the block into roles:
+ * `syncThreads()` may not stand in such a branch, but `waitBarrier` and the warpgroup operations may.
+ */
+export const warpgroupIdx: i32 = 0 as i32;
+
+/**
+ * Sets barrier `index` of `barriers` to expect `count` arrivals a phase, and starts phase 0. One thread
+ * initializes each barrier, before a `syncThreads()` that precedes every other use.
+ */
+export function initBarrier(barriers: Barriers, index: i32, count: i32): void {
+  void [barriers, index, count];
+  outsideKernel("initBarrier()");
+}
+
+/** One arrival of this thread at barrier `index`: its writes so far are visible to the phase's waiters. */
+export function arriveBarrier(barriers: Barriers, index: i32): void {
+  void [barriers, index];
+  outsideKernel("arriveBarrier()");
+}
+
+/**
+ * One arrival at barrier `index` once every `copyAsync4` this thread started before the call is complete
+ * (`cp.async.mbarrier.arrive.noinc`): the copied elements are visible to the phase's waiters, with no
+ * `commitAsync`/`waitAsync`. The arrival counts against the phase's expected arrivals.
+ */
+export function arriveAfterCopies(barriers: Barriers, index: i32): void {
+  void [barriers, index];
+  outsideKernel("arriveAfterCopies()");
+}
+
+/**
+ * One arrival of this thread at barrier `index` that also makes the phase wait for `bytes` more bytes of
+ * `copyTile` copies (`mbarrier.arrive.expect_tx`): the phase completes once its arrivals and those bytes are in.
+ */
+export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): void {
+  void [barriers, index, bytes];
+  outsideKernel("arriveExpectBytes()");
+}
+
+/**
+ * Starts copying a box of the 2-D f32 tensor `source` (row-major) into the shared array `target` from
+ * element `offset` (a multiple of 256), in the 128-byte swizzle that `wgmma` reads: box element (r, c) lands at
+ * `target[offset + swizzle128(32·r + c)]`. `map` is the tensor map the runtime's `createTensorMap(device,
+ * source, …)` made (the tensor's rows and columns, a box of up to 256 rows of 32 columns); (x, y) is the
+ * box's first column and row; elements outside the tensor are zero. The copy's bytes count against barrier
+ * `index` (`arriveExpectBytes`), whose waiters then see them. One thread issues it (CUDA: the tensor memory
+ * accelerator, `cp.async.bulk.tensor`, sm_90).
+ */
+export function copyTile(target: Float32Array, offset: i32, source: ElementArray, map: ReadonlyUint32Array, x: i32, y: i32, barriers: Barriers, index: i32): void {
+  void [target, offset, source, map, x, y, barriers, index];
+  outsideKernel("copyTile()");
+}
+
+/**
+ * Waits until the phase of barrier `index` whose parity is `parity` (0 or 1: phases alternate, starting at
+ * 0) has completed. Every thread of a warpgroup waits together (the same control flow across the warpgroup).
+ */
+export function waitBarrier(barriers: Barriers, index: i32, parity: i32): void {
+  void [barriers, index, parity];
+  outsideKernel("waitBarrier()");
+}
+
+/**
+ * From here on the warpgroup's threads hold at most `count` registers each (a constant multiple of 8 from 24
+ * to 256; `setmaxnreg` on sm_90a): fewer than the block's share (65536 / threads) gives registers back, more
+ * takes them from those given back, and waits until there are enough (so the roles' counts must fit in 65536,
+ * or the block hangs). All 128 threads of the warpgroup call it together. The kernel must fix its block. A
+ * producer that only copies gives registers to consumers that hold large accumulators. No-op on the CPU.
+ */
+export function setMaxRegisters(count: number): void {
+  void count;
+  outsideKernel("setMaxRegisters()");
 }
 
 /** Closes the group of the warpgroup's `wgmma` calls since the last commit (`wgmma.commit_group`). */

@@ -61,6 +61,10 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
             a: { ...stmt.a, array: retarget(stmt.a.array) },
             b: retarget(stmt.b),
           };
+        case "barrierOp":
+          return { ...stmt, barriers: retarget(stmt.barriers) };
+        case "tileCopy":
+          return { ...stmt, target: retarget(stmt.target), barriers: retarget(stmt.barriers) };
         default:
           return stmt;
       }

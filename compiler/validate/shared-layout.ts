@@ -5,10 +5,12 @@
  * the dynamic buffer, the alignment of each static array), so the two cannot disagree (issue 12: the backend
  * used to pad every array to 16 bytes in the dynamic buffer while the count left the padding out).
  *
- * Each array starts at the alignment its accesses need, and no more: 1024 bytes for a wgmma operand (the
- * 128-byte swizzle repeats every 8 rows of 128 bytes, and the descriptor's address must sit on that pattern),
- * 16 for an array read or written 16 bytes at a time (load4/store4, cp.async), whose vector indices the
- * validator checks relative to the array's start, and its element's size otherwise. Above 48 KB, which CUDA
+ * Each array starts at the alignment its accesses need, and no more: 1024 bytes for a wgmma operand or a
+ * copyTile target (the 128-byte swizzle repeats every 8 rows of 128 bytes, and the descriptor's address and
+ * the tensor memory accelerator's writes must sit on that pattern), 16 for an array read or written 16 bytes
+ * at a time (load4/store4, cp.async), whose vector indices the validator checks relative to the array's
+ * start, 8 for mbarriers (`shared.barriers`: 8 bytes each, whatever element type sizes them in the IR), and
+ * its element's size otherwise. Above 48 KB, which CUDA
  * declares statically, the arrays are carved in declaration order out of one dynamic buffer whose start is
  * only 16-byte aligned: a kernel with a wgmma operand asks for 1024 bytes more, so that the arrays can start
  * at the next 1024-byte boundary.
@@ -37,6 +39,8 @@ export interface SharedLayout {
 const swizzleAlignment = 1024;
 /** Alignment of an array with 16-byte accesses. */
 const vectorAlignment = 16;
+/** Size and alignment of an mbarrier (PTX's .b64). */
+const mbarrierBytes = 8;
 
 export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, body: readonly Stmt[]): SharedLayout {
   const swizzled = wgmmaOperands(body);
@@ -45,7 +49,7 @@ export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<Arr
   const alignments = new Map<ArrayRef, number>();
   let bytes = 0;
   for (const array of shared) {
-    const element = scalarByteSize[array.elementType];
+    const element = array.barriers ? mbarrierBytes : scalarByteSize[array.elementType];
     const alignment = swizzled.has(array) ? swizzleAlignment : vectors.has(array) ? vectorAlignment : element;
     alignments.set(array, alignment);
     bytes = Math.ceil(bytes / alignment) * alignment;
@@ -57,10 +61,13 @@ export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<Arr
   return { offsets, alignments, bytes, dynamic, dynamicBytes, allocatedBytes: dynamic ? dynamicBytes : bytes };
 }
 
-/** The shared arrays that wgmma reads B from (1024-byte aligned). */
+/** The shared arrays in the 128-byte swizzle (1024-byte aligned): those wgmma reads B from and copyTile fills. */
 function wgmmaOperands(body: readonly Stmt[]): Set<ArrayRef> {
   const found = new Set<ArrayRef>();
-  walkStmts(body, (stmt) => stmt.kind === "wgmma" && found.add(stmt.b));
+  walkStmts(body, (stmt) => {
+    if (stmt.kind === "wgmma") found.add(stmt.b);
+    if (stmt.kind === "tileCopy") found.add(stmt.target);
+  });
   return found;
 }
 

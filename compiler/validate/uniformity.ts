@@ -16,6 +16,12 @@
  *
  * The warp-level matrix operations (`loadFragment`, `storeFragment`, `mma`) follow the collectives' rule, and
  * their fragment indices must be uniform: the lanes of a warp hold one fragment together.
+ *
+ * Warpgroup roles add a second scope. `warpgroupIdx` differs between warpgroups but not within one, so a
+ * branch on it splits the block into roles: for barriers and subgroup operations it is a non-uniform value
+ * like any other (no `syncThreads()` inside a role), while the matrix operations and `waitBarrier` need only
+ * control flow that is the same across each warpgroup, and index fragments, offsets, barriers and parities
+ * that are. The analysis runs once per scope; without `warpgroupIdx` both agree.
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
@@ -43,9 +49,18 @@ const uniformOperands: Partial<Record<CollectiveOp, string>> = {
   subgroupShuffleDown: "distance",
 };
 
+/** What must agree: every thread of the block, or every thread of each warpgroup. */
+type Scope = "block" | "warpgroup";
+
 export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void {
-  const nonUniform = nonUniformVariables(kernel.body);
-  const reasonOf = (expr: Expr): string | undefined => nonUniformReason(expr, nonUniform);
+  checkScope(kernel, "block", diagnostics);
+  checkScope(kernel, "warpgroup", diagnostics);
+}
+
+function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): void {
+  const nonUniform = nonUniformVariables(kernel.body, scope);
+  const reasonOf = (expr: Expr): string | undefined => nonUniformReason(expr, nonUniform, scope);
+  const block = scope === "block";
   let afterReturn: Divergence | undefined;
   const reported = new Set<Stmt>();
 
@@ -54,7 +69,7 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
       const current = divergence ?? afterReturn;
       switch (stmt.kind) {
         case "barrier":
-          if (current && !reported.has(stmt)) {
+          if (block && current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
               makeDiagnostic("TSK3001", stmt.span, [], {
@@ -69,6 +84,7 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
           }
           break;
         case "collective": {
+          if (!block) break;
           if (current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
@@ -99,6 +115,7 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
         case "mma":
         case "wgmma":
         case "wgmmaSync": {
+          if (block) break;
           const what = matrixOperationName(stmt);
           if (current && !reported.has(stmt)) {
             reported.add(stmt);
@@ -134,6 +151,44 @@ export function checkUniformity(kernel: Kernel, diagnostics: Diagnostic[]): void
               makeDiagnostic("TSK3049", ref.index.span, [what], {
                 label: `this index ${reason}`,
                 notes: ["each lane holds its part of every fragment: index fragments with constants and loop counters that all threads share"],
+              }),
+            );
+          }
+          break;
+        }
+        case "setMaxRegisters":
+          if (block || !current || reported.has(stmt)) break;
+          reported.add(stmt);
+          diagnostics.push(
+            makeDiagnostic("TSK3090", stmt.span, [], {
+              label: "not every thread of the warpgroup may reach this",
+              related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
+              notes: ["setmaxnreg is executed by the 128 threads of a warpgroup together; branch on warpgroupIdx and values all threads share"],
+            }),
+          );
+          break;
+        case "barrierOp": {
+          if (block || stmt.op !== "wait") break;
+          if (current && !reported.has(stmt)) {
+            reported.add(stmt);
+            diagnostics.push(
+              makeDiagnostic("TSK3086", stmt.span, [], {
+                label: "not every thread of the warpgroup may reach this wait",
+                related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
+                notes: [
+                  "a wait is where the CPU backend lets the warpgroup's coroutine yield, and on CUDA threads that skip it would read the stage too early",
+                  "branch on warpgroupIdx and values all threads share; guard only what the threads do with the stage",
+                ],
+              }),
+            );
+          }
+          for (const [what, expr] of [["barrier index", stmt.index], ["parity", stmt.value!]] as const) {
+            const reason = reasonOf(expr);
+            if (!reason) continue;
+            diagnostics.push(
+              makeDiagnostic("TSK3087", expr.span, [what], {
+                label: `this ${what} ${reason}`,
+                notes: ["compute it from constants, loop counters, warpgroupIdx and values all threads share"],
               }),
             );
           }
@@ -209,12 +264,14 @@ function earlyExit(body: readonly Stmt[], reasonOf: (expr: Expr) => string | und
   return search(body, undefined, false);
 }
 
-/** Why an expression differs between threads, as a phrase, or undefined when it is uniform. */
-function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>): string | undefined {
+/** Why an expression differs between threads (of the block, or of a warpgroup), as a phrase, or undefined when it does not. */
+function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>, scope: Scope): string | undefined {
+  const recurse = (e: Expr) => nonUniformReason(e, nonUniform, scope);
   switch (expr.kind) {
     case "builtin":
       return expr.builtin === "threadIdx" ? `depends on threadIdx.${expr.axis}` : undefined;
     case "subgroupBuiltin":
+      if (expr.builtin === "warpgroupIdx") return scope === "block" ? "depends on warpgroupIdx" : undefined;
       return expr.builtin === "subgroupInvocationId" ? "depends on subgroupInvocationId" : undefined;
     case "variable": {
       const why = nonUniform.get(expr.variable);
@@ -224,25 +281,21 @@ function nonUniformReason(expr: Expr, nonUniform: ReadonlyMap<Variable, string>)
       if (expr.array.space === "shared") return `reads shared memory ('${expr.array.name}'), which other threads may change`;
       if (expr.array.space === "private") return `reads the private array '${expr.array.name}'`;
       if (expr.array.access === "read_write") return `reads the writable buffer '${expr.array.name}'`;
-      return expr.indices.map((index) => nonUniformReason(index, nonUniform)).find(Boolean);
+      return expr.indices.map(recurse).find(Boolean);
     case "literal":
     case "constRef":
       return undefined;
     case "unary":
-      return nonUniformReason(expr.operand, nonUniform);
+      return recurse(expr.operand);
     case "binary":
-      return preferDirect(nonUniformReason(expr.left, nonUniform), nonUniformReason(expr.right, nonUniform));
+      return preferDirect(recurse(expr.left), recurse(expr.right));
     case "select":
-      return (
-        nonUniformReason(expr.condition, nonUniform) ??
-        nonUniformReason(expr.whenTrue, nonUniform) ??
-        nonUniformReason(expr.whenFalse, nonUniform)
-      );
+      return recurse(expr.condition) ?? recurse(expr.whenTrue) ?? recurse(expr.whenFalse);
     case "convert":
-      return nonUniformReason(expr.value, nonUniform);
+      return recurse(expr.value);
     case "intrinsic":
     case "call":
-      return expr.args.map((arg) => nonUniformReason(arg, nonUniform)).find(Boolean);
+      return expr.args.map(recurse).find(Boolean);
   }
 }
 
@@ -253,7 +306,8 @@ function preferDirect(a: string | undefined, b: string | undefined): string | un
 }
 
 /** Variables whose value may differ between threads, each with the reason, found by iterating to a fixpoint. */
-function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
+function nonUniformVariables(body: readonly Stmt[], scope: Scope): Map<Variable, string> {
+  const reasonIn = (expr: Expr, known: ReadonlyMap<Variable, string>) => nonUniformReason(expr, known, scope);
   const result = new Map<Variable, string>();
   let changed = true;
   const mark = (variable: Variable, why: string) => {
@@ -268,7 +322,7 @@ function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
         case "declare":
         case "assign": {
           const value = stmt.kind === "declare" ? stmt.init : stmt.value;
-          const reason = value ? nonUniformReason(value, result) : undefined;
+          const reason = value ? reasonIn(value, result) : undefined;
           if (reason) mark(stmt.variable, reason);
           else if (control) mark(stmt.variable, `is assigned under a condition that ${control}`);
           break;
@@ -280,19 +334,19 @@ function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
           const scan = stmt.op === "subgroupInclusiveAdd" || stmt.op === "subgroupExclusiveAdd";
           const reason = scan
             ? `is a subgroup scan (${stmt.op}), which differs between lanes`
-            : (stmt.args.map((arg) => nonUniformReason(arg, result)).find(Boolean) ?? (control ? `is assigned under a condition that ${control}` : undefined));
+            : (stmt.args.map((arg) => reasonIn(arg, result)).find(Boolean) ?? (control ? `is assigned under a condition that ${control}` : undefined));
           if (reason) mark(stmt.result, reason);
           break;
         }
         case "vectorLoad": {
           // Four elements of one array: as non-uniform as a load of the first would be.
           const first: Expr = { kind: "load", type: stmt.array.elementType, array: stmt.array, indices: stmt.indices, span: stmt.span };
-          const reason = nonUniformReason(first, result) ?? (control ? `is assigned under a condition that ${control}` : undefined);
+          const reason = reasonIn(first, result) ?? (control ? `is assigned under a condition that ${control}` : undefined);
           if (reason) for (const variable of stmt.targets) mark(variable, reason);
           break;
         }
         case "if": {
-          const inner = control ?? nonUniformReason(stmt.condition, result);
+          const inner = control ?? reasonIn(stmt.condition, result);
           visit(stmt.then, inner);
           visit(stmt.else, inner);
           break;
@@ -302,8 +356,8 @@ function nonUniformVariables(body: readonly Stmt[]): Map<Variable, string> {
           if (stmt.kind === "for") visit(stmt.init, control);
           const inner =
             control ??
-            (stmt.condition ? nonUniformReason(stmt.condition, result) : undefined) ??
-            (earlyExit(stmt.body, (expr) => nonUniformReason(expr, result)) ? "lets some threads leave the loop early" : undefined);
+            (stmt.condition ? reasonIn(stmt.condition, result) : undefined) ??
+            (earlyExit(stmt.body, (expr) => reasonIn(expr, result)) ? "lets some threads leave the loop early" : undefined);
           visit(stmt.body, inner);
           if (stmt.kind === "for") visit(stmt.update, inner);
           break;

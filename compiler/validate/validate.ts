@@ -8,7 +8,7 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
-import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
@@ -75,6 +75,12 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   checkVectorAlignment(unrolledBody, sharedSizes, diagnostics);
   checkBroadcastLanes(unrolledBody, diagnostics);
   checkFragmentIndices(unrolledBody, sharedSizes, diagnostics);
+  checkBarrierIndices(unrolledBody, sharedSizes, diagnostics);
+  if (!block) {
+    let registers: Stmt | undefined;
+    walkStmts(kernel.body, (stmt) => stmt.kind === "setMaxRegisters" && (registers ??= stmt));
+    if (registers) diagnostics.push(makeDiagnostic("TSK3091", registers.span, [kernel.name], { notes: ["give the kernel a fixed block in its options: `kernel({ block: [384] }, …)`"] }));
+  }
   if (checks.barrierUniformity ?? true) checkUniformity(kernel, diagnostics);
   return { sharedBytes: sharedLayout.allocatedBytes, sharedLayout, sharedSizes, block };
 }
@@ -180,6 +186,24 @@ function checkFragmentIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<
   });
 }
 
+/** A barrier index that is constant once unrolled must name one of the barriers (TSK3089). */
+function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {
+  const seen = new Set<number>();
+  walkStmts(unrolledBody, (stmt) => {
+    // The swizzle's 8-row groups start on 1024-byte boundaries of the array (which CUDA aligns so).
+    if (stmt.kind === "tileCopy" && stmt.offset.kind === "literal" && stmt.offset.value % 256 !== 0 && !seen.has(stmt.offset.span.start)) {
+      seen.add(stmt.offset.span.start);
+      diagnostics.push(makeDiagnostic("TSK3092", stmt.offset.span, [stmt.offset.value, stmt.target.name]));
+    }
+    if (stmt.kind !== "barrierOp" && stmt.kind !== "tileCopy") return;
+    const count = sizes.get(stmt.barriers)?.[0] ?? 0;
+    const index = stmt.index;
+    if (index.kind !== "literal" || count === 0 || (index.value >= 0 && index.value < count) || seen.has(index.span.start)) return;
+    seen.add(index.span.start);
+    diagnostics.push(makeDiagnostic("TSK3089", index.span, [index.value, stmt.barriers.name, count]));
+  });
+}
+
 /**
  * wgmma's shared operand, where its offset is constant once unrolled: the tensor cores read B through a matrix
  * descriptor of the 128-byte swizzle, whose 8-row groups start on 1024-byte boundaries of the array (which the
@@ -252,6 +276,20 @@ function checkParamLimits(kernel: Kernel, limits: TargetLimits, displayName: str
   }
 }
 
+/** The first use of mbarriers or of `warpgroupIdx` in a body, with how the user wrote it (TSK3085). */
+function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string } | undefined {
+  let found: { span: Span; what: string } | undefined;
+  const names = { init: "initBarrier()", arrive: "arriveBarrier()", arriveCopies: "arriveAfterCopies()", arriveExpect: "arriveExpectBytes()", wait: "waitBarrier()" } as const;
+  walkStmts(body, (stmt) => {
+    if (found) return;
+    if (stmt.kind === "barrierOp") found = { span: stmt.span, what: names[stmt.op] };
+    if (stmt.kind === "setMaxRegisters") found = { span: stmt.span, what: "setMaxRegisters()" };
+    if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
+  });
+  return found;
+}
+
 /** The way out of a capability a target lacks (TSK3048, TSK3050): build the kernel for the other targets only. */
 function declareTargetsNote(displayName: string): string {
   return `declare the targets the kernel is for in its options, \`kernel({ …, targets: ["cuda", "js"] }, …)\`: a build for ${displayName} then skips it`;
@@ -289,6 +327,14 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
         `${declareTargetsNote(displayName)}; give ${displayName} a kernel without matrix operations`,
       ],
     }));
+  }
+  if (!limits.warpgroupRoles) {
+    const role = firstRoleOperation(kernel.body);
+    if (role) {
+      diagnostics.push(makeDiagnostic("TSK3085", role.span, [displayName, kernel.name, role.what], {
+        notes: [`${declareTargetsNote(displayName)}; give ${displayName} a kernel in which every thread does the same work`],
+      }));
+    }
   }
   if (!limits.deviceScopeFence) {
     walkStmts(kernel.body, (stmt) => {
@@ -331,6 +377,11 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     } else if (threads % warpgroupLanes !== 0 && usesWarpgroupOperations(kernel.body)) {
       diagnostics.push(makeDiagnostic("TSK3060", kernel.blockSpan ?? kernel.span, [kernel.name, threads], {
         notes: ["wgmma runs on warpgroups of 128 threads (four consecutive warps along the linear thread index), on every target"],
+      }));
+    }
+    if (threads % warpgroupLanes !== 0 && usesWarpgroupRoles(kernel.body)) {
+      diagnostics.push(makeDiagnostic("TSK3088", kernel.blockSpan ?? kernel.span, [kernel.name, threads], {
+        notes: ["warpgroups are four consecutive warps (128 threads) along the linear thread index; a role is taken by whole warpgroups"],
       }));
     }
     if (limits.subgroupMultiple !== undefined && threads % limits.subgroupMultiple !== 0 && usesSubgroups(kernel.body)) {

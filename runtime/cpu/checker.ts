@@ -334,11 +334,13 @@ export class Checker {
     done: Uint8Array | undefined,
     where: string,
     inside?: { readonly barrier: boolean; readonly operation: string; readonly at: string },
+    /** The first thread that must agree (a warpgroup's, in kernels with roles: threads from … threads − 1). */
+    from = 0,
   ): boolean {
-    if (inside) this.subgroupsAgree(condition, threads, done, where, inside);
+    if (inside) this.subgroupsAgree(condition, threads, done, where, inside, from);
     let first: boolean | undefined;
-    let firstThread = 0;
-    for (let t = 0; t < threads; t++) {
+    let firstThread = from;
+    for (let t = from; t < threads; t++) {
       if (done?.[t]) continue;
       const value = condition(t);
       if (first === undefined) {
@@ -371,9 +373,10 @@ export class Checker {
     done: Uint8Array | undefined,
     where: string,
     inside: { readonly operation: string; readonly at: string },
+    from: number,
   ): void {
     const size = this.subgroupSize;
-    for (let base = 0; base < threads; base += size) {
+    for (let base = from; base < threads; base += size) {
       let first: boolean | undefined;
       let firstLane = 0;
       for (let lane = 0; lane < size && base + lane < threads; lane++) {

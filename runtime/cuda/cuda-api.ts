@@ -17,6 +17,8 @@ interface Koffi {
   alloc(type: string, length: number): bigint;
   encode(pointer: bigint, offset: number, type: string, value: unknown): void;
   free(pointer: bigint): void;
+  address(value: unknown): bigint;
+  view(pointer: unknown, length: number): ArrayBuffer;
 }
 
 export class CudaError extends Error {
@@ -86,6 +88,7 @@ export interface DriverApi {
   cuEventElapsedTime(out: number[], start: unknown, end: unknown): number;
   cuEventDestroy_v2(event: unknown): number;
   cuGetErrorName(code: number, out: (string | null)[]): number;
+  cuTensorMapEncodeTiled(map: bigint, dataType: number, rank: number, address: bigint, dims: BigUint64Array, strides: BigUint64Array, box: Uint32Array, elementStrides: Uint32Array, interleave: number, swizzle: number, l2Promotion: number, oobFill: number): number;
 }
 
 export interface NvrtcApi {
@@ -133,6 +136,8 @@ const driverSignatures = [
   "int cuEventElapsedTime(_Out_ float *ms, void *start, void *end)",
   "int cuEventDestroy_v2(void *event)",
   "int cuGetErrorName(int code, _Out_ const char **name)",
+  // The map's address as an integer: the driver wants it 64-byte aligned, which only memory we align can promise.
+  "int cuTensorMapEncodeTiled(uint64_t map, int dataType, unsigned int rank, uint64_t address, const uint64_t *dims, const uint64_t *strides, const uint32_t *box, const uint32_t *elementStrides, int interleave, int swizzle, int l2Promotion, int oobFill)",
 ];
 
 const nvrtcSignatures = [

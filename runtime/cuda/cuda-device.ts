@@ -225,6 +225,30 @@ export class CudaDevice implements Device {
    */
   private readonly buffers = new BufferRegistry("CUDA", "cuda");
 
+  /**
+   * The 128 bytes of a tensor map of `source` (runtime/tensor-map.ts): f32, 2-D (cols × rows, rows cols·4
+   * bytes apart), boxes of boxCols × boxRows, 128-byte swizzle, 256-byte L2 promotion, zeros outside.
+   */
+  encodeTensorMap(source: DeviceBuffer, shape: { rows: number; cols: number; boxRows: number; boxCols: number }): Uint32Array {
+    const own = this.own(source);
+    const ffi = koffi();
+    const memory = ffi.alloc("uint8", 256);
+    try {
+      const base = ffi.address(memory);
+      const skip = Number((64n - (base % 64n)) % 64n);
+      const status = this.cu.cuTensorMapEncodeTiled(
+        base + BigInt(skip), 7, 2, own.pointer,
+        BigUint64Array.of(BigInt(shape.cols), BigInt(shape.rows)), BigUint64Array.of(BigInt(shape.cols * 4)),
+        Uint32Array.of(shape.boxCols, shape.boxRows), Uint32Array.of(1, 1),
+        0, 3, 3, 0, // no interleave, 128-byte swizzle, 256-byte L2 promotion, zero fill
+      );
+      check("cuTensorMapEncodeTiled", status);
+      return new Uint32Array(ffi.view(memory, 256).slice(skip, skip + 128));
+    } finally {
+      ffi.free(memory);
+    }
+  }
+
   own(buffer: DeviceBuffer): CudaBuffer {
     this.buffers.own(buffer);
     return buffer as CudaBuffer;

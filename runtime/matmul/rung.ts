@@ -62,4 +62,9 @@ export interface Rung {
    * on other devices, the CPU backend included (its emulation runs it when asked for by name).
    */
   readonly cudaArch?: string;
+  /**
+   * The kernel takes A's tensor map after C (copyTile, runtime/tensor-map.ts): A as rows = m, cols = k, in
+   * boxes of this size. Whoever launches the rung makes the map (`rungArguments`).
+   */
+  readonly tensorMapA?: { readonly boxRows: number; readonly boxCols: number };
 }

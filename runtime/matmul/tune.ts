@@ -10,7 +10,7 @@
 import type { Device, DeviceBuffer, KernelHandle, LaunchOptions, Timing } from "../device.ts";
 import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
 import { compileCandidate, enumerateSpace, formatConstants, kernelSourceHash, isDefaults, pruneReason, sameConstants, searchOrder, sharedMemoryLimit, targetFor, type CandidateLimits } from "./candidates.ts";
-import { archAllows, matmulRungs, matmulTolerance, shapeFits, type Constants, type Rung } from "./matmul.ts";
+import { archAllows, matmulRungs, matmulTolerance, rungArguments, shapeFits, type Constants, type Rung } from "./matmul.ts";
 import { deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
 
 export interface TuneOptions {
@@ -195,7 +195,9 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
       }
       const base = { rung: p.rung.name, constants: p.constants, n, registers: state.registers, isDefault: p.isDefault };
       try {
-        const launch = { grid: p.rung.grid(n, n, p.constants), args: [n, n, n, 1, a, b, 0, c] };
+        // A rung's tensor map (if it takes one) stays for the tuner's run: the launch is timed again later.
+        const { args } = rungArguments(device, p.rung, [n, n, n, 1, a, b, 0, c]);
+        const launch = { grid: p.rung.grid(n, n, p.constants), args };
         await device.write(c, poison);
         await device.launch(state.handle, launch);
         const error = check.compare((await device.read(c)) as Float32Array);

@@ -16,9 +16,9 @@ function roundTf32(x) {
   return tf32Scratch[0];
 }
 const mmaA = new Float32Array(128), mmaB = new Float32Array(64), mmaC = new Float32Array(128);
-function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads) {
+function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads, first = 0) {
   if (threads % 32 !== 0) throw new Error("tskernel: mma needs blocks of whole warps (32 threads); this block has " + threads);
-  for (let w = 0; w < threads; w += 32) {
+  for (let w = first; w < threads; w += 32) {
     for (let lane = 0; lane < 32; lane++) {
       const g = lane >> 2, q = lane & 3, t = w + lane;
       const ai = t * aSize + aAt * 4, bi = t * bSize + bAt * 2, ci = t * accSize + accAt * 4;
@@ -48,7 +48,7 @@ function truncateTf32(x) {
   return tf32Scratch[0];
 }
 const wgmmaA = new Float32Array(64 * 8), wgmmaB = new Float32Array(8 * 256), wgmmaC = new Float32Array(64 * 256);
-function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads) {
+function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, first = 0) {
   if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
   if (offset % 8 !== 0 || offset % 256 >= 32 || offset < 0) throw new Error("tskernel: wgmma reads B at element offset " + offset + ": it must be a multiple of 8 with offset % 256 < 32");
   if (offset + 32 * (n - 1) + 8 > b.length) throw new Error("tskernel: wgmma reads B up to element " + (offset + 32 * (n - 1) + 7) + " of a shared array of " + b.length);
@@ -59,7 +59,7 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads) {
     }
   }
   const per = n / 2;
-  for (let w = 0; w < threads; w += 128) {
+  for (let w = first; w < threads; w += 128) {
     for (let lane = 0; lane < 128; lane++) {
       const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, t = w + lane;
       const ai = t * aSize + aAt * 4, ci = t * accSize + accAt * per;

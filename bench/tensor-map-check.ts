@@ -1,0 +1,48 @@
+/**
+ * A check of the warp-specialized TF32 rung through the runtime on a CUDA GPU (run by the device tool on the
+ * H100; not part of the test suite, which has no GPU): `matmul(…, { precision: "tf32" })` with the library
+ * built with cubins, on fresh random inputs over a NaN-poisoned C, must pick sgemm-wgmma-ws, make A's tensor map
+ * through the driver (createTensorMap: cuTensorMapEncodeTiled through koffi) and agree with a float64 product
+ * within TF32's tolerance; the same through the cubin-free path (NVRTC) is not needed for this. Prints JSON.
+ *
+ *   node tensor-map-check.mjs <kernels-cubin dir>
+ */
+
+import { createCudaDevice, loadKernelLibrary, matmul, matmulTolerance } from "../runtime/index.ts";
+
+async function main(): Promise<void> {
+  const dir = process.argv[2] ?? "kernels-cubin";
+  const device = await createCudaDevice();
+  const library = loadKernelLibrary(dir);
+  const results: unknown[] = [];
+  for (const [m, n, k] of [[1024, 512, 256], [512, 1024, 2048]] as const) {
+    const A = Float32Array.from({ length: m * k }, () => Math.random() * 2 - 1);
+    const B = Float32Array.from({ length: k * n }, () => Math.random() * 2 - 1);
+    const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+    const rung = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, precision: "tf32" });
+    const got = (await device.read(C)) as Float32Array;
+    // Normwise relative error against float64 over a sample of rows (all columns).
+    let num = 0;
+    let den = 0;
+    let nonFinite = 0;
+    for (let i = 0; i < m; i += 7) {
+      for (let j = 0; j < n; j++) {
+        let sum = 0;
+        for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
+        const value = got[i * n + j]!;
+        if (!Number.isFinite(value)) nonFinite++;
+        num += (value - sum) ** 2;
+        den += sum ** 2;
+      }
+    }
+    const error = Math.sqrt(num / den);
+    results.push({ m, n, k, rung, normwiseRelative: error, tolerance: matmulTolerance("tf32", k), nonFinite, pass: rung === "sgemm-wgmma-ws" && nonFinite === 0 && error <= matmulTolerance("tf32", k) });
+  }
+  console.log(JSON.stringify({ device: device.name, date: new Date().toISOString(), results }, null, 1));
+  device.dispose();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

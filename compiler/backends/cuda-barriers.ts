@@ -1,0 +1,148 @@
+/**
+ * mbarriers and warpgroup roles on CUDA. `shared.barriers(n)` is an array of n 8-byte words in shared memory;
+ * `initBarrier` is `mbarrier.init` followed by `fence.mbarrier_init` (so that the async proxy, which completes
+ * `cp.async` arrivals, sees the initialized barrier), `arriveBarrier` is `mbarrier.arrive`,
+ * `arriveAfterCopies` is `cp.async.mbarrier.arrive.noinc` (the arrival happens once this thread's earlier
+ * `cp.async` copies land, and counts against the phase's expected arrivals), and `waitBarrier` spins on
+ * `mbarrier.try_wait.parity` (sm_90: the hardware suspends the thread for a while inside each try). In a
+ * kernel that uses wgmma, each wait is followed by `fence.proxy.async`: the stage it waited for was written
+ * by ordinary stores or `cp.async` (the generic proxy), and the tensor cores read it through the async
+ * proxy. `warpgroupIdx` is the linear thread index over 128, broadcast from lane 0 by `__shfl_sync` so that
+ * the compiler knows it is the same across the warp (a role branch then needs no divergence handling).
+ * `arriveExpectBytes` is `mbarrier.arrive.expect_tx`, and `copyTile` is `cp.async.bulk.tensor.2d` from the
+ * tensor map in global memory (the runtime wrote it with cuTensorMapEncodeTiled, 128-byte swizzle), completing
+ * its bytes on the barrier.
+ * Below sm_90 the operations trap: the runtime builds such modules for sm_90a only (they use wgmma) and
+ * nvcc acceptance compiles them for it.
+ */
+
+import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt, TileCopyStmt } from "../ir/ir.ts";
+import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
+
+/** The helper functions for the bodies' mbarrier operations and warpgroupIdx, as lines (none if unused). */
+export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
+  let barriers = false;
+  let roles = false;
+  let registers = false;
+  for (const body of bodies) {
+    walkStmts(body, (stmt) => {
+      if (stmt.kind === "barrierOp") barriers = true;
+      if (stmt.kind === "setMaxRegisters") registers = true;
+      if (stmt.kind === "tileCopy") barriers = true;
+      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
+    });
+  }
+  const lines: string[] = [];
+  if (roles) lines.push(...roleHelper);
+  if (barriers) lines.push(...mbarrierHelpers);
+  if (registers) lines.push(...registerHelpers);
+  return lines;
+}
+
+const roleHelper = [
+  "",
+  "// The thread's warpgroup (linear index / 128), the same in every lane of a warp as far as the compiler knows.",
+  "__device__ __forceinline__ int tsk_warpgroup_idx() {",
+  "  return __shfl_sync(0xffffffffu, (int)((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) >> 7), 0);",
+  "}",
+];
+
+const mbarrierHelpers = [
+  "",
+  "// mbarriers in shared memory (sm_90): init, arrive, arrive once this thread's cp.async copies land, wait on a phase's parity.",
+  "__device__ __forceinline__ void tsk_mbarrier_init(unsigned long long* bar, int count) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(count) : "memory");',
+  '  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_mbarrier_arrive(unsigned long long* bar) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_mbarrier_arrive_copies(unsigned long long* bar) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_mbarrier_arrive_expect(unsigned long long* bar, int bytes) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "// A box of the tensor that map (in global memory) describes, from column x and row y, into shared memory at dst.",
+  "__device__ __forceinline__ void tsk_copy_tile(float* dst, const unsigned* map, int x, int y, unsigned long long* bar) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  "  asm volatile(",
+  '      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"',
+  '      :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(map), "r"(x), "r"(y), "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_mbarrier_wait(unsigned long long* bar, int parity) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  "  asm volatile(",
+  '      "{\\n.reg .pred done;\\ntsk_wait_%=:\\n"',
+  '      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n"',
+  '      "@!done bra tsk_wait_%=;\\n}\\n" :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(parity) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+];
+
+const registerHelpers = [
+  "",
+  "// setmaxnreg (sm_90a): the warpgroup's registers a thread from here on, fewer than the block's share (dec) or more (inc).",
+  "template <int count> __device__ __forceinline__ void tsk_setmaxnreg_dec() {",
+  "#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)",
+  '  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(count));',
+  "#endif",
+  "}",
+  "template <int count> __device__ __forceinline__ void tsk_setmaxnreg_inc() {",
+  "#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)",
+  '  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(count));',
+  "#endif",
+  "}",
+];
+
+/**
+ * `setMaxRegisters(count)`: an increase from the block's share of the register file (65536 / threads, in
+ * steps of 8: what `__launch_bounds__` lets ptxas give each thread), or a decrease below it.
+ */
+export function cudaSetMaxRegisters(stmt: SetMaxRegistersStmt, threads: number): string {
+  const share = Math.floor(65536 / threads / 8) * 8;
+  return stmt.count < share ? `tsk_setmaxnreg_dec<${stmt.count}>();` : `tsk_setmaxnreg_inc<${stmt.count}>();`;
+}
+
+/** The statement of an mbarrier operation (with the proxy fence after a wait in wgmma kernels). */
+export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr: Expr) => string, wgmma: boolean): string {
+  const at = `&${barrier}[${print(stmt.index)}]`;
+  switch (stmt.op) {
+    case "init":
+      return `tsk_mbarrier_init(${at}, ${print(stmt.value!)});`;
+    case "arrive":
+      return `tsk_mbarrier_arrive(${at});`;
+    case "arriveCopies":
+      return `tsk_mbarrier_arrive_copies(${at});`;
+    case "arriveExpect":
+      return `tsk_mbarrier_arrive_expect(${at}, ${print(stmt.value!)});`;
+    case "wait":
+      return `tsk_mbarrier_wait(${at}, ${print(stmt.value!)});${wgmma ? " tsk_fence_proxy_async();" : ""}`;
+  }
+}
+
+/** `copyTile`: the tensor memory accelerator's 2-D box copy into shared memory, completing on the barrier. */
+export function cudaTileCopy(stmt: TileCopyStmt, name: (array: TileCopyStmt["target"]) => string, print: (expr: Expr) => string): string {
+  return `tsk_copy_tile(&${name(stmt.target)}[${print(stmt.offset)}], ${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.barriers)}[${print(stmt.index)}]);`;
+}

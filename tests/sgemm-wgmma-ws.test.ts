@@ -1,0 +1,115 @@
+/**
+ * The warp-specialized wgmma SGEMM (examples/sgemm-wgmma-ws.ts) on the CPU backend, where each warpgroup of a
+ * block runs as a coroutine and the mbarriers and the tensor copies (copyTile) are emulated: against float64 within TF32's error bound and bit
+ * for bit against the emulation docs/language.md defines (the multiply is sgemm-wgmma.ts's, so
+ * tests/sgemm-wgmma.test.ts's bound and order hold), with α/β ≠ (1, 0) and with β = 0 over a C poisoned with
+ * NaN, unchecked and in checked mode, on fresh random inputs each run; and that `matmul(…, { precision:
+ * "tf32" })` takes it on sm_90 (making A's tensor map itself) and passes over it elsewhere.
+ */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { roundTf32, truncateTf32 } from "../compiler/index.ts";
+import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, type Device, type KernelHandle } from "../runtime/index.ts";
+import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { repoRoot } from "./golden-cases.ts";
+
+const file = path.join(repoRoot, "examples", "sgemm-wgmma-ws.ts");
+const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
+
+/** The emulation's result: k ascending, one f32 rounding per addition (B rounded to TF32, A truncated). */
+function emulate(m: number, n: number, k: number, A: Float32Array, B: Float32Array, alpha: number, beta: number, C0: Float32Array | undefined): Float32Array {
+  const a = A.map(truncateTf32);
+  const b = B.map(roundTf32);
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let sum = 0;
+      for (let p = 0; p < k; p++) sum = Math.fround(sum + b[p * n + j]! * a[i * k + p]!);
+      out[i * n + j] = beta === 0 ? Math.fround(alpha * sum) : Math.fround(Math.fround(alpha * sum) + Math.fround(beta * C0![i * n + j]!));
+    }
+  }
+  return out;
+}
+
+/** The largest |error| / bound over C against float64 (at most 1 passes; tests/sgemm-wgmma.test.ts derives the bound). */
+function worstRatio(m: number, n: number, k: number, A: Float32Array, B: Float32Array, alpha: number, beta: number, C0: Float32Array | undefined, got: Float32Array): number {
+  const u = 2 ** -11;
+  const eps = 2 ** -24;
+  let worst = 0;
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let exact = 0;
+      let magnitude = 0;
+      for (let p = 0; p < k; p++) {
+        exact += A[i * k + p]! * B[p * n + j]!;
+        magnitude += Math.abs(A[i * k + p]! * B[p * n + j]!);
+      }
+      const c0 = C0 ? C0[i * n + j]! : 0;
+      const bound = Math.abs(alpha) * (3 * u + 2 * u * u + k * eps) * magnitude * (1 + 2 * u) + 3 * eps * (Math.abs(alpha * exact) + Math.abs(beta * c0));
+      const value = got[i * n + j]!;
+      worst = Math.max(worst, Number.isFinite(value) ? Math.abs(value - (alpha * exact + beta * c0)) / bound : Infinity);
+    }
+  }
+  return worst;
+}
+
+async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, number, number], alpha: number, beta: number) {
+  const A = random(m * k);
+  const B = random(k * n);
+  const C0 = beta === 0 ? undefined : random(m * n);
+  const C = device.createBuffer(C0 ? C0.slice() : new Float32Array(m * n).fill(Number.NaN));
+  const bufferA = device.createBuffer(A);
+  const mapA = createTensorMap(device, bufferA, { rows: m, cols: k, boxRows: 256, boxCols: 32 });
+  await device.launch(kernel, { grid: [n / 128, m / 256], args: [m, n, k, alpha, bufferA, device.createBuffer(B), beta, C, mapA] });
+  return { A, B, C0, got: (await device.read(C)) as Float32Array };
+}
+
+describe("sgemm-wgmma-ws.ts on the CPU backend", () => {
+  const [kernel] = compileKernelLibrary([file], ["js"]).kernels;
+  // Two block rows and columns; ten k-tiles, so the four stages are refilled and both parities are waited for.
+  const shape: [number, number, number] = [512, 256, 320];
+
+  it("is one specialization of 384 threads: a producer warpgroup and two consumers", () => {
+    expect(kernel!.description.specialization).toEqual({ STAGES: 4, SWIZZLE: 8 });
+  });
+
+  it("is within the bound of float64 and bit-exact to the emulation (α = 0.75, β = −0.5)", async () => {
+    const [m, n, k] = shape;
+    const { A, B, C0, got } = await run(new CpuDevice(), kernel!, shape, 0.75, -0.5);
+    expect(worstRatio(m, n, k, A, B, 0.75, -0.5, C0, got)).toBeLessThanOrEqual(1);
+    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 0.75, -0.5, C0)));
+  });
+
+  it("with β = 0 ignores C (NaN before the launch), in checked mode", async () => {
+    const [m, n, k] = shape;
+    const { A, B, got } = await run(new CpuDevice({ checked: true }), kernel!, shape, 1.25, 0);
+    expect(worstRatio(m, n, k, A, B, 1.25, 0, undefined, got)).toBeLessThanOrEqual(1);
+    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 1.25, 0, undefined)));
+  });
+});
+
+describe("matmul(…, { precision: \"tf32\" }) and the warp-specialized rung", () => {
+  const library = compileKernelLibrary(["sgemm-wgmma-ws.ts", "sgemm-wgmma.ts", "sgemm-tensorcore.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+  const shape = { m: 512, n: 256, k: 128, tuning: false as const, precision: "tf32" as const };
+  const cuda = (arch: string) => ({ backend: "cuda", arch, limits: new CpuDevice().limits }) as unknown as Device;
+
+  it("takes it first on an sm_90 GPU, where its tiles divide the shape, and passes over it elsewhere", () => {
+    expect(chooseMatmul(cuda("sm_90"), library, shape).rung.name).toBe("sgemm-wgmma-ws");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...shape, k: 96 }).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(cuda("sm_80"), library, shape).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(new CpuDevice(), library, shape).rung.name).toBe("sgemm-tensorcore");
+  });
+
+  it("runs through matmul() by name on the CPU, which makes and frees A's tensor map", async () => {
+    const [m, n, k] = [256, 128, 192];
+    const device = new CpuDevice();
+    const A = random(m * k);
+    const B = random(k * n);
+    const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+    const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, variant: "sgemm-wgmma-ws" });
+    expect(ran).toBe("sgemm-wgmma-ws");
+    const got = (await device.read(C)) as Float32Array;
+    expect(worstRatio(m, n, k, A, B, 1, 0, undefined, got)).toBeLessThanOrEqual(1);
+  });
+});
