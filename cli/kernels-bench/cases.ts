@@ -134,20 +134,22 @@ const log2 = (n: number) => Math.ceil(Math.log2(Math.max(2, n)));
 // ---- elementwise -------------------------------------------------------------------------------------------
 
 /**
- * On the CPU backend a grid-stride kernel gets at most this many blocks, which then loop: each block
- * allocates its private and shared arrays once, so a few blocks that loop cost less than many that do not
- * (enough for a worker thread per core on the machines the suite is measured on).
+ * On the CPU backend the sums and the histogram get at most this many blocks, which then loop: fewer
+ * partial results to combine (enough blocks for a worker thread per core on the machines the suite is
+ * measured on).
  */
 const cpuStrideBlocks = 16;
 
 /**
- * Blocks for a grid-stride loop over n/4 vectors: on a GPU enough to cover them once, within the device's
- * limit; on the CPU a few (cpuStrideBlocks).
+ * Blocks for a grid-stride loop over n/4 vectors: enough to cover them once, within the device's limit, on
+ * the CPU too. There a few blocks that loop cost more than many that do not: each thread of a looping block
+ * walks its vectors a grid apart, dozens of interleaved streams that the CPU's prefetchers do not follow,
+ * while a block that covers its part once reads BLOCK · ITEMS contiguous vectors (SAXPY at 2^20 on one thread:
+ * 2.34 ms with 16 blocks, 1.51 ms with 256; median of 60 interleaved runs, bench/README.md).
  */
 function strideBlocks(n: number, kernel: KernelHandle, context: CaseContext): number {
   const { BLOCK, ITEMS } = constantsOf(kernel);
-  const limit = context.backend === "cpu" ? cpuStrideBlocks : context.limits.maxGridDims[0];
-  return Math.max(1, Math.min(Math.ceil(n / 4 / (BLOCK! * ITEMS!)), limit));
+  return Math.max(1, Math.min(Math.ceil(n / 4 / (BLOCK! * ITEMS!)), context.limits.maxGridDims[0]));
 }
 
 function needsMultipleOf4(shape: Shape): string | undefined {
