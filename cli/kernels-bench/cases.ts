@@ -254,7 +254,7 @@ const vectorTranspose = ([rows, cols]: Shape) => rows! % 4 === 0 && cols! % 4 ==
 const transpose: KernelCase = {
   id: "transpose",
   title: "transpose",
-  kernels: { transposeVec4: "examples/transpose-vec4.ts", transposeAligned: "examples/transpose-aligned.ts" },
+  kernels: { transposeVec4: "examples/transpose-vec4.ts", transposeAligned: "examples/transpose-aligned.ts", transposeShared: "examples/transpose.ts" },
   torch: "x.t().contiguous()",
   dims: 2,
   gpuShapes: [
@@ -265,19 +265,26 @@ const transpose: KernelCase = {
     [1024, 1024],
     [1023, 1022],
   ],
-  space: (shape): TuningSpace =>
+  space: (shape, _limits, backend): TuningSpace =>
     vectorTranspose(shape)
       ? { kernels: ["transposeVec4"], constants: { TILE: [32, 64], BLOCK_ROWS: [8, 16, 32], PAD: [1, 4] }, valid: wholeTileRows }
-      : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((Number(c.TILE) + Number(c.ALIGN)) % Number(c.BLOCK_ROWS) === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
+      : backend === "cpu"
+        ? { kernels: ["transposeShared"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8, 16] }, valid: wholeTileRows }
+        : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((Number(c.TILE) + Number(c.ALIGN)) % Number(c.BLOCK_ROWS) === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
   unsupported: () => undefined,
   build(shape, context) {
     const [rows, cols] = shape;
     const vector = vectorTranspose(shape);
-    const aligned: Constants[] = context.backend === "cpu" ? [{ TILE: 64 }, {}] : [{}];
-    const kernel = vector ? pick(context, "transposeVec4", [{}, { TILE: 32, BLOCK_ROWS: 32 }]) : pick(context, "transposeAligned", aligned);
-    const { TILE: tile, ALIGN: align } = constantsOf(kernel) as { TILE: number; ALIGN?: number };
+    // Other sides: on a GPU the sector-aligned kernel; on the CPU, whose caches have no sectors to complete, the
+    // classic tiled one in 64-wide tiles, without the aligned kernel's extra rows and shifted segments.
+    const kernel = vector
+      ? pick(context, "transposeVec4", [{}, { TILE: 32, BLOCK_ROWS: 32 }])
+      : context.backend === "cpu"
+        ? pick(context, "transposeShared", [{ TILE: 64 }, {}])
+        : pick(context, "transposeAligned", [{}]);
+    const { TILE: tile, ALIGN: align = 1 } = constantsOf(kernel) as { TILE: number; ALIGN?: number };
     // The sector-aligned kernel shifts each output row's segment back by up to ALIGN − 1: one more row of blocks.
-    const blockRows = Math.ceil((rows! + (vector ? 0 : align! - 1)) / tile);
+    const blockRows = Math.ceil((rows! + align - 1) / tile);
     return {
       buffers: [
         { name: "x", length: rows! * cols!, role: "input", low: -1, high: 1 },
