@@ -27,7 +27,7 @@ import { median } from "../runtime/device.ts";
 import { timeAsync } from "./timing.ts";
 import { compileKernelLibrary } from "../runtime/kernels.ts";
 import { launchSteps, release, runChecked } from "../cli/kernels-bench/bench.ts";
-import { kernelCases, shapeLabel, suiteFilesFor, type CaseInstance, type InputArray, type Shape } from "../cli/kernels-bench/cases.ts";
+import { kernelCases, shapeLabel, suiteFiles, type CaseInstance, type InputArray, type Shape } from "../cli/kernels-bench/cases.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -184,7 +184,7 @@ function freshCopy(factory: PlainLoop): PlainLoop {
 
 // Other processes on the machine slow both sides unevenly: the load is recorded with the results.
 const loadBefore = os.loadavg();
-const library = compileKernelLibrary(suiteFilesFor("cpu").map((f) => path.join(packageRoot(), f)), ["js"]);
+const library = compileKernelLibrary(suiteFiles.map((f) => path.join(packageRoot(), f)), ["js"]);
 const single = new CpuDevice();
 const pooled = new CpuDevice({ workers });
 const rows: Record<string, unknown>[] = [];

@@ -39,7 +39,7 @@ import { compareToReference, referenceGemmAt } from "../runtime/reference.ts";
 import type { Device } from "../runtime/device.ts";
 import { seedVariants, unsupportedSize } from "../cli/demo/variants.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes } from "../cli/bench/matmul.ts";
-import { chooseMatmul, matmulRungs } from "../runtime/matmul/matmul.ts";
+import { chooseMatmul, matmulLaunch, matmulRungs } from "../runtime/matmul/matmul.ts";
 import { formatConstants } from "../runtime/matmul/candidates.ts";
 import { TuningStore } from "../runtime/matmul/tune-store.ts";
 import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport } from "./torch-matmul-report.ts";
@@ -252,8 +252,9 @@ async function profileLaunches(): Promise<void> {
     const A = device.createBuffer(random(m * k));
     const B = device.createBuffer(random(k * n));
     const C = device.createBuffer("f32", m * n);
-    const { rung, kernel, constants } = chooseMatmul(device, library, { m, n, k, tuning: false });
-    await device.launch(kernel, { grid: rung.grid(m, n, constants), args: [m, n, k, 1, A, B, 0, C] });
+    const choice = chooseMatmul(device, library, { m, n, k, tuning: false });
+    const { rung, kernel, constants } = choice;
+    await device.launch(kernel, matmulLaunch(device, choice, { m, n, k }, { A, B, C }));
     log(`profiled ${m}×${n}×${k}: ${rung.name} ${formatConstants(constants)}`);
     if (m === 4096) {
       device.cublasSgemm(m, n, k, 1, A, B, 0, C, false)();
@@ -396,8 +397,9 @@ async function main(): Promise<void> {
         const fixed = chooseMatmul(device, library, { m, n, k, tuning: false });
         const tuned = chooseMatmul(device, library, { m, n, k, tuning: tuneStore });
         const choices = tuned.tuned ? [["fixed rule", fixed], ["tuned", tuned]] as const : [["fixed rule", fixed]] as const;
-        for (const [how, { rung, kernel, constants }] of choices) {
-          const launch = { grid: rung.grid(m, n, constants), args: [m, n, k, 1, A, B, 0, C] };
+        for (const [how, choice] of choices) {
+          const { rung, kernel, constants } = choice;
+          const launch = matmulLaunch(device, choice, { m, n, k }, { A, B, C });
           await device.launch(kernel, launch);
           const result = (await device.read(C)) as Float32Array;
           const sample = Array.from({ length: 512 }, () => Math.floor(Math.random() * m * n));

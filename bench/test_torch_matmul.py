@@ -55,12 +55,26 @@ class PlanTest(unittest.TestCase):
         self.assertIn("3-D grid", problems[3])
         self.assertEqual(tm.validate_plan({"kernelDirs": []}), ["the plan has no shapes"])
 
+    def test_stream_k_candidates_need_their_block_count(self):
+        params = PARAMS + [{"name": "partials", "kind": "buffer"}, {"name": "arrivals", "kind": "buffer"}, {"name": "streamBlocks", "kind": "scalar", "type": "i32"}]
+        good = candidate("a", params=params, streamK={"blocks": 132, "partials": 132 * 32768, "arrivals": 132})
+        plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "a", "candidates": [good, candidate("b", params=params)]}]}
+        problems = tm.validate_plan(plan)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("b is a stream-k kernel without streamK.blocks", problems[0])
+
 
 class ArgumentsTest(unittest.TestCase):
     def test_values_follow_the_parameters(self):
         m, n, k = random.randint(1, 5000), random.randint(1, 5000), random.randint(1, 5000)
         values = tm.argument_values(PARAMS, m, n, k, {"A": 0x1000, "B": 0x2000, "C": 0x3000})
         self.assertEqual(values, [("i32", m), ("i32", n), ("i32", k), ("f32", 1.0), ("ptr", 0x1000), ("ptr", 0x2000), ("f32", 0.0), ("ptr", 0x3000)])
+
+    def test_stream_k_values_follow_the_parameters(self):
+        params = PARAMS + [{"name": "partials", "kind": "buffer"}, {"name": "arrivals", "kind": "buffer"}, {"name": "streamBlocks", "kind": "scalar", "type": "i32"}]
+        blocks = random.randint(1, 1000)
+        values = tm.argument_values(params, 4, 5, 6, {"A": 1, "B": 2, "C": 3, "partials": 4, "arrivals": 5}, blocks)
+        self.assertEqual(values[8:], [("ptr", 4), ("ptr", 5), ("i32", blocks)])
 
     def test_packed_arguments_point_at_each_value(self):
         m = random.randint(1, 1 << 30)

@@ -15,7 +15,7 @@ import type { Device, KernelHandle } from "../runtime/device.ts";
 import { KernelLibrary } from "../runtime/library.ts";
 import { loadKernelLibrary } from "../runtime/load-library.ts";
 import { kernelFits, type LaunchLimits } from "../runtime/launch-check.ts";
-import { belongsTo, chooseMatmul, matmulRungs, shapeFits, type Constants } from "../runtime/matmul/matmul.ts";
+import { belongsTo, chooseMatmul, matmulRungs, shapeFits, streamBlocksFor, type Constants } from "../runtime/matmul/matmul.ts";
 
 /** The shapes (m×n×k): large and square, a short k, odd mid-sized, and no dimension a multiple of 4. */
 export const torchShapes: readonly (readonly [number, number, number])[] = [
@@ -35,6 +35,7 @@ export const torchRungs: readonly string[] = [
   // TF32 (tensor cores), timed against torch.mm with TF32 on.
   "sgemm-wgmma",
   "sgemm-tensorcore",
+  "sgemm-streamk",
   "sgemm-multistage",
   "sgemm-warptiling-double-buffered",
   "sgemm-multistage-guarded",
@@ -42,6 +43,9 @@ export const torchRungs: readonly string[] = [
   "sgemm-register-staged",
   "sgemm-2d-guarded",
 ];
+
+/** The H100 SXM's multiprocessors, for the stream-k rung's grid (its blocks per multiprocessor times these). */
+export const h100Multiprocessors = 132;
 
 /** An H100 SXM as the CUDA driver describes it (cuDeviceGetAttribute). */
 export const h100Limits: LaunchLimits = {
@@ -65,6 +69,8 @@ export interface PlanCandidate {
   readonly block: readonly [number, number, number];
   readonly dynamicSharedBytes: number;
   readonly params: readonly { readonly name: string; readonly kind: string; readonly type?: string }[];
+  /** A stream-k build: its streamBlocks argument and the lengths of the zeroed scratch buffers it takes. */
+  readonly streamK?: { readonly blocks: number; readonly partials: number; readonly arrivals: number };
 }
 
 export interface PlanShape {
@@ -84,7 +90,7 @@ export interface Plan {
   readonly shapes: readonly PlanShape[];
 }
 
-function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number]): PlanCandidate {
+function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number): PlanCandidate {
   const d = handle.description;
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
@@ -101,6 +107,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     block: [block[0]!, block[1] ?? 1, block[2] ?? 1],
     dynamicSharedBytes: cuda.dynamicSharedBytes,
     params: d.params.filter((p) => p.kind !== "const").map((p) => ({ name: p.name, kind: p.kind, ...("type" in p ? { type: p.type as string } : {}) })),
+    ...(streamBlocks > 0 ? { streamK: { blocks: streamBlocks, partials: streamBlocks * (d.specialization as Constants).BM! * (d.specialization as Constants).BN!, arrivals: streamBlocks } } : {}),
   };
 }
 
@@ -111,7 +118,7 @@ export function makePlan(
   shapes: readonly (readonly [number, number, number])[],
   rungs: readonly string[] = torchRungs,
 ): Plan {
-  const device = { backend: "cuda", arch: "sm_90", limits: h100Limits } as unknown as Device;
+  const device = { backend: "cuda", arch: "sm_90", limits: h100Limits, multiprocessors: h100Multiprocessors } as unknown as Device;
   const planned: PlanShape[] = [];
   for (const [m, n, k] of shapes) {
     const choice = chooseMatmul(device, libraries[0]!, { m, n, k, tuning: false });
@@ -123,7 +130,8 @@ export function makePlan(
         for (const rung of matmulRungs) {
           if (!rungs.includes(rung.name) || rung.kernel !== handle.description.name || !belongsTo(rung, c) || !handle.description.outputs.cuda?.cubin) continue;
           if (!shapeFits(rung, c, m, n, k) || !kernelFits(handle.description, h100Limits)) continue;
-          const entry = candidate(handle, dir, rung.name, rung.grid(m, n, c));
+          const streamBlocks = streamBlocksFor(device, rung, c);
+          const entry = candidate(handle, dir, rung.name, rung.grid(m, n, c, streamBlocks), streamBlocks);
           if (seen.has(entry.function)) continue;
           seen.add(entry.function);
           candidates.push(entry);

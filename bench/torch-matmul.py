@@ -34,6 +34,9 @@ CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 # The scalar arguments of the matmul rungs (M, N, K, alpha, A, B, beta, C) by parameter name: C = A·B.
 SCALARS = {"M": "m", "N": "n", "K": "k", "alpha": 1.0, "beta": 0.0}
 MATMUL_PARAMS = ["M", "N", "K", "alpha", "A", "B", "beta", "C"]
+# The stream-k rung's further arguments: its scratch buffers (zeros, which it leaves zero) and the number of
+# blocks that share the last wave, which the plan gives with the candidate (the grid depends on it).
+STREAM_K_PARAMS = ["partials", "arrivals", "streamBlocks"]
 TORCH_FP32 = "torch.mm FP32"
 TORCH_TF32 = "torch.mm TF32"
 
@@ -133,23 +136,25 @@ def validate_plan(plan):
             if not 0 <= c.get("dir", -1) < len(dirs):
                 problems.append(f"{label}: {c['id']} names kernel directory {c.get('dir')}, the plan has {len(dirs)}")
             params = [p["name"] for p in c.get("params", [])]
-            if params != MATMUL_PARAMS:
+            if params != MATMUL_PARAMS and params != MATMUL_PARAMS + STREAM_K_PARAMS:
                 problems.append(f"{label}: {c['id']} has parameters {params}, not a matmul rung's")
+            elif params != MATMUL_PARAMS and not isinstance(c.get("streamK", {}).get("blocks"), int):
+                problems.append(f"{label}: {c['id']} is a stream-k kernel without streamK.blocks")
             if len(c.get("grid", [])) != 3 or len(c.get("block", [])) != 3:
                 problems.append(f"{label}: {c['id']} needs a 3-D grid and block")
     return problems
 
 
-def argument_values(params, m, n, k, pointers):
+def argument_values(params, m, n, k, pointers, stream_blocks=None):
     """Each kernel parameter's (type, value), in order: sizes, alpha and beta from SCALARS, buffers from
-    `pointers` (name -> device address)."""
-    sizes = {"m": m, "n": n, "k": k}
+    `pointers` (name -> device address), streamBlocks (stream-k) from `stream_blocks`."""
+    sizes = {"m": m, "n": n, "k": k, "streamBlocks": stream_blocks}
     values = []
     for p in params:
         if p["kind"] == "buffer":
             values.append(("ptr", pointers[p["name"]]))
         elif p["kind"] == "scalar":
-            v = SCALARS[p["name"]]
+            v = "streamBlocks" if p["name"] == "streamBlocks" else SCALARS[p["name"]]
             values.append((p["type"], sizes[v] if isinstance(v, str) else v))
         else:
             raise ValueError(f"parameter {p['name']} of kind {p['kind']} cannot be passed at launch")
@@ -344,6 +349,8 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
             if driver.attribute(function, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES):
                 log(f"warning: {c['function']} uses local memory (spills)")
 
+        scratch = {}
+
         def launcher(name):
             if name.startswith("torch.mm"):
                 tf32 = name == TORCH_TF32
@@ -356,8 +363,18 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
 
                 return mm
             c, function = loaded[name]
+            pointers = {}
+            stream_k = c.get("streamK")
+            if stream_k:
+                # Zeros, shared by the input sets: the kernel leaves them zero, and launches on one stream follow
+                # each other.
+                scratch[name] = (torch.zeros(stream_k["partials"], device=device), torch.zeros(stream_k["arrivals"], dtype=torch.int32, device=device))
+                pointers = {"partials": scratch[name][0].data_ptr(), "arrivals": scratch[name][1].data_ptr()}
             # Each input set's packed arguments, made once: the timed loop only launches.
-            packed = [pack_arguments(argument_values(c["params"], m, n, k, {"A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()})) for a, b, out in sets]
+            packed = [
+                pack_arguments(argument_values(c["params"], m, n, k, {**pointers, "A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()}, stream_k and stream_k["blocks"]))
+                for a, b, out in sets
+            ]
 
             def ours(index):
                 driver.launch(function, c["grid"], c["block"], c["dynamicSharedBytes"], stream, packed[index][0])
@@ -387,6 +404,10 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 torch.cuda.synchronize()
                 found.append(relative_error(sets[index][2], ref))
             errors[name] = worst_error(found)
+            if name in scratch and any(bool(t.count_nonzero().item()) for t in scratch[name]):
+                # A stream-k kernel must leave its scratch zero for the next launch: count it as a wrong result.
+                log(f"{name}: scratch buffers not left zero")
+                errors[name] = float("nan")
         del refs
         # Warm-up, and the slowest launch, for the number of rounds.
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -3,7 +3,8 @@
  * build; a bad `--out` is an error naming the path (and returns: /proc/x used to hang Node's recursive mkdir
  * forever, so that case runs as a process with a timeout); nothing outside `--out` is written and nothing
  * the user had in it is deleted; `--watch` builds again after a real file change, prints the diagnostics of
- * a broken edit, keeps the last good outputs, picks up a new kernel file and stops on Ctrl-C (SIGINT).
+ * a broken edit, keeps the last good outputs, picks up a new kernel file and stops on Ctrl-C (SIGINT), and
+ * says it is watching only once it is (an edit made the moment that line appears is rebuilt).
  * The process cases run the built CLI (bin/tskernel.js, from dist/: `npm test` builds it first).
  */
 
@@ -13,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot, type Manifest } from "../compiler/index.ts";
+import { watchBuild } from "./build.ts";
 import { runCli } from "./main.ts";
 
 const root = packageRoot();
@@ -156,6 +158,36 @@ describe("tskernel build: --out", () => {
 });
 
 describe("tskernel build --watch", () => {
+  it("says it is watching only once its watchers are in place: an edit made the moment it says so is rebuilt", async () => {
+    const dir = tempDir();
+    const kernels = path.join(dir, "kernels");
+    const out = path.join(dir, "out");
+    fs.mkdirSync(kernels);
+    const file = path.join(kernels, "first.ts");
+    fs.writeFileSync(file, kernelSource("first", 1));
+    let stderr = "";
+    let stopWatching!: () => void;
+    const stop = new Promise<void>((resolve) => (stopWatching = resolve));
+    const finishedBuilds = () => (stderr.match(/\] (built|build failed); watching for changes/g) ?? []).length;
+    const io = {
+      stdout: () => {},
+      stderr: (text: string) => {
+        stderr += text;
+        // The edit lands in the same tick as the line, before the CLI does anything else: with the line
+        // printed before the watchers started, this edit was never seen.
+        if (finishedBuilds() === 1 && text.includes("watching for changes")) fs.writeFileSync(file, kernelSource("first", 2) + kernelSource("second", 3).split("\n").slice(1).join("\n"));
+      },
+    };
+    const watching = watchBuild([kernels], { out, targets: ["js"], defines: new Map(), lineDirectives: true }, io, stop);
+    const deadline = Date.now() + 30_000;
+    while (finishedBuilds() < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    stopWatching();
+    expect(await watching).toBe(0);
+    expect(finishedBuilds(), stderr).toBe(2);
+    expect(stderr).toMatch(/first\.ts changed: building again[\s\S]*\] built; watching/);
+    expect(readManifest(out).kernels.map((k) => k.name).sort()).toEqual(["first", "second"]);
+  });
+
   it("builds again after a change, reports a broken edit, keeps the last outputs, finds a new file, and stops on SIGINT", async () => {
     const dir = tempDir();
     const kernels = path.join(dir, "kernels");

@@ -199,6 +199,10 @@ const kernelSource = /\.[cm]?ts$/;
  * argument and each glob's base, recursively; each named file's folder), until `stop` resolves (by default,
  * Ctrl-C or SIGTERM). Diagnostics of a failed build are printed and the previous outputs stay. One ts-morph
  * project serves every build, so a rebuild costs milliseconds per kernel, not a cold start.
+ * The watchers start before the first build, and "watching for changes" is printed only after they have: a
+ * script (or a test) that edits a file as soon as it reads that line gets its rebuild, and an edit made while
+ * the first build runs is not lost. (fs.watch has its watches in place when it returns, Node's recursive
+ * watcher on Linux included, which walks the folders synchronously.)
  */
 export async function watchBuild(args: readonly string[], settings: BuildSettings, io: Io, stop?: Promise<void>): Promise<number> {
   const project = createProject();
@@ -207,7 +211,6 @@ export async function watchBuild(args: readonly string[], settings: BuildSetting
     const code = buildOnce(args, settings, io, project);
     io.stderr(`[${clock()}] ${code === 0 ? "built" : "build failed"}; watching for changes (Ctrl-C to stop)\n`);
   };
-  build("building");
 
   const changed = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -233,6 +236,7 @@ export async function watchBuild(args: readonly string[], settings: BuildSetting
       io.stderr(`tskernel: cannot watch ${dir} (${reason(error)})\n`);
     }
   }
+  build("building");
   await (stop ??
     new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);

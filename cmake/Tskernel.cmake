@@ -12,10 +12,51 @@
 # `tskernel` on PATH (npm install -g).
 # With npx, keep the `--`: without it `npx --no tskernel --version` prints npm's version, not tskernel's.
 
+# Run as a script (cmake -P, by the generation step below) it checks one build's output instead: the .cu a
+# kernel file was expected to give. A file whose kernels all leave CUDA out of their `targets` option gets no
+# .cu from `tskernel build --target cuda` (the build skips them, by design), so the step stops here with the
+# file and the kernels' targets, read from the build's manifest.json, rather than leaving the compiler to fail
+# on a missing source.
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED TSKERNEL_CHECK_OUT)
+  if(EXISTS "${TSKERNEL_CHECK_OUT}/${TSKERNEL_CHECK_NAME}.cu")
+    return()
+  endif()
+  set(_declared "")
+  # Each kernel's targets from the manifest, where this CMake reads JSON (3.19 and later).
+  if(NOT CMAKE_VERSION VERSION_LESS 3.19 AND EXISTS "${TSKERNEL_CHECK_OUT}/manifest.json")
+    cmake_policy(VERSION 3.19)
+    file(READ "${TSKERNEL_CHECK_OUT}/manifest.json" _manifest)
+    string(JSON _count LENGTH "${_manifest}" kernels)
+    set(_seen "")
+    if(_count GREATER 0)
+      math(EXPR _last "${_count} - 1")
+      foreach(_i RANGE ${_last})
+        string(JSON _name GET "${_manifest}" kernels ${_i} name)
+        if(_name IN_LIST _seen)
+          continue()
+        endif()
+        list(APPEND _seen "${_name}")
+        string(JSON _targets ERROR_VARIABLE _none GET "${_manifest}" kernels ${_i} declaredTargets)
+        if(_none)
+          set(_targets "none declared")
+        else()
+          string(REGEX REPLACE "[ \n]+" " " _targets "${_targets}")
+        endif()
+        string(APPEND _declared "\n  ${_name}: targets ${_targets}")
+      endforeach()
+    endif()
+  endif()
+  message(FATAL_ERROR "tskernel_add_cuda_kernels(${TSKERNEL_CHECK_TARGET}): ${TSKERNEL_CHECK_FILE} has no kernel for CUDA, "
+    "so `tskernel build --target cuda` wrote no ${TSKERNEL_CHECK_NAME}.cu: each of its kernels declares `targets` "
+    "that leave out \"cuda\"${_declared}\n"
+    "Add \"cuda\" to a kernel's targets, or leave ${TSKERNEL_CHECK_FILE} out of tskernel_add_cuda_kernels().")
+endif()
+
 include_guard(GLOBAL)
 
 # Where this file is: inside a function CMAKE_CURRENT_LIST_DIR names the caller's folder instead.
 set(_TSKERNEL_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+set(_TSKERNEL_MODULE_FILE "${CMAKE_CURRENT_LIST_FILE}")
 
 set(TSKERNEL_EXECUTABLE "" CACHE STRING
   "The tskernel CLI: a path (node_modules/.bin/tskernel, bin/tskernel.js) or a command line ('npx --no -- tskernel'); empty: search")
@@ -137,7 +178,9 @@ message(STATUS "tskernel ${TSKERNEL_VERSION}: ${_tskernel_shown}")
 # <binary dir>/tskernel/<name>/ (its own folder, since each build also writes a manifest.json there), and
 # <name>.cu and <name>.cuh become sources of <target>, with that folder on its include path: sources of the
 # target `#include "<name>.cuh"` and call its launch_<kernel>() functions. The command depends on its .ts file,
-# so editing a kernel regenerates that kernel only, then recompiles what uses it. It runs in the current
+# so editing a kernel regenerates that kernel only, then recompiles what uses it. A file none of whose kernels
+# is for CUDA (their `targets` option leaves "cuda" out) stops the build at its generation step, naming the file
+# and each kernel's targets. It runs in the current
 # source folder with the path relative to it, so the #line directives in the .cu (and nvcc's messages about
 # kernel code) name the TypeScript file as the project sees it. DEFINES become --define options (values
 # of the kernels' compile-time constants).
@@ -159,9 +202,14 @@ function(tskernel_add_cuda_kernels target)
     get_filename_component(name "${source}" NAME)
     string(REGEX REPLACE "\\.[cm]?tsx?$" "" name "${name}")
     set(out "${CMAKE_CURRENT_BINARY_DIR}/tskernel/${name}")
+    # The previous outputs go first: tskernel build never deletes, so a file that no longer has CUDA kernels
+    # would otherwise leave a stale .cu behind; then the check (this file as a script) says why none came.
     add_custom_command(
       OUTPUT "${out}/${name}.cu" "${out}/${name}.cuh"
+      COMMAND "${CMAKE_COMMAND}" -E rm -f "${out}/${name}.cu" "${out}/${name}.cuh"
       COMMAND ${TSKERNEL_COMMAND} build "${relative}" --target cuda ${defines} --out "${out}"
+      COMMAND "${CMAKE_COMMAND}" "-DTSKERNEL_CHECK_OUT=${out}" "-DTSKERNEL_CHECK_NAME=${name}"
+        "-DTSKERNEL_CHECK_FILE=${relative}" "-DTSKERNEL_CHECK_TARGET=${target}" -P "${_TSKERNEL_MODULE_FILE}"
       DEPENDS "${source}" ${TSKERNEL_CLI_DEPENDS}
       WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
       COMMENT "tskernel: generating CUDA C from ${relative}"

@@ -213,6 +213,7 @@ function emitFile(
         entryName: s.entryName,
         block: s.facts.block,
         sharedSizes: s.facts.sharedSizes,
+        sharedLayout: s.facts.sharedLayout,
       };
     });
     if (targetName === "cuda") {

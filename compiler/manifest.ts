@@ -4,13 +4,13 @@
  * parameters in order with types and access, the fixed block shape, shared-memory bytes, and for each
  * target the generated file and how to call into it (the CUDA function, the WGSL entry point and its
  * binding layout), the targets the kernel declares and those it was built for, and whether the kernel uses
- * subgroups or atomics (which arrays). Output file paths are relative to the manifest's directory; `source`
+ * subgroups, matrix operations (on warps or warpgroups) or atomics (which arrays). Output file paths are relative to the manifest's directory; `source`
  * is the kernel file relative to the directory tskernel ran in. The format's types are in lang/manifest.ts.
  */
 
 import type { FileOutput } from "./driver.ts";
 import type { Manifest, ManifestKernel, ManifestParam, ManifestWgslLayout } from "./lang/manifest.ts";
-import { atomicArrays, usesSubgroups } from "./ir/rewrite.ts";
+import { atomicArrays, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations } from "./ir/rewrite.ts";
 import { wgslLayout } from "./backends/wgsl-layout.ts";
 
 export type { Manifest, ManifestKernel, ManifestParam } from "./lang/manifest.ts";
@@ -87,6 +87,7 @@ export function buildManifest(
         block: spec.facts.block ?? null,
         sharedBytes: spec.facts.sharedBytes,
         ...(usesSubgroups(kernel.body) ? { subgroups: true as const } : {}),
+        ...(usesWarpgroupOperations(kernel.body) ? { matrix: "warpgroup" as const } : usesMatrixOperations(kernel.body) ? { matrix: "warp" as const } : {}),
         ...atomicsOf(kernel),
         ...(kernel.targets ? { declaredTargets: kernel.targets } : {}),
         builtFor: (["cuda", "wgsl", "js"] as const).filter((target) => outputs[target] !== undefined),

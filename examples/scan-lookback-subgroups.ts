@@ -96,17 +96,16 @@ export const scanLookbackSubgroups = kernel(
     const staged = shared.f32(BLOCK * (ITEMS + 1) * 4);
     // One slot per subgroup, sized for the smallest subgroups (4 lanes).
     const subgroupSums = shared.f32(BLOCK / 4);
-    // [0]: the tile; [1]: the bits of the sum of all tiles before it. Four words, 16 bytes, the alignment CUDA
-    // gives each shared array, so that the bytes the compiler reports are the bytes the launch takes.
-    const words = shared.u32(4);
+    const tileOf = shared.i32(1);
+    const carry = shared.f32(1);
     const tid = threadIdx.x;
     const lane = subgroupInvocationId;
 
     if (tid === 0) {
-      words[0] = atomicAdd(counter, 0, 1);
+      tileOf[0] = i32(atomicAdd(counter, 0, 1));
     }
     syncThreads();
-    const tile = i32(words[0]);
+    const tile = tileOf[0];
     const base = tile * BLOCK * ITEMS * 4;
 
     // Coalesced loads: vector q = k·BLOCK + tid of the tile, stored at q + ⌊q / ITEMS⌋ vectors.
@@ -212,11 +211,11 @@ export const scanLookbackSubgroups = kernel(
       if (tile > 0) {
         atomicStore(prefixes, tile, publish(exclusive + aggregate));
       }
-      words[1] = bitcastU32(exclusive);
+      carry[0] = exclusive;
     }
     syncThreads();
 
-    let running = bitcastF32(words[1]) + before;
+    let running = carry[0] + before;
     if (lane > 0) {
       running += lower;
     }

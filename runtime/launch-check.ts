@@ -19,8 +19,21 @@ export class LaunchError extends Error {
 }
 
 /** Which target's code each backend runs. */
-const backendTarget = { cpu: "js", webgpu: "wgsl", cuda: "cuda" } as const;
+export const backendTarget = { cpu: "js", webgpu: "wgsl", cuda: "cuda" } as const;
 const targetBackend = { js: "cpu", wgsl: "webgpu", cuda: "cuda" } as const;
+
+/**
+ * Why a kernel is not for a backend: its `targets` option leaves out the target the backend runs (undefined
+ * when it declares none, or that one). The kernel's declaration is the one place this is written: the
+ * benchmarks and the launch errors read it from the description, which a library lists even for a kernel
+ * its build skipped.
+ */
+export function targetsLeaveOut(description: Pick<ManifestKernel, "name" | "declaredTargets">, backend: keyof typeof backendTarget): string | undefined {
+  const target = backendTarget[backend];
+  const declared = description.declaredTargets;
+  if (!declared || declared.includes(target)) return undefined;
+  return `kernel '${description.name}' declares targets: [${declared.map((t) => JSON.stringify(t)).join(", ")}], so it was not built for ${target}, which the ${backend} backend runs`;
+}
 
 /**
  * The error for a launch on a backend the kernel has no code for. A kernel whose `targets` option leaves the
@@ -29,13 +42,10 @@ const targetBackend = { js: "cpu", wgsl: "webgpu", cuda: "cuda" } as const;
  */
 export function notBuiltFor(description: ManifestKernel, backend: keyof typeof backendTarget): LaunchError {
   const target = backendTarget[backend];
-  const declared = description.declaredTargets;
-  if (declared && !declared.includes(target)) {
-    const elsewhere = declared.map((t) => targetBackend[t]).join(" or ");
-    return new LaunchError(
-      description.entryName,
-      `kernel '${description.name}' declares targets: [${declared.map((t) => JSON.stringify(t)).join(", ")}], so it was not built for ${target}, which the ${backend} backend runs; launch it on a ${elsewhere} device`,
-    );
+  const leftOut = targetsLeaveOut(description, backend);
+  if (leftOut) {
+    const elsewhere = description.declaredTargets!.map((t) => targetBackend[t]).join(" or ");
+    return new LaunchError(description.entryName, `${leftOut}; launch it on a ${elsewhere} device`);
   }
   const built = (["cuda", "wgsl", "js"] as const).filter((t) => description.outputs[t] !== undefined);
   return new LaunchError(
@@ -43,6 +53,12 @@ export function notBuiltFor(description: ManifestKernel, backend: keyof typeof b
     `it was not compiled for the ${target} target, which the ${backend} backend runs (the build has ${built.length > 0 ? built.join(", ") : "no target"} for it): build with --target ${target}`,
   );
 }
+
+/** The threads that share the fragments of each kind of matrix operation (docs/language.md §25). */
+const matrixGroups = {
+  warp: { threads: 32, operation: "matrix operations (mma on warp fragments)" },
+  warpgroup: { threads: 128, operation: "warpgroup matrix operations (wgmma)" },
+} as const;
 
 export const defaultLimits: LaunchLimits = {
   maxThreadsPerBlock: 1024,
@@ -182,6 +198,15 @@ export function checkLaunch(description: ManifestKernel, options: LaunchOptions,
   block.forEach((dim, axis) => {
     if (dim > limits.maxBlockDims[axis]!) throw new LaunchError(kernel, `block ${"xyz"[axis]} = ${dim} exceeds the limit ${limits.maxBlockDims[axis]}`);
   });
+  // Fragments belong to warps (and wgmma's to warpgroups) formed along the linear thread index on every
+  // backend: a partial one would leave lanes that the operation reads missing (CUDA: undefined results or a
+  // trap; the CPU's emulation throws in the middle of the launch). The validator checks a fixed block.
+  if (description.matrix) {
+    const group = matrixGroups[description.matrix];
+    if (threads % group.threads !== 0) {
+      throw new LaunchError(kernel, `it uses ${group.operation}, so its block must be a whole number of ${description.matrix}s (${group.threads} threads); [${block.join(", ")}] is ${threads} threads`);
+    }
+  }
   const lanes = limits.subgroupSize ?? 32;
   if (description.subgroups && threads % lanes !== 0) {
     throw new LaunchError(kernel, `it uses subgroup operations, so its block must be a whole number of subgroups (${lanes} threads on this device); [${block.join(", ")}] is ${threads} threads`);

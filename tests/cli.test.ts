@@ -23,7 +23,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 /** Every example builds for every target: kernels that use what WebGPU lacks declare `targets: ["cuda", "js"]`. */
 const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
 /** What a build for WebGPU says it skipped: the examples' kernels that declare targets without wgsl. */
-const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): scanLookbackSubgroups in examples/scan-lookback-subgroups.ts; scanLookback in examples/scan-lookback.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts; sgemmWgmma in examples/sgemm-wgmma.ts\n";
+const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): scanLookbackSubgroups in examples/scan-lookback-subgroups.ts; scanLookback in examples/scan-lookback.ts; sgemmStreamK in examples/sgemm-streamk.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts; sgemmWgmma in examples/sgemm-wgmma.ts\n";
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -124,7 +124,7 @@ describe("tskernel build", () => {
     }
     expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
     const declaring = manifest.kernels.filter((k) => k.declaredTargets);
-    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["scanLookback", "scanLookbackSubgroups", "sgemmTensorCore", "sgemmWgmma"]);
+    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["scanLookback", "scanLookbackSubgroups", "sgemmStreamK", "sgemmTensorCore", "sgemmWgmma"]);
     for (const kernel of manifest.kernels) {
       // Built for the build's targets that the kernel's `targets` (if any) name, with outputs for those only.
       const expected = ["cuda", "wgsl"].filter((t) => !kernel.declaredTargets || (kernel.declaredTargets as readonly string[]).includes(t));
@@ -153,9 +153,9 @@ describe("tskernel build", () => {
     expect(result.code).toBe(0);
     expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
     const written = fs.readdirSync(out);
-    // sgemm-tensorcore.ts and sgemm-wgmma.ts have one kernel each, skipped; the scan-lookback files keep their
-    // clearing kernels, which run anywhere.
-    expect(written.filter((f) => f.startsWith("sgemm-tensorcore") || f.startsWith("sgemm-wgmma"))).toEqual([]);
+    // sgemm-streamk.ts, sgemm-tensorcore.ts and sgemm-wgmma.ts have one kernel each, skipped; the scan-lookback
+    // files keep their clearing kernels, which run anywhere.
+    expect(written.filter((f) => f.startsWith("sgemm-streamk") || f.startsWith("sgemm-tensorcore") || f.startsWith("sgemm-wgmma"))).toEqual([]);
     expect(written.filter((f) => f.startsWith("scan-lookback")).sort()).toEqual(["scan-lookback-subgroups.wgsl", "scan-lookback-subgroups.wgsl.map.json", "scan-lookback.wgsl", "scan-lookback.wgsl.map.json"]);
     const wgsl = fs.readFileSync(path.join(out, "scan-lookback.wgsl"), "utf8");
     expect(wgsl).toContain("fn clearScanState(");

@@ -4,8 +4,10 @@
  * compiler, and links one program. The tests configure and build it out of tree (in os.tmpdir()), as it sits
  * in this checkout and as a copy in a project where tskernel comes from node_modules/.bin, check that an
  * untouched build does nothing and that touching one kernel file regenerates that kernel only, and run the
- * program, which on a machine without a GPU must say so (exit 2). The app's kernels also run here on the CPU
- * backend against a float64 reference, since the machines that run the tests need not have a GPU.
+ * program, which on a machine without a GPU must say so (exit 2), and that a kernel file with no kernel for
+ * CUDA (its kernels' `targets` leave it out) stops the build with the file and the targets. The app's kernels
+ * also run here on the CPU backend against a float64 reference, since the machines that run the tests need not
+ * have a GPU.
  * The build needs cmake, make and nvcc: without them it is skipped, unless TSKERNEL_REQUIRE_CMAKE=1 (CI).
  */
 
@@ -271,6 +273,58 @@ describe.skipIf(skip)(
       expect(broken.status).not.toBe(0);
       expect(words(broken.output)).toContain(`tskernel: \`${script} --version\` failed (7): cannot start: broken on purpose`);
       expect(words(broken.output)).toContain("Set TSKERNEL_EXECUTABLE to a working tskernel CLI");
+    }, 600_000);
+
+    it("stops the build at a kernel file with no kernel for CUDA, naming the file and its kernels' targets", () => {
+      if (missing) throw new Error(`TSKERNEL_REQUIRE_CMAKE=1, but ${missing} is missing (apt-get install cmake; nvcc comes with CUDA)`);
+      const project = tempDir();
+      const dir = path.join(project, "build");
+      fs.mkdirSync(path.join(project, "kernels"));
+      fs.writeFileSync(
+        path.join(project, "CMakeLists.txt"),
+        [
+          "cmake_minimum_required(VERSION 3.18)",
+          "set(CMAKE_CUDA_ARCHITECTURES 90)",
+          "project(targets_app LANGUAGES CXX CUDA)",
+          `include("${path.join(repoRoot, "cmake", "Tskernel.cmake")}")`,
+          "add_executable(app main.cu)",
+          "tskernel_add_cuda_kernels(app kernels/fill.ts kernels/web.ts)",
+          "",
+        ].join("\n"),
+      );
+      fs.writeFileSync(path.join(project, "main.cu"), "int main() { return 0; }\n");
+      const kernelFile = (name: string, value: number, targets: string) =>
+        `export const ${name} = kernel({ block: [32]${targets} }, (out: Float32Array) => {\n  out[threadIdx.x] = ${value};\n});\n`;
+      fs.writeFileSync(path.join(project, "kernels", "fill.ts"), `import { kernel, threadIdx } from "tskernel";\n${kernelFile("fill", 1, "")}`);
+      const web = (blurTargets: string) =>
+        `import { kernel, threadIdx } from "tskernel";\n${kernelFile("blur", 2, `, targets: ${blurTargets}`)}${kernelFile("sharpen", 3, ', targets: ["js"]')}`;
+      fs.writeFileSync(path.join(project, "kernels", "web.ts"), web('["wgsl", "js"]'));
+
+      const configured = configure(project, dir);
+      expect(configured.status, configured.output).toBe(0);
+      const expectRefused = (result: Run) => {
+        expect(result.status).not.toBe(0);
+        const text = words(result.output);
+        expect(text).toContain(
+          'tskernel_add_cuda_kernels(app): kernels/web.ts has no kernel for CUDA, so `tskernel build --target cuda` wrote no web.cu: each of its kernels declares `targets` that leave out "cuda" blur: targets [ "wgsl", "js" ] sharpen: targets [ "js" ] Add "cuda" to a kernel\'s targets, or leave kernels/web.ts out of tskernel_add_cuda_kernels().',
+        );
+        // The check stops the build, not the compiler on a missing source.
+        expect(result.output).not.toMatch(/No rule to make target|No such file/);
+        expect(fs.existsSync(path.join(dir, "tskernel", "web", "web.cu"))).toBe(false);
+      };
+      expectRefused(build(dir));
+
+      // With a kernel for CUDA the file builds; leaving CUDA out again refuses it again, with no stale .cu left.
+      fs.writeFileSync(path.join(project, "kernels", "web.ts"), web('["wgsl", "js", "cuda"]'));
+      const fixed = build(dir);
+      expect(fixed.status, fixed.output).toBe(0);
+      expect(fs.readFileSync(path.join(dir, "tskernel", "web", "web.cu"), "utf8")).toContain("void __launch_bounds__(32) blur(float* out)");
+      expectExecutable(path.join(dir, "app"));
+      fs.writeFileSync(path.join(project, "kernels", "web.ts"), web('["wgsl", "js"]'));
+      // (A second ahead, past the file system's timestamp granularity, so that make sees the edit.)
+      const later = new Date(Date.now() + 2000);
+      fs.utimesSync(path.join(project, "kernels", "web.ts"), later, later);
+      expectRefused(build(dir));
     }, 600_000);
   },
 );

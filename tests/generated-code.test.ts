@@ -57,12 +57,21 @@ describe.skipIf(!nvccAvailable())(`nvcc accepts every generated .cu${nvccAvailab
         if (!spec.targets.includes("cuda")) return;
         const fn = results[i]!.functions.find((f) => f.name === compiled.files[0]!.cuda!.functions[s]);
         expect(fn, `${c.name}: ptxas reports ${spec.entryName}`).toBeDefined();
-        // Above 48 KB the arrays live in dynamic shared memory, which ptxas does not count: the launch asks for it.
+        // Above 48 KB the arrays live in dynamic shared memory, which ptxas does not count: the launch asks for
+        // exactly what the manifest reports (with the padding that aligns the arrays, and 1024 bytes more where
+        // wgmma operands need aligning; issue 12).
         const dynamic = compiled.files[0]!.cuda!.dynamicSharedBytes[s]!;
-        // Kernels whose wgmma operands need 1024-byte alignment ask for 1024 bytes more of dynamic memory.
-        const slack = dynamic > 0 && compiled.files[0]!.cuda!.source.includes(warpgroupMarker) ? 1024 : 0;
-        expect(dynamic === 0 ? fn!.sharedBytes : dynamic - slack, `${c.name} ${spec.entryName} shared bytes`).toBe(spec.facts.sharedBytes);
-        if (dynamic > 0) expect(fn!.sharedBytes, `${c.name} ${spec.entryName} static shared bytes`).toBe(0);
+        if (dynamic > 0) {
+          expect(dynamic, `${c.name} ${spec.entryName} dynamic shared bytes`).toBe(spec.facts.sharedBytes);
+          expect(fn!.sharedBytes, `${c.name} ${spec.entryName} static shared bytes`).toBe(0);
+          return;
+        }
+        // Below, the arrays are static and ptxas places them itself, in its own order: it may pack them with less
+        // padding than the declaration order needs (codegen-tests/shared-padding: 4112 against 4124), or add a
+        // little of its own (the static scan-lookback-subgroups specializations: 8 bytes), never more than the
+        // arrays' alignments add up to.
+        const slack = [...spec.facts.sharedLayout.alignments.values()].reduce((a, b) => a + b, 0);
+        expect(Math.abs(fn!.sharedBytes - spec.facts.sharedBytes), `${c.name} ${spec.entryName} static shared bytes: ptxas ${fn!.sharedBytes}, manifest ${spec.facts.sharedBytes}`).toBeLessThanOrEqual(slack);
       });
     });
   });

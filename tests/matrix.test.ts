@@ -2,12 +2,15 @@
  * Warp-level matrix operations (docs/language.md, section 25): TF32 rounding as cvt.rna does it, against an
  * independent float64 formulation; one warp's loadFragment/mma/storeFragment on the CPU backend, bit for bit
  * against the documented order of the emulation (which also checks the fragment layout: a lane holding the
- * wrong element gives a different product); and the compile-time errors with their codes and locations.
+ * wrong element gives a different product); a block chosen at launch, which must be whole warps (whole
+ * warpgroups for wgmma) on every backend; and the compile-time errors with their codes and locations.
  */
 
 import { describe, expect, it } from "vitest";
 import { fragmentElementPosition, fragmentLayouts, roundTf32 } from "../compiler/index.ts";
-import { compileKernelLibrary, type KernelHandle } from "../runtime/index.ts";
+import { compileKernelLibrary, type DeviceBuffer, type KernelHandle } from "../runtime/index.ts";
+import { checkLaunch, LaunchError } from "../runtime/launch-check.ts";
+import { packageRoot } from "../compiler/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { compileSource } from "./compile-source.ts";
 import fs from "node:fs";
@@ -204,5 +207,98 @@ export const k = kernel({ block: [32] }, () => {
 });
 `;
     expect(compileSource(source, { targets: ["cuda"] }).rendered).toContain("error[TSK2021]: loadFragment() moves f32 elements, but 't' holds i32 elements\n --> kernel.ts:6:22");
+  });
+});
+
+// The same problems with the block left to the launch: warp w = threadIdx.x / 32 (along the linear index)
+// computes problem w. The validator cannot see the block, so the launch checks it (issue 13).
+const anyBlock = `import { fragment, kernel, loadFragment, mma, storeFragment, threadIdx, blockDim, type ReadonlyFloat32Array } from "tskernel";
+export const warpMmaAnyBlock = kernel({}, (A: ReadonlyFloat32Array, B: ReadonlyFloat32Array, C: ReadonlyFloat32Array, D: Float32Array) => {
+  const acc = fragment.accumulator("m16n8k8", "f32", 1);
+  const a = fragment.a("m16n8k8", "tf32", 1);
+  const b = fragment.b("m16n8k8", "tf32", 1);
+  const p = (threadIdx.y * blockDim.x + threadIdx.x) / 32;
+  loadFragment(a[0], A, p * 128, 8);
+  loadFragment(b[0], B, p * 64, 8);
+  loadFragment(acc[0], C, p * 128, 8);
+  mma(acc[0], a[0], b[0]);
+  storeFragment(acc[0], D, p * 128, 8);
+});
+export const warpgroupAnyBlock = kernel({ targets: ["cuda", "js"] }, (A: ReadonlyFloat32Array, D: Float32Array) => {
+  const Bs = shared.f32(2048);
+  const acc = fragment.accumulator("m64n64k8", "f32", 1);
+  const a = fragment.a("m64n64k8", "tf32", 1);
+  fillFragment(acc[0], 0);
+  loadFragment(a[0], A, 0, 8);
+  wgmma(acc[0], a[0], Bs, 8);
+  wgmmaCommit();
+  wgmmaWait(0);
+  storeFragment(acc[0], D, 0, 64);
+});
+`.replace("type ReadonlyFloat32Array }", "type ReadonlyFloat32Array, shared, fillFragment, wgmma, wgmmaCommit, wgmmaWait }");
+
+describe("a block chosen at launch for a kernel with matrix operations", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-mma-block-"));
+  const file = path.join(dir, "kernel.ts");
+  fs.writeFileSync(file, anyBlock);
+  const library = compileKernelLibrary([file], ["js", "cuda"]);
+  const mmaKernel = library.get("warpMmaAnyBlock");
+  const wgmmaKernel = library.get("warpgroupAnyBlock");
+
+  it("is recorded in the manifest: which operations, so which groups the block must be made of", () => {
+    expect(mmaKernel.description.block).toBeNull();
+    expect(mmaKernel.description.matrix).toBe("warp");
+    expect(wgmmaKernel.description.matrix).toBe("warpgroup");
+    expect(compileKernelLibrary([path.join(packageRoot(), "examples", "matmul-tiled.ts")], ["js"]).kernels[0]!.description.matrix).toBeUndefined();
+  });
+
+  it("runs on the CPU when the block is whole warps, in any shape (warps along the linear thread index)", async () => {
+    const device = new CpuDevice();
+    for (const block of [[64], [16, 4]] as const) {
+      const A = random(256);
+      const B = random(128);
+      const C = random(256);
+      const D = device.createBuffer(new Float32Array(256).fill(Number.NaN));
+      await device.launch(mmaKernel, { grid: [1], block: [...block], args: [device.createBuffer(A), device.createBuffer(B), device.createBuffer(C), D] });
+      const got = (await device.read(D)) as Float32Array;
+      for (let p = 0; p < 2; p++) {
+        for (let r = 0; r < 16; r++) {
+          for (let c = 0; c < 8; c++) {
+            let sum = C[p * 128 + r * 8 + c]!;
+            for (let k = 0; k < 8; k++) sum = Math.fround(sum + roundTf32(A[p * 128 + r * 8 + k]!) * roundTf32(B[p * 64 + k * 8 + c]!));
+            expect(got[p * 128 + r * 8 + c], `block [${block.join(", ")}], problem ${p}, D[${r}][${c}]`).toBe(sum);
+          }
+        }
+      }
+    }
+  });
+
+  it("is refused on the CPU before anything runs when it is not whole warps (or warpgroups, for wgmma)", async () => {
+    const device = new CpuDevice();
+    const D = device.createBuffer(new Float32Array(256).fill(Number.NaN));
+    const args = [device.createBuffer(random(256)), device.createBuffer(random(128)), device.createBuffer(random(256)), D];
+    const launch = device.launch(mmaKernel, { grid: [1], block: [48], args });
+    await expect(launch).rejects.toThrow(LaunchError);
+    await expect(device.launch(mmaKernel, { grid: [1], block: [8, 6], args })).rejects.toThrow(
+      "tskernel: cannot launch 'warpMmaAnyBlock': it uses matrix operations (mma on warp fragments), so its block must be a whole number of warps (32 threads); [8, 6, 1] is 48 threads",
+    );
+    expect(Array.from((await device.read(D)) as Float32Array).every(Number.isNaN), "nothing ran").toBe(true);
+    const W = device.createBuffer(new Float32Array(64 * 64).fill(Number.NaN));
+    await expect(device.launch(wgmmaKernel, { grid: [1], block: [64], args: [device.createBuffer(random(64 * 8)), W] })).rejects.toThrow(
+      "tskernel: cannot launch 'warpgroupAnyBlock': it uses warpgroup matrix operations (wgmma), so its block must be a whole number of warpgroups (128 threads); [64, 1, 1] is 64 threads",
+    );
+    expect(Array.from((await device.read(W)) as Float32Array).every(Number.isNaN), "nothing ran").toBe(true);
+  });
+
+  it("is refused for CUDA by the same check, before the driver is asked (no GPU needed to see it)", () => {
+    // The CUDA device runs checkLaunch first (cuda-device.ts); buffers of the cuda backend, as it allocates them.
+    const buffer = (length: number) => ({ kind: "tskernel.buffer", backend: "cuda", elementType: "f32", length }) as unknown as DeviceBuffer;
+    const args = [buffer(256), buffer(128), buffer(256), buffer(256)];
+    expect(() => checkLaunch(mmaKernel.description, { grid: [1], block: [96, 1, 1], args }, "cuda")).not.toThrow();
+    expect(() => checkLaunch(mmaKernel.description, { grid: [1], block: [40], args }, "cuda")).toThrow(
+      "tskernel: cannot launch 'warpMmaAnyBlock': it uses matrix operations (mma on warp fragments), so its block must be a whole number of warps (32 threads); [40, 1, 1] is 40 threads",
+    );
+    expect(() => checkLaunch(wgmmaKernel.description, { grid: [1], block: [256], args: [buffer(512), buffer(4096)] }, "cuda")).not.toThrow();
+    expect(() => checkLaunch(wgmmaKernel.description, { grid: [1], block: [32, 3], args: [buffer(512), buffer(4096)] }, "cuda")).toThrow(/whole number of warpgroups \(128 threads\); \[32, 3, 1\] is 96 threads/);
   });
 });

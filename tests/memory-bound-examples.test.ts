@@ -15,7 +15,7 @@ import { compileKernelLibrary, KernelLibrary, type BackendName, type Device } fr
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { createDevice } from "../runtime/index.ts";
 import { release, runChecked } from "../cli/kernels-bench/bench.ts";
-import { backendUnsupported, kernelCases, suiteFilesFor, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
+import { backendUnsupported, kernelCases, suiteFiles, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
 import { deviceFor, testedBackends } from "./backends.ts";
 import { repoRoot } from "./golden-cases.ts";
 
@@ -28,7 +28,7 @@ for (const backend of testedBackends) {
 const libraries = new Map<string, KernelLibrary>();
 function libraryFor(backend: BackendName): KernelLibrary {
   const target = backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFilesFor(backend).map((f) => path.join(repoRoot, f)), [target]));
+  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFiles.map((f) => path.join(repoRoot, f)), [target]));
   return libraries.get(target)!;
 }
 
@@ -67,7 +67,7 @@ async function expectPasses(device: Device, kernelCase: KernelCase, shape: Shape
 
 for (const backend of testedBackends) {
   describe.skipIf(unavailable.has(backend))(`memory-bound examples on ${backend}${unavailable.has(backend) ? ` (skipped: ${unavailable.get(backend)})` : ""}`, () => {
-    for (const kernelCase of kernelCases.filter((c) => !backendUnsupported(c, backend))) {
+    for (const kernelCase of unavailable.has(backend) ? [] : kernelCases.filter((c) => !backendUnsupported(c, libraryFor(backend), backend))) {
       it(`${kernelCase.id} matches float64 at ${testShapes[kernelCase.id]!.map((s) => s.join("×")).join(", ")}`, async () => {
         const device = (await deviceFor(backend)) as Device;
         for (const shape of testShapes[kernelCase.id]!) await expectPasses(device, kernelCase, shape, libraryFor(backend));
@@ -75,6 +75,26 @@ for (const backend of testedBackends) {
     }
   });
 }
+
+describe("memory-bound cases on a backend their kernels leave out", () => {
+  it("are the cases with a kernel whose `targets` option leaves out the backend's target, read from the compiled kernels", () => {
+    const unsupported = (backend: BackendName) =>
+      Object.fromEntries(kernelCases.flatMap((c) => {
+        const why = backendUnsupported(c, libraryFor(backend), backend);
+        return why ? [[c.id, why]] : [];
+      }));
+    // The look-back scans declare targets: ["cuda", "js"] (threadFence(), and blocks that wait on each other).
+    expect(unsupported("webgpu")).toEqual({
+      "scan-lookback": `kernel 'scanLookback' declares targets: ["cuda", "js"], so it was not built for wgsl, which the webgpu backend runs`,
+      "scan-lookback-subgroups": `kernel 'scanLookbackSubgroups' declares targets: ["cuda", "js"], so it was not built for wgsl, which the webgpu backend runs`,
+    });
+    expect(unsupported("cpu")).toEqual({});
+    // The library for WebGPU still describes the skipped kernels, with no WGSL.
+    const skipped = libraryFor("webgpu").kernels.filter((k) => k.description.name === "scanLookback");
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(skipped.every((k) => k.wgsl === undefined && k.description.builtFor.length === 0)).toBe(true);
+  });
+});
 
 describe("memory-bound examples: every declared specialization, and the checked CPU mode", () => {
   // The specializations the examples declare besides the defaults the cases pick on the CPU (the 64-thread

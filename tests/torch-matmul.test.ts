@@ -7,11 +7,11 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { makePlan, torchShapes, h100Limits } from "../bench/torch-matmul-plan.ts";
+import { makePlan, torchShapes, h100Limits, h100Multiprocessors } from "../bench/torch-matmul-plan.ts";
 import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport, type TorchRow } from "../bench/torch-matmul-report.ts";
 import { compileKernelLibrary, type Device, type KernelHandle } from "../runtime/index.ts";
 import { KernelLibrary } from "../runtime/library.ts";
-import { chooseMatmul, matmulRungs } from "../runtime/matmul/matmul.ts";
+import { chooseMatmul, matmulRungs, streamBlocksFor } from "../runtime/matmul/matmul.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const python = spawnSync("python3", ["--version"]).status === 0;
@@ -27,7 +27,7 @@ describe("bench/torch-matmul.py", () => {
 
 describe("bench/torch-matmul-plan.ts", () => {
   // The CUDA builds of the matmul examples, with the cubin a `--cubin` build would record (the plan only names it).
-  const cuda = compileKernelLibrary(["sgemm-multistage.ts", "sgemm-warptiling.ts", "sgemm-blocktiling.ts"].map((f) => path.join(repoRoot, "examples", f)), ["cuda"]);
+  const cuda = compileKernelLibrary(["sgemm-streamk.ts", "sgemm-multistage.ts", "sgemm-warptiling.ts", "sgemm-blocktiling.ts"].map((f) => path.join(repoRoot, "examples", f)), ["cuda"]);
   const withCubins = new KernelLibrary(
     cuda.kernels.map((h): KernelHandle => {
       const outputs = { ...h.description.outputs, cuda: { ...h.description.outputs.cuda!, cubin: { file: `${h.description.name}.sm_90.cubin`, arch: "sm_90" } } };
@@ -38,14 +38,16 @@ describe("bench/torch-matmul-plan.ts", () => {
 
   it("has the issue's six shapes, each with matmul()'s choice among its candidates", () => {
     expect(plan.shapes.map((s) => [s.m, s.n, s.k])).toEqual(torchShapes.map((s) => [...s]));
-    const device = { backend: "cuda", limits: h100Limits } as unknown as Device;
+    const device = { backend: "cuda", limits: h100Limits, multiprocessors: h100Multiprocessors } as unknown as Device;
     for (const shape of plan.shapes) {
       const choice = chooseMatmul(device, withCubins, { m: shape.m, n: shape.n, k: shape.k, tuning: false });
       const planned = shape.candidates.find((c) => c.id === shape.matmul)!;
       expect(planned.function).toBe(choice.kernel.description.outputs.cuda!.function);
       expect(planned.rung).toBe(choice.rung.name);
-      expect(planned.grid).toEqual([...choice.rung.grid(shape.m, shape.n, choice.constants), 1]);
+      expect(planned.grid).toEqual([...choice.rung.grid(shape.m, shape.n, choice.constants, streamBlocksFor(device, choice.rung, choice.constants)), 1]);
     }
+    // Stream-k where its 128×256 tiles fill the H100's 132 multiprocessors at least once (2048³ makes 128).
+    expect(plan.shapes.map((s) => s.matmul.split(" ")[0])).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-multistage-guarded", "sgemm-multistage", "sgemm-register-staged"]);
   });
 
   it("plans only builds that take the shape as it is, with their launch configuration", () => {
@@ -56,9 +58,17 @@ describe("bench/torch-matmul-plan.ts", () => {
         const multiples = rung.multiples?.(c.constants) ?? [1, 1, 1];
         expect([shape.m % multiples[0], shape.n % multiples[1], shape.k % multiples[2]], c.id).toEqual([0, 0, 0]);
         expect(c.block[0]).toBe(c.constants.THREADS ?? c.block[0]);
-        expect(c.grid[0] * c.constants.BN!).toBeGreaterThanOrEqual(shape.n);
-        expect(c.grid[1] * c.constants.BM!).toBeGreaterThanOrEqual(shape.m);
-        expect(c.params.map((p) => p.name)).toEqual(["M", "N", "K", "alpha", "A", "B", "beta", "C"]);
+        if (c.streamK) {
+          // One block per tile of the whole waves, then the stream blocks: 132 on the H100 for 128×256 tiles.
+          const tiles = (shape.m / c.constants.BM!) * (shape.n / c.constants.BN!);
+          expect(c.streamK).toEqual({ blocks: h100Multiprocessors, partials: h100Multiprocessors * c.constants.BM! * c.constants.BN!, arrivals: h100Multiprocessors });
+          expect(c.grid).toEqual([tiles - (tiles % 132) + (tiles % 132 > 0 ? 132 : 0), 1, 1]);
+          expect(c.params.map((p) => p.name)).toEqual(["M", "N", "K", "alpha", "A", "B", "beta", "C", "partials", "arrivals", "streamBlocks"]);
+        } else {
+          expect(c.grid[0] * c.constants.BN!).toBeGreaterThanOrEqual(shape.n);
+          expect(c.grid[1] * c.constants.BM!).toBeGreaterThanOrEqual(shape.m);
+          expect(c.params.map((p) => p.name)).toEqual(["M", "N", "K", "alpha", "A", "B", "beta", "C"]);
+        }
         expect(c.cubin).toMatch(/\.sm_90\.cubin$/);
       }
     }

@@ -3,7 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "../../runtime/cpu/cpu-device.ts";
 import { compileSeedLibrary } from "../demo/seed-library.ts";
-import { seedVariants } from "../demo/variants.ts";
+import { benchVariants, seedVariants, tensorCoreVariants } from "../demo/variants.ts";
+import type { Device } from "../../runtime/device.ts";
+import { compileKernelLibrary } from "../../runtime/kernels.ts";
+import { packageRoot } from "../../compiler/index.ts";
+import path from "node:path";
 import { matmulTolerance } from "../../runtime/matmul/matmul.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes, type BenchRow } from "./matmul.ts";
 
@@ -28,6 +32,47 @@ describe("benchMatmul", () => {
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     expect(svg).toContain("test &amp; chart");
     expect(svg.match(/<rect x=/g)!.length).toBe(rows.filter((r) => Number.isFinite(r.gflops)).length);
+  });
+
+  it("runs a rung where its kernel's targets include the backend's target: the tensor-core rung on the CPU and CUDA, not on WebGPU", () => {
+    const files = ["sgemm-tensorcore.ts", "matmul-tiled.ts"].map((file) => path.join(packageRoot(), "examples", file));
+    const ids = (target: "js" | "wgsl" | "cuda", backend: "cpu" | "webgpu" | "cuda") => benchVariants(compileKernelLibrary(files, [target]), backend).map((v) => v.id);
+    // The example declares targets: ["cuda", "js"]; the bench lists no backends of its own.
+    expect(ids("wgsl", "webgpu")).toContain("tiled-16");
+    expect(ids("wgsl", "webgpu")).not.toContain("sgemm-tensorcore");
+    expect(ids("js", "cpu")).toContain("sgemm-tensorcore");
+    expect(ids("cuda", "cuda")).toContain("sgemm-tensorcore");
+  });
+
+  it("runs the warpgroup (wgmma) rung through the CPU's emulation at a multiple of its 256-row tile, and notes the other sizes", async () => {
+    const variants = tensorCoreVariants.filter((v) => v.id === "sgemm-wgmma");
+    expect(benchVariants(compileSeedLibrary("cpu"), "cpu").map((v) => v.id)).toContain("sgemm-wgmma");
+    const rows = await benchMatmul(new CpuDevice(), { sizes: [256, 128], runs: 1, variants, library: compileSeedLibrary("cpu") });
+    expect(rows.map((r) => [r.n, r.variant, r.precision, r.note])).toEqual([
+      [256, "sgemm-wgmma", "tf32", undefined],
+      [128, "sgemm-wgmma", "tf32", "n is not a multiple of 256"],
+    ]);
+    const [ran] = rows;
+    expect(ran!.specialization).toEqual({ STAGES: 4, SWIZZLE: 8 });
+    expect(ran!.gflops).toBeGreaterThan(0);
+    expect(ran!.error!.nonFinite).toBe(0);
+    // Every element of C was written (poisoned with NaN first), within TF32's tolerance of float64.
+    expect(ran!.error!.normwiseRelative).toBeLessThan(matmulTolerance("tf32", 256));
+    expect(ran!.error!.normwiseRelative).toBeGreaterThan(0);
+  });
+
+  it("notes the wgmma rung on a CUDA GPU other than sm_90 instead of launching it", async () => {
+    // Only the device's description is read before the note (no launch, no driver): a stand-in for an A100.
+    const buffers: unknown[] = [];
+    const a100 = {
+      backend: "cuda",
+      arch: "sm_80",
+      limits: { maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], maxGridDims: [2147483647, 65535, 65535], maxSharedBytes: 163 * 1024 },
+      createBuffer: (...args: unknown[]) => (buffers.push(args), { kind: "tskernel.buffer" }),
+    } as unknown as Device;
+    const library = compileKernelLibrary([path.join(packageRoot(), "examples", "sgemm-wgmma.ts")], ["cuda"]);
+    const rows = await benchMatmul(a100, { sizes: [512], runs: 1, variants: tensorCoreVariants.filter((v) => v.id === "sgemm-wgmma"), library });
+    expect(rows).toEqual([{ backend: "cuda", n: 512, variant: "sgemm-wgmma", precision: "tf32", ms: Number.NaN, gflops: Number.NaN, note: "wgmma needs an sm_90 GPU (Hopper); this one is sm_80" }]);
   });
 
   it("gives a backend without a reference of its own percentages of another backend's reference from the same run", async () => {

@@ -1,6 +1,6 @@
 /**
  * `tskernel bench matmul`: every rung of the matmul ladder at each size on one backend (and the tensor-core
- * rung, TF32, where the backend has matrix operations), with the vendor
+ * rungs, TF32, where the backend has matrix operations: mma, and wgmma on sm_90), with the vendor
  * library as the reference column where the backend has one (cuBLAS SGEMM, FP32 and TF32, on CUDA).
  * Timing: one warm-up launch, then the median of the timed launches spread over three sets of inputs (so a
  * small problem does not stay in cache between launches), each timed by the device (CUDA events, WebGPU
@@ -11,7 +11,7 @@
  * the run has them; otherwise its rows stay absolute.
  */
 
-import type { Device, DeviceBuffer, ReferenceGemm, Timing } from "../../runtime/device.ts";
+import type { Device, DeviceBuffer, KernelHandle, ReferenceGemm, Timing } from "../../runtime/device.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import { compareToReference, referenceGemm, referenceGemmAt, type ErrorReport } from "../../runtime/reference.ts";
 import { benchVariants, unsupportedSize, type MatmulVariant } from "../demo/variants.ts";
@@ -59,7 +59,7 @@ function random(length: number): Float32Array {
 
 export async function benchMatmul(device: Device, options: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const variants = (options.variants ?? benchVariants(device.backend)).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
+  const variants = (options.variants ?? benchVariants(options.library, device.backend)).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
   for (const n of options.sizes) {
     const sets = [0, 1, 2].map(() => {
       const A = random(n * n);
@@ -96,6 +96,11 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
         rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: "its block is larger than this device allows" });
         continue;
       }
+      const refused = deviceRefuses(device, kernel);
+      if (refused) {
+        rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: refused });
+        continue;
+      }
       options.onProgress?.(`n=${n}: ${variant.id}`);
       const constants = kernel.description.specialization as Record<string, number>;
       const runs: number[] = [];
@@ -124,6 +129,17 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
     }
   }
   return rows;
+}
+
+/**
+ * Why the device cannot run a kernel that the library holds for it: wgmma (a kernel whose manifest `matrix` is
+ * "warpgroup") exists on sm_90 GPUs only, and the CUDA device refuses it on others (a LaunchError); the row says
+ * so instead. The CPU's emulation runs it anywhere.
+ */
+function deviceRefuses(device: Device, kernel: KernelHandle): string | undefined {
+  const arch = (device as Device & { readonly arch?: string }).arch;
+  if (device.backend === "cuda" && kernel.description.matrix === "warpgroup" && arch !== "sm_90") return `wgmma needs an sm_90 GPU (Hopper); this one is ${arch}`;
+  return undefined;
 }
 
 function median(values: readonly number[]): number {

@@ -5,6 +5,8 @@
  */
 
 import type { BackendName, KernelArg, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
+import { targetsLeaveOut } from "../../runtime/launch-check.ts";
+import type { KernelLibrary } from "../../runtime/library.ts";
 
 export interface VariantBuffers {
   readonly A: DeviceBuffer;
@@ -30,8 +32,6 @@ export interface MatmulVariant {
   launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[] };
   /** "tf32": the variant rounds its inputs to TF32 (tensor cores); its results are held to TF32's tolerance. */
   readonly precision?: "tf32";
-  /** The backends that can run it (absent: all). */
-  readonly backends?: readonly BackendName[];
 }
 
 /** Why a variant cannot take an n×n product as it is (without padding), or undefined when it can. */
@@ -198,18 +198,46 @@ export const seedVariants: readonly MatmulVariant[] = [
 ];
 
 /**
- * The tensor-core rung (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
- * matrix operations (CUDA, and the CPU's emulation); not in the demo, whose ladder is FP32 throughout.
+ * The tensor-core rungs (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
+ * matrix operations (CUDA, and the CPU's emulation: their kernels' targets are cuda and js); not in the demo,
+ * whose ladder is FP32 throughout. The warpgroup rung (wgmma) runs on sm_90 GPUs only (the bench notes it on
+ * others) and needs n to be a multiple of its 256-row tile, so the CPU's default sizes (128, 256) run it once,
+ * at 256, as they run the warp rung at 128 and 256.
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
   {
+    id: "sgemm-wgmma",
+    file: "examples/sgemm-wgmma.ts",
+    kernel: "sgemmWgmma",
+    // Four stages, then three (less shared memory) for a device that does not have room for four.
+    specializations: [{}, { STAGES: 3 }],
+    // M a multiple of 256, N of 128, K of 64: 256 for a square product.
+    multipleOf: 256,
+    gemm: true,
+    launch: (n, { A, B, C }, alpha, beta) => ({ grid: [n / 128, n / 256], args: [n, n, n, alpha, A, B, beta, C] }),
+    precision: "tf32",
+  },
+  {
     ...blockTiled("sgemm-tensorcore", "examples/sgemm-tensorcore.ts", "sgemmTensorCore", [{}, { BM: 64, BN: 64, BK: 16, WM: 32, WN: 32, STAGES: 2, THREADS: 128, SWIZZLE: 0 }]),
     precision: "tf32",
-    backends: ["cpu", "cuda"],
   },
 ];
 
-/** The variants `tskernel bench matmul` runs on a backend: the seed ladder and the rungs the backend adds. */
-export function benchVariants(backend: BackendName): readonly MatmulVariant[] {
-  return [...seedVariants, ...tensorCoreVariants].filter((v) => !v.backends || v.backends.includes(backend));
+/**
+ * Every variant's example file: what the seed library compiles for any backend. A kernel whose `targets`
+ * option leaves out the backend's target (the tensor-core rungs: WebGPU has no matrix operations) is skipped
+ * by the compiler, and the library still describes it (benchVariants).
+ */
+export const variantFiles: readonly string[] = [...new Set([...seedVariants, ...tensorCoreVariants].map((v) => v.file))];
+
+/**
+ * The variants `tskernel bench matmul` runs on a backend: the seed ladder and the rungs the backend adds,
+ * less those whose kernel's `targets` leave out the backend's target, read from the kernels as compiled into
+ * `library` (the example file is the one place it is written).
+ */
+export function benchVariants(library: KernelLibrary, backend: BackendName): readonly MatmulVariant[] {
+  return [...seedVariants, ...tensorCoreVariants].filter((v) => {
+    const kernel = library.kernels.find((k) => k.description.name === v.kernel);
+    return !kernel || !targetsLeaveOut(kernel.description, backend);
+  });
 }

@@ -256,7 +256,7 @@ export async function benchKernels(device: Device, options: KernelBenchOptions):
   const runs = options.runs ?? (gpu ? 20 : 5);
   const cacheBytes = options.cacheBytes ?? defaultCacheBytes(device);
   const cases = options.cases ?? kernelCases;
-  const skipped = (kernelCase: KernelCase) => backendUnsupported(kernelCase, device.backend);
+  const skipped = (kernelCase: KernelCase) => backendUnsupported(kernelCase, options.library, device.backend);
   const shapesOf = (kernelCase: KernelCase) => options.shapes?.(kernelCase) ?? defaultShapes(kernelCase, device.backend);
   const context = { library: options.library, limits: device.limits, backend: device.backend };
   let largest = 0;

@@ -10,7 +10,7 @@
 import type { BackendName } from "../../runtime/device.ts";
 import type { KernelHandle } from "../../runtime/device.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
-import type { LaunchLimits } from "../../runtime/launch-check.ts";
+import { targetsLeaveOut, type LaunchLimits } from "../../runtime/launch-check.ts";
 import type { CheckSpec, ChunkedReference } from "./checks.ts";
 
 /** [n] for the 1-D cases, [rows, cols] for the 2-D ones. */
@@ -82,11 +82,6 @@ export interface KernelCase {
   readonly kernels: Readonly<Record<string, string>>;
   /** What the PyTorch script times against it (bench/torch-reference.py). */
   readonly torch: string;
-  /**
-   * The backends its kernels compile for, where not all (the look-back scan needs a device-scope fence,
-   * which WebGPU lacks: TSK3050), with the reason the others are left out.
-   */
-  readonly backends?: { readonly only: readonly BackendName[]; readonly why: string };
   readonly dims: 1 | 2;
   readonly gpuShapes: readonly Shape[];
   readonly cpuShapes: readonly Shape[];
@@ -771,7 +766,6 @@ const scanLookback: KernelCase = {
   title: "exclusive scan (one pass, decoupled look-back)",
   kernels: { clearScanState: "examples/scan-lookback.ts", scanLookback: "examples/scan-lookback.ts" },
   torch: "torch.cumsum(x, 0) (inclusive; not shifted)",
-  backends: { only: ["cuda", "cpu"], why: "needs threadFence(), a device-scope fence, which WebGPU lacks (TSK3050)" },
   dims: 1,
   gpuShapes: [[2 ** 26]],
   cpuShapes: [[2 ** 20]],
@@ -823,7 +817,6 @@ const scanLookbackSubgroups: KernelCase = {
   title: "exclusive scan (one pass, one-word look-back by a subgroup)",
   kernels: { clearScanWords: "examples/scan-lookback-subgroups.ts", scanLookbackSubgroups: "examples/scan-lookback-subgroups.ts" },
   torch: "torch.cumsum(x, 0) (inclusive; not shifted)",
-  backends: { only: ["cuda", "cpu"], why: "its blocks wait on other blocks, which WebGPU does not promise to run" },
   dims: 1,
   gpuShapes: [[2 ** 26]],
   cpuShapes: [[2 ** 20]],
@@ -936,15 +929,25 @@ export const kernelCases: readonly KernelCase[] = [
   histogram,
 ];
 
-/** Every example file the suite's kernels come from. */
+/**
+ * Every example file the suite's kernels come from: what a library for any backend compiles. A kernel whose
+ * `targets` option leaves out the backend's target is skipped by the compiler, and the library still
+ * describes it (backendUnsupported).
+ */
 export const suiteFiles: readonly string[] = [...new Set(kernelCases.flatMap((c) => Object.values(c.kernels)))];
 
-/** Why a case does not run on a backend, or undefined where it does. */
-export function backendUnsupported(kernelCase: KernelCase, backend: BackendName): string | undefined {
-  return kernelCase.backends && !kernelCase.backends.only.includes(backend) ? kernelCase.backends.why : undefined;
-}
-
-/** The example files of the cases that run on a backend: what its kernel library compiles. */
-export function suiteFilesFor(backend: BackendName): readonly string[] {
-  return [...new Set(kernelCases.filter((c) => !backendUnsupported(c, backend)).flatMap((c) => Object.values(c.kernels)))];
+/**
+ * Why a case does not run on a backend, or undefined where it does: one of its kernels declares targets that
+ * leave out the backend's (the look-back scans: threadFence(), which WebGPU lacks, and blocks that wait on
+ * other blocks, which WebGPU does not promise to run). Read from the kernels' own declarations, as compiled
+ * into `library` (which lists a kernel its build skipped too), so the example file is the one place it is
+ * written.
+ */
+export function backendUnsupported(kernelCase: KernelCase, library: KernelLibrary, backend: BackendName): string | undefined {
+  for (const name of Object.keys(kernelCase.kernels)) {
+    const kernel = library.kernels.find((k) => k.description.name === name);
+    const why = kernel && targetsLeaveOut(kernel.description, backend);
+    if (why) return why;
+  }
+  return undefined;
 }

@@ -12,7 +12,7 @@ import type { BackendName } from "../../runtime/device.ts";
 import { packageRoot } from "../../compiler/index.ts";
 import { openDevice } from "../open-device.ts";
 import { benchKernels, type KernelBenchReport } from "./bench.ts";
-import { kernelCases, suiteFilesFor, type KernelCase, type Shape } from "./cases.ts";
+import { kernelCases, suiteFiles, type KernelCase, type Shape } from "./cases.ts";
 import { kernelChartSvg, formatKernelTable } from "./report.ts";
 import { joinTorch, readTorchResults } from "./torch.ts";
 
@@ -83,7 +83,7 @@ export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io):
   for (const backend of backends) {
     const device = await openDevice({ backend, workers: options.workers }, io);
     if (!device) return 1;
-    const library = compileKernelLibrary(suiteFilesFor(device.backend).map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+    const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
     let report;
     try {
       report = await benchKernels(device, {
@@ -133,7 +133,7 @@ export async function tuneKernelsCommand(options: TuneKernelsOptions, io: Io): P
   const { tuneKernels, formatTuneKernelsTable } = await import("./tune.ts");
   const device = await openDevice({ backend: options.backend }, io);
   if (!device) return 1;
-  const library = compileKernelLibrary(suiteFilesFor(device.backend).map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+  const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
   const report = await tuneKernels(device, {
     library,
     cases: cases as KernelCase[],

@@ -93,7 +93,7 @@ export async function tuneKernels(device: Device, options: KernelTuneOptions): P
   const candidates: KernelTuneCandidate[] = [];
   const best: KernelTuneBest[] = [];
   for (const kernelCase of options.cases ?? kernelCases) {
-    if (backendUnsupported(kernelCase, device.backend)) continue;
+    if (backendUnsupported(kernelCase, options.library, device.backend)) continue;
     for (const shape of options.shapes?.(kernelCase) ?? (device.backend === "cpu" ? kernelCase.cpuShapes : kernelCase.gpuShapes)) {
       if (kernelCase.unsupported(shape)) continue;
       const label = shapeLabel(shape);

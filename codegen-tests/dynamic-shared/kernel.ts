@@ -1,5 +1,5 @@
 // Construct: more than 48 KB of shared memory (a 56 KB double buffer and a 100-float array), which CUDA only
-// allows as dynamic shared memory: the arrays become views into one extern buffer, each 16-byte aligned.
+// allows as dynamic shared memory: the arrays become views into one extern buffer, aligned as accesses need.
 import { blockIdx, f32, kernel, load4, shared, store4, syncThreads, threadIdx, type ReadonlyFloat32Array } from "tskernel";
 
 // Each block reverses 7168 floats through shared memory and adds a per-block bias kept in a small array.

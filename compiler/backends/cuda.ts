@@ -14,12 +14,12 @@
  * integers print as the saturating intrinsics.
  */
 
-import { type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { scalarByteSize, type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { ExprPrinter, f32Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
-import { cudaAtomics, cudaFloatToInt, cudaSpelling, cudaStaticSharedLimit, cudaVectorTypes } from "./targets.ts";
+import { cudaAtomics, cudaFloatToInt, cudaSpelling, cudaVectorTypes } from "./targets.ts";
 import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
@@ -130,8 +130,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       }
     });
     const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]})` : "";
-    const swizzled = wgmmaOperands(kernel.body);
-    const sharedLayout = layOutShared(kernel.shared, unit.sharedSizes, swizzled);
+    const sharedLayout = unit.sharedLayout;
     const atomic = atomicArrays(kernel.body);
     signatures.push({
       kernelName: kernel.name,
@@ -140,7 +139,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       argumentNames,
       block: unit.block,
       launchBounds: bounds,
-      dynamicSharedBytes: sharedLayout.dynamic ? sharedLayout.bytes + (swizzled.size > 0 ? 1024 : 0) : 0,
+      dynamicSharedBytes: sharedLayout.dynamicBytes,
       subgroups: usesSubgroups(kernel.body),
       atomicBuffers: kernel.params.flatMap((param) => (param.kind === "buffer" && atomic.has(param.array) ? [names.lookup(param.array)] : [])),
     });
@@ -150,10 +149,9 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     lineDirective(kernel.span);
     out.line(`extern "C" __global__ void${bounds} ${moduleNames.lookup(unit)}(${params.join(", ")}) {`);
     out.indent();
-    const vectorAccessed = vectorAccessedArrays(kernel.body);
     if (sharedLayout.dynamic) {
       out.line(`// ${sharedLayout.bytes} bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.`);
-      if (swizzled.size > 0) {
+      if (sharedLayout.dynamicBytes > sharedLayout.bytes) {
         // wgmma's swizzled operands need 1024-byte alignment, which the dynamic buffer's start does not promise:
         // the launch asks for 1024 bytes more, and the arrays start at the next 1024-byte boundary.
         out.line("extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];");
@@ -171,8 +169,10 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
         out.line(`${type} (&${name})${dims} = *reinterpret_cast<${type} (*)${dims}>(tsk_dynamic_shared + ${sharedLayout.offsets.get(array)!});`);
         continue;
       }
-      // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for.
-      const align = swizzled.has(array) ? "__align__(1024) " : vectorAccessed.has(array) ? "__align__(16) " : "";
+      // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for (and wgmma
+      // operands 1024: shared-layout.ts).
+      const alignment = sharedLayout.alignments.get(array)!;
+      const align = alignment > scalarByteSize[array.elementType] ? `__align__(${alignment}) ` : "";
       out.line(`__shared__ ${align}${type} ${name}${dims};`);
     }
     for (const array of kernel.locals) {
@@ -283,33 +283,9 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
  * Where each shared array lives when they share one dynamic buffer: in declaration order, each at a
  * 16-byte boundary (so vector accesses stay aligned). `dynamic` when the total exceeds the static limit.
  */
-function layOutShared(
-  shared: readonly ArrayRef[],
-  sizes: ReadonlyMap<ArrayRef, readonly number[]>,
-  swizzled: ReadonlySet<ArrayRef>,
-): { dynamic: boolean; bytes: number; offsets: Map<ArrayRef, number> } {
-  const offsets = new Map<ArrayRef, number>();
-  let bytes = 0;
-  for (const array of shared) {
-    // wgmma's operands start on 1024-byte boundaries (the 128-byte swizzle's 8-row groups).
-    const alignment = swizzled.has(array) ? 1024 : 16;
-    bytes = Math.ceil(bytes / alignment) * alignment;
-    offsets.set(array, bytes);
-    bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * 4;
-  }
-  return { dynamic: bytes > cudaStaticSharedLimit, bytes, offsets };
-}
-
 /** Whether an array holds a warpgroup's A fragments (printed as unsigned bits, see above). */
 function isWarpgroupA(array: ArrayRef): boolean {
   return array.fragment !== undefined && array.fragment.role === "a" && isWarpgroupShape(array.fragment.shape);
-}
-
-/** The shared arrays that wgmma reads B from (1024-byte aligned). */
-function wgmmaOperands(body: readonly Stmt[]): Set<ArrayRef> {
-  const found = new Set<ArrayRef>();
-  walkStmts(body, (stmt) => stmt.kind === "wgmma" && found.add(stmt.b));
-  return found;
 }
 
 /** The address of an element: `&A[i]`, `&tile[r][c]`. */
@@ -369,16 +345,6 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   }
   const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value!].map((value) => printer.print(value));
   out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${address}, ${operands.join(", ")})`));
-}
-
-/** Arrays that a vector access or an asynchronous copy touches. */
-function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
-  const arrays = new Set<ArrayRef>();
-  walkStmts(body, (stmt) => {
-    if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") arrays.add(stmt.array);
-    if (stmt.kind === "asyncCopy") arrays.add(stmt.target);
-  });
-  return arrays;
 }
 
 /**

@@ -52,6 +52,12 @@ export interface ManifestKernel {
    * and WebGPU devices the `subgroups` feature.
    */
   readonly subgroups?: true;
+  /**
+   * Present when the kernel uses matrix operations: "warp" (mma, fragments of a warp of 32 threads) or
+   * "warpgroup" (wgmma, four warps, 128 threads). A block chosen at launch must be whole warps or warpgroups,
+   * as the validator requires of a fixed block (TSK3047, TSK3060).
+   */
+  readonly matrix?: "warp" | "warpgroup";
   /** Present when atomics touch some of the kernel's arrays: their names (buffer parameters, shared arrays). */
   readonly atomics?: { readonly buffers: readonly string[]; readonly shared: readonly string[] };
   /**

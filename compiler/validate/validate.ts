@@ -12,6 +12,7 @@ import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperation
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
+import { layOutShared, type SharedLayout } from "./shared-layout.ts";
 import { codeDepth } from "./code-depth.ts";
 import { foldStmts } from "../passes/fold.ts";
 import { unrollLoops } from "../passes/unroll.ts";
@@ -19,7 +20,10 @@ import { laneIndices } from "../passes/legalize.ts";
 
 /** What validation learns about a specialized kernel, recorded in the manifest. */
 export interface KernelFacts {
+  /** What the shared arrays take as CUDA allocates them, alignment padding included (shared-layout.ts). */
   readonly sharedBytes: number;
+  /** Where the shared arrays lie: the CUDA backend prints it. */
+  readonly sharedLayout: SharedLayout;
   /** Shared and private arrays with their constant sizes, in declaration order. */
   readonly sharedSizes: ReadonlyMap<ArrayRef, readonly number[]>;
   readonly block?: readonly [number, number, number];
@@ -27,7 +31,6 @@ export interface KernelFacts {
 
 export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks: { barrierUniformity?: boolean } = {}): KernelFacts {
   const sharedSizes = new Map<ArrayRef, number[]>();
-  let sharedBytes = 0;
   for (const array of [...kernel.shared, ...kernel.locals]) {
     const sizes: number[] = [];
     for (const dim of array.dims) {
@@ -46,8 +49,8 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
       }
     }
     sharedSizes.set(array, sizes);
-    if (array.space === "shared") sharedBytes += sizes.reduce((a, b) => a * b, 1) * scalarByteSize[array.elementType];
   }
+  const sharedLayout = layOutShared(kernel.shared, sharedSizes, kernel.body);
 
   let block: [number, number, number] | undefined;
   if (kernel.block) {
@@ -73,7 +76,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   checkBroadcastLanes(unrolledBody, diagnostics);
   checkFragmentIndices(unrolledBody, sharedSizes, diagnostics);
   if (checks.barrierUniformity ?? true) checkUniformity(kernel, diagnostics);
-  return { sharedBytes, sharedSizes, block };
+  return { sharedBytes: sharedLayout.allocatedBytes, sharedLayout, sharedSizes, block };
 }
 
 function checkConstantIndices(body: readonly import("../ir/ir.ts").Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, diagnostics: Diagnostic[]): void {

@@ -9,7 +9,8 @@ import { packageRoot } from "../../compiler/index.ts";
 import { CpuDevice } from "../cpu/cpu-device.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 import { compareToReference, referenceGemm } from "../reference.ts";
-import { chooseMatmul, matmul, type MatmulVariantName } from "./matmul.ts";
+import type { DeviceBuffer } from "../device.ts";
+import { chooseMatmul, matmul, matmulLaunch, type MatmulVariantName } from "./matmul.ts";
 
 const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts", "sgemm-vectorized.ts", "sgemm-warptiling.ts", "sgemm-multistage.ts"].map((f) => path.join(packageRoot(), "examples", f)));
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
@@ -90,6 +91,27 @@ describe("matmul", () => {
     for (const variant of ["sgemm-warptiling-double-buffered", "sgemm-multistage", "sgemm-register-staged"] as const) {
       expect(chooseMatmul(webgpuLike, library, { m: 4096, n: 4096, k: 4096, tuning: false, variant }).rung.name).toBe(variant);
     }
+  });
+
+  it("takes stream-k on CUDA where its tiles fill the GPU at least once, with its scratch and block count", () => {
+    const withStreamK = compileKernelLibrary(["sgemm-streamk.ts", "sgemm-multistage.ts"].map((f) => path.join(packageRoot(), "examples", f)));
+    const cpu = new CpuDevice();
+    const h100Like = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 132 } }) as CpuDevice;
+    const pick = (device: CpuDevice, m: number, n: number, k: number) => chooseMatmul(device, withStreamK, { m, n, k, tuning: false }).rung.name;
+    // 128×256 tiles: 512 at 4096², 2048 at 8192²; 128 at 2048² leave 4 of 132 multiprocessors idle in one wave.
+    expect([pick(h100Like, 4096, 4096, 4096), pick(h100Like, 8192, 8192, 8192), pick(h100Like, 4096, 4096, 1024)]).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk"]);
+    expect(pick(h100Like, 2048, 2048, 2048)).toBe("sgemm-multistage");
+    expect(pick(h100Like, 4096, 4096 + 128, 4096)).toBe("sgemm-multistage"); // n not a multiple of 256
+    expect(pick(cpu, 4096, 4096, 4096)).toBe("sgemm-multistage"); // by name only, off CUDA
+    const choice = chooseMatmul(h100Like, withStreamK, { m: 4096, n: 4096, k: 4096, tuning: false });
+    const buffers = { A: cpu.createBuffer("f32", 1), B: cpu.createBuffer("f32", 1), C: cpu.createBuffer("f32", 1) };
+    const launch = matmulLaunch(h100Like, choice, { m: 4096, n: 4096, k: 4096 }, buffers, 1, 0);
+    expect(launch.grid).toEqual([396 + 132, 1]);
+    expect(launch.args.slice(0, 8)).toEqual([4096, 4096, 4096, 1, buffers.A, buffers.B, 0, buffers.C]);
+    const [partials, arrivals, streamBlocks] = launch.args.slice(8) as [DeviceBuffer, DeviceBuffer, number];
+    expect([partials.length, arrivals.length, streamBlocks]).toEqual([132 * 128 * 256, 132, 132]);
+    // The same scratch for the next launch on the device.
+    expect(matmulLaunch(h100Like, choice, { m: 8192, n: 8192, k: 8192 }, buffers).args.slice(8, 10)).toEqual([partials, arrivals]);
   });
 
   it("refuses a forced variant the shape does not fit, and buffers too small for the shape", async () => {

@@ -17,7 +17,7 @@
  * WebGPU (no matrix operations), fall back to the FP32 rungs.
  */
 
-import type { Device, DeviceBuffer, KernelHandle } from "../device.ts";
+import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
 import type { KernelLibrary } from "../library.ts";
 import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
@@ -28,6 +28,7 @@ export type { Constants, Rung, RungSearch } from "./rung.ts";
 
 export type MatmulVariantName =
   | "sgemm-wgmma"
+  | "sgemm-streamk"
   | "sgemm-tensorcore"
   | "sgemm-multistage"
   | "sgemm-warptiling-double-buffered"
@@ -290,6 +291,16 @@ const searchWgmma: RungSearch = {
   sharedBytes: (c) => 4 * c.STAGES! * (256 * 32 + 32 * 136) + 1024,
 };
 
+/**
+ * The stream-k kernel (examples/sgemm-streamk.ts) runs one or two blocks per multiprocessor: its builds use
+ * about 227 registers per thread, which the register file (64 Ki per multiprocessor on sm_80 and sm_90)
+ * allocates as up to 256, and shared memory (227 KiB, less 1 KiB per block) rarely binds first.
+ */
+function streamKBlocksPerMultiprocessor(c: Constants): number {
+  const shared = 4 * c.BK! * (2 * (c.BM! + 4) + c.STAGES! * c.BN!) + 4;
+  return Math.max(1, Math.min(Math.floor(65536 / (c.THREADS! * 256)), Math.floor((227 * 1024) / (shared + 1024))));
+}
+
 const blocktilingFile = "examples/sgemm-blocktiling.ts";
 const warptilingFile = "examples/sgemm-warptiling.ts";
 const multistageFile = "examples/sgemm-multistage.ts";
@@ -324,6 +335,20 @@ export const matmulRungs: readonly Rung[] = [
     grid: tileGrid,
     search: searchTensorCore,
     notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
+  },
+  // Before the multistage rung on CUDA, where at least one wave of its tiles fills the GPU (chooseMatmul).
+  {
+    name: "sgemm-streamk",
+    file: "examples/sgemm-streamk.ts",
+    kernel: "sgemmStreamK",
+    multiples: (c) => [c.BM!, c.BN!, c.BK!],
+    grid: (m, n, c, streamBlocks = 1) => {
+      const tiles = (m / c.BM!) * (n / c.BN!);
+      const tail = tiles % streamBlocks;
+      return [tiles - tail + (tail > 0 ? streamBlocks : 0), 1];
+    },
+    streamK: { blocksPerMultiprocessor: streamKBlocksPerMultiprocessor },
+    notOnWebgpu: "it calls threadFence(), which WebGPU lacks (TSK3050)",
   },
   {
     name: "sgemm-multistage",
@@ -413,12 +438,16 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
     if (!options.variant && !precisionAllows(options, rung)) continue;
     if (!options.variant && !archAllows(device, rung)) continue;
+    // Stream-k by the rule only on CUDA (the CPU backend runs it when asked for by name; WebGPU lacks its fence),
+    // and only where its tiles fill the GPU at least once: with fewer it would split every tile.
+    if (!options.variant && rung.streamK && device.backend !== "cuda") continue;
+    const fillsGpu = (h: KernelHandle) => !rung.streamK || options.variant !== undefined || rung.grid(m, n, constantsOf(h))[0] >= streamBlocksFor(device, rung, constantsOf(h));
     // Bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128), as long as the device can run them.
     const fitting = library.kernels
       .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)))
       .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a))
       .filter((h) => kernelFits(h.description, device.limits));
-    const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k)), m, n);
+    const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k) && fillsGpu(h)), m, n);
     if (kernel) return { rung, kernel, constants: constantsOf(kernel) };
     if (!options.variant) continue;
     if (fitting.length === 0) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
@@ -499,6 +528,51 @@ function blockThreads(handle: KernelHandle): number {
   return block ? block[0] * block[1] * block[2] : 0;
 }
 
+/** The multiprocessors of a CUDA device; 1 on the other backends (which run stream-k only when asked for by name). */
+function multiprocessorsOf(device: Device): number {
+  return (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? 1;
+}
+
+/** How many blocks share the last wave of a stream-k rung's tiles on this device (0 for other rungs). */
+export function streamBlocksFor(device: Device, rung: Rung, c: Constants): number {
+  return rung.streamK ? rung.streamK.blocksPerMultiprocessor(c) * multiprocessorsOf(device) : 0;
+}
+
+/** Each device's stream-k scratch buffers: zeros, which every launch leaves zero, grown as needed. */
+const streamKScratch = new WeakMap<Device, { partials: DeviceBuffer; arrivals: DeviceBuffer }>();
+
+function scratchFor(device: Device, partials: number, arrivals: number): { partials: DeviceBuffer; arrivals: DeviceBuffer } {
+  const held = streamKScratch.get(device);
+  if (held && held.partials.length >= partials && held.arrivals.length >= arrivals) return held;
+  const grown = {
+    partials: device.createBuffer(new Float32Array(Math.max(partials, held?.partials.length ?? 0))),
+    arrivals: device.createBuffer(new Int32Array(Math.max(arrivals, held?.arrivals.length ?? 0))),
+  };
+  streamKScratch.set(device, grown);
+  return grown;
+}
+
+/**
+ * The grid and arguments that run a rung's build on an m×n×k product, C = alpha·A·B + beta·C: the eight of
+ * every rung, and for a stream-k rung its scratch buffers (kept per device) and its number of blocks.
+ */
+export function matmulLaunch(
+  device: Device,
+  choice: Pick<MatmulChoice, "rung" | "constants">,
+  shape: { readonly m: number; readonly n: number; readonly k: number },
+  buffers: { readonly A: DeviceBuffer; readonly B: DeviceBuffer; readonly C: DeviceBuffer },
+  alpha = 1,
+  beta = 0,
+): { grid: [number, number]; args: KernelArg[] } {
+  const { rung, constants: c } = choice;
+  const { m, n, k } = shape;
+  const args: KernelArg[] = [m, n, k, alpha, buffers.A, buffers.B, beta, buffers.C];
+  if (!rung.streamK) return { grid: rung.grid(m, n, c), args };
+  const streamBlocks = streamBlocksFor(device, rung, c);
+  const scratch = scratchFor(device, streamBlocks * c.BM! * c.BN!, streamBlocks);
+  return { grid: rung.grid(m, n, c, streamBlocks), args: [...args, scratch.partials, scratch.arrivals, streamBlocks] };
+}
+
 /** C = alpha·A·B + beta·C on the device, row-major; returns the rung that ran. */
 export async function matmul(
   device: Device,
@@ -512,7 +586,7 @@ export async function matmul(
   for (const [name, buffer, length] of [["A", A, m * k], ["B", B, k * n], ["C", C, m * n]] as const) {
     if (buffer.length < length) throw new RangeError(`tskernel: matmul: ${name} has ${buffer.length} elements, the shape needs ${length}`);
   }
-  const { rung, kernel, constants } = chooseMatmul(device, library, options);
-  await device.launch(kernel, { grid: rung.grid(m, n, constants), args: [m, n, k, options.alpha ?? 1, A, B, options.beta ?? 0, C] });
-  return rung.name as MatmulVariantName;
+  const choice = chooseMatmul(device, library, options);
+  await device.launch(choice.kernel, matmulLaunch(device, choice, options, { A, B, C }, options.alpha ?? 1, options.beta ?? 0));
+  return choice.rung.name as MatmulVariantName;
 }

@@ -32,8 +32,17 @@ export interface Rung {
   readonly builds?: Constants;
   /** The multiples of m, n and k the kernel needs with these constants; absent: any shape. */
   multiples?(c: Constants): readonly [number, number, number];
-  /** The grid for a shape, given the specialization's constants. */
-  grid(m: number, n: number, c: Constants): [number, number];
+  /**
+   * The grid for a shape, given the specialization's constants (and for a stream-k rung the number of blocks
+   * that share the last wave, `streamBlocks`).
+   */
+  grid(m: number, n: number, c: Constants, streamBlocks?: number): [number, number];
+  /**
+   * Stream-k rungs (examples/sgemm-streamk.ts): after C the kernel takes two scratch buffers, `partials` (f32,
+   * streamBlocks·BM·BN) and `arrivals` (i32, streamBlocks), zero before the first launch and left zero by every
+   * launch, and `streamBlocks`, the blocks that run at once: the GPU's multiprocessors times this many.
+   */
+  readonly streamK?: { blocksPerMultiprocessor(c: Constants): number };
   /** Absent: the rung is not tuned (its library builds are used as they are). */
   readonly search?: RungSearch;
   /**

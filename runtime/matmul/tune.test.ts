@@ -299,6 +299,24 @@ describe("the search space", () => {
     // Defaults, then each tile area in turn (largest first), threads nearest 256 first within an area.
     expect(searchOrder(search, [small, small256, wide, defaults], defaults)).toEqual([defaults, wide, small256, small]);
   });
+
+  it("prunes by the shared bytes the compiler reports for each build (CUDA's allocation: padding and wgmma's alignment included)", () => {
+    const files = [...new Set(matmulRungs.filter((r) => r.search).map((r) => r.file))].map((f) => path.join(packageRoot(), f));
+    const cuda = compileKernelLibrary(files, ["cuda"]);
+    let compared = 0;
+    for (const tuned of matmulRungs.filter((r) => r.search)) {
+      for (const kernel of cuda.kernels.filter((k) => k.description.name === tuned.kernel)) {
+        const c = kernel.description.specialization as Constants;
+        expect(tuned.search!.sharedBytes(c), `${tuned.name} ${formatConstants(c)}`).toBe(kernel.description.sharedBytes);
+        compared++;
+      }
+    }
+    // The wgmma rung's 1024 bytes for aligning its operand are in both (the launch asks for them).
+    const wgmma = cuda.kernels.find((k) => k.description.name === "sgemmWgmma")!;
+    expect(wgmma.description.sharedBytes).toBe(wgmma.cuda!.dynamicSharedBytes);
+    expect(wgmma.description.sharedBytes).toBe(4 * 4 * (256 * 32 + 32 * 136) + 1024);
+    expect(compared).toBeGreaterThan(20);
+  });
 });
 
 describe("tuneMatmul on the CPU", () => {

@@ -122,259 +122,261 @@ extern "C" __global__ void __launch_bounds__(256) clearScanWords(unsigned int* a
 // Kernel scanLookbackSubgroups specialized for BLOCK = 256, ITEMS = 12, ROUNDS = 4; block 256×1×1.
 #line 80 "examples/scan-lookback-subgroups.ts"
 extern "C" __global__ void __launch_bounds__(256) scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(float* out, const float* __restrict__ input, unsigned int* aggregates, unsigned int* prefixes, unsigned int* counter, int n) {
-  // 53520 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  // 53512 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
 #line 96 "examples/scan-lookback-subgroups.ts"
   float (&staged)[13312] = *reinterpret_cast<float (*)[13312]>(tsk_dynamic_shared + 0);
 #line 98 "examples/scan-lookback-subgroups.ts"
   float (&subgroupSums)[64] = *reinterpret_cast<float (*)[64]>(tsk_dynamic_shared + 53248);
+#line 99 "examples/scan-lookback-subgroups.ts"
+  int (&tileOf)[1] = *reinterpret_cast<int (*)[1]>(tsk_dynamic_shared + 53504);
+#line 100 "examples/scan-lookback-subgroups.ts"
+  float (&carry)[1] = *reinterpret_cast<float (*)[1]>(tsk_dynamic_shared + 53508);
 #line 101 "examples/scan-lookback-subgroups.ts"
-  unsigned int (&words)[4] = *reinterpret_cast<unsigned int (*)[4]>(tsk_dynamic_shared + 53504);
-#line 102 "examples/scan-lookback-subgroups.ts"
   const int tid = (int)threadIdx.x;
-#line 103 "examples/scan-lookback-subgroups.ts"
+#line 102 "examples/scan-lookback-subgroups.ts"
   const int lane = tsk_lane_id();
-#line 105 "examples/scan-lookback-subgroups.ts"
+#line 104 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 106 "examples/scan-lookback-subgroups.ts"
+#line 105 "examples/scan-lookback-subgroups.ts"
     const unsigned int old = atomicAdd(&counter[0], 1u);
-    words[0] = old;
+    tileOf[0] = (int)old;
   }
-#line 108 "examples/scan-lookback-subgroups.ts"
+#line 107 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 108 "examples/scan-lookback-subgroups.ts"
+  const int tile = tileOf[0];
 #line 109 "examples/scan-lookback-subgroups.ts"
-  const int tile = (int)words[0];
-#line 110 "examples/scan-lookback-subgroups.ts"
   const int base = (int)((unsigned int)tile * 256u * 12u * 4u);
-#line 113 "examples/scan-lookback-subgroups.ts"
+#line 112 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 12; k++) {
-#line 114 "examples/scan-lookback-subgroups.ts"
+#line 113 "examples/scan-lookback-subgroups.ts"
     const int q = (int)((unsigned int)k * 256u + (unsigned int)tid);
-#line 115 "examples/scan-lookback-subgroups.ts"
+#line 114 "examples/scan-lookback-subgroups.ts"
     const int at = (int)(((unsigned int)q + (unsigned int)(q / 12)) * 4u);
-#line 116 "examples/scan-lookback-subgroups.ts"
+#line 115 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q) < n) {
-#line 117 "examples/scan-lookback-subgroups.ts"
+#line 116 "examples/scan-lookback-subgroups.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + 4u * (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
-#line 118 "examples/scan-lookback-subgroups.ts"
+#line 117 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(a, b, c, d);
     } else {
-#line 120 "examples/scan-lookback-subgroups.ts"
+#line 119 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
-#line 123 "examples/scan-lookback-subgroups.ts"
+#line 122 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 125 "examples/scan-lookback-subgroups.ts"
+#line 124 "examples/scan-lookback-subgroups.ts"
   float total = 0.0f;
-#line 126 "examples/scan-lookback-subgroups.ts"
+#line 125 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 12; k_1++) {
-#line 127 "examples/scan-lookback-subgroups.ts"
+#line 126 "examples/scan-lookback-subgroups.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)tid * 13u + (unsigned int)k_1) * 4u)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
-#line 128 "examples/scan-lookback-subgroups.ts"
+#line 127 "examples/scan-lookback-subgroups.ts"
     total += a_1;
-#line 129 "examples/scan-lookback-subgroups.ts"
+#line 128 "examples/scan-lookback-subgroups.ts"
     total += b_1;
-#line 130 "examples/scan-lookback-subgroups.ts"
+#line 129 "examples/scan-lookback-subgroups.ts"
     total += c_1;
-#line 131 "examples/scan-lookback-subgroups.ts"
+#line 130 "examples/scan-lookback-subgroups.ts"
     total += d_1;
   }
-#line 133 "examples/scan-lookback-subgroups.ts"
+#line 132 "examples/scan-lookback-subgroups.ts"
   const float inclusive = tsk_subgroup_inclusive_add(total);
-#line 135 "examples/scan-lookback-subgroups.ts"
+#line 134 "examples/scan-lookback-subgroups.ts"
   const float lower = __shfl_up_sync(0xffffffffu, inclusive, 1u);
-#line 136 "examples/scan-lookback-subgroups.ts"
+#line 135 "examples/scan-lookback-subgroups.ts"
   const int subgroup = tid / 32;
-#line 137 "examples/scan-lookback-subgroups.ts"
+#line 136 "examples/scan-lookback-subgroups.ts"
   if (lane == (int)((unsigned int)32 - 1u)) {
-#line 138 "examples/scan-lookback-subgroups.ts"
+#line 137 "examples/scan-lookback-subgroups.ts"
     subgroupSums[subgroup] = inclusive;
   }
-#line 140 "examples/scan-lookback-subgroups.ts"
+#line 139 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 141 "examples/scan-lookback-subgroups.ts"
+#line 140 "examples/scan-lookback-subgroups.ts"
   float before = 0.0f;
-#line 142 "examples/scan-lookback-subgroups.ts"
+#line 141 "examples/scan-lookback-subgroups.ts"
   float aggregate = 0.0f;
-#line 143 "examples/scan-lookback-subgroups.ts"
+#line 142 "examples/scan-lookback-subgroups.ts"
   for (int w = 0; w < 256 / 32; w++) {
-#line 144 "examples/scan-lookback-subgroups.ts"
+#line 143 "examples/scan-lookback-subgroups.ts"
     const float s = subgroupSums[w];
-#line 145 "examples/scan-lookback-subgroups.ts"
+#line 144 "examples/scan-lookback-subgroups.ts"
     if (w < subgroup) {
-#line 146 "examples/scan-lookback-subgroups.ts"
+#line 145 "examples/scan-lookback-subgroups.ts"
       before += s;
     }
-#line 148 "examples/scan-lookback-subgroups.ts"
+#line 147 "examples/scan-lookback-subgroups.ts"
     aggregate += s;
   }
-#line 152 "examples/scan-lookback-subgroups.ts"
+#line 151 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 153 "examples/scan-lookback-subgroups.ts"
+#line 152 "examples/scan-lookback-subgroups.ts"
     if (tile == 0) {
-#line 154 "examples/scan-lookback-subgroups.ts"
+#line 153 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[0]) = publish(aggregate);
     } else {
-#line 156 "examples/scan-lookback-subgroups.ts"
+#line 155 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&aggregates[tile]) = publish(aggregate);
     }
   }
-#line 161 "examples/scan-lookback-subgroups.ts"
+#line 160 "examples/scan-lookback-subgroups.ts"
   bool found = tile == 0;
-#line 162 "examples/scan-lookback-subgroups.ts"
+#line 161 "examples/scan-lookback-subgroups.ts"
   float exclusive = 0.0f;
-#line 163 "examples/scan-lookback-subgroups.ts"
+#line 162 "examples/scan-lookback-subgroups.ts"
   for (int round_1 = 0; round_1 < 4; round_1++) {
-#line 164 "examples/scan-lookback-subgroups.ts"
+#line 163 "examples/scan-lookback-subgroups.ts"
     float value = 0.0f;
-#line 165 "examples/scan-lookback-subgroups.ts"
+#line 164 "examples/scan-lookback-subgroups.ts"
     bool isPrefix = false;
-#line 166 "examples/scan-lookback-subgroups.ts"
+#line 165 "examples/scan-lookback-subgroups.ts"
     if (!found && tid < 32) {
-#line 167 "examples/scan-lookback-subgroups.ts"
+#line 166 "examples/scan-lookback-subgroups.ts"
       const int j = (int)((unsigned int)tile - 1u - (unsigned int)round_1 * (unsigned int)32 - (unsigned int)lane);
-#line 168 "examples/scan-lookback-subgroups.ts"
+#line 167 "examples/scan-lookback-subgroups.ts"
       if (j >= 0) {
-#line 169 "examples/scan-lookback-subgroups.ts"
+#line 168 "examples/scan-lookback-subgroups.ts"
         unsigned int p = *(volatile unsigned int*)(&prefixes[j]);
-#line 170 "examples/scan-lookback-subgroups.ts"
+#line 169 "examples/scan-lookback-subgroups.ts"
         unsigned int a_2 = *(volatile unsigned int*)(&aggregates[j]);
-#line 171 "examples/scan-lookback-subgroups.ts"
+#line 170 "examples/scan-lookback-subgroups.ts"
         while (p == 4294967295u && a_2 == 4294967295u) {
-#line 172 "examples/scan-lookback-subgroups.ts"
+#line 171 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_1 = *(volatile unsigned int*)(&prefixes[j]);
           p = old_1;
-#line 173 "examples/scan-lookback-subgroups.ts"
+#line 172 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_2 = *(volatile unsigned int*)(&aggregates[j]);
           a_2 = old_2;
         }
-#line 175 "examples/scan-lookback-subgroups.ts"
+#line 174 "examples/scan-lookback-subgroups.ts"
         if (p != 4294967295u) {
-#line 176 "examples/scan-lookback-subgroups.ts"
+#line 175 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(p);
-#line 177 "examples/scan-lookback-subgroups.ts"
+#line 176 "examples/scan-lookback-subgroups.ts"
           isPrefix = true;
         } else {
-#line 179 "examples/scan-lookback-subgroups.ts"
+#line 178 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(a_2);
         }
       } else {
-#line 183 "examples/scan-lookback-subgroups.ts"
+#line 182 "examples/scan-lookback-subgroups.ts"
         isPrefix = true;
       }
     }
-#line 187 "examples/scan-lookback-subgroups.ts"
+#line 186 "examples/scan-lookback-subgroups.ts"
     const int nearest = tsk_subgroup_min(isPrefix ? lane : 32);
-#line 188 "examples/scan-lookback-subgroups.ts"
+#line 187 "examples/scan-lookback-subgroups.ts"
     const float part = tsk_subgroup_add(lane <= nearest ? value : 0.0f);
-#line 189 "examples/scan-lookback-subgroups.ts"
+#line 188 "examples/scan-lookback-subgroups.ts"
     if (!found) {
-#line 190 "examples/scan-lookback-subgroups.ts"
+#line 189 "examples/scan-lookback-subgroups.ts"
       exclusive += part;
-#line 191 "examples/scan-lookback-subgroups.ts"
+#line 190 "examples/scan-lookback-subgroups.ts"
       found = nearest < 32;
     }
   }
-#line 194 "examples/scan-lookback-subgroups.ts"
+#line 193 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 196 "examples/scan-lookback-subgroups.ts"
+#line 195 "examples/scan-lookback-subgroups.ts"
     int j_1 = (int)((unsigned int)tile - 1u - 4u * (unsigned int)32);
-#line 197 "examples/scan-lookback-subgroups.ts"
+#line 196 "examples/scan-lookback-subgroups.ts"
     while (!found) {
-#line 198 "examples/scan-lookback-subgroups.ts"
+#line 197 "examples/scan-lookback-subgroups.ts"
       unsigned int p_1 = *(volatile unsigned int*)(&prefixes[j_1]);
-#line 199 "examples/scan-lookback-subgroups.ts"
+#line 198 "examples/scan-lookback-subgroups.ts"
       unsigned int a_3 = *(volatile unsigned int*)(&aggregates[j_1]);
-#line 200 "examples/scan-lookback-subgroups.ts"
+#line 199 "examples/scan-lookback-subgroups.ts"
       while (p_1 == 4294967295u && a_3 == 4294967295u) {
-#line 201 "examples/scan-lookback-subgroups.ts"
+#line 200 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_3 = *(volatile unsigned int*)(&prefixes[j_1]);
         p_1 = old_3;
-#line 202 "examples/scan-lookback-subgroups.ts"
+#line 201 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_4 = *(volatile unsigned int*)(&aggregates[j_1]);
         a_3 = old_4;
       }
-#line 204 "examples/scan-lookback-subgroups.ts"
+#line 203 "examples/scan-lookback-subgroups.ts"
       if (p_1 != 4294967295u) {
-#line 205 "examples/scan-lookback-subgroups.ts"
+#line 204 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(p_1);
-#line 206 "examples/scan-lookback-subgroups.ts"
+#line 205 "examples/scan-lookback-subgroups.ts"
         found = true;
       } else {
-#line 208 "examples/scan-lookback-subgroups.ts"
+#line 207 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(a_3);
-#line 209 "examples/scan-lookback-subgroups.ts"
+#line 208 "examples/scan-lookback-subgroups.ts"
         j_1 = (int)((unsigned int)j_1 - 1u);
       }
     }
-#line 212 "examples/scan-lookback-subgroups.ts"
+#line 211 "examples/scan-lookback-subgroups.ts"
     if (tile > 0) {
-#line 213 "examples/scan-lookback-subgroups.ts"
+#line 212 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[tile]) = publish(exclusive + aggregate);
     }
-#line 215 "examples/scan-lookback-subgroups.ts"
-    words[1] = __float_as_uint(exclusive);
+#line 214 "examples/scan-lookback-subgroups.ts"
+    carry[0] = exclusive;
   }
-#line 217 "examples/scan-lookback-subgroups.ts"
+#line 216 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 218 "examples/scan-lookback-subgroups.ts"
+  float running = carry[0] + before;
 #line 219 "examples/scan-lookback-subgroups.ts"
-  float running = __uint_as_float(words[1]) + before;
-#line 220 "examples/scan-lookback-subgroups.ts"
   if (lane > 0) {
-#line 221 "examples/scan-lookback-subgroups.ts"
+#line 220 "examples/scan-lookback-subgroups.ts"
     running += lower;
   }
-#line 225 "examples/scan-lookback-subgroups.ts"
+#line 224 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 12; k_2++) {
-#line 226 "examples/scan-lookback-subgroups.ts"
+#line 225 "examples/scan-lookback-subgroups.ts"
     const int at_1 = (int)(((unsigned int)tid * 13u + (unsigned int)k_2) * 4u);
-#line 227 "examples/scan-lookback-subgroups.ts"
+#line 226 "examples/scan-lookback-subgroups.ts"
     const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[at_1]);
     const float a_4 = vector_2.x;
     const float b_2 = vector_2.y;
     const float c_2 = vector_2.z;
     const float d_2 = vector_2.w;
-#line 228 "examples/scan-lookback-subgroups.ts"
+#line 227 "examples/scan-lookback-subgroups.ts"
     const float sa = running;
-#line 229 "examples/scan-lookback-subgroups.ts"
+#line 228 "examples/scan-lookback-subgroups.ts"
     const float sb = sa + a_4;
-#line 230 "examples/scan-lookback-subgroups.ts"
+#line 229 "examples/scan-lookback-subgroups.ts"
     const float sc = sb + b_2;
-#line 231 "examples/scan-lookback-subgroups.ts"
+#line 230 "examples/scan-lookback-subgroups.ts"
     const float sd = sc + c_2;
-#line 232 "examples/scan-lookback-subgroups.ts"
+#line 231 "examples/scan-lookback-subgroups.ts"
     running = sd + d_2;
-#line 233 "examples/scan-lookback-subgroups.ts"
+#line 232 "examples/scan-lookback-subgroups.ts"
     *reinterpret_cast<float4*>(&staged[at_1]) = make_float4(sa, sb, sc, sd);
   }
-#line 235 "examples/scan-lookback-subgroups.ts"
+#line 234 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 236 "examples/scan-lookback-subgroups.ts"
+#line 235 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_3 = 0; k_3 < 12; k_3++) {
-#line 237 "examples/scan-lookback-subgroups.ts"
+#line 236 "examples/scan-lookback-subgroups.ts"
     const int q_1 = (int)((unsigned int)k_3 * 256u + (unsigned int)tid);
-#line 238 "examples/scan-lookback-subgroups.ts"
+#line 237 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q_1) < n) {
-#line 239 "examples/scan-lookback-subgroups.ts"
+#line 238 "examples/scan-lookback-subgroups.ts"
       const float4 vector_3 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)q_1 + (unsigned int)(q_1 / 12)) * 4u)]);
       const float a_5 = vector_3.x;
       const float b_3 = vector_3.y;
       const float c_3 = vector_3.z;
       const float d_3 = vector_3.w;
-#line 240 "examples/scan-lookback-subgroups.ts"
+#line 239 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + 4u * (unsigned int)q_1)]) = make_float4(a_5, b_3, c_3, d_3);
     }
   }
@@ -387,253 +389,255 @@ extern "C" __global__ void __launch_bounds__(128) scanLookbackSubgroups_BLOCK_12
   __shared__ __align__(16) float staged[1536];
 #line 98 "examples/scan-lookback-subgroups.ts"
   __shared__ float subgroupSums[32];
+#line 99 "examples/scan-lookback-subgroups.ts"
+  __shared__ int tileOf[1];
+#line 100 "examples/scan-lookback-subgroups.ts"
+  __shared__ float carry[1];
 #line 101 "examples/scan-lookback-subgroups.ts"
-  __shared__ unsigned int words[4];
-#line 102 "examples/scan-lookback-subgroups.ts"
   const int tid = (int)threadIdx.x;
-#line 103 "examples/scan-lookback-subgroups.ts"
+#line 102 "examples/scan-lookback-subgroups.ts"
   const int lane = tsk_lane_id();
-#line 105 "examples/scan-lookback-subgroups.ts"
+#line 104 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 106 "examples/scan-lookback-subgroups.ts"
+#line 105 "examples/scan-lookback-subgroups.ts"
     const unsigned int old = atomicAdd(&counter[0], 1u);
-    words[0] = old;
+    tileOf[0] = (int)old;
   }
-#line 108 "examples/scan-lookback-subgroups.ts"
+#line 107 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 108 "examples/scan-lookback-subgroups.ts"
+  const int tile = tileOf[0];
 #line 109 "examples/scan-lookback-subgroups.ts"
-  const int tile = (int)words[0];
-#line 110 "examples/scan-lookback-subgroups.ts"
   const int base = (int)((unsigned int)tile * 128u * 2u * 4u);
-#line 113 "examples/scan-lookback-subgroups.ts"
+#line 112 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-#line 114 "examples/scan-lookback-subgroups.ts"
+#line 113 "examples/scan-lookback-subgroups.ts"
     const int q = (int)((unsigned int)k * 128u + (unsigned int)tid);
-#line 115 "examples/scan-lookback-subgroups.ts"
+#line 114 "examples/scan-lookback-subgroups.ts"
     const int at = (int)(((unsigned int)q + (unsigned int)(q / 2)) * 4u);
-#line 116 "examples/scan-lookback-subgroups.ts"
+#line 115 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q) < n) {
-#line 117 "examples/scan-lookback-subgroups.ts"
+#line 116 "examples/scan-lookback-subgroups.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + 4u * (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
-#line 118 "examples/scan-lookback-subgroups.ts"
+#line 117 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(a, b, c, d);
     } else {
-#line 120 "examples/scan-lookback-subgroups.ts"
+#line 119 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
-#line 123 "examples/scan-lookback-subgroups.ts"
+#line 122 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 125 "examples/scan-lookback-subgroups.ts"
+#line 124 "examples/scan-lookback-subgroups.ts"
   float total = 0.0f;
-#line 126 "examples/scan-lookback-subgroups.ts"
+#line 125 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 127 "examples/scan-lookback-subgroups.ts"
+#line 126 "examples/scan-lookback-subgroups.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)tid * 3u + (unsigned int)k_1) * 4u)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
-#line 128 "examples/scan-lookback-subgroups.ts"
+#line 127 "examples/scan-lookback-subgroups.ts"
     total += a_1;
-#line 129 "examples/scan-lookback-subgroups.ts"
+#line 128 "examples/scan-lookback-subgroups.ts"
     total += b_1;
-#line 130 "examples/scan-lookback-subgroups.ts"
+#line 129 "examples/scan-lookback-subgroups.ts"
     total += c_1;
-#line 131 "examples/scan-lookback-subgroups.ts"
+#line 130 "examples/scan-lookback-subgroups.ts"
     total += d_1;
   }
-#line 133 "examples/scan-lookback-subgroups.ts"
+#line 132 "examples/scan-lookback-subgroups.ts"
   const float inclusive = tsk_subgroup_inclusive_add(total);
-#line 135 "examples/scan-lookback-subgroups.ts"
+#line 134 "examples/scan-lookback-subgroups.ts"
   const float lower = __shfl_up_sync(0xffffffffu, inclusive, 1u);
-#line 136 "examples/scan-lookback-subgroups.ts"
+#line 135 "examples/scan-lookback-subgroups.ts"
   const int subgroup = tid / 32;
-#line 137 "examples/scan-lookback-subgroups.ts"
+#line 136 "examples/scan-lookback-subgroups.ts"
   if (lane == (int)((unsigned int)32 - 1u)) {
-#line 138 "examples/scan-lookback-subgroups.ts"
+#line 137 "examples/scan-lookback-subgroups.ts"
     subgroupSums[subgroup] = inclusive;
   }
-#line 140 "examples/scan-lookback-subgroups.ts"
+#line 139 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 141 "examples/scan-lookback-subgroups.ts"
+#line 140 "examples/scan-lookback-subgroups.ts"
   float before = 0.0f;
-#line 142 "examples/scan-lookback-subgroups.ts"
+#line 141 "examples/scan-lookback-subgroups.ts"
   float aggregate = 0.0f;
-#line 143 "examples/scan-lookback-subgroups.ts"
+#line 142 "examples/scan-lookback-subgroups.ts"
   for (int w = 0; w < 128 / 32; w++) {
-#line 144 "examples/scan-lookback-subgroups.ts"
+#line 143 "examples/scan-lookback-subgroups.ts"
     const float s = subgroupSums[w];
-#line 145 "examples/scan-lookback-subgroups.ts"
+#line 144 "examples/scan-lookback-subgroups.ts"
     if (w < subgroup) {
-#line 146 "examples/scan-lookback-subgroups.ts"
+#line 145 "examples/scan-lookback-subgroups.ts"
       before += s;
     }
-#line 148 "examples/scan-lookback-subgroups.ts"
+#line 147 "examples/scan-lookback-subgroups.ts"
     aggregate += s;
   }
-#line 152 "examples/scan-lookback-subgroups.ts"
+#line 151 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 153 "examples/scan-lookback-subgroups.ts"
+#line 152 "examples/scan-lookback-subgroups.ts"
     if (tile == 0) {
-#line 154 "examples/scan-lookback-subgroups.ts"
+#line 153 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[0]) = publish(aggregate);
     } else {
-#line 156 "examples/scan-lookback-subgroups.ts"
+#line 155 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&aggregates[tile]) = publish(aggregate);
     }
   }
-#line 161 "examples/scan-lookback-subgroups.ts"
+#line 160 "examples/scan-lookback-subgroups.ts"
   bool found = tile == 0;
-#line 162 "examples/scan-lookback-subgroups.ts"
+#line 161 "examples/scan-lookback-subgroups.ts"
   float exclusive = 0.0f;
-#line 163 "examples/scan-lookback-subgroups.ts"
+#line 162 "examples/scan-lookback-subgroups.ts"
   for (int round_1 = 0; round_1 < 4; round_1++) {
-#line 164 "examples/scan-lookback-subgroups.ts"
+#line 163 "examples/scan-lookback-subgroups.ts"
     float value = 0.0f;
-#line 165 "examples/scan-lookback-subgroups.ts"
+#line 164 "examples/scan-lookback-subgroups.ts"
     bool isPrefix = false;
-#line 166 "examples/scan-lookback-subgroups.ts"
+#line 165 "examples/scan-lookback-subgroups.ts"
     if (!found && tid < 32) {
-#line 167 "examples/scan-lookback-subgroups.ts"
+#line 166 "examples/scan-lookback-subgroups.ts"
       const int j = (int)((unsigned int)tile - 1u - (unsigned int)round_1 * (unsigned int)32 - (unsigned int)lane);
-#line 168 "examples/scan-lookback-subgroups.ts"
+#line 167 "examples/scan-lookback-subgroups.ts"
       if (j >= 0) {
-#line 169 "examples/scan-lookback-subgroups.ts"
+#line 168 "examples/scan-lookback-subgroups.ts"
         unsigned int p = *(volatile unsigned int*)(&prefixes[j]);
-#line 170 "examples/scan-lookback-subgroups.ts"
+#line 169 "examples/scan-lookback-subgroups.ts"
         unsigned int a_2 = *(volatile unsigned int*)(&aggregates[j]);
-#line 171 "examples/scan-lookback-subgroups.ts"
+#line 170 "examples/scan-lookback-subgroups.ts"
         while (p == 4294967295u && a_2 == 4294967295u) {
-#line 172 "examples/scan-lookback-subgroups.ts"
+#line 171 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_1 = *(volatile unsigned int*)(&prefixes[j]);
           p = old_1;
-#line 173 "examples/scan-lookback-subgroups.ts"
+#line 172 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_2 = *(volatile unsigned int*)(&aggregates[j]);
           a_2 = old_2;
         }
-#line 175 "examples/scan-lookback-subgroups.ts"
+#line 174 "examples/scan-lookback-subgroups.ts"
         if (p != 4294967295u) {
-#line 176 "examples/scan-lookback-subgroups.ts"
+#line 175 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(p);
-#line 177 "examples/scan-lookback-subgroups.ts"
+#line 176 "examples/scan-lookback-subgroups.ts"
           isPrefix = true;
         } else {
-#line 179 "examples/scan-lookback-subgroups.ts"
+#line 178 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(a_2);
         }
       } else {
-#line 183 "examples/scan-lookback-subgroups.ts"
+#line 182 "examples/scan-lookback-subgroups.ts"
         isPrefix = true;
       }
     }
-#line 187 "examples/scan-lookback-subgroups.ts"
+#line 186 "examples/scan-lookback-subgroups.ts"
     const int nearest = tsk_subgroup_min(isPrefix ? lane : 32);
-#line 188 "examples/scan-lookback-subgroups.ts"
+#line 187 "examples/scan-lookback-subgroups.ts"
     const float part = tsk_subgroup_add(lane <= nearest ? value : 0.0f);
-#line 189 "examples/scan-lookback-subgroups.ts"
+#line 188 "examples/scan-lookback-subgroups.ts"
     if (!found) {
-#line 190 "examples/scan-lookback-subgroups.ts"
+#line 189 "examples/scan-lookback-subgroups.ts"
       exclusive += part;
-#line 191 "examples/scan-lookback-subgroups.ts"
+#line 190 "examples/scan-lookback-subgroups.ts"
       found = nearest < 32;
     }
   }
-#line 194 "examples/scan-lookback-subgroups.ts"
+#line 193 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 196 "examples/scan-lookback-subgroups.ts"
+#line 195 "examples/scan-lookback-subgroups.ts"
     int j_1 = (int)((unsigned int)tile - 1u - 4u * (unsigned int)32);
-#line 197 "examples/scan-lookback-subgroups.ts"
+#line 196 "examples/scan-lookback-subgroups.ts"
     while (!found) {
-#line 198 "examples/scan-lookback-subgroups.ts"
+#line 197 "examples/scan-lookback-subgroups.ts"
       unsigned int p_1 = *(volatile unsigned int*)(&prefixes[j_1]);
-#line 199 "examples/scan-lookback-subgroups.ts"
+#line 198 "examples/scan-lookback-subgroups.ts"
       unsigned int a_3 = *(volatile unsigned int*)(&aggregates[j_1]);
-#line 200 "examples/scan-lookback-subgroups.ts"
+#line 199 "examples/scan-lookback-subgroups.ts"
       while (p_1 == 4294967295u && a_3 == 4294967295u) {
-#line 201 "examples/scan-lookback-subgroups.ts"
+#line 200 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_3 = *(volatile unsigned int*)(&prefixes[j_1]);
         p_1 = old_3;
-#line 202 "examples/scan-lookback-subgroups.ts"
+#line 201 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_4 = *(volatile unsigned int*)(&aggregates[j_1]);
         a_3 = old_4;
       }
-#line 204 "examples/scan-lookback-subgroups.ts"
+#line 203 "examples/scan-lookback-subgroups.ts"
       if (p_1 != 4294967295u) {
-#line 205 "examples/scan-lookback-subgroups.ts"
+#line 204 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(p_1);
-#line 206 "examples/scan-lookback-subgroups.ts"
+#line 205 "examples/scan-lookback-subgroups.ts"
         found = true;
       } else {
-#line 208 "examples/scan-lookback-subgroups.ts"
+#line 207 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(a_3);
-#line 209 "examples/scan-lookback-subgroups.ts"
+#line 208 "examples/scan-lookback-subgroups.ts"
         j_1 = (int)((unsigned int)j_1 - 1u);
       }
     }
-#line 212 "examples/scan-lookback-subgroups.ts"
+#line 211 "examples/scan-lookback-subgroups.ts"
     if (tile > 0) {
-#line 213 "examples/scan-lookback-subgroups.ts"
+#line 212 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[tile]) = publish(exclusive + aggregate);
     }
-#line 215 "examples/scan-lookback-subgroups.ts"
-    words[1] = __float_as_uint(exclusive);
+#line 214 "examples/scan-lookback-subgroups.ts"
+    carry[0] = exclusive;
   }
-#line 217 "examples/scan-lookback-subgroups.ts"
+#line 216 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 218 "examples/scan-lookback-subgroups.ts"
+  float running = carry[0] + before;
 #line 219 "examples/scan-lookback-subgroups.ts"
-  float running = __uint_as_float(words[1]) + before;
-#line 220 "examples/scan-lookback-subgroups.ts"
   if (lane > 0) {
-#line 221 "examples/scan-lookback-subgroups.ts"
+#line 220 "examples/scan-lookback-subgroups.ts"
     running += lower;
   }
-#line 225 "examples/scan-lookback-subgroups.ts"
+#line 224 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 2; k_2++) {
-#line 226 "examples/scan-lookback-subgroups.ts"
+#line 225 "examples/scan-lookback-subgroups.ts"
     const int at_1 = (int)(((unsigned int)tid * 3u + (unsigned int)k_2) * 4u);
-#line 227 "examples/scan-lookback-subgroups.ts"
+#line 226 "examples/scan-lookback-subgroups.ts"
     const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[at_1]);
     const float a_4 = vector_2.x;
     const float b_2 = vector_2.y;
     const float c_2 = vector_2.z;
     const float d_2 = vector_2.w;
-#line 228 "examples/scan-lookback-subgroups.ts"
+#line 227 "examples/scan-lookback-subgroups.ts"
     const float sa = running;
-#line 229 "examples/scan-lookback-subgroups.ts"
+#line 228 "examples/scan-lookback-subgroups.ts"
     const float sb = sa + a_4;
-#line 230 "examples/scan-lookback-subgroups.ts"
+#line 229 "examples/scan-lookback-subgroups.ts"
     const float sc = sb + b_2;
-#line 231 "examples/scan-lookback-subgroups.ts"
+#line 230 "examples/scan-lookback-subgroups.ts"
     const float sd = sc + c_2;
-#line 232 "examples/scan-lookback-subgroups.ts"
+#line 231 "examples/scan-lookback-subgroups.ts"
     running = sd + d_2;
-#line 233 "examples/scan-lookback-subgroups.ts"
+#line 232 "examples/scan-lookback-subgroups.ts"
     *reinterpret_cast<float4*>(&staged[at_1]) = make_float4(sa, sb, sc, sd);
   }
-#line 235 "examples/scan-lookback-subgroups.ts"
+#line 234 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 236 "examples/scan-lookback-subgroups.ts"
+#line 235 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_3 = 0; k_3 < 2; k_3++) {
-#line 237 "examples/scan-lookback-subgroups.ts"
+#line 236 "examples/scan-lookback-subgroups.ts"
     const int q_1 = (int)((unsigned int)k_3 * 128u + (unsigned int)tid);
-#line 238 "examples/scan-lookback-subgroups.ts"
+#line 237 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q_1) < n) {
-#line 239 "examples/scan-lookback-subgroups.ts"
+#line 238 "examples/scan-lookback-subgroups.ts"
       const float4 vector_3 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)q_1 + (unsigned int)(q_1 / 2)) * 4u)]);
       const float a_5 = vector_3.x;
       const float b_3 = vector_3.y;
       const float c_3 = vector_3.z;
       const float d_3 = vector_3.w;
-#line 240 "examples/scan-lookback-subgroups.ts"
+#line 239 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + 4u * (unsigned int)q_1)]) = make_float4(a_5, b_3, c_3, d_3);
     }
   }
@@ -646,253 +650,255 @@ extern "C" __global__ void __launch_bounds__(256) scanLookbackSubgroups_BLOCK_25
   __shared__ __align__(16) float staged[5120];
 #line 98 "examples/scan-lookback-subgroups.ts"
   __shared__ float subgroupSums[64];
+#line 99 "examples/scan-lookback-subgroups.ts"
+  __shared__ int tileOf[1];
+#line 100 "examples/scan-lookback-subgroups.ts"
+  __shared__ float carry[1];
 #line 101 "examples/scan-lookback-subgroups.ts"
-  __shared__ unsigned int words[4];
-#line 102 "examples/scan-lookback-subgroups.ts"
   const int tid = (int)threadIdx.x;
-#line 103 "examples/scan-lookback-subgroups.ts"
+#line 102 "examples/scan-lookback-subgroups.ts"
   const int lane = tsk_lane_id();
-#line 105 "examples/scan-lookback-subgroups.ts"
+#line 104 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 106 "examples/scan-lookback-subgroups.ts"
+#line 105 "examples/scan-lookback-subgroups.ts"
     const unsigned int old = atomicAdd(&counter[0], 1u);
-    words[0] = old;
+    tileOf[0] = (int)old;
   }
-#line 108 "examples/scan-lookback-subgroups.ts"
+#line 107 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 108 "examples/scan-lookback-subgroups.ts"
+  const int tile = tileOf[0];
 #line 109 "examples/scan-lookback-subgroups.ts"
-  const int tile = (int)words[0];
-#line 110 "examples/scan-lookback-subgroups.ts"
   const int base = (int)((unsigned int)tile * 256u * 4u * 4u);
-#line 113 "examples/scan-lookback-subgroups.ts"
+#line 112 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 4; k++) {
-#line 114 "examples/scan-lookback-subgroups.ts"
+#line 113 "examples/scan-lookback-subgroups.ts"
     const int q = (int)((unsigned int)k * 256u + (unsigned int)tid);
-#line 115 "examples/scan-lookback-subgroups.ts"
+#line 114 "examples/scan-lookback-subgroups.ts"
     const int at = (int)(((unsigned int)q + (unsigned int)(q / 4)) * 4u);
-#line 116 "examples/scan-lookback-subgroups.ts"
+#line 115 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q) < n) {
-#line 117 "examples/scan-lookback-subgroups.ts"
+#line 116 "examples/scan-lookback-subgroups.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + 4u * (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
-#line 118 "examples/scan-lookback-subgroups.ts"
+#line 117 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(a, b, c, d);
     } else {
-#line 120 "examples/scan-lookback-subgroups.ts"
+#line 119 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
-#line 123 "examples/scan-lookback-subgroups.ts"
+#line 122 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 125 "examples/scan-lookback-subgroups.ts"
+#line 124 "examples/scan-lookback-subgroups.ts"
   float total = 0.0f;
-#line 126 "examples/scan-lookback-subgroups.ts"
+#line 125 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
-#line 127 "examples/scan-lookback-subgroups.ts"
+#line 126 "examples/scan-lookback-subgroups.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)tid * 5u + (unsigned int)k_1) * 4u)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
-#line 128 "examples/scan-lookback-subgroups.ts"
+#line 127 "examples/scan-lookback-subgroups.ts"
     total += a_1;
-#line 129 "examples/scan-lookback-subgroups.ts"
+#line 128 "examples/scan-lookback-subgroups.ts"
     total += b_1;
-#line 130 "examples/scan-lookback-subgroups.ts"
+#line 129 "examples/scan-lookback-subgroups.ts"
     total += c_1;
-#line 131 "examples/scan-lookback-subgroups.ts"
+#line 130 "examples/scan-lookback-subgroups.ts"
     total += d_1;
   }
-#line 133 "examples/scan-lookback-subgroups.ts"
+#line 132 "examples/scan-lookback-subgroups.ts"
   const float inclusive = tsk_subgroup_inclusive_add(total);
-#line 135 "examples/scan-lookback-subgroups.ts"
+#line 134 "examples/scan-lookback-subgroups.ts"
   const float lower = __shfl_up_sync(0xffffffffu, inclusive, 1u);
-#line 136 "examples/scan-lookback-subgroups.ts"
+#line 135 "examples/scan-lookback-subgroups.ts"
   const int subgroup = tid / 32;
-#line 137 "examples/scan-lookback-subgroups.ts"
+#line 136 "examples/scan-lookback-subgroups.ts"
   if (lane == (int)((unsigned int)32 - 1u)) {
-#line 138 "examples/scan-lookback-subgroups.ts"
+#line 137 "examples/scan-lookback-subgroups.ts"
     subgroupSums[subgroup] = inclusive;
   }
-#line 140 "examples/scan-lookback-subgroups.ts"
+#line 139 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 141 "examples/scan-lookback-subgroups.ts"
+#line 140 "examples/scan-lookback-subgroups.ts"
   float before = 0.0f;
-#line 142 "examples/scan-lookback-subgroups.ts"
+#line 141 "examples/scan-lookback-subgroups.ts"
   float aggregate = 0.0f;
-#line 143 "examples/scan-lookback-subgroups.ts"
+#line 142 "examples/scan-lookback-subgroups.ts"
   for (int w = 0; w < 256 / 32; w++) {
-#line 144 "examples/scan-lookback-subgroups.ts"
+#line 143 "examples/scan-lookback-subgroups.ts"
     const float s = subgroupSums[w];
-#line 145 "examples/scan-lookback-subgroups.ts"
+#line 144 "examples/scan-lookback-subgroups.ts"
     if (w < subgroup) {
-#line 146 "examples/scan-lookback-subgroups.ts"
+#line 145 "examples/scan-lookback-subgroups.ts"
       before += s;
     }
-#line 148 "examples/scan-lookback-subgroups.ts"
+#line 147 "examples/scan-lookback-subgroups.ts"
     aggregate += s;
   }
-#line 152 "examples/scan-lookback-subgroups.ts"
+#line 151 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 153 "examples/scan-lookback-subgroups.ts"
+#line 152 "examples/scan-lookback-subgroups.ts"
     if (tile == 0) {
-#line 154 "examples/scan-lookback-subgroups.ts"
+#line 153 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[0]) = publish(aggregate);
     } else {
-#line 156 "examples/scan-lookback-subgroups.ts"
+#line 155 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&aggregates[tile]) = publish(aggregate);
     }
   }
-#line 161 "examples/scan-lookback-subgroups.ts"
+#line 160 "examples/scan-lookback-subgroups.ts"
   bool found = tile == 0;
-#line 162 "examples/scan-lookback-subgroups.ts"
+#line 161 "examples/scan-lookback-subgroups.ts"
   float exclusive = 0.0f;
-#line 163 "examples/scan-lookback-subgroups.ts"
+#line 162 "examples/scan-lookback-subgroups.ts"
   for (int round_1 = 0; round_1 < 4; round_1++) {
-#line 164 "examples/scan-lookback-subgroups.ts"
+#line 163 "examples/scan-lookback-subgroups.ts"
     float value = 0.0f;
-#line 165 "examples/scan-lookback-subgroups.ts"
+#line 164 "examples/scan-lookback-subgroups.ts"
     bool isPrefix = false;
-#line 166 "examples/scan-lookback-subgroups.ts"
+#line 165 "examples/scan-lookback-subgroups.ts"
     if (!found && tid < 32) {
-#line 167 "examples/scan-lookback-subgroups.ts"
+#line 166 "examples/scan-lookback-subgroups.ts"
       const int j = (int)((unsigned int)tile - 1u - (unsigned int)round_1 * (unsigned int)32 - (unsigned int)lane);
-#line 168 "examples/scan-lookback-subgroups.ts"
+#line 167 "examples/scan-lookback-subgroups.ts"
       if (j >= 0) {
-#line 169 "examples/scan-lookback-subgroups.ts"
+#line 168 "examples/scan-lookback-subgroups.ts"
         unsigned int p = *(volatile unsigned int*)(&prefixes[j]);
-#line 170 "examples/scan-lookback-subgroups.ts"
+#line 169 "examples/scan-lookback-subgroups.ts"
         unsigned int a_2 = *(volatile unsigned int*)(&aggregates[j]);
-#line 171 "examples/scan-lookback-subgroups.ts"
+#line 170 "examples/scan-lookback-subgroups.ts"
         while (p == 4294967295u && a_2 == 4294967295u) {
-#line 172 "examples/scan-lookback-subgroups.ts"
+#line 171 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_1 = *(volatile unsigned int*)(&prefixes[j]);
           p = old_1;
-#line 173 "examples/scan-lookback-subgroups.ts"
+#line 172 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_2 = *(volatile unsigned int*)(&aggregates[j]);
           a_2 = old_2;
         }
-#line 175 "examples/scan-lookback-subgroups.ts"
+#line 174 "examples/scan-lookback-subgroups.ts"
         if (p != 4294967295u) {
-#line 176 "examples/scan-lookback-subgroups.ts"
+#line 175 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(p);
-#line 177 "examples/scan-lookback-subgroups.ts"
+#line 176 "examples/scan-lookback-subgroups.ts"
           isPrefix = true;
         } else {
-#line 179 "examples/scan-lookback-subgroups.ts"
+#line 178 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(a_2);
         }
       } else {
-#line 183 "examples/scan-lookback-subgroups.ts"
+#line 182 "examples/scan-lookback-subgroups.ts"
         isPrefix = true;
       }
     }
-#line 187 "examples/scan-lookback-subgroups.ts"
+#line 186 "examples/scan-lookback-subgroups.ts"
     const int nearest = tsk_subgroup_min(isPrefix ? lane : 32);
-#line 188 "examples/scan-lookback-subgroups.ts"
+#line 187 "examples/scan-lookback-subgroups.ts"
     const float part = tsk_subgroup_add(lane <= nearest ? value : 0.0f);
-#line 189 "examples/scan-lookback-subgroups.ts"
+#line 188 "examples/scan-lookback-subgroups.ts"
     if (!found) {
-#line 190 "examples/scan-lookback-subgroups.ts"
+#line 189 "examples/scan-lookback-subgroups.ts"
       exclusive += part;
-#line 191 "examples/scan-lookback-subgroups.ts"
+#line 190 "examples/scan-lookback-subgroups.ts"
       found = nearest < 32;
     }
   }
-#line 194 "examples/scan-lookback-subgroups.ts"
+#line 193 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 196 "examples/scan-lookback-subgroups.ts"
+#line 195 "examples/scan-lookback-subgroups.ts"
     int j_1 = (int)((unsigned int)tile - 1u - 4u * (unsigned int)32);
-#line 197 "examples/scan-lookback-subgroups.ts"
+#line 196 "examples/scan-lookback-subgroups.ts"
     while (!found) {
-#line 198 "examples/scan-lookback-subgroups.ts"
+#line 197 "examples/scan-lookback-subgroups.ts"
       unsigned int p_1 = *(volatile unsigned int*)(&prefixes[j_1]);
-#line 199 "examples/scan-lookback-subgroups.ts"
+#line 198 "examples/scan-lookback-subgroups.ts"
       unsigned int a_3 = *(volatile unsigned int*)(&aggregates[j_1]);
-#line 200 "examples/scan-lookback-subgroups.ts"
+#line 199 "examples/scan-lookback-subgroups.ts"
       while (p_1 == 4294967295u && a_3 == 4294967295u) {
-#line 201 "examples/scan-lookback-subgroups.ts"
+#line 200 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_3 = *(volatile unsigned int*)(&prefixes[j_1]);
         p_1 = old_3;
-#line 202 "examples/scan-lookback-subgroups.ts"
+#line 201 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_4 = *(volatile unsigned int*)(&aggregates[j_1]);
         a_3 = old_4;
       }
-#line 204 "examples/scan-lookback-subgroups.ts"
+#line 203 "examples/scan-lookback-subgroups.ts"
       if (p_1 != 4294967295u) {
-#line 205 "examples/scan-lookback-subgroups.ts"
+#line 204 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(p_1);
-#line 206 "examples/scan-lookback-subgroups.ts"
+#line 205 "examples/scan-lookback-subgroups.ts"
         found = true;
       } else {
-#line 208 "examples/scan-lookback-subgroups.ts"
+#line 207 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(a_3);
-#line 209 "examples/scan-lookback-subgroups.ts"
+#line 208 "examples/scan-lookback-subgroups.ts"
         j_1 = (int)((unsigned int)j_1 - 1u);
       }
     }
-#line 212 "examples/scan-lookback-subgroups.ts"
+#line 211 "examples/scan-lookback-subgroups.ts"
     if (tile > 0) {
-#line 213 "examples/scan-lookback-subgroups.ts"
+#line 212 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[tile]) = publish(exclusive + aggregate);
     }
-#line 215 "examples/scan-lookback-subgroups.ts"
-    words[1] = __float_as_uint(exclusive);
+#line 214 "examples/scan-lookback-subgroups.ts"
+    carry[0] = exclusive;
   }
-#line 217 "examples/scan-lookback-subgroups.ts"
+#line 216 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 218 "examples/scan-lookback-subgroups.ts"
+  float running = carry[0] + before;
 #line 219 "examples/scan-lookback-subgroups.ts"
-  float running = __uint_as_float(words[1]) + before;
-#line 220 "examples/scan-lookback-subgroups.ts"
   if (lane > 0) {
-#line 221 "examples/scan-lookback-subgroups.ts"
+#line 220 "examples/scan-lookback-subgroups.ts"
     running += lower;
   }
-#line 225 "examples/scan-lookback-subgroups.ts"
+#line 224 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 4; k_2++) {
-#line 226 "examples/scan-lookback-subgroups.ts"
+#line 225 "examples/scan-lookback-subgroups.ts"
     const int at_1 = (int)(((unsigned int)tid * 5u + (unsigned int)k_2) * 4u);
-#line 227 "examples/scan-lookback-subgroups.ts"
+#line 226 "examples/scan-lookback-subgroups.ts"
     const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[at_1]);
     const float a_4 = vector_2.x;
     const float b_2 = vector_2.y;
     const float c_2 = vector_2.z;
     const float d_2 = vector_2.w;
-#line 228 "examples/scan-lookback-subgroups.ts"
+#line 227 "examples/scan-lookback-subgroups.ts"
     const float sa = running;
-#line 229 "examples/scan-lookback-subgroups.ts"
+#line 228 "examples/scan-lookback-subgroups.ts"
     const float sb = sa + a_4;
-#line 230 "examples/scan-lookback-subgroups.ts"
+#line 229 "examples/scan-lookback-subgroups.ts"
     const float sc = sb + b_2;
-#line 231 "examples/scan-lookback-subgroups.ts"
+#line 230 "examples/scan-lookback-subgroups.ts"
     const float sd = sc + c_2;
-#line 232 "examples/scan-lookback-subgroups.ts"
+#line 231 "examples/scan-lookback-subgroups.ts"
     running = sd + d_2;
-#line 233 "examples/scan-lookback-subgroups.ts"
+#line 232 "examples/scan-lookback-subgroups.ts"
     *reinterpret_cast<float4*>(&staged[at_1]) = make_float4(sa, sb, sc, sd);
   }
-#line 235 "examples/scan-lookback-subgroups.ts"
+#line 234 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 236 "examples/scan-lookback-subgroups.ts"
+#line 235 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_3 = 0; k_3 < 4; k_3++) {
-#line 237 "examples/scan-lookback-subgroups.ts"
+#line 236 "examples/scan-lookback-subgroups.ts"
     const int q_1 = (int)((unsigned int)k_3 * 256u + (unsigned int)tid);
-#line 238 "examples/scan-lookback-subgroups.ts"
+#line 237 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q_1) < n) {
-#line 239 "examples/scan-lookback-subgroups.ts"
+#line 238 "examples/scan-lookback-subgroups.ts"
       const float4 vector_3 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)q_1 + (unsigned int)(q_1 / 4)) * 4u)]);
       const float a_5 = vector_3.x;
       const float b_3 = vector_3.y;
       const float c_3 = vector_3.z;
       const float d_3 = vector_3.w;
-#line 240 "examples/scan-lookback-subgroups.ts"
+#line 239 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + 4u * (unsigned int)q_1)]) = make_float4(a_5, b_3, c_3, d_3);
     }
   }
@@ -905,253 +911,255 @@ extern "C" __global__ void __launch_bounds__(128) scanLookbackSubgroups_BLOCK_12
   __shared__ __align__(16) float staged[8704];
 #line 98 "examples/scan-lookback-subgroups.ts"
   __shared__ float subgroupSums[32];
+#line 99 "examples/scan-lookback-subgroups.ts"
+  __shared__ int tileOf[1];
+#line 100 "examples/scan-lookback-subgroups.ts"
+  __shared__ float carry[1];
 #line 101 "examples/scan-lookback-subgroups.ts"
-  __shared__ unsigned int words[4];
-#line 102 "examples/scan-lookback-subgroups.ts"
   const int tid = (int)threadIdx.x;
-#line 103 "examples/scan-lookback-subgroups.ts"
+#line 102 "examples/scan-lookback-subgroups.ts"
   const int lane = tsk_lane_id();
-#line 105 "examples/scan-lookback-subgroups.ts"
+#line 104 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 106 "examples/scan-lookback-subgroups.ts"
+#line 105 "examples/scan-lookback-subgroups.ts"
     const unsigned int old = atomicAdd(&counter[0], 1u);
-    words[0] = old;
+    tileOf[0] = (int)old;
   }
-#line 108 "examples/scan-lookback-subgroups.ts"
+#line 107 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 108 "examples/scan-lookback-subgroups.ts"
+  const int tile = tileOf[0];
 #line 109 "examples/scan-lookback-subgroups.ts"
-  const int tile = (int)words[0];
-#line 110 "examples/scan-lookback-subgroups.ts"
   const int base = (int)((unsigned int)tile * 128u * 16u * 4u);
-#line 113 "examples/scan-lookback-subgroups.ts"
+#line 112 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k = 0; k < 16; k++) {
-#line 114 "examples/scan-lookback-subgroups.ts"
+#line 113 "examples/scan-lookback-subgroups.ts"
     const int q = (int)((unsigned int)k * 128u + (unsigned int)tid);
-#line 115 "examples/scan-lookback-subgroups.ts"
+#line 114 "examples/scan-lookback-subgroups.ts"
     const int at = (int)(((unsigned int)q + (unsigned int)(q / 16)) * 4u);
-#line 116 "examples/scan-lookback-subgroups.ts"
+#line 115 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q) < n) {
-#line 117 "examples/scan-lookback-subgroups.ts"
+#line 116 "examples/scan-lookback-subgroups.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + 4u * (unsigned int)q)]);
       const float a = vector.x;
       const float b = vector.y;
       const float c = vector.z;
       const float d = vector.w;
-#line 118 "examples/scan-lookback-subgroups.ts"
+#line 117 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(a, b, c, d);
     } else {
-#line 120 "examples/scan-lookback-subgroups.ts"
+#line 119 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&staged[at]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   }
-#line 123 "examples/scan-lookback-subgroups.ts"
+#line 122 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 125 "examples/scan-lookback-subgroups.ts"
+#line 124 "examples/scan-lookback-subgroups.ts"
   float total = 0.0f;
-#line 126 "examples/scan-lookback-subgroups.ts"
+#line 125 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 16; k_1++) {
-#line 127 "examples/scan-lookback-subgroups.ts"
+#line 126 "examples/scan-lookback-subgroups.ts"
     const float4 vector_1 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)tid * 17u + (unsigned int)k_1) * 4u)]);
     const float a_1 = vector_1.x;
     const float b_1 = vector_1.y;
     const float c_1 = vector_1.z;
     const float d_1 = vector_1.w;
-#line 128 "examples/scan-lookback-subgroups.ts"
+#line 127 "examples/scan-lookback-subgroups.ts"
     total += a_1;
-#line 129 "examples/scan-lookback-subgroups.ts"
+#line 128 "examples/scan-lookback-subgroups.ts"
     total += b_1;
-#line 130 "examples/scan-lookback-subgroups.ts"
+#line 129 "examples/scan-lookback-subgroups.ts"
     total += c_1;
-#line 131 "examples/scan-lookback-subgroups.ts"
+#line 130 "examples/scan-lookback-subgroups.ts"
     total += d_1;
   }
-#line 133 "examples/scan-lookback-subgroups.ts"
+#line 132 "examples/scan-lookback-subgroups.ts"
   const float inclusive = tsk_subgroup_inclusive_add(total);
-#line 135 "examples/scan-lookback-subgroups.ts"
+#line 134 "examples/scan-lookback-subgroups.ts"
   const float lower = __shfl_up_sync(0xffffffffu, inclusive, 1u);
-#line 136 "examples/scan-lookback-subgroups.ts"
+#line 135 "examples/scan-lookback-subgroups.ts"
   const int subgroup = tid / 32;
-#line 137 "examples/scan-lookback-subgroups.ts"
+#line 136 "examples/scan-lookback-subgroups.ts"
   if (lane == (int)((unsigned int)32 - 1u)) {
-#line 138 "examples/scan-lookback-subgroups.ts"
+#line 137 "examples/scan-lookback-subgroups.ts"
     subgroupSums[subgroup] = inclusive;
   }
-#line 140 "examples/scan-lookback-subgroups.ts"
+#line 139 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 141 "examples/scan-lookback-subgroups.ts"
+#line 140 "examples/scan-lookback-subgroups.ts"
   float before = 0.0f;
-#line 142 "examples/scan-lookback-subgroups.ts"
+#line 141 "examples/scan-lookback-subgroups.ts"
   float aggregate = 0.0f;
-#line 143 "examples/scan-lookback-subgroups.ts"
+#line 142 "examples/scan-lookback-subgroups.ts"
   for (int w = 0; w < 128 / 32; w++) {
-#line 144 "examples/scan-lookback-subgroups.ts"
+#line 143 "examples/scan-lookback-subgroups.ts"
     const float s = subgroupSums[w];
-#line 145 "examples/scan-lookback-subgroups.ts"
+#line 144 "examples/scan-lookback-subgroups.ts"
     if (w < subgroup) {
-#line 146 "examples/scan-lookback-subgroups.ts"
+#line 145 "examples/scan-lookback-subgroups.ts"
       before += s;
     }
-#line 148 "examples/scan-lookback-subgroups.ts"
+#line 147 "examples/scan-lookback-subgroups.ts"
     aggregate += s;
   }
-#line 152 "examples/scan-lookback-subgroups.ts"
+#line 151 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 153 "examples/scan-lookback-subgroups.ts"
+#line 152 "examples/scan-lookback-subgroups.ts"
     if (tile == 0) {
-#line 154 "examples/scan-lookback-subgroups.ts"
+#line 153 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[0]) = publish(aggregate);
     } else {
-#line 156 "examples/scan-lookback-subgroups.ts"
+#line 155 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&aggregates[tile]) = publish(aggregate);
     }
   }
-#line 161 "examples/scan-lookback-subgroups.ts"
+#line 160 "examples/scan-lookback-subgroups.ts"
   bool found = tile == 0;
-#line 162 "examples/scan-lookback-subgroups.ts"
+#line 161 "examples/scan-lookback-subgroups.ts"
   float exclusive = 0.0f;
-#line 163 "examples/scan-lookback-subgroups.ts"
+#line 162 "examples/scan-lookback-subgroups.ts"
   for (int round_1 = 0; round_1 < 4; round_1++) {
-#line 164 "examples/scan-lookback-subgroups.ts"
+#line 163 "examples/scan-lookback-subgroups.ts"
     float value = 0.0f;
-#line 165 "examples/scan-lookback-subgroups.ts"
+#line 164 "examples/scan-lookback-subgroups.ts"
     bool isPrefix = false;
-#line 166 "examples/scan-lookback-subgroups.ts"
+#line 165 "examples/scan-lookback-subgroups.ts"
     if (!found && tid < 32) {
-#line 167 "examples/scan-lookback-subgroups.ts"
+#line 166 "examples/scan-lookback-subgroups.ts"
       const int j = (int)((unsigned int)tile - 1u - (unsigned int)round_1 * (unsigned int)32 - (unsigned int)lane);
-#line 168 "examples/scan-lookback-subgroups.ts"
+#line 167 "examples/scan-lookback-subgroups.ts"
       if (j >= 0) {
-#line 169 "examples/scan-lookback-subgroups.ts"
+#line 168 "examples/scan-lookback-subgroups.ts"
         unsigned int p = *(volatile unsigned int*)(&prefixes[j]);
-#line 170 "examples/scan-lookback-subgroups.ts"
+#line 169 "examples/scan-lookback-subgroups.ts"
         unsigned int a_2 = *(volatile unsigned int*)(&aggregates[j]);
-#line 171 "examples/scan-lookback-subgroups.ts"
+#line 170 "examples/scan-lookback-subgroups.ts"
         while (p == 4294967295u && a_2 == 4294967295u) {
-#line 172 "examples/scan-lookback-subgroups.ts"
+#line 171 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_1 = *(volatile unsigned int*)(&prefixes[j]);
           p = old_1;
-#line 173 "examples/scan-lookback-subgroups.ts"
+#line 172 "examples/scan-lookback-subgroups.ts"
           const unsigned int old_2 = *(volatile unsigned int*)(&aggregates[j]);
           a_2 = old_2;
         }
-#line 175 "examples/scan-lookback-subgroups.ts"
+#line 174 "examples/scan-lookback-subgroups.ts"
         if (p != 4294967295u) {
-#line 176 "examples/scan-lookback-subgroups.ts"
+#line 175 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(p);
-#line 177 "examples/scan-lookback-subgroups.ts"
+#line 176 "examples/scan-lookback-subgroups.ts"
           isPrefix = true;
         } else {
-#line 179 "examples/scan-lookback-subgroups.ts"
+#line 178 "examples/scan-lookback-subgroups.ts"
           value = __uint_as_float(a_2);
         }
       } else {
-#line 183 "examples/scan-lookback-subgroups.ts"
+#line 182 "examples/scan-lookback-subgroups.ts"
         isPrefix = true;
       }
     }
-#line 187 "examples/scan-lookback-subgroups.ts"
+#line 186 "examples/scan-lookback-subgroups.ts"
     const int nearest = tsk_subgroup_min(isPrefix ? lane : 32);
-#line 188 "examples/scan-lookback-subgroups.ts"
+#line 187 "examples/scan-lookback-subgroups.ts"
     const float part = tsk_subgroup_add(lane <= nearest ? value : 0.0f);
-#line 189 "examples/scan-lookback-subgroups.ts"
+#line 188 "examples/scan-lookback-subgroups.ts"
     if (!found) {
-#line 190 "examples/scan-lookback-subgroups.ts"
+#line 189 "examples/scan-lookback-subgroups.ts"
       exclusive += part;
-#line 191 "examples/scan-lookback-subgroups.ts"
+#line 190 "examples/scan-lookback-subgroups.ts"
       found = nearest < 32;
     }
   }
-#line 194 "examples/scan-lookback-subgroups.ts"
+#line 193 "examples/scan-lookback-subgroups.ts"
   if (tid == 0) {
-#line 196 "examples/scan-lookback-subgroups.ts"
+#line 195 "examples/scan-lookback-subgroups.ts"
     int j_1 = (int)((unsigned int)tile - 1u - 4u * (unsigned int)32);
-#line 197 "examples/scan-lookback-subgroups.ts"
+#line 196 "examples/scan-lookback-subgroups.ts"
     while (!found) {
-#line 198 "examples/scan-lookback-subgroups.ts"
+#line 197 "examples/scan-lookback-subgroups.ts"
       unsigned int p_1 = *(volatile unsigned int*)(&prefixes[j_1]);
-#line 199 "examples/scan-lookback-subgroups.ts"
+#line 198 "examples/scan-lookback-subgroups.ts"
       unsigned int a_3 = *(volatile unsigned int*)(&aggregates[j_1]);
-#line 200 "examples/scan-lookback-subgroups.ts"
+#line 199 "examples/scan-lookback-subgroups.ts"
       while (p_1 == 4294967295u && a_3 == 4294967295u) {
-#line 201 "examples/scan-lookback-subgroups.ts"
+#line 200 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_3 = *(volatile unsigned int*)(&prefixes[j_1]);
         p_1 = old_3;
-#line 202 "examples/scan-lookback-subgroups.ts"
+#line 201 "examples/scan-lookback-subgroups.ts"
         const unsigned int old_4 = *(volatile unsigned int*)(&aggregates[j_1]);
         a_3 = old_4;
       }
-#line 204 "examples/scan-lookback-subgroups.ts"
+#line 203 "examples/scan-lookback-subgroups.ts"
       if (p_1 != 4294967295u) {
-#line 205 "examples/scan-lookback-subgroups.ts"
+#line 204 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(p_1);
-#line 206 "examples/scan-lookback-subgroups.ts"
+#line 205 "examples/scan-lookback-subgroups.ts"
         found = true;
       } else {
-#line 208 "examples/scan-lookback-subgroups.ts"
+#line 207 "examples/scan-lookback-subgroups.ts"
         exclusive += __uint_as_float(a_3);
-#line 209 "examples/scan-lookback-subgroups.ts"
+#line 208 "examples/scan-lookback-subgroups.ts"
         j_1 = (int)((unsigned int)j_1 - 1u);
       }
     }
-#line 212 "examples/scan-lookback-subgroups.ts"
+#line 211 "examples/scan-lookback-subgroups.ts"
     if (tile > 0) {
-#line 213 "examples/scan-lookback-subgroups.ts"
+#line 212 "examples/scan-lookback-subgroups.ts"
       *(volatile unsigned int*)(&prefixes[tile]) = publish(exclusive + aggregate);
     }
-#line 215 "examples/scan-lookback-subgroups.ts"
-    words[1] = __float_as_uint(exclusive);
+#line 214 "examples/scan-lookback-subgroups.ts"
+    carry[0] = exclusive;
   }
-#line 217 "examples/scan-lookback-subgroups.ts"
+#line 216 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
+#line 218 "examples/scan-lookback-subgroups.ts"
+  float running = carry[0] + before;
 #line 219 "examples/scan-lookback-subgroups.ts"
-  float running = __uint_as_float(words[1]) + before;
-#line 220 "examples/scan-lookback-subgroups.ts"
   if (lane > 0) {
-#line 221 "examples/scan-lookback-subgroups.ts"
+#line 220 "examples/scan-lookback-subgroups.ts"
     running += lower;
   }
-#line 225 "examples/scan-lookback-subgroups.ts"
+#line 224 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 16; k_2++) {
-#line 226 "examples/scan-lookback-subgroups.ts"
+#line 225 "examples/scan-lookback-subgroups.ts"
     const int at_1 = (int)(((unsigned int)tid * 17u + (unsigned int)k_2) * 4u);
-#line 227 "examples/scan-lookback-subgroups.ts"
+#line 226 "examples/scan-lookback-subgroups.ts"
     const float4 vector_2 = *reinterpret_cast<const float4*>(&staged[at_1]);
     const float a_4 = vector_2.x;
     const float b_2 = vector_2.y;
     const float c_2 = vector_2.z;
     const float d_2 = vector_2.w;
-#line 228 "examples/scan-lookback-subgroups.ts"
+#line 227 "examples/scan-lookback-subgroups.ts"
     const float sa = running;
-#line 229 "examples/scan-lookback-subgroups.ts"
+#line 228 "examples/scan-lookback-subgroups.ts"
     const float sb = sa + a_4;
-#line 230 "examples/scan-lookback-subgroups.ts"
+#line 229 "examples/scan-lookback-subgroups.ts"
     const float sc = sb + b_2;
-#line 231 "examples/scan-lookback-subgroups.ts"
+#line 230 "examples/scan-lookback-subgroups.ts"
     const float sd = sc + c_2;
-#line 232 "examples/scan-lookback-subgroups.ts"
+#line 231 "examples/scan-lookback-subgroups.ts"
     running = sd + d_2;
-#line 233 "examples/scan-lookback-subgroups.ts"
+#line 232 "examples/scan-lookback-subgroups.ts"
     *reinterpret_cast<float4*>(&staged[at_1]) = make_float4(sa, sb, sc, sd);
   }
-#line 235 "examples/scan-lookback-subgroups.ts"
+#line 234 "examples/scan-lookback-subgroups.ts"
   __syncthreads();
-#line 236 "examples/scan-lookback-subgroups.ts"
+#line 235 "examples/scan-lookback-subgroups.ts"
 #pragma unroll
   for (int k_3 = 0; k_3 < 16; k_3++) {
-#line 237 "examples/scan-lookback-subgroups.ts"
+#line 236 "examples/scan-lookback-subgroups.ts"
     const int q_1 = (int)((unsigned int)k_3 * 128u + (unsigned int)tid);
-#line 238 "examples/scan-lookback-subgroups.ts"
+#line 237 "examples/scan-lookback-subgroups.ts"
     if ((int)((unsigned int)base + 4u * (unsigned int)q_1) < n) {
-#line 239 "examples/scan-lookback-subgroups.ts"
+#line 238 "examples/scan-lookback-subgroups.ts"
       const float4 vector_3 = *reinterpret_cast<const float4*>(&staged[(int)(((unsigned int)q_1 + (unsigned int)(q_1 / 16)) * 4u)]);
       const float a_5 = vector_3.x;
       const float b_3 = vector_3.y;
       const float c_3 = vector_3.z;
       const float d_3 = vector_3.w;
-#line 240 "examples/scan-lookback-subgroups.ts"
+#line 239 "examples/scan-lookback-subgroups.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + 4u * (unsigned int)q_1)]) = make_float4(a_5, b_3, c_3, d_3);
     }
   }

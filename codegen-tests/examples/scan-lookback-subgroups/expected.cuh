@@ -16,10 +16,10 @@ extern "C" __global__ void __launch_bounds__(256) scanLookbackSubgroups_BLOCK_25
 // Launches scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4 with its fixed block 256×1×1; returns the launch error, if any.
 // Atomics update aggregates, prefixes, counter in place: what they hold before the launch takes part, so set them first.
 static inline cudaError_t launch_scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(dim3 grid, cudaStream_t stream, float* out, const float* input, unsigned int* aggregates, unsigned int* prefixes, unsigned int* counter, int n) {
-  // 53520 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4, cudaFuncAttributeMaxDynamicSharedMemorySize, 53520);
+  // 53512 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4, cudaFuncAttributeMaxDynamicSharedMemorySize, 53512);
   if (raised != cudaSuccess) return raised;
-  scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4<<<grid, dim3(256, 1, 1), 53520, stream>>>(out, input, aggregates, prefixes, counter, n);
+  scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4<<<grid, dim3(256, 1, 1), 53512, stream>>>(out, input, aggregates, prefixes, counter, n);
   return cudaGetLastError();
 }
 

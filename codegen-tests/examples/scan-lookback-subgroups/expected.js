@@ -189,10 +189,10 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(args, blockIdx
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays = { threads, staged: new Float32Array(13312), subgroupSums: new Float32Array(64), words: new Uint32Array(4), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays = { threads, staged: new Float32Array(13312), subgroupSums: new Float32Array(64), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, words, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); words.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -200,7 +200,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(args, blockIdx
     lane = t % sg;
     if (tid === 0) {
       const old = atomics.add(counter, 0, 1);
-      words[0] = old;
+      tileOf[0] = old | 0;
     }
     lane_slots[t] = lane;
   }
@@ -209,7 +209,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(args, blockIdx
     let tile = tile_slots[t];
     let base = base_slots[t];
     const tid = tx;
-    tile = words[0] | 0;
+    tile = tileOf[0];
     base = imul(imul(imul(tile, 256), 12), 4);
     for (let k = 0; k < 12; k = (k + 1) | 0) {
       const q = (imul(k, 256) + tid) | 0;
@@ -394,7 +394,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(args, blockIdx
       if (tile > 0) {
         atomics.store(prefixes, tile, publish(fround(exclusive + aggregate)));
       }
-      words[1] = bitcastU32(exclusive);
+      carry[0] = exclusive;
     }
     found_slots[t] = found ? 1 : 0;
     exclusive_slots[t] = exclusive;
@@ -405,7 +405,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_12_ROUNDS_4(args, blockIdx
     let lane = lane_slots[t];
     let lower = lower_slots[t];
     const tid = tx;
-    let running = fround(bitcastF32(words[1]) + before);
+    let running = fround(carry[0] + before);
     if (lane > 0) {
       running = fround(running + lower);
     }
@@ -455,10 +455,10 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays = { threads, staged: new Float32Array(1536), subgroupSums: new Float32Array(32), words: new Uint32Array(4), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays = { threads, staged: new Float32Array(1536), subgroupSums: new Float32Array(32), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, words, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); words.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -466,7 +466,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     lane = t % sg;
     if (tid === 0) {
       const old = atomics.add(counter, 0, 1);
-      words[0] = old;
+      tileOf[0] = old | 0;
     }
     lane_slots[t] = lane;
   }
@@ -475,7 +475,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     let tile = tile_slots[t];
     let base = base_slots[t];
     const tid = tx;
-    tile = words[0] | 0;
+    tile = tileOf[0];
     base = imul(imul(imul(tile, 128), 2), 4);
     {
       const q = (0 + tid) | 0;
@@ -689,7 +689,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
       if (tile > 0) {
         atomics.store(prefixes, tile, publish(fround(exclusive + aggregate)));
       }
-      words[1] = bitcastU32(exclusive);
+      carry[0] = exclusive;
     }
     found_slots[t] = found ? 1 : 0;
     exclusive_slots[t] = exclusive;
@@ -700,7 +700,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     let lane = lane_slots[t];
     let lower = lower_slots[t];
     const tid = tx;
-    let running = fround(bitcastF32(words[1]) + before);
+    let running = fround(carry[0] + before);
     if (lane > 0) {
       running = fround(running + lower);
     }
@@ -779,10 +779,10 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays = { threads, staged: new Float32Array(5120), subgroupSums: new Float32Array(64), words: new Uint32Array(4), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays = { threads, staged: new Float32Array(5120), subgroupSums: new Float32Array(64), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, words, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); words.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -790,7 +790,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
     lane = t % sg;
     if (tid === 0) {
       const old = atomics.add(counter, 0, 1);
-      words[0] = old;
+      tileOf[0] = old | 0;
     }
     lane_slots[t] = lane;
   }
@@ -799,7 +799,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
     let tile = tile_slots[t];
     let base = base_slots[t];
     const tid = tx;
-    tile = words[0] | 0;
+    tile = tileOf[0];
     base = imul(imul(imul(tile, 256), 4), 4);
     for (let k = 0; k < 4; k = (k + 1) | 0) {
       const q = (imul(k, 256) + tid) | 0;
@@ -984,7 +984,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
       if (tile > 0) {
         atomics.store(prefixes, tile, publish(fround(exclusive + aggregate)));
       }
-      words[1] = bitcastU32(exclusive);
+      carry[0] = exclusive;
     }
     found_slots[t] = found ? 1 : 0;
     exclusive_slots[t] = exclusive;
@@ -995,7 +995,7 @@ export function scanLookbackSubgroups_BLOCK_256_ITEMS_4_ROUNDS_4(args, blockIdx,
     let lane = lane_slots[t];
     let lower = lower_slots[t];
     const tid = tx;
-    let running = fround(bitcastF32(words[1]) + before);
+    let running = fround(carry[0] + before);
     if (lane > 0) {
       running = fround(running + lower);
     }
@@ -1045,10 +1045,10 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays === undefined || scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays.threads !== threads) {
-    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays = { threads, staged: new Float32Array(8704), subgroupSums: new Float32Array(32), words: new Uint32Array(4), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
+    scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays = { threads, staged: new Float32Array(8704), subgroupSums: new Float32Array(32), tileOf: new Int32Array(1), carry: new Float32Array(1), lane_slots: new Int32Array(threads), tile_slots: new Int32Array(threads), base_slots: new Int32Array(threads), total_slots: new Float32Array(threads), inclusive_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), lower_slots: new Float32Array(threads), subgroup_slots: new Int32Array(threads), before_slots: new Float32Array(threads), aggregate_slots: new Float32Array(threads), found_slots: new Uint8Array(threads), exclusive_slots: new Float32Array(threads), value_slots: new Float32Array(threads), value_slots_1: new Int32Array(threads), nearest_slots: new Int32Array(threads), value_slots_2: new Float32Array(threads), part_slots: new Float32Array(threads) };
   }
-  const { staged, subgroupSums, words, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays;
-  staged.fill(0); subgroupSums.fill(0); words.fill(0);
+  const { staged, subgroupSums, tileOf, carry, lane_slots, tile_slots, base_slots, total_slots, inclusive_slots, lane_slots_1, lower_slots, subgroup_slots, before_slots, aggregate_slots, found_slots, exclusive_slots, value_slots, value_slots_1, nearest_slots, value_slots_2, part_slots } = scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4_arrays;
+  staged.fill(0); subgroupSums.fill(0); tileOf.fill(0); carry.fill(0);
   threads0: for (let t = 0; t < threads; t++) {
     const tx = t;
     let lane = lane_slots[t];
@@ -1056,7 +1056,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
     lane = t % sg;
     if (tid === 0) {
       const old = atomics.add(counter, 0, 1);
-      words[0] = old;
+      tileOf[0] = old | 0;
     }
     lane_slots[t] = lane;
   }
@@ -1065,7 +1065,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
     let tile = tile_slots[t];
     let base = base_slots[t];
     const tid = tx;
-    tile = words[0] | 0;
+    tile = tileOf[0];
     base = imul(imul(imul(tile, 128), 16), 4);
     for (let k = 0; k < 16; k = (k + 1) | 0) {
       const q = (imul(k, 128) + tid) | 0;
@@ -1250,7 +1250,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
       if (tile > 0) {
         atomics.store(prefixes, tile, publish(fround(exclusive + aggregate)));
       }
-      words[1] = bitcastU32(exclusive);
+      carry[0] = exclusive;
     }
     found_slots[t] = found ? 1 : 0;
     exclusive_slots[t] = exclusive;
@@ -1261,7 +1261,7 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_16_ROUNDS_4(args, blockIdx
     let lane = lane_slots[t];
     let lower = lower_slots[t];
     const tid = tx;
-    let running = fround(bitcastF32(words[1]) + before);
+    let running = fround(carry[0] + before);
     if (lane > 0) {
       running = fround(running + lower);
     }

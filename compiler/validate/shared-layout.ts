@@ -1,0 +1,75 @@
+/**
+ * Where a kernel's shared arrays lie, as CUDA allocates them, and so how many bytes the kernel's shared memory
+ * really takes: the number the manifest reports as `sharedBytes` and the launch checks compare with a device's
+ * limit. The validator computes it once per specialization and the CUDA backend prints it (the offsets into
+ * the dynamic buffer, the alignment of each static array), so the two cannot disagree (issue 12: the backend
+ * used to pad every array to 16 bytes in the dynamic buffer while the count left the padding out).
+ *
+ * Each array starts at the alignment its accesses need, and no more: 1024 bytes for a wgmma operand (the
+ * 128-byte swizzle repeats every 8 rows of 128 bytes, and the descriptor's address must sit on that pattern),
+ * 16 for an array read or written 16 bytes at a time (load4/store4, cp.async), whose vector indices the
+ * validator checks relative to the array's start, and its element's size otherwise. Above 48 KB, which CUDA
+ * declares statically, the arrays are carved in declaration order out of one dynamic buffer whose start is
+ * only 16-byte aligned: a kernel with a wgmma operand asks for 1024 bytes more, so that the arrays can start
+ * at the next 1024-byte boundary.
+ */
+
+import { scalarByteSize, type ArrayRef, type Stmt } from "../ir/ir.ts";
+import { walkStmts } from "../ir/rewrite.ts";
+import { cudaStaticSharedLimit } from "../backends/targets.ts";
+
+export interface SharedLayout {
+  /** Each shared array's byte offset in the dynamic buffer (used where `dynamic`). */
+  readonly offsets: ReadonlyMap<ArrayRef, number>;
+  /** Each shared array's alignment in bytes: 1024, 16, or its element's size. */
+  readonly alignments: ReadonlyMap<ArrayRef, number>;
+  /** The end of the last array: the arrays and the padding between them. */
+  readonly bytes: number;
+  /** More than CUDA declares statically: the arrays live in one dynamic buffer. */
+  readonly dynamic: boolean;
+  /** Bytes of dynamic shared memory each launch asks for: `bytes` (plus 1024 to align wgmma operands), or 0. */
+  readonly dynamicBytes: number;
+  /** What the kernel's shared memory takes: `dynamicBytes` when dynamic, else `bytes`. */
+  readonly allocatedBytes: number;
+}
+
+/** Alignment of a wgmma operand: the 128-byte swizzle's 8-row groups. */
+const swizzleAlignment = 1024;
+/** Alignment of an array with 16-byte accesses. */
+const vectorAlignment = 16;
+
+export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, body: readonly Stmt[]): SharedLayout {
+  const swizzled = wgmmaOperands(body);
+  const vectors = vectorAccessedArrays(body);
+  const offsets = new Map<ArrayRef, number>();
+  const alignments = new Map<ArrayRef, number>();
+  let bytes = 0;
+  for (const array of shared) {
+    const element = scalarByteSize[array.elementType];
+    const alignment = swizzled.has(array) ? swizzleAlignment : vectors.has(array) ? vectorAlignment : element;
+    alignments.set(array, alignment);
+    bytes = Math.ceil(bytes / alignment) * alignment;
+    offsets.set(array, bytes);
+    bytes += (sizes.get(array) ?? []).reduce((a, b) => a * b, 1) * element;
+  }
+  const dynamic = bytes > cudaStaticSharedLimit;
+  const dynamicBytes = dynamic ? bytes + (swizzled.size > 0 ? swizzleAlignment : 0) : 0;
+  return { offsets, alignments, bytes, dynamic, dynamicBytes, allocatedBytes: dynamic ? dynamicBytes : bytes };
+}
+
+/** The shared arrays that wgmma reads B from (1024-byte aligned). */
+function wgmmaOperands(body: readonly Stmt[]): Set<ArrayRef> {
+  const found = new Set<ArrayRef>();
+  walkStmts(body, (stmt) => stmt.kind === "wgmma" && found.add(stmt.b));
+  return found;
+}
+
+/** The arrays read or written 16 bytes at a time: vector loads and stores, and cp.async targets. */
+function vectorAccessedArrays(body: readonly Stmt[]): Set<ArrayRef> {
+  const arrays = new Set<ArrayRef>();
+  walkStmts(body, (stmt) => {
+    if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") arrays.add(stmt.array);
+    if (stmt.kind === "asyncCopy") arrays.add(stmt.target);
+  });
+  return arrays;
+}
