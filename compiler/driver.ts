@@ -20,7 +20,7 @@ import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
 import { scalarizePrivateArrays } from "./passes/scalarize.ts";
-import { unrollLoops } from "./passes/unroll.ts";
+import { unrollLoops, unrollShortLoops } from "./passes/unroll.ts";
 import { checkTargetLimits, validateKernel, type KernelFacts } from "./validate/validate.ts";
 import { emitCuda } from "./backends/cuda.ts";
 import { emitCudaHeader } from "./backends/cuda-header.ts";
@@ -197,7 +197,9 @@ function emitFile(
       let next = 0;
       return specializations.map((s) => (s.targets.includes(targetName) ? values[next++] : undefined));
     };
-    const prepare = (body: Kernel["body"]) => legalize(target.unrollInIR ? foldStmts(unrollLoops(body)) : body, target.legalize);
+    const unrolled = (body: Kernel["body"]) =>
+      target.unrollInIR ? foldStmts(unrollLoops(body)) : target.unrollShortLoops ? unrollShortLoops(body, target.unrollShortLoops) : body;
+    const prepare = (body: Kernel["body"]) => legalize(unrolled(body), target.legalize);
     // Calls point at the module's helper objects, so backends name those and print the prepared bodies. A
     // target that skips some kernels prints only the helpers its own kernels call: the validator measured the
     // others only for the targets of the kernels that call them (code depth), so they may not fit this one.

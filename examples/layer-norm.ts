@@ -14,7 +14,8 @@ export const layerNormRows = kernel(
     // Capacities 4096 and 8192 (one row per block), 1024 (four rows of 64 threads), 256 (eight rows of 32).
     // 128 threads of 8 vectors each for rows of 4096: the tuner's fastest in H100 run 1, when 256 threads of 4
     // spilled around the division; since the division moved (below), the two are within 2 % (run 2).
-    specializations: [{}, { THREADS: 256 }, { THREADS: 64, ROWS: 4, ITEMS: 4 }, { THREADS: 32, ROWS: 8, ITEMS: 2 }],
+    // 8 rows of 32 threads of 8 vectors: the CPU backend's choice for rows of up to 1024 (its tuner's fastest).
+    specializations: [{}, { THREADS: 256 }, { THREADS: 64, ROWS: 4, ITEMS: 4 }, { THREADS: 32, ROWS: 8, ITEMS: 2 }, { THREADS: 32, ROWS: 8, ITEMS: 8 }],
   },
   (
     out: Float32Array,

@@ -12,8 +12,7 @@
 import { blockIdx, kernel, shared, syncThreads, threadIdx, type Const, type i32, type ReadonlyFloat32Array } from "tskernel";
 
 export const transposeAligned = kernel(
-  // 64-wide tiles for the CPU backend, where fewer, larger blocks cost less (their extra rows too).
-  { block: [32, "BLOCK_ROWS"], specializations: [{}, { TILE: 64 }] },
+  { block: [32, "BLOCK_ROWS"] },
   (out: Float32Array, input: ReadonlyFloat32Array, rows: i32, cols: i32, TILE: Const<i32> = 32, BLOCK_ROWS: Const<i32> = 8, ALIGN: Const<i32> = 8) => {
     // tile[i][j] holds input[r0 − ALIGN + i][c0 + j].
     const tile = shared.f32(TILE + ALIGN, TILE + 1);

@@ -7,7 +7,10 @@
 import { blockIdx, kernel, shared, syncThreads, threadIdx, type Const, type i32, type ReadonlyFloat32Array } from "tskernel";
 
 export const transposeShared = kernel(
-  { block: ["TILE", "BLOCK_ROWS"] },
+  // 64-wide tiles for the CPU backend, where fewer, larger blocks cost less (the suite's CPU transpose for
+  // sides that are not multiples of 4: without transpose-aligned.ts's extra rows and shifted segments, which
+  // serve a GPU's memory sectors, it ran 23 % faster there; bench/README.md).
+  { block: ["TILE", "BLOCK_ROWS"], specializations: [{}, { TILE: 64 }] },
   (
     out: Float32Array,
     input: ReadonlyFloat32Array,

@@ -8,7 +8,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import fs from "node:fs";
-import { checkGolden, codegenCases, compileCase, errorCases, renderForGolden } from "./golden-cases.ts";
+import { checkGolden, codegenCases, compileCase, errorCases, renderForGolden, updateGoldens } from "./golden-cases.ts";
 
 describe("codegen goldens", () => {
   for (const testCase of codegenCases()) {
@@ -17,9 +17,14 @@ describe("codegen goldens", () => {
       const rendered = renderForGolden(result);
       expect(result.ok, `a codegen case must compile:\n${rendered}`).toBe(true);
       // Warnings (e.g. blocks above WebGPU's default limits) are part of the golden output.
+      const warningsFile = path.join(testCase.dir, "expected-warnings.txt");
       if (rendered.trim() !== "") {
-        const warnings = checkGolden(path.join(testCase.dir, "expected-warnings.txt"), rendered);
+        const warnings = checkGolden(warningsFile, rendered);
         if (!warnings.ok) expect(rendered).toBe(warnings.expected);
+      } else {
+        // A case whose warnings went away keeps no stale file (UPDATE_GOLDENS=1 removes it).
+        if (updateGoldens) fs.rmSync(warningsFile, { force: true });
+        expect(fs.existsSync(warningsFile), `${testCase.name} warns of nothing, so it has no expected-warnings.txt`).toBe(false);
       }
       const [file] = result.files;
       // Every target a kernel of the case is built for has its expected files; a target every kernel skips

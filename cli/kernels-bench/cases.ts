@@ -129,20 +129,22 @@ const log2 = (n: number) => Math.ceil(Math.log2(Math.max(2, n)));
 // ---- elementwise -------------------------------------------------------------------------------------------
 
 /**
- * On the CPU backend a grid-stride kernel gets at most this many blocks, which then loop: each block
- * allocates its private and shared arrays once, so a few blocks that loop cost less than many that do not
- * (enough for a worker thread per core on the machines the suite is measured on).
+ * On the CPU backend the sums and the histogram get at most this many blocks, which then loop: fewer
+ * partial results to combine (enough blocks for a worker thread per core on the machines the suite is
+ * measured on).
  */
 const cpuStrideBlocks = 16;
 
 /**
- * Blocks for a grid-stride loop over n/4 vectors: on a GPU enough to cover them once, within the device's
- * limit; on the CPU a few (cpuStrideBlocks).
+ * Blocks for a grid-stride loop over n/4 vectors: enough to cover them once, within the device's limit, on
+ * the CPU too. There a few blocks that loop cost more than many that do not: each thread of a looping block
+ * walks its vectors a grid apart, dozens of interleaved streams that the CPU's prefetchers do not follow,
+ * while a block that covers its part once reads BLOCK · ITEMS contiguous vectors (SAXPY at 2^20 on one thread:
+ * 2.34 ms with 16 blocks, 1.51 ms with 256; median of 60 interleaved runs, bench/README.md).
  */
 function strideBlocks(n: number, kernel: KernelHandle, context: CaseContext): number {
   const { BLOCK, ITEMS } = constantsOf(kernel);
-  const limit = context.backend === "cpu" ? cpuStrideBlocks : context.limits.maxGridDims[0];
-  return Math.max(1, Math.min(Math.ceil(n / 4 / (BLOCK! * ITEMS!)), limit));
+  return Math.max(1, Math.min(Math.ceil(n / 4 / (BLOCK! * ITEMS!)), context.limits.maxGridDims[0]));
 }
 
 function needsMultipleOf4(shape: Shape): string | undefined {
@@ -247,7 +249,7 @@ const vectorTranspose = ([rows, cols]: Shape) => rows! % 4 === 0 && cols! % 4 ==
 const transpose: KernelCase = {
   id: "transpose",
   title: "transpose",
-  kernels: { transposeVec4: "examples/transpose-vec4.ts", transposeAligned: "examples/transpose-aligned.ts" },
+  kernels: { transposeVec4: "examples/transpose-vec4.ts", transposeAligned: "examples/transpose-aligned.ts", transposeShared: "examples/transpose.ts" },
   torch: "x.t().contiguous()",
   dims: 2,
   gpuShapes: [
@@ -258,19 +260,26 @@ const transpose: KernelCase = {
     [1024, 1024],
     [1023, 1022],
   ],
-  space: (shape): TuningSpace =>
+  space: (shape, _limits, backend): TuningSpace =>
     vectorTranspose(shape)
       ? { kernels: ["transposeVec4"], constants: { TILE: [32, 64], BLOCK_ROWS: [8, 16, 32], PAD: [1, 4] }, valid: wholeTileRows }
-      : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((Number(c.TILE) + Number(c.ALIGN)) % Number(c.BLOCK_ROWS) === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
+      : backend === "cpu"
+        ? { kernels: ["transposeShared"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8, 16] }, valid: wholeTileRows }
+        : { kernels: ["transposeAligned"], constants: { TILE: [32, 64], BLOCK_ROWS: [4, 8], ALIGN: [8] }, valid: (c) => ((Number(c.TILE) + Number(c.ALIGN)) % Number(c.BLOCK_ROWS) === 0 ? undefined : "BLOCK_ROWS must divide TILE + ALIGN") },
   unsupported: () => undefined,
   build(shape, context) {
     const [rows, cols] = shape;
     const vector = vectorTranspose(shape);
-    const aligned: Constants[] = context.backend === "cpu" ? [{ TILE: 64 }, {}] : [{}];
-    const kernel = vector ? pick(context, "transposeVec4", [{}, { TILE: 32, BLOCK_ROWS: 32 }]) : pick(context, "transposeAligned", aligned);
-    const { TILE: tile, ALIGN: align } = constantsOf(kernel) as { TILE: number; ALIGN?: number };
+    // Other sides: on a GPU the sector-aligned kernel; on the CPU, whose caches have no sectors to complete, the
+    // classic tiled one in 64-wide tiles, without the aligned kernel's extra rows and shifted segments.
+    const kernel = vector
+      ? pick(context, "transposeVec4", [{}, { TILE: 32, BLOCK_ROWS: 32 }])
+      : context.backend === "cpu"
+        ? pick(context, "transposeShared", [{ TILE: 64 }, {}])
+        : pick(context, "transposeAligned", [{}]);
+    const { TILE: tile, ALIGN: align = 1 } = constantsOf(kernel) as { TILE: number; ALIGN?: number };
     // The sector-aligned kernel shifts each output row's segment back by up to ALIGN − 1: one more row of blocks.
-    const blockRows = Math.ceil((rows! + (vector ? 0 : align! - 1)) / tile);
+    const blockRows = Math.ceil((rows! + align - 1) / tile);
     return {
       buffers: [
         { name: "x", length: rows! * cols!, role: "input", low: -1, high: 1 },
@@ -450,8 +459,18 @@ const wholeSubgroups = (c: Constants, lanes: number) => Number(c.THREADS) >= lan
 const capacity = (c: Constants) => 4 * Number(c.THREADS) * Number(c.ITEMS);
 const maxRowLength = Math.min(...Object.values(rowChoices).map((list) => Math.max(...list.map(capacity))));
 
+/**
+ * The CPU's first choices where they differ, ahead of the GPU's: for layer norm, rows of up to 1024 in blocks of
+ * 8 rows of 32 threads (`tskernel tune kernels --backend cpu --kernels layernorm`, 1024 × 1024: 8.8 and 10.8 ms
+ * against 16.8 and 22.1 ms for the GPU's 4 rows of 64, the fastest of 14 settings; bench/README.md).
+ */
+const cpuRowChoices: Readonly<Record<string, readonly Constants[]>> = {
+  layerNormRows: [{ THREADS: 32, ROWS: 8, ITEMS: 8 }],
+};
+
 function rowKernel(context: CaseContext, name: string, cols: number, subgroups: boolean): KernelHandle {
-  const choices = rowChoices[name]!.filter((c) => capacity(c) >= cols && (!subgroups || wholeSubgroups(c, lanesOf(context.limits))));
+  const list = [...(context.backend === "cpu" ? (cpuRowChoices[name] ?? []) : []), ...rowChoices[name]!];
+  const choices = list.filter((c) => capacity(c) >= cols && (!subgroups || wholeSubgroups(c, lanesOf(context.limits))));
   return pick(context, name, choices);
 }
 

@@ -71,34 +71,50 @@ export function warpPanels_THREADS_64_STEPS_2(args, blockIdx, blockDim, gridDim)
         const ty = (t / nx) | 0;
         const tz = (t / (nx * ny)) | 0;
         let warp = warp_slots[t];
-        for (let s = 0; s < 2; s = (s + 1) | 0) {
-          {
-            const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup = lane >> 2;
-            const lanePlace = lane & 3;
-            const element = (((((((imul(imul(warp, 16), K) + k0) | 0) + imul(s, 8)) | 0) + imul(laneGroup, K)) | 0) + lanePlace) | 0;
-            a[t * 8 + imul(s, 4)] = roundTf32(A[element]);
-            a[t * 8 + ((imul(s, 4) + 1) | 0)] = roundTf32(A[((element + imul(K, 8)) | 0)]);
-            a[t * 8 + ((imul(s, 4) + 2) | 0)] = roundTf32(A[((element + 4) | 0)]);
-            a[t * 8 + ((imul(s, 4) + 3) | 0)] = roundTf32(A[((((element + imul(K, 8)) | 0) + 4) | 0)]);
-          }
-          {
-            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_1 = lane_1 >> 2;
-            const lanePlace_1 = lane_1 & 3;
-            const element_1 = (((imul(((k0 + imul(s, 8)) | 0), 8) + imul(lanePlace_1, 8)) | 0) + laneGroup_1) | 0;
-            b[t * 4 + imul(s, 2)] = roundTf32(B[element_1]);
-            b[t * 4 + ((imul(s, 2) + 1) | 0)] = roundTf32(B[((element_1 + 32) | 0)]);
-          }
+        {
+          const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup = lane >> 2;
+          const lanePlace = lane & 3;
+          const element = (((((((imul(imul(warp, 16), K) + k0) | 0) + 0) | 0) + imul(laneGroup, K)) | 0) + lanePlace) | 0;
+          a[t * 8 + 0] = roundTf32(A[element]);
+          a[t * 8 + 1] = roundTf32(A[((element + imul(K, 8)) | 0)]);
+          a[t * 8 + 2] = roundTf32(A[((element + 4) | 0)]);
+          a[t * 8 + 3] = roundTf32(A[((((element + imul(K, 8)) | 0) + 4) | 0)]);
+        }
+        {
+          const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup_1 = lane_1 >> 2;
+          const lanePlace_1 = lane_1 & 3;
+          const element_1 = (((imul(((k0 + 0) | 0), 8) + imul(lanePlace_1, 8)) | 0) + laneGroup_1) | 0;
+          b[t * 4 + 0] = roundTf32(B[element_1]);
+          b[t * 4 + 1] = roundTf32(B[((element_1 + 32) | 0)]);
+        }
+        {
+          const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup_2 = lane_2 >> 2;
+          const lanePlace_2 = lane_2 & 3;
+          const element_2 = (((((((imul(imul(warp, 16), K) + k0) | 0) + 8) | 0) + imul(laneGroup_2, K)) | 0) + lanePlace_2) | 0;
+          a[t * 8 + 4] = roundTf32(A[element_2]);
+          a[t * 8 + 5] = roundTf32(A[((element_2 + imul(K, 8)) | 0)]);
+          a[t * 8 + 6] = roundTf32(A[((element_2 + 4) | 0)]);
+          a[t * 8 + 7] = roundTf32(A[((((element_2 + imul(K, 8)) | 0) + 4) | 0)]);
+        }
+        {
+          const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup_3 = lane_3 >> 2;
+          const lanePlace_3 = lane_3 & 3;
+          const element_3 = (((imul(((k0 + 8) | 0), 8) + imul(lanePlace_3, 8)) | 0) + laneGroup_3) | 0;
+          b[t * 4 + 2] = roundTf32(B[element_3]);
+          b[t * 4 + 3] = roundTf32(B[((element_3 + 32) | 0)]);
         }
       }
-      let s_1 = 0;
+      let s = 0;
       loop1: for (;;) {
-        if (!(s_1 < 2)) break;
+        if (!(s < 2)) break;
         body1: {
-          mmaM16n8k8(acc, 4, 0, a, 8, s_1, b, 4, s_1, threads);
+          mmaM16n8k8(acc, 4, 0, a, 8, s, b, 4, s, threads);
         }
-        s_1 = (s_1 + 1) | 0;
+        s = (s + 1) | 0;
       }
     }
     k0 = (k0 + 16) | 0;
@@ -109,14 +125,14 @@ export function warpPanels_THREADS_64_STEPS_2(args, blockIdx, blockDim, gridDim)
     const tz = (t / (nx * ny)) | 0;
     let warp = warp_slots[t];
     {
-      const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-      const laneGroup_2 = lane_2 >> 2;
-      const lanePlace_2 = lane_2 & 3;
-      const element_2 = (((imul(warp, 128) + imul(laneGroup_2, 8)) | 0) + imul(lanePlace_2, 2)) | 0;
-      tile[element_2] = acc[t * 4 + 0];
-      tile[((element_2 + 1) | 0)] = acc[t * 4 + 1];
-      tile[((element_2 + 64) | 0)] = acc[t * 4 + 2];
-      tile[((((element_2 + 64) | 0) + 1) | 0)] = acc[t * 4 + 3];
+      const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+      const laneGroup_4 = lane_4 >> 2;
+      const lanePlace_4 = lane_4 & 3;
+      const element_4 = (((imul(warp, 128) + imul(laneGroup_4, 8)) | 0) + imul(lanePlace_4, 2)) | 0;
+      tile[element_4] = acc[t * 4 + 0];
+      tile[((element_4 + 1) | 0)] = acc[t * 4 + 1];
+      tile[((element_4 + 64) | 0)] = acc[t * 4 + 2];
+      tile[((((element_4 + 64) | 0) + 1) | 0)] = acc[t * 4 + 3];
     }
   }
   threads3: for (let t = 0; t < threads; t++) {

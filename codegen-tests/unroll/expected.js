@@ -51,10 +51,9 @@ export function unrolled_K_4(args, blockIdx, blockDim, gridDim) {
     for (let j_2 = 3; j_2 >= 0; j_2 = (j_2 - 1) | 0) {
       sum = fround(sum - tile[t_1 * 4 + j_2]);
     }
-    for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 2) | 0) {
-      sum = fround(sum + tile[t_1 * 4 + j_3]);
-    }
-    for (let j_4 = 0; j_4 < n; j_4 = (j_4 + 1) | 0) {
+    sum = fround(sum + tile[t_1 * 4 + 0]);
+    sum = fround(sum + tile[t_1 * 4 + 2]);
+    for (let j_3 = 0; j_3 < n; j_3 = (j_3 + 1) | 0) {
       sum = fround(sum + 1);
     }
     out[t_1] = sum;

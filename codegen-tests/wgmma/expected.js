@@ -150,106 +150,114 @@ export function warpgroupPanel_THREADS_256_STEPS_2(args, blockIdx, blockDim, gri
       acc[t * 32 + 30] = C[((((element + 512) | 0) + 56) | 0)];
       acc[t * 32 + 31] = C[((((element + 512) | 0) + 57) | 0)];
     }
-    for (let s = 0; s < 2; s = (s + 1) | 0) {
-      {
-        const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-        const laneGroup_1 = (lane_1 >> 2) & 7;
-        const lanePlace_1 = lane_1 & 3;
-        const element_1 = (((imul(imul(s, 8), 64) + imul(((laneGroup_1 + imul((lane_1 >> 5), 16)) | 0), 1)) | 0) + imul(lanePlace_1, 64)) | 0;
-        a[t * 8 + imul(s, 4)] = roundTf32(At[element_1]);
-        a[t * 8 + ((imul(s, 4) + 1) | 0)] = roundTf32(At[((element_1 + 8) | 0)]);
-        a[t * 8 + ((imul(s, 4) + 2) | 0)] = roundTf32(At[((element_1 + 256) | 0)]);
-        a[t * 8 + ((imul(s, 4) + 3) | 0)] = roundTf32(At[((((element_1 + 8) | 0) + 256) | 0)]);
-      }
+    {
+      const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+      const laneGroup_1 = (lane_1 >> 2) & 7;
+      const lanePlace_1 = lane_1 & 3;
+      const element_1 = (((0 + imul(((laneGroup_1 + imul((lane_1 >> 5), 16)) | 0), 1)) | 0) + imul(lanePlace_1, 64)) | 0;
+      a[t * 8 + 0] = roundTf32(At[element_1]);
+      a[t * 8 + 1] = roundTf32(At[((element_1 + 8) | 0)]);
+      a[t * 8 + 2] = roundTf32(At[((element_1 + 256) | 0)]);
+      a[t * 8 + 3] = roundTf32(At[((((element_1 + 8) | 0) + 256) | 0)]);
+    }
+    {
+      const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+      const laneGroup_2 = (lane_2 >> 2) & 7;
+      const lanePlace_2 = lane_2 & 3;
+      const element_2 = (((512 + imul(((laneGroup_2 + imul((lane_2 >> 5), 16)) | 0), 1)) | 0) + imul(lanePlace_2, 64)) | 0;
+      a[t * 8 + 4] = roundTf32(At[element_2]);
+      a[t * 8 + 5] = roundTf32(At[((element_2 + 8) | 0)]);
+      a[t * 8 + 6] = roundTf32(At[((element_2 + 256) | 0)]);
+      a[t * 8 + 7] = roundTf32(At[((((element_2 + 8) | 0) + 256) | 0)]);
     }
   }
-  let s_1 = 0;
+  let s = 0;
   loop0: for (;;) {
-    if (!(s_1 < 2)) break;
+    if (!(s < 2)) break;
     body0: {
-      wgmmaM64k8(64, acc, 32, 0, a, 8, s_1, Bs, imul(s_1, 8), threads);
+      wgmmaM64k8(64, acc, 32, 0, a, 8, s, Bs, imul(s, 8), threads);
     }
-    s_1 = (s_1 + 1) | 0;
+    s = (s + 1) | 0;
   }
   threads2: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
     const tz = (t / (nx * ny)) | 0;
     {
-      const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-      const laneGroup_2 = (lane_2 >> 2) & 7;
-      const lanePlace_2 = lane_2 & 3;
-      const element_2 = (((0 + imul(((laneGroup_2 + imul((lane_2 >> 5), 16)) | 0), 64)) | 0) + imul(lanePlace_2, 2)) | 0;
-      D[element_2] = acc[t * 32 + 0];
-      D[((element_2 + 1) | 0)] = acc[t * 32 + 1];
-      D[((element_2 + 512) | 0)] = acc[t * 32 + 2];
-      D[((((element_2 + 512) | 0) + 1) | 0)] = acc[t * 32 + 3];
-      D[((element_2 + 8) | 0)] = acc[t * 32 + 4];
-      D[((element_2 + 9) | 0)] = acc[t * 32 + 5];
-      D[((((element_2 + 512) | 0) + 8) | 0)] = acc[t * 32 + 6];
-      D[((((element_2 + 512) | 0) + 9) | 0)] = acc[t * 32 + 7];
-      D[((element_2 + 16) | 0)] = acc[t * 32 + 8];
-      D[((element_2 + 17) | 0)] = acc[t * 32 + 9];
-      D[((((element_2 + 512) | 0) + 16) | 0)] = acc[t * 32 + 10];
-      D[((((element_2 + 512) | 0) + 17) | 0)] = acc[t * 32 + 11];
-      D[((element_2 + 24) | 0)] = acc[t * 32 + 12];
-      D[((element_2 + 25) | 0)] = acc[t * 32 + 13];
-      D[((((element_2 + 512) | 0) + 24) | 0)] = acc[t * 32 + 14];
-      D[((((element_2 + 512) | 0) + 25) | 0)] = acc[t * 32 + 15];
-      D[((element_2 + 32) | 0)] = acc[t * 32 + 16];
-      D[((element_2 + 33) | 0)] = acc[t * 32 + 17];
-      D[((((element_2 + 512) | 0) + 32) | 0)] = acc[t * 32 + 18];
-      D[((((element_2 + 512) | 0) + 33) | 0)] = acc[t * 32 + 19];
-      D[((element_2 + 40) | 0)] = acc[t * 32 + 20];
-      D[((element_2 + 41) | 0)] = acc[t * 32 + 21];
-      D[((((element_2 + 512) | 0) + 40) | 0)] = acc[t * 32 + 22];
-      D[((((element_2 + 512) | 0) + 41) | 0)] = acc[t * 32 + 23];
-      D[((element_2 + 48) | 0)] = acc[t * 32 + 24];
-      D[((element_2 + 49) | 0)] = acc[t * 32 + 25];
-      D[((((element_2 + 512) | 0) + 48) | 0)] = acc[t * 32 + 26];
-      D[((((element_2 + 512) | 0) + 49) | 0)] = acc[t * 32 + 27];
-      D[((element_2 + 56) | 0)] = acc[t * 32 + 28];
-      D[((element_2 + 57) | 0)] = acc[t * 32 + 29];
-      D[((((element_2 + 512) | 0) + 56) | 0)] = acc[t * 32 + 30];
-      D[((((element_2 + 512) | 0) + 57) | 0)] = acc[t * 32 + 31];
-    }
-    {
       const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
       const laneGroup_3 = (lane_3 >> 2) & 7;
       const lanePlace_3 = lane_3 & 3;
-      const element_3 = (((0 + imul(((laneGroup_3 + imul((lane_3 >> 5), 16)) | 0), 1)) | 0) + imul(imul(lanePlace_3, 2), 64)) | 0;
-      Dt[element_3] = acc[t * 32 + 0];
-      Dt[((element_3 + 64) | 0)] = acc[t * 32 + 1];
-      Dt[((element_3 + 8) | 0)] = acc[t * 32 + 2];
-      Dt[((((element_3 + 8) | 0) + 64) | 0)] = acc[t * 32 + 3];
-      Dt[((element_3 + 512) | 0)] = acc[t * 32 + 4];
-      Dt[((element_3 + 576) | 0)] = acc[t * 32 + 5];
-      Dt[((((element_3 + 8) | 0) + 512) | 0)] = acc[t * 32 + 6];
-      Dt[((((element_3 + 8) | 0) + 576) | 0)] = acc[t * 32 + 7];
-      Dt[((element_3 + 1024) | 0)] = acc[t * 32 + 8];
-      Dt[((element_3 + 1088) | 0)] = acc[t * 32 + 9];
-      Dt[((((element_3 + 8) | 0) + 1024) | 0)] = acc[t * 32 + 10];
-      Dt[((((element_3 + 8) | 0) + 1088) | 0)] = acc[t * 32 + 11];
-      Dt[((element_3 + 1536) | 0)] = acc[t * 32 + 12];
-      Dt[((element_3 + 1600) | 0)] = acc[t * 32 + 13];
-      Dt[((((element_3 + 8) | 0) + 1536) | 0)] = acc[t * 32 + 14];
-      Dt[((((element_3 + 8) | 0) + 1600) | 0)] = acc[t * 32 + 15];
-      Dt[((element_3 + 2048) | 0)] = acc[t * 32 + 16];
-      Dt[((element_3 + 2112) | 0)] = acc[t * 32 + 17];
-      Dt[((((element_3 + 8) | 0) + 2048) | 0)] = acc[t * 32 + 18];
-      Dt[((((element_3 + 8) | 0) + 2112) | 0)] = acc[t * 32 + 19];
-      Dt[((element_3 + 2560) | 0)] = acc[t * 32 + 20];
-      Dt[((element_3 + 2624) | 0)] = acc[t * 32 + 21];
-      Dt[((((element_3 + 8) | 0) + 2560) | 0)] = acc[t * 32 + 22];
-      Dt[((((element_3 + 8) | 0) + 2624) | 0)] = acc[t * 32 + 23];
-      Dt[((element_3 + 3072) | 0)] = acc[t * 32 + 24];
-      Dt[((element_3 + 3136) | 0)] = acc[t * 32 + 25];
-      Dt[((((element_3 + 8) | 0) + 3072) | 0)] = acc[t * 32 + 26];
-      Dt[((((element_3 + 8) | 0) + 3136) | 0)] = acc[t * 32 + 27];
-      Dt[((element_3 + 3584) | 0)] = acc[t * 32 + 28];
-      Dt[((element_3 + 3648) | 0)] = acc[t * 32 + 29];
-      Dt[((((element_3 + 8) | 0) + 3584) | 0)] = acc[t * 32 + 30];
-      Dt[((((element_3 + 8) | 0) + 3648) | 0)] = acc[t * 32 + 31];
+      const element_3 = (((0 + imul(((laneGroup_3 + imul((lane_3 >> 5), 16)) | 0), 64)) | 0) + imul(lanePlace_3, 2)) | 0;
+      D[element_3] = acc[t * 32 + 0];
+      D[((element_3 + 1) | 0)] = acc[t * 32 + 1];
+      D[((element_3 + 512) | 0)] = acc[t * 32 + 2];
+      D[((((element_3 + 512) | 0) + 1) | 0)] = acc[t * 32 + 3];
+      D[((element_3 + 8) | 0)] = acc[t * 32 + 4];
+      D[((element_3 + 9) | 0)] = acc[t * 32 + 5];
+      D[((((element_3 + 512) | 0) + 8) | 0)] = acc[t * 32 + 6];
+      D[((((element_3 + 512) | 0) + 9) | 0)] = acc[t * 32 + 7];
+      D[((element_3 + 16) | 0)] = acc[t * 32 + 8];
+      D[((element_3 + 17) | 0)] = acc[t * 32 + 9];
+      D[((((element_3 + 512) | 0) + 16) | 0)] = acc[t * 32 + 10];
+      D[((((element_3 + 512) | 0) + 17) | 0)] = acc[t * 32 + 11];
+      D[((element_3 + 24) | 0)] = acc[t * 32 + 12];
+      D[((element_3 + 25) | 0)] = acc[t * 32 + 13];
+      D[((((element_3 + 512) | 0) + 24) | 0)] = acc[t * 32 + 14];
+      D[((((element_3 + 512) | 0) + 25) | 0)] = acc[t * 32 + 15];
+      D[((element_3 + 32) | 0)] = acc[t * 32 + 16];
+      D[((element_3 + 33) | 0)] = acc[t * 32 + 17];
+      D[((((element_3 + 512) | 0) + 32) | 0)] = acc[t * 32 + 18];
+      D[((((element_3 + 512) | 0) + 33) | 0)] = acc[t * 32 + 19];
+      D[((element_3 + 40) | 0)] = acc[t * 32 + 20];
+      D[((element_3 + 41) | 0)] = acc[t * 32 + 21];
+      D[((((element_3 + 512) | 0) + 40) | 0)] = acc[t * 32 + 22];
+      D[((((element_3 + 512) | 0) + 41) | 0)] = acc[t * 32 + 23];
+      D[((element_3 + 48) | 0)] = acc[t * 32 + 24];
+      D[((element_3 + 49) | 0)] = acc[t * 32 + 25];
+      D[((((element_3 + 512) | 0) + 48) | 0)] = acc[t * 32 + 26];
+      D[((((element_3 + 512) | 0) + 49) | 0)] = acc[t * 32 + 27];
+      D[((element_3 + 56) | 0)] = acc[t * 32 + 28];
+      D[((element_3 + 57) | 0)] = acc[t * 32 + 29];
+      D[((((element_3 + 512) | 0) + 56) | 0)] = acc[t * 32 + 30];
+      D[((((element_3 + 512) | 0) + 57) | 0)] = acc[t * 32 + 31];
+    }
+    {
+      const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+      const laneGroup_4 = (lane_4 >> 2) & 7;
+      const lanePlace_4 = lane_4 & 3;
+      const element_4 = (((0 + imul(((laneGroup_4 + imul((lane_4 >> 5), 16)) | 0), 1)) | 0) + imul(imul(lanePlace_4, 2), 64)) | 0;
+      Dt[element_4] = acc[t * 32 + 0];
+      Dt[((element_4 + 64) | 0)] = acc[t * 32 + 1];
+      Dt[((element_4 + 8) | 0)] = acc[t * 32 + 2];
+      Dt[((((element_4 + 8) | 0) + 64) | 0)] = acc[t * 32 + 3];
+      Dt[((element_4 + 512) | 0)] = acc[t * 32 + 4];
+      Dt[((element_4 + 576) | 0)] = acc[t * 32 + 5];
+      Dt[((((element_4 + 8) | 0) + 512) | 0)] = acc[t * 32 + 6];
+      Dt[((((element_4 + 8) | 0) + 576) | 0)] = acc[t * 32 + 7];
+      Dt[((element_4 + 1024) | 0)] = acc[t * 32 + 8];
+      Dt[((element_4 + 1088) | 0)] = acc[t * 32 + 9];
+      Dt[((((element_4 + 8) | 0) + 1024) | 0)] = acc[t * 32 + 10];
+      Dt[((((element_4 + 8) | 0) + 1088) | 0)] = acc[t * 32 + 11];
+      Dt[((element_4 + 1536) | 0)] = acc[t * 32 + 12];
+      Dt[((element_4 + 1600) | 0)] = acc[t * 32 + 13];
+      Dt[((((element_4 + 8) | 0) + 1536) | 0)] = acc[t * 32 + 14];
+      Dt[((((element_4 + 8) | 0) + 1600) | 0)] = acc[t * 32 + 15];
+      Dt[((element_4 + 2048) | 0)] = acc[t * 32 + 16];
+      Dt[((element_4 + 2112) | 0)] = acc[t * 32 + 17];
+      Dt[((((element_4 + 8) | 0) + 2048) | 0)] = acc[t * 32 + 18];
+      Dt[((((element_4 + 8) | 0) + 2112) | 0)] = acc[t * 32 + 19];
+      Dt[((element_4 + 2560) | 0)] = acc[t * 32 + 20];
+      Dt[((element_4 + 2624) | 0)] = acc[t * 32 + 21];
+      Dt[((((element_4 + 8) | 0) + 2560) | 0)] = acc[t * 32 + 22];
+      Dt[((((element_4 + 8) | 0) + 2624) | 0)] = acc[t * 32 + 23];
+      Dt[((element_4 + 3072) | 0)] = acc[t * 32 + 24];
+      Dt[((element_4 + 3136) | 0)] = acc[t * 32 + 25];
+      Dt[((((element_4 + 8) | 0) + 3072) | 0)] = acc[t * 32 + 26];
+      Dt[((((element_4 + 8) | 0) + 3136) | 0)] = acc[t * 32 + 27];
+      Dt[((element_4 + 3584) | 0)] = acc[t * 32 + 28];
+      Dt[((element_4 + 3648) | 0)] = acc[t * 32 + 29];
+      Dt[((((element_4 + 8) | 0) + 3584) | 0)] = acc[t * 32 + 30];
+      Dt[((((element_4 + 8) | 0) + 3648) | 0)] = acc[t * 32 + 31];
     }
   }
 }

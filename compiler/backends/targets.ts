@@ -51,6 +51,8 @@ export interface TargetInfo {
   readonly legalize: LegalizeOptions;
   /** Unroll `unroll:` loops in the IR (true) or leave them to a pragma in the output (false). */
   readonly unrollInIR: boolean;
+  /** Where `unrollInIR` is false: unroll only the short innermost `unroll:` loops (passes/unroll.ts, unrollShortLoops). */
+  readonly unrollShortLoops?: { readonly maxTrips: number; readonly maxStatements: number };
   /** Replace private arrays with constant indices by one local per element (passes/scalarize.ts). */
   readonly scalarizePrivateArrays: boolean;
 }
@@ -115,8 +117,10 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     legalize: { shiftAmountU32: false, dropUnsignedAbs: false, splitVectorAccesses: true, synchronousCopies: true, keepAsyncFences: true, collectiveArgsInLocals: true, splitMatrixAccesses: true },
     // Unrolled code runs no faster under V8, and large unrolled bodies exceed what its optimizing compiler
     // takes on (the 2-D blocktiling kernel ran ~100× slower unrolled): JS keeps loops as loops, except the
-    // small ones whose unrolling turns a private array into locals.
+    // small ones whose unrolling turns a private array into locals, and the short innermost ones, whose every
+    // iteration would check each typed array again (unrollShortLoops).
     unrollInIR: false,
+    unrollShortLoops: { maxTrips: 2, maxStatements: 16 },
     scalarizePrivateArrays: true,
   },
 };

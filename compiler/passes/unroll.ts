@@ -8,7 +8,7 @@
  */
 
 import { declaredVariables, type Expr, type ForStmt, type Stmt, type Variable } from "../ir/ir.ts";
-import { mapStmts, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { evalBinary } from "../ir/semantics.ts";
 import { foldStmts } from "./fold.ts";
 
@@ -24,15 +24,16 @@ export const maxUnrolledStatements = 4096;
 
 /**
  * `select`: only the `unroll:` loops it accepts (seen after the loops inside them were unrolled); `maxStatements`:
- * a smaller budget than `maxUnrolledStatements` (scalarize.ts unrolls only what lets it drop a private array).
+ * a smaller budget than `maxUnrolledStatements` (scalarize.ts unrolls only what lets it drop a private array);
+ * `maxTrips`: only loops of at most that many iterations.
  */
-export function unrollLoops(stmts: readonly Stmt[], options: { select?: (loop: ForStmt) => boolean; maxStatements?: number } = {}): Stmt[] {
+export function unrollLoops(stmts: readonly Stmt[], options: { select?: (loop: ForStmt) => boolean; maxStatements?: number; maxTrips?: number } = {}): Stmt[] {
   const budget = options.maxStatements ?? maxUnrolledStatements;
   return mapStmts(stmts, {
     stmt: (stmt) => {
       if (stmt.kind !== "for" || !stmt.unroll || (options.select && !options.select(stmt))) return stmt;
       const trips = tripValues(stmt);
-      if (!trips || trips.length * statementCount(stmt.body) > budget) return stmt;
+      if (!trips || trips.length * statementCount(stmt.body) > budget || trips.length > (options.maxTrips ?? maxTrips)) return stmt;
       const variable = (stmt.init[0] as { variable: Variable }).variable;
       // A body that declares nothing at its top level can be spliced in; otherwise each copy keeps a scope.
       const needsScope = stmt.body.some((s) => declaredVariables(s).length > 0);
@@ -47,6 +48,27 @@ export function unrollLoops(stmts: readonly Stmt[], options: { select?: (loop: F
       });
     },
   });
+}
+
+/**
+ * The CPU backend's unrolling: only innermost `unroll:` loops of at most `maxTrips` iterations, with no helper
+ * call, barrier or collective inside, and at most `maxStatements` statements once copied. In V8 every iteration
+ * of a loop ends at a back edge whose interrupt check forgets what the optimizer knew of each typed array (its
+ * map, length and data pointer), so a loop of two iterations of one element each reloads and checks both arrays
+ * per element; straight-line copies check them once (transpose-aligned.ts's 2-iteration column loops: 8.97 ms
+ * looped, 7.13 unrolled, 1023 × 1022, bench/README.md). Longer loops and larger bodies stay loops: V8 gains
+ * nothing from unrolling as such and slows down on large unrolled bodies (the targets table says more).
+ */
+export function unrollShortLoops(stmts: readonly Stmt[], limits: { readonly maxTrips: number; readonly maxStatements: number }): Stmt[] {
+  const innermost = (loop: ForStmt) => {
+    let simple = true;
+    walkStmts(loop.body, (stmt) => {
+      if (stmt.kind === "for" || stmt.kind === "while" || stmt.kind === "barrier" || stmt.kind === "collective" || stmt.kind === "mma" || stmt.kind === "wgmma") simple = false;
+      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "call" && (simple = false));
+    });
+    return simple;
+  };
+  return unrollLoops(stmts, { select: innermost, maxTrips: limits.maxTrips, maxStatements: limits.maxStatements });
 }
 
 /** The values the induction variable takes, or undefined when the loop does not have a constant shape. */

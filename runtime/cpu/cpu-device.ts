@@ -2,9 +2,10 @@
  * The CPU backend: runs the JS backend's output on the calling thread, one block after another (each block
  * function runs its threads region by region, so barriers hold), or with `workers: N` on N threads that share
  * the launch's blocks: the calling thread and N − 1 worker threads (worker-pool.ts; buffers then live in
- * shared memory). The calling thread takes a share itself because it would otherwise only wait, and because
- * waking a sleeping worker costs tens of microseconds on a virtual machine: one worker fewer to wake and
- * hear back from per launch. Buffers are typed
+ * shared memory), each claiming chunks of blocks from a shared queue until none is left. The calling thread
+ * takes chunks itself because it would otherwise only wait, and because waking a sleeping worker costs tens of
+ * microseconds on a virtual machine; the queue (rather than fixed shares) lets a launch finish at about the
+ * speed of one thread when another process holds the other cores, instead of waiting for a worker's share. Buffers are typed
  * arrays owned by the device; reads return copies, so a caller can never alias device memory by accident.
  * Checked mode always runs on the calling thread: its checker follows one block at a time. A launch of one
  * block runs on the calling thread too, where no time limit asks for a worker: it has nothing to share out. Subgroups have
@@ -23,7 +24,7 @@ import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, t
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, defaultLimits, kernelName, LaunchError, notBuiltFor } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
-import { TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
+import { blockQueue, drainQueue, TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {
   readonly data: TypedArray;
@@ -132,16 +133,29 @@ export class CpuDevice implements Device {
     // A pool stopped by an earlier time limit is replaced; the buffers live in shared memory and stay.
     if (this.pool.stopped) this.pool = new WorkerPool(this.pool.size);
     if (this.timeLimitMs === undefined && kernel.js) {
-      // The workers take the first shares, the calling thread the last (never empty: a launch of one block
-      // runs on the calling thread alone, sparing the messages), all at once; its buffers are the same shared memory.
       const total = checked.grid[0] * checked.grid[1] * checked.grid[2];
-      const mine = Math.floor((total * (this.workers - 1)) / this.workers);
-      const others = this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, undefined, { start: 0, end: mine });
+      if (total === 1) {
+        // Nothing to share out: the messages would cost more than the block.
+        this.runBlocks(kernel, checked, args, kernel.js, undefined);
+        return;
+      }
+      // The workers and the calling thread claim chunks of blocks from one queue, all at once (its buffers are
+      // the same shared memory): a thread that the OS does not run for a while (another process holds its
+      // core) takes fewer chunks instead of holding up the launch with a fixed share.
+      const queue = blockQueue(total, this.workers);
+      const others = this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, undefined, undefined, queue);
       try {
-        this.runBlocks(kernel, checked, args, kernel.js, undefined, { start: mine, end: total });
+        drainQueue(queue, (start, end) => this.runBlocks(kernel, checked, args, kernel.js!, undefined, { start, end }));
       } catch (error) {
         await others.catch(() => {});
         throw error;
+      }
+      // Every block finished (the count is raised after each chunk's writes): the workers' replies only say
+      // that they found the queue empty, and a worker still waiting for its turn on a busy core would make the
+      // launch wait for nothing. Their replies settle later; a failure can no longer happen, as no block is left.
+      if (Atomics.load(queue.counter, 1) === total) {
+        others.catch(() => {});
+        return;
       }
       await others;
       return;

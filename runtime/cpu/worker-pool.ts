@@ -1,7 +1,9 @@
 /**
- * Worker threads for the CPU backend. A launch's blocks (or the range of them the pool is given; the calling
- * thread may run the rest itself, cpu-device.ts) are split into contiguous ranges, one per worker, and every
- * worker runs the same generated block function on buffers in shared memory (SharedArrayBuffer).
+ * Worker threads for the CPU backend. A launch's blocks (or the range of them the pool is given) are split into
+ * contiguous ranges, one per worker, or taken from a shared queue: chunks of blocks that each worker and the
+ * calling thread claim in turn (cpu-device.ts), so that a thread the OS keeps waiting takes fewer chunks
+ * instead of holding up the launch. Every worker runs the same generated block function on buffers in shared
+ * memory (SharedArrayBuffer).
  * Blocks of a launch are independent — as on a GPU, only barriers inside a block order anything — so they
  * may run in any order and at once; a kernel whose blocks race on global memory is as wrong here as there.
  * Each worker instantiates a file's generated code once and keeps it; later launches send only its number.
@@ -24,6 +26,41 @@ interface Job {
   readonly subgroupSize: number;
   readonly start: number;
   readonly end: number;
+  /** Claim chunks from this queue instead of running start..end-1 (BlockQueue). */
+  readonly queue?: Int32Array;
+  readonly chunk?: number;
+}
+
+/**
+ * A launch's blocks as a queue in shared memory: `counter[0]` is the next block to claim, `counter[1]` the
+ * number of blocks finished; a thread claims `chunk` blocks at a time (Atomics.add) until `end`, and counts
+ * each chunk as finished after running it, so that a reader who sees `counter[1] === end` (Atomics.load) also
+ * sees everything the blocks wrote.
+ */
+export interface BlockQueue {
+  readonly counter: Int32Array;
+  readonly chunk: number;
+  readonly end: number;
+}
+
+/** A fresh queue of blocks 0..total-1 in chunks of about one eighth of each thread's share. */
+export function blockQueue(total: number, threads: number): BlockQueue {
+  const counter = new Int32Array(new SharedArrayBuffer(8));
+  return { counter, chunk: Math.max(1, Math.floor(total / (threads * 8))), end: total };
+}
+
+/**
+ * Claims and runs chunks of the queue until it is empty (runs: blocks start..end-1). Returns when no block is
+ * left to claim; others may still be running theirs.
+ */
+export function drainQueue(queue: BlockQueue, run: (start: number, end: number) => void): void {
+  for (;;) {
+    const start = Atomics.add(queue.counter, 0, queue.chunk);
+    if (start >= queue.end) return;
+    const end = Math.min(start + queue.chunk, queue.end);
+    run(start, end);
+    Atomics.add(queue.counter, 1, end - start);
+  }
 }
 
 // The worker's side, as source: it only instantiates generated code and walks its block range.
@@ -36,11 +73,25 @@ parentPort.on("message", (job) => {
     const fn = modules.get(job.module)[job.function];
     const gx = job.grid[0], gy = job.grid[1];
     const blockIdx = [0, 0, 0];
-    for (let i = job.start; i < job.end; i++) {
-      blockIdx[0] = i % gx;
-      blockIdx[1] = Math.floor(i / gx) % gy;
-      blockIdx[2] = Math.floor(i / (gx * gy));
-      fn(job.args, blockIdx, job.block, job.grid, undefined, job.subgroupSize);
+    const run = (start, end) => {
+      for (let i = start; i < end; i++) {
+        blockIdx[0] = i % gx;
+        blockIdx[1] = Math.floor(i / gx) % gy;
+        blockIdx[2] = Math.floor(i / (gx * gy));
+        fn(job.args, blockIdx, job.block, job.grid, undefined, job.subgroupSize);
+      }
+    };
+    if (job.queue === undefined) run(job.start, job.end);
+    else {
+      // As drainQueue in worker-pool.ts.
+      const counter = job.queue;
+      for (;;) {
+        const start = Atomics.add(counter, 0, job.chunk);
+        if (start >= job.end) break;
+        const end = Math.min(start + job.chunk, job.end);
+        run(start, end);
+        Atomics.add(counter, 1, end - start);
+      }
     }
     parentPort.postMessage({ id: job.id });
   } catch (error) {
@@ -59,6 +110,12 @@ export class TimeLimitExceeded extends Error {
 interface PoolWorker {
   readonly worker: Worker;
   readonly modules: Set<number>;
+  /**
+   * Jobs sent and not yet answered. The worker keeps the process alive while any is out: a launch that
+   * returned without waiting for a reply (cpu-device.ts) may leave one out when the next launch sends its own,
+   * and the earlier reply must not let the process exit under the later one.
+   */
+  outstanding: number;
 }
 
 export class WorkerPool {
@@ -76,14 +133,15 @@ export class WorkerPool {
       worker.unref();
       worker.on("message", (message: { id: number; error?: string }) => this.settle(message.id, message.error));
       worker.on("error", (error) => this.failAll(error));
-      return { worker, modules: new Set<number>() };
+      return { worker, modules: new Set<number>(), outstanding: 0 };
     });
   }
 
   /**
    * Runs the blocks `blocks.start` to `blocks.end` − 1 of a launch (default all, in x-fastest order) on the
-   * workers and resolves when all are done. `args` are typed arrays on SharedArrayBuffers (so that writes are
-   * seen here) and scalars.
+   * workers and resolves when all are done, or, given a `queue`, has every worker claim chunks of it (a worker
+   * per block at most, leaving one to the calling thread) and resolves when each has found it empty. `args` are
+   * typed arrays on SharedArrayBuffers (so that writes are seen here) and scalars.
    */
   async run(
     source: { readonly factoryBody: string; readonly function: string },
@@ -93,6 +151,7 @@ export class WorkerPool {
     subgroupSize = 32,
     timeLimitMs?: number,
     blocks?: { readonly start: number; readonly end: number },
+    queue?: BlockQueue,
   ): Promise<void> {
     if (this.stopped) throw new Error("tskernel: internal: a stopped worker pool was asked to run a launch");
     let module = this.moduleIds.get(source.factoryBody);
@@ -102,21 +161,24 @@ export class WorkerPool {
     }
     const first = blocks?.start ?? 0;
     const total = (blocks?.end ?? grid[0]! * grid[1]! * grid[2]!) - first;
-    const shares = Math.min(this.workers.length, total);
+    const shares = queue ? Math.min(this.workers.length, queue.end - 1) : Math.min(this.workers.length, total);
     const jobs: Promise<void>[] = [];
     for (let w = 0; w < shares; w++) {
-      const start = first + Math.floor((total * w) / shares);
-      const end = first + Math.floor((total * (w + 1)) / shares);
+      // With a queue, `end` is the queue's end and `start` is unused.
+      const start = queue ? 0 : first + Math.floor((total * w) / shares);
+      const end = queue ? queue.end : first + Math.floor((total * (w + 1)) / shares);
       const target = this.workers[w]!;
       const unseen = !target.modules.has(module);
       target.modules.add(module);
-      const job: Job = { id: this.nextJob++, module, factoryBody: unseen ? source.factoryBody : undefined, function: source.function, args, grid, block, subgroupSize, start, end };
+      const job: Job = { id: this.nextJob++, module, factoryBody: unseen ? source.factoryBody : undefined, function: source.function, args, grid, block, subgroupSize, start, end, queue: queue?.counter, chunk: queue?.chunk };
       jobs.push(
         new Promise<void>((resolve, reject) => {
           this.pending.set(job.id, { resolve, reject });
-          target.worker.ref();
+          if (target.outstanding++ === 0) target.worker.ref();
           target.worker.postMessage(job);
-        }).finally(() => target.worker.unref()),
+        }).finally(() => {
+          if (--target.outstanding === 0) target.worker.unref();
+        }),
       );
     }
     if (timeLimitMs === undefined) {

@@ -269,14 +269,14 @@ export function saxpyVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
           y[((imul(((first + 0) | 0), 4) + 3) | 0)] = lane_3;
         }
         {
-          const lane = fround(a * xs4 + ys4);
-          const lane_1 = fround(a * xs5 + ys5);
-          const lane_2 = fround(a * xs6 + ys6);
-          const lane_3 = fround(a * xs7 + ys7);
-          y[imul(((first + 128) | 0), 4)] = lane;
-          y[((imul(((first + 128) | 0), 4) + 1) | 0)] = lane_1;
-          y[((imul(((first + 128) | 0), 4) + 2) | 0)] = lane_2;
-          y[((imul(((first + 128) | 0), 4) + 3) | 0)] = lane_3;
+          const lane_4 = fround(a * xs4 + ys4);
+          const lane_5 = fround(a * xs5 + ys5);
+          const lane_6 = fround(a * xs6 + ys6);
+          const lane_7 = fround(a * xs7 + ys7);
+          y[imul(((first + 128) | 0), 4)] = lane_4;
+          y[((imul(((first + 128) | 0), 4) + 1) | 0)] = lane_5;
+          y[((imul(((first + 128) | 0), 4) + 2) | 0)] = lane_6;
+          y[((imul(((first + 128) | 0), 4) + 3) | 0)] = lane_7;
         }
       } else {
         for (let k = 0; k < 2; k = (k + 1) | 0) {
@@ -290,14 +290,14 @@ export function saxpyVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
             const y1_1 = y[((imul(q, 4) + 1) | 0)];
             const y2_1 = y[((imul(q, 4) + 2) | 0)];
             const y3_1 = y[((imul(q, 4) + 3) | 0)];
-            const lane_4 = fround(a * x0_1 + y0_1);
-            const lane_5 = fround(a * x1_1 + y1_1);
-            const lane_6 = fround(a * x2_1 + y2_1);
-            const lane_7 = fround(a * x3_1 + y3_1);
-            y[imul(q, 4)] = lane_4;
-            y[((imul(q, 4) + 1) | 0)] = lane_5;
-            y[((imul(q, 4) + 2) | 0)] = lane_6;
-            y[((imul(q, 4) + 3) | 0)] = lane_7;
+            const lane_8 = fround(a * x0_1 + y0_1);
+            const lane_9 = fround(a * x1_1 + y1_1);
+            const lane_10 = fround(a * x2_1 + y2_1);
+            const lane_11 = fround(a * x3_1 + y3_1);
+            y[imul(q, 4)] = lane_8;
+            y[((imul(q, 4) + 1) | 0)] = lane_9;
+            y[((imul(q, 4) + 2) | 0)] = lane_10;
+            y[((imul(q, 4) + 3) | 0)] = lane_11;
           }
         }
       }
@@ -383,30 +383,40 @@ export function geluVec4_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, gridDim) {
     const tx = t;
     for (let first = (imul(imul(bx, 128), 2) + tx) | 0; first < quads; first = (first + imul(imul(gx, 128), 2)) | 0) {
       if (((first + 128) | 0) < quads) {
-        for (let k = 0; k < 2; k = (k + 1) | 0) {
-          const x0 = input[imul(((first + imul(k, 128)) | 0), 4)];
-          const x1 = input[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)];
-          const x2 = input[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)];
-          const x3 = input[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)];
-          xs[t * 8 + imul(4, k)] = x0;
-          xs[t * 8 + ((imul(4, k) + 1) | 0)] = x1;
-          xs[t * 8 + ((imul(4, k) + 2) | 0)] = x2;
-          xs[t * 8 + ((imul(4, k) + 3) | 0)] = x3;
+        {
+          const x0 = input[imul(((first + 0) | 0), 4)];
+          const x1 = input[((imul(((first + 0) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 0) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 0) | 0), 4) + 3) | 0)];
+          xs[t * 8 + 0] = x0;
+          xs[t * 8 + 1] = x1;
+          xs[t * 8 + 2] = x2;
+          xs[t * 8 + 3] = x3;
         }
-        for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-          const j = imul(4, k_1);
+        {
+          const x0 = input[imul(((first + 128) | 0), 4)];
+          const x1 = input[((imul(((first + 128) | 0), 4) + 1) | 0)];
+          const x2 = input[((imul(((first + 128) | 0), 4) + 2) | 0)];
+          const x3 = input[((imul(((first + 128) | 0), 4) + 3) | 0)];
+          xs[t * 8 + 4] = x0;
+          xs[t * 8 + 5] = x1;
+          xs[t * 8 + 6] = x2;
+          xs[t * 8 + 7] = x3;
+        }
+        for (let k = 0; k < 2; k = (k + 1) | 0) {
+          const j = imul(4, k);
           const lane = geluTanh(xs[t * 8 + j]);
           const lane_1 = geluTanh(xs[t * 8 + ((j + 1) | 0)]);
           const lane_2 = geluTanh(xs[t * 8 + ((j + 2) | 0)]);
           const lane_3 = geluTanh(xs[t * 8 + ((j + 3) | 0)]);
-          out[imul(((first + imul(k_1, 128)) | 0), 4)] = lane;
-          out[((imul(((first + imul(k_1, 128)) | 0), 4) + 1) | 0)] = lane_1;
-          out[((imul(((first + imul(k_1, 128)) | 0), 4) + 2) | 0)] = lane_2;
-          out[((imul(((first + imul(k_1, 128)) | 0), 4) + 3) | 0)] = lane_3;
+          out[imul(((first + imul(k, 128)) | 0), 4)] = lane;
+          out[((imul(((first + imul(k, 128)) | 0), 4) + 1) | 0)] = lane_1;
+          out[((imul(((first + imul(k, 128)) | 0), 4) + 2) | 0)] = lane_2;
+          out[((imul(((first + imul(k, 128)) | 0), 4) + 3) | 0)] = lane_3;
         }
       } else {
-        for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-          const q = (first + imul(k_2, 128)) | 0;
+        for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
+          const q = (first + imul(k_1, 128)) | 0;
           if (q < quads) {
             const x0_1 = input[imul(q, 4)];
             const x1_1 = input[((imul(q, 4) + 1) | 0)];

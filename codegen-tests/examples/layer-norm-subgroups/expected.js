@@ -33,6 +33,19 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
+        if (count === size) {
+          // Every lane live: lanes l and l ^ d add the same two values (in either order, which addition,
+          // min and max do not see), so all lanes end with lane 0's value, and lane 0 needs at distance d
+          // only lanes l < d, each adding lane l + d (= l ^ d): size − 1 operations instead of size · log2(size).
+          const w = sgW;
+          for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
+          for (let d = size >> 1; d > 0; d >>= 1) {
+            for (let lane = 0; lane < d; lane++) w[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[lane + d]) : op === "min" ? Math.min(w[lane], w[lane + d]) : Math.max(w[lane], w[lane + d]);
+          }
+          const total = w[0];
+          for (let lane = 0; lane < size; lane++) r[base + lane] = total;
+          break;
+        }
         const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
         for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
@@ -613,24 +626,43 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     const live = row < rows;
     const base = imul(row, cols);
     localSum = 0;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const c = imul(((imul(k, 32) + tx_1) | 0), 4);
+    {
+      const c = imul(((0 + tx_1) | 0), 4);
       if (live && (c < cols)) {
         const a = input[((base + c) | 0)];
         const b = input[((((base + c) | 0) + 1) | 0)];
         const d = input[((((base + c) | 0) + 2) | 0)];
         const e = input[((((base + c) | 0) + 3) | 0)];
-        v[t * 8 + imul(4, k)] = a;
-        v[t * 8 + ((imul(4, k) + 1) | 0)] = b;
-        v[t * 8 + ((imul(4, k) + 2) | 0)] = d;
-        v[t * 8 + ((imul(4, k) + 3) | 0)] = e;
+        v[t * 8 + 0] = a;
+        v[t * 8 + 1] = b;
+        v[t * 8 + 2] = d;
+        v[t * 8 + 3] = e;
       } else {
-        v[t * 8 + imul(4, k)] = 0;
-        v[t * 8 + ((imul(4, k) + 1) | 0)] = 0;
-        v[t * 8 + ((imul(4, k) + 2) | 0)] = 0;
-        v[t * 8 + ((imul(4, k) + 3) | 0)] = 0;
+        v[t * 8 + 0] = 0;
+        v[t * 8 + 1] = 0;
+        v[t * 8 + 2] = 0;
+        v[t * 8 + 3] = 0;
       }
-      localSum = fround(localSum + fround(fround(v[t * 8 + imul(4, k)] + v[t * 8 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 8 + ((imul(4, k) + 2) | 0)] + v[t * 8 + ((imul(4, k) + 3) | 0)])));
+      localSum = fround(localSum + fround(fround(v[t * 8 + 0] + v[t * 8 + 1]) + fround(v[t * 8 + 2] + v[t * 8 + 3])));
+    }
+    {
+      const c = imul(((32 + tx_1) | 0), 4);
+      if (live && (c < cols)) {
+        const a = input[((base + c) | 0)];
+        const b = input[((((base + c) | 0) + 1) | 0)];
+        const d = input[((((base + c) | 0) + 2) | 0)];
+        const e = input[((((base + c) | 0) + 3) | 0)];
+        v[t * 8 + 4] = a;
+        v[t * 8 + 5] = b;
+        v[t * 8 + 6] = d;
+        v[t * 8 + 7] = e;
+      } else {
+        v[t * 8 + 4] = 0;
+        v[t * 8 + 5] = 0;
+        v[t * 8 + 6] = 0;
+        v[t * 8 + 7] = 0;
+      }
+      localSum = fround(localSum + fround(fround(v[t * 8 + 4] + v[t * 8 + 5]) + fround(v[t * 8 + 6] + v[t * 8 + 7])));
     }
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
@@ -672,11 +704,11 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     const tx_1 = tx;
     mean = fround(sum_1 * inverseCols);
     localSquares = 0;
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);
+    for (let k = 0; k < 2; k = (k + 1) | 0) {
+      const c_1 = imul(((imul(k, 32) + tx_1) | 0), 4);
       if (c_1 < cols) {
         for (let i = 0; i < 4; i = (i + 1) | 0) {
-          const d_1 = fround(v[t * 8 + ((imul(4, k_1) + i) | 0)] - mean);
+          const d_1 = fround(v[t * 8 + ((imul(4, k) + i) | 0)] - mean);
           localSquares = fround(localSquares + fround(d_1 * d_1));
         }
       }
@@ -723,8 +755,8 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
     const live = row < rows;
     const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(sum_3 * inverseCols) + eps))));
-    for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-      const c_2 = imul(((imul(k_2, 32) + tx_1) | 0), 4);
+    {
+      const c_2 = imul(((0 + tx_1) | 0), 4);
       if (live && (c_2 < cols)) {
         const g0 = gamma[c_2];
         const g1 = gamma[((c_2 + 1) | 0)];
@@ -734,15 +766,35 @@ export function layerNormSubgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blo
         const b1 = beta[((c_2 + 1) | 0)];
         const b2 = beta[((c_2 + 2) | 0)];
         const b3 = beta[((c_2 + 3) | 0)];
-        const i_1 = imul(4, k_2);
-        const lane_1 = fround(fround(fround(fround(v[t * 8 + i_1] - mean) * rstd) * g0) + b0);
-        const lane_2 = fround(fround(fround(fround(v[t * 8 + ((i_1 + 1) | 0)] - mean) * rstd) * g1) + b1);
-        const lane_3 = fround(fround(fround(fround(v[t * 8 + ((i_1 + 2) | 0)] - mean) * rstd) * g2) + b2);
-        const lane_4 = fround(fround(fround(fround(v[t * 8 + ((i_1 + 3) | 0)] - mean) * rstd) * g3) + b3);
+        const lane_1 = fround(fround(fround(fround(v[t * 8 + 0] - mean) * rstd) * g0) + b0);
+        const lane_2 = fround(fround(fround(fround(v[t * 8 + 1] - mean) * rstd) * g1) + b1);
+        const lane_3 = fround(fround(fround(fround(v[t * 8 + 2] - mean) * rstd) * g2) + b2);
+        const lane_4 = fround(fround(fround(fround(v[t * 8 + 3] - mean) * rstd) * g3) + b3);
         out[((base + c_2) | 0)] = lane_1;
         out[((((base + c_2) | 0) + 1) | 0)] = lane_2;
         out[((((base + c_2) | 0) + 2) | 0)] = lane_3;
         out[((((base + c_2) | 0) + 3) | 0)] = lane_4;
+      }
+    }
+    {
+      const c_2 = imul(((32 + tx_1) | 0), 4);
+      if (live && (c_2 < cols)) {
+        const g0 = gamma[c_2];
+        const g1 = gamma[((c_2 + 1) | 0)];
+        const g2 = gamma[((c_2 + 2) | 0)];
+        const g3 = gamma[((c_2 + 3) | 0)];
+        const b0 = beta[c_2];
+        const b1 = beta[((c_2 + 1) | 0)];
+        const b2 = beta[((c_2 + 2) | 0)];
+        const b3 = beta[((c_2 + 3) | 0)];
+        const lane_5 = fround(fround(fround(fround(v[t * 8 + 4] - mean) * rstd) * g0) + b0);
+        const lane_6 = fround(fround(fround(fround(v[t * 8 + 5] - mean) * rstd) * g1) + b1);
+        const lane_7 = fround(fround(fround(fround(v[t * 8 + 6] - mean) * rstd) * g2) + b2);
+        const lane_8 = fround(fround(fround(fround(v[t * 8 + 7] - mean) * rstd) * g3) + b3);
+        out[((base + c_2) | 0)] = lane_5;
+        out[((((base + c_2) | 0) + 1) | 0)] = lane_6;
+        out[((((base + c_2) | 0) + 2) | 0)] = lane_7;
+        out[((((base + c_2) | 0) + 3) | 0)] = lane_8;
       }
     }
   }

@@ -4,127 +4,127 @@
 // Kernel layerNormRows specialized for THREADS = 128, ROWS = 1, ITEMS = 8; block 128×1×1.
 #line 11 "examples/layer-norm.ts"
 extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS_1_ITEMS_8(float* out, const float* __restrict__ input, const float* __restrict__ gamma, const float* __restrict__ beta, int rows, int cols, float eps) {
-#line 31 "examples/layer-norm.ts"
-  __shared__ float red[1][128];
 #line 32 "examples/layer-norm.ts"
-  float v[32];
+  __shared__ float red[1][128];
 #line 33 "examples/layer-norm.ts"
-  const int tx = (int)threadIdx.x;
+  float v[32];
 #line 34 "examples/layer-norm.ts"
-  const int ty = (int)threadIdx.y;
+  const int tx = (int)threadIdx.x;
 #line 35 "examples/layer-norm.ts"
-  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
+  const int ty = (int)threadIdx.y;
 #line 36 "examples/layer-norm.ts"
-  const bool live = row < rows;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 37 "examples/layer-norm.ts"
+  const bool live = row < rows;
+#line 38 "examples/layer-norm.ts"
   const int base = (int)((unsigned int)row * (unsigned int)cols);
-#line 40 "examples/layer-norm.ts"
+#line 41 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
-#line 43 "examples/layer-norm.ts"
-  float localSum = 0.0f;
 #line 44 "examples/layer-norm.ts"
+  float localSum = 0.0f;
+#line 45 "examples/layer-norm.ts"
 #pragma unroll
   for (int k = 0; k < 8; k++) {
-#line 45 "examples/layer-norm.ts"
-    const int c = (int)(((unsigned int)k * 128u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
-    if (live && c < cols) {
+    const int c = (int)(((unsigned int)k * 128u + (unsigned int)tx) * 4u);
 #line 47 "examples/layer-norm.ts"
+    if (live && c < cols) {
+#line 48 "examples/layer-norm.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
-#line 48 "examples/layer-norm.ts"
+#line 49 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = a;
       v[(int)(4u * (unsigned int)k + 1u)] = b;
       v[(int)(4u * (unsigned int)k + 2u)] = d;
       v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
-#line 50 "examples/layer-norm.ts"
+#line 51 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
-#line 52 "examples/layer-norm.ts"
+#line 53 "examples/layer-norm.ts"
     localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
-#line 54 "examples/layer-norm.ts"
-  red[ty][tx] = localSum;
 #line 55 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSum;
 #line 56 "examples/layer-norm.ts"
-  for (int s = 64; s > 0; s >>= 1) {
+  __syncthreads();
 #line 57 "examples/layer-norm.ts"
-    if (tx < s) {
+  for (int s = 64; s > 0; s >>= 1) {
 #line 58 "examples/layer-norm.ts"
+    if (tx < s) {
+#line 59 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
-#line 60 "examples/layer-norm.ts"
+#line 61 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 62 "examples/layer-norm.ts"
-  const float mean = red[ty][0] * inverseCols;
 #line 63 "examples/layer-norm.ts"
+  const float mean = red[ty][0] * inverseCols;
+#line 64 "examples/layer-norm.ts"
   __syncthreads();
-#line 65 "examples/layer-norm.ts"
-  float localSquares = 0.0f;
 #line 66 "examples/layer-norm.ts"
+  float localSquares = 0.0f;
+#line 67 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
-#line 67 "examples/layer-norm.ts"
-    const int c_1 = (int)(((unsigned int)k_1 * 128u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
-    if (c_1 < cols) {
+    const int c_1 = (int)(((unsigned int)k_1 * 128u + (unsigned int)tx) * 4u);
 #line 69 "examples/layer-norm.ts"
+    if (c_1 < cols) {
+#line 70 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-#line 70 "examples/layer-norm.ts"
-        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
+#line 72 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
     }
   }
-#line 75 "examples/layer-norm.ts"
-  red[ty][tx] = localSquares;
 #line 76 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSquares;
 #line 77 "examples/layer-norm.ts"
-  for (int s_1 = 64; s_1 > 0; s_1 >>= 1) {
+  __syncthreads();
 #line 78 "examples/layer-norm.ts"
-    if (tx < s_1) {
+  for (int s_1 = 64; s_1 > 0; s_1 >>= 1) {
 #line 79 "examples/layer-norm.ts"
+    if (tx < s_1) {
+#line 80 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
-#line 81 "examples/layer-norm.ts"
+#line 82 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 83 "examples/layer-norm.ts"
+#line 84 "examples/layer-norm.ts"
   const float rstd = 1.0f / sqrtf(red[ty][0] * inverseCols + eps);
-#line 85 "examples/layer-norm.ts"
+#line 86 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 8; k_2++) {
-#line 86 "examples/layer-norm.ts"
-    const int c_2 = (int)(((unsigned int)k_2 * 128u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
-    if (live && c_2 < cols) {
+    const int c_2 = (int)(((unsigned int)k_2 * 128u + (unsigned int)tx) * 4u);
 #line 88 "examples/layer-norm.ts"
+    if (live && c_2 < cols) {
+#line 89 "examples/layer-norm.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&gamma[c_2]);
       const float g0 = vector_1.x;
       const float g1 = vector_1.y;
       const float g2 = vector_1.z;
       const float g3 = vector_1.w;
-#line 89 "examples/layer-norm.ts"
+#line 90 "examples/layer-norm.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&beta[c_2]);
       const float b0 = vector_2.x;
       const float b1 = vector_2.y;
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
-#line 90 "examples/layer-norm.ts"
-      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
+      const int i_1 = (int)(4u * (unsigned int)k_2);
+#line 92 "examples/layer-norm.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
@@ -133,127 +133,127 @@ extern "C" __global__ void __launch_bounds__(128) layerNormRows_THREADS_128_ROWS
 // Kernel layerNormRows specialized for THREADS = 256, ROWS = 1, ITEMS = 8; block 256×1×1.
 #line 11 "examples/layer-norm.ts"
 extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS_1_ITEMS_8(float* out, const float* __restrict__ input, const float* __restrict__ gamma, const float* __restrict__ beta, int rows, int cols, float eps) {
-#line 31 "examples/layer-norm.ts"
-  __shared__ float red[1][256];
 #line 32 "examples/layer-norm.ts"
-  float v[32];
+  __shared__ float red[1][256];
 #line 33 "examples/layer-norm.ts"
-  const int tx = (int)threadIdx.x;
+  float v[32];
 #line 34 "examples/layer-norm.ts"
-  const int ty = (int)threadIdx.y;
+  const int tx = (int)threadIdx.x;
 #line 35 "examples/layer-norm.ts"
-  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
+  const int ty = (int)threadIdx.y;
 #line 36 "examples/layer-norm.ts"
-  const bool live = row < rows;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
 #line 37 "examples/layer-norm.ts"
+  const bool live = row < rows;
+#line 38 "examples/layer-norm.ts"
   const int base = (int)((unsigned int)row * (unsigned int)cols);
-#line 40 "examples/layer-norm.ts"
+#line 41 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
-#line 43 "examples/layer-norm.ts"
-  float localSum = 0.0f;
 #line 44 "examples/layer-norm.ts"
+  float localSum = 0.0f;
+#line 45 "examples/layer-norm.ts"
 #pragma unroll
   for (int k = 0; k < 8; k++) {
-#line 45 "examples/layer-norm.ts"
-    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
-    if (live && c < cols) {
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 4u);
 #line 47 "examples/layer-norm.ts"
+    if (live && c < cols) {
+#line 48 "examples/layer-norm.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
-#line 48 "examples/layer-norm.ts"
+#line 49 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = a;
       v[(int)(4u * (unsigned int)k + 1u)] = b;
       v[(int)(4u * (unsigned int)k + 2u)] = d;
       v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
-#line 50 "examples/layer-norm.ts"
+#line 51 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
-#line 52 "examples/layer-norm.ts"
+#line 53 "examples/layer-norm.ts"
     localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
-#line 54 "examples/layer-norm.ts"
-  red[ty][tx] = localSum;
 #line 55 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSum;
 #line 56 "examples/layer-norm.ts"
-  for (int s = 128; s > 0; s >>= 1) {
+  __syncthreads();
 #line 57 "examples/layer-norm.ts"
-    if (tx < s) {
+  for (int s = 128; s > 0; s >>= 1) {
 #line 58 "examples/layer-norm.ts"
+    if (tx < s) {
+#line 59 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
-#line 60 "examples/layer-norm.ts"
+#line 61 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 62 "examples/layer-norm.ts"
-  const float mean = red[ty][0] * inverseCols;
 #line 63 "examples/layer-norm.ts"
+  const float mean = red[ty][0] * inverseCols;
+#line 64 "examples/layer-norm.ts"
   __syncthreads();
-#line 65 "examples/layer-norm.ts"
-  float localSquares = 0.0f;
 #line 66 "examples/layer-norm.ts"
+  float localSquares = 0.0f;
+#line 67 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 8; k_1++) {
-#line 67 "examples/layer-norm.ts"
-    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
-    if (c_1 < cols) {
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 4u);
 #line 69 "examples/layer-norm.ts"
+    if (c_1 < cols) {
+#line 70 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-#line 70 "examples/layer-norm.ts"
-        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
+#line 72 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
     }
   }
-#line 75 "examples/layer-norm.ts"
-  red[ty][tx] = localSquares;
 #line 76 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSquares;
 #line 77 "examples/layer-norm.ts"
-  for (int s_1 = 128; s_1 > 0; s_1 >>= 1) {
+  __syncthreads();
 #line 78 "examples/layer-norm.ts"
-    if (tx < s_1) {
+  for (int s_1 = 128; s_1 > 0; s_1 >>= 1) {
 #line 79 "examples/layer-norm.ts"
+    if (tx < s_1) {
+#line 80 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
-#line 81 "examples/layer-norm.ts"
+#line 82 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 83 "examples/layer-norm.ts"
+#line 84 "examples/layer-norm.ts"
   const float rstd = 1.0f / sqrtf(red[ty][0] * inverseCols + eps);
-#line 85 "examples/layer-norm.ts"
+#line 86 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 8; k_2++) {
-#line 86 "examples/layer-norm.ts"
-    const int c_2 = (int)(((unsigned int)k_2 * 256u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
-    if (live && c_2 < cols) {
+    const int c_2 = (int)(((unsigned int)k_2 * 256u + (unsigned int)tx) * 4u);
 #line 88 "examples/layer-norm.ts"
+    if (live && c_2 < cols) {
+#line 89 "examples/layer-norm.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&gamma[c_2]);
       const float g0 = vector_1.x;
       const float g1 = vector_1.y;
       const float g2 = vector_1.z;
       const float g3 = vector_1.w;
-#line 89 "examples/layer-norm.ts"
+#line 90 "examples/layer-norm.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&beta[c_2]);
       const float b0 = vector_2.x;
       const float b1 = vector_2.y;
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
-#line 90 "examples/layer-norm.ts"
-      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
+      const int i_1 = (int)(4u * (unsigned int)k_2);
+#line 92 "examples/layer-norm.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
@@ -262,127 +262,127 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_256_ROWS
 // Kernel layerNormRows specialized for THREADS = 64, ROWS = 4, ITEMS = 4; block 64×4×1.
 #line 11 "examples/layer-norm.ts"
 extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_4_ITEMS_4(float* out, const float* __restrict__ input, const float* __restrict__ gamma, const float* __restrict__ beta, int rows, int cols, float eps) {
-#line 31 "examples/layer-norm.ts"
-  __shared__ float red[4][64];
 #line 32 "examples/layer-norm.ts"
-  float v[16];
+  __shared__ float red[4][64];
 #line 33 "examples/layer-norm.ts"
-  const int tx = (int)threadIdx.x;
+  float v[16];
 #line 34 "examples/layer-norm.ts"
-  const int ty = (int)threadIdx.y;
+  const int tx = (int)threadIdx.x;
 #line 35 "examples/layer-norm.ts"
-  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
+  const int ty = (int)threadIdx.y;
 #line 36 "examples/layer-norm.ts"
-  const bool live = row < rows;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
 #line 37 "examples/layer-norm.ts"
+  const bool live = row < rows;
+#line 38 "examples/layer-norm.ts"
   const int base = (int)((unsigned int)row * (unsigned int)cols);
-#line 40 "examples/layer-norm.ts"
+#line 41 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
-#line 43 "examples/layer-norm.ts"
-  float localSum = 0.0f;
 #line 44 "examples/layer-norm.ts"
+  float localSum = 0.0f;
+#line 45 "examples/layer-norm.ts"
 #pragma unroll
   for (int k = 0; k < 4; k++) {
-#line 45 "examples/layer-norm.ts"
-    const int c = (int)(((unsigned int)k * 64u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
-    if (live && c < cols) {
+    const int c = (int)(((unsigned int)k * 64u + (unsigned int)tx) * 4u);
 #line 47 "examples/layer-norm.ts"
+    if (live && c < cols) {
+#line 48 "examples/layer-norm.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
-#line 48 "examples/layer-norm.ts"
+#line 49 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = a;
       v[(int)(4u * (unsigned int)k + 1u)] = b;
       v[(int)(4u * (unsigned int)k + 2u)] = d;
       v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
-#line 50 "examples/layer-norm.ts"
+#line 51 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
-#line 52 "examples/layer-norm.ts"
+#line 53 "examples/layer-norm.ts"
     localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
-#line 54 "examples/layer-norm.ts"
-  red[ty][tx] = localSum;
 #line 55 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSum;
 #line 56 "examples/layer-norm.ts"
-  for (int s = 32; s > 0; s >>= 1) {
+  __syncthreads();
 #line 57 "examples/layer-norm.ts"
-    if (tx < s) {
+  for (int s = 32; s > 0; s >>= 1) {
 #line 58 "examples/layer-norm.ts"
+    if (tx < s) {
+#line 59 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
-#line 60 "examples/layer-norm.ts"
+#line 61 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 62 "examples/layer-norm.ts"
-  const float mean = red[ty][0] * inverseCols;
 #line 63 "examples/layer-norm.ts"
+  const float mean = red[ty][0] * inverseCols;
+#line 64 "examples/layer-norm.ts"
   __syncthreads();
-#line 65 "examples/layer-norm.ts"
-  float localSquares = 0.0f;
 #line 66 "examples/layer-norm.ts"
+  float localSquares = 0.0f;
+#line 67 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 4; k_1++) {
-#line 67 "examples/layer-norm.ts"
-    const int c_1 = (int)(((unsigned int)k_1 * 64u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
-    if (c_1 < cols) {
+    const int c_1 = (int)(((unsigned int)k_1 * 64u + (unsigned int)tx) * 4u);
 #line 69 "examples/layer-norm.ts"
+    if (c_1 < cols) {
+#line 70 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-#line 70 "examples/layer-norm.ts"
-        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
+#line 72 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
     }
   }
-#line 75 "examples/layer-norm.ts"
-  red[ty][tx] = localSquares;
 #line 76 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSquares;
 #line 77 "examples/layer-norm.ts"
-  for (int s_1 = 32; s_1 > 0; s_1 >>= 1) {
+  __syncthreads();
 #line 78 "examples/layer-norm.ts"
-    if (tx < s_1) {
+  for (int s_1 = 32; s_1 > 0; s_1 >>= 1) {
 #line 79 "examples/layer-norm.ts"
+    if (tx < s_1) {
+#line 80 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
-#line 81 "examples/layer-norm.ts"
+#line 82 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 83 "examples/layer-norm.ts"
+#line 84 "examples/layer-norm.ts"
   const float rstd = 1.0f / sqrtf(red[ty][0] * inverseCols + eps);
-#line 85 "examples/layer-norm.ts"
+#line 86 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 4; k_2++) {
-#line 86 "examples/layer-norm.ts"
-    const int c_2 = (int)(((unsigned int)k_2 * 64u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
-    if (live && c_2 < cols) {
+    const int c_2 = (int)(((unsigned int)k_2 * 64u + (unsigned int)tx) * 4u);
 #line 88 "examples/layer-norm.ts"
+    if (live && c_2 < cols) {
+#line 89 "examples/layer-norm.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&gamma[c_2]);
       const float g0 = vector_1.x;
       const float g1 = vector_1.y;
       const float g2 = vector_1.z;
       const float g3 = vector_1.w;
-#line 89 "examples/layer-norm.ts"
+#line 90 "examples/layer-norm.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&beta[c_2]);
       const float b0 = vector_2.x;
       const float b1 = vector_2.y;
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
-#line 90 "examples/layer-norm.ts"
-      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
+      const int i_1 = (int)(4u * (unsigned int)k_2);
+#line 92 "examples/layer-norm.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }
@@ -391,127 +391,256 @@ extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_64_ROWS_
 // Kernel layerNormRows specialized for THREADS = 32, ROWS = 8, ITEMS = 2; block 32×8×1.
 #line 11 "examples/layer-norm.ts"
 extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_8_ITEMS_2(float* out, const float* __restrict__ input, const float* __restrict__ gamma, const float* __restrict__ beta, int rows, int cols, float eps) {
-#line 31 "examples/layer-norm.ts"
-  __shared__ float red[8][32];
 #line 32 "examples/layer-norm.ts"
-  float v[8];
+  __shared__ float red[8][32];
 #line 33 "examples/layer-norm.ts"
-  const int tx = (int)threadIdx.x;
+  float v[8];
 #line 34 "examples/layer-norm.ts"
-  const int ty = (int)threadIdx.y;
+  const int tx = (int)threadIdx.x;
 #line 35 "examples/layer-norm.ts"
-  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
+  const int ty = (int)threadIdx.y;
 #line 36 "examples/layer-norm.ts"
-  const bool live = row < rows;
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
 #line 37 "examples/layer-norm.ts"
+  const bool live = row < rows;
+#line 38 "examples/layer-norm.ts"
   const int base = (int)((unsigned int)row * (unsigned int)cols);
-#line 40 "examples/layer-norm.ts"
+#line 41 "examples/layer-norm.ts"
   const float inverseCols = 1.0f / (float)cols;
-#line 43 "examples/layer-norm.ts"
-  float localSum = 0.0f;
 #line 44 "examples/layer-norm.ts"
+  float localSum = 0.0f;
+#line 45 "examples/layer-norm.ts"
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-#line 45 "examples/layer-norm.ts"
-    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
 #line 46 "examples/layer-norm.ts"
-    if (live && c < cols) {
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
 #line 47 "examples/layer-norm.ts"
+    if (live && c < cols) {
+#line 48 "examples/layer-norm.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
       const float a = vector.x;
       const float b = vector.y;
       const float d = vector.z;
       const float e = vector.w;
-#line 48 "examples/layer-norm.ts"
+#line 49 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = a;
       v[(int)(4u * (unsigned int)k + 1u)] = b;
       v[(int)(4u * (unsigned int)k + 2u)] = d;
       v[(int)(4u * (unsigned int)k + 3u)] = e;
     } else {
-#line 50 "examples/layer-norm.ts"
+#line 51 "examples/layer-norm.ts"
       v[(int)(4u * (unsigned int)k)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
       v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
     }
-#line 52 "examples/layer-norm.ts"
+#line 53 "examples/layer-norm.ts"
     localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
   }
-#line 54 "examples/layer-norm.ts"
-  red[ty][tx] = localSum;
 #line 55 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSum;
 #line 56 "examples/layer-norm.ts"
-  for (int s = 16; s > 0; s >>= 1) {
+  __syncthreads();
 #line 57 "examples/layer-norm.ts"
-    if (tx < s) {
+  for (int s = 16; s > 0; s >>= 1) {
 #line 58 "examples/layer-norm.ts"
+    if (tx < s) {
+#line 59 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
     }
-#line 60 "examples/layer-norm.ts"
+#line 61 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 62 "examples/layer-norm.ts"
-  const float mean = red[ty][0] * inverseCols;
 #line 63 "examples/layer-norm.ts"
+  const float mean = red[ty][0] * inverseCols;
+#line 64 "examples/layer-norm.ts"
   __syncthreads();
-#line 65 "examples/layer-norm.ts"
-  float localSquares = 0.0f;
 #line 66 "examples/layer-norm.ts"
+  float localSquares = 0.0f;
+#line 67 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 67 "examples/layer-norm.ts"
-    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
 #line 68 "examples/layer-norm.ts"
-    if (c_1 < cols) {
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
 #line 69 "examples/layer-norm.ts"
+    if (c_1 < cols) {
+#line 70 "examples/layer-norm.ts"
 #pragma unroll
       for (int i = 0; i < 4; i++) {
-#line 70 "examples/layer-norm.ts"
-        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
 #line 71 "examples/layer-norm.ts"
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
+#line 72 "examples/layer-norm.ts"
         localSquares += d_1 * d_1;
       }
     }
   }
-#line 75 "examples/layer-norm.ts"
-  red[ty][tx] = localSquares;
 #line 76 "examples/layer-norm.ts"
-  __syncthreads();
+  red[ty][tx] = localSquares;
 #line 77 "examples/layer-norm.ts"
-  for (int s_1 = 16; s_1 > 0; s_1 >>= 1) {
+  __syncthreads();
 #line 78 "examples/layer-norm.ts"
-    if (tx < s_1) {
+  for (int s_1 = 16; s_1 > 0; s_1 >>= 1) {
 #line 79 "examples/layer-norm.ts"
+    if (tx < s_1) {
+#line 80 "examples/layer-norm.ts"
       red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
     }
-#line 81 "examples/layer-norm.ts"
+#line 82 "examples/layer-norm.ts"
     __syncthreads();
   }
-#line 83 "examples/layer-norm.ts"
+#line 84 "examples/layer-norm.ts"
   const float rstd = 1.0f / sqrtf(red[ty][0] * inverseCols + eps);
-#line 85 "examples/layer-norm.ts"
+#line 86 "examples/layer-norm.ts"
 #pragma unroll
   for (int k_2 = 0; k_2 < 2; k_2++) {
-#line 86 "examples/layer-norm.ts"
-    const int c_2 = (int)(((unsigned int)k_2 * 32u + (unsigned int)tx) * 4u);
 #line 87 "examples/layer-norm.ts"
-    if (live && c_2 < cols) {
+    const int c_2 = (int)(((unsigned int)k_2 * 32u + (unsigned int)tx) * 4u);
 #line 88 "examples/layer-norm.ts"
+    if (live && c_2 < cols) {
+#line 89 "examples/layer-norm.ts"
       const float4 vector_1 = *reinterpret_cast<const float4*>(&gamma[c_2]);
       const float g0 = vector_1.x;
       const float g1 = vector_1.y;
       const float g2 = vector_1.z;
       const float g3 = vector_1.w;
-#line 89 "examples/layer-norm.ts"
+#line 90 "examples/layer-norm.ts"
       const float4 vector_2 = *reinterpret_cast<const float4*>(&beta[c_2]);
       const float b0 = vector_2.x;
       const float b1 = vector_2.y;
       const float b2 = vector_2.z;
       const float b3 = vector_2.w;
-#line 90 "examples/layer-norm.ts"
-      const int i_1 = (int)(4u * (unsigned int)k_2);
 #line 91 "examples/layer-norm.ts"
+      const int i_1 = (int)(4u * (unsigned int)k_2);
+#line 92 "examples/layer-norm.ts"
+      *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
+    }
+  }
+}
+
+// Kernel layerNormRows specialized for THREADS = 32, ROWS = 8, ITEMS = 8; block 32×8×1.
+#line 11 "examples/layer-norm.ts"
+extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_8_ITEMS_8(float* out, const float* __restrict__ input, const float* __restrict__ gamma, const float* __restrict__ beta, int rows, int cols, float eps) {
+#line 32 "examples/layer-norm.ts"
+  __shared__ float red[8][32];
+#line 33 "examples/layer-norm.ts"
+  float v[32];
+#line 34 "examples/layer-norm.ts"
+  const int tx = (int)threadIdx.x;
+#line 35 "examples/layer-norm.ts"
+  const int ty = (int)threadIdx.y;
+#line 36 "examples/layer-norm.ts"
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 8u + (unsigned int)ty);
+#line 37 "examples/layer-norm.ts"
+  const bool live = row < rows;
+#line 38 "examples/layer-norm.ts"
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
+#line 41 "examples/layer-norm.ts"
+  const float inverseCols = 1.0f / (float)cols;
+#line 44 "examples/layer-norm.ts"
+  float localSum = 0.0f;
+#line 45 "examples/layer-norm.ts"
+#pragma unroll
+  for (int k = 0; k < 8; k++) {
+#line 46 "examples/layer-norm.ts"
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 4u);
+#line 47 "examples/layer-norm.ts"
+    if (live && c < cols) {
+#line 48 "examples/layer-norm.ts"
+      const float4 vector = *reinterpret_cast<const float4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
+      const float a = vector.x;
+      const float b = vector.y;
+      const float d = vector.z;
+      const float e = vector.w;
+#line 49 "examples/layer-norm.ts"
+      v[(int)(4u * (unsigned int)k)] = a;
+      v[(int)(4u * (unsigned int)k + 1u)] = b;
+      v[(int)(4u * (unsigned int)k + 2u)] = d;
+      v[(int)(4u * (unsigned int)k + 3u)] = e;
+    } else {
+#line 51 "examples/layer-norm.ts"
+      v[(int)(4u * (unsigned int)k)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 1u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 2u)] = 0.0f;
+      v[(int)(4u * (unsigned int)k + 3u)] = 0.0f;
+    }
+#line 53 "examples/layer-norm.ts"
+    localSum += v[(int)(4u * (unsigned int)k)] + v[(int)(4u * (unsigned int)k + 1u)] + (v[(int)(4u * (unsigned int)k + 2u)] + v[(int)(4u * (unsigned int)k + 3u)]);
+  }
+#line 55 "examples/layer-norm.ts"
+  red[ty][tx] = localSum;
+#line 56 "examples/layer-norm.ts"
+  __syncthreads();
+#line 57 "examples/layer-norm.ts"
+  for (int s = 16; s > 0; s >>= 1) {
+#line 58 "examples/layer-norm.ts"
+    if (tx < s) {
+#line 59 "examples/layer-norm.ts"
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s)];
+    }
+#line 61 "examples/layer-norm.ts"
+    __syncthreads();
+  }
+#line 63 "examples/layer-norm.ts"
+  const float mean = red[ty][0] * inverseCols;
+#line 64 "examples/layer-norm.ts"
+  __syncthreads();
+#line 66 "examples/layer-norm.ts"
+  float localSquares = 0.0f;
+#line 67 "examples/layer-norm.ts"
+#pragma unroll
+  for (int k_1 = 0; k_1 < 8; k_1++) {
+#line 68 "examples/layer-norm.ts"
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 4u);
+#line 69 "examples/layer-norm.ts"
+    if (c_1 < cols) {
+#line 70 "examples/layer-norm.ts"
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+#line 71 "examples/layer-norm.ts"
+        const float d_1 = v[(int)(4u * (unsigned int)k_1 + (unsigned int)i)] - mean;
+#line 72 "examples/layer-norm.ts"
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+#line 76 "examples/layer-norm.ts"
+  red[ty][tx] = localSquares;
+#line 77 "examples/layer-norm.ts"
+  __syncthreads();
+#line 78 "examples/layer-norm.ts"
+  for (int s_1 = 16; s_1 > 0; s_1 >>= 1) {
+#line 79 "examples/layer-norm.ts"
+    if (tx < s_1) {
+#line 80 "examples/layer-norm.ts"
+      red[ty][tx] += red[ty][(int)((unsigned int)tx + (unsigned int)s_1)];
+    }
+#line 82 "examples/layer-norm.ts"
+    __syncthreads();
+  }
+#line 84 "examples/layer-norm.ts"
+  const float rstd = 1.0f / sqrtf(red[ty][0] * inverseCols + eps);
+#line 86 "examples/layer-norm.ts"
+#pragma unroll
+  for (int k_2 = 0; k_2 < 8; k_2++) {
+#line 87 "examples/layer-norm.ts"
+    const int c_2 = (int)(((unsigned int)k_2 * 32u + (unsigned int)tx) * 4u);
+#line 88 "examples/layer-norm.ts"
+    if (live && c_2 < cols) {
+#line 89 "examples/layer-norm.ts"
+      const float4 vector_1 = *reinterpret_cast<const float4*>(&gamma[c_2]);
+      const float g0 = vector_1.x;
+      const float g1 = vector_1.y;
+      const float g2 = vector_1.z;
+      const float g3 = vector_1.w;
+#line 90 "examples/layer-norm.ts"
+      const float4 vector_2 = *reinterpret_cast<const float4*>(&beta[c_2]);
+      const float b0 = vector_2.x;
+      const float b1 = vector_2.y;
+      const float b2 = vector_2.z;
+      const float b3 = vector_2.w;
+#line 91 "examples/layer-norm.ts"
+      const int i_1 = (int)(4u * (unsigned int)k_2);
+#line 92 "examples/layer-norm.ts"
       *reinterpret_cast<float4*>(&out[(int)((unsigned int)base + (unsigned int)c_2)]) = make_float4((v[i_1] - mean) * rstd * g0 + b0, (v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * g1 + b1, (v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * g2 + b2, (v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * g3 + b3);
     }
   }

@@ -34,3 +34,11 @@ static inline cudaError_t launch_layerNormRows_THREADS_32_ROWS_8_ITEMS_2(dim3 gr
   layerNormRows_THREADS_32_ROWS_8_ITEMS_2<<<grid, dim3(32, 8, 1), 0, stream>>>(out, input, gamma, beta, rows, cols, eps);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(256) layerNormRows_THREADS_32_ROWS_8_ITEMS_8(float* out, const float* __restrict__ input, const float* __restrict__ gamma, const float* __restrict__ beta, int rows, int cols, float eps);
+
+// Launches layerNormRows_THREADS_32_ROWS_8_ITEMS_8 with its fixed block 32×8×1; returns the launch error, if any.
+static inline cudaError_t launch_layerNormRows_THREADS_32_ROWS_8_ITEMS_8(dim3 grid, cudaStream_t stream, float* out, const float* input, const float* gamma, const float* beta, int rows, int cols, float eps) {
+  layerNormRows_THREADS_32_ROWS_8_ITEMS_8<<<grid, dim3(32, 8, 1), 0, stream>>>(out, input, gamma, beta, rows, cols, eps);
+  return cudaGetLastError();
+}

@@ -434,24 +434,43 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     const live = row < rows;
     const base = imul(row, cols);
     let localSum = 0;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const c = imul(((imul(k, 32) + tx_1) | 0), 4);
+    {
+      const c = imul(((0 + tx_1) | 0), 4);
       if (live && (c < cols)) {
         const a = input[((base + c) | 0)];
         const b = input[((((base + c) | 0) + 1) | 0)];
         const d = input[((((base + c) | 0) + 2) | 0)];
         const e = input[((((base + c) | 0) + 3) | 0)];
-        v[t * 8 + imul(4, k)] = a;
-        v[t * 8 + ((imul(4, k) + 1) | 0)] = b;
-        v[t * 8 + ((imul(4, k) + 2) | 0)] = d;
-        v[t * 8 + ((imul(4, k) + 3) | 0)] = e;
+        v[t * 8 + 0] = a;
+        v[t * 8 + 1] = b;
+        v[t * 8 + 2] = d;
+        v[t * 8 + 3] = e;
       } else {
-        v[t * 8 + imul(4, k)] = 0;
-        v[t * 8 + ((imul(4, k) + 1) | 0)] = 0;
-        v[t * 8 + ((imul(4, k) + 2) | 0)] = 0;
-        v[t * 8 + ((imul(4, k) + 3) | 0)] = 0;
+        v[t * 8 + 0] = 0;
+        v[t * 8 + 1] = 0;
+        v[t * 8 + 2] = 0;
+        v[t * 8 + 3] = 0;
       }
-      localSum = fround(localSum + fround(fround(v[t * 8 + imul(4, k)] + v[t * 8 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 8 + ((imul(4, k) + 2) | 0)] + v[t * 8 + ((imul(4, k) + 3) | 0)])));
+      localSum = fround(localSum + fround(fround(v[t * 8 + 0] + v[t * 8 + 1]) + fround(v[t * 8 + 2] + v[t * 8 + 3])));
+    }
+    {
+      const c = imul(((32 + tx_1) | 0), 4);
+      if (live && (c < cols)) {
+        const a = input[((base + c) | 0)];
+        const b = input[((((base + c) | 0) + 1) | 0)];
+        const d = input[((((base + c) | 0) + 2) | 0)];
+        const e = input[((((base + c) | 0) + 3) | 0)];
+        v[t * 8 + 4] = a;
+        v[t * 8 + 5] = b;
+        v[t * 8 + 6] = d;
+        v[t * 8 + 7] = e;
+      } else {
+        v[t * 8 + 4] = 0;
+        v[t * 8 + 5] = 0;
+        v[t * 8 + 6] = 0;
+        v[t * 8 + 7] = 0;
+      }
+      localSum = fround(localSum + fround(fround(v[t * 8 + 4] + v[t * 8 + 5]) + fround(v[t * 8 + 6] + v[t * 8 + 7])));
     }
     red[ty_1 * 32 + tx_1] = localSum;
   }
@@ -485,11 +504,11 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     const tx_1 = tx;
     const ty_1 = ty;
     let localSquares = 0;
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);
+    for (let k = 0; k < 2; k = (k + 1) | 0) {
+      const c_1 = imul(((imul(k, 32) + tx_1) | 0), 4);
       if (c_1 < cols) {
         for (let i = 0; i < 4; i = (i + 1) | 0) {
-          const d_1 = fround(v[t * 8 + ((imul(4, k_1) + i) | 0)] - mean);
+          const d_1 = fround(v[t * 8 + ((imul(4, k) + i) | 0)] - mean);
           localSquares = fround(localSquares + fround(d_1 * d_1));
         }
       }
@@ -522,7 +541,162 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
     const live = row < rows;
     const base = imul(row, cols);
     const rstd = fround(1 / fround(Math.sqrt(fround(fround(red[ty_1 * 32 + 0] * inverseCols) + eps))));
-    for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
+    {
+      const c_2 = imul(((0 + tx_1) | 0), 4);
+      if (live && (c_2 < cols)) {
+        const g0 = gamma[c_2];
+        const g1 = gamma[((c_2 + 1) | 0)];
+        const g2 = gamma[((c_2 + 2) | 0)];
+        const g3 = gamma[((c_2 + 3) | 0)];
+        const b0 = beta[c_2];
+        const b1 = beta[((c_2 + 1) | 0)];
+        const b2 = beta[((c_2 + 2) | 0)];
+        const b3 = beta[((c_2 + 3) | 0)];
+        const lane = fround(fround(fround(fround(v[t * 8 + 0] - mean) * rstd) * g0) + b0);
+        const lane_1 = fround(fround(fround(fround(v[t * 8 + 1] - mean) * rstd) * g1) + b1);
+        const lane_2 = fround(fround(fround(fround(v[t * 8 + 2] - mean) * rstd) * g2) + b2);
+        const lane_3 = fround(fround(fround(fround(v[t * 8 + 3] - mean) * rstd) * g3) + b3);
+        out[((base + c_2) | 0)] = lane;
+        out[((((base + c_2) | 0) + 1) | 0)] = lane_1;
+        out[((((base + c_2) | 0) + 2) | 0)] = lane_2;
+        out[((((base + c_2) | 0) + 3) | 0)] = lane_3;
+      }
+    }
+    {
+      const c_2 = imul(((32 + tx_1) | 0), 4);
+      if (live && (c_2 < cols)) {
+        const g0 = gamma[c_2];
+        const g1 = gamma[((c_2 + 1) | 0)];
+        const g2 = gamma[((c_2 + 2) | 0)];
+        const g3 = gamma[((c_2 + 3) | 0)];
+        const b0 = beta[c_2];
+        const b1 = beta[((c_2 + 1) | 0)];
+        const b2 = beta[((c_2 + 2) | 0)];
+        const b3 = beta[((c_2 + 3) | 0)];
+        const lane_4 = fround(fround(fround(fround(v[t * 8 + 4] - mean) * rstd) * g0) + b0);
+        const lane_5 = fround(fround(fround(fround(v[t * 8 + 5] - mean) * rstd) * g1) + b1);
+        const lane_6 = fround(fround(fround(fround(v[t * 8 + 6] - mean) * rstd) * g2) + b2);
+        const lane_7 = fround(fround(fround(fround(v[t * 8 + 7] - mean) * rstd) * g3) + b3);
+        out[((base + c_2) | 0)] = lane_4;
+        out[((((base + c_2) | 0) + 1) | 0)] = lane_5;
+        out[((((base + c_2) | 0) + 2) | 0)] = lane_6;
+        out[((((base + c_2) | 0) + 3) | 0)] = lane_7;
+      }
+    }
+  }
+}
+
+// Kernel layerNormRows specialized for THREADS = 32, ROWS = 8, ITEMS = 8: runs one block.
+let layerNormRows_THREADS_32_ROWS_8_ITEMS_8_arrays;
+export function layerNormRows_THREADS_32_ROWS_8_ITEMS_8(args, blockIdx, blockDim, gridDim) {
+  const [out, input, gamma, beta, rows, cols, eps] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 32, ny = 8, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (layerNormRows_THREADS_32_ROWS_8_ITEMS_8_arrays === undefined || layerNormRows_THREADS_32_ROWS_8_ITEMS_8_arrays.threads !== threads) {
+    layerNormRows_THREADS_32_ROWS_8_ITEMS_8_arrays = { threads, red: new Float32Array(256), v: new Float32Array(threads * 32), mean_slots: new Float32Array(threads) };
+  }
+  const { red, v, mean_slots } = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_arrays;
+  red.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    let localSum = 0;
+    for (let k = 0; k < 8; k = (k + 1) | 0) {
+      const c = imul(((imul(k, 32) + tx_1) | 0), 4);
+      if (live && (c < cols)) {
+        const a = input[((base + c) | 0)];
+        const b = input[((((base + c) | 0) + 1) | 0)];
+        const d = input[((((base + c) | 0) + 2) | 0)];
+        const e = input[((((base + c) | 0) + 3) | 0)];
+        v[t * 32 + imul(4, k)] = a;
+        v[t * 32 + ((imul(4, k) + 1) | 0)] = b;
+        v[t * 32 + ((imul(4, k) + 2) | 0)] = d;
+        v[t * 32 + ((imul(4, k) + 3) | 0)] = e;
+      } else {
+        v[t * 32 + imul(4, k)] = 0;
+        v[t * 32 + ((imul(4, k) + 1) | 0)] = 0;
+        v[t * 32 + ((imul(4, k) + 2) | 0)] = 0;
+        v[t * 32 + ((imul(4, k) + 3) | 0)] = 0;
+      }
+      localSum = fround(localSum + fround(fround(v[t * 32 + imul(4, k)] + v[t * 32 + ((imul(4, k) + 1) | 0)]) + fround(v[t * 32 + ((imul(4, k) + 2) | 0)] + v[t * 32 + ((imul(4, k) + 3) | 0)])));
+    }
+    red[ty_1 * 32 + tx_1] = localSum;
+  }
+  let s = 16;
+  loop0: for (;;) {
+    if (!(s > 0)) break;
+    body0: {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
+        if (tx_1 < s) {
+          red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s) | 0)]);
+        }
+      }
+    }
+    s = s >> 1;
+  }
+  threads2: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
+    let mean = mean_slots[t];
+    const ty_1 = ty;
+    mean = fround(red[ty_1 * 32 + 0] * inverseCols);
+    mean_slots[t] = mean;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let mean = mean_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    let localSquares = 0;
+    for (let k_1 = 0; k_1 < 8; k_1 = (k_1 + 1) | 0) {
+      const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);
+      if (c_1 < cols) {
+        for (let i = 0; i < 4; i = (i + 1) | 0) {
+          const d_1 = fround(v[t * 32 + ((imul(4, k_1) + i) | 0)] - mean);
+          localSquares = fround(localSquares + fround(d_1 * d_1));
+        }
+      }
+    }
+    red[ty_1 * 32 + tx_1] = localSquares;
+  }
+  let s_1 = 16;
+  loop1: for (;;) {
+    if (!(s_1 > 0)) break;
+    body1: {
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t % nx;
+        const ty = (t / nx) | 0;
+        const tx_1 = tx;
+        const ty_1 = ty;
+        if (tx_1 < s_1) {
+          red[ty_1 * 32 + tx_1] = fround(red[ty_1 * 32 + tx_1] + red[ty_1 * 32 + ((tx_1 + s_1) | 0)]);
+        }
+      }
+    }
+    s_1 = s_1 >> 1;
+  }
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let mean = mean_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 8) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    const rstd = fround(1 / fround(Math.sqrt(fround(fround(red[ty_1 * 32 + 0] * inverseCols) + eps))));
+    for (let k_2 = 0; k_2 < 8; k_2 = (k_2 + 1) | 0) {
       const c_2 = imul(((imul(k_2, 32) + tx_1) | 0), 4);
       if (live && (c_2 < cols)) {
         const g0 = gamma[c_2];
@@ -534,10 +708,10 @@ export function layerNormRows_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, blockDim
         const b2 = beta[((c_2 + 2) | 0)];
         const b3 = beta[((c_2 + 3) | 0)];
         const i_1 = imul(4, k_2);
-        const lane = fround(fround(fround(fround(v[t * 8 + i_1] - mean) * rstd) * g0) + b0);
-        const lane_1 = fround(fround(fround(fround(v[t * 8 + ((i_1 + 1) | 0)] - mean) * rstd) * g1) + b1);
-        const lane_2 = fround(fround(fround(fround(v[t * 8 + ((i_1 + 2) | 0)] - mean) * rstd) * g2) + b2);
-        const lane_3 = fround(fround(fround(fround(v[t * 8 + ((i_1 + 3) | 0)] - mean) * rstd) * g3) + b3);
+        const lane = fround(fround(fround(fround(v[t * 32 + i_1] - mean) * rstd) * g0) + b0);
+        const lane_1 = fround(fround(fround(fround(v[t * 32 + ((i_1 + 1) | 0)] - mean) * rstd) * g1) + b1);
+        const lane_2 = fround(fround(fround(fround(v[t * 32 + ((i_1 + 2) | 0)] - mean) * rstd) * g2) + b2);
+        const lane_3 = fround(fround(fround(fround(v[t * 32 + ((i_1 + 3) | 0)] - mean) * rstd) * g3) + b3);
         out[((base + c_2) | 0)] = lane;
         out[((((base + c_2) | 0) + 1) | 0)] = lane_1;
         out[((((base + c_2) | 0) + 2) | 0)] = lane_2;

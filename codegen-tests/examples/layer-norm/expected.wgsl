@@ -1441,3 +1441,506 @@ fn layerNormRows_THREADS_32_ROWS_8_ITEMS_2(@builtin(local_invocation_id) local_i
     }
   }
 }
+
+// Kernel layerNormRows specialized for THREADS = 32, ROWS = 8, ITEMS = 8.
+@group(0) @binding(0) var<storage, read_write> layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta: array<vec4<f32>>;
+struct layerNormRows_THREADS_32_ROWS_8_ITEMS_8_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormRows_THREADS_32_ROWS_8_ITEMS_8_params: layerNormRows_THREADS_32_ROWS_8_ITEMS_8_Params;
+var<workgroup> layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red: array<array<f32, 32>, 8>;
+@compute @workgroup_size(32, 8, 1)
+fn layerNormRows_THREADS_32_ROWS_8_ITEMS_8(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let rows: i32 = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_params.rows;
+  let cols: i32 = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_params.cols;
+  let eps: f32 = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_params.eps;
+  var v: array<f32, 32>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 8i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var localSum: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 4i;
+    if (live && c < cols) {
+      let vector: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector.x;
+      let b: f32 = vector.y;
+      let d: f32 = vector.z;
+      let e: f32 = vector.w;
+      v[0i] = a;
+      v[1i] = b;
+      v[2i] = d;
+      v[3i] = e;
+    } else {
+      v[0i] = 0.0f;
+      v[1i] = 0.0f;
+      v[2i] = 0.0f;
+      v[3i] = 0.0f;
+    }
+    localSum += v[0i] + v[1i] + (v[2i] + v[3i]);
+  }
+  {
+    let c: i32 = (32i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_1: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_1.x;
+      let b: f32 = vector_1.y;
+      let d: f32 = vector_1.z;
+      let e: f32 = vector_1.w;
+      v[4i] = a;
+      v[5i] = b;
+      v[6i] = d;
+      v[7i] = e;
+    } else {
+      v[4i] = 0.0f;
+      v[5i] = 0.0f;
+      v[6i] = 0.0f;
+      v[7i] = 0.0f;
+    }
+    localSum += v[4i] + v[5i] + (v[6i] + v[7i]);
+  }
+  {
+    let c: i32 = (64i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_2: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_2.x;
+      let b: f32 = vector_2.y;
+      let d: f32 = vector_2.z;
+      let e: f32 = vector_2.w;
+      v[8i] = a;
+      v[9i] = b;
+      v[10i] = d;
+      v[11i] = e;
+    } else {
+      v[8i] = 0.0f;
+      v[9i] = 0.0f;
+      v[10i] = 0.0f;
+      v[11i] = 0.0f;
+    }
+    localSum += v[8i] + v[9i] + (v[10i] + v[11i]);
+  }
+  {
+    let c: i32 = (96i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_3: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_3.x;
+      let b: f32 = vector_3.y;
+      let d: f32 = vector_3.z;
+      let e: f32 = vector_3.w;
+      v[12i] = a;
+      v[13i] = b;
+      v[14i] = d;
+      v[15i] = e;
+    } else {
+      v[12i] = 0.0f;
+      v[13i] = 0.0f;
+      v[14i] = 0.0f;
+      v[15i] = 0.0f;
+    }
+    localSum += v[12i] + v[13i] + (v[14i] + v[15i]);
+  }
+  {
+    let c: i32 = (128i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_4: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_4.x;
+      let b: f32 = vector_4.y;
+      let d: f32 = vector_4.z;
+      let e: f32 = vector_4.w;
+      v[16i] = a;
+      v[17i] = b;
+      v[18i] = d;
+      v[19i] = e;
+    } else {
+      v[16i] = 0.0f;
+      v[17i] = 0.0f;
+      v[18i] = 0.0f;
+      v[19i] = 0.0f;
+    }
+    localSum += v[16i] + v[17i] + (v[18i] + v[19i]);
+  }
+  {
+    let c: i32 = (160i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_5: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_5.x;
+      let b: f32 = vector_5.y;
+      let d: f32 = vector_5.z;
+      let e: f32 = vector_5.w;
+      v[20i] = a;
+      v[21i] = b;
+      v[22i] = d;
+      v[23i] = e;
+    } else {
+      v[20i] = 0.0f;
+      v[21i] = 0.0f;
+      v[22i] = 0.0f;
+      v[23i] = 0.0f;
+    }
+    localSum += v[20i] + v[21i] + (v[22i] + v[23i]);
+  }
+  {
+    let c: i32 = (192i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_6: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_6.x;
+      let b: f32 = vector_6.y;
+      let d: f32 = vector_6.z;
+      let e: f32 = vector_6.w;
+      v[24i] = a;
+      v[25i] = b;
+      v[26i] = d;
+      v[27i] = e;
+    } else {
+      v[24i] = 0.0f;
+      v[25i] = 0.0f;
+      v[26i] = 0.0f;
+      v[27i] = 0.0f;
+    }
+    localSum += v[24i] + v[25i] + (v[26i] + v[27i]);
+  }
+  {
+    let c: i32 = (224i + tx) * 4i;
+    if (live && c < cols) {
+      let vector_7: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_input[u32(base + c) / 4u];
+      let a: f32 = vector_7.x;
+      let b: f32 = vector_7.y;
+      let d: f32 = vector_7.z;
+      let e: f32 = vector_7.w;
+      v[28i] = a;
+      v[29i] = b;
+      v[30i] = d;
+      v[31i] = e;
+    } else {
+      v[28i] = 0.0f;
+      v[29i] = 0.0f;
+      v[30i] = 0.0f;
+      v[31i] = 0.0f;
+    }
+    localSum += v[28i] + v[29i] + (v[30i] + v[31i]);
+  }
+  layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][tx] = localSum;
+  workgroupBarrier();
+  for (var s: i32 = 16i; s > 0i; s >>= 1u) {
+    if (tx < s) {
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][tx] += layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][tx + s];
+    }
+    workgroupBarrier();
+  }
+  let mean: f32 = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][0i] * inverseCols;
+  workgroupBarrier();
+  var localSquares: f32 = 0.0f;
+  {
+    let c_1: i32 = (0i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[0i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[1i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[2i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[3i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (32i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[4i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[5i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[6i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[7i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (64i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[8i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[9i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[10i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[11i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (96i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[12i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[13i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[14i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[15i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (128i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[16i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[17i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[18i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[19i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (160i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[20i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[21i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[22i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[23i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (192i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[24i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[25i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[26i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[27i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  {
+    let c_1: i32 = (224i + tx) * 4i;
+    if (c_1 < cols) {
+      {
+        let d_1: f32 = v[28i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[29i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[30i] - mean;
+        localSquares += d_1 * d_1;
+      }
+      {
+        let d_1: f32 = v[31i] - mean;
+        localSquares += d_1 * d_1;
+      }
+    }
+  }
+  layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][tx] = localSquares;
+  workgroupBarrier();
+  for (var s_1: i32 = 16i; s_1 > 0i; s_1 >>= 1u) {
+    if (tx < s_1) {
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][tx] += layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][tx + s_1];
+    }
+    workgroupBarrier();
+  }
+  let rstd: f32 = 1.0f / sqrt(layerNormRows_THREADS_32_ROWS_8_ITEMS_8_red[ty][0i] * inverseCols + eps);
+  {
+    let c_2: i32 = (0i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_8: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_8.x;
+      let g1: f32 = vector_8.y;
+      let g2: f32 = vector_8.z;
+      let g3: f32 = vector_8.w;
+      let vector_9: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_9.x;
+      let b1: f32 = vector_9.y;
+      let b2: f32 = vector_9.z;
+      let b3: f32 = vector_9.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[0i] - mean) * rstd * g0 + b0, (v[1i] - mean) * rstd * g1 + b1, (v[2i] - mean) * rstd * g2 + b2, (v[3i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (32i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_10: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_10.x;
+      let g1: f32 = vector_10.y;
+      let g2: f32 = vector_10.z;
+      let g3: f32 = vector_10.w;
+      let vector_11: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_11.x;
+      let b1: f32 = vector_11.y;
+      let b2: f32 = vector_11.z;
+      let b3: f32 = vector_11.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[4i] - mean) * rstd * g0 + b0, (v[5i] - mean) * rstd * g1 + b1, (v[6i] - mean) * rstd * g2 + b2, (v[7i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (64i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_12: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_12.x;
+      let g1: f32 = vector_12.y;
+      let g2: f32 = vector_12.z;
+      let g3: f32 = vector_12.w;
+      let vector_13: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_13.x;
+      let b1: f32 = vector_13.y;
+      let b2: f32 = vector_13.z;
+      let b3: f32 = vector_13.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[8i] - mean) * rstd * g0 + b0, (v[9i] - mean) * rstd * g1 + b1, (v[10i] - mean) * rstd * g2 + b2, (v[11i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (96i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_14: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_14.x;
+      let g1: f32 = vector_14.y;
+      let g2: f32 = vector_14.z;
+      let g3: f32 = vector_14.w;
+      let vector_15: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_15.x;
+      let b1: f32 = vector_15.y;
+      let b2: f32 = vector_15.z;
+      let b3: f32 = vector_15.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[12i] - mean) * rstd * g0 + b0, (v[13i] - mean) * rstd * g1 + b1, (v[14i] - mean) * rstd * g2 + b2, (v[15i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (128i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_16: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_16.x;
+      let g1: f32 = vector_16.y;
+      let g2: f32 = vector_16.z;
+      let g3: f32 = vector_16.w;
+      let vector_17: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_17.x;
+      let b1: f32 = vector_17.y;
+      let b2: f32 = vector_17.z;
+      let b3: f32 = vector_17.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[16i] - mean) * rstd * g0 + b0, (v[17i] - mean) * rstd * g1 + b1, (v[18i] - mean) * rstd * g2 + b2, (v[19i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (160i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_18: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_18.x;
+      let g1: f32 = vector_18.y;
+      let g2: f32 = vector_18.z;
+      let g3: f32 = vector_18.w;
+      let vector_19: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_19.x;
+      let b1: f32 = vector_19.y;
+      let b2: f32 = vector_19.z;
+      let b3: f32 = vector_19.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[20i] - mean) * rstd * g0 + b0, (v[21i] - mean) * rstd * g1 + b1, (v[22i] - mean) * rstd * g2 + b2, (v[23i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (192i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_20: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_20.x;
+      let g1: f32 = vector_20.y;
+      let g2: f32 = vector_20.z;
+      let g3: f32 = vector_20.w;
+      let vector_21: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_21.x;
+      let b1: f32 = vector_21.y;
+      let b2: f32 = vector_21.z;
+      let b3: f32 = vector_21.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[24i] - mean) * rstd * g0 + b0, (v[25i] - mean) * rstd * g1 + b1, (v[26i] - mean) * rstd * g2 + b2, (v[27i] - mean) * rstd * g3 + b3);
+    }
+  }
+  {
+    let c_2: i32 = (224i + tx) * 4i;
+    if (live && c_2 < cols) {
+      let vector_22: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_gamma[u32(c_2) / 4u];
+      let g0: f32 = vector_22.x;
+      let g1: f32 = vector_22.y;
+      let g2: f32 = vector_22.z;
+      let g3: f32 = vector_22.w;
+      let vector_23: vec4<f32> = layerNormRows_THREADS_32_ROWS_8_ITEMS_8_beta[u32(c_2) / 4u];
+      let b0: f32 = vector_23.x;
+      let b1: f32 = vector_23.y;
+      let b2: f32 = vector_23.z;
+      let b3: f32 = vector_23.w;
+      layerNormRows_THREADS_32_ROWS_8_ITEMS_8_out[u32(base + c_2) / 4u] = vec4<f32>((v[28i] - mean) * rstd * g0 + b0, (v[29i] - mean) * rstd * g1 + b1, (v[30i] - mean) * rstd * g2 + b2, (v[31i] - mean) * rstd * g3 + b3);
+    }
+  }
+}

@@ -80,6 +80,19 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
+        if (count === size) {
+          // Every lane live: lanes l and l ^ d add the same two values (in either order, which addition,
+          // min and max do not see), so all lanes end with lane 0's value, and lane 0 needs at distance d
+          // only lanes l < d, each adding lane l + d (= l ^ d): size − 1 operations instead of size · log2(size).
+          const w = sgW;
+          for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
+          for (let d = size >> 1; d > 0; d >>= 1) {
+            for (let lane = 0; lane < d; lane++) w[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[lane + d]) : op === "min" ? Math.min(w[lane], w[lane + d]) : Math.max(w[lane], w[lane + d]);
+          }
+          const total = w[0];
+          for (let lane = 0; lane < size; lane++) r[base + lane] = total;
+          break;
+        }
         const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
         for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
@@ -464,8 +477,27 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     const tid = tx;
     tile = tileOf[0];
     base = imul(imul(imul(tile, 128), 2), 4);
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const q = (imul(k, 128) + tid) | 0;
+    {
+      const q = (0 + tid) | 0;
+      const at = imul(((q + ((q / 2) | 0)) | 0), 4);
+      if (((base + imul(4, q)) | 0) < n) {
+        const a = input[((base + imul(4, q)) | 0)];
+        const b = input[((((base + imul(4, q)) | 0) + 1) | 0)];
+        const c = input[((((base + imul(4, q)) | 0) + 2) | 0)];
+        const d = input[((((base + imul(4, q)) | 0) + 3) | 0)];
+        staged[at] = a;
+        staged[((at + 1) | 0)] = b;
+        staged[((at + 2) | 0)] = c;
+        staged[((at + 3) | 0)] = d;
+      } else {
+        staged[at] = 0;
+        staged[((at + 1) | 0)] = 0;
+        staged[((at + 2) | 0)] = 0;
+        staged[((at + 3) | 0)] = 0;
+      }
+    }
+    {
+      const q = (128 + tid) | 0;
       const at = imul(((q + ((q / 2) | 0)) | 0), 4);
       if (((base + imul(4, q)) | 0) < n) {
         const a = input[((base + imul(4, q)) | 0)];
@@ -491,11 +523,21 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     let total = total_slots[t];
     const tid = tx;
     total = 0;
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const a_1 = staged[imul(((imul(tid, 3) + k_1) | 0), 4)];
-      const b_1 = staged[((imul(((imul(tid, 3) + k_1) | 0), 4) + 1) | 0)];
-      const c_1 = staged[((imul(((imul(tid, 3) + k_1) | 0), 4) + 2) | 0)];
-      const d_1 = staged[((imul(((imul(tid, 3) + k_1) | 0), 4) + 3) | 0)];
+    {
+      const a_1 = staged[imul(((imul(tid, 3) + 0) | 0), 4)];
+      const b_1 = staged[((imul(((imul(tid, 3) + 0) | 0), 4) + 1) | 0)];
+      const c_1 = staged[((imul(((imul(tid, 3) + 0) | 0), 4) + 2) | 0)];
+      const d_1 = staged[((imul(((imul(tid, 3) + 0) | 0), 4) + 3) | 0)];
+      total = fround(total + a_1);
+      total = fround(total + b_1);
+      total = fround(total + c_1);
+      total = fround(total + d_1);
+    }
+    {
+      const a_1 = staged[imul(((imul(tid, 3) + 1) | 0), 4)];
+      const b_1 = staged[((imul(((imul(tid, 3) + 1) | 0), 4) + 1) | 0)];
+      const c_1 = staged[((imul(((imul(tid, 3) + 1) | 0), 4) + 2) | 0)];
+      const d_1 = staged[((imul(((imul(tid, 3) + 1) | 0), 4) + 3) | 0)];
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -662,8 +704,24 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     if (lane > 0) {
       running = fround(running + lower);
     }
-    for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-      const at_1 = imul(((imul(tid, 3) + k_2) | 0), 4);
+    {
+      const at_1 = imul(((imul(tid, 3) + 0) | 0), 4);
+      const a_4 = staged[at_1];
+      const b_2 = staged[((at_1 + 1) | 0)];
+      const c_2 = staged[((at_1 + 2) | 0)];
+      const d_2 = staged[((at_1 + 3) | 0)];
+      const sa = running;
+      const sb = fround(sa + a_4);
+      const sc = fround(sb + b_2);
+      const sd = fround(sc + c_2);
+      running = fround(sd + d_2);
+      staged[at_1] = sa;
+      staged[((at_1 + 1) | 0)] = sb;
+      staged[((at_1 + 2) | 0)] = sc;
+      staged[((at_1 + 3) | 0)] = sd;
+    }
+    {
+      const at_1 = imul(((imul(tid, 3) + 1) | 0), 4);
       const a_4 = staged[at_1];
       const b_2 = staged[((at_1 + 1) | 0)];
       const c_2 = staged[((at_1 + 2) | 0)];
@@ -683,8 +741,21 @@ export function scanLookbackSubgroups_BLOCK_128_ITEMS_2_ROUNDS_4(args, blockIdx,
     const tx = t;
     let base = base_slots[t];
     const tid = tx;
-    for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
-      const q_1 = (imul(k_3, 128) + tid) | 0;
+    {
+      const q_1 = (0 + tid) | 0;
+      if (((base + imul(4, q_1)) | 0) < n) {
+        const a_5 = staged[imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4)];
+        const b_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 1) | 0)];
+        const c_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 2) | 0)];
+        const d_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 3) | 0)];
+        out[((base + imul(4, q_1)) | 0)] = a_5;
+        out[((((base + imul(4, q_1)) | 0) + 1) | 0)] = b_3;
+        out[((((base + imul(4, q_1)) | 0) + 2) | 0)] = c_3;
+        out[((((base + imul(4, q_1)) | 0) + 3) | 0)] = d_3;
+      }
+    }
+    {
+      const q_1 = (128 + tid) | 0;
       if (((base + imul(4, q_1)) | 0) < n) {
         const a_5 = staged[imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4)];
         const b_3 = staged[((imul(((q_1 + ((q_1 / 2) | 0)) | 0), 4) + 1) | 0)];

@@ -348,8 +348,26 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
     const tid = tx;
     tile = state[0];
     base = imul(imul(imul(tile, 64), 2), 4);
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const q = imul(((imul(k, 64) + tid) | 0), 4);
+    {
+      const q = imul(((0 + tid) | 0), 4);
+      if (((base + q) | 0) < n) {
+        const a = input[((base + q) | 0)];
+        const b = input[((((base + q) | 0) + 1) | 0)];
+        const c = input[((((base + q) | 0) + 2) | 0)];
+        const d = input[((((base + q) | 0) + 3) | 0)];
+        staged[q] = a;
+        staged[((q + 1) | 0)] = b;
+        staged[((q + 2) | 0)] = c;
+        staged[((q + 3) | 0)] = d;
+      } else {
+        staged[q] = 0;
+        staged[((q + 1) | 0)] = 0;
+        staged[((q + 2) | 0)] = 0;
+        staged[((q + 3) | 0)] = 0;
+      }
+    }
+    {
+      const q = imul(((64 + tid) | 0), 4);
       if (((base + q) | 0) < n) {
         const a = input[((base + q) | 0)];
         const b = input[((((base + q) | 0) + 1) | 0)];
@@ -374,15 +392,29 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
     let inclusive = inclusive_slots[t];
     const tid = tx;
     let total = 0;
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
-      const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
-      const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
-      const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
-      v[t * 8 + imul(4, k_1)] = a_1;
-      v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
-      v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
-      v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
+    {
+      const a_1 = staged[((imul(imul(tid, 2), 4) + 0) | 0)];
+      const b_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 1) | 0)];
+      const c_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 2) | 0)];
+      const d_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 3) | 0)];
+      v[t * 8 + 0] = a_1;
+      v[t * 8 + 1] = b_1;
+      v[t * 8 + 2] = c_1;
+      v[t * 8 + 3] = d_1;
+      total = fround(total + a_1);
+      total = fround(total + b_1);
+      total = fround(total + c_1);
+      total = fround(total + d_1);
+    }
+    {
+      const a_1 = staged[((imul(imul(tid, 2), 4) + 4) | 0)];
+      const b_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 1) | 0)];
+      const c_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 2) | 0)];
+      const d_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 3) | 0)];
+      v[t * 8 + 4] = a_1;
+      v[t * 8 + 5] = b_1;
+      v[t * 8 + 6] = c_1;
+      v[t * 8 + 7] = d_1;
       total = fround(total + a_1);
       total = fround(total + b_1);
       total = fround(total + c_1);
@@ -483,8 +515,8 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
         if ((tid === 0) && (state[1] === 0)) {
           const nearest = state[2];
           let acc = carry[0];
-          for (let k_2 = 0; k_2 <= Math.min(nearest, 63); k_2 = (k_2 + 1) | 0) {
-            acc = fround(acc + window[k_2]);
+          for (let k = 0; k <= Math.min(nearest, 63); k = (k + 1) | 0) {
+            acc = fround(acc + window[k]);
           }
           carry[0] = acc;
           if (nearest < 64) {
@@ -543,23 +575,42 @@ export function scanLookback_BLOCK_64_ITEMS_2_ROUNDS_4(args, blockIdx, blockDim,
       v[t * 8 + i] = running;
       running = fround(running + x);
     }
-    for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
-      const lane = v[t * 8 + imul(4, k_3)];
-      const lane_1 = v[t * 8 + ((imul(4, k_3) + 1) | 0)];
-      const lane_2 = v[t * 8 + ((imul(4, k_3) + 2) | 0)];
-      const lane_3 = v[t * 8 + ((imul(4, k_3) + 3) | 0)];
-      staged[((imul(imul(tid, 2), 4) + imul(4, k_3)) | 0)] = lane;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_3)) | 0) + 1) | 0)] = lane_1;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_3)) | 0) + 2) | 0)] = lane_2;
-      staged[((((imul(imul(tid, 2), 4) + imul(4, k_3)) | 0) + 3) | 0)] = lane_3;
-    }
+    const lane = v[t * 8 + 0];
+    const lane_1 = v[t * 8 + 1];
+    const lane_2 = v[t * 8 + 2];
+    const lane_3 = v[t * 8 + 3];
+    staged[((imul(imul(tid, 2), 4) + 0) | 0)] = lane;
+    staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 1) | 0)] = lane_1;
+    staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 2) | 0)] = lane_2;
+    staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 3) | 0)] = lane_3;
+    const lane_4 = v[t * 8 + 4];
+    const lane_5 = v[t * 8 + 5];
+    const lane_6 = v[t * 8 + 6];
+    const lane_7 = v[t * 8 + 7];
+    staged[((imul(imul(tid, 2), 4) + 4) | 0)] = lane_4;
+    staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 1) | 0)] = lane_5;
+    staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 2) | 0)] = lane_6;
+    staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 3) | 0)] = lane_7;
   }
   threads10: for (let t = 0; t < threads; t++) {
     const tx = t;
     let base = base_slots[t];
     const tid = tx;
-    for (let k_4 = 0; k_4 < 2; k_4 = (k_4 + 1) | 0) {
-      const q_1 = imul(((imul(k_4, 64) + tid) | 0), 4);
+    {
+      const q_1 = imul(((0 + tid) | 0), 4);
+      if (((base + q_1) | 0) < n) {
+        const a_2 = staged[q_1];
+        const b_2 = staged[((q_1 + 1) | 0)];
+        const c_2 = staged[((q_1 + 2) | 0)];
+        const d_2 = staged[((q_1 + 3) | 0)];
+        out[((base + q_1) | 0)] = a_2;
+        out[((((base + q_1) | 0) + 1) | 0)] = b_2;
+        out[((((base + q_1) | 0) + 2) | 0)] = c_2;
+        out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+      }
+    }
+    {
+      const q_1 = imul(((64 + tid) | 0), 4);
       if (((base + q_1) | 0) < n) {
         const a_2 = staged[q_1];
         const b_2 = staged[((q_1 + 1) | 0)];

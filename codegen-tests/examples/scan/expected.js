@@ -26,8 +26,18 @@ export function scanTileSums_BLOCK_256_ITEMS_2_COALESCE_true(args, blockIdx, blo
     const tid = tx;
     let sum = 0;
     {
-      for (let k = 0; k < 2; k = (k + 1) | 0) {
-        const i = (base + imul(((imul(k, 256) + tid) | 0), 4)) | 0;
+      {
+        const i = (base + imul(((0 + tid) | 0), 4)) | 0;
+        if (i < n) {
+          const a = input[i];
+          const b = input[((i + 1) | 0)];
+          const c = input[((i + 2) | 0)];
+          const d = input[((i + 3) | 0)];
+          sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+        }
+      }
+      {
+        const i = (base + imul(((256 + tid) | 0), 4)) | 0;
         if (i < n) {
           const a = input[i];
           const b = input[((i + 1) | 0)];
@@ -81,8 +91,18 @@ export function scanTileSums_BLOCK_64_ITEMS_2_COALESCE_true(args, blockIdx, bloc
     const tid = tx;
     let sum = 0;
     {
-      for (let k = 0; k < 2; k = (k + 1) | 0) {
-        const i = (base + imul(((imul(k, 64) + tid) | 0), 4)) | 0;
+      {
+        const i = (base + imul(((0 + tid) | 0), 4)) | 0;
+        if (i < n) {
+          const a = input[i];
+          const b = input[((i + 1) | 0)];
+          const c = input[((i + 2) | 0)];
+          const d = input[((i + 3) | 0)];
+          sum = fround(sum + fround(fround(a + b) + fround(c + d)));
+        }
+      }
+      {
+        const i = (base + imul(((64 + tid) | 0), 4)) | 0;
         if (i < n) {
           const a = input[i];
           const b = input[((i + 1) | 0)];
@@ -450,25 +470,25 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
         const tid = tx;
         first = (start + imul(tid, 4)) | 0;
         let total = 0;
-        for (let k = 0; k < 4; k = (k + 4) | 0) {
+        {
           let a = 0;
           let b = 0;
           let c = 0;
           let d = 0;
-          if (((first + k) | 0) < count) {
-            const x0 = partials[((first + k) | 0)];
-            const x1 = partials[((((first + k) | 0) + 1) | 0)];
-            const x2 = partials[((((first + k) | 0) + 2) | 0)];
-            const x3 = partials[((((first + k) | 0) + 3) | 0)];
+          if (((first + 0) | 0) < count) {
+            const x0 = partials[((first + 0) | 0)];
+            const x1 = partials[((((first + 0) | 0) + 1) | 0)];
+            const x2 = partials[((((first + 0) | 0) + 2) | 0)];
+            const x3 = partials[((((first + 0) | 0) + 3) | 0)];
             a = x0;
-            b = (((((first + k) | 0) + 1) | 0) < count) ? x1 : 0;
-            c = (((((first + k) | 0) + 2) | 0) < count) ? x2 : 0;
-            d = (((((first + k) | 0) + 3) | 0) < count) ? x3 : 0;
+            b = (((((first + 0) | 0) + 1) | 0) < count) ? x1 : 0;
+            c = (((((first + 0) | 0) + 2) | 0) < count) ? x2 : 0;
+            d = (((((first + 0) | 0) + 3) | 0) < count) ? x3 : 0;
           }
-          v[t * 4 + k] = a;
-          v[t * 4 + ((k + 1) | 0)] = b;
-          v[t * 4 + ((k + 2) | 0)] = c;
-          v[t * 4 + ((k + 3) | 0)] = d;
+          v[t * 4 + 0] = a;
+          v[t * 4 + 1] = b;
+          v[t * 4 + 2] = c;
+          v[t * 4 + 3] = d;
           total = fround(total + a);
           total = fround(total + b);
           total = fround(total + c);
@@ -520,17 +540,15 @@ export function scanPartials_BLOCK_64_ITEMS_4(args, blockIdx, blockDim, gridDim)
           v[t * 4 + j] = running;
           running = fround(running + x);
         }
-        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 4) | 0) {
-          if (((first + k_1) | 0) < count) {
-            const lane = v[t * 4 + k_1];
-            const lane_1 = v[t * 4 + ((k_1 + 1) | 0)];
-            const lane_2 = v[t * 4 + ((k_1 + 2) | 0)];
-            const lane_3 = v[t * 4 + ((k_1 + 3) | 0)];
-            partials[((first + k_1) | 0)] = lane;
-            partials[((((first + k_1) | 0) + 1) | 0)] = lane_1;
-            partials[((((first + k_1) | 0) + 2) | 0)] = lane_2;
-            partials[((((first + k_1) | 0) + 3) | 0)] = lane_3;
-          }
+        if (((first + 0) | 0) < count) {
+          const lane = v[t * 4 + 0];
+          const lane_1 = v[t * 4 + 1];
+          const lane_2 = v[t * 4 + 2];
+          const lane_3 = v[t * 4 + 3];
+          partials[((first + 0) | 0)] = lane;
+          partials[((((first + 0) | 0) + 1) | 0)] = lane_1;
+          partials[((((first + 0) | 0) + 2) | 0)] = lane_2;
+          partials[((((first + 0) | 0) + 3) | 0)] = lane_3;
         }
         carry = fround(carry + sums[63]);
         carry_slots[t] = carry;
@@ -567,8 +585,26 @@ export function scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(args, blockIdx, blockD
     threads1: for (let t = 0; t < threads; t++) {
       const tx = t;
       const tid = tx;
-      for (let k = 0; k < 2; k = (k + 1) | 0) {
-        const q = imul(((imul(k, 256) + tid) | 0), 4);
+      {
+        const q = imul(((0 + tid) | 0), 4);
+        if (live && (((base + q) | 0) < n)) {
+          const a = input[((base + q) | 0)];
+          const b = input[((((base + q) | 0) + 1) | 0)];
+          const c = input[((((base + q) | 0) + 2) | 0)];
+          const d = input[((((base + q) | 0) + 3) | 0)];
+          staged[q] = a;
+          staged[((q + 1) | 0)] = b;
+          staged[((q + 2) | 0)] = c;
+          staged[((q + 3) | 0)] = d;
+        } else {
+          staged[q] = 0;
+          staged[((q + 1) | 0)] = 0;
+          staged[((q + 2) | 0)] = 0;
+          staged[((q + 3) | 0)] = 0;
+        }
+      }
+      {
+        const q = imul(((256 + tid) | 0), 4);
         if (live && (((base + q) | 0) < n)) {
           const a = input[((base + q) | 0)];
           const b = input[((((base + q) | 0) + 1) | 0)];
@@ -590,15 +626,29 @@ export function scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(args, blockIdx, blockD
       const tx = t;
       let total = total_slots[t];
       const tid = tx;
-      for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-        const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
-        const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
-        const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
-        const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
-        v[t * 8 + imul(4, k_1)] = a_1;
-        v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
-        v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
-        v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
+      {
+        const a_1 = staged[((imul(imul(tid, 2), 4) + 0) | 0)];
+        const b_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 1) | 0)];
+        const c_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 2) | 0)];
+        const d_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 3) | 0)];
+        v[t * 8 + 0] = a_1;
+        v[t * 8 + 1] = b_1;
+        v[t * 8 + 2] = c_1;
+        v[t * 8 + 3] = d_1;
+        total = fround(total + a_1);
+        total = fround(total + b_1);
+        total = fround(total + c_1);
+        total = fround(total + d_1);
+      }
+      {
+        const a_1 = staged[((imul(imul(tid, 2), 4) + 4) | 0)];
+        const b_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 1) | 0)];
+        const c_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 2) | 0)];
+        const d_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 3) | 0)];
+        v[t * 8 + 4] = a_1;
+        v[t * 8 + 5] = b_1;
+        v[t * 8 + 6] = c_1;
+        v[t * 8 + 7] = d_1;
         total = fround(total + a_1);
         total = fround(total + b_1);
         total = fround(total + c_1);
@@ -665,23 +715,42 @@ export function scanTiles_BLOCK_256_ITEMS_2_COALESCE_true(args, blockIdx, blockD
         v[t * 8 + i] = running;
         running = fround(running + x);
       }
-      for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-        const lane = v[t * 8 + imul(4, k_2)];
-        const lane_1 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
-        const lane_2 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
-        const lane_3 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
-        staged[((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0)] = lane;
-        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 1) | 0)] = lane_1;
-        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 2) | 0)] = lane_2;
-        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
-      }
+      const lane = v[t * 8 + 0];
+      const lane_1 = v[t * 8 + 1];
+      const lane_2 = v[t * 8 + 2];
+      const lane_3 = v[t * 8 + 3];
+      staged[((imul(imul(tid, 2), 4) + 0) | 0)] = lane;
+      staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 1) | 0)] = lane_1;
+      staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 2) | 0)] = lane_2;
+      staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 3) | 0)] = lane_3;
+      const lane_4 = v[t * 8 + 4];
+      const lane_5 = v[t * 8 + 5];
+      const lane_6 = v[t * 8 + 6];
+      const lane_7 = v[t * 8 + 7];
+      staged[((imul(imul(tid, 2), 4) + 4) | 0)] = lane_4;
+      staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 1) | 0)] = lane_5;
+      staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 2) | 0)] = lane_6;
+      staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 3) | 0)] = lane_7;
       running_slots[t] = running;
     }
     threads8: for (let t = 0; t < threads; t++) {
       const tx = t;
       const tid = tx;
-      for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
-        const q_1 = imul(((imul(k_3, 256) + tid) | 0), 4);
+      {
+        const q_1 = imul(((0 + tid) | 0), 4);
+        if (live && (((base + q_1) | 0) < n)) {
+          const a_2 = staged[q_1];
+          const b_2 = staged[((q_1 + 1) | 0)];
+          const c_2 = staged[((q_1 + 2) | 0)];
+          const d_2 = staged[((q_1 + 3) | 0)];
+          out[((base + q_1) | 0)] = a_2;
+          out[((((base + q_1) | 0) + 1) | 0)] = b_2;
+          out[((((base + q_1) | 0) + 2) | 0)] = c_2;
+          out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+        }
+      }
+      {
+        const q_1 = imul(((256 + tid) | 0), 4);
         if (live && (((base + q_1) | 0) < n)) {
           const a_2 = staged[q_1];
           const b_2 = staged[((q_1 + 1) | 0)];
@@ -724,8 +793,26 @@ export function scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(args, blockIdx, blockDi
     threads1: for (let t = 0; t < threads; t++) {
       const tx = t;
       const tid = tx;
-      for (let k = 0; k < 2; k = (k + 1) | 0) {
-        const q = imul(((imul(k, 64) + tid) | 0), 4);
+      {
+        const q = imul(((0 + tid) | 0), 4);
+        if (live && (((base + q) | 0) < n)) {
+          const a = input[((base + q) | 0)];
+          const b = input[((((base + q) | 0) + 1) | 0)];
+          const c = input[((((base + q) | 0) + 2) | 0)];
+          const d = input[((((base + q) | 0) + 3) | 0)];
+          staged[q] = a;
+          staged[((q + 1) | 0)] = b;
+          staged[((q + 2) | 0)] = c;
+          staged[((q + 3) | 0)] = d;
+        } else {
+          staged[q] = 0;
+          staged[((q + 1) | 0)] = 0;
+          staged[((q + 2) | 0)] = 0;
+          staged[((q + 3) | 0)] = 0;
+        }
+      }
+      {
+        const q = imul(((64 + tid) | 0), 4);
         if (live && (((base + q) | 0) < n)) {
           const a = input[((base + q) | 0)];
           const b = input[((((base + q) | 0) + 1) | 0)];
@@ -747,15 +834,29 @@ export function scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(args, blockIdx, blockDi
       const tx = t;
       let total = total_slots[t];
       const tid = tx;
-      for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-        const a_1 = staged[((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0)];
-        const b_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 1) | 0)];
-        const c_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 2) | 0)];
-        const d_1 = staged[((((imul(imul(tid, 2), 4) + imul(4, k_1)) | 0) + 3) | 0)];
-        v[t * 8 + imul(4, k_1)] = a_1;
-        v[t * 8 + ((imul(4, k_1) + 1) | 0)] = b_1;
-        v[t * 8 + ((imul(4, k_1) + 2) | 0)] = c_1;
-        v[t * 8 + ((imul(4, k_1) + 3) | 0)] = d_1;
+      {
+        const a_1 = staged[((imul(imul(tid, 2), 4) + 0) | 0)];
+        const b_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 1) | 0)];
+        const c_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 2) | 0)];
+        const d_1 = staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 3) | 0)];
+        v[t * 8 + 0] = a_1;
+        v[t * 8 + 1] = b_1;
+        v[t * 8 + 2] = c_1;
+        v[t * 8 + 3] = d_1;
+        total = fround(total + a_1);
+        total = fround(total + b_1);
+        total = fround(total + c_1);
+        total = fround(total + d_1);
+      }
+      {
+        const a_1 = staged[((imul(imul(tid, 2), 4) + 4) | 0)];
+        const b_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 1) | 0)];
+        const c_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 2) | 0)];
+        const d_1 = staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 3) | 0)];
+        v[t * 8 + 4] = a_1;
+        v[t * 8 + 5] = b_1;
+        v[t * 8 + 6] = c_1;
+        v[t * 8 + 7] = d_1;
         total = fround(total + a_1);
         total = fround(total + b_1);
         total = fround(total + c_1);
@@ -822,23 +923,42 @@ export function scanTiles_BLOCK_64_ITEMS_2_COALESCE_true(args, blockIdx, blockDi
         v[t * 8 + i] = running;
         running = fround(running + x);
       }
-      for (let k_2 = 0; k_2 < 2; k_2 = (k_2 + 1) | 0) {
-        const lane = v[t * 8 + imul(4, k_2)];
-        const lane_1 = v[t * 8 + ((imul(4, k_2) + 1) | 0)];
-        const lane_2 = v[t * 8 + ((imul(4, k_2) + 2) | 0)];
-        const lane_3 = v[t * 8 + ((imul(4, k_2) + 3) | 0)];
-        staged[((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0)] = lane;
-        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 1) | 0)] = lane_1;
-        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 2) | 0)] = lane_2;
-        staged[((((imul(imul(tid, 2), 4) + imul(4, k_2)) | 0) + 3) | 0)] = lane_3;
-      }
+      const lane = v[t * 8 + 0];
+      const lane_1 = v[t * 8 + 1];
+      const lane_2 = v[t * 8 + 2];
+      const lane_3 = v[t * 8 + 3];
+      staged[((imul(imul(tid, 2), 4) + 0) | 0)] = lane;
+      staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 1) | 0)] = lane_1;
+      staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 2) | 0)] = lane_2;
+      staged[((((imul(imul(tid, 2), 4) + 0) | 0) + 3) | 0)] = lane_3;
+      const lane_4 = v[t * 8 + 4];
+      const lane_5 = v[t * 8 + 5];
+      const lane_6 = v[t * 8 + 6];
+      const lane_7 = v[t * 8 + 7];
+      staged[((imul(imul(tid, 2), 4) + 4) | 0)] = lane_4;
+      staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 1) | 0)] = lane_5;
+      staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 2) | 0)] = lane_6;
+      staged[((((imul(imul(tid, 2), 4) + 4) | 0) + 3) | 0)] = lane_7;
       running_slots[t] = running;
     }
     threads8: for (let t = 0; t < threads; t++) {
       const tx = t;
       const tid = tx;
-      for (let k_3 = 0; k_3 < 2; k_3 = (k_3 + 1) | 0) {
-        const q_1 = imul(((imul(k_3, 64) + tid) | 0), 4);
+      {
+        const q_1 = imul(((0 + tid) | 0), 4);
+        if (live && (((base + q_1) | 0) < n)) {
+          const a_2 = staged[q_1];
+          const b_2 = staged[((q_1 + 1) | 0)];
+          const c_2 = staged[((q_1 + 2) | 0)];
+          const d_2 = staged[((q_1 + 3) | 0)];
+          out[((base + q_1) | 0)] = a_2;
+          out[((((base + q_1) | 0) + 1) | 0)] = b_2;
+          out[((((base + q_1) | 0) + 2) | 0)] = c_2;
+          out[((((base + q_1) | 0) + 3) | 0)] = d_2;
+        }
+      }
+      {
+        const q_1 = imul(((64 + tid) | 0), 4);
         if (live && (((base + q_1) | 0) < n)) {
           const a_2 = staged[q_1];
           const b_2 = staged[((q_1 + 1) | 0)];

@@ -171,28 +171,36 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
           }
         }
         for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stageA * 2112 + ((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-              const m1 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stageA * 2112 + ((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
+          }
+          {
+            const m0 = AsT[stageA * 2112 + ((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 2112 + ((((((((((imul(((imul(group, 16) + dot) | 0), 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
           }
           for (let wSubCol = 0; wSubCol < 4; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[readB * 2048 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[readB * 2048 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[readB * 2048 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[readB * 2048 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 16 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
+            {
+              const n0 = Bs[readB * 2048 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+              const n1 = Bs[readB * 2048 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const n2 = Bs[readB * 2048 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const n3 = Bs[readB * 2048 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regN[t * 16 + ((imul(wSubCol, 4) + 0) | 0)] = n0;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 1) | 0)] = n1;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 2) | 0)] = n2;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 3) | 0)] = n3;
             }
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
@@ -229,13 +237,13 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
-      for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
+      for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
         for (let wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1 = (wSubCol_1 + 1) | 0) {
           for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
-            for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-              const row_4 = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow_1, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
-              const col_4 = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
-              const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            {
+              const row_4 = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+              const col_4 = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0;
+              const r = (((imul(((imul(wSubRow, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + 0) | 0;
               {
                 if (beta === 0) {
                   const lane_1 = fround(alpha * acc[t * 128 + r]);
@@ -338,8 +346,8 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         }
       }
     }
-    for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 32) | 0) {
-      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
+    {
+      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + 0) | 0;
       {
         const col_1 = imul(innerColA, 4);
         {
@@ -347,20 +355,43 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
           const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
           const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
           const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
-          nextA[t * 8 + imul(((offset_1 / 32) | 0), 4)] = a0;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 1) | 0)] = a1;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 2) | 0)] = a2;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 3) | 0)] = a3;
+          nextA[t * 8 + 0] = a0;
+          nextA[t * 8 + 1] = a1;
+          nextA[t * 8 + 2] = a2;
+          nextA[t * 8 + 3] = a3;
         }
       }
     }
-    for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 32) | 0) {
-      const base = imul(((offset_2 / 32) | 0), 4);
+    {
+      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + 32) | 0;
       {
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + base];
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 1) | 0)];
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 2) | 0)];
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
+        const col_1 = imul(innerColA, 4);
+        {
+          const a0 = A[((imul(row_1, K) + col_1) | 0)];
+          const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
+          const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
+          const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
+          nextA[t * 8 + 4] = a0;
+          nextA[t * 8 + 5] = a1;
+          nextA[t * 8 + 6] = a2;
+          nextA[t * 8 + 7] = a3;
+        }
+      }
+    }
+    {
+      {
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+      }
+    }
+    {
+      {
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 4];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 5];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 6];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 7];
       }
     }
     group_slots[t] = group;
@@ -395,8 +426,8 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (nextB < K) {
-          for (let offset_3 = 0; offset_3 < 32; offset_3 = (offset_3 + 8) | 0) {
-            const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
+          for (let offset_1 = 0; offset_1 < 32; offset_1 = (offset_1 + 8) | 0) {
+            const row_2 = (((nextB + innerRowB) | 0) + offset_1) | 0;
             const col_2 = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
             {
               {
@@ -404,17 +435,17 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
                 const copied1_1 = B[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
                 const copied2_1 = B[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
                 const copied3_1 = B[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
-                Bs[writeB * 4096 + ((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
-                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+                Bs[writeB * 4096 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
+                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
               }
             }
           }
         }
         if (nextA0 < K) {
-          for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 32) | 0) {
-            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_4) | 0;
+          {
+            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + 0) | 0;
             {
               const col_3 = (nextA0 + imul(innerColA, 4)) | 0;
               {
@@ -422,38 +453,70 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
                 const a1_1 = A[((((imul(row_3, K) + col_3) | 0) + 1) | 0)];
                 const a2_1 = A[((((imul(row_3, K) + col_3) | 0) + 2) | 0)];
                 const a3_1 = A[((((imul(row_3, K) + col_3) | 0) + 3) | 0)];
-                nextA[t * 8 + imul(((offset_4 / 32) | 0), 4)] = a0_1;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 1) | 0)] = a1_1;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 2) | 0)] = a2_1;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 3) | 0)] = a3_1;
+                nextA[t * 8 + 0] = a0_1;
+                nextA[t * 8 + 1] = a1_1;
+                nextA[t * 8 + 2] = a2_1;
+                nextA[t * 8 + 3] = a3_1;
+              }
+            }
+          }
+          {
+            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + 32) | 0;
+            {
+              const col_3 = (nextA0 + imul(innerColA, 4)) | 0;
+              {
+                const a0_1 = A[((imul(row_3, K) + col_3) | 0)];
+                const a1_1 = A[((((imul(row_3, K) + col_3) | 0) + 1) | 0)];
+                const a2_1 = A[((((imul(row_3, K) + col_3) | 0) + 2) | 0)];
+                const a3_1 = A[((((imul(row_3, K) + col_3) | 0) + 3) | 0)];
+                nextA[t * 8 + 4] = a0_1;
+                nextA[t * 8 + 5] = a1_1;
+                nextA[t * 8 + 6] = a2_1;
+                nextA[t * 8 + 7] = a3_1;
               }
             }
           }
         }
         for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stageA * 2176 + ((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-              const m1 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stageA * 2176 + ((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[readB * 4096 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const m0 = AsT[stageA * 2176 + ((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
+          }
+          {
+            const n0 = Bs[readB * 4096 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[readB * 4096 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -465,13 +528,20 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
           }
         }
         if (nextA0 < K) {
-          for (let offset_5 = 0; offset_5 < 64; offset_5 = (offset_5 + 32) | 0) {
-            const base_1 = imul(((offset_5 / 32) | 0), 4);
+          {
             {
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + base_1];
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 1) | 0)];
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 2) | 0)];
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 3) | 0)];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+            }
+          }
+          {
+            {
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 4];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 5];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 6];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 7];
             }
           }
         }
@@ -515,13 +585,13 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
-      for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-        for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+      for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+        for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
           for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
-            for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-              const row_4 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
-              const col_4 = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
-              const r_2 = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            {
+              const row_4 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+              const col_4 = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0;
+              const r_2 = (((imul(((imul(wSubRow, 8) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + 0) | 0;
               {
                 if (beta === 0) {
                   const lane_1 = fround(alpha * acc[t * 64 + r_2]);
@@ -629,8 +699,8 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         }
       }
     }
-    for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 32) | 0) {
-      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
+    {
+      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + 0) | 0;
       {
         const col_1 = imul(innerColA, 4);
         if ((row_1 < M) && (col_1 < K)) {
@@ -638,25 +708,53 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
           const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
           const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
           const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
-          nextA[t * 8 + imul(((offset_1 / 32) | 0), 4)] = a0;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 1) | 0)] = a1;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 2) | 0)] = a2;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 3) | 0)] = a3;
+          nextA[t * 8 + 0] = a0;
+          nextA[t * 8 + 1] = a1;
+          nextA[t * 8 + 2] = a2;
+          nextA[t * 8 + 3] = a3;
         } else {
-          nextA[t * 8 + imul(((offset_1 / 32) | 0), 4)] = 0;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 1) | 0)] = 0;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 2) | 0)] = 0;
-          nextA[t * 8 + ((imul(((offset_1 / 32) | 0), 4) + 3) | 0)] = 0;
+          nextA[t * 8 + 0] = 0;
+          nextA[t * 8 + 1] = 0;
+          nextA[t * 8 + 2] = 0;
+          nextA[t * 8 + 3] = 0;
         }
       }
     }
-    for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 32) | 0) {
-      const base = imul(((offset_2 / 32) | 0), 4);
+    {
+      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + 32) | 0;
       {
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + base];
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 1) | 0)];
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 2) | 0)];
-        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
+        const col_1 = imul(innerColA, 4);
+        if ((row_1 < M) && (col_1 < K)) {
+          const a0 = A[((imul(row_1, K) + col_1) | 0)];
+          const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
+          const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
+          const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
+          nextA[t * 8 + 4] = a0;
+          nextA[t * 8 + 5] = a1;
+          nextA[t * 8 + 6] = a2;
+          nextA[t * 8 + 7] = a3;
+        } else {
+          nextA[t * 8 + 4] = 0;
+          nextA[t * 8 + 5] = 0;
+          nextA[t * 8 + 6] = 0;
+          nextA[t * 8 + 7] = 0;
+        }
+      }
+    }
+    {
+      {
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+      }
+    }
+    {
+      {
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 4];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 5];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 6];
+        AsT[0 * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 7];
       }
     }
     group_slots[t] = group;
@@ -691,8 +789,8 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (nextB < K) {
-          for (let offset_3 = 0; offset_3 < 32; offset_3 = (offset_3 + 8) | 0) {
-            const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
+          for (let offset_1 = 0; offset_1 < 32; offset_1 = (offset_1 + 8) | 0) {
+            const row_2 = (((nextB + innerRowB) | 0) + offset_1) | 0;
             const col_2 = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
             if ((row_2 < K) && (col_2 < N)) {
               {
@@ -700,22 +798,22 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
                 const copied1_1 = B[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
                 const copied2_1 = B[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
                 const copied3_1 = B[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
-                Bs[writeB * 4096 + ((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
-                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+                Bs[writeB * 4096 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
+                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+                Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
               }
             } else {
-              Bs[writeB * 4096 + ((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
-              Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-              Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-              Bs[writeB * 4096 + ((((imul(((innerRowB + offset_3) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+              Bs[writeB * 4096 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
             }
           }
         }
         if (nextA0 < K) {
-          for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 32) | 0) {
-            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_4) | 0;
+          {
+            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + 0) | 0;
             {
               const col_3 = (nextA0 + imul(innerColA, 4)) | 0;
               if ((row_3 < M) && (col_3 < K)) {
@@ -723,43 +821,80 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
                 const a1_1 = A[((((imul(row_3, K) + col_3) | 0) + 1) | 0)];
                 const a2_1 = A[((((imul(row_3, K) + col_3) | 0) + 2) | 0)];
                 const a3_1 = A[((((imul(row_3, K) + col_3) | 0) + 3) | 0)];
-                nextA[t * 8 + imul(((offset_4 / 32) | 0), 4)] = a0_1;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 1) | 0)] = a1_1;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 2) | 0)] = a2_1;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 3) | 0)] = a3_1;
+                nextA[t * 8 + 0] = a0_1;
+                nextA[t * 8 + 1] = a1_1;
+                nextA[t * 8 + 2] = a2_1;
+                nextA[t * 8 + 3] = a3_1;
               } else {
-                nextA[t * 8 + imul(((offset_4 / 32) | 0), 4)] = 0;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 1) | 0)] = 0;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 2) | 0)] = 0;
-                nextA[t * 8 + ((imul(((offset_4 / 32) | 0), 4) + 3) | 0)] = 0;
+                nextA[t * 8 + 0] = 0;
+                nextA[t * 8 + 1] = 0;
+                nextA[t * 8 + 2] = 0;
+                nextA[t * 8 + 3] = 0;
+              }
+            }
+          }
+          {
+            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + 32) | 0;
+            {
+              const col_3 = (nextA0 + imul(innerColA, 4)) | 0;
+              if ((row_3 < M) && (col_3 < K)) {
+                const a0_1 = A[((imul(row_3, K) + col_3) | 0)];
+                const a1_1 = A[((((imul(row_3, K) + col_3) | 0) + 1) | 0)];
+                const a2_1 = A[((((imul(row_3, K) + col_3) | 0) + 2) | 0)];
+                const a3_1 = A[((((imul(row_3, K) + col_3) | 0) + 3) | 0)];
+                nextA[t * 8 + 4] = a0_1;
+                nextA[t * 8 + 5] = a1_1;
+                nextA[t * 8 + 6] = a2_1;
+                nextA[t * 8 + 7] = a3_1;
+              } else {
+                nextA[t * 8 + 4] = 0;
+                nextA[t * 8 + 5] = 0;
+                nextA[t * 8 + 6] = 0;
+                nextA[t * 8 + 7] = 0;
               }
             }
           }
         }
         for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stageA * 2176 + ((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-              const m1 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stageA * 2176 + ((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[readB * 4096 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const m0 = AsT[stageA * 2176 + ((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 2176 + ((((((((((imul(((imul(group, 16) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
+          }
+          {
+            const n0 = Bs[readB * 4096 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[readB * 4096 + ((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 4096 + ((((((((((imul(((imul(group, 16) + dot) | 0), 128) + imul(warpCol, 64)) | 0) + 32) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -771,13 +906,20 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
           }
         }
         if (nextA0 < K) {
-          for (let offset_5 = 0; offset_5 < 64; offset_5 = (offset_5 + 32) | 0) {
-            const base_1 = imul(((offset_5 / 32) | 0), 4);
+          {
             {
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + base_1];
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 1) | 0)];
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 2) | 0)];
-              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 3) | 0)];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+            }
+          }
+          {
+            {
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 4];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 5];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 6];
+              AsT[((1 - stageA) | 0) * 2176 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 32) | 0)] = nextA[t * 8 + 7];
             }
           }
         }
@@ -821,13 +963,13 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
-      for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-        for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+      for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+        for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
           for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
-            for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-              const row_4 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
-              const col_4 = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
-              const r_2 = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            {
+              const row_4 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+              const col_4 = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0;
+              const r_2 = (((imul(((imul(wSubRow, 8) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + 0) | 0;
               if ((row_4 < M) && (col_4 < N)) {
                 if (beta === 0) {
                   const lane_1 = fround(alpha * acc[t * 64 + r_2]);
@@ -911,8 +1053,8 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
     for (let s = 0; s < 2; s = (s + 1) | 0) {
       const k0 = imul(s, 8);
       if (k0 < K) {
-        for (let offset = 0; offset < 8; offset = (offset + 8) | 0) {
-          const row = (((k0 + innerRowB) | 0) + offset) | 0;
+        {
+          const row = (((k0 + innerRowB) | 0) + 0) | 0;
           const col = (imul(cCol, 64) + imul(innerColB, 4)) | 0;
           if ((row < K) && (col < N)) {
             {
@@ -920,39 +1062,38 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
               const copied1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
               const copied2 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
               const copied3 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
-              Bs[s * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
-              Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
-              Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
-              Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+              Bs[s * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
+              Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+              Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+              Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
             }
           } else {
-            Bs[s * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
-            Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-            Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-            Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+            Bs[s * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
           }
         }
       }
     }
-    for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 64) | 0) {
-      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
+    for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
+      const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset) | 0;
       {
         for (let j = 0; j < 4; j = (j + 1) | 0) {
-          nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + j) | 0)] = ((((row_1 + j) | 0) < M) && (innerColA < K)) ? A[((imul(((row_1 + j) | 0), K) + innerColA) | 0)] : 0;
+          nextA[t * 4 + ((imul(((offset / 64) | 0), 4) + j) | 0)] = ((((row_1 + j) | 0) < M) && (innerColA < K)) ? A[((imul(((row_1 + j) | 0), K) + innerColA) | 0)] : 0;
         }
       }
     }
-    for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 64) | 0) {
-      const base = imul(((offset_2 / 64) | 0), 4);
+    {
       {
-        const lane_1 = nextA[t * 4 + base];
-        const lane_2 = nextA[t * 4 + ((base + 1) | 0)];
-        const lane_3 = nextA[t * 4 + ((base + 2) | 0)];
-        const lane_4 = nextA[t * 4 + ((base + 3) | 0)];
-        AsT[0 * 544 + ((((imul(innerColA, 68) + innerRowA) | 0) + offset_2) | 0)] = lane_1;
-        AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_2) | 0) + 1) | 0)] = lane_2;
-        AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_2) | 0) + 2) | 0)] = lane_3;
-        AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_2) | 0) + 3) | 0)] = lane_4;
+        const lane_1 = nextA[t * 4 + 0];
+        const lane_2 = nextA[t * 4 + 1];
+        const lane_3 = nextA[t * 4 + 2];
+        const lane_4 = nextA[t * 4 + 3];
+        AsT[0 * 544 + ((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0)] = lane_1;
+        AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0) + 1) | 0)] = lane_2;
+        AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0) + 2) | 0)] = lane_3;
+        AsT[0 * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0) + 3) | 0)] = lane_4;
       }
     }
     group_slots[t] = group;
@@ -988,8 +1129,8 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (nextB < K) {
-          for (let offset_3 = 0; offset_3 < 8; offset_3 = (offset_3 + 8) | 0) {
-            const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
+          {
+            const row_2 = (((nextB + innerRowB) | 0) + 0) | 0;
             const col_1 = (imul(cCol, 64) + imul(innerColB, 4)) | 0;
             if ((row_2 < K) && (col_1 < N)) {
               {
@@ -997,54 +1138,60 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
                 const copied1_1 = B[((((imul(row_2, N) + col_1) | 0) + 1) | 0)];
                 const copied2_1 = B[((((imul(row_2, N) + col_1) | 0) + 2) | 0)];
                 const copied3_1 = B[((((imul(row_2, N) + col_1) | 0) + 3) | 0)];
-                Bs[writeB * 512 + ((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0_1;
-                Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-                Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-                Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+                Bs[writeB * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0_1;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
               }
             } else {
-              Bs[writeB * 512 + ((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
-              Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-              Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-              Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+              Bs[writeB * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
             }
           }
         }
         if (nextA0 < K) {
-          for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 64) | 0) {
-            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_4) | 0;
+          for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 64) | 0) {
+            const row_3 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
             {
               for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
                 const col_2 = (nextA0 + innerColA) | 0;
-                nextA[t * 4 + ((imul(((offset_4 / 64) | 0), 4) + j_1) | 0)] = ((((row_3 + j_1) | 0) < M) && (col_2 < K)) ? A[((imul(((row_3 + j_1) | 0), K) + col_2) | 0)] : 0;
+                nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + j_1) | 0)] = ((((row_3 + j_1) | 0) < M) && (col_2 < K)) ? A[((imul(((row_3 + j_1) | 0), K) + col_2) | 0)] : 0;
               }
             }
           }
         }
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stageA * 544 + ((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-              const m1 = AsT[stageA * 544 + ((((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stageA * 544 + ((((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stageA * 544 + ((((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stageA * 544 + ((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0)];
+            const m1 = AsT[stageA * 544 + ((((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 544 + ((((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 544 + ((((((((((imul(((imul(group, 8) + dot) | 0), 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 4 + 0] = m0;
+            regM[t * 4 + 1] = m1;
+            regM[t * 4 + 2] = m2;
+            regM[t * 4 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[readB * 512 + ((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const n0 = Bs[readB * 512 + ((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[readB * 512 + ((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 4; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -1056,17 +1203,16 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
           }
         }
         if (nextA0 < K) {
-          for (let offset_5 = 0; offset_5 < 64; offset_5 = (offset_5 + 64) | 0) {
-            const base_1 = imul(((offset_5 / 64) | 0), 4);
+          {
             {
-              const lane_5 = nextA[t * 4 + base_1];
-              const lane_6 = nextA[t * 4 + ((base_1 + 1) | 0)];
-              const lane_7 = nextA[t * 4 + ((base_1 + 2) | 0)];
-              const lane_8 = nextA[t * 4 + ((base_1 + 3) | 0)];
-              AsT[((1 - stageA) | 0) * 544 + ((((imul(innerColA, 68) + innerRowA) | 0) + offset_5) | 0)] = lane_5;
-              AsT[((1 - stageA) | 0) * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_5) | 0) + 1) | 0)] = lane_6;
-              AsT[((1 - stageA) | 0) * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_5) | 0) + 2) | 0)] = lane_7;
-              AsT[((1 - stageA) | 0) * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + offset_5) | 0) + 3) | 0)] = lane_8;
+              const lane_5 = nextA[t * 4 + 0];
+              const lane_6 = nextA[t * 4 + 1];
+              const lane_7 = nextA[t * 4 + 2];
+              const lane_8 = nextA[t * 4 + 3];
+              AsT[((1 - stageA) | 0) * 544 + ((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0)] = lane_5;
+              AsT[((1 - stageA) | 0) * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0) + 1) | 0)] = lane_6;
+              AsT[((1 - stageA) | 0) * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0) + 2) | 0)] = lane_7;
+              AsT[((1 - stageA) | 0) * 544 + ((((((imul(innerColA, 68) + innerRowA) | 0) + 0) | 0) + 3) | 0)] = lane_8;
             }
           }
         }
@@ -1084,13 +1230,13 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
-      for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-        for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+      for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+        for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
           for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
-            for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-              const row_4 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-              const col_3 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
-              const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            {
+              const row_4 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+              const col_3 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0;
+              const r = (((imul(((imul(wSubRow, 4) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + 0) | 0;
               if ((row_4 < M) && (col_3 < N)) {
                 if (beta === 0) {
                   const lane_9 = fround(alpha * acc[t * 32 + r]);
@@ -1175,8 +1321,8 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
     for (let s = 0; s < 1; s = (s + 1) | 0) {
       const k0 = imul(s, 16);
       if (k0 < K) {
-        for (let offset = 0; offset < 16; offset = (offset + 8) | 0) {
-          const row = (((k0 + innerRowB) | 0) + offset) | 0;
+        {
+          const row = (((k0 + innerRowB) | 0) + 0) | 0;
           const col = (imul(cCol, 32) + imul(innerColB, 4)) | 0;
           if ((row < K) && (col < N)) {
             {
@@ -1184,22 +1330,43 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
               const copied1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
               const copied2 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
               const copied3 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
-              Bs[s * 512 + ((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0)] = copied0;
-              Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
-              Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
-              Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+              Bs[s * 512 + ((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0)] = copied0;
+              Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+              Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+              Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
             }
           } else {
-            Bs[s * 512 + ((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0)] = 0;
-            Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-            Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-            Bs[s * 512 + ((((imul(((innerRowB + offset) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+            Bs[s * 512 + ((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+          }
+        }
+        {
+          const row = (((k0 + innerRowB) | 0) + 8) | 0;
+          const col = (imul(cCol, 32) + imul(innerColB, 4)) | 0;
+          if ((row < K) && (col < N)) {
+            {
+              const copied0_1 = B[((imul(row, N) + col) | 0)];
+              const copied1_1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
+              const copied2_1 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
+              const copied3_1 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+              Bs[s * 512 + ((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0)] = copied0_1;
+              Bs[s * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+              Bs[s * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+              Bs[s * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+            }
+          } else {
+            Bs[s * 512 + ((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+            Bs[s * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
           }
         }
       }
     }
-    for (let offset_1 = 0; offset_1 < 32; offset_1 = (offset_1 + 16) | 0) {
-      const row_1 = (((imul(cRow, 32) + innerRowA) | 0) + offset_1) | 0;
+    {
+      const row_1 = (((imul(cRow, 32) + innerRowA) | 0) + 0) | 0;
       {
         const col_1 = imul(innerColA, 4);
         if ((row_1 < M) && (col_1 < K)) {
@@ -1207,25 +1374,53 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
           const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
           const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
           const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
-          nextA[t * 8 + imul(((offset_1 / 16) | 0), 4)] = a0;
-          nextA[t * 8 + ((imul(((offset_1 / 16) | 0), 4) + 1) | 0)] = a1;
-          nextA[t * 8 + ((imul(((offset_1 / 16) | 0), 4) + 2) | 0)] = a2;
-          nextA[t * 8 + ((imul(((offset_1 / 16) | 0), 4) + 3) | 0)] = a3;
+          nextA[t * 8 + 0] = a0;
+          nextA[t * 8 + 1] = a1;
+          nextA[t * 8 + 2] = a2;
+          nextA[t * 8 + 3] = a3;
         } else {
-          nextA[t * 8 + imul(((offset_1 / 16) | 0), 4)] = 0;
-          nextA[t * 8 + ((imul(((offset_1 / 16) | 0), 4) + 1) | 0)] = 0;
-          nextA[t * 8 + ((imul(((offset_1 / 16) | 0), 4) + 2) | 0)] = 0;
-          nextA[t * 8 + ((imul(((offset_1 / 16) | 0), 4) + 3) | 0)] = 0;
+          nextA[t * 8 + 0] = 0;
+          nextA[t * 8 + 1] = 0;
+          nextA[t * 8 + 2] = 0;
+          nextA[t * 8 + 3] = 0;
         }
       }
     }
-    for (let offset_2 = 0; offset_2 < 32; offset_2 = (offset_2 + 16) | 0) {
-      const base = imul(((offset_2 / 16) | 0), 4);
+    {
+      const row_1 = (((imul(cRow, 32) + innerRowA) | 0) + 16) | 0;
       {
-        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 0) | 0), 36) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + base];
-        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 1) | 0), 36) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 1) | 0)];
-        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 2) | 0), 36) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 2) | 0)];
-        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
+        const col_1 = imul(innerColA, 4);
+        if ((row_1 < M) && (col_1 < K)) {
+          const a0 = A[((imul(row_1, K) + col_1) | 0)];
+          const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
+          const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
+          const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
+          nextA[t * 8 + 4] = a0;
+          nextA[t * 8 + 5] = a1;
+          nextA[t * 8 + 6] = a2;
+          nextA[t * 8 + 7] = a3;
+        } else {
+          nextA[t * 8 + 4] = 0;
+          nextA[t * 8 + 5] = 0;
+          nextA[t * 8 + 6] = 0;
+          nextA[t * 8 + 7] = 0;
+        }
+      }
+    }
+    {
+      {
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 0) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 1) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 2) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+      }
+    }
+    {
+      {
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 0) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 4];
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 1) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 5];
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 2) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 6];
+        AsT[0 * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 7];
       }
     }
     group_slots[t] = group;
@@ -1260,31 +1455,52 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (nextB < K) {
-          for (let offset_3 = 0; offset_3 < 16; offset_3 = (offset_3 + 8) | 0) {
-            const row_2 = (((nextB + innerRowB) | 0) + offset_3) | 0;
+          {
+            const row_2 = (((nextB + innerRowB) | 0) + 0) | 0;
             const col_2 = (imul(cCol, 32) + imul(innerColB, 4)) | 0;
             if ((row_2 < K) && (col_2 < N)) {
               {
-                const copied0_1 = B[((imul(row_2, N) + col_2) | 0)];
-                const copied1_1 = B[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
-                const copied2_1 = B[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
-                const copied3_1 = B[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
-                Bs[writeB * 512 + ((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0)] = copied0_1;
-                Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-                Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-                Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+                const copied0_2 = B[((imul(row_2, N) + col_2) | 0)];
+                const copied1_2 = B[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
+                const copied2_2 = B[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
+                const copied3_2 = B[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
+                Bs[writeB * 512 + ((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0)] = copied0_2;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_2;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_2;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_2;
               }
             } else {
-              Bs[writeB * 512 + ((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0)] = 0;
-              Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-              Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-              Bs[writeB * 512 + ((((imul(((innerRowB + offset_3) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+              Bs[writeB * 512 + ((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 0) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+            }
+          }
+          {
+            const row_2 = (((nextB + innerRowB) | 0) + 8) | 0;
+            const col_2 = (imul(cCol, 32) + imul(innerColB, 4)) | 0;
+            if ((row_2 < K) && (col_2 < N)) {
+              {
+                const copied0_3 = B[((imul(row_2, N) + col_2) | 0)];
+                const copied1_3 = B[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
+                const copied2_3 = B[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
+                const copied3_3 = B[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
+                Bs[writeB * 512 + ((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0)] = copied0_3;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_3;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_3;
+                Bs[writeB * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_3;
+              }
+            } else {
+              Bs[writeB * 512 + ((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[writeB * 512 + ((((imul(((innerRowB + 8) | 0), 32) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
             }
           }
         }
         if (nextA0 < K) {
-          for (let offset_4 = 0; offset_4 < 32; offset_4 = (offset_4 + 16) | 0) {
-            const row_3 = (((imul(cRow, 32) + innerRowA) | 0) + offset_4) | 0;
+          {
+            const row_3 = (((imul(cRow, 32) + innerRowA) | 0) + 0) | 0;
             {
               const col_3 = (nextA0 + imul(innerColA, 4)) | 0;
               if ((row_3 < M) && (col_3 < K)) {
@@ -1292,43 +1508,70 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
                 const a1_1 = A[((((imul(row_3, K) + col_3) | 0) + 1) | 0)];
                 const a2_1 = A[((((imul(row_3, K) + col_3) | 0) + 2) | 0)];
                 const a3_1 = A[((((imul(row_3, K) + col_3) | 0) + 3) | 0)];
-                nextA[t * 8 + imul(((offset_4 / 16) | 0), 4)] = a0_1;
-                nextA[t * 8 + ((imul(((offset_4 / 16) | 0), 4) + 1) | 0)] = a1_1;
-                nextA[t * 8 + ((imul(((offset_4 / 16) | 0), 4) + 2) | 0)] = a2_1;
-                nextA[t * 8 + ((imul(((offset_4 / 16) | 0), 4) + 3) | 0)] = a3_1;
+                nextA[t * 8 + 0] = a0_1;
+                nextA[t * 8 + 1] = a1_1;
+                nextA[t * 8 + 2] = a2_1;
+                nextA[t * 8 + 3] = a3_1;
               } else {
-                nextA[t * 8 + imul(((offset_4 / 16) | 0), 4)] = 0;
-                nextA[t * 8 + ((imul(((offset_4 / 16) | 0), 4) + 1) | 0)] = 0;
-                nextA[t * 8 + ((imul(((offset_4 / 16) | 0), 4) + 2) | 0)] = 0;
-                nextA[t * 8 + ((imul(((offset_4 / 16) | 0), 4) + 3) | 0)] = 0;
+                nextA[t * 8 + 0] = 0;
+                nextA[t * 8 + 1] = 0;
+                nextA[t * 8 + 2] = 0;
+                nextA[t * 8 + 3] = 0;
+              }
+            }
+          }
+          {
+            const row_3 = (((imul(cRow, 32) + innerRowA) | 0) + 16) | 0;
+            {
+              const col_3 = (nextA0 + imul(innerColA, 4)) | 0;
+              if ((row_3 < M) && (col_3 < K)) {
+                const a0_1 = A[((imul(row_3, K) + col_3) | 0)];
+                const a1_1 = A[((((imul(row_3, K) + col_3) | 0) + 1) | 0)];
+                const a2_1 = A[((((imul(row_3, K) + col_3) | 0) + 2) | 0)];
+                const a3_1 = A[((((imul(row_3, K) + col_3) | 0) + 3) | 0)];
+                nextA[t * 8 + 4] = a0_1;
+                nextA[t * 8 + 5] = a1_1;
+                nextA[t * 8 + 6] = a2_1;
+                nextA[t * 8 + 7] = a3_1;
+              } else {
+                nextA[t * 8 + 4] = 0;
+                nextA[t * 8 + 5] = 0;
+                nextA[t * 8 + 6] = 0;
+                nextA[t * 8 + 7] = 0;
               }
             }
           }
         }
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stageA * 576 + ((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-              const m1 = AsT[stageA * 576 + ((((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stageA * 576 + ((((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stageA * 576 + ((((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stageA * 576 + ((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0)];
+            const m1 = AsT[stageA * 576 + ((((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stageA * 576 + ((((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stageA * 576 + ((((((((((imul(((imul(group, 8) + dot) | 0), 36) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 4 + 0] = m0;
+            regM[t * 4 + 1] = m1;
+            regM[t * 4 + 2] = m2;
+            regM[t * 4 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[readB * 512 + ((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const n0 = Bs[readB * 512 + ((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[readB * 512 + ((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[readB * 512 + ((((((((((imul(((imul(group, 8) + dot) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 4; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -1340,13 +1583,20 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
           }
         }
         if (nextA0 < K) {
-          for (let offset_5 = 0; offset_5 < 32; offset_5 = (offset_5 + 16) | 0) {
-            const base_1 = imul(((offset_5 / 16) | 0), 4);
+          {
             {
-              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 0) | 0), 36) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + base_1];
-              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 1) | 0), 36) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 1) | 0)];
-              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 2) | 0), 36) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 2) | 0)];
-              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 3) | 0)];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 0) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 1) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 2) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+            }
+          }
+          {
+            {
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 0) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 4];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 1) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 5];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 2) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 6];
+              AsT[((1 - stageA) | 0) * 576 + ((((imul(((imul(innerColA, 4) + 3) | 0), 36) + innerRowA) | 0) + 16) | 0)] = nextA[t * 8 + 7];
             }
           }
         }
@@ -1390,13 +1640,13 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
     if (group === 0) {
-      for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-        for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+      for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+        for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
           for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
-            for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-              const row_4 = (((((((imul(cRow, 32) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-              const col_4 = (((((((imul(cCol, 32) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
-              const r_2 = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            {
+              const row_4 = (((((((imul(cRow, 32) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+              const col_4 = (((((((imul(cCol, 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0;
+              const r_2 = (((imul(((imul(wSubRow, 4) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + 0) | 0;
               if ((row_4 < M) && (col_4 < N)) {
                 if (beta === 0) {
                   const lane_1 = fround(alpha * acc[t * 32 + r_2]);
@@ -1526,17 +1776,15 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
               }
             }
             for (let dd = 0; dd < 4; dd = (dd + 1) | 0) {
-              for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
-                for (let j = 0; j < 4; j = (j + 4) | 0) {
-                  const b0 = Bs[stage * 2048 + ((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadCol, 4)) | 0) + j) | 0)];
-                  const b1 = Bs[stage * 2048 + ((((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 1) | 0)];
-                  const b2 = Bs[stage * 2048 + ((((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 2) | 0)];
-                  const b3 = Bs[stage * 2048 + ((((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 3) | 0)];
-                  regB[t * 4 + ((imul(wSubCol, 4) + j) | 0)] = b0;
-                  regB[t * 4 + ((((imul(wSubCol, 4) + j) | 0) + 1) | 0)] = b1;
-                  regB[t * 4 + ((((imul(wSubCol, 4) + j) | 0) + 2) | 0)] = b2;
-                  regB[t * 4 + ((((imul(wSubCol, 4) + j) | 0) + 3) | 0)] = b3;
-                }
+              {
+                const b0 = Bs[stage * 2048 + ((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0)];
+                const b1 = Bs[stage * 2048 + ((((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+                const b2 = Bs[stage * 2048 + ((((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+                const b3 = Bs[stage * 2048 + ((((((((((imul(((((imul(group, 16) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+                regB[t * 4 + 0] = b0;
+                regB[t * 4 + 1] = b1;
+                regB[t * 4 + 2] = b2;
+                regB[t * 4 + 3] = b3;
               }
               for (let m = 0; m < 8; m = (m + 1) | 0) {
                 for (let n = 0; n < 4; n = (n + 1) | 0) {
@@ -1595,11 +1843,11 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITE
     if (group === 0) {
       for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
         for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 1) | 0) {
-          for (let wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1 = (wSubCol_1 + 1) | 0) {
-            for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+          for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
+            for (let j = 0; j < 4; j = (j + 1) | 0) {
               const row_3 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + threadRow) | 0) + imul(i_2, 4)) | 0;
-              const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadCol, 4)) | 0) + j_1) | 0;
-              const r_2 = (((imul(((imul(wSubRow_1, 8) + i_2) | 0), 4) + imul(wSubCol_1, 4)) | 0) + j_1) | 0;
+              const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadCol, 4)) | 0) + j) | 0;
+              const r_2 = (((imul(((imul(wSubRow_1, 8) + i_2) | 0), 4) + imul(wSubCol, 4)) | 0) + j) | 0;
               if ((row_3 < M) && (col_2 < N)) {
                 C[((imul(row_3, N) + col_2) | 0)] = (beta === 0) ? fround(alpha * acc[t * 32 + r_2]) : fround(fround(alpha * acc[t * 32 + r_2]) + fround(beta * C[((imul(row_3, N) + col_2) | 0)]));
               }
@@ -1705,17 +1953,25 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
               }
             }
             for (let dd = 0; dd < 4; dd = (dd + 1) | 0) {
-              for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-                for (let j = 0; j < 4; j = (j + 4) | 0) {
-                  const b0 = Bs[stage * 512 + ((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0)];
-                  const b1 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 1) | 0)];
-                  const b2 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 2) | 0)];
-                  const b3 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 3) | 0)];
-                  regB[t * 8 + ((imul(wSubCol, 4) + j) | 0)] = b0;
-                  regB[t * 8 + ((((imul(wSubCol, 4) + j) | 0) + 1) | 0)] = b1;
-                  regB[t * 8 + ((((imul(wSubCol, 4) + j) | 0) + 2) | 0)] = b2;
-                  regB[t * 8 + ((((imul(wSubCol, 4) + j) | 0) + 3) | 0)] = b3;
-                }
+              {
+                const b0 = Bs[stage * 512 + ((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0)];
+                const b1 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+                const b2 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+                const b3 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+                regB[t * 8 + 0] = b0;
+                regB[t * 8 + 1] = b1;
+                regB[t * 8 + 2] = b2;
+                regB[t * 8 + 3] = b3;
+              }
+              {
+                const b0 = Bs[stage * 512 + ((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0)];
+                const b1 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+                const b2 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+                const b3 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+                regB[t * 8 + 4] = b0;
+                regB[t * 8 + 5] = b1;
+                regB[t * 8 + 6] = b2;
+                regB[t * 8 + 7] = b3;
               }
               for (let m = 0; m < 4; m = (m + 1) | 0) {
                 for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -1750,11 +2006,11 @@ export function sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER
     if (group === 0) {
       for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
         for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
-          for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
-            for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
+            for (let j = 0; j < 4; j = (j + 1) | 0) {
               const row_3 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + threadRow) | 0) + imul(i_2, 8)) | 0;
-              const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadCol, 4)) | 0) + j_1) | 0;
-              const r = (((imul(((imul(wSubRow_1, 4) + i_2) | 0), 8) + imul(wSubCol_1, 4)) | 0) + j_1) | 0;
+              const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0;
+              const r = (((imul(((imul(wSubRow_1, 4) + i_2) | 0), 8) + imul(wSubCol, 4)) | 0) + j) | 0;
               if ((row_3 < M) && (col_2 < N)) {
                 C[((imul(row_3, N) + col_2) | 0)] = (beta === 0) ? fround(alpha * acc[t * 32 + r]) : fround(fround(alpha * acc[t * 32 + r]) + fround(beta * C[((imul(row_3, N) + col_2) | 0)]));
               }
@@ -1862,17 +2118,25 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
               }
             }
             for (let dd = 0; dd < 4; dd = (dd + 1) | 0) {
-              for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-                for (let j = 0; j < 4; j = (j + 4) | 0) {
-                  const b0 = Bs[stage * 512 + ((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0)];
-                  const b1 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 1) | 0)];
-                  const b2 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 2) | 0)];
-                  const b3 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0) + 3) | 0)];
-                  regB[t * 8 + ((imul(wSubCol, 4) + j) | 0)] = b0;
-                  regB[t * 8 + ((((imul(wSubCol, 4) + j) | 0) + 1) | 0)] = b1;
-                  regB[t * 8 + ((((imul(wSubCol, 4) + j) | 0) + 2) | 0)] = b2;
-                  regB[t * 8 + ((((imul(wSubCol, 4) + j) | 0) + 3) | 0)] = b3;
-                }
+              {
+                const b0 = Bs[stage * 512 + ((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0)];
+                const b1 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+                const b2 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+                const b3 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+                regB[t * 8 + 0] = b0;
+                regB[t * 8 + 1] = b1;
+                regB[t * 8 + 2] = b2;
+                regB[t * 8 + 3] = b3;
+              }
+              {
+                const b0 = Bs[stage * 512 + ((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0)];
+                const b1 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+                const b2 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+                const b3 = Bs[stage * 512 + ((((((((((imul(((((imul(group, 8) + d) | 0) + dd) | 0), 32) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+                regB[t * 8 + 4] = b0;
+                regB[t * 8 + 5] = b1;
+                regB[t * 8 + 6] = b2;
+                regB[t * 8 + 7] = b3;
               }
               for (let m = 0; m < 4; m = (m + 1) | 0) {
                 for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -1931,11 +2195,11 @@ export function sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER
     if (group === 0) {
       for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
         for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
-          for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
-            for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
+            for (let j = 0; j < 4; j = (j + 1) | 0) {
               const row_3 = (((((((imul(cRow, 32) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + threadRow) | 0) + imul(i_2, 8)) | 0;
-              const col_2 = (((((((imul(cCol, 32) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadCol, 4)) | 0) + j_1) | 0;
-              const r_2 = (((imul(((imul(wSubRow_1, 4) + i_2) | 0), 8) + imul(wSubCol_1, 4)) | 0) + j_1) | 0;
+              const col_2 = (((((((imul(cCol, 32) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadCol, 4)) | 0) + j) | 0;
+              const r_2 = (((imul(((imul(wSubRow_1, 4) + i_2) | 0), 8) + imul(wSubCol, 4)) | 0) + j) | 0;
               if ((row_3 < M) && (col_2 < N)) {
                 C[((imul(row_3, N) + col_2) | 0)] = (beta === 0) ? fround(alpha * acc[t * 32 + r_2]) : fround(fround(alpha * acc[t * 32 + r_2]) + fround(beta * C[((imul(row_3, N) + col_2) | 0)]));
               }

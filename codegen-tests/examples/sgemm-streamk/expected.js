@@ -172,22 +172,37 @@ export function sgemmStreamK_BM_128_BN_256_BK_16_STAGES_4_WM_64_WN_64_WNITER_4_T
             }
           }
         }
-        for (let offset_1 = 0; offset_1 < 128; offset_1 = (offset_1 + 64) | 0) {
-          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_1) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0)];
-          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_1) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_1) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_1) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-          nextA[t * 8 + imul(((offset_1 / 64) | 0), 4)] = a0;
-          nextA[t * 8 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = a1;
-          nextA[t * 8 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = a2;
-          nextA[t * 8 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = a3;
+        {
+          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          nextA[t * 8 + 0] = a0;
+          nextA[t * 8 + 1] = a1;
+          nextA[t * 8 + 2] = a2;
+          nextA[t * 8 + 3] = a3;
         }
-        for (let offset_2 = 0; offset_2 < 128; offset_2 = (offset_2 + 64) | 0) {
-          const base = imul(((offset_2 / 64) | 0), 4);
-          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + base];
-          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 1) | 0)];
-          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 2) | 0)];
-          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 8 + ((base + 3) | 0)];
+        {
+          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + kBegin) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          nextA[t * 8 + 4] = a0;
+          nextA[t * 8 + 5] = a1;
+          nextA[t * 8 + 6] = a2;
+          nextA[t * 8 + 7] = a3;
+        }
+        {
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+        }
+        {
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 4];
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 5];
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 6];
+          AsT[0 * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 7];
         }
       }
       threads3: for (let t = 0; t < threads; t++) {
@@ -208,15 +223,25 @@ export function sgemmStreamK_BM_128_BN_256_BK_16_STAGES_4_WM_64_WN_64_WNITER_4_T
             let innerColA = innerColA_slots[t];
             nextA0 = (k0 + 16) | 0;
             if (nextA0 < kEnd) {
-              for (let offset_3 = 0; offset_3 < 128; offset_3 = (offset_3 + 64) | 0) {
-                const a0_1 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_3) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0)];
-                const a1_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_3) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-                const a2_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_3) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-                const a3_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset_3) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-                nextA[t * 8 + imul(((offset_3 / 64) | 0), 4)] = a0_1;
-                nextA[t * 8 + ((imul(((offset_3 / 64) | 0), 4) + 1) | 0)] = a1_1;
-                nextA[t * 8 + ((imul(((offset_3 / 64) | 0), 4) + 2) | 0)] = a2_1;
-                nextA[t * 8 + ((imul(((offset_3 / 64) | 0), 4) + 3) | 0)] = a3_1;
+              {
+                const a0_1 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0)];
+                const a1_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+                const a2_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+                const a3_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+                nextA[t * 8 + 0] = a0_1;
+                nextA[t * 8 + 1] = a1_1;
+                nextA[t * 8 + 2] = a2_1;
+                nextA[t * 8 + 3] = a3_1;
+              }
+              {
+                const a0_1 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0)];
+                const a1_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+                const a2_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+                const a3_1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 64) | 0), K) + nextA0) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+                nextA[t * 8 + 4] = a0_1;
+                nextA[t * 8 + 5] = a1_1;
+                nextA[t * 8 + 6] = a2_1;
+                nextA[t * 8 + 7] = a3_1;
               }
             }
             {
@@ -242,42 +267,50 @@ export function sgemmStreamK_BM_128_BN_256_BK_16_STAGES_4_WM_64_WN_64_WNITER_4_T
             let innerRowA = innerRowA_slots[t];
             const nextB = (k0 + 48) | 0;
             if (nextB < kEnd) {
-              for (let offset_4 = 0; offset_4 < 16; offset_4 = (offset_4 + 4) | 0) {
+              for (let offset_1 = 0; offset_1 < 16; offset_1 = (offset_1 + 4) | 0) {
                 {
-                  const copied0_1 = B[((((imul(((((nextB + innerRowB) | 0) + offset_4) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0)];
-                  const copied1_1 = B[((((((imul(((((nextB + innerRowB) | 0) + offset_4) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-                  const copied2_1 = B[((((((imul(((((nextB + innerRowB) | 0) + offset_4) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-                  const copied3_1 = B[((((((imul(((((nextB + innerRowB) | 0) + offset_4) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-                  Bs[writeB * 4096 + ((imul(((innerRowB + offset_4) | 0), 256) + imul(innerColB, 4)) | 0)] = copied0_1;
-                  Bs[writeB * 4096 + ((((imul(((innerRowB + offset_4) | 0), 256) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-                  Bs[writeB * 4096 + ((((imul(((innerRowB + offset_4) | 0), 256) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-                  Bs[writeB * 4096 + ((((imul(((innerRowB + offset_4) | 0), 256) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+                  const copied0_1 = B[((((imul(((((nextB + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0)];
+                  const copied1_1 = B[((((((imul(((((nextB + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+                  const copied2_1 = B[((((((imul(((((nextB + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+                  const copied3_1 = B[((((((imul(((((nextB + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 256)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+                  Bs[writeB * 4096 + ((imul(((innerRowB + offset_1) | 0), 256) + imul(innerColB, 4)) | 0)] = copied0_1;
+                  Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 256) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+                  Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 256) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+                  Bs[writeB * 4096 + ((((imul(((innerRowB + offset_1) | 0), 256) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
                 }
               }
             }
             for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-              for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-                for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-                  const m0 = AsT[stageA * 2112 + ((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-                  const m1 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-                  const m2 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-                  const m3 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-                  regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-                  regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-                  regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-                  regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-                }
+              {
+                const m0 = AsT[stageA * 2112 + ((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+                const m1 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+                const m2 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+                const m3 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+                regM[t * 8 + 0] = m0;
+                regM[t * 8 + 1] = m1;
+                regM[t * 8 + 2] = m2;
+                regM[t * 8 + 3] = m3;
+              }
+              {
+                const m0 = AsT[stageA * 2112 + ((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+                const m1 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+                const m2 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+                const m3 = AsT[stageA * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+                regM[t * 8 + 4] = m0;
+                regM[t * 8 + 5] = m1;
+                regM[t * 8 + 6] = m2;
+                regM[t * 8 + 7] = m3;
               }
               for (let wSubCol = 0; wSubCol < 4; wSubCol = (wSubCol + 1) | 0) {
-                for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-                  const n0 = Bs[readB * 4096 + ((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-                  const n1 = Bs[readB * 4096 + ((((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-                  const n2 = Bs[readB * 4096 + ((((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-                  const n3 = Bs[readB * 4096 + ((((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-                  regN[t * 16 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-                  regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-                  regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-                  regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
+                {
+                  const n0 = Bs[readB * 4096 + ((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+                  const n1 = Bs[readB * 4096 + ((((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+                  const n2 = Bs[readB * 4096 + ((((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+                  const n3 = Bs[readB * 4096 + ((((((((((imul(dot, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+                  regN[t * 16 + ((imul(wSubCol, 4) + 0) | 0)] = n0;
+                  regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 1) | 0)] = n1;
+                  regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 2) | 0)] = n2;
+                  regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 3) | 0)] = n3;
                 }
               }
               for (let m = 0; m < 8; m = (m + 1) | 0) {
@@ -290,12 +323,17 @@ export function sgemmStreamK_BM_128_BN_256_BK_16_STAGES_4_WM_64_WN_64_WNITER_4_T
               }
             }
             if (nextA0 < kEnd) {
-              for (let offset_5 = 0; offset_5 < 128; offset_5 = (offset_5 + 64) | 0) {
-                const base_1 = imul(((offset_5 / 64) | 0), 4);
-                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + base_1];
-                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 1) | 0)];
-                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 2) | 0)];
-                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + offset_5) | 0)] = nextA[t * 8 + ((base_1 + 3) | 0)];
+              {
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 0];
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 1];
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 2];
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + 0) | 0)] = nextA[t * 8 + 3];
+              }
+              {
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 4];
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 5];
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 6];
+                AsT[((1 - stageA) | 0) * 2112 + ((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + 64) | 0)] = nextA[t * 8 + 7];
               }
             }
           }
@@ -365,13 +403,13 @@ export function sgemmStreamK_BM_128_BN_256_BK_16_STAGES_4_WM_64_WN_64_WNITER_4_T
         let stop = stop_slots[t];
         let first = first_slots[t];
         if (complete || (finisher[0] === 1)) {
-          for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
+          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
             for (let wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1 = (wSubCol_1 + 1) | 0) {
               for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
-                for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-                  const row = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow_1, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
-                  const col = (((((((imul(cCol, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
-                  const r_2 = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+                {
+                  const row = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+                  const col = (((((((imul(cCol, 256) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0;
+                  const r_2 = (((imul(((imul(wSubRow, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + 0) | 0;
                   if (beta === 0) {
                     const lane_1 = fround(alpha * acc[t * 128 + r_2]);
                     const lane_2 = fround(alpha * acc[t * 128 + ((r_2 + 1) | 0)]);

@@ -1847,29 +1847,45 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
     }
     for (let s = 0; s < 3; s = (s + 1) | 0) {
       if (s < steps) {
-        for (let r = 0; r < 128; r = (r + 64) | 0) {
-          {
-            const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
-            const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
-            const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
-            const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
-            As[((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0)] = copied0;
-            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
-            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
-            As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
-          }
+        {
+          const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
+          const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+          const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+          const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+          As[((((imul(imul(s, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0)] = copied0;
+          As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
+          As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
+          As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
         }
-        for (let r_1 = 0; r_1 < 16; r_1 = (r_1 + 8) | 0) {
-          {
-            const copied0_1 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0)];
-            const copied1_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
-            const copied2_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
-            const copied3_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
-            Bs[((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0)] = copied0_1;
-            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_1;
-            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_1;
-            Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + r_1) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_1;
-          }
+        {
+          const copied0_1 = A[((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
+          const copied1_1 = A[((((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+          const copied2_1 = A[((((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+          const copied3_1 = A[((((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+          As[((((imul(imul(s, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0)] = copied0_1;
+          As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_1;
+          As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_1;
+          As[((((((imul(imul(s, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_1;
+        }
+        {
+          const copied0_2 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0)];
+          const copied1_2 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+          const copied2_2 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+          const copied3_2 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+          Bs[((((imul(imul(s, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0)] = copied0_2;
+          Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_2;
+          Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_2;
+          Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_2;
+        }
+        {
+          const copied0_3 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0)];
+          const copied1_3 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+          const copied2_3 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+          const copied3_3 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+          Bs[((((imul(imul(s, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0)] = copied0_3;
+          Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
+          Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
+          Bs[((((((imul(imul(s, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
         }
       }
     }
@@ -1906,29 +1922,45 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
         if (next < steps) {
-          for (let r_2 = 0; r_2 < 128; r_2 = (r_2 + 64) | 0) {
-            {
-              const copied0_2 = A[((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
-              const copied1_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
-              const copied2_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
-              const copied3_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
-              As[((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0)] = copied0_2;
-              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_2;
-              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_2;
-              As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_2;
-            }
+          {
+            const copied0_4 = A[((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
+            const copied1_4 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2_4 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3_4 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0)] = copied0_4;
+            As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_4;
+            As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_4;
+            As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_4;
           }
-          for (let r_3 = 0; r_3 < 16; r_3 = (r_3 + 8) | 0) {
-            {
-              const copied0_3 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0)];
-              const copied1_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
-              const copied2_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
-              const copied3_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
-              Bs[((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0)] = copied0_3;
-              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
-              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
-              Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + r_3) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
-            }
+          {
+            const copied0_5 = A[((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
+            const copied1_5 = A[((((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2_5 = A[((((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3_5 = A[((((((imul(((((aRows + innerRowA) | 0) + 64) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0)] = copied0_5;
+            As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_5;
+            As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_5;
+            As[((((((imul(imul(writeStage, 128), 20) + imul(((innerRowA + 64) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_5;
+          }
+          {
+            const copied0_6 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_6 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_6 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_6 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0)] = copied0_6;
+            Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_6;
+            Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_6;
+            Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 0) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_6;
+          }
+          {
+            const copied0_7 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_7 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_7 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_7 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0)] = copied0_7;
+            Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_7;
+            Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_7;
+            Bs[((((((imul(imul(writeStage, 16), 136) + imul(((innerRowB + 8) | 0), 136)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_7;
           }
         }
         aStage = (imul(imul(readStage, 128), 20) + imul(imul(warpRow, 64), 20)) | 0;
@@ -2054,13 +2086,13 @@ export function sgemmTensorCore_BM_128_BN_128_BK_16_WM_64_WN_32_STAGES_4_THREADS
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 4; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
-          const r_4 = (piece / 8) | 0;
+          const r = (piece / 8) | 0;
           const c = imul(((piece % 8) | 0), 4);
-          const x0 = As[((((strip + imul(r_4, 40)) | 0) + c) | 0)];
-          const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
-          const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
-          const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          const x0 = As[((((strip + imul(r, 40)) | 0) + c) | 0)];
+          const x1 = As[((((((strip + imul(r, 40)) | 0) + c) | 0) + 1) | 0)];
+          const x2 = As[((((((strip + imul(r, 40)) | 0) + c) | 0) + 2) | 0)];
+          const x3 = As[((((((strip + imul(r, 40)) | 0) + c) | 0) + 3) | 0)];
+          const at = (((((imul(((((((aRows + imul(warpRow, 64)) | 0) + imul(i_3, 16)) | 0) + r) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
           if (beta === 0) {
             const lane_6 = fround(alpha * x0);
             const lane_7 = fround(alpha * x1);
@@ -2140,29 +2172,45 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
     }
     for (let s = 0; s < 1; s = (s + 1) | 0) {
       if (s < steps) {
-        for (let r = 0; r < 64; r = (r + 32) | 0) {
-          {
-            const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
-            const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
-            const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
-            const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + r) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
-            As[((((imul(imul(s, 64), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0)] = copied0;
-            As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
-            As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
-            As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + r) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
-          }
+        {
+          const copied0 = A[((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
+          const copied1 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+          const copied2 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+          const copied3 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+          As[((((imul(imul(s, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0)] = copied0;
+          As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1;
+          As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2;
+          As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3;
         }
-        for (let r_1 = 0; r_1 < 16; r_1 = (r_1 + 8) | 0) {
-          {
-            const copied0_1 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0)];
-            const copied1_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
-            const copied2_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
-            const copied3_1 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + r_1) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
-            Bs[((((imul(imul(s, 16), 72) + imul(((innerRowB + r_1) | 0), 72)) | 0) + innerColB) | 0)] = copied0_1;
-            Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + r_1) | 0), 72)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_1;
-            Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + r_1) | 0), 72)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_1;
-            Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + r_1) | 0), 72)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_1;
-          }
+        {
+          const copied0_1 = A[((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0)];
+          const copied1_1 = A[((((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+          const copied2_1 = A[((((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+          const copied3_1 = A[((((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(s, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+          As[((((imul(imul(s, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0)] = copied0_1;
+          As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_1;
+          As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_1;
+          As[((((((imul(imul(s, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_1;
+        }
+        {
+          const copied0_2 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0)];
+          const copied1_2 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+          const copied2_2 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+          const copied3_2 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+          Bs[((((imul(imul(s, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0)] = copied0_2;
+          Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_2;
+          Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_2;
+          Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_2;
+        }
+        {
+          const copied0_3 = B[((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0)];
+          const copied1_3 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+          const copied2_3 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+          const copied3_3 = B[((((((imul(((((imul(s, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+          Bs[((((imul(imul(s, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0)] = copied0_3;
+          Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
+          Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
+          Bs[((((((imul(imul(s, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
         }
       }
     }
@@ -2197,53 +2245,77 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         let bStage = bStage_slots[t];
         let warpCol = warpCol_slots[t];
         if (next < steps) {
-          for (let r_2 = 0; r_2 < 64; r_2 = (r_2 + 32) | 0) {
-            {
-              const copied0_2 = A[((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
-              const copied1_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
-              const copied2_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
-              const copied3_2 = A[((((((imul(((((aRows + innerRowA) | 0) + r_2) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
-              As[((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0)] = copied0_2;
-              As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_2;
-              As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_2;
-              As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + r_2) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_2;
-            }
+          {
+            const copied0_4 = A[((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
+            const copied1_4 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2_4 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3_4 = A[((((((imul(((((aRows + innerRowA) | 0) + 0) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0)] = copied0_4;
+            As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_4;
+            As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_4;
+            As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 0) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_4;
           }
-          for (let r_3 = 0; r_3 < 16; r_3 = (r_3 + 8) | 0) {
-            {
-              const copied0_3 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0)];
-              const copied1_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
-              const copied2_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
-              const copied3_3 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + r_3) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
-              Bs[((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + r_3) | 0), 72)) | 0) + innerColB) | 0)] = copied0_3;
-              Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + r_3) | 0), 72)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_3;
-              Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + r_3) | 0), 72)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_3;
-              Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + r_3) | 0), 72)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_3;
-            }
+          {
+            const copied0_5 = A[((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0)];
+            const copied1_5 = A[((((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 1) | 0)];
+            const copied2_5 = A[((((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 2) | 0)];
+            const copied3_5 = A[((((((imul(((((aRows + innerRowA) | 0) + 32) | 0), K) + imul(next, 16)) | 0) + innerColA) | 0) + 3) | 0)];
+            As[((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0)] = copied0_5;
+            As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0) + 1) | 0)] = copied1_5;
+            As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0) + 2) | 0)] = copied2_5;
+            As[((((((imul(imul(writeStage, 64), 20) + imul(((innerRowA + 32) | 0), 20)) | 0) + innerColA) | 0) + 3) | 0)] = copied3_5;
+          }
+          {
+            const copied0_6 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_6 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_6 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_6 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 0) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0)] = copied0_6;
+            Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_6;
+            Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_6;
+            Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 0) | 0), 72)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_6;
+          }
+          {
+            const copied0_7 = B[((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0)];
+            const copied1_7 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 1) | 0)];
+            const copied2_7 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 2) | 0)];
+            const copied3_7 = B[((((((imul(((((imul(next, 16) + innerRowB) | 0) + 8) | 0), N) + bCols) | 0) + innerColB) | 0) + 3) | 0)];
+            Bs[((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0)] = copied0_7;
+            Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0) + 1) | 0)] = copied1_7;
+            Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0) + 2) | 0)] = copied2_7;
+            Bs[((((((imul(imul(writeStage, 16), 72) + imul(((innerRowB + 8) | 0), 72)) | 0) + innerColB) | 0) + 3) | 0)] = copied3_7;
           }
         }
         aStage = (imul(imul(readStage, 64), 20) + imul(imul(warpRow, 32), 20)) | 0;
         bStage = (imul(imul(readStage, 16), 72) + imul(warpCol, 32)) | 0;
-        for (let i = 0; i < 2; i = (i + 1) | 0) {
-          {
-            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup = lane_1 >> 2;
-            const lanePlace = lane_1 & 3;
-            const element = (((((aStage + imul(imul(i, 16), 20)) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
-            a[t * 16 + imul(i, 4)] = roundTf32(As[element]);
-            a[t * 16 + ((imul(i, 4) + 1) | 0)] = roundTf32(As[((element + 160) | 0)]);
-            a[t * 16 + ((imul(i, 4) + 2) | 0)] = roundTf32(As[((element + 4) | 0)]);
-            a[t * 16 + ((imul(i, 4) + 3) | 0)] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
-          }
+        {
+          const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup = lane_1 >> 2;
+          const lanePlace = lane_1 & 3;
+          const element = (((((aStage + 0) | 0) + imul(laneGroup, 20)) | 0) + lanePlace) | 0;
+          a[t * 16 + 0] = roundTf32(As[element]);
+          a[t * 16 + 1] = roundTf32(As[((element + 160) | 0)]);
+          a[t * 16 + 2] = roundTf32(As[((element + 4) | 0)]);
+          a[t * 16 + 3] = roundTf32(As[((((element + 160) | 0) + 4) | 0)]);
+        }
+        {
+          const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup_1 = lane_2 >> 2;
+          const lanePlace_1 = lane_2 & 3;
+          const element_1 = (((((aStage + 320) | 0) + imul(laneGroup_1, 20)) | 0) + lanePlace_1) | 0;
+          a[t * 16 + 4] = roundTf32(As[element_1]);
+          a[t * 16 + 5] = roundTf32(As[((element_1 + 160) | 0)]);
+          a[t * 16 + 6] = roundTf32(As[((element_1 + 4) | 0)]);
+          a[t * 16 + 7] = roundTf32(As[((((element_1 + 160) | 0) + 4) | 0)]);
         }
         for (let j = 0; j < 4; j = (j + 1) | 0) {
           {
-            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_1 = lane_2 >> 2;
-            const lanePlace_1 = lane_2 & 3;
-            const element_1 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_1, 72)) | 0) + laneGroup_1) | 0;
-            b[t * 16 + imul(j, 2)] = roundTf32(Bs[element_1]);
-            b[t * 16 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_1 + 288) | 0)]);
+            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_2 = lane_3 >> 2;
+            const lanePlace_2 = lane_3 & 3;
+            const element_2 = (((((bStage + imul(j, 8)) | 0) + imul(lanePlace_2, 72)) | 0) + laneGroup_2) | 0;
+            b[t * 16 + imul(j, 2)] = roundTf32(Bs[element_2]);
+            b[t * 16 + ((imul(j, 2) + 1) | 0)] = roundTf32(Bs[((element_2 + 288) | 0)]);
           }
         }
         aStage_slots[t] = aStage;
@@ -2261,44 +2333,52 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
             let aStage = aStage_slots[t];
             let bStage = bStage_slots[t];
             if (((kk + 8) | 0) < 16) {
-              for (let i_1 = 0; i_1 < 2; i_1 = (i_1 + 1) | 0) {
-                {
-                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                  const laneGroup_2 = lane_3 >> 2;
-                  const lanePlace_2 = lane_3 & 3;
-                  const element_2 = (((((((((aStage + imul(imul(i_1, 16), 20)) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_2, 20)) | 0) + lanePlace_2) | 0;
-                  a[t * 16 + imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4)] = roundTf32(As[element_2]);
-                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_2 + 160) | 0)]);
-                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_2 + 4) | 0)]);
-                  a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + i_1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_2 + 160) | 0) + 4) | 0)]);
-                }
+              {
+                const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup_3 = lane_4 >> 2;
+                const lanePlace_3 = lane_4 & 3;
+                const element_3 = (((((((((aStage + 0) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_3, 20)) | 0) + lanePlace_3) | 0;
+                a[t * 16 + imul(((imul(((1 - current) | 0), 2) + 0) | 0), 4)] = roundTf32(As[element_3]);
+                a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + 0) | 0), 4) + 1) | 0)] = roundTf32(As[((element_3 + 160) | 0)]);
+                a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + 0) | 0), 4) + 2) | 0)] = roundTf32(As[((element_3 + 4) | 0)]);
+                a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + 0) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_3 + 160) | 0) + 4) | 0)]);
+              }
+              {
+                const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup_4 = lane_5 >> 2;
+                const lanePlace_4 = lane_5 & 3;
+                const element_4 = (((((((((aStage + 320) | 0) + kk) | 0) + 8) | 0) + imul(laneGroup_4, 20)) | 0) + lanePlace_4) | 0;
+                a[t * 16 + imul(((imul(((1 - current) | 0), 2) + 1) | 0), 4)] = roundTf32(As[element_4]);
+                a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + 1) | 0), 4) + 1) | 0)] = roundTf32(As[((element_4 + 160) | 0)]);
+                a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + 1) | 0), 4) + 2) | 0)] = roundTf32(As[((element_4 + 4) | 0)]);
+                a[t * 16 + ((imul(((imul(((1 - current) | 0), 2) + 1) | 0), 4) + 3) | 0)] = roundTf32(As[((((element_4 + 160) | 0) + 4) | 0)]);
               }
               for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
                 {
-                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                  const laneGroup_3 = lane_4 >> 2;
-                  const lanePlace_3 = lane_4 & 3;
-                  const element_3 = (((((((bStage + imul(((kk + 8) | 0), 72)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_3, 72)) | 0) + laneGroup_3) | 0;
-                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2)] = roundTf32(Bs[element_3]);
-                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_3 + 288) | 0)]);
+                  const lane_6 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_5 = lane_6 >> 2;
+                  const lanePlace_5 = lane_6 & 3;
+                  const element_5 = (((((((bStage + imul(((kk + 8) | 0), 72)) | 0) + imul(j_1, 8)) | 0) + imul(lanePlace_5, 72)) | 0) + laneGroup_5) | 0;
+                  b[t * 16 + imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2)] = roundTf32(Bs[element_5]);
+                  b[t * 16 + ((imul(((imul(((1 - current) | 0), 4) + j_1) | 0), 2) + 1) | 0)] = roundTf32(Bs[((element_5 + 288) | 0)]);
                 }
               }
             }
           }
-          let i_2 = 0;
+          let i = 0;
           loop2: for (;;) {
-            if (!(i_2 < 2)) break;
+            if (!(i < 2)) break;
             body2: {
               let j_2 = 0;
               loop3: for (;;) {
                 if (!(j_2 < 4)) break;
                 body3: {
-                  mmaM16n8k8(acc, 32, (imul(i_2, 4) + j_2) | 0, a, 16, (imul(current, 2) + i_2) | 0, b, 16, (imul(current, 4) + j_2) | 0, threads);
+                  mmaM16n8k8(acc, 32, (imul(i, 4) + j_2) | 0, a, 16, (imul(current, 2) + i) | 0, b, 16, (imul(current, 4) + j_2) | 0, threads);
                 }
                 j_2 = (j_2 + 1) | 0;
               }
             }
-            i_2 = (i_2 + 1) | 0;
+            i = (i + 1) | 0;
           }
         }
         kk = (kk + 8) | 0;
@@ -2316,9 +2396,9 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
     strip = imul(imul(warp, 16), 40);
     strip_slots[t] = strip;
   }
-  let i_3 = 0;
+  let i_1 = 0;
   loop4: for (;;) {
-    if (!(i_3 < 2)) break;
+    if (!(i_1 < 2)) break;
     body4: {
       threads6: for (let t = 0; t < threads; t++) {
         const tx = t;
@@ -2327,14 +2407,14 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         let strip = strip_slots[t];
         for (let j_3 = 0; j_3 < 4; j_3 = (j_3 + 1) | 0) {
           {
-            const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-            const laneGroup_4 = lane_5 >> 2;
-            const lanePlace_4 = lane_5 & 3;
-            const element_4 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_4, 40)) | 0) + imul(lanePlace_4, 2)) | 0;
-            As[element_4] = acc[t * 32 + imul(((imul(i_3, 4) + j_3) | 0), 4)];
-            As[((element_4 + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 1) | 0)];
-            As[((element_4 + 320) | 0)] = acc[t * 32 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 2) | 0)];
-            As[((((element_4 + 320) | 0) + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_3, 4) + j_3) | 0), 4) + 3) | 0)];
+            const lane_7 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+            const laneGroup_6 = lane_7 >> 2;
+            const lanePlace_6 = lane_7 & 3;
+            const element_6 = (((((strip + imul(j_3, 8)) | 0) + imul(laneGroup_6, 40)) | 0) + imul(lanePlace_6, 2)) | 0;
+            As[element_6] = acc[t * 32 + imul(((imul(i_1, 4) + j_3) | 0), 4)];
+            As[((element_6 + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 1) | 0)];
+            As[((element_6 + 320) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 2) | 0)];
+            As[((((element_6 + 320) | 0) + 1) | 0)] = acc[t * 32 + ((imul(((imul(i_1, 4) + j_3) | 0), 4) + 3) | 0)];
           }
         }
       }
@@ -2345,39 +2425,39 @@ export function sgemmTensorCore_BM_64_BN_64_BK_16_WM_32_WN_32_STAGES_2_THREADS_1
         let warpCol = warpCol_slots[t];
         for (let p = 0; p < 4; p = (p + 1) | 0) {
           const piece = (lane + imul(p, 32)) | 0;
-          const r_4 = (piece / 8) | 0;
+          const r = (piece / 8) | 0;
           const c = imul(((piece % 8) | 0), 4);
-          const x0 = As[((((strip + imul(r_4, 40)) | 0) + c) | 0)];
-          const x1 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 1) | 0)];
-          const x2 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 2) | 0)];
-          const x3 = As[((((((strip + imul(r_4, 40)) | 0) + c) | 0) + 3) | 0)];
-          const at = (((((imul(((((((aRows + imul(warpRow, 32)) | 0) + imul(i_3, 16)) | 0) + r_4) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
+          const x0 = As[((((strip + imul(r, 40)) | 0) + c) | 0)];
+          const x1 = As[((((((strip + imul(r, 40)) | 0) + c) | 0) + 1) | 0)];
+          const x2 = As[((((((strip + imul(r, 40)) | 0) + c) | 0) + 2) | 0)];
+          const x3 = As[((((((strip + imul(r, 40)) | 0) + c) | 0) + 3) | 0)];
+          const at = (((((imul(((((((aRows + imul(warpRow, 32)) | 0) + imul(i_1, 16)) | 0) + r) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + c) | 0;
           if (beta === 0) {
-            const lane_6 = fround(alpha * x0);
-            const lane_7 = fround(alpha * x1);
-            const lane_8 = fround(alpha * x2);
-            const lane_9 = fround(alpha * x3);
-            C[at] = lane_6;
-            C[((at + 1) | 0)] = lane_7;
-            C[((at + 2) | 0)] = lane_8;
-            C[((at + 3) | 0)] = lane_9;
+            const lane_8 = fround(alpha * x0);
+            const lane_9 = fround(alpha * x1);
+            const lane_10 = fround(alpha * x2);
+            const lane_11 = fround(alpha * x3);
+            C[at] = lane_8;
+            C[((at + 1) | 0)] = lane_9;
+            C[((at + 2) | 0)] = lane_10;
+            C[((at + 3) | 0)] = lane_11;
           } else {
             const c0 = C[at];
             const c1 = C[((at + 1) | 0)];
             const c2 = C[((at + 2) | 0)];
             const c3 = C[((at + 3) | 0)];
-            const lane_10 = fround(fround(alpha * x0) + fround(beta * c0));
-            const lane_11 = fround(fround(alpha * x1) + fround(beta * c1));
-            const lane_12 = fround(fround(alpha * x2) + fround(beta * c2));
-            const lane_13 = fround(fround(alpha * x3) + fround(beta * c3));
-            C[at] = lane_10;
-            C[((at + 1) | 0)] = lane_11;
-            C[((at + 2) | 0)] = lane_12;
-            C[((at + 3) | 0)] = lane_13;
+            const lane_12 = fround(fround(alpha * x0) + fround(beta * c0));
+            const lane_13 = fround(fround(alpha * x1) + fround(beta * c1));
+            const lane_14 = fround(fround(alpha * x2) + fround(beta * c2));
+            const lane_15 = fround(fround(alpha * x3) + fround(beta * c3));
+            C[at] = lane_12;
+            C[((at + 1) | 0)] = lane_13;
+            C[((at + 2) | 0)] = lane_14;
+            C[((at + 3) | 0)] = lane_15;
           }
         }
       }
     }
-    i_3 = (i_3 + 1) | 0;
+    i_1 = (i_1 + 1) | 0;
   }
 }

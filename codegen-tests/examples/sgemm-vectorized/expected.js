@@ -58,50 +58,70 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_0(args, blockId
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        for (let offset = 0; offset < 128; offset = (offset + 128) | 0) {
-          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
-          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 128) + innerRowA) | 0) + offset) | 0)] = a0;
-          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 128) + innerRowA) | 0) + offset) | 0)] = a1;
-          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 128) + innerRowA) | 0) + offset) | 0)] = a2;
-          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 128) + innerRowA) | 0) + offset) | 0)] = a3;
+        {
+          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 128) + innerRowA) | 0) + 0) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 128) + innerRowA) | 0) + 0) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 128) + innerRowA) | 0) + 0) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 128) + innerRowA) | 0) + 0) | 0)] = a3;
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-          Bs[((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = b0;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
       threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-            const m0 = AsT[((((imul(dot, 128) + imul(threadRow, 8)) | 0) + i_1) | 0)];
-            const m1 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
-            const m2 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
-            const m3 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
-            regM[t * 8 + i_1] = m0;
-            regM[t * 8 + ((i_1 + 1) | 0)] = m1;
-            regM[t * 8 + ((i_1 + 2) | 0)] = m2;
-            regM[t * 8 + ((i_1 + 3) | 0)] = m3;
+          {
+            const m0 = AsT[((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
           }
-          for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 4) | 0) {
-            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0)];
-            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 1) | 0)];
-            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 2) | 0)];
-            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 3) | 0)];
-            regN[t * 8 + i_2] = n0;
-            regN[t * 8 + ((i_2 + 1) | 0)] = n1;
-            regN[t * 8 + ((i_2 + 2) | 0)] = n2;
-            regN[t * 8 + ((i_2 + 3) | 0)] = n3;
+          {
+            const m0 = AsT[((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 128) + imul(threadRow, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
+          }
+          {
+            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0)];
+            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0)];
+            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -187,50 +207,70 @@ export function sgemmVectorized_BM_128_BN_128_BK_8_TM_8_TN_8_PAD_4(args, blockId
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        for (let offset = 0; offset < 128; offset = (offset + 128) | 0) {
-          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
-          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a0;
-          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a1;
-          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a2;
-          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + offset) | 0)] = a3;
+        {
+          const a0 = A[((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 128) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 132) + innerRowA) | 0) + 0) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 132) + innerRowA) | 0) + 0) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 132) + innerRowA) | 0) + 0) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 132) + innerRowA) | 0) + 0) | 0)] = a3;
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-          Bs[((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = b0;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
       threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-            const m0 = AsT[((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0)];
-            const m1 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
-            const m2 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
-            const m3 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
-            regM[t * 8 + i_1] = m0;
-            regM[t * 8 + ((i_1 + 1) | 0)] = m1;
-            regM[t * 8 + ((i_1 + 2) | 0)] = m2;
-            regM[t * 8 + ((i_1 + 3) | 0)] = m3;
+          {
+            const m0 = AsT[((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
           }
-          for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 4) | 0) {
-            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0)];
-            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 1) | 0)];
-            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 2) | 0)];
-            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + i_2) | 0) + 3) | 0)];
-            regN[t * 8 + i_2] = n0;
-            regN[t * 8 + ((i_2 + 1) | 0)] = n1;
-            regN[t * 8 + ((i_2 + 2) | 0)] = n2;
-            regN[t * 8 + ((i_2 + 3) | 0)] = n3;
+          {
+            const m0 = AsT[((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 132) + imul(threadRow, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
+          }
+          {
+            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0)];
+            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0)];
+            const n1 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 128) + imul(threadCol, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -316,50 +356,60 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_0(args, blockIdx,
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
-          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
-          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 64) + innerRowA) | 0) + offset) | 0)] = a0;
-          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 64) + innerRowA) | 0) + offset) | 0)] = a1;
-          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 64) + innerRowA) | 0) + offset) | 0)] = a2;
-          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 64) + innerRowA) | 0) + offset) | 0)] = a3;
+        {
+          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 64) + innerRowA) | 0) + 0) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 64) + innerRowA) | 0) + 0) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 64) + innerRowA) | 0) + 0) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 64) + innerRowA) | 0) + 0) | 0)] = a3;
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-          Bs[((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
       threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-            const m0 = AsT[((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0)];
-            const m1 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
-            const m2 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
-            const m3 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
-            regM[t * 8 + i_1] = m0;
-            regM[t * 8 + ((i_1 + 1) | 0)] = m1;
-            regM[t * 8 + ((i_1 + 2) | 0)] = m2;
-            regM[t * 8 + ((i_1 + 3) | 0)] = m3;
+          {
+            const m0 = AsT[((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
           }
-          for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-            const n0 = Bs[((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0)];
-            const n1 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 1) | 0)];
-            const n2 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 2) | 0)];
-            const n3 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 3) | 0)];
-            regN[t * 4 + i_2] = n0;
-            regN[t * 4 + ((i_2 + 1) | 0)] = n1;
-            regN[t * 4 + ((i_2 + 2) | 0)] = n2;
-            regN[t * 4 + ((i_2 + 3) | 0)] = n3;
+          {
+            const m0 = AsT[((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 64) + imul(threadRow, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
+          }
+          {
+            const n0 = Bs[((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 4 + 0] = n0;
+            regN[t * 4 + 1] = n1;
+            regN[t * 4 + 2] = n2;
+            regN[t * 4 + 3] = n3;
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
             for (let n = 0; n < 4; n = (n + 1) | 0) {
@@ -445,50 +495,60 @@ export function sgemmVectorized_BM_64_BN_64_BK_8_TM_8_TN_4_PAD_4(args, blockIdx,
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
-          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
-          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a0;
-          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a1;
-          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a2;
-          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
+        {
+          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a3;
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-          Bs[((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
       threads2: for (let t = 0; t < threads; t++) {
         let threadRow = threadRow_slots[t];
         let threadCol = threadCol_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-            const m0 = AsT[((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0)];
-            const m1 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0) + 1) | 0)];
-            const m2 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0) + 2) | 0)];
-            const m3 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + i_1) | 0) + 3) | 0)];
-            regM[t * 8 + i_1] = m0;
-            regM[t * 8 + ((i_1 + 1) | 0)] = m1;
-            regM[t * 8 + ((i_1 + 2) | 0)] = m2;
-            regM[t * 8 + ((i_1 + 3) | 0)] = m3;
+          {
+            const m0 = AsT[((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
           }
-          for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-            const n0 = Bs[((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0)];
-            const n1 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 1) | 0)];
-            const n2 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 2) | 0)];
-            const n3 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + i_2) | 0) + 3) | 0)];
-            regN[t * 4 + i_2] = n0;
-            regN[t * 4 + ((i_2 + 1) | 0)] = n1;
-            regN[t * 4 + ((i_2 + 2) | 0)] = n2;
-            regN[t * 4 + ((i_2 + 3) | 0)] = n3;
+          {
+            const m0 = AsT[((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[((((((imul(dot, 68) + imul(threadRow, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
+          }
+          {
+            const n0 = Bs[((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[((((((imul(dot, 64) + imul(threadCol, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 4 + 0] = n0;
+            regN[t * 4 + 1] = n1;
+            regN[t * 4 + 2] = n2;
+            regN[t * 4 + 3] = n3;
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
             for (let n = 0; n < 4; n = (n + 1) | 0) {

@@ -93,28 +93,36 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-              const m1 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
+          }
+          {
+            const m0 = AsT[((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
           }
           for (let wSubCol = 0; wSubCol < 4; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 16 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
+            {
+              const n0 = Bs[((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+              const n1 = Bs[((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const n2 = Bs[((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const n3 = Bs[((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regN[t * 16 + ((imul(wSubCol, 4) + 0) | 0)] = n0;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 1) | 0)] = n1;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 2) | 0)] = n2;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 3) | 0)] = n3;
             }
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
@@ -135,17 +143,17 @@ export function sgemmWarptiling_BM_128_BN_128_BK_16_WM_64_WN_64_WNITER_4_TM_8_TN
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
       for (let wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1 = (wSubCol_1 + 1) | 0) {
         for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow_1, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+            const row = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
             const col = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             const c0 = C[((imul(row, N) + col) | 0)];
             const c1 = C[((((imul(row, N) + col) | 0) + 1) | 0)];
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
-            const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            const r = (((imul(((imul(wSubRow, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
             const lane_1 = gemmOutput(alpha, threadResults[t * 128 + r], beta, c0);
             const lane_2 = gemmOutput(alpha, threadResults[t * 128 + ((r + 1) | 0)], beta, c1);
             const lane_3 = gemmOutput(alpha, threadResults[t * 128 + ((r + 2) | 0)], beta, c2);
@@ -216,25 +224,25 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
         let innerColA = innerColA_slots[t];
         let innerRowB = innerRowB_slots[t];
         let innerColB = innerColB_slots[t];
-        for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
-          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
-          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a0;
-          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a1;
-          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a2;
-          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
+        {
+          const a0 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0)];
+          const a1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+          const a2 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+          const a3 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + bk) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+          AsT[((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a0;
+          AsT[((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a1;
+          AsT[((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a2;
+          AsT[((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a3;
         }
-        for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-          const b0 = B[((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-          Bs[((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
-          Bs[((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
+        {
+          const b0 = B[((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+          const b1 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+          const b2 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+          const b3 = B[((((((imul(((((bk + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+          Bs[((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = b0;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = b1;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = b2;
+          Bs[((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = b3;
         }
       }
       threads2: for (let t = 0; t < threads; t++) {
@@ -243,29 +251,35 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-              const m1 = AsT[((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0)];
+            const m1 = AsT[((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 4 + 0] = m0;
+            regM[t * 4 + 1] = m1;
+            regM[t * 4 + 2] = m2;
+            regM[t * 4 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const n0 = Bs[((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 4; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -285,17 +299,17 @@ export function sgemmWarptiling_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_4_TN_4_
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-      for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+      for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
         for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-            const col = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
+            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+            const col = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             const c0 = C[((imul(row, N) + col) | 0)];
             const c1 = C[((((imul(row, N) + col) | 0) + 1) | 0)];
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
-            const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            const r = (((imul(((imul(wSubRow, 4) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + n_1) | 0;
             const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
             const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
             const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
@@ -419,28 +433,36 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
           }
         }
         for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stage * 2112 + ((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-              const m1 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stage * 2112 + ((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+            const m1 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 8 + 0] = m0;
+            regM[t * 8 + 1] = m1;
+            regM[t * 8 + 2] = m2;
+            regM[t * 8 + 3] = m3;
+          }
+          {
+            const m0 = AsT[stage * 2112 + ((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+            const m1 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const m2 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const m3 = AsT[stage * 2112 + ((((((((((imul(dot, 132) + imul(warpRow, 64)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regM[t * 8 + 4] = m0;
+            regM[t * 8 + 5] = m1;
+            regM[t * 8 + 6] = m2;
+            regM[t * 8 + 7] = m3;
           }
           for (let wSubCol = 0; wSubCol < 4; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 16 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 16 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
+            {
+              const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+              const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regN[t * 16 + ((imul(wSubCol, 4) + 0) | 0)] = n0;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 1) | 0)] = n1;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 2) | 0)] = n2;
+              regN[t * 16 + ((((imul(wSubCol, 4) + 0) | 0) + 3) | 0)] = n3;
             }
           }
           for (let m = 0; m < 8; m = (m + 1) | 0) {
@@ -471,17 +493,17 @@ export function sgemmWarptilingDoubleBuffered_BM_128_BN_128_BK_16_WM_64_WN_64_WN
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
       for (let wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1 = (wSubCol_1 + 1) | 0) {
         for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow_1, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+            const row = (((((((imul(cRow, 128) + imul(warpRow, 64)) | 0) + imul(wSubRow, 64)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
             const col = (((((((imul(cCol, 128) + imul(warpCol, 64)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             const c0 = C[((imul(row, N) + col) | 0)];
             const c1 = C[((((imul(row, N) + col) | 0) + 1) | 0)];
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
-            const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            const r = (((imul(((imul(wSubRow, 8) + m_1) | 0), 16) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
             const lane_1 = gemmOutput(alpha, threadResults[t * 128 + r], beta, c0);
             const lane_2 = gemmOutput(alpha, threadResults[t * 128 + ((r + 1) | 0)], beta, c1);
             const lane_3 = gemmOutput(alpha, threadResults[t * 128 + ((r + 2) | 0)], beta, c2);
@@ -534,27 +556,35 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
-      const a0 = A[((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0)];
-      const a1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 1) | 0)];
-      const a2 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 2) | 0)];
-      const a3 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 3) | 0)];
-      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a0;
-      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a1;
-      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a2;
-      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
+    {
+      const a0 = A[((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0)];
+      const a1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0) + 1) | 0)];
+      const a2 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0) + 2) | 0)];
+      const a3 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0) + 3) | 0)];
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a0;
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a1;
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a2;
+      AsT[0 * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a3;
     }
-    for (let offset_1 = 0; offset_1 < 16; offset_1 = (offset_1 + 8) | 0) {
-      {
-        const copied0 = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-        const copied1 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-        const copied2 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-        const copied3 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-        Bs[0 * 2048 + ((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
-        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
-        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
-        Bs[0 * 2048 + ((((imul(((innerRowB + offset_1) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
-      }
+    {
+      const copied0 = B[((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+      const copied1 = B[((((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+      const copied2 = B[((((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+      const copied3 = B[((((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+      Bs[0 * 2048 + ((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
+      Bs[0 * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+      Bs[0 * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+      Bs[0 * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+    }
+    {
+      const copied0_1 = B[((((imul(((innerRowB + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+      const copied1_1 = B[((((((imul(((innerRowB + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+      const copied2_1 = B[((((((imul(((innerRowB + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+      const copied3_1 = B[((((((imul(((innerRowB + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+      Bs[0 * 2048 + ((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
+      Bs[0 * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+      Bs[0 * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+      Bs[0 * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
     }
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
@@ -581,53 +611,67 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (next < K) {
-          for (let offset_2 = 0; offset_2 < 16; offset_2 = (offset_2 + 8) | 0) {
-            {
-              const copied0_1 = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
-              const copied1_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-              const copied2_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-              const copied3_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset_2) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
-            }
+          {
+            const copied0_2 = B[((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+            const copied1_2 = B[((((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+            const copied2_2 = B[((((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+            const copied3_2 = B[((((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+            Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_2;
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_2;
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_2;
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_2;
           }
-          for (let offset_3 = 0; offset_3 < 64; offset_3 = (offset_3 + 64) | 0) {
-            const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
-            const a1_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-            const a2_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-            const a3_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-            nextA[t * 4 + imul(((offset_3 / 64) | 0), 4)] = a0_1;
-            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 1) | 0)] = a1_1;
-            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 2) | 0)] = a2_1;
-            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 3) | 0)] = a3_1;
+          {
+            const copied0_3 = B[((((imul(((((next + innerRowB) | 0) + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0)];
+            const copied1_3 = B[((((((imul(((((next + innerRowB) | 0) + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+            const copied2_3 = B[((((((imul(((((next + innerRowB) | 0) + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+            const copied3_3 = B[((((((imul(((((next + innerRowB) | 0) + 8) | 0), N) + imul(cCol, 128)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+            Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_3;
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_3;
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_3;
+            Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_3;
+          }
+          {
+            const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
+            const a1_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+            const a2_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+            const a3_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+            nextA[t * 4 + 0] = a0_1;
+            nextA[t * 4 + 1] = a1_1;
+            nextA[t * 4 + 2] = a2_1;
+            nextA[t * 4 + 3] = a3_1;
           }
         }
         for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-              const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0)];
+            const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 4 + 0] = m0;
+            regM[t * 4 + 1] = m1;
+            regM[t * 4 + 2] = m2;
+            regM[t * 4 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 8; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0)];
-              const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 8) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 8) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 8) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 8) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 0) | 0)];
+            const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 4) | 0)];
+            const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+            const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+            const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 4; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -639,12 +683,11 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
           }
         }
         if (next < K) {
-          for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 64) | 0) {
-            const base = imul(((offset_4 / 64) | 0), 4);
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + base];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 1) | 0)];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 2) | 0)];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 3) | 0)];
+          {
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 0];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 1];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 2];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 3];
           }
         }
       }
@@ -657,17 +700,17 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_128_BK_16_WM_32_WN_32_WNI
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-      for (let wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+      for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
         for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 8; n_1 = (n_1 + 4) | 0) {
-            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-            const col = (((((((imul(cCol, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + n_1) | 0;
+            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+            const col = (((((((imul(cCol, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 8)) | 0) + n_1) | 0;
             const c0 = C[((imul(row, N) + col) | 0)];
             const c1 = C[((((imul(row, N) + col) | 0) + 1) | 0)];
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
-            const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 8)) | 0) + n_1) | 0;
+            const r = (((imul(((imul(wSubRow, 4) + m_1) | 0), 8) + imul(wSubCol, 8)) | 0) + n_1) | 0;
             const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
             const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
             const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
@@ -720,27 +763,25 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
     for (let i = 0; i < 32; i = (i + 1) | 0) {
       threadResults[t * 32 + i] = 0;
     }
-    for (let offset = 0; offset < 64; offset = (offset + 64) | 0) {
-      const a0 = A[((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0)];
-      const a1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 1) | 0)];
-      const a2 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 2) | 0)];
-      const a3 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset) | 0), K) + imul(innerColA, 4)) | 0) + 3) | 0)];
-      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a0;
-      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a1;
-      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a2;
-      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset) | 0)] = a3;
+    {
+      const a0 = A[((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0)];
+      const a1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0) + 1) | 0)];
+      const a2 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0) + 2) | 0)];
+      const a3 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + imul(innerColA, 4)) | 0) + 3) | 0)];
+      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a0;
+      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a1;
+      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a2;
+      AsT[0 * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = a3;
     }
-    for (let offset_1 = 0; offset_1 < 8; offset_1 = (offset_1 + 8) | 0) {
-      {
-        const copied0 = B[((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-        const copied1 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-        const copied2 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-        const copied3 = B[((((((imul(((innerRowB + offset_1) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-        Bs[0 * 512 + ((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
-        Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
-        Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
-        Bs[0 * 512 + ((((imul(((innerRowB + offset_1) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
-      }
+    {
+      const copied0 = B[((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+      const copied1 = B[((((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+      const copied2 = B[((((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+      const copied3 = B[((((((imul(((innerRowB + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+      Bs[0 * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
+      Bs[0 * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+      Bs[0 * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+      Bs[0 * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
     }
     warpCol_slots[t] = warpCol;
     warpRow_slots[t] = warpRow;
@@ -767,53 +808,57 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (next < K) {
-          for (let offset_2 = 0; offset_2 < 8; offset_2 = (offset_2 + 8) | 0) {
-            {
-              const copied0_1 = B[((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
-              const copied1_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
-              const copied2_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
-              const copied3_1 = B[((((((imul(((((next + innerRowB) | 0) + offset_2) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
-              Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0_1;
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset_2) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
-            }
+          {
+            const copied0_1 = B[((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0)];
+            const copied1_1 = B[((((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 1) | 0)];
+            const copied2_1 = B[((((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 2) | 0)];
+            const copied3_1 = B[((((((imul(((((next + innerRowB) | 0) + 0) | 0), N) + imul(cCol, 64)) | 0) + imul(innerColB, 4)) | 0) + 3) | 0)];
+            Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0_1;
+            Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+            Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+            Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
           }
-          for (let offset_3 = 0; offset_3 < 64; offset_3 = (offset_3 + 64) | 0) {
-            const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
-            const a1_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
-            const a2_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
-            const a3_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + offset_3) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
-            nextA[t * 4 + imul(((offset_3 / 64) | 0), 4)] = a0_1;
-            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 1) | 0)] = a1_1;
-            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 2) | 0)] = a2_1;
-            nextA[t * 4 + ((imul(((offset_3 / 64) | 0), 4) + 3) | 0)] = a3_1;
+          {
+            const a0_1 = A[((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0)];
+            const a1_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 1) | 0)];
+            const a2_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 2) | 0)];
+            const a3_1 = A[((((((imul(((((imul(cRow, 64) + innerRowA) | 0) + 0) | 0), K) + next) | 0) + imul(innerColA, 4)) | 0) + 3) | 0)];
+            nextA[t * 4 + 0] = a0_1;
+            nextA[t * 4 + 1] = a1_1;
+            nextA[t * 4 + 2] = a2_1;
+            nextA[t * 4 + 3] = a3_1;
           }
         }
         for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-          for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-            for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-              const m0 = AsT[stage * 544 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-              const m1 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-              const m2 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-              const m3 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-              regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-              regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
-            }
+          {
+            const m0 = AsT[stage * 544 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0)];
+            const m1 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const m2 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const m3 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regM[t * 4 + 0] = m0;
+            regM[t * 4 + 1] = m1;
+            regM[t * 4 + 2] = m2;
+            regM[t * 4 + 3] = m3;
           }
-          for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-            for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-              const n0 = Bs[stage * 512 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-              const n1 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-              const n2 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-              const n3 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-              regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-              regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-            }
+          {
+            const n0 = Bs[stage * 512 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 0] = n0;
+            regN[t * 8 + 1] = n1;
+            regN[t * 8 + 2] = n2;
+            regN[t * 8 + 3] = n3;
+          }
+          {
+            const n0 = Bs[stage * 512 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+            const n1 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+            const n2 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+            const n3 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+            regN[t * 8 + 4] = n0;
+            regN[t * 8 + 5] = n1;
+            regN[t * 8 + 6] = n2;
+            regN[t * 8 + 7] = n3;
           }
           for (let m = 0; m < 4; m = (m + 1) | 0) {
             for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -825,12 +870,11 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
           }
         }
         if (next < K) {
-          for (let offset_4 = 0; offset_4 < 64; offset_4 = (offset_4 + 64) | 0) {
-            const base = imul(((offset_4 / 64) | 0), 4);
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + base];
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 1) | 0)];
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 2) | 0)];
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_4) | 0)] = nextA[t * 4 + ((base + 3) | 0)];
+          {
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 0];
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 1];
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 2];
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 3];
           }
         }
       }
@@ -843,17 +887,17 @@ export function sgemmWarptilingDoubleBuffered_BM_64_BN_64_BK_8_WM_32_WN_32_WNITE
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-      for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+      for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
         for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-            const col = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
+            const row = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+            const col = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             const c0 = C[((imul(row, N) + col) | 0)];
             const c1 = C[((((imul(row, N) + col) | 0) + 1) | 0)];
             const c2 = C[((((imul(row, N) + col) | 0) + 2) | 0)];
             const c3 = C[((((imul(row, N) + col) | 0) + 3) | 0)];
-            const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+            const r = (((imul(((imul(wSubRow, 4) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + n_1) | 0;
             const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
             const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
             const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
@@ -931,8 +975,8 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (next < K) {
-          for (let offset = 0; offset < 16; offset = (offset + 8) | 0) {
-            const row = (((next + innerRowB) | 0) + offset) | 0;
+          {
+            const row = (((next + innerRowB) | 0) + 0) | 0;
             const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
             if ((row < K) && (col < N)) {
               {
@@ -940,63 +984,90 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
                 const copied1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
                 const copied2 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
                 const copied3 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
-                Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
-                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
-                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
-                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+                Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
               }
             } else {
-              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + offset) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 0) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
             }
           }
-          for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 64) | 0) {
-            const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
+          {
+            const row = (((next + innerRowB) | 0) + 8) | 0;
+            const col = (imul(cCol, 128) + imul(innerColB, 4)) | 0;
+            if ((row < K) && (col < N)) {
+              {
+                const copied0_1 = B[((imul(row, N) + col) | 0)];
+                const copied1_1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
+                const copied2_1 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
+                const copied3_1 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
+                Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0)] = copied0_1;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1_1;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2_1;
+                Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3_1;
+              }
+            } else {
+              Bs[((1 - stage) | 0) * 2048 + ((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 2048 + ((((imul(((innerRowB + 8) | 0), 128) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+            }
+          }
+          {
+            const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + 0) | 0;
             const col_1 = (next + imul(innerColA, 4)) | 0;
             if ((row_1 < M) && (col_1 < K)) {
               const a0 = A[((imul(row_1, K) + col_1) | 0)];
               const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
               const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
               const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
-              nextA[t * 4 + imul(((offset_1 / 64) | 0), 4)] = a0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = a1;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = a2;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = a3;
+              nextA[t * 4 + 0] = a0;
+              nextA[t * 4 + 1] = a1;
+              nextA[t * 4 + 2] = a2;
+              nextA[t * 4 + 3] = a3;
             } else {
-              nextA[t * 4 + imul(((offset_1 / 64) | 0), 4)] = 0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = 0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = 0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = 0;
+              nextA[t * 4 + 0] = 0;
+              nextA[t * 4 + 1] = 0;
+              nextA[t * 4 + 2] = 0;
+              nextA[t * 4 + 3] = 0;
             }
           }
         }
         if (bk >= 0) {
           for (let dot = 0; dot < 16; dot = (dot + 1) | 0) {
-            for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-              for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 4) | 0) {
-                const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0)];
-                const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 1) | 0)];
-                const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 2) | 0)];
-                const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + i_1) | 0) + 3) | 0)];
-                regM[t * 8 + ((imul(wSubRow, 8) + i_1) | 0)] = m0;
-                regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 1) | 0)] = m1;
-                regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 2) | 0)] = m2;
-                regM[t * 8 + ((((imul(wSubRow, 8) + i_1) | 0) + 3) | 0)] = m3;
-              }
+            {
+              const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0)];
+              const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 1) | 0)];
+              const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 2) | 0)];
+              const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 0) | 0) + 3) | 0)];
+              regM[t * 8 + 0] = m0;
+              regM[t * 8 + 1] = m1;
+              regM[t * 8 + 2] = m2;
+              regM[t * 8 + 3] = m3;
             }
-            for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
-              for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-                const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-                const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-                const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-                const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-                regN[t * 4 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-                regN[t * 4 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-                regN[t * 4 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-                regN[t * 4 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-              }
+            {
+              const m0 = AsT[stage * 1088 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0)];
+              const m1 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 1) | 0)];
+              const m2 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 2) | 0)];
+              const m3 = AsT[stage * 1088 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 8)) | 0) + 4) | 0) + 3) | 0)];
+              regM[t * 8 + 4] = m0;
+              regM[t * 8 + 5] = m1;
+              regM[t * 8 + 6] = m2;
+              regM[t * 8 + 7] = m3;
+            }
+            {
+              const n0 = Bs[stage * 2048 + ((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+              const n1 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const n2 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const n3 = Bs[stage * 2048 + ((((((((((imul(dot, 128) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regN[t * 4 + 0] = n0;
+              regN[t * 4 + 1] = n1;
+              regN[t * 4 + 2] = n2;
+              regN[t * 4 + 3] = n3;
             }
             for (let m = 0; m < 8; m = (m + 1) | 0) {
               for (let n = 0; n < 4; n = (n + 1) | 0) {
@@ -1009,12 +1080,11 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
           }
         }
         if (next < K) {
-          for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 64) | 0) {
-            const base = imul(((offset_2 / 64) | 0), 4);
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + base];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 1) | 0)];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 2) | 0)];
-            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 3) | 0)];
+          {
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 0];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 1];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 2];
+            AsT[((1 - stage) | 0) * 1088 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 3];
           }
         }
       }
@@ -1027,18 +1097,18 @@ export function sgemmWarptilingGuarded_BM_64_BN_128_BK_16_WM_32_WN_32_WNITER_1_T
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-      for (let wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+      for (let wSubCol = 0; wSubCol < 1; wSubCol = (wSubCol + 1) | 0) {
         for (let m_1 = 0; m_1 < 8; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row_2 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
-            const col_2 = (((((((imul(cCol, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
+            const row_2 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 8)) | 0) + m_1) | 0;
+            const col_2 = (((((((imul(cCol, 128) + imul(warpCol, 32)) | 0) + imul(wSubCol, 32)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             if ((row_2 < M) && (col_2 < N)) {
               const c0 = C[((imul(row_2, N) + col_2) | 0)];
               const c1 = C[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
               const c2 = C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
               const c3 = C[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
-              const r = (((imul(((imul(wSubRow_1, 8) + m_1) | 0), 4) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+              const r = (((imul(((imul(wSubRow, 8) + m_1) | 0), 4) + imul(wSubCol, 4)) | 0) + n_1) | 0;
               const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
               const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
               const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);
@@ -1117,8 +1187,8 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
         let warpCol = warpCol_slots[t];
         let threadColInWarp = threadColInWarp_slots[t];
         if (next < K) {
-          for (let offset = 0; offset < 8; offset = (offset + 8) | 0) {
-            const row = (((next + innerRowB) | 0) + offset) | 0;
+          {
+            const row = (((next + innerRowB) | 0) + 0) | 0;
             const col = (imul(cCol, 64) + imul(innerColB, 4)) | 0;
             if ((row < K) && (col < N)) {
               {
@@ -1126,63 +1196,69 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
                 const copied1 = B[((((imul(row, N) + col) | 0) + 1) | 0)];
                 const copied2 = B[((((imul(row, N) + col) | 0) + 2) | 0)];
                 const copied3 = B[((((imul(row, N) + col) | 0) + 3) | 0)];
-                Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
-                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
-                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
-                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
+                Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = copied0;
+                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = copied1;
+                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = copied2;
+                Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = copied3;
               }
             } else {
-              Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
-              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + offset) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 512 + ((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 1) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 2) | 0)] = 0;
+              Bs[((1 - stage) | 0) * 512 + ((((imul(((innerRowB + 0) | 0), 64) + imul(innerColB, 4)) | 0) + 3) | 0)] = 0;
             }
           }
-          for (let offset_1 = 0; offset_1 < 64; offset_1 = (offset_1 + 64) | 0) {
-            const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + offset_1) | 0;
+          {
+            const row_1 = (((imul(cRow, 64) + innerRowA) | 0) + 0) | 0;
             const col_1 = (next + imul(innerColA, 4)) | 0;
             if ((row_1 < M) && (col_1 < K)) {
               const a0 = A[((imul(row_1, K) + col_1) | 0)];
               const a1 = A[((((imul(row_1, K) + col_1) | 0) + 1) | 0)];
               const a2 = A[((((imul(row_1, K) + col_1) | 0) + 2) | 0)];
               const a3 = A[((((imul(row_1, K) + col_1) | 0) + 3) | 0)];
-              nextA[t * 4 + imul(((offset_1 / 64) | 0), 4)] = a0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = a1;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = a2;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = a3;
+              nextA[t * 4 + 0] = a0;
+              nextA[t * 4 + 1] = a1;
+              nextA[t * 4 + 2] = a2;
+              nextA[t * 4 + 3] = a3;
             } else {
-              nextA[t * 4 + imul(((offset_1 / 64) | 0), 4)] = 0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 1) | 0)] = 0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 2) | 0)] = 0;
-              nextA[t * 4 + ((imul(((offset_1 / 64) | 0), 4) + 3) | 0)] = 0;
+              nextA[t * 4 + 0] = 0;
+              nextA[t * 4 + 1] = 0;
+              nextA[t * 4 + 2] = 0;
+              nextA[t * 4 + 3] = 0;
             }
           }
         }
         if (bk >= 0) {
           for (let dot = 0; dot < 8; dot = (dot + 1) | 0) {
-            for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
-              for (let i_1 = 0; i_1 < 4; i_1 = (i_1 + 4) | 0) {
-                const m0 = AsT[stage * 544 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0)];
-                const m1 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 1) | 0)];
-                const m2 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 2) | 0)];
-                const m3 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + i_1) | 0) + 3) | 0)];
-                regM[t * 4 + ((imul(wSubRow, 4) + i_1) | 0)] = m0;
-                regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 1) | 0)] = m1;
-                regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 2) | 0)] = m2;
-                regM[t * 4 + ((((imul(wSubRow, 4) + i_1) | 0) + 3) | 0)] = m3;
-              }
+            {
+              const m0 = AsT[stage * 544 + ((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0)];
+              const m1 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const m2 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const m3 = AsT[stage * 544 + ((((((((((imul(dot, 68) + imul(warpRow, 32)) | 0) + 0) | 0) + imul(threadRowInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regM[t * 4 + 0] = m0;
+              regM[t * 4 + 1] = m1;
+              regM[t * 4 + 2] = m2;
+              regM[t * 4 + 3] = m3;
             }
-            for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
-              for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 4) | 0) {
-                const n0 = Bs[stage * 512 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0)];
-                const n1 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 1) | 0)];
-                const n2 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 2) | 0)];
-                const n3 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + i_2) | 0) + 3) | 0)];
-                regN[t * 8 + ((imul(wSubCol, 4) + i_2) | 0)] = n0;
-                regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 1) | 0)] = n1;
-                regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 2) | 0)] = n2;
-                regN[t * 8 + ((((imul(wSubCol, 4) + i_2) | 0) + 3) | 0)] = n3;
-              }
+            {
+              const n0 = Bs[stage * 512 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+              const n1 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const n2 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const n3 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 0) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regN[t * 8 + 0] = n0;
+              regN[t * 8 + 1] = n1;
+              regN[t * 8 + 2] = n2;
+              regN[t * 8 + 3] = n3;
+            }
+            {
+              const n0 = Bs[stage * 512 + ((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0)];
+              const n1 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 1) | 0)];
+              const n2 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 2) | 0)];
+              const n3 = Bs[stage * 512 + ((((((((((imul(dot, 64) + imul(warpCol, 32)) | 0) + 16) | 0) + imul(threadColInWarp, 4)) | 0) + 0) | 0) + 3) | 0)];
+              regN[t * 8 + 4] = n0;
+              regN[t * 8 + 5] = n1;
+              regN[t * 8 + 6] = n2;
+              regN[t * 8 + 7] = n3;
             }
             for (let m = 0; m < 4; m = (m + 1) | 0) {
               for (let n = 0; n < 8; n = (n + 1) | 0) {
@@ -1195,12 +1271,11 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
           }
         }
         if (next < K) {
-          for (let offset_2 = 0; offset_2 < 64; offset_2 = (offset_2 + 64) | 0) {
-            const base = imul(((offset_2 / 64) | 0), 4);
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + base];
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 1) | 0)];
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 2) | 0)];
-            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + offset_2) | 0)] = nextA[t * 4 + ((base + 3) | 0)];
+          {
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 0) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 0];
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 1) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 1];
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 2) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 2];
+            AsT[((1 - stage) | 0) * 544 + ((((imul(((imul(innerColA, 4) + 3) | 0), 68) + innerRowA) | 0) + 0) | 0)] = nextA[t * 4 + 3];
           }
         }
       }
@@ -1213,18 +1288,18 @@ export function sgemmWarptilingGuarded_BM_64_BN_64_BK_8_WM_32_WN_32_WNITER_2_TM_
     let threadRowInWarp = threadRowInWarp_slots[t];
     let warpCol = warpCol_slots[t];
     let threadColInWarp = threadColInWarp_slots[t];
-    for (let wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1 = (wSubRow_1 + 1) | 0) {
-      for (let wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1 = (wSubCol_1 + 1) | 0) {
+    for (let wSubRow = 0; wSubRow < 1; wSubRow = (wSubRow + 1) | 0) {
+      for (let wSubCol = 0; wSubCol < 2; wSubCol = (wSubCol + 1) | 0) {
         for (let m_1 = 0; m_1 < 4; m_1 = (m_1 + 1) | 0) {
           for (let n_1 = 0; n_1 < 4; n_1 = (n_1 + 4) | 0) {
-            const row_2 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow_1, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
-            const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol_1, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
+            const row_2 = (((((((imul(cRow, 64) + imul(warpRow, 32)) | 0) + imul(wSubRow, 32)) | 0) + imul(threadRowInWarp, 4)) | 0) + m_1) | 0;
+            const col_2 = (((((((imul(cCol, 64) + imul(warpCol, 32)) | 0) + imul(wSubCol, 16)) | 0) + imul(threadColInWarp, 4)) | 0) + n_1) | 0;
             if ((row_2 < M) && (col_2 < N)) {
               const c0 = C[((imul(row_2, N) + col_2) | 0)];
               const c1 = C[((((imul(row_2, N) + col_2) | 0) + 1) | 0)];
               const c2 = C[((((imul(row_2, N) + col_2) | 0) + 2) | 0)];
               const c3 = C[((((imul(row_2, N) + col_2) | 0) + 3) | 0)];
-              const r = (((imul(((imul(wSubRow_1, 4) + m_1) | 0), 8) + imul(wSubCol_1, 4)) | 0) + n_1) | 0;
+              const r = (((imul(((imul(wSubRow, 4) + m_1) | 0), 8) + imul(wSubCol, 4)) | 0) + n_1) | 0;
               const lane_1 = gemmOutput(alpha, threadResults[t * 32 + r], beta, c0);
               const lane_2 = gemmOutput(alpha, threadResults[t * 32 + ((r + 1) | 0)], beta, c1);
               const lane_3 = gemmOutput(alpha, threadResults[t * 32 + ((r + 2) | 0)], beta, c2);

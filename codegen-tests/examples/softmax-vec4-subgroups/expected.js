@@ -33,6 +33,19 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
+        if (count === size) {
+          // Every lane live: lanes l and l ^ d add the same two values (in either order, which addition,
+          // min and max do not see), so all lanes end with lane 0's value, and lane 0 needs at distance d
+          // only lanes l < d, each adding lane l + d (= l ^ d): size − 1 operations instead of size · log2(size).
+          const w = sgW;
+          for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
+          for (let d = size >> 1; d > 0; d >>= 1) {
+            for (let lane = 0; lane < d; lane++) w[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[lane + d]) : op === "min" ? Math.min(w[lane], w[lane + d]) : Math.max(w[lane], w[lane + d]);
+          }
+          const total = w[0];
+          for (let lane = 0; lane < size; lane++) r[base + lane] = total;
+          break;
+        }
         const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
         for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {
@@ -561,24 +574,43 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
     const live = row < rows;
     const base = imul(row, cols);
     localMax = -3.4028232635611926e+38;
-    for (let k = 0; k < 2; k = (k + 1) | 0) {
-      const c = imul(((imul(k, 32) + tx_1) | 0), 4);
+    {
+      const c = imul(((0 + tx_1) | 0), 4);
       if (live && (c < cols)) {
         const a = input[((base + c) | 0)];
         const b = input[((((base + c) | 0) + 1) | 0)];
         const d = input[((((base + c) | 0) + 2) | 0)];
         const e = input[((((base + c) | 0) + 3) | 0)];
-        v[t * 8 + imul(4, k)] = a;
-        v[t * 8 + ((imul(4, k) + 1) | 0)] = b;
-        v[t * 8 + ((imul(4, k) + 2) | 0)] = d;
-        v[t * 8 + ((imul(4, k) + 3) | 0)] = e;
+        v[t * 8 + 0] = a;
+        v[t * 8 + 1] = b;
+        v[t * 8 + 2] = d;
+        v[t * 8 + 3] = e;
       } else {
-        v[t * 8 + imul(4, k)] = -3.4028232635611926e+38;
-        v[t * 8 + ((imul(4, k) + 1) | 0)] = -3.4028232635611926e+38;
-        v[t * 8 + ((imul(4, k) + 2) | 0)] = -3.4028232635611926e+38;
-        v[t * 8 + ((imul(4, k) + 3) | 0)] = -3.4028232635611926e+38;
+        v[t * 8 + 0] = -3.4028232635611926e+38;
+        v[t * 8 + 1] = -3.4028232635611926e+38;
+        v[t * 8 + 2] = -3.4028232635611926e+38;
+        v[t * 8 + 3] = -3.4028232635611926e+38;
       }
-      localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + imul(4, k)]), v[t * 8 + ((imul(4, k) + 1) | 0)]), v[t * 8 + ((imul(4, k) + 2) | 0)]), v[t * 8 + ((imul(4, k) + 3) | 0)]);
+      localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + 0]), v[t * 8 + 1]), v[t * 8 + 2]), v[t * 8 + 3]);
+    }
+    {
+      const c = imul(((32 + tx_1) | 0), 4);
+      if (live && (c < cols)) {
+        const a = input[((base + c) | 0)];
+        const b = input[((((base + c) | 0) + 1) | 0)];
+        const d = input[((((base + c) | 0) + 2) | 0)];
+        const e = input[((((base + c) | 0) + 3) | 0)];
+        v[t * 8 + 4] = a;
+        v[t * 8 + 5] = b;
+        v[t * 8 + 6] = d;
+        v[t * 8 + 7] = e;
+      } else {
+        v[t * 8 + 4] = -3.4028232635611926e+38;
+        v[t * 8 + 5] = -3.4028232635611926e+38;
+        v[t * 8 + 6] = -3.4028232635611926e+38;
+        v[t * 8 + 7] = -3.4028232635611926e+38;
+      }
+      localMax = Math.max(Math.max(Math.max(Math.max(localMax, v[t * 8 + 4]), v[t * 8 + 5]), v[t * 8 + 6]), v[t * 8 + 7]);
     }
     lane_slots[t] = lane;
     subgroups_slots[t] = subgroups;
@@ -664,17 +696,30 @@ export function softmaxVec4Subgroups_THREADS_32_ROWS_8_ITEMS_2(args, blockIdx, b
     const live = row < rows;
     const base = imul(row, cols);
     const scale = fround(1 / sum_1);
-    for (let k_1 = 0; k_1 < 2; k_1 = (k_1 + 1) | 0) {
-      const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 4);
+    {
+      const c_1 = imul(((0 + tx_1) | 0), 4);
       if (live && (c_1 < cols)) {
-        const lane_1 = fround(v[t * 8 + imul(4, k_1)] * scale);
-        const lane_2 = fround(v[t * 8 + ((imul(4, k_1) + 1) | 0)] * scale);
-        const lane_3 = fround(v[t * 8 + ((imul(4, k_1) + 2) | 0)] * scale);
-        const lane_4 = fround(v[t * 8 + ((imul(4, k_1) + 3) | 0)] * scale);
+        const lane_1 = fround(v[t * 8 + 0] * scale);
+        const lane_2 = fround(v[t * 8 + 1] * scale);
+        const lane_3 = fround(v[t * 8 + 2] * scale);
+        const lane_4 = fround(v[t * 8 + 3] * scale);
         out[((base + c_1) | 0)] = lane_1;
         out[((((base + c_1) | 0) + 1) | 0)] = lane_2;
         out[((((base + c_1) | 0) + 2) | 0)] = lane_3;
         out[((((base + c_1) | 0) + 3) | 0)] = lane_4;
+      }
+    }
+    {
+      const c_1 = imul(((32 + tx_1) | 0), 4);
+      if (live && (c_1 < cols)) {
+        const lane_5 = fround(v[t * 8 + 4] * scale);
+        const lane_6 = fround(v[t * 8 + 5] * scale);
+        const lane_7 = fround(v[t * 8 + 6] * scale);
+        const lane_8 = fround(v[t * 8 + 7] * scale);
+        out[((base + c_1) | 0)] = lane_5;
+        out[((((base + c_1) | 0) + 1) | 0)] = lane_6;
+        out[((((base + c_1) | 0) + 2) | 0)] = lane_7;
+        out[((((base + c_1) | 0) + 3) | 0)] = lane_8;
       }
     }
   }

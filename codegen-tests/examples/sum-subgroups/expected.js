@@ -76,6 +76,19 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
       case "max": {
         // A butterfly from the widest distance down: lane l adds l ^ d, as the CUDA helpers do. has[l]:
         // the lanes l stands for include a live one (lanes that returned take no part).
+        if (count === size) {
+          // Every lane live: lanes l and l ^ d add the same two values (in either order, which addition,
+          // min and max do not see), so all lanes end with lane 0's value, and lane 0 needs at distance d
+          // only lanes l < d, each adding lane l + d (= l ^ d): size − 1 operations instead of size · log2(size).
+          const w = sgW;
+          for (let lane = 0; lane < size; lane++) w[lane] = v[lane];
+          for (let d = size >> 1; d > 0; d >>= 1) {
+            for (let lane = 0; lane < d; lane++) w[lane] = op === "add" ? subgroupWrap(type, w[lane] + w[lane + d]) : op === "min" ? Math.min(w[lane], w[lane + d]) : Math.max(w[lane], w[lane + d]);
+          }
+          const total = w[0];
+          for (let lane = 0; lane < size; lane++) r[base + lane] = total;
+          break;
+        }
         const w = sgW, has = sgHas, next = sgNext, nextHas = sgNextHas;
         for (let lane = 0; lane < size; lane++) { w[lane] = v[lane]; has[lane] = live[lane]; }
         for (let d = size >> 1; d > 0; d >>= 1) {

@@ -4,107 +4,52 @@
 // Kernel transposeAligned specialized for TILE = 32, BLOCK_ROWS = 8, ALIGN = 8; block 32×8×1.
 #line 14 "examples/transpose-aligned.ts"
 extern "C" __global__ void __launch_bounds__(256) transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(float* out, const float* __restrict__ input, int rows, int cols) {
-#line 19 "examples/transpose-aligned.ts"
+#line 18 "examples/transpose-aligned.ts"
   __shared__ float tile[40][33];
-#line 20 "examples/transpose-aligned.ts"
+#line 19 "examples/transpose-aligned.ts"
   const int tx = (int)threadIdx.x;
-#line 21 "examples/transpose-aligned.ts"
+#line 20 "examples/transpose-aligned.ts"
   const int ty = (int)threadIdx.y;
-#line 22 "examples/transpose-aligned.ts"
+#line 21 "examples/transpose-aligned.ts"
   const int c0 = (int)((unsigned int)((int)blockIdx.x) * 32u);
-#line 23 "examples/transpose-aligned.ts"
+#line 22 "examples/transpose-aligned.ts"
   const int r0 = (int)((unsigned int)((int)blockIdx.y) * 32u);
-#line 24 "examples/transpose-aligned.ts"
+#line 23 "examples/transpose-aligned.ts"
   const int firstRow = (int)((unsigned int)r0 - 8u);
-#line 26 "examples/transpose-aligned.ts"
+#line 25 "examples/transpose-aligned.ts"
 #pragma unroll
   for (int i = 0; i < 40; i += 8) {
-#line 27 "examples/transpose-aligned.ts"
+#line 26 "examples/transpose-aligned.ts"
     const int r = (int)((unsigned int)firstRow + (unsigned int)ty + (unsigned int)i);
-#line 28 "examples/transpose-aligned.ts"
+#line 27 "examples/transpose-aligned.ts"
 #pragma unroll
     for (int j = 0; j < 32; j += 32) {
-#line 29 "examples/transpose-aligned.ts"
+#line 28 "examples/transpose-aligned.ts"
       const int c = (int)((unsigned int)c0 + (unsigned int)tx + (unsigned int)j);
-#line 30 "examples/transpose-aligned.ts"
+#line 29 "examples/transpose-aligned.ts"
       if (r >= 0 && r < rows && c < cols) {
-#line 31 "examples/transpose-aligned.ts"
+#line 30 "examples/transpose-aligned.ts"
         tile[(int)((unsigned int)ty + (unsigned int)i)][(int)((unsigned int)tx + (unsigned int)j)] = input[(int)((unsigned int)r * (unsigned int)cols + (unsigned int)c)];
       }
     }
   }
-#line 35 "examples/transpose-aligned.ts"
+#line 34 "examples/transpose-aligned.ts"
   __syncthreads();
-#line 40 "examples/transpose-aligned.ts"
+#line 39 "examples/transpose-aligned.ts"
 #pragma unroll
   for (int i_1 = 0; i_1 < 32; i_1 += 8) {
-#line 41 "examples/transpose-aligned.ts"
+#line 40 "examples/transpose-aligned.ts"
     const int c_1 = (int)((unsigned int)c0 + (unsigned int)ty + (unsigned int)i_1);
-#line 42 "examples/transpose-aligned.ts"
+#line 41 "examples/transpose-aligned.ts"
     const int start = (int)((unsigned int)r0 - (unsigned int)((int)((unsigned int)c_1 * (unsigned int)rows + (unsigned int)r0) & 7));
-#line 43 "examples/transpose-aligned.ts"
+#line 42 "examples/transpose-aligned.ts"
 #pragma unroll
     for (int j_1 = 0; j_1 < 32; j_1 += 32) {
-#line 44 "examples/transpose-aligned.ts"
-      const int r_1 = (int)((unsigned int)start + (unsigned int)tx + (unsigned int)j_1);
-#line 45 "examples/transpose-aligned.ts"
-      if (c_1 < cols && r_1 >= 0 && r_1 < rows) {
-#line 46 "examples/transpose-aligned.ts"
-        out[(int)((unsigned int)c_1 * (unsigned int)rows + (unsigned int)r_1)] = tile[(int)((unsigned int)r_1 - (unsigned int)firstRow)][(int)((unsigned int)ty + (unsigned int)i_1)];
-      }
-    }
-  }
-}
-
-// Kernel transposeAligned specialized for TILE = 64, BLOCK_ROWS = 8, ALIGN = 8; block 32×8×1.
-#line 14 "examples/transpose-aligned.ts"
-extern "C" __global__ void __launch_bounds__(256) transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(float* out, const float* __restrict__ input, int rows, int cols) {
-#line 19 "examples/transpose-aligned.ts"
-  __shared__ float tile[72][65];
-#line 20 "examples/transpose-aligned.ts"
-  const int tx = (int)threadIdx.x;
-#line 21 "examples/transpose-aligned.ts"
-  const int ty = (int)threadIdx.y;
-#line 22 "examples/transpose-aligned.ts"
-  const int c0 = (int)((unsigned int)((int)blockIdx.x) * 64u);
-#line 23 "examples/transpose-aligned.ts"
-  const int r0 = (int)((unsigned int)((int)blockIdx.y) * 64u);
-#line 24 "examples/transpose-aligned.ts"
-  const int firstRow = (int)((unsigned int)r0 - 8u);
-#line 26 "examples/transpose-aligned.ts"
-#pragma unroll
-  for (int i = 0; i < 72; i += 8) {
-#line 27 "examples/transpose-aligned.ts"
-    const int r = (int)((unsigned int)firstRow + (unsigned int)ty + (unsigned int)i);
-#line 28 "examples/transpose-aligned.ts"
-#pragma unroll
-    for (int j = 0; j < 64; j += 32) {
-#line 29 "examples/transpose-aligned.ts"
-      const int c = (int)((unsigned int)c0 + (unsigned int)tx + (unsigned int)j);
-#line 30 "examples/transpose-aligned.ts"
-      if (r >= 0 && r < rows && c < cols) {
-#line 31 "examples/transpose-aligned.ts"
-        tile[(int)((unsigned int)ty + (unsigned int)i)][(int)((unsigned int)tx + (unsigned int)j)] = input[(int)((unsigned int)r * (unsigned int)cols + (unsigned int)c)];
-      }
-    }
-  }
-#line 35 "examples/transpose-aligned.ts"
-  __syncthreads();
-#line 40 "examples/transpose-aligned.ts"
-#pragma unroll
-  for (int i_1 = 0; i_1 < 64; i_1 += 8) {
-#line 41 "examples/transpose-aligned.ts"
-    const int c_1 = (int)((unsigned int)c0 + (unsigned int)ty + (unsigned int)i_1);
-#line 42 "examples/transpose-aligned.ts"
-    const int start = (int)((unsigned int)r0 - (unsigned int)((int)((unsigned int)c_1 * (unsigned int)rows + (unsigned int)r0) & 7));
 #line 43 "examples/transpose-aligned.ts"
-#pragma unroll
-    for (int j_1 = 0; j_1 < 64; j_1 += 32) {
-#line 44 "examples/transpose-aligned.ts"
       const int r_1 = (int)((unsigned int)start + (unsigned int)tx + (unsigned int)j_1);
-#line 45 "examples/transpose-aligned.ts"
+#line 44 "examples/transpose-aligned.ts"
       if (c_1 < cols && r_1 >= 0 && r_1 < rows) {
-#line 46 "examples/transpose-aligned.ts"
+#line 45 "examples/transpose-aligned.ts"
         out[(int)((unsigned int)c_1 * (unsigned int)rows + (unsigned int)r_1)] = tile[(int)((unsigned int)r_1 - (unsigned int)firstRow)][(int)((unsigned int)ty + (unsigned int)i_1)];
       }
     }

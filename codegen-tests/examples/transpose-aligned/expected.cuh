@@ -10,11 +10,3 @@ static inline cudaError_t launch_transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(d
   transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8<<<grid, dim3(32, 8, 1), 0, stream>>>(out, input, rows, cols);
   return cudaGetLastError();
 }
-
-extern "C" __global__ void __launch_bounds__(256) transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(float* out, const float* __restrict__ input, int rows, int cols);
-
-// Launches transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8 with its fixed block 32×8×1; returns the launch error, if any.
-static inline cudaError_t launch_transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(dim3 grid, cudaStream_t stream, float* out, const float* input, int rows, int cols) {
-  transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8<<<grid, dim3(32, 8, 1), 0, stream>>>(out, input, rows, cols);
-  return cudaGetLastError();
-}

@@ -29,10 +29,10 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
     const ty_1 = ty;
     for (let i = 0; i < 40; i = (i + 8) | 0) {
       const r = (((firstRow + ty_1) | 0) + i) | 0;
-      for (let j = 0; j < 32; j = (j + 32) | 0) {
-        const c = (((c0 + tx_1) | 0) + j) | 0;
+      {
+        const c = (((c0 + tx_1) | 0) + 0) | 0;
         if (((r >= 0) && (r < rows)) && (c < cols)) {
-          tile[((ty_1 + i) | 0) * 33 + ((tx_1 + j) | 0)] = input[((imul(r, cols) + c) | 0)];
+          tile[((ty_1 + i) | 0) * 33 + ((tx_1 + 0) | 0)] = input[((imul(r, cols) + c) | 0)];
         }
       }
     }
@@ -45,58 +45,10 @@ export function transposeAligned_TILE_32_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, bl
     for (let i_1 = 0; i_1 < 32; i_1 = (i_1 + 8) | 0) {
       const c_1 = (((c0 + ty_1) | 0) + i_1) | 0;
       const start = (r0 - (((imul(c_1, rows) + r0) | 0) & 7)) | 0;
-      for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 32) | 0) {
-        const r_1 = (((start + tx_1) | 0) + j_1) | 0;
+      {
+        const r_1 = (((start + tx_1) | 0) + 0) | 0;
         if (((c_1 < cols) && (r_1 >= 0)) && (r_1 < rows)) {
           out[((imul(c_1, rows) + r_1) | 0)] = tile[((r_1 - firstRow) | 0) * 33 + ((ty_1 + i_1) | 0)];
-        }
-      }
-    }
-  }
-}
-
-// Kernel transposeAligned specialized for TILE = 64, BLOCK_ROWS = 8, ALIGN = 8: runs one block.
-let transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays;
-export function transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8(args, blockIdx, blockDim, gridDim) {
-  const [out, input, rows, cols] = args;
-  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = 32, ny = 8, nz = 1, threads = 256;
-  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays === undefined || transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays.threads !== threads) {
-    transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays = { threads, tile: new Float32Array(4680) };
-  }
-  const { tile } = transposeAligned_TILE_64_BLOCK_ROWS_8_ALIGN_8_arrays;
-  tile.fill(0);
-  const c0 = imul(bx, 64);
-  const r0 = imul(by, 64);
-  const firstRow = (r0 - 8) | 0;
-  threads0: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = (t / nx) | 0;
-    const tx_1 = tx;
-    const ty_1 = ty;
-    for (let i = 0; i < 72; i = (i + 8) | 0) {
-      const r = (((firstRow + ty_1) | 0) + i) | 0;
-      for (let j = 0; j < 64; j = (j + 32) | 0) {
-        const c = (((c0 + tx_1) | 0) + j) | 0;
-        if (((r >= 0) && (r < rows)) && (c < cols)) {
-          tile[((ty_1 + i) | 0) * 65 + ((tx_1 + j) | 0)] = input[((imul(r, cols) + c) | 0)];
-        }
-      }
-    }
-  }
-  threads1: for (let t = 0; t < threads; t++) {
-    const tx = t % nx;
-    const ty = (t / nx) | 0;
-    const tx_1 = tx;
-    const ty_1 = ty;
-    for (let i_1 = 0; i_1 < 64; i_1 = (i_1 + 8) | 0) {
-      const c_1 = (((c0 + ty_1) | 0) + i_1) | 0;
-      const start = (r0 - (((imul(c_1, rows) + r0) | 0) & 7)) | 0;
-      for (let j_1 = 0; j_1 < 64; j_1 = (j_1 + 32) | 0) {
-        const r_1 = (((start + tx_1) | 0) + j_1) | 0;
-        if (((c_1 < cols) && (r_1 >= 0)) && (r_1 < rows)) {
-          out[((imul(c_1, rows) + r_1) | 0)] = tile[((r_1 - firstRow) | 0) * 65 + ((ty_1 + i_1) | 0)];
         }
       }
     }

@@ -80,8 +80,8 @@ export function transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1(args, blockIdx, blockD
     const ty = (t / nx) | 0;
     const tx_1 = tx;
     const ty_1 = ty;
-    for (let j = 0; j < 32; j = (j + 32) | 0) {
-      const r = (ty_1 + j) | 0;
+    {
+      const r = (ty_1 + 0) | 0;
       if ((((row0 + r) | 0) < rows) && (((col0 + imul(4, tx_1)) | 0) < cols)) {
         const a = input[((((imul(((row0 + r) | 0), cols) + col0) | 0) + imul(4, tx_1)) | 0)];
         const b = input[((((((imul(((row0 + r) | 0), cols) + col0) | 0) + imul(4, tx_1)) | 0) + 1) | 0)];
@@ -99,8 +99,8 @@ export function transposeVec4_TILE_32_BLOCK_ROWS_32_PAD_1(args, blockIdx, blockD
     const ty = (t / nx) | 0;
     const tx_1 = tx;
     const ty_1 = ty;
-    for (let j_1 = 0; j_1 < 32; j_1 = (j_1 + 32) | 0) {
-      const c_1 = (ty_1 + j_1) | 0;
+    {
+      const c_1 = (ty_1 + 0) | 0;
       if ((((col0 + c_1) | 0) < cols) && (((row0 + imul(4, tx_1)) | 0) < rows)) {
         const lane = tile[imul(4, tx_1) * 33 + c_1];
         const lane_1 = tile[((imul(4, tx_1) + 1) | 0) * 33 + c_1];

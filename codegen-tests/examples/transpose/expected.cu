@@ -4,37 +4,76 @@
 // Kernel transposeShared specialized for TILE = 32, BLOCK_ROWS = 8; block 32×8×1.
 #line 9 "examples/transpose.ts"
 extern "C" __global__ void __launch_bounds__(256) transposeShared_TILE_32_BLOCK_ROWS_8(float* out, const float* __restrict__ input, int rows, int cols) {
-#line 19 "examples/transpose.ts"
+#line 22 "examples/transpose.ts"
   __shared__ float tile[32][33];
-#line 20 "examples/transpose.ts"
-  const int tx = (int)threadIdx.x;
-#line 21 "examples/transpose.ts"
-  const int ty = (int)threadIdx.y;
 #line 23 "examples/transpose.ts"
-  const int inCol = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)tx);
+  const int tx = (int)threadIdx.x;
 #line 24 "examples/transpose.ts"
+  const int ty = (int)threadIdx.y;
+#line 26 "examples/transpose.ts"
+  const int inCol = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)tx);
+#line 27 "examples/transpose.ts"
   const int inRow = (int)((unsigned int)((int)blockIdx.y) * 32u + (unsigned int)ty);
-#line 25 "examples/transpose.ts"
+#line 28 "examples/transpose.ts"
 #pragma unroll
   for (int j = 0; j < 32; j += 8) {
-#line 26 "examples/transpose.ts"
+#line 29 "examples/transpose.ts"
     if (inCol < cols && (int)((unsigned int)inRow + (unsigned int)j) < rows) {
-#line 27 "examples/transpose.ts"
+#line 30 "examples/transpose.ts"
       tile[(int)((unsigned int)ty + (unsigned int)j)][tx] = input[(int)(((unsigned int)inRow + (unsigned int)j) * (unsigned int)cols + (unsigned int)inCol)];
     }
   }
-#line 30 "examples/transpose.ts"
-  __syncthreads();
 #line 33 "examples/transpose.ts"
+  __syncthreads();
+#line 36 "examples/transpose.ts"
   const int outCol = (int)((unsigned int)((int)blockIdx.y) * 32u + (unsigned int)tx);
-#line 34 "examples/transpose.ts"
+#line 37 "examples/transpose.ts"
   const int outRow = (int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)ty);
-#line 35 "examples/transpose.ts"
+#line 38 "examples/transpose.ts"
 #pragma unroll
   for (int j_1 = 0; j_1 < 32; j_1 += 8) {
-#line 36 "examples/transpose.ts"
+#line 39 "examples/transpose.ts"
     if (outCol < rows && (int)((unsigned int)outRow + (unsigned int)j_1) < cols) {
+#line 40 "examples/transpose.ts"
+      out[(int)(((unsigned int)outRow + (unsigned int)j_1) * (unsigned int)rows + (unsigned int)outCol)] = tile[tx][(int)((unsigned int)ty + (unsigned int)j_1)];
+    }
+  }
+}
+
+// Kernel transposeShared specialized for TILE = 64, BLOCK_ROWS = 8; block 64×8×1.
+#line 9 "examples/transpose.ts"
+extern "C" __global__ void __launch_bounds__(512) transposeShared_TILE_64_BLOCK_ROWS_8(float* out, const float* __restrict__ input, int rows, int cols) {
+#line 22 "examples/transpose.ts"
+  __shared__ float tile[64][65];
+#line 23 "examples/transpose.ts"
+  const int tx = (int)threadIdx.x;
+#line 24 "examples/transpose.ts"
+  const int ty = (int)threadIdx.y;
+#line 26 "examples/transpose.ts"
+  const int inCol = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)tx);
+#line 27 "examples/transpose.ts"
+  const int inRow = (int)((unsigned int)((int)blockIdx.y) * 64u + (unsigned int)ty);
+#line 28 "examples/transpose.ts"
+#pragma unroll
+  for (int j = 0; j < 64; j += 8) {
+#line 29 "examples/transpose.ts"
+    if (inCol < cols && (int)((unsigned int)inRow + (unsigned int)j) < rows) {
+#line 30 "examples/transpose.ts"
+      tile[(int)((unsigned int)ty + (unsigned int)j)][tx] = input[(int)(((unsigned int)inRow + (unsigned int)j) * (unsigned int)cols + (unsigned int)inCol)];
+    }
+  }
+#line 33 "examples/transpose.ts"
+  __syncthreads();
+#line 36 "examples/transpose.ts"
+  const int outCol = (int)((unsigned int)((int)blockIdx.y) * 64u + (unsigned int)tx);
 #line 37 "examples/transpose.ts"
+  const int outRow = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)ty);
+#line 38 "examples/transpose.ts"
+#pragma unroll
+  for (int j_1 = 0; j_1 < 64; j_1 += 8) {
+#line 39 "examples/transpose.ts"
+    if (outCol < rows && (int)((unsigned int)outRow + (unsigned int)j_1) < cols) {
+#line 40 "examples/transpose.ts"
       out[(int)(((unsigned int)outRow + (unsigned int)j_1) * (unsigned int)rows + (unsigned int)outCol)] = tile[tx][(int)((unsigned int)ty + (unsigned int)j_1)];
     }
   }

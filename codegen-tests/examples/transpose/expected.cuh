@@ -10,3 +10,11 @@ static inline cudaError_t launch_transposeShared_TILE_32_BLOCK_ROWS_8(dim3 grid,
   transposeShared_TILE_32_BLOCK_ROWS_8<<<grid, dim3(32, 8, 1), 0, stream>>>(out, input, rows, cols);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(512) transposeShared_TILE_64_BLOCK_ROWS_8(float* out, const float* __restrict__ input, int rows, int cols);
+
+// Launches transposeShared_TILE_64_BLOCK_ROWS_8 with its fixed block 64×8×1; returns the launch error, if any.
+static inline cudaError_t launch_transposeShared_TILE_64_BLOCK_ROWS_8(dim3 grid, cudaStream_t stream, float* out, const float* input, int rows, int cols) {
+  transposeShared_TILE_64_BLOCK_ROWS_8<<<grid, dim3(64, 8, 1), 0, stream>>>(out, input, rows, cols);
+  return cudaGetLastError();
+}

@@ -46,3 +46,43 @@ export function transposeShared_TILE_32_BLOCK_ROWS_8(args, blockIdx, blockDim, g
     }
   }
 }
+
+// Kernel transposeShared specialized for TILE = 64, BLOCK_ROWS = 8: runs one block.
+let transposeShared_TILE_64_BLOCK_ROWS_8_arrays;
+export function transposeShared_TILE_64_BLOCK_ROWS_8(args, blockIdx, blockDim, gridDim) {
+  const [out, input, rows, cols] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 8, nz = 1, threads = 512;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (transposeShared_TILE_64_BLOCK_ROWS_8_arrays === undefined || transposeShared_TILE_64_BLOCK_ROWS_8_arrays.threads !== threads) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_arrays = { threads, tile: new Float32Array(4160) };
+  }
+  const { tile } = transposeShared_TILE_64_BLOCK_ROWS_8_arrays;
+  tile.fill(0);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const inCol = (imul(bx, 64) + tx_1) | 0;
+    const inRow = (imul(by, 64) + ty_1) | 0;
+    for (let j = 0; j < 64; j = (j + 8) | 0) {
+      if ((inCol < cols) && (((inRow + j) | 0) < rows)) {
+        tile[((ty_1 + j) | 0) * 65 + tx_1] = input[((imul(((inRow + j) | 0), cols) + inCol) | 0)];
+      }
+    }
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const outCol = (imul(by, 64) + tx_1) | 0;
+    const outRow = (imul(bx, 64) + ty_1) | 0;
+    for (let j_1 = 0; j_1 < 64; j_1 = (j_1 + 8) | 0) {
+      if ((outCol < rows) && (((outRow + j_1) | 0) < cols)) {
+        out[((imul(((outRow + j_1) | 0), rows) + outCol) | 0)] = tile[tx_1 * 65 + ((ty_1 + j_1) | 0)];
+      }
+    }
+  }
+}

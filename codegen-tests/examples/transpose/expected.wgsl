@@ -45,3 +45,73 @@ fn transposeShared_TILE_32_BLOCK_ROWS_8(@builtin(local_invocation_id) local_id: 
     transposeShared_TILE_32_BLOCK_ROWS_8_out[(outRow + 24i) * rows + outCol] = transposeShared_TILE_32_BLOCK_ROWS_8_tile[tx][ty + 24i];
   }
 }
+
+// Kernel transposeShared specialized for TILE = 64, BLOCK_ROWS = 8.
+@group(0) @binding(0) var<storage, read_write> transposeShared_TILE_64_BLOCK_ROWS_8_out: array<f32>;
+@group(0) @binding(1) var<storage, read> transposeShared_TILE_64_BLOCK_ROWS_8_input: array<f32>;
+struct transposeShared_TILE_64_BLOCK_ROWS_8_Params {
+  rows: i32,
+  cols: i32,
+}
+@group(0) @binding(2) var<uniform> transposeShared_TILE_64_BLOCK_ROWS_8_params: transposeShared_TILE_64_BLOCK_ROWS_8_Params;
+var<workgroup> transposeShared_TILE_64_BLOCK_ROWS_8_tile: array<array<f32, 65>, 64>;
+@compute @workgroup_size(64, 8, 1)
+fn transposeShared_TILE_64_BLOCK_ROWS_8(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let rows: i32 = transposeShared_TILE_64_BLOCK_ROWS_8_params.rows;
+  let cols: i32 = transposeShared_TILE_64_BLOCK_ROWS_8_params.cols;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let inCol: i32 = i32(group_id.x) * 64i + tx;
+  let inRow: i32 = i32(group_id.y) * 64i + ty;
+  if (inCol < cols && inRow + 0i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 0i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 0i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 8i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 8i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 8i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 16i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 16i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 16i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 24i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 24i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 24i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 32i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 32i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 32i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 40i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 40i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 40i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 48i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 48i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 48i) * cols + inCol];
+  }
+  if (inCol < cols && inRow + 56i < rows) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_tile[ty + 56i][tx] = transposeShared_TILE_64_BLOCK_ROWS_8_input[(inRow + 56i) * cols + inCol];
+  }
+  workgroupBarrier();
+  let outCol: i32 = i32(group_id.y) * 64i + tx;
+  let outRow: i32 = i32(group_id.x) * 64i + ty;
+  if (outCol < rows && outRow + 0i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 0i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 0i];
+  }
+  if (outCol < rows && outRow + 8i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 8i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 8i];
+  }
+  if (outCol < rows && outRow + 16i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 16i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 16i];
+  }
+  if (outCol < rows && outRow + 24i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 24i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 24i];
+  }
+  if (outCol < rows && outRow + 32i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 32i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 32i];
+  }
+  if (outCol < rows && outRow + 40i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 40i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 40i];
+  }
+  if (outCol < rows && outRow + 48i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 48i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 48i];
+  }
+  if (outCol < rows && outRow + 56i < cols) {
+    transposeShared_TILE_64_BLOCK_ROWS_8_out[(outRow + 56i) * rows + outCol] = transposeShared_TILE_64_BLOCK_ROWS_8_tile[tx][ty + 56i];
+  }
+}
