@@ -158,7 +158,9 @@ async function differential(gpu: Device, n: number): Promise<Record<string, unkn
       // NaN everywhere: with beta = 0 the sgemm rungs must not read C, and every rung must write every element.
       const c = device.createBuffer(new Float32Array(n * n).fill(Number.NaN));
       const constants = kernel.description.specialization as Record<string, number>;
-      await device.launch(kernel, variant.launch(n, { A: a, B: b, C: c }, 1, 0, constants));
+      const launch = variant.launch(n, { A: a, B: b, C: c, device }, 1, 0, constants);
+      await device.launch(kernel, launch);
+      launch.release?.();
       results.push((await device.read(c)) as Float32Array);
     }
     const report = compareToReference(results[1]!, results[0]!);
@@ -187,8 +189,9 @@ async function versusCublas(device: CudaDevice, sizes: readonly number[]): Promi
       if (variant.id === "kahan" && n > 2048) continue; // minutes at 4096 and says nothing new
       const kernel = library.get(variant.kernel, variant.specializations?.[0]);
       const constants = kernel.description.specialization as Record<string, number>;
-      const launch = variant.launch(n, { A, B, C }, 1, 0, constants);
+      const launch = variant.launch(n, { A, B, C, device }, 1, 0, constants);
       const timing = await device.time(kernel, launch, { warmup: 1, runs: n >= 4096 ? 3 : 5 });
+      launch.release?.();
       rows.push(entry(variant.id, timing.medianMs, { percentOfCublasFp32: (100 * fp32.medianMs) / timing.medianMs, registers: device.compiled(kernel).registers }));
     }
     for (const row of rows.filter((r) => (r as { n: number }).n === n)) {
@@ -214,7 +217,9 @@ async function largeSizes(device: Device, sizes: readonly number[], only?: reado
       const kernel = library.firstFitting(variant.kernel, variant.specializations, device.limits);
       if (!kernel) continue;
       const constants = kernel.description.specialization as Record<string, number>;
-      const timing = await device.time(kernel, variant.launch(n, { A, B, C }, 1, 0, constants), { warmup: 1, runs: 5 });
+      const launch = variant.launch(n, { A, B, C, device }, 1, 0, constants);
+      const timing = await device.time(kernel, launch, { warmup: 1, runs: 5 });
+      launch.release?.();
       const tflops = (2 * n ** 3) / (timing.medianMs * 1e9);
       const percent = percentOfCublas(n, timing.medianMs);
       log(`${device.backend} n=${n}  ${variant.id.padEnd(18)} ${timing.medianMs.toFixed(3).padStart(9)} ms  ${tflops.toFixed(2).padStart(6)} TFLOP/s${percent !== undefined ? `  ${percent.toFixed(1).padStart(6)} % of cuBLAS FP32 (CUDA part)` : ""}`);

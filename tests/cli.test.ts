@@ -307,7 +307,7 @@ describe("tskernel tune matmul", () => {
   it("refuses an unknown rung and an unknown backend", async () => {
     const rung = await cli("tune", "matmul", "--backend", "cpu", "--rungs", "sgemm-2d-blocktiling,sgemm-9d");
     expect(rung.code).toBe(1);
-    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-wgmma, sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
+    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are sgemm-wgmma-ws, sgemm-wgmma, sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
     const bench = await cli("bench", "matmul", "--backend", "cpu,metal");
     expect(bench.code).toBe(1);
     expect(bench.stderr).toContain("option '--backend <list>' argument 'cpu,metal' is invalid. expected auto, cpu, webgpu, cuda, or several of them comma-separated");

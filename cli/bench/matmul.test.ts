@@ -61,6 +61,41 @@ describe("benchMatmul", () => {
     expect(ran!.error!.normwiseRelative).toBeGreaterThan(0);
   });
 
+  it("runs the warp-specialized rung through the CPU's emulation, A read through a tensor map the launch makes and frees", async () => {
+    const variants = tensorCoreVariants.filter((v) => v.id === "sgemm-wgmma-ws");
+    const library = compileSeedLibrary("cpu");
+    expect(benchVariants(library, "cpu").map((v) => v.id)).toContain("sgemm-wgmma-ws");
+    expect(benchVariants(compileSeedLibrary("webgpu"), "webgpu").map((v) => v.id)).not.toContain("sgemm-wgmma-ws");
+    const device = new CpuDevice();
+    const made: unknown[] = [];
+    const freed: unknown[] = [];
+    const counting = Object.assign(Object.create(device) as CpuDevice, {
+      createBuffer: (...args: Parameters<CpuDevice["createBuffer"]>) => {
+        const buffer = device.createBuffer(...args);
+        made.push(buffer);
+        return buffer;
+      },
+      free: (buffer: Parameters<CpuDevice["free"]>[0]) => {
+        freed.push(buffer);
+        device.free(buffer);
+      },
+    });
+    const rows = await benchMatmul(counting, { sizes: [256, 128], runs: 1, variants, library });
+    expect(rows.map((r) => [r.n, r.variant, r.precision, r.note])).toEqual([
+      [256, "sgemm-wgmma-ws", "tf32", undefined],
+      [128, "sgemm-wgmma-ws", "tf32", "n is not a multiple of 256"],
+    ]);
+    const [ran] = rows;
+    expect(ran!.specialization).toEqual({ STAGES: 4, SWIZZLE: 8 });
+    expect(ran!.error!.nonFinite).toBe(0);
+    expect(ran!.error!.normwiseRelative).toBeLessThan(matmulTolerance("tf32", 256));
+    expect(ran!.error!.normwiseRelative).toBeGreaterThan(0);
+    // One tensor map per input set's launch, each freed once the set is timed.
+    const maps = made.filter((b) => (b as { elementType?: string }).elementType === "u32");
+    expect(maps.length).toBeGreaterThan(0);
+    expect(freed).toEqual(maps);
+  });
+
   it("notes the wgmma rung on a CUDA GPU other than sm_90 instead of launching it", async () => {
     // Only the device's description is read before the note (no launch, no driver): a stand-in for an A100.
     const buffers: unknown[] = [];

@@ -106,7 +106,7 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
       const runs: number[] = [];
       let error: ErrorReport | undefined;
       for (const [index, set] of sets.entries()) {
-        const launch = variant.launch(n, { A: set.a, B: set.b, C: set.c }, 1, 0, constants);
+        const launch = variant.launch(n, { A: set.a, B: set.b, C: set.c, device }, 1, 0, constants);
         if (index === 0) {
           // Poison C with NaN: every rung must write every element (the sgemm rungs ignore C when beta = 0).
           await device.write(set.c, new Float32Array(n * n).fill(Number.NaN));
@@ -115,6 +115,7 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
           error = compareToReference(sample ? Float32Array.from(sample, (i) => result[i]!) : result, expected);
         }
         runs.push(...(await device.time(kernel, launch, { warmup: index === 0 ? 1 : 0, runs: Math.max(1, Math.ceil(options.runs / 3)) })).runsMs);
+        launch.release?.();
       }
       const ms = median(runs);
       rows.push({

@@ -95,12 +95,13 @@ export async function runDemo(device: Device, options: DemoOptions): Promise<{ r
       // Poison: NaN everywhere the kernel should write; sgemm reads C (beta), so it gets C0 instead.
       const initialC = variant.gemm ? pad(C0, n, N) : new Float32Array(N * N).fill(Number.NaN);
       const c = device.createBuffer(initialC);
-      const launch = variant.launch(N, { A: a, B: b, C: c }, alpha, beta, constants);
+      const launch = variant.launch(N, { A: a, B: b, C: c, device }, alpha, beta, constants);
       await device.launch(kernel, launch);
       const result = unpad((await device.read(c)) as Float32Array, n, N);
       errors = compareToReference(result, variant.gemm ? gemm : plain);
       // Time further launches; sgemm accumulates into C, which does not change the work done.
       timing = await device.time(kernel, launch, { warmup: 0, runs: options.runs ?? 1 });
+      launch.release?.();
     } catch (error) {
       // A launch the backend refuses (e.g. a block larger than the adapter allows) fails this variant only.
       if (!(error instanceof LaunchError)) throw error;

@@ -4,7 +4,8 @@
  * articles do (zeros in the padding add nothing); the row-in-shared-memory kernel has a largest n.
  */
 
-import type { BackendName, KernelArg, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
+import type { BackendName, KernelArg, Device, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
+import { matmulRungs, rungArguments } from "../../runtime/matmul/matmul.ts";
 import { targetsLeaveOut } from "../../runtime/launch-check.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 
@@ -12,6 +13,8 @@ export interface VariantBuffers {
   readonly A: DeviceBuffer;
   readonly B: DeviceBuffer;
   readonly C: DeviceBuffer;
+  /** The device that holds them: a rung that reads A through a tensor map makes it there. */
+  readonly device: Device;
 }
 
 export interface MatmulVariant {
@@ -29,7 +32,8 @@ export interface MatmulVariant {
   readonly maxN?: number;
   /** C = alpha·A·B + beta·C (the demo uses alpha = 0.75, beta = 0.5); otherwise C = A·B. */
   readonly gemm?: boolean;
-  launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[] };
+  /** The launch; `release`, where given, frees what it made (a tensor map) once the caller is done with it. */
+  launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[]; release?: () => void };
   /** "tf32": the variant rounds its inputs to TF32 (tensor cores); its results are held to TF32's tolerance. */
   readonly precision?: "tf32";
 }
@@ -197,14 +201,30 @@ export const seedVariants: readonly MatmulVariant[] = [
   },
 ];
 
+const warpSpecializedRung = matmulRungs.find((rung) => rung.name === "sgemm-wgmma-ws")!;
+
 /**
  * The tensor-core rungs (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
  * matrix operations (CUDA, and the CPU's emulation: their kernels' targets are cuda and js); not in the demo,
- * whose ladder is FP32 throughout. The warpgroup rung (wgmma) runs on sm_90 GPUs only (the bench notes it on
- * others) and needs n to be a multiple of its 256-row tile, so the CPU's default sizes (128, 256) run it once,
- * at 256, as they run the warp rung at 128 and 256.
+ * whose ladder is FP32 throughout. The warpgroup rungs (wgmma, with and without warp specialization) run on
+ * sm_90 GPUs only (the bench notes it on others) and need n to be a multiple of their 256-row tile, so the CPU's
+ * default sizes (128, 256) run them once, at 256, as they run the warp rung at 128 and 256.
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
+  {
+    // The warp-specialized warpgroup rung: the same tiles, A read through a tensor map (the runtime's
+    // createTensorMap, in the rung table's box) that each launch makes and releases.
+    id: "sgemm-wgmma-ws",
+    file: "examples/sgemm-wgmma-ws.ts",
+    kernel: "sgemmWgmmaWs",
+    multipleOf: 256,
+    gemm: true,
+    launch: (n, { A, B, C, device }, alpha, beta) => {
+      const { args, release } = rungArguments(device, warpSpecializedRung, [n, n, n, alpha, A, B, beta, C]);
+      return { grid: [n / 128, n / 256], args, release };
+    },
+    precision: "tf32",
+  },
   {
     id: "sgemm-wgmma",
     file: "examples/sgemm-wgmma.ts",

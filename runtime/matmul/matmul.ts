@@ -296,6 +296,19 @@ const searchWgmma: RungSearch = {
 };
 
 /**
+ * The warp-specialized wgmma rung (examples/sgemm-wgmma-ws.ts): the same tiles and stage contents as
+ * sgemm-wgmma, plus a "full" and an "empty" mbarrier a stage and one for the consumers' epilogue (8 bytes
+ * each). Each consumer keeps one wgmma group in flight, so it holds two stages at once: three stages are the
+ * fewest that let the producer copy ahead, and five do not fit in 227 KiB.
+ */
+const searchWgmmaWs: RungSearch = {
+  space: { STAGES: [3, 4], SWIZZLE: [8] },
+  invalid: ({ STAGES, SWIZZLE }) => (STAGES! < 3 || STAGES! > 4 ? "STAGES must be 3 or 4 (a consumer holds two stages while a wgmma group is in flight; five do not fit)" : SWIZZLE! < 1 ? "SWIZZLE must be a number of block rows (at least 1)" : undefined),
+  threads: () => 384,
+  sharedBytes: (c) => 4 * c.STAGES! * (256 * 32 + 32 * 136) + 8 * (2 * c.STAGES! + 1) + 1024,
+};
+
+/**
  * The stream-k kernel (examples/sgemm-streamk.ts) runs one or two blocks per multiprocessor: its builds use
  * about 227 registers per thread, which the register file (64 Ki per multiprocessor on sm_80 and sm_90)
  * allocates as up to 256, and shared memory (227 KiB, less 1 KiB per block) rarely binds first.
@@ -330,6 +343,7 @@ export const matmulRungs: readonly Rung[] = [
     multiples: () => [256, 128, 64],
     grid: (m, n) => [n / 128, m / 256],
     tensorMapA: { boxRows: 256, boxCols: 32 },
+    search: searchWgmmaWs,
     notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
   },
   {

@@ -479,6 +479,14 @@ describe("stored choices", () => {
     expect(report.candidates[0]).toMatchObject({ status: "ok", isDefault: true, constants: { BM: 128, BN: 128, GUARD: 1 } });
   });
 
+  it("tunes the warp-specialized rung's stages on the CPU's emulation, each build made with A's tensor map and checked", async () => {
+    const ws = rung("sgemm-wgmma-ws");
+    expect(enumerateSpace(ws.search!).valid.map((c) => c.STAGES)).toEqual([3, 4]);
+    const report = await tuneMatmul(new CpuDevice(), { sizes: [256], runs: 1, table: [ws], rungs: [ws.name] });
+    const verdicts = report.candidates.map((c) => `${formatConstants(c.constants)} ${c.status}`).sort();
+    expect(verdicts).toEqual(["STAGES=3 SWIZZLE=8 ok", "STAGES=4 SWIZZLE=8 ok"]);
+  });
+
   it("passes over results measured on other kernel source, with a warning", () => {
     const cpu = new CpuDevice();
     const warnings: string[] = [];
