@@ -8,7 +8,7 @@ import type { Device } from "../../runtime/device.ts";
 import { compileKernelLibrary } from "../../runtime/kernels.ts";
 import { packageRoot } from "../../compiler/index.ts";
 import path from "node:path";
-import { matmulTolerance } from "../../runtime/matmul/matmul.ts";
+import { matmulRungs, matmulTolerance } from "../../runtime/matmul/matmul.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes, type BenchRow } from "./matmul.ts";
 
 describe("benchMatmul", () => {
@@ -69,10 +69,13 @@ describe("benchMatmul", () => {
     const device = new CpuDevice();
     const made: unknown[] = [];
     const freed: unknown[] = [];
+    const mapContents: number[][] = [];
     const counting = Object.assign(Object.create(device) as CpuDevice, {
       createBuffer: (...args: Parameters<CpuDevice["createBuffer"]>) => {
         const buffer = device.createBuffer(...args);
         made.push(buffer);
+        const contents: unknown = args[0];
+        if (contents instanceof Uint32Array) mapContents.push(Array.from(contents));
         return buffer;
       },
       free: (buffer: Parameters<CpuDevice["free"]>[0]) => {
@@ -94,6 +97,10 @@ describe("benchMatmul", () => {
     const maps = made.filter((b) => (b as { elementType?: string }).elementType === "u32");
     expect(maps.length).toBeGreaterThan(0);
     expect(freed).toEqual(maps);
+    // The map's box is the rung table's (the variant spells it again: it is bundled for the browser without
+    // the runtime's matmul module). The CPU's map holds tag, rows, cols, box rows, box cols.
+    const box = matmulRungs.find((r) => r.name === "sgemm-wgmma-ws")!.tensorMapA!;
+    expect(mapContents[0]!.slice(1, 5)).toEqual([256, 256, box.boxRows, box.boxCols]);
   });
 
   it("notes the wgmma rung on a CUDA GPU other than sm_90 instead of launching it", async () => {

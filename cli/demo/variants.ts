@@ -5,7 +5,7 @@
  */
 
 import type { BackendName, KernelArg, Device, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
-import { matmulRungs, rungArguments } from "../../runtime/matmul/matmul.ts";
+import { createTensorMap } from "../../runtime/tensor-map.ts";
 import { targetsLeaveOut } from "../../runtime/launch-check.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 
@@ -201,8 +201,6 @@ export const seedVariants: readonly MatmulVariant[] = [
   },
 ];
 
-const warpSpecializedRung = matmulRungs.find((rung) => rung.name === "sgemm-wgmma-ws")!;
-
 /**
  * The tensor-core rungs (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
  * matrix operations (CUDA, and the CPU's emulation: their kernels' targets are cuda and js); not in the demo,
@@ -212,16 +210,17 @@ const warpSpecializedRung = matmulRungs.find((rung) => rung.name === "sgemm-wgmm
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
   {
-    // The warp-specialized warpgroup rung: the same tiles, A read through a tensor map (the runtime's
-    // createTensorMap, in the rung table's box) that each launch makes and releases.
+    // The warp-specialized warpgroup rung: the same tiles, A read through a tensor map in the box the
+    // example names (256 rows of 32), which each launch makes and releases. (The rung table in
+    // runtime/matmul/matmul.ts says the same; this file is bundled for the browser, so it imports no compiler.)
     id: "sgemm-wgmma-ws",
     file: "examples/sgemm-wgmma-ws.ts",
     kernel: "sgemmWgmmaWs",
     multipleOf: 256,
     gemm: true,
     launch: (n, { A, B, C, device }, alpha, beta) => {
-      const { args, release } = rungArguments(device, warpSpecializedRung, [n, n, n, alpha, A, B, beta, C]);
-      return { grid: [n / 128, n / 256], args, release };
+      const mapA = createTensorMap(device, A, { rows: n, cols: n, boxRows: 256, boxCols: 32 });
+      return { grid: [n / 128, n / 256], args: [n, n, n, alpha, A, B, beta, C, mapA], release: () => device.free(mapA) };
     },
     precision: "tf32",
   },
