@@ -15,7 +15,7 @@ import type { Device, KernelHandle } from "../runtime/device.ts";
 import { KernelLibrary } from "../runtime/library.ts";
 import { loadKernelLibrary } from "../runtime/load-library.ts";
 import { kernelFits, type LaunchLimits } from "../runtime/launch-check.ts";
-import { belongsTo, chooseMatmul, matmulRungs, shapeFits, streamBlocksFor, type Constants } from "../runtime/matmul/matmul.ts";
+import { belongsTo, chooseMatmul, matmulRungs, shapeFits, streamBlocksFor, streamKScratchLengths, type Constants } from "../runtime/matmul/matmul.ts";
 
 /** The shapes (m×n×k): large and square, a short k, odd mid-sized, and no dimension a multiple of 4. */
 export const torchShapes: readonly (readonly [number, number, number])[] = [
@@ -111,7 +111,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     block: [block[0]!, block[1] ?? 1, block[2] ?? 1],
     dynamicSharedBytes: cuda.dynamicSharedBytes,
     params: d.params.filter((p) => p.kind !== "const").map((p) => ({ name: p.name, kind: p.kind, ...("type" in p ? { type: p.type as string } : {}) })),
-    ...(streamBlocks > 0 ? { streamK: { blocks: streamBlocks, partials: streamBlocks * (d.specialization as Constants).BM! * (d.specialization as Constants).BN!, arrivals: streamBlocks } } : {}),
+    ...(streamBlocks > 0 ? { streamK: { blocks: streamBlocks, ...streamKScratchLengths(d.specialization as Constants, streamBlocks) } } : {}),
     ...(rung?.tensorMapA ? { tensorMapA: { param: d.params.filter((p) => p.kind !== "const").at(-1)!.name, ...rung.tensorMapA } } : {}),
   };
 }

@@ -305,7 +305,7 @@ const searchWgmmaWs: RungSearch = {
   space: { STAGES: [3, 4], SWIZZLE: [8] },
   invalid: ({ STAGES, SWIZZLE }) => (STAGES! < 3 || STAGES! > 4 ? "STAGES must be 3 or 4 (a consumer holds two stages while a wgmma group is in flight; five do not fit)" : SWIZZLE! < 1 ? "SWIZZLE must be a number of block rows (at least 1)" : undefined),
   threads: () => 384,
-  sharedBytes: (c) => 4 * c.STAGES! * (256 * 32 + 32 * 136) + 8 * (2 * c.STAGES! + 1) + 1024,
+  sharedBytes: (c) => searchWgmma.sharedBytes(c) + 8 * (2 * c.STAGES! + 1),
 };
 
 /**
@@ -333,8 +333,8 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
  */
 export const matmulRungs: readonly Rung[] = [
   {
-    // 81.8 % and 79.7 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 56 % for sgemm-wgmma
-    // (bench/results/2026-11-23-wgmma-ws-h100.json).
+    // 82.8 % and 79.5 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 60.8 % and 60.2 % for
+    // sgemm-wgmma in the same run (bench/results/2026-11-23-wgmma-ws-h100.json).
     name: "sgemm-wgmma-ws",
     file: "examples/sgemm-wgmma-ws.ts",
     kernel: "sgemmWgmmaWs",
@@ -569,10 +569,15 @@ export function streamBlocksFor(device: Device, rung: Rung, c: Constants): numbe
   return rung.streamK ? rung.streamK.blocksPerMultiprocessor(c) * multiprocessorsOf(device) : 0;
 }
 
+/** The lengths of a stream-k launch's scratch buffers: a BM×BN tile of partial sums and an arrival count per block. */
+export function streamKScratchLengths(c: Constants, streamBlocks: number): { partials: number; arrivals: number } {
+  return { partials: streamBlocks * c.BM! * c.BN!, arrivals: streamBlocks };
+}
+
 /** Each device's stream-k scratch buffers: zeros, which every launch leaves zero, grown as needed. */
 const streamKScratch = new WeakMap<Device, { partials: DeviceBuffer; arrivals: DeviceBuffer }>();
 
-function scratchFor(device: Device, partials: number, arrivals: number): { partials: DeviceBuffer; arrivals: DeviceBuffer } {
+function scratchFor(device: Device, { partials, arrivals }: { partials: number; arrivals: number }): { partials: DeviceBuffer; arrivals: DeviceBuffer } {
   const held = streamKScratch.get(device);
   if (held && held.partials.length >= partials && held.arrivals.length >= arrivals) return held;
   const grown = {
@@ -585,7 +590,8 @@ function scratchFor(device: Device, partials: number, arrivals: number): { parti
 
 /**
  * The grid and arguments that run a rung's build on an m×n×k product, C = alpha·A·B + beta·C: the eight of
- * every rung, and for a stream-k rung its scratch buffers (kept per device) and its number of blocks.
+ * every rung, A's tensor map for a rung that takes one (`rungArguments`; `release` frees it once the caller is
+ * done with the launch), and for a stream-k rung its scratch buffers (kept per device) and its number of blocks.
  */
 export function matmulLaunch(
   device: Device,
@@ -600,7 +606,7 @@ export function matmulLaunch(
   const { args, release } = rungArguments(device, rung, [m, n, k, alpha, buffers.A, buffers.B, beta, buffers.C]);
   if (!rung.streamK) return { grid: rung.grid(m, n, c), args, release };
   const streamBlocks = streamBlocksFor(device, rung, c);
-  const scratch = scratchFor(device, streamBlocks * c.BM! * c.BN!, streamBlocks);
+  const scratch = scratchFor(device, streamKScratchLengths(c, streamBlocks));
   return { grid: rung.grid(m, n, c, streamBlocks), args: [...args, scratch.partials, scratch.arrivals, streamBlocks], release };
 }
 
