@@ -8,11 +8,14 @@
 /** The targets, as `tskernel build --target` and the `targets` kernel option name them. */
 export type ManifestTarget = "cuda" | "wgsl" | "js";
 
-/** The scalar types of the kernel language, as the manifest spells them. */
-export type ManifestScalarType = "f32" | "i32" | "u32" | "bool";
+/** The scalar types of the kernel language, as the manifest spells them (compiler/ir/types.ts). */
+export type ManifestScalarType = "f32" | "i32" | "u32" | "bool" | "f16" | "bf16" | "f64";
+
+/** The element types of buffers: the scalars but bool, and the 8- and 16-bit integers (storage only). */
+export type ManifestElementType = Exclude<ManifestScalarType, "bool"> | "i8" | "u8" | "i16" | "u16";
 
 export type ManifestParam =
-  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ManifestScalarType; readonly access: "read" | "read_write" }
+  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ManifestElementType; readonly access: "read" | "read_write" }
   | { readonly name: string; readonly kind: "scalar"; readonly type: ManifestScalarType }
   | { readonly name: string; readonly kind: "const"; readonly type: ManifestScalarType };
 
@@ -21,10 +24,10 @@ export interface ManifestWgslBinding {
   readonly binding: number;
   readonly param: string;
   readonly type: "storage" | "read-only-storage";
-  readonly elementType: "f32" | "i32" | "u32";
+  readonly elementType: ManifestElementType;
 }
 
-/** One scalar parameter in the uniform buffer: 4 bytes at `offset`; bools are stored as u32 0 or 1. */
+/** One scalar parameter in the uniform buffer: 4 bytes at `offset`; bools are stored as u32 0 or 1, f16 and bf16 as f32. */
 export interface ManifestWgslUniformField {
   readonly param: string;
   readonly type: ManifestScalarType;
