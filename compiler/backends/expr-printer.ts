@@ -3,10 +3,12 @@
  * both languages accept: WGSL does not let bitwise operators, shifts, `&&` and `||` mix without
  * parentheses, so only arithmetic inside arithmetic and comparisons, comparisons inside logical operators,
  * and left-leaning chains of one operator print bare. Leaves (literals, builtins, conversions, loads, calls)
- * come from the target's hooks.
+ * come from the target's hooks, and so do the forms of vectors and structs (constructions, swizzles, fields),
+ * which a target may also take over entirely (`vector`: CUDA prints its operations through its helpers).
  */
 
-import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { assertNever, type BinaryOp, type BuiltinExpr, type ConstructExpr, type Expr, type FieldExpr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type SwizzleExpr, type Type, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { elementOf, laneCount } from "../ir/vectors.ts";
 import type { Spelling } from "./targets.ts";
 
 export type PrintedKind = "atom" | "unary" | "binary" | "ternary";
@@ -25,10 +27,20 @@ export interface ExprHooks {
   subgroupBuiltin(expr: SubgroupBuiltinExpr): Printed;
   /** A load marked atomic (legalize does so only for targets that have atomic arrays). */
   atomicLoad?(expr: LoadExpr, element: string): Printed;
-  convert(to: ScalarType, value: Printed, from: ScalarType): Printed;
+  convert(to: Type, value: Printed, from: Type): Printed;
   select(condition: Printed, whenTrue: Printed, whenFalse: Printed): Printed;
   array(array: ArrayRef): string;
   helper(helper: HelperFunction): string;
+  /** A vector or struct built from its parts. */
+  construct(expr: ConstructExpr, args: readonly Printed[]): Printed;
+  /** Lanes of a vector, `v.zyx`; `value` is the vector, printed. */
+  swizzle(expr: SwizzleExpr, value: Printed): Printed;
+  /** A field of a struct, `p.pos`. */
+  field(expr: FieldExpr, value: Printed): Printed;
+  /** A target's own form of an operation on vectors (any expression of vector type, or with vector operands); undefined: the common form. */
+  vector?(expr: Expr, print: (expr: Expr) => Printed): Printed | undefined;
+  /** The element of an array as a place, from its common spelling `a[i]` (CUDA's padded vec3 elements). */
+  elementPlace?(array: ArrayRef, text: string): string;
 }
 
 const multiplicative: ReadonlySet<BinaryOp> = new Set(["mul", "div", "rem"]);
@@ -61,7 +73,8 @@ export class ExprPrinter {
 
   /** `a[i]`, `tile[r][c]`: an element of an array, as a place. */
   element(array: ArrayRef, indices: readonly Expr[]): string {
-    return `${this.hooks.array(array)}${indices.map((index) => `[${this.print(index)}]`).join("")}`;
+    const text = `${this.hooks.array(array)}${indices.map((index) => `[${this.print(index)}]`).join("")}`;
+    return this.hooks.elementPlace ? this.hooks.elementPlace(array, text) : text;
   }
 
   /** An expression as an argument of a call (see Spelling.lessThanArgumentsInParens). */
@@ -74,6 +87,10 @@ export class ExprPrinter {
   printed(expr: Expr): Printed {
     const hooks = this.hooks;
     const spelling = hooks.spelling;
+    if (hooks.vector && (laneCount(expr.type) > 1 || childTypes(expr).some((type) => laneCount(type) > 1))) {
+      const own = hooks.vector(expr, (e) => this.printed(e));
+      if (own) return own;
+    }
     switch (expr.kind) {
       case "literal":
         return hooks.literal(expr);
@@ -118,16 +135,47 @@ export class ExprPrinter {
         if (!hooks.atomicLoad) throw new Error("internal: an atomic load reached a target without atomic arrays");
         return hooks.atomicLoad(expr, element);
       }
+      case "construct":
+        return hooks.construct(expr, expr.args.map((arg) => this.argument(arg)));
+      case "swizzle":
+        return hooks.swizzle(expr, this.printed(expr.value));
+      case "field":
+        return hooks.field(expr, this.printed(expr.value));
       default:
         return assertNever(expr, "expression");
     }
   }
 }
 
-/** How a target spells an intrinsic call: by its argument type, and for integers by whether a literal is among them. */
+/** The types of an expression's operands. */
+function childTypes(expr: Expr): Type[] {
+  switch (expr.kind) {
+    case "unary":
+      return [expr.operand.type];
+    case "binary":
+      return [expr.left.type, expr.right.type];
+    case "select":
+      return [expr.condition.type, expr.whenTrue.type];
+    case "convert":
+    case "swizzle":
+    case "field":
+      return [expr.value.type];
+    case "intrinsic":
+    case "construct":
+      return expr.args.map((arg) => arg.type);
+    default:
+      return [];
+  }
+}
+
+/**
+ * How a target spells an intrinsic call: by its result's (element) type, and for integers by whether a literal
+ * is among them.
+ */
 export function intrinsicTemplate(spelling: Spelling, expr: IntrinsicExpr): string {
   const entry = spelling.intrinsics[expr.name];
-  if (expr.type === "f32") return entry.f32;
+  const type = laneCount(expr.type) > 1 ? elementOf(expr.type) : expr.type;
+  if (type === "f32") return entry.f32;
   return entry.intWithLiteral !== undefined && expr.args.some((arg) => arg.kind === "literal") ? entry.intWithLiteral : entry.int;
 }
 

@@ -4,7 +4,7 @@
  * thread runs inside a region of a kernel, or in a helper function (see js.ts for regions and cuts).
  */
 
-import { assertNever, valueTypeOf, type ArrayRef, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { assertNever, valueTypeOf, type ArrayRef, type ElementScalar, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import type { Namer } from "./namer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -121,11 +121,11 @@ export class JsExprPrinter {
         return expr.type === "u32" ? `((~${operand}) >>> 0)` : `(~${operand})`;
       }
       case "binary":
-        return this.binary(expr.op, expr.left.type, this.print(expr.left), this.print(expr.right));
+        return this.binary(expr.op, expr.left.type as ScalarType, this.print(expr.left), this.print(expr.right));
       case "select":
         return `(${this.print(expr.condition)} ? ${this.print(expr.whenTrue)} : ${this.print(expr.whenFalse)})`;
       case "convert":
-        return this.convert(expr.value.type, expr.type, this.print(expr.value));
+        return this.convert(expr.value.type as ScalarType, expr.type as ScalarType, this.print(expr.value));
       case "intrinsic": {
         const args = expr.args.map((arg) => this.print(arg));
         if (expr.type === "f32") return fill(f32Intrinsics[expr.name]!, args);
@@ -137,6 +137,10 @@ export class JsExprPrinter {
         return `${this.hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`;
       case "load":
         return this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
+      case "construct":
+      case "swizzle":
+      case "field":
+        throw new Error(`internal: a ${expr.kind} reached the JS backend; scalarize-vectors.ts writes vectors and structs out lane by lane`);
       default:
         return assertNever(expr, "expression");
     }
@@ -269,14 +273,14 @@ export class ThreadStmtPrinter {
     switch (stmt.kind) {
       case "declare": {
         const variable = stmt.variable;
-        const init = stmt.init ? bare(printer.print(stmt.init)) : zero(variable.type);
+        const init = stmt.init ? bare(printer.print(stmt.init)) : zero(variable.type as ScalarType);
         if (this.spilled.has(variable)) return `${this.names.lookup(variable)} = ${init}`;
         return `${variable.mutable ? "let" : "const"} ${this.names.name(variable, variable.name)} = ${init}`;
       }
       case "assign": {
         const name = this.names.lookup(stmt.variable);
         const value = printer.print(stmt.value);
-        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type, name, value) : value)}`;
+        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type as ScalarType, name, value) : value)}`;
       }
       default:
         throw new Error(`internal: ${stmt.kind} is not a simple statement`);
@@ -337,7 +341,7 @@ export class ThreadStmtPrinter {
         out.line(`${name}[${at}] = Math.${stmt.op}(${old}, ${value});`);
         return;
       default:
-        out.line(`${name}[${at}] = ${bare(printer.binary(stmt.op, valueTypeOf(type), old, value))};`);
+        out.line(`${name}[${at}] = ${bare(printer.binary(stmt.op, valueTypeOf(type as ElementScalar), old, value))};`);
     }
   }
 
@@ -353,7 +357,7 @@ export class ThreadStmtPrinter {
         if (printer.checked) {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
-          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(stmt.array.elementType), printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
+          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(stmt.array.elementType as ElementScalar), printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
           // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
           out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");
@@ -366,7 +370,7 @@ export class ThreadStmtPrinter {
         // Read and write the same element: compute a non-trivial index once.
         const temps = this.indexTemps(stmt.indices);
         const element = printer.element(stmt.array, temps);
-        out.line(`${element} = ${bare(printer.binary(stmt.op, valueTypeOf(stmt.array.elementType), element, value))};`);
+        out.line(`${element} = ${bare(printer.binary(stmt.op, valueTypeOf(stmt.array.elementType as ElementScalar), element, value))};`);
         if (temps !== stmt.indices) out.dedent().line("}");
         return;
       }

@@ -14,8 +14,10 @@
  * outcome is not a spurious failure. Subgroup operations are WGSL's own, under `enable subgroups;`.
  */
 
-import type { ElementScalar } from "../ir/types.ts";
-import { type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
+import type { ElementScalar, ElementType, ScalarType, StructType, Type } from "../ir/types.ts";
+import { structsOf, swizzleName } from "../ir/vectors.ts";
+import { uniformMemberAttributes, WgslTypes } from "./wgsl-types.ts";
+import { type Access, type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
 import { atomicArrays, walkExpr, walkStmts, exprsOf, usesSubgroups } from "../ir/rewrite.ts";
 import { vectorOnlyArrays } from "../passes/legalize.ts";
 import { ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
@@ -69,7 +71,9 @@ const subgroupInputs = {
 
 export function emitWgsl(input: WgslModuleInput): WgslOutput {
   const out = new Writer();
-  const moduleNames = new Namer(wgslSpelling.reserved);
+  // The builtin functions the module calls may not be shadowed by its names: the scalar ones always, and
+  // WGSL's vector functions (`dot`, `length`, …) where the module uses them.
+  const moduleNames = new Namer(new Set([...wgslSpelling.reserved, ...calledFunctions([...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)])]));
   for (const unit of input.kernels) moduleNames.name(unit, unit.entryName);
   for (const { helper } of input.helpers) moduleNames.name(helper, helper.name);
   const entries: WgslEntryInfo[] = [];
@@ -89,29 +93,43 @@ export function emitWgsl(input: WgslModuleInput): WgslOutput {
     ...input.helpers.map(({ helper, body }) => [helper, runtimeLeaves(body)] as const),
     ...input.kernels.map((unit) => [unit, runtimeLeaves(unit.kernel.body)] as const),
   ]);
-  const runtimeTypes = new Set([...runtime.values()].flatMap((leaves) => [...leaves].map((leaf) => leaf.type)));
+  const runtimeTypes = new Set([...runtime.values()].flatMap((leaves) => [...leaves].map((leaf) => leaf.type as ScalarType)));
   if (runtimeTypes.size > 0) {
     out.line();
     for (const line of runtimeFunctions(runtimeTypes)) out.line(line);
   }
 
+  // Structs, each after those it contains; then the uniform forms of the struct parameters that need one.
+  const typeNames = new WgslTypes(moduleNames, () => new Namer(wgslSpelling.reserved));
+  const structTypes = [
+    ...input.kernels.flatMap((unit) => [...unit.kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array.elementType] : param.kind === "scalar" ? [param.variable.type] : [])), ...[...unit.kernel.shared, ...unit.kernel.locals].map((array) => array.elementType)]),
+    ...input.helpers.flatMap(({ helper }) => [helper.returnType, ...helper.params.map((param) => param.type)]),
+  ];
+  const structs = structsOf(structTypes, [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)]);
+  const uniformStructs = input.kernels.flatMap((unit) => unit.kernel.params.flatMap((param) => (param.kind === "scalar" && typeof param.variable.type === "object" && param.variable.type.kind === "struct" ? [param.variable.type] : [])));
+  const declarations = typeNames.declarations(structs, uniformStructs);
+  if (declarations.length > 0) {
+    out.line();
+    for (const line of declarations) out.line(line);
+  }
+
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
-    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!);
-    const params = helper.params.map((param) => `${names.name(param, param.name)}: ${types[param.type]}`).join(", ");
+    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, typeNames);
+    const params = helper.params.map((param) => `${names.name(param, param.name)}: ${typeNames.name(param.type)}`).join(", ");
     out.setSource(undefined).line();
-    out.setSource(locate(helper.span)).line(`fn ${moduleNames.lookup(helper)}(${params}) -> ${types[helper.returnType]} {`);
+    out.setSource(locate(helper.span)).line(`fn ${moduleNames.lookup(helper)}(${params}) -> ${typeNames.name(helper.returnType)} {`);
     out.indent();
-    printStmts(body, { out, names, printer, arrays: new Map(), locate });
+    printStmts(body, { out, names, printer, arrays: new Map(), locate, types: typeNames });
     out.dedent();
     out.line("}");
   }
 
-  for (const unit of input.kernels) entries.push(emitEntry(unit, out, moduleNames, locate, runtime.get(unit)!));
+  for (const unit of input.kernels) entries.push(emitEntry(unit, out, moduleNames, locate, runtime.get(unit)!, typeNames));
   return { source: out.toString(), entries, lineSources: out.sources };
 }
 
-function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate: (span: Span) => string, runtime: ReadonlySet<Expr>): WgslEntryInfo {
+function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate: (span: Span) => string, runtime: ReadonlySet<Expr>, typeNames: WgslTypes): WgslEntryInfo {
   const { kernel } = unit;
   const entry = moduleNames.lookup(unit);
   const layout = wgslLayout(kernel);
@@ -127,7 +145,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const atomic = atomicArrays(kernel.body);
   // The element type an array is declared with: vec4 for vector-only arrays, atomic for those atomics touch.
   const elementOf = (array: ArrayRef) =>
-    vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType]}>` : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>` : elementTypes[array.elementType];
+    vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType as ElementScalar]}>` : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>` : typeof array.elementType === "string" ? elementTypes[array.elementType] : typeNames.name(array.elementType);
   buffers.forEach((array, index) => {
     const name = moduleName(array.name);
     arrays.set(array, name);
@@ -143,11 +161,13 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     uniformName = moduleName("params");
     const fields = new Namer(wgslSpelling.reserved);
     out.block(`struct ${structName} {`, () => {
-      for (const field of layout.uniform!.fields) {
+      layout.uniform!.fields.forEach((field, index) => {
         const fieldName = fields.name(field.variable, field.variable.name);
         fieldNames.set(field.variable, fieldName);
-        out.line(`${fieldName}: ${field.wgslType},`);
-      }
+        // A struct member follows the uniform address space's rules (wgsl-types.ts).
+        const attributes = field.wgslType ? "" : uniformMemberAttributes(field.type, index === layout.uniform!.fields.length - 1);
+        out.line(`${attributes}${fieldName}: ${field.wgslType ?? typeNames.uniformName(field.type)},`);
+      });
     });
     out.line(`@group(0) @binding(${layout.uniform.binding}) var<uniform> ${uniformName}: ${structName};`);
   }
@@ -190,7 +210,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const index = axis === "x" ? 0 : axis === "y" ? 1 : 2;
     return unit.block ? `${unit.block[index]}i` : `i32(${overrides![index]})`;
   };
-  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime);
+  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames);
 
   out.line(`@compute @workgroup_size(${workgroupSize})`);
   out.line(`fn ${entry}(${inputs.join(", ")}) {`);
@@ -200,15 +220,15 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const variable = param.variable;
     const field = `${uniformName}.${fieldNames.get(variable)}`;
     // The uniform holds bools as u32 and f16 as f32 (wgsl-layout.ts); bf16 values are f32 in WGSL anyway.
-    const value = variable.type === "bool" ? `${field} != 0u` : variable.type === "f16" ? `f16(${field})` : field;
-    out.line(`let ${names.name(variable, variable.name)}: ${types[variable.type]} = ${value};`);
+    const value = variable.type === "bool" ? `${field} != 0u` : variable.type === "f16" ? `f16(${field})` : typeNames.fromUniform(variable.type, field);
+    out.line(`let ${names.name(variable, variable.name)}: ${typeNames.name(variable.type)} = ${value};`);
   }
   for (const array of kernel.locals) {
     const name = names.name(array, array.name);
     arrays.set(array, name);
-    out.line(`var ${name}: array<${elementTypes[array.elementType]}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
+    out.line(`var ${name}: array<${typeof array.elementType === "string" ? elementTypes[array.elementType] : typeNames.name(array.elementType)}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
   }
-  printStmts(kernel.body, { out, names, printer, arrays, locate });
+  printStmts(kernel.body, { out, names, printer, arrays, locate, types: typeNames });
   out.dedent();
   out.line("}");
   return { entryPoint: entry, workgroupSizeOverrides: overrides };
@@ -236,6 +256,17 @@ const floatToIntFunctions = [
   "}",
 ];
 
+/** The names of the intrinsics that bodies call, as WGSL spells them. */
+function calledFunctions(bodies: readonly (readonly Stmt[])[]): Set<string> {
+  const names = new Set<string>();
+  for (const body of bodies) {
+    walkStmts(body, (stmt) => {
+      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && names.add(wgslSpelling.intrinsics[e.name].f32 || wgslSpelling.intrinsics[e.name].int));
+    });
+  }
+  return names;
+}
+
 function convertsFloatToInt(body: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(body, (stmt) => {
@@ -254,7 +285,7 @@ function usedBuiltins(body: readonly Stmt[]): Set<BuiltinExpr["builtin"] | Subgr
   return used;
 }
 
-function literalText(type: Variable["type"], value: number): Printed {
+function literalText(type: ScalarType, value: number): Printed {
   switch (type) {
     case "bool":
       return { text: value ? "true" : "false", kind: "atom" };
@@ -290,7 +321,10 @@ function makePrinter(
   blockDim: (axis: "x" | "y" | "z") => string,
   /** Leaves printed through an identity function, so that WGSL does not evaluate them early (wgsl-constants.ts). */
   runtime: ReadonlySet<Expr>,
+  typeNames: WgslTypes,
 ): ExprPrinter {
+  // A vector or struct as the operand of `.x` or `.field`: an atom, or parenthesized.
+  const operand = (printed: Printed) => (printed.kind === "atom" ? printed.text : `(${printed.text})`);
   const opaque = (expr: Expr, printed: Printed): Printed => (runtime.has(expr) ? { text: `tsk_runtime_${expr.type}(${printed.text})`, kind: "atom" } : printed);
   return new ExprPrinter({
     spelling: wgslSpelling,
@@ -305,11 +339,15 @@ function makePrinter(
       return { text: `i32(${subgroupInputs[expr.builtin].name})`, kind: "atom" };
     },
     // f32 arrays that atomics touch hold their values' bits in atomic<u32>.
-    atomicLoad: (expr, element) => ({ text: bitsTo(expr.array.elementType, `atomicLoad(&${element})`), kind: "atom" }),
+    atomicLoad: (expr, element) => ({ text: bitsTo(expr.array.elementType as ElementScalar, `atomicLoad(&${element})`), kind: "atom" }),
+    // Float vectors convert to integer ones lane by lane (legalize writes that out), so only scalars meet the saturating functions.
     convert: (to, value, from) =>
       from === "f32" && (to === "i32" || to === "u32")
         ? { text: `tsk_f32_to_${to}(${value.text})`, kind: "atom" }
-        : { text: `${types[to]}(${value.text})`, kind: "atom" },
+        : { text: `${typeNames.name(to)}(${value.text})`, kind: "atom" },
+    construct: (expr, args) => ({ text: `${typeNames.name(expr.type)}(${args.map((arg) => arg.text).join(", ")})`, kind: "atom" }),
+    swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
+    field: (expr, value) => ({ text: `${operand(value)}.${typeNames.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
     // WGSL's select takes the false value first.
     select: (condition, whenTrue, whenFalse) => ({ text: `select(${whenFalse.text}, ${whenTrue.text}, ${condition.text})`, kind: "atom" }),
     array: (array) => {
@@ -322,6 +360,7 @@ function makePrinter(
 }
 
 interface StmtContext {
+  readonly types: WgslTypes;
   readonly out: Writer;
   readonly names: Namer;
   readonly printer: ExprPrinter;
@@ -345,19 +384,36 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
     case "declare": {
       const variable = stmt.variable;
       const name = names.name(variable, variable.name);
-      const init = stmt.init ? printer.print(stmt.init) : literalText(variable.type, 0).text;
-      return `${variable.mutable ? "var" : "let"} ${name}: ${types[variable.type]} = ${init}`;
+      // WGSL's zero value of a vector or struct is its constructor without arguments.
+      const init = stmt.init ? printer.print(stmt.init) : typeof variable.type === "string" ? literalText(variable.type, 0).text : `${context.types.name(variable.type)}()`;
+      return `${variable.mutable ? "var" : "let"} ${name}: ${context.types.name(variable.type)} = ${init}`;
     }
     case "assign":
-      return assignment(names.lookup(stmt.variable), stmt, printer);
+      return assignment(names.lookup(stmt.variable) + partPath(stmt.variable.type, stmt.path, context.types), stmt, printer);
     case "store": {
-      const target = printer.element(stmt.array, stmt.indices);
-      if (stmt.atomic) return `atomicStore(&${target}, ${toBits(stmt.array.elementType, printer.print(stmt.value))})`;
+      const target = printer.element(stmt.array, stmt.indices) + partPath(stmt.array.elementType, stmt.path, context.types);
+      if (stmt.atomic) return `atomicStore(&${target}, ${toBits(stmt.array.elementType as ElementScalar, printer.print(stmt.value))})`;
       return assignment(target, stmt, printer);
     }
     default:
       throw new Error(`internal: ${stmt.kind} is not a simple statement`);
   }
+}
+
+/** `.pos.x`: the fields and lane of a part of a value that an assignment writes (legalize left one lane per swizzle). */
+function partPath(type: Type | ElementType, path: readonly Access[] | undefined, types: WgslTypes): string {
+  let current = type;
+  let text = "";
+  for (const step of path ?? []) {
+    if (step.kind === "field") {
+      const struct = current as StructType;
+      text += `.${types.field(struct, step.field)}`;
+      current = struct.fields[step.field]!.type;
+    } else {
+      text += `.${swizzleName(step.lanes)}`;
+    }
+  }
+  return text;
 }
 
 /**
@@ -372,15 +428,15 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
   switch (stmt.kind) {
     case "vectorLoad": {
       const temp = names.name({}, "vector");
-      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
+      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType as ElementScalar]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
       stmt.targets.forEach((variable, lane) => {
-        lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${temp}.${"xyzw"[lane]};`);
+        lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${temp}.${"xyzw"[lane]};`);
       });
       return lines;
     }
     case "vectorStore": {
       const values = stmt.values.map((value) => printer.print(value)).join(", ");
-      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${elementTypes[stmt.array.elementType]}>(${values});`];
+      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${elementTypes[stmt.array.elementType as ElementScalar]}>(${values});`];
     }
     default:
       throw new Error(`internal: ${stmt.kind} reached the WGSL backend; legalize makes it a plain copy`);
@@ -401,7 +457,7 @@ function toBits(type: ElementScalar, text: string): string {
 function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): void {
   const { out, names, printer } = context;
   const declare = (variable: Variable | undefined, text: string) =>
-    variable ? `${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${text};` : `${text};`;
+    variable ? `${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${text};` : `${text};`;
   if (stmt.kind === "collective") {
     const args = stmt.args.map((arg) => printer.print(arg));
     // WGSL's ballot is a vec4<u32> of up to 128 lanes; tskernel's is the first 32 lanes' bits.
@@ -410,7 +466,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     return;
   }
   const element = printer.element(stmt.array, stmt.indices);
-  const type = stmt.array.elementType;
+  const type = stmt.array.elementType as ElementScalar;
   if (stmt.op === "load") {
     // WGSL asks that a value-returning call be used: a load whose value the kernel drops goes to `_`.
     out.line(stmt.result ? declare(stmt.result, bitsTo(type, `atomicLoad(&${element})`)) : `_ = atomicLoad(&${element});`);

@@ -7,7 +7,8 @@
 
 import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
 import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, ConstValue, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
+import type { ArrayRef, ConstValue, ElementType, Expr, HelperFunction, ScalarType, Span, Stmt, Type, Variable } from "../ir/ir.ts";
+import { resolveCompositeType } from "./composite-types.ts";
 import { originOf } from "./program.ts";
 
 export function spanOf(node: Node): Span {
@@ -51,8 +52,8 @@ export interface ModuleState {
    * so importing it back from them would make a circle.
    */
   readonly lower: {
-    readonly expected: (context: FunctionContext, node: Expression, type: ScalarType, mismatch: (found: Expr) => never) => Expr;
-    readonly expr: (context: FunctionContext, node: Expression, hint?: ScalarType) => Expr;
+    readonly expected: (context: FunctionContext, node: Expression, type: Type, mismatch: (found: Expr) => never) => Expr;
+    readonly expr: (context: FunctionContext, node: Expression, hint?: Type) => Expr;
     readonly indexedArray: (
       context: FunctionContext,
       node: Expression,
@@ -71,7 +72,7 @@ export interface FunctionContext {
   readonly kind: "kernel" | "helper";
   readonly name: string;
   /** For helpers: the declared return type. */
-  readonly returnType?: ScalarType;
+  readonly returnType?: Type;
   /** Shared arrays of a kernel, in declaration order. */
   readonly shared: ArrayRef[];
   /** Private arrays of a kernel, in declaration order. */
@@ -131,8 +132,9 @@ export function withScope<T>(context: FunctionContext, body: () => T): T {
 // Type annotations
 
 export type ParamType =
-  | { readonly kind: "scalar"; readonly type: ScalarType }
-  | { readonly kind: "buffer"; readonly elementType: "f32" | "i32" | "u32"; readonly access: "read" | "read_write" }
+  /** A value: a scalar, or a vector or struct (composite-types.ts). */
+  | { readonly kind: "scalar"; readonly type: Type }
+  | { readonly kind: "buffer"; readonly elementType: ElementType; readonly access: "read" | "read_write" }
   | { readonly kind: "const"; readonly type: ScalarType };
 
 const bufferTypes: Readonly<Record<string, { elementType: "f32" | "i32" | "u32"; access: "read" | "read_write" }>> = {
@@ -149,6 +151,8 @@ const scalarNames: ReadonlySet<string> = new Set(["f32", "i32", "u32", "bool"]);
 /** Resolves a type annotation. Returns undefined for anything that is not a kernel type. */
 export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
   if (typeNode.getKind() === SyntaxKind.BooleanKeyword) return { kind: "scalar", type: "bool" };
+  const composite = resolveCompositeType(typeNode);
+  if (composite) return composite.kind === "value" ? { kind: "scalar", type: composite.type } : composite;
   if (!Node.isTypeReference(typeNode)) return undefined;
   const nameNode = typeNode.getTypeName();
   if (!Node.isIdentifier(nameNode)) return undefined;
@@ -158,7 +162,7 @@ export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
     if (scalarNames.has(origin.name) && typeArgs.length === 0) return { kind: "scalar", type: origin.name as ScalarType };
     if (origin.name === "Const" && typeArgs.length === 1) {
       const inner = resolveTypeNode(typeArgs[0]!);
-      return inner?.kind === "scalar" ? { kind: "const", type: inner.type } : undefined;
+      return inner?.kind === "scalar" && typeof inner.type === "string" ? { kind: "const", type: inner.type } : undefined;
     }
     const buffer = bufferTypes[origin.name];
     if (buffer && origin.name.startsWith("Readonly")) return { kind: "buffer", ...buffer };
@@ -175,8 +179,8 @@ export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
   return undefined;
 }
 
-/** A local's annotation: only the scalar types. */
-export function resolveScalarAnnotation(typeNode: TypeNode, what: string): ScalarType {
+/** A local's annotation: a scalar, vector or struct type. */
+export function resolveValueAnnotation(typeNode: TypeNode, what: string): Type {
   const resolved = resolveTypeNode(typeNode);
   if (resolved?.kind === "scalar") return resolved.type;
   return fail("TSK1026", spanOf(typeNode), [what, typeNode.getText()], {

@@ -8,6 +8,10 @@
  * The full language is described in docs/language.md.
  */
 
+import { vectorAllocatorNames, type LocalVectorAllocators, type SharedVectorAllocators } from "./vectors.ts";
+
+export * from "./vectors.ts";
+
 /** 32-bit IEEE float. TypeScript sees a `number`; tskernel types it as f32. */
 export type f32 = number;
 /** 32-bit two's-complement signed integer. */
@@ -115,7 +119,8 @@ export const shared = {
   i32: sharedArray,
   u32: sharedArray,
   barriers: sharedArray,
-} as {
+  ...vectorAllocators(),
+} as unknown as SharedVectorAllocators & {
   f32(length: number): Float32Array;
   f32(rows: number, cols: number): Float32Array[];
   i32(length: number): Int32Array;
@@ -137,6 +142,10 @@ export interface Barriers {
 function sharedArray(): never {
   return outsideKernel("shared arrays");
 }
+/** The allocators of arrays of vectors and of `array<T>`, for the objects `shared` and `local`. */
+function vectorAllocators(): Record<string, () => never> {
+  return Object.fromEntries([...vectorAllocatorNames, "array"].map((name) => [name, sharedArray]));
+}
 
 /**
  * Private arrays: one per thread, for register tiles (`const acc = local.f32(TM * TN)`). Declared with `const`
@@ -146,7 +155,8 @@ export const local = {
   f32: sharedArray,
   i32: sharedArray,
   u32: sharedArray,
-} as {
+  ...vectorAllocators(),
+} as unknown as LocalVectorAllocators & {
   f32(length: number): Float32Array;
   i32(length: number): Int32Array;
   u32(length: number): Uint32Array;
