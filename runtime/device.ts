@@ -6,7 +6,8 @@
  * so it imports nothing of the runtime: imports run one way, towards it.
  */
 
-import type { ManifestKernel } from "../compiler/lang/manifest.ts";
+import type { ManifestKernel, ManifestLayout } from "../compiler/lang/manifest.ts";
+import { packStructs, type LayoutValue } from "./layouts.ts";
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
 export type ElementType = "f32" | "i32" | "u32";
@@ -63,14 +64,19 @@ export interface LaunchLimits {
 export interface DeviceBuffer {
   readonly kind: "tskernel.buffer";
   readonly backend: BackendName;
-  readonly elementType: ElementType;
+  /** f32, i32 or u32; for a buffer of vectors or structs (`layout` set), the layout's name: `vec3f`, `Particle`. */
+  readonly elementType: ElementType | (string & {});
+  /** Elements: numbers, or vectors or structs of `layout.stride` bytes each. */
   readonly length: number;
+  /** A buffer of vectors or structs: how each element lies in memory (runtime/layouts.ts packs and unpacks it). */
+  readonly layout?: ManifestLayout;
 }
 
 /** `16`, `[16, 16]` or `[16, 16, 1]`; missing entries are 1. */
 export type Dim3 = number | readonly [number, number?, number?];
 
-export type KernelArg = DeviceBuffer | number | boolean;
+/** A buffer, a scalar, or a vector or struct passed by value (a vector's lanes, a struct's fields: layouts.ts). */
+export type KernelArg = DeviceBuffer | number | boolean | LayoutValue;
 
 export interface LaunchOptions {
   readonly grid: Dim3;
@@ -112,8 +118,15 @@ export interface Device {
   readonly limits: LaunchLimits;
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
-  write(buffer: DeviceBuffer, data: TypedArray): Promise<void>;
-  read(buffer: DeviceBuffer): Promise<TypedArray>;
+  /**
+   * A buffer of vectors or structs of `layout` (a kernel parameter's, from the manifest: `library.layout(name)`):
+   * `length` zeroed elements, or the elements given as values (packed by layouts.ts) or as their bytes.
+   */
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  /** Writes all of a buffer: a typed array of its element type, or the bytes of a buffer of vectors or structs. */
+  write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void>;
+  /** A copy of a buffer: a typed array of its element type, or the bytes of a buffer of vectors or structs (unpackStructs reads them). */
+  read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array>;
   launch(kernel: KernelHandle, options: LaunchOptions): Promise<void>;
   time(kernel: KernelHandle, options: LaunchOptions, timing?: TimingOptions): Promise<Timing>;
   /**
@@ -179,6 +192,11 @@ export function elementTypeOf(data: TypedArray): ElementType {
   throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
 }
 
+/** The bytes a buffer takes: 4 per number, a layout's stride per vector or struct. */
+export function bufferBytes(buffer: Pick<DeviceBuffer, "length" | "layout">): number {
+  return buffer.length * (buffer.layout?.stride ?? 4);
+}
+
 /** The element type and length of a new buffer, from data or from (type, length), checked. */
 export function bufferShape(dataOrType: TypedArray | ElementType, length?: number): { elementType: ElementType; length: number } {
   const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
@@ -188,8 +206,29 @@ export function bufferShape(dataOrType: TypedArray | ElementType, length?: numbe
   return { elementType, length: count };
 }
 
-/** A write must match the buffer exactly: same element type, same length. */
-export function checkWrite(buffer: DeviceBuffer, data: TypedArray): void {
+/** The bytes of a new buffer of vectors or structs: `length` zeroed elements, values packed, or bytes as they are (a whole number of elements). */
+export function structuredBytes(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): { bytes: Uint8Array; length: number } {
+  if (typeof layout !== "object" || layout === null || (layout.kind !== "vector" && layout.kind !== "struct")) throw new TypeError("tskernel: createBuffer(layout, …) takes a layout from the manifest (library.layout(name))");
+  if (typeof data === "number") {
+    if (!Number.isInteger(data) || data < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${data}`);
+    return { bytes: new Uint8Array(data * layout.stride), length: data };
+  }
+  if (data instanceof Uint8Array) {
+    if (data.byteLength % layout.stride !== 0) throw new RangeError(`tskernel: ${data.byteLength} bytes are not a whole number of ${layout.name} elements (${layout.stride} bytes each)`);
+    return { bytes: data, length: data.byteLength / layout.stride };
+  }
+  return { bytes: packStructs(layout, data), length: data.length };
+}
+
+/** A write must match the buffer exactly: same element type, same length (for vectors and structs, the same bytes). */
+export function checkWrite(buffer: DeviceBuffer, data: TypedArray | Uint8Array): void {
+  if (buffer.layout) {
+    if (!(data instanceof Uint8Array) || data.byteLength !== buffer.length * buffer.layout.stride) {
+      throw new RangeError(`tskernel: a buffer of ${buffer.length} ${buffer.elementType} takes ${buffer.length * buffer.layout.stride} bytes (a Uint8Array; packStructs makes them), got ${data instanceof Uint8Array ? `${data.byteLength} bytes` : "a typed array of numbers"}`);
+    }
+    return;
+  }
+  if (data instanceof Uint8Array) throw new TypeError(`tskernel: a buffer of ${buffer.elementType} takes a typed array of ${buffer.elementType}, not bytes`);
   if (data.length !== buffer.length || elementTypeOf(data) !== buffer.elementType) {
     throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${buffer.length} ${buffer.elementType}`);
   }
@@ -197,7 +236,7 @@ export function checkWrite(buffer: DeviceBuffer, data: TypedArray): void {
 
 /** A device-to-device copy needs two buffers of one element type and length. */
 export function checkCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
-  if (destination.length !== source.length || destination.elementType !== source.elementType) {
+  if (destination.length !== source.length || destination.elementType !== source.elementType || destination.layout?.stride !== source.layout?.stride) {
     throw new RangeError(`tskernel: copy of ${source.length} ${source.elementType} elements into a buffer of ${destination.length} ${destination.elementType}`);
   }
 }

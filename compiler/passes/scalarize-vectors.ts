@@ -181,9 +181,12 @@ class Scalarizer {
     }
   }
 
-  /** A local for `expr` (unless it is already a literal or a variable, or the context forbids it). */
+  /**
+   * A local for `expr`, unless it is already a literal or a variable, or the context forbids it; `force`: a
+   * local even for a variable (read before the assignment that would change it) or where the context forbids.
+   */
   private bind(expr: Expr, name: string, force = false): Expr {
-    if (simple(expr) || (this.conditional && !force)) return expr;
+    if (expr.kind === "literal" || (!force && (simple(expr) || this.conditional))) return expr;
     const variable: Variable = { kind: "variable", name, type: expr.type, mutable: false, span: expr.span };
     this.prelude.push({ kind: "declare", variable, init: expr, span: expr.span });
     return { kind: "variable", type: expr.type, variable, span: expr.span };
@@ -216,7 +219,7 @@ class Scalarizer {
         if (!stmt.value) return [stmt];
         if (!this.helper || !isComposite(stmt.value.type)) return [{ ...stmt, value: this.scalar(stmt.value) }];
         // The first leaf is the return value; the others go to the results array, read by the caller.
-        const values = this.leaves(stmt.value).map((value, index) => (index === 0 ? value : this.bind(value, "result", true)));
+        const values = this.leaves(stmt.value);
         const stores = values.slice(1).map((value, index): Stmt => ({ kind: "store", array: helperResults, indices: [int(index + 1, stmt.span)], value, span: stmt.span }));
         return [...stores, { ...stmt, value: values[0]! }];
       }

@@ -20,14 +20,22 @@
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { checkCopy, checkWrite, elementTypeOf, median, structuredBytes, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, defaultLimits, kernelName, LaunchError, notBuiltFor } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
+import { flattenValue, type LayoutValue } from "../layouts.ts";
 import { blockQueue, drainQueue, TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {
-  readonly data: TypedArray;
+  /** The elements; for a buffer of vectors or structs, its bytes. */
+  readonly data: TypedArray | Uint8Array;
+  /**
+   * A buffer of vectors or structs: typed views of its bytes, which kernels take in place of the buffer
+   * (scalarize-vectors.ts reads each field through the view of its type).
+   */
+  readonly views?: { readonly f32: Float32Array; readonly i32: Int32Array; readonly u32: Uint32Array; readonly f64?: Float64Array };
 }
 
 
@@ -74,8 +82,11 @@ export class CpuDevice implements Device {
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, length?: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) return this.structuredBuffer(dataOrType, length!);
+    if (typeof length === "object") throw new TypeError("tskernel: createBuffer(type, length) takes a number of elements");
     if (typeof dataOrType === "string") {
       const ctor = typedArrayConstructors[dataOrType];
       if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
@@ -86,6 +97,22 @@ export class CpuDevice implements Device {
     const copy = this.allocate(typedArrayConstructors[elementType], dataOrType.length);
     copy.set(dataOrType as never);
     return this.wrap(copy);
+  }
+
+  /** A buffer of vectors or structs: its bytes, and a view of each 4-byte scalar type over them (padded to whole words). */
+  private structuredBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
+    const { bytes, length } = structuredBytes(layout, data);
+    const size = Math.ceil(bytes.byteLength / 8) * 8;
+    let memory: ArrayBuffer;
+    try {
+      memory = this.pool ? (new SharedArrayBuffer(size) as unknown as ArrayBuffer) : new ArrayBuffer(size);
+    } catch (error) {
+      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} ${layout.name} (${size} bytes) on the CPU: ${(error as Error).message}`);
+    }
+    const own = new Uint8Array(memory, 0, bytes.byteLength);
+    own.set(bytes);
+    const views = { f32: new Float32Array(memory), i32: new Int32Array(memory), u32: new Uint32Array(memory), f64: new Float64Array(memory) };
+    return this.buffers.add<CpuBuffer>({ kind: "tskernel.buffer", backend: "cpu", elementType: layout.name, length, layout, data: own, views });
   }
 
   /** Worker threads see a buffer only when it lives in shared memory. */
@@ -112,13 +139,13 @@ export class CpuDevice implements Device {
     this.buffers.free(buffer);
   }
 
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void> {
     const own = this.own(buffer);
     checkWrite(own, data);
     own.data.set(data as never);
   }
 
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array> {
     const own = this.own(buffer);
     return own.data.slice();
   }
@@ -177,7 +204,13 @@ export class CpuDevice implements Device {
     this.buffers.assertOpen(name);
     const checked = checkLaunch(kernel.description, options, "cpu", this.limits);
     this.buffers.checkLaunch(name, checked);
-    return { checked, args: checked.args.map((arg) => (typeof arg === "object" ? (arg as CpuBuffer).data : arg)) };
+    // Buffers become their typed arrays (or views); a vector or struct argument its scalars, in memory order.
+    const args = checked.args.flatMap((arg, index): unknown[] => {
+      const param = checked.params[index]!;
+      if (param.kind === "buffer") return [(arg as CpuBuffer).views ?? (arg as CpuBuffer).data];
+      return param.kind === "scalar" && param.layout ? flattenValue(param.layout, arg as LayoutValue) : [arg];
+    });
+    return { checked, args };
   }
 
   /**

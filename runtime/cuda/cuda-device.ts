@@ -7,10 +7,12 @@
  */
 
 import { performance } from "node:perf_hooks";
-import { bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferBytes, bufferShape, structuredBytes, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
 import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
+import { packValue, type LayoutValue } from "../layouts.ts";
 import { ModuleCache } from "./module-cache.ts";
 
 /**
@@ -209,8 +211,19 @@ export class CudaDevice implements Device {
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, length?: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) {
+      // A buffer of vectors or structs: the .cu's structs have WGSL's layout (static_asserted), so the bytes go as they are.
+      const { bytes, length: count } = structuredBytes(dataOrType, length!);
+      const pointer: bigint[] = [0n];
+      check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, bytes.byteLength)));
+      const buffer = this.buffers.add<CudaBuffer>({ kind: "tskernel.buffer", backend: "cuda", elementType: dataOrType.name, length: count, layout: dataOrType, pointer: BigInt(pointer[0]!) });
+      if (bytes.byteLength > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, bytes, bytes.byteLength));
+      return buffer;
+    }
+    if (typeof length === "object") throw new TypeError("tskernel: createBuffer(type, length) takes a number of elements");
     const { elementType, length: count } = bufferShape(dataOrType, length);
     const pointer: bigint[] = [0n];
     check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, count * 4)));
@@ -254,16 +267,16 @@ export class CudaDevice implements Device {
     return buffer as CudaBuffer;
   }
 
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void> {
     const own = this.own(buffer);
     checkWrite(own, data);
-    check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, data, data.length * 4));
+    check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, data, bufferBytes(own)));
   }
 
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array> {
     const own = this.own(buffer);
-    const out = new typedArrayConstructors[own.elementType](own.length);
-    if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, own.length * 4));
+    const out = own.layout ? new Uint8Array(bufferBytes(own)) : new typedArrayConstructors[own.elementType as ElementType](own.length);
+    if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, bufferBytes(own)));
     return out;
   }
 
@@ -276,22 +289,33 @@ export class CudaDevice implements Device {
   /** Argument slots reused by every launch: cuLaunchKernel copies the values before it returns. */
   private argumentSlots?: { values: bigint; pointers: bigint; count: number };
 
-  /** Packs the arguments as cuLaunchKernel wants them: an array of pointers to each value, 8-byte slots. */
+  /**
+   * Packs the arguments as cuLaunchKernel wants them: an array of pointers to each value, in 8-byte slots (a
+   * vector or struct in as many as its bytes take, packed in its layout: the .cu's struct has the same).
+   */
   private packArguments(kernel: KernelHandle, args: readonly unknown[]): bigint {
     const k = koffi();
     const params = kernel.description.params.filter((p) => p.kind !== "const");
-    if (!this.argumentSlots || this.argumentSlots.count < params.length) {
-      const count = Math.max(16, params.length);
+    const slots = params.map((param) => (param.kind === "scalar" && param.layout ? Math.ceil(param.layout.size / 8) : 1));
+    const needed = Math.max(16, slots.reduce((a, b) => a + b, 0));
+    if (!this.argumentSlots || this.argumentSlots.count < needed) {
+      const count = needed;
       const values = k.alloc("uint64_t", count);
       const pointers = k.alloc("uint64_t", count);
-      for (let i = 0; i < count; i++) k.encode(pointers, i * 8, "uint64_t", values + BigInt(i * 8));
       this.argumentSlots = { values, pointers, count };
     }
     const { values, pointers } = this.argumentSlots;
+    let slot = 0;
     params.forEach((param, index) => {
       const value = args[index];
-      const offset = index * 8;
-      if (param.kind === "buffer") k.encode(values, offset, "uint64_t", this.own(value as DeviceBuffer).pointer);
+      const offset = slot * 8;
+      k.encode(pointers, index * 8, "uint64_t", values + BigInt(offset));
+      slot += slots[index]!;
+      if (param.kind === "scalar" && param.layout) {
+        const bytes = new Uint8Array(slots[index]! * 8);
+        packValue(param.layout, value as LayoutValue, new DataView(bytes.buffer), 0, `parameter '${param.name}'`);
+        bytes.forEach((byte, at) => k.encode(values, offset + at, "uint8_t", byte));
+      } else if (param.kind === "buffer") k.encode(values, offset, "uint64_t", this.own(value as DeviceBuffer).pointer);
       else if (param.type === "f32") k.encode(values, offset, "float", value);
       else if (param.type === "i32") k.encode(values, offset, "int32_t", value);
       else if (param.type === "u32") k.encode(values, offset, "uint32_t", value);
@@ -342,7 +366,7 @@ export class CudaDevice implements Device {
   /** Enqueues a copy of all of `source` into `destination` on the default stream (cuMemcpyDtoDAsync). */
   enqueueCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
     checkCopy(destination, source);
-    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, source.length * 4, null));
+    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, bufferBytes(source), null));
   }
 
   async timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing: CopyTimingOptions = {}): Promise<Timing> {

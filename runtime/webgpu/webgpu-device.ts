@@ -16,9 +16,11 @@
  * code. dawn.ts finds Dawn in Node; browser.ts (the `tskernel/webgpu` entry) uses `navigator.gpu`.
  */
 
-import { BackendUnavailable, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { BackendUnavailable, bufferBytes, bufferShape, checkCopy, structuredBytes, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
+import { packValue, type LayoutValue } from "../layouts.ts";
 
 interface WebGpuBuffer extends DeviceBuffer {
   readonly gpuBuffer: GPUBuffer;
@@ -112,17 +114,30 @@ export class WebGpuDevice implements Device {
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, length?: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) {
+      // A buffer of vectors or structs: WGSL's storage layout is its own, so the bytes go as they are.
+      const { bytes: data, length: count } = structuredBytes(dataOrType, length!);
+      const gpuBuffer = this.allocate(data.byteLength);
+      if (data.byteLength > 0) this.gpu.queue.writeBuffer(gpuBuffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType: dataOrType.name, length: count, layout: dataOrType, gpuBuffer });
+    }
+    if (typeof length === "object") throw new TypeError("tskernel: createBuffer(type, length) takes a number of elements");
     const { elementType, length: count } = bufferShape(dataOrType, length);
+    const gpuBuffer = this.allocate(count * 4);
+    if (typeof dataOrType !== "string" && count > 0) this.gpu.queue.writeBuffer(gpuBuffer, 0, dataOrType.buffer, dataOrType.byteOffset, dataOrType.byteLength);
+    return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType, length: count, gpuBuffer });
+  }
+
+  private allocate(byteLength: number): GPUBuffer {
     // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>.
-    const bytes = Math.max(16, Math.ceil((count * 4) / 16) * 16);
+    const bytes = Math.max(16, Math.ceil(byteLength / 16) * 16);
     if (bytes > this.gpu.limits.maxStorageBufferBindingSize) {
       throw new RangeError(`tskernel: a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${this.gpu.limits.maxStorageBufferBindingSize})`);
     }
-    const gpuBuffer = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    if (typeof dataOrType !== "string" && count > 0) this.gpu.queue.writeBuffer(gpuBuffer, 0, dataOrType.buffer, dataOrType.byteOffset, dataOrType.byteLength);
-    return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType, length: count, gpuBuffer });
+    return this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
   }
 
   /**
@@ -142,21 +157,22 @@ export class WebGpuDevice implements Device {
     own.gpuBuffer.destroy();
   }
 
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void> {
     const own = this.own(buffer);
     checkWrite(own, data);
     this.gpu.queue.writeBuffer(own.gpuBuffer, 0, data.buffer, data.byteOffset, data.byteLength);
   }
 
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array> {
     const own = this.own(buffer);
-    const bytes = Math.max(4, own.length * 4);
+    const bytes = Math.max(4, Math.ceil(bufferBytes(own) / 4) * 4);
     const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = this.gpu.createCommandEncoder();
     encoder.copyBufferToBuffer(own.gpuBuffer, 0, staging, 0, bytes);
     this.gpu.queue.submit([encoder.finish()]);
     await staging.mapAsync(GPUMapMode.READ);
-    const copy = new typedArrayConstructors[own.elementType](staging.getMappedRange().slice(0, own.length * 4));
+    const range = staging.getMappedRange().slice(0, bufferBytes(own));
+    const copy = own.layout ? new Uint8Array(range) : new typedArrayConstructors[own.elementType as ElementType](range);
     staging.unmap();
     staging.destroy();
     return copy;
@@ -230,7 +246,9 @@ export class WebGpuDevice implements Device {
     const view = new DataView(data);
     for (const field of uniform.fields) {
       const value = args[runtimeParams.findIndex((p) => p.name === field.param)];
-      if (field.type === "bool") view.setUint32(field.offset, value ? 1 : 0, true);
+      // A vector or struct in the uniform layout the manifest gives (WGSL's uniform rules).
+      if (field.layout) packValue(field.layout, value as LayoutValue, view, field.offset, `parameter '${field.param}'`);
+      else if (field.type === "bool") view.setUint32(field.offset, value ? 1 : 0, true);
       else if (field.wgslType === "f32") view.setFloat32(field.offset, value as number, true);
       else if (field.wgslType === "i32") view.setInt32(field.offset, value as number, true);
       else view.setUint32(field.offset, value as number, true);
