@@ -10,8 +10,11 @@
 
 import type { ManifestLayout, ManifestScalarType } from "../compiler/lang/manifest.ts";
 
-/** A vector's lanes, or a struct's fields by name. */
-export type LayoutValue = readonly number[] | { readonly [name: string]: number | boolean | LayoutValue };
+/**
+ * A vector's lanes (an array, a typed array, or `{ x, y, z }`), or a struct's fields by name (any object: an
+ * interface of the user's describes one as well as a literal). Checked against the layout when packed.
+ */
+export type LayoutValue = object;
 
 /** One scalar of a layout: its byte offset, its type, and how to find it in a value. */
 interface Leaf {

@@ -13,10 +13,8 @@ function lengthSquared(v_x, v_y, v_z) {
 }
 
 function scaled(v_x, v_y, v_z, s) {
-  const result = fround(v_y * s);
-  const result_1 = fround(v_z * s);
-  results[1] = result;
-  results[2] = result_1;
+  results[1] = fround(v_y * s);
+  results[2] = fround(v_z * s);
   return fround(v_x * s);
 }
 

@@ -10,10 +10,15 @@
  * `tsk_make_vec4f(v, 1.0f)`, `tsk_to_vec3i(v)`). Each helper's body is IR: its lanes from the definitions in
  * ir/vector-functions.ts, legalized as any CUDA code is (i32 lanes wrap through unsigned arithmetic), and
  * printed by cuda.ts like a user helper, so a lane means the same here as on the CPU. Only the helpers the
- * module uses are printed. Why helpers rather than scalarizing as the CPU does: nvcc inlines them and keeps
- * every lane in a register, so the code it makes is the same as from scalars (targets.ts), and the `.cu`
- * reads as the kernel was written; a whole struct or vector is loaded and stored in one piece, which lets
- * nvcc use 8- and 16-byte accesses where the alignment allows.
+ * module uses are printed.
+ *
+ * Why helpers rather than scalarizing as the CPU does (the target property `scalarizeVectors`, which
+ * scalarize-vectors.ts would honour for kernels with scalar buffers): nvcc inlines the helpers and keeps
+ * every lane in a register, so what it makes is what it makes of scalars. Measured with nvcc 13.0 for sm_90
+ * on an all-pairs accumulation (dot, inverseSqrt, add, mul in the loop; cross, normalize, mix, clamp after):
+ * 173 PTX instructions through the helpers against 174 scalarized, the same 99 floating-point ones, 32
+ * registers both. And the `.cu` reads as the kernel was written, and a whole vector or struct moves in one
+ * piece: copying an element of `Body[]` (examples/struct-bodies.ts) is `ld.global.v4.f32`s, not lane loads.
  */
 
 import type { ArrayRef, BinaryOp, Expr, Span, Stmt, Variable } from "../ir/ir.ts";

@@ -284,7 +284,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
     construct: (expr, args) => ({ text: `${vectors.type(expr.type)}{${args.map((arg) => arg.text).join(", ")}}`, kind: "atom" }),
     swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
     field: (expr, value) => ({ text: `${operand(value)}.${vectors.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
-    vector: (expr, print) => {
+    composite: (expr, print) => {
       const call = vectors.call(expr, (operand) => print(operand).text);
       return call === undefined ? undefined : { text: call, kind: "atom" };
     },

@@ -4,11 +4,11 @@
  * parentheses, so only arithmetic inside arithmetic and comparisons, comparisons inside logical operators,
  * and left-leaning chains of one operator print bare. Leaves (literals, builtins, conversions, loads, calls)
  * come from the target's hooks, and so do the forms of vectors and structs (constructions, swizzles, fields),
- * which a target may also take over entirely (`vector`: CUDA prints its operations through its helpers).
+ * which a target may also take over entirely (`composite`: CUDA prints vector operations through its helpers).
  */
 
 import { assertNever, type BinaryOp, type BuiltinExpr, type ConstructExpr, type Expr, type FieldExpr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type SwizzleExpr, type Type, type Variable, type ArrayRef } from "../ir/ir.ts";
-import { elementOf, laneCount } from "../ir/vectors.ts";
+import { elementOf, isComposite, laneCount } from "../ir/vectors.ts";
 import type { Spelling } from "./targets.ts";
 
 export type PrintedKind = "atom" | "unary" | "binary" | "ternary";
@@ -37,8 +37,11 @@ export interface ExprHooks {
   swizzle(expr: SwizzleExpr, value: Printed): Printed;
   /** A field of a struct, `p.pos`. */
   field(expr: FieldExpr, value: Printed): Printed;
-  /** A target's own form of an operation on vectors (any expression of vector type, or with vector operands); undefined: the common form. */
-  vector?(expr: Expr, print: (expr: Expr) => Printed): Printed | undefined;
+  /**
+   * A target's own form of an operation on vectors or structs (any expression of such a type, or with such
+   * operands); undefined: the common form.
+   */
+  composite?(expr: Expr, print: (expr: Expr) => Printed): Printed | undefined;
   /** The element of an array as a place, from its common spelling `a[i]` (CUDA's padded vec3 elements). */
   elementPlace?(array: ArrayRef, text: string): string;
 }
@@ -87,8 +90,8 @@ export class ExprPrinter {
   printed(expr: Expr): Printed {
     const hooks = this.hooks;
     const spelling = hooks.spelling;
-    if (hooks.vector && (laneCount(expr.type) > 1 || childTypes(expr).some((type) => laneCount(type) > 1))) {
-      const own = hooks.vector(expr, (e) => this.printed(e));
+    if (hooks.composite && (isComposite(expr.type) || childTypes(expr).some(isComposite))) {
+      const own = hooks.composite(expr, (e) => this.printed(e));
       if (own) return own;
     }
     switch (expr.kind) {

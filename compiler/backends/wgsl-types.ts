@@ -16,6 +16,7 @@ export class WgslTypes {
   private readonly structNames = new Map<StructType, string>();
   private readonly fieldNames = new Map<StructType, string[]>();
   private readonly uniformNames = new Map<StructType, string>();
+  private readonly selectNames = new Map<StructType, string>();
 
   constructor(
     private readonly names: Namer,
@@ -47,12 +48,17 @@ export class WgslTypes {
   }
 
   /** The declarations of `structs` (each after those it contains), then the uniform forms that `uniform` need. */
-  declarations(structs: readonly StructType[], uniform: readonly StructType[]): string[] {
+  declarations(structs: readonly StructType[], uniform: readonly StructType[], selected: readonly StructType[] = []): string[] {
     const lines: string[] = [];
     for (const struct of structs) {
       lines.push(`struct ${this.struct(struct)} {`);
       struct.fields.forEach((field, index) => lines.push(`  ${this.field(struct, index)}: ${this.name(field.type)},`));
       lines.push("}");
+    }
+    // `c ? a : b` of structs: both operands are pure, so a function of both is the same choice.
+    for (const struct of selected) {
+      const name = this.struct(struct);
+      lines.push(`fn ${this.selectFunction(struct)}(f: ${name}, t: ${name}, c: bool) -> ${name} {`, "  if (c) { return t; }", "  return f;", "}");
     }
     const variants = uniform.flatMap((struct) => structsIn(struct)).filter((struct, index, all) => all.indexOf(struct) === index && needsUniformForm(struct));
     for (const struct of variants) {
@@ -71,6 +77,13 @@ export class WgslTypes {
       lines.push("}");
     }
     return lines;
+  }
+
+  /** The function that chooses between two values of a struct (`select` in WGSL takes no structs). */
+  selectFunction(struct: StructType): string {
+    let name = this.selectNames.get(struct);
+    if (!name) this.selectNames.set(struct, (name = this.names.name({}, `tsk_select_${this.struct(struct)}`)));
+    return name;
   }
 
   /** The type of a value in a uniform struct: its uniform form where it has one. */

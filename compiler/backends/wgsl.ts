@@ -107,7 +107,11 @@ export function emitWgsl(input: WgslModuleInput): WgslOutput {
   ];
   const structs = structsOf(structTypes, [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)]);
   const uniformStructs = input.kernels.flatMap((unit) => unit.kernel.params.flatMap((param) => (param.kind === "scalar" && typeof param.variable.type === "object" && param.variable.type.kind === "struct" ? [param.variable.type] : [])));
-  const declarations = typeNames.declarations(structs, uniformStructs);
+  const selected = new Set<StructType>();
+  for (const body of [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)]) {
+    walkStmts(body, (stmt) => exprsOf(stmt).forEach((expr) => walkExpr(expr, (e) => e.kind === "select" && typeof e.type === "object" && e.type.kind === "struct" && selected.add(e.type))));
+  }
+  const declarations = typeNames.declarations(structs, uniformStructs, [...selected]);
   if (declarations.length > 0) {
     out.line();
     for (const line of declarations) out.line(line);
@@ -346,6 +350,11 @@ function makePrinter(
         ? { text: `tsk_f32_to_${to}(${value.text})`, kind: "atom" }
         : { text: `${typeNames.name(to)}(${value.text})`, kind: "atom" },
     construct: (expr, args) => ({ text: `${typeNames.name(expr.type)}(${args.map((arg) => arg.text).join(", ")})`, kind: "atom" }),
+    // WGSL's select takes scalars and vectors: a choice between structs is a function of wgsl-types.ts.
+    composite: (expr, print) =>
+      expr.kind === "select" && typeof expr.type === "object" && expr.type.kind === "struct"
+        ? { text: `${typeNames.selectFunction(expr.type)}(${print(expr.whenFalse).text}, ${print(expr.whenTrue).text}, ${print(expr.condition).text})`, kind: "atom" }
+        : undefined,
     swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
     field: (expr, value) => ({ text: `${operand(value)}.${typeNames.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
     // WGSL's select takes the false value first.

@@ -196,7 +196,8 @@ function lowerConstructor(context: FunctionContext, type: VectorType, nodes: rea
   const lower = context.module.lower;
   const what = `${type.name}()`;
   if (nodes.length === 0) return broadcast({ kind: "literal", type: type.element, value: 0, span }, type);
-  const args = nodes.map((node) => lower.expr(context, node, lower.isLiteralLike(node) ? type.element : undefined));
+  // The element type guides the literals inside the arguments (`vec4u(v, select(0, 1, c))`) without forcing a type.
+  const args = nodes.map((node) => lower.expr(context, node, type.element));
   if (args.length === 1) {
     const only = args[0]!;
     if (laneCount(only.type) === 1 && only.type === type.element) return broadcast(only, type);

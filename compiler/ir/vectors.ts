@@ -145,3 +145,22 @@ export function structsOf(types: Iterable<Type | ElementType>, bodies: Iterable<
   }
   return found;
 }
+
+/**
+ * Lane `lane` of a vector expression, read through what built it where that is plain: the argument of a
+ * construction that holds it (`vec3f(a, b, c)` → b), the source lane of a swizzle (`v.zyx` lane 0 → `v.z`);
+ * otherwise `expr.x`-style swizzle of the expression.
+ */
+export function laneOf(expr: Expr, lane: number): Expr {
+  if (expr.kind === "swizzle") return laneOf(expr.value, expr.lanes[lane]!);
+  if (expr.kind === "construct" && expr.type.kind === "vector") {
+    if (expr.args.length === 1 && laneCount(expr.args[0]!.type) === 1) return expr.args[0]!;
+    let first = 0;
+    for (const arg of expr.args) {
+      const lanes = laneCount(arg.type);
+      if (lane < first + lanes) return lanes === 1 ? arg : laneOf(arg, lane - first);
+      first += lanes;
+    }
+  }
+  return { kind: "swizzle", type: elementOf(expr.type), value: expr, lanes: [lane], span: expr.span };
+}

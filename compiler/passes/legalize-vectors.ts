@@ -14,7 +14,7 @@
 import type { Access, Expr, ScalarType, Stmt, Variable } from "../ir/ir.ts";
 import { isFloat, isInteger, type VectorType } from "../ir/types.ts";
 import { definedIntrinsics, expandIntrinsic } from "../ir/vector-functions.ts";
-import { elementOf, laneCount, readPart } from "../ir/vectors.ts";
+import { elementOf, laneCount, laneOf } from "../ir/vectors.ts";
 import { mapStmts } from "../ir/rewrite.ts";
 
 export interface VectorLegalizeOptions {
@@ -28,12 +28,7 @@ export function legalizeVectors(stmts: readonly Stmt[], options: VectorLegalizeO
   return mapStmts(stmts, {
     expr: (expr) => {
       if (options.laneConversions && expr.kind === "convert" && laneCount(expr.type) > 1 && isFloat(elementOf(expr.value.type)) && isInteger(elementOf(expr.type))) {
-        const lanes = Array.from({ length: laneCount(expr.type) }, (_, lane): Expr => ({
-          kind: "convert",
-          type: elementOf(expr.type),
-          value: { kind: "swizzle", type: elementOf(expr.value.type), value: expr.value, lanes: [lane], span: expr.span },
-          span: expr.span,
-        }));
+        const lanes = Array.from({ length: laneCount(expr.type) }, (_, lane): Expr => ({ kind: "convert", type: elementOf(expr.type), value: laneOf(expr.value, lane), span: expr.span }));
         return { kind: "construct", type: expr.type as VectorType, args: lanes, span: expr.span };
       }
       if (options.expandFunctions && expr.kind === "intrinsic" && definedIntrinsics.has(expr.name) && laneCount(expr.type) === 1 && expr.args.every((arg) => laneCount(arg.type) === 1)) {
@@ -60,7 +55,7 @@ function splitSwizzleStore(stmt: Stmt & { kind: "assign" | "store" }): Stmt | St
   }
   const lanes = last.lanes.map((lane, index): Stmt => {
     const lanePath: Access[] = [...path.slice(0, -1), { kind: "swizzle", lanes: [lane] }];
-    return { ...stmt, path: lanePath, value: readPart(value, [{ kind: "swizzle", lanes: [index] }]), span: stmt.span };
+    return { ...stmt, path: lanePath, value: laneOf(value, index), span: stmt.span };
   });
   return [...before, ...lanes];
 }
