@@ -113,11 +113,16 @@ export function packStructs(layout: ManifestLayout, values: readonly LayoutValue
 }
 
 /** The values of an array of `layout` in `bytes`: vectors as arrays of lanes, structs as objects of their fields. */
-export function unpackStructs(layout: ManifestLayout, bytes: Uint8Array | ArrayBuffer): LayoutValue[] {
-  const data = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+export function unpackStructs(layout: ManifestLayout, bytes: ArrayBufferView | ArrayBuffer): LayoutValue[] {
+  const data = asBytes(bytes);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const count = Math.floor(data.byteLength / layout.stride);
   return Array.from({ length: count }, (_, index) => unpackValue(layout, view, index * layout.stride));
+}
+
+/** The bytes of a view (any typed array: `device.read` gives a Uint8Array for such buffers) or of a buffer. */
+function asBytes(bytes: ArrayBufferView | ArrayBuffer): Uint8Array {
+  return ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : new Uint8Array(bytes);
 }
 
 function unpackValue(layout: ManifestLayout, view: DataView, offset: number): LayoutValue {
@@ -167,8 +172,8 @@ export function packColumns(layout: ManifestLayout, columns: Readonly<Record<str
  * Typed columns of an array of `layout` in `bytes`: for `Particle { pos: vec3f; mass: f32 }`, `pos` (a
  * Float32Array of x0, y0, z0, x1, …) and `mass`; for an array of vectors, one column keyed "".
  */
-export function unpackColumns(layout: ManifestLayout, bytes: Uint8Array | ArrayBuffer): Record<string, Column> {
-  const data = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+export function unpackColumns(layout: ManifestLayout, bytes: ArrayBufferView | ArrayBuffer): Record<string, Column> {
+  const data = asBytes(bytes);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const count = Math.floor(data.byteLength / layout.stride);
   const result: Record<string, Column> = {};

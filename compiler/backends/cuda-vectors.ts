@@ -134,12 +134,14 @@ export class CudaVectors {
     for (const struct of structs) {
       const name = this.struct(struct);
       const { offsets, size, align } = structLayout(struct);
-      lines.push(`struct ${name} {`);
-      struct.fields.forEach((field, index) => lines.push(`  alignas(${layoutOf(field.type).align}) ${this.type(field.type)} ${this.field(struct, index)};`));
-      lines.push("};");
+      const declaration = [`struct ${name} {`, ...struct.fields.map((field, index) => `  alignas(${layoutOf(field.type).align}) ${this.type(field.type)} ${this.field(struct, index)};`), "};"];
       // The layout every target shares (WGSL's storage rules): a buffer's bytes mean the same here.
       const checks = struct.fields.map((_, index) => `__builtin_offsetof(${name}, ${this.field(struct, index)}) == ${offsets[index]}`);
-      lines.push(`static_assert(${[...checks, `sizeof(${name}) == ${size}`, `alignof(${name}) == ${align}`].join(" && ")}, "${name} has the layout of WGSL's ${struct.name}");`);
+      declaration.push(`static_assert(${[...checks, `sizeof(${name}) == ${size}`, `alignof(${name}) == ${align}`].join(" && ")}, "${name} has the layout of WGSL's ${struct.name}");`);
+      // Guarded by the declaration's own text: a translation unit may include the .cuh and the .cu (or two
+      // headers with the same struct), and another struct of the same name stays a redefinition error.
+      const guard = `TSK_STRUCT_${name}_${fingerprint(declaration.join("\n"))}`;
+      lines.push(`#ifndef ${guard}`, `#define ${guard}`, ...declaration, "#endif");
     }
     return lines;
   }
@@ -280,6 +282,13 @@ function cudaBuiltinVector(vector: VectorType): string | undefined {
   const base = { f32: "float", i32: "int", u32: "uint" } as Partial<Record<string, string>>;
   const name = base[vector.element];
   return name ? `${name}${vector.size}` : undefined;
+}
+
+/** A short hash of a text (FNV-1a, 32 bits, hexadecimal), for include guards. */
+function fingerprint(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash.toString(16).padStart(8, "0");
 }
 
 /** Declaration order of vector types: by element, then size (stable output). */

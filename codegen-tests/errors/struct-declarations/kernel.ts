@@ -1,0 +1,39 @@
+// Struct declarations the compiler refuses: each kernel parameter names one.
+import { kernel, vec3f, type f32 } from "tskernel";
+
+interface Flagged {
+  pos: vec3f;
+  visible: boolean; // TSK1140: bool has no layout the targets share
+}
+
+interface Optional {
+  pos: vec3f;
+  mass?: f32; // TSK1143
+}
+
+interface Empty {} // TSK1141
+
+interface Node {
+  value: f32;
+  next: Node; // TSK1142
+}
+
+interface Shaped {
+  area(): f32; // TSK1143
+}
+
+export const a = kernel((items: Flagged[]) => {
+  items[0]!.pos.x = 0;
+});
+export const b = kernel((items: Optional[]) => {
+  items[0]!.pos.x = 0;
+});
+export const c = kernel((items: Empty[]) => {
+  void items;
+});
+export const d = kernel((items: Node[]) => {
+  void items;
+});
+export const e = kernel((shape: Shaped) => {
+  void shape;
+});
