@@ -83,7 +83,7 @@ export class ExprPrinter {
   /** An expression as an argument of a call (see Spelling.lessThanArgumentsInParens). */
   private argument(expr: Expr): Printed {
     const printed = this.printed(expr);
-    if (this.hooks.spelling.lessThanArgumentsInParens && printed.kind === "binary" && printed.op === "lt") return { text: parenthesize(printed), kind: "atom" };
+    if (this.hooks.spelling.lessThanArgumentsInParens && printed.kind === "binary" && lessThanOutsideParens(printed.text)) return { text: parenthesize(printed), kind: "atom" };
     return printed;
   }
 
@@ -148,6 +148,22 @@ export class ExprPrinter {
         return assertNever(expr, "expression");
     }
   }
+}
+
+/**
+ * Whether a `<` comparison stands outside any parentheses in an argument's text: `a < b` and also
+ * `c && a < b`, which WGSL would read with a later `>` as a template list (`f(c && a < b, d > e)`, found by
+ * the differential fuzzer in a vector's constructor).
+ */
+function lessThanOutsideParens(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "(" || c === "[") depth++;
+    else if (c === ")" || c === "]") depth--;
+    else if (c === "<" && depth === 0 && text[i + 1] === " " && text[i - 1] === " ") return true;
+  }
+  return false;
 }
 
 /** The types of an expression's operands. */
