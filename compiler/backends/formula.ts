@@ -73,13 +73,29 @@ export function foldFormula(formula: ManifestFormula, constants: Constants): Man
     const value = applyFormulaOp(op, args as number[]);
     if (value !== undefined) return value;
   }
-  // Identities that constants often leave: x·1, x/1, cdiv(x, 1), x + 0, x − 0.
+  // Identities that constants often leave: x·1, x/1, cdiv(x, 1), x + 0, x − 0, and a condition decided by a
+  // constant side (GUARD == 1 || …).
   const [a, b] = args;
+  if (op === "&&" || op === "||") {
+    const decided = op === "||" ? 1 : 0;
+    for (const [known, other] of [[a, b], [b, a]] as const) {
+      if (typeof known !== "number") continue;
+      return (known !== 0 ? 1 : 0) === decided ? decided : asCondition(other!);
+    }
+  }
   if ((op === "*" || op === "/" || op === "cdiv") && b === 1) return a!;
   if (op === "*" && a === 1) return b!;
   if ((op === "+" || op === "-") && b === 0) return a!;
   if (op === "+" && a === 0) return b!;
   return [op, ...args];
+}
+
+const conditions = new Set(["<", "<=", ">", ">=", "==", "!=", "&&", "||", "!"]);
+
+/** A formula as a condition, 1 or 0: itself if it is one already, else `x != 0`. */
+function asCondition(formula: ManifestFormula): ManifestFormula {
+  if (typeof formula === "number") return formula !== 0 ? 1 : 0;
+  return typeof formula !== "string" && conditions.has(formula[0]) ? formula : ["!=", formula, 0];
 }
 
 const precedence: Readonly<Record<string, number>> = { "||": -1, "&&": 0, "<": 1, "<=": 1, ">": 1, ">=": 1, "==": 1, "!=": 1, "+": 2, "-": 2, "*": 3, "/": 3, "%": 3 };
