@@ -3,8 +3,9 @@
 
 Each operator checks its tensors (dtype, CUDA device, contiguity, the declared shapes), allocates its outputs and
 launches its kernel on the tensors' GPU and PyTorch's current stream, from the cubin for the GPU's architecture or
-else the PTX. They are torch.library custom operators with fake implementations, so torch.compile traces them
-without a graph break. Needs PyTorch 2.4 or later and tskernel_torch.py beside this file (docs/torch.md).
+else the PTX. They are torch.library custom operators with fake implementations (and gradients where the kernel
+names a backward kernel), so torch.compile traces them without a graph break; an eager call on plain tensors
+skips the dispatcher. Needs PyTorch 2.4 or later and tskernel_torch.py beside this file (docs/torch.md).
 
     scale(input, factor) -> out  (gradients: scale_backward)
     scale_backward(gradOut, factor) -> gradInput
@@ -56,13 +57,24 @@ _kernel_scale = _rt.Kernel(
 )
 
 
-@torch.library.custom_op("tskernel_torch_ops::scale", mutates_args=())
 def scale(input: Tensor, factor: float) -> Tensor:
-    """scale of codegen-tests/torch-ops/kernel.ts: input [...n] (f32), factor (f32) -> out [...n]."""
+    """scale of codegen-tests/torch-ops/kernel.ts: input [...n] (f32), factor (f32) -> out [...n].
+
+    The operator torch.ops.tskernel_torch_ops.scale; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(input)
+    if route is _rt.LAUNCH:
+        return _kernel_scale.launch(input, factor)
+    if route is _rt.AUTOGRAD:
+        return _scale_autograd(input, factor)
+    return _scale_op(input, factor)
+
+
+@torch.library.custom_op("tskernel_torch_ops::scale", mutates_args=())
+def _scale_op(input: Tensor, factor: float) -> Tensor:
     return _kernel_scale.launch(input, factor)
 
 
-@scale.register_fake
+@_scale_op.register_fake
 def _(input, factor):
     return _kernel_scale.fake(input, factor)
 
@@ -90,13 +102,22 @@ _kernel_scale_backward = _rt.Kernel(
 )
 
 
-@torch.library.custom_op("tskernel_torch_ops::scale_backward", mutates_args=())
 def scale_backward(gradOut: Tensor, factor: float) -> Tensor:
-    """scaleBackward of codegen-tests/torch-ops/kernel.ts: gradOut [...n] (f32), factor (f32) -> gradInput [...n]."""
+    """scaleBackward of codegen-tests/torch-ops/kernel.ts: gradOut [...n] (f32), factor (f32) -> gradInput [...n].
+
+    The operator torch.ops.tskernel_torch_ops.scale_backward; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(gradOut)
+    if route is _rt.LAUNCH:
+        return _kernel_scale_backward.launch(gradOut, factor)
+    return _scale_backward_op(gradOut, factor)
+
+
+@torch.library.custom_op("tskernel_torch_ops::scale_backward", mutates_args=())
+def _scale_backward_op(gradOut: Tensor, factor: float) -> Tensor:
     return _kernel_scale_backward.launch(gradOut, factor)
 
 
-@scale_backward.register_fake
+@_scale_backward_op.register_fake
 def _(gradOut, factor):
     return _kernel_scale_backward.fake(gradOut, factor)
 
@@ -124,13 +145,22 @@ _kernel_axpy = _rt.Kernel(
 )
 
 
-@torch.library.custom_op("tskernel_torch_ops::axpy", mutates_args=("y",))
 def axpy(y: Tensor, x: Tensor, a: float) -> None:
-    """axpy of codegen-tests/torch-ops/kernel.ts: y [n] (f32, written in place), x [n] (f32), a (f32) -> nothing."""
+    """axpy of codegen-tests/torch-ops/kernel.ts: y [n] (f32, written in place), x [n] (f32), a (f32) -> nothing.
+
+    The operator torch.ops.tskernel_torch_ops.axpy; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(y, x)
+    if route is _rt.LAUNCH:
+        return _kernel_axpy.launch(y, x, a)
+    return _axpy_op(y, x, a)
+
+
+@torch.library.custom_op("tskernel_torch_ops::axpy", mutates_args=("y",))
+def _axpy_op(y: Tensor, x: Tensor, a: float) -> None:
     return _kernel_axpy.launch(y, x, a)
 
 
-@axpy.register_fake
+@_axpy_op.register_fake
 def _(y, x, a):
     return _kernel_axpy.fake(y, x, a)
 
@@ -157,13 +187,22 @@ _kernel_histogram = _rt.Kernel(
 )
 
 
-@torch.library.custom_op("tskernel_torch_ops::histogram", mutates_args=())
 def histogram(values: Tensor) -> Tensor:
-    """histogram of codegen-tests/torch-ops/kernel.ts: values [n] (u32) -> counts [BINS]."""
+    """histogram of codegen-tests/torch-ops/kernel.ts: values [n] (u32) -> counts [BINS].
+
+    The operator torch.ops.tskernel_torch_ops.histogram; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(values)
+    if route is _rt.LAUNCH:
+        return _kernel_histogram.launch(values)
+    return _histogram_op(values)
+
+
+@torch.library.custom_op("tskernel_torch_ops::histogram", mutates_args=())
+def _histogram_op(values: Tensor) -> Tensor:
     return _kernel_histogram.launch(values)
 
 
-@histogram.register_fake
+@_histogram_op.register_fake
 def _(values):
     return _kernel_histogram.fake(values)
 
@@ -207,13 +246,22 @@ _kernel_row_sums = _rt.Kernel(
 )
 
 
-@torch.library.custom_op("tskernel_torch_ops::row_sums", mutates_args=())
 def row_sums(matrix: Tensor, absolute: bool) -> Tensor:
-    """rowSums of codegen-tests/torch-ops/kernel.ts: matrix [rows, cols] (f32), absolute (bool) -> sums [rows]."""
+    """rowSums of codegen-tests/torch-ops/kernel.ts: matrix [rows, cols] (f32), absolute (bool) -> sums [rows].
+
+    The operator torch.ops.tskernel_torch_ops.row_sums; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(matrix)
+    if route is _rt.LAUNCH:
+        return _kernel_row_sums.launch(matrix, absolute)
+    return _row_sums_op(matrix, absolute)
+
+
+@torch.library.custom_op("tskernel_torch_ops::row_sums", mutates_args=())
+def _row_sums_op(matrix: Tensor, absolute: bool) -> Tensor:
     return _kernel_row_sums.launch(matrix, absolute)
 
 
-@row_sums.register_fake
+@_row_sums_op.register_fake
 def _(matrix, absolute):
     return _kernel_row_sums.fake(matrix, absolute)
 
@@ -241,13 +289,22 @@ _kernel_tile = _rt.Kernel(
 )
 
 
-@torch.library.custom_op("tskernel_torch_ops::tile", mutates_args=())
 def tile(row: Tensor, times: int) -> Tensor:
-    """tile of codegen-tests/torch-ops/kernel.ts: row [n] (f32), times (i32) -> out [times, n]."""
+    """tile of codegen-tests/torch-ops/kernel.ts: row [n] (f32), times (i32) -> out [times, n].
+
+    The operator torch.ops.tskernel_torch_ops.tile; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(row)
+    if route is _rt.LAUNCH:
+        return _kernel_tile.launch(row, times)
+    return _tile_op(row, times)
+
+
+@torch.library.custom_op("tskernel_torch_ops::tile", mutates_args=())
+def _tile_op(row: Tensor, times: int) -> Tensor:
     return _kernel_tile.launch(row, times)
 
 
-@tile.register_fake
+@_tile_op.register_fake
 def _(row, times):
     return _kernel_tile.fake(row, times)
 
@@ -265,7 +322,8 @@ def _scale_gradients(ctx, *grads):
     return gradInput, None
 
 
-scale.register_autograd(_scale_gradients, setup_context=_scale_setup_context)
+_scale_op.register_autograd(_scale_gradients, setup_context=_scale_setup_context)
+_scale_autograd = _rt.eager_autograd(_kernel_scale.launch, _scale_setup_context, _scale_gradients)
 
 
 __all__ = ["scale", "scale_backward", "axpy", "histogram", "row_sums", "tile"]

@@ -139,8 +139,9 @@ export function emitTorchModule(input: TorchModuleInput): string {
   out.line();
   out.line("Each operator checks its tensors (dtype, CUDA device, contiguity, the declared shapes), allocates its outputs and");
   out.line("launches its kernel on the tensors' GPU and PyTorch's current stream, from the cubin for the GPU's architecture or");
-  out.line("else the PTX. They are torch.library custom operators with fake implementations, so torch.compile traces them");
-  out.line("without a graph break. Needs PyTorch 2.4 or later and tskernel_torch.py beside this file (docs/torch.md).");
+  out.line("else the PTX. They are torch.library custom operators with fake implementations (and gradients where the kernel");
+  out.line("names a backward kernel), so torch.compile traces them without a graph break; an eager call on plain tensors");
+  out.line("skips the dispatcher. Needs PyTorch 2.4 or later and tskernel_torch.py beside this file (docs/torch.md).");
   out.line();
   for (const op of operators) {
     const args = op.arguments.map((p) => pythonName(p.name)).join(", ");
@@ -239,20 +240,29 @@ function emitOperator(out: Writer, op: Operator, namespace: string, displayPath:
   const mutated = op.arguments.filter((p) => p.kind === "buffer" && p.access === "read_write").map((p) => JSON.stringify(pythonName(p.name)));
   const args = op.arguments.map((p) => `${pythonName(p.name)}: ${p.kind === "buffer" ? "Tensor" : annotationOf(p.type)}`).join(", ");
   const names = op.arguments.map((p) => pythonName(p.name)).join(", ");
+  const tensors = op.arguments.filter((p) => p.kind === "buffer").map((p) => pythonName(p.name)).join(", ");
   const returns = op.outputs.length === 0 ? "None" : op.outputs.length === 1 ? "Tensor" : `_typing.Tuple[${op.outputs.map(() => "Tensor").join(", ")}]`;
-  out.line(`@torch.library.custom_op(${JSON.stringify(`${namespace}::${op.opName}`)}, mutates_args=${pythonTuple(mutated).replace("(,)", "()")})`);
+  const describe = (p: ManifestParam) => {
+    if (p.kind !== "buffer") return `${p.name} (${p.type})`;
+    return `${p.name} ${shapeText(op.tensors.get(p.name)!)} (${p.elementType}${p.access === "read_write" ? ", written in place" : ""})`;
+  };
+  const results = op.outputs.map((t) => `${t.param} ${shapeText(t)}`).join(", ") || "nothing";
   block(out, `def ${op.opName}(${args}) -> ${returns}:`, () => {
-    const describe = (p: ManifestParam) => {
-      if (p.kind !== "buffer") return `${p.name} (${p.type})`;
-      return `${p.name} ${shapeText(op.tensors.get(p.name)!)} (${p.elementType}${p.access === "read_write" ? ", written in place" : ""})`;
-    };
-    const results = op.outputs.map((t) => `${t.param} ${shapeText(t)}`).join(", ") || "nothing";
-    out.line(`"""${op.kernel} of ${displayPath}: ${op.arguments.map(describe).join(", ")} -> ${results}."""`);
-    out.line(`return ${handle}.launch(${names})`);
+    out.line(`"""${op.kernel} of ${displayPath}: ${op.arguments.map(describe).join(", ")} -> ${results}.`);
+    out.line();
+    out.line(`The operator torch.ops.${namespace}.${op.opName}; an eager call on plain tensors launches directly (_rt.route)."""`);
+    out.line(`route = _rt.route(${tensors})`);
+    block(out, "if route is _rt.LAUNCH:", () => out.line(`return ${handle}.launch(${names})`));
+    if (op.signature.backward) block(out, "if route is _rt.AUTOGRAD:", () => out.line(`return _${op.opName}_autograd(${names})`));
+    out.line(`return _${op.opName}_op(${names})`);
   });
   out.line();
   out.line();
-  out.line(`@${op.opName}.register_fake`);
+  out.line(`@torch.library.custom_op(${JSON.stringify(`${namespace}::${op.opName}`)}, mutates_args=${pythonTuple(mutated).replace("(,)", "()")})`);
+  block(out, `def _${op.opName}_op(${args}) -> ${returns}:`, () => out.line(`return ${handle}.launch(${names})`));
+  out.line();
+  out.line();
+  out.line(`@_${op.opName}_op.register_fake`);
   block(out, `def _(${names}):`, () => out.line(`return ${handle}.fake(${names})`));
 }
 
@@ -298,5 +308,6 @@ function emitAutograd(out: Writer, forward: Operator, backward: Operator): void 
   });
   out.line();
   out.line();
-  out.line(`${forward.opName}.register_autograd(${base}_gradients, setup_context=${base}_setup_context)`);
+  out.line(`_${forward.opName}_op.register_autograd(${base}_gradients, setup_context=${base}_setup_context)`);
+  out.line(`_${forward.opName}_autograd = _rt.eager_autograd(_kernel_${forward.opName}.launch, ${base}_setup_context, ${base}_gradients)`);
 }

@@ -76,8 +76,14 @@ def main(argv=None):
 
     report = {"generator": "examples/torch-app/train_ddp.py", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "world": world, "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())], "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version()))}
     try:
-        torch_losses, torch_times = train(model_module.TorchOps)
-        our_losses, our_times = train(model_module.TskernelOps(kernels))
+        # Two rounds, PyTorch's model then ours each time: the first round's figures carry the start-up (NCCL's
+        # first collectives, cuBLAS's workspaces), so the second round's are the ones reported; the losses are
+        # the same in both rounds.
+        rounds = []
+        for _ in range(2):
+            torch_losses, torch_times = train(model_module.TorchOps)
+            our_losses, our_times = train(model_module.TskernelOps(kernels))
+            rounds.append((torch_times, our_times))
         tokens = batch * positions
         steady = slice(20, None)
         difference = model_module.relative_difference(our_losses, torch_losses)
@@ -93,7 +99,8 @@ def main(argv=None):
                 "tolerance": 1e-2,
                 "tokensPerSecondTorch": tokens / statistics.median(torch_times[steady]),
                 "tokensPerSecondTskernel": tokens / statistics.median(our_times[steady]),
-                "method": "tokens of the whole batch (all processes) over the median time of a step after the first 20 (zero_grad, forward, backward with DDP's all-reduce, optimizer step, the loss's all-reduce), each step started after synchronizing the GPU and a barrier",
+                "tokensPerSecondByRound": [{"torch": tokens / statistics.median(t[steady]), "tskernel": tokens / statistics.median(o[steady])} for t, o in rounds],
+                "method": "second of two rounds (PyTorch's model, then ours, each round): tokens of the whole batch (all processes) over the median time of a step after the first 20 (zero_grad, forward, backward with DDP's all-reduce, optimizer step, the loss's all-reduce), each step started after synchronizing the GPU and a barrier",
             }
         )
         report["pass"] = difference <= 1e-2

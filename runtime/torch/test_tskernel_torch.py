@@ -58,13 +58,27 @@ _addresses = itertools.count(0x7F0000000000, 0x100000)
 
 
 class FakeTensor:
-    def __init__(self, shape, dtype, device="cuda:0", contiguous=True, zeroed=False):
+    def __init__(self, shape, dtype, device="cuda:0", contiguous=True, zeroed=False, requires_grad=False):
         self.shape = tuple(shape)
         self.dtype = dtype
         self.device = device if isinstance(device, Device) else Device(device)
         self._contiguous = contiguous
         self.zeroed = zeroed
+        self.requires_grad = requires_grad
         self.address = next(_addresses)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def get_device(self):
+        return self.device.index if self.is_cuda else -1
+
+    def numel(self):
+        n = 1
+        for v in self.shape:
+            n *= v
+        return n
 
     def is_contiguous(self):
         return self._contiguous
@@ -113,7 +127,28 @@ def fake_torch():
     torch.library = types.SimpleNamespace(custom_op=custom_op, register_autograd=object())
     torch.empty = lambda shape, dtype, device: FakeTensor(shape, dtype, device)
     torch.zeros = lambda shape, dtype, device: FakeTensor(shape, dtype, device, zeroed=True)
-    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0x5000 + index)
+    torch.empty_like = lambda t: FakeTensor(t.shape, t.dtype, t.device)
+    torch.zeros_like = lambda t: FakeTensor(t.shape, t.dtype, t.device, zeroed=True)
+    torch.mode = types.SimpleNamespace(compiling=False, dispatch=0, grad=True)
+    torch.compiler = types.SimpleNamespace(is_compiling=lambda: torch.mode.compiling)
+    torch.is_grad_enabled = lambda: torch.mode.grad
+    torch.nn = types.SimpleNamespace(Parameter=type("Parameter", (FakeTensor,), {}))
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0x5000 + index, _len_torch_dispatch_stack=lambda: torch.mode.dispatch)
+    torch.applied = []
+
+    class Function:
+        """torch.autograd.Function's apply: forward, then setup_context on a ctx kept for the test."""
+
+        @classmethod
+        def apply(cls, *args):
+            output = cls.forward(*args)
+            ctx = types.SimpleNamespace()
+            ctx.save_for_backward = lambda *t: setattr(ctx, "saved_tensors", t)
+            cls.setup_context(ctx, args, output)
+            torch.applied.append((cls, ctx))
+            return output
+
+    torch.autograd = types.SimpleNamespace(Function=Function)
     return torch
 
 
@@ -125,6 +160,7 @@ class FakeDriver:
     def __init__(self):
         self.launches = []
         self.loaded = []
+        self.names = []  # CUfunction handles are 0x1000 + an index into this
         self.lib = types.SimpleNamespace(cuCtxPushCurrent_v2=None, cuCtxPopCurrent_v2=None)
 
     def load(self, index, images):
@@ -132,7 +168,8 @@ class FakeDriver:
         return self.CONTEXT, 0xAB
 
     def function(self, module, name, shared_bytes):
-        return name
+        self.names.append(name)
+        return 0x1000 + len(self.names) - 1
 
     def get_current(self, pointer):
         ctypes.cast(pointer, ctypes.POINTER(ctypes.c_void_p))[0] = self.CONTEXT
@@ -142,8 +179,15 @@ class FakeDriver:
             raise rt.CudaError(call)
 
     def launch_kernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, array, extra):
-        self.launches.append({"function": function, "grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared, "stream": stream, "array": array})
+        # The fast launcher passes the function and stream as c_void_p (to the entry point without argtypes).
+        function, stream = (v.value if isinstance(v, ctypes.c_void_p) else v for v in (function, stream))
+        function = self.names[function - 0x1000]
+        # The 8 bytes at each argument's address as they are now (the pack is reused by the next launch).
+        snapshot = [ctypes.string_at(array[i], 8) for i in range(len(array))]
+        self.launches.append({"function": function, "grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared, "stream": stream, "array": snapshot})
         return 0
+
+    launch_kernel_raw = launch_kernel
 
 
 def import_generated(path, torch):
@@ -187,8 +231,8 @@ class Generated(unittest.TestCase):
         return FakeTensor(shape, getattr(self.torch, type), **kw)
 
     def arguments(self, launch, kernel):
-        """The values the kernel receives, read back through the packed array as the driver reads them."""
-        return [t.from_address(launch["array"][i]).value for i, t in enumerate(kernel._ctypes)]
+        """The values the kernel received, read back from the packed array's targets as the driver read them."""
+        return [t.from_buffer_copy(launch["array"][i][: ctypes.sizeof(t)]).value for i, t in enumerate(kernel._ctypes)]
 
     def only_launch(self):
         self.assertEqual(len(self.driver.launches), 1, self.driver.launches)
@@ -404,6 +448,67 @@ class TorchOpsModule(Generated):
         self.assertEqual(out.shape, (3, 7))
         launch = self.only_launch()
         self.assertEqual((launch["grid"], self.arguments(launch, self.module._kernel_tile)), ((1, 1, 1), [out.address, row.address, 7, 3]))
+
+    def test_the_fast_launcher_takes_over_after_the_first_launch_and_hands_back_what_it_does_not_expect(self):
+        kernel = self.module._kernel_row_sums
+        matrix = self.tensor((10, 64))
+        self.assertIsNone(kernel._fast)
+        first = self.module.row_sums(matrix, True)
+        self.assertIsNotNone(kernel._fast)
+        second = self.module.row_sums(matrix, True)
+        a, b = self.driver.launches
+        self.assertEqual({k: v for k, v in a.items() if k != "array"}, {k: v for k, v in b.items() if k != "array"})
+        self.assertEqual(self.arguments(a, kernel)[1:], self.arguments(b, kernel)[1:])
+        self.assertEqual([self.arguments(a, kernel)[0], self.arguments(b, kernel)[0]], [first.address, second.address])
+        # Another specialization, and errors, through the fast launcher: the same results as the generic path.
+        self.module.row_sums(self.tensor((7, 200)), False)
+        self.assertEqual((self.driver.launches[-1]["function"], self.driver.launches[-1]["grid"]), ("rowSums_THREADS_128_ROWS_1", (7, 1, 1)))
+        with self.assertRaisesRegex(rt.TskernelError, r"parameter 'matrix' expects a float32 tensor \(f32\), got int32"):
+            self.module.row_sums(self.tensor((10, 64), "int32"), True)
+        with self.assertRaisesRegex(rt.TskernelError, r"no specialization takes rows = 10, cols = 300"):
+            self.module.row_sums(self.tensor((10, 300)), True)
+        # A device not loaded yet goes through the generic path once, which loads it.
+        self.module.row_sums(self.tensor((3, 8), device="cuda:1"), True)
+        self.assertEqual(self.driver.launches[-1]["stream"], 0x5001)
+        self.assertEqual([index for index, _ in self.driver.loaded], [0, 0, 1])  # (each specialization asks for its module; the real driver loads it once per device)
+        # Flattened shapes, the rest compared between inputs, outputs like an input.
+        x = self.tensor((2, 3, 5))
+        self.module.scale(x, 1.0)
+        out = self.module.scale(x, 2.0)
+        self.assertEqual((out.shape, self.driver.launches[-1]["grid"]), ((2, 3, 5), (1, 1, 1)))
+        self.assertEqual(self.arguments(self.driver.launches[-1], self.module._kernel_scale), [out.address, x.address, 30, 2.0])
+        self.assertIn("empty_like(a0)", self.module._kernel_scale._fast.source)
+        counts = self.module.histogram(self.tensor((10,), "uint32"))
+        counts = self.module.histogram(self.tensor((10,), "uint32"))
+        self.assertEqual((counts.shape, counts.zeroed), ((16,), True))
+
+    def test_routes(self):
+        x = self.tensor((4,))
+        self.module.scale(x, 1.0)
+        self.assertEqual(self.torch.applied, [])
+        # A gradient wanted: the autograd function, whose ctx then has what the backward kernel reads.
+        y = self.module.scale(self.tensor((4,), requires_grad=True), 3.0)
+        (function, ctx), = self.torch.applied
+        self.assertEqual(ctx.scalars, {"factor": 3.0})
+        (grad_input, none) = function.backward(ctx, self.tensor((4,)))
+        self.assertIsNone(none)
+        self.assertEqual((self.driver.launches[-1]["function"], grad_input.shape, y.shape), ("scaleBackward", (4,), (4,)))
+        # Without grad mode, or for a kernel without gradients, no autograd function.
+        self.torch.mode.grad = False
+        self.module.scale(self.tensor((4,), requires_grad=True), 3.0)
+        self.assertEqual(len(self.torch.applied), 1)
+        # Under torch.compile, in a dispatch mode, or for a tensor subclass: the custom op.
+        calls = []
+        op = self.torch.registered["tskernel_torch_ops::scale"]
+        op.fn = lambda *args: calls.append(args)
+        self.torch.mode.compiling = True
+        self.module.scale(x, 1.0)
+        self.torch.mode.compiling, self.torch.mode.dispatch = False, 1
+        self.module.scale(x, 2.0)
+        self.torch.mode.dispatch = 0
+        subclass = type("Sub", (FakeTensor,), {})((4,), self.torch.float32)
+        self.module.scale(subclass, 3.0)
+        self.assertEqual([c[1] for c in calls], [1.0, 2.0, 3.0])
 
     def test_fake_gives_shapes_without_launching(self):
         op = self.torch.registered["tskernel_torch_ops::tile"]
