@@ -66,12 +66,14 @@ describe("the generated PyTorch module", () => {
       fs.writeFileSync(path.join(dir, m.file), m.text);
       return path.join(dir, m.file);
     });
-    const compiled = spawnSync("python3", ["-m", "py_compile", ...files, path.join(caseDir, "expected.py"), path.join(repoRoot, "runtime", "torch", "tskernel_torch.py")], { encoding: "utf8" });
+    // Python's byte code goes to the temporary folder, not beside the sources in the repository.
+    const env = { ...process.env, PYTHONPYCACHEPREFIX: path.join(dir, "pycache") };
+    const compiled = spawnSync("python3", ["-m", "py_compile", ...files, path.join(caseDir, "expected.py"), path.join(repoRoot, "runtime", "torch", "tskernel_torch.py")], { encoding: "utf8", env });
     expect(compiled.status, compiled.stderr).toBe(0);
     const run = spawnSync("python3", ["-m", "unittest", "-v", "runtime/torch/test_tskernel_torch.py"], {
       cwd: repoRoot,
       encoding: "utf8",
-      env: { ...process.env, TSKERNEL_TORCH_MODULES: path.join(dir, "kernels.py") },
+      env: { ...env, TSKERNEL_TORCH_MODULES: path.join(dir, "kernels.py") },
     });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/\nOK\n/);
