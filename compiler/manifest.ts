@@ -5,8 +5,9 @@
  * target the generated file and how to call into it (the CUDA function, the WGSL entry point and its
  * binding layout), the targets the kernel declares and those it was built for, and whether the kernel uses
  * subgroups, matrix operations (on warps or warpgroups) or atomics (which arrays), and the launch it declares
- * (its tensors' shapes, grid, requirements and backward kernel). Output file paths are relative to the manifest's directory; `source`
- * is the kernel file relative to the directory tskernel ran in. The format's types are in lang/manifest.ts.
+ * (its tensors' shapes, grid, requirements and backward kernel). Output file paths are relative to the
+ * manifest's directory; `source` is the kernel file relative to the directory tskernel ran in. The format's
+ * types are in lang/manifest.ts.
  */
 
 import type { FileOutput } from "./driver.ts";

@@ -271,7 +271,7 @@ function readOptions(node: Expression, params: readonly KernelParam[], kernelNam
       return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations, targets, tensors, grid, requires and backward)`]);
     }
   }
-  const declared = readSignature(signatureNodes, params, kernelName, options.block !== undefined, spanOf(node));
+  const declared = readSignature(signatureNodes, params, kernelName, options.block !== undefined);
   if (declared) {
     options.signature = declared.signature;
     options.backwardSpan = declared.backwardSpan;

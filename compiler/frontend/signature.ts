@@ -228,7 +228,6 @@ export function readSignature(
   params: readonly KernelParam[],
   kernelName: string,
   hasFixedBlock: boolean,
-  kernelSpan: Span,
 ): { signature: ManifestSignature; backwardSpan?: Span } | undefined {
   if (!nodes.tensors) {
     const other = nodes.grid ? "grid" : nodes.requires ? "requires" : nodes.backward ? "backward" : undefined;
@@ -294,7 +293,6 @@ export function readSignature(
     backward = nodes.backward.getLiteralValue();
     backwardSpan = spanOf(nodes.backward);
   }
-  void kernelSpan;
   return {
     signature: { tensors, grid: grid as [ManifestFormula, ManifestFormula, ManifestFormula], requires, ...(backward !== undefined ? { backward } : {}) },
     ...(backwardSpan ? { backwardSpan } : {}),
