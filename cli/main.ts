@@ -14,15 +14,24 @@ import { expandInputs } from "./inputs.ts";
 import { report, tskernelVersion, type Io } from "./io.ts";
 import { openDevice } from "./open-device.ts";
 
-function parseTargets(value: string): { targets: TargetName[]; errors: Diagnostic[] } {
+/**
+ * The `--target` list. `torch` is not a compiler target but the Python module built on the CUDA output
+ * (build.ts), so it brings `cuda` with it.
+ */
+function parseTargets(value: string): { targets: TargetName[]; torch: boolean; errors: Diagnostic[] } {
   const targets: TargetName[] = [];
   const errors: Diagnostic[] = [];
+  const names = [...targetNames, "torch"].join(", ");
+  let torch = false;
   for (const name of value.split(",").map((t) => t.trim()).filter(Boolean)) {
-    if ((targetNames as readonly string[]).includes(name)) targets.push(name as TargetName);
-    else errors.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]));
+    if ((targetNames as readonly string[]).includes(name)) {
+      if (!targets.includes(name as TargetName)) targets.push(name as TargetName);
+    } else if (name === "torch") torch = true;
+    else errors.push(makeDiagnostic("TSK4002", undefined, [name, names]));
   }
-  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [targetNames.join(", ")]));
-  return { targets, errors };
+  if (torch && !targets.includes("cuda")) targets.push("cuda");
+  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [names]));
+  return { targets, torch, errors };
 }
 
 function parseDefines(values: readonly string[]): { defines: Map<string, string>; errors: Diagnostic[] } {
@@ -108,11 +117,12 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .description("Compile kernel files and write the generated code and manifest.json to a directory.")
     .argument("<files...>", inputsHelp)
     .requiredOption("--out <dir>", "output directory (created, with its parents, if missing)")
-    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")})`, "cuda,wgsl")
+    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")}, torch)`, "cuda,wgsl")
     .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
     .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
     .option("--cubin", "also compile each .cu to a cubin with nvcc, so the CUDA runtime needs no NVRTC")
-    .option("--arch <sm>", "GPU architecture for --cubin", "sm_90")
+    .option("--ptx", "also compile each .cu to PTX with nvcc, which the CUDA driver compiles for the GPU it runs on")
+    .option("--arch <sm>", "GPU architecture for --cubin and --ptx", "sm_90")
     .option("--watch", "build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C")
     .addHelpText(
       "after",
@@ -130,18 +140,21 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel build 'src/**/*.kernel.ts' --target wgsl --out public/kernels --watch",
         "  $ tskernel build examples/matmul-cuda-samples.ts --target cuda --define BLOCK_SIZE=32 --out build",
         "  $ tskernel build examples/*.ts --target cuda --cubin --arch sm_90 --out build/kernels",
+        "  $ tskernel build examples/torch-app/kernels.ts --target torch --cubin --ptx --out build/torch",
         "",
       ].join("\n"),
     )
-    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; arch: string; watch?: boolean }) => {
-      const { targets, errors: targetErrors } = parseTargets(opts.target);
+    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; ptx?: boolean; arch: string; watch?: boolean }) => {
+      const { targets, torch, errors: targetErrors } = parseTargets(opts.target);
       const { defines, errors: defineErrors } = parseDefines(opts.define);
       if (opts.cubin && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4009", undefined));
+      if (opts.ptx && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4014", undefined));
+      if (torch && !opts.cubin && !opts.ptx) targetErrors.push(makeDiagnostic("TSK4013", undefined));
       if (targetErrors.length + defineErrors.length > 0) {
         report([...targetErrors, ...defineErrors], io);
         return setExit(1);
       }
-      const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined };
+      const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined, ptxArch: opts.ptx ? opts.arch : undefined, torch };
       setExit(opts.watch ? await watchBuild(args, settings, io) : buildOnce(args, settings, io));
     });
 
