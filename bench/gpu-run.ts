@@ -236,11 +236,11 @@ async function launchOverhead(device: CudaDevice): Promise<Record<string, number
   // n = 0: every thread returns at once, so the time is the launch path itself.
   const launch = { grid: [1] as [number], args: [out, input, 0] };
   for (let i = 0; i < 100; i++) device.enqueue(kernel, launch);
-  device.synchronize();
+  await device.synchronize();
   const count = 10_000;
   const start = performance.now();
   for (let i = 0; i < count; i++) device.enqueue(kernel, launch);
-  device.synchronize();
+  await device.synchronize();
   const totalMs = performance.now() - start;
   const result = { launches: count, totalMs, microsecondsPerLaunch: (totalMs * 1000) / count };
   log(`launch overhead: ${result.microsecondsPerLaunch.toFixed(2)} µs per launch (${count} launches, argument checks and packing included)`);
@@ -261,11 +261,12 @@ async function profileLaunches(): Promise<void> {
     const { rung, kernel, constants } = choice;
     const launch = matmulLaunch(device, choice, { m, n, k }, { A, B, C });
     await device.launch(kernel, launch);
+    await device.synchronize();
     launch.release();
     log(`profiled ${m}×${n}×${k}: ${rung.name} ${formatConstants(constants)}`);
     if (m === 4096) {
       device.cublasSgemm(m, n, k, 1, A, B, 0, C, false)();
-      device.synchronize();
+      await device.synchronize();
       log(`profiled ${m}×${n}×${k}: cuBLAS SGEMM (FP32)`);
     }
     for (const buffer of [A, B, C]) device.free(buffer);
