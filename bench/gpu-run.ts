@@ -20,8 +20,9 @@
  * - joins the torch.mm comparison that bench/torch-matmul.py wrote before it (gpu.sh runs it first) to the
  *   results, as `torch.matmul`, with its table and chart (torch-matmul.svg).
  * Results go to $OUT/gpu-results.json and a text table to stdout. `--only kernels-plan` and `--only kernels`
- * run the memory-bound suite instead (gpu-kernels.ts). Usage:
- *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu|collectives|profile|tune-wide] [--torch-matmul report.json]
+ * run the memory-bound suite instead (gpu-kernels.ts); `--only launch` and `--only launch-fault` the launch
+ * benchmark and the checks of asynchronous launches (gpu-launch.ts). Usage:
+ *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu|collectives|profile|tune-wide|launch|launch-fault] [--torch-matmul report.json] [--torch torch-launch.json]
  *   node gpu-run.mjs --kernels <wgsl build dir> --cubin-kernels <cubin build dir> --out <dir> --only kernels-plan|kernels
  *     [--torch torch.json] [--tune-seconds S] [--tune-cases a,b] [--cases a,b (the suite's cases to plan and bench; default all)]
  */
@@ -46,6 +47,7 @@ import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport } from ".
 import { formatTuneTable, tuneMatmul } from "../runtime/matmul/tune.ts";
 import { checkCollectiveExamples, gpuSizes } from "../cli/demo/collective-examples.ts";
 import { runKernels, writeKernelsPlan } from "./gpu-kernels.ts";
+import { runLaunch, runLaunchFault } from "./gpu-launch.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -329,6 +331,10 @@ async function main(): Promise<void> {
       log,
     });
     return;
+  }
+  if (only === "launch" || only === "launch-fault") {
+    const run = only === "launch" ? runLaunch : runLaunchFault;
+    return run({ kernelsDir: option("--kernels", "kernels"), outDir, torch: option("--torch", path.join(outDir, "torch-launch.json")), log });
   }
   library = loadKernelLibrary(option("--kernels", "kernels"));
   if (only === "profile") return profileLaunches();

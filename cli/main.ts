@@ -255,6 +255,23 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       setExit(await benchKernelsCommand({ ...opts, backends: opts.backend }, io));
     });
 
+  bench
+    .command("launch")
+    .description("Time what a launch costs the host (a tiny kernel back to back, with a synchronize after each, replayed), and a ten-launch sequence of real kernels against the sum of their own times.")
+    .option("--backend <list>", "backend to run on (auto, cpu, webgpu, cuda), or several, comma-separated (cuda,webgpu)", parseBackends, ["auto"])
+    .addOption(new Option("--scale <scale>", "the sequence's shapes: gpu (a layer of 4096 × 1024, GEMMs of 1024³) or small (256 × 256, 128³); default gpu on a GPU, small on the CPU").choices(["gpu", "small"]))
+    .option("--burst <n>", "launches of the tiny kernel per timed burst (default 1000)", parseSize)
+    .option("--runs <r>", "timed runs of the sequence (median kept; default 5)", parseSize)
+    .option("--json <file>", "write the reports as JSON")
+    .option("--chart <file.svg>", "write a chart of host time per launch and of the sequence's overhead as SVG")
+    .option("--torch <file>", "join PyTorch's per-op figures from bench/torch-launch.py's JSON (CUDA)")
+    .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
+    .addHelpText("after", "\nSee bench/README.md and docs/runtime.md (launches are asynchronous).\n\nExamples:\n  $ tskernel bench launch --backend cpu\n  $ tskernel bench launch --backend cuda,webgpu --json launch.json --chart launch.svg\n")
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; scale?: "gpu" | "small"; burst?: number; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
+      const { benchLaunchCommand } = await import("./bench/launch-command.ts");
+      setExit(await benchLaunchCommand({ ...opts, backends: opts.backend }, io));
+    });
+
   const tune = program
     .command("tune")
     .description("Autotuners (see docs/runtime.md).")
