@@ -67,8 +67,9 @@ export async function runLaunch(options: LaunchRunOptions): Promise<void> {
     device.dispose();
     fs.writeFileSync(path.join(outDir, "launch.json"), `${JSON.stringify({ date: new Date().toISOString(), semantics, reports, ...(torch ? { torch } : {}) }, null, 2)}\n`);
   }
-  const names = reports.map((r) => `${r.device} (${r.backend})`).join(", ");
-  fs.writeFileSync(path.join(outDir, "launch.svg"), launchChartSvg(reports, `tskernel launch throughput, ${names}, ${new Date().toISOString().slice(0, 10)}`, torch));
+  const gpu = reports.find((r) => r.backend === "cuda")?.device ?? reports[0]?.device ?? "GPU";
+  const backends = reports.map((r) => (r.backend === "webgpu" ? "WebGPU (Dawn)" : "CUDA")).join(" and ");
+  fs.writeFileSync(path.join(outDir, "launch.svg"), launchChartSvg(reports, `tskernel launch throughput, ${gpu}: ${backends}, ${new Date().toISOString().slice(0, 10)}`, torch));
 }
 
 /** A launch that faults (saxpy over 2^28 elements of 1024-element buffers), then the checks on what synchronize raises. */
