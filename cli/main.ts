@@ -2,7 +2,7 @@
  * The `tskernel` command line (a contract: scripts and tests depend on it; see docs/cli.md). `check`
  * prints diagnostics and exits 1 on any error; `build` also writes the generated files and a manifest
  * (build.ts); both take files, directories and globs (inputs.ts). `demo`, `bench` and `tune` run the matmul
- * ladder on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
+ * ladder, the memory-bound suite and the launch benchmark on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
  * reported as an internal error (TSK9001) with a request to file it, never as a bare stack trace.
  */
 
