@@ -16,6 +16,11 @@
  * threads only (one at least; N with `workers: N`), whose termination is the only way to stop a loop that never ends, at no cost per
  * iteration; checked launches tick at every loop iteration and stop in the loop. A device refuses buffers of
  * other devices and freed buffers, and everything once disposed (buffer-registry.ts).
+ *
+ * Launches, reads and writes go through one queue, in call order, as on a GPU: a launch runs at once when
+ * nothing is queued, else after the launch before it (still on workers). What a launch meets while running
+ * (a KernelFault, a time limit) goes to the ledger, for the next synchronize() or read() to raise, as the GPU
+ * backends do (docs/runtime.md, "Launches are asynchronous").
  */
 
 import os from "node:os";
