@@ -9,7 +9,13 @@
  */
 
 import type { ManifestKernel, ManifestLayout } from "../compiler/lang/manifest.ts";
-import { packStructs, type LayoutValue } from "./layouts.ts";
+
+/**
+ * A vector's lanes (an array, a typed array, or `{ x, y, z }`), or a struct's fields by name (any object: an
+ * interface of the user's describes one as well as a literal): a kernel argument of a vector or struct
+ * parameter, or an element given to `createBuffer(layout, values)`. layouts.ts checks it against the layout.
+ */
+export type LayoutValue = object;
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
 export type ElementType = "f32" | "i32" | "u32";
@@ -282,20 +288,6 @@ export function bufferShape(dataOrType: TypedArray | ElementType, length?: numbe
   const count = typeof dataOrType === "string" ? length! : dataOrType.length;
   if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
   return { elementType, length: count };
-}
-
-/** The bytes of a new buffer of vectors or structs: `length` zeroed elements, values packed, or bytes as they are (a whole number of elements). */
-export function structuredBytes(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): { bytes: Uint8Array; length: number } {
-  if (typeof layout !== "object" || layout === null || (layout.kind !== "vector" && layout.kind !== "struct")) throw new TypeError("tskernel: createBuffer(layout, …) takes a layout from the manifest (library.layout(name))");
-  if (typeof data === "number") {
-    if (!Number.isInteger(data) || data < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${data}`);
-    return { bytes: new Uint8Array(data * layout.stride), length: data };
-  }
-  if (data instanceof Uint8Array) {
-    if (data.byteLength % layout.stride !== 0) throw new RangeError(`tskernel: ${data.byteLength} bytes are not a whole number of ${layout.name} elements (${layout.stride} bytes each)`);
-    return { bytes: data, length: data.byteLength / layout.stride };
-  }
-  return { bytes: packStructs(layout, data), length: data.length };
 }
 
 /** A write must match the buffer exactly: same element type, same length (for vectors and structs, the same bytes). */

@@ -9,12 +9,9 @@
  */
 
 import type { ManifestLayout, ManifestScalarType } from "../compiler/lang/manifest.ts";
+import type { LayoutValue } from "./device.ts";
 
-/**
- * A vector's lanes (an array, a typed array, or `{ x, y, z }`), or a struct's fields by name (any object: an
- * interface of the user's describes one as well as a literal). Checked against the layout when packed.
- */
-export type LayoutValue = object;
+export type { LayoutValue };
 
 /** One scalar of a layout: its byte offset, its type, and how to find it in a value. */
 interface Leaf {
@@ -204,4 +201,18 @@ export function layoutValueProblem(layout: ManifestLayout, value: unknown): stri
 /** Whether two layouts describe the same type (name, size, fields and offsets). */
 export function sameLayout(a: ManifestLayout, b: ManifestLayout): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The bytes of a new buffer of vectors or structs: `length` zeroed elements, values packed, or bytes as they are (a whole number of elements). */
+export function structuredBytes(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): { bytes: Uint8Array; length: number } {
+  if (typeof layout !== "object" || layout === null || (layout.kind !== "vector" && layout.kind !== "struct")) throw new TypeError("tskernel: createBuffer(layout, …) takes a layout from the manifest (library.layout(name))");
+  if (typeof data === "number") {
+    if (!Number.isInteger(data) || data < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${data}`);
+    return { bytes: new Uint8Array(data * layout.stride), length: data };
+  }
+  if (data instanceof Uint8Array) {
+    if (data.byteLength % layout.stride !== 0) throw new RangeError(`tskernel: ${data.byteLength} bytes are not a whole number of ${layout.name} elements (${layout.stride} bytes each)`);
+    return { bytes: data, length: data.byteLength / layout.stride };
+  }
+  return { bytes: packStructs(layout, data), length: data.length };
 }

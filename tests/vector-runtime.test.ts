@@ -95,3 +95,78 @@ describe("struct buffers on the CPU backend", () => {
     device.dispose();
   });
 });
+
+interface CellValue {
+  id: number;
+  pos: number[];
+  weight: number;
+  tag: number[];
+}
+
+/** tests/kernels/vector-semantics.ts, evaluated in JavaScript with the language's integer rules. */
+function vectorSemantics(cells: CellValue[], n: number): { cells: CellValue[]; out: number[][] } {
+  const i32 = (x: number) => x | 0;
+  const advance = (c: CellValue, by: number): CellValue => ({ id: (c.id + 1) >>> 0, pos: c.pos.map((p) => i32(p + by)), weight: i32(Math.imul(c.weight, 3) - by), tag: [c.tag[1]!, c.tag[0]!] });
+  const facing = (c: CellValue) => (c.weight > 0 ? c.pos : c.pos.map((p) => i32(-p)));
+  const blocks = Math.ceil(n / 32);
+  const resultCells = cells.map((c) => ({ ...c, pos: [...c.pos], tag: [...c.tag] }));
+  const out: number[][] = [];
+  for (let b = 0; b < blocks; b++) {
+    const tile = Array.from({ length: 32 }, (_, tid) => (b * 32 + tid < n ? [...cells[b * 32 + tid]!.pos] : [0, 0, 0]));
+    for (let tid = 0; tid < 32; tid++) {
+      const i = b * 32 + tid;
+      if (i >= n) continue;
+      let cell = cells[i]!;
+      const history: CellValue[] = [];
+      for (let k = 0; k < 3; k++) {
+        history.push(cell);
+        cell = advance(cell, k + 1);
+      }
+      const t = tile[(tid + 1) % 32]!;
+      let v = [t[2]!, t[1]!, t[0]!];
+      v = [v[1]!, v[2]!, v[2]!];
+      let count = 0;
+      while (count < 4 && facing(history[count % 3]!).every((p) => p < 1000)) count++;
+      const inside = v.some((p) => p > 0) && facing(cell)[0]! > 0;
+      const chosen = inside ? advance(cell, 2) : history[1]!;
+      out[i] = [...chosen.pos.map((p, lane) => i32(p + v[lane]!)), count];
+      resultCells[i] = { ...chosen, tag: [chosen.tag[0]!, i32(chosen.tag[0]! + i)] };
+    }
+  }
+  return { cells: resultCells, out };
+}
+
+describe("integer vectors and structs on every tested backend", () => {
+  it("give the same bytes as the language's rules on the CPU (plain and checked) and WebGPU, and as each other", async () => {
+    const { deviceFor } = await import("./backends.ts");
+    const devices = [new CpuDevice(), new CpuDevice({ checked: true })];
+    const webgpu = await deviceFor("webgpu");
+    if (typeof webgpu !== "string") devices.push(webgpu as unknown as CpuDevice);
+    else if (process.env.TSKERNEL_REQUIRE_WEBGPU === "1") throw new Error(webgpu);
+    const file = path.join(repoRoot, "tests", "kernels", "vector-semantics.ts");
+    const n = 90;
+    const cells: CellValue[] = Array.from({ length: n }, () => ({
+      id: Math.floor(Math.random() * 2 ** 32),
+      pos: Array.from({ length: 3 }, () => Math.floor(Math.random() * 4000) - 2000),
+      weight: Math.floor(Math.random() * 2 ** 32) - 2 ** 31,
+      tag: Array.from({ length: 2 }, () => Math.floor(Math.random() * 2 ** 31)),
+    }));
+    const expected = vectorSemantics(cells, n);
+    const results: Uint8Array[][] = [];
+    for (const device of devices) {
+      const library = compileKernelLibrary([file], [device.backend === "cpu" ? "js" : "wgsl"]);
+      const cellLayout = library.layout("Cell");
+      const vec4i = library.layout("vec4i");
+      const buffer = device.createBuffer(cellLayout, cells);
+      const out = device.createBuffer(vec4i, Array.from({ length: n }, () => [-7, -7, -7, -7]));
+      await device.launch(library.get("vectorSemantics"), { grid: [Math.ceil(n / 32)], args: [buffer, out, n] });
+      const bytes = [(await device.read(buffer)) as Uint8Array, (await device.read(out)) as Uint8Array];
+      expect(unpackStructs(cellLayout, bytes[0]!), device.name).toEqual(expected.cells);
+      expect(unpackStructs(vec4i, bytes[1]!), device.name).toEqual(expected.out);
+      results.push(bytes);
+    }
+    for (const other of results.slice(1)) expect(other).toEqual(results[0]);
+    devices[0]!.dispose();
+    devices[1]!.dispose();
+  });
+});

@@ -25,14 +25,14 @@
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { checkCopy, checkWrite, elementTypeOf, median, structuredBytes, typedArrayConstructors, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, defaultLimits, kernelName, notBuiltFor, type CheckedLaunch } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
 import { checkStream, SingleQueueStream, type SingleQueue } from "../streams.ts";
 import { Checker } from "./checker.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
-import { flattenValue, type LayoutValue } from "../layouts.ts";
+import { flattenValue, structuredBytes, type LayoutValue } from "../layouts.ts";
 import { blockQueue, drainQueue, TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {

@@ -11,7 +11,7 @@
  */
 
 import { performance } from "node:perf_hooks";
-import { bufferBytes, bufferShape, checkCopy, checkWrite, median, structuredBytes, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferBytes, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type CheckedLaunch, type LaunchLimits } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
@@ -21,7 +21,7 @@ import { CudaSequence } from "./cuda-graph.ts";
 import { ArgumentBlock, argumentKinds, argumentLayouts, type CudaBuffer, type CudaLaunchPlan } from "./cuda-launch.ts";
 import { CudaStream } from "./cuda-streams.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
-import type { LayoutValue } from "../layouts.ts";
+import { structuredBytes, type LayoutValue } from "../layouts.ts";
 import { ModuleCache } from "./module-cache.ts";
 
 /**

@@ -16,7 +16,7 @@
  * code. dawn.ts finds Dawn in Node; browser.ts (the `tskernel/webgpu` entry) uses `navigator.gpu`.
  */
 
-import { BackendUnavailable, bufferBytes, bufferShape, checkCopy, checkWrite, median, structuredBytes, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type StreamEvent, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { BackendUnavailable, bufferBytes, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type StreamEvent, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type CheckedLaunch, type LaunchLimits } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
@@ -25,7 +25,7 @@ import { BindGroupCache, CommandBatcher, type Dispatch } from "./command-batch.t
 import { kernelPlan, writeScalars, type KernelPlan, type PipelineEntry, type WebGpuBuffer } from "./launch-plan.ts";
 import { WebGpuSequence, type SequenceStep } from "./webgpu-sequence.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
-import type { LayoutValue } from "../layouts.ts";
+import { structuredBytes, type LayoutValue } from "../layouts.ts";
 
 /** The adapter limits a kernel may need raised above WebGPU's defaults. */
 const raisedLimits = [
