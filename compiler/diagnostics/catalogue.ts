@@ -82,7 +82,7 @@ export const catalogue = {
   TSK1148: { severity: "error", template: "operator '{0}' is not defined for {1}: {2}" },
   TSK1149: { severity: "error", template: "{0} has no memory layout, so it cannot be {1}" },
   TSK1150: { severity: "error", template: "this object literal has no struct type: {0}" },
-  TSK1151: { severity: "error", template: "{0} '{1}' of kernel '{2}' holds {3}, which a PyTorch operator cannot take yet" },
+  TSK1151: { severity: "error", template: "parameter '{0}' of kernel '{1}' is {2}, which a PyTorch operator cannot take yet" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
