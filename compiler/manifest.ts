@@ -65,6 +65,8 @@ export function buildManifest(
                 workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
                 ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
                 layout: manifestLayout(kernel),
+                // The device features the module's types need (shader-f16 for f16, enabled for the whole module).
+                ...(file.wgsl!.features.length > 0 ? { features: file.wgsl!.features } : {}),
               },
             }
           : {}),

@@ -250,9 +250,10 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
     i32: { support: native, value: "int" },
     u32: { support: native, value: "unsigned int" },
     f32: { support: native, value: "float" },
-    // cuda_fp16.h / cuda_bf16.h types; sm_53+ computes f16 and sm_80+ bf16 natively (correctly rounded).
-    f16: { support: native, value: "__half" },
-    bf16: { support: native, value: "__nv_bfloat16" },
+    // The 16-bit encodings in structs with the layout of __half and __nv_bfloat16, computed in f32 and rounded
+    // once by the hardware's conversions (backends/cuda-halves.ts: NVRTC has no cuda_fp16.h to include).
+    f16: { support: native, value: "tsk_f16" },
+    bf16: { support: native, value: "tsk_bf16" },
     f64: { support: native, value: "double" },
     i8: { support: native, value: "int", storage: "signed char" },
     u8: { support: native, value: "unsigned int", storage: "unsigned char" },

@@ -91,6 +91,8 @@ export interface ManifestKernel {
       /** A JSON array: for each WGSL line, the TypeScript `file:line:column` it came from (or null). */
       readonly lineMap?: string;
       readonly layout: ManifestWgslLayout;
+      /** WebGPU features the device must have (`shader-f16` for a kernel with f16); absent when none. */
+      readonly features?: readonly string[];
     };
   };
 }

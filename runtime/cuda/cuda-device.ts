@@ -7,6 +7,7 @@
  */
 
 import { performance } from "node:perf_hooks";
+import { bf16Bits, f16Bits } from "../../compiler/lang/float16.ts";
 import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
 import { checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
@@ -295,6 +296,10 @@ export class CudaDevice implements Device {
       const offset = index * 8;
       if (param.kind === "buffer") k.encode(values, offset, "uint64_t", this.own(value as DeviceBuffer).pointer);
       else if (param.type === "f32") k.encode(values, offset, "float", value);
+      else if (param.type === "f64") k.encode(values, offset, "double", value);
+      // __half and __nv_bfloat16 are passed as their 16-bit encodings (the value is already of the type: launch-check.ts).
+      else if (param.type === "f16") k.encode(values, offset, "uint16_t", f16Bits(value as number));
+      else if (param.type === "bf16") k.encode(values, offset, "uint16_t", bf16Bits(value as number));
       else if (param.type === "i32") k.encode(values, offset, "int32_t", value);
       else if (param.type === "u32") k.encode(values, offset, "uint32_t", value);
       else k.encode(values, offset, "uint8_t", value ? 1 : 0);

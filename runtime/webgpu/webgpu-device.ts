@@ -53,7 +53,7 @@ export async function requestWebGpuDevice(gpu: GPU, noAdapterHint: string): Prom
     if (typeof value === "number") requiredLimits[name] = value;
   }
   // Optional features a kernel may need: timestamps for timing, subgroups for kernels with subgroup operations.
-  const requiredFeatures = (["timestamp-query", "subgroups"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));
+  const requiredFeatures = (["timestamp-query", "subgroups", "shader-f16"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));
   const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(" ") || "WebGPU adapter";
@@ -105,6 +105,11 @@ export class WebGpuDevice implements Device {
   /** Whether the device has the `subgroups` feature, which kernels with subgroup operations need. */
   get hasSubgroups(): boolean {
     return this.gpu.features.has("subgroups" as GPUFeatureName);
+  }
+
+  /** Whether the device has a WebGPU feature (`shader-f16`, which kernels with f16 need, …). */
+  hasFeature(feature: string): boolean {
+    return this.gpu.features.has(feature as GPUFeatureName);
   }
 
   get hasTimestamps(): boolean {
@@ -258,6 +263,11 @@ export class WebGpuDevice implements Device {
     if (!kernel.wgsl || !kernel.description.outputs.wgsl) throw notBuiltFor(kernel.description, "webgpu");
     if (kernel.description.subgroups && !this.hasSubgroups) {
       throw new LaunchError(kernel.description.entryName, "it uses subgroup operations, which need the WebGPU feature 'subgroups', and this device does not have it (the adapter does not offer it)");
+    }
+    for (const feature of kernel.description.outputs.wgsl.features ?? []) {
+      if (!this.hasFeature(feature)) {
+        throw new LaunchError(kernel.description.entryName, `its types need the WebGPU feature '${feature}'${feature === "shader-f16" ? " (f16)" : ""}, and this device does not have it (the adapter does not offer it)`);
+      }
     }
     const checked = checkLaunch(kernel.description, options, "webgpu", this.limits);
     this.buffers.checkLaunch(kernel.description.entryName, checked);
