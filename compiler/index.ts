@@ -13,6 +13,7 @@ export { catalogue, type DiagnosticCode } from "./diagnostics/catalogue.ts";
 export { buildManifest, manifestVersion } from "./manifest.ts";
 export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestTarget, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
+export { scalars, targetScalars, type AnyScalar, type Support, type TargetScalar } from "./ir/types.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { warpgroupMarker } from "./backends/cuda-matrix.ts";
 export { fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, truncateTf32, type FragmentLayout } from "./ir/matrix.ts";
