@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(64) bfloats(tsk_bf16* out, float* o
 #line 22 "codegen-tests/bf16-emulation/kernel.ts"
   out[(int)((unsigned int)i * 4u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(blend(b, shift)) + tsk_bf16_to_f32(neighbour));
 #line 23 "codegen-tests/bf16-emulation/kernel.ts"
-  out[(int)((unsigned int)i * 4u + 1u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)ints[i]))) - tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)(unsigned int)ints[i] >> 9u))));
+  out[(int)((unsigned int)i * 4u + 1u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)(ints[i])))) - tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)((unsigned int)ints[i] >> 9u)))));
 #line 24 "codegen-tests/bf16-emulation/kernel.ts"
   out[(int)((unsigned int)i * 4u + 2u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(tsk_f32_to_bf16(fminf(tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_fabsf(tsk_bf16_to_f32(b)))), tsk_bf16_to_f32(tsk_bf16{0x42c8})))) * tsk_bf16_to_f32(tsk_bf16{0x4040}));
 #line 25 "codegen-tests/bf16-emulation/kernel.ts"

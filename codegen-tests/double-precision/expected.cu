@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(64) doubles(double* out, float* out
 #line 14 "codegen-tests/double-precision/kernel.ts"
   outB[(int)((unsigned int)i * 2u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd(d));
 #line 15 "codegen-tests/double-precision/kernel.ts"
-  outB[(int)((unsigned int)i * 2u + 1u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)__double2int_rz(d * 1000000.0)));
+  outB[(int)((unsigned int)i * 2u + 1u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)(__double2int_rz(d * 1000000.0))));
 #line 16 "codegen-tests/double-precision/kernel.ts"
   outI[i] = __double2int_rz(d * 1000000000.0);
 }

@@ -37,9 +37,9 @@ extern "C" __global__ void __launch_bounds__(256) conversions(tsk_f16* toF16, ts
 #line 17 "codegen-tests/half-conversions/kernel.ts"
   toF16[(int)((unsigned int)i * 5u + 1u)] = tsk_f32_to_f16(tsk_f64_to_f32_odd(d[i]));
 #line 18 "codegen-tests/half-conversions/kernel.ts"
-  toF16[(int)((unsigned int)i * 5u + 2u)] = tsk_f32_to_f16((float)ints[i]);
+  toF16[(int)((unsigned int)i * 5u + 2u)] = tsk_f32_to_f16((float)(ints[i]));
 #line 19 "codegen-tests/half-conversions/kernel.ts"
-  toF16[(int)((unsigned int)i * 5u + 3u)] = tsk_f32_to_f16((float)(unsigned int)ints[i]);
+  toF16[(int)((unsigned int)i * 5u + 3u)] = tsk_f32_to_f16((float)((unsigned int)ints[i]));
 #line 20 "codegen-tests/half-conversions/kernel.ts"
   toF16[(int)((unsigned int)i * 5u + 4u)] = tsk_f32_to_f16(tsk_bf16_to_f32(b[i]));
 #line 21 "codegen-tests/half-conversions/kernel.ts"
@@ -47,9 +47,9 @@ extern "C" __global__ void __launch_bounds__(256) conversions(tsk_f16* toF16, ts
 #line 22 "codegen-tests/half-conversions/kernel.ts"
   toBf16[(int)((unsigned int)i * 5u + 1u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd(d[i]));
 #line 23 "codegen-tests/half-conversions/kernel.ts"
-  toBf16[(int)((unsigned int)i * 5u + 2u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)ints[i]));
+  toBf16[(int)((unsigned int)i * 5u + 2u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)(ints[i])));
 #line 24 "codegen-tests/half-conversions/kernel.ts"
-  toBf16[(int)((unsigned int)i * 5u + 3u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)(unsigned int)ints[i]));
+  toBf16[(int)((unsigned int)i * 5u + 3u)] = tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)((unsigned int)ints[i])));
 #line 25 "codegen-tests/half-conversions/kernel.ts"
   toBf16[(int)((unsigned int)i * 5u + 4u)] = tsk_f32_to_bf16(tsk_f16_to_f32(h[i]));
 #line 26 "codegen-tests/half-conversions/kernel.ts"

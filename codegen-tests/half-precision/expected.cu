@@ -90,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(64) halves(tsk_f16* outH, tsk_bf16*
 #line 43 "codegen-tests/half-precision/kernel.ts"
   outB[(int)((unsigned int)i * 5u + 3u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(tile[(int)(63u - (unsigned int)t)]) + tsk_bf16_to_f32(b));
 #line 44 "codegen-tests/half-precision/kernel.ts"
-  outB[(int)((unsigned int)i * 5u + 4u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(tsk_f32_to_bf16(fmaxf(tsk_bf16_to_f32(b), tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)i)))))) / tsk_bf16_to_f32(shift));
+  outB[(int)((unsigned int)i * 5u + 4u)] = tsk_f32_to_bf16(tsk_bf16_to_f32(tsk_f32_to_bf16(fmaxf(tsk_bf16_to_f32(b), tsk_bf16_to_f32(tsk_f32_to_bf16(tsk_f64_to_f32_odd((double)(i))))))) / tsk_bf16_to_f32(shift));
 #line 46 "codegen-tests/half-precision/kernel.ts"
   outF[(int)((unsigned int)i * 4u)] = tsk_f16_to_f32(a) * x;
 #line 47 "codegen-tests/half-precision/kernel.ts"

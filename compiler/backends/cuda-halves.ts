@@ -81,7 +81,7 @@ export function cudaHalfConversion(from: ScalarType, to: ScalarType): string | u
         return `${narrow}(tsk_f64_to_f32_odd($0))`;
       case "i32":
       case "u32":
-        return to === "f16" ? `${narrow}((float)$0)` : `${narrow}(tsk_f64_to_f32_odd((double)$0))`;
+        return to === "f16" ? `${narrow}((float)($0))` : `${narrow}(tsk_f64_to_f32_odd((double)($0)))`;
       case "bool":
         return `${narrow}($0 ? 1.0f : 0.0f)`;
     }

@@ -18,7 +18,7 @@ import { scalars, type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { binaryCall, ExprPrinter, f32Digits, f64Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
-import { isHalfFloat, isInteger, isNarrowInt } from "../ir/types.ts";
+import { isHalfFloat, isInteger, isNarrowInt, vectorElementTypes } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
 import { Namer } from "./namer.ts";
 import { cudaAtomics, cudaConversion, cudaSpelling, cudaVectorTypes } from "./targets.ts";
@@ -363,6 +363,7 @@ function elementAddress(array: ArrayRef, indices: readonly Expr[], context: Stmt
 function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   switch (stmt.kind) {
     case "vectorLoad": {
+      if (!vectorElementTypes.has(stmt.array.elementType)) return narrowVectorAccess(stmt, context);
       const vector = vector4Of(stmt.array.elementType);
       const temp = context.names.name({}, "vector");
       const lines = [`const ${vector.type} ${temp} = *reinterpret_cast<const ${vector.type}*>(${elementAddress(stmt.array, stmt.indices, context)});`];
@@ -373,6 +374,7 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
       return lines;
     }
     case "vectorStore": {
+      if (!vectorElementTypes.has(stmt.array.elementType)) return narrowVectorAccess(stmt, context);
       const vector = vector4Of(stmt.array.elementType);
       const values = stmt.values.map((value) => context.printer.print(value)).join(", ");
       return [`*reinterpret_cast<${vector.type}*>(${elementAddress(stmt.array, stmt.indices, context)}) = ${vector.make}(${values});`];
@@ -384,6 +386,50 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
     case "asyncWait":
       return [`tsk_cp_async_wait<${stmt.pending}>();`];
   }
+}
+
+/** The unsigned vector of `bytes` bytes a vector access of 16- or 8-bit elements moves, and its words. */
+const wordVectors: Readonly<Record<number, { readonly type: string; readonly make: string; readonly words: readonly string[] }>> = {
+  16: { type: "uint4", make: "make_uint4", words: [".x", ".y", ".z", ".w"] },
+  8: { type: "uint2", make: "make_uint2", words: [".x", ".y"] },
+  4: { type: "unsigned int", make: "", words: [""] },
+};
+
+/**
+ * `load8`/`store8`, `load16`/`store16` (and `load4`/`store4` of 16- and 8-bit elements): one access of 16 (8, 4)
+ * bytes as unsigned words, each element taken from or packed into its bits, little-endian as in memory.
+ */
+function narrowVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, context: StmtContext): string[] {
+  const type = stmt.array.elementType;
+  const bytes = scalars[type].bytes;
+  const lanes = stmt.kind === "vectorLoad" ? stmt.targets.length : stmt.values.length;
+  const vector = wordVectors[lanes * bytes]!;
+  const perWord = 4 / bytes;
+  const address = elementAddress(stmt.array, stmt.indices, context);
+  const mask = bytes === 2 ? "0xffffu" : "0xffu";
+  if (stmt.kind === "vectorLoad") {
+    const temp = context.names.name({}, "words");
+    const lines = [`const ${vector.type} ${temp} = *reinterpret_cast<const ${vector.type}*>(${address});`];
+    stmt.targets.forEach((variable, lane) => {
+      const word = `${temp}${vector.words[Math.floor(lane / perWord)]}`;
+      const shift = (lane % perWord) * bytes * 8;
+      const bits = shift === 0 ? word : `(${word} >> ${shift})`;
+      const value = isHalfFloat(type)
+        ? `${types[type]}{(unsigned short)${bits}}`
+        : scalars[type].signed ? `(int)(${elementTypes[type]})${bits}` : `(${bits} & ${mask})`;
+      lines.push(`${variable.mutable ? "" : "const "}${types[variable.type]} ${context.names.name(variable, variable.name)} = ${value};`);
+    });
+    return lines;
+  }
+  const words = vector.words.map((_, word) =>
+    stmt.values.slice(word * perWord, (word + 1) * perWord).map((value, lane) => {
+      const printed = context.printer.print(value);
+      const bits = isHalfFloat(type) ? `(unsigned int)(${printed}).bits` : `((unsigned int)(${printed}) & ${mask})`;
+      return lane === 0 ? bits : `(${bits} << ${lane * bytes * 8})`;
+    }).join(" | "),
+  );
+  const value = vector.make ? `${vector.make}(${words.join(", ")})` : words[0]!;
+  return [`*reinterpret_cast<${vector.type}*>(${address}) = ${value};`];
 }
 
 /** `[const int old = ]atomicAdd(&a[i], v);`, and the collectives as one declaration each. */

@@ -58,6 +58,11 @@ export interface TargetInfo {
   readonly scalarizePrivateArrays: boolean;
 }
 
+/** The element types a target packs several to a storage word, with how many (ir/types.ts, perStorageElement). */
+function packedElements(target: TargetName): Partial<Record<ElementScalar, number>> {
+  return Object.fromEntries(Object.entries(targetScalars[target]).flatMap(([type, cell]) => ((cell.perStorageElement ?? 1) > 1 ? [[type, cell.perStorageElement!]] : [])));
+}
+
 export const targets: Readonly<Record<TargetName, TargetInfo>> = {
   cuda: {
     name: "cuda",
@@ -103,7 +108,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true, atomicAccesses: true, loopCondition: true },
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, elementsPerWord: packedElements("wgsl"), synchronousCopies: true, atomicAccesses: true, loopCondition: true },
     unrollInIR: true,
     scalarizePrivateArrays: false,
   },
@@ -268,7 +273,7 @@ export const cudaSpelling: Spelling = {
     "rsqrt", "rsqrtf", "rcbrt", "rcbrtf", "sincos", "sincosf", "sincospi", "sinpi", "cospi", "exp10", "exp10f",
     "erfinv", "erfcinv", "normcdf", "normcdfinv", "saturate", "umin", "umax", "llmin", "llmax", "norm", "rnorm",
     // Vector types and the asynchronous-copy helpers the printer emits.
-    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
+    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "uint2", "make_uint2", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
     // Atomics, warp intrinsics and the subgroup helpers the printer emits.
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",

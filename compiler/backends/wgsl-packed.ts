@@ -153,11 +153,14 @@ export const packedNames: readonly string[] = [
   ...(["bf16", "i8", "u8", "i16", "u16"] as const).flatMap((type) => [unpackFunction(type), packFunction(type)]),
 ];
 
-/** The packed arrays a body stores into: their words are declared atomic. */
+/**
+ * The packed arrays a body stores single elements into: their words are declared atomic. (A vector store that
+ * covers whole words is a plain store; legalize split the others into single elements.)
+ */
 export function storedPackedArrays(body: readonly Stmt[]): Set<ArrayRef> {
   const stored = new Set<ArrayRef>();
   walkStmts(body, (stmt) => {
-    if ((stmt.kind === "store" || stmt.kind === "vectorStore") && isPacked(stmt.array)) stored.add(stmt.array);
+    if (stmt.kind === "store" && isPacked(stmt.array)) stored.add(stmt.array);
   });
   return stored;
 }

@@ -17,14 +17,14 @@
 import { isFloat, isInteger, type ElementScalar } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
 import { featuresRequired } from "../validate/target-types.ts";
-import { elementsPerWord, isPacked, storedPackedArrays, packedFunctions, packedStore, roundBf16, unpackFunction, wordShift, wrapNarrow } from "./wgsl-packed.ts";
+import { elementsPerWord, isPacked, packFunction, storedPackedArrays, packedFunctions, packedStore, roundBf16, unpackFunction, wordShift, wrapNarrow } from "./wgsl-packed.ts";
 import { valueTypeOf, type ScalarType, type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
 import { atomicArrays, walkExpr, walkStmts, exprsOf, usesSubgroups } from "../ir/rewrite.ts";
 import { vectorOnlyArrays } from "../passes/legalize.ts";
 import { binaryCall, ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
 import { runtimeFunctions, runtimeLeaves } from "./wgsl-constants.ts";
 import { Namer } from "./namer.ts";
-import { wgslAtomics, wgslSpelling } from "./targets.ts";
+import { targets, wgslAtomics, wgslSpelling } from "./targets.ts";
 import { wgslLayout } from "./wgsl-layout.ts";
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
@@ -137,14 +137,14 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
   out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}.`);
   const buffers = kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array] : []));
-  const vectorArrays = vectorOnlyArrays(kernel.body);
+  const vectorArrays = vectorOnlyArrays(kernel.body, targets.wgsl.legalize.elementsPerWord);
   const atomic = atomicArrays(kernel.body);
   // The element type an array is declared with: vec4 for vector-only arrays, atomic for those atomics touch.
   const stored = storedPackedArrays(kernel.body);
   // The element type an array is declared with: vec4 for vector-only arrays, atomic for those atomics touch,
   // u32 words for packed types (atomic where the kernel stores into them: wgsl-packed.ts).
   const elementOf = (array: ArrayRef) =>
-    isPacked(array) ? (stored.has(array) ? "atomic<u32>" : "u32")
+    isPacked(array) ? (vectorArrays.has(array) ? "vec4<u32>" : stored.has(array) ? "atomic<u32>" : "u32")
     : vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType]}>` : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>` : elementTypes[array.elementType];
   buffers.forEach((array, index) => {
     const name = moduleName(array.name);
@@ -175,13 +175,13 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     arrays.set(array, name);
     const sizes = [...(unit.sharedSizes.get(array) ?? [])];
     // Only vector accesses touch it: four elements per vec4 along the last dimension (a multiple of 4 for
-    // 2-D arrays, TSK3014; a 1-D array rounds up to whole vec4s).
+    // 2-D arrays, TSK3014; a 1-D array rounds up to whole vec4s). A packed array counts its words below.
     const vector = vectorArrays.has(array);
-    if (vector) sizes[sizes.length - 1] = Math.ceil(sizes[sizes.length - 1]! / 4);
+    if (vector && !isPacked(array)) sizes[sizes.length - 1] = Math.ceil(sizes[sizes.length - 1]! / 4);
     const element = elementOf(array);
     // A packed array is one run of words, indexed by the element's flat index.
     const type = isPacked(array)
-      ? `array<${element}, ${Math.ceil(sizes.reduce((a, b) => a * b, 1) / elementsPerWord(array.elementType))}>`
+      ? `array<${element}, ${Math.ceil(sizes.reduce((a, b) => a * b, 1) / elementsPerWord(array.elementType) / (vector ? 4 : 1))}>`
       : sizes.reduceRight((inner, size) => `array<${inner}, ${size}>`, element);
     out.line(`var<workgroup> ${name}: ${type};`);
   }
@@ -457,6 +457,7 @@ function packedStoreLines(stmt: Stmt & { kind: "store" }, context: StmtContext):
  */
 function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   const { names, printer } = context;
+  if ((stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") && isPacked(stmt.array)) return packedVectorAccess(stmt, context);
   // Leading indices as they are (a row of a 2-D array), the last one in vec4s.
   const vectorIndex = (indices: readonly import("../ir/ir.ts").Expr[]) =>
     [...indices.slice(0, -1).map((index) => printer.print(index)), `u32(${printer.print(indices[indices.length - 1]!)}) / 4u`].join("][");
@@ -476,6 +477,33 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
     default:
       throw new Error(`internal: ${stmt.kind} reached the WGSL backend; legalize makes it a plain copy`);
   }
+}
+
+/**
+ * A vector access to a packed array of `vec4<u32>` (one whose every access moves four words: eight bf16, sixteen
+ * u8): the whole vec4 at the elements' flat index / (4·k), each element extracted from (or packed into) its word.
+ */
+function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, context: StmtContext): string[] {
+  const { names, printer } = context;
+  const type = stmt.array.elementType;
+  const k = elementsPerWord(type);
+  const at = `${context.arrays.get(stmt.array)}[u32(${flatIndex(printer, stmt.array, stmt.indices, context.sizes)}) / ${4 * k}u]`;
+  if (stmt.kind === "vectorLoad") {
+    const temp = names.name({}, "words");
+    const lines = [`let ${temp}: vec4<u32> = ${at};`];
+    stmt.targets.forEach((variable, lane) => {
+      const value = `${unpackFunction(type)}(${temp}.${"xyzw"[Math.floor(lane / k)]}, ${lane}u)`;
+      lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${value};`);
+    });
+    return lines;
+  }
+  const words = [0, 1, 2, 3].map((word) =>
+    stmt.values.slice(word * k, word * k + k).map((value, lane) => {
+      const bits = `${packFunction(type)}(${printer.print(value)})`;
+      return lane === 0 ? bits : `(${bits} << ${lane * (32 / k)}u)`;
+    }).join(" | "),
+  );
+  return [`${at} = vec4<u32>(${words.join(", ")});`];
 }
 
 /** A value read from an atomic array, as the element type (f32 arrays hold bits). */

@@ -274,22 +274,57 @@ export function bitcastF32(x: u32): f32 {
 
 /** The element arrays a vector access takes: global buffers, shared arrays (a row of a 2-D one), private arrays. */
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
+/** Arrays of 16-bit elements (`load8`, `store8`, and `load4`/`store4` for 8 bytes). */
+type Array16 = Float16Array | BFloat16Array | Int16Array | Uint16Array;
+/** Arrays of 8-bit elements (`load16`, `store16`, and `load4`/`store4` for 4 bytes). */
+type Array8 = Int8Array | Uint8Array;
+/** What `load4` reads: arrays of 32-, 16- and 8-bit elements. */
+type Load4Array = ElementArray | Readonly<Array16> | Readonly<Array8>;
 
 /**
  * Reads four consecutive elements from `index` on, which must be a multiple of 4: one 16-byte load on CUDA
- * (`float4`). Only as a declaration: `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a
- * row: `load4(tile[r], c)`.
+ * (`float4`) for 32-bit elements (8 bytes for 16-bit ones, 4 for 8-bit ones). Only as a declaration:
+ * `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a row: `load4(tile[r], c)`.
  */
-export function load4(array: ElementArray, index: i32): [number, number, number, number] {
+export function load4(array: Load4Array, index: i32): [number, number, number, number] {
   void array;
   void index;
   return outsideKernel("load4()");
 }
 
 /** Writes four consecutive elements from `index` on (a multiple of 4): one 16-byte store on CUDA. */
-export function store4(array: Float32Array | Int32Array | Uint32Array, index: i32, x: number, y: number, z: number, w: number): void {
+export function store4(array: Float32Array | Int32Array | Uint32Array | Array16 | Array8, index: i32, x: number, y: number, z: number, w: number): void {
   void [array, index, x, y, z, w];
   outsideKernel("store4()");
+}
+
+type Eight = [number, number, number, number, number, number, number, number];
+
+/**
+ * Reads eight consecutive 16-bit elements (f16, bf16, i16, u16) from `index` on, a multiple of 8: 16 bytes in one
+ * access. `const [a, b, c, d, e, f, g, h] = load8(x, i)`.
+ */
+export function load8(array: Readonly<Array16>, index: i32): Eight {
+  void [array, index];
+  return outsideKernel("load8()");
+}
+
+/** Writes eight consecutive 16-bit elements from `index` on (a multiple of 8): 16 bytes in one access. */
+export function store8(array: Array16, index: i32, ...values: Eight): void {
+  void [array, index, values];
+  outsideKernel("store8()");
+}
+
+/** Reads sixteen consecutive 8-bit elements (i8, u8) from `index` on, a multiple of 16: 16 bytes in one access. */
+export function load16(array: Readonly<Array8>, index: i32): [...Eight, ...Eight] {
+  void [array, index];
+  return outsideKernel("load16()");
+}
+
+/** Writes sixteen consecutive 8-bit elements from `index` on (a multiple of 16): 16 bytes in one access. */
+export function store16(array: Array8, index: i32, ...values: [...Eight, ...Eight]): void {
+  void [array, index, values];
+  outsideKernel("store16()");
 }
 
 /**
