@@ -23,6 +23,7 @@
  */
 
 import type { Span } from "../diagnostics/span.ts";
+import type { ManifestSignature } from "../lang/manifest.ts";
 
 export type { Span };
 
@@ -667,6 +668,12 @@ export interface Kernel {
   readonly targets?: readonly ("cuda" | "wgsl" | "js")[];
   /** Values of the constant parameters once specialized; empty before. */
   readonly constValues: ReadonlyMap<string, ConstValue>;
+  /**
+   * The launch the kernel declares (its options `tensors`, `grid`, `requires`, `backward`), already in the
+   * manifest's form, which is what every consumer reads; `backwardSpan` locates `backward` for the pairing check.
+   */
+  readonly signature?: ManifestSignature;
+  readonly backwardSpan?: Span;
   readonly span: Span;
 }
 

@@ -54,7 +54,10 @@ export interface TypedLaunchOptions<F extends (...args: never[]) => void> {
   readonly args: LaunchArgs<Parameters<F>>;
 }
 
-/** A kernel bound to a device: call it to launch; `time` times launches; `handle` has the WGSL and the description. */
+/**
+ * A kernel bound to a device: call it to launch (device.launch: the promise resolves once the launch is
+ * enqueued, in the device's batch on WebGPU); `time` times launches; `handle` has the WGSL and the description.
+ */
 export interface KernelLauncher<F extends (...args: never[]) => void> {
   (options: TypedLaunchOptions<F>): Promise<void>;
   time(options: TypedLaunchOptions<F>, timing?: TimingOptions): Promise<Timing>;
