@@ -51,6 +51,9 @@ export const catalogue = {
   TSK1075: { severity: "error", template: "wgmmaWait() takes the number of groups that may stay unfinished, a constant from 0 to 7; found {0}" },
   TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
   TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
+  // Kernels over element types (`<T extends DType>`).
+  TSK1140: { severity: "error", template: "kernel '{0}' is written over the element type {1}, so each of its specializations must name one" },
+  TSK1141: { severity: "error", template: "{0} is not an element type for {1}; the element types are {2}" },
   // The `targets` kernel option.
   TSK1090: { severity: "error", template: "the targets option must be written in place as an array of target names in quotes: {0}" },
   TSK1091: { severity: "error", template: "unknown target '{0}' in the targets of kernel '{1}' (the targets are {2})" },

@@ -24,7 +24,7 @@ import {
 } from "../ir/ir.ts";
 import { wrap } from "../ir/semantics.ts";
 import { conversionTypes, isFloat } from "../ir/types.ts";
-import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
+import { elementTypeArgument, spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
 import { originOf } from "./program.ts";
@@ -510,6 +510,13 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
   if (origin.kind === "tskernel") {
     const conversion = conversionTypes.get(origin.name);
     if (conversion) return lowerConversion(context, conversion, args, span);
+    if (origin.name === "cast") {
+      // cast<T>(x): the conversion to the value type of the element type T stands for (or names).
+      const typeArgument = node.getTypeArguments()[0];
+      const element = typeArgument ? elementTypeArgument(typeArgument, context.typeArgs ?? new Map()) : undefined;
+      if (!element) return fail("TSK2008", span, ["cast<T>()", "a type argument that is the kernel's type parameter or an element type name, as in cast<T>(x)", node.getTypeArguments().map((t) => t.getText()).join(", ") || "none"]);
+      return lowerConversion(context, valueTypeOf(element), args, span);
+    }
     if (origin.name === "fma") {
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };

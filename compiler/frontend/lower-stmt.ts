@@ -165,7 +165,7 @@ function lowerDeclarationOrFail(
   }
 
   const typeNode = declaration.getTypeNode();
-  const declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
+  const declared = typeNode ? resolveScalarAnnotation(typeNode, name, context.typeArgs) : undefined;
   if (!init && !declared) return fail("TSK1024", span, [name]);
   const value = init
     ? declared

@@ -669,6 +669,11 @@ export interface Kernel {
   /** Values of the constant parameters once specialized; empty before. */
   readonly constValues: ReadonlyMap<string, ConstValue>;
   /**
+   * For a kernel written over element types (`<T extends DType>`): the element type each type parameter stands
+   * for in this instance. The frontend lowers one instance per element type the specializations name.
+   */
+  readonly typeArgs?: ReadonlyMap<string, ElementScalar>;
+  /**
    * The launch the kernel declares (its options `tensors`, `grid`, `requires`, `backward`), already in the
    * manifest's form, which is what every consumer reads; `backwardSpan` locates `backward` for the pairing check.
    */

@@ -66,6 +66,33 @@ export type ReadonlyUint8Array = Readonly<Uint8Array>;
 export type ReadonlyInt16Array = Readonly<Int16Array>;
 export type ReadonlyUint16Array = Readonly<Uint16Array>;
 
+/**
+ * The element types a kernel can be written once for: a kernel function with a type parameter `<T extends
+ * DType>` is built once per element type its `specializations` name (`specializations: [{ T: "f32" }, { T:
+ * "bf16" }]`), each with its own entry name (`scale_T_bf16`). Inside, `BufferOf<T>` and `ReadonlyBufferOf<T>`
+ * are buffer parameters of T, `Elem<T>` the value type of an element of T (i32/u32 for the 8- and 16-bit
+ * integers), `cast<T>(x)` the conversion to it.
+ */
+export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+interface BuffersOf {
+  f32: Float32Array;
+  i32: Int32Array;
+  u32: Uint32Array;
+  f16: Float16Array;
+  bf16: BFloat16Array;
+  f64: Float64Array;
+  i8: Int8Array;
+  u8: Uint8Array;
+  i16: Int16Array;
+  u16: Uint16Array;
+}
+/** A writable buffer of the element type T (a kernel's type parameter, or a name: `BufferOf<"bf16">`). */
+export type BufferOf<T extends DType> = BuffersOf[T];
+/** A read-only buffer of the element type T. */
+export type ReadonlyBufferOf<T extends DType> = Readonly<BuffersOf[T]>;
+/** The value of an element of T: T itself, or i32/u32 for the 8- and 16-bit integers. */
+export type Elem<T extends DType> = number;
+
 /** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
 export interface Dim3 {
   readonly x: i32;
@@ -80,8 +107,11 @@ export interface KernelOptions {
    * compile-time constant parameter: `block: ["TILE", "TILE"]`. Missing entries are 1.
    */
   block?: readonly (number | string)[];
-  /** The specializations to build by default; each maps constant parameter names to values. */
-  specializations?: readonly Readonly<Record<string, number | boolean>>[];
+  /**
+   * The specializations to build by default; each maps constant parameter names to values, and the kernel's
+   * type parameters (`<T extends DType>`) to element types (`{ T: "bf16" }`).
+   */
+  specializations?: readonly Readonly<Record<string, number | boolean | DType>>[];
   /**
    * The targets the kernel is built for, as `tskernel build --target` names them: `targets: ["cuda", "js"]`
    * for a kernel that uses what WebGPU lacks (matrix operations, `threadFence()`). A build for another target
@@ -263,6 +293,12 @@ export function bf16(x: number | boolean): bf16 {
 /** The f64 of a value: exact from every other type. */
 export function f64(x: number | boolean): f64 {
   return Number(x);
+}
+
+/** The conversion to `Elem<T>`: `cast<T>(x)` is `bf16(x)` where T is bf16, `i32(x)` where it is i8. */
+export function cast<T extends DType>(x: number | boolean): Elem<T> {
+  void x;
+  return outsideKernel("cast<T>()");
 }
 
 /** Fused multiply-add a*b + c, rounded once. */

@@ -86,7 +86,8 @@ export interface ManifestKernel {
   readonly name: string;
   readonly entryName: string;
   readonly source: string;
-  readonly specialization: Readonly<Record<string, number | boolean>>;
+  /** The constants' values, and the element types of a kernel's type parameters (`T: "bf16"`). */
+  readonly specialization: Readonly<Record<string, number | boolean | string>>;
   readonly params: readonly ManifestParam[];
   readonly block: readonly [number, number, number] | null;
   readonly sharedBytes: number;
