@@ -2,7 +2,7 @@
  * The half-precision and narrow types on a CUDA GPU against the CPU backend, bit for bit, on the same
  * inputs (issue 20): the kernels of codegen-tests/half-conversions (every 16-bit encoding of f16 and bf16, the
  * f32s at every rounding midpoint of both, doubles beside those midpoints, integers at bf16's ties),
- * half-precision, double-precision and narrow-integers, built with `tskernel build --target cuda,js` into the
+ * half-precision, double-precision, narrow-integers, vector-narrow and element-type-specialization, built with `tskernel build --target cuda,js` into the
  * folder given as the first argument. CUDA runs with FMA contraction off (NVRTC --fmad=false), where the
  * language promises the CPU's bits, and on (the default), where results may differ in the last bit. A NaN is
  * compared as "a NaN" where it was widened to f32 (its payload is the target's); everywhere else, bits.
@@ -190,7 +190,40 @@ const cases: Case[] = [
       return { args: [...outputs.map((o) => o.buffer), device.createBuffer(in8), device.createBuffer(inU8), device.createBuffer(in16), m], outputs };
     },
   },
+  {
+    // Vector accesses of 16- and 8-bit elements (codegen-tests/vector-narrow): CUDA's uint4/uint2 words.
+    kernel: "packRows",
+    grid: m / 256,
+    make: (device) => {
+      const outputs: Output[] = [
+        { name: "out", buffer: device.createBuffer("bf16", new Uint16Array(m).fill(0x7fd5)), kind: "half" },
+        { name: "bytes", buffer: device.createBuffer(new Uint8Array(m).fill(0xa5)), kind: "int" },
+        { name: "shorts", buffer: device.createBuffer(in16.slice()), kind: "int" },
+      ];
+      const args = [outputs[0]!.buffer, device.createBuffer("bf16", xb), outputs[1]!.buffer, device.createBuffer(inU8), outputs[2]!.buffer, m, 1.375];
+      return { args, outputs };
+    },
+  },
+  ...(["f32", "bf16", "u8"] as const).map((T): Case => ({
+    // One kernel over element types (codegen-tests/element-type-specialization).
+    kernel: `elementRows:${T}`,
+    grid: m / (T === "u8" ? 32 : 64),
+    make: (device) => {
+      const outputs: Output[] = [
+        { name: "out", buffer: device.createBuffer(T, T === "bf16" ? new Uint16Array(m).fill(0x7fd5) : new Array<number>(m).fill(T === "u8" ? 0xa5 : 1234.5)), kind: T === "bf16" ? "half" : T === "u8" ? "int" : "f32" },
+        { name: "sums", buffer: device.createBuffer(new Float32Array(m).fill(1234.5)), kind: "f32" },
+      ];
+      const x = T === "bf16" ? device.createBuffer("bf16", xb) : T === "u8" ? device.createBuffer(inU8) : device.createBuffer(xf);
+      return { args: [outputs[0]!.buffer, outputs[1]!.buffer, x, m, 0.8125], outputs };
+    },
+  })),
 ];
+
+/** A case's kernel: by name, or `name:T` for a build of a kernel written over element types. */
+function kernelOf(name: string): KernelHandle {
+  const [kernel, type] = name.split(":");
+  return type ? library.get("scaleRows", { T: type }) : library.get(kernel!);
+}
 
 async function run(device: Device, kernel: KernelHandle, testCase: Case): Promise<Map<string, TypedArray>> {
   const { args, outputs } = testCase.make(device);
@@ -213,7 +246,7 @@ for (const fmad of [false, true]) {
   }
   console.log(`== CUDA (${gpu.name}), FMA contraction ${fmad ? "on" : "off"} (NVRTC --fmad=${fmad}), against the CPU backend`);
   for (const testCase of cases) {
-    const kernel = library.get(testCase.kernel);
+    const kernel = kernelOf(testCase.kernel);
     let gpuResults: Map<string, TypedArray>;
     try {
       gpuResults = await run(gpu, kernel, testCase);

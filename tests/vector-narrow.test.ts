@@ -62,12 +62,12 @@ describe("vector accesses of 16- and 8-bit elements", () => {
     it(`on ${backend}`, async (context) => {
       const device = await deviceFor(backend);
       if (typeof device === "string") return context.skip(device);
-      await check(device, compileKernelLibrary([file], [backend === "cpu" ? "js" : "wgsl"]).get("scaleRows"));
+      await check(device, compileKernelLibrary([file], [backend === "cpu" ? "js" : "wgsl"]).get("packRows"));
     });
   }
   it("on the CPU checked (alignment, bounds, unwritten shared elements)", async () => {
     const device = await createDevice({ backend: "cpu", checked: true });
-    await check(device, compileKernelLibrary([file], ["js"]).get("scaleRows"));
+    await check(device, compileKernelLibrary([file], ["js"]).get("packRows"));
     device.dispose();
   });
 });

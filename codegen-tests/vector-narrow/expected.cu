@@ -23,9 +23,9 @@ __device__ __forceinline__ float tsk_f64_to_f32_odd(double d) {
   return ((double)t != d && t == t) ? __uint_as_float(__float_as_uint(t) | 1u) : t;
 }
 
-// Kernel scaleRows; block 32×1×1.
+// Kernel packRows; block 32×1×1.
 #line 9 "codegen-tests/vector-narrow/kernel.ts"
-extern "C" __global__ void __launch_bounds__(32) scaleRows(tsk_bf16* out, const tsk_bf16* __restrict__ x, unsigned char* bytes, const unsigned char* __restrict__ pixels, short* shorts, int n, tsk_bf16 scale) {
+extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const tsk_bf16* __restrict__ x, unsigned char* bytes, const unsigned char* __restrict__ pixels, short* shorts, int n, tsk_bf16 scale) {
 #line 10 "codegen-tests/vector-narrow/kernel.ts"
   __shared__ __align__(16) tsk_bf16 rows[2][256];
 #line 11 "codegen-tests/vector-narrow/kernel.ts"

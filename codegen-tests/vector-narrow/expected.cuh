@@ -12,10 +12,10 @@ static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(_
 static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
 #endif
 
-extern "C" __global__ void __launch_bounds__(32) scaleRows(tsk_bf16* out, const tsk_bf16* __restrict__ x, unsigned char* bytes, const unsigned char* __restrict__ pixels, short* shorts, int n, tsk_bf16 scale);
+extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const tsk_bf16* __restrict__ x, unsigned char* bytes, const unsigned char* __restrict__ pixels, short* shorts, int n, tsk_bf16 scale);
 
-// Launches scaleRows with its fixed block 32×1×1; returns the launch error, if any.
-static inline cudaError_t launch_scaleRows(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* x, unsigned char* bytes, const unsigned char* pixels, short* shorts, int n, __nv_bfloat16 scale) {
-  scaleRows<<<grid, dim3(32, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(x), bytes, pixels, shorts, n, *reinterpret_cast<const tsk_bf16*>(&scale));
+// Launches packRows with its fixed block 32×1×1; returns the launch error, if any.
+static inline cudaError_t launch_packRows(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* x, unsigned char* bytes, const unsigned char* pixels, short* shorts, int n, __nv_bfloat16 scale) {
+  packRows<<<grid, dim3(32, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(x), bytes, pixels, shorts, n, *reinterpret_cast<const tsk_bf16*>(&scale));
   return cudaGetLastError();
 }

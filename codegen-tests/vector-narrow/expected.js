@@ -56,17 +56,17 @@ function roundBinary(x, mantissa, minExponent, max) {
   return x < 0 ? -r : r;
 }
 
-// Kernel scaleRows: runs one block.
-let scaleRows_arrays;
-export function scaleRows(args, blockIdx, blockDim, gridDim) {
+// Kernel packRows: runs one block.
+let packRows_arrays;
+export function packRows(args, blockIdx, blockDim, gridDim) {
   const [out, x, bytes, pixels, shorts, n, scale] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 32, ny = 1, nz = 1, threads = 32;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (scaleRows_arrays === undefined || scaleRows_arrays.threads !== threads) {
-    scaleRows_arrays = { threads, rows: new Uint16Array(512), done: new Uint8Array(threads) };
+  if (packRows_arrays === undefined || packRows_arrays.threads !== threads) {
+    packRows_arrays = { threads, rows: new Uint16Array(512), done: new Uint8Array(threads) };
   }
-  const { rows, done } = scaleRows_arrays;
+  const { rows, done } = packRows_arrays;
   rows.fill(0); done.fill(0);
   let alive = threads;
   threads0: for (let t = 0; t < threads; t++) {

@@ -44,26 +44,26 @@ fn tsk_f32_to_u32(x: f32) -> u32 {
   return u32(x);
 }
 
-// Kernel scaleRows.
-@group(0) @binding(0) var<storage, read_write> scaleRows_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> scaleRows_x: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> scaleRows_bytes: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read> scaleRows_pixels: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read_write> scaleRows_shorts: array<atomic<u32>>;
-struct scaleRows_Params {
+// Kernel packRows.
+@group(0) @binding(0) var<storage, read_write> packRows_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> packRows_x: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> packRows_bytes: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> packRows_pixels: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> packRows_shorts: array<atomic<u32>>;
+struct packRows_Params {
   n: i32,
   scale: f32,
 }
-@group(0) @binding(5) var<uniform> scaleRows_params: scaleRows_Params;
-var<workgroup> scaleRows_rows: array<vec4<u32>, 64>;
+@group(0) @binding(5) var<uniform> packRows_params: packRows_Params;
+var<workgroup> packRows_rows: array<vec4<u32>, 64>;
 @compute @workgroup_size(32, 1, 1)
-fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let n: i32 = scaleRows_params.n;
-  let scale: f32 = scaleRows_params.scale;
+fn packRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let n: i32 = packRows_params.n;
+  let scale: f32 = packRows_params.scale;
   let t: i32 = i32(local_id.x);
   let i: i32 = (i32(group_id.x) * 32i + t) * 8i;
   if (i < n) {
-    let words: vec4<u32> = scaleRows_x[u32(i) / 8u];
+    let words: vec4<u32> = packRows_x[u32(i) / 8u];
     let a: f32 = tsk_unpack_bf16(words.x, 0u);
     let b: f32 = tsk_unpack_bf16(words.x, 1u);
     let c: f32 = tsk_unpack_bf16(words.y, 2u);
@@ -72,14 +72,14 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
     let f: f32 = tsk_unpack_bf16(words.z, 5u);
     let g: f32 = tsk_unpack_bf16(words.w, 6u);
     let h: f32 = tsk_unpack_bf16(words.w, 7u);
-    scaleRows_rows[u32((t & 1i) * 256i + (t * 8i)) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(a * scale)) | (tsk_pack_bf16(tsk_round_bf16(b * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(c * scale)) | (tsk_pack_bf16(tsk_round_bf16(d * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(e * scale)) | (tsk_pack_bf16(tsk_round_bf16(f * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(g * scale)) | (tsk_pack_bf16(tsk_round_bf16(h * scale)) << 16u));
+    packRows_rows[u32((t & 1i) * 256i + (t * 8i)) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(a * scale)) | (tsk_pack_bf16(tsk_round_bf16(b * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(c * scale)) | (tsk_pack_bf16(tsk_round_bf16(d * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(e * scale)) | (tsk_pack_bf16(tsk_round_bf16(f * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(g * scale)) | (tsk_pack_bf16(tsk_round_bf16(h * scale)) << 16u));
   }
   workgroupBarrier();
   if (i >= n) {
     return;
   }
   let s: i32 = (t + 1i) & 31i;
-  let words_1: vec4<u32> = scaleRows_rows[u32((s & 1i) * 256i + (s * 8i)) / 8u];
+  let words_1: vec4<u32> = packRows_rows[u32((s & 1i) * 256i + (s * 8i)) / 8u];
   let a_1: f32 = tsk_unpack_bf16(words_1.x, 0u);
   let b_1: f32 = tsk_unpack_bf16(words_1.x, 1u);
   let c_1: f32 = tsk_unpack_bf16(words_1.y, 2u);
@@ -88,9 +88,9 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
   let f_1: f32 = tsk_unpack_bf16(words_1.z, 5u);
   let g_1: f32 = tsk_unpack_bf16(words_1.w, 6u);
   let h_1: f32 = tsk_unpack_bf16(words_1.w, 7u);
-  scaleRows_out[u32(i) / 8u] = vec4<u32>(tsk_pack_bf16(a_1) | (tsk_pack_bf16(b_1) << 16u), tsk_pack_bf16(c_1) | (tsk_pack_bf16(d_1) << 16u), tsk_pack_bf16(e_1) | (tsk_pack_bf16(f_1) << 16u), tsk_pack_bf16(g_1) | (tsk_pack_bf16(tsk_round_bf16(h_1 + 1.0f)) << 16u));
+  packRows_out[u32(i) / 8u] = vec4<u32>(tsk_pack_bf16(a_1) | (tsk_pack_bf16(b_1) << 16u), tsk_pack_bf16(c_1) | (tsk_pack_bf16(d_1) << 16u), tsk_pack_bf16(e_1) | (tsk_pack_bf16(f_1) << 16u), tsk_pack_bf16(g_1) | (tsk_pack_bf16(tsk_round_bf16(h_1 + 1.0f)) << 16u));
   if (i % 16i == 0i) {
-    let words_2: vec4<u32> = scaleRows_pixels[u32(i) / 16u];
+    let words_2: vec4<u32> = packRows_pixels[u32(i) / 16u];
     let p0: u32 = tsk_unpack_u8(words_2.x, 0u);
     let p1: u32 = tsk_unpack_u8(words_2.x, 1u);
     let p2: u32 = tsk_unpack_u8(words_2.x, 2u);
@@ -108,19 +108,19 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
     let p14: u32 = tsk_unpack_u8(words_2.w, 14u);
     let p15: u32 = tsk_unpack_u8(words_2.w, 15u);
     let sum: u32 = p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11 + p12 + p13 + p14 + p15;
-    scaleRows_bytes[u32(i) / 16u] = vec4<u32>(tsk_pack_u8(sum) | (tsk_pack_u8(p1 * 2u) << 8u) | (tsk_pack_u8(p2 + 7u) << 16u) | (tsk_pack_u8(p3) << 24u), tsk_pack_u8(p4) | (tsk_pack_u8(p5) << 8u) | (tsk_pack_u8(p6) << 16u) | (tsk_pack_u8(p7) << 24u), tsk_pack_u8(p8) | (tsk_pack_u8(p9) << 8u) | (tsk_pack_u8(p10) << 16u) | (tsk_pack_u8(p11) << 24u), tsk_pack_u8(p12) | (tsk_pack_u8(p13) << 8u) | (tsk_pack_u8(p14) << 16u) | (tsk_pack_u8(u32(tsk_f32_to_i32(a_1))) << 24u));
+    packRows_bytes[u32(i) / 16u] = vec4<u32>(tsk_pack_u8(sum) | (tsk_pack_u8(p1 * 2u) << 8u) | (tsk_pack_u8(p2 + 7u) << 16u) | (tsk_pack_u8(p3) << 24u), tsk_pack_u8(p4) | (tsk_pack_u8(p5) << 8u) | (tsk_pack_u8(p6) << 16u) | (tsk_pack_u8(p7) << 24u), tsk_pack_u8(p8) | (tsk_pack_u8(p9) << 8u) | (tsk_pack_u8(p10) << 16u) | (tsk_pack_u8(p11) << 24u), tsk_pack_u8(p12) | (tsk_pack_u8(p13) << 8u) | (tsk_pack_u8(p14) << 16u) | (tsk_pack_u8(u32(tsk_f32_to_i32(a_1))) << 24u));
   }
-  let s0: i32 = tsk_unpack_i16(atomicLoad(&scaleRows_shorts[u32(i) >> 1u]), u32(i));
-  let s1: i32 = tsk_unpack_i16(atomicLoad(&scaleRows_shorts[u32(i + 1i) >> 1u]), u32(i + 1i));
-  let s2: i32 = tsk_unpack_i16(atomicLoad(&scaleRows_shorts[u32(i + 2i) >> 1u]), u32(i + 2i));
-  let s3: i32 = tsk_unpack_i16(atomicLoad(&scaleRows_shorts[u32(i + 3i) >> 1u]), u32(i + 3i));
+  let s0: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i) >> 1u]), u32(i));
+  let s1: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i + 1i) >> 1u]), u32(i + 1i));
+  let s2: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i + 2i) >> 1u]), u32(i + 2i));
+  let s3: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i + 3i) >> 1u]), u32(i + 3i));
   let lane: i32 = s0 * 3i;
   let lane_1: i32 = s1 - 70000i;
   {
     let element: u32 = u32(i + 4i);
     let bits: u32 = tsk_pack_i16(lane);
     let shift: u32 = (element & 1u) * 16u;
-    let word = &scaleRows_shorts[element >> 1u];
+    let word = &packRows_shorts[element >> 1u];
     var old: u32 = atomicLoad(word);
     loop {
       let swapped = atomicCompareExchangeWeak(word, old, (old & ~(0xffffu << shift)) | (bits << shift));
@@ -132,7 +132,7 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
     let element_1: u32 = u32(i + 4i + 1i);
     let bits_1: u32 = tsk_pack_i16(lane_1);
     let shift_1: u32 = (element_1 & 1u) * 16u;
-    let word_1 = &scaleRows_shorts[element_1 >> 1u];
+    let word_1 = &packRows_shorts[element_1 >> 1u];
     var old_1: u32 = atomicLoad(word_1);
     loop {
       let swapped_1 = atomicCompareExchangeWeak(word_1, old_1, (old_1 & ~(0xffffu << shift_1)) | (bits_1 << shift_1));
@@ -144,7 +144,7 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
     let element_2: u32 = u32(i + 4i + 2i);
     let bits_2: u32 = tsk_pack_i16(s2);
     let shift_2: u32 = (element_2 & 1u) * 16u;
-    let word_2 = &scaleRows_shorts[element_2 >> 1u];
+    let word_2 = &packRows_shorts[element_2 >> 1u];
     var old_2: u32 = atomicLoad(word_2);
     loop {
       let swapped_2 = atomicCompareExchangeWeak(word_2, old_2, (old_2 & ~(0xffffu << shift_2)) | (bits_2 << shift_2));
@@ -156,7 +156,7 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
     let element_3: u32 = u32(i + 4i + 3i);
     let bits_3: u32 = tsk_pack_i16(s3);
     let shift_3: u32 = (element_3 & 1u) * 16u;
-    let word_3 = &scaleRows_shorts[element_3 >> 1u];
+    let word_3 = &packRows_shorts[element_3 >> 1u];
     var old_3: u32 = atomicLoad(word_3);
     loop {
       let swapped_3 = atomicCompareExchangeWeak(word_3, old_3, (old_3 & ~(0xffffu << shift_3)) | (bits_3 << shift_3));
@@ -168,7 +168,7 @@ fn scaleRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgro
     let element_4: u32 = u32(i);
     let bits_4: u32 = tsk_pack_i16(s0 + 1i);
     let shift_4: u32 = (element_4 & 1u) * 16u;
-    let word_4 = &scaleRows_shorts[element_4 >> 1u];
+    let word_4 = &packRows_shorts[element_4 >> 1u];
     var old_4: u32 = atomicLoad(word_4);
     loop {
       let swapped_4 = atomicCompareExchangeWeak(word_4, old_4, (old_4 & ~(0xffffu << shift_4)) | (bits_4 << shift_4));

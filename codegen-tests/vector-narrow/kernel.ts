@@ -6,7 +6,7 @@ import {
   type BFloat16Array, type ReadonlyBFloat16Array, type ReadonlyUint8Array,
 } from "tskernel";
 
-export const scaleRows = kernel({ block: [32] }, (out: BFloat16Array, x: ReadonlyBFloat16Array, bytes: Uint8Array, pixels: ReadonlyUint8Array, shorts: Int16Array, n: i32, scale: bf16) => {
+export const packRows = kernel({ block: [32] }, (out: BFloat16Array, x: ReadonlyBFloat16Array, bytes: Uint8Array, pixels: ReadonlyUint8Array, shorts: Int16Array, n: i32, scale: bf16) => {
   const rows = shared.bf16(2, 256);
   const t = threadIdx.x;
   const i = (blockIdx.x * 32 + t) * 8;
