@@ -25,7 +25,8 @@
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { checkCopy, median, type BufferValues, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type ReadOptions, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, defaultLimits, kernelName, notBuiltFor, type CheckedLaunch } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
@@ -87,33 +88,25 @@ export class CpuDevice implements Device {
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
     this.buffers.assertOpen();
-    if (typeof dataOrType === "string") {
-      const ctor = typedArrayConstructors[dataOrType];
-      if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
-      if (!Number.isInteger(length) || length! < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${length}`);
-      return this.wrap(this.allocate(ctor, length!));
-    }
-    const elementType = elementTypeOf(dataOrType);
-    const copy = this.allocate(typedArrayConstructors[elementType], dataOrType.length);
-    copy.set(dataOrType as never);
-    return this.wrap(copy);
+    const { elementType, length, storage } = bufferShape(dataOrType, lengthOrValues);
+    const data = this.allocate(elementType, length);
+    if (storage) data.set(storage as never);
+    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType, length, data });
   }
 
   /** Worker threads see a buffer only when it lives in shared memory. */
-  private allocate(ctor: (typeof typedArrayConstructors)[ElementType], length: number): TypedArray {
+  private allocate(elementType: ElementType, length: number): TypedArray {
+    const ctor = storageConstructors[elementType];
+    const bytes = length * ctor.BYTES_PER_ELEMENT;
     try {
-      return this.pool ? new ctor(new SharedArrayBuffer(length * 4) as unknown as ArrayBuffer) : new ctor(length);
+      return this.pool ? new ctor(new SharedArrayBuffer(bytes) as unknown as ArrayBuffer) : new ctor(length);
     } catch (error) {
       // V8's own words ("Invalid typed array length", "Array buffer allocation failed"), said as ours.
-      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${length * 4} bytes) on the CPU: ${(error as Error).message}`);
+      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${bytes} bytes) on the CPU: ${(error as Error).message}`);
     }
-  }
-
-  private wrap(data: TypedArray): CpuBuffer {
-    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType: elementTypeOf(data), length: data.length, data });
   }
 
   private own(buffer: DeviceBuffer): CpuBuffer {
@@ -130,19 +123,19 @@ export class CpuDevice implements Device {
    * Writes once the launches enqueued before it have run (the data is copied now if it must wait). Here and
    * in read, the queue is entered before the function's first await, so the call's place in it is its own.
    */
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    const source = this.tail ? data.slice() : data;
+    const storage = writeStorage(own, data);
+    const source = this.tail && storage === data ? storage.slice() : storage;
     return this.inOrder(() => own.data.set(source as never));
   }
 
   /** A copy of the buffer once the launches enqueued before it have run; raises the first error they met. */
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
     return this.inOrder(() => {
       this.ledger.raise();
-      return own.data.slice();
+      return fromStorage(own.elementType, own.data.slice(), options);
     });
   }
 
