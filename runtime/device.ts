@@ -18,8 +18,16 @@ import type { ManifestKernel, ManifestLayout } from "../compiler/lang/manifest.t
 export type LayoutValue = object;
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
-export type ElementType = "f32" | "i32" | "u32";
-export type TypedArray = Float32Array | Int32Array | Uint32Array;
+/** The element types of buffers (element-types.ts says how each lies in memory). */
+export type ElementType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+export type TypedArray = Float32Array | Int32Array | Uint32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array;
+/** Values a buffer is made from or written with: a typed array, or plain numbers. */
+export type BufferValues = TypedArray | readonly number[];
+
+/** `read`'s options: `bits` gives an f16 or bf16 buffer's 16-bit encodings (a Uint16Array) instead of its values. */
+export interface ReadOptions {
+  readonly bits?: boolean;
+}
 
 /** The JS of one kernel: runs a whole block. */
 export type JsBlockFunction = (
@@ -72,7 +80,7 @@ export interface LaunchLimits {
 export interface DeviceBuffer {
   readonly kind: "tskernel.buffer";
   readonly backend: BackendName;
-  /** f32, i32 or u32; for a buffer of vectors or structs (`layout` set), the layout's name: `vec3f`, `Particle`. */
+  /** One of ElementType; for a buffer of vectors or structs (`layout` set), the layout's name: `vec3f`, `Particle`. */
   readonly elementType: ElementType | (string & {});
   /** Elements: numbers, or vectors or structs of `layout.stride` bytes each. */
   readonly length: number;
@@ -173,24 +181,30 @@ export interface Device {
   readonly name: string;
   /** What a launch may ask for on this device. */
   readonly limits: LaunchLimits;
+  /**
+   * A buffer of a typed array's type and contents, or of `type` with `length` elements (contents undefined) or
+   * with `values`: numbers rounded or converted to the type (for f16 and bf16, a Uint16Array is taken as the
+   * encodings themselves; element-types.ts).
+   */
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
   /**
    * A buffer of vectors or structs of `layout` (a kernel parameter's, from the manifest: `library.layout(name)`):
    * `length` zeroed elements, or the elements given as values (packed by layouts.ts) or as their bytes.
    */
   createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
   /**
-   * Writes after the work enqueued before it (a kernel still reading the buffer sees the old contents): a typed
-   * array of the buffer's element type, or the bytes of a buffer of vectors or structs.
+   * Writes after the work enqueued before it (a kernel still reading the buffer sees the old contents): values
+   * of the buffer's element type, or the bytes (a Uint8Array) of a buffer of vectors or structs.
    */
-  write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void>;
+  write(buffer: DeviceBuffer, data: BufferValues): Promise<void>;
   /**
-   * Waits for the work enqueued before it and returns a copy of the buffer (a typed array of its element type,
-   * or the bytes of a buffer of vectors or structs: unpackStructs reads them). Raises the first error that work
-   * met (a LaunchFailure naming the kernel and the launch), instead of returning what it left behind.
+   * Waits for the work enqueued before it and returns a copy of the buffer: an f16 or bf16 buffer as a
+   * Float32Array of its values (exact), or with `bits` its encodings; a buffer of vectors or structs as its
+   * bytes (a Uint8Array: unpackStructs reads them). Raises the first error that work met (a LaunchFailure
+   * naming the kernel and the launch), instead of returning what it left behind.
    */
-  read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array>;
+  read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray>;
   /**
    * Checks the launch and enqueues it, in order, on the device's queue (or `options.stream`); it does not wait
    * for the kernel to run. The promise resolves once the launch is enqueued and rejects, with nothing
@@ -264,44 +278,6 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** The typed array of each element type. */
-export const typedArrayConstructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
-
-export function elementTypeOf(data: TypedArray): ElementType {
-  if (data instanceof Float32Array) return "f32";
-  if (data instanceof Int32Array) return "i32";
-  if (data instanceof Uint32Array) return "u32";
-  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
-}
-
-/** The bytes a buffer takes: 4 per number, a layout's stride per vector or struct. */
-export function bufferBytes(buffer: Pick<DeviceBuffer, "length" | "layout">): number {
-  return buffer.length * (buffer.layout?.stride ?? 4);
-}
-
-/** The element type and length of a new buffer, from data or from (type, length), checked. */
-export function bufferShape(dataOrType: TypedArray | ElementType, length?: number): { elementType: ElementType; length: number } {
-  const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
-  if (!(elementType in typedArrayConstructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
-  const count = typeof dataOrType === "string" ? length! : dataOrType.length;
-  if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
-  return { elementType, length: count };
-}
-
-/** A write must match the buffer exactly: same element type, same length (for vectors and structs, the same bytes). */
-export function checkWrite(buffer: DeviceBuffer, data: TypedArray | Uint8Array): void {
-  if (buffer.layout) {
-    if (!(data instanceof Uint8Array) || data.byteLength !== buffer.length * buffer.layout.stride) {
-      throw new RangeError(`tskernel: a buffer of ${buffer.length} ${buffer.elementType} takes ${buffer.length * buffer.layout.stride} bytes (a Uint8Array; packStructs makes them), got ${data instanceof Uint8Array ? `${data.byteLength} bytes` : "a typed array of numbers"}`);
-    }
-    return;
-  }
-  if (data instanceof Uint8Array) throw new TypeError(`tskernel: a buffer of ${buffer.elementType} takes a typed array of ${buffer.elementType}, not bytes`);
-  if (data.length !== buffer.length || elementTypeOf(data) !== buffer.elementType) {
-    throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${buffer.length} ${buffer.elementType}`);
-  }
 }
 
 /** A device-to-device copy needs two buffers of one element type and length. */

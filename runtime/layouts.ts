@@ -9,7 +9,8 @@
  */
 
 import type { ManifestLayout, ManifestScalarType } from "../compiler/lang/manifest.ts";
-import type { LayoutValue } from "./device.ts";
+import type { BufferValues, DeviceBuffer, ElementType, LayoutValue } from "./device.ts";
+import { elementBytes } from "./element-types.ts";
 
 export type { LayoutValue };
 
@@ -215,4 +216,19 @@ export function structuredBytes(layout: ManifestLayout, data: number | Uint8Arra
     return { bytes: data, length: data.byteLength / layout.stride };
   }
   return { bytes: packStructs(layout, data), length: data.length };
+}
+
+/** The bytes a buffer takes: its elements' (element-types.ts), or its layout's stride per vector or struct. */
+export function bufferBytes(buffer: Pick<DeviceBuffer, "elementType" | "length" | "layout">): number {
+  return buffer.length * (buffer.layout ? buffer.layout.stride : elementBytes(buffer.elementType as ElementType));
+}
+
+/** What a write to a buffer of vectors or structs takes: exactly its bytes, as a Uint8Array (packStructs makes them). */
+export function layoutWriteBytes(buffer: DeviceBuffer, layout: ManifestLayout, data: BufferValues): Uint8Array {
+  const bytes = buffer.length * layout.stride;
+  if (!(data instanceof Uint8Array) || data.byteLength !== bytes) {
+    const given = data instanceof Uint8Array ? `${data.byteLength} bytes` : ArrayBuffer.isView(data) ? "a typed array of numbers" : "an array of numbers";
+    throw new RangeError(`tskernel: a buffer of ${buffer.length} ${buffer.elementType} takes ${bytes} bytes (a Uint8Array; packStructs makes them), got ${given}`);
+  }
+  return data;
 }

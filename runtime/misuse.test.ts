@@ -156,11 +156,12 @@ describe.each(testedBackends)("the runtime under misuse on %s", (backend) => {
     const device = await get();
     if (!device) return;
     const bad: [string, () => unknown, RegExp][] = [
-      ["an unknown element type", () => device.createBuffer("f64" as never, 4), /^tskernel: unknown element type 'f64'/],
+      ["an unknown element type", () => device.createBuffer("f128" as never, 4), /^tskernel: unknown element type 'f128'/],
       ["a negative length", () => device.createBuffer("f32", -1), /^tskernel: buffer length must be a non-negative integer, got -1/],
       ["a fractional length", () => device.createBuffer("i32", 2.5), /^tskernel: buffer length must be a non-negative integer, got 2.5/],
       ["a NaN length", () => device.createBuffer("u32", Number.NaN), /^tskernel: buffer length must be a non-negative integer, got NaN/],
-      ["a Float64Array", () => device.createBuffer(new Float64Array(4) as never), /^tskernel: buffers are made from Float32Array, Int32Array or Uint32Array/],
+      ["a BigInt64Array", () => device.createBuffer(new BigInt64Array(4) as never), /^tskernel: buffers are made from Float32Array, Int32Array, Uint32Array, Float64Array/],
+      ["a bf16 buffer from strings", () => device.createBuffer("bf16", ["1", "2"] as never), /^tskernel: /],
       ["2^40 elements", () => device.createBuffer("f32", 2 ** 40), /^tskernel: (cannot allocate a buffer of 1099511627776 elements|a buffer of 4398046511104 bytes exceeds)/],
     ];
     for (const [what, make, message] of bad) expect(make, what).toThrow(message);

@@ -82,24 +82,24 @@ export function structOf(declaration: InterfaceDeclaration | TypeAliasDeclaratio
   const name = declaration.getName();
   const span = spanOf(declaration.getNameNode());
   const cycle = resolving.findIndex((entry) => entry.node === declaration);
-  if (cycle >= 0) fail("TSK1142", span, [name, [...resolving.slice(cycle).map((entry) => entry.name), name].join(" → ")]);
-  if (declaration.getTypeParameters().length > 0) fail("TSK1143", span, [name, "generic structs are not supported"]);
+  if (cycle >= 0) fail("TSK1152", span, [name, [...resolving.slice(cycle).map((entry) => entry.name), name].join(" → ")]);
+  if (declaration.getTypeParameters().length > 0) fail("TSK1153", span, [name, "generic structs are not supported"]);
   if (Node.isInterfaceDeclaration(declaration) && declaration.getExtends().length > 0) {
-    fail("TSK1143", spanOf(declaration.getExtends()[0]!), [name, "a struct cannot extend another type: write its fields, or make the other struct a field"]);
+    fail("TSK1153", spanOf(declaration.getExtends()[0]!), [name, "a struct cannot extend another type: write its fields, or make the other struct a field"]);
   }
   const members = Node.isInterfaceDeclaration(declaration) ? declaration.getMembers() : (declaration.getTypeNode() as import("ts-morph").TypeLiteralNode).getMembers();
   resolving.push({ node: declaration, name });
   try {
     const fields: StructField[] = members.map((member) => {
-      if (!Node.isPropertySignature(member)) return fail("TSK1143", spanOf(member), [name, "its members must be fields (`name: type`), not methods or index signatures"]);
+      if (!Node.isPropertySignature(member)) return fail("TSK1153", spanOf(member), [name, "its members must be fields (`name: type`), not methods or index signatures"]);
       const nameNode = member.getNameNode();
-      if (!Node.isIdentifier(nameNode)) return fail("TSK1143", spanOf(nameNode), [name, "field names must be identifiers"]);
-      if (member.hasQuestionToken()) return fail("TSK1143", spanOf(member), [name, `field '${member.getName()}' is optional; every field of a struct is always there`]);
+      if (!Node.isIdentifier(nameNode)) return fail("TSK1153", spanOf(nameNode), [name, "field names must be identifiers"]);
+      if (member.hasQuestionToken()) return fail("TSK1153", spanOf(member), [name, `field '${member.getName()}' is optional; every field of a struct is always there`]);
       const typeNode = member.getTypeNode();
-      if (!typeNode) return fail("TSK1140", spanOf(member), [member.getName(), name, "no type"]);
+      if (!typeNode) return fail("TSK1150", spanOf(member), [member.getName(), name, "no type"]);
       return { name: member.getName(), type: fieldType(typeNode, member.getName(), name), span: spanOf(member) };
     });
-    if (fields.length === 0) fail("TSK1141", span, [name]);
+    if (fields.length === 0) fail("TSK1151", span, [name]);
     const struct: StructType = { kind: "struct", name, fields, span };
     structs.set(declaration, struct);
     return struct;
@@ -119,7 +119,7 @@ function fieldType(typeNode: TypeNode, field: string, struct: string): FieldType
   const composite = resolveCompositeType(typeNode);
   if (composite?.kind === "value" && !(composite.type.kind === "vector" && composite.type.element === "bool")) return composite.type;
   const isBool = typeNode.getKind() === SyntaxKind.BooleanKeyword || /^(bool|vec[234]b)$/.test(text);
-  return fail("TSK1140", spanOf(typeNode), [field, struct, text], {
+  return fail("TSK1150", spanOf(typeNode), [field, struct, text], {
     notes: isBool
       ? ["bool has no memory layout that every target shares: store a u32 (0 or 1) and compare it"]
       : typeNode.getKind() === SyntaxKind.NumberKeyword

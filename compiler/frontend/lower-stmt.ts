@@ -9,7 +9,7 @@
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { isInteger, type Access, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
-import { elementScalars, isStruct, scalars, vectorTypes } from "../ir/types.ts";
+import { allocatorTypes, isStruct, scalars, takesVectorAccess, vectorElementTypes, vectorTypes } from "../ir/types.ts";
 import { isComposite, laneCount, loadType, readPart } from "../ir/vectors.ts";
 import { collectPending, resolveTypeNode, resolveValueAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
 import { fieldIndex } from "./lower-struct.ts";
@@ -168,7 +168,7 @@ function lowerDeclarationOrFail(
   }
 
   const typeNode = declaration.getTypeNode();
-  const declared = typeNode ? resolveValueAnnotation(typeNode, name) : undefined;
+  const declared = typeNode ? resolveValueAnnotation(typeNode, name, context.typeArgs) : undefined;
   if (!init && !declared) return fail("TSK1024", span, [name]);
   const value = init
     ? declared
@@ -192,7 +192,11 @@ function tskernelCallee(context: FunctionContext, node: Expression | undefined):
   return origin.kind === "tskernel" ? origin.name : undefined;
 }
 
-/** `const [x, y, z, w] = load4(array, index)`: the only place load4 may stand. */
+/** The vector loads and stores, by name, with the elements each moves (ir/types.ts, vectorAccessBytes). */
+const vectorLoads: Readonly<Record<string, 4 | 8 | 16>> = { load4: 4, load8: 8, load16: 16 };
+const vectorStores: Readonly<Record<string, 4 | 8 | 16>> = { store4: 4, store8: 8, store16: 16 };
+
+/** `const [x, y, z, w] = load4(array, index)` (and `load8`, `load16`): the only place they may stand. */
 function lowerVectorLoad(
   context: FunctionContext,
   declaration: import("ts-morph").VariableDeclaration,
@@ -200,13 +204,19 @@ function lowerVectorLoad(
   isConst: boolean,
 ): Stmt[] {
   const init = declaration.getInitializer();
-  if (tskernelCallee(context, init) !== "load4") return fail("TSK1001", spanOf(pattern), [describeSyntax(pattern)], { notes: ["the one destructuring kernels know is `const [x, y, z, w] = load4(array, index)`"] });
+  const callee = tskernelCallee(context, init) ?? "";
+  const lanes = Object.hasOwn(vectorLoads, callee) ? vectorLoads[callee]! : undefined;
+  if (!lanes) return fail("TSK1001", spanOf(pattern), [describeSyntax(pattern)], { notes: ["the one destructuring kernels know is `const [x, y, z, w] = load4(array, index)` (and load8, load16)"] });
   const call = init as import("ts-morph").CallExpression;
   const names = pattern.getElements().map((element) => (Node.isBindingElement(element) && !element.getDotDotDotToken() && !element.getInitializer() && Node.isIdentifier(element.getNameNode()) ? element.getName() : undefined));
-  if (names.length !== 4 || names.some((name) => name === undefined)) return fail("TSK1028", spanOf(pattern));
+  if (names.length !== lanes || names.some((name) => name === undefined)) {
+    if (lanes === 4) return fail("TSK1028", spanOf(pattern));
+    return fail("TSK2008", spanOf(pattern), [`${callee}()`, `${lanes} names to declare`, `${names.length}`]);
+  }
   const args = call.getArguments() as Expression[];
-  if (args.length !== 2) return fail("TSK2008", spanOf(call), ["load4", "2 arguments (an array and an index)", `${args.length}`]);
-  const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "load4");
+  if (args.length !== 2) return fail("TSK2008", spanOf(call), [callee, "2 arguments (an array and an index)", `${args.length}`]);
+  const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, callee);
+  checkVectorElement(callee, lanes, array, args[0]!);
   const targets = names.map((name, lane): Variable => {
     const element = pattern.getElements()[lane]!;
     return { kind: "variable", name: name!, type: loadType(array.elementType), mutable: !isConst, span: spanOf(element) };
@@ -223,9 +233,13 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
     if (args.length !== count) fail("TSK2008", span, [`${name}()`, what, `${args.length} argument(s)`]);
   };
   switch (name) {
-    case "store4": {
-      expectCount(6, "6 arguments (an array, an index and four values)");
-      const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "store4");
+    case "store4":
+    case "store8":
+    case "store16": {
+      const lanes = vectorStores[name]!;
+      expectCount(lanes + 2, `${lanes + 2} arguments (an array, an index and ${lanes} values)`);
+      const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, name);
+      checkVectorElement(name, lanes, array, args[0]!);
       if (array.access === "read") {
         return fail("TSK1014", spanOf(args[0]!), [args[0]!.getText(), `'${array.name}' is a read-only buffer`], {
           notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
@@ -240,6 +254,9 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
       expectCount(4, "4 arguments (a shared array, its index, a global buffer, its index)");
       const target = lowerVectorOperand(context, args[0]!, args[1]!, "copyAsync4");
       const source = lowerVectorOperand(context, args[2]!, args[3]!, "copyAsync4");
+      if (isComposite(target.array.elementType) || !vectorElementTypes.has(target.array.elementType)) {
+        fail("TSK2011", spanOf(args[0]!), ["copyAsync4()", target.array.elementType], { notes: ["copyAsync4() copies four elements of 32 bits: f32, i32 or u32"] });
+      }
       const describe = (space: string) => (space === "private" ? "a private array" : space === "shared" ? "a shared array" : "a global buffer");
       if (target.array.space !== "shared") return fail("TSK1029", spanOf(args[0]!), ["copyAsync4", target.array.name, describe(target.array.space)]);
       if (source.array.space !== "global") return fail("TSK1029", spanOf(args[2]!), ["copyAsync4", source.array.name, describe(source.array.space)]);
@@ -264,6 +281,17 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
   }
 }
 
+/** Each vector access takes the element sizes of ir/types.ts's vectorAccessBytes: others are TSK2011. */
+function checkVectorElement(what: string, lanes: 4 | 8 | 16, array: ArrayRef, node: Expression): void {
+  const element = array.elementType;
+  // lowerVectorOperand refused vector and struct elements already.
+  if (isComposite(element) || takesVectorAccess(lanes, element)) return;
+  const fits = ([4, 8, 16] as const).filter((n) => takesVectorAccess(n, element)).map((n) => `${what.replace(/\d+$/, "")}${n}`);
+  fail("TSK2011", spanOf(node), [`${what}()`, element], {
+    notes: [fits.length > 0 ? `${element} arrays take ${fits.join(" and ")}: 16 bytes are ${16 / Math.max(1, scalars[element].bytes)} elements` : `${element} arrays have no vector accesses`],
+  });
+}
+
 /** `shared.f32(…)` or `local.f32(…)`: which kind of array a declaration allocates, if any. */
 function arrayAllocation(node: Expression): "shared" | "local" | undefined {
   if (!Node.isCallExpression(node)) return undefined;
@@ -285,7 +313,7 @@ function lowerSharedAllocation(
   const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
   const allocator = callee.getName();
   if (allocation === "shared" && allocator === "barriers") return lowerBarrierAllocation(context, name, call, span);
-  const elementType = allocatedElement(allocation, callee, call);
+  const elementType = allocatedElement(context, allocation, callee, call);
   const args = call.getArguments() as Expression[];
   const maxDims = allocation === "shared" ? 2 : 1;
   if (args.length < 1 || args.length > maxDims) {
@@ -304,19 +332,20 @@ function lowerSharedAllocation(
  * The element type of `shared.f32(…)`, `shared.vec3f(…)` or `shared.array<Particle>(…)` (and `local.…`): a
  * scalar's or a vector's allocator, or the type argument of `array` (any type with a memory layout).
  */
-function allocatedElement(allocation: "shared" | "local", callee: import("ts-morph").PropertyAccessExpression, call: import("ts-morph").CallExpression): ElementType {
+function allocatedElement(context: FunctionContext, allocation: "shared" | "local", callee: import("ts-morph").PropertyAccessExpression, call: import("ts-morph").CallExpression): ElementType {
   const allocator = callee.getName();
-  if (allocator === "f32" || allocator === "i32" || allocator === "u32") return allocator;
+  const scalar = allocatorTypes.get(allocator);
+  if (scalar) return scalar;
   const vector = vectorTypes.get(allocator);
   if (vector && vector.element !== "bool") return vector;
   const typeArgs = call.getTypeArguments();
   if (allocator === "array" && typeArgs.length === 1) {
-    const resolved = resolveTypeNode(typeArgs[0]!);
+    const resolved = resolveTypeNode(typeArgs[0]!, context.typeArgs);
     if (resolved?.kind === "scalar" && hasLayout(resolved.type)) return resolved.type as ElementType;
-    return fail("TSK1149", spanOf(typeArgs[0]!), [typeArgs[0]!.getText(), `the element of ${allocation === "shared" ? "a shared" : "a private"} array`]);
+    return fail("TSK1159", spanOf(typeArgs[0]!), [typeArgs[0]!.getText(), `the element of ${allocation === "shared" ? "a shared" : "a private"} array`]);
   }
   return fail("TSK1001", spanOf(callee), [`${allocation}.${allocator}`], {
-    notes: [`${allocation} arrays are ${allocation}.f32, ${allocation}.i32, ${allocation}.u32, ${allocation}.vec4f and the other vectors of numbers, or ${allocation}.array<T>(…) of a struct T`],
+    notes: [`${allocation} arrays are ${[...allocatorTypes.keys()].map((m) => `${allocation}.${m}`).join(", ")}, ${allocation}.vec4f and the other vectors of numbers, or ${allocation}.array<T>(…) of a struct T`],
   });
 }
 
@@ -446,7 +475,7 @@ function lowerPartTarget(context: FunctionContext, node: import("ts-morph").Prop
     path = [...base.path, { kind: "field", field: fieldIndex(type, name, nameSpan) }];
   } else if (laneCount(type) > 1) {
     const lanes = (lowerSwizzle(base.read, name, nameSpan, span) as Expr & { kind: "swizzle" }).lanes;
-    if (new Set(lanes).size !== lanes.length) return fail("TSK1146", nameSpan, [node.getText(), "the lanes of an assigned swizzle must be distinct"]);
+    if (new Set(lanes).size !== lanes.length) return fail("TSK1156", nameSpan, [node.getText(), "the lanes of an assigned swizzle must be distinct"]);
     const last = base.path[base.path.length - 1];
     path = last?.kind === "swizzle" ? [...base.path.slice(0, -1), { kind: "swizzle", lanes: lanes.map((lane) => last.lanes[lane]!) }] : [...base.path, { kind: "swizzle", lanes }];
   } else {

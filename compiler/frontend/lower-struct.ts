@@ -25,10 +25,10 @@ export function lowerMember(value: Expr, name: string, nameSpan: Span, span: Spa
   return undefined;
 }
 
-/** The index of a struct's field by name; TSK1145 when it has none of that name. */
+/** The index of a struct's field by name; TSK1155 when it has none of that name. */
 export function fieldIndex(struct: StructType, name: string, span: Span): number {
   const index = struct.fields.findIndex((field) => field.name === name);
-  if (index < 0) return fail("TSK1145", span, [struct.name, name], { notes: [`its fields are ${struct.fields.map((field) => field.name).join(", ")}`] });
+  if (index < 0) return fail("TSK1155", span, [struct.name, name], { notes: [`its fields are ${struct.fields.map((field) => field.name).join(", ")}`] });
   return index;
 }
 
@@ -50,11 +50,11 @@ export function lowerStructLiteral(context: FunctionContext, node: ObjectLiteral
       nameNode = property.getNameNode();
       valueNode = property.getNameNode();
     } else {
-      return fail("TSK1147", spanOf(property), [struct.name, "gives each field as `name: value` or `name`; spreads, methods and accessors are not supported"]);
+      return fail("TSK1157", spanOf(property), [struct.name, "gives each field as `name: value` or `name`; spreads, methods and accessors are not supported"]);
     }
-    if (!Node.isIdentifier(nameNode)) return fail("TSK1147", spanOf(nameNode), [struct.name, "names its fields with identifiers"]);
+    if (!Node.isIdentifier(nameNode)) return fail("TSK1157", spanOf(nameNode), [struct.name, "names its fields with identifiers"]);
     const index = fieldIndex(struct, nameNode.getText(), spanOf(nameNode));
-    if (values.has(index)) return fail("TSK1147", spanOf(property), [struct.name, `gives field '${nameNode.getText()}' twice`]);
+    if (values.has(index)) return fail("TSK1157", spanOf(property), [struct.name, `gives field '${nameNode.getText()}' twice`]);
     const field = struct.fields[index]!;
     const value = context.module.lower.expected(context, valueNode, field.type as Type, (found) =>
       fail("TSK2002", spanOf(valueNode), [typeName(found.type), `${struct.name}.${field.name}`, typeName(field.type)]),
@@ -62,13 +62,13 @@ export function lowerStructLiteral(context: FunctionContext, node: ObjectLiteral
     values.set(index, value);
   }
   const missing = struct.fields.filter((_, index) => !values.has(index)).map((field) => field.name);
-  if (missing.length > 0) return fail("TSK1147", span, [struct.name, `misses ${missing.length === 1 ? "field" : "fields"} ${missing.map((name) => `'${name}'`).join(", ")}`]);
+  if (missing.length > 0) return fail("TSK1157", span, [struct.name, `misses ${missing.length === 1 ? "field" : "fields"} ${missing.map((name) => `'${name}'`).join(", ")}`]);
   return { kind: "construct", type: struct, args: struct.fields.map((_, index) => values.get(index)!), span };
 }
 
-/** An object literal where no struct type is expected: TSK1147, saying how to give it one. */
+/** An object literal where no struct type is expected: TSK1157, saying how to give it one. */
 export function structLiteralWithoutType(node: ObjectLiteralExpression, hint: Type | undefined): never {
-  return fail("TSK1150", spanOf(node), [hint === undefined ? "nothing here expects a struct" : `a ${typeName(hint)} is expected here`], {
+  return fail("TSK1160", spanOf(node), [hint === undefined ? "nothing here expects a struct" : `a ${typeName(hint)} is expected here`], {
     notes: ["annotate the variable (`const p: Particle = { … }`), or write it where a struct is expected: a store to a struct buffer, a helper's struct argument or return"],
   });
 }

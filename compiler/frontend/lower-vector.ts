@@ -226,6 +226,6 @@ function lowerConstructor(context: FunctionContext, type: VectorType, nodes: rea
 export function lowerSwizzle(value: Expr, name: string, nameSpan: Span, span: Span): Expr {
   const size = laneCount(value.type);
   const lanes = parseSwizzle(name, size);
-  if (!lanes) return fail("TSK1144", nameSpan, [typeName(value.type), name, [...laneNames.slice(0, size)].join(", ")], { notes: ["a swizzle names one to four of them, repeats allowed: v.x, v.zyx, v.xxyy"] });
+  if (!lanes) return fail("TSK1154", nameSpan, [typeName(value.type), name, [...laneNames.slice(0, size)].join(", ")], { notes: ["a swizzle names one to four of them, repeats allowed: v.x, v.zyx, v.xxyy"] });
   return { kind: "swizzle", type: lanesOf(elementOf(value.type), lanes.length), value, lanes, span };
 }

@@ -243,7 +243,7 @@ export function readSignature(
     const type = param.kind === "buffer" ? param.array.elementType : param.kind === "scalar" ? param.variable.type : undefined;
     if (type !== undefined && typeof type === "object") {
       const [name, what] = param.kind === "buffer" ? [param.array.name, `a buffer of ${type.name}`] : [(param as { variable: { name: string } }).variable.name, `a ${type.name}`];
-      fail("TSK1151", spanOf(nodes.tensors), [name, kernelName, what], {
+      fail("TSK1161", spanOf(nodes.tensors), [name, kernelName, what], {
         notes: ["declare the launch of kernels whose parameters are f32, i32, u32 and bool buffers and scalars; pass a struct's fields as buffers of their own"],
       });
     }

@@ -25,14 +25,15 @@
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { checkCopy, median, type BufferValues, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type ReadOptions, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, defaultLimits, kernelName, notBuiltFor, type CheckedLaunch } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
 import { checkStream, SingleQueueStream, type SingleQueue } from "../streams.ts";
 import { Checker } from "./checker.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
-import { flattenValue, structuredBytes, type LayoutValue } from "../layouts.ts";
+import { flattenValue, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 import { blockQueue, drainQueue, TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {
@@ -95,22 +96,15 @@ export class CpuDevice implements Device {
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
   createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, length?: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, lengthOrValues?: number | BufferValues | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
-    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) return this.structuredBuffer(dataOrType, length!);
-    if (typeof length === "object") throw new TypeError("tskernel: createBuffer(type, length) takes a number of elements");
-    if (typeof dataOrType === "string") {
-      const ctor = typedArrayConstructors[dataOrType];
-      if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
-      if (!Number.isInteger(length) || length! < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${length}`);
-      return this.wrap(this.allocate(ctor, length!));
-    }
-    const elementType = elementTypeOf(dataOrType);
-    const copy = this.allocate(typedArrayConstructors[elementType], dataOrType.length);
-    copy.set(dataOrType as never);
-    return this.wrap(copy);
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) return this.structuredBuffer(dataOrType, lengthOrValues as number | Uint8Array | readonly LayoutValue[]);
+    const { elementType, length, storage } = bufferShape(dataOrType, lengthOrValues as number | BufferValues | undefined);
+    const data = this.allocate(elementType, length);
+    if (storage) data.set(storage as never);
+    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType, length, data });
   }
 
   /** A buffer of vectors or structs: its bytes, and a view of each 4-byte scalar type over them (padded to whole words). */
@@ -130,17 +124,15 @@ export class CpuDevice implements Device {
   }
 
   /** Worker threads see a buffer only when it lives in shared memory. */
-  private allocate(ctor: (typeof typedArrayConstructors)[ElementType], length: number): TypedArray {
+  private allocate(elementType: ElementType, length: number): TypedArray {
+    const ctor = storageConstructors[elementType];
+    const bytes = length * ctor.BYTES_PER_ELEMENT;
     try {
-      return this.pool ? new ctor(new SharedArrayBuffer(length * 4) as unknown as ArrayBuffer) : new ctor(length);
+      return this.pool ? new ctor(new SharedArrayBuffer(bytes) as unknown as ArrayBuffer) : new ctor(length);
     } catch (error) {
       // V8's own words ("Invalid typed array length", "Array buffer allocation failed"), said as ours.
-      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${length * 4} bytes) on the CPU: ${(error as Error).message}`);
+      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${bytes} bytes) on the CPU: ${(error as Error).message}`);
     }
-  }
-
-  private wrap(data: TypedArray): CpuBuffer {
-    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType: elementTypeOf(data), length: data.length, data });
   }
 
   private own(buffer: DeviceBuffer): CpuBuffer {
@@ -157,19 +149,19 @@ export class CpuDevice implements Device {
    * Writes once the launches enqueued before it have run (the data is copied now if it must wait). Here and
    * in read, the queue is entered before the function's first await, so the call's place in it is its own.
    */
-  async write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    const source = this.tail ? data.slice() : data;
+    const storage = own.layout ? layoutWriteBytes(own, own.layout, data) : writeStorage(own as { elementType: ElementType; length: number }, data);
+    const source = this.tail && storage === data ? storage.slice() : storage;
     return this.inOrder(() => own.data.set(source as never));
   }
 
   /** A copy of the buffer once the launches enqueued before it have run; raises the first error they met. */
-  async read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
     return this.inOrder(() => {
       this.ledger.raise();
-      return own.data.slice();
+      return own.layout ? own.data.slice() : fromStorage(own.elementType as ElementType, own.data.slice(), options);
     });
   }
 

@@ -11,7 +11,8 @@
  */
 
 import { performance } from "node:perf_hooks";
-import { bufferBytes, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type CheckedLaunch, type LaunchLimits } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
@@ -21,7 +22,7 @@ import { CudaSequence } from "./cuda-graph.ts";
 import { ArgumentBlock, argumentKinds, argumentLayouts, type CudaBuffer, type CudaLaunchPlan } from "./cuda-launch.ts";
 import { CudaStream } from "./cuda-streams.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
-import { structuredBytes, type LayoutValue } from "../layouts.ts";
+import { bufferBytes, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 import { ModuleCache } from "./module-cache.ts";
 
 /**
@@ -225,25 +226,25 @@ export class CudaDevice implements Device {
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
   createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, length?: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, lengthOrValues?: number | BufferValues | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
     if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) {
       // A buffer of vectors or structs: the .cu's structs have WGSL's layout (static_asserted), so the bytes go as they are.
-      const { bytes, length: count } = structuredBytes(dataOrType, length!);
+      const { bytes, length: count } = structuredBytes(dataOrType, lengthOrValues as number | Uint8Array | readonly LayoutValue[]);
       const pointer: bigint[] = [0n];
       check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, bytes.byteLength)));
       const buffer = this.buffers.add<CudaBuffer>({ kind: "tskernel.buffer", backend: "cuda", elementType: dataOrType.name, length: count, layout: dataOrType, pointer: BigInt(pointer[0]!) });
       if (bytes.byteLength > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, bytes, bytes.byteLength));
       return buffer;
     }
-    if (typeof length === "object") throw new TypeError("tskernel: createBuffer(type, length) takes a number of elements");
-    const { elementType, length: count } = bufferShape(dataOrType, length);
+    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues as number | BufferValues | undefined);
+    const bytes = count * elementBytes(elementType);
     const pointer: bigint[] = [0n];
-    check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, count * 4)));
+    check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, bytes)));
     const buffer = this.buffers.add<CudaBuffer>({ kind: "tskernel.buffer", backend: "cuda", elementType, length: count, pointer: BigInt(pointer[0]!) });
-    if (typeof dataOrType !== "string" && count > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, dataOrType, count * 4));
+    if (storage && count > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, storage, bytes));
     return buffer;
   }
 
@@ -283,22 +284,22 @@ export class CudaDevice implements Device {
   }
 
   /** cuMemcpyHtoD: the legacy default stream waits for earlier work on every stream before the copy starts. */
-  async write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    if (own.length > 0) this.settleWait("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, data, bufferBytes(own)), true);
+    const storage = own.layout ? layoutWriteBytes(own, own.layout, data) : writeStorage(own as { elementType: ElementType; length: number }, data);
+    if (storage.length > 0) this.settleWait("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, storage, storage.byteLength), true);
     this.ledger.raise();
   }
 
   /** cuMemcpyDtoH waits for the earlier work of every stream (the legacy default stream's rule), then copies. */
-  async read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
     // A buffer of vectors or structs comes back as its bytes (unpackStructs reads them).
-    const out = own.layout ? new Uint8Array(bufferBytes(own)) : new typedArrayConstructors[own.elementType as ElementType](own.length);
-    if (own.length > 0) this.settleWait("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, bufferBytes(own)), true);
+    const out = own.layout ? new Uint8Array(bufferBytes(own)) : new storageConstructors[own.elementType as ElementType](own.length);
+    if (own.length > 0) this.settleWait("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, out.byteLength), true);
     else this.waitIdle();
     this.ledger.raise();
-    return out;
+    return own.layout ? out : fromStorage(own.elementType as ElementType, out, options);
   }
 
   /** Refuses later uses at once; cuMemFree once the launches enqueued so far are done (at once when none is pending). */

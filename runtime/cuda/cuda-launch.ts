@@ -9,6 +9,7 @@
  * pointers at each launch.
  */
 
+import { bf16Bits, f16Bits } from "../../compiler/lang/float16.ts";
 import type { ManifestLayout, ManifestParam } from "../../compiler/lang/manifest.ts";
 import type { DeviceBuffer, KernelArg } from "../device.ts";
 import { packValue, type LayoutValue } from "../layouts.ts";
@@ -26,6 +27,9 @@ const enum ArgKind {
   I32,
   U32,
   Bool,
+  F64,
+  F16,
+  BF16,
   /** A vector or struct, in its layout (`CudaLaunchPlan.layouts`). */
   Value,
 }
@@ -52,6 +56,9 @@ export function argumentKinds(params: readonly ManifestParam[]): Uint8Array {
     if (param.kind === "buffer") return ArgKind.Buffer;
     if (param.layout) return ArgKind.Value;
     if (param.type === "f32") return ArgKind.F32;
+    if (param.type === "f64") return ArgKind.F64;
+    if (param.type === "f16") return ArgKind.F16;
+    if (param.type === "bf16") return ArgKind.BF16;
     if (param.type === "i32") return ArgKind.I32;
     if (param.type === "u32") return ArgKind.U32;
     return ArgKind.Bool;
@@ -122,6 +129,16 @@ export class ArgumentBlock {
           break;
         case ArgKind.F32:
           view.setFloat32(offset, value as number, true);
+          break;
+        case ArgKind.F64:
+          view.setFloat64(offset, value as number, true);
+          break;
+        // tsk_f16 and tsk_bf16 (cuda-halves.ts) are passed as their 16-bit encodings; the value is of the type already (launch-check.ts).
+        case ArgKind.F16:
+          view.setUint16(offset, f16Bits(value as number), true);
+          break;
+        case ArgKind.BF16:
+          view.setUint16(offset, bf16Bits(value as number), true);
           break;
         case ArgKind.I32:
           view.setInt32(offset, value as number, true);

@@ -80,7 +80,7 @@ export function compiledKernel(specializations: readonly CompiledSpecialization[
   }));
   const options: KernelOptions = {
     ...(first.block ? { block: first.block } : {}),
-    specializations: specializations.map((s) => s.description.specialization),
+    specializations: specializations.map((s) => s.description.specialization as NonNullable<KernelOptions["specializations"]>[number]),
     ...(first.declaredTargets ? { targets: first.declaredTargets } : {}),
   };
   return { kind: "tskernel.kernel", name: first.name, fn: () => notHere(first.name), options, specializations: handles };

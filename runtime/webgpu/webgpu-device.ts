@@ -16,7 +16,8 @@
  * code. dawn.ts finds Dawn in Node; browser.ts (the `tskernel/webgpu` entry) uses `navigator.gpu`.
  */
 
-import { BackendUnavailable, bufferBytes, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type StreamEvent, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { BackendUnavailable, checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type StreamEvent, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type CheckedLaunch, type LaunchLimits } from "../launch-check.ts";
 import { LaunchLedger } from "../launch-ledger.ts";
@@ -25,7 +26,7 @@ import { BindGroupCache, CommandBatcher, type Dispatch } from "./command-batch.t
 import { kernelPlan, writeScalars, type KernelPlan, type PipelineEntry, type WebGpuBuffer } from "./launch-plan.ts";
 import { WebGpuSequence, type SequenceStep } from "./webgpu-sequence.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
-import { structuredBytes, type LayoutValue } from "../layouts.ts";
+import { bufferBytes, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 
 /** The adapter limits a kernel may need raised above WebGPU's defaults. */
 const raisedLimits = [
@@ -55,7 +56,7 @@ export async function requestWebGpuDevice(gpu: GPU, noAdapterHint: string, optio
     if (typeof value === "number") requiredLimits[name] = value;
   }
   // Optional features a kernel may need: timestamps for timing, subgroups for kernels with subgroup operations.
-  const requiredFeatures = (["timestamp-query", "subgroups"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));
+  const requiredFeatures = (["timestamp-query", "subgroups", "shader-f16"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));
   const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(" ") || "WebGPU adapter";
@@ -126,36 +127,52 @@ export class WebGpuDevice implements Device {
     return this.gpu.features.has("subgroups" as GPUFeatureName);
   }
 
+  /** Whether the device has a WebGPU feature (`shader-f16`, which kernels with f16 need, …). */
+  hasFeature(feature: string): boolean {
+    return this.gpu.features.has(feature as GPUFeatureName);
+  }
+
   get hasTimestamps(): boolean {
     return this.gpu.features.has("timestamp-query");
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
   createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, length?: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, lengthOrValues?: number | BufferValues | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
     if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) {
       // A buffer of vectors or structs: WGSL's storage layout is its own, so the bytes go as they are.
-      const { bytes: data, length: count } = structuredBytes(dataOrType, length!);
+      const { bytes: data, length: count } = structuredBytes(dataOrType, lengthOrValues as number | Uint8Array | readonly LayoutValue[]);
       const gpuBuffer = this.allocate(data.byteLength);
-      if (data.byteLength > 0) this.gpu.queue.writeBuffer(gpuBuffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      if (data.byteLength > 0) this.writeBytes(gpuBuffer, data);
       return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType: dataOrType.name, length: count, layout: dataOrType, gpuBuffer });
     }
-    if (typeof length === "object") throw new TypeError("tskernel: createBuffer(type, length) takes a number of elements");
-    const { elementType, length: count } = bufferShape(dataOrType, length);
-    const gpuBuffer = this.allocate(count * 4);
-    if (typeof dataOrType !== "string" && count > 0) this.gpu.queue.writeBuffer(gpuBuffer, 0, dataOrType.buffer, dataOrType.byteOffset, dataOrType.byteLength);
+    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues as number | BufferValues | undefined);
+    const gpuBuffer = this.allocate(count * elementBytes(elementType));
+    if (storage && count > 0) this.writeBytes(gpuBuffer, storage);
     return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType, length: count, gpuBuffer });
   }
 
   private allocate(byteLength: number): GPUBuffer {
-    // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>.
+    // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>;
+    // and whole u32 words, in which WGSL holds 8- and 16-bit elements.
     const bytes = Math.max(16, Math.ceil(byteLength / 16) * 16);
     if (bytes > this.gpu.limits.maxStorageBufferBindingSize) {
       throw new RangeError(`tskernel: a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${this.gpu.limits.maxStorageBufferBindingSize})`);
     }
     return this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+  }
+
+  /** writeBuffer takes whole 4-byte words: an odd number of 8- or 16-bit elements is padded with zeros. */
+  private writeBytes(gpuBuffer: GPUBuffer, data: TypedArray): void {
+    let bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (bytes.byteLength % 4 !== 0) {
+      const padded = new Uint8Array(Math.ceil(bytes.byteLength / 4) * 4);
+      padded.set(bytes);
+      bytes = padded;
+    }
+    this.gpu.queue.writeBuffer(gpuBuffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   /**
@@ -184,27 +201,29 @@ export class WebGpuDevice implements Device {
    * After the launches enqueued before it (they are submitted first: a write goes straight to the queue). Here
    * and in read and synchronize, the batch is submitted before the function's first await, in call order.
    */
-  async write(buffer: DeviceBuffer, data: TypedArray | Uint8Array): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    const write = (source: TypedArray | Uint8Array) => {
+    const storage = own.layout ? layoutWriteBytes(own, own.layout, data) : writeStorage(own as { elementType: ElementType; length: number }, data);
+    const write = (source: TypedArray) => {
       this.batcher.flush();
-      this.gpu.queue.writeBuffer(own.gpuBuffer, 0, source.buffer, source.byteOffset, source.byteLength);
+      if (own.length > 0) this.writeBytes(own.gpuBuffer, source);
     };
-    if (!this.preparing) return write(data);
-    const copy = data.slice();
+    if (!this.preparing) return write(storage);
+    const copy = storage.slice();
     return this.afterPreparing(async () => write(copy));
   }
 
   /** A copy of the buffer after the work enqueued before it; raises the first error that work met. */
-  async read(buffer: DeviceBuffer): Promise<TypedArray | Uint8Array> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
-    return this.preparing ? this.afterPreparing(() => this.readNow(own)) : this.readNow(own);
+    return this.preparing ? this.afterPreparing(() => this.readNow(own, options)) : this.readNow(own, options);
   }
 
   /** Submits the copy at once (with the open batch, in order), then waits for it to be mapped. */
-  private async readNow(own: WebGpuBuffer): Promise<TypedArray | Uint8Array> {
-    const bytes = Math.max(4, Math.ceil(bufferBytes(own) / 4) * 4);
+  private async readNow(own: WebGpuBuffer, options?: ReadOptions): Promise<TypedArray> {
+    const size = bufferBytes(own);
+    // Whole words: buffers of 8- and 16-bit elements are allocated in whole 16-byte units.
+    const bytes = Math.max(4, Math.ceil(size / 4) * 4);
     const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = this.gpu.createCommandEncoder();
     encoder.copyBufferToBuffer(own.gpuBuffer, 0, staging, 0, bytes);
@@ -212,8 +231,8 @@ export class WebGpuDevice implements Device {
     try {
       await staging.mapAsync(GPUMapMode.READ);
       // A buffer of vectors or structs comes back as its bytes (unpackStructs reads them).
-      const range = staging.getMappedRange().slice(0, bufferBytes(own));
-      const copy = own.layout ? new Uint8Array(range) : new typedArrayConstructors[own.elementType as ElementType](range);
+      const range = staging.getMappedRange().slice(0, size);
+      const copy = own.layout ? new Uint8Array(range) : fromStorage(own.elementType as ElementType, new storageConstructors[own.elementType as ElementType](range), options);
       staging.unmap();
       await this.batcher.validated();
       this.ledger.raise();
@@ -335,6 +354,11 @@ export class WebGpuDevice implements Device {
     if (!kernel.wgsl || !kernel.description.outputs.wgsl) throw notBuiltFor(kernel.description, "webgpu");
     if (kernel.description.subgroups && !this.hasSubgroups) {
       throw new LaunchError(name, "it uses subgroup operations, which need the WebGPU feature 'subgroups', and this device does not have it (the adapter does not offer it)");
+    }
+    for (const feature of kernel.description.outputs.wgsl.features ?? []) {
+      if (!this.hasFeature(feature)) {
+        throw new LaunchError(name, `its types need the WebGPU feature '${feature}'${feature === "shader-f16" ? " (f16)" : ""}, and this device does not have it (the adapter does not offer it)`);
+      }
     }
     const checked = checkLaunch(kernel.description, options, "webgpu", this.limits);
     this.buffers.checkLaunch(name, checked);

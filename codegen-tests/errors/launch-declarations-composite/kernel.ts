@@ -1,5 +1,5 @@
 // Launch declarations (options tensors and grid) on kernels with vector or struct parameters: the Python
-// runtime's operators pass tensors of f32, i32, u32 and bool and scalars, so these are refused (TSK1151).
+// runtime's operators pass tensors of f32, i32, u32 and bool and scalars, so these are refused (TSK1161).
 import { add, blockIdx, kernel, vec3f, type f32 } from "tskernel";
 
 export interface Particle {

@@ -3,23 +3,23 @@ import { kernel, vec3f, type f32 } from "tskernel";
 
 interface Flagged {
   pos: vec3f;
-  visible: boolean; // TSK1140: bool has no layout the targets share
+  visible: boolean; // TSK1150: bool has no layout the targets share
 }
 
 interface Optional {
   pos: vec3f;
-  mass?: f32; // TSK1143
+  mass?: f32; // TSK1153
 }
 
-interface Empty {} // TSK1141
+interface Empty {} // TSK1151
 
 interface Node {
   value: f32;
-  next: Node; // TSK1142
+  next: Node; // TSK1152
 }
 
 interface Shaped {
-  area(): f32; // TSK1143
+  area(): f32; // TSK1153
 }
 
 export const a = kernel((items: Flagged[]) => {

@@ -4,9 +4,9 @@ import { add, f32, kernel, load4, neg, threadIdx, vec2f, vec3f, vec3i, vec3u, ve
 export const misuse = kernel({ block: [32] }, (out: vec4f[], ints: vec3i[], n: i32) => {
   const i = threadIdx.x;
   let v = vec3f(1, 2, 3);
-  const a = v.w; // TSK1144: a vec3f has no w
-  v.xx = vec2f(1, 2); // TSK1146: repeated lanes
-  const same = v === vec3f(1); // TSK1148
+  const a = v.w; // TSK1154: a vec3f has no w
+  v.xx = vec2f(1, 2); // TSK1156: repeated lanes
+  const same = v === vec3f(1); // TSK1158
   const short = vec4f(v.xy, 1); // TSK2008: 3 lanes for a vec4f
   const mixed = add(v, ints[i]); // TSK2008: vec3f and vec3i
   const negative = neg(vec3u(1)); // TSK2005

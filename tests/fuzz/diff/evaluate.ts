@@ -245,7 +245,7 @@ class Evaluator {
     }
   }
 
-  /** A lane, `dot` or `all`/`any` of vectors (docs/language.md §26). */
+  /** A lane, `dot` or `all`/`any` of vectors (docs/language.md §27). */
   private vectorScalar(e: Expr & { k: "vec" }, thread: Thread): number {
     const a = this.vector(e.a, thread);
     switch (e.reduce) {

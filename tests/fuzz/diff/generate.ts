@@ -19,7 +19,7 @@
  * stated bound; special values (NaN, infinities, huge and subnormal numbers, from the `inS` buffer) appear
  * only in `special` outputs.
  *
- * Vectors (docs/language.md §26) appear inside scalar expressions, through a lane, a `dot` or `all`/`any`:
+ * Vectors (docs/language.md §27) appear inside scalar expressions, through a lane, a `dot` or `all`/`any`:
  * constructions from scalar expressions, broadcasts, component-wise add/sub/mul/min/max (with scalars
  * broadcast), negation, swizzles, float-to-integer lane conversions, comparisons and selects. Their f32
  * lanes are exact values within a bound, as scalars are, so `dot` stays exact too.
