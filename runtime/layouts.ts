@@ -10,6 +10,7 @@
 
 import type { ManifestLayout, ManifestScalarType } from "../compiler/lang/manifest.ts";
 import type { BufferValues, DeviceBuffer, ElementType, LayoutValue } from "./device.ts";
+import { f16Bits, f16FromBits, roundToF16 } from "../compiler/lang/float16.ts";
 import { elementBytes } from "./element-types.ts";
 
 export type { LayoutValue };
@@ -76,6 +77,9 @@ function write(view: DataView, offset: number, type: ManifestScalarType, value: 
     case "f64":
       view.setFloat64(offset, number, true);
       return;
+    case "f16":
+      view.setUint16(offset, f16Bits(number), true);
+      return;
     default:
       throw new TypeError(`tskernel: ${type} fields are not supported by this runtime yet`);
   }
@@ -92,6 +96,8 @@ function read(view: DataView, offset: number, type: ManifestScalarType): number 
       return view.getUint32(offset, true);
     case "f64":
       return view.getFloat64(offset, true);
+    case "f16":
+      return f16FromBits(view.getUint16(offset, true));
     default:
       throw new TypeError(`tskernel: ${type} fields are not supported by this runtime yet`);
   }
@@ -183,9 +189,16 @@ export function unpackColumns(layout: ManifestLayout, bytes: ArrayBufferView | A
   return result;
 }
 
-/** A vector or struct argument as its scalars in memory order: how the CPU backend's kernels take it. */
+/**
+ * A vector or struct argument as its scalars in memory order: how the CPU backend's kernels take it. Floats are
+ * rounded to their type, as the GPUs' bytes hold them (and as a scalar argument is: launch-check.ts).
+ */
 export function flattenValue(layout: ManifestLayout, value: LayoutValue, what = `a ${layout.name}`): (number | boolean)[] {
-  return leavesOf(layout).map((leaf) => valueAt(value, leaf.path, what));
+  return leavesOf(layout).map((leaf) => {
+    const scalar = valueAt(value, leaf.path, what);
+    if (typeof scalar !== "number") return scalar;
+    return leaf.type === "f32" ? Math.fround(scalar) : leaf.type === "f16" ? roundToF16(scalar) : scalar;
+  });
 }
 
 /** Why a value is not a `layout` (a vector's lanes, a struct's fields, each a number), or undefined when it is one. */

@@ -3,7 +3,8 @@
  * z; }`, laid out as CUDA's `float3` (and `tsk_vec4f` as `float4`, aligned to 16; static_asserts say so), and
  * a struct declares each field `alignas` its WGSL alignment, with its offsets and size static_asserted
  * against the layout every target shares (ir/types.ts). An array of bare vec3 (a buffer, a shared or private
- * array) has 16-byte elements, `tsk_vec3f_padded { tsk_vec3f v; }`, as WGSL's stride is 16.
+ * array) has 16-byte elements, `tsk_vec3f_padded { tsk_vec3f v; }`, as WGSL's stride is 16 (8 for vec3h). The
+ * f16 vectors are of cuda-halves.ts's `tsk_f16` lanes, each operation rounded to f16 as a scalar one is.
  *
  * Operations on vectors are inline helpers: C++ operators for the operators (`a + b`, `a < b` gives a
  * `tsk_vec3b`), overloaded functions for the rest (`tsk_dot(a, b)`, `tsk_select(f, t, c)`, `tsk_zyx(v)`,
@@ -23,7 +24,7 @@
 
 import type { ArrayRef, BinaryOp, Expr, Span, Stmt, Variable } from "../ir/ir.ts";
 import { childExprs, exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { layoutOf, structLayout, targetScalars, type ElementType, type ScalarType, type StructType, type Type, type VectorType } from "../ir/types.ts";
+import { arrayStride, layoutOf, structLayout, targetScalars, type ElementType, type ScalarType, type StructType, type Type, type VectorType } from "../ir/types.ts";
 import { expandIntrinsic } from "../ir/vector-functions.ts";
 import { elementOf, laneCount, laneNames, swizzleName } from "../ir/vectors.ts";
 import { legalize } from "../passes/legalize.ts";
@@ -72,7 +73,7 @@ export class CudaVectors {
     return this.struct(type);
   }
 
-  /** The C++ type of an array element: vec3 elements are padded to WGSL's 16-byte stride. */
+  /** The C++ type of an array element: vec3 elements are padded to WGSL's stride (16 bytes, 8 for vec3h). */
   element(type: ElementType): string {
     if (typeof type === "string") return targetScalars.cuda[type].storage ?? targetScalars.cuda[type].value;
     if (type.kind === "vector" && type.size === 3) {
@@ -126,8 +127,10 @@ export class CudaVectors {
       if (builtin) lines.push(`static_assert(sizeof(${name}) == sizeof(${builtin}) && alignof(${name}) == alignof(${builtin}), "${name} is laid out as ${builtin}");`);
       else if (vector.element !== "bool") lines.push(`static_assert(sizeof(${name}) == ${size}, "${name} is ${size} bytes");`);
       if (this.padded.has(vector)) {
-        lines.push(`struct alignas(16) ${name}_padded { ${name} v; };`);
-        lines.push(`static_assert(sizeof(${name}_padded) == 16, "arrays of ${vector.name} have WGSL's 16-byte stride");`);
+        // WGSL's stride: 16 bytes for vec3 of 4-byte lanes, 8 for vec3h.
+        const stride = arrayStride(vector);
+        lines.push(`struct alignas(${stride}) ${name}_padded { ${name} v; };`);
+        lines.push(`static_assert(sizeof(${name}_padded) == ${stride}, "arrays of ${vector.name} have WGSL's ${stride}-byte stride");`);
       }
       lines.push("#endif");
     }

@@ -74,7 +74,7 @@ export const catalogue = {
   TSK1128: { severity: "error", template: "kernel '{0}' declares {1} but not {2}" },
   TSK1129: { severity: "error", template: "the backward kernel '{0}' of kernel '{1}' {2}" },
   // Vectors and structs.
-  TSK1150: { severity: "error", template: "field '{0}' of struct '{1}' has type {2}; struct fields are f32, i32, u32, vectors of them, or structs" },
+  TSK1150: { severity: "error", template: "field '{0}' of struct '{1}' has type {2}; struct fields are f32, i32, u32, f16, vectors of them, or structs" },
   TSK1151: { severity: "error", template: "struct '{0}' has no fields" },
   TSK1152: { severity: "error", template: "struct '{0}' contains itself (through {1})" },
   TSK1153: { severity: "error", template: "struct '{0}': {1}" },

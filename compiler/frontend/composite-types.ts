@@ -108,13 +108,24 @@ export function structOf(declaration: InterfaceDeclaration | TypeAliasDeclaratio
   }
 }
 
-/** A field's type: a scalar with a memory layout (not bool), a vector of such, or a struct. */
+/**
+ * The scalar field types: those every target lays out alike (bool has no shared layout; bf16 and the narrow
+ * integers WGSL packs into words; f64 WGSL lacks, and the CPU's views of structs are of 4- and 2-byte words).
+ */
+const fieldScalars: ReadonlySet<string> = new Set(["f32", "i32", "u32", "f16"]);
+
+/** A field's type: a scalar of fieldScalars, a vector of numbers, or a struct. */
 function fieldType(typeNode: TypeNode, field: string, struct: string): FieldType {
   const text = typeNode.getText();
   if (Node.isTypeReference(typeNode) && Node.isIdentifier(typeNode.getTypeName()) && typeNode.getTypeArguments().length === 0) {
     const origin = originOf(typeNode.getTypeName() as import("ts-morph").Identifier);
     const scalar = origin.kind === "tskernel" ? Object.values(scalars).find((info) => info.typescript.annotation === origin.name) : undefined;
-    if (scalar && scalar.name !== "bool" && scalar.valueType === scalar.name) return scalar.name as FieldType;
+    if (scalar && fieldScalars.has(scalar.name)) return scalar.name as FieldType;
+    if (scalar && scalar.name !== "bool") {
+      return fail("TSK1150", spanOf(typeNode), [field, struct, text], {
+        notes: [scalar.name === "f64" ? "f64 fields are not supported yet (WebGPU has no f64): use f32, or a buffer of its own" : `WGSL would have to unpack a ${scalar.name} from a u32 word: store it in a u32 field (or an f32) and convert`],
+      });
+    }
   }
   const composite = resolveCompositeType(typeNode);
   if (composite?.kind === "value" && !(composite.type.kind === "vector" && composite.type.element === "bool")) return composite.type;

@@ -1,6 +1,6 @@
 /**
- * Vectors as TypeScript sees them, re-exported by "tskernel" (index.ts): the types `vec2f` … `vec4u` and the
- * bool vectors `vec2b` … `vec4b` (from comparisons), with their components and swizzles; the constructors of
+ * Vectors as TypeScript sees them, re-exported by "tskernel" (index.ts): the types `vec2f` … `vec4u`, the f16
+ * vectors `vec2h` … `vec4h`, and the bool vectors `vec2b` … `vec4b` (from comparisons), with their components and swizzles; the constructors of
  * the same names; and the functions on them: TypeGPU's names for component-wise arithmetic and comparisons
  * (`add`, `sub`, `mul`, `div`, `neg`, `eq` … `ge`, `and`, `or`, `not`, `all`, `any`, `select`) and WGSL's
  * functions with WGSL's names (`dot`, `cross`, `length`, `normalize`, `mix`, `clamp`, …), which take scalars
@@ -8,7 +8,7 @@
  * are the language. The compiler recognizes these names by origin and never runs this code: every function
  * here throws outside a kernel. docs/language.md, "Vectors", is the reference.
  *
- * The i32 and u32 vectors have the same shape as the f32 ones to TypeScript (a `number` per lane), so
+ * The i32, u32 and f16 vectors have the same shape as the f32 ones to TypeScript (a `number` per lane), so
  * TypeScript accepts `add(vec3f, vec3i)`; the compiler does not (TSK2008): the types it checks are its own.
  */
 
@@ -46,6 +46,12 @@ export interface vec2u extends Swizzles<Lanes2, vec2u, vec3u, vec4u> { x: number
 export interface vec3u extends Swizzles<Lanes3, vec2u, vec3u, vec4u> { x: number; y: number; z: number }
 /** Four u32 lanes. */
 export interface vec4u extends Swizzles<Lanes4, vec2u, vec3u, vec4u> { x: number; y: number; z: number; w: number }
+/** Two f16 lanes (4 bytes; f16 needs WebGPU's shader-f16). */
+export interface vec2h extends Swizzles<Lanes2, vec2h, vec3h, vec4h> { x: number; y: number }
+/** Three f16 lanes (6 bytes, aligned to 8 in buffers and structs). */
+export interface vec3h extends Swizzles<Lanes3, vec2h, vec3h, vec4h> { x: number; y: number; z: number }
+/** Four f16 lanes. */
+export interface vec4h extends Swizzles<Lanes4, vec2h, vec3h, vec4h> { x: number; y: number; z: number; w: number }
 /** Two bools: what comparisons of vectors give. Values only (no memory layout: not in buffers, structs or parameters). */
 export interface vec2b extends Swizzles<Lanes2, vec2b, vec3b, vec4b> { x: boolean; y: boolean }
 /** Three bools. */
@@ -53,10 +59,10 @@ export interface vec3b extends Swizzles<Lanes3, vec2b, vec3b, vec4b> { x: boolea
 /** Four bools. */
 export interface vec4b extends Swizzles<Lanes4, vec2b, vec3b, vec4b> { x: boolean; y: boolean; z: boolean; w: boolean }
 
-/** Any vector of numbers (the f32, i32 and u32 vectors have one shape to TypeScript). */
-export type NumericVector = vec2f | vec3f | vec4f | vec2i | vec3i | vec4i | vec2u | vec3u | vec4u;
+/** Any vector of numbers (the f32, i32, u32 and f16 vectors have one shape to TypeScript). */
+export type NumericVector = vec2f | vec3f | vec4f | vec2i | vec3i | vec4i | vec2u | vec3u | vec4u | vec2h | vec3h | vec4h;
 /** Any vector of floats. */
-export type FloatVector = vec2f | vec3f | vec4f;
+export type FloatVector = vec2f | vec3f | vec4f | vec2h | vec3h | vec4h;
 /** Any vector of bools. */
 export type BoolVector = vec2b | vec3b | vec4b;
 /** The bool vector of a vector's size, or bool for a scalar. */
@@ -85,6 +91,9 @@ export const vec4i = builtin<(...parts: Parts4<number, vec2i, vec3i, vec4i>) => 
 export const vec2u = builtin<(...parts: Parts2<number, vec2u>) => vec2u>("vec2u");
 export const vec3u = builtin<(...parts: Parts3<number, vec2u, vec3u>) => vec3u>("vec3u");
 export const vec4u = builtin<(...parts: Parts4<number, vec2u, vec3u, vec4u>) => vec4u>("vec4u");
+export const vec2h = builtin<(...parts: Parts2<number, vec2h>) => vec2h>("vec2h");
+export const vec3h = builtin<(...parts: Parts3<number, vec2h, vec3h>) => vec3h>("vec3h");
+export const vec4h = builtin<(...parts: Parts4<number, vec2h, vec3h, vec4h>) => vec4h>("vec4h");
 export const vec2b = builtin<(...parts: Parts2<boolean, vec2b>) => vec2b>("vec2b");
 export const vec3b = builtin<(...parts: Parts3<boolean, vec2b, vec3b>) => vec3b>("vec3b");
 export const vec4b = builtin<(...parts: Parts4<boolean, vec2b, vec3b, vec4b>) => vec4b>("vec4b");
@@ -230,8 +239,8 @@ export const length = builtin<{ (x: number): number; (x: FloatVector): number }>
 export const distance = builtin<{ (a: number, b: number): number; <T extends FloatVector>(a: T, b: T): number }>("distance");
 /** The sum of the lanes' products. */
 export const dot = builtin<<T extends NumericVector>(a: T, b: T) => number>("dot");
-/** The cross product of two vec3f. */
-export const cross = builtin<(a: vec3f, b: vec3f) => vec3f>("cross");
+/** The cross product of two vec3f (or vec3h). */
+export const cross = builtin<{ (a: vec3f, b: vec3f): vec3f; (a: vec3h, b: vec3h): vec3h }>("cross");
 /** `v / length(v)`. */
 export const normalize = builtin<<T extends FloatVector>(v: T) => T>("normalize");
 /** The reflection of `e1` about the normal `e2`: `e1 - 2 * dot(e2, e1) * e2`. */
@@ -250,10 +259,13 @@ interface VectorsByName {
   vec2u: vec2u;
   vec3u: vec3u;
   vec4u: vec4u;
+  vec2h: vec2h;
+  vec3h: vec3h;
+  vec4h: vec4h;
 }
 
 /** The names of the vectors that arrays may hold (not the bool vectors). */
-export const vectorAllocatorNames: readonly (keyof VectorsByName)[] = ["vec2f", "vec3f", "vec4f", "vec2i", "vec3i", "vec4i", "vec2u", "vec3u", "vec4u"];
+export const vectorAllocatorNames: readonly (keyof VectorsByName)[] = ["vec2f", "vec3f", "vec4f", "vec2i", "vec3i", "vec4i", "vec2u", "vec3u", "vec4u", "vec2h", "vec3h", "vec4h"];
 
 /** Shared arrays of vectors (`shared.vec4f(n)`, `shared.vec2f(rows, cols)`) and of any element type (`shared.array<Particle>(n)`). */
 export type SharedVectorAllocators = { [K in keyof VectorsByName]: { (length: number): VectorsByName[K][]; (rows: number, cols: number): VectorsByName[K][][] } } & {

@@ -43,7 +43,7 @@ interface CpuBuffer extends DeviceBuffer {
    * A buffer of vectors or structs: typed views of its bytes, which kernels take in place of the buffer
    * (scalarize-vectors.ts reads each field through the view of its type).
    */
-  readonly views?: { readonly f32: Float32Array; readonly i32: Int32Array; readonly u32: Uint32Array; readonly f64?: Float64Array };
+  readonly views?: { readonly f32: Float32Array; readonly i32: Int32Array; readonly u32: Uint32Array; readonly f64?: Float64Array; readonly f16: Uint16Array };
 }
 
 /** A checked launch, ready to run: `run` runs it (on the workers: a promise). */
@@ -119,7 +119,8 @@ export class CpuDevice implements Device {
     }
     const own = new Uint8Array(memory, 0, bytes.byteLength);
     own.set(bytes);
-    const views = { f32: new Float32Array(memory), i32: new Int32Array(memory), u32: new Uint32Array(memory), f64: new Float64Array(memory) };
+    // f16 fields and lanes are read as their encodings, which the kernel decodes (js-float16.ts).
+    const views = { f32: new Float32Array(memory), i32: new Int32Array(memory), u32: new Uint32Array(memory), f64: new Float64Array(memory), f16: new Uint16Array(memory) };
     return this.buffers.add<CpuBuffer>({ kind: "tskernel.buffer", backend: "cpu", elementType: layout.name, length, layout, data: own, views });
   }
 

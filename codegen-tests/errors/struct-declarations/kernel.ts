@@ -1,5 +1,5 @@
 // Struct declarations the compiler refuses: each kernel parameter names one.
-import { kernel, vec3f, type f32 } from "tskernel";
+import { kernel, vec3f, type bf16, type f32 } from "tskernel";
 
 interface Flagged {
   pos: vec3f;
@@ -16,6 +16,11 @@ interface Empty {} // TSK1151
 interface Node {
   value: f32;
   next: Node; // TSK1152
+}
+
+interface Packed {
+  pos: vec3f;
+  weight: bf16; // TSK1150: WGSL keeps bf16 in u32 words
 }
 
 interface Shaped {
@@ -36,4 +41,7 @@ export const d = kernel((items: Node[]) => {
 });
 export const e = kernel((shape: Shaped) => {
   void shape;
+});
+export const f = kernel((items: Packed[]) => {
+  items[0]!.pos.x = 0;
 });
