@@ -222,7 +222,8 @@ export class CudaVectors {
         if (laneCount(first) < 2) return undefined;
         return this.helper(`tsk_${expr.name}`, expr.args.map((arg) => arg.type), expr.type, (params, bind) => {
           const args = params.map((param) => Array.from({ length: laneCount(param.type) }, (_, i) => lane(param, i)));
-          const lanes = expandIntrinsic(expr.name, elementOf(first), args, span, bind);
+          const native = elementOf(first) === "f32" && targets.cuda.legalize.nativeF32Functions?.has(expr.name);
+          const lanes = native ? args[0]!.map((a): Expr => ({ kind: "intrinsic", name: expr.name, type: "f32", args: [a], span })) : expandIntrinsic(expr.name, elementOf(first), args, span, bind);
           return lanes.length === 1 ? lanes[0]! : { kind: "construct", type: expr.type as VectorType, args: lanes, span };
         });
       }
