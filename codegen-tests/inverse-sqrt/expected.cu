@@ -15,25 +15,6 @@ static_assert(sizeof(tsk_vec3f_padded) == 16, "arrays of vec3f have WGSL's 16-by
 struct alignas(16) tsk_vec4f { float x, y, z, w; };
 static_assert(sizeof(tsk_vec4f) == sizeof(float4) && alignof(tsk_vec4f) == alignof(float4), "tsk_vec4f is laid out as float4");
 #endif
-__device__ __forceinline__ tsk_vec4f operator*(tsk_vec4f a, tsk_vec4f b) {
-  return tsk_vec4f{a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w};
-}
-__device__ __forceinline__ tsk_vec4f tsk_inverseSqrt(tsk_vec4f a) {
-  return tsk_vec4f{tsk_rsqrtf(a.x), tsk_rsqrtf(a.y), tsk_rsqrtf(a.z), tsk_rsqrtf(a.w)};
-}
-__device__ __forceinline__ tsk_vec4f tsk_make_vec4f(float a) {
-  return tsk_vec4f{a, a, a, a};
-}
-__device__ __forceinline__ tsk_vec4f tsk_make_vec4f(tsk_vec3f a, float b) {
-  return tsk_vec4f{a.x, a.y, a.z, b};
-}
-__device__ __forceinline__ tsk_vec3f tsk_normalize(tsk_vec3f a) {
-  const float lane = a.x;
-  const float lane_1 = a.y;
-  const float lane_2 = a.z;
-  const float length = sqrtf(lane * lane + lane_1 * lane_1 + lane_2 * lane_2);
-  return tsk_vec3f{lane / length, lane_1 / length, lane_2 / length};
-}
 __device__ __forceinline__ tsk_vec3f operator*(tsk_vec3f a, tsk_vec3f b) {
   return tsk_vec3f{a.x * b.x, a.y * b.y, a.z * b.z};
 }
@@ -43,26 +24,44 @@ __device__ __forceinline__ tsk_vec3f tsk_inverseSqrt(tsk_vec3f a) {
 __device__ __forceinline__ tsk_vec3f tsk_make_vec3f(float a) {
   return tsk_vec3f{a, a, a};
 }
+__device__ __forceinline__ tsk_vec3f tsk_normalize(tsk_vec3f a) {
+  const float lane = a.x;
+  const float lane_1 = a.y;
+  const float lane_2 = a.z;
+  const float length = sqrtf(lane * lane + lane_1 * lane_1 + lane_2 * lane_2);
+  return tsk_vec3f{lane / length, lane_1 / length, lane_2 / length};
+}
+__device__ __forceinline__ tsk_vec4f tsk_inverseSqrt(tsk_vec4f a) {
+  return tsk_vec4f{tsk_rsqrtf(a.x), tsk_rsqrtf(a.y), tsk_rsqrtf(a.z), tsk_rsqrtf(a.w)};
+}
+__device__ __forceinline__ tsk_vec4f operator*(tsk_vec4f a, tsk_vec4f b) {
+  return tsk_vec4f{a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w};
+}
+__device__ __forceinline__ tsk_vec4f tsk_make_vec4f(float a) {
+  return tsk_vec4f{a, a, a, a};
+}
 
 // Kernel inverseSqrts; block 64×1×1.
-#line 6 "codegen-tests/inverse-sqrt/kernel.ts"
-extern "C" __global__ void __launch_bounds__(64) inverseSqrts(float* out, tsk_vec4f* lanes, const tsk_vec3f_padded* __restrict__ points, tsk_vec4f scale, int n) {
 #line 7 "codegen-tests/inverse-sqrt/kernel.ts"
-  const int i = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)((int)threadIdx.x));
+extern "C" __global__ void __launch_bounds__(64) inverseSqrts(float* out, tsk_vec4f* lanes, const tsk_vec3f_padded* __restrict__ points, tsk_vec4f scale, int n) {
 #line 8 "codegen-tests/inverse-sqrt/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)((int)threadIdx.x));
+#line 9 "codegen-tests/inverse-sqrt/kernel.ts"
   if (i >= n) {
     return;
   }
-#line 9 "codegen-tests/inverse-sqrt/kernel.ts"
-  const tsk_vec3f p = points[i].v;
 #line 10 "codegen-tests/inverse-sqrt/kernel.ts"
-  const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
+  const tsk_vec3f p = points[i].v;
 #line 11 "codegen-tests/inverse-sqrt/kernel.ts"
-  out[i] = tsk_rsqrtf(r2);
+  const float r2 = p.x * p.x + p.y * p.y + p.z * p.z;
 #line 12 "codegen-tests/inverse-sqrt/kernel.ts"
-  lanes[i] = tsk_inverseSqrt(scale * tsk_make_vec4f(p.x * p.x + 1.0f)) * tsk_make_vec4f(tsk_make_vec4f(tsk_normalize(p), 1.0f).w);
+  out[i] = tsk_rsqrtf(r2);
 #line 13 "codegen-tests/inverse-sqrt/kernel.ts"
   const tsk_vec3f unit = p * tsk_inverseSqrt(tsk_make_vec3f(r2));
 #line 14 "codegen-tests/inverse-sqrt/kernel.ts"
-  out[(int)((unsigned int)n + (unsigned int)i)] = unit.x + tsk_normalize(p).y;
+  out[(int)((unsigned int)n + (unsigned int)i)] = unit.x;
+#line 15 "codegen-tests/inverse-sqrt/kernel.ts"
+  out[(int)(2u * (unsigned int)n + (unsigned int)i)] = tsk_normalize(p).y;
+#line 16 "codegen-tests/inverse-sqrt/kernel.ts"
+  lanes[i] = tsk_inverseSqrt(scale * tsk_make_vec4f(p.x * p.x + 1.0f));
 }

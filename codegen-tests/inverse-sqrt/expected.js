@@ -34,17 +34,17 @@ export function inverseSqrts(args, blockIdx, blockDim, gridDim) {
     const p_z = points_f32[((imul(i, 4) + 2) | 0)];
     const r2 = fround(fround(fround(p_x * p_x) + fround(p_y * p_y)) + fround(p_z * p_z));
     out[i] = fround(1 / fround(Math.sqrt(r2)));
-    const lane = fround(fround(p_x * p_x) + 1);
-    const length = fround(Math.sqrt(fround(fround(fround(p_x * p_x) + fround(p_y * p_y)) + fround(p_z * p_z))));
-    lanes_f32[imul(i, 4)] = fround(fround(1 / fround(Math.sqrt(fround(scale_x * lane)))) * 1);
-    lanes_f32[((imul(i, 4) + 1) | 0)] = fround(fround(1 / fround(Math.sqrt(fround(scale_y * lane)))) * 1);
-    lanes_f32[((imul(i, 4) + 2) | 0)] = fround(fround(1 / fround(Math.sqrt(fround(scale_z * lane)))) * 1);
-    lanes_f32[((imul(i, 4) + 3) | 0)] = fround(fround(1 / fround(Math.sqrt(fround(scale_w * lane)))) * 1);
     const unit_x = fround(p_x * fround(1 / fround(Math.sqrt(r2))));
     const unit_y = fround(p_y * fround(1 / fround(Math.sqrt(r2))));
     const unit_z = fround(p_z * fround(1 / fround(Math.sqrt(r2))));
-    const length_1 = fround(Math.sqrt(fround(fround(fround(p_x * p_x) + fround(p_y * p_y)) + fround(p_z * p_z))));
-    out[((n + i) | 0)] = fround(unit_x + fround(p_y / length_1));
+    out[((n + i) | 0)] = unit_x;
+    const length = fround(Math.sqrt(fround(fround(fround(p_x * p_x) + fround(p_y * p_y)) + fround(p_z * p_z))));
+    out[((imul(2, n) + i) | 0)] = fround(p_y / length);
+    const lane = fround(fround(p_x * p_x) + 1);
+    lanes_f32[imul(i, 4)] = fround(1 / fround(Math.sqrt(fround(scale_x * lane))));
+    lanes_f32[((imul(i, 4) + 1) | 0)] = fround(1 / fround(Math.sqrt(fround(scale_y * lane))));
+    lanes_f32[((imul(i, 4) + 2) | 0)] = fround(1 / fround(Math.sqrt(fround(scale_z * lane))));
+    lanes_f32[((imul(i, 4) + 3) | 0)] = fround(1 / fround(Math.sqrt(fround(scale_w * lane))));
   }
   if (alive === 0) return;
 }

@@ -20,7 +20,8 @@ fn inverseSqrts(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(work
   let p: vec3<f32> = inverseSqrts_points[i];
   let r2: f32 = p.x * p.x + p.y * p.y + p.z * p.z;
   inverseSqrts_out[i] = inverseSqrt(r2);
-  inverseSqrts_lanes[i] = inverseSqrt(scale * vec4<f32>(p.x * p.x + 1.0f)) * vec4<f32>(vec4<f32>(normalize(p), 1.0f).w);
   let unit: vec3<f32> = p * inverseSqrt(vec3<f32>(r2));
-  inverseSqrts_out[n + i] = unit.x + normalize(p).y;
+  inverseSqrts_out[n + i] = unit.x;
+  inverseSqrts_out[2i * n + i] = normalize(p).y;
+  inverseSqrts_lanes[i] = inverseSqrt(scale * vec4<f32>(p.x * p.x + 1.0f));
 }
