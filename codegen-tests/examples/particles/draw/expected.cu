@@ -21,8 +21,8 @@ static_assert(sizeof(tsk_vec3u) == sizeof(uint3) && alignof(tsk_vec3u) == aligno
 struct alignas(16) tsk_vec4u { unsigned int x, y, z, w; };
 static_assert(sizeof(tsk_vec4u) == sizeof(uint4) && alignof(tsk_vec4u) == alignof(uint4), "tsk_vec4u is laid out as uint4");
 #endif
-#ifndef TSK_STRUCT_View_3c794507
-#define TSK_STRUCT_View_3c794507
+#ifndef TSK_STRUCT_View_8b1a302f
+#define TSK_STRUCT_View_8b1a302f
 struct View {
   alignas(8) tsk_vec2f center;
   alignas(8) tsk_vec2f tilt;
@@ -32,17 +32,23 @@ struct View {
   alignas(4) float hotSpeed;
   alignas(4) float gain;
 };
-static_assert(__builtin_offsetof(View, center) == 0 && __builtin_offsetof(View, tilt) == 8 && __builtin_offsetof(View, scale) == 16 && __builtin_offsetof(View, width) == 20 && __builtin_offsetof(View, height) == 24 && __builtin_offsetof(View, hotSpeed) == 28 && __builtin_offsetof(View, gain) == 32 && sizeof(View) == 40 && alignof(View) == 8, "View has the layout of WGSL's View");
+static_assert(sizeof(View) == 40 && alignof(View) == 8, "View has the size and alignment of WGSL's View");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(View, center) == 0 && __builtin_offsetof(View, tilt) == 8 && __builtin_offsetof(View, scale) == 16 && __builtin_offsetof(View, width) == 20 && __builtin_offsetof(View, height) == 24 && __builtin_offsetof(View, hotSpeed) == 28 && __builtin_offsetof(View, gain) == 32, "View has the field offsets of WGSL's View");
 #endif
-#ifndef TSK_STRUCT_Particle_313161bb
-#define TSK_STRUCT_Particle_313161bb
+#endif
+#ifndef TSK_STRUCT_Particle_3d00408d
+#define TSK_STRUCT_Particle_3d00408d
 struct Particle {
   alignas(16) tsk_vec3f pos;
   alignas(4) float mass;
   alignas(16) tsk_vec3f vel;
   alignas(4) float speed;
 };
-static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Particle, mass) == 12 && __builtin_offsetof(Particle, vel) == 16 && __builtin_offsetof(Particle, speed) == 28 && sizeof(Particle) == 32 && alignof(Particle) == 16, "Particle has the layout of WGSL's Particle");
+static_assert(sizeof(Particle) == 32 && alignof(Particle) == 16, "Particle has the size and alignment of WGSL's Particle");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Particle, mass) == 12 && __builtin_offsetof(Particle, vel) == 16 && __builtin_offsetof(Particle, speed) == 28, "Particle has the field offsets of WGSL's Particle");
+#endif
 #endif
 __device__ __forceinline__ tsk_vec3f tsk_mix(tsk_vec3f a, tsk_vec3f b, tsk_vec3f c) {
   const float t = c.x;
