@@ -66,11 +66,16 @@ const randomVec = (lanes: number, low = -1, high = 1) => Array.from({ length: la
 
 type V3 = [number, number, number];
 
-/** Float64 velocity after one step of body i (nbody.kernel.ts's definition), over all bodies. */
-function float64Velocity(pos: Float64Array, mass: Float64Array, vel: V3, i: number, dt: number, softening2: number): V3 {
+/**
+ * Float64 velocity after one step of body i (nbody.kernel.ts's definition), over all bodies, and the sum of
+ * the magnitudes of the pulls times dt (what the f32 sum's error is relative to: a body whose pulls cancel has
+ * a small net change but the same rounding).
+ */
+function float64Velocity(pos: Float64Array, mass: Float64Array, vel: V3, i: number, dt: number, softening2: number): { vel: V3; magnitude: number } {
   let ax = 0;
   let ay = 0;
   let az = 0;
+  let magnitude = 0;
   const [x, y, z] = [pos[3 * i]!, pos[3 * i + 1]!, pos[3 * i + 2]!];
   for (let j = 0; j < mass.length; j++) {
     const dx = pos[3 * j]! - x;
@@ -81,8 +86,9 @@ function float64Velocity(pos: Float64Array, mass: Float64Array, vel: V3, i: numb
     ax += dx * s;
     ay += dy * s;
     az += dz * s;
+    magnitude += Math.sqrt(r2 - softening2) * s;
   }
-  return [vel[0] + ax * dt, vel[1] + ay * dt, vel[2] + az * dt];
+  return { vel: [vel[0] + ax * dt, vel[1] + ay * dt, vel[2] + az * dt], magnitude: magnitude * dt };
 }
 
 async function nbody(device: Device, label: string): Promise<object> {
@@ -105,15 +111,15 @@ async function nbody(device: Device, label: string): Promise<object> {
     const launch: LaunchOptions = { grid: [Math.ceil(N / (perThread * block))], args: [next, bodies, scene.params] as KernelArg[] };
     await device.launch(handle, launch);
     const got = unpackStructs(particle, (await device.read(next)) as Uint8Array) as unknown as { vel: V3 }[];
-    // |Δv| against the step's own size: the sums of N f32 terms carry about √N·2⁻²⁴ relative error.
+    // |Δv| against dt · Σ|pull|: a sum of N f32 terms in order is within N·2⁻²⁴ of it (the bound; √N·2⁻²⁴ is
+    // typical), plus inverseSqrt's 2 ULP per term and the rounding of v + a·dt (2⁻²⁴ of |v|).
     let worst = 0;
     for (const [k, i] of sample.entries()) {
       const want = reference[k]!;
-      const change = Math.hypot(...want.map((v, l) => v - startValues[i]!.vel[l]!));
-      const error = Math.hypot(...want.map((v, l) => v - got[i]!.vel[l]!));
-      worst = Math.max(worst, error / Math.max(change, 1e-30));
+      const error = Math.hypot(...want.vel.map((v, l) => v - got[i]!.vel[l]!)) - 2 ** -23 * Math.hypot(...want.vel);
+      worst = Math.max(worst, Math.max(error, 0) / want.magnitude);
     }
-    const checkOk = worst < 1e-3;
+    const checkOk = worst < N * 2 ** -24;
     if (!checkOk) failures++;
     const interactions = N * N;
     const single = await device.time(handle, launch, { warmup: standIn ? 1 : 5, runs: standIn ? 2 : 100 });
@@ -125,7 +131,8 @@ async function nbody(device: Device, label: string): Promise<object> {
     const row = {
       block,
       bodiesPerThread: perThread,
-      relativeErrorOfStep: worst,
+      errorOfStepRelativeToPulls: worst,
+      bound: N * 2 ** -24,
       checkOk,
       singleMedianMs: single.medianMs,
       singleMinMs: single.minMs,
@@ -150,8 +157,12 @@ async function nbody(device: Device, label: string): Promise<object> {
 interface Output {
   readonly name: string;
   readonly buffer: DeviceBuffer;
-  /** exact: the bytes; f32ulp: f32 words within `ulps` of each other; bytes: each byte within `by`. */
-  readonly compare: { kind: "exact" } | { kind: "f32ulp"; ulps: number } | { kind: "bytes"; by: number };
+  /**
+   * exact: the bytes; f32ulp: f32 words within `ulps` of each other; f32scaled: f32 words within `relative`
+   * times the largest magnitude in the CPU's output (for sums whose small results are cancellations, where
+   * ULPs mean little); bytes: each byte within `by`.
+   */
+  readonly compare: { kind: "exact" } | { kind: "f32ulp"; ulps: number } | { kind: "f32scaled"; relative: number } | { kind: "bytes"; by: number };
 }
 
 interface Case {
@@ -176,12 +187,21 @@ function differences(output: Output, cpu: Uint8Array, gpu: Uint8Array): { differ
   let worst = 0;
   // Where the bytes are f32 words, how far apart as floats (reported for every output, judged for f32ulp).
   let worstF32Ulps: number | undefined;
-  if (output.compare.kind !== "f32ulp" && cpu.length % 4 === 0 && cpu.length === gpu.length) {
+  if (output.compare.kind !== "f32ulp" && output.compare.kind !== "f32scaled" && cpu.length % 4 === 0 && cpu.length === gpu.length) {
     const [a, b] = [view(cpu), view(gpu)];
     worstF32Ulps = 0;
     for (let i = 0; i < a.length; i++) worstF32Ulps = Math.max(worstF32Ulps, ulps(a[i]!, b[i]!));
   }
-  if (output.compare.kind === "f32ulp") {
+  if (output.compare.kind === "f32scaled") {
+    const [a, b] = [new Float32Array(view(cpu).slice().buffer), new Float32Array(view(gpu).slice().buffer)];
+    const scale = a.reduce((m, x) => (Number.isFinite(x) ? Math.max(m, Math.abs(x)) : m), 0);
+    for (let i = 0; i < a.length; i++) {
+      const d = Number.isNaN(a[i]!) && Number.isNaN(b[i]!) ? 0 : Math.abs(a[i]! - b[i]!) / scale;
+      if (d > 0 || Number.isNaN(d)) differing++;
+      worst = Math.max(worst, Number.isNaN(d) ? Infinity : d);
+      if (!(d <= output.compare.relative) && first.length < 4) first.push(`word ${i}: cpu ${a[i]} gpu ${b[i]}`);
+    }
+  } else if (output.compare.kind === "f32ulp") {
     const [a, b] = [view(cpu), view(gpu)];
     for (let i = 0; i < a.length; i++) {
       const d = ulps(a[i]!, b[i]!);
@@ -337,8 +357,10 @@ const cases: Case[] = [
       await device.launch(library.get("splat"), { grid: [Math.ceil(1000 / 64)], args: [density, heat, drawn, small.view, 1000] });
       await device.launch(library.get("shade"), { grid: [128 * 128 / 256], args: [pixels, density, heat, small.view] });
       return [
-        // Two steps of sums of 1000 terms with inverseSqrt within 2 ULP: a few ULP of the positions and velocities.
-        { name: "bodies", buffer: bodies, compare: { kind: "f32ulp", ulps: 64 } },
+        // Two steps of sums of 1000 terms with inverseSqrt within 2 ULP: differences of a few ULP of the largest
+        // values (a velocity lane near 0 is a cancellation, whose ULPs are tiny); tests/particles.test.ts measured
+        // 2.3e-5 of speeds up to 3 after 24 steps against float64.
+        { name: "bodies", buffer: bodies, compare: { kind: "f32scaled", relative: 1e-5 } },
         { name: "pixels", buffer: pixels, compare: { kind: "bytes", by: 1 } },
         { name: "density (cleared by shade)", buffer: density, compare: { kind: "exact" } },
       ];
@@ -384,12 +406,12 @@ async function compareWithCpu(device: Device, label: string, judge: boolean, ski
     for (const [k, output] of gpuOutputs.entries()) {
       const gpuBytes = asBytes(await device.read(output.buffer));
       const diff = differences(output, cpuBytes[k]!, gpuBytes);
-      const allowed = output.compare.kind === "exact" ? 0 : output.compare.kind === "f32ulp" ? output.compare.ulps : output.compare.by;
+      const allowed = output.compare.kind === "exact" ? 0 : output.compare.kind === "f32ulp" ? output.compare.ulps : output.compare.kind === "f32scaled" ? output.compare.relative : output.compare.by;
       const ok = diff.worst <= allowed && cpuBytes[k]!.length === gpuBytes.length;
       if (judge && !ok) failures++;
       rows[output.name] = { bytes: gpuBytes.length, compare: output.compare, ...diff, ok };
       const asFloats = diff.worstF32Ulps !== undefined && diff.worst > 0 ? ` (as f32 words: ${diff.worstF32Ulps} ULP)` : "";
-      log(`${label}: ${testCase.kernels.join(", ")}.${output.name}: ${gpuBytes.length} bytes, ${diff.differing} ${output.compare.kind === "f32ulp" ? "words" : "bytes"} differ, worst ${diff.worst}${asFloats}${judge ? (ok ? " ok" : " FAIL") : ""}${diff.first.length ? ` (${diff.first.join("; ")})` : ""}`);
+      log(`${label}: ${testCase.kernels.join(", ")}.${output.name}: ${gpuBytes.length} bytes, ${diff.differing} ${output.compare.kind.startsWith("f32") ? "words" : "bytes"} differ, worst ${diff.worst}${asFloats}${judge ? (ok ? " ok" : " FAIL") : ""}${diff.first.length ? ` (${diff.first.join("; ")})` : ""}`);
     }
     out[testCase.name] = rows;
   }
