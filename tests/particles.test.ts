@@ -27,6 +27,7 @@ import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
+import ts from "typescript";
 import { build } from "vite";
 import { afterAll, describe, expect, it } from "vitest";
 import { compileKernelLibrary, CpuDevice, unpackStructs } from "../runtime/index.ts";
@@ -160,6 +161,36 @@ function compareImages(a: Uint8Array, b: Uint8Array, by: number): { worst: numbe
   return { worst, pixelsOver };
 }
 
+describe("the particles app's types", () => {
+  it("type-check with the app's tsc: struct and vector arguments are typed, a wrong one is an error", () => {
+    const configFile = path.join(appRoot, "tsconfig.json");
+    const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configFile, ts.sys.readFile).config, ts.sys, appRoot);
+    const extra = {
+      file: path.join(appRoot, "src", "wrong-args.ts"),
+      text: [
+        'import { createWebGpuDevice, launcher, layoutOf } from "tskernel/webgpu";',
+        'import { step } from "./nbody.kernel.ts";',
+        "const device = await createWebGpuDevice();",
+        'const bodies = device.createBuffer(layoutOf(step, "Particle"), 4);',
+        "await launcher(device, step)({ grid: 1, args: [bodies, bodies, { dt: 0.01, softening2: 0.01, n: 4 }] });", // right
+        "await launcher(device, step)({ grid: 1, args: [bodies, bodies, { dt: 0.01, n: 4 }] });", // softening2 missing
+        "await launcher(device, step)({ grid: 1, args: [bodies, bodies, 0.01] });", // a number for a struct
+        "export {};",
+      ].join("\n"),
+    };
+    const host = ts.createCompilerHost(config.options);
+    const { getSourceFile, fileExists, readFile } = host;
+    host.getSourceFile = (name, language, ...rest) => (name === extra.file ? ts.createSourceFile(name, extra.text, language) : getSourceFile(name, language, ...rest));
+    host.fileExists = (name) => name === extra.file || fileExists(name);
+    host.readFile = (name) => (name === extra.file ? extra.text : readFile(name));
+    const program = ts.createProgram({ rootNames: [...config.fileNames, extra.file], options: config.options, host });
+    const errors = ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? path.basename(d.file.fileName) : ""}:${d.file ? d.file.getLineAndCharacterOfPosition(d.start!).line + 1 : 0}: ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`);
+    expect(errors.filter((e) => !e.startsWith("wrong-args.ts"))).toEqual([]);
+    expect(errors.map((e) => e.split(":").slice(0, 2).join(":"))).toEqual(["wrong-args.ts:6", "wrong-args.ts:7"]);
+    expect(errors[0]).toContain("softening2");
+  }, 60_000);
+});
+
 describe.skipIf(noBrowser && !required)(`examples/particles in Chromium${noBrowser ? ` (skipped: ${chromiumPath} not found)` : ""}`, () => {
   let server: http.Server | undefined;
   let browser: Browser | undefined;
@@ -209,8 +240,10 @@ describe.skipIf(noBrowser && !required)(`examples/particles in Chromium${noBrows
     const cpu = new CpuDevice();
     let bodies = cpu.createBuffer(particle, scene.bodies);
     let next = cpu.createBuffer(particle, new Uint8Array(N * particle.stride).fill(0xff));
+    const step = library.get("step"); // the page's build: the default specialization
+    const { BLOCK, BODIES } = step.description.specialization as { BLOCK: number; BODIES: number };
     for (let s = 0; s < STEPS; s++) {
-      await cpu.launch(library.get("step"), { grid: [Math.ceil(N / 128)], args: [next, bodies, scene.params] });
+      await cpu.launch(step, { grid: [Math.ceil(N / (BLOCK * BODIES))], args: [next, bodies, scene.params] });
       [bodies, next] = [next, bodies];
     }
     const pixelBuffer = cpu.createBuffer(new Uint8Array(SIZE * SIZE * 4).fill(0x5a));

@@ -42,6 +42,9 @@ async function main(): Promise<void> {
   const heat = device.createBuffer(new Uint32Array(pixelCount));
   const pixels = device.createBuffer("u8", pixelCount * 4);
   const stepKernel = launcher(device, step);
+  // Each block steps BLOCK · BODIES bodies (the default build's constants).
+  const { BLOCK, BODIES } = stepKernel.handle.description.specialization as { BLOCK: number; BODIES: number };
+  const bodiesPerBlock = BLOCK * BODIES;
   const splatKernel = launcher(device, splat);
   const shadeKernel = launcher(device, shade);
   const canvas = document.querySelector("canvas")!;
@@ -51,7 +54,7 @@ async function main(): Promise<void> {
 
   const advance = async (steps: number) => {
     for (let s = 0; s < steps; s++) {
-      await stepKernel({ grid: Math.ceil(n / 128), args: [next, bodies, scene.params] });
+      await stepKernel({ grid: Math.ceil(n / bodiesPerBlock), args: [next, bodies, scene.params] });
       [bodies, next] = [next, bodies];
     }
   };

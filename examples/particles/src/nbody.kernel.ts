@@ -5,8 +5,9 @@
 // and each thread keeps BODIES bodies (first, first + BLOCK, …) in registers, so that one shared load serves
 // BODIES interactions. Launch: block BLOCK (fixed), grid ceil(n / (BODIES · BLOCK)); `next` and `bodies` are
 // two buffers of n particles (ping-pong: the kernel reads every body while it writes). The default build
-// (BLOCK 64, BODIES 2) is the page's; the others are for bench/particles-gpu.ts, which counts 20 flops per
-// interaction, the usual convention.
+// (BLOCK 64, BODIES 1) is the page's: the fastest through Dawn on the H100 (33.1 TFLOP/s against 30.7 for two
+// bodies per thread, bench/results/2026-11-26-particles-gpu-h100-run1.json); the others are for
+// bench/particles-gpu.ts, which counts 20 flops per interaction, the usual convention.
 import { add, blockIdx, inverseSqrt, kernel, length, local, mul, shared, sub, syncThreads, threadIdx, vec3f, vec4f, type Const, type f32, type i32 } from "tskernel";
 
 /** One body: 32 bytes (pos at 0, mass packed into pos's last 4 bytes, vel at 16, speed at 28). */
@@ -39,8 +40,8 @@ function advance(body: Particle, acc: vec3f, dt: f32): Particle {
 }
 
 export const step = kernel(
-  { block: ["BLOCK"], specializations: [{ BLOCK: 64, BODIES: 2 }, { BLOCK: 32, BODIES: 2 }, { BLOCK: 128, BODIES: 2 }, { BLOCK: 64, BODIES: 1 }, { BLOCK: 64, BODIES: 4 }] },
-  (next: Particle[], bodies: readonly Particle[], params: StepParams, BLOCK: Const<i32> = 64, BODIES: Const<i32> = 2) => {
+  { block: ["BLOCK"], specializations: [{ BLOCK: 64, BODIES: 1 }, { BLOCK: 64, BODIES: 2 }, { BLOCK: 32, BODIES: 2 }, { BLOCK: 128, BODIES: 2 }, { BLOCK: 64, BODIES: 4 }] },
+  (next: Particle[], bodies: readonly Particle[], params: StepParams, BLOCK: Const<i32> = 64, BODIES: Const<i32> = 1) => {
     const tile = shared.vec4f(BLOCK);
     const mine = local.array<Particle>(BODIES);
     const acc = local.vec3f(BODIES);

@@ -17,24 +17,30 @@ static_assert(sizeof(tsk_vec3f_padded) == 16, "arrays of vec3f have WGSL's 16-by
 struct alignas(16) tsk_vec4f { float x, y, z, w; };
 static_assert(sizeof(tsk_vec4f) == sizeof(float4) && alignof(tsk_vec4f) == alignof(float4), "tsk_vec4f is laid out as float4");
 #endif
-#ifndef TSK_STRUCT_StepParams_89bdf295
-#define TSK_STRUCT_StepParams_89bdf295
+#ifndef TSK_STRUCT_StepParams_cd788d47
+#define TSK_STRUCT_StepParams_cd788d47
 struct StepParams {
   alignas(4) float dt;
   alignas(4) float softening2;
   alignas(4) int n;
 };
-static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8 && sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams has the layout of WGSL's StepParams");
+static_assert(sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams has the size and alignment of WGSL's StepParams");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8, "StepParams has the field offsets of WGSL's StepParams");
 #endif
-#ifndef TSK_STRUCT_Particle_313161bb
-#define TSK_STRUCT_Particle_313161bb
+#endif
+#ifndef TSK_STRUCT_Particle_3d00408d
+#define TSK_STRUCT_Particle_3d00408d
 struct Particle {
   alignas(16) tsk_vec3f pos;
   alignas(4) float mass;
   alignas(16) tsk_vec3f vel;
   alignas(4) float speed;
 };
-static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Particle, mass) == 12 && __builtin_offsetof(Particle, vel) == 16 && __builtin_offsetof(Particle, speed) == 28 && sizeof(Particle) == 32 && alignof(Particle) == 16, "Particle has the layout of WGSL's Particle");
+static_assert(sizeof(Particle) == 32 && alignof(Particle) == 16, "Particle has the size and alignment of WGSL's Particle");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Particle, mass) == 12 && __builtin_offsetof(Particle, vel) == 16 && __builtin_offsetof(Particle, speed) == 28, "Particle has the field offsets of WGSL's Particle");
+#endif
 #endif
 __device__ __forceinline__ tsk_vec3f tsk_make_vec3f(float a) {
   return tsk_vec3f{a, a, a};
@@ -64,84 +70,148 @@ __device__ __forceinline__ float tsk_length(tsk_vec3f a) {
   return sqrtf(lane * lane + lane_1 * lane_1 + lane_2 * lane_2);
 }
 
-#line 29 "examples/particles/src/nbody.kernel.ts"
-__device__ __forceinline__ tsk_vec3f pull(tsk_vec3f acc, tsk_vec3f p, tsk_vec4f q, float softening2) {
 #line 30 "examples/particles/src/nbody.kernel.ts"
-  const tsk_vec3f d = tsk_xyz(q) - p;
+__device__ __forceinline__ tsk_vec3f pull(tsk_vec3f acc, tsk_vec3f p, tsk_vec4f q, float softening2) {
 #line 31 "examples/particles/src/nbody.kernel.ts"
-  const float r2 = softening2 + d.x * d.x + d.y * d.y + d.z * d.z;
+  const tsk_vec3f d = tsk_xyz(q) - p;
 #line 32 "examples/particles/src/nbody.kernel.ts"
-  const float inv = tsk_rsqrtf(r2);
+  const float r2 = softening2 + d.x * d.x + d.y * d.y + d.z * d.z;
 #line 33 "examples/particles/src/nbody.kernel.ts"
+  const float inv = tsk_rsqrtf(r2);
+#line 34 "examples/particles/src/nbody.kernel.ts"
   return acc + d * tsk_make_vec3f(q.w * inv * inv * inv);
 }
 
-#line 36 "examples/particles/src/nbody.kernel.ts"
-__device__ __forceinline__ Particle advance(Particle body, tsk_vec3f acc, float dt) {
 #line 37 "examples/particles/src/nbody.kernel.ts"
-  const tsk_vec3f vel = body.vel + acc * tsk_make_vec3f(dt);
+__device__ __forceinline__ Particle advance(Particle body, tsk_vec3f acc, float dt) {
 #line 38 "examples/particles/src/nbody.kernel.ts"
+  const tsk_vec3f vel = body.vel + acc * tsk_make_vec3f(dt);
+#line 39 "examples/particles/src/nbody.kernel.ts"
   return Particle{body.pos + vel * tsk_make_vec3f(dt), body.mass, vel, tsk_length(vel)};
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 2; block 64×1×1.
-#line 41 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 44 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
+// Kernel step specialized for BLOCK = 64, BODIES = 1; block 64×1×1.
+#line 42 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
 #line 45 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
+  __shared__ tsk_vec4f tile[64];
 #line 46 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  Particle mine[1];
 #line 47 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
+  tsk_vec3f_padded acc[1];
 #line 48 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)tid);
+  const int tid = (int)threadIdx.x;
 #line 49 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)tid);
+#line 50 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 51 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-  for (int b = 0; b < 2; b++) {
 #line 52 "examples/particles/src/nbody.kernel.ts"
-    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#pragma unroll
+  for (int b = 0; b < 1; b++) {
 #line 53 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 54 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 55 "examples/particles/src/nbody.kernel.ts"
-  for (int start = 0; start < n; start += 64) {
 #line 56 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
+  for (int start = 0; start < n; start += 64) {
 #line 57 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
+    const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 58 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
+    if (j < n) {
 #line 59 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 60 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(other.pos, other.mass);
     } else {
-#line 61 "examples/particles/src/nbody.kernel.ts"
+#line 62 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(0.0f);
     }
-#line 63 "examples/particles/src/nbody.kernel.ts"
-    __syncthreads();
 #line 64 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+#line 65 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 65 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
 #line 66 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+      const tsk_vec4f q = tile[k];
 #line 67 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 68 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 70 "examples/particles/src/nbody.kernel.ts"
+#line 71 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 72 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 74 "examples/particles/src/nbody.kernel.ts"
+    if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
+      next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 64, BODIES = 2; block 64×1×1.
+#line 42 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 45 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 46 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 47 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 48 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 49 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)tid);
+#line 50 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 52 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 2; b++) {
+#line 53 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 54 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 56 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 64) {
+#line 57 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 58 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 59 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 60 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+    } else {
+#line 62 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(0.0f);
+    }
+#line 64 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+#line 65 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[k];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 68 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 71 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+#line 73 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 73 "examples/particles/src/nbody.kernel.ts"
+#line 74 "examples/particles/src/nbody.kernel.ts"
     if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
       next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
     }
@@ -149,63 +219,63 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2(Particle
 }
 
 // Kernel step specialized for BLOCK = 32, BODIES = 2; block 32×1×1.
-#line 41 "examples/particles/src/nbody.kernel.ts"
+#line 42 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 44 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[32];
 #line 45 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
+  __shared__ tsk_vec4f tile[32];
 #line 46 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  Particle mine[2];
 #line 47 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
+  tsk_vec3f_padded acc[2];
 #line 48 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)tid);
+  const int tid = (int)threadIdx.x;
 #line 49 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)tid);
+#line 50 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 51 "examples/particles/src/nbody.kernel.ts"
+#line 52 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 52 "examples/particles/src/nbody.kernel.ts"
-    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
 #line 53 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
+#line 54 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 55 "examples/particles/src/nbody.kernel.ts"
-  for (int start = 0; start < n; start += 32) {
 #line 56 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
+  for (int start = 0; start < n; start += 32) {
 #line 57 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
+    const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 58 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
+    if (j < n) {
 #line 59 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 60 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(other.pos, other.mass);
     } else {
-#line 61 "examples/particles/src/nbody.kernel.ts"
+#line 62 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(0.0f);
     }
-#line 63 "examples/particles/src/nbody.kernel.ts"
-    __syncthreads();
 #line 64 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+#line 65 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 65 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
 #line 66 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[k];
+#line 67 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 70 "examples/particles/src/nbody.kernel.ts"
+#line 71 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 72 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 73 "examples/particles/src/nbody.kernel.ts"
+#line 74 "examples/particles/src/nbody.kernel.ts"
     if ((int)((unsigned int)first + (unsigned int)b_2 * 32u) < n) {
       next[(int)((unsigned int)first + (unsigned int)b_2 * 32u)] = advance(mine[b_2], acc[b_2].v, params.dt);
     }
@@ -213,191 +283,127 @@ extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2(Particle
 }
 
 // Kernel step specialized for BLOCK = 128, BODIES = 2; block 128×1×1.
-#line 41 "examples/particles/src/nbody.kernel.ts"
+#line 42 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 44 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
 #line 45 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
+  __shared__ tsk_vec4f tile[128];
 #line 46 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  Particle mine[2];
 #line 47 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
+  tsk_vec3f_padded acc[2];
 #line 48 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)tid);
+  const int tid = (int)threadIdx.x;
 #line 49 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)tid);
+#line 50 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 51 "examples/particles/src/nbody.kernel.ts"
+#line 52 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 52 "examples/particles/src/nbody.kernel.ts"
-    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
 #line 53 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
+#line 54 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 55 "examples/particles/src/nbody.kernel.ts"
-  for (int start = 0; start < n; start += 128) {
 #line 56 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
+  for (int start = 0; start < n; start += 128) {
 #line 57 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
+    const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 58 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
+    if (j < n) {
 #line 59 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 60 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(other.pos, other.mass);
     } else {
-#line 61 "examples/particles/src/nbody.kernel.ts"
+#line 62 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(0.0f);
     }
-#line 63 "examples/particles/src/nbody.kernel.ts"
-    __syncthreads();
 #line 64 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+#line 65 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 128; k++) {
-#line 65 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
 #line 66 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[k];
+#line 67 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 70 "examples/particles/src/nbody.kernel.ts"
+#line 71 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 72 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 73 "examples/particles/src/nbody.kernel.ts"
+#line 74 "examples/particles/src/nbody.kernel.ts"
     if ((int)((unsigned int)first + (unsigned int)b_2 * 128u) < n) {
       next[(int)((unsigned int)first + (unsigned int)b_2 * 128u)] = advance(mine[b_2], acc[b_2].v, params.dt);
     }
   }
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 1; block 64×1×1.
-#line 41 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 44 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
-#line 45 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
-#line 46 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
-#line 47 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 48 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)tid);
-#line 49 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
-#line 51 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-  for (int b = 0; b < 1; b++) {
-#line 52 "examples/particles/src/nbody.kernel.ts"
-    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 53 "examples/particles/src/nbody.kernel.ts"
-    acc[b].v = tsk_make_vec3f(0.0f);
-  }
-#line 55 "examples/particles/src/nbody.kernel.ts"
-  for (int start = 0; start < n; start += 64) {
-#line 56 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 57 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
-#line 58 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
-#line 59 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
-    } else {
-#line 61 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(0.0f);
-    }
-#line 63 "examples/particles/src/nbody.kernel.ts"
-    __syncthreads();
-#line 64 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 65 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
-#line 66 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-      for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 67 "examples/particles/src/nbody.kernel.ts"
-        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
-      }
-    }
-#line 70 "examples/particles/src/nbody.kernel.ts"
-    __syncthreads();
-  }
-#line 72 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-  for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 73 "examples/particles/src/nbody.kernel.ts"
-    if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
-      next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
-    }
-  }
-}
-
 // Kernel step specialized for BLOCK = 64, BODIES = 4; block 64×1×1.
-#line 41 "examples/particles/src/nbody.kernel.ts"
+#line 42 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 44 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
 #line 45 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
+  __shared__ tsk_vec4f tile[64];
 #line 46 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
+  Particle mine[4];
 #line 47 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
+  tsk_vec3f_padded acc[4];
 #line 48 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)tid);
+  const int tid = (int)threadIdx.x;
 #line 49 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)tid);
+#line 50 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 51 "examples/particles/src/nbody.kernel.ts"
+#line 52 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 52 "examples/particles/src/nbody.kernel.ts"
-    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
 #line 53 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 54 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 55 "examples/particles/src/nbody.kernel.ts"
-  for (int start = 0; start < n; start += 64) {
 #line 56 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
+  for (int start = 0; start < n; start += 64) {
 #line 57 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
+    const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 58 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
+    if (j < n) {
 #line 59 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 60 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(other.pos, other.mass);
     } else {
-#line 61 "examples/particles/src/nbody.kernel.ts"
+#line 62 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(0.0f);
     }
-#line 63 "examples/particles/src/nbody.kernel.ts"
-    __syncthreads();
 #line 64 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+#line 65 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 65 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
 #line 66 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[k];
+#line 67 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 4; b_1++) {
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 70 "examples/particles/src/nbody.kernel.ts"
+#line 71 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 72 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 73 "examples/particles/src/nbody.kernel.ts"
+#line 74 "examples/particles/src/nbody.kernel.ts"
     if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
       next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
     }

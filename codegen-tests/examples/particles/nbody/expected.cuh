@@ -15,25 +15,39 @@ static_assert(sizeof(tsk_vec3f_padded) == 16, "arrays of vec3f have WGSL's 16-by
 struct alignas(16) tsk_vec4f { float x, y, z, w; };
 static_assert(sizeof(tsk_vec4f) == sizeof(float4) && alignof(tsk_vec4f) == alignof(float4), "tsk_vec4f is laid out as float4");
 #endif
-#ifndef TSK_STRUCT_StepParams_89bdf295
-#define TSK_STRUCT_StepParams_89bdf295
+#ifndef TSK_STRUCT_StepParams_cd788d47
+#define TSK_STRUCT_StepParams_cd788d47
 struct StepParams {
   alignas(4) float dt;
   alignas(4) float softening2;
   alignas(4) int n;
 };
-static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8 && sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams has the layout of WGSL's StepParams");
+static_assert(sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams has the size and alignment of WGSL's StepParams");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8, "StepParams has the field offsets of WGSL's StepParams");
 #endif
-#ifndef TSK_STRUCT_Particle_313161bb
-#define TSK_STRUCT_Particle_313161bb
+#endif
+#ifndef TSK_STRUCT_Particle_3d00408d
+#define TSK_STRUCT_Particle_3d00408d
 struct Particle {
   alignas(16) tsk_vec3f pos;
   alignas(4) float mass;
   alignas(16) tsk_vec3f vel;
   alignas(4) float speed;
 };
-static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Particle, mass) == 12 && __builtin_offsetof(Particle, vel) == 16 && __builtin_offsetof(Particle, speed) == 28 && sizeof(Particle) == 32 && alignof(Particle) == 16, "Particle has the layout of WGSL's Particle");
+static_assert(sizeof(Particle) == 32 && alignof(Particle) == 16, "Particle has the size and alignment of WGSL's Particle");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Particle, mass) == 12 && __builtin_offsetof(Particle, vel) == 16 && __builtin_offsetof(Particle, speed) == 28, "Particle has the field offsets of WGSL's Particle");
 #endif
+#endif
+
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_64_BODIES_1 with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_64_BODIES_1(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_64_BODIES_1<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
 
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params);
 
@@ -56,14 +70,6 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2(Partic
 // Launches step_BLOCK_128_BODIES_2 with its fixed block 128×1×1; returns the launch error, if any.
 static inline cudaError_t launch_step_BLOCK_128_BODIES_2(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
   step_BLOCK_128_BODIES_2<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
-  return cudaGetLastError();
-}
-
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1(Particle* next, const Particle* __restrict__ bodies, StepParams params);
-
-// Launches step_BLOCK_64_BODIES_1 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_step_BLOCK_64_BODIES_1(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
-  step_BLOCK_64_BODIES_1<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
 

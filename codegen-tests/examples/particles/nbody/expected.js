@@ -34,6 +34,115 @@ function advance(body_pos_x, body_pos_y, body_pos_z, body_mass, body_vel_x, body
   return fround(body_pos_x + fround(vel_x * dt));
 }
 
+// Kernel step specialized for BLOCK = 64, BODIES = 1: runs one block.
+let step_BLOCK_64_BODIES_1_arrays;
+export function step_BLOCK_64_BODIES_1(args, blockIdx, blockDim, gridDim) {
+  const [next, bodies, params_dt, params_softening2, params_n] = args;
+  const next_f32 = next.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (step_BLOCK_64_BODIES_1_arrays === undefined || step_BLOCK_64_BODIES_1_arrays.threads !== threads) {
+    step_BLOCK_64_BODIES_1_arrays = { threads, tile_x: new Float32Array(64), tile_y: new Float32Array(64), tile_z: new Float32Array(64), tile_w: new Float32Array(64), mine_pos_x: new Float32Array(threads * 1), mine_pos_y: new Float32Array(threads * 1), mine_pos_z: new Float32Array(threads * 1), mine_mass: new Float32Array(threads * 1), mine_vel_x: new Float32Array(threads * 1), mine_vel_y: new Float32Array(threads * 1), mine_vel_z: new Float32Array(threads * 1), mine_speed: new Float32Array(threads * 1), acc_x: new Float32Array(threads * 1), acc_y: new Float32Array(threads * 1), acc_z: new Float32Array(threads * 1) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_pos_x, mine_pos_y, mine_pos_z, mine_mass, mine_vel_x, mine_vel_y, mine_vel_z, mine_speed, acc_x, acc_y, acc_z } = step_BLOCK_64_BODIES_1_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_pos_x.fill(0); mine_pos_y.fill(0); mine_pos_z.fill(0); mine_mass.fill(0); mine_vel_x.fill(0); mine_vel_y.fill(0); mine_vel_z.fill(0); mine_speed.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
+    const first = (imul(imul(bx, 1), 64) + tid) | 0;
+    {
+      const index = Math.min(((first + 0) | 0), ((n - 1) | 0));
+      mine_pos_x[t * 1 + 0] = bodies_f32[imul(index, 8)];
+      mine_pos_y[t * 1 + 0] = bodies_f32[((imul(index, 8) + 1) | 0)];
+      mine_pos_z[t * 1 + 0] = bodies_f32[((imul(index, 8) + 2) | 0)];
+      mine_mass[t * 1 + 0] = bodies_f32[((imul(index, 8) + 3) | 0)];
+      mine_vel_x[t * 1 + 0] = bodies_f32[((imul(index, 8) + 4) | 0)];
+      mine_vel_y[t * 1 + 0] = bodies_f32[((imul(index, 8) + 5) | 0)];
+      mine_vel_z[t * 1 + 0] = bodies_f32[((imul(index, 8) + 6) | 0)];
+      mine_speed[t * 1 + 0] = bodies_f32[((imul(index, 8) + 7) | 0)];
+      acc_x[t * 1 + 0] = 0;
+      acc_y[t * 1 + 0] = 0;
+      acc_z[t * 1 + 0] = 0;
+    }
+  }
+  let start = 0;
+  loop0: for (;;) {
+    if (!(start < n)) break;
+    body0: {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
+        const j = (start + tid) | 0;
+        if (j < n) {
+          const other_pos_x = bodies_f32[imul(j, 8)];
+          const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
+          const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
+          const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
+          const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
+          const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
+          const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
+          const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
+          tile_x[tid] = other_pos_x;
+          tile_y[tid] = other_pos_y;
+          tile_z[tid] = other_pos_z;
+          tile_w[tid] = other_mass;
+        } else {
+          tile_x[tid] = 0;
+          tile_y[tid] = 0;
+          tile_z[tid] = 0;
+          tile_w[tid] = 0;
+        }
+      }
+      threads2: for (let t = 0; t < threads; t++) {
+        for (let k = 0; k < 64; k = (k + 1) | 0) {
+          const q_x = tile_x[k];
+          const q_y = tile_y[k];
+          const q_z = tile_z[k];
+          const q_w = tile_w[k];
+          for (let b = 0; b < 1; b = (b + 1) | 0) {
+            const result = pull(acc_x[t * 1 + b], acc_y[t * 1 + b], acc_z[t * 1 + b], mine_pos_x[t * 1 + b], mine_pos_y[t * 1 + b], mine_pos_z[t * 1 + b], q_x, q_y, q_z, q_w, params_softening2);
+            const result_1 = results[1];
+            const result_2 = results[2];
+            acc_x[t * 1 + b] = result;
+            acc_y[t * 1 + b] = result_1;
+            acc_z[t * 1 + b] = result_2;
+          }
+        }
+      }
+    }
+    start = (start + 64) | 0;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
+    const first = (imul(imul(bx, 1), 64) + tid) | 0;
+    for (let b_1 = 0; b_1 < 1; b_1 = (b_1 + 1) | 0) {
+      if (((first + imul(b_1, 64)) | 0) < n) {
+        const index_1 = (first + imul(b_1, 64)) | 0;
+        const result_3 = advance(mine_pos_x[t * 1 + b_1], mine_pos_y[t * 1 + b_1], mine_pos_z[t * 1 + b_1], mine_mass[t * 1 + b_1], mine_vel_x[t * 1 + b_1], mine_vel_y[t * 1 + b_1], mine_vel_z[t * 1 + b_1], mine_speed[t * 1 + b_1], acc_x[t * 1 + b_1], acc_y[t * 1 + b_1], acc_z[t * 1 + b_1], params_dt);
+        const result_4 = results[1];
+        const result_5 = results[2];
+        const result_6 = results[3];
+        const result_7 = results[4];
+        const result_8 = results[5];
+        const result_9 = results[6];
+        const result_10 = results[7];
+        next_f32[imul(index_1, 8)] = result_3;
+        next_f32[((imul(index_1, 8) + 1) | 0)] = result_4;
+        next_f32[((imul(index_1, 8) + 2) | 0)] = result_5;
+        next_f32[((imul(index_1, 8) + 3) | 0)] = result_6;
+        next_f32[((imul(index_1, 8) + 4) | 0)] = result_7;
+        next_f32[((imul(index_1, 8) + 5) | 0)] = result_8;
+        next_f32[((imul(index_1, 8) + 6) | 0)] = result_9;
+        next_f32[((imul(index_1, 8) + 7) | 0)] = result_10;
+      }
+    }
+  }
+}
+
 // Kernel step specialized for BLOCK = 64, BODIES = 2: runs one block.
 let step_BLOCK_64_BODIES_2_arrays;
 export function step_BLOCK_64_BODIES_2(args, blockIdx, blockDim, gridDim) {
@@ -341,115 +450,6 @@ export function step_BLOCK_128_BODIES_2(args, blockIdx, blockDim, gridDim) {
       if (((first + imul(b_2, 128)) | 0) < n) {
         const index_1 = (first + imul(b_2, 128)) | 0;
         const result_3 = advance(mine_pos_x[t * 2 + b_2], mine_pos_y[t * 2 + b_2], mine_pos_z[t * 2 + b_2], mine_mass[t * 2 + b_2], mine_vel_x[t * 2 + b_2], mine_vel_y[t * 2 + b_2], mine_vel_z[t * 2 + b_2], mine_speed[t * 2 + b_2], acc_x[t * 2 + b_2], acc_y[t * 2 + b_2], acc_z[t * 2 + b_2], params_dt);
-        const result_4 = results[1];
-        const result_5 = results[2];
-        const result_6 = results[3];
-        const result_7 = results[4];
-        const result_8 = results[5];
-        const result_9 = results[6];
-        const result_10 = results[7];
-        next_f32[imul(index_1, 8)] = result_3;
-        next_f32[((imul(index_1, 8) + 1) | 0)] = result_4;
-        next_f32[((imul(index_1, 8) + 2) | 0)] = result_5;
-        next_f32[((imul(index_1, 8) + 3) | 0)] = result_6;
-        next_f32[((imul(index_1, 8) + 4) | 0)] = result_7;
-        next_f32[((imul(index_1, 8) + 5) | 0)] = result_8;
-        next_f32[((imul(index_1, 8) + 6) | 0)] = result_9;
-        next_f32[((imul(index_1, 8) + 7) | 0)] = result_10;
-      }
-    }
-  }
-}
-
-// Kernel step specialized for BLOCK = 64, BODIES = 1: runs one block.
-let step_BLOCK_64_BODIES_1_arrays;
-export function step_BLOCK_64_BODIES_1(args, blockIdx, blockDim, gridDim) {
-  const [next, bodies, params_dt, params_softening2, params_n] = args;
-  const next_f32 = next.f32;
-  const bodies_f32 = bodies.f32;
-  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = 64, ny = 1, nz = 1, threads = 64;
-  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (step_BLOCK_64_BODIES_1_arrays === undefined || step_BLOCK_64_BODIES_1_arrays.threads !== threads) {
-    step_BLOCK_64_BODIES_1_arrays = { threads, tile_x: new Float32Array(64), tile_y: new Float32Array(64), tile_z: new Float32Array(64), tile_w: new Float32Array(64), mine_pos_x: new Float32Array(threads * 1), mine_pos_y: new Float32Array(threads * 1), mine_pos_z: new Float32Array(threads * 1), mine_mass: new Float32Array(threads * 1), mine_vel_x: new Float32Array(threads * 1), mine_vel_y: new Float32Array(threads * 1), mine_vel_z: new Float32Array(threads * 1), mine_speed: new Float32Array(threads * 1), acc_x: new Float32Array(threads * 1), acc_y: new Float32Array(threads * 1), acc_z: new Float32Array(threads * 1) };
-  }
-  const { tile_x, tile_y, tile_z, tile_w, mine_pos_x, mine_pos_y, mine_pos_z, mine_mass, mine_vel_x, mine_vel_y, mine_vel_z, mine_speed, acc_x, acc_y, acc_z } = step_BLOCK_64_BODIES_1_arrays;
-  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_pos_x.fill(0); mine_pos_y.fill(0); mine_pos_z.fill(0); mine_mass.fill(0); mine_vel_x.fill(0); mine_vel_y.fill(0); mine_vel_z.fill(0); mine_speed.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
-  const n = params_n;
-  threads0: for (let t = 0; t < threads; t++) {
-    const tx = t;
-    const tid = tx;
-    const first = (imul(imul(bx, 1), 64) + tid) | 0;
-    {
-      const index = Math.min(((first + 0) | 0), ((n - 1) | 0));
-      mine_pos_x[t * 1 + 0] = bodies_f32[imul(index, 8)];
-      mine_pos_y[t * 1 + 0] = bodies_f32[((imul(index, 8) + 1) | 0)];
-      mine_pos_z[t * 1 + 0] = bodies_f32[((imul(index, 8) + 2) | 0)];
-      mine_mass[t * 1 + 0] = bodies_f32[((imul(index, 8) + 3) | 0)];
-      mine_vel_x[t * 1 + 0] = bodies_f32[((imul(index, 8) + 4) | 0)];
-      mine_vel_y[t * 1 + 0] = bodies_f32[((imul(index, 8) + 5) | 0)];
-      mine_vel_z[t * 1 + 0] = bodies_f32[((imul(index, 8) + 6) | 0)];
-      mine_speed[t * 1 + 0] = bodies_f32[((imul(index, 8) + 7) | 0)];
-      acc_x[t * 1 + 0] = 0;
-      acc_y[t * 1 + 0] = 0;
-      acc_z[t * 1 + 0] = 0;
-    }
-  }
-  let start = 0;
-  loop0: for (;;) {
-    if (!(start < n)) break;
-    body0: {
-      threads1: for (let t = 0; t < threads; t++) {
-        const tx = t;
-        const tid = tx;
-        const j = (start + tid) | 0;
-        if (j < n) {
-          const other_pos_x = bodies_f32[imul(j, 8)];
-          const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
-          const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
-          const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
-          const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
-          const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
-          const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
-          const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
-          tile_x[tid] = other_pos_x;
-          tile_y[tid] = other_pos_y;
-          tile_z[tid] = other_pos_z;
-          tile_w[tid] = other_mass;
-        } else {
-          tile_x[tid] = 0;
-          tile_y[tid] = 0;
-          tile_z[tid] = 0;
-          tile_w[tid] = 0;
-        }
-      }
-      threads2: for (let t = 0; t < threads; t++) {
-        for (let k = 0; k < 64; k = (k + 1) | 0) {
-          const q_x = tile_x[k];
-          const q_y = tile_y[k];
-          const q_z = tile_z[k];
-          const q_w = tile_w[k];
-          for (let b = 0; b < 1; b = (b + 1) | 0) {
-            const result = pull(acc_x[t * 1 + b], acc_y[t * 1 + b], acc_z[t * 1 + b], mine_pos_x[t * 1 + b], mine_pos_y[t * 1 + b], mine_pos_z[t * 1 + b], q_x, q_y, q_z, q_w, params_softening2);
-            const result_1 = results[1];
-            const result_2 = results[2];
-            acc_x[t * 1 + b] = result;
-            acc_y[t * 1 + b] = result_1;
-            acc_z[t * 1 + b] = result_2;
-          }
-        }
-      }
-    }
-    start = (start + 64) | 0;
-  }
-  threads3: for (let t = 0; t < threads; t++) {
-    const tx = t;
-    const tid = tx;
-    const first = (imul(imul(bx, 1), 64) + tid) | 0;
-    for (let b_1 = 0; b_1 < 1; b_1 = (b_1 + 1) | 0) {
-      if (((first + imul(b_1, 64)) | 0) < n) {
-        const index_1 = (first + imul(b_1, 64)) | 0;
-        const result_3 = advance(mine_pos_x[t * 1 + b_1], mine_pos_y[t * 1 + b_1], mine_pos_z[t * 1 + b_1], mine_mass[t * 1 + b_1], mine_vel_x[t * 1 + b_1], mine_vel_y[t * 1 + b_1], mine_vel_z[t * 1 + b_1], mine_speed[t * 1 + b_1], acc_x[t * 1 + b_1], acc_y[t * 1 + b_1], acc_z[t * 1 + b_1], params_dt);
         const result_4 = results[1];
         const result_5 = results[2];
         const result_6 = results[3];

@@ -24,6 +24,296 @@ fn advance(body: Particle, acc: vec3<f32>, dt: f32) -> Particle {
   return Particle(body.pos + vel * vec3<f32>(dt), body.mass, vel, length(vel));
 }
 
+// Kernel step specialized for BLOCK = 64, BODIES = 1.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_1_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_params: step_BLOCK_64_BODIES_1_Params;
+var<workgroup> step_BLOCK_64_BODIES_1_tile: array<vec4<f32>, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn step_BLOCK_64_BODIES_1(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_1_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let first: i32 = i32(group_id.x) * 1i * 64i + tid;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_64_BODIES_1_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  for (var start: i32 = 0i; start < n; start += 64i) {
+    let j: i32 = start + tid;
+    if (j < n) {
+      let other: Particle = step_BLOCK_64_BODIES_1_bodies[j];
+      step_BLOCK_64_BODIES_1_tile[tid] = vec4<f32>(other.pos, other.mass);
+    } else {
+      step_BLOCK_64_BODIES_1_tile[tid] = vec4<f32>(0.0f);
+    }
+    workgroupBarrier();
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  if (first + 0i < n) {
+    step_BLOCK_64_BODIES_1_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+  }
+}
+
 // Kernel step specialized for BLOCK = 64, BODIES = 2.
 @group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_2_next: array<Particle>;
 @group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_2_bodies: array<Particle>;
@@ -623,296 +913,6 @@ fn step_BLOCK_128_BODIES_2(@builtin(local_invocation_id) local_id: vec3<u32>, @b
   }
   if (first + 128i < n) {
     step_BLOCK_128_BODIES_2_next[first + 128i] = advance(mine[1i], acc[1i], params.dt);
-  }
-}
-
-// Kernel step specialized for BLOCK = 64, BODIES = 1.
-@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_next: array<Particle>;
-@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_bodies: array<Particle>;
-struct step_BLOCK_64_BODIES_1_Params {
-  @align(16) params: StepParams,
-}
-@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_params: step_BLOCK_64_BODIES_1_Params;
-var<workgroup> step_BLOCK_64_BODIES_1_tile: array<vec4<f32>, 64>;
-@compute @workgroup_size(64, 1, 1)
-fn step_BLOCK_64_BODIES_1(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let params: StepParams = step_BLOCK_64_BODIES_1_params.params;
-  var mine: array<Particle, 1>;
-  var acc: array<vec3<f32>, 1>;
-  let tid: i32 = i32(local_id.x);
-  let first: i32 = i32(group_id.x) * 1i * 64i + tid;
-  let n: i32 = params.n;
-  mine[0i] = step_BLOCK_64_BODIES_1_bodies[min(first + 0i, n - 1i)];
-  acc[0i] = vec3<f32>(0.0f);
-  for (var start: i32 = 0i; start < n; start += 64i) {
-    let j: i32 = start + tid;
-    if (j < n) {
-      let other: Particle = step_BLOCK_64_BODIES_1_bodies[j];
-      step_BLOCK_64_BODIES_1_tile[tid] = vec4<f32>(other.pos, other.mass);
-    } else {
-      step_BLOCK_64_BODIES_1_tile[tid] = vec4<f32>(0.0f);
-    }
-    workgroupBarrier();
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[0i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[1i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[2i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[3i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[4i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[5i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[6i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[7i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[8i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[9i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[10i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[11i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[12i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[13i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[14i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[15i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[16i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[17i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[18i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[19i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[20i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[21i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[22i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[23i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[24i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[25i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[26i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[27i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[28i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[29i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[30i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[31i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[32i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[33i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[34i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[35i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[36i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[37i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[38i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[39i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[40i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[41i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[42i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[43i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[44i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[45i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[46i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[47i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[48i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[49i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[50i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[51i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[52i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[53i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[54i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[55i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[56i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[57i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[58i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[59i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[60i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[61i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[62i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[63i];
-      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
-    }
-    workgroupBarrier();
-  }
-  if (first + 0i < n) {
-    step_BLOCK_64_BODIES_1_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
   }
 }
 
