@@ -3,38 +3,22 @@
  * prints diagnostics and exits 1 on any error; `build` also writes the generated files and a manifest
  * (build.ts); both take files, directories and globs (inputs.ts). `demo`, `bench` and `tune` run the matmul
  * ladder on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
- * reported as an internal error (TSK9001) with a request to file it, never as a bare stack trace.
+ * reported as an internal error (TSK9001) with a request to file it, never as a bare stack trace. This file
+ * loads only commander: each command imports what it needs when it runs (the compiler for check and build,
+ * the runtime too for the others), so `--help` and `--version` start in tens of milliseconds.
  */
 
 import fs from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { compileFiles, makeDiagnostic, renderDiagnostics, targetNames, type CompileResult, type Diagnostic, type TargetName } from "../compiler/index.ts";
-import { buildOnce, skippedSummary, watchBuild } from "./build.ts";
-import { expandInputs } from "./inputs.ts";
-import { report, tskernelVersion, type Io } from "./io.ts";
+import type { Io } from "./io.ts";
 import { openDevice } from "./open-device.ts";
+import { tskernelVersion } from "./package-info.ts";
 
-function parseTargets(value: string): { targets: TargetName[]; errors: Diagnostic[] } {
-  const targets: TargetName[] = [];
-  const errors: Diagnostic[] = [];
-  for (const name of value.split(",").map((t) => t.trim()).filter(Boolean)) {
-    if ((targetNames as readonly string[]).includes(name)) targets.push(name as TargetName);
-    else errors.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]));
-  }
-  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [targetNames.join(", ")]));
-  return { targets, errors };
-}
-
-function parseDefines(values: readonly string[]): { defines: Map<string, string>; errors: Diagnostic[] } {
-  const defines = new Map<string, string>();
-  const errors: Diagnostic[] = [];
-  for (const text of values) {
-    const match = /^([A-Za-z_$][\w$]*)=(.+)$/.exec(text);
-    if (match) defines.set(match[1]!, match[2]!);
-    else errors.push(makeDiagnostic("TSK4003", undefined, [text]));
-  }
-  return { defines, errors };
-}
+/**
+ * The compiler's `targetNames`, written out so that help needs no compiler (tests/cli.test.ts checks that the
+ * two agree).
+ */
+const targetList = "cuda, wgsl, js";
 
 export function makeProgram(io: Io, setExit: (code: number) => void): Command {
   const program = new Command();
@@ -85,22 +69,9 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
       ].join("\n"),
     )
-    .action((args: string[], opts: { target: string; define: string[] }) => {
-      const { targets, errors: targetErrors } = parseTargets(opts.target);
-      const { defines, errors: defineErrors } = parseDefines(opts.define);
-      if (targetErrors.length + defineErrors.length > 0) {
-        report([...targetErrors, ...defineErrors], io);
-        return setExit(1);
-      }
-      const inputs = expandInputs(args);
-      const result = compileFiles(inputs.files, { targets, defines });
-      report([...inputs.diagnostics, ...result.diagnostics], io);
-      const ok = result.ok && inputs.diagnostics.length === 0;
-      if (ok) {
-        io.stdout(`ok: ${countKernels(result)} kernel specializations in ${inputs.files.length} file(s)\n`);
-        for (const line of skippedSummary(result, targets)) io.stdout(line);
-      }
-      setExit(ok ? 0 : 1);
+    .action(async (args: string[], opts: { target: string; define: string[] }) => {
+      const { checkCommand } = await import("./compile-command.ts");
+      setExit(checkCommand(args, opts, io));
     });
 
   program
@@ -108,7 +79,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .description("Compile kernel files and write the generated code and manifest.json to a directory.")
     .argument("<files...>", inputsHelp)
     .requiredOption("--out <dir>", "output directory (created, with its parents, if missing)")
-    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")})`, "cuda,wgsl")
+    .option("--target <list>", `targets to generate, comma-separated (${targetList})`, "cuda,wgsl")
     .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
     .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
     .option("--cubin", "also compile each .cu to a cubin with nvcc, so the CUDA runtime needs no NVRTC")
@@ -134,15 +105,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       ].join("\n"),
     )
     .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; arch: string; watch?: boolean }) => {
-      const { targets, errors: targetErrors } = parseTargets(opts.target);
-      const { defines, errors: defineErrors } = parseDefines(opts.define);
-      if (opts.cubin && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4009", undefined));
-      if (targetErrors.length + defineErrors.length > 0) {
-        report([...targetErrors, ...defineErrors], io);
-        return setExit(1);
-      }
-      const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined };
-      setExit(opts.watch ? await watchBuild(args, settings, io) : buildOnce(args, settings, io));
+      const { buildCommand } = await import("./compile-command.ts");
+      setExit(await buildCommand(args, opts, io));
     });
 
   program
@@ -154,13 +118,15 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--checked", "run on the CPU in checked mode: out-of-bounds accesses, unwritten shared reads, shared races, divergent barriers")
     .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1; not with --checked)", parseSize, 1)
     .option("--subgroup-size <n>", "CPU: lanes per subgroup for subgroup operations, a power of two from 1 to 128", parseSubgroupSize, 32)
+    .option("--json <file>", "also write the rows as JSON, each variant with its full name and constants")
     .addHelpText(
       "after",
       [
         "",
         "Each variant gets fresh random inputs in [-1, 1]; outputs are poisoned with NaN first. A variant passes when",
         "its normwise relative error is at most n·2^-23. Sizes a kernel cannot take are padded as its article does,",
-        "or the variant is skipped with the reason. Exit status 1 if any variant fails.",
+        "or the variant is skipped with the reason. Exit status 1 if any variant fails. On a terminal, long names and",
+        "notes wrap to its width.",
         "",
         "Examples:",
         "  $ tskernel demo --backend cpu",
@@ -169,7 +135,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
       ].join("\n"),
     )
-    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number; subgroupSize: number }) => {
+    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number; subgroupSize: number; json?: string }) => {
       const { runDemo, formatDemoTable } = await import("./demo/run-demo.ts");
       const { compileSeedLibrary, targetOf } = await import("./demo/seed-library.ts");
       const device = await openDevice({ backend: opts.backend, checked: opts.checked, workers: opts.workers, subgroupSize: opts.subgroupSize }, io);
@@ -177,7 +143,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       io.stderr(`  compiling the seed examples for ${targetOf(device.backend)}\n`);
       const library = compileSeedLibrary(device.backend);
       const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, library, onProgress: (m) => io.stderr(`  ${m}\n`) });
-      io.stdout(`${formatDemoTable(rows)}\n`);
+      io.stdout(`${formatDemoTable(rows, io.columns)}\n`);
+      if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ date: new Date().toISOString(), device: device.name, backend: device.backend, size: opts.size, rows }, null, 2)}\n`);
       const count = (status: string) => rows.filter((r) => r.status === status).length;
       io.stdout(`${count("pass")} passed, ${count("FAIL")} failed, ${count("skipped")} skipped\n`);
       setExit(ok ? 0 : 1);
@@ -348,10 +315,6 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function countKernels(result: CompileResult): number {
-  return result.files.reduce((sum, file) => sum + file.specializations.length, 0);
-}
-
 /** Runs the CLI; resolves to the exit status. */
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   let exitCode = 0;
@@ -363,6 +326,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     const message = error instanceof Error ? error.message : String(error);
+    const { makeDiagnostic, renderDiagnostics } = await import("../compiler/index.ts");
     io.stderr(`${renderDiagnostics([makeDiagnostic("TSK9001", undefined, [message], { notes: ["this is a bug in tskernel; please report it with the input that caused it"] })], { readFile: () => undefined })}\n`);
     if (process.env.TSKERNEL_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
     return 70;
