@@ -13,6 +13,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import type { Io } from "./io.ts";
 import { openDevice } from "./open-device.ts";
 import { tskernelVersion } from "./package-info.ts";
+import { gpuArchitectures } from "./report/gpus.ts";
 
 /**
  * The compiler's `targetNames`, written out so that help needs no compiler (tests/cli.test.ts checks that the
@@ -43,6 +44,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel demo --backend cpu",
         "  $ tskernel bench matmul --backend cuda --chart ladder.svg",
         "  $ tskernel tune matmul --backend cuda --sizes 1024,4096",
+        "  $ tskernel report examples/matmul-tiled.ts --gpu sm_90",
         "",
         "The kernel language: docs/language.md; commands and manifest: docs/cli.md; runtime: docs/runtime.md.",
         "",
@@ -107,6 +109,35 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; arch: string; watch?: boolean }) => {
       const { buildCommand } = await import("./compile-command.ts");
       setExit(await buildCommand(args, opts, io));
+    });
+
+  program
+    .command("report")
+    .description("For each kernel specialization and target: registers, spills, shared memory, the largest block and occupancy (CUDA), the default limits it meets (WebGPU), and an estimate of a thread's global bytes and flops.")
+    .argument("<files...>", inputsHelp)
+    .option("--gpu <sm>", `the CUDA architecture ptxas compiles for and occupancy is computed on (${gpuNames.join(", ")})`, parseGpu, "sm_90")
+    .option("--target <list>", "targets to report on, comma-separated", "cuda,wgsl")
+    .option("--define <NAME=VALUE>", "value of a compile-time constant (repeatable)", collect, [])
+    .option("--json", "print the report as JSON instead of tables")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "CUDA figures come from ptxas (nvcc -Xptxas -v, nvcc on PATH or in $NVCC); without nvcc, from the CUDA",
+        "device the runtime finds (NVRTC, for its own GPU). The estimate counts, per thread, the global memory",
+        "loads and stores and the f32 operations the source performs; L12 stands for the trip count of the loop",
+        "at line 12 when it is known only at run time.",
+        "",
+        "Examples:",
+        "  $ tskernel report examples/matmul-tiled.ts",
+        "  $ tskernel report examples/sgemm-warptiling.ts --gpu sm_80 --target cuda",
+        "  $ tskernel report src/kernels --json > report.json",
+        "",
+      ].join("\n"),
+    )
+    .action(async (args: string[], opts: { gpu: string; target: string; define: string[]; json?: boolean }) => {
+      const { reportCommand } = await import("./report/command.ts");
+      setExit(await reportCommand(args, opts, io));
     });
 
   program
@@ -288,6 +319,13 @@ function parseSubgroupSize(value: string): number {
   const size = Number(value);
   if (!/^\d+$/.test(value) || size < 1 || size > 128 || (size & (size - 1)) !== 0) throw new InvalidArgumentError("expected a power of two from 1 to 128");
   return size;
+}
+
+const gpuNames = gpuArchitectures.map((gpu) => gpu.name);
+
+function parseGpu(value: string): string {
+  if (!gpuNames.includes(value.replace(/a$/, ""))) throw new InvalidArgumentError(`expected one of ${gpuNames.join(", ")}`);
+  return value;
 }
 
 const backendNames = ["auto", "cpu", "webgpu", "cuda"] as const;
