@@ -193,6 +193,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
     .option("--json <file>", "write the rows as JSON")
     .option("--chart <file.svg>", "write a bar chart of GFLOP/s as SVG")
+    .option("--roofline <file.svg>", "write the rungs on the device's roofline as SVG (measures the device's copy bandwidth too)")
     .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
     .option("--subgroup-size <n>", "CPU: lanes per subgroup for subgroup operations, a power of two from 1 to 128", parseSubgroupSize, 32)
     .addHelpText(
@@ -204,14 +205,17 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
         "Examples:",
         "  $ tskernel bench matmul --backend cpu --sizes 128,256 --chart ladder.svg",
-        "  $ tskernel bench matmul --backend cuda --json bench.json",
+        "  $ tskernel bench matmul --backend cuda --json bench.json --roofline roofline.svg",
         "  $ tskernel bench matmul --backend cuda,webgpu --sizes 2048,4096",
         "",
       ].join("\n"),
     )
-    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string; workers: number; subgroupSize: number }) => {
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string; roofline?: string; workers: number; subgroupSize: number }) => {
       const { benchMatmul, formatBenchTable, benchChartSvg, referenceTimes } = await import("./bench/matmul.ts");
       const { compileSeedLibrary } = await import("./demo/seed-library.ts");
+      const roofline = opts.roofline ? await import("./bench/matmul-roofline.ts") : undefined;
+      const roofs: import("./bench/roofline.ts").Roof[] = [];
+      const rooflinePoints: import("./bench/roofline.ts").RooflinePoint[] = [];
       type BenchRow = import("./bench/matmul.ts").BenchRow;
       type CudaDevice = import("../runtime/cuda/cuda-device.ts").CudaDevice;
       // CUDA first, so that its cuBLAS times exist when the WebGPU rows are measured.
@@ -226,13 +230,21 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         const references = device.backend === "cuda" ? [(device as CudaDevice).cublasReference(false), (device as CudaDevice).cublasReference(true)] : [];
         const cublas = referenceTimes(rows.filter((r) => r.backend === "cuda"));
         const externalReference = device.backend !== "cuda" && cublas.size > 0 ? { name: "cuBLAS SGEMM (FP32), CUDA part of this run", msByN: cublas } : undefined;
-        rows.push(...(await benchMatmul(device, { sizes, runs: opts.runs, library: compileSeedLibrary(device.backend), references, externalReference, onProgress: (m) => io.stderr(`  ${m}\n`) })));
+        const library = compileSeedLibrary(device.backend);
+        const measured = await benchMatmul(device, { sizes, runs: opts.runs, library, references, externalReference, onProgress: (m) => io.stderr(`  ${m}\n`) });
+        rows.push(...measured);
+        if (roofline) {
+          const { roof, points } = await roofline.matmulRoofline(device, library, measured, (m) => io.stderr(`  ${m}\n`));
+          roofs.push(roof);
+          rooflinePoints.push(...points);
+        }
       }
       io.stdout(`${formatBenchTable(rows)}\n`);
       const names = devices.map((d) => (devices.length > 1 ? `${d.name} (${d.backend})` : d.name)).join(", ");
       const title = `tskernel matmul ladder, ${names}, ${new Date().toISOString().slice(0, 10)}`;
       if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ device: devices[0]!.name, backend: devices[0]!.backend, devices, date: new Date().toISOString(), rows }, null, 2)}\n`);
       if (opts.chart) fs.writeFileSync(opts.chart, benchChartSvg(rows, title));
+      if (roofline && opts.roofline) fs.writeFileSync(opts.roofline, roofline.rooflineSvg(rooflinePoints, roofs, title.replace("matmul ladder", "matmul ladder on the roofline")));
       setExit(0);
     });
 
@@ -245,10 +257,11 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--runs <r>", "timed runs per kernel and shape (median reported; default 20 on a GPU, 5 on the CPU)", parseSize)
     .option("--json <file>", "write every row as JSON")
     .option("--chart <file.svg>", "write a bar chart of % of the copy bandwidth as SVG")
+    .option("--roofline <file.svg>", "write the kernels on the device's roofline as SVG")
     .option("--torch <file>", "join PyTorch's figures from bench/torch-reference.py's JSON (CUDA rows)")
     .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
-    .addHelpText("after", "\nSee bench/README.md for the method.\n\nExamples:\n  $ tskernel bench kernels --backend cpu\n  $ tskernel bench kernels --backend cuda,webgpu --json kernels.json --chart kernels.svg\n  $ tskernel bench kernels --backend cpu --kernels softmax,layernorm --sizes 256x1024\n")
-    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
+    .addHelpText("after", "\nSee bench/README.md for the method.\n\nExamples:\n  $ tskernel bench kernels --backend cpu\n  $ tskernel bench kernels --backend cuda,webgpu --json kernels.json --chart kernels.svg\n  $ tskernel bench kernels --backend cpu --kernels softmax,layernorm --sizes 256x1024\n  $ tskernel bench kernels --backend cuda --roofline roofline.svg\n")
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; roofline?: string; torch?: string; workers: number }) => {
       const { benchKernelsCommand } = await import("./kernels-bench/command.ts");
       setExit(await benchKernelsCommand({ ...opts, backends: opts.backend }, io));
     });
