@@ -44,13 +44,19 @@ export class KernelFileDiagnostics {
   onCompiled?: (file: string, version: string, ms: number) => void;
 
   constructor(config: EditorPluginConfig = {}) {
-    const requested = config.targets ?? ["cuda", "wgsl"];
+    // tsconfig.json is the user's: anything may be there.
+    const targets: unknown = config.targets;
+    const requested = Array.isArray(targets) ? targets.map(String) : ["cuda", "wgsl"];
+    if (targets !== undefined && !Array.isArray(targets)) this.configProblems.push(`"targets" must be an array of target names (${targetNames.join(", ")}); checking cuda and wgsl`);
     this.targets = requested.filter((name): name is TargetName => (targetNames as readonly string[]).includes(name));
     for (const name of requested) {
       if (!this.targets.includes(name as TargetName)) this.configProblems.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]).message);
     }
     if (this.targets.length === 0) this.targets = ["cuda", "wgsl"];
-    this.defines = new Map(Object.entries(config.defines ?? {}).map(([name, value]) => [name, String(value)]));
+    const defines: unknown = config.defines;
+    const usable = typeof defines === "object" && defines !== null && !Array.isArray(defines);
+    if (defines !== undefined && !usable) this.configProblems.push(`"defines" must be an object of NAME: value; ignored`);
+    this.defines = new Map(Object.entries(usable ? (defines as Record<string, unknown>) : {}).map(([name, value]) => [name, String(value)]));
   }
 
   /** The diagnostics of `file` (an absolute path) with this text; `version` changes whenever the text does. */

@@ -70,6 +70,10 @@ describe("the editor plugin's compiler side", () => {
   it("compiles a file again only when its version changes, and says what is wrong with its configuration", () => {
     const kernels = new KernelFileDiagnostics({ targets: ["wgsl", "metal"] });
     expect(kernels.configProblems).toEqual(["unknown target 'metal'; targets are cuda, wgsl, js"]);
+    expect(new KernelFileDiagnostics({ targets: "cuda" as unknown as string[], defines: [] as unknown as Record<string, string> }).configProblems).toEqual([
+      '"targets" must be an array of target names (cuda, wgsl, js); checking cuda and wgsl',
+      '"defines" must be an object of NAME: value; ignored',
+    ]);
     const compiled: string[] = [];
     kernels.onCompiled = (file, version) => compiled.push(`${path.basename(file)}@${version}`);
     const file = path.join(os.tmpdir(), "tskernel-plugin-unsaved.ts");
@@ -81,6 +85,14 @@ describe("the editor plugin's compiler side", () => {
     // wgsl alone: the 512-thread block is over WebGPU's default limit, a warning.
     expect(kernels.diagnosticsOf(path.join(os.tmpdir(), "tskernel-plugin-wide.ts"), "1", wide).map((d) => `${d.severity} ${d.code}`)).toEqual(["warning TSK3007"]);
     expect(compiled).toEqual(["tskernel-plugin-unsaved.ts@1", "tskernel-plugin-unsaved.ts@2", "tskernel-plugin-wide.ts@1"]);
+  });
+
+  it("takes the defines of its configuration, as check --define does", () => {
+    const sized = 'import { kernel, threadIdx, type Const } from "tskernel";\n\nexport const fill = kernel({ block: ["BLOCK"] }, (out: Float32Array, BLOCK: Const<i32> = 64) => {\n  out[threadIdx.x] = 1;\n});\n'.replace("type Const }", "type Const, type i32 }");
+    const file = path.join(os.tmpdir(), "tskernel-plugin-sized.ts");
+    expect(new KernelFileDiagnostics().diagnosticsOf(file, "1", sized)).toEqual([]);
+    const defined = new KernelFileDiagnostics({ defines: { BLOCK: 512 } }).diagnosticsOf(file, "1", sized);
+    expect(defined.map((d) => `${d.code} ${d.message}`)).toEqual(["TSK3007 kernel 'fill' has a block of 512 threads, more than WebGPU's default limit of 256; it runs only on adapters that allow more"]);
   });
 });
 
