@@ -1,9 +1,9 @@
 /**
- * The editor plugin's work (ts-plugin.cts is its entry, which tsserver loads): tskernel's diagnostics of one
- * kernel file as TypeScript diagnostics, for tsserver to show beside its own in any editor. The file's text is
- * the editor's (unsaved edits included); one compiler project is kept warm for the life of the server, and
- * a file is compiled again only when tsserver's version of it changes, so an edit recompiles only the file
- * edited. Code generation and TypeScript's own errors (which the editor shows already) are left out.
+ * The editor plugin's work in tsserver's thread (ts-plugin.cts is its entry): for a kernel file, tskernel's
+ * diagnostics as TypeScript diagnostics, for tsserver to show beside its own in any editor. `begin` hands the
+ * file's text to the compile worker (editor-worker.ts) before tsserver type-checks the file, and the function
+ * it returns collects the result after, so the two run at once; where no worker can start, the compile runs
+ * here (kernel-diagnostics.ts). Each compile is written to tsserver's log.
  *
  * A diagnostic keeps its catalogue code (`code` 3001 with `source` "tskernel", and `TSK3001` leading the
  * text), its span, its label and notes (the text's further lines) and its related spans (related
@@ -13,74 +13,11 @@
  */
 
 import path from "node:path";
-import { performance } from "node:perf_hooks";
+import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type ts from "typescript";
-import { compileFiles, createProject, makeDiagnostic, targetNames, type Diagnostic, type TargetName } from "../compiler/index.ts";
-
-/** The plugin's entry in tsconfig.json: `{ "name": "tskernel/ts-plugin", "targets": ["cuda", "wgsl"], "defines": { "TILE": 32 } }`. */
-export interface EditorPluginConfig {
-  /** The targets whose limits are checked, as `tskernel check --target` (default cuda and wgsl). */
-  readonly targets?: readonly string[];
-  /** Values of compile-time constants, as `tskernel check --define NAME=VALUE`. */
-  readonly defines?: Readonly<Record<string, string | number | boolean>>;
-}
-
-/** An import of the kernel language: the mark of a kernel file (as for `tskernel check` on a directory). */
-const importsTskernel = /\bfrom\s*["']tskernel["']|\bimport\s*\(\s*["']tskernel["']\s*\)/;
-
-export function isKernelText(text: string): boolean {
-  return importsTskernel.test(text);
-}
-
-/** The diagnostics of kernel files as the compiler reports them, each file compiled once per version. */
-export class KernelFileDiagnostics {
-  private readonly targets: TargetName[];
-  private readonly defines: Map<string, string>;
-  /** What is wrong with the configuration, for the server's log. */
-  readonly configProblems: string[] = [];
-  private project: ReturnType<typeof createProject> | undefined;
-  private readonly cache = new Map<string, { readonly version: string; readonly diagnostics: readonly Diagnostic[] }>();
-  /** Called after each compilation, with the file and how long it took (the plugin writes it to the server's log). */
-  onCompiled?: (file: string, version: string, ms: number) => void;
-
-  constructor(config: EditorPluginConfig = {}) {
-    // tsconfig.json is the user's: anything may be there.
-    const targets: unknown = config.targets;
-    const requested = Array.isArray(targets) ? targets.map(String) : ["cuda", "wgsl"];
-    if (targets !== undefined && !Array.isArray(targets)) this.configProblems.push(`"targets" must be an array of target names (${targetNames.join(", ")}); checking cuda and wgsl`);
-    this.targets = requested.filter((name): name is TargetName => (targetNames as readonly string[]).includes(name));
-    for (const name of requested) {
-      if (!this.targets.includes(name as TargetName)) this.configProblems.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]).message);
-    }
-    if (this.targets.length === 0) this.targets = ["cuda", "wgsl"];
-    const defines: unknown = config.defines;
-    const usable = typeof defines === "object" && defines !== null && !Array.isArray(defines);
-    if (defines !== undefined && !usable) this.configProblems.push(`"defines" must be an object of NAME: value; ignored`);
-    this.defines = new Map(Object.entries(usable ? (defines as Record<string, unknown>) : {}).map(([name, value]) => [name, String(value)]));
-  }
-
-  /** The diagnostics of `file` (an absolute path) with this text; `version` changes whenever the text does. */
-  diagnosticsOf(file: string, version: string, text: string): readonly Diagnostic[] {
-    const cached = this.cache.get(file);
-    if (cached?.version === version) return cached.diagnostics;
-    this.project ??= createProject();
-    const absolute = path.resolve(file);
-    const start = performance.now();
-    const result = compileFiles([absolute], {
-      targets: this.targets,
-      defines: this.defines,
-      project: this.project,
-      readFile: (name) => (name === absolute ? text : undefined),
-      emit: false,
-      typeScriptDiagnostics: false,
-    });
-    // --define names that no kernel of this one file has are not mistakes here (other files may have them).
-    const diagnostics = result.diagnostics.filter((d) => d.code !== "TSK4005" && d.span !== undefined);
-    this.cache.set(file, { version, diagnostics });
-    this.onCompiled?.(file, version, performance.now() - start);
-    return diagnostics;
-  }
-}
+import type { Diagnostic } from "../compiler/index.ts";
+import { isKernelText, KernelFileDiagnostics, type EditorPluginConfig } from "./kernel-diagnostics.ts";
+import type { CompileJob, CompileResult, WorkerData } from "./editor-worker.ts";
 
 /** The numeric part of a catalogue code, which TypeScript's diagnostics carry as `code`. */
 function codeNumber(code: string): number {
@@ -127,30 +64,148 @@ function relatedInformation(typescript: typeof ts, span: NonNullable<Diagnostic[
   return { file, start: file ? span.start : undefined, length: file ? Math.max(0, span.end - span.start) : undefined, messageText: message, category: typescript.DiagnosticCategory.Message, code: 0 };
 }
 
+/** How long tsserver's thread waits for a compile before it gives up on that request (the log says so). */
+const compileTimeoutMs = 30_000;
+
+/** Compiles in a worker thread; `result` blocks tsserver's thread until the job's result is there. */
+class CompileWorker {
+  private readonly worker: Worker;
+  private readonly results: MessageChannel;
+  private readonly counter: Int32Array;
+  private nextId = 1;
+  /** Set when the worker has stopped: the service compiles in its own thread from then on. */
+  failed = false;
+
+  constructor(config: EditorPluginConfig, onExit: (why: string) => void) {
+    this.results = new MessageChannel();
+    const signal = new SharedArrayBuffer(4);
+    this.counter = new Int32Array(signal);
+    // The worker's file sits beside this one: .js once built (the only way tsserver runs it).
+    const file = new URL(`./editor-worker${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url);
+    const data: WorkerData = { config, results: this.results.port2, signal };
+    this.worker = new Worker(file, { workerData: data, transferList: [this.results.port2] });
+    // The worker must not keep tsserver alive when it exits.
+    this.worker.unref();
+    this.worker.on("error", (error) => {
+      this.failed = true;
+      onExit(`the compile worker failed: ${error.stack ?? error.message}`);
+    });
+    this.worker.on("exit", (code) => {
+      this.failed = true;
+      onExit(`the compile worker exited (status ${code})`);
+    });
+  }
+
+  ready(): Promise<{ configProblems: string[] }> {
+    return new Promise((resolve) => this.worker.once("message", resolve));
+  }
+
+  send(job: Omit<CompileJob, "id">): number {
+    const id = this.nextId++;
+    this.worker.postMessage({ ...job, id });
+    return id;
+  }
+
+  /** The result of job `id`, or undefined after the timeout. Results of abandoned jobs are dropped. */
+  result(id: number): CompileResult | undefined {
+    const deadline = Date.now() + compileTimeoutMs;
+    for (;;) {
+      const seen = Atomics.load(this.counter, 0);
+      const received = receiveMessageOnPort(this.results.port1)?.message as CompileResult | undefined;
+      if (received) {
+        if (received.id === id) return received;
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0 || this.failed) return undefined;
+      Atomics.wait(this.counter, 0, seen, left);
+    }
+  }
+}
+
+export interface EditorService {
+  /**
+   * Starts on the file's diagnostics; the function returned gives them, once tsserver's program has the same
+   * version of the file (call it after TypeScript's own semantic diagnostics).
+   */
+  begin(fileName: string): () => ts.Diagnostic[];
+}
+
 /**
- * The plugin's service for one tsserver project: the extra semantic diagnostics of a file, and what to log.
+ * The plugin's service for one tsserver project, once its compiler is loaded (in the worker, or here).
  * `info` is what tsserver gives a plugin's `create`.
  */
-export function createEditorService(typescript: typeof ts, info: ts.server.PluginCreateInfo): { diagnostics(fileName: string): ts.Diagnostic[]; readonly kernels: KernelFileDiagnostics } {
-  const kernels = new KernelFileDiagnostics(info.config as EditorPluginConfig);
+export async function createEditorService(typescript: typeof ts, info: ts.server.PluginCreateInfo): Promise<EditorService> {
+  const config = (info.config ?? {}) as EditorPluginConfig;
   const log = (message: string) => info.project.projectService.logger.info(`tskernel: ${message}`);
-  for (const problem of kernels.configProblems) log(`plugin configuration: ${problem}`);
-  kernels.onCompiled = (file, version, ms) => log(`compiled ${file} (version ${version}) in ${ms.toFixed(1)} ms`);
+  let inline: KernelFileDiagnostics | undefined;
+  const inThisThread = () => {
+    if (!inline) {
+      inline = new KernelFileDiagnostics(config);
+      inline.onCompiled = (file, version, ms) => log(`compiled ${file} (version ${version}) in ${ms.toFixed(1)} ms, in tsserver's thread`);
+    }
+    return inline;
+  };
+  let worker: CompileWorker | undefined;
+  if (config.worker !== false) {
+    try {
+      worker = new CompileWorker(config, log);
+      const { configProblems } = await worker.ready();
+      for (const problem of configProblems) log(`plugin configuration: ${problem}`);
+    } catch (error) {
+      log(`no compile worker (${error instanceof Error ? error.message : String(error)}); compiling in tsserver's thread`);
+      worker = undefined;
+    }
+  }
+  if (!worker) for (const problem of inThisThread().configProblems) log(`plugin configuration: ${problem}`);
+  // The last diagnostics of each file, by version: an unchanged file is not sent again.
+  const latest = new Map<string, { version: string; diagnostics: readonly Diagnostic[] }>();
+
+  const convert = (fileName: string, diagnostics: readonly Diagnostic[]): ts.Diagnostic[] => {
+    const program = info.languageService.getProgram();
+    const sourceFile = program?.getSourceFile(fileName);
+    if (!sourceFile) return [];
+    return toTypeScriptDiagnostics(typescript, diagnostics, sourceFile, (file) => program?.getSourceFile(file));
+  };
+
   return {
-    kernels,
-    diagnostics(fileName: string): ts.Diagnostic[] {
-      const program = info.languageService.getProgram();
-      const sourceFile = program?.getSourceFile(fileName);
-      if (!sourceFile || sourceFile.isDeclarationFile || !isKernelText(sourceFile.text)) return [];
-      try {
-        const version = info.languageServiceHost.getScriptVersion(fileName);
-        const found = kernels.diagnosticsOf(fileName, version, sourceFile.text);
-        return toTypeScriptDiagnostics(typescript, found, sourceFile, (file) => program?.getSourceFile(file));
-      } catch (error) {
-        // A compiler crash must not take the editor's other diagnostics with it.
-        log(`internal compiler error on ${fileName}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-        return [];
+    begin(fileName: string): () => ts.Diagnostic[] {
+      const snapshot = info.languageServiceHost.getScriptSnapshot(fileName);
+      const text = snapshot?.getText(0, snapshot.getLength());
+      if (text === undefined || fileName.endsWith(".d.ts") || !isKernelText(text)) return () => [];
+      const version = info.languageServiceHost.getScriptVersion(fileName);
+      const known = latest.get(fileName);
+      if (known?.version === version) return () => convert(fileName, known.diagnostics);
+      const remember = (diagnostics: readonly Diagnostic[]) => {
+        latest.set(fileName, { version, diagnostics });
+        return convert(fileName, diagnostics);
+      };
+      if (!worker || worker.failed) {
+        return () => {
+          try {
+            return remember(inThisThread().diagnosticsOf(fileName, version, text));
+          } catch (error) {
+            // A compiler crash must not take the editor's other diagnostics with it.
+            log(`internal compiler error on ${fileName}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+            return [];
+          }
+        };
       }
+      const compiling = worker;
+      const id = compiling.send({ file: fileName, version, text });
+      return () => {
+        const result = compiling.result(id);
+        if (!result) {
+          log(`no diagnostics for ${fileName} (version ${version}): the compile took more than ${compileTimeoutMs / 1000} s or the worker stopped`);
+          return [];
+        }
+        if ("error" in result) {
+          log(`internal compiler error on ${fileName}: ${result.error}`);
+          return [];
+        }
+        if (result.ms !== undefined) log(`compiled ${fileName} (version ${version}) in ${result.ms.toFixed(1)} ms`);
+        return remember(result.diagnostics);
+      };
     },
   };
 }

@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../tests/golden-cases.ts";
 import { TsServer, type ProtocolDiagnostic } from "../tests/tools/tsserver.ts";
-import { KernelFileDiagnostics } from "./editor-service.ts";
+import { KernelFileDiagnostics } from "./kernel-diagnostics.ts";
 
 const tsserverPath = path.join(repoRoot, "node_modules", "typescript", "lib", "tsserver.js");
 
@@ -96,7 +96,10 @@ describe("the editor plugin's compiler side", () => {
   });
 });
 
-describe("tskernel/ts-plugin in tsserver", () => {
+describe.each([
+  ["in its worker thread", true],
+  ["in tsserver's thread", false],
+])("tskernel/ts-plugin in tsserver, compiling %s", (_where, worker) => {
   const project = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-ts-plugin-"));
   const file = (name: string) => path.join(project, "src", name);
   const log = path.join(project, "tsserver.log");
@@ -108,7 +111,7 @@ describe("tskernel/ts-plugin in tsserver", () => {
     fs.mkdirSync(path.join(project, "node_modules"));
     fs.symlinkSync(repoRoot, path.join(project, "node_modules", "tskernel"), "dir");
     fs.writeFileSync(path.join(project, "package.json"), `${JSON.stringify({ name: "app", private: true, type: "module" })}\n`);
-    const compilerOptions = { strict: true, target: "es2022", module: "nodenext", noEmit: true, plugins: [{ name: "tskernel/ts-plugin" }] };
+    const compilerOptions = { strict: true, target: "es2022", module: "nodenext", noEmit: true, plugins: [{ name: "tskernel/ts-plugin", worker }] };
     fs.writeFileSync(path.join(project, "tsconfig.json"), `${JSON.stringify({ compilerOptions, include: ["src"] }, null, 2)}\n`);
     fs.mkdirSync(path.join(project, "src"));
     // On disk the kernels are correct; the editor's buffers are what have the errors.
@@ -178,6 +181,10 @@ describe("tskernel/ts-plugin in tsserver", () => {
     expect(shifted[0]!.text.split("\n")[0]).toBe("TSK3010: shift by 40: the amount must be from 0 to 31");
     const compiled = compiledFiles(log).slice(compiledBefore.length);
     expect(compiled.map((f) => path.basename(f))).toEqual(["matmul.ts", "matmul.ts"]);
+    // Where the compiles ran: the log says so for tsserver's thread.
+    const logText = fs.readFileSync(log, "utf8");
+    expect(logText.includes("in tsserver's thread")).toBe(!worker);
+    expect(logText).not.toContain("no compile worker");
   });
 });
 
