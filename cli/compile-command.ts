@@ -1,6 +1,6 @@
 /**
  * `tskernel check` and `tskernel build` once commander has parsed them: the `--target` and `--define` values
- * become targets and defines or catalogue diagnostics (TSK4002, TSK4003, TSK4006, TSK4009), then the files are
+ * become targets and defines or catalogue diagnostics (TSK4002, TSK4003, TSK4006, TSK4009, TSK4013, TSK4014), then the files are
  * compiled (check) or built (build.ts). main.ts imports this file only when one of the two commands runs, so
  * that the other commands, `--help` and `--version` never load the compiler.
  */
@@ -19,19 +19,29 @@ export interface BuildArgs extends CompileArgs {
   readonly out: string;
   readonly lineDirectives: boolean;
   readonly cubin?: boolean;
+  readonly ptx?: boolean;
   readonly arch: string;
   readonly watch?: boolean;
 }
 
-export function parseTargets(value: string): { targets: TargetName[]; errors: Diagnostic[] } {
+/**
+ * The `--target` list. `torch` is not a compiler target but the Python module built on the CUDA output
+ * (build.ts), so it brings `cuda` with it.
+ */
+export function parseTargets(value: string): { targets: TargetName[]; torch: boolean; errors: Diagnostic[] } {
   const targets: TargetName[] = [];
   const errors: Diagnostic[] = [];
+  const names = [...targetNames, "torch"].join(", ");
+  let torch = false;
   for (const name of value.split(",").map((t) => t.trim()).filter(Boolean)) {
-    if ((targetNames as readonly string[]).includes(name)) targets.push(name as TargetName);
-    else errors.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]));
+    if ((targetNames as readonly string[]).includes(name)) {
+      if (!targets.includes(name as TargetName)) targets.push(name as TargetName);
+    } else if (name === "torch") torch = true;
+    else errors.push(makeDiagnostic("TSK4002", undefined, [name, names]));
   }
-  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [targetNames.join(", ")]));
-  return { targets, errors };
+  if (torch && !targets.includes("cuda")) targets.push("cuda");
+  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [names]));
+  return { targets, torch, errors };
 }
 
 export function parseDefines(values: readonly string[]): { defines: Map<string, string>; errors: Diagnostic[] } {
@@ -70,13 +80,15 @@ export function checkCommand(args: readonly string[], opts: CompileArgs, io: Io)
 
 /** `tskernel build`: resolves to the exit status (with `--watch`, once it is stopped). */
 export async function buildCommand(args: readonly string[], opts: BuildArgs, io: Io): Promise<number> {
-  const { targets, errors: targetErrors } = parseTargets(opts.target);
+  const { targets, torch, errors: targetErrors } = parseTargets(opts.target);
   const { defines, errors: defineErrors } = parseDefines(opts.define);
   if (opts.cubin && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4009", undefined));
+  if (opts.ptx && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4014", undefined));
+  if (torch && !opts.cubin && !opts.ptx) targetErrors.push(makeDiagnostic("TSK4013", undefined));
   if (targetErrors.length + defineErrors.length > 0) {
     report([...targetErrors, ...defineErrors], io);
     return 1;
   }
-  const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined };
+  const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined, ptxArch: opts.ptx ? opts.arch : undefined, torch };
   return opts.watch ? watchBuild(args, settings, io) : buildOnce(args, settings, io);
 }

@@ -81,11 +81,12 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .description("Compile kernel files and write the generated code and manifest.json to a directory.")
     .argument("<files...>", inputsHelp)
     .requiredOption("--out <dir>", "output directory (created, with its parents, if missing)")
-    .option("--target <list>", `targets to generate, comma-separated (${targetList})`, "cuda,wgsl")
+    .option("--target <list>", `targets to generate, comma-separated (${targetList}, torch)`, "cuda,wgsl")
     .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
     .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
     .option("--cubin", "also compile each .cu to a cubin with nvcc, so the CUDA runtime needs no NVRTC")
-    .option("--arch <sm>", "GPU architecture for --cubin", "sm_90")
+    .option("--ptx", "also compile each .cu to PTX with nvcc, which the CUDA driver compiles for the GPU it runs on")
+    .option("--arch <sm>", "GPU architecture for --cubin and --ptx", "sm_90")
     .option("--watch", "build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C")
     .addHelpText(
       "after",
@@ -103,10 +104,11 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel build 'src/**/*.kernel.ts' --target wgsl --out public/kernels --watch",
         "  $ tskernel build examples/matmul-cuda-samples.ts --target cuda --define BLOCK_SIZE=32 --out build",
         "  $ tskernel build examples/*.ts --target cuda --cubin --arch sm_90 --out build/kernels",
+        "  $ tskernel build examples/torch-app/kernels.ts --target torch --cubin --ptx --out build/torch",
         "",
       ].join("\n"),
     )
-    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; arch: string; watch?: boolean }) => {
+    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; ptx?: boolean; arch: string; watch?: boolean }) => {
       const { buildCommand } = await import("./compile-command.ts");
       setExit(await buildCommand(args, opts, io));
     });

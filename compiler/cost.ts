@@ -9,9 +9,10 @@
  * after specialization multiplies its body by its trip count. Where control flow chooses (`if`, `?:`), each
  * term takes the larger branch, so the estimate is of a thread that takes the longest path; `break`,
  * `continue` and `return` are not followed. What counts:
- * - global bytes: every load and store of a global buffer's element (4 bytes; 16 for load4/store4 and
- *   copyAsync4; a fragment's elements for a matrix load or store; an atomic's read and write);
- * - flops: f32 `+ - * /` (compound assignments too), 2 for fma, 1 for sqrt, exp, log, pow, the trigonometric
+ * - global bytes: every load and store of a global buffer's element (its size: 4 bytes for f32, 2 for f16,
+ *   1 for u8, …; four elements for load4/store4 and copyAsync4; a fragment's elements for a matrix load or
+ *   store; an atomic's read and write);
+ * - flops: floating-point `+ - * /` (compound assignments too), 2 for fma, 1 for sqrt, exp, log, pow, the trigonometric
  *   and hyperbolic functions, none for min, max, abs, rounding or comparisons; a warp's mma is 2·m·n·k shared
  *   by its 32 threads, a warpgroup's wgmma the same over its 128. Subgroup operations count no flops.
  * A tensor copy's (copyTile) box is the tensor map's, known only at run time: it is not counted, and a note
@@ -19,7 +20,8 @@
  */
 
 import type { Span } from "./diagnostics/span.ts";
-import { assertNever, isInteger, isNumeric, scalarByteSize, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type ScalarType, type Stmt } from "./ir/ir.ts";
+import { assertNever, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type Stmt } from "./ir/ir.ts";
+import { isFloat, isInteger, scalars } from "./ir/types.ts";
 import { fragmentLayout, warpLanes, warpgroupLanes } from "./ir/matrix.ts";
 
 /** A polynomial: each term's product of loop variables (sorted names joined by "·"; "" for the constant) to its coefficient. */
@@ -40,8 +42,6 @@ export interface CostEstimate {
 const maxSimulatedTrips = 1 << 20;
 
 const arithmetic = new Set<string>(["add", "sub", "mul", "div"]);
-
-const isFloat = (type: ScalarType) => isNumeric(type) && !isInteger(type);
 
 const transcendental = new Set(["sqrt", "exp", "exp2", "log", "log2", "pow", "sin", "cos", "tan", "tanh", "atan2"]);
 
@@ -84,7 +84,8 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
   const notes = new Set<string>();
   const helperCosts = new Map<HelperFunction, Cost>();
 
-  const elementBytes = (array: ArrayRef) => (array.space === "global" ? scalarByteSize[array.elementType] : 0);
+  const elementBytes = (array: ArrayRef) => (array.space === "global" ? scalars[array.elementType].bytes : 0);
+  const floatElements = (array: ArrayRef) => scalars[array.elementType].class === "float";
 
   function expr(e: Expr, cost: Cost): void {
     switch (e.kind) {
@@ -160,7 +161,7 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
       case "store":
         // `a[i] op= v` reads the element too.
         bytes(elementBytes(s.array) * (s.op ? 2 : 1));
-        if (s.op && isFloat(s.array.elementType) && arithmetic.has(s.op)) flops(1);
+        if (s.op && floatElements(s.array) && arithmetic.has(s.op)) flops(1);
         return each(...s.indices, s.value);
       case "if": {
         each(s.condition);
@@ -224,7 +225,7 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
         return each(...s.targetIndices, ...s.sourceIndices);
       case "atomic":
         bytes(elementBytes(s.array) * (s.op === "load" || s.op === "store" ? 1 : 2));
-        if (isFloat(s.array.elementType) && (s.op === "add" || s.op === "sub")) flops(1);
+        if (floatElements(s.array) && (s.op === "add" || s.op === "sub")) flops(1);
         return each(...s.indices, s.value, s.expected);
       case "collective":
         return each(...s.args);

@@ -14,6 +14,7 @@ import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagno
 import type { ConstValue, HelperFunction, Kernel, Module, ScalarType, Stmt } from "./ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "./ir/rewrite.ts";
 import { lowerFile } from "./frontend/lower-kernel.ts";
+import { checkBackwardPairs } from "./frontend/signature.ts";
 import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./frontend/nesting.ts";
 import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
@@ -163,6 +164,7 @@ function compileSourceFile(
   const fileDiagnostics: Diagnostic[] = [];
   const { module, diagnostics: lowering } = lowerFile(sourceFile);
   fileDiagnostics.push(...lowering);
+  fileDiagnostics.push(...checkBackwardPairs(module.kernels));
   if (module.kernels.length === 0 && lowering.length === 0) {
     fileDiagnostics.push(makeDiagnostic("TSK4004", undefined, [path.relative(baseDir, sourceFile.getFilePath())]));
   }
@@ -240,7 +242,7 @@ function emitFile(
         lineDirectives: options.lineDirectives ?? true,
       });
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
-      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
+      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel));
       output = {
         ...output,
         cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },

@@ -18,6 +18,7 @@ export { compileKernelLibrary, CompileFailure } from "./kernels.ts";
 export { KernelLibrary, libraryFromManifest, filesToRead, type BuildFiles, type OutputTarget } from "./library.ts";
 export { loadKernelLibrary } from "./load-library.ts";
 export { LaunchError, kernelFits } from "./launch-check.ts";
+export { declaredLaunch, evaluateFormula, type DeclaredLaunch, type DeclaredTensor } from "./declared-launch.ts";
 export type { Manifest, ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";

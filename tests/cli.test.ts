@@ -259,7 +259,7 @@ describe("tskernel build", () => {
   });
 
   it("explains every command in --help, with an example", async () => {
-    for (const command of [["check"], ["build"], ["demo"], ["bench"], ["bench", "matmul"], ["tune"], ["tune", "matmul"], []]) {
+    for (const command of [["check"], ["build"], ["report"], ["demo"], ["bench"], ["bench", "matmul"], ["bench", "kernels"], ["tune"], ["tune", "matmul"], []]) {
       const help = await cli(...command, "--help");
       expect(help.code).toBe(0);
       expect(help.stdout).toContain(`Usage: tskernel ${command.join(" ")}`.trimEnd());

@@ -14,10 +14,10 @@
  * integers print as the saturating intrinsics.
  */
 
-import { scalarByteSize, type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { scalars, type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
-import { ExprPrinter, f32Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
+import { ExprPrinter, f32Digits, f64Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
 import { Namer } from "./namer.ts";
 import { cudaAtomics, cudaFloatToInt, cudaSpelling, cudaVectorTypes } from "./targets.ts";
 import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts";
@@ -41,6 +41,14 @@ export interface CudaModuleInput {
 }
 
 const types = cudaSpelling.types;
+const elementTypes = cudaSpelling.elementTypes;
+
+/** The 16-byte vector type of a `load4`/`store4`; the frontend allows those on 32-bit elements only. */
+function vector4Of(elementType: ArrayRef["elementType"]): { readonly type: string; readonly make: string } {
+  const vector = cudaVectorTypes[elementType];
+  if (!vector) throw new Error(`internal: a 16-byte vector access to ${elementType} elements`);
+  return vector;
+}
 
 /** What the header needs to declare and launch one kernel exactly as the `.cu` defines it. */
 export interface CudaSignature {
@@ -119,7 +127,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
         case "buffer": {
           const name = names.name(param.array, param.array.name);
           argumentNames.push(name);
-          const element = types[param.array.elementType];
+          const element = elementTypes[param.array.elementType];
           return [param.array.access === "read" ? `const ${element}* __restrict__ ${name}` : `${element}* ${name}`];
         }
         case "scalar": {
@@ -166,7 +174,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       const dims = (unit.sharedSizes.get(array) ?? []).map((size) => `[${size}]`).join("");
       lineDirective(array.span);
       const name = names.name(array, array.name);
-      const type = array.barriers ? "unsigned long long" : types[array.elementType];
+      const type = array.barriers ? "unsigned long long" : elementTypes[array.elementType];
       if (sharedLayout.dynamic) {
         out.line(`${type} (&${name})${dims} = *reinterpret_cast<${type} (*)${dims}>(tsk_dynamic_shared + ${sharedLayout.offsets.get(array)!});`);
         continue;
@@ -174,7 +182,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for (wgmma and TMA
       // operands 1024, mbarriers 8: shared-layout.ts).
       const alignment = sharedLayout.alignments.get(array)!;
-      const align = alignment > scalarByteSize[array.elementType] ? `__align__(${alignment}) ` : "";
+      const align = alignment > scalars[array.elementType].bytes ? `__align__(${alignment}) ` : "";
       out.line(`__shared__ ${align}${type} ${name}${dims};`);
     }
     for (const array of kernel.locals) {
@@ -182,7 +190,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       lineDirective(array.span);
       // A warpgroup's A fragments hold the bits wgmma reads (.b32 registers): the same registers then stay
       // live while a group is in flight (cuda-matrix.ts). Only stores (loads and fills) reach them here.
-      const element = isWarpgroupA(array) ? "unsigned" : types[array.elementType];
+      const element = isWarpgroupA(array) ? "unsigned" : elementTypes[array.elementType];
       out.line(`${element} ${names.name(array, array.name)}[${size}];`);
     }
     const warpgroupFragments = usesWgmma(kernel.body)
@@ -212,6 +220,15 @@ function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
           return { text: String(expr.value), kind: expr.value < 0 ? "unary" : "atom" };
         case "u32":
           return { text: `${expr.value}u`, kind: "atom" };
+        case "f64": {
+          const text = f64Digits(expr.value);
+          return { text, kind: text.startsWith("-") ? "unary" : "atom" };
+        }
+        // An f16 or bf16 value is exactly an f32, so the conversion of its f32 spelling is exact.
+        case "f16":
+          return { text: `__float2half_rn(${f32Digits(expr.value)}f)`, kind: "atom" };
+        case "bf16":
+          return { text: `__float2bfloat16_rn(${f32Digits(expr.value)}f)`, kind: "atom" };
       }
     },
     variable: (variable) => names.lookup(variable),
@@ -246,8 +263,9 @@ interface StmtContext {
   readonly fences?: ReturnType<typeof wgmmaFences>;
 }
 
-function zero(type: Variable["type"]): string {
-  return type === "f32" ? "0.0f" : type === "u32" ? "0u" : type === "bool" ? "false" : "0";
+/** The zero of a type, as its literal prints. */
+function zero(type: Variable["type"], printer: ExprPrinter): string {
+  return printer.print({ kind: "literal", type, value: 0, span: { file: "", start: 0, end: 0 } });
 }
 
 /** `x = v`, `x += v`, or `x++` for an integer step of one: the text without the semicolon. */
@@ -267,7 +285,7 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
   switch (stmt.kind) {
     case "declare": {
       const name = context.names.name(stmt.variable, stmt.variable.name);
-      const init = stmt.init ? printer.print(stmt.init) : zero(stmt.variable.type);
+      const init = stmt.init ? printer.print(stmt.init) : zero(stmt.variable.type, printer);
       return `${stmt.variable.mutable ? "" : "const "}${types[stmt.variable.type]} ${name} = ${init}`;
     }
     case "assign":
@@ -312,7 +330,7 @@ function elementAddress(array: ArrayRef, indices: readonly Expr[], context: Stmt
 function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   switch (stmt.kind) {
     case "vectorLoad": {
-      const vector = cudaVectorTypes[stmt.array.elementType];
+      const vector = vector4Of(stmt.array.elementType);
       const temp = context.names.name({}, "vector");
       const lines = [`const ${vector.type} ${temp} = *reinterpret_cast<const ${vector.type}*>(${elementAddress(stmt.array, stmt.indices, context)});`];
       stmt.targets.forEach((variable, lane) => {
@@ -322,7 +340,7 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
       return lines;
     }
     case "vectorStore": {
-      const vector = cudaVectorTypes[stmt.array.elementType];
+      const vector = vector4Of(stmt.array.elementType);
       const values = stmt.values.map((value) => context.printer.print(value)).join(", ");
       return [`*reinterpret_cast<${vector.type}*>(${elementAddress(stmt.array, stmt.indices, context)}) = ${vector.make}(${values});`];
     }
@@ -349,7 +367,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   const address = elementAddress(stmt.array, stmt.indices, context);
   // Loads and stores through a volatile pointer: ld/st.volatile, which PTX treats as relaxed at system scope
   // (never cached in L1, merged or hoisted out of a loop), and which a `__threadfence()` orders.
-  const volatileElement = `*(volatile ${types[stmt.array.elementType]}*)(${address})`;
+  const volatileElement = `*(volatile ${elementTypes[stmt.array.elementType]}*)(${address})`;
   if (stmt.op === "load") {
     out.line(declare(stmt.result, volatileElement));
     return;

@@ -152,3 +152,10 @@ export function f32Digits(value: number): string {
   }
   return /[.e]/.test(text) ? text : `${text}.0`;
 }
+
+/** The shortest decimal spelling that reads back as the same double, always with a '.' or an exponent. */
+export function f64Digits(value: number): string {
+  if (Object.is(value, -0)) return "-0.0";
+  const text = String(value);
+  return /[.e]/.test(text) ? text : `${text}.0`;
+}

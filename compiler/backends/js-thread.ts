@@ -4,7 +4,7 @@
  * thread runs inside a region of a kernel, or in a helper function (see js.ts for regions and cuts).
  */
 
-import { assertNever, type ArrayRef, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { assertNever, valueTypeOf, type ArrayRef, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import type { Namer } from "./namer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -53,7 +53,7 @@ function literal(type: ScalarType, value: number): string {
 }
 
 /** Operator spellings by type; `$a`/`$b` are the operands. Every template is safe as an operand. */
-const binaryTemplates: Readonly<Record<"f32" | "i32" | "u32", Partial<Record<BinaryOp, string>>>> = {
+const binaryTemplates: Readonly<Partial<Record<ScalarType, Partial<Record<BinaryOp, string>>>>> = {
   f32: { add: "fround($a + $b)", sub: "fround($a - $b)", mul: "fround($a * $b)", div: "fround($a / $b)", rem: "fround($a % $b)" },
   i32: {
     add: "(($a + $b) | 0)", sub: "(($a - $b) | 0)", mul: "imul($a, $b)", div: "(($a / $b) | 0)", rem: "(($a % $b) | 0)",
@@ -96,7 +96,7 @@ export class JsExprPrinter {
 
   /** Prints `left op right` for operands of `type` (also used for compound assignments). */
   binary(op: BinaryOp, type: ScalarType, left: string, right: string): string {
-    const template = comparisonTemplates[op] ?? (type === "bool" ? undefined : binaryTemplates[type][op]);
+    const template = comparisonTemplates[op] ?? binaryTemplates[type]?.[op];
     if (!template) throw new Error(`internal: no JS spelling of ${op} on ${type}`);
     return fill(template, [left, right]);
   }
@@ -130,7 +130,7 @@ export class JsExprPrinter {
         const args = expr.args.map((arg) => this.print(arg));
         if (expr.type === "f32") return fill(f32Intrinsics[expr.name]!, args);
         const entry = intIntrinsics[expr.name];
-        if (!entry || expr.type === "bool") throw new Error(`internal: no JS spelling of ${expr.name} on ${expr.type}`);
+        if (!entry || (expr.type !== "i32" && expr.type !== "u32")) throw new Error(`internal: no JS spelling of ${expr.name} on ${expr.type}`);
         return fill(entry[expr.type], args);
       }
       case "call":
@@ -219,6 +219,8 @@ export class JsExprPrinter {
         return from === "f32" ? `f32ToU32(${value})` : `(${value} >>> 0)`;
       case "bool":
         throw new Error("internal: conversion to bool");
+      default:
+        throw new Error(`internal: no JS conversion from ${from} to ${to}`);
     }
   }
 }
@@ -335,7 +337,7 @@ export class ThreadStmtPrinter {
         out.line(`${name}[${at}] = Math.${stmt.op}(${old}, ${value});`);
         return;
       default:
-        out.line(`${name}[${at}] = ${bare(printer.binary(stmt.op, type, old, value))};`);
+        out.line(`${name}[${at}] = ${bare(printer.binary(stmt.op, valueTypeOf(type), old, value))};`);
     }
   }
 
@@ -351,7 +353,7 @@ export class ThreadStmtPrinter {
         if (printer.checked) {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
-          const loaded = stmt.op ? printer.binary(stmt.op, stmt.array.elementType, printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
+          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(stmt.array.elementType), printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
           // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
           out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");
@@ -364,7 +366,7 @@ export class ThreadStmtPrinter {
         // Read and write the same element: compute a non-trivial index once.
         const temps = this.indexTemps(stmt.indices);
         const element = printer.element(stmt.array, temps);
-        out.line(`${element} = ${bare(printer.binary(stmt.op, stmt.array.elementType, element, value))};`);
+        out.line(`${element} = ${bare(printer.binary(stmt.op, valueTypeOf(stmt.array.elementType), element, value))};`);
         if (temps !== stmt.indices) out.dedent().line("}");
         return;
       }

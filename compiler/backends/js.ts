@@ -23,6 +23,7 @@
 
 import { declaredVariables, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns } from "../ir/matrix.ts";
+import { targetScalars, type ElementScalar, type ScalarType } from "../ir/types.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, warpgroupRuntime } from "./js-runtime.ts";
@@ -201,6 +202,11 @@ function containsEscapingJump(stmt: Stmt): boolean {
       return false;
   }
 }
+
+/** The typed array of a spilled local's slots, one per thread (an f16 or bf16 value is exactly an f32). */
+const slotArrays: Readonly<Record<ScalarType, string>> = {
+  f32: "Float32Array", i32: "Int32Array", u32: "Uint32Array", bool: "Uint8Array", f16: "Float32Array", bf16: "Float32Array", f64: "Float64Array",
+};
 
 class KernelPrinter {
   private readonly names: Namer;
@@ -437,26 +443,26 @@ class KernelPrinter {
     // for each block (shared and private arrays start from zeros on the CPU, docs/language.md; a slot is
     // always written by its local's declaration before it is read).
     const allocations: { name: string; ctor: string; size: string; zero: boolean }[] = [];
-    const ctorOf = { f32: "Float32Array", i32: "Int32Array", u32: "Uint32Array", bool: "Uint8Array" } as const;
+    const ctorOf = (element: ElementScalar) => targetScalars.js[element].storage!;
     for (const array of kernel.shared) {
       const sizes = this.unit.sharedSizes.get(array) ?? [];
       const name = names.name(array, array.name);
       this.arrays.set(array, { name, dims: sizes });
       // mbarriers: five words each (js-runtime.ts's barrierRuntime), zero until initBarrier.
       if (array.barriers) allocations.push({ name, ctor: "Int32Array", size: String(5 * (sizes[0] ?? 0)), zero: true });
-      else allocations.push({ name, ctor: ctorOf[array.elementType], size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
+      else allocations.push({ name, ctor: ctorOf(array.elementType), size: String(sizes.reduce((x, y) => x * y, 1)), zero: true });
     }
     for (const array of kernel.locals) {
       const size = this.unit.sharedSizes.get(array)?.[0] ?? 0;
       const name = names.name(array, array.name);
       this.arrays.set(array, { name, dims: [size] });
-      allocations.push({ name, ctor: ctorOf[array.elementType], size: `threads * ${size}`, zero: true });
+      allocations.push({ name, ctor: ctorOf(array.elementType), size: `threads * ${size}`, zero: true });
     }
     if (this.hasReturn) allocations.push({ name: "done", ctor: "Uint8Array", size: "threads", zero: true });
     for (const variable of spills) {
       const slots = names.name({}, `${variable.name}_slots`);
       this.spilled.set(variable, slots);
-      allocations.push({ name: slots, ctor: ctorOf[variable.type], size: "threads", zero: false });
+      allocations.push({ name: slots, ctor: slotArrays[variable.type], size: "threads", zero: false });
     }
     // Unchecked, the arrays are made once per thread count and reused by every later block: making a typed
     // array costs about a microsecond, which a block of a small kernel would otherwise pay several times

@@ -4,12 +4,11 @@
  * reserved words, resource limits the validator checks, and which legalizations the target needs.
  */
 
-import type { AtomicOp, BinaryOp, IntrinsicName, ScalarType, UnaryOp } from "../ir/ir.ts";
+import type { AtomicOp, BinaryOp, IntrinsicName, UnaryOp } from "../ir/ir.ts";
+import { targetScalars, type ElementScalar, type ScalarType, type TargetName } from "../ir/types.ts";
 import type { LegalizeOptions } from "../passes/legalize.ts";
 
-export type TargetName = "cuda" | "wgsl" | "js";
-
-export const targetNames: readonly TargetName[] = ["cuda", "wgsl", "js"];
+export { targetNames, type TargetName } from "../ir/types.ts";
 
 export interface TargetLimits {
   /** Shared (workgroup) memory per block above which compilation fails. */
@@ -134,7 +133,10 @@ export function targetLimits(target: TargetName): TargetLimits {
 }
 
 export interface Spelling {
+  /** The name of a value of each scalar type (ir/types.ts, `targetScalars`). */
   readonly types: Readonly<Record<ScalarType, string>>;
+  /** The name of an array element of each type: the value's name, or the target's storage (ir/types.ts). */
+  readonly elementTypes: Readonly<Record<ElementScalar, string>>;
   readonly unary: Readonly<Record<UnaryOp, string>>;
   readonly binary: Readonly<Record<BinaryOp, string>>;
   /**
@@ -159,8 +161,25 @@ const cBinary: Readonly<Record<BinaryOp, string>> = {
 
 const cUnary: Readonly<Record<UnaryOp, string>> = { neg: "-", not: "!", bitnot: "~" };
 
+/** A target's value spellings, read from the type table. */
+function valueSpellings(target: TargetName): Record<ScalarType, string> {
+  const row = targetScalars[target];
+  return { bool: row.bool.value, i32: row.i32.value, u32: row.u32.value, f32: row.f32.value, f16: row.f16.value, bf16: row.bf16.value, f64: row.f64.value };
+}
+
+/** A target's array-element spellings, read from the type table. */
+function elementSpellings(target: TargetName): Record<ElementScalar, string> {
+  const row = targetScalars[target];
+  const element = (name: ElementScalar) => row[name].storage ?? row[name].value;
+  return {
+    i32: element("i32"), u32: element("u32"), f32: element("f32"), f16: element("f16"), bf16: element("bf16"), f64: element("f64"),
+    i8: element("i8"), u8: element("u8"), i16: element("i16"), u16: element("u16"),
+  };
+}
+
 export const cudaSpelling: Spelling = {
-  types: { f32: "float", i32: "int", u32: "unsigned int", bool: "bool" },
+  types: valueSpellings("cuda"),
+  elementTypes: elementSpellings("cuda"),
   unary: cUnary,
   binary: cBinary,
   floatCalls: { rem: "fmodf($0, $1)" },
@@ -253,15 +272,16 @@ export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, 
 /** CUDA's f32 → integer conversions: truncating, saturating, NaN → 0 (`cvt.rzi`), as docs/language.md §5 says. */
 export const cudaFloatToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__float2int_rz", u32: "__float2uint_rz" };
 
-/** CUDA's 16-byte vector type of each element type, and its constructor, for `load4`/`store4`. */
-export const cudaVectorTypes: Readonly<Record<"f32" | "i32" | "u32", { readonly type: string; readonly make: string }>> = {
+/** CUDA's 16-byte vector type of each 32-bit element type, and its constructor, for `load4`/`store4`. */
+export const cudaVectorTypes: Readonly<Partial<Record<ElementScalar, { readonly type: string; readonly make: string }>>> = {
   f32: { type: "float4", make: "make_float4" },
   i32: { type: "int4", make: "make_int4" },
   u32: { type: "uint4", make: "make_uint4" },
 };
 
 export const wgslSpelling: Spelling = {
-  types: { f32: "f32", i32: "i32", u32: "u32", bool: "bool" },
+  types: valueSpellings("wgsl"),
+  elementTypes: elementSpellings("wgsl"),
   unary: cUnary,
   binary: cBinary,
   lessThanArgumentsInParens: true,

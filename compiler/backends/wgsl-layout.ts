@@ -3,23 +3,28 @@
  * (which tells the runtime how to bind arguments). Group 0 holds, in parameter order, one storage buffer
  * per buffer parameter (`read-only-storage` for read-only ones), then, if the kernel has scalar parameters,
  * one uniform buffer with a struct of all of them: 4 bytes each in parameter order, bools stored as u32
- * (0 or 1), the buffer's size rounded up to 16 bytes.
+ * (0 or 1), f16 and bf16 as the f32 of their value, the buffer's size rounded up to 16 bytes.
  */
 
-import type { Kernel, ScalarType, Variable } from "../ir/ir.ts";
+import type { ElementScalar, Kernel, ScalarType, Variable } from "../ir/ir.ts";
+
+/** The 4-byte type a scalar parameter has in the uniform struct (f64 never gets here: WGSL refuses it). */
+const uniformTypes: Readonly<Record<ScalarType, "f32" | "i32" | "u32" | undefined>> = {
+  f32: "f32", i32: "i32", u32: "u32", bool: "u32", f16: "f32", bf16: "f32", f64: undefined,
+};
 
 export interface WgslBinding {
   readonly binding: number;
   readonly param: string;
   readonly type: "storage" | "read-only-storage";
-  readonly elementType: Exclude<ScalarType, "bool">;
+  readonly elementType: ElementScalar;
 }
 
 export interface WgslUniformField {
   readonly variable: Variable;
   readonly param: string;
   readonly type: ScalarType;
-  /** The type in the WGSL struct: bools are stored as u32. */
+  /** The type in the WGSL struct: bools are stored as u32, f16 and bf16 as f32. */
   readonly wgslType: "f32" | "i32" | "u32";
   readonly offset: number;
 }
@@ -43,7 +48,9 @@ export function wgslLayout(kernel: Kernel): WgslLayout {
       });
     } else if (param.kind === "scalar") {
       const type = param.variable.type;
-      fields.push({ variable: param.variable, param: param.variable.name, type, wgslType: type === "bool" ? "u32" : type, offset: fields.length * 4 });
+      const wgslType = uniformTypes[type];
+      if (!wgslType) throw new Error(`internal: a ${type} parameter reached the WGSL layout (the validator refuses it)`);
+      fields.push({ variable: param.variable, param: param.variable.name, type, wgslType, offset: fields.length * 4 });
     }
   }
   if (fields.length === 0) return { group: 0, bindings };

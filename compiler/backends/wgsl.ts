@@ -14,6 +14,7 @@
  * outcome is not a spurious failure. Subgroup operations are WGSL's own, under `enable subgroups;`.
  */
 
+import type { ElementScalar } from "../ir/types.ts";
 import { type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
 import { atomicArrays, walkExpr, walkStmts, exprsOf, usesSubgroups } from "../ir/rewrite.ts";
 import { vectorOnlyArrays } from "../passes/legalize.ts";
@@ -52,6 +53,7 @@ export interface WgslOutput {
 }
 
 const types = wgslSpelling.types;
+const elementTypes = wgslSpelling.elementTypes;
 
 /** Entry-point inputs for each builtin the kernel reads. */
 const builtinInputs = {
@@ -125,7 +127,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const atomic = atomicArrays(kernel.body);
   // The element type an array is declared with: vec4 for vector-only arrays, atomic for those atomics touch.
   const elementOf = (array: ArrayRef) =>
-    vectorArrays.has(array) ? `vec4<${types[array.elementType]}>` : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>` : types[array.elementType];
+    vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType]}>` : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>` : elementTypes[array.elementType];
   buffers.forEach((array, index) => {
     const name = moduleName(array.name);
     arrays.set(array, name);
@@ -197,13 +199,14 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     if (param.kind !== "scalar") continue;
     const variable = param.variable;
     const field = `${uniformName}.${fieldNames.get(variable)}`;
-    const value = variable.type === "bool" ? `${field} != 0u` : field;
+    // The uniform holds bools as u32 and f16 as f32 (wgsl-layout.ts); bf16 values are f32 in WGSL anyway.
+    const value = variable.type === "bool" ? `${field} != 0u` : variable.type === "f16" ? `f16(${field})` : field;
     out.line(`let ${names.name(variable, variable.name)}: ${types[variable.type]} = ${value};`);
   }
   for (const array of kernel.locals) {
     const name = names.name(array, array.name);
     arrays.set(array, name);
-    out.line(`var ${name}: array<${types[array.elementType]}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
+    out.line(`var ${name}: array<${elementTypes[array.elementType]}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
   }
   printStmts(kernel.body, { out, names, printer, arrays, locate });
   out.dedent();
@@ -265,6 +268,18 @@ function literalText(type: Variable["type"], value: number): Printed {
       return { text: `${value}i`, kind: value < 0 ? "unary" : "atom" };
     case "u32":
       return { text: `${value}u`, kind: "atom" };
+    case "f16": {
+      // An f16 value is exactly an f32, whose shortest spelling therefore reads back as the same f16.
+      const text = `${f32Digits(value)}h`;
+      return { text, kind: text.startsWith("-") ? "unary" : "atom" };
+    }
+    case "bf16": {
+      // Emulated (ir/types.ts): a bf16 value is held in an f32.
+      const text = `${f32Digits(value)}f`;
+      return { text, kind: text.startsWith("-") ? "unary" : "atom" };
+    }
+    case "f64":
+      throw new Error("internal: an f64 literal reached WGSL, which refuses f64 (the validator)");
   }
 }
 
@@ -290,7 +305,7 @@ function makePrinter(
       return { text: `i32(${subgroupInputs[expr.builtin].name})`, kind: "atom" };
     },
     // f32 arrays that atomics touch hold their values' bits in atomic<u32>.
-    atomicLoad: (expr, element) => ({ text: bitsTo(expr.type, `atomicLoad(&${element})`), kind: "atom" }),
+    atomicLoad: (expr, element) => ({ text: bitsTo(expr.array.elementType, `atomicLoad(&${element})`), kind: "atom" }),
     convert: (to, value, from) =>
       from === "f32" && (to === "i32" || to === "u32")
         ? { text: `tsk_f32_to_${to}(${value.text})`, kind: "atom" }
@@ -357,7 +372,7 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
   switch (stmt.kind) {
     case "vectorLoad": {
       const temp = names.name({}, "vector");
-      const lines = [`let ${temp}: vec4<${types[stmt.array.elementType]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
+      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
       stmt.targets.forEach((variable, lane) => {
         lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${temp}.${"xyzw"[lane]};`);
       });
@@ -365,7 +380,7 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
     }
     case "vectorStore": {
       const values = stmt.values.map((value) => printer.print(value)).join(", ");
-      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${types[stmt.array.elementType]}>(${values});`];
+      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${elementTypes[stmt.array.elementType]}>(${values});`];
     }
     default:
       throw new Error(`internal: ${stmt.kind} reached the WGSL backend; legalize makes it a plain copy`);
@@ -373,12 +388,12 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
 }
 
 /** A value read from an atomic array, as the element type (f32 arrays hold bits). */
-function bitsTo(type: Variable["type"], text: string): string {
+function bitsTo(type: ElementScalar, text: string): string {
   return type === "f32" ? `bitcast<f32>(${text})` : text;
 }
 
 /** A value to store in an atomic array. */
-function toBits(type: Variable["type"], text: string): string {
+function toBits(type: ElementScalar, text: string): string {
   return type === "f32" ? `bitcast<u32>(${text})` : text;
 }
 
@@ -413,7 +428,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   }
   // A loop assigns the old value: the result is a `var` declared before it.
   const result = stmt.result ? names.name(stmt.result, stmt.result.name) : undefined;
-  if (result) out.line(`var ${result}: ${types[type]};`);
+  if (result) out.line(`var ${result}: ${elementTypes[type]};`);
   const target = names.name({}, "target");
   const swapped = names.name({}, "swapped");
   out.block("{", () => {
@@ -436,8 +451,8 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     // A weak compare-exchange may fail although the element held the expected value: try again then.
     const expected = names.name({}, "expected");
     const desired = names.name({}, "desired");
-    out.line(`let ${expected}: ${types[type]} = ${printer.print(stmt.expected!)};`);
-    out.line(`let ${desired}: ${types[type]} = ${value};`);
+    out.line(`let ${expected}: ${elementTypes[type]} = ${printer.print(stmt.expected!)};`);
+    out.line(`let ${desired}: ${elementTypes[type]} = ${value};`);
     out.block("loop {", () => {
       out.line(`let ${swapped} = atomicCompareExchangeWeak(${target}, ${expected}, ${desired});`);
       out.line(`if (${swapped}.exchanged || ${swapped}.old_value != ${expected}) {`);

@@ -60,6 +60,16 @@ export const catalogue = {
   TSK1096: { severity: "error", template: "{0} takes barriers declared with shared.barriers(…) as its first argument; found {1}" },
   TSK1097: { severity: "error", template: "setMaxRegisters() takes a constant multiple of 8 from 24 to 256; found {0}" },
   TSK1098: { severity: "error", template: "copyTile() takes {0}; found {1}" },
+  TSK1120: { severity: "error", template: "cannot read the shape \"{0}\" of '{1}': {2}" },
+  TSK1121: { severity: "error", template: "'{0}' is not a buffer parameter of kernel '{1}', so it has no shape in tensors" },
+  TSK1122: { severity: "error", template: "buffer parameter '{0}' of kernel '{1}' has no shape in tensors" },
+  TSK1123: { severity: "error", template: "'{0}' is read-only, so it cannot be an output" },
+  TSK1124: { severity: "error", template: "'{0}' in {1} is not a size, an integer scalar parameter or an integer compile-time constant of kernel '{2}'" },
+  TSK1125: { severity: "error", template: "cannot read the formula \"{0}\" in {1}: {2}" },
+  TSK1126: { severity: "error", template: "size '{0}' is also a {1} parameter of kernel '{2}'; a parameter that receives a size is an i32 or u32" },
+  TSK1127: { severity: "error", template: "size '{0}' appears only in the shapes of outputs, so the inputs do not give it" },
+  TSK1128: { severity: "error", template: "kernel '{0}' declares {1} but not {2}" },
+  TSK1129: { severity: "error", template: "the backward kernel '{0}' of kernel '{1}' {2}" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -134,6 +144,8 @@ export const catalogue = {
   TSK4009: { severity: "error", template: "--cubin needs --target cuda" },
   TSK4010: { severity: "error", template: "no kernel files in {0}: a directory stands for the TypeScript files under it that import from \"tskernel\"" },
   TSK4011: { severity: "error", template: "no files match {0}" },
+  TSK4013: { severity: "error", template: "--target torch needs --cubin or --ptx: the Python module loads the kernels from one of them" },
+  TSK4014: { severity: "error", template: "--ptx needs --target cuda" },
 
   // The bundler plugin.
   TSK4012: { severity: "warning", template: "'{0}' is exported by a kernel file but is not a kernel: the module the bundler plugin builds from {1} exports only its kernels" },

@@ -9,7 +9,7 @@
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
-import { isNumeric, type AtomicOp, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { isNumeric, valueTypeOf, type AtomicOp, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 
 export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
@@ -103,7 +103,7 @@ export function lowerSpecialCall(context: FunctionContext, name: string, call: C
   if (Object.hasOwn(atomicFunctions, name)) {
     if (atomicFunctions[name] === "store") return fail("TSK1011", span, [`${name}()`]);
     const atomic = lowerAtomic(context, name, call);
-    return hoist(context, `${name}()`, atomic.array.elementType, "old", span, (result) => ({ ...atomic, result }));
+    return hoist(context, `${name}()`, valueTypeOf(atomic.array.elementType), "old", span, (result) => ({ ...atomic, result }));
   }
   if (isSubgroupFunction(name)) {
     if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["subgroup operations are collective: every lane of the subgroup must call them from the kernel body"] });
@@ -144,7 +144,7 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
     return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, "f32"], { notes: ["f32 arrays take atomicAdd, atomicExchange, atomicLoad and atomicStore; the other atomics need i32 or u32 elements"] });
   }
   const operand = (node: Expression, index: number) =>
-    context.module.lower.expected(context, node, array.elementType, (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
+    context.module.lower.expected(context, node, valueTypeOf(array.elementType), (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
   const expected = op === "compareExchange" ? operand(args[2]!, 2) : undefined;
   if (op === "load") return { kind: "atomic", op, array, indices, span };
   const value = operand(args[count - 1]!, count - 1);

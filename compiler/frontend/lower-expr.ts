@@ -19,7 +19,10 @@ import {
   type IntrinsicName,
   type ScalarType,
   type Span,
+  scalars,
+  valueTypeOf,
 } from "../ir/ir.ts";
+import { wrap } from "../ir/semantics.ts";
 import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
@@ -170,6 +173,16 @@ export function makeLiteral(value: number, type: ScalarType, span: Span, spellin
         return fail("TSK2004", span, [spelling, "u32"], { notes: ["a u32 holds 0 to 4294967295"] });
       }
       return { kind: "literal", type, value, span };
+    case "f16":
+    case "bf16":
+    case "f64": {
+      // Rounded to the type, as every value of it is (ir/semantics.ts); one that rounds to infinity does not fit.
+      const rounded = wrap(type, value);
+      if (!Number.isFinite(rounded)) {
+        return fail("TSK2004", span, [spelling, type], { notes: [`${type} values have magnitudes up to ${scalars[type].float!.maxFinite}`] });
+      }
+      return { kind: "literal", type, value: rounded, span };
+    }
   }
 }
 
@@ -210,7 +223,7 @@ export function lowerExpr(context: FunctionContext, node: Expression, hint?: Sca
       return lowerCall(context, node as import("ts-morph").CallExpression, hint);
     case SyntaxKind.ElementAccessExpression: {
       const { array, indices } = lowerElementAccess(context, node as import("ts-morph").ElementAccessExpression);
-      return { kind: "load", type: array.elementType, array, indices, span };
+      return { kind: "load", type: valueTypeOf(array.elementType), array, indices, span };
     }
     case SyntaxKind.PropertyAccessExpression:
       return lowerPropertyAccess(context, node as import("ts-morph").PropertyAccessExpression);

@@ -13,6 +13,8 @@ import { isLiteralLike, lowerExpected, lowerExpr, lowerIndexedArray, makeLiteral
 import { lowerBlock } from "./lower-stmt.ts";
 import { findKernelCalls } from "./program.ts";
 import { targetNames, type TargetName } from "../backends/targets.ts";
+import { readSignature, type SignatureNodes } from "./signature.ts";
+import type { ManifestSignature } from "../lang/manifest.ts";
 
 export interface LoweredFile {
   readonly module: Module;
@@ -48,6 +50,8 @@ interface KernelOptionsIR {
   specializations: Record<string, ConstValue>[];
   specializationsSpan?: Span;
   targets?: TargetName[];
+  signature?: ManifestSignature;
+  backwardSpan?: Span;
 }
 
 function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").CallExpression, diagnostics: Diagnostic[]): Kernel {
@@ -82,6 +86,8 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
     specializations: options.specializations,
     specializationsSpan: options.specializationsSpan,
     targets: options.targets,
+    ...(options.signature ? { signature: options.signature } : {}),
+    ...(options.backwardSpan ? { backwardSpan: options.backwardSpan } : {}),
     constValues: new Map(),
     span: spanOf(call.getParentOrThrow()),
   };
@@ -215,6 +221,8 @@ function readOptions(node: Expression, params: readonly KernelParam[], kernelNam
   if (!Node.isObjectLiteralExpression(node)) return fail("TSK1004", spanOf(node), ["expected an object literal"]);
   const constParams = new Map(params.flatMap((p) => (p.kind === "const" ? [[p.name, p] as const] : [])));
   const options: KernelOptionsIR = { specializations: [] };
+  // The launch declaration (signature.ts) is read once every option is known: it needs the block.
+  const signatureNodes: SignatureNodes = {};
   for (const property of node.getProperties()) {
     if (!Node.isPropertyAssignment(property)) return fail("TSK1004", spanOf(property), ["write each option as `name: value`"]);
     const key = property.getName();
@@ -257,9 +265,16 @@ function readOptions(node: Expression, params: readonly KernelParam[], kernelNam
       }
     } else if (key === "targets") {
       options.targets = readTargets(value, kernelName);
+    } else if (key === "tensors" || key === "grid" || key === "requires" || key === "backward") {
+      signatureNodes[key] = value;
     } else {
-      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations and targets)`]);
+      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations, targets, tensors, grid, requires and backward)`]);
     }
+  }
+  const declared = readSignature(signatureNodes, params, kernelName, options.block !== undefined);
+  if (declared) {
+    options.signature = declared.signature;
+    options.backwardSpan = declared.backwardSpan;
   }
   return options;
 }

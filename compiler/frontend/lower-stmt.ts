@@ -8,7 +8,7 @@
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { isInteger, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
+import { isInteger, valueTypeOf, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
 import { collectPending, resolveScalarAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
 import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
 import {
@@ -205,7 +205,7 @@ function lowerVectorLoad(
   const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "load4");
   const targets = names.map((name, lane): Variable => {
     const element = pattern.getElements()[lane]!;
-    return { kind: "variable", name: name!, type: array.elementType, mutable: !isConst, span: spanOf(element) };
+    return { kind: "variable", name: name!, type: valueTypeOf(array.elementType), mutable: !isConst, span: spanOf(element) };
   });
   for (const variable of targets) context.scope.declare(variable.name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
   return [{ kind: "vectorLoad", targets, array, indices, span: spanOf(declaration) }];
@@ -228,7 +228,7 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
         });
       }
       const values = args.slice(2).map((arg) =>
-        lowerExpected(context, arg, array.elementType, (found) => fail("TSK2002", spanOf(arg), [found.type, `an element of '${array.name}'`, array.elementType])),
+        lowerExpected(context, arg, valueTypeOf(array.elementType), (found) => fail("TSK2002", spanOf(arg), [found.type, `an element of '${array.name}'`, valueTypeOf(array.elementType)])),
       );
       return [{ kind: "vectorStore", array, indices, values, span }];
     }
@@ -388,7 +388,7 @@ function lowerTarget(context: FunctionContext, node: Expression): Target {
         notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
       });
     }
-    return { kind: "element", array, indices, read: { kind: "load", type: array.elementType, array, indices, span } };
+    return { kind: "element", array, indices, read: { kind: "load", type: valueTypeOf(array.elementType), array, indices, span } };
   }
   return fail("TSK1001", span, [`assigning to ${describeSyntax(node)}`]);
 }

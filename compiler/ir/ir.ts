@@ -23,23 +23,25 @@
  */
 
 import type { Span } from "../diagnostics/span.ts";
+import type { ManifestSignature } from "../lang/manifest.ts";
 
 export type { Span };
 
-export type ScalarType = "f32" | "i32" | "u32" | "bool";
-
-export const scalarTypes: readonly ScalarType[] = ["f32", "i32", "u32", "bool"];
-
-export function isInteger(type: ScalarType): type is "i32" | "u32" {
-  return type === "i32" || type === "u32";
-}
-
-export function isNumeric(type: ScalarType): type is "f32" | "i32" | "u32" {
-  return type !== "bool";
-}
-
-/** Size in bytes of one element of each scalar type in buffers and shared memory. */
-export const scalarByteSize: Readonly<Record<ScalarType, number>> = { f32: 4, i32: 4, u32: 4, bool: 4 };
+// The types themselves, and every fact about them, are data in types.ts.
+export {
+  arrayStride,
+  isFloat,
+  isInteger,
+  isNarrowInt,
+  isNumeric,
+  scalars,
+  scalarTypes,
+  type ElementScalar,
+  type NarrowIntType,
+  type ScalarType,
+  valueTypeOf,
+} from "./types.ts";
+import type { ElementScalar, ScalarType } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Storage
@@ -51,7 +53,8 @@ export type AddressSpace = "global" | "shared" | "private";
 export interface ArrayRef {
   readonly kind: "array";
   readonly name: string;
-  readonly elementType: Exclude<ScalarType, "bool">;
+  /** Narrow integers (i8, u8, i16, u16) load as i32/u32 and store truncated (types.ts). */
+  readonly elementType: ElementScalar;
   readonly space: AddressSpace;
   /** Global buffers are `read` (ReadonlyFloat32Array and friends) or `read_write`; shared arrays are `read_write`. */
   readonly access: "read" | "read_write";
@@ -656,6 +659,12 @@ export interface Kernel {
   readonly targets?: readonly ("cuda" | "wgsl" | "js")[];
   /** Values of the constant parameters once specialized; empty before. */
   readonly constValues: ReadonlyMap<string, ConstValue>;
+  /**
+   * The launch the kernel declares (its options `tensors`, `grid`, `requires`, `backward`), already in the
+   * manifest's form, which is what every consumer reads; `backwardSpan` locates `backward` for the pairing check.
+   */
+  readonly signature?: ManifestSignature;
+  readonly backwardSpan?: Span;
   readonly span: Span;
 }
 

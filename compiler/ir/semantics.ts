@@ -1,17 +1,48 @@
 /**
- * The 32-bit meaning of each operation, written once in JavaScript: the constant folder evaluates with
- * these, and the JS backend's runtime helpers will share them, so a folded constant and a value computed
- * at run time on the CPU agree. They follow docs/language.md: integers wrap, integer division and remainder
- * truncate toward zero, float→int conversion truncates and saturates (NaN → 0), int↔int keeps the bits,
- * shift amounts are taken modulo 32. Division by zero is left unfolded (its result is target-defined).
+ * The meaning of each operation, written once in JavaScript: the constant folder evaluates with these, and
+ * the JS backend's runtime helpers share them, so a folded constant and a value computed at run time on the
+ * CPU agree. They follow docs/language.md: integers wrap, integer division and remainder truncate toward
+ * zero, float→int conversion truncates and saturates (NaN → 0), int↔int keeps the bits, shift amounts are
+ * taken modulo 32, and every float operation rounds its exact result to its type (round to nearest, ties to
+ * even), which for f16 and bf16 is computing in doubles and rounding once: a double carries more than twice
+ * their significant bits plus two, so the double rounding is harmless for + − × ÷ and sqrt. Division by zero
+ * is left unfolded (its result is target-defined).
  */
 
 import type { BinaryOp, ScalarType, UnaryOp } from "./ir.ts";
+import { isFloat, scalars, type FloatFormat } from "./types.ts";
+
+/**
+ * `value` rounded to the nearest value of a binary floating-point format (ties to even), with its subnormals,
+ * overflowing to ±infinity; NaN stays NaN. `Math.fround` is this for f32.
+ */
+export function roundToFormat(value: number, format: FloatFormat): number {
+  if (!Number.isFinite(value) || value === 0) return value;
+  const magnitude = Math.abs(value);
+  const minExponent = 2 - 2 ** (format.exponentBits - 1);
+  let exponent = Math.floor(Math.log2(magnitude));
+  // Math.log2 may be off by one next to a power of two.
+  if (2 ** exponent > magnitude) exponent--;
+  else if (2 ** (exponent + 1) <= magnitude) exponent++;
+  // Below the smallest normal the spacing stays that of the subnormals.
+  const spacing = 2 ** (Math.max(exponent, minExponent) - format.mantissaBits);
+  const scaled = magnitude / spacing;
+  let units = Math.round(scaled);
+  if (units - scaled === 0.5 && units % 2 === 1) units--;
+  const rounded = units * spacing;
+  const result = rounded > format.maxFinite ? Infinity : rounded;
+  return value < 0 ? -result : result;
+}
 
 export function wrap(type: ScalarType, value: number): number {
   switch (type) {
     case "f32":
       return Math.fround(value);
+    case "f16":
+    case "bf16":
+      return roundToFormat(value, scalars[type].float!);
+    case "f64":
+      return value;
     case "i32":
       return value | 0;
     case "u32":
@@ -78,9 +109,9 @@ export function evalUnary(op: UnaryOp, type: ScalarType, a: number): number {
 }
 
 export function evalConvert(from: ScalarType, to: ScalarType, value: number): number {
-  if (to === "f32") return Math.fround(value);
+  if (isFloat(to)) return wrap(to, value);
   if (to === "bool") return value ? 1 : 0;
-  if (from === "f32") {
+  if (isFloat(from)) {
     if (Number.isNaN(value)) return 0;
     const truncated = Math.trunc(value);
     return to === "i32" ? Math.min(Math.max(truncated, -2147483648), 2147483647) : Math.min(Math.max(truncated, 0), 4294967295);

@@ -51,6 +51,19 @@ export interface KernelOptions {
    * skips the kernel, and launching it on that target's backend is an error naming these. Default: every target.
    */
   targets?: readonly ("cuda" | "wgsl" | "js")[];
+  /**
+   * Each buffer parameter's shape in named sizes, "output" first for those an operator allocates and
+   * returns: `tensors: { out: "output [...rows, cols]", input: "[...rows, cols]", gamma: "[cols]" }`. A scalar
+   * parameter named like a size receives it. With `grid`, this declares the launch that the PyTorch module,
+   * the `.cuh` grid functions and the runtime all use (docs/torch.md).
+   */
+  tensors?: Readonly<Record<string, string>>;
+  /** The grid as formulas of the sizes and constants: `grid: ["cdiv(rows, ROWS)"]`. */
+  grid?: readonly (number | string)[];
+  /** Conditions on the sizes that a specialization needs; the first specialization that meets them runs. */
+  requires?: readonly string[];
+  /** The kernel of this file that computes the gradients, paired by parameter names (`gradOut`, `gradInput`). */
+  backward?: string;
 }
 
 /** The handle that `kernel` returns: it names the kernel for the runtime. */

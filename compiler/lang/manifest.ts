@@ -8,11 +8,14 @@
 /** The targets, as `tskernel build --target` and the `targets` kernel option name them. */
 export type ManifestTarget = "cuda" | "wgsl" | "js";
 
-/** The scalar types of the kernel language, as the manifest spells them. */
-export type ManifestScalarType = "f32" | "i32" | "u32" | "bool";
+/** The scalar types of the kernel language, as the manifest spells them (compiler/ir/types.ts). */
+export type ManifestScalarType = "f32" | "i32" | "u32" | "bool" | "f16" | "bf16" | "f64";
+
+/** The element types of buffers: the scalars but bool, and the 8- and 16-bit integers (storage only). */
+export type ManifestElementType = Exclude<ManifestScalarType, "bool"> | "i8" | "u8" | "i16" | "u16";
 
 export type ManifestParam =
-  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ManifestScalarType; readonly access: "read" | "read_write" }
+  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ManifestElementType; readonly access: "read" | "read_write" }
   | { readonly name: string; readonly kind: "scalar"; readonly type: ManifestScalarType }
   | { readonly name: string; readonly kind: "const"; readonly type: ManifestScalarType };
 
@@ -21,10 +24,10 @@ export interface ManifestWgslBinding {
   readonly binding: number;
   readonly param: string;
   readonly type: "storage" | "read-only-storage";
-  readonly elementType: "f32" | "i32" | "u32";
+  readonly elementType: ManifestElementType;
 }
 
-/** One scalar parameter in the uniform buffer: 4 bytes at `offset`; bools are stored as u32 0 or 1. */
+/** One scalar parameter in the uniform buffer: 4 bytes at `offset`; bools are stored as u32 0 or 1, f16 and bf16 as f32. */
 export interface ManifestWgslUniformField {
   readonly param: string;
   readonly type: ManifestScalarType;
@@ -37,6 +40,46 @@ export interface ManifestWgslLayout {
   readonly group: 0;
   readonly bindings: readonly ManifestWgslBinding[];
   readonly uniform: { readonly binding: number; readonly size: number; readonly fields: readonly ManifestWgslUniformField[] } | null;
+}
+
+/**
+ * An integer formula over sizes and compile-time constants, as a kernel's `grid` and `requires` options write
+ * it, parsed: a whole number, a name (a size from the tensors' shapes, or an integer or bool `Const`
+ * parameter), or an operation and its operands. Operations: "+", "-", "*", "/" and "%" (integer, truncating
+ * as in C), "neg", "cdiv" (division rounded up), "min", "max", and the comparisons "<", "<=", ">", ">=",
+ * "==", "!=" (1 or 0). `["cdiv", "n", 256]` is cdiv(n, 256).
+ */
+export type ManifestFormula = number | string | readonly [string, ...ManifestFormula[]];
+
+/**
+ * One dimension of a declared tensor shape: a whole number, a size's name, or `{ rest: name }` for
+ * `...name`, any number of dimensions (none included) whose product is the size `name`.
+ */
+export type ManifestDim = number | string | { readonly rest: string };
+
+/** A buffer parameter as a tensor: its shape, and whether the operator allocates and returns it. */
+export interface ManifestTensor {
+  readonly param: string;
+  /** An output is allocated by the caller of the launch (the PyTorch operator) and returned. */
+  readonly output: boolean;
+  readonly dims: readonly ManifestDim[];
+}
+
+/**
+ * The launch a kernel declares in its options `tensors`, `grid`, `requires` and `backward`: the shape of
+ * each buffer, from which the sizes follow (a scalar parameter named like a size receives it), the grid as
+ * formulas of the sizes and constants, the conditions a specialization needs of the sizes, and the kernel that
+ * computes its gradients. One declaration serves the PyTorch module, the `.cuh` grid functions and the runtime.
+ */
+export interface ManifestSignature {
+  /** Every buffer parameter, in parameter order. */
+  readonly tensors: readonly ManifestTensor[];
+  /** x, y, z. */
+  readonly grid: readonly [ManifestFormula, ManifestFormula, ManifestFormula];
+  /** Each condition as written and parsed; all must hold (be non-zero) for a specialization to be launched. */
+  readonly requires: readonly { readonly text: string; readonly formula: ManifestFormula }[];
+  /** The kernel of the same file that computes this one's gradients (see docs/torch.md for how it is paired). */
+  readonly backward?: string;
 }
 
 export interface ManifestKernel {
@@ -70,6 +113,8 @@ export interface ManifestKernel {
    * `declaredTargets` leave out (the build skipped it there). Empty when the build made none of them.
    */
   readonly builtFor: readonly ManifestTarget[];
+  /** Present when the kernel declares its tensors and grid (the options `tensors` and `grid`). */
+  readonly signature?: ManifestSignature;
   readonly outputs: {
     readonly cuda?: {
       readonly file: string;
@@ -79,6 +124,8 @@ export interface ManifestKernel {
       readonly dynamicSharedBytes: number;
       /** A cubin nvcc built from `file` at build time (`--cubin`), loadable with no NVRTC present. */
       readonly cubin?: { readonly file: string; readonly arch: string };
+      /** PTX nvcc made from `file` at build time (`--ptx`), for the driver to compile for the GPU it runs on. */
+      readonly ptx?: { readonly file: string; readonly arch: string };
     };
     readonly js?: { readonly file: string; readonly function: string };
     readonly wgsl?: {

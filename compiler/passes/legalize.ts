@@ -24,6 +24,7 @@
 
 import {
   declaredVariables,
+  valueTypeOf,
   vectorWidth,
   type ArrayRef,
   type AsyncCopyStmt,
@@ -122,8 +123,8 @@ function markAtomicAccesses(stmts: readonly Stmt[]): Stmt[] {
       if (stmt.kind !== "store" || !arrays.has(stmt.array)) return stmt;
       if (!stmt.op) return { ...stmt, atomic: true };
       // `a[i] op= v` on an atomic array: an atomic load, the operation, an atomic store (not one atomic step).
-      const read: Expr = { kind: "load", type: stmt.array.elementType, array: stmt.array, indices: stmt.indices, span: stmt.span, atomic: true };
-      const value: Expr = { kind: "binary", op: stmt.op, type: stmt.array.elementType, left: read, right: stmt.value, span: stmt.span };
+      const read: Expr = { kind: "load", type: valueTypeOf(stmt.array.elementType), array: stmt.array, indices: stmt.indices, span: stmt.span, atomic: true };
+      const value: Expr = { kind: "binary", op: stmt.op, type: valueTypeOf(stmt.array.elementType), left: read, right: stmt.value, span: stmt.span };
       return { ...stmt, op: undefined, value, atomic: true };
     },
   });
@@ -150,7 +151,7 @@ function argumentsInLocals(stmts: readonly Stmt[]): Stmt[] {
 
 /** A synchronous stand-in for `copyAsync4`: four elements into temporaries, then into the shared array. */
 function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
-  const targets = Array.from({ length: vectorWidth }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: stmt.source.elementType, mutable: false, span: stmt.span }));
+  const targets = Array.from({ length: vectorWidth }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: valueTypeOf(stmt.source.elementType), mutable: false, span: stmt.span }));
   const values = targets.map((variable): Expr => ({ kind: "variable", type: variable.type, variable, span: stmt.span }));
   return {
     kind: "block",
@@ -187,7 +188,7 @@ export function laneIndices(indices: readonly Expr[], lane: number): Expr[] {
 
 /** Element `lane` of a vector read; the first element carries the alignment the vector access needed. */
 function elementLoad(array: LoadExpr["array"], indices: readonly Expr[], lane: number, span: Stmt["span"]): LoadExpr {
-  return { kind: "load", type: array.elementType, array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: vectorWidth } : {}) };
+  return { kind: "load", type: valueTypeOf(array.elementType), array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: vectorWidth } : {}) };
 }
 
 /**

@@ -12,7 +12,7 @@
  * repeats, so values live on from one iteration to the next as they did in the array.
  */
 
-import type { ArrayRef, DeclareStmt, Expr, Stmt, Variable } from "../ir/ir.ts";
+import { valueTypeOf, type ArrayRef, type DeclareStmt, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
 import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { foldStmts } from "./fold.ts";
 import { unrollLoops } from "./unroll.ts";
@@ -84,7 +84,7 @@ function scalarize(body: readonly Stmt[], candidates: ReadonlySet<ArrayRef>, siz
     const size = sizes.get(array)![0]!;
     elements.set(
       array,
-      Array.from({ length: size }, (_, i) => ({ kind: "variable", name: `${array.name}${i}`, type: array.elementType, mutable: true, span: array.span }) as const),
+      Array.from({ length: size }, (_, i) => ({ kind: "variable", name: `${array.name}${i}`, type: valueTypeOf(array.elementType), mutable: true, span: array.span }) as const),
     );
   }
   const kept = new Set<ArrayRef>();

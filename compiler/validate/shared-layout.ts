@@ -16,7 +16,7 @@
  * at the next 1024-byte boundary.
  */
 
-import { scalarByteSize, type ArrayRef, type Stmt } from "../ir/ir.ts";
+import { arrayStride, type ArrayRef, type Stmt } from "../ir/ir.ts";
 import { walkStmts } from "../ir/rewrite.ts";
 import { cudaStaticSharedLimit } from "../backends/targets.ts";
 
@@ -49,7 +49,7 @@ export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<Arr
   const alignments = new Map<ArrayRef, number>();
   let bytes = 0;
   for (const array of shared) {
-    const element = array.barriers ? mbarrierBytes : scalarByteSize[array.elementType];
+    const element = array.barriers ? mbarrierBytes : arrayStride(array.elementType);
     const alignment = swizzled.has(array) ? swizzleAlignment : vectors.has(array) ? vectorAlignment : element;
     alignments.set(array, alignment);
     bytes = Math.ceil(bytes / alignment) * alignment;

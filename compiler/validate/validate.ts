@@ -7,7 +7,7 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { scalarByteSize, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
+import { arrayStride, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
 import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
@@ -308,7 +308,7 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   } else if (limits.portableSharedBytes !== undefined && facts.sharedBytes > limits.portableSharedBytes) {
     diagnostics.push(makeDiagnostic("TSK3006", sharedSpan, [kernel.name, facts.sharedBytes, limits.portableSharedBytes]));
   }
-  const privateBytes = kernel.locals.map((array) => (facts.sharedSizes.get(array) ?? []).reduce((a, b) => a * b, 1) * scalarByteSize[array.elementType]);
+  const privateBytes = kernel.locals.map((array) => (facts.sharedSizes.get(array) ?? []).reduce((a, b) => a * b, 1) * arrayStride(array.elementType));
   const total = privateBytes.reduce((a, b) => a + b, 0);
   if (limits.maxPrivateBytes !== undefined && total > limits.maxPrivateBytes) {
     diagnostics.push(makeDiagnostic("TSK3031", kernel.locals[0]!.span, [kernel.name, total, displayName, limits.maxPrivateBytes]));
