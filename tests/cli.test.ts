@@ -274,7 +274,7 @@ describe("tskernel build", () => {
     }
     expect(await folded("build")).toContain("--watch build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C");
     // The help names the compiler's targets without loading the compiler: the two lists must agree.
-    expect(await folded("build")).toContain(`targets to generate, comma-separated (${targetNames.join(", ")})`);
+    expect(await folded("build")).toContain(`targets to generate, comma-separated (${targetNames.join(", ")}, torch)`);
   });
 });
 
