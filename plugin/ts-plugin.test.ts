@@ -3,7 +3,8 @@
  * a real `tsserver` process spoken to over its protocol (tests/tools/tsserver.ts). Kernel files are opened and
  * edited in memory (never saved), and their semantic diagnostics read back: tskernel's, with code, span,
  * notes and related spans, beside TypeScript's own, recompiling only the file edited (the server's log says
- * what was compiled). The package's tarball is tested the same way from outside the repository in
+ * what was compiled), in the plugin's worker thread and in tsserver's; and the conversion of a diagnostic
+ * placed in another file, on TypeScript's own source files. The package's tarball is tested the same way from outside the repository in
  * tests/package.test.ts. Needs dist/ (`npm run build`): the plugin loads the built compiler.
  */
 
@@ -13,6 +14,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../tests/golden-cases.ts";
 import { TsServer, type ProtocolDiagnostic } from "../tests/tools/tsserver.ts";
+import typescript from "typescript";
+import { makeDiagnostic } from "../compiler/index.ts";
+import { toTypeScriptDiagnostics } from "./editor-service.ts";
 import { KernelFileDiagnostics } from "./kernel-diagnostics.ts";
 
 const tsserverPath = path.join(repoRoot, "node_modules", "typescript", "lib", "tsserver.js");
@@ -93,6 +97,31 @@ describe("the editor plugin's compiler side", () => {
     expect(new KernelFileDiagnostics().diagnosticsOf(file, "1", sized)).toEqual([]);
     const defined = new KernelFileDiagnostics({ defines: { BLOCK: 512 } }).diagnosticsOf(file, "1", sized);
     expect(defined.map((d) => `${d.code} ${d.message}`)).toEqual(["TSK3007 kernel 'fill' has a block of 512 threads, more than WebGPU's default limit of 256; it runs only on adapters that allow more"]);
+  });
+});
+
+describe("tskernel's diagnostics as TypeScript's", () => {
+  it("keep span, code, label, notes and related places; one in another file goes to the start, pointing there", () => {
+    const kernelFile = path.join(os.tmpdir(), "kernel.ts");
+    const helperFile = path.join(os.tmpdir(), "helpers.ts");
+    const kernelSource = typescript.createSourceFile(kernelFile, "0123456789\nabcdefghij\n", typescript.ScriptTarget.ES2022);
+    const helperSource = typescript.createSourceFile(helperFile, "export function h() {}\n", typescript.ScriptTarget.ES2022);
+    const here = makeDiagnostic("TSK3001", { file: kernelFile, start: 11, end: 14 }, [], { label: "the label", notes: ["first note"], related: [{ span: { file: helperFile, start: 7, end: 15 }, message: "over there" }] });
+    const there = makeDiagnostic("TSK3011", { file: helperFile, start: 16, end: 17 }, [], {});
+    const converted = toTypeScriptDiagnostics(typescript, [here, there], kernelSource, (file) => (file === helperFile ? helperSource : undefined));
+    const flat = converted.map((d) => ({
+      start: d.start,
+      length: d.length,
+      code: d.code,
+      source: d.source,
+      category: d.category,
+      text: typescript.flattenDiagnosticMessageText(d.messageText, "\n"),
+      related: d.relatedInformation!.map((r) => ({ file: r.file?.fileName, start: r.start, length: r.length, text: r.messageText })),
+    }));
+    expect(flat).toEqual([
+      { start: 11, length: 3, code: 3001, source: "tskernel", category: typescript.DiagnosticCategory.Error, text: "TSK3001: syncThreads() is reached in non-uniform control flow\n  the label\n  note: first note", related: [{ file: helperFile, start: 7, length: 8, text: "over there" }] },
+      { start: 0, length: 0, code: 3011, source: "tskernel", category: typescript.DiagnosticCategory.Error, text: "TSK3011: division by zero", related: [{ file: helperFile, start: 16, length: 1, text: "reported here" }] },
+    ]);
   });
 });
 
