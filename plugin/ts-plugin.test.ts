@@ -4,8 +4,9 @@
  * edited in memory (never saved), and their semantic diagnostics read back: tskernel's, with code, span,
  * notes and related spans, beside TypeScript's own, recompiling only the file edited (the server's log says
  * what was compiled), in the plugin's worker thread and in tsserver's; and the conversion of a diagnostic
- * placed in another file, on TypeScript's own source files. The package's tarball is tested the same way from outside the repository in
- * tests/package.test.ts. Needs dist/ (`npm run build`): the plugin loads the built compiler.
+ * placed in another file, on TypeScript's own source files. The package's tarball is tested the same way from
+ * outside the repository in tests/package.test.ts. Needs dist/ (`npm run build`): the plugin loads the built
+ * compiler.
  */
 
 import fs from "node:fs";
