@@ -121,4 +121,24 @@ export const warpMma = kernel({ block: [64] }, (A: ReadonlyFloat32Array, B: Read
     expect(formatPolynomial(cost.globalBytes)).toBe(String(2 * 14 * 4));
     expect(formatPolynomial(cost.flops)).toBe(String((2 * (2 * 16 * 8 * 8)) / 32));
   });
+
+  it("takes the ratio at the degree of the loops that move memory: a run-time loop of arithmetic alone is left out of it", () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cost-")), "halve.ts");
+    fs.writeFileSync(
+      file,
+      [
+        'import { kernel, threadIdx, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";',
+        "export const halve = kernel({ block: [64] }, (out: Float32Array, a: ReadonlyFloat32Array, n: i32) => {",
+        "  let s: f32 = a[threadIdx.x] * 2;",
+        "  for (let i = 0; i < n; i++) s = s * 0.5;",
+        "  out[threadIdx.x] = s + 1;",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    const cost = estimates(file).get("halve")!;
+    expect([formatPolynomial(cost.globalBytes), formatPolynomial(cost.flops)]).toEqual(["8", "L4 + 2"]);
+    // The bytes are constants: the ratio is of the constant terms, 2 flops per 8 bytes.
+    expect(intensity(cost)).toBe(2 / 8);
+  });
 });

@@ -265,7 +265,6 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
 
 /** Higher-degree terms first, then by name: the order terms print in. */
 function termOrder(a: string, b: string): number {
-  const degree = (term: string) => (term === "" ? 0 : term.split("·").length);
   return degree(b) - degree(a) || a.localeCompare(b);
 }
 
@@ -357,20 +356,29 @@ function constantValue(e: Expr): number | undefined {
   }
 }
 
+/** A term's degree: how many loop variables it multiplies. */
+function degree(term: string): number {
+  return term === "" ? 0 : term.split("·").length;
+}
+
+/** The highest degree of a polynomial's terms and the sum of their coefficients; degree -1 for zero. */
+export function leadingTerms(p: Polynomial): { degree: number; coefficient: number } {
+  const top = Math.max(-1, ...[...p.keys()].map(degree));
+  return { degree: top, coefficient: [...p].filter(([term]) => degree(term) === top).reduce((sum, [, c]) => sum + c, 0) };
+}
+
 /**
- * flops per byte as every run-time trip count grows without bound: the ratio of the two polynomials' terms of
- * the highest degree either has. undefined when the kernel moves no global bytes at all; Infinity when its
- * flops grow faster than its bytes.
+ * flops per global byte as the loops that move global memory grow: the ratio of the flops' and the bytes'
+ * terms of the bytes' highest degree (for the naive matmul 2·L / 8·L; for a kernel without run-time loops
+ * over memory, its constants). Flops in run-time loops that move no global memory, whose trip counts the
+ * source does not give (a reduction over the lanes of a subgroup), are not in it. undefined when the kernel
+ * moves no global bytes.
  */
 export function intensity(estimate: Pick<CostEstimate, "flops" | "globalBytes">): number | undefined {
-  const degree = (term: string) => (term === "" ? 0 : term.split("·").length);
-  const top = Math.max(-1, ...[...estimate.flops.keys(), ...estimate.globalBytes.keys()].map(degree));
-  if (top < 0) return undefined;
-  const sum = (p: Polynomial) => [...p].filter(([term]) => degree(term) === top).reduce((s, [, c]) => s + c, 0);
-  const bytes = sum(estimate.globalBytes);
-  const flops = sum(estimate.flops);
-  if (bytes === 0) return flops === 0 ? undefined : Infinity;
-  return flops / bytes;
+  const bytes = leadingTerms(estimate.globalBytes);
+  if (bytes.degree < 0 || bytes.coefficient === 0) return undefined;
+  const flops = [...estimate.flops].filter(([term]) => degree(term) === bytes.degree).reduce((sum, [, c]) => sum + c, 0);
+  return flops / bytes.coefficient;
 }
 
 /** A polynomial as people write it: `8·L12 + 4`, `0`. */

@@ -20,4 +20,4 @@ export { targetLimits, targetNames, type TargetLimits, type TargetName } from ".
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { warpgroupMarker } from "./backends/cuda-matrix.ts";
 export { fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, truncateTf32, type FragmentLayout } from "./ir/matrix.ts";
-export { estimateCost, formatPolynomial, intensity, type CostEstimate, type Polynomial } from "./cost.ts";
+export { estimateCost, formatPolynomial, intensity, leadingTerms, type CostEstimate, type Polynomial } from "./cost.ts";

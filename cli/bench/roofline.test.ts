@@ -65,7 +65,7 @@ describe("--roofline on the CPU", () => {
     expect(circles(svg).map((c) => [c.label, c.intensity, c.gflops])).toEqual([["saxpy n=2^16", 2 / 12, (2 / 12) * saxpy.gbps]]);
     expect(svg).toContain(`memory: copy ${report.copy.gbps >= 100 ? report.copy.gbps.toFixed(0) : report.copy.gbps.toFixed(1)} GB/s`);
     expect(svg).toContain("compute: no known peak");
-    expect(svg).toMatch(/not shown \(no flops to place\):<\/text>\n<text [^>]*>transpose<\/text>/);
+    expect(svg).toMatch(/not shown \(0 flops per byte, estimated\):<\/text>\n<text [^>]*>transpose<\/text>/);
   });
 
   it("bench matmul: every rung that ran at its estimated intensity and measured GFLOP/s, under the copy and the fastest rung", async () => {

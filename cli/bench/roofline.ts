@@ -3,12 +3,13 @@
  * `bench kernels`). A kernel's place across is its arithmetic intensity, flops per byte of global memory, as
  * the compiler estimates it from the source (compiler/cost.ts: the ratio as the run-time loops grow); up, the
  * flop rate it reached: the matmul's 2n³ flops over its time, or for the memory-bound suite (whose rows are
- * bandwidths) its intensity times the effective bandwidth it reached. The roofs: memory, the bandwidth of the
+ * bandwidths) its intensity times the effective bandwidth it reached (a case of several launches by its main
+ * one, which moves the most memory per thread). The roofs: memory, the bandwidth of the
  * device-to-device copy measured in the same run; compute, the device's nominal FP32 peak where this file
  * knows the GPU, else (the matmul) the fastest rung of the run, drawn dashed and named as measured.
  */
 
-import { compileFiles, estimateCost, intensity, type SpecializedKernel } from "../../compiler/index.ts";
+import { compileFiles, estimateCost, intensity, leadingTerms, type CostEstimate, type SpecializedKernel } from "../../compiler/index.ts";
 
 export interface RooflinePoint {
   readonly label: string;
@@ -43,14 +44,13 @@ export function nominalPeakGflops(deviceName: string): number | undefined {
   return nominalPeaks.find((peak) => peak.name.test(deviceName))?.gflops;
 }
 
-/** Intensities of kernel specializations, each compiled once (in memory, no code generated). */
+/** Estimates of kernel specializations, each compiled once (in memory, no code generated). */
 export class IntensityEstimates {
   private readonly byKey = new Map<string, number | undefined>();
-  private readonly byEntry = new Map<string, number | undefined>();
+  private readonly byEntry = new Map<string, CostEstimate>();
 
-  private static estimate(spec: SpecializedKernel): number | undefined {
-    const ratio = intensity(estimateCost(spec.kernel, (span) => `L${span.start}`));
-    return ratio !== undefined && Number.isFinite(ratio) ? ratio : undefined;
+  private static estimate(spec: SpecializedKernel): CostEstimate {
+    return estimateCost(spec.kernel, (span) => `L${span.start}`);
   }
 
   /** The specialization of `kernel` in `file` with these constants. */
@@ -60,13 +60,13 @@ export class IntensityEstimates {
       const defines = new Map(Object.entries(constants).map(([name, value]) => [name, String(value)]));
       const result = compileFiles([file], { targets: ["cuda", "wgsl", "js"], kernels: new Set([kernel]), defines, emit: false });
       const spec = result.ok ? result.files[0]?.specializations[0] : undefined;
-      this.byKey.set(key, spec ? IntensityEstimates.estimate(spec) : undefined);
+      this.byKey.set(key, spec ? intensity(IntensityEstimates.estimate(spec)) : undefined);
     }
     return this.byKey.get(key);
   }
 
   /** Every specialization of these files, by entry name (the memory-bound suite's rows name their launches so). */
-  ofEntries(files: readonly string[]): ReadonlyMap<string, number | undefined> {
+  ofEntries(files: readonly string[]): ReadonlyMap<string, CostEstimate> {
     if (this.byEntry.size === 0) {
       const result = compileFiles(files, { targets: ["cuda", "wgsl", "js"], emit: false });
       for (const file of result.files) for (const spec of file.specializations) this.byEntry.set(spec.entryName, IntensityEstimates.estimate(spec));
@@ -132,7 +132,7 @@ export function rooflineSvg(points: readonly RooflinePoint[], roofs: readonly Ro
   };
   const plotted: string[] = [];
   if (omitted.length > 0) {
-    note("not shown (no flops to place):");
+    note("not shown (0 flops per byte, estimated):");
     for (const label of omitted) note(label, "#333", 10);
   }
   for (const roof of roofs) {
@@ -176,19 +176,35 @@ export function matmulPoints(
 }
 
 /**
- * The memory-bound suite's rows on the roofline: a row's intensity is its first launch's (the cases of
- * several launches, such as the scan, read their input first), its flop rate that times its effective GB/s.
+ * The launch of a case that moves the most global memory per thread (the terms of the highest degree, then
+ * their sum): a case's main kernel, not the one that clears its counters first.
+ */
+function mainLaunch(launches: readonly string[], estimates: ReadonlyMap<string, CostEstimate>): CostEstimate | undefined {
+  let best: { estimate: CostEstimate; degree: number; coefficient: number } | undefined;
+  for (const launch of launches) {
+    const estimate = estimates.get(launch);
+    if (!estimate) continue;
+    const { degree, coefficient } = leadingTerms(estimate.globalBytes);
+    if (!best || degree > best.degree || (degree === best.degree && coefficient > best.coefficient)) best = { estimate, degree, coefficient };
+  }
+  return best?.estimate;
+}
+
+/**
+ * The memory-bound suite's rows on the roofline: a row's intensity is its main launch's (the one that moves
+ * the most global memory per thread), its flop rate that times its effective GB/s.
  */
 export function kernelSuitePoints(
   rows: readonly { backend: string; kernel: string; label: string; launches?: readonly string[]; gbps?: number }[],
-  intensities: ReadonlyMap<string, number | undefined>,
+  estimates: ReadonlyMap<string, CostEstimate>,
 ): { points: RooflinePoint[]; omitted: string[] } {
   const points: RooflinePoint[] = [];
   const omitted = new Set<string>();
   for (const row of rows) {
-    const ratio = row.launches?.[0] === undefined ? undefined : intensities.get(row.launches[0]);
+    const main = row.launches ? mainLaunch(row.launches, estimates) : undefined;
+    const ratio = main ? intensity(main) : undefined;
     if (row.gbps === undefined || !Number.isFinite(row.gbps)) continue;
-    // A kernel without flops (a transpose) sits at intensity 0, which a logarithmic axis has no place for.
+    // A kernel estimated at 0 flops per byte (a transpose) has no place on a logarithmic axis.
     if (ratio === undefined || ratio <= 0) omitted.add(row.kernel);
     else points.push({ label: `${row.kernel} ${row.label}`, backend: row.backend, intensity: ratio, gflops: ratio * row.gbps });
   }

@@ -110,8 +110,8 @@ export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io):
   if (options.chart) fs.writeFileSync(options.chart, kernelChartSvg(reports, `tskernel memory-bound kernels, ${names}, ${new Date().toISOString().slice(0, 10)}`));
   if (options.roofline) {
     const { IntensityEstimates, kernelSuitePoints, nominalPeakGflops, rooflineSvg } = await import("../bench/roofline.ts");
-    const intensities = new IntensityEstimates().ofEntries(suiteFiles.map((file) => path.join(packageRoot(), file)));
-    const { points, omitted } = kernelSuitePoints(reports.flatMap((r) => r.rows), intensities);
+    const estimates = new IntensityEstimates().ofEntries(suiteFiles.map((file) => path.join(packageRoot(), file)));
+    const { points, omitted } = kernelSuitePoints(reports.flatMap((r) => r.rows), estimates);
     const roofs = reports.map((r) => {
       const nominal = nominalPeakGflops(r.device);
       return { backend: r.backend, device: r.device, bandwidth: r.copy?.gbps, peak: nominal === undefined ? undefined : { gflops: nominal, source: "nominal" as const } };

@@ -43,7 +43,7 @@ export interface CudaCost {
 export interface ThreadEstimate {
   readonly globalBytes: string;
   readonly flops: string;
-  /** flops per global byte as the run-time trip counts grow; null when the kernel moves no global bytes. */
+  /** flops per global byte as the loops that move global memory grow (compiler/cost.ts); null when it moves none. */
   readonly flopsPerByte: number | null;
   readonly terms: { readonly globalBytes: Record<string, number>; readonly flops: Record<string, number> };
   /** The loop variables of the polynomials: `L12` is the trip count of the loop at line 12 of `file`. */
@@ -277,7 +277,7 @@ export function formatReport(report: Report, width?: number): string {
       "",
     );
   }
-  out.push("One thread, estimated from the source (flop/B as the run-time loops grow):");
+  out.push("One thread, estimated from the source (flop/B as the loops over memory grow):");
   out.push(
     formatTable(
       [
