@@ -9,7 +9,7 @@
  * thread (`"worker": false`) and on a project without the plugin (what tsserver alone takes), in interleaved
  * rounds; the plugin's own compile times are read from tsserver's log.
  * Prints a summary and writes JSON to bench/results/<date>-editor-latency-<machine>.json (or --json FILE).
- * Run with `npm run bench:editor`.
+ * Run with `npm run bench:editor` (`--edits N` per round, default 40; `--file F` to edit another kernel file).
  */
 
 import fs from "node:fs";
@@ -23,7 +23,8 @@ import { machineInfo, machineTag, summary } from "./machine.ts";
 const root = packageRoot();
 const edits = Number(process.argv[process.argv.indexOf("--edits") + 1]) || 40;
 const examples = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(root, "examples", f));
-const largest = examples.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0]!;
+const fileArgument = process.argv.includes("--file") ? path.resolve(process.argv[process.argv.indexOf("--file") + 1]!) : undefined;
+const largest = fileArgument ?? examples.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0]!;
 const text = fs.readFileSync(largest, "utf8");
 // An edit inside a kernel: a space after the first `syncThreads();` (every ladder kernel has one), so the
 // edited text is a new version that still compiles.
