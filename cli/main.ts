@@ -2,10 +2,11 @@
  * The `tskernel` command line (a contract: scripts and tests depend on it; see docs/cli.md). `check`
  * prints diagnostics and exits 1 on any error; `build` also writes the generated files and a manifest
  * (build.ts); both take files, directories and globs (inputs.ts). `demo`, `bench` and `tune` run the matmul
- * ladder on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
- * reported as an internal error (TSK9001) with a request to file it, never as a bare stack trace. This file
- * loads only commander: each command imports what it needs when it runs (the compiler for check and build,
- * the runtime too for the others), so `--help` and `--version` start in tens of milliseconds.
+ * ladder, the memory-bound suite and the launch benchmark on the runtime. Diagnostics go to stderr through the
+ * one renderer; a crash inside the compiler is reported as an internal error (TSK9001) with a request to file
+ * it, never as a bare stack trace. This file loads only commander: each command imports what it needs when it
+ * runs (the compiler for check and build, the runtime too for the others), so `--help` and `--version` start in
+ * tens of milliseconds.
  */
 
 import fs from "node:fs";
@@ -266,6 +267,23 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; roofline?: string; torch?: string; workers: number }) => {
       const { benchKernelsCommand } = await import("./kernels-bench/command.ts");
       setExit(await benchKernelsCommand({ ...opts, backends: opts.backend }, io));
+    });
+
+  bench
+    .command("launch")
+    .description("Time what a launch costs the host (a tiny kernel back to back, with a synchronize after each, replayed), and a ten-launch sequence of real kernels against the sum of their own times.")
+    .option("--backend <list>", "backend to run on (auto, cpu, webgpu, cuda), or several, comma-separated (cuda,webgpu)", parseBackends, ["auto"])
+    .addOption(new Option("--scale <scale>", "the sequence's shapes: gpu (a layer of 4096 × 1024, GEMMs of 1024³) or small (256 × 256, 128³); default gpu on a GPU, small on the CPU").choices(["gpu", "small"]))
+    .option("--burst <n>", "launches of the tiny kernel per timed burst (default 1000)", parseSize)
+    .option("--runs <r>", "timed runs of the sequence (median kept; default 5)", parseSize)
+    .option("--json <file>", "write the reports as JSON")
+    .option("--chart <file.svg>", "write a chart of host time per launch and of the sequence's overhead as SVG")
+    .option("--torch <file>", "join PyTorch's per-op figures from bench/torch-launch.py's JSON (CUDA)")
+    .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
+    .addHelpText("after", "\nSee bench/README.md and docs/runtime.md (launches are asynchronous).\n\nExamples:\n  $ tskernel bench launch --backend cpu\n  $ tskernel bench launch --backend cuda,webgpu --json launch.json --chart launch.svg\n")
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; scale?: "gpu" | "small"; burst?: number; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
+      const { benchLaunchCommand } = await import("./bench/launch-command.ts");
+      setExit(await benchLaunchCommand({ ...opts, backends: opts.backend }, io));
     });
 
   const tune = program

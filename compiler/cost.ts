@@ -10,8 +10,8 @@
  * term takes the larger branch, so the estimate is of a thread that takes the longest path; `break`,
  * `continue` and `return` are not followed. What counts:
  * - global bytes: every load and store of a global buffer's element (its size: 4 bytes for f32, 2 for f16,
- *   1 for u8, …; four elements for load4/store4 and copyAsync4; a fragment's elements for a matrix load or
- *   store; an atomic's read and write);
+ *   1 for u8, …; the elements of a vector access, 16 bytes; four elements for copyAsync4; a fragment's elements
+ *   for a matrix load or store; an atomic's read and write);
  * - flops: floating-point `+ - * /` (compound assignments too), 2 for fma, 1 for sqrt, exp, log, pow, the trigonometric
  *   and hyperbolic functions, none for min, max, abs, rounding or comparisons; a warp's mma is 2·m·n·k shared
  *   by its 32 threads, a warpgroup's wgmma the same over its 128. Subgroup operations count no flops.
@@ -215,10 +215,11 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
       case "return":
         return each(s.value);
       case "vectorLoad":
-        bytes(4 * elementBytes(s.array));
+        // 16 bytes: four, eight or sixteen elements, one local each.
+        bytes(s.targets.length * elementBytes(s.array));
         return each(...s.indices);
       case "vectorStore":
-        bytes(4 * elementBytes(s.array));
+        bytes(s.values.length * elementBytes(s.array));
         return each(...s.indices, ...s.values);
       case "asyncCopy":
         bytes(4 * elementBytes(s.source) + 4 * elementBytes(s.target));

@@ -97,7 +97,13 @@ export interface FileOutput {
     readonly dynamicSharedBytes: readonly (number | undefined)[];
   };
   /** `entries[i]` is the WGSL entry point of `specializations[i]`, undefined where it skips WGSL. */
-  readonly wgsl?: { readonly source: string; readonly entries: readonly (WgslEntryInfo | undefined)[]; readonly lineSources: readonly (string | undefined)[] };
+  readonly wgsl?: {
+    readonly source: string;
+    readonly entries: readonly (WgslEntryInfo | undefined)[];
+    readonly lineSources: readonly (string | undefined)[];
+    /** The WebGPU features the module needs (`enable f16;` applies to all of its entry points). */
+    readonly features: readonly string[];
+  };
   /** `functions[i]` is the JS function of `specializations[i]`, undefined where it skips JS. */
   readonly js?: {
     readonly source: string;
@@ -242,14 +248,14 @@ function emitFile(
         lineDirectives: options.lineDirectives ?? true,
       });
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
-      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel));
+      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel), cuda.halves);
       output = {
         ...output,
         cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },
       };
     } else if (targetName === "wgsl") {
       const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
-      output = { ...output, wgsl: { source: wgsl.source, entries: aligned(wgsl.entries), lineSources: wgsl.lineSources } };
+      output = { ...output, wgsl: { source: wgsl.source, entries: aligned(wgsl.entries), lineSources: wgsl.lineSources, features: wgsl.features } };
     } else {
       const sourceText = sourceFile.getFullText();
       const js = emitJs({ displayPath, sourceText, helpers, kernels: units });

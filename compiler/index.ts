@@ -17,6 +17,7 @@ export { applyFormulaOp, cFormula, foldFormula, pythonFormula } from "./backends
 export { parseFormula } from "./frontend/signature.ts";
 export type { Manifest, ManifestDim, ManifestFormula, ManifestKernel, ManifestParam, ManifestScalarType, ManifestSignature, ManifestTarget, ManifestTensor, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
+export { scalars, targetScalars, type AnyScalar, type Support, type TargetScalar } from "./ir/types.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { warpgroupMarker } from "./backends/cuda-matrix.ts";
 export { fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, truncateTf32, type FragmentLayout } from "./ir/matrix.ts";

@@ -67,6 +67,8 @@ export function buildManifest(
                 workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
                 ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
                 layout: manifestLayout(kernel),
+                // The device features the module's types need (shader-f16 for f16, enabled for the whole module).
+                ...(file.wgsl!.features.length > 0 ? { features: file.wgsl!.features } : {}),
               },
             }
           : {}),
@@ -75,7 +77,8 @@ export function buildManifest(
         name: kernel.name,
         entryName: spec.entryName,
         source: file.displayPath,
-        specialization: Object.fromEntries(kernel.constValues),
+        // A kernel written over element types names them first (`{ T: "bf16", BLOCK: 256 }`).
+        specialization: { ...Object.fromEntries(kernel.typeArgs ?? []), ...Object.fromEntries(kernel.constValues) },
         params: kernel.params.map((param): ManifestParam => {
           switch (param.kind) {
             case "buffer":

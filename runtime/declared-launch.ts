@@ -138,7 +138,8 @@ export function declaredLaunch(kernels: readonly KernelHandle[], tensors: Readon
     }
   }
   for (const kernel of kernels) {
-    const constants = kernel.description.specialization;
+    // The constants (a kernel written over element types also names them: those are no sizes).
+    const constants = Object.fromEntries(Object.entries(kernel.description.specialization).filter((entry): entry is [string, number | boolean] => typeof entry[1] !== "string"));
     const names = { ...sizes, ...constants };
     const constantsAgree = Object.entries(constants).every(([k, v]) => !(k in sizes) || sizes[k] === v);
     if (!constantsAgree || !signature.requires.every((r) => evaluateFormula(r.formula, names) !== 0)) continue;

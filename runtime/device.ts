@@ -1,7 +1,9 @@
 /**
  * The one runtime API over every backend: create a device, allocate typed buffers, launch a compiled kernel
  * with a grid, a block and arguments, read results back, time launches. Every launch is checked first
- * (launch-check.ts) and a bad argument is an error naming the kernel and the parameter; nothing runs.
+ * (launch-check.ts) and a bad argument is an error naming the kernel and the parameter; nothing runs. A launch
+ * enqueues: it does not wait for the kernel to run; `synchronize` and `read` wait for the work before them and
+ * raise the errors it met (docs/runtime.md, "Launches are asynchronous").
  * This file holds the types every other runtime file shares (devices, buffers, compiled kernels, limits),
  * so it imports nothing of the runtime: imports run one way, towards it.
  */
@@ -9,8 +11,16 @@
 import type { ManifestKernel } from "../compiler/lang/manifest.ts";
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
-export type ElementType = "f32" | "i32" | "u32";
-export type TypedArray = Float32Array | Int32Array | Uint32Array;
+/** The element types of buffers (element-types.ts says how each lies in memory). */
+export type ElementType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+export type TypedArray = Float32Array | Int32Array | Uint32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array;
+/** Values a buffer is made from or written with: a typed array, or plain numbers. */
+export type BufferValues = TypedArray | readonly number[];
+
+/** `read`'s options: `bits` gives an f16 or bf16 buffer's 16-bit encodings (a Uint16Array) instead of its values. */
+export interface ReadOptions {
+  readonly bits?: boolean;
+}
 
 /** The JS of one kernel: runs a whole block. */
 export type JsBlockFunction = (
@@ -78,6 +88,8 @@ export interface LaunchOptions {
   readonly block?: Dim3;
   /** Run-time arguments in parameter order, or by parameter name. Compile-time constants are not passed. */
   readonly args: readonly KernelArg[] | Readonly<Record<string, KernelArg>>;
+  /** The stream to enqueue on (device.createStream()); default the device's own queue. */
+  readonly stream?: Stream;
 }
 
 export interface TimingOptions {
@@ -104,17 +116,92 @@ export interface LaunchStep {
   readonly options: LaunchOptions;
 }
 
+/**
+ * An ordered queue of work on a device. On CUDA each is a CUDA stream: launches on different streams may
+ * overlap, and events order them where they depend on each other. The device's own queue (launches without a
+ * `stream`) is CUDA's legacy default stream, which waits for every other stream's earlier work and makes their
+ * later work wait for it. WebGPU and the CPU have one queue: their streams are names for it, every event is
+ * already in order, and code written for streams runs unchanged there.
+ */
+export interface Stream {
+  readonly kind: "tskernel.stream";
+  readonly backend: BackendName;
+  /** A point in this stream: it completes once everything enqueued on the stream before it has run. */
+  recordEvent(): StreamEvent;
+  /** Work enqueued on this stream from now on waits for `event` (recorded on any stream of the same device). */
+  waitEvent(event: StreamEvent): void;
+  /** Waits for everything enqueued on this stream so far; raises the errors it met, as device.synchronize does. */
+  synchronize(): Promise<void>;
+  /** Releases the stream once its work is done; enqueueing on it afterwards is refused. */
+  dispose(): void;
+}
+
+export interface StreamEvent {
+  readonly kind: "tskernel.event";
+  /** Whether the work before the event has run (it does not wait). */
+  done(): boolean;
+  /** Waits until the work before the event has run; raises the errors it met, as device.synchronize does. */
+  synchronize(): Promise<void>;
+}
+
+/**
+ * Launches recorded once and replayed cheaply: their arguments checked and their launch data prepared when
+ * recorded, so a replay only enqueues (CUDA: an instantiated CUDA graph; WebGPU: the dispatches encoded again
+ * from cached pipelines and bind groups, scalars in the sequence's own uniform buffer; CPU: the checked steps).
+ */
+export interface LaunchSequence {
+  /** The number of launches. */
+  readonly length: number;
+  /** Enqueues every launch in order, on `stream` where given, like that many launch() calls without their checks. */
+  replay(options?: { readonly stream?: Stream }): Promise<void>;
+  /**
+   * Replaces launch `index`'s options (the same kernel: new scalars, buffers, grid or block), checked as a
+   * launch is. Replays enqueued before keep the old ones; later replays use the new ones.
+   */
+  update(index: number, options: LaunchOptions): void;
+  /** Releases what the sequence holds once its enqueued replays are done; replaying it afterwards is refused. */
+  dispose(): void;
+}
+
 export interface Device {
   readonly backend: BackendName;
   /** A human-readable description of the device, e.g. the adapter or GPU name. */
   readonly name: string;
   /** What a launch may ask for on this device. */
   readonly limits: LaunchLimits;
+  /**
+   * A buffer of a typed array's type and contents, or of `type` with `length` elements (contents undefined) or
+   * with `values`: numbers rounded or converted to the type (for f16 and bf16, a Uint16Array is taken as the
+   * encodings themselves; element-types.ts).
+   */
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
-  write(buffer: DeviceBuffer, data: TypedArray): Promise<void>;
-  read(buffer: DeviceBuffer): Promise<TypedArray>;
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  /** Writes after the work enqueued before it (a kernel still reading the buffer sees the old contents). */
+  write(buffer: DeviceBuffer, data: BufferValues): Promise<void>;
+  /**
+   * Waits for the work enqueued before it and returns a copy of the buffer: an f16 or bf16 buffer as a
+   * Float32Array of its values (exact), or with `bits` its encodings. Raises the first error that work met (a
+   * LaunchFailure naming the kernel and the launch), instead of returning what it left behind.
+   */
+  read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray>;
+  /**
+   * Checks the launch and enqueues it, in order, on the device's queue (or `options.stream`); it does not wait
+   * for the kernel to run. The promise resolves once the launch is enqueued and rejects, with nothing
+   * enqueued, when the launch is refused (a LaunchError: a bad argument, a kernel the backend cannot run or
+   * compile). Errors the kernel meets while it runs are raised by the next synchronize() or read().
+   */
   launch(kernel: KernelHandle, options: LaunchOptions): Promise<void>;
+  /** Waits for everything enqueued so far, on every stream; raises the first error it met (LaunchFailure). */
+  synchronize(): Promise<void>;
+  /** A new stream of this device (see Stream). */
+  createStream(): Stream;
+  /** Checks and prepares `steps` once, for replaying them cheaply (see LaunchSequence); nothing runs yet. */
+  record(steps: readonly LaunchStep[]): Promise<LaunchSequence>;
+  /**
+   * Times the kernel on the device's clock (CUDA events, WebGPU timestamp queries; the CPU's performance.now()
+   * around launches that have run). Waits for the work enqueued before it first, so only its own launches are
+   * measured, and raises errors as synchronize() does.
+   */
   time(kernel: KernelHandle, options: LaunchOptions, timing?: TimingOptions): Promise<Timing>;
   /**
    * Times launches that run one after another as one unit (each run: from the start of the first launch to
@@ -126,7 +213,10 @@ export interface Device {
    * bandwidth roofline of the device, as bytes read plus bytes written over this time.
    */
   timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing?: CopyTimingOptions): Promise<Timing>;
-  /** Releases a buffer's memory now; any later use of it (a second free included) is refused. */
+  /**
+   * Releases a buffer's memory once the work enqueued before has finished with it (at once when none is
+   * pending); any later use of it (a second free included) is refused at once.
+   */
   free(buffer: DeviceBuffer): void;
   /** Releases the device; any later use of it or its buffers is refused. */
   dispose(): void;
@@ -167,32 +257,6 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** The typed array of each element type. */
-export const typedArrayConstructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
-
-export function elementTypeOf(data: TypedArray): ElementType {
-  if (data instanceof Float32Array) return "f32";
-  if (data instanceof Int32Array) return "i32";
-  if (data instanceof Uint32Array) return "u32";
-  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
-}
-
-/** The element type and length of a new buffer, from data or from (type, length), checked. */
-export function bufferShape(dataOrType: TypedArray | ElementType, length?: number): { elementType: ElementType; length: number } {
-  const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
-  if (!(elementType in typedArrayConstructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
-  const count = typeof dataOrType === "string" ? length! : dataOrType.length;
-  if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
-  return { elementType, length: count };
-}
-
-/** A write must match the buffer exactly: same element type, same length. */
-export function checkWrite(buffer: DeviceBuffer, data: TypedArray): void {
-  if (data.length !== buffer.length || elementTypeOf(data) !== buffer.elementType) {
-    throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${buffer.length} ${buffer.elementType}`);
-  }
 }
 
 /** A device-to-device copy needs two buffers of one element type and length. */

@@ -54,7 +54,7 @@ export class IntensityEstimates {
   }
 
   /** The specialization of `kernel` in `file` with these constants. */
-  of(file: string, kernel: string, constants: Readonly<Record<string, number | boolean>> = {}): number | undefined {
+  of(file: string, kernel: string, constants: Readonly<Record<string, string | number | boolean>> = {}): number | undefined {
     const key = `${file}#${kernel}#${JSON.stringify(constants)}`;
     if (!this.byKey.has(key)) {
       const defines = new Map(Object.entries(constants).map(([name, value]) => [name, String(value)]));

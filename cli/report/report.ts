@@ -55,7 +55,7 @@ export interface KernelReport {
   readonly file: string;
   readonly name: string;
   readonly entryName: string;
-  readonly specialization: Readonly<Record<string, number | boolean>>;
+  readonly specialization: Readonly<Record<string, string | number | boolean>>;
   readonly block: readonly [number, number, number] | null;
   readonly builtFor: readonly string[];
   readonly cuda?: CudaCost;

@@ -7,6 +7,8 @@
 import type { AtomicOp, BinaryOp, IntrinsicName, UnaryOp } from "../ir/ir.ts";
 import { targetScalars, type ElementScalar, type ScalarType, type TargetName } from "../ir/types.ts";
 import type { LegalizeOptions } from "../passes/legalize.ts";
+import { packedNames } from "./wgsl-packed.ts";
+import { cudaHalfConversion, cudaHalfConversions, cudaHalfNames, cudaHalfOperators } from "./cuda-halves.ts";
 
 export { targetNames, type TargetName } from "../ir/types.ts";
 
@@ -56,6 +58,11 @@ export interface TargetInfo {
   readonly scalarizePrivateArrays: boolean;
 }
 
+/** The element types a target packs several to a storage word, with how many (ir/types.ts, perStorageElement). */
+function packedElements(target: TargetName): Partial<Record<ElementScalar, number>> {
+  return Object.fromEntries(Object.entries(targetScalars[target]).flatMap(([type, cell]) => ((cell.perStorageElement ?? 1) > 1 ? [[type, cell.perStorageElement!]] : [])));
+}
+
 export const targets: Readonly<Record<TargetName, TargetInfo>> = {
   cuda: {
     name: "cuda",
@@ -101,7 +108,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true, atomicAccesses: true, loopCondition: true },
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, elementsPerWord: packedElements("wgsl"), synchronousCopies: true, atomicAccesses: true, loopCondition: true },
     unrollInIR: true,
     scalarizePrivateArrays: false,
   },
@@ -143,9 +150,21 @@ export interface Spelling {
    * Intrinsics per argument type: a function name, or a template with $0, $1, $2 for the arguments;
    * `intWithLiteral`, where given, spells an integer call that has a literal among its arguments.
    */
-  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string; readonly intWithLiteral?: string }>>;
+  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string; readonly intWithLiteral?: string; readonly f64?: string }>>;
   /** f32 operators the target spells as a call (C has no `%` on floats); $0 and $1 are the operands. */
   readonly floatCalls?: Partial<Record<BinaryOp, string>>;
+  /**
+   * The operators of other float types that the target spells as a template ($0, $1 the operands): CUDA
+   * divides halves in f32 (its own half division is not correctly rounded), WGSL rounds every bf16 result.
+   */
+  readonly typedCalls?: Partial<Record<"f16" | "bf16" | "f64", Partial<Record<BinaryOp, string>>>>;
+  /**
+   * An f16 or bf16 math function from its f32 spelling (the f32 function rounded once, as docs/language.md
+   * defines it). Absent for a type: the f32 spelling takes the type as it is (WGSL's builtins take f16).
+   */
+  readonly halfIntrinsic?: Partial<Record<"f16" | "bf16", (f32: string, arity: number) => string>>;
+  /** Unary operators of the half types that the target spells as a template ($0), as for `typedCalls`. */
+  readonly typedUnary?: Partial<Record<"f16" | "bf16", Partial<Record<UnaryOp, string>>>>;
   /**
    * Call arguments that are a `<` comparison print in parentheses: WGSL reads `f(a < b, c > d)` as the
    * template list `a<b, c>` ("parsed as template list", found by the differential fuzzer).
@@ -177,39 +196,55 @@ function elementSpellings(target: TargetName): Record<ElementScalar, string> {
   };
 }
 
+/** A CUDA half function from its f32 spelling: the arguments widened exactly, the result rounded once. */
+function cudaHalfIntrinsic(type: "f16" | "bf16"): (f32: string, arity: number) => string {
+  const { widen, narrow } = cudaHalfConversions[type];
+  return (f32, arity) => {
+    const call = f32.includes("$0") ? f32 : `${f32}(${Array.from({ length: arity }, (_, i) => `$${i}`).join(", ")})`;
+    return `${narrow}(${call.replace(/\$(\d)/g, (_, i: string) => `${widen}($${i})`)})`;
+  };
+}
+
 export const cudaSpelling: Spelling = {
   types: valueSpellings("cuda"),
   elementTypes: elementSpellings("cuda"),
   unary: cUnary,
   binary: cBinary,
   floatCalls: { rem: "fmodf($0, $1)" },
+  // Halves compute in f32 and round once (cuda-halves.ts): the other targets' bits.
+  typedCalls: { f16: cudaHalfOperators("f16"), bf16: cudaHalfOperators("bf16"), f64: { rem: "fmod($0, $1)" } },
+  typedUnary: {
+    f16: { neg: `${cudaHalfConversions.f16.narrow}(-${cudaHalfConversions.f16.widen}($0))` },
+    bf16: { neg: `${cudaHalfConversions.bf16.narrow}(-${cudaHalfConversions.bf16.widen}($0))` },
+  },
+  halfIntrinsic: { f16: cudaHalfIntrinsic("f16"), bf16: cudaHalfIntrinsic("bf16") },
   intrinsics: {
-    sqrt: { f32: "sqrtf", int: "" },
+    sqrt: { f32: "sqrtf", int: "", f64: "sqrt" },
     // Functions (cuda.ts prints them when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x, and
     // C++'s `abs` overflows on -2147483648, where the language wraps.
-    abs: { f32: "tsk_fabsf", int: "tsk_abs" },
+    abs: { f32: "tsk_fabsf", int: "tsk_abs", f64: "tsk_fabs" },
     // Functions (cuda.ts prints them when used): ptxas drops a negation when it fuses nested min/max. With a
     // literal operand the plain call is safe and lets NVVM bound loops by it (see cuda.ts, intrinsicHelpers).
-    min: { f32: "fminf", int: "tsk_min", intWithLiteral: "min" },
-    max: { f32: "fmaxf", int: "tsk_max", intWithLiteral: "max" },
-    floor: { f32: "floorf", int: "" },
-    ceil: { f32: "ceilf", int: "" },
-    round: { f32: "rintf", int: "" },
-    trunc: { f32: "truncf", int: "" },
-    exp: { f32: "expf", int: "" },
-    exp2: { f32: "exp2f", int: "" },
-    log: { f32: "logf", int: "" },
-    log2: { f32: "log2f", int: "" },
-    pow: { f32: "powf", int: "" },
-    sin: { f32: "sinf", int: "" },
-    cos: { f32: "cosf", int: "" },
-    tan: { f32: "tanf", int: "" },
-    tanh: { f32: "tanhf", int: "" },
-    atan2: { f32: "atan2f", int: "" },
-    fma: { f32: "fmaf", int: "" },
+    min: { f32: "fminf", int: "tsk_min", intWithLiteral: "min", f64: "fmin" },
+    max: { f32: "fmaxf", int: "tsk_max", intWithLiteral: "max", f64: "fmax" },
+    floor: { f32: "floorf", int: "", f64: "floor" },
+    ceil: { f32: "ceilf", int: "", f64: "ceil" },
+    round: { f32: "rintf", int: "", f64: "rint" },
+    trunc: { f32: "truncf", int: "", f64: "trunc" },
+    exp: { f32: "expf", int: "", f64: "exp" },
+    exp2: { f32: "exp2f", int: "", f64: "exp2" },
+    log: { f32: "logf", int: "", f64: "log" },
+    log2: { f32: "log2f", int: "", f64: "log2" },
+    pow: { f32: "powf", int: "", f64: "pow" },
+    sin: { f32: "sinf", int: "", f64: "sin" },
+    cos: { f32: "cosf", int: "", f64: "cos" },
+    tan: { f32: "tanf", int: "", f64: "tan" },
+    tanh: { f32: "tanhf", int: "", f64: "tanh" },
+    atan2: { f32: "atan2f", int: "", f64: "atan2" },
+    fma: { f32: "fmaf", int: "", f64: "fma" },
     // A function (cuda.ts prints it when used): a template would repeat its argument three times, and
     // nested Math.sign calls would grow the source exponentially.
-    sign: { f32: "tsk_signf", int: "" },
+    sign: { f32: "tsk_signf", int: "", f64: "tsk_sign" },
     // cvt.rna.tf32.f32 through inline PTX (cuda.ts prints the helper when used).
     roundTf32: { f32: "tsk_tf32", int: "" },
     bitcastU32: { f32: "", int: "__float_as_uint($0)" },
@@ -238,12 +273,12 @@ export const cudaSpelling: Spelling = {
     "rsqrt", "rsqrtf", "rcbrt", "rcbrtf", "sincos", "sincosf", "sincospi", "sinpi", "cospi", "exp10", "exp10f",
     "erfinv", "erfcinv", "normcdf", "normcdfinv", "saturate", "umin", "umax", "llmin", "llmax", "norm", "rnorm",
     // Vector types and the asynchronous-copy helpers the printer emits.
-    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
+    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "uint2", "make_uint2", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
     // Atomics, warp intrinsics and the subgroup helpers the printer emits.
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 
@@ -272,6 +307,21 @@ export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, 
 /** CUDA's f32 → integer conversions: truncating, saturating, NaN → 0 (`cvt.rzi`), as docs/language.md §5 says. */
 export const cudaFloatToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__float2int_rz", u32: "__float2uint_rz" };
 
+/**
+ * CUDA's conversions where a C cast would not do ($0: the value): float → integer saturates (`cvt.rzi`,
+ * NaN → 0), and every conversion to or from f16 and bf16 goes through the helpers of cuda-halves.ts. Others
+ * are C casts.
+ */
+export function cudaConversion(from: ScalarType, to: ScalarType): string | undefined {
+  const half = cudaHalfConversion(from, to);
+  if (half) return half;
+  if ((to === "i32" || to === "u32") && (from === "f32" || from === "f64")) return `${from === "f32" ? cudaFloatToInt[to] : cudaDoubleToInt[to]}($0)`;
+  return undefined;
+}
+
+/** CUDA's f64 → integer conversions, saturating as the f32 ones. */
+const cudaDoubleToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__double2int_rz", u32: "__double2uint_rz" };
+
 /** CUDA's 16-byte vector type of each 32-bit element type, and its constructor, for `load4`/`store4`. */
 export const cudaVectorTypes: Readonly<Partial<Record<ElementScalar, { readonly type: string; readonly make: string }>>> = {
   f32: { type: "float4", make: "make_float4" },
@@ -279,11 +329,19 @@ export const cudaVectorTypes: Readonly<Partial<Record<ElementScalar, { readonly 
   u32: { type: "uint4", make: "make_uint4" },
 };
 
+/** WGSL's bf16 arithmetic: the f32 operation, rounded to bf16 (wgsl-packed.ts). */
+const wgslBf16Operators: Partial<Record<BinaryOp, string>> = Object.fromEntries(
+  (["add", "sub", "mul", "div", "rem"] as const).map((op) => [op, `tsk_round_bf16($0 ${cBinary[op]} $1)`]),
+);
+
 export const wgslSpelling: Spelling = {
   types: valueSpellings("wgsl"),
   elementTypes: elementSpellings("wgsl"),
   unary: cUnary,
   binary: cBinary,
+  typedCalls: { bf16: wgslBf16Operators },
+  // f16's functions are WGSL's own; bf16's are the f32 function's result rounded once.
+  halfIntrinsic: { bf16: (f32, arity) => `tsk_round_bf16(${f32.includes("$0") ? f32 : `${f32}(${Array.from({ length: arity }, (_, i) => `$${i}`).join(", ")})`})` },
   lessThanArgumentsInParens: true,
   intrinsics: {
     sqrt: { f32: "sqrt", int: "" },
@@ -345,6 +403,7 @@ export const wgslSpelling: Spelling = {
     "workgroupBarrier", "storageBarrier", "arrayLength", "bitcast",
     // The float-to-integer conversions the printer emits (wgsl.ts)
     "tsk_f32_to_i32", "tsk_f32_to_u32", "tsk_runtime_f32", "tsk_runtime_i32", "tsk_runtime_u32", "tsk_runtime_bool",
+    "tsk_runtime_f16", "tsk_runtime_bf16", "extractBits", "firstLeadingBit", "ldexp", ...packedNames,
     // Names the printer gives the entry point's builtin inputs
     "local_id", "group_id", "num_groups", "sg_size", "sg_lane",
   ]),

@@ -212,7 +212,8 @@ function emitOperator(out: Writer, op: Operator, namespace: string, displayPath:
     out.line("specializations=(");
     indented(out, () => {
       for (const spec of op.specializations) {
-        const constants = spec.specialization;
+        // The constants, without the element types of a kernel written over them (those are in the entry's name).
+        const constants = Object.fromEntries(Object.entries(spec.specialization).filter((entry): entry is [string, number | boolean] => typeof entry[1] !== "string"));
         const block = spec.block!;
         out.line("_rt.Specialization(");
         indented(out, () => {

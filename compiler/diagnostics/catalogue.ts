@@ -21,7 +21,7 @@ export const catalogue = {
   TSK1005: { severity: "error", template: "unknown function '{0}'" },
   TSK1006: { severity: "error", template: "'{0}' is not a parameter, local variable or compile-time constant of this kernel" },
   TSK1007: { severity: "error", template: "'{0}' calls itself (through {1}); recursion is not supported on GPUs" },
-  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays of f32, i32 or u32, the scalars f32, i32, u32, bool, or Const<…>" },
+  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays (Float32Array, BFloat16Array, Uint8Array…, or their Readonly… forms), the scalars f32, i32, u32, bool, f16, bf16, f64, or Const<…>" },
   TSK1009: { severity: "error", template: "parameter '{0}' needs a type annotation" },
   TSK1010: { severity: "error", template: "{0} arrays must be declared with `const` at the top level of a kernel body" },
   TSK1011: { severity: "error", template: "{0} is a statement in kernels and cannot be used as a value" },
@@ -38,7 +38,7 @@ export const catalogue = {
   TSK1023: { severity: "error", template: "'{0}' must be declared before it is used" },
   TSK1024: { severity: "error", template: "variable '{0}' needs a type annotation or an initializer" },
   TSK1025: { severity: "error", template: "'{0}' is {1}; only its elements can be used" },
-  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32 or bool" },
+  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32, bool, f16, bf16 or f64" },
   TSK1027: { severity: "error", template: "the default of compile-time constant '{0}' must be a number or true/false literal" },
   TSK1028: { severity: "error", template: "load4 gives four values, which must be declared at once: `const [x, y, z, w] = load4(…)`" },
   TSK1029: { severity: "error", template: "{0} copies from a global buffer into a shared array, but '{1}' is {2}" },
@@ -51,6 +51,9 @@ export const catalogue = {
   TSK1075: { severity: "error", template: "wgmmaWait() takes the number of groups that may stay unfinished, a constant from 0 to 7; found {0}" },
   TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
   TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
+  // Kernels over element types (`<T extends DType>`).
+  TSK1140: { severity: "error", template: "kernel '{0}' is written over the element type {1}, so each of its specializations must name one" },
+  TSK1141: { severity: "error", template: "{0} is not an element type for {1}; the element types are {2}" },
   // The `targets` kernel option.
   TSK1090: { severity: "error", template: "the targets option must be written in place as an array of target names in quotes: {0}" },
   TSK1091: { severity: "error", template: "unknown target '{0}' in the targets of kernel '{1}' (the targets are {2})" },
@@ -101,8 +104,8 @@ export const catalogue = {
   TSK3010: { severity: "error", template: "shift by {0}: the amount must be from 0 to 31" },
   TSK3011: { severity: "error", template: "division by zero" },
   TSK3012: { severity: "error", template: "kernel '{0}' has a block {1} of {2}; {3} allows at most {4}" },
-  TSK3013: { severity: "error", template: "{0} moves 4 elements from index {1} of '{2}', which is not a multiple of 4" },
-  TSK3014: { severity: "error", template: "{0} on the rows of '{1}' needs rows of a multiple of 4 elements; its rows have {2}" },
+  TSK3013: { severity: "error", template: "{0} moves {3} elements from index {1} of '{2}', which is not a multiple of {3}" },
+  TSK3014: { severity: "error", template: "{0} on the rows of '{1}' needs rows of a multiple of {3} elements; its rows have {2}" },
   TSK3015: { severity: "error", template: "{0} is reached in non-uniform control flow" },
   TSK3016: { severity: "error", template: "the lane of subgroupBroadcast must be a compile-time constant from 0 to 127, found {0}" },
   TSK3017: { severity: "error", template: "the {0} of {1} must be the same for every thread of the block" },
@@ -131,6 +134,8 @@ export const catalogue = {
   TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
   TSK3050: { severity: "error", template: "threadFence() has no equivalent on {0}: it has no device-scope memory fence" },
   TSK3075: { severity: "error", template: "index {0} into '{1}' is negative, out of bounds of any buffer" },
+  // Types a target refuses (ir/types.ts, targetScalars).
+  TSK3120: { severity: "error", template: "{0} has no {1}, and kernel '{2}' uses it: {3}" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot use {0}: {1}" },

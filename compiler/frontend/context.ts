@@ -7,7 +7,8 @@
 
 import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
 import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, ConstValue, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
+import type { ArrayRef, ConstValue, ElementScalar, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
+import { annotationTypes, bufferTypeNames, elementScalars, valueTypeOf } from "../ir/types.ts";
 import { originOf } from "./program.ts";
 
 export function spanOf(node: Node): Span {
@@ -72,6 +73,8 @@ export interface FunctionContext {
   readonly name: string;
   /** For helpers: the declared return type. */
   readonly returnType?: ScalarType;
+  /** In a kernel with type parameters (`<T extends DType>`): the element type each stands for in this instance. */
+  readonly typeArgs?: TypeArgs;
   /** Shared arrays of a kernel, in declaration order. */
   readonly shared: ArrayRef[];
   /** Private arrays of a kernel, in declaration order. */
@@ -132,52 +135,70 @@ export function withScope<T>(context: FunctionContext, body: () => T): T {
 
 export type ParamType =
   | { readonly kind: "scalar"; readonly type: ScalarType }
-  | { readonly kind: "buffer"; readonly elementType: "f32" | "i32" | "u32"; readonly access: "read" | "read_write" }
+  | { readonly kind: "buffer"; readonly elementType: ElementScalar; readonly access: "read" | "read_write" }
   | { readonly kind: "const"; readonly type: ScalarType };
 
-const bufferTypes: Readonly<Record<string, { elementType: "f32" | "i32" | "u32"; access: "read" | "read_write" }>> = {
-  Float32Array: { elementType: "f32", access: "read_write" },
-  Int32Array: { elementType: "i32", access: "read_write" },
-  Uint32Array: { elementType: "u32", access: "read_write" },
-  ReadonlyFloat32Array: { elementType: "f32", access: "read" },
-  ReadonlyInt32Array: { elementType: "i32", access: "read" },
-  ReadonlyUint32Array: { elementType: "u32", access: "read" },
-};
-
-const scalarNames: ReadonlySet<string> = new Set(["f32", "i32", "u32", "bool"]);
-
-/** Resolves a type annotation. Returns undefined for anything that is not a kernel type. */
-export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
+/**
+ * Resolves a type annotation through the type table's TypeScript spellings (ir/types.ts). Buffer types are
+ * tskernel's declarations (`ReadonlyFloat32Array`, `BFloat16Array`…) or TypeScript's globals (`Uint8Array`,
+ * and `Float16Array` where the user's library has it). Returns undefined for anything that is not a kernel type.
+ */
+export function resolveTypeNode(typeNode: TypeNode, typeArguments?: TypeArgs): ParamType | undefined {
   if (typeNode.getKind() === SyntaxKind.BooleanKeyword) return { kind: "scalar", type: "bool" };
   if (!Node.isTypeReference(typeNode)) return undefined;
   const nameNode = typeNode.getTypeName();
   if (!Node.isIdentifier(nameNode)) return undefined;
   const origin = originOf(nameNode);
   const typeArgs = typeNode.getTypeArguments();
+  if (origin.kind !== "tskernel" && origin.kind !== "global") return undefined;
+  if (origin.kind === "tskernel" && Object.hasOwn(genericTypes, origin.name) && typeArgs.length === 1) {
+    const element = elementTypeArgument(typeArgs[0]!, typeArguments ?? new Map());
+    if (!element) return undefined;
+    const generic = genericTypes[origin.name]!;
+    return generic === "value" ? { kind: "scalar", type: valueTypeOf(element) } : { kind: "buffer", elementType: element, access: generic };
+  }
   if (origin.kind === "tskernel") {
-    if (scalarNames.has(origin.name) && typeArgs.length === 0) return { kind: "scalar", type: origin.name as ScalarType };
+    const scalar = annotationTypes.get(origin.name);
+    if (scalar && typeArgs.length === 0) return { kind: "scalar", type: scalar };
     if (origin.name === "Const" && typeArgs.length === 1) {
-      const inner = resolveTypeNode(typeArgs[0]!);
+      const inner = resolveTypeNode(typeArgs[0]!, typeArguments);
       return inner?.kind === "scalar" ? { kind: "const", type: inner.type } : undefined;
     }
-    const buffer = bufferTypes[origin.name];
-    if (buffer && origin.name.startsWith("Readonly")) return { kind: "buffer", ...buffer };
-    return undefined;
   }
-  if (origin.kind === "global") {
-    if (origin.name === "Readonly" && typeArgs.length === 1) {
-      const inner = resolveTypeNode(typeArgs[0]!);
-      return inner?.kind === "buffer" ? { ...inner, access: "read" } : undefined;
+  if (origin.kind === "global" && origin.name === "Readonly" && typeArgs.length === 1) {
+    const inner = resolveTypeNode(typeArgs[0]!, typeArguments);
+    return inner?.kind === "buffer" ? { ...inner, access: "read" } : undefined;
+  }
+  const buffer = bufferTypeNames.get(origin.name);
+  if (buffer && typeArgs.length === 0) return { kind: "buffer", ...buffer };
+  return undefined;
+}
+
+/** The element types a kernel's type parameters stand for in the instance being lowered, by name. */
+export type TypeArgs = ReadonlyMap<string, ElementScalar>;
+
+/** The generic types of "tskernel" over an element type: a buffer of it, a read-only one, its value. */
+const genericTypes: Readonly<Record<string, "read_write" | "read" | "value">> = { BufferOf: "read_write", ReadonlyBufferOf: "read", Elem: "value" };
+
+/** The element type an argument of `BufferOf<…>` names: a type parameter bound here, or a literal (`"bf16"`). */
+export function elementTypeArgument(node: TypeNode, typeArgs: TypeArgs): ElementScalar | undefined {
+  if (Node.isTypeReference(node)) {
+    const name = node.getTypeName();
+    return Node.isIdentifier(name) && node.getTypeArguments().length === 0 ? typeArgs.get(name.getText()) : undefined;
+  }
+  if (Node.isLiteralTypeNode(node)) {
+    const literal = node.getLiteral();
+    if (Node.isStringLiteral(literal)) {
+      const name = literal.getLiteralValue();
+      return (elementScalars as readonly string[]).includes(name) ? (name as ElementScalar) : undefined;
     }
-    const buffer = bufferTypes[origin.name];
-    if (buffer && !origin.name.startsWith("Readonly") && typeArgs.length === 0) return { kind: "buffer", ...buffer };
   }
   return undefined;
 }
 
 /** A local's annotation: only the scalar types. */
-export function resolveScalarAnnotation(typeNode: TypeNode, what: string): ScalarType {
-  const resolved = resolveTypeNode(typeNode);
+export function resolveScalarAnnotation(typeNode: TypeNode, what: string, typeArgs?: TypeArgs): ScalarType {
+  const resolved = resolveTypeNode(typeNode, typeArgs);
   if (resolved?.kind === "scalar") return resolved.type;
   return fail("TSK1026", spanOf(typeNode), [what, typeNode.getText()], {
     notes: typeNode.getKind() === SyntaxKind.NumberKeyword ? ["`number` is ambiguous in a kernel: write f32, i32 or u32"] : [],

@@ -8,6 +8,8 @@
  * The full language is described in docs/language.md.
  */
 
+import { roundToBf16, roundToF16 } from "./float16.ts";
+
 /** 32-bit IEEE float. TypeScript sees a `number`; tskernel types it as f32. */
 export type f32 = number;
 /** 32-bit two's-complement signed integer. */
@@ -16,6 +18,16 @@ export type i32 = number;
 export type u32 = number;
 /** Boolean. */
 export type bool = boolean;
+/**
+ * IEEE binary16 ("half"): 11 significant bits, up to 65504. Computed as the exact result rounded to f16
+ * after every operation (docs/language.md, "Half precision"); native on CUDA and on WebGPU adapters with
+ * `shader-f16`, emulated exactly on the CPU.
+ */
+export type f16 = number;
+/** bfloat16: the upper half of an f32 (8 significant bits, the f32's range), rounded after every operation. */
+export type bf16 = number;
+/** IEEE binary64: what JavaScript numbers are. CUDA and the CPU; WebGPU has none. */
+export type f64 = number;
 
 /**
  * A compile-time constant parameter (like CUDA's `template<int BLOCK_SIZE>` or Triton's `constexpr`).
@@ -24,10 +36,62 @@ export type bool = boolean;
  */
 export type Const<T extends number | boolean> = T;
 
+/**
+ * A buffer of binary16 elements (2 bytes each, little-endian: the bytes of a PyTorch float16 tensor). Declared
+ * here because TypeScript's ES2022 library has no Float16Array; a kernel reads and writes its elements as
+ * f16 numbers.
+ */
+export interface Float16Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "Float16Array";
+}
+/** A buffer of bfloat16 elements (2 bytes each, the upper half of an f32: the bytes of a PyTorch bfloat16 tensor). */
+export interface BFloat16Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "BFloat16Array";
+}
+
 /** Read-only global buffers: writes through them are TypeScript errors, and CUDA gets `const __restrict__`. */
 export type ReadonlyFloat32Array = Readonly<Float32Array>;
 export type ReadonlyInt32Array = Readonly<Int32Array>;
 export type ReadonlyUint32Array = Readonly<Uint32Array>;
+export type ReadonlyFloat16Array = Readonly<Float16Array>;
+export type ReadonlyBFloat16Array = Readonly<BFloat16Array>;
+export type ReadonlyFloat64Array = Readonly<Float64Array>;
+/** 8- and 16-bit integer buffers: an element loads as an i32 (signed) or u32, and a store keeps its low bits. */
+export type ReadonlyInt8Array = Readonly<Int8Array>;
+export type ReadonlyUint8Array = Readonly<Uint8Array>;
+export type ReadonlyInt16Array = Readonly<Int16Array>;
+export type ReadonlyUint16Array = Readonly<Uint16Array>;
+
+/**
+ * The element types a kernel can be written once for: a kernel function with a type parameter `<T extends
+ * DType>` is built once per element type its `specializations` name (`specializations: [{ T: "f32" }, { T:
+ * "bf16" }]`), each with its own entry name (`scale_T_bf16`). Inside, `BufferOf<T>` and `ReadonlyBufferOf<T>`
+ * are buffer parameters of T, `Elem<T>` the value type of an element of T (i32/u32 for the 8- and 16-bit
+ * integers), `cast<T>(x)` the conversion to it.
+ */
+export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+interface BuffersOf {
+  f32: Float32Array;
+  i32: Int32Array;
+  u32: Uint32Array;
+  f16: Float16Array;
+  bf16: BFloat16Array;
+  f64: Float64Array;
+  i8: Int8Array;
+  u8: Uint8Array;
+  i16: Int16Array;
+  u16: Uint16Array;
+}
+/** A writable buffer of the element type T (a kernel's type parameter, or a name: `BufferOf<"bf16">`). */
+export type BufferOf<T extends DType> = BuffersOf[T];
+/** A read-only buffer of the element type T. */
+export type ReadonlyBufferOf<T extends DType> = Readonly<BuffersOf[T]>;
+/** The value of an element of T: T itself, or i32/u32 for the 8- and 16-bit integers. */
+export type Elem<T extends DType> = number;
 
 /** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
 export interface Dim3 {
@@ -43,8 +107,11 @@ export interface KernelOptions {
    * compile-time constant parameter: `block: ["TILE", "TILE"]`. Missing entries are 1.
    */
   block?: readonly (number | string)[];
-  /** The specializations to build by default; each maps constant parameter names to values. */
-  specializations?: readonly Readonly<Record<string, number | boolean>>[];
+  /**
+   * The specializations to build by default; each maps constant parameter names to values, and the kernel's
+   * type parameters (`<T extends DType>`) to element types (`{ T: "bf16" }`).
+   */
+  specializations?: readonly Readonly<Record<string, number | boolean | DType>>[];
   /**
    * The targets the kernel is built for, as `tskernel build --target` names them: `targets: ["cuda", "js"]`
    * for a kernel that uses what WebGPU lacks (matrix operations, `threadFence()`). A build for another target
@@ -127,6 +194,13 @@ export const shared = {
   f32: sharedArray,
   i32: sharedArray,
   u32: sharedArray,
+  f16: sharedArray,
+  bf16: sharedArray,
+  f64: sharedArray,
+  i8: sharedArray,
+  u8: sharedArray,
+  i16: sharedArray,
+  u16: sharedArray,
   barriers: sharedArray,
 } as {
   f32(length: number): Float32Array;
@@ -135,6 +209,20 @@ export const shared = {
   i32(rows: number, cols: number): Int32Array[];
   u32(length: number): Uint32Array;
   u32(rows: number, cols: number): Uint32Array[];
+  f16(length: number): Float16Array;
+  f16(rows: number, cols: number): Float16Array[];
+  bf16(length: number): BFloat16Array;
+  bf16(rows: number, cols: number): BFloat16Array[];
+  f64(length: number): Float64Array;
+  f64(rows: number, cols: number): Float64Array[];
+  i8(length: number): Int8Array;
+  i8(rows: number, cols: number): Int8Array[];
+  u8(length: number): Uint8Array;
+  u8(rows: number, cols: number): Uint8Array[];
+  i16(length: number): Int16Array;
+  i16(rows: number, cols: number): Int16Array[];
+  u16(length: number): Uint16Array;
+  u16(rows: number, cols: number): Uint16Array[];
   /**
    * `count` mbarriers in shared memory (CUDA sm_90 and the CPU): barriers that some threads arrive at and
    * others wait on, phase after phase, without stopping the block. Reached only through `initBarrier`,
@@ -159,10 +247,24 @@ export const local = {
   f32: sharedArray,
   i32: sharedArray,
   u32: sharedArray,
+  f16: sharedArray,
+  bf16: sharedArray,
+  f64: sharedArray,
+  i8: sharedArray,
+  u8: sharedArray,
+  i16: sharedArray,
+  u16: sharedArray,
 } as {
   f32(length: number): Float32Array;
   i32(length: number): Int32Array;
   u32(length: number): Uint32Array;
+  f16(length: number): Float16Array;
+  bf16(length: number): BFloat16Array;
+  f64(length: number): Float64Array;
+  i8(length: number): Int8Array;
+  u8(length: number): Uint8Array;
+  i16(length: number): Int16Array;
+  u16(length: number): Uint16Array;
 };
 
 /** Explicit conversions. Float to integer truncates toward zero and saturates; NaN becomes 0. */
@@ -178,6 +280,25 @@ export function u32(x: number | boolean): u32 {
   const v = Number(x);
   if (Number.isNaN(v)) return 0;
   return Math.trunc(Math.min(Math.max(v, 0), 4294967295));
+}
+
+/** The nearest f16 (ties to even; past 65504, ±infinity). From an int or an f64, rounded once. */
+export function f16(x: number | boolean): f16 {
+  return roundToF16(Number(x));
+}
+/** The nearest bf16 (ties to even). From an int or an f64, rounded once. */
+export function bf16(x: number | boolean): bf16 {
+  return roundToBf16(Number(x));
+}
+/** The f64 of a value: exact from every other type. */
+export function f64(x: number | boolean): f64 {
+  return Number(x);
+}
+
+/** The conversion to `Elem<T>`: `cast<T>(x)` is `bf16(x)` where T is bf16, `i32(x)` where it is i8. */
+export function cast<T extends DType>(x: number | boolean): Elem<T> {
+  void x;
+  return outsideKernel("cast<T>()");
 }
 
 /** Fused multiply-add a*b + c, rounded once. */
@@ -202,22 +323,57 @@ export function bitcastF32(x: u32): f32 {
 
 /** The element arrays a vector access takes: global buffers, shared arrays (a row of a 2-D one), private arrays. */
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
+/** Arrays of 16-bit elements (`load8`, `store8`, and `load4`/`store4` for 8 bytes). */
+type Array16 = Float16Array | BFloat16Array | Int16Array | Uint16Array;
+/** Arrays of 8-bit elements (`load16`, `store16`, and `load4`/`store4` for 4 bytes). */
+type Array8 = Int8Array | Uint8Array;
+/** What `load4` reads: arrays of 32-, 16- and 8-bit elements. */
+type Load4Array = ElementArray | Readonly<Array16> | Readonly<Array8>;
 
 /**
  * Reads four consecutive elements from `index` on, which must be a multiple of 4: one 16-byte load on CUDA
- * (`float4`). Only as a declaration: `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a
- * row: `load4(tile[r], c)`.
+ * (`float4`) for 32-bit elements (8 bytes for 16-bit ones, 4 for 8-bit ones). Only as a declaration:
+ * `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a row: `load4(tile[r], c)`.
  */
-export function load4(array: ElementArray, index: i32): [number, number, number, number] {
+export function load4(array: Load4Array, index: i32): [number, number, number, number] {
   void array;
   void index;
   return outsideKernel("load4()");
 }
 
 /** Writes four consecutive elements from `index` on (a multiple of 4): one 16-byte store on CUDA. */
-export function store4(array: Float32Array | Int32Array | Uint32Array, index: i32, x: number, y: number, z: number, w: number): void {
+export function store4(array: Float32Array | Int32Array | Uint32Array | Array16 | Array8, index: i32, x: number, y: number, z: number, w: number): void {
   void [array, index, x, y, z, w];
   outsideKernel("store4()");
+}
+
+type Eight = [number, number, number, number, number, number, number, number];
+
+/**
+ * Reads eight consecutive 16-bit elements (f16, bf16, i16, u16) from `index` on, a multiple of 8: 16 bytes in one
+ * access. `const [a, b, c, d, e, f, g, h] = load8(x, i)`.
+ */
+export function load8(array: Readonly<Array16>, index: i32): Eight {
+  void [array, index];
+  return outsideKernel("load8()");
+}
+
+/** Writes eight consecutive 16-bit elements from `index` on (a multiple of 8): 16 bytes in one access. */
+export function store8(array: Array16, index: i32, ...values: Eight): void {
+  void [array, index, values];
+  outsideKernel("store8()");
+}
+
+/** Reads sixteen consecutive 8-bit elements (i8, u8) from `index` on, a multiple of 16: 16 bytes in one access. */
+export function load16(array: Readonly<Array8>, index: i32): [...Eight, ...Eight] {
+  void [array, index];
+  return outsideKernel("load16()");
+}
+
+/** Writes sixteen consecutive 8-bit elements from `index` on (a multiple of 16): 16 bytes in one access. */
+export function store16(array: Array8, index: i32, ...values: [...Eight, ...Eight]): void {
+  void [array, index, values];
+  outsideKernel("store16()");
 }
 
 /**

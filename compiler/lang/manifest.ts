@@ -86,7 +86,8 @@ export interface ManifestKernel {
   readonly name: string;
   readonly entryName: string;
   readonly source: string;
-  readonly specialization: Readonly<Record<string, number | boolean>>;
+  /** The constants' values, and the element types of a kernel's type parameters (`T: "bf16"`). */
+  readonly specialization: Readonly<Record<string, number | boolean | string>>;
   readonly params: readonly ManifestParam[];
   readonly block: readonly [number, number, number] | null;
   readonly sharedBytes: number;
@@ -135,6 +136,8 @@ export interface ManifestKernel {
       /** A JSON array: for each WGSL line, the TypeScript `file:line:column` it came from (or null). */
       readonly lineMap?: string;
       readonly layout: ManifestWgslLayout;
+      /** WebGPU features the device must have (`shader-f16` for a kernel with f16); absent when none. */
+      readonly features?: readonly string[];
     };
   };
 }
