@@ -141,4 +141,25 @@ export const warpMma = kernel({ block: [64] }, (A: ReadonlyFloat32Array, B: Read
     // The bytes are constants: the ratio is of the constant terms, 2 flops per 8 bytes.
     expect(intensity(cost)).toBe(2 / 8);
   });
+
+  it("vectors: a lane-wise operation is a flop per lane; an element moves its bytes, a part of one only the part's", () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cost-")), "axpy3.ts");
+    fs.writeFileSync(
+      file,
+      [
+        'import { add, kernel, mul, threadIdx, vec3f, type f32 } from "tskernel";',
+        "export const axpy3 = kernel({ block: [64] }, (out: vec3f[], x: readonly vec3f[], a: f32) => {",
+        "  const i = threadIdx.x;",
+        "  out[i] = add(mul(x[i], a), out[i]);",
+        "  out[i].x = x[i].y;",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    const cost = estimates(file).get("axpy3")!;
+    // x[i] and out[i] read and out[i] written, 12 bytes each; then a lane written and a lane read, 4 each.
+    expect(formatPolynomial(cost.globalBytes)).toBe(String(3 * 12 + 2 * 4));
+    // mul and add of vec3f: three lanes each.
+    expect(formatPolynomial(cost.flops)).toBe("6");
+  });
 });

@@ -10,18 +10,20 @@
  * term takes the larger branch, so the estimate is of a thread that takes the longest path; `break`,
  * `continue` and `return` are not followed. What counts:
  * - global bytes: every load and store of a global buffer's element (its size: 4 bytes for f32, 2 for f16,
- *   1 for u8, …; the elements of a vector access, 16 bytes; four elements for copyAsync4; a fragment's elements
- *   for a matrix load or store; an atomic's read and write);
- * - flops: floating-point `+ - * /` (compound assignments too), 2 for fma, 1 for sqrt, exp, log, pow, the trigonometric
- *   and hyperbolic functions, none for min, max, abs, rounding or comparisons; a warp's mma is 2·m·n·k shared
- *   by its 32 threads, a warpgroup's wgmma the same over its 128. Subgroup operations count no flops.
+ *   1 for u8, 12 for a vec3f, a struct's padded size; a field or lanes of an element, just those; the elements
+ *   of a vector access, 16 bytes; four elements for copyAsync4; a fragment's elements for a matrix load or
+ *   store; an atomic's read and write);
+ * - flops: floating-point `+ - * /` (compound assignments too), one per lane of a vector, and the functions as
+ *   intrinsicFlops counts them (2 for fma, 1 for sqrt, exp, log, pow, the trigonometric and hyperbolic
+ *   functions, none for min, max, abs, rounding or comparisons, dot as 2n − 1, …); a warp's mma is 2·m·n·k
+ *   shared by its 32 threads, a warpgroup's wgmma the same over its 128. Subgroup operations count no flops.
  * A tensor copy's (copyTile) box is the tensor map's, known only at run time: it is not counted, and a note
  * says so.
  */
 
 import type { Span } from "./diagnostics/span.ts";
 import { assertNever, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type Stmt } from "./ir/ir.ts";
-import { isFloat, isInteger, scalars } from "./ir/types.ts";
+import { isInteger, layoutOf, scalars, type ElementType, type Type } from "./ir/types.ts";
 import { fragmentLayout, warpLanes, warpgroupLanes } from "./ir/matrix.ts";
 
 /** A polynomial: each term's product of loop variables (sorted names joined by "·"; "" for the constant) to its coefficient. */
@@ -43,7 +45,56 @@ const maxSimulatedTrips = 1 << 20;
 
 const arithmetic = new Set<string>(["add", "sub", "mul", "div"]);
 
-const transcendental = new Set(["sqrt", "exp", "exp2", "log", "log2", "pow", "sin", "cos", "tan", "tanh", "atan2"]);
+/** Bytes of a value of a type as it lies in a buffer (a vec3f: 12; a struct: its padded size). */
+function valueBytes(type: Type | ElementType): number {
+  return layoutOf(type === "bool" ? "u32" : type).size;
+}
+
+/** Lanes of a type: a vector's size, 1 for a scalar (a struct is not computed on). */
+function lanes(type: Type): number {
+  return typeof type === "object" && type.kind === "vector" ? type.size : 1;
+}
+
+function isFloatType(type: Type | ElementType): boolean {
+  if (typeof type === "string") return scalars[type].class === "float";
+  return type.kind === "vector" && type.element !== "bool" && scalars[type.element].class === "float";
+}
+
+/**
+ * The flops of an intrinsic on operands of type `operand` giving `result`: per lane, 2 for fma, 1 for the
+ * transcendental functions, 3 for mix, 4 for smoothstep, none for the choosing and rounding ones (min, max,
+ * clamp, step, fract, saturate, sign…); the vector functions as their arithmetic (dot: 2n − 1, length: 2n,
+ * distance: 3n, normalize: 3n + 1, cross: 9, reflect: 4n + 1, faceForward: 2n − 1).
+ */
+function intrinsicFlops(name: string, operand: Type, result: Type): number {
+  if (!isFloatType(operand) && !isFloatType(result)) return 0;
+  const n = lanes(operand);
+  switch (name) {
+    case "fma":
+      return 2 * n;
+    case "mix":
+      return 3 * n;
+    case "smoothstep":
+      return 4 * n;
+    case "dot":
+    case "faceForward":
+      return 2 * n - 1;
+    case "length":
+      return 2 * n;
+    case "distance":
+      return 3 * n;
+    case "normalize":
+      return 3 * n + 1;
+    case "cross":
+      return 9;
+    case "reflect":
+      return 4 * n + 1;
+    default:
+      return transcendental.has(name) ? n : 0;
+  }
+}
+
+const transcendental = new Set(["sqrt", "inverseSqrt", "exp", "exp2", "log", "log2", "pow", "sin", "cos", "tan", "tanh", "atan2"]);
 
 type Terms = Map<string, number>;
 
@@ -84,8 +135,11 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
   const notes = new Set<string>();
   const helperCosts = new Map<HelperFunction, Cost>();
 
-  const elementBytes = (array: ArrayRef) => (array.space === "global" ? scalars[array.elementType].bytes : 0);
-  const floatElements = (array: ArrayRef) => scalars[array.elementType].class === "float";
+  const elementBytes = (array: ArrayRef) => (array.space === "global" ? valueBytes(array.elementType) : 0);
+  /** A part of an element (`p[i].pos`, `v[i].x`) moves its own bytes. */
+  const partBytes = (array: ArrayRef, part: Type) => (array.space === "global" ? valueBytes(part) : 0);
+  /** One element's scalar bytes, for the vector accesses of scalar arrays. */
+  const scalarElementBytes = (array: ArrayRef) => (array.space === "global" && typeof array.elementType === "string" ? scalars[array.elementType].bytes : 0);
 
   function expr(e: Expr, cost: Cost): void {
     switch (e.kind) {
@@ -98,7 +152,7 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
       case "unary":
         return expr(e.operand, cost);
       case "binary":
-        if (isFloat(e.type) && arithmetic.has(e.op)) add(cost.flops, new Map([["", 1]]));
+        if (isFloatType(e.type) && arithmetic.has(e.op)) add(cost.flops, new Map([["", lanes(e.type)]]));
         expr(e.left, cost);
         return expr(e.right, cost);
       case "select": {
@@ -114,7 +168,7 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
       case "convert":
         return expr(e.value, cost);
       case "intrinsic":
-        if (isFloat(e.type)) add(cost.flops, new Map([["", e.name === "fma" ? 2 : transcendental.has(e.name) ? 1 : 0]]));
+        add(cost.flops, new Map([["", intrinsicFlops(e.name, e.args[0]?.type ?? e.type, e.type)]]));
         for (const arg of e.args) expr(arg, cost);
         return;
       case "call": {
@@ -128,6 +182,18 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
         add(cost.bytes, new Map([["", elementBytes(e.array)]]));
         for (const index of e.indices) expr(index, cost);
         return;
+      case "construct":
+        for (const arg of e.args) expr(arg, cost);
+        return;
+      case "swizzle":
+      case "field":
+        // A part of a loaded element is all the load moves (`p[i].pos` reads the field, not the struct).
+        if (e.value.kind === "load") {
+          add(cost.bytes, new Map([["", partBytes(e.value.array, e.type)]]));
+          for (const index of e.value.indices) expr(index, cost);
+          return;
+        }
+        return expr(e.value, cost);
       default:
         return assertNever(e, "expression");
     }
@@ -156,12 +222,12 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
       case "declare":
         return each(s.init);
       case "assign":
-        if (s.op && isFloat(s.variable.type) && arithmetic.has(s.op)) flops(1);
+        if (s.op && isFloatType(s.value.type) && arithmetic.has(s.op)) flops(lanes(s.value.type));
         return each(s.value);
       case "store":
-        // `a[i] op= v` reads the element too.
-        bytes(elementBytes(s.array) * (s.op ? 2 : 1));
-        if (s.op && floatElements(s.array) && arithmetic.has(s.op)) flops(1);
+        // `a[i] op= v` reads the element too; a store to a part of an element (`p[i].pos = v`) moves the part.
+        bytes((s.path ? partBytes(s.array, s.value.type) : elementBytes(s.array)) * (s.op ? 2 : 1));
+        if (s.op && isFloatType(s.value.type) && arithmetic.has(s.op)) flops(lanes(s.value.type));
         return each(...s.indices, s.value);
       case "if": {
         each(s.condition);
@@ -216,17 +282,17 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
         return each(s.value);
       case "vectorLoad":
         // 16 bytes: four, eight or sixteen elements, one local each.
-        bytes(s.targets.length * elementBytes(s.array));
+        bytes(s.targets.length * scalarElementBytes(s.array));
         return each(...s.indices);
       case "vectorStore":
-        bytes(s.values.length * elementBytes(s.array));
+        bytes(s.values.length * scalarElementBytes(s.array));
         return each(...s.indices, ...s.values);
       case "asyncCopy":
         bytes(4 * elementBytes(s.source) + 4 * elementBytes(s.target));
         return each(...s.targetIndices, ...s.sourceIndices);
       case "atomic":
         bytes(elementBytes(s.array) * (s.op === "load" || s.op === "store" ? 1 : 2));
-        if (floatElements(s.array) && (s.op === "add" || s.op === "sub")) flops(1);
+        if (isFloatType(s.array.elementType) && (s.op === "add" || s.op === "sub")) flops(1);
         return each(...s.indices, s.value, s.expected);
       case "collective":
         return each(...s.args);
