@@ -6,7 +6,9 @@
  * shapes, `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32` (whose B operand is read from shared memory in
  * the 128-byte swizzle, also defined here), so the CUDA backend passes a thread's elements to the instruction
  * in order. Also here: TF32 rounding as `cvt.rna.tf32.f32` does it, and the truncation the tensor cores apply
- * to operands they read from shared memory.
+ * to operands they read from shared memory; and the 128-byte-swizzled layouts of shared memory for any element
+ * size (the box layout the tensor memory accelerator writes and reads, and how the 16-bit wgmma shapes read
+ * their A and B operands from it).
  */
 
 import type { Expr, FragmentRole, FragmentType, MatrixShape, Span, WarpgroupShape } from "./ir.ts";
@@ -68,6 +70,10 @@ export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Reco
   m64n64k8: { a: warpgroupA, accumulator: warpgroupAccumulator(64) },
   m64n128k8: { a: warpgroupA, accumulator: warpgroupAccumulator(128) },
   m64n256k8: { a: warpgroupA, accumulator: warpgroupAccumulator(256) },
+  // 16-bit inputs: A and B are both read from shared memory, so only the accumulator is a fragment.
+  m64n64k16: { accumulator: warpgroupAccumulator(64) },
+  m64n128k16: { accumulator: warpgroupAccumulator(128) },
+  m64n256k16: { accumulator: warpgroupAccumulator(256) },
 };
 
 /** True for the shapes whose fragments a warpgroup holds (wgmma). */
@@ -77,7 +83,51 @@ export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
 
 /** The n of a warpgroup shape: the columns of its B and accumulator. */
 export function warpgroupColumns(shape: WarpgroupShape): number {
-  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256 }[shape];
+  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256, m64n64k16: 64, m64n128k16: 128, m64n256k16: 256 }[shape];
+}
+
+/** The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory). */
+export function warpgroupDepth(shape: WarpgroupShape): 8 | 16 {
+  return shape.endsWith("k16") ? 16 : 8;
+}
+
+/** The 16-bit float types a k16 wgmma multiplies (its A and B arrays hold one of them; f32 accumulators). */
+export const wgmma16Elements: ReadonlySet<string> = new Set(["bf16", "f16"]);
+
+/**
+ * The 128-byte swizzle of a shared array of `bytes`-byte elements (index in elements from the array's start,
+ * which the targets align to 1024 bytes): a 128-byte row holds 128/bytes elements in eight 16-byte pieces, and
+ * the piece of each row is XORed with the row's place in its group of 8 rows (the layout TMA writes with
+ * CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads with swizzle mode 1). For 4-byte elements this is swizzle128.
+ */
+export function swizzleIndex(index: number, bytes: number): number {
+  const perRow = 128 / bytes;
+  const perPiece = 16 / bytes;
+  return index ^ ((Math.floor(index / perRow) & 7) * perPiece);
+}
+
+/**
+ * Where element (r, c) of a tile in the swizzled box layout lies: the tile's columns are cut into boxes of one
+ * 128-byte row (128/bytes columns), box j holds `boxRows` rows from offset + j·boxRows·(128/bytes), and row r of
+ * a box starts (128/bytes)·r elements in, every index swizzled. copyTile writes one box so, storeTile reads
+ * one, `storeFragment(…, { swizzle: 128, boxRows })` writes a fragment across boxes, and wgmma reads its
+ * operands so (`wgmmaOperandIndex`).
+ */
+export function boxIndex(offset: number, r: number, c: number, boxRows: number, bytes: number): number {
+  const perRow = 128 / bytes;
+  return swizzleIndex(offset + Math.floor(c / perRow) * boxRows * perRow + perRow * r + (c % perRow), bytes);
+}
+
+/**
+ * The shared-array index of a 16-bit wgmma operand's element (the k16 shapes): A[row][k] (64 × 16, K-major) at
+ * swizzle(aOffset + 64·row + k); B[k][col] (16 × n) K-major at swizzle(bOffset + 64·col + k), or N-major at
+ * boxIndex(bOffset, k, col, bBoxRows), the layout a copyTile of B's (k × n) boxes writes. The offsets are as
+ * the descriptors need them: K-major ones start within the first 128-byte row of an 8-row group, at a
+ * multiple of 16 elements (32 bytes, one k16 step), and N-major ones on a group (multiple of 512).
+ */
+export function wgmmaOperandIndex(operand: "a" | "b", major: "k" | "n", offset: number, row: number, col: number, boxRows: number): number {
+  if (operand === "a") return swizzleIndex(offset + 64 * row + col, 2);
+  return major === "k" ? swizzleIndex(offset + 64 * col + row, 2) : boxIndex(offset, row, col, boxRows, 2);
 }
 
 /** The layout of a declared fragment type (the frontend only declares the roles a shape has). */

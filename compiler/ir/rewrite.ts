@@ -5,7 +5,7 @@
  * do not change are returned as they are, so identity comparisons stay meaningful.
  */
 
-import { assertNever, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
+import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
 
 export type ExprMapper = (expr: Expr) => Expr;
 
@@ -120,9 +120,20 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
         offset: e(stmt.offset),
         stride: e(stmt.stride),
         ...(stmt.colStride ? { colStride: e(stmt.colStride) } : {}),
+        ...(stmt.kind === "matrixStore" && stmt.boxRows ? { boxRows: e(stmt.boxRows) } : {}),
       };
     case "wgmma":
-      return { ...stmt, accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) }, a: { ...stmt.a, index: e(stmt.a.index) }, offset: e(stmt.offset) };
+      return {
+        ...stmt,
+        accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) },
+        a: isFragmentOperand(stmt.a) ? { ...stmt.a, index: e(stmt.a.index) } : { ...stmt.a, offset: e(stmt.a.offset) },
+        offset: e(stmt.offset),
+        ...(stmt.bBoxRows ? { bBoxRows: e(stmt.bBoxRows) } : {}),
+      };
+    case "tileStore":
+      return { ...stmt, x: e(stmt.x), y: e(stmt.y), offset: e(stmt.offset) };
+    case "tileStoreWait":
+      return stmt;
     case "wgmmaSync":
     case "setMaxRegisters":
       return stmt;
@@ -240,11 +251,13 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [...stmt.args];
     case "matrixLoad":
     case "matrixStore":
-      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : [])];
+      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : []), ...(stmt.kind === "matrixStore" && stmt.boxRows ? [stmt.boxRows] : [])];
     case "mma":
       return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
     case "wgmma":
-      return [stmt.accumulator.index, stmt.a.index, stmt.offset];
+      return [stmt.accumulator.index, isFragmentOperand(stmt.a) ? stmt.a.index : stmt.a.offset, stmt.offset, ...(stmt.bBoxRows ? [stmt.bBoxRows] : [])];
+    case "tileStore":
+      return [stmt.x, stmt.y, stmt.offset];
     case "barrierOp":
       return stmt.value ? [stmt.index, stmt.value] : [stmt.index];
     case "tileCopy":
@@ -354,6 +367,10 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "tileCopy") {
       for (const array of [stmt.source, stmt.map, stmt.barriers]) reads.add(array);
       for (const array of [stmt.target, stmt.barriers]) writes.add(array);
+    }
+    if (stmt.kind === "tileStore") {
+      for (const array of [stmt.source, stmt.map]) reads.add(array);
+      writes.add(stmt.target);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

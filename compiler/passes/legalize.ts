@@ -24,6 +24,7 @@
 
 import {
   declaredVariables,
+  scalars,
   valueTypeOf,
   vectorWidth,
   type ArrayRef,
@@ -253,6 +254,9 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
   const row0 = sum(scaled(read(group), layout.rowG), scaled(read(place), layout.rowQ), layout.rowW ? scaled(bin("shr", read(lane), int(5)), layout.rowW) : undefined);
   const col0 = sum(scaled(read(group), layout.colG), scaled(read(place), layout.colQ));
   const memory = stmt.kind === "matrixLoad" ? stmt.source : stmt.target;
+  if (stmt.kind === "matrixStore" && stmt.boxRows) {
+    return { kind: "block", body: [laneDecl, groupDecl, placeDecl, ...boxStores(stmt, stmt.boxRows, layout, row0, col0, read, local, int, bin)], span };
+  }
   // Element (r, c) lies at offset + r·stride + c·colStride (colStride 1 unless given).
   const colStride = stmt.colStride;
   const colTerm = (col: Expr | number): Expr | undefined => {
@@ -270,8 +274,51 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
       const value: Expr = type.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [element], span } : element;
       body.push({ kind: "store", array: fragmentArray, indices: [slot], value, span });
     } else {
-      body.push({ kind: "store", array: memory, indices: [at], value: { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }, span });
+      body.push({ kind: "store", array: memory, indices: [at], value: storedValue(memory, { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }), span });
     }
   });
   return { kind: "block", body, span };
+}
+
+/** An accumulator element as the target array holds it: rounded to a 16-bit float type (to nearest even), or as is. */
+function storedValue(target: ArrayRef, value: Expr): Expr {
+  const type = target.elementType;
+  return type === "bf16" || type === "f16" ? { kind: "convert", type, value, span: value.span } : value;
+}
+
+/**
+ * A fragment store into the swizzled box layout (ir/matrix.ts, boxIndex): element (r, c) at
+ * swizzle(offset + (c / perRow)·boxRows·perRow + perRow·r + c % perRow), with perRow the elements of a
+ * 128-byte row; the swizzle XORs the 16-byte piece with the row's place in its group of 8.
+ */
+function boxStores(
+  stmt: MatrixStoreStmt,
+  boxRows: Expr,
+  layout: ReturnType<typeof fragmentLayout>,
+  row0: Expr,
+  col0: Expr,
+  read: (variable: Variable) => Expr,
+  local: (name: string, init: Expr) => [Variable, Stmt],
+  int: (value: number) => Expr,
+  bin: (op: BinaryOp, left: Expr, right: Expr) => Expr,
+): Stmt[] {
+  const span = stmt.span;
+  const bytes = scalars[stmt.target.elementType].bytes;
+  const rowShift = Math.log2(128 / bytes);
+  const pieceShift = Math.log2(16 / bytes);
+  const [row, rowDecl] = local("boxRow", row0);
+  const [col, colDecl] = local("boxCol", col0);
+  const [box, boxDecl] = local("boxSize", bin("shl", boxRows, int(rowShift)));
+  const body: Stmt[] = [rowDecl, colDecl, boxDecl];
+  layout.rowE.forEach((rowStep, e) => {
+    const r = foldExpr(rowStep === 0 ? read(row) : bin("add", read(row), int(rowStep)));
+    const c = foldExpr(layout.colE[e] === 0 ? read(col) : bin("add", read(col), int(layout.colE[e]!)));
+    const plain = bin("add", bin("add", stmt.offset, bin("mul", bin("shr", c, int(rowShift)), read(box))), bin("add", bin("shl", r, int(rowShift)), bin("and", c, int((1 << rowShift) - 1))));
+    const [at, atDecl] = local("boxElement", plain);
+    const swizzled = bin("xor", read(at), bin("shl", bin("and", bin("shr", read(at), int(rowShift)), int(7)), int(pieceShift)));
+    const slot = foldExpr(fragmentSlot(stmt.fragment.index, layout.perLane, e, span));
+    const value = storedValue(stmt.target, { kind: "load", type: "f32", array: stmt.fragment.array, indices: [slot], span });
+    body.push({ kind: "block", body: [atDecl, { kind: "store", array: stmt.target, indices: [swizzled], value, span }], span });
+  });
+  return body;
 }

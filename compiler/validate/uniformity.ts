@@ -25,7 +25,7 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { valueTypeOf, type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { isFragmentOperand, valueTypeOf, type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { matrixOperationName } from "../ir/rewrite.ts";
 
 /** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
@@ -133,16 +133,20 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
             );
           }
           // Every lane must name the same fragment: each holds its part of it.
-          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, stmt.a] : stmt.kind === "wgmmaSync" ? [] : [stmt.fragment];
-          // wgmma's B is one matrix of the warpgroup: every thread must name the same one.
-          const offsetReason = stmt.kind === "wgmma" ? reasonOf(stmt.offset) : undefined;
-          if (stmt.kind === "wgmma" && offsetReason) {
-            diagnostics.push(
-              makeDiagnostic("TSK3063", stmt.offset.span, [], {
-                label: `this offset ${offsetReason}`,
-                notes: ["the tensor cores read one B for the whole warpgroup: compute the offset from constants, loop counters and values all threads share"],
-              }),
-            );
+          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, ...(isFragmentOperand(stmt.a) ? [stmt.a] : [])] : stmt.kind === "wgmmaSync" ? [] : [stmt.fragment];
+          // wgmma's shared operands are matrices of the whole warpgroup: every thread must name the same ones.
+          if (stmt.kind === "wgmma") {
+            const shared = [stmt.offset, ...(isFragmentOperand(stmt.a) ? [] : [stmt.a.offset]), ...(stmt.bBoxRows ? [stmt.bBoxRows] : [])];
+            for (const offset of shared) {
+              const offsetReason = reasonOf(offset);
+              if (!offsetReason) continue;
+              diagnostics.push(
+                makeDiagnostic("TSK3063", offset.span, [], {
+                  label: `this offset ${offsetReason}`,
+                  notes: ["the tensor cores read one A and one B for the whole warpgroup: compute the offsets from constants, loop counters and values all threads share"],
+                }),
+              );
+            }
           }
           for (const ref of refs) {
             const reason = reasonOf(ref.index);
