@@ -225,7 +225,7 @@ function emitFile(
         lineDirectives: options.lineDirectives ?? true,
       });
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
-      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures);
+      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, cuda.headers);
       output = {
         ...output,
         cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },

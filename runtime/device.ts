@@ -9,8 +9,16 @@
 import type { ManifestKernel } from "../compiler/lang/manifest.ts";
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
-export type ElementType = "f32" | "i32" | "u32";
-export type TypedArray = Float32Array | Int32Array | Uint32Array;
+/** The element types of buffers (element-types.ts says how each lies in memory). */
+export type ElementType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+export type TypedArray = Float32Array | Int32Array | Uint32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array;
+/** Values a buffer is made from or written with: a typed array, or plain numbers. */
+export type BufferValues = TypedArray | readonly number[];
+
+/** `read`'s options: `bits` gives an f16 or bf16 buffer's 16-bit encodings (a Uint16Array) instead of its values. */
+export interface ReadOptions {
+  readonly bits?: boolean;
+}
 
 /** The JS of one kernel: runs a whole block. */
 export type JsBlockFunction = (
@@ -110,10 +118,16 @@ export interface Device {
   readonly name: string;
   /** What a launch may ask for on this device. */
   readonly limits: LaunchLimits;
+  /**
+   * A buffer of a typed array's type and contents, or of `type` with `length` elements (contents undefined) or
+   * with `values`: numbers rounded or converted to the type (for f16 and bf16, a Uint16Array is taken as the
+   * encodings themselves; element-types.ts).
+   */
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
-  write(buffer: DeviceBuffer, data: TypedArray): Promise<void>;
-  read(buffer: DeviceBuffer): Promise<TypedArray>;
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  write(buffer: DeviceBuffer, data: BufferValues): Promise<void>;
+  /** A copy of the buffer: an f16 or bf16 buffer as a Float32Array of its values (exact), or with `bits` its encodings. */
+  read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray>;
   launch(kernel: KernelHandle, options: LaunchOptions): Promise<void>;
   time(kernel: KernelHandle, options: LaunchOptions, timing?: TimingOptions): Promise<Timing>;
   /**
@@ -167,32 +181,6 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** The typed array of each element type. */
-export const typedArrayConstructors = { f32: Float32Array, i32: Int32Array, u32: Uint32Array } as const;
-
-export function elementTypeOf(data: TypedArray): ElementType {
-  if (data instanceof Float32Array) return "f32";
-  if (data instanceof Int32Array) return "i32";
-  if (data instanceof Uint32Array) return "u32";
-  throw new TypeError("tskernel: buffers are made from Float32Array, Int32Array or Uint32Array");
-}
-
-/** The element type and length of a new buffer, from data or from (type, length), checked. */
-export function bufferShape(dataOrType: TypedArray | ElementType, length?: number): { elementType: ElementType; length: number } {
-  const elementType = typeof dataOrType === "string" ? dataOrType : elementTypeOf(dataOrType);
-  if (!(elementType in typedArrayConstructors)) throw new TypeError(`tskernel: unknown element type '${elementType}' (f32, i32 or u32)`);
-  const count = typeof dataOrType === "string" ? length! : dataOrType.length;
-  if (!Number.isInteger(count) || count < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${count}`);
-  return { elementType, length: count };
-}
-
-/** A write must match the buffer exactly: same element type, same length. */
-export function checkWrite(buffer: DeviceBuffer, data: TypedArray): void {
-  if (data.length !== buffer.length || elementTypeOf(data) !== buffer.elementType) {
-    throw new RangeError(`tskernel: write of ${data.length} ${elementTypeOf(data)} elements into a buffer of ${buffer.length} ${buffer.elementType}`);
-  }
 }
 
 /** A device-to-device copy needs two buffers of one element type and length. */

@@ -25,6 +25,8 @@ export interface ExprHooks {
   subgroupBuiltin(expr: SubgroupBuiltinExpr): Printed;
   /** A load marked atomic (legalize does so only for targets that have atomic arrays). */
   atomicLoad?(expr: LoadExpr, element: string): Printed;
+  /** Any other load, where the target reads an element otherwise than as `element` (a cast, an unpacking). */
+  load?(expr: LoadExpr, element: string): Printed;
   convert(to: ScalarType, value: Printed, from: ScalarType): Printed;
   select(condition: Printed, whenTrue: Printed, whenFalse: Printed): Printed;
   array(array: ArrayRef): string;
@@ -91,7 +93,7 @@ export class ExprPrinter {
         return { text: `${spelling.unary[expr.op]}${inner}`, kind: "unary" };
       }
       case "binary": {
-        const call = expr.left.type === "f32" ? spelling.floatCalls?.[expr.op] : undefined;
+        const call = binaryCall(spelling, expr.op, expr.left.type);
         if (call) return { text: call.replace("$0", this.print(expr.left)).replace("$1", this.print(expr.right)), kind: "atom" };
         const left = this.printed(expr.left);
         const right = this.printed(expr.right);
@@ -114,7 +116,7 @@ export class ExprPrinter {
         return { text: `${hooks.helper(expr.callee)}(${expr.args.map((arg) => this.argument(arg).text).join(", ")})`, kind: "atom" };
       case "load": {
         const element = this.element(expr.array, expr.indices);
-        if (!expr.atomic) return { text: element, kind: "atom" };
+        if (!expr.atomic) return hooks.load ? hooks.load(expr, element) : { text: element, kind: "atom" };
         if (!hooks.atomicLoad) throw new Error("internal: an atomic load reached a target without atomic arrays");
         return hooks.atomicLoad(expr, element);
       }
@@ -124,11 +126,26 @@ export class ExprPrinter {
   }
 }
 
-/** How a target spells an intrinsic call: by its argument type, and for integers by whether a literal is among them. */
+/**
+ * How a target spells an intrinsic call: by its type (f16 and bf16 from the f32 spelling, Spelling.halfIntrinsic),
+ * and for integers by whether a literal is among the arguments. The bit casts go by their own entries.
+ */
 export function intrinsicTemplate(spelling: Spelling, expr: IntrinsicExpr): string {
   const entry = spelling.intrinsics[expr.name];
   if (expr.type === "f32") return entry.f32;
+  if (expr.type === "f64") return entry.f64 ?? "";
+  if (expr.type === "f16" || expr.type === "bf16") {
+    const half = spelling.halfIntrinsic?.[expr.type];
+    return half && entry.f32 ? half(entry.f32, expr.args.length) : entry.f32;
+  }
   return entry.intWithLiteral !== undefined && expr.args.some((arg) => arg.kind === "literal") ? entry.intWithLiteral : entry.int;
+}
+
+/** The template a target spells `a op b` with for operands of `type`, if it spells it as a call. */
+export function binaryCall(spelling: Spelling, op: BinaryOp, type: ScalarType): string | undefined {
+  if (type === "f32") return spelling.floatCalls?.[op];
+  if (type === "f16" || type === "bf16" || type === "f64") return spelling.typedCalls?.[type]?.[op];
+  return undefined;
 }
 
 /** The largest finite f32. */

@@ -4,6 +4,8 @@
  * thread runs inside a region of a kernel, or in a helper function (see js.ts for regions and cuts).
  */
 
+import { isFloat, isHalfFloat, targetScalars } from "../ir/types.ts";
+import { halfCodec, halfRound, toHalf } from "./js-float16.ts";
 import { assertNever, valueTypeOf, type ArrayRef, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import type { Namer } from "./namer.ts";
 import type { Writer } from "./writer.ts";
@@ -52,9 +54,18 @@ function literal(type: ScalarType, value: number): string {
   return text.startsWith("-") ? `(${text})` : text;
 }
 
+/** A float type's arithmetic: the double result of each operator, rounded by `round` (none for f64). */
+function floatTemplates(round: string | undefined): Partial<Record<BinaryOp, string>> {
+  const wrap = (text: string) => (round ? `${round}(${text})` : `(${text})`);
+  return { add: wrap("$a + $b"), sub: wrap("$a - $b"), mul: wrap("$a * $b"), div: wrap("$a / $b"), rem: wrap("$a % $b") };
+}
+
 /** Operator spellings by type; `$a`/`$b` are the operands. Every template is safe as an operand. */
 const binaryTemplates: Readonly<Partial<Record<ScalarType, Partial<Record<BinaryOp, string>>>>> = {
-  f32: { add: "fround($a + $b)", sub: "fround($a - $b)", mul: "fround($a * $b)", div: "fround($a / $b)", rem: "fround($a % $b)" },
+  f32: floatTemplates("fround"),
+  f16: floatTemplates(halfRound.f16),
+  bf16: floatTemplates(halfRound.bf16),
+  f64: floatTemplates(undefined),
   i32: {
     add: "(($a + $b) | 0)", sub: "(($a - $b) | 0)", mul: "imul($a, $b)", div: "(($a / $b) | 0)", rem: "(($a % $b) | 0)",
     and: "($a & $b)", or: "($a | $b)", xor: "($a ^ $b)", shl: "($a << $b)", shr: "($a >> $b)",
@@ -79,6 +90,23 @@ const f32Intrinsics: Readonly<Record<string, string>> = {
   roundTf32: "roundTf32($0)",
   bitcastF32: "bitcastF32($0)",
 };
+
+/** f64: JavaScript's own Math, whose results are doubles already. */
+const f64Intrinsics: Readonly<Record<string, string>> = {
+  sqrt: "Math.sqrt($0)", abs: "Math.abs($0)", min: "Math.min($0, $1)", max: "Math.max($0, $1)",
+  floor: "Math.floor($0)", ceil: "Math.ceil($0)", trunc: "Math.trunc($0)", round: "Math.round($0)",
+  exp: "Math.exp($0)", exp2: "Math.pow(2, $0)", log: "Math.log($0)", log2: "Math.log2($0)",
+  pow: "Math.pow($0, $1)", sin: "Math.sin($0)", cos: "Math.cos($0)", tan: "Math.tan($0)",
+  tanh: "Math.tanh($0)", atan2: "Math.atan2($0, $1)", sign: "Math.sign($0)",
+};
+
+/** The template of a float intrinsic: f32's; for f16 and bf16 the f32 function's result rounded once more. */
+function floatIntrinsic(type: ScalarType, name: string): string | undefined {
+  if (type === "f64") return f64Intrinsics[name];
+  const f32 = f32Intrinsics[name];
+  if (type === "f16" || type === "bf16") return f32 && `${halfRound[type]}(${f32})`;
+  return f32;
+}
 
 const intIntrinsics: Readonly<Record<string, { i32: string; u32: string }>> = {
   abs: { i32: "(Math.abs($0) | 0)", u32: "$0" },
@@ -128,15 +156,21 @@ export class JsExprPrinter {
         return this.convert(expr.value.type, expr.type, this.print(expr.value));
       case "intrinsic": {
         const args = expr.args.map((arg) => this.print(arg));
-        if (expr.type === "f32") return fill(f32Intrinsics[expr.name]!, args);
+        if (isFloat(expr.type) && expr.name !== "bitcastU32") {
+          const template = floatIntrinsic(expr.type, expr.name);
+          if (!template) throw new Error(`internal: no JS spelling of ${expr.name} on ${expr.type}`);
+          return fill(template, args);
+        }
         const entry = intIntrinsics[expr.name];
         if (!entry || (expr.type !== "i32" && expr.type !== "u32")) throw new Error(`internal: no JS spelling of ${expr.name} on ${expr.type}`);
         return fill(entry[expr.type], args);
       }
       case "call":
         return `${this.hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`;
-      case "load":
-        return this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
+      case "load": {
+        const element = this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
+        return decodeElement(expr.array, element);
+      }
       default:
         return assertNever(expr, "expression");
     }
@@ -209,20 +243,38 @@ export class JsExprPrinter {
   }
 
   private convert(from: ScalarType, to: ScalarType, value: string): string {
-    if (from === "bool") return to === "f32" || to === "i32" || to === "u32" ? `(${value} ? 1 : 0)` : value;
+    if (from === "bool") return to === "bool" ? value : `(${value} ? 1 : 0)`;
     switch (to) {
       case "f32":
         return `fround(${value})`;
+      case "f64":
+        return value;
+      case "f16":
+      case "bf16":
+        return toHalf(to, from, value);
+      // The saturating conversions take any float: an f16, bf16 or f64 value is a number like an f32's.
       case "i32":
-        return from === "f32" ? `f32ToI32(${value})` : `(${value} | 0)`;
+        return isFloat(from) ? `f32ToI32(${value})` : `(${value} | 0)`;
       case "u32":
-        return from === "f32" ? `f32ToU32(${value})` : `(${value} >>> 0)`;
+        return isFloat(from) ? `f32ToU32(${value})` : `(${value} >>> 0)`;
       case "bool":
         throw new Error("internal: conversion to bool");
       default:
         throw new Error(`internal: no JS conversion from ${from} to ${to}`);
     }
   }
+}
+
+/** A loaded element as its value: the encodings of f16 and bf16 arrays decoded (js-float16.ts). */
+export function decodeElement(array: ArrayRef, element: string): string {
+  const type = array.elementType;
+  return isHalfFloat(type) && targetScalars.js[type].storesBits ? `${halfCodec[type].decode}(${bare(element)})` : element;
+}
+
+/** A value to store into an element: encoded for f16 and bf16 arrays. */
+export function encodeElement(array: ArrayRef, value: string): string {
+  const type = array.elementType;
+  return isHalfFloat(type) && targetScalars.js[type].storesBits ? `${halfCodec[type].encode}(${bare(value)})` : value;
 }
 
 /** Removes one pair of parentheses around a whole expression, for statements and conditions. */
@@ -350,23 +402,24 @@ export class ThreadStmtPrinter {
         return;
       case "store": {
         const value = printer.print(stmt.value);
+        const array = stmt.array;
         if (printer.checked) {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
-          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(stmt.array.elementType), printer.checkedAccess("ld", stmt.array, temps, stmt.span), value) : value;
+          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(array.elementType), decodeElement(array, printer.checkedAccess("ld", array, temps, stmt.span)), value) : value;
           // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
-          out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", stmt.array, temps, stmt.span, bare(loaded), stmt.alignment)};`);
+          out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", array, temps, stmt.span, bare(encodeElement(array, loaded)), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");
           return;
         }
         if (!stmt.op) {
-          out.line(`${printer.element(stmt.array, stmt.indices)} = ${bare(value)};`);
+          out.line(`${printer.element(array, stmt.indices)} = ${bare(encodeElement(array, value))};`);
           return;
         }
         // Read and write the same element: compute a non-trivial index once.
         const temps = this.indexTemps(stmt.indices);
-        const element = printer.element(stmt.array, temps);
-        out.line(`${element} = ${bare(printer.binary(stmt.op, valueTypeOf(stmt.array.elementType), element, value))};`);
+        const element = printer.element(array, temps);
+        out.line(`${element} = ${bare(encodeElement(array, printer.binary(stmt.op, valueTypeOf(array.elementType), decodeElement(array, element), value)))};`);
         if (temps !== stmt.indices) out.dedent().line("}");
         return;
       }

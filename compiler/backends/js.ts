@@ -23,7 +23,9 @@
 
 import { declaredVariables, isFragmentOperand, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns } from "../ir/matrix.ts";
-import { targetScalars, type ElementScalar, type ScalarType } from "../ir/types.ts";
+import { isHalfFloat, targetScalars, type ElementScalar, type ScalarType } from "../ir/types.ts";
+import { typesUsed } from "../ir/types-used.ts";
+import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroupRuntime } from "./js-runtime.ts";
@@ -75,6 +77,7 @@ const reserved: ReadonlySet<string> = new Set([
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
   "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
+  ...halfRuntimeNames,
 ]);
 
 const prelude = [
@@ -99,6 +102,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
   if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
+  if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isHalfFloat(use.type)))) for (const line of halfRuntime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
   if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && !isFragmentOperand(stmt.a)))) for (const line of warpgroup16Runtime) out.line(line);
   if (bodies.some(usesWarpgroupRoles)) for (const line of barrierRuntime) out.line(line);

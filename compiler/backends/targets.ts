@@ -143,9 +143,19 @@ export interface Spelling {
    * Intrinsics per argument type: a function name, or a template with $0, $1, $2 for the arguments;
    * `intWithLiteral`, where given, spells an integer call that has a literal among its arguments.
    */
-  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string; readonly intWithLiteral?: string }>>;
+  readonly intrinsics: Readonly<Record<IntrinsicName, { readonly f32: string; readonly int: string; readonly intWithLiteral?: string; readonly f64?: string }>>;
   /** f32 operators the target spells as a call (C has no `%` on floats); $0 and $1 are the operands. */
   readonly floatCalls?: Partial<Record<BinaryOp, string>>;
+  /**
+   * The operators of other float types that the target spells as a template ($0, $1 the operands): CUDA
+   * divides halves in f32 (its own half division is not correctly rounded), WGSL rounds every bf16 result.
+   */
+  readonly typedCalls?: Partial<Record<"f16" | "bf16" | "f64", Partial<Record<BinaryOp, string>>>>;
+  /**
+   * An f16 or bf16 math function from its f32 spelling (the f32 function rounded once, as docs/language.md
+   * defines it). Absent for a type: the f32 spelling takes the type as it is (WGSL's builtins take f16).
+   */
+  readonly halfIntrinsic?: Partial<Record<"f16" | "bf16", (f32: string, arity: number) => string>>;
   /**
    * Call arguments that are a `<` comparison print in parentheses: WGSL reads `f(a < b, c > d)` as the
    * template list `a<b, c>` ("parsed as template list", found by the differential fuzzer).
@@ -177,39 +187,60 @@ function elementSpellings(target: TargetName): Record<ElementScalar, string> {
   };
 }
 
+/** A CUDA half function from its f32 spelling: the arguments widened exactly, the result rounded once. */
+function cudaHalfIntrinsic(widen: string, narrow: string): (f32: string, arity: number) => string {
+  return (f32, arity) => {
+    const call = f32.includes("$0") ? f32 : `${f32}(${Array.from({ length: arity }, (_, i) => `$${i}`).join(", ")})`;
+    return `${narrow}(${call.replace(/\$(\d)/g, (_, i: string) => `${widen}($${i})`)})`;
+  };
+}
+
+/** CUDA's halves in f32: each operand widened exactly, the result rounded once (RN): correctly rounded. */
+const cudaHalfDivision = (widen: string, narrow: string): Partial<Record<BinaryOp, string>> => ({
+  div: `${narrow}(${widen}($0) / ${widen}($1))`,
+  rem: `${narrow}(fmodf(${widen}($0), ${widen}($1)))`,
+});
+
 export const cudaSpelling: Spelling = {
   types: valueSpellings("cuda"),
   elementTypes: elementSpellings("cuda"),
   unary: cUnary,
   binary: cBinary,
   floatCalls: { rem: "fmodf($0, $1)" },
+  // Half + − × are native (add.f16, mul.bf16…: correctly rounded); division and remainder go through f32.
+  typedCalls: {
+    f16: cudaHalfDivision("__half2float", "__float2half_rn"),
+    bf16: cudaHalfDivision("__bfloat162float", "__float2bfloat16_rn"),
+    f64: { rem: "fmod($0, $1)" },
+  },
+  halfIntrinsic: { f16: cudaHalfIntrinsic("__half2float", "__float2half_rn"), bf16: cudaHalfIntrinsic("__bfloat162float", "__float2bfloat16_rn") },
   intrinsics: {
-    sqrt: { f32: "sqrtf", int: "" },
+    sqrt: { f32: "sqrtf", int: "", f64: "sqrt" },
     // Functions (cuda.ts prints them when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x, and
     // C++'s `abs` overflows on -2147483648, where the language wraps.
-    abs: { f32: "tsk_fabsf", int: "tsk_abs" },
+    abs: { f32: "tsk_fabsf", int: "tsk_abs", f64: "tsk_fabs" },
     // Functions (cuda.ts prints them when used): ptxas drops a negation when it fuses nested min/max. With a
     // literal operand the plain call is safe and lets NVVM bound loops by it (see cuda.ts, intrinsicHelpers).
-    min: { f32: "fminf", int: "tsk_min", intWithLiteral: "min" },
-    max: { f32: "fmaxf", int: "tsk_max", intWithLiteral: "max" },
-    floor: { f32: "floorf", int: "" },
-    ceil: { f32: "ceilf", int: "" },
-    round: { f32: "rintf", int: "" },
-    trunc: { f32: "truncf", int: "" },
-    exp: { f32: "expf", int: "" },
-    exp2: { f32: "exp2f", int: "" },
-    log: { f32: "logf", int: "" },
-    log2: { f32: "log2f", int: "" },
-    pow: { f32: "powf", int: "" },
-    sin: { f32: "sinf", int: "" },
-    cos: { f32: "cosf", int: "" },
-    tan: { f32: "tanf", int: "" },
-    tanh: { f32: "tanhf", int: "" },
-    atan2: { f32: "atan2f", int: "" },
-    fma: { f32: "fmaf", int: "" },
+    min: { f32: "fminf", int: "tsk_min", intWithLiteral: "min", f64: "fmin" },
+    max: { f32: "fmaxf", int: "tsk_max", intWithLiteral: "max", f64: "fmax" },
+    floor: { f32: "floorf", int: "", f64: "floor" },
+    ceil: { f32: "ceilf", int: "", f64: "ceil" },
+    round: { f32: "rintf", int: "", f64: "rint" },
+    trunc: { f32: "truncf", int: "", f64: "trunc" },
+    exp: { f32: "expf", int: "", f64: "exp" },
+    exp2: { f32: "exp2f", int: "", f64: "exp2" },
+    log: { f32: "logf", int: "", f64: "log" },
+    log2: { f32: "log2f", int: "", f64: "log2" },
+    pow: { f32: "powf", int: "", f64: "pow" },
+    sin: { f32: "sinf", int: "", f64: "sin" },
+    cos: { f32: "cosf", int: "", f64: "cos" },
+    tan: { f32: "tanf", int: "", f64: "tan" },
+    tanh: { f32: "tanhf", int: "", f64: "tanh" },
+    atan2: { f32: "atan2f", int: "", f64: "atan2" },
+    fma: { f32: "fmaf", int: "", f64: "fma" },
     // A function (cuda.ts prints it when used): a template would repeat its argument three times, and
     // nested Math.sign calls would grow the source exponentially.
-    sign: { f32: "tsk_signf", int: "" },
+    sign: { f32: "tsk_signf", int: "", f64: "tsk_sign" },
     // cvt.rna.tf32.f32 through inline PTX (cuda.ts prints the helper when used).
     roundTf32: { f32: "tsk_tf32", int: "" },
     bitcastU32: { f32: "", int: "__float_as_uint($0)" },
@@ -243,7 +274,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 
@@ -271,6 +302,30 @@ export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, 
 
 /** CUDA's f32 → integer conversions: truncating, saturating, NaN → 0 (`cvt.rzi`), as docs/language.md §5 says. */
 export const cudaFloatToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__float2int_rz", u32: "__float2uint_rz" };
+
+/**
+ * CUDA's conversions where a C cast would not do ($0: the value): every rounding to f16 and bf16 is one
+ * correctly rounded step (`cvt.rn`, straight from an f64 or an integer: through f32 a bf16 could be rounded
+ * twice); from a half type the value widens exactly to f32 first (an `__half` also converts to every integer
+ * type, so a cast would be ambiguous); float → integer saturates (`cvt.rzi`, NaN → 0). Others are C casts.
+ */
+export const cudaConversions: Readonly<Partial<Record<ScalarType, Partial<Record<ScalarType, string>>>>> = {
+  f16: {
+    f32: "__float2half_rn($0)", f64: "__double2half($0)", i32: "__int2half_rn($0)", u32: "__uint2half_rn($0)",
+    bf16: "__float2half_rn(__bfloat162float($0))", bool: "__float2half_rn($0 ? 1.0f : 0.0f)",
+  },
+  bf16: {
+    f32: "__float2bfloat16_rn($0)", f64: "__double2bfloat16($0)", i32: "__int2bfloat16_rn($0)", u32: "__uint2bfloat16_rn($0)",
+    f16: "__float2bfloat16_rn(__half2float($0))", bool: "__float2bfloat16_rn($0 ? 1.0f : 0.0f)",
+  },
+  f32: { f16: "__half2float($0)", bf16: "__bfloat162float($0)" },
+  f64: { f16: "(double)__half2float($0)", bf16: "(double)__bfloat162float($0)" },
+  i32: { f32: "__float2int_rz($0)", f64: "__double2int_rz($0)", f16: "__float2int_rz(__half2float($0))", bf16: "__float2int_rz(__bfloat162float($0))" },
+  u32: { f32: "__float2uint_rz($0)", f64: "__double2uint_rz($0)", f16: "__float2uint_rz(__half2float($0))", bf16: "__float2uint_rz(__bfloat162float($0))" },
+};
+
+/** The headers that declare CUDA's half types, included when a module uses them (NVRTC has them built in). */
+export const cudaTypeHeaders: Readonly<Partial<Record<ScalarType, string>>> = { f16: "cuda_fp16.h", bf16: "cuda_bf16.h" };
 
 /** CUDA's 16-byte vector type of each 32-bit element type, and its constructor, for `load4`/`store4`. */
 export const cudaVectorTypes: Readonly<Partial<Record<ElementScalar, { readonly type: string; readonly make: string }>>> = {

@@ -21,7 +21,7 @@ export const catalogue = {
   TSK1005: { severity: "error", template: "unknown function '{0}'" },
   TSK1006: { severity: "error", template: "'{0}' is not a parameter, local variable or compile-time constant of this kernel" },
   TSK1007: { severity: "error", template: "'{0}' calls itself (through {1}); recursion is not supported on GPUs" },
-  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays of f32, i32 or u32, the scalars f32, i32, u32, bool, or Const<…>" },
+  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays (Float32Array, BFloat16Array, Uint8Array…, or their Readonly… forms), the scalars f32, i32, u32, bool, f16, bf16, f64, or Const<…>" },
   TSK1009: { severity: "error", template: "parameter '{0}' needs a type annotation" },
   TSK1010: { severity: "error", template: "{0} arrays must be declared with `const` at the top level of a kernel body" },
   TSK1011: { severity: "error", template: "{0} is a statement in kernels and cannot be used as a value" },
@@ -38,7 +38,7 @@ export const catalogue = {
   TSK1023: { severity: "error", template: "'{0}' must be declared before it is used" },
   TSK1024: { severity: "error", template: "variable '{0}' needs a type annotation or an initializer" },
   TSK1025: { severity: "error", template: "'{0}' is {1}; only its elements can be used" },
-  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32 or bool" },
+  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32, bool, f16, bf16 or f64" },
   TSK1027: { severity: "error", template: "the default of compile-time constant '{0}' must be a number or true/false literal" },
   TSK1028: { severity: "error", template: "load4 gives four values, which must be declared at once: `const [x, y, z, w] = load4(…)`" },
   TSK1029: { severity: "error", template: "{0} copies from a global buffer into a shared array, but '{1}' is {2}" },
@@ -133,6 +133,8 @@ export const catalogue = {
   TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
   TSK3050: { severity: "error", template: "threadFence() has no equivalent on {0}: it has no device-scope memory fence" },
   TSK3075: { severity: "error", template: "index {0} into '{1}' is negative, out of bounds of any buffer" },
+  // Types a target refuses (ir/types.ts, targetScalars).
+  TSK3120: { severity: "error", template: "{0} has no {1}, and kernel '{2}' uses it: {3}" },
 
   // Command line.
   TSK4001: { severity: "error", template: "cannot use {0}: {1}" },

@@ -7,7 +7,8 @@
 
 import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
 import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, ConstValue, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
+import type { ArrayRef, ConstValue, ElementScalar, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
+import { annotationTypes, bufferTypeNames } from "../ir/types.ts";
 import { originOf } from "./program.ts";
 
 export function spanOf(node: Node): Span {
@@ -132,21 +133,14 @@ export function withScope<T>(context: FunctionContext, body: () => T): T {
 
 export type ParamType =
   | { readonly kind: "scalar"; readonly type: ScalarType }
-  | { readonly kind: "buffer"; readonly elementType: "f32" | "i32" | "u32"; readonly access: "read" | "read_write" }
+  | { readonly kind: "buffer"; readonly elementType: ElementScalar; readonly access: "read" | "read_write" }
   | { readonly kind: "const"; readonly type: ScalarType };
 
-const bufferTypes: Readonly<Record<string, { elementType: "f32" | "i32" | "u32"; access: "read" | "read_write" }>> = {
-  Float32Array: { elementType: "f32", access: "read_write" },
-  Int32Array: { elementType: "i32", access: "read_write" },
-  Uint32Array: { elementType: "u32", access: "read_write" },
-  ReadonlyFloat32Array: { elementType: "f32", access: "read" },
-  ReadonlyInt32Array: { elementType: "i32", access: "read" },
-  ReadonlyUint32Array: { elementType: "u32", access: "read" },
-};
-
-const scalarNames: ReadonlySet<string> = new Set(["f32", "i32", "u32", "bool"]);
-
-/** Resolves a type annotation. Returns undefined for anything that is not a kernel type. */
+/**
+ * Resolves a type annotation through the type table's TypeScript spellings (ir/types.ts). Buffer types are
+ * tskernel's declarations (`ReadonlyFloat32Array`, `BFloat16Array`…) or TypeScript's globals (`Uint8Array`,
+ * and `Float16Array` where the user's library has it). Returns undefined for anything that is not a kernel type.
+ */
 export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
   if (typeNode.getKind() === SyntaxKind.BooleanKeyword) return { kind: "scalar", type: "bool" };
   if (!Node.isTypeReference(typeNode)) return undefined;
@@ -154,24 +148,21 @@ export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
   if (!Node.isIdentifier(nameNode)) return undefined;
   const origin = originOf(nameNode);
   const typeArgs = typeNode.getTypeArguments();
+  if (origin.kind !== "tskernel" && origin.kind !== "global") return undefined;
   if (origin.kind === "tskernel") {
-    if (scalarNames.has(origin.name) && typeArgs.length === 0) return { kind: "scalar", type: origin.name as ScalarType };
+    const scalar = annotationTypes.get(origin.name);
+    if (scalar && typeArgs.length === 0) return { kind: "scalar", type: scalar };
     if (origin.name === "Const" && typeArgs.length === 1) {
       const inner = resolveTypeNode(typeArgs[0]!);
       return inner?.kind === "scalar" ? { kind: "const", type: inner.type } : undefined;
     }
-    const buffer = bufferTypes[origin.name];
-    if (buffer && origin.name.startsWith("Readonly")) return { kind: "buffer", ...buffer };
-    return undefined;
   }
-  if (origin.kind === "global") {
-    if (origin.name === "Readonly" && typeArgs.length === 1) {
-      const inner = resolveTypeNode(typeArgs[0]!);
-      return inner?.kind === "buffer" ? { ...inner, access: "read" } : undefined;
-    }
-    const buffer = bufferTypes[origin.name];
-    if (buffer && !origin.name.startsWith("Readonly") && typeArgs.length === 0) return { kind: "buffer", ...buffer };
+  if (origin.kind === "global" && origin.name === "Readonly" && typeArgs.length === 1) {
+    const inner = resolveTypeNode(typeArgs[0]!);
+    return inner?.kind === "buffer" ? { ...inner, access: "read" } : undefined;
   }
+  const buffer = bufferTypeNames.get(origin.name);
+  if (buffer && typeArgs.length === 0) return { kind: "buffer", ...buffer };
   return undefined;
 }
 

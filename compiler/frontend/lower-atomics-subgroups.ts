@@ -29,6 +29,12 @@ export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
 /** Atomics that f32 arrays take (WGSL has no float atomics: these go through the bits of an atomic<u32>). */
 const floatAtomics: ReadonlySet<AtomicOp> = new Set(["add", "exchange", "load", "store"]);
 
+/** The element types atomics take: 32-bit words. */
+const atomicElementTypes: ReadonlySet<string> = new Set(["f32", "i32", "u32"]);
+
+/** The value types subgroup arithmetic and shuffles take. */
+const subgroupValueTypes: ReadonlySet<ScalarType> = new Set(["f32", "i32", "u32"]);
+
 /** The arguments each atomic takes, as a diagnostic names them. */
 const atomicArguments: Readonly<Partial<Record<AtomicOp, readonly [number, string]>>> = {
   compareExchange: [4, "4 arguments (an array, an index, the expected value and the new value)"],
@@ -140,6 +146,9 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
       notes: array.space === "global" ? ["declare the parameter as Int32Array, Uint32Array or Float32Array (not Readonly…) to update it"] : [],
     });
   }
+  if (!atomicElementTypes.has(array.elementType)) {
+    return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, array.elementType], { notes: ["atomics take arrays of i32, u32 and f32 elements"] });
+  }
   if (array.elementType === "f32" && !floatAtomics.has(op)) {
     return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, "f32"], { notes: ["f32 arrays take atomicAdd, atomicExchange, atomicLoad and atomicStore; the other atomics need i32 or u32 elements"] });
   }
@@ -165,7 +174,7 @@ function lowerSubgroupArgs(context: FunctionContext, name: CollectiveOp, call: C
     value = context.module.lower.expected(context, valueNode, "bool", (found) => fail("TSK2008", spanOf(valueNode), [`${name}()`, "a bool", found.type]));
   } else {
     value = context.module.lower.expr(context, valueNode, hint && isNumeric(hint) ? hint : undefined);
-    if (!isNumeric(value.type)) return fail("TSK2008", spanOf(valueNode), [`${name}()`, "an f32, i32 or u32 value", value.type]);
+    if (!subgroupValueTypes.has(value.type)) return fail("TSK2008", spanOf(valueNode), [`${name}()`, "an f32, i32 or u32 value", value.type]);
   }
   const lowered = [value];
   if (signature.lane) {

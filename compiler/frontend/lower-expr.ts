@@ -23,6 +23,7 @@ import {
   valueTypeOf,
 } from "../ir/ir.ts";
 import { wrap } from "../ir/semantics.ts";
+import { conversionTypes, isFloat } from "../ir/types.ts";
 import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
@@ -120,7 +121,17 @@ const mathConstants: Readonly<Record<string, number>> = {
   SQRT2: Math.SQRT2, SQRT1_2: Math.SQRT1_2,
 };
 
-const conversions: ReadonlySet<string> = new Set(["f32", "i32", "u32"]);
+/**
+ * The note of a TSK2001 (operands of two types): the conversions that would make them meet. Between a float
+ * narrower or wider than f32 and another type it names the conversion of each side, which is what such a
+ * kernel usually misses: `f32(h)` widens an f16 or bf16 exactly, `f16(x)` rounds.
+ */
+export function mixedTypesNote(a: ScalarType, b: ScalarType): string {
+  const involved = [a, b].filter((type) => type === "f16" || type === "bf16" || type === "f64");
+  if (involved.length === 0) return "tskernel never converts implicitly: write f32(…), i32(…) or u32(…)";
+  const [first, second] = [scalars[a].typescript.conversion, scalars[b].typescript.conversion];
+  return `tskernel never converts implicitly: convert one side, ${first}(…) of the ${b} or ${second}(…) of the ${a}`;
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Literals
@@ -268,9 +279,7 @@ export function lowerOperands(
   const first = all[0]!;
   for (const other of all.slice(1)) {
     if (other.type !== first.type) {
-      fail("TSK2001", span, [operator, first.type, other.type], {
-        notes: ["tskernel never converts implicitly: write f32(…), i32(…) or u32(…)"],
-      });
+      fail("TSK2001", span, [operator, first.type, other.type], { notes: [mixedTypesNote(first.type, other.type)] });
     }
   }
   return all;
@@ -372,7 +381,7 @@ function lowerPrefixUnary(context: FunctionContext, node: import("ts-morph").Pre
     case SyntaxKind.MinusToken: {
       if (Node.isNumericLiteral(operand)) return lowerNumericLiteral(operand.getText(), true, hint, span);
       const value = lowerExpr(context, operand, hint);
-      if (value.type !== "f32" && value.type !== "i32") {
+      if (!isFloat(value.type) && value.type !== "i32") {
         return fail("TSK2005", span, ["unary -", value.type], { notes: value.type === "u32" ? ["negate a u32 with 0 - x, or convert it first"] : [] });
       }
       return { kind: "unary", op: "neg", type: value.type, operand: value, span };
@@ -445,13 +454,11 @@ export function lowerBinary(
     ? [loweredLeft, lowerExpr(context, rightNode, loweredLeft.type)]
     : lowerOperands(context, [leftNode, rightNode], isComparison ? undefined : hint, spelling, span);
   if (left!.type !== right!.type) {
-    return fail("TSK2001", span, [spelling, left!.type, right!.type], {
-      notes: ["tskernel never converts implicitly: write f32(…), i32(…) or u32(…)"],
-    });
+    return fail("TSK2001", span, [spelling, left!.type, right!.type], { notes: [mixedTypesNote(left!.type, right!.type)] });
   }
   const type = left!.type;
   if (op === "pow") {
-    if (type !== "f32") return fail("TSK2005", span, [spelling, type]);
+    if (!isFloat(type)) return fail("TSK2005", span, [spelling, type]);
     return { kind: "intrinsic", name: "pow", type, args: [left!, right!], span };
   }
   if (isComparison) {
@@ -501,7 +508,8 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
   if (context.scope.lookup(name)) return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' is a variable, not a function`] });
   const origin = originOf(callee);
   if (origin.kind === "tskernel") {
-    if (conversions.has(origin.name)) return lowerConversion(context, origin.name as ScalarType, args, span);
+    const conversion = conversionTypes.get(origin.name);
+    if (conversion) return lowerConversion(context, conversion, args, span);
     if (origin.name === "fma") {
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
@@ -566,12 +574,7 @@ function lowerMathCall(
   }
   const arityOk = fn.variadic ? args.length >= fn.arity : args.length === fn.arity;
   if (!arityOk) fail("TSK2008", span, [`Math.${name}`, `${fn.arity}${fn.variadic ? " or more" : ""} argument(s)`, `${args.length}`]);
-  const lowered =
-    fn.domain === "float"
-      ? args.map((arg, index) =>
-          lowerExpected(context, arg, "f32", (found) => fail("TSK2008", spanOf(arg), [`argument ${index + 1} of Math.${name}`, "f32", found.type])),
-        )
-      : lowerOperands(context, args, hint, `Math.${name}`, span);
+  const lowered = fn.domain === "float" ? lowerFloatArguments(context, `Math.${name}`, args, hint) : lowerOperands(context, args, hint, `Math.${name}`, span);
   const type = lowered[0]!.type;
   if (!isNumeric(type)) return fail("TSK2008", span, [`Math.${name}`, "numbers", type]);
   let result: Expr = { kind: "intrinsic", name: fn.intrinsic, type, args: lowered.slice(0, fn.arity), span };
@@ -579,6 +582,26 @@ function lowerMathCall(
     result = { kind: "intrinsic", name: fn.intrinsic, type, args: [result, extra], span };
   }
   return result;
+}
+
+/**
+ * The arguments of a float function (`Math.sqrt`, `Math.pow`…): all of one float type, which the first
+ * argument that is not a literal decides (f16 in, f16 out: the f32 function rounded once), else the context's
+ * float type, else f32. An argument of another type is TSK2008.
+ */
+function lowerFloatArguments(context: FunctionContext, what: string, args: readonly Expression[], hint: ScalarType | undefined): Expr[] {
+  const lowered = new Map<number, Expr>();
+  let type: ScalarType = hint !== undefined && isFloat(hint) ? hint : "f32";
+  const deciding = args.findIndex((arg) => !isLiteralLike(arg));
+  if (deciding >= 0) {
+    const first = lowerExpr(context, args[deciding]!, type);
+    if (isFloat(first.type)) type = first.type;
+    lowered.set(deciding, first);
+  }
+  return args.map((arg, index) => {
+    const value = lowered.get(index) ?? lowerExpr(context, arg, type);
+    return value.type === type ? value : fail("TSK2008", spanOf(arg), [`argument ${index + 1} of ${what}`, type, value.type]);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------

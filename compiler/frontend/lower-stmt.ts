@@ -8,6 +8,7 @@
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import { allocatorTypes, vectorElementTypes } from "../ir/types.ts";
 import { isInteger, valueTypeOf, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
 import { collectPending, resolveScalarAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
 import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
@@ -203,6 +204,7 @@ function lowerVectorLoad(
   const args = call.getArguments() as Expression[];
   if (args.length !== 2) return fail("TSK2008", spanOf(call), ["load4", "2 arguments (an array and an index)", `${args.length}`]);
   const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "load4");
+  checkVectorElement("load4", array, args[0]!);
   const targets = names.map((name, lane): Variable => {
     const element = pattern.getElements()[lane]!;
     return { kind: "variable", name: name!, type: valueTypeOf(array.elementType), mutable: !isConst, span: spanOf(element) };
@@ -222,6 +224,7 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
     case "store4": {
       expectCount(6, "6 arguments (an array, an index and four values)");
       const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "store4");
+      checkVectorElement("store4", array, args[0]!);
       if (array.access === "read") {
         return fail("TSK1014", spanOf(args[0]!), [args[0]!.getText(), `'${array.name}' is a read-only buffer`], {
           notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
@@ -236,6 +239,7 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
       expectCount(4, "4 arguments (a shared array, its index, a global buffer, its index)");
       const target = lowerVectorOperand(context, args[0]!, args[1]!, "copyAsync4");
       const source = lowerVectorOperand(context, args[2]!, args[3]!, "copyAsync4");
+      checkVectorElement("copyAsync4", target.array, args[0]!);
       const describe = (space: string) => (space === "private" ? "a private array" : space === "shared" ? "a shared array" : "a global buffer");
       if (target.array.space !== "shared") return fail("TSK1029", spanOf(args[0]!), ["copyAsync4", target.array.name, describe(target.array.space)]);
       if (source.array.space !== "global") return fail("TSK1029", spanOf(args[2]!), ["copyAsync4", source.array.name, describe(source.array.space)]);
@@ -260,6 +264,13 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
   }
 }
 
+/** Vector accesses move four 32-bit elements (16 bytes): other element types are TSK2011. */
+function checkVectorElement(what: string, array: ArrayRef, node: Expression): void {
+  if (!vectorElementTypes.has(array.elementType)) {
+    fail("TSK2011", spanOf(node), [`${what}()`, array.elementType], { notes: [`${what}() moves four elements of 32 bits: f32, i32 or u32`] });
+  }
+}
+
 /** `shared.f32(…)` or `local.f32(…)`: which kind of array a declaration allocates, if any. */
 function arrayAllocation(node: Expression): "shared" | "local" | undefined {
   if (!Node.isCallExpression(node)) return undefined;
@@ -279,15 +290,17 @@ function lowerSharedAllocation(
   allocation: "shared" | "local",
 ): ArrayRef {
   const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
-  const elementType = callee.getName();
-  if (allocation === "shared" && elementType === "barriers") return lowerBarrierAllocation(context, name, call, span);
-  if (elementType !== "f32" && elementType !== "i32" && elementType !== "u32") {
-    return fail("TSK1001", spanOf(callee), [`${allocation}.${elementType}`], { notes: [`${allocation} arrays are ${allocation}.f32, ${allocation}.i32 or ${allocation}.u32`] });
+  const method = callee.getName();
+  if (allocation === "shared" && method === "barriers") return lowerBarrierAllocation(context, name, call, span);
+  const elementType = allocatorTypes.get(method);
+  if (!elementType) {
+    const methods = [...allocatorTypes.keys()].map((m) => `${allocation}.${m}`);
+    return fail("TSK1001", spanOf(callee), [`${allocation}.${method}`], { notes: [`${allocation} arrays are ${methods.slice(0, -1).join(", ")} or ${methods[methods.length - 1]}`] });
   }
   const args = call.getArguments() as Expression[];
   const maxDims = allocation === "shared" ? 2 : 1;
   if (args.length < 1 || args.length > maxDims) {
-    return fail("TSK2008", spanOf(call), [`${allocation}.${elementType}`, maxDims === 2 ? "1 or 2 sizes" : "1 size", `${args.length}`]);
+    return fail("TSK2008", spanOf(call), [`${allocation}.${method}`, maxDims === 2 ? "1 or 2 sizes" : "1 size", `${args.length}`]);
   }
   // Sizes stay expressions here; the validator requires them to be constant once specialized (TSK3003).
   const dims = args.map((arg) => {

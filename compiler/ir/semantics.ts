@@ -10,28 +10,16 @@
  */
 
 import type { BinaryOp, ScalarType, UnaryOp } from "./ir.ts";
+import { roundToBinary } from "../lang/float16.ts";
 import { isFloat, scalars, type FloatFormat } from "./types.ts";
 
 /**
  * `value` rounded to the nearest value of a binary floating-point format (ties to even), with its subnormals,
- * overflowing to ±infinity; NaN stays NaN. `Math.fround` is this for f32.
+ * overflowing to ±infinity; NaN stays NaN. `Math.fround` is this for f32. The one implementation is the
+ * host's (compiler/lang/float16.ts), which the runtime's buffers and tskernel's `f16(x)` use too.
  */
 export function roundToFormat(value: number, format: FloatFormat): number {
-  if (!Number.isFinite(value) || value === 0) return value;
-  const magnitude = Math.abs(value);
-  const minExponent = 2 - 2 ** (format.exponentBits - 1);
-  let exponent = Math.floor(Math.log2(magnitude));
-  // Math.log2 may be off by one next to a power of two.
-  if (2 ** exponent > magnitude) exponent--;
-  else if (2 ** (exponent + 1) <= magnitude) exponent++;
-  // Below the smallest normal the spacing stays that of the subnormals.
-  const spacing = 2 ** (Math.max(exponent, minExponent) - format.mantissaBits);
-  const scaled = magnitude / spacing;
-  let units = Math.round(scaled);
-  if (units - scaled === 0.5 && units % 2 === 1) units--;
-  const rounded = units * spacing;
-  const result = rounded > format.maxFinite ? Infinity : rounded;
-  return value < 0 ? -result : result;
+  return roundToBinary(value, format.exponentBits, format.mantissaBits, format.maxFinite);
 }
 
 export function wrap(type: ScalarType, value: number): number {

@@ -170,6 +170,45 @@ export function isNarrowInt(type: ElementType): type is NarrowIntType {
   return type === "i8" || type === "u8" || type === "i16" || type === "u16";
 }
 
+/** A float narrower than f32 (f16, bf16): computed as if in f32 and rounded after every operation. */
+export function isHalfFloat(type: Type | ElementType): type is "f16" | "bf16" {
+  return type === "f16" || type === "bf16";
+}
+
+// The TypeScript spellings, by name: what the frontend looks an annotation, a call or a buffer type up in.
+const anyScalars = Object.values(scalars);
+
+/** Annotation → value type (`f16` → "f16"), for locals, parameters, helper returns and `Const<…>`. */
+export const annotationTypes: ReadonlyMap<string, ScalarType> = new Map(
+  anyScalars.flatMap((info) => (info.typescript.annotation ? [[info.typescript.annotation, info.name as ScalarType]] : [])),
+);
+
+/** Conversion function → the type it converts to (`bf16(x)` → "bf16"). */
+export const conversionTypes: ReadonlyMap<string, ScalarType> = new Map(
+  anyScalars.flatMap((info) => (info.typescript.conversion ? [[info.typescript.conversion, info.name as ScalarType]] : [])),
+);
+
+/** Buffer parameter type → its element type and access (`ReadonlyUint8Array` → u8, read). */
+export const bufferTypeNames: ReadonlyMap<string, BufferTypeName> = new Map(
+  anyScalars.flatMap((info): [string, BufferTypeName][] => [
+    ...(info.typescript.buffer ? [[info.typescript.buffer, { elementType: info.name as ElementScalar, access: "read_write" }] as [string, BufferTypeName]] : []),
+    ...(info.typescript.readonlyBuffer ? [[info.typescript.readonlyBuffer, { elementType: info.name as ElementScalar, access: "read" }] as [string, BufferTypeName]] : []),
+  ]),
+);
+
+export interface BufferTypeName {
+  readonly elementType: ElementScalar;
+  readonly access: "read" | "read_write";
+}
+
+/** The element types of the 16-byte vector accesses (`load4`, `store4`, `copyAsync4`): four 32-bit elements. */
+export const vectorElementTypes: ReadonlySet<ElementScalar> = new Set(["f32", "i32", "u32"]);
+
+/** `shared.` / `local.` method → the element type of the arrays it allocates (`shared.u8(…)` → "u8"). */
+export const allocatorTypes: ReadonlyMap<string, ElementScalar> = new Map(
+  anyScalars.flatMap((info) => (info.typescript.allocator ? [[info.typescript.allocator, info.name as ElementScalar]] : [])),
+);
+
 // ---------------------------------------------------------------------------------------------------------
 // Per-target support
 
@@ -192,6 +231,11 @@ export interface TargetScalar {
   readonly storage?: string;
   /** Elements of this type in one storage element (WGSL: two bf16 in a u32 word); absent: 1. */
   readonly perStorageElement?: number;
+  /**
+   * The storage holds the bits of the value's encoding rather than the value (the CPU's f16 and bf16 in a
+   * Uint16Array, WGSL's bf16 and narrow integers in the bits of a u32 word): loads decode, stores encode.
+   */
+  readonly storesBits?: true;
 }
 
 const native: Support = { level: "native" };
@@ -227,12 +271,13 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
       value: "f32",
       storage: "u32",
       perStorageElement: 2,
+      storesBits: true,
     },
     f64: { support: { level: "refused", why: "WGSL has no 64-bit floating-point type" }, value: "f64" },
-    i8: { support: { level: "emulated", how: "arrays hold four i8 in each u32 word; values are i32" }, value: "i32", storage: "u32", perStorageElement: 4 },
-    u8: { support: { level: "emulated", how: "arrays hold four u8 in each u32 word; values are u32" }, value: "u32", storage: "u32", perStorageElement: 4 },
-    i16: { support: { level: "emulated", how: "arrays hold two i16 in each u32 word; values are i32" }, value: "i32", storage: "u32", perStorageElement: 2 },
-    u16: { support: { level: "emulated", how: "arrays hold two u16 in each u32 word; values are u32" }, value: "u32", storage: "u32", perStorageElement: 2 },
+    i8: { support: { level: "emulated", how: "arrays hold four i8 in each u32 word; values are i32" }, value: "i32", storage: "u32", perStorageElement: 4, storesBits: true },
+    u8: { support: { level: "emulated", how: "arrays hold four u8 in each u32 word; values are u32" }, value: "u32", storage: "u32", perStorageElement: 4, storesBits: true },
+    i16: { support: { level: "emulated", how: "arrays hold two i16 in each u32 word; values are i32" }, value: "i32", storage: "u32", perStorageElement: 2, storesBits: true },
+    u16: { support: { level: "emulated", how: "arrays hold two u16 in each u32 word; values are u32" }, value: "u32", storage: "u32", perStorageElement: 2, storesBits: true },
   },
   js: {
     bool: { support: native, value: "boolean" },
@@ -240,8 +285,8 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
     u32: { support: native, value: "number", storage: "Uint32Array" },
     f32: { support: native, value: "number", storage: "Float32Array" },
     // JavaScript numbers rounded to the type after every operation; arrays of the bits (Node 20 has no Float16Array).
-    f16: { support: { level: "emulated", how: "numbers rounded to binary16 after every operation; arrays are Uint16Array of the bits" }, value: "number", storage: "Uint16Array" },
-    bf16: { support: { level: "emulated", how: "numbers rounded to bfloat16 after every operation; arrays are Uint16Array of the bits" }, value: "number", storage: "Uint16Array" },
+    f16: { support: { level: "emulated", how: "numbers rounded to binary16 after every operation; arrays are Uint16Array of the bits" }, value: "number", storage: "Uint16Array", storesBits: true },
+    bf16: { support: { level: "emulated", how: "numbers rounded to bfloat16 after every operation; arrays are Uint16Array of the bits" }, value: "number", storage: "Uint16Array", storesBits: true },
     f64: { support: native, value: "number", storage: "Float64Array" },
     i8: { support: native, value: "number", storage: "Int8Array" },
     u8: { support: native, value: "number", storage: "Uint8Array" },

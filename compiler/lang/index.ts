@@ -8,6 +8,8 @@
  * The full language is described in docs/language.md.
  */
 
+import { roundToBf16, roundToF16 } from "./float16.ts";
+
 /** 32-bit IEEE float. TypeScript sees a `number`; tskernel types it as f32. */
 export type f32 = number;
 /** 32-bit two's-complement signed integer. */
@@ -16,6 +18,16 @@ export type i32 = number;
 export type u32 = number;
 /** Boolean. */
 export type bool = boolean;
+/**
+ * IEEE binary16 ("half"): 11 significant bits, up to 65504. Computed as the exact result rounded to f16
+ * after every operation (docs/language.md, "Half precision"); native on CUDA and on WebGPU adapters with
+ * `shader-f16`, emulated exactly on the CPU.
+ */
+export type f16 = number;
+/** bfloat16: the upper half of an f32 (8 significant bits, the f32's range), rounded after every operation. */
+export type bf16 = number;
+/** IEEE binary64: what JavaScript numbers are. CUDA and the CPU; WebGPU has none. */
+export type f64 = number;
 
 /**
  * A compile-time constant parameter (like CUDA's `template<int BLOCK_SIZE>` or Triton's `constexpr`).
@@ -24,10 +36,35 @@ export type bool = boolean;
  */
 export type Const<T extends number | boolean> = T;
 
+/**
+ * A buffer of binary16 elements (2 bytes each, little-endian: the bytes of a PyTorch float16 tensor). Declared
+ * here because TypeScript's ES2022 library has no Float16Array; a kernel reads and writes its elements as
+ * f16 numbers.
+ */
+export interface Float16Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "Float16Array";
+}
+/** A buffer of bfloat16 elements (2 bytes each, the upper half of an f32: the bytes of a PyTorch bfloat16 tensor). */
+export interface BFloat16Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "BFloat16Array";
+}
+
 /** Read-only global buffers: writes through them are TypeScript errors, and CUDA gets `const __restrict__`. */
 export type ReadonlyFloat32Array = Readonly<Float32Array>;
 export type ReadonlyInt32Array = Readonly<Int32Array>;
 export type ReadonlyUint32Array = Readonly<Uint32Array>;
+export type ReadonlyFloat16Array = Readonly<Float16Array>;
+export type ReadonlyBFloat16Array = Readonly<BFloat16Array>;
+export type ReadonlyFloat64Array = Readonly<Float64Array>;
+/** 8- and 16-bit integer buffers: an element loads as an i32 (signed) or u32, and a store keeps its low bits. */
+export type ReadonlyInt8Array = Readonly<Int8Array>;
+export type ReadonlyUint8Array = Readonly<Uint8Array>;
+export type ReadonlyInt16Array = Readonly<Int16Array>;
+export type ReadonlyUint16Array = Readonly<Uint16Array>;
 
 /** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
 export interface Dim3 {
@@ -114,6 +151,13 @@ export const shared = {
   f32: sharedArray,
   i32: sharedArray,
   u32: sharedArray,
+  f16: sharedArray,
+  bf16: sharedArray,
+  f64: sharedArray,
+  i8: sharedArray,
+  u8: sharedArray,
+  i16: sharedArray,
+  u16: sharedArray,
   barriers: sharedArray,
 } as {
   f32(length: number): Float32Array;
@@ -122,6 +166,20 @@ export const shared = {
   i32(rows: number, cols: number): Int32Array[];
   u32(length: number): Uint32Array;
   u32(rows: number, cols: number): Uint32Array[];
+  f16(length: number): Float16Array;
+  f16(rows: number, cols: number): Float16Array[];
+  bf16(length: number): BFloat16Array;
+  bf16(rows: number, cols: number): BFloat16Array[];
+  f64(length: number): Float64Array;
+  f64(rows: number, cols: number): Float64Array[];
+  i8(length: number): Int8Array;
+  i8(rows: number, cols: number): Int8Array[];
+  u8(length: number): Uint8Array;
+  u8(rows: number, cols: number): Uint8Array[];
+  i16(length: number): Int16Array;
+  i16(rows: number, cols: number): Int16Array[];
+  u16(length: number): Uint16Array;
+  u16(rows: number, cols: number): Uint16Array[];
   /**
    * `count` mbarriers in shared memory (CUDA sm_90 and the CPU): barriers that some threads arrive at and
    * others wait on, phase after phase, without stopping the block. Reached only through `initBarrier`,
@@ -146,10 +204,24 @@ export const local = {
   f32: sharedArray,
   i32: sharedArray,
   u32: sharedArray,
+  f16: sharedArray,
+  bf16: sharedArray,
+  f64: sharedArray,
+  i8: sharedArray,
+  u8: sharedArray,
+  i16: sharedArray,
+  u16: sharedArray,
 } as {
   f32(length: number): Float32Array;
   i32(length: number): Int32Array;
   u32(length: number): Uint32Array;
+  f16(length: number): Float16Array;
+  bf16(length: number): BFloat16Array;
+  f64(length: number): Float64Array;
+  i8(length: number): Int8Array;
+  u8(length: number): Uint8Array;
+  i16(length: number): Int16Array;
+  u16(length: number): Uint16Array;
 };
 
 /** Explicit conversions. Float to integer truncates toward zero and saturates; NaN becomes 0. */
@@ -165,6 +237,19 @@ export function u32(x: number | boolean): u32 {
   const v = Number(x);
   if (Number.isNaN(v)) return 0;
   return Math.trunc(Math.min(Math.max(v, 0), 4294967295));
+}
+
+/** The nearest f16 (ties to even; past 65504, ±infinity). From an int or an f64, rounded once. */
+export function f16(x: number | boolean): f16 {
+  return roundToF16(Number(x));
+}
+/** The nearest bf16 (ties to even). From an int or an f64, rounded once. */
+export function bf16(x: number | boolean): bf16 {
+  return roundToBf16(Number(x));
+}
+/** The f64 of a value: exact from every other type. */
+export function f64(x: number | boolean): f64 {
+  return Number(x);
 }
 
 /** Fused multiply-add a*b + c, rounded once. */

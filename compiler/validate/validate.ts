@@ -12,6 +12,7 @@ import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperation
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
+import { firstRefusedType } from "./target-types.ts";
 import { layOutShared, type SharedLayout } from "./shared-layout.ts";
 import { codeDepth } from "./code-depth.ts";
 import { foldStmts } from "../passes/fold.ts";
@@ -368,6 +369,8 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     }
   });
   checkParamLimits(kernel, limits, displayName, diagnostics);
+  const refused = firstRefusedType(kernel, targetName);
+  if (refused) diagnostics.push(makeDiagnostic("TSK3120", refused.span, [displayName, refused.type, kernel.name, refused.why], { notes: [declareTargetsNote(displayName)] }));
   const matrix = limits.matrixOperations ? undefined : firstMatrixOperation(kernel.body);
   if (matrix) {
     const what = matrixOperationName(matrix);

@@ -20,7 +20,8 @@
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { checkCopy, checkWrite, elementTypeOf, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { checkCopy, median, type BufferValues, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type ReadOptions, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, defaultLimits, kernelName, LaunchError, notBuiltFor } from "../launch-check.ts";
 import { Checker } from "./checker.ts";
@@ -73,33 +74,25 @@ export class CpuDevice implements Device {
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
     this.buffers.assertOpen();
-    if (typeof dataOrType === "string") {
-      const ctor = typedArrayConstructors[dataOrType];
-      if (!ctor) throw new TypeError(`tskernel: unknown element type '${dataOrType}' (f32, i32 or u32)`);
-      if (!Number.isInteger(length) || length! < 0) throw new RangeError(`tskernel: buffer length must be a non-negative integer, got ${length}`);
-      return this.wrap(this.allocate(ctor, length!));
-    }
-    const elementType = elementTypeOf(dataOrType);
-    const copy = this.allocate(typedArrayConstructors[elementType], dataOrType.length);
-    copy.set(dataOrType as never);
-    return this.wrap(copy);
+    const { elementType, length, storage } = bufferShape(dataOrType, lengthOrValues);
+    const data = this.allocate(elementType, length);
+    if (storage) data.set(storage as never);
+    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType, length, data });
   }
 
   /** Worker threads see a buffer only when it lives in shared memory. */
-  private allocate(ctor: (typeof typedArrayConstructors)[ElementType], length: number): TypedArray {
+  private allocate(elementType: ElementType, length: number): TypedArray {
+    const ctor = storageConstructors[elementType];
+    const bytes = length * ctor.BYTES_PER_ELEMENT;
     try {
-      return this.pool ? new ctor(new SharedArrayBuffer(length * 4) as unknown as ArrayBuffer) : new ctor(length);
+      return this.pool ? new ctor(new SharedArrayBuffer(bytes) as unknown as ArrayBuffer) : new ctor(length);
     } catch (error) {
       // V8's own words ("Invalid typed array length", "Array buffer allocation failed"), said as ours.
-      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${length * 4} bytes) on the CPU: ${(error as Error).message}`);
+      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} elements (${bytes} bytes) on the CPU: ${(error as Error).message}`);
     }
-  }
-
-  private wrap(data: TypedArray): CpuBuffer {
-    return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType: elementTypeOf(data), length: data.length, data });
   }
 
   private own(buffer: DeviceBuffer): CpuBuffer {
@@ -112,15 +105,14 @@ export class CpuDevice implements Device {
     this.buffers.free(buffer);
   }
 
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    own.data.set(data as never);
+    own.data.set(writeStorage(own, data) as never);
   }
 
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
-    return own.data.slice();
+    return fromStorage(own.elementType, own.data.slice(), options);
   }
 
   async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {

@@ -7,7 +7,8 @@
  */
 
 import { performance } from "node:perf_hooks";
-import { bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
 import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
@@ -208,14 +209,15 @@ export class CudaDevice implements Device {
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
     this.buffers.assertOpen();
-    const { elementType, length: count } = bufferShape(dataOrType, length);
+    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues);
+    const bytes = count * elementBytes(elementType);
     const pointer: bigint[] = [0n];
-    check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, count * 4)));
+    check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, bytes)));
     const buffer = this.buffers.add<CudaBuffer>({ kind: "tskernel.buffer", backend: "cuda", elementType, length: count, pointer: BigInt(pointer[0]!) });
-    if (typeof dataOrType !== "string" && count > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, dataOrType, count * 4));
+    if (storage && count > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, storage, bytes));
     return buffer;
   }
 
@@ -255,17 +257,17 @@ export class CudaDevice implements Device {
     return buffer as CudaBuffer;
   }
 
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, data, data.length * 4));
+    const storage = writeStorage(own, data);
+    if (own.length > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, storage, storage.byteLength));
   }
 
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
-    const out = new typedArrayConstructors[own.elementType](own.length);
-    if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, own.length * 4));
-    return out;
+    const out = new storageConstructors[own.elementType](own.length);
+    if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, out.byteLength));
+    return fromStorage(own.elementType, out, options);
   }
 
   free(buffer: DeviceBuffer): void {
@@ -343,7 +345,7 @@ export class CudaDevice implements Device {
   /** Enqueues a copy of all of `source` into `destination` on the default stream (cuMemcpyDtoDAsync). */
   enqueueCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
     checkCopy(destination, source);
-    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, source.length * 4, null));
+    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, source.length * elementBytes(source.elementType), null));
   }
 
   async timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing: CopyTimingOptions = {}): Promise<Timing> {

@@ -16,7 +16,8 @@
  * code. dawn.ts finds Dawn in Node; browser.ts (the `tskernel/webgpu` entry) uses `navigator.gpu`.
  */
 
-import { BackendUnavailable, bufferShape, checkCopy, checkWrite, median, typedArrayConstructors, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
+import { BackendUnavailable, checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
 import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
 
@@ -111,18 +112,30 @@ export class WebGpuDevice implements Device {
   }
 
   createBuffer(data: TypedArray): DeviceBuffer;
-  createBuffer(type: ElementType, length: number): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, length?: number): DeviceBuffer {
+  createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
     this.buffers.assertOpen();
-    const { elementType, length: count } = bufferShape(dataOrType, length);
-    // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>.
-    const bytes = Math.max(16, Math.ceil((count * 4) / 16) * 16);
+    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues);
+    // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>;
+    // and whole u32 words, in which WGSL holds 8- and 16-bit elements.
+    const bytes = Math.max(16, Math.ceil((count * elementBytes(elementType)) / 16) * 16);
     if (bytes > this.gpu.limits.maxStorageBufferBindingSize) {
       throw new RangeError(`tskernel: a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${this.gpu.limits.maxStorageBufferBindingSize})`);
     }
     const gpuBuffer = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    if (typeof dataOrType !== "string" && count > 0) this.gpu.queue.writeBuffer(gpuBuffer, 0, dataOrType.buffer, dataOrType.byteOffset, dataOrType.byteLength);
+    if (storage && count > 0) this.writeBytes(gpuBuffer, storage);
     return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType, length: count, gpuBuffer });
+  }
+
+  /** writeBuffer takes whole 4-byte words: an odd number of 8- or 16-bit elements is padded with zeros. */
+  private writeBytes(gpuBuffer: GPUBuffer, data: TypedArray): void {
+    let bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (bytes.byteLength % 4 !== 0) {
+      const padded = new Uint8Array(Math.ceil(bytes.byteLength / 4) * 4);
+      padded.set(bytes);
+      bytes = padded;
+    }
+    this.gpu.queue.writeBuffer(gpuBuffer, 0, bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   /**
@@ -142,21 +155,22 @@ export class WebGpuDevice implements Device {
     own.gpuBuffer.destroy();
   }
 
-  async write(buffer: DeviceBuffer, data: TypedArray): Promise<void> {
+  async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    checkWrite(own, data);
-    this.gpu.queue.writeBuffer(own.gpuBuffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    const storage = writeStorage(own, data);
+    if (own.length > 0) this.writeBytes(own.gpuBuffer, storage);
   }
 
-  async read(buffer: DeviceBuffer): Promise<TypedArray> {
+  async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
-    const bytes = Math.max(4, own.length * 4);
+    const size = own.length * elementBytes(own.elementType);
+    const bytes = Math.max(4, Math.ceil(size / 4) * 4);
     const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = this.gpu.createCommandEncoder();
     encoder.copyBufferToBuffer(own.gpuBuffer, 0, staging, 0, bytes);
     this.gpu.queue.submit([encoder.finish()]);
     await staging.mapAsync(GPUMapMode.READ);
-    const copy = new typedArrayConstructors[own.elementType](staging.getMappedRange().slice(0, own.length * 4));
+    const copy = fromStorage(own.elementType, new storageConstructors[own.elementType](staging.getMappedRange().slice(0, size)), options);
     staging.unmap();
     staging.destroy();
     return copy;
