@@ -249,8 +249,10 @@ function optionsOf(node: Expression, what: string, known: readonly string[]): Ma
   if (!Node.isObjectLiteralExpression(node)) return fail("TSK1161", spanOf(node), [what, known.join(", "), node.getText()]);
   const out = new Map<string, Expression>();
   for (const property of node.getProperties()) {
-    if (!Node.isPropertyAssignment(property) || !known.includes(property.getName())) return fail("TSK1161", spanOf(property), [what, known.join(", "), property.getText()]);
-    out.set(property.getName(), property.getInitializerOrThrow());
+    // `{ alpha }` names the value by its variable, as `{ alpha: alpha }` does.
+    const named = Node.isPropertyAssignment(property) || Node.isShorthandPropertyAssignment(property) ? property : undefined;
+    if (!named || !known.includes(named.getName())) return fail("TSK1161", spanOf(property), [what, known.join(", "), property.getText()]);
+    out.set(named.getName(), Node.isPropertyAssignment(named) ? named.getInitializerOrThrow() : named.getNameNode());
   }
   return out;
 }
@@ -297,7 +299,7 @@ function lowerBoxStore(context: FunctionContext, call: CallExpression, fragment:
     return fail("TSK2008", spanOf(args[1]!), [what, "a 1-D shared array of f32, bf16 or f16 as its second argument with a swizzled layout", `'${args[1]!.getText()}'`]);
   }
   const target = binding.array;
-  const options = optionsOf(args[3]!, what, ["swizzle", "boxRows"]);
+  const options = optionsOf(args[3]!, what, ["swizzle", "boxRows", "alpha", "beta"]);
   const swizzle = options.get("swizzle");
   if (!swizzle || swizzle.getText() !== "128") return fail("TSK1161", spanOf(swizzle ?? args[3]!), [what, "swizzle: 128", swizzle?.getText() ?? "no swizzle"]);
   const rows = options.get("boxRows");
@@ -307,7 +309,11 @@ function lowerBoxStore(context: FunctionContext, call: CallExpression, fragment:
   const boxRows = integer(rows, "boxRows");
   // The stride of a box's rows is one 128-byte row (ir.ts, MatrixStoreStmt).
   const stride: Expr = { kind: "literal", type: "i32", value: 128 / scalars[target.elementType].bytes, span: boxRows.span };
-  return [{ kind: "matrixStore", fragment, target, offset, stride, boxRows, span }];
+  const scalar = (name: "alpha" | "beta") => {
+    const node = options.get(name);
+    return node ? { [name]: lowerExpected(context, node, "f32", (found) => fail("TSK2008", spanOf(node), [what, `an f32 ${name}`, found.type])) } : {};
+  };
+  return [{ kind: "matrixStore", fragment, target, offset, stride, boxRows, ...scalar("alpha"), ...scalar("beta"), span }];
 }
 
 /** `storeTile(target, map, x, y, source, offset)` (ir.ts's TileStoreStmt). */

@@ -412,7 +412,8 @@ export interface MatrixLoadStmt extends StmtBase {
  * array each element is rounded to its type (to nearest, ties to even). `storeFragment(frag, array, offset,
  * { swizzle: 128, boxRows })` stores into the 128-byte-swizzled boxes that copyTile fills and storeTile reads:
  * `stride` is then the elements of a 128-byte row, the columns go in boxes of that many, box j from offset +
- * j·boxRows·stride, and each element's index is swizzled (ir/matrix.ts, `boxIndex`).
+ * j·boxRows·stride, and each element's index is swizzled (ir/matrix.ts, `boxIndex`); the options `alpha` and
+ * `beta` make it a GEMM epilogue (C = alpha·acc + beta·C, rounded once).
  */
 export interface MatrixStoreStmt extends StmtBase {
   readonly kind: "matrixStore";
@@ -424,6 +425,12 @@ export interface MatrixStoreStmt extends StmtBase {
   readonly colStride?: Expr;
   /** The rows of a box of the swizzled layout (absent: plain rows of `stride`). */
   readonly boxRows?: Expr;
+  /**
+   * The box layout's epilogue (f32 scalars): each element stored is alpha·acc (absent: acc) plus, when `beta` is
+   * given, beta times the element the target held (read first), rounded once to the target's type.
+   */
+  readonly alpha?: Expr;
+  readonly beta?: Expr;
 }
 
 /**

@@ -121,6 +121,8 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
         stride: e(stmt.stride),
         ...(stmt.colStride ? { colStride: e(stmt.colStride) } : {}),
         ...(stmt.kind === "matrixStore" && stmt.boxRows ? { boxRows: e(stmt.boxRows) } : {}),
+        ...(stmt.kind === "matrixStore" && stmt.alpha ? { alpha: e(stmt.alpha) } : {}),
+        ...(stmt.kind === "matrixStore" && stmt.beta ? { beta: e(stmt.beta) } : {}),
       };
     case "wgmma":
       return {
@@ -187,13 +189,14 @@ export function usesSubgroups(stmts: readonly Stmt[]): boolean {
 }
 
 /**
- * True when the body splits into warpgroup roles: it reads `warpgroupIdx` or uses mbarriers. The CPU backend
+ * True when the body splits into warpgroup roles: it reads `warpgroupIdx` or uses mbarriers (or the tensor memory
+ * accelerator, whose copies complete on them and whose stores share their runtime). The CPU backend
  * then runs each warpgroup of a block as a coroutine of its own (js.ts).
  */
 export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy") found = true;
+    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
   return found;
@@ -251,7 +254,7 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [...stmt.args];
     case "matrixLoad":
     case "matrixStore":
-      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : []), ...(stmt.kind === "matrixStore" && stmt.boxRows ? [stmt.boxRows] : [])];
+      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : []), ...(stmt.kind === "matrixStore" ? [stmt.boxRows, stmt.alpha, stmt.beta].filter((x): x is Expr => x !== undefined) : [])];
     case "mma":
       return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
     case "wgmma":
@@ -350,6 +353,7 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "matrixStore") {
       reads.add(stmt.fragment.array);
       writes.add(stmt.target);
+      if (stmt.beta) reads.add(stmt.target);
     }
     if (stmt.kind === "mma") {
       for (const ref of [stmt.accumulator, stmt.a, stmt.b]) reads.add(ref.array);

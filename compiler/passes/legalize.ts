@@ -317,8 +317,14 @@ function boxStores(
     const [at, atDecl] = local("boxElement", plain);
     const swizzled = bin("xor", read(at), bin("shl", bin("and", bin("shr", read(at), int(rowShift)), int(7)), int(pieceShift)));
     const slot = foldExpr(fragmentSlot(stmt.fragment.index, layout.perLane, e, span));
-    const value = storedValue(stmt.target, { kind: "load", type: "f32", array: stmt.fragment.array, indices: [slot], span });
-    body.push({ kind: "block", body: [atDecl, { kind: "store", array: stmt.target, indices: [swizzled], value, span }], span });
+    const [place, placeDecl] = local("boxPlace", swizzled);
+    const element: Expr = { kind: "load", type: "f32", array: stmt.fragment.array, indices: [slot], span };
+    const f32 = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "f32", left, right, span });
+    const scaled = stmt.alpha ? f32("mul", stmt.alpha, element) : element;
+    // beta·(the element the target holds), widened to f32 from a 16-bit type.
+    const old: Expr = { kind: "load", type: stmt.target.elementType === "f32" ? "f32" : (stmt.target.elementType as "bf16" | "f16"), array: stmt.target, indices: [read(place)], span };
+    const combined = stmt.beta ? f32("add", scaled, f32("mul", stmt.beta, old.type === "f32" ? old : { kind: "convert", type: "f32", value: old, span })) : scaled;
+    body.push({ kind: "block", body: [atDecl, placeDecl, { kind: "store", array: stmt.target, indices: [read(place)], value: storedValue(stmt.target, combined), span }], span });
   });
   return body;
 }
