@@ -256,9 +256,11 @@ describe("16-bit matrix operation errors", () => {
     expect(errorsOf('  wgmma(acc[0], As, 0, Bs, 0, { bMajor: "n", bBoxRows: 12 });')).toContain("error[TSK3162]: wgmma()'s bBoxRows must be a multiple of 8 from 16 to 256");
   });
 
-  it("TSK1162, TSK1163, TSK3163: storeTile operands and counts, tile offsets off 1024 bytes", () => {
+  it("TSK1162, TSK1163, TSK3163, TSK3164: storeTile operands and counts, tile and box-store offsets off 1024 bytes, box rows", () => {
     expect(errorsOf("  storeTile(H, map, 0, 0, As, 0);")).toContain("error[TSK1162]: storeTile() takes a writable global buffer of bf16 (the shared array's type) as its first argument; found 'H'");
     expect(errorsOf("  waitTileStores(9);")).toContain("error[TSK1163]: waitTileStores() takes the number of tile stores that may still read their source, a constant from 0 to 7; found 9");
     expect(errorsOf("  storeTile(C, map, 0, 0, As, 256);")).toContain("error[TSK3163]: storeTile() reads 'As' from element 256: the 128-byte swizzle needs a multiple of 512 elements (1024 bytes)");
+    expect(errorsOf("  storeFragment(acc[0], Bs, 64, { swizzle: 128, boxRows: 64 });")).toContain("error[TSK3163]: storeFragment() writes 'Bs' from element 64: the 128-byte swizzle needs a multiple of 512 elements (1024 bytes)");
+    expect(errorsOf("  storeFragment(acc[0], Bs, 0, { swizzle: 128, boxRows: 12 });")).toContain("error[TSK3164]: storeFragment()'s boxRows must be a multiple of 8 from 8 to 256");
   });
 });

@@ -401,644 +401,518 @@ extern "C" __global__ void __launch_bounds__(128) panel16(const __nv_bfloat16* _
     const int boxRow = (int)((unsigned int)laneGroup + (unsigned int)(lane >> 5) * 16u);
     const int boxCol = (int)((unsigned int)lanePlace * 2u);
     const int boxSize = (int)(64u << 6);
+    const int boxBase = (int)(0u + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
+    const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)(0 >> 6) + (unsigned int)boxRow) & 7) << 3);
     {
-      const int boxElement = (int)(0u + (unsigned int)(boxCol >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)(boxCol & 63)));
-      const int boxPlace = boxElement ^ (int)((unsigned int)((boxElement >> 6) & 7) << 3);
+      const int boxPlace = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace] = __float2bfloat16_rn(acc[0]);
     }
     {
-      const int boxElement_1 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 1u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 1u) & 63)));
-      const int boxPlace_1 = boxElement_1 ^ (int)((unsigned int)((boxElement_1 >> 6) & 7) << 3);
+      const int boxPlace_1 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_1] = __float2bfloat16_rn(acc[1]);
     }
     {
-      const int boxElement_2 = (int)(0u + (unsigned int)(boxCol >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)(boxCol & 63)));
-      const int boxPlace_2 = boxElement_2 ^ (int)((unsigned int)((boxElement_2 >> 6) & 7) << 3);
+      const int boxPlace_2 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_2] = __float2bfloat16_rn(acc[2]);
     }
     {
-      const int boxElement_3 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 1u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 1u) & 63)));
-      const int boxPlace_3 = boxElement_3 ^ (int)((unsigned int)((boxElement_3 >> 6) & 7) << 3);
+      const int boxPlace_3 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_3] = __float2bfloat16_rn(acc[3]);
     }
     {
-      const int boxElement_4 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 8u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 8u) & 63)));
-      const int boxPlace_4 = boxElement_4 ^ (int)((unsigned int)((boxElement_4 >> 6) & 7) << 3);
+      const int boxPlace_4 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_4] = __float2bfloat16_rn(acc[4]);
     }
     {
-      const int boxElement_5 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 9u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 9u) & 63)));
-      const int boxPlace_5 = boxElement_5 ^ (int)((unsigned int)((boxElement_5 >> 6) & 7) << 3);
+      const int boxPlace_5 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_5] = __float2bfloat16_rn(acc[5]);
     }
     {
-      const int boxElement_6 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 8u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 8u) & 63)));
-      const int boxPlace_6 = boxElement_6 ^ (int)((unsigned int)((boxElement_6 >> 6) & 7) << 3);
+      const int boxPlace_6 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_6] = __float2bfloat16_rn(acc[6]);
     }
     {
-      const int boxElement_7 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 9u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 9u) & 63)));
-      const int boxPlace_7 = boxElement_7 ^ (int)((unsigned int)((boxElement_7 >> 6) & 7) << 3);
+      const int boxPlace_7 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_7] = __float2bfloat16_rn(acc[7]);
     }
     {
-      const int boxElement_8 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 16u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 16u) & 63)));
-      const int boxPlace_8 = boxElement_8 ^ (int)((unsigned int)((boxElement_8 >> 6) & 7) << 3);
+      const int boxPlace_8 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_8] = __float2bfloat16_rn(acc[8]);
     }
     {
-      const int boxElement_9 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 17u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 17u) & 63)));
-      const int boxPlace_9 = boxElement_9 ^ (int)((unsigned int)((boxElement_9 >> 6) & 7) << 3);
+      const int boxPlace_9 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_9] = __float2bfloat16_rn(acc[9]);
     }
     {
-      const int boxElement_10 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 16u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 16u) & 63)));
-      const int boxPlace_10 = boxElement_10 ^ (int)((unsigned int)((boxElement_10 >> 6) & 7) << 3);
+      const int boxPlace_10 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_10] = __float2bfloat16_rn(acc[10]);
     }
     {
-      const int boxElement_11 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 17u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 17u) & 63)));
-      const int boxPlace_11 = boxElement_11 ^ (int)((unsigned int)((boxElement_11 >> 6) & 7) << 3);
+      const int boxPlace_11 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_11] = __float2bfloat16_rn(acc[11]);
     }
     {
-      const int boxElement_12 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 24u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 24u) & 63)));
-      const int boxPlace_12 = boxElement_12 ^ (int)((unsigned int)((boxElement_12 >> 6) & 7) << 3);
+      const int boxPlace_12 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_12] = __float2bfloat16_rn(acc[12]);
     }
     {
-      const int boxElement_13 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 25u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 25u) & 63)));
-      const int boxPlace_13 = boxElement_13 ^ (int)((unsigned int)((boxElement_13 >> 6) & 7) << 3);
+      const int boxPlace_13 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_13] = __float2bfloat16_rn(acc[13]);
     }
     {
-      const int boxElement_14 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 24u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 24u) & 63)));
-      const int boxPlace_14 = boxElement_14 ^ (int)((unsigned int)((boxElement_14 >> 6) & 7) << 3);
+      const int boxPlace_14 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_14] = __float2bfloat16_rn(acc[14]);
     }
     {
-      const int boxElement_15 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 25u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 25u) & 63)));
-      const int boxPlace_15 = boxElement_15 ^ (int)((unsigned int)((boxElement_15 >> 6) & 7) << 3);
+      const int boxPlace_15 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_15] = __float2bfloat16_rn(acc[15]);
     }
     {
-      const int boxElement_16 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 32u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 32u) & 63)));
-      const int boxPlace_16 = boxElement_16 ^ (int)((unsigned int)((boxElement_16 >> 6) & 7) << 3);
+      const int boxPlace_16 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_16] = __float2bfloat16_rn(acc[16]);
     }
     {
-      const int boxElement_17 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 33u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 33u) & 63)));
-      const int boxPlace_17 = boxElement_17 ^ (int)((unsigned int)((boxElement_17 >> 6) & 7) << 3);
+      const int boxPlace_17 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_17] = __float2bfloat16_rn(acc[17]);
     }
     {
-      const int boxElement_18 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 32u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 32u) & 63)));
-      const int boxPlace_18 = boxElement_18 ^ (int)((unsigned int)((boxElement_18 >> 6) & 7) << 3);
+      const int boxPlace_18 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_18] = __float2bfloat16_rn(acc[18]);
     }
     {
-      const int boxElement_19 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 33u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 33u) & 63)));
-      const int boxPlace_19 = boxElement_19 ^ (int)((unsigned int)((boxElement_19 >> 6) & 7) << 3);
+      const int boxPlace_19 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_19] = __float2bfloat16_rn(acc[19]);
     }
     {
-      const int boxElement_20 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 40u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 40u) & 63)));
-      const int boxPlace_20 = boxElement_20 ^ (int)((unsigned int)((boxElement_20 >> 6) & 7) << 3);
+      const int boxPlace_20 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_20] = __float2bfloat16_rn(acc[20]);
     }
     {
-      const int boxElement_21 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 41u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 41u) & 63)));
-      const int boxPlace_21 = boxElement_21 ^ (int)((unsigned int)((boxElement_21 >> 6) & 7) << 3);
+      const int boxPlace_21 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_21] = __float2bfloat16_rn(acc[21]);
     }
     {
-      const int boxElement_22 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 40u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 40u) & 63)));
-      const int boxPlace_22 = boxElement_22 ^ (int)((unsigned int)((boxElement_22 >> 6) & 7) << 3);
+      const int boxPlace_22 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_22] = __float2bfloat16_rn(acc[22]);
     }
     {
-      const int boxElement_23 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 41u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 41u) & 63)));
-      const int boxPlace_23 = boxElement_23 ^ (int)((unsigned int)((boxElement_23 >> 6) & 7) << 3);
+      const int boxPlace_23 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_23] = __float2bfloat16_rn(acc[23]);
     }
     {
-      const int boxElement_24 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 48u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 48u) & 63)));
-      const int boxPlace_24 = boxElement_24 ^ (int)((unsigned int)((boxElement_24 >> 6) & 7) << 3);
+      const int boxPlace_24 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_24] = __float2bfloat16_rn(acc[24]);
     }
     {
-      const int boxElement_25 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 49u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 49u) & 63)));
-      const int boxPlace_25 = boxElement_25 ^ (int)((unsigned int)((boxElement_25 >> 6) & 7) << 3);
+      const int boxPlace_25 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_25] = __float2bfloat16_rn(acc[25]);
     }
     {
-      const int boxElement_26 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 48u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 48u) & 63)));
-      const int boxPlace_26 = boxElement_26 ^ (int)((unsigned int)((boxElement_26 >> 6) & 7) << 3);
+      const int boxPlace_26 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_26] = __float2bfloat16_rn(acc[26]);
     }
     {
-      const int boxElement_27 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 49u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 49u) & 63)));
-      const int boxPlace_27 = boxElement_27 ^ (int)((unsigned int)((boxElement_27 >> 6) & 7) << 3);
+      const int boxPlace_27 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_27] = __float2bfloat16_rn(acc[27]);
     }
     {
-      const int boxElement_28 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 56u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 56u) & 63)));
-      const int boxPlace_28 = boxElement_28 ^ (int)((unsigned int)((boxElement_28 >> 6) & 7) << 3);
+      const int boxPlace_28 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_28] = __float2bfloat16_rn(acc[28]);
     }
     {
-      const int boxElement_29 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 57u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 57u) & 63)));
-      const int boxPlace_29 = boxElement_29 ^ (int)((unsigned int)((boxElement_29 >> 6) & 7) << 3);
+      const int boxPlace_29 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_29] = __float2bfloat16_rn(acc[29]);
     }
     {
-      const int boxElement_30 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 56u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 56u) & 63)));
-      const int boxPlace_30 = boxElement_30 ^ (int)((unsigned int)((boxElement_30 >> 6) & 7) << 3);
+      const int boxPlace_30 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_30] = __float2bfloat16_rn(acc[30]);
     }
     {
-      const int boxElement_31 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 57u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 57u) & 63)));
-      const int boxPlace_31 = boxElement_31 ^ (int)((unsigned int)((boxElement_31 >> 6) & 7) << 3);
+      const int boxPlace_31 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_31] = __float2bfloat16_rn(acc[31]);
     }
     {
-      const int boxElement_32 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 64u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 64u) & 63)));
-      const int boxPlace_32 = boxElement_32 ^ (int)((unsigned int)((boxElement_32 >> 6) & 7) << 3);
+      const int boxPlace_32 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_32] = __float2bfloat16_rn(acc[32]);
     }
     {
-      const int boxElement_33 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 65u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 65u) & 63)));
-      const int boxPlace_33 = boxElement_33 ^ (int)((unsigned int)((boxElement_33 >> 6) & 7) << 3);
+      const int boxPlace_33 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_33] = __float2bfloat16_rn(acc[33]);
     }
     {
-      const int boxElement_34 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 64u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 64u) & 63)));
-      const int boxPlace_34 = boxElement_34 ^ (int)((unsigned int)((boxElement_34 >> 6) & 7) << 3);
+      const int boxPlace_34 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_34] = __float2bfloat16_rn(acc[34]);
     }
     {
-      const int boxElement_35 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 65u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 65u) & 63)));
-      const int boxPlace_35 = boxElement_35 ^ (int)((unsigned int)((boxElement_35 >> 6) & 7) << 3);
+      const int boxPlace_35 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_35] = __float2bfloat16_rn(acc[35]);
     }
     {
-      const int boxElement_36 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 72u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 72u) & 63)));
-      const int boxPlace_36 = boxElement_36 ^ (int)((unsigned int)((boxElement_36 >> 6) & 7) << 3);
+      const int boxPlace_36 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_36] = __float2bfloat16_rn(acc[36]);
     }
     {
-      const int boxElement_37 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 73u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 73u) & 63)));
-      const int boxPlace_37 = boxElement_37 ^ (int)((unsigned int)((boxElement_37 >> 6) & 7) << 3);
+      const int boxPlace_37 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_37] = __float2bfloat16_rn(acc[37]);
     }
     {
-      const int boxElement_38 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 72u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 72u) & 63)));
-      const int boxPlace_38 = boxElement_38 ^ (int)((unsigned int)((boxElement_38 >> 6) & 7) << 3);
+      const int boxPlace_38 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_38] = __float2bfloat16_rn(acc[38]);
     }
     {
-      const int boxElement_39 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 73u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 73u) & 63)));
-      const int boxPlace_39 = boxElement_39 ^ (int)((unsigned int)((boxElement_39 >> 6) & 7) << 3);
+      const int boxPlace_39 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_39] = __float2bfloat16_rn(acc[39]);
     }
     {
-      const int boxElement_40 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 80u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 80u) & 63)));
-      const int boxPlace_40 = boxElement_40 ^ (int)((unsigned int)((boxElement_40 >> 6) & 7) << 3);
+      const int boxPlace_40 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_40] = __float2bfloat16_rn(acc[40]);
     }
     {
-      const int boxElement_41 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 81u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 81u) & 63)));
-      const int boxPlace_41 = boxElement_41 ^ (int)((unsigned int)((boxElement_41 >> 6) & 7) << 3);
+      const int boxPlace_41 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_41] = __float2bfloat16_rn(acc[41]);
     }
     {
-      const int boxElement_42 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 80u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 80u) & 63)));
-      const int boxPlace_42 = boxElement_42 ^ (int)((unsigned int)((boxElement_42 >> 6) & 7) << 3);
+      const int boxPlace_42 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_42] = __float2bfloat16_rn(acc[42]);
     }
     {
-      const int boxElement_43 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 81u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 81u) & 63)));
-      const int boxPlace_43 = boxElement_43 ^ (int)((unsigned int)((boxElement_43 >> 6) & 7) << 3);
+      const int boxPlace_43 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_43] = __float2bfloat16_rn(acc[43]);
     }
     {
-      const int boxElement_44 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 88u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 88u) & 63)));
-      const int boxPlace_44 = boxElement_44 ^ (int)((unsigned int)((boxElement_44 >> 6) & 7) << 3);
+      const int boxPlace_44 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_44] = __float2bfloat16_rn(acc[44]);
     }
     {
-      const int boxElement_45 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 89u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 89u) & 63)));
-      const int boxPlace_45 = boxElement_45 ^ (int)((unsigned int)((boxElement_45 >> 6) & 7) << 3);
+      const int boxPlace_45 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_45] = __float2bfloat16_rn(acc[45]);
     }
     {
-      const int boxElement_46 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 88u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 88u) & 63)));
-      const int boxPlace_46 = boxElement_46 ^ (int)((unsigned int)((boxElement_46 >> 6) & 7) << 3);
+      const int boxPlace_46 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_46] = __float2bfloat16_rn(acc[46]);
     }
     {
-      const int boxElement_47 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 89u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 89u) & 63)));
-      const int boxPlace_47 = boxElement_47 ^ (int)((unsigned int)((boxElement_47 >> 6) & 7) << 3);
+      const int boxPlace_47 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_47] = __float2bfloat16_rn(acc[47]);
     }
     {
-      const int boxElement_48 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 96u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 96u) & 63)));
-      const int boxPlace_48 = boxElement_48 ^ (int)((unsigned int)((boxElement_48 >> 6) & 7) << 3);
+      const int boxPlace_48 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_48] = __float2bfloat16_rn(acc[48]);
     }
     {
-      const int boxElement_49 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 97u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 97u) & 63)));
-      const int boxPlace_49 = boxElement_49 ^ (int)((unsigned int)((boxElement_49 >> 6) & 7) << 3);
+      const int boxPlace_49 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_49] = __float2bfloat16_rn(acc[49]);
     }
     {
-      const int boxElement_50 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 96u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 96u) & 63)));
-      const int boxPlace_50 = boxElement_50 ^ (int)((unsigned int)((boxElement_50 >> 6) & 7) << 3);
+      const int boxPlace_50 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_50] = __float2bfloat16_rn(acc[50]);
     }
     {
-      const int boxElement_51 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 97u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 97u) & 63)));
-      const int boxPlace_51 = boxElement_51 ^ (int)((unsigned int)((boxElement_51 >> 6) & 7) << 3);
+      const int boxPlace_51 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_51] = __float2bfloat16_rn(acc[51]);
     }
     {
-      const int boxElement_52 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 104u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 104u) & 63)));
-      const int boxPlace_52 = boxElement_52 ^ (int)((unsigned int)((boxElement_52 >> 6) & 7) << 3);
+      const int boxPlace_52 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_52] = __float2bfloat16_rn(acc[52]);
     }
     {
-      const int boxElement_53 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 105u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 105u) & 63)));
-      const int boxPlace_53 = boxElement_53 ^ (int)((unsigned int)((boxElement_53 >> 6) & 7) << 3);
+      const int boxPlace_53 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_53] = __float2bfloat16_rn(acc[53]);
     }
     {
-      const int boxElement_54 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 104u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 104u) & 63)));
-      const int boxPlace_54 = boxElement_54 ^ (int)((unsigned int)((boxElement_54 >> 6) & 7) << 3);
+      const int boxPlace_54 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_54] = __float2bfloat16_rn(acc[54]);
     }
     {
-      const int boxElement_55 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 105u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 105u) & 63)));
-      const int boxPlace_55 = boxElement_55 ^ (int)((unsigned int)((boxElement_55 >> 6) & 7) << 3);
+      const int boxPlace_55 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_55] = __float2bfloat16_rn(acc[55]);
     }
     {
-      const int boxElement_56 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 112u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 112u) & 63)));
-      const int boxPlace_56 = boxElement_56 ^ (int)((unsigned int)((boxElement_56 >> 6) & 7) << 3);
+      const int boxPlace_56 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_56] = __float2bfloat16_rn(acc[56]);
     }
     {
-      const int boxElement_57 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 113u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 113u) & 63)));
-      const int boxPlace_57 = boxElement_57 ^ (int)((unsigned int)((boxElement_57 >> 6) & 7) << 3);
+      const int boxPlace_57 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_57] = __float2bfloat16_rn(acc[57]);
     }
     {
-      const int boxElement_58 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 112u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 112u) & 63)));
-      const int boxPlace_58 = boxElement_58 ^ (int)((unsigned int)((boxElement_58 >> 6) & 7) << 3);
+      const int boxPlace_58 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_58] = __float2bfloat16_rn(acc[58]);
     }
     {
-      const int boxElement_59 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 113u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 113u) & 63)));
-      const int boxPlace_59 = boxElement_59 ^ (int)((unsigned int)((boxElement_59 >> 6) & 7) << 3);
+      const int boxPlace_59 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_59] = __float2bfloat16_rn(acc[59]);
     }
     {
-      const int boxElement_60 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 120u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 120u) & 63)));
-      const int boxPlace_60 = boxElement_60 ^ (int)((unsigned int)((boxElement_60 >> 6) & 7) << 3);
+      const int boxPlace_60 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_60] = __float2bfloat16_rn(acc[60]);
     }
     {
-      const int boxElement_61 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 121u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 121u) & 63)));
-      const int boxPlace_61 = boxElement_61 ^ (int)((unsigned int)((boxElement_61 >> 6) & 7) << 3);
+      const int boxPlace_61 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_61] = __float2bfloat16_rn(acc[61]);
     }
     {
-      const int boxElement_62 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 120u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 120u) & 63)));
-      const int boxPlace_62 = boxElement_62 ^ (int)((unsigned int)((boxElement_62 >> 6) & 7) << 3);
+      const int boxPlace_62 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_62] = __float2bfloat16_rn(acc[62]);
     }
     {
-      const int boxElement_63 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 121u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 121u) & 63)));
-      const int boxPlace_63 = boxElement_63 ^ (int)((unsigned int)((boxElement_63 >> 6) & 7) << 3);
+      const int boxPlace_63 = (int)((unsigned int)boxBase + (1u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_63] = __float2bfloat16_rn(acc[63]);
     }
     {
-      const int boxElement_64 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 128u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 128u) & 63)));
-      const int boxPlace_64 = boxElement_64 ^ (int)((unsigned int)((boxElement_64 >> 6) & 7) << 3);
+      const int boxPlace_64 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_64] = __float2bfloat16_rn(acc[64]);
     }
     {
-      const int boxElement_65 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 129u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 129u) & 63)));
-      const int boxPlace_65 = boxElement_65 ^ (int)((unsigned int)((boxElement_65 >> 6) & 7) << 3);
+      const int boxPlace_65 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_65] = __float2bfloat16_rn(acc[65]);
     }
     {
-      const int boxElement_66 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 128u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 128u) & 63)));
-      const int boxPlace_66 = boxElement_66 ^ (int)((unsigned int)((boxElement_66 >> 6) & 7) << 3);
+      const int boxPlace_66 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_66] = __float2bfloat16_rn(acc[66]);
     }
     {
-      const int boxElement_67 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 129u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 129u) & 63)));
-      const int boxPlace_67 = boxElement_67 ^ (int)((unsigned int)((boxElement_67 >> 6) & 7) << 3);
+      const int boxPlace_67 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_67] = __float2bfloat16_rn(acc[67]);
     }
     {
-      const int boxElement_68 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 136u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 136u) & 63)));
-      const int boxPlace_68 = boxElement_68 ^ (int)((unsigned int)((boxElement_68 >> 6) & 7) << 3);
+      const int boxPlace_68 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_68] = __float2bfloat16_rn(acc[68]);
     }
     {
-      const int boxElement_69 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 137u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 137u) & 63)));
-      const int boxPlace_69 = boxElement_69 ^ (int)((unsigned int)((boxElement_69 >> 6) & 7) << 3);
+      const int boxPlace_69 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_69] = __float2bfloat16_rn(acc[69]);
     }
     {
-      const int boxElement_70 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 136u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 136u) & 63)));
-      const int boxPlace_70 = boxElement_70 ^ (int)((unsigned int)((boxElement_70 >> 6) & 7) << 3);
+      const int boxPlace_70 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_70] = __float2bfloat16_rn(acc[70]);
     }
     {
-      const int boxElement_71 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 137u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 137u) & 63)));
-      const int boxPlace_71 = boxElement_71 ^ (int)((unsigned int)((boxElement_71 >> 6) & 7) << 3);
+      const int boxPlace_71 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_71] = __float2bfloat16_rn(acc[71]);
     }
     {
-      const int boxElement_72 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 144u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 144u) & 63)));
-      const int boxPlace_72 = boxElement_72 ^ (int)((unsigned int)((boxElement_72 >> 6) & 7) << 3);
+      const int boxPlace_72 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_72] = __float2bfloat16_rn(acc[72]);
     }
     {
-      const int boxElement_73 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 145u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 145u) & 63)));
-      const int boxPlace_73 = boxElement_73 ^ (int)((unsigned int)((boxElement_73 >> 6) & 7) << 3);
+      const int boxPlace_73 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_73] = __float2bfloat16_rn(acc[73]);
     }
     {
-      const int boxElement_74 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 144u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 144u) & 63)));
-      const int boxPlace_74 = boxElement_74 ^ (int)((unsigned int)((boxElement_74 >> 6) & 7) << 3);
+      const int boxPlace_74 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_74] = __float2bfloat16_rn(acc[74]);
     }
     {
-      const int boxElement_75 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 145u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 145u) & 63)));
-      const int boxPlace_75 = boxElement_75 ^ (int)((unsigned int)((boxElement_75 >> 6) & 7) << 3);
+      const int boxPlace_75 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_75] = __float2bfloat16_rn(acc[75]);
     }
     {
-      const int boxElement_76 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 152u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 152u) & 63)));
-      const int boxPlace_76 = boxElement_76 ^ (int)((unsigned int)((boxElement_76 >> 6) & 7) << 3);
+      const int boxPlace_76 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_76] = __float2bfloat16_rn(acc[76]);
     }
     {
-      const int boxElement_77 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 153u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 153u) & 63)));
-      const int boxPlace_77 = boxElement_77 ^ (int)((unsigned int)((boxElement_77 >> 6) & 7) << 3);
+      const int boxPlace_77 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_77] = __float2bfloat16_rn(acc[77]);
     }
     {
-      const int boxElement_78 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 152u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 152u) & 63)));
-      const int boxPlace_78 = boxElement_78 ^ (int)((unsigned int)((boxElement_78 >> 6) & 7) << 3);
+      const int boxPlace_78 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_78] = __float2bfloat16_rn(acc[78]);
     }
     {
-      const int boxElement_79 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 153u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 153u) & 63)));
-      const int boxPlace_79 = boxElement_79 ^ (int)((unsigned int)((boxElement_79 >> 6) & 7) << 3);
+      const int boxPlace_79 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_79] = __float2bfloat16_rn(acc[79]);
     }
     {
-      const int boxElement_80 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 160u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 160u) & 63)));
-      const int boxPlace_80 = boxElement_80 ^ (int)((unsigned int)((boxElement_80 >> 6) & 7) << 3);
+      const int boxPlace_80 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_80] = __float2bfloat16_rn(acc[80]);
     }
     {
-      const int boxElement_81 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 161u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 161u) & 63)));
-      const int boxPlace_81 = boxElement_81 ^ (int)((unsigned int)((boxElement_81 >> 6) & 7) << 3);
+      const int boxPlace_81 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_81] = __float2bfloat16_rn(acc[81]);
     }
     {
-      const int boxElement_82 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 160u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 160u) & 63)));
-      const int boxPlace_82 = boxElement_82 ^ (int)((unsigned int)((boxElement_82 >> 6) & 7) << 3);
+      const int boxPlace_82 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_82] = __float2bfloat16_rn(acc[82]);
     }
     {
-      const int boxElement_83 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 161u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 161u) & 63)));
-      const int boxPlace_83 = boxElement_83 ^ (int)((unsigned int)((boxElement_83 >> 6) & 7) << 3);
+      const int boxPlace_83 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_83] = __float2bfloat16_rn(acc[83]);
     }
     {
-      const int boxElement_84 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 168u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 168u) & 63)));
-      const int boxPlace_84 = boxElement_84 ^ (int)((unsigned int)((boxElement_84 >> 6) & 7) << 3);
+      const int boxPlace_84 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_84] = __float2bfloat16_rn(acc[84]);
     }
     {
-      const int boxElement_85 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 169u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 169u) & 63)));
-      const int boxPlace_85 = boxElement_85 ^ (int)((unsigned int)((boxElement_85 >> 6) & 7) << 3);
+      const int boxPlace_85 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_85] = __float2bfloat16_rn(acc[85]);
     }
     {
-      const int boxElement_86 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 168u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 168u) & 63)));
-      const int boxPlace_86 = boxElement_86 ^ (int)((unsigned int)((boxElement_86 >> 6) & 7) << 3);
+      const int boxPlace_86 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_86] = __float2bfloat16_rn(acc[86]);
     }
     {
-      const int boxElement_87 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 169u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 169u) & 63)));
-      const int boxPlace_87 = boxElement_87 ^ (int)((unsigned int)((boxElement_87 >> 6) & 7) << 3);
+      const int boxPlace_87 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_87] = __float2bfloat16_rn(acc[87]);
     }
     {
-      const int boxElement_88 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 176u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 176u) & 63)));
-      const int boxPlace_88 = boxElement_88 ^ (int)((unsigned int)((boxElement_88 >> 6) & 7) << 3);
+      const int boxPlace_88 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_88] = __float2bfloat16_rn(acc[88]);
     }
     {
-      const int boxElement_89 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 177u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 177u) & 63)));
-      const int boxPlace_89 = boxElement_89 ^ (int)((unsigned int)((boxElement_89 >> 6) & 7) << 3);
+      const int boxPlace_89 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_89] = __float2bfloat16_rn(acc[89]);
     }
     {
-      const int boxElement_90 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 176u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 176u) & 63)));
-      const int boxPlace_90 = boxElement_90 ^ (int)((unsigned int)((boxElement_90 >> 6) & 7) << 3);
+      const int boxPlace_90 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_90] = __float2bfloat16_rn(acc[90]);
     }
     {
-      const int boxElement_91 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 177u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 177u) & 63)));
-      const int boxPlace_91 = boxElement_91 ^ (int)((unsigned int)((boxElement_91 >> 6) & 7) << 3);
+      const int boxPlace_91 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_91] = __float2bfloat16_rn(acc[91]);
     }
     {
-      const int boxElement_92 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 184u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 184u) & 63)));
-      const int boxPlace_92 = boxElement_92 ^ (int)((unsigned int)((boxElement_92 >> 6) & 7) << 3);
+      const int boxPlace_92 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_92] = __float2bfloat16_rn(acc[92]);
     }
     {
-      const int boxElement_93 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 185u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 185u) & 63)));
-      const int boxPlace_93 = boxElement_93 ^ (int)((unsigned int)((boxElement_93 >> 6) & 7) << 3);
+      const int boxPlace_93 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_93] = __float2bfloat16_rn(acc[93]);
     }
     {
-      const int boxElement_94 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 184u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 184u) & 63)));
-      const int boxPlace_94 = boxElement_94 ^ (int)((unsigned int)((boxElement_94 >> 6) & 7) << 3);
+      const int boxPlace_94 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_94] = __float2bfloat16_rn(acc[94]);
     }
     {
-      const int boxElement_95 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 185u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 185u) & 63)));
-      const int boxPlace_95 = boxElement_95 ^ (int)((unsigned int)((boxElement_95 >> 6) & 7) << 3);
+      const int boxPlace_95 = (int)((unsigned int)boxBase + (2u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_95] = __float2bfloat16_rn(acc[95]);
     }
     {
-      const int boxElement_96 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 192u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 192u) & 63)));
-      const int boxPlace_96 = boxElement_96 ^ (int)((unsigned int)((boxElement_96 >> 6) & 7) << 3);
+      const int boxPlace_96 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_96] = __float2bfloat16_rn(acc[96]);
     }
     {
-      const int boxElement_97 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 193u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 193u) & 63)));
-      const int boxPlace_97 = boxElement_97 ^ (int)((unsigned int)((boxElement_97 >> 6) & 7) << 3);
+      const int boxPlace_97 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_97] = __float2bfloat16_rn(acc[97]);
     }
     {
-      const int boxElement_98 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 192u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 192u) & 63)));
-      const int boxPlace_98 = boxElement_98 ^ (int)((unsigned int)((boxElement_98 >> 6) & 7) << 3);
+      const int boxPlace_98 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_98] = __float2bfloat16_rn(acc[98]);
     }
     {
-      const int boxElement_99 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 193u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 193u) & 63)));
-      const int boxPlace_99 = boxElement_99 ^ (int)((unsigned int)((boxElement_99 >> 6) & 7) << 3);
+      const int boxPlace_99 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
       Es[boxPlace_99] = __float2bfloat16_rn(acc[99]);
     }
     {
-      const int boxElement_100 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 200u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 200u) & 63)));
-      const int boxPlace_100 = boxElement_100 ^ (int)((unsigned int)((boxElement_100 >> 6) & 7) << 3);
+      const int boxPlace_100 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_100] = __float2bfloat16_rn(acc[100]);
     }
     {
-      const int boxElement_101 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 201u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 201u) & 63)));
-      const int boxPlace_101 = boxElement_101 ^ (int)((unsigned int)((boxElement_101 >> 6) & 7) << 3);
+      const int boxPlace_101 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_101] = __float2bfloat16_rn(acc[101]);
     }
     {
-      const int boxElement_102 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 200u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 200u) & 63)));
-      const int boxPlace_102 = boxElement_102 ^ (int)((unsigned int)((boxElement_102 >> 6) & 7) << 3);
+      const int boxPlace_102 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_102] = __float2bfloat16_rn(acc[102]);
     }
     {
-      const int boxElement_103 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 201u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 201u) & 63)));
-      const int boxPlace_103 = boxElement_103 ^ (int)((unsigned int)((boxElement_103 >> 6) & 7) << 3);
+      const int boxPlace_103 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
       Es[boxPlace_103] = __float2bfloat16_rn(acc[103]);
     }
     {
-      const int boxElement_104 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 208u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 208u) & 63)));
-      const int boxPlace_104 = boxElement_104 ^ (int)((unsigned int)((boxElement_104 >> 6) & 7) << 3);
+      const int boxPlace_104 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_104] = __float2bfloat16_rn(acc[104]);
     }
     {
-      const int boxElement_105 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 209u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 209u) & 63)));
-      const int boxPlace_105 = boxElement_105 ^ (int)((unsigned int)((boxElement_105 >> 6) & 7) << 3);
+      const int boxPlace_105 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_105] = __float2bfloat16_rn(acc[105]);
     }
     {
-      const int boxElement_106 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 208u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 208u) & 63)));
-      const int boxPlace_106 = boxElement_106 ^ (int)((unsigned int)((boxElement_106 >> 6) & 7) << 3);
+      const int boxPlace_106 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_106] = __float2bfloat16_rn(acc[106]);
     }
     {
-      const int boxElement_107 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 209u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 209u) & 63)));
-      const int boxPlace_107 = boxElement_107 ^ (int)((unsigned int)((boxElement_107 >> 6) & 7) << 3);
+      const int boxPlace_107 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
       Es[boxPlace_107] = __float2bfloat16_rn(acc[107]);
     }
     {
-      const int boxElement_108 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 216u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 216u) & 63)));
-      const int boxPlace_108 = boxElement_108 ^ (int)((unsigned int)((boxElement_108 >> 6) & 7) << 3);
+      const int boxPlace_108 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_108] = __float2bfloat16_rn(acc[108]);
     }
     {
-      const int boxElement_109 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 217u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 217u) & 63)));
-      const int boxPlace_109 = boxElement_109 ^ (int)((unsigned int)((boxElement_109 >> 6) & 7) << 3);
+      const int boxPlace_109 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_109] = __float2bfloat16_rn(acc[109]);
     }
     {
-      const int boxElement_110 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 216u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 216u) & 63)));
-      const int boxPlace_110 = boxElement_110 ^ (int)((unsigned int)((boxElement_110 >> 6) & 7) << 3);
+      const int boxPlace_110 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_110] = __float2bfloat16_rn(acc[110]);
     }
     {
-      const int boxElement_111 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 217u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 217u) & 63)));
-      const int boxPlace_111 = boxElement_111 ^ (int)((unsigned int)((boxElement_111 >> 6) & 7) << 3);
+      const int boxPlace_111 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
       Es[boxPlace_111] = __float2bfloat16_rn(acc[111]);
     }
     {
-      const int boxElement_112 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 224u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 224u) & 63)));
-      const int boxPlace_112 = boxElement_112 ^ (int)((unsigned int)((boxElement_112 >> 6) & 7) << 3);
+      const int boxPlace_112 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_112] = __float2bfloat16_rn(acc[112]);
     }
     {
-      const int boxElement_113 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 225u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 225u) & 63)));
-      const int boxPlace_113 = boxElement_113 ^ (int)((unsigned int)((boxElement_113 >> 6) & 7) << 3);
+      const int boxPlace_113 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_113] = __float2bfloat16_rn(acc[113]);
     }
     {
-      const int boxElement_114 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 224u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 224u) & 63)));
-      const int boxPlace_114 = boxElement_114 ^ (int)((unsigned int)((boxElement_114 >> 6) & 7) << 3);
+      const int boxPlace_114 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_114] = __float2bfloat16_rn(acc[114]);
     }
     {
-      const int boxElement_115 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 225u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 225u) & 63)));
-      const int boxPlace_115 = boxElement_115 ^ (int)((unsigned int)((boxElement_115 >> 6) & 7) << 3);
+      const int boxPlace_115 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
       Es[boxPlace_115] = __float2bfloat16_rn(acc[115]);
     }
     {
-      const int boxElement_116 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 232u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 232u) & 63)));
-      const int boxPlace_116 = boxElement_116 ^ (int)((unsigned int)((boxElement_116 >> 6) & 7) << 3);
+      const int boxPlace_116 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_116] = __float2bfloat16_rn(acc[116]);
     }
     {
-      const int boxElement_117 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 233u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 233u) & 63)));
-      const int boxPlace_117 = boxElement_117 ^ (int)((unsigned int)((boxElement_117 >> 6) & 7) << 3);
+      const int boxPlace_117 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_117] = __float2bfloat16_rn(acc[117]);
     }
     {
-      const int boxElement_118 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 232u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 232u) & 63)));
-      const int boxPlace_118 = boxElement_118 ^ (int)((unsigned int)((boxElement_118 >> 6) & 7) << 3);
+      const int boxPlace_118 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_118] = __float2bfloat16_rn(acc[118]);
     }
     {
-      const int boxElement_119 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 233u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 233u) & 63)));
-      const int boxPlace_119 = boxElement_119 ^ (int)((unsigned int)((boxElement_119 >> 6) & 7) << 3);
+      const int boxPlace_119 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
       Es[boxPlace_119] = __float2bfloat16_rn(acc[119]);
     }
     {
-      const int boxElement_120 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 240u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 240u) & 63)));
-      const int boxPlace_120 = boxElement_120 ^ (int)((unsigned int)((boxElement_120 >> 6) & 7) << 3);
+      const int boxPlace_120 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_120] = __float2bfloat16_rn(acc[120]);
     }
     {
-      const int boxElement_121 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 241u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 241u) & 63)));
-      const int boxPlace_121 = boxElement_121 ^ (int)((unsigned int)((boxElement_121 >> 6) & 7) << 3);
+      const int boxPlace_121 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_121] = __float2bfloat16_rn(acc[121]);
     }
     {
-      const int boxElement_122 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 240u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 240u) & 63)));
-      const int boxPlace_122 = boxElement_122 ^ (int)((unsigned int)((boxElement_122 >> 6) & 7) << 3);
+      const int boxPlace_122 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_122] = __float2bfloat16_rn(acc[122]);
     }
     {
-      const int boxElement_123 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 241u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 241u) & 63)));
-      const int boxPlace_123 = boxElement_123 ^ (int)((unsigned int)((boxElement_123 >> 6) & 7) << 3);
+      const int boxPlace_123 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
       Es[boxPlace_123] = __float2bfloat16_rn(acc[123]);
     }
     {
-      const int boxElement_124 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 248u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 248u) & 63)));
-      const int boxPlace_124 = boxElement_124 ^ (int)((unsigned int)((boxElement_124 >> 6) & 7) << 3);
+      const int boxPlace_124 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_124] = __float2bfloat16_rn(acc[124]);
     }
     {
-      const int boxElement_125 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 249u) >> 6) * (unsigned int)boxSize + (((unsigned int)boxRow << 6) + (unsigned int)((int)((unsigned int)boxCol + 249u) & 63)));
-      const int boxPlace_125 = boxElement_125 ^ (int)((unsigned int)((boxElement_125 >> 6) & 7) << 3);
+      const int boxPlace_125 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_125] = __float2bfloat16_rn(acc[125]);
     }
     {
-      const int boxElement_126 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 248u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 248u) & 63)));
-      const int boxPlace_126 = boxElement_126 ^ (int)((unsigned int)((boxElement_126 >> 6) & 7) << 3);
+      const int boxPlace_126 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_126] = __float2bfloat16_rn(acc[126]);
     }
     {
-      const int boxElement_127 = (int)(0u + (unsigned int)((int)((unsigned int)boxCol + 249u) >> 6) * (unsigned int)boxSize + ((((unsigned int)boxRow + 8u) << 6) + (unsigned int)((int)((unsigned int)boxCol + 249u) & 63)));
-      const int boxPlace_127 = boxElement_127 ^ (int)((unsigned int)((boxElement_127 >> 6) & 7) << 3);
+      const int boxPlace_127 = (int)((unsigned int)boxBase + (3u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
       Es[boxPlace_127] = __float2bfloat16_rn(acc[127]);
     }
   }

@@ -496,644 +496,518 @@ export function panel16(args, blockIdx, blockDim, gridDim) {
         const boxRow = (laneGroup + imul((lane >> 5), 16)) | 0;
         const boxCol = imul(lanePlace, 2);
         const boxSize = 64 << 6;
+        const boxBase = (((0 + (boxRow << 6)) | 0) + boxCol) | 0;
+        const boxSwizzle = ((((0 >> 6) + boxRow) | 0) & 7) << 3;
         {
-          const boxElement = (((0 + imul((boxCol >> 6), boxSize)) | 0) + (((boxRow << 6) + (boxCol & 63)) | 0)) | 0;
-          const boxPlace = boxElement ^ (((boxElement >> 6) & 7) << 3);
+          const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace] = bf16Encode(bf16Round(acc[t * 128 + 0]));
         }
         {
-          const boxElement_1 = (((0 + imul((((boxCol + 1) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 1) | 0) & 63)) | 0)) | 0;
-          const boxPlace_1 = boxElement_1 ^ (((boxElement_1 >> 6) & 7) << 3);
+          const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_1] = bf16Encode(bf16Round(acc[t * 128 + 1]));
         }
         {
-          const boxElement_2 = (((0 + imul((boxCol >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (boxCol & 63)) | 0)) | 0;
-          const boxPlace_2 = boxElement_2 ^ (((boxElement_2 >> 6) & 7) << 3);
+          const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_2] = bf16Encode(bf16Round(acc[t * 128 + 2]));
         }
         {
-          const boxElement_3 = (((0 + imul((((boxCol + 1) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 1) | 0) & 63)) | 0)) | 0;
-          const boxPlace_3 = boxElement_3 ^ (((boxElement_3 >> 6) & 7) << 3);
+          const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_3] = bf16Encode(bf16Round(acc[t * 128 + 3]));
         }
         {
-          const boxElement_4 = (((0 + imul((((boxCol + 8) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 8) | 0) & 63)) | 0)) | 0;
-          const boxPlace_4 = boxElement_4 ^ (((boxElement_4 >> 6) & 7) << 3);
+          const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_4] = bf16Encode(bf16Round(acc[t * 128 + 4]));
         }
         {
-          const boxElement_5 = (((0 + imul((((boxCol + 9) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 9) | 0) & 63)) | 0)) | 0;
-          const boxPlace_5 = boxElement_5 ^ (((boxElement_5 >> 6) & 7) << 3);
+          const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_5] = bf16Encode(bf16Round(acc[t * 128 + 5]));
         }
         {
-          const boxElement_6 = (((0 + imul((((boxCol + 8) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 8) | 0) & 63)) | 0)) | 0;
-          const boxPlace_6 = boxElement_6 ^ (((boxElement_6 >> 6) & 7) << 3);
+          const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_6] = bf16Encode(bf16Round(acc[t * 128 + 6]));
         }
         {
-          const boxElement_7 = (((0 + imul((((boxCol + 9) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 9) | 0) & 63)) | 0)) | 0;
-          const boxPlace_7 = boxElement_7 ^ (((boxElement_7 >> 6) & 7) << 3);
+          const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_7] = bf16Encode(bf16Round(acc[t * 128 + 7]));
         }
         {
-          const boxElement_8 = (((0 + imul((((boxCol + 16) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 16) | 0) & 63)) | 0)) | 0;
-          const boxPlace_8 = boxElement_8 ^ (((boxElement_8 >> 6) & 7) << 3);
+          const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_8] = bf16Encode(bf16Round(acc[t * 128 + 8]));
         }
         {
-          const boxElement_9 = (((0 + imul((((boxCol + 17) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 17) | 0) & 63)) | 0)) | 0;
-          const boxPlace_9 = boxElement_9 ^ (((boxElement_9 >> 6) & 7) << 3);
+          const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_9] = bf16Encode(bf16Round(acc[t * 128 + 9]));
         }
         {
-          const boxElement_10 = (((0 + imul((((boxCol + 16) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 16) | 0) & 63)) | 0)) | 0;
-          const boxPlace_10 = boxElement_10 ^ (((boxElement_10 >> 6) & 7) << 3);
+          const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_10] = bf16Encode(bf16Round(acc[t * 128 + 10]));
         }
         {
-          const boxElement_11 = (((0 + imul((((boxCol + 17) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 17) | 0) & 63)) | 0)) | 0;
-          const boxPlace_11 = boxElement_11 ^ (((boxElement_11 >> 6) & 7) << 3);
+          const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_11] = bf16Encode(bf16Round(acc[t * 128 + 11]));
         }
         {
-          const boxElement_12 = (((0 + imul((((boxCol + 24) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 24) | 0) & 63)) | 0)) | 0;
-          const boxPlace_12 = boxElement_12 ^ (((boxElement_12 >> 6) & 7) << 3);
+          const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_12] = bf16Encode(bf16Round(acc[t * 128 + 12]));
         }
         {
-          const boxElement_13 = (((0 + imul((((boxCol + 25) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 25) | 0) & 63)) | 0)) | 0;
-          const boxPlace_13 = boxElement_13 ^ (((boxElement_13 >> 6) & 7) << 3);
+          const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_13] = bf16Encode(bf16Round(acc[t * 128 + 13]));
         }
         {
-          const boxElement_14 = (((0 + imul((((boxCol + 24) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 24) | 0) & 63)) | 0)) | 0;
-          const boxPlace_14 = boxElement_14 ^ (((boxElement_14 >> 6) & 7) << 3);
+          const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_14] = bf16Encode(bf16Round(acc[t * 128 + 14]));
         }
         {
-          const boxElement_15 = (((0 + imul((((boxCol + 25) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 25) | 0) & 63)) | 0)) | 0;
-          const boxPlace_15 = boxElement_15 ^ (((boxElement_15 >> 6) & 7) << 3);
+          const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_15] = bf16Encode(bf16Round(acc[t * 128 + 15]));
         }
         {
-          const boxElement_16 = (((0 + imul((((boxCol + 32) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 32) | 0) & 63)) | 0)) | 0;
-          const boxPlace_16 = boxElement_16 ^ (((boxElement_16 >> 6) & 7) << 3);
+          const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_16] = bf16Encode(bf16Round(acc[t * 128 + 16]));
         }
         {
-          const boxElement_17 = (((0 + imul((((boxCol + 33) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 33) | 0) & 63)) | 0)) | 0;
-          const boxPlace_17 = boxElement_17 ^ (((boxElement_17 >> 6) & 7) << 3);
+          const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_17] = bf16Encode(bf16Round(acc[t * 128 + 17]));
         }
         {
-          const boxElement_18 = (((0 + imul((((boxCol + 32) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 32) | 0) & 63)) | 0)) | 0;
-          const boxPlace_18 = boxElement_18 ^ (((boxElement_18 >> 6) & 7) << 3);
+          const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_18] = bf16Encode(bf16Round(acc[t * 128 + 18]));
         }
         {
-          const boxElement_19 = (((0 + imul((((boxCol + 33) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 33) | 0) & 63)) | 0)) | 0;
-          const boxPlace_19 = boxElement_19 ^ (((boxElement_19 >> 6) & 7) << 3);
+          const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_19] = bf16Encode(bf16Round(acc[t * 128 + 19]));
         }
         {
-          const boxElement_20 = (((0 + imul((((boxCol + 40) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 40) | 0) & 63)) | 0)) | 0;
-          const boxPlace_20 = boxElement_20 ^ (((boxElement_20 >> 6) & 7) << 3);
+          const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_20] = bf16Encode(bf16Round(acc[t * 128 + 20]));
         }
         {
-          const boxElement_21 = (((0 + imul((((boxCol + 41) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 41) | 0) & 63)) | 0)) | 0;
-          const boxPlace_21 = boxElement_21 ^ (((boxElement_21 >> 6) & 7) << 3);
+          const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_21] = bf16Encode(bf16Round(acc[t * 128 + 21]));
         }
         {
-          const boxElement_22 = (((0 + imul((((boxCol + 40) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 40) | 0) & 63)) | 0)) | 0;
-          const boxPlace_22 = boxElement_22 ^ (((boxElement_22 >> 6) & 7) << 3);
+          const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_22] = bf16Encode(bf16Round(acc[t * 128 + 22]));
         }
         {
-          const boxElement_23 = (((0 + imul((((boxCol + 41) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 41) | 0) & 63)) | 0)) | 0;
-          const boxPlace_23 = boxElement_23 ^ (((boxElement_23 >> 6) & 7) << 3);
+          const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_23] = bf16Encode(bf16Round(acc[t * 128 + 23]));
         }
         {
-          const boxElement_24 = (((0 + imul((((boxCol + 48) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 48) | 0) & 63)) | 0)) | 0;
-          const boxPlace_24 = boxElement_24 ^ (((boxElement_24 >> 6) & 7) << 3);
+          const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_24] = bf16Encode(bf16Round(acc[t * 128 + 24]));
         }
         {
-          const boxElement_25 = (((0 + imul((((boxCol + 49) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 49) | 0) & 63)) | 0)) | 0;
-          const boxPlace_25 = boxElement_25 ^ (((boxElement_25 >> 6) & 7) << 3);
+          const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_25] = bf16Encode(bf16Round(acc[t * 128 + 25]));
         }
         {
-          const boxElement_26 = (((0 + imul((((boxCol + 48) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 48) | 0) & 63)) | 0)) | 0;
-          const boxPlace_26 = boxElement_26 ^ (((boxElement_26 >> 6) & 7) << 3);
+          const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_26] = bf16Encode(bf16Round(acc[t * 128 + 26]));
         }
         {
-          const boxElement_27 = (((0 + imul((((boxCol + 49) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 49) | 0) & 63)) | 0)) | 0;
-          const boxPlace_27 = boxElement_27 ^ (((boxElement_27 >> 6) & 7) << 3);
+          const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_27] = bf16Encode(bf16Round(acc[t * 128 + 27]));
         }
         {
-          const boxElement_28 = (((0 + imul((((boxCol + 56) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 56) | 0) & 63)) | 0)) | 0;
-          const boxPlace_28 = boxElement_28 ^ (((boxElement_28 >> 6) & 7) << 3);
+          const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_28] = bf16Encode(bf16Round(acc[t * 128 + 28]));
         }
         {
-          const boxElement_29 = (((0 + imul((((boxCol + 57) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 57) | 0) & 63)) | 0)) | 0;
-          const boxPlace_29 = boxElement_29 ^ (((boxElement_29 >> 6) & 7) << 3);
+          const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_29] = bf16Encode(bf16Round(acc[t * 128 + 29]));
         }
         {
-          const boxElement_30 = (((0 + imul((((boxCol + 56) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 56) | 0) & 63)) | 0)) | 0;
-          const boxPlace_30 = boxElement_30 ^ (((boxElement_30 >> 6) & 7) << 3);
+          const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_30] = bf16Encode(bf16Round(acc[t * 128 + 30]));
         }
         {
-          const boxElement_31 = (((0 + imul((((boxCol + 57) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 57) | 0) & 63)) | 0)) | 0;
-          const boxPlace_31 = boxElement_31 ^ (((boxElement_31 >> 6) & 7) << 3);
+          const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_31] = bf16Encode(bf16Round(acc[t * 128 + 31]));
         }
         {
-          const boxElement_32 = (((0 + imul((((boxCol + 64) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 64) | 0) & 63)) | 0)) | 0;
-          const boxPlace_32 = boxElement_32 ^ (((boxElement_32 >> 6) & 7) << 3);
+          const boxPlace_32 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_32] = bf16Encode(bf16Round(acc[t * 128 + 32]));
         }
         {
-          const boxElement_33 = (((0 + imul((((boxCol + 65) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 65) | 0) & 63)) | 0)) | 0;
-          const boxPlace_33 = boxElement_33 ^ (((boxElement_33 >> 6) & 7) << 3);
+          const boxPlace_33 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_33] = bf16Encode(bf16Round(acc[t * 128 + 33]));
         }
         {
-          const boxElement_34 = (((0 + imul((((boxCol + 64) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 64) | 0) & 63)) | 0)) | 0;
-          const boxPlace_34 = boxElement_34 ^ (((boxElement_34 >> 6) & 7) << 3);
+          const boxPlace_34 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_34] = bf16Encode(bf16Round(acc[t * 128 + 34]));
         }
         {
-          const boxElement_35 = (((0 + imul((((boxCol + 65) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 65) | 0) & 63)) | 0)) | 0;
-          const boxPlace_35 = boxElement_35 ^ (((boxElement_35 >> 6) & 7) << 3);
+          const boxPlace_35 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_35] = bf16Encode(bf16Round(acc[t * 128 + 35]));
         }
         {
-          const boxElement_36 = (((0 + imul((((boxCol + 72) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 72) | 0) & 63)) | 0)) | 0;
-          const boxPlace_36 = boxElement_36 ^ (((boxElement_36 >> 6) & 7) << 3);
+          const boxPlace_36 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_36] = bf16Encode(bf16Round(acc[t * 128 + 36]));
         }
         {
-          const boxElement_37 = (((0 + imul((((boxCol + 73) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 73) | 0) & 63)) | 0)) | 0;
-          const boxPlace_37 = boxElement_37 ^ (((boxElement_37 >> 6) & 7) << 3);
+          const boxPlace_37 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_37] = bf16Encode(bf16Round(acc[t * 128 + 37]));
         }
         {
-          const boxElement_38 = (((0 + imul((((boxCol + 72) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 72) | 0) & 63)) | 0)) | 0;
-          const boxPlace_38 = boxElement_38 ^ (((boxElement_38 >> 6) & 7) << 3);
+          const boxPlace_38 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_38] = bf16Encode(bf16Round(acc[t * 128 + 38]));
         }
         {
-          const boxElement_39 = (((0 + imul((((boxCol + 73) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 73) | 0) & 63)) | 0)) | 0;
-          const boxPlace_39 = boxElement_39 ^ (((boxElement_39 >> 6) & 7) << 3);
+          const boxPlace_39 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_39] = bf16Encode(bf16Round(acc[t * 128 + 39]));
         }
         {
-          const boxElement_40 = (((0 + imul((((boxCol + 80) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 80) | 0) & 63)) | 0)) | 0;
-          const boxPlace_40 = boxElement_40 ^ (((boxElement_40 >> 6) & 7) << 3);
+          const boxPlace_40 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_40] = bf16Encode(bf16Round(acc[t * 128 + 40]));
         }
         {
-          const boxElement_41 = (((0 + imul((((boxCol + 81) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 81) | 0) & 63)) | 0)) | 0;
-          const boxPlace_41 = boxElement_41 ^ (((boxElement_41 >> 6) & 7) << 3);
+          const boxPlace_41 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_41] = bf16Encode(bf16Round(acc[t * 128 + 41]));
         }
         {
-          const boxElement_42 = (((0 + imul((((boxCol + 80) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 80) | 0) & 63)) | 0)) | 0;
-          const boxPlace_42 = boxElement_42 ^ (((boxElement_42 >> 6) & 7) << 3);
+          const boxPlace_42 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_42] = bf16Encode(bf16Round(acc[t * 128 + 42]));
         }
         {
-          const boxElement_43 = (((0 + imul((((boxCol + 81) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 81) | 0) & 63)) | 0)) | 0;
-          const boxPlace_43 = boxElement_43 ^ (((boxElement_43 >> 6) & 7) << 3);
+          const boxPlace_43 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_43] = bf16Encode(bf16Round(acc[t * 128 + 43]));
         }
         {
-          const boxElement_44 = (((0 + imul((((boxCol + 88) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 88) | 0) & 63)) | 0)) | 0;
-          const boxPlace_44 = boxElement_44 ^ (((boxElement_44 >> 6) & 7) << 3);
+          const boxPlace_44 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_44] = bf16Encode(bf16Round(acc[t * 128 + 44]));
         }
         {
-          const boxElement_45 = (((0 + imul((((boxCol + 89) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 89) | 0) & 63)) | 0)) | 0;
-          const boxPlace_45 = boxElement_45 ^ (((boxElement_45 >> 6) & 7) << 3);
+          const boxPlace_45 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_45] = bf16Encode(bf16Round(acc[t * 128 + 45]));
         }
         {
-          const boxElement_46 = (((0 + imul((((boxCol + 88) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 88) | 0) & 63)) | 0)) | 0;
-          const boxPlace_46 = boxElement_46 ^ (((boxElement_46 >> 6) & 7) << 3);
+          const boxPlace_46 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_46] = bf16Encode(bf16Round(acc[t * 128 + 46]));
         }
         {
-          const boxElement_47 = (((0 + imul((((boxCol + 89) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 89) | 0) & 63)) | 0)) | 0;
-          const boxPlace_47 = boxElement_47 ^ (((boxElement_47 >> 6) & 7) << 3);
+          const boxPlace_47 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_47] = bf16Encode(bf16Round(acc[t * 128 + 47]));
         }
         {
-          const boxElement_48 = (((0 + imul((((boxCol + 96) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 96) | 0) & 63)) | 0)) | 0;
-          const boxPlace_48 = boxElement_48 ^ (((boxElement_48 >> 6) & 7) << 3);
+          const boxPlace_48 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_48] = bf16Encode(bf16Round(acc[t * 128 + 48]));
         }
         {
-          const boxElement_49 = (((0 + imul((((boxCol + 97) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 97) | 0) & 63)) | 0)) | 0;
-          const boxPlace_49 = boxElement_49 ^ (((boxElement_49 >> 6) & 7) << 3);
+          const boxPlace_49 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_49] = bf16Encode(bf16Round(acc[t * 128 + 49]));
         }
         {
-          const boxElement_50 = (((0 + imul((((boxCol + 96) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 96) | 0) & 63)) | 0)) | 0;
-          const boxPlace_50 = boxElement_50 ^ (((boxElement_50 >> 6) & 7) << 3);
+          const boxPlace_50 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_50] = bf16Encode(bf16Round(acc[t * 128 + 50]));
         }
         {
-          const boxElement_51 = (((0 + imul((((boxCol + 97) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 97) | 0) & 63)) | 0)) | 0;
-          const boxPlace_51 = boxElement_51 ^ (((boxElement_51 >> 6) & 7) << 3);
+          const boxPlace_51 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_51] = bf16Encode(bf16Round(acc[t * 128 + 51]));
         }
         {
-          const boxElement_52 = (((0 + imul((((boxCol + 104) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 104) | 0) & 63)) | 0)) | 0;
-          const boxPlace_52 = boxElement_52 ^ (((boxElement_52 >> 6) & 7) << 3);
+          const boxPlace_52 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_52] = bf16Encode(bf16Round(acc[t * 128 + 52]));
         }
         {
-          const boxElement_53 = (((0 + imul((((boxCol + 105) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 105) | 0) & 63)) | 0)) | 0;
-          const boxPlace_53 = boxElement_53 ^ (((boxElement_53 >> 6) & 7) << 3);
+          const boxPlace_53 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_53] = bf16Encode(bf16Round(acc[t * 128 + 53]));
         }
         {
-          const boxElement_54 = (((0 + imul((((boxCol + 104) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 104) | 0) & 63)) | 0)) | 0;
-          const boxPlace_54 = boxElement_54 ^ (((boxElement_54 >> 6) & 7) << 3);
+          const boxPlace_54 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_54] = bf16Encode(bf16Round(acc[t * 128 + 54]));
         }
         {
-          const boxElement_55 = (((0 + imul((((boxCol + 105) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 105) | 0) & 63)) | 0)) | 0;
-          const boxPlace_55 = boxElement_55 ^ (((boxElement_55 >> 6) & 7) << 3);
+          const boxPlace_55 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_55] = bf16Encode(bf16Round(acc[t * 128 + 55]));
         }
         {
-          const boxElement_56 = (((0 + imul((((boxCol + 112) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 112) | 0) & 63)) | 0)) | 0;
-          const boxPlace_56 = boxElement_56 ^ (((boxElement_56 >> 6) & 7) << 3);
+          const boxPlace_56 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_56] = bf16Encode(bf16Round(acc[t * 128 + 56]));
         }
         {
-          const boxElement_57 = (((0 + imul((((boxCol + 113) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 113) | 0) & 63)) | 0)) | 0;
-          const boxPlace_57 = boxElement_57 ^ (((boxElement_57 >> 6) & 7) << 3);
+          const boxPlace_57 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_57] = bf16Encode(bf16Round(acc[t * 128 + 57]));
         }
         {
-          const boxElement_58 = (((0 + imul((((boxCol + 112) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 112) | 0) & 63)) | 0)) | 0;
-          const boxPlace_58 = boxElement_58 ^ (((boxElement_58 >> 6) & 7) << 3);
+          const boxPlace_58 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_58] = bf16Encode(bf16Round(acc[t * 128 + 58]));
         }
         {
-          const boxElement_59 = (((0 + imul((((boxCol + 113) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 113) | 0) & 63)) | 0)) | 0;
-          const boxPlace_59 = boxElement_59 ^ (((boxElement_59 >> 6) & 7) << 3);
+          const boxPlace_59 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_59] = bf16Encode(bf16Round(acc[t * 128 + 59]));
         }
         {
-          const boxElement_60 = (((0 + imul((((boxCol + 120) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 120) | 0) & 63)) | 0)) | 0;
-          const boxPlace_60 = boxElement_60 ^ (((boxElement_60 >> 6) & 7) << 3);
+          const boxPlace_60 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_60] = bf16Encode(bf16Round(acc[t * 128 + 60]));
         }
         {
-          const boxElement_61 = (((0 + imul((((boxCol + 121) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 121) | 0) & 63)) | 0)) | 0;
-          const boxPlace_61 = boxElement_61 ^ (((boxElement_61 >> 6) & 7) << 3);
+          const boxPlace_61 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_61] = bf16Encode(bf16Round(acc[t * 128 + 61]));
         }
         {
-          const boxElement_62 = (((0 + imul((((boxCol + 120) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 120) | 0) & 63)) | 0)) | 0;
-          const boxPlace_62 = boxElement_62 ^ (((boxElement_62 >> 6) & 7) << 3);
+          const boxPlace_62 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_62] = bf16Encode(bf16Round(acc[t * 128 + 62]));
         }
         {
-          const boxElement_63 = (((0 + imul((((boxCol + 121) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 121) | 0) & 63)) | 0)) | 0;
-          const boxPlace_63 = boxElement_63 ^ (((boxElement_63 >> 6) & 7) << 3);
+          const boxPlace_63 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_63] = bf16Encode(bf16Round(acc[t * 128 + 63]));
         }
         {
-          const boxElement_64 = (((0 + imul((((boxCol + 128) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 128) | 0) & 63)) | 0)) | 0;
-          const boxPlace_64 = boxElement_64 ^ (((boxElement_64 >> 6) & 7) << 3);
+          const boxPlace_64 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_64] = bf16Encode(bf16Round(acc[t * 128 + 64]));
         }
         {
-          const boxElement_65 = (((0 + imul((((boxCol + 129) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 129) | 0) & 63)) | 0)) | 0;
-          const boxPlace_65 = boxElement_65 ^ (((boxElement_65 >> 6) & 7) << 3);
+          const boxPlace_65 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_65] = bf16Encode(bf16Round(acc[t * 128 + 65]));
         }
         {
-          const boxElement_66 = (((0 + imul((((boxCol + 128) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 128) | 0) & 63)) | 0)) | 0;
-          const boxPlace_66 = boxElement_66 ^ (((boxElement_66 >> 6) & 7) << 3);
+          const boxPlace_66 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_66] = bf16Encode(bf16Round(acc[t * 128 + 66]));
         }
         {
-          const boxElement_67 = (((0 + imul((((boxCol + 129) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 129) | 0) & 63)) | 0)) | 0;
-          const boxPlace_67 = boxElement_67 ^ (((boxElement_67 >> 6) & 7) << 3);
+          const boxPlace_67 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_67] = bf16Encode(bf16Round(acc[t * 128 + 67]));
         }
         {
-          const boxElement_68 = (((0 + imul((((boxCol + 136) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 136) | 0) & 63)) | 0)) | 0;
-          const boxPlace_68 = boxElement_68 ^ (((boxElement_68 >> 6) & 7) << 3);
+          const boxPlace_68 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_68] = bf16Encode(bf16Round(acc[t * 128 + 68]));
         }
         {
-          const boxElement_69 = (((0 + imul((((boxCol + 137) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 137) | 0) & 63)) | 0)) | 0;
-          const boxPlace_69 = boxElement_69 ^ (((boxElement_69 >> 6) & 7) << 3);
+          const boxPlace_69 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_69] = bf16Encode(bf16Round(acc[t * 128 + 69]));
         }
         {
-          const boxElement_70 = (((0 + imul((((boxCol + 136) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 136) | 0) & 63)) | 0)) | 0;
-          const boxPlace_70 = boxElement_70 ^ (((boxElement_70 >> 6) & 7) << 3);
+          const boxPlace_70 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_70] = bf16Encode(bf16Round(acc[t * 128 + 70]));
         }
         {
-          const boxElement_71 = (((0 + imul((((boxCol + 137) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 137) | 0) & 63)) | 0)) | 0;
-          const boxPlace_71 = boxElement_71 ^ (((boxElement_71 >> 6) & 7) << 3);
+          const boxPlace_71 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_71] = bf16Encode(bf16Round(acc[t * 128 + 71]));
         }
         {
-          const boxElement_72 = (((0 + imul((((boxCol + 144) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 144) | 0) & 63)) | 0)) | 0;
-          const boxPlace_72 = boxElement_72 ^ (((boxElement_72 >> 6) & 7) << 3);
+          const boxPlace_72 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_72] = bf16Encode(bf16Round(acc[t * 128 + 72]));
         }
         {
-          const boxElement_73 = (((0 + imul((((boxCol + 145) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 145) | 0) & 63)) | 0)) | 0;
-          const boxPlace_73 = boxElement_73 ^ (((boxElement_73 >> 6) & 7) << 3);
+          const boxPlace_73 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_73] = bf16Encode(bf16Round(acc[t * 128 + 73]));
         }
         {
-          const boxElement_74 = (((0 + imul((((boxCol + 144) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 144) | 0) & 63)) | 0)) | 0;
-          const boxPlace_74 = boxElement_74 ^ (((boxElement_74 >> 6) & 7) << 3);
+          const boxPlace_74 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_74] = bf16Encode(bf16Round(acc[t * 128 + 74]));
         }
         {
-          const boxElement_75 = (((0 + imul((((boxCol + 145) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 145) | 0) & 63)) | 0)) | 0;
-          const boxPlace_75 = boxElement_75 ^ (((boxElement_75 >> 6) & 7) << 3);
+          const boxPlace_75 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_75] = bf16Encode(bf16Round(acc[t * 128 + 75]));
         }
         {
-          const boxElement_76 = (((0 + imul((((boxCol + 152) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 152) | 0) & 63)) | 0)) | 0;
-          const boxPlace_76 = boxElement_76 ^ (((boxElement_76 >> 6) & 7) << 3);
+          const boxPlace_76 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_76] = bf16Encode(bf16Round(acc[t * 128 + 76]));
         }
         {
-          const boxElement_77 = (((0 + imul((((boxCol + 153) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 153) | 0) & 63)) | 0)) | 0;
-          const boxPlace_77 = boxElement_77 ^ (((boxElement_77 >> 6) & 7) << 3);
+          const boxPlace_77 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_77] = bf16Encode(bf16Round(acc[t * 128 + 77]));
         }
         {
-          const boxElement_78 = (((0 + imul((((boxCol + 152) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 152) | 0) & 63)) | 0)) | 0;
-          const boxPlace_78 = boxElement_78 ^ (((boxElement_78 >> 6) & 7) << 3);
+          const boxPlace_78 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_78] = bf16Encode(bf16Round(acc[t * 128 + 78]));
         }
         {
-          const boxElement_79 = (((0 + imul((((boxCol + 153) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 153) | 0) & 63)) | 0)) | 0;
-          const boxPlace_79 = boxElement_79 ^ (((boxElement_79 >> 6) & 7) << 3);
+          const boxPlace_79 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_79] = bf16Encode(bf16Round(acc[t * 128 + 79]));
         }
         {
-          const boxElement_80 = (((0 + imul((((boxCol + 160) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 160) | 0) & 63)) | 0)) | 0;
-          const boxPlace_80 = boxElement_80 ^ (((boxElement_80 >> 6) & 7) << 3);
+          const boxPlace_80 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_80] = bf16Encode(bf16Round(acc[t * 128 + 80]));
         }
         {
-          const boxElement_81 = (((0 + imul((((boxCol + 161) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 161) | 0) & 63)) | 0)) | 0;
-          const boxPlace_81 = boxElement_81 ^ (((boxElement_81 >> 6) & 7) << 3);
+          const boxPlace_81 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_81] = bf16Encode(bf16Round(acc[t * 128 + 81]));
         }
         {
-          const boxElement_82 = (((0 + imul((((boxCol + 160) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 160) | 0) & 63)) | 0)) | 0;
-          const boxPlace_82 = boxElement_82 ^ (((boxElement_82 >> 6) & 7) << 3);
+          const boxPlace_82 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_82] = bf16Encode(bf16Round(acc[t * 128 + 82]));
         }
         {
-          const boxElement_83 = (((0 + imul((((boxCol + 161) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 161) | 0) & 63)) | 0)) | 0;
-          const boxPlace_83 = boxElement_83 ^ (((boxElement_83 >> 6) & 7) << 3);
+          const boxPlace_83 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_83] = bf16Encode(bf16Round(acc[t * 128 + 83]));
         }
         {
-          const boxElement_84 = (((0 + imul((((boxCol + 168) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 168) | 0) & 63)) | 0)) | 0;
-          const boxPlace_84 = boxElement_84 ^ (((boxElement_84 >> 6) & 7) << 3);
+          const boxPlace_84 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_84] = bf16Encode(bf16Round(acc[t * 128 + 84]));
         }
         {
-          const boxElement_85 = (((0 + imul((((boxCol + 169) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 169) | 0) & 63)) | 0)) | 0;
-          const boxPlace_85 = boxElement_85 ^ (((boxElement_85 >> 6) & 7) << 3);
+          const boxPlace_85 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_85] = bf16Encode(bf16Round(acc[t * 128 + 85]));
         }
         {
-          const boxElement_86 = (((0 + imul((((boxCol + 168) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 168) | 0) & 63)) | 0)) | 0;
-          const boxPlace_86 = boxElement_86 ^ (((boxElement_86 >> 6) & 7) << 3);
+          const boxPlace_86 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_86] = bf16Encode(bf16Round(acc[t * 128 + 86]));
         }
         {
-          const boxElement_87 = (((0 + imul((((boxCol + 169) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 169) | 0) & 63)) | 0)) | 0;
-          const boxPlace_87 = boxElement_87 ^ (((boxElement_87 >> 6) & 7) << 3);
+          const boxPlace_87 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_87] = bf16Encode(bf16Round(acc[t * 128 + 87]));
         }
         {
-          const boxElement_88 = (((0 + imul((((boxCol + 176) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 176) | 0) & 63)) | 0)) | 0;
-          const boxPlace_88 = boxElement_88 ^ (((boxElement_88 >> 6) & 7) << 3);
+          const boxPlace_88 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_88] = bf16Encode(bf16Round(acc[t * 128 + 88]));
         }
         {
-          const boxElement_89 = (((0 + imul((((boxCol + 177) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 177) | 0) & 63)) | 0)) | 0;
-          const boxPlace_89 = boxElement_89 ^ (((boxElement_89 >> 6) & 7) << 3);
+          const boxPlace_89 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_89] = bf16Encode(bf16Round(acc[t * 128 + 89]));
         }
         {
-          const boxElement_90 = (((0 + imul((((boxCol + 176) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 176) | 0) & 63)) | 0)) | 0;
-          const boxPlace_90 = boxElement_90 ^ (((boxElement_90 >> 6) & 7) << 3);
+          const boxPlace_90 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_90] = bf16Encode(bf16Round(acc[t * 128 + 90]));
         }
         {
-          const boxElement_91 = (((0 + imul((((boxCol + 177) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 177) | 0) & 63)) | 0)) | 0;
-          const boxPlace_91 = boxElement_91 ^ (((boxElement_91 >> 6) & 7) << 3);
+          const boxPlace_91 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_91] = bf16Encode(bf16Round(acc[t * 128 + 91]));
         }
         {
-          const boxElement_92 = (((0 + imul((((boxCol + 184) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 184) | 0) & 63)) | 0)) | 0;
-          const boxPlace_92 = boxElement_92 ^ (((boxElement_92 >> 6) & 7) << 3);
+          const boxPlace_92 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_92] = bf16Encode(bf16Round(acc[t * 128 + 92]));
         }
         {
-          const boxElement_93 = (((0 + imul((((boxCol + 185) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 185) | 0) & 63)) | 0)) | 0;
-          const boxPlace_93 = boxElement_93 ^ (((boxElement_93 >> 6) & 7) << 3);
+          const boxPlace_93 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_93] = bf16Encode(bf16Round(acc[t * 128 + 93]));
         }
         {
-          const boxElement_94 = (((0 + imul((((boxCol + 184) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 184) | 0) & 63)) | 0)) | 0;
-          const boxPlace_94 = boxElement_94 ^ (((boxElement_94 >> 6) & 7) << 3);
+          const boxPlace_94 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_94] = bf16Encode(bf16Round(acc[t * 128 + 94]));
         }
         {
-          const boxElement_95 = (((0 + imul((((boxCol + 185) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 185) | 0) & 63)) | 0)) | 0;
-          const boxPlace_95 = boxElement_95 ^ (((boxElement_95 >> 6) & 7) << 3);
+          const boxPlace_95 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_95] = bf16Encode(bf16Round(acc[t * 128 + 95]));
         }
         {
-          const boxElement_96 = (((0 + imul((((boxCol + 192) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 192) | 0) & 63)) | 0)) | 0;
-          const boxPlace_96 = boxElement_96 ^ (((boxElement_96 >> 6) & 7) << 3);
+          const boxPlace_96 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_96] = bf16Encode(bf16Round(acc[t * 128 + 96]));
         }
         {
-          const boxElement_97 = (((0 + imul((((boxCol + 193) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 193) | 0) & 63)) | 0)) | 0;
-          const boxPlace_97 = boxElement_97 ^ (((boxElement_97 >> 6) & 7) << 3);
+          const boxPlace_97 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_97] = bf16Encode(bf16Round(acc[t * 128 + 97]));
         }
         {
-          const boxElement_98 = (((0 + imul((((boxCol + 192) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 192) | 0) & 63)) | 0)) | 0;
-          const boxPlace_98 = boxElement_98 ^ (((boxElement_98 >> 6) & 7) << 3);
+          const boxPlace_98 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_98] = bf16Encode(bf16Round(acc[t * 128 + 98]));
         }
         {
-          const boxElement_99 = (((0 + imul((((boxCol + 193) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 193) | 0) & 63)) | 0)) | 0;
-          const boxPlace_99 = boxElement_99 ^ (((boxElement_99 >> 6) & 7) << 3);
+          const boxPlace_99 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
           Es[boxPlace_99] = bf16Encode(bf16Round(acc[t * 128 + 99]));
         }
         {
-          const boxElement_100 = (((0 + imul((((boxCol + 200) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 200) | 0) & 63)) | 0)) | 0;
-          const boxPlace_100 = boxElement_100 ^ (((boxElement_100 >> 6) & 7) << 3);
+          const boxPlace_100 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_100] = bf16Encode(bf16Round(acc[t * 128 + 100]));
         }
         {
-          const boxElement_101 = (((0 + imul((((boxCol + 201) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 201) | 0) & 63)) | 0)) | 0;
-          const boxPlace_101 = boxElement_101 ^ (((boxElement_101 >> 6) & 7) << 3);
+          const boxPlace_101 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_101] = bf16Encode(bf16Round(acc[t * 128 + 101]));
         }
         {
-          const boxElement_102 = (((0 + imul((((boxCol + 200) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 200) | 0) & 63)) | 0)) | 0;
-          const boxPlace_102 = boxElement_102 ^ (((boxElement_102 >> 6) & 7) << 3);
+          const boxPlace_102 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_102] = bf16Encode(bf16Round(acc[t * 128 + 102]));
         }
         {
-          const boxElement_103 = (((0 + imul((((boxCol + 201) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 201) | 0) & 63)) | 0)) | 0;
-          const boxPlace_103 = boxElement_103 ^ (((boxElement_103 >> 6) & 7) << 3);
+          const boxPlace_103 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
           Es[boxPlace_103] = bf16Encode(bf16Round(acc[t * 128 + 103]));
         }
         {
-          const boxElement_104 = (((0 + imul((((boxCol + 208) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 208) | 0) & 63)) | 0)) | 0;
-          const boxPlace_104 = boxElement_104 ^ (((boxElement_104 >> 6) & 7) << 3);
+          const boxPlace_104 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_104] = bf16Encode(bf16Round(acc[t * 128 + 104]));
         }
         {
-          const boxElement_105 = (((0 + imul((((boxCol + 209) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 209) | 0) & 63)) | 0)) | 0;
-          const boxPlace_105 = boxElement_105 ^ (((boxElement_105 >> 6) & 7) << 3);
+          const boxPlace_105 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_105] = bf16Encode(bf16Round(acc[t * 128 + 105]));
         }
         {
-          const boxElement_106 = (((0 + imul((((boxCol + 208) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 208) | 0) & 63)) | 0)) | 0;
-          const boxPlace_106 = boxElement_106 ^ (((boxElement_106 >> 6) & 7) << 3);
+          const boxPlace_106 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_106] = bf16Encode(bf16Round(acc[t * 128 + 106]));
         }
         {
-          const boxElement_107 = (((0 + imul((((boxCol + 209) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 209) | 0) & 63)) | 0)) | 0;
-          const boxPlace_107 = boxElement_107 ^ (((boxElement_107 >> 6) & 7) << 3);
+          const boxPlace_107 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
           Es[boxPlace_107] = bf16Encode(bf16Round(acc[t * 128 + 107]));
         }
         {
-          const boxElement_108 = (((0 + imul((((boxCol + 216) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 216) | 0) & 63)) | 0)) | 0;
-          const boxPlace_108 = boxElement_108 ^ (((boxElement_108 >> 6) & 7) << 3);
+          const boxPlace_108 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_108] = bf16Encode(bf16Round(acc[t * 128 + 108]));
         }
         {
-          const boxElement_109 = (((0 + imul((((boxCol + 217) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 217) | 0) & 63)) | 0)) | 0;
-          const boxPlace_109 = boxElement_109 ^ (((boxElement_109 >> 6) & 7) << 3);
+          const boxPlace_109 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_109] = bf16Encode(bf16Round(acc[t * 128 + 109]));
         }
         {
-          const boxElement_110 = (((0 + imul((((boxCol + 216) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 216) | 0) & 63)) | 0)) | 0;
-          const boxPlace_110 = boxElement_110 ^ (((boxElement_110 >> 6) & 7) << 3);
+          const boxPlace_110 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_110] = bf16Encode(bf16Round(acc[t * 128 + 110]));
         }
         {
-          const boxElement_111 = (((0 + imul((((boxCol + 217) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 217) | 0) & 63)) | 0)) | 0;
-          const boxPlace_111 = boxElement_111 ^ (((boxElement_111 >> 6) & 7) << 3);
+          const boxPlace_111 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
           Es[boxPlace_111] = bf16Encode(bf16Round(acc[t * 128 + 111]));
         }
         {
-          const boxElement_112 = (((0 + imul((((boxCol + 224) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 224) | 0) & 63)) | 0)) | 0;
-          const boxPlace_112 = boxElement_112 ^ (((boxElement_112 >> 6) & 7) << 3);
+          const boxPlace_112 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_112] = bf16Encode(bf16Round(acc[t * 128 + 112]));
         }
         {
-          const boxElement_113 = (((0 + imul((((boxCol + 225) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 225) | 0) & 63)) | 0)) | 0;
-          const boxPlace_113 = boxElement_113 ^ (((boxElement_113 >> 6) & 7) << 3);
+          const boxPlace_113 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_113] = bf16Encode(bf16Round(acc[t * 128 + 113]));
         }
         {
-          const boxElement_114 = (((0 + imul((((boxCol + 224) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 224) | 0) & 63)) | 0)) | 0;
-          const boxPlace_114 = boxElement_114 ^ (((boxElement_114 >> 6) & 7) << 3);
+          const boxPlace_114 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_114] = bf16Encode(bf16Round(acc[t * 128 + 114]));
         }
         {
-          const boxElement_115 = (((0 + imul((((boxCol + 225) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 225) | 0) & 63)) | 0)) | 0;
-          const boxPlace_115 = boxElement_115 ^ (((boxElement_115 >> 6) & 7) << 3);
+          const boxPlace_115 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
           Es[boxPlace_115] = bf16Encode(bf16Round(acc[t * 128 + 115]));
         }
         {
-          const boxElement_116 = (((0 + imul((((boxCol + 232) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 232) | 0) & 63)) | 0)) | 0;
-          const boxPlace_116 = boxElement_116 ^ (((boxElement_116 >> 6) & 7) << 3);
+          const boxPlace_116 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_116] = bf16Encode(bf16Round(acc[t * 128 + 116]));
         }
         {
-          const boxElement_117 = (((0 + imul((((boxCol + 233) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 233) | 0) & 63)) | 0)) | 0;
-          const boxPlace_117 = boxElement_117 ^ (((boxElement_117 >> 6) & 7) << 3);
+          const boxPlace_117 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_117] = bf16Encode(bf16Round(acc[t * 128 + 117]));
         }
         {
-          const boxElement_118 = (((0 + imul((((boxCol + 232) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 232) | 0) & 63)) | 0)) | 0;
-          const boxPlace_118 = boxElement_118 ^ (((boxElement_118 >> 6) & 7) << 3);
+          const boxPlace_118 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_118] = bf16Encode(bf16Round(acc[t * 128 + 118]));
         }
         {
-          const boxElement_119 = (((0 + imul((((boxCol + 233) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 233) | 0) & 63)) | 0)) | 0;
-          const boxPlace_119 = boxElement_119 ^ (((boxElement_119 >> 6) & 7) << 3);
+          const boxPlace_119 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
           Es[boxPlace_119] = bf16Encode(bf16Round(acc[t * 128 + 119]));
         }
         {
-          const boxElement_120 = (((0 + imul((((boxCol + 240) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 240) | 0) & 63)) | 0)) | 0;
-          const boxPlace_120 = boxElement_120 ^ (((boxElement_120 >> 6) & 7) << 3);
+          const boxPlace_120 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_120] = bf16Encode(bf16Round(acc[t * 128 + 120]));
         }
         {
-          const boxElement_121 = (((0 + imul((((boxCol + 241) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 241) | 0) & 63)) | 0)) | 0;
-          const boxPlace_121 = boxElement_121 ^ (((boxElement_121 >> 6) & 7) << 3);
+          const boxPlace_121 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_121] = bf16Encode(bf16Round(acc[t * 128 + 121]));
         }
         {
-          const boxElement_122 = (((0 + imul((((boxCol + 240) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 240) | 0) & 63)) | 0)) | 0;
-          const boxPlace_122 = boxElement_122 ^ (((boxElement_122 >> 6) & 7) << 3);
+          const boxPlace_122 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_122] = bf16Encode(bf16Round(acc[t * 128 + 122]));
         }
         {
-          const boxElement_123 = (((0 + imul((((boxCol + 241) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 241) | 0) & 63)) | 0)) | 0;
-          const boxPlace_123 = boxElement_123 ^ (((boxElement_123 >> 6) & 7) << 3);
+          const boxPlace_123 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
           Es[boxPlace_123] = bf16Encode(bf16Round(acc[t * 128 + 123]));
         }
         {
-          const boxElement_124 = (((0 + imul((((boxCol + 248) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 248) | 0) & 63)) | 0)) | 0;
-          const boxPlace_124 = boxElement_124 ^ (((boxElement_124 >> 6) & 7) << 3);
+          const boxPlace_124 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_124] = bf16Encode(bf16Round(acc[t * 128 + 124]));
         }
         {
-          const boxElement_125 = (((0 + imul((((boxCol + 249) | 0) >> 6), boxSize)) | 0) + (((boxRow << 6) + (((boxCol + 249) | 0) & 63)) | 0)) | 0;
-          const boxPlace_125 = boxElement_125 ^ (((boxElement_125 >> 6) & 7) << 3);
+          const boxPlace_125 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_125] = bf16Encode(bf16Round(acc[t * 128 + 125]));
         }
         {
-          const boxElement_126 = (((0 + imul((((boxCol + 248) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 248) | 0) & 63)) | 0)) | 0;
-          const boxPlace_126 = boxElement_126 ^ (((boxElement_126 >> 6) & 7) << 3);
+          const boxPlace_126 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_126] = bf16Encode(bf16Round(acc[t * 128 + 126]));
         }
         {
-          const boxElement_127 = (((0 + imul((((boxCol + 249) | 0) >> 6), boxSize)) | 0) + (((((boxRow + 8) | 0) << 6) + (((boxCol + 249) | 0) & 63)) | 0)) | 0;
-          const boxPlace_127 = boxElement_127 ^ (((boxElement_127 >> 6) & 7) << 3);
+          const boxPlace_127 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
           Es[boxPlace_127] = bf16Encode(bf16Round(acc[t * 128 + 127]));
         }
       }

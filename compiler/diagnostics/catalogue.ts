@@ -126,6 +126,7 @@ export const catalogue = {
   TSK3161: { severity: "error", template: "wgmma() reads {0} up to element {1} of '{2}', which has {3} elements" },
   TSK3162: { severity: "error", template: "wgmma()'s bBoxRows must be a multiple of 8 from 16 to 256 (whole groups of 8 rows of 128 bytes); found {0}" },
   TSK3163: { severity: "error", template: "{0} '{1}' from element {2}: the 128-byte swizzle needs a multiple of {3} elements (1024 bytes)" },
+  TSK3164: { severity: "error", template: "storeFragment()'s boxRows must be a multiple of 8 from 8 to 256 (whole groups of 8 rows of 128 bytes); found {0}" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },

@@ -202,6 +202,19 @@ function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<A
         diagnostics.push(makeDiagnostic("TSK3163", stmt.offset.span, ["copyTile() writes", stmt.target.name, stmt.offset.value, 1024 / bytes]));
       }
     }
+    // storeFragment's box layout swizzles by the place of each row in its group of 8 (ir/matrix.ts, boxIndex).
+    if (stmt.kind === "matrixStore" && stmt.boxRows) {
+      const bytes = scalars[stmt.target.elementType].bytes;
+      if (stmt.offset.kind === "literal" && stmt.offset.value % (1024 / bytes) !== 0 && !seen.has(stmt.offset.span.start)) {
+        seen.add(stmt.offset.span.start);
+        diagnostics.push(makeDiagnostic("TSK3163", stmt.offset.span, ["storeFragment() writes", stmt.target.name, stmt.offset.value, 1024 / bytes]));
+      }
+      const rows = stmt.boxRows;
+      if (rows.kind === "literal" && (rows.value % 8 !== 0 || rows.value < 8 || rows.value > 256) && !seen.has(rows.span.start)) {
+        seen.add(rows.span.start);
+        diagnostics.push(makeDiagnostic("TSK3164", rows.span, [rows.value]));
+      }
+    }
     if (stmt.kind === "tileStore" && stmt.offset.kind === "literal" && !seen.has(stmt.offset.span.start)) {
       const bytes = scalars[stmt.source.elementType].bytes;
       if (stmt.offset.value % (1024 / bytes) !== 0) {
