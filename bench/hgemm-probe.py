@@ -16,6 +16,9 @@ CUDA events around each launch, each round behind a GPU sleep, the median kept. 
 Cubin names: BM, BN (the block tile), S (stages), BT (1: the kernel takes Bᵀ), SW (exchanged descriptor offsets),
 G (tile rows a group), P (1: persistent grid of one block a multiprocessor), F (1: f16, else bf16), and any
 other letters+digits are recorded as settings. P is a launch choice: one build can appear under two names.
+A cubin named lang_*.cubin is a build of a language rung (examples/hgemm-wgmma-ws.ts): a JSON file beside it
+with the same stem gives its function, dynamicSharedBytes, BM and BN; it takes the matmul arguments and then
+the tensor maps of A, B and C as device buffers (createTensorMap's bytes, made here the same way).
 """
 
 import argparse
@@ -170,12 +173,18 @@ def main(argv=None):
                 b = (torch.rand(k, n, device=device, generator=gen) * 2 - 1).to(torch_type[dtype])
                 sets[dtype].append((a, b, b.t().contiguous(), torch.empty(m, n, device=device, dtype=torch_type[dtype])))
         for f in cubins:
-            s = settings(f)
+            lang = f.startswith("lang_")
+            if lang:
+                with open(os.path.join(args.cubins, f[: -len(".cubin")] + ".json")) as handle:
+                    spec_json = json.load(handle)
+                s = {"BM": spec_json["BM"], "BN": spec_json["BN"], "F": 1 if spec_json.get("dtype") == "f16" else 0, "LANG": 1}
+            else:
+                s = settings(f)
             dtype = "f16" if s.get("F") else "bf16"
             if m % s["BM"] or n % s["BN"] or k % 64:
                 continue
-            smem = shared_bytes(s)
-            fn = driver.function(os.path.join(args.cubins, f), "hgemm_probe", smem)
+            smem = spec_json["dynamicSharedBytes"] if lang else shared_bytes(s)
+            fn = driver.function(os.path.join(args.cubins, f), spec_json["function"] if lang else "hgemm_probe", smem)
             tiles = (m // s["BM"]) * (n // s["BN"])
             cluster = s.get("CL", 1)
             if (m // s["BM"]) % cluster:
@@ -194,6 +203,12 @@ def main(argv=None):
                     maps.append(driver.tensor_map(b.data_ptr(), k, n, 64, 64, dtype))
                 # C's map for the TMA-store epilogue: boxes of a consumer's rows × 64 columns.
                 maps.append(driver.tensor_map(c.data_ptr(), m, n, s["BM"] // 2, 64, dtype))
+                if lang:
+                    # The maps in device memory, after C (the runtime's createTensorMap).
+                    images = [torch.frombuffer(bytearray(image), dtype=torch.uint8).to(device) for image in maps]
+                    array, storage = tm.pack_arguments(values + [("ptr", x.data_ptr()) for x in images])
+                    packed.append((array, storage + images))
+                    continue
                 holders = []
                 for image in maps:
                     holder = ctypes.create_string_buffer(256)

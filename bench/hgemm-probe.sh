@@ -15,9 +15,11 @@ if [ "${1:-}" = "--run" ]; then
     (
       one=$(mktemp -d)
       cp "$c" "$one/"
+      [ -f "${c%.cubin}.json" ] && cp "${c%.cubin}.json" "$one/"  # a language rung's description
       if timeout 90 python3 "$here/hgemm-probe.py" --cubins "$one" --out "$one/r.json" --shapes 2048x2048x2048 --rounds 1 --no-triton >"$one/log" 2>&1 &&
         grep -q "pass  $(basename "$c")" "$one/log"; then
         cp "$c" "$dir/passed/"
+        [ -f "${c%.cubin}.json" ] && cp "${c%.cubin}.json" "$dir/passed/"
         echo "smoke pass: $(basename "$c")"
       else
         echo "smoke FAIL: $(basename "$c")"
