@@ -9,7 +9,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { boxIndex, swizzleIndex, wgmmaOperandIndex } from "../compiler/ir/matrix.ts";
+import { boxIndex, swizzleIndex, wgmmaOperandIndex } from "../compiler/index.ts";
 import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/float16.ts";
 import { compileKernelLibrary, createTensorMap, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";

@@ -2,6 +2,7 @@
 // Host launch functions for the kernels defined in hgemm-wgmma-ws.cu; compile the caller with nvcc.
 #pragma once
 #include <cuda_runtime.h>
+#include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
 extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, float beta, __nv_bfloat16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
@@ -12,5 +13,16 @@ static inline cudaError_t launch_hgemmWgmmaWs_STAGES_3_GROUP_8(dim3 grid, cudaSt
   static cudaError_t raised = cudaFuncSetAttribute(hgemmWgmmaWs_STAGES_3_GROUP_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
   if (raised != cudaSuccess) return raised;
   hgemmWgmmaWs_STAGES_3_GROUP_8<<<grid, dim3(384, 1, 1), 214096, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB, mapC);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, __half* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
+
+// Launches hgemmWgmmaWsF16_STAGES_3_GROUP_8 with its fixed block 384×1×1; returns the launch error, if any.
+static inline cudaError_t launch_hgemmWgmmaWsF16_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __half* A, const __half* B, float beta, __half* C, const unsigned int* mapA, const unsigned int* mapB, const unsigned int* mapC) {
+  // 214096 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(hgemmWgmmaWsF16_STAGES_3_GROUP_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
+  if (raised != cudaSuccess) return raised;
+  hgemmWgmmaWsF16_STAGES_3_GROUP_8<<<grid, dim3(384, 1, 1), 214096, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB, mapC);
   return cudaGetLastError();
 }

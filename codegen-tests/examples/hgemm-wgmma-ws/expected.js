@@ -1705,3 +1705,1398 @@ export function hgemmWgmmaWs_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridDim)
   for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));
   runWarpgroups(warpgroupList, undefined, "hgemmWgmmaWs_STAGES_3_GROUP_8");
 }
+
+// Kernel hgemmWgmmaWsF16 specialized for STAGES = 3, GROUP = 8: runs one block.
+let hgemmWgmmaWsF16_STAGES_3_GROUP_8_arrays;
+export function hgemmWgmmaWsF16_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C, mapA, mapB, mapC] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 384, ny = 1, nz = 1, threads = 384;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (hgemmWgmmaWsF16_STAGES_3_GROUP_8_arrays === undefined || hgemmWgmmaWsF16_STAGES_3_GROUP_8_arrays.threads !== threads) {
+    hgemmWgmmaWsF16_STAGES_3_GROUP_8_arrays = { threads, tiles: new Uint16Array(73728), out: new Uint16Array(32768), full: new Int32Array(15), empty: new Int32Array(15), joined: new Int32Array(10), loaded: new Int32Array(10), acc: new Float32Array(threads * 128), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads), previous_slots: new Int32Array(threads) };
+  }
+  const { tiles, out, full, empty, joined, loaded, acc, s_slots, phase_slots, s_slots_1, phase_slots_1, previous_slots } = hgemmWgmmaWsF16_STAGES_3_GROUP_8_arrays;
+  tiles.fill(0); out.fill(0); full.fill(0); empty.fill(0); joined.fill(0); loaded.fill(0); acc.fill(0);
+  if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
+  function* warpgroupBody(warpgroupIndex) {
+    const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
+    const tilesM = (M / 128) | 0;
+    const tilesN = (N / 256) | 0;
+    const count = imul(tilesM, tilesN);
+    const steps = (K / 64) | 0;
+    threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+      const tx = t;
+      const tid = tx;
+      if (tid === 0) {
+        for (let s_2 = 0; s_2 < 3; s_2 = (s_2 + 1) | 0) {
+          mbarrierInit(full, 3, s_2, 1);
+          mbarrierInit(empty, 3, s_2, 8);
+        }
+        for (let c = 0; c < 2; c = (c + 1) | 0) {
+          mbarrierInit(joined, 2, c, 128);
+          mbarrierInit(loaded, 2, c, 1);
+        }
+      }
+    }
+    yield 0;
+    if (warpgroupIndex === 0) {
+      threads1: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        let s = s_slots[t];
+        let phase = phase_slots[t];
+        s = 0;
+        phase = 0;
+        s_slots[t] = s;
+        phase_slots[t] = phase;
+      }
+      let t_1 = bx;
+      loop0: for (;;) {
+        if (!(t_1 < count)) break;
+        body0: {
+          const perGroup = imul(8, tilesN);
+          const firstRow = imul(((t_1 / perGroup) | 0), 8);
+          const rows = Math.min(((tilesM - firstRow) | 0), 8);
+          const m0 = imul(((firstRow + ((((t_1 % perGroup) | 0) % rows) | 0)) | 0), 128);
+          const n0 = imul(((((t_1 % perGroup) | 0) / rows) | 0), 256);
+          let kt = 0;
+          loop1: for (;;) {
+            if (!(kt < steps)) break;
+            body1: {
+              while (!mbarrierDone(empty, 3, s_slots[warpgroupFirst], phase_slots[warpgroupFirst] ^ 1)) yield "waitBarrier(empty, …)";
+              threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                const tx = t;
+                let s = s_slots[t];
+                let phase = phase_slots[t];
+                const tid = tx;
+                if (tid === 0) {
+                  mbarrierArriveExpect(full, 3, s, 49152);
+                  tileCopy(tiles, "tiles", 73728, imul(s, 24576), A, mapA, imul(kt, 64), m0, full, 3, s);
+                  for (let j = 0; j < 4; j = (j + 1) | 0) {
+                    tileCopy(tiles, "tiles", 73728, (((imul(s, 24576) + 8192) | 0) + imul(imul(j, 64), 64)) | 0, B, mapB, (n0 + imul(64, j)) | 0, imul(kt, 64), full, 3, s);
+                  }
+                }
+                s = (s + 1) | 0;
+                if (s === 3) {
+                  s = 0;
+                  phase = phase ^ 1;
+                }
+                s_slots[t] = s;
+                phase_slots[t] = phase;
+              }
+            }
+            kt = (kt + 1) | 0;
+          }
+        }
+        t_1 = (t_1 + gx) | 0;
+      }
+    } else {
+      const c_1 = (warpgroupIndex - 1) | 0;
+      const mine = imul(imul(c_1, 64), 256);
+      let joinPhase = 0;
+      let loadPhase = 0;
+      threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        let s_1 = s_slots_1[t];
+        let phase_1 = phase_slots_1[t];
+        const tid = tx;
+        const lane = tid & 31;
+        const leader = (tid & 127) === 0;
+        s_1 = 0;
+        phase_1 = 0;
+        s_slots_1[t] = s_1;
+        phase_slots_1[t] = phase_1;
+      }
+      let t_2 = bx;
+      loop2: for (;;) {
+        if (!(t_2 < count)) break;
+        body2: {
+          const perGroup_1 = imul(8, tilesN);
+          const firstRow_1 = imul(((t_2 / perGroup_1) | 0), 8);
+          const rows_1 = Math.min(((tilesM - firstRow_1) | 0), 8);
+          const m0_1 = imul(((firstRow_1 + ((((t_2 % perGroup_1) | 0) % rows_1) | 0)) | 0), 128);
+          const n0_1 = imul(((((t_2 % perGroup_1) | 0) / rows_1) | 0), 256);
+          threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let previous = previous_slots[t];
+            acc[t * 128 + 0] = 0;
+            acc[t * 128 + 1] = 0;
+            acc[t * 128 + 2] = 0;
+            acc[t * 128 + 3] = 0;
+            acc[t * 128 + 4] = 0;
+            acc[t * 128 + 5] = 0;
+            acc[t * 128 + 6] = 0;
+            acc[t * 128 + 7] = 0;
+            acc[t * 128 + 8] = 0;
+            acc[t * 128 + 9] = 0;
+            acc[t * 128 + 10] = 0;
+            acc[t * 128 + 11] = 0;
+            acc[t * 128 + 12] = 0;
+            acc[t * 128 + 13] = 0;
+            acc[t * 128 + 14] = 0;
+            acc[t * 128 + 15] = 0;
+            acc[t * 128 + 16] = 0;
+            acc[t * 128 + 17] = 0;
+            acc[t * 128 + 18] = 0;
+            acc[t * 128 + 19] = 0;
+            acc[t * 128 + 20] = 0;
+            acc[t * 128 + 21] = 0;
+            acc[t * 128 + 22] = 0;
+            acc[t * 128 + 23] = 0;
+            acc[t * 128 + 24] = 0;
+            acc[t * 128 + 25] = 0;
+            acc[t * 128 + 26] = 0;
+            acc[t * 128 + 27] = 0;
+            acc[t * 128 + 28] = 0;
+            acc[t * 128 + 29] = 0;
+            acc[t * 128 + 30] = 0;
+            acc[t * 128 + 31] = 0;
+            acc[t * 128 + 32] = 0;
+            acc[t * 128 + 33] = 0;
+            acc[t * 128 + 34] = 0;
+            acc[t * 128 + 35] = 0;
+            acc[t * 128 + 36] = 0;
+            acc[t * 128 + 37] = 0;
+            acc[t * 128 + 38] = 0;
+            acc[t * 128 + 39] = 0;
+            acc[t * 128 + 40] = 0;
+            acc[t * 128 + 41] = 0;
+            acc[t * 128 + 42] = 0;
+            acc[t * 128 + 43] = 0;
+            acc[t * 128 + 44] = 0;
+            acc[t * 128 + 45] = 0;
+            acc[t * 128 + 46] = 0;
+            acc[t * 128 + 47] = 0;
+            acc[t * 128 + 48] = 0;
+            acc[t * 128 + 49] = 0;
+            acc[t * 128 + 50] = 0;
+            acc[t * 128 + 51] = 0;
+            acc[t * 128 + 52] = 0;
+            acc[t * 128 + 53] = 0;
+            acc[t * 128 + 54] = 0;
+            acc[t * 128 + 55] = 0;
+            acc[t * 128 + 56] = 0;
+            acc[t * 128 + 57] = 0;
+            acc[t * 128 + 58] = 0;
+            acc[t * 128 + 59] = 0;
+            acc[t * 128 + 60] = 0;
+            acc[t * 128 + 61] = 0;
+            acc[t * 128 + 62] = 0;
+            acc[t * 128 + 63] = 0;
+            acc[t * 128 + 64] = 0;
+            acc[t * 128 + 65] = 0;
+            acc[t * 128 + 66] = 0;
+            acc[t * 128 + 67] = 0;
+            acc[t * 128 + 68] = 0;
+            acc[t * 128 + 69] = 0;
+            acc[t * 128 + 70] = 0;
+            acc[t * 128 + 71] = 0;
+            acc[t * 128 + 72] = 0;
+            acc[t * 128 + 73] = 0;
+            acc[t * 128 + 74] = 0;
+            acc[t * 128 + 75] = 0;
+            acc[t * 128 + 76] = 0;
+            acc[t * 128 + 77] = 0;
+            acc[t * 128 + 78] = 0;
+            acc[t * 128 + 79] = 0;
+            acc[t * 128 + 80] = 0;
+            acc[t * 128 + 81] = 0;
+            acc[t * 128 + 82] = 0;
+            acc[t * 128 + 83] = 0;
+            acc[t * 128 + 84] = 0;
+            acc[t * 128 + 85] = 0;
+            acc[t * 128 + 86] = 0;
+            acc[t * 128 + 87] = 0;
+            acc[t * 128 + 88] = 0;
+            acc[t * 128 + 89] = 0;
+            acc[t * 128 + 90] = 0;
+            acc[t * 128 + 91] = 0;
+            acc[t * 128 + 92] = 0;
+            acc[t * 128 + 93] = 0;
+            acc[t * 128 + 94] = 0;
+            acc[t * 128 + 95] = 0;
+            acc[t * 128 + 96] = 0;
+            acc[t * 128 + 97] = 0;
+            acc[t * 128 + 98] = 0;
+            acc[t * 128 + 99] = 0;
+            acc[t * 128 + 100] = 0;
+            acc[t * 128 + 101] = 0;
+            acc[t * 128 + 102] = 0;
+            acc[t * 128 + 103] = 0;
+            acc[t * 128 + 104] = 0;
+            acc[t * 128 + 105] = 0;
+            acc[t * 128 + 106] = 0;
+            acc[t * 128 + 107] = 0;
+            acc[t * 128 + 108] = 0;
+            acc[t * 128 + 109] = 0;
+            acc[t * 128 + 110] = 0;
+            acc[t * 128 + 111] = 0;
+            acc[t * 128 + 112] = 0;
+            acc[t * 128 + 113] = 0;
+            acc[t * 128 + 114] = 0;
+            acc[t * 128 + 115] = 0;
+            acc[t * 128 + 116] = 0;
+            acc[t * 128 + 117] = 0;
+            acc[t * 128 + 118] = 0;
+            acc[t * 128 + 119] = 0;
+            acc[t * 128 + 120] = 0;
+            acc[t * 128 + 121] = 0;
+            acc[t * 128 + 122] = 0;
+            acc[t * 128 + 123] = 0;
+            acc[t * 128 + 124] = 0;
+            acc[t * 128 + 125] = 0;
+            acc[t * 128 + 126] = 0;
+            acc[t * 128 + 127] = 0;
+            previous = 0;
+            previous_slots[t] = previous;
+          }
+          let kt_1 = 0;
+          loop3: for (;;) {
+            if (!(kt_1 < steps)) break;
+            body3: {
+              while (!mbarrierDone(full, 3, s_slots_1[warpgroupFirst], phase_slots_1[warpgroupFirst])) yield "waitBarrier(full, …)";
+              let kk = 0;
+              loop4: for (;;) {
+                if (!(kk < 4)) break;
+                body4: {
+                  wgmmaM64k16(256, acc, 128, 0, tiles, (((imul(s_slots_1[warpgroupFirst], 24576) + imul(imul(c_1, 64), 64)) | 0) + imul(16, kk)) | 0, tiles, (((imul(s_slots_1[warpgroupFirst], 24576) + 8192) | 0) + imul(1024, kk)) | 0, 1, 64, 1, warpgroupEnd, warpgroupFirst);
+                }
+                kk = (kk + 1) | 0;
+              }
+              threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                const tx = t;
+                let previous = previous_slots[t];
+                let s_1 = s_slots_1[t];
+                let phase_1 = phase_slots_1[t];
+                const tid = tx;
+                const lane = tid & 31;
+                if ((kt_1 > 0) && (lane === 0)) {
+                  mbarrierArrive(empty, 3, previous, false);
+                }
+                previous = s_1;
+                s_1 = (s_1 + 1) | 0;
+                if (s_1 === 3) {
+                  s_1 = 0;
+                  phase_1 = phase_1 ^ 1;
+                }
+                previous_slots[t] = previous;
+                s_slots_1[t] = s_1;
+                phase_slots_1[t] = phase_1;
+              }
+            }
+            kt_1 = (kt_1 + 1) | 0;
+          }
+          threads6: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            const tx = t;
+            let previous = previous_slots[t];
+            const tid = tx;
+            const lane = tid & 31;
+            const leader = (tid & 127) === 0;
+            if (lane === 0) {
+              mbarrierArrive(empty, 3, previous, false);
+            }
+            if (leader) {
+            }
+            mbarrierArrive(joined, 2, c_1, false);
+          }
+          while (!mbarrierDone(joined, 2, c_1, joinPhase)) yield "waitBarrier(joined, …)";
+          joinPhase = joinPhase ^ 1;
+          if (beta === 0) {
+            threads7: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+              const tx = t;
+              const ty = (t / nx) | 0;
+              const tz = (t / (nx * ny)) | 0;
+              {
+                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+                const laneGroup = (lane_1 >> 2) & 7;
+                const lanePlace = lane_1 & 3;
+                const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
+                const boxCol = imul(lanePlace, 2);
+                const boxSize = 64 << 6;
+                const boxBase = (((mine + (boxRow << 6)) | 0) + boxCol) | 0;
+                const boxSwizzle = ((((mine >> 6) + boxRow) | 0) & 7) << 3;
+                {
+                  const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 0])));
+                }
+                {
+                  const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_1] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 1])));
+                }
+                {
+                  const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_2] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 2])));
+                }
+                {
+                  const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_3] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 3])));
+                }
+                {
+                  const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_4] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 4])));
+                }
+                {
+                  const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_5] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 5])));
+                }
+                {
+                  const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_6] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 6])));
+                }
+                {
+                  const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_7] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 7])));
+                }
+                {
+                  const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_8] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 8])));
+                }
+                {
+                  const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_9] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 9])));
+                }
+                {
+                  const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_10] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 10])));
+                }
+                {
+                  const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_11] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 11])));
+                }
+                {
+                  const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_12] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 12])));
+                }
+                {
+                  const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_13] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 13])));
+                }
+                {
+                  const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_14] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 14])));
+                }
+                {
+                  const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_15] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 15])));
+                }
+                {
+                  const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_16] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 16])));
+                }
+                {
+                  const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_17] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 17])));
+                }
+                {
+                  const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_18] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 18])));
+                }
+                {
+                  const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_19] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 19])));
+                }
+                {
+                  const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_20] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 20])));
+                }
+                {
+                  const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_21] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 21])));
+                }
+                {
+                  const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_22] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 22])));
+                }
+                {
+                  const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_23] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 23])));
+                }
+                {
+                  const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_24] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 24])));
+                }
+                {
+                  const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_25] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 25])));
+                }
+                {
+                  const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_26] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 26])));
+                }
+                {
+                  const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_27] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 27])));
+                }
+                {
+                  const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_28] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 28])));
+                }
+                {
+                  const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_29] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 29])));
+                }
+                {
+                  const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_30] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 30])));
+                }
+                {
+                  const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_31] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 31])));
+                }
+                {
+                  const boxPlace_32 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_32] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 32])));
+                }
+                {
+                  const boxPlace_33 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_33] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 33])));
+                }
+                {
+                  const boxPlace_34 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_34] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 34])));
+                }
+                {
+                  const boxPlace_35 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_35] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 35])));
+                }
+                {
+                  const boxPlace_36 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_36] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 36])));
+                }
+                {
+                  const boxPlace_37 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_37] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 37])));
+                }
+                {
+                  const boxPlace_38 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_38] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 38])));
+                }
+                {
+                  const boxPlace_39 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_39] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 39])));
+                }
+                {
+                  const boxPlace_40 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_40] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 40])));
+                }
+                {
+                  const boxPlace_41 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_41] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 41])));
+                }
+                {
+                  const boxPlace_42 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_42] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 42])));
+                }
+                {
+                  const boxPlace_43 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_43] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 43])));
+                }
+                {
+                  const boxPlace_44 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_44] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 44])));
+                }
+                {
+                  const boxPlace_45 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_45] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 45])));
+                }
+                {
+                  const boxPlace_46 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_46] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 46])));
+                }
+                {
+                  const boxPlace_47 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_47] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 47])));
+                }
+                {
+                  const boxPlace_48 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_48] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 48])));
+                }
+                {
+                  const boxPlace_49 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_49] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 49])));
+                }
+                {
+                  const boxPlace_50 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_50] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 50])));
+                }
+                {
+                  const boxPlace_51 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_51] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 51])));
+                }
+                {
+                  const boxPlace_52 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_52] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 52])));
+                }
+                {
+                  const boxPlace_53 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_53] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 53])));
+                }
+                {
+                  const boxPlace_54 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_54] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 54])));
+                }
+                {
+                  const boxPlace_55 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_55] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 55])));
+                }
+                {
+                  const boxPlace_56 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_56] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 56])));
+                }
+                {
+                  const boxPlace_57 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_57] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 57])));
+                }
+                {
+                  const boxPlace_58 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_58] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 58])));
+                }
+                {
+                  const boxPlace_59 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_59] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 59])));
+                }
+                {
+                  const boxPlace_60 = (((boxBase + ((imul(1, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_60] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 60])));
+                }
+                {
+                  const boxPlace_61 = (((boxBase + ((imul(1, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_61] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 61])));
+                }
+                {
+                  const boxPlace_62 = (((boxBase + ((imul(1, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_62] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 62])));
+                }
+                {
+                  const boxPlace_63 = (((boxBase + ((imul(1, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_63] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 63])));
+                }
+                {
+                  const boxPlace_64 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_64] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 64])));
+                }
+                {
+                  const boxPlace_65 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_65] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 65])));
+                }
+                {
+                  const boxPlace_66 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_66] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 66])));
+                }
+                {
+                  const boxPlace_67 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_67] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 67])));
+                }
+                {
+                  const boxPlace_68 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_68] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 68])));
+                }
+                {
+                  const boxPlace_69 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_69] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 69])));
+                }
+                {
+                  const boxPlace_70 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_70] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 70])));
+                }
+                {
+                  const boxPlace_71 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_71] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 71])));
+                }
+                {
+                  const boxPlace_72 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_72] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 72])));
+                }
+                {
+                  const boxPlace_73 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_73] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 73])));
+                }
+                {
+                  const boxPlace_74 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_74] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 74])));
+                }
+                {
+                  const boxPlace_75 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_75] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 75])));
+                }
+                {
+                  const boxPlace_76 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_76] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 76])));
+                }
+                {
+                  const boxPlace_77 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_77] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 77])));
+                }
+                {
+                  const boxPlace_78 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_78] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 78])));
+                }
+                {
+                  const boxPlace_79 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_79] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 79])));
+                }
+                {
+                  const boxPlace_80 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_80] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 80])));
+                }
+                {
+                  const boxPlace_81 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_81] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 81])));
+                }
+                {
+                  const boxPlace_82 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_82] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 82])));
+                }
+                {
+                  const boxPlace_83 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_83] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 83])));
+                }
+                {
+                  const boxPlace_84 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_84] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 84])));
+                }
+                {
+                  const boxPlace_85 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_85] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 85])));
+                }
+                {
+                  const boxPlace_86 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_86] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 86])));
+                }
+                {
+                  const boxPlace_87 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_87] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 87])));
+                }
+                {
+                  const boxPlace_88 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_88] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 88])));
+                }
+                {
+                  const boxPlace_89 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_89] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 89])));
+                }
+                {
+                  const boxPlace_90 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_90] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 90])));
+                }
+                {
+                  const boxPlace_91 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_91] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 91])));
+                }
+                {
+                  const boxPlace_92 = (((boxBase + ((imul(2, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_92] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 92])));
+                }
+                {
+                  const boxPlace_93 = (((boxBase + ((imul(2, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_93] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 93])));
+                }
+                {
+                  const boxPlace_94 = (((boxBase + ((imul(2, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_94] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 94])));
+                }
+                {
+                  const boxPlace_95 = (((boxBase + ((imul(2, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_95] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 95])));
+                }
+                {
+                  const boxPlace_96 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_96] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 96])));
+                }
+                {
+                  const boxPlace_97 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_97] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 97])));
+                }
+                {
+                  const boxPlace_98 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_98] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 98])));
+                }
+                {
+                  const boxPlace_99 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+                  out[boxPlace_99] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 99])));
+                }
+                {
+                  const boxPlace_100 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_100] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 100])));
+                }
+                {
+                  const boxPlace_101 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_101] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 101])));
+                }
+                {
+                  const boxPlace_102 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_102] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 102])));
+                }
+                {
+                  const boxPlace_103 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+                  out[boxPlace_103] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 103])));
+                }
+                {
+                  const boxPlace_104 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_104] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 104])));
+                }
+                {
+                  const boxPlace_105 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_105] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 105])));
+                }
+                {
+                  const boxPlace_106 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_106] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 106])));
+                }
+                {
+                  const boxPlace_107 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+                  out[boxPlace_107] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 107])));
+                }
+                {
+                  const boxPlace_108 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_108] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 108])));
+                }
+                {
+                  const boxPlace_109 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_109] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 109])));
+                }
+                {
+                  const boxPlace_110 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_110] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 110])));
+                }
+                {
+                  const boxPlace_111 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+                  out[boxPlace_111] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 111])));
+                }
+                {
+                  const boxPlace_112 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_112] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 112])));
+                }
+                {
+                  const boxPlace_113 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_113] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 113])));
+                }
+                {
+                  const boxPlace_114 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_114] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 114])));
+                }
+                {
+                  const boxPlace_115 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+                  out[boxPlace_115] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 115])));
+                }
+                {
+                  const boxPlace_116 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_116] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 116])));
+                }
+                {
+                  const boxPlace_117 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_117] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 117])));
+                }
+                {
+                  const boxPlace_118 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_118] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 118])));
+                }
+                {
+                  const boxPlace_119 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+                  out[boxPlace_119] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 119])));
+                }
+                {
+                  const boxPlace_120 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_120] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 120])));
+                }
+                {
+                  const boxPlace_121 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_121] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 121])));
+                }
+                {
+                  const boxPlace_122 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_122] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 122])));
+                }
+                {
+                  const boxPlace_123 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+                  out[boxPlace_123] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 123])));
+                }
+                {
+                  const boxPlace_124 = (((boxBase + ((imul(3, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_124] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 124])));
+                }
+                {
+                  const boxPlace_125 = (((boxBase + ((imul(3, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_125] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 125])));
+                }
+                {
+                  const boxPlace_126 = (((boxBase + ((imul(3, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_126] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 126])));
+                }
+                {
+                  const boxPlace_127 = (((boxBase + ((imul(3, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+                  out[boxPlace_127] = f16Encode(f16Round(fround(alpha * acc[t * 128 + 127])));
+                }
+              }
+            }
+          } else {
+            threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+              const tx = t;
+              const tid = tx;
+              const leader = (tid & 127) === 0;
+              if (leader) {
+                mbarrierArriveExpect(loaded, 2, c_1, 32768);
+                for (let j_1 = 0; j_1 < 4; j_1 = (j_1 + 1) | 0) {
+                  tileCopy(out, "out", 32768, (mine + imul(imul(j_1, 64), 64)) | 0, C, mapC, (n0_1 + imul(64, j_1)) | 0, (m0_1 + imul(64, c_1)) | 0, loaded, 2, c_1);
+                }
+              }
+            }
+            while (!mbarrierDone(loaded, 2, c_1, loadPhase)) yield "waitBarrier(loaded, …)";
+            loadPhase = loadPhase ^ 1;
+            threads9: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+              const tx = t;
+              const ty = (t / nx) | 0;
+              const tz = (t / (nx * ny)) | 0;
+              {
+                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+                const laneGroup_1 = (lane_2 >> 2) & 7;
+                const lanePlace_1 = lane_2 & 3;
+                const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
+                const boxCol_1 = imul(lanePlace_1, 2);
+                const boxSize_1 = 64 << 6;
+                const boxBase_1 = (((mine + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
+                const boxSwizzle_1 = ((((mine >> 6) + boxRow_1) | 0) & 7) << 3;
+                {
+                  const boxPlace_128 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_128] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 0]) + fround(beta * fround(f16Decode(out[boxPlace_128]))))));
+                }
+                {
+                  const boxPlace_129 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_129] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 1]) + fround(beta * fround(f16Decode(out[boxPlace_129]))))));
+                }
+                {
+                  const boxPlace_130 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_130] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 2]) + fround(beta * fround(f16Decode(out[boxPlace_130]))))));
+                }
+                {
+                  const boxPlace_131 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_131] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 3]) + fround(beta * fround(f16Decode(out[boxPlace_131]))))));
+                }
+                {
+                  const boxPlace_132 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_132] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 4]) + fround(beta * fround(f16Decode(out[boxPlace_132]))))));
+                }
+                {
+                  const boxPlace_133 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_133] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 5]) + fround(beta * fround(f16Decode(out[boxPlace_133]))))));
+                }
+                {
+                  const boxPlace_134 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_134] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 6]) + fround(beta * fround(f16Decode(out[boxPlace_134]))))));
+                }
+                {
+                  const boxPlace_135 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_135] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 7]) + fround(beta * fround(f16Decode(out[boxPlace_135]))))));
+                }
+                {
+                  const boxPlace_136 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_136] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 8]) + fround(beta * fround(f16Decode(out[boxPlace_136]))))));
+                }
+                {
+                  const boxPlace_137 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_137] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 9]) + fround(beta * fround(f16Decode(out[boxPlace_137]))))));
+                }
+                {
+                  const boxPlace_138 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_138] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 10]) + fround(beta * fround(f16Decode(out[boxPlace_138]))))));
+                }
+                {
+                  const boxPlace_139 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_139] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 11]) + fround(beta * fround(f16Decode(out[boxPlace_139]))))));
+                }
+                {
+                  const boxPlace_140 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_140] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 12]) + fround(beta * fround(f16Decode(out[boxPlace_140]))))));
+                }
+                {
+                  const boxPlace_141 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_141] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 13]) + fround(beta * fround(f16Decode(out[boxPlace_141]))))));
+                }
+                {
+                  const boxPlace_142 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_142] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 14]) + fround(beta * fround(f16Decode(out[boxPlace_142]))))));
+                }
+                {
+                  const boxPlace_143 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_143] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 15]) + fround(beta * fround(f16Decode(out[boxPlace_143]))))));
+                }
+                {
+                  const boxPlace_144 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_144] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 16]) + fround(beta * fround(f16Decode(out[boxPlace_144]))))));
+                }
+                {
+                  const boxPlace_145 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_145] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 17]) + fround(beta * fround(f16Decode(out[boxPlace_145]))))));
+                }
+                {
+                  const boxPlace_146 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_146] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 18]) + fround(beta * fround(f16Decode(out[boxPlace_146]))))));
+                }
+                {
+                  const boxPlace_147 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_147] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 19]) + fround(beta * fround(f16Decode(out[boxPlace_147]))))));
+                }
+                {
+                  const boxPlace_148 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_148] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 20]) + fround(beta * fround(f16Decode(out[boxPlace_148]))))));
+                }
+                {
+                  const boxPlace_149 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_149] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 21]) + fround(beta * fround(f16Decode(out[boxPlace_149]))))));
+                }
+                {
+                  const boxPlace_150 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_150] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 22]) + fround(beta * fround(f16Decode(out[boxPlace_150]))))));
+                }
+                {
+                  const boxPlace_151 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_151] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 23]) + fround(beta * fround(f16Decode(out[boxPlace_151]))))));
+                }
+                {
+                  const boxPlace_152 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_152] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 24]) + fround(beta * fround(f16Decode(out[boxPlace_152]))))));
+                }
+                {
+                  const boxPlace_153 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_153] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 25]) + fround(beta * fround(f16Decode(out[boxPlace_153]))))));
+                }
+                {
+                  const boxPlace_154 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_154] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 26]) + fround(beta * fround(f16Decode(out[boxPlace_154]))))));
+                }
+                {
+                  const boxPlace_155 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_155] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 27]) + fround(beta * fround(f16Decode(out[boxPlace_155]))))));
+                }
+                {
+                  const boxPlace_156 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_156] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 28]) + fround(beta * fround(f16Decode(out[boxPlace_156]))))));
+                }
+                {
+                  const boxPlace_157 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_157] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 29]) + fround(beta * fround(f16Decode(out[boxPlace_157]))))));
+                }
+                {
+                  const boxPlace_158 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_158] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 30]) + fround(beta * fround(f16Decode(out[boxPlace_158]))))));
+                }
+                {
+                  const boxPlace_159 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_159] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 31]) + fround(beta * fround(f16Decode(out[boxPlace_159]))))));
+                }
+                {
+                  const boxPlace_160 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_160] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 32]) + fround(beta * fround(f16Decode(out[boxPlace_160]))))));
+                }
+                {
+                  const boxPlace_161 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_161] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 33]) + fround(beta * fround(f16Decode(out[boxPlace_161]))))));
+                }
+                {
+                  const boxPlace_162 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_162] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 34]) + fround(beta * fround(f16Decode(out[boxPlace_162]))))));
+                }
+                {
+                  const boxPlace_163 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_163] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 35]) + fround(beta * fround(f16Decode(out[boxPlace_163]))))));
+                }
+                {
+                  const boxPlace_164 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_164] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 36]) + fround(beta * fround(f16Decode(out[boxPlace_164]))))));
+                }
+                {
+                  const boxPlace_165 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_165] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 37]) + fround(beta * fround(f16Decode(out[boxPlace_165]))))));
+                }
+                {
+                  const boxPlace_166 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_166] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 38]) + fround(beta * fround(f16Decode(out[boxPlace_166]))))));
+                }
+                {
+                  const boxPlace_167 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_167] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 39]) + fround(beta * fround(f16Decode(out[boxPlace_167]))))));
+                }
+                {
+                  const boxPlace_168 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_168] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 40]) + fround(beta * fround(f16Decode(out[boxPlace_168]))))));
+                }
+                {
+                  const boxPlace_169 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_169] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 41]) + fround(beta * fround(f16Decode(out[boxPlace_169]))))));
+                }
+                {
+                  const boxPlace_170 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_170] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 42]) + fround(beta * fround(f16Decode(out[boxPlace_170]))))));
+                }
+                {
+                  const boxPlace_171 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_171] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 43]) + fround(beta * fround(f16Decode(out[boxPlace_171]))))));
+                }
+                {
+                  const boxPlace_172 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_172] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 44]) + fround(beta * fround(f16Decode(out[boxPlace_172]))))));
+                }
+                {
+                  const boxPlace_173 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_173] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 45]) + fround(beta * fround(f16Decode(out[boxPlace_173]))))));
+                }
+                {
+                  const boxPlace_174 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_174] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 46]) + fround(beta * fround(f16Decode(out[boxPlace_174]))))));
+                }
+                {
+                  const boxPlace_175 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_175] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 47]) + fround(beta * fround(f16Decode(out[boxPlace_175]))))));
+                }
+                {
+                  const boxPlace_176 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_176] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 48]) + fround(beta * fround(f16Decode(out[boxPlace_176]))))));
+                }
+                {
+                  const boxPlace_177 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_177] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 49]) + fround(beta * fround(f16Decode(out[boxPlace_177]))))));
+                }
+                {
+                  const boxPlace_178 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_178] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 50]) + fround(beta * fround(f16Decode(out[boxPlace_178]))))));
+                }
+                {
+                  const boxPlace_179 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_179] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 51]) + fround(beta * fround(f16Decode(out[boxPlace_179]))))));
+                }
+                {
+                  const boxPlace_180 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_180] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 52]) + fround(beta * fround(f16Decode(out[boxPlace_180]))))));
+                }
+                {
+                  const boxPlace_181 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_181] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 53]) + fround(beta * fround(f16Decode(out[boxPlace_181]))))));
+                }
+                {
+                  const boxPlace_182 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_182] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 54]) + fround(beta * fround(f16Decode(out[boxPlace_182]))))));
+                }
+                {
+                  const boxPlace_183 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_183] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 55]) + fround(beta * fround(f16Decode(out[boxPlace_183]))))));
+                }
+                {
+                  const boxPlace_184 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_184] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 56]) + fround(beta * fround(f16Decode(out[boxPlace_184]))))));
+                }
+                {
+                  const boxPlace_185 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_185] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 57]) + fround(beta * fround(f16Decode(out[boxPlace_185]))))));
+                }
+                {
+                  const boxPlace_186 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_186] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 58]) + fround(beta * fround(f16Decode(out[boxPlace_186]))))));
+                }
+                {
+                  const boxPlace_187 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_187] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 59]) + fround(beta * fround(f16Decode(out[boxPlace_187]))))));
+                }
+                {
+                  const boxPlace_188 = (((boxBase_1 + ((imul(1, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_188] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 60]) + fround(beta * fround(f16Decode(out[boxPlace_188]))))));
+                }
+                {
+                  const boxPlace_189 = (((boxBase_1 + ((imul(1, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_189] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 61]) + fround(beta * fround(f16Decode(out[boxPlace_189]))))));
+                }
+                {
+                  const boxPlace_190 = (((boxBase_1 + ((imul(1, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_190] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 62]) + fround(beta * fround(f16Decode(out[boxPlace_190]))))));
+                }
+                {
+                  const boxPlace_191 = (((boxBase_1 + ((imul(1, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_191] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 63]) + fround(beta * fround(f16Decode(out[boxPlace_191]))))));
+                }
+                {
+                  const boxPlace_192 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_192] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 64]) + fround(beta * fround(f16Decode(out[boxPlace_192]))))));
+                }
+                {
+                  const boxPlace_193 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_193] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 65]) + fround(beta * fround(f16Decode(out[boxPlace_193]))))));
+                }
+                {
+                  const boxPlace_194 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_194] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 66]) + fround(beta * fround(f16Decode(out[boxPlace_194]))))));
+                }
+                {
+                  const boxPlace_195 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_195] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 67]) + fround(beta * fround(f16Decode(out[boxPlace_195]))))));
+                }
+                {
+                  const boxPlace_196 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_196] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 68]) + fround(beta * fround(f16Decode(out[boxPlace_196]))))));
+                }
+                {
+                  const boxPlace_197 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_197] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 69]) + fround(beta * fround(f16Decode(out[boxPlace_197]))))));
+                }
+                {
+                  const boxPlace_198 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_198] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 70]) + fround(beta * fround(f16Decode(out[boxPlace_198]))))));
+                }
+                {
+                  const boxPlace_199 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_199] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 71]) + fround(beta * fround(f16Decode(out[boxPlace_199]))))));
+                }
+                {
+                  const boxPlace_200 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_200] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 72]) + fround(beta * fround(f16Decode(out[boxPlace_200]))))));
+                }
+                {
+                  const boxPlace_201 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_201] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 73]) + fround(beta * fround(f16Decode(out[boxPlace_201]))))));
+                }
+                {
+                  const boxPlace_202 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_202] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 74]) + fround(beta * fround(f16Decode(out[boxPlace_202]))))));
+                }
+                {
+                  const boxPlace_203 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_203] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 75]) + fround(beta * fround(f16Decode(out[boxPlace_203]))))));
+                }
+                {
+                  const boxPlace_204 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_204] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 76]) + fround(beta * fround(f16Decode(out[boxPlace_204]))))));
+                }
+                {
+                  const boxPlace_205 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_205] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 77]) + fround(beta * fround(f16Decode(out[boxPlace_205]))))));
+                }
+                {
+                  const boxPlace_206 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_206] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 78]) + fround(beta * fround(f16Decode(out[boxPlace_206]))))));
+                }
+                {
+                  const boxPlace_207 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_207] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 79]) + fround(beta * fround(f16Decode(out[boxPlace_207]))))));
+                }
+                {
+                  const boxPlace_208 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_208] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 80]) + fround(beta * fround(f16Decode(out[boxPlace_208]))))));
+                }
+                {
+                  const boxPlace_209 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_209] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 81]) + fround(beta * fround(f16Decode(out[boxPlace_209]))))));
+                }
+                {
+                  const boxPlace_210 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_210] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 82]) + fround(beta * fround(f16Decode(out[boxPlace_210]))))));
+                }
+                {
+                  const boxPlace_211 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_211] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 83]) + fround(beta * fround(f16Decode(out[boxPlace_211]))))));
+                }
+                {
+                  const boxPlace_212 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_212] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 84]) + fround(beta * fround(f16Decode(out[boxPlace_212]))))));
+                }
+                {
+                  const boxPlace_213 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_213] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 85]) + fround(beta * fround(f16Decode(out[boxPlace_213]))))));
+                }
+                {
+                  const boxPlace_214 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_214] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 86]) + fround(beta * fround(f16Decode(out[boxPlace_214]))))));
+                }
+                {
+                  const boxPlace_215 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_215] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 87]) + fround(beta * fround(f16Decode(out[boxPlace_215]))))));
+                }
+                {
+                  const boxPlace_216 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_216] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 88]) + fround(beta * fround(f16Decode(out[boxPlace_216]))))));
+                }
+                {
+                  const boxPlace_217 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_217] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 89]) + fround(beta * fround(f16Decode(out[boxPlace_217]))))));
+                }
+                {
+                  const boxPlace_218 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_218] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 90]) + fround(beta * fround(f16Decode(out[boxPlace_218]))))));
+                }
+                {
+                  const boxPlace_219 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_219] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 91]) + fround(beta * fround(f16Decode(out[boxPlace_219]))))));
+                }
+                {
+                  const boxPlace_220 = (((boxBase_1 + ((imul(2, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_220] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 92]) + fround(beta * fround(f16Decode(out[boxPlace_220]))))));
+                }
+                {
+                  const boxPlace_221 = (((boxBase_1 + ((imul(2, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_221] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 93]) + fround(beta * fround(f16Decode(out[boxPlace_221]))))));
+                }
+                {
+                  const boxPlace_222 = (((boxBase_1 + ((imul(2, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_222] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 94]) + fround(beta * fround(f16Decode(out[boxPlace_222]))))));
+                }
+                {
+                  const boxPlace_223 = (((boxBase_1 + ((imul(2, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_223] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 95]) + fround(beta * fround(f16Decode(out[boxPlace_223]))))));
+                }
+                {
+                  const boxPlace_224 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_224] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 96]) + fround(beta * fround(f16Decode(out[boxPlace_224]))))));
+                }
+                {
+                  const boxPlace_225 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_225] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 97]) + fround(beta * fround(f16Decode(out[boxPlace_225]))))));
+                }
+                {
+                  const boxPlace_226 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_226] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 98]) + fround(beta * fround(f16Decode(out[boxPlace_226]))))));
+                }
+                {
+                  const boxPlace_227 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_227] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 99]) + fround(beta * fround(f16Decode(out[boxPlace_227]))))));
+                }
+                {
+                  const boxPlace_228 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_228] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 100]) + fround(beta * fround(f16Decode(out[boxPlace_228]))))));
+                }
+                {
+                  const boxPlace_229 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_229] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 101]) + fround(beta * fround(f16Decode(out[boxPlace_229]))))));
+                }
+                {
+                  const boxPlace_230 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_230] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 102]) + fround(beta * fround(f16Decode(out[boxPlace_230]))))));
+                }
+                {
+                  const boxPlace_231 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_231] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 103]) + fround(beta * fround(f16Decode(out[boxPlace_231]))))));
+                }
+                {
+                  const boxPlace_232 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_232] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 104]) + fround(beta * fround(f16Decode(out[boxPlace_232]))))));
+                }
+                {
+                  const boxPlace_233 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_233] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 105]) + fround(beta * fround(f16Decode(out[boxPlace_233]))))));
+                }
+                {
+                  const boxPlace_234 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_234] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 106]) + fround(beta * fround(f16Decode(out[boxPlace_234]))))));
+                }
+                {
+                  const boxPlace_235 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_235] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 107]) + fround(beta * fround(f16Decode(out[boxPlace_235]))))));
+                }
+                {
+                  const boxPlace_236 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_236] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 108]) + fround(beta * fround(f16Decode(out[boxPlace_236]))))));
+                }
+                {
+                  const boxPlace_237 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_237] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 109]) + fround(beta * fround(f16Decode(out[boxPlace_237]))))));
+                }
+                {
+                  const boxPlace_238 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_238] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 110]) + fround(beta * fround(f16Decode(out[boxPlace_238]))))));
+                }
+                {
+                  const boxPlace_239 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_239] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 111]) + fround(beta * fround(f16Decode(out[boxPlace_239]))))));
+                }
+                {
+                  const boxPlace_240 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_240] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 112]) + fround(beta * fround(f16Decode(out[boxPlace_240]))))));
+                }
+                {
+                  const boxPlace_241 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_241] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 113]) + fround(beta * fround(f16Decode(out[boxPlace_241]))))));
+                }
+                {
+                  const boxPlace_242 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_242] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 114]) + fround(beta * fround(f16Decode(out[boxPlace_242]))))));
+                }
+                {
+                  const boxPlace_243 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_243] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 115]) + fround(beta * fround(f16Decode(out[boxPlace_243]))))));
+                }
+                {
+                  const boxPlace_244 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_244] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 116]) + fround(beta * fround(f16Decode(out[boxPlace_244]))))));
+                }
+                {
+                  const boxPlace_245 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_245] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 117]) + fround(beta * fround(f16Decode(out[boxPlace_245]))))));
+                }
+                {
+                  const boxPlace_246 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_246] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 118]) + fround(beta * fround(f16Decode(out[boxPlace_246]))))));
+                }
+                {
+                  const boxPlace_247 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_247] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 119]) + fround(beta * fround(f16Decode(out[boxPlace_247]))))));
+                }
+                {
+                  const boxPlace_248 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_248] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 120]) + fround(beta * fround(f16Decode(out[boxPlace_248]))))));
+                }
+                {
+                  const boxPlace_249 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_249] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 121]) + fround(beta * fround(f16Decode(out[boxPlace_249]))))));
+                }
+                {
+                  const boxPlace_250 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_250] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 122]) + fround(beta * fround(f16Decode(out[boxPlace_250]))))));
+                }
+                {
+                  const boxPlace_251 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_251] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 123]) + fround(beta * fround(f16Decode(out[boxPlace_251]))))));
+                }
+                {
+                  const boxPlace_252 = (((boxBase_1 + ((imul(3, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_252] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 124]) + fround(beta * fround(f16Decode(out[boxPlace_252]))))));
+                }
+                {
+                  const boxPlace_253 = (((boxBase_1 + ((imul(3, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_253] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 125]) + fround(beta * fround(f16Decode(out[boxPlace_253]))))));
+                }
+                {
+                  const boxPlace_254 = (((boxBase_1 + ((imul(3, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_254] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 126]) + fround(beta * fround(f16Decode(out[boxPlace_254]))))));
+                }
+                {
+                  const boxPlace_255 = (((boxBase_1 + ((imul(3, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+                  out[boxPlace_255] = f16Encode(f16Round(fround(fround(alpha * acc[t * 128 + 127]) + fround(beta * fround(f16Decode(out[boxPlace_255]))))));
+                }
+              }
+            }
+          }
+          threads10: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            mbarrierArrive(joined, 2, c_1, false);
+          }
+          while (!mbarrierDone(joined, 2, c_1, joinPhase)) yield "waitBarrier(joined, …)";
+          joinPhase = joinPhase ^ 1;
+          threads11: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            const tx = t;
+            const tid = tx;
+            const leader = (tid & 127) === 0;
+            if (leader) {
+              for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+                tileStore(C, mapC, (n0_1 + imul(64, j_2)) | 0, (m0_1 + imul(64, c_1)) | 0, out, "out", 32768, (mine + imul(imul(j_2, 64), 64)) | 0);
+              }
+            }
+          }
+        }
+        t_2 = (t_2 + gx) | 0;
+      }
+      threads12: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        const tid = tx;
+        const leader = (tid & 127) === 0;
+        if (leader) {
+        }
+      }
+    }
+  }
+  const warpgroupList = [];
+  for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));
+  runWarpgroups(warpgroupList, undefined, "hgemmWgmmaWsF16_STAGES_3_GROUP_8");
+}
