@@ -132,6 +132,7 @@ def main(argv=None):
     parser.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,4096x4096x1024,2048x2048x2048")
     parser.add_argument("--no-triton", action="store_true")
     parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--profile", action="store_true", help="one launch of each between cudaProfilerStart/Stop (Nsight Compute), no timing")
     args = parser.parse_args(argv)
     import torch
 
@@ -143,7 +144,13 @@ def main(argv=None):
     driver = tm.Driver()
     stream = torch.cuda.current_stream().cuda_stream
     cubins = sorted(f for f in os.listdir(args.cubins) if f.endswith(".cubin"))
-    dtypes = sorted({"f16" if settings(f).get("F") else "bf16" for f in cubins} | {"bf16"})
+    def dtype_of(name):
+        if name.startswith("lang_"):
+            with open(os.path.join(args.cubins, name[: -len(".cubin")] + ".json")) as handle:
+                return json.load(handle).get("dtype", "bf16")
+        return "f16" if settings(name).get("F") else "bf16"
+
+    dtypes = sorted({dtype_of(f) for f in cubins} | {"bf16"})
     triton_run, triton_chosen = (None, None) if args.no_triton else triton_matmul()
     report = {
         "generator": "bench/hgemm-probe.py",
@@ -236,6 +243,17 @@ def main(argv=None):
 
                 launch[f"triton {dtype}"], kinds[f"triton {dtype}"] = tr, dtype
         names = sorted(launch, key=lambda x: (not x.startswith("torch"), not x.startswith("triton"), x))
+        if args.profile:
+            for name in names:
+                launch[name](0)
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStart()
+            for name in names:
+                launch[name](0)
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStop()
+            print(f"profiled {label}: {', '.join(names)}", flush=True)
+            continue
         # Checks: two input sets, C poisoned, against float64 products of the same 16-bit inputs.
         errors = {}
         for dtype in dtypes:
@@ -289,6 +307,8 @@ def main(argv=None):
         report["shapes"].append(entry)
         del sets
         torch.cuda.empty_cache()
+    if args.profile:
+        return 0
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
         f.write("\n")
