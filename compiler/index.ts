@@ -15,4 +15,4 @@ export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, Manif
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { warpgroupMarker } from "./backends/cuda-matrix.ts";
-export { boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, swizzleIndex, truncateTf32, wgmmaOperandIndex, type FragmentLayout } from "./ir/matrix.ts";
+export { bitSteps, boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, swizzleIndex, truncateTf32, wgmmaOperandIndex, type FragmentLayout } from "./ir/matrix.ts";

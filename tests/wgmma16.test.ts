@@ -9,7 +9,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { boxIndex, swizzleIndex, wgmmaOperandIndex } from "../compiler/index.ts";
+import { bitSteps, boxIndex, fragmentLayouts, swizzleIndex, wgmmaOperandIndex } from "../compiler/index.ts";
 import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/float16.ts";
 import { compileKernelLibrary, createTensorMap, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
@@ -206,6 +206,66 @@ describe("the box store's GEMM epilogue on the CPU backend", () => {
           expect(gotBits[r * n + c], `C[${r}][${c}]`).toBe(encode[type](value));
         }
       }
+    });
+  }
+});
+
+describe("fragment elements", () => {
+  it("every layout in the table is linear in the bits of its element index (what fragmentRow and fragmentColumn rely on)", () => {
+    for (const [shape, roles] of Object.entries(fragmentLayouts)) {
+      for (const layout of Object.values(roles)) {
+        for (const axis of ["row", "col"] as const) expect(() => bitSteps(layout!, axis), `${shape} ${axis}`).not.toThrow();
+      }
+    }
+    expect(bitSteps(fragmentLayouts.m64n256k16.accumulator!, "col")).toEqual([1, 0, 8, 16, 32, 64, 128]);
+  });
+
+  for (const checked of [false, true]) {
+    it(`fragmentElement, fragmentRow and fragmentColumn place each element where storeFragment does; setFragmentElement writes it${checked ? " (checked mode)" : ""}`, async () => {
+      // One warpgroup multiplies a 64×64 bf16 tile by itself; each thread scales its elements by 1 + row/64 + col/4096
+      // through the element functions and stores them itself, beside storeFragment of the same accumulator.
+      const source = `import { fillFragment, fragment, fragmentColumn, fragmentElement, fragmentRow, kernel, setFragmentElement, shared, storeFragment, syncThreads, threadIdx, wgmma, wgmmaCommit, wgmmaWait, f32, type ReadonlyBFloat16Array } from "tskernel";
+export const elements = kernel({ block: [128], targets: ["cuda", "js"] }, (A: ReadonlyBFloat16Array, Plain: Float32Array, Own: Float32Array, Scaled: Float32Array) => {
+  const As = shared.bf16(4096);
+  const acc = fragment.accumulator("m64n64k16", "f32", 1);
+  for (let i = threadIdx.x; i < 4096; i += 128) {
+    As[i] = A[i];
+  }
+  syncThreads();
+  fillFragment(acc[0], 0);
+  for (let s = 0; s < 4; s++) {
+    wgmma(acc[0], As, 16 * s, As, 16 * s);
+  }
+  wgmmaCommit();
+  wgmmaWait(0);
+  storeFragment(acc[0], Plain, 0, 64);
+  unrollElements: for (let e = 0; e < 32; e++) {
+    const r = fragmentRow(acc[0], e);
+    const c = fragmentColumn(acc[0], e);
+    Own[r * 64 + c] = fragmentElement(acc[0], e);
+    const factor: f32 = 1 + f32(r) / 64 + f32(c) / 4096;
+    setFragmentElement(acc[0], e, fragmentElement(acc[0], e) * factor);
+  }
+  storeFragment(acc[0], Scaled, 0, 64);
+});
+`;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-elements-"));
+      const file = path.join(dir, "kernel.ts");
+      fs.writeFileSync(file, source);
+      const device = new CpuDevice({ checked });
+      const aBits = randomBits("bf16", 4096);
+      const outputs = [0, 1, 2].map(() => device.createBuffer(new Float32Array(4096).fill(Number.NaN)));
+      await device.launch(compileKernelLibrary([file], ["js"]).get("elements"), { grid: [1], args: [device.createBuffer("bf16", aBits), ...outputs] });
+      const [plain, own, scaled] = (await Promise.all(outputs.map((b) => device.read(b)))) as Float32Array[];
+      expect(Array.from(own!)).toEqual(Array.from(plain!));
+      for (let r = 0; r < 64; r++) {
+        for (let c = 0; c < 64; c++) {
+          const factor = Math.fround(Math.fround(1 + Math.fround(r / 64)) + Math.fround(c / 4096));
+          expect(scaled![r * 64 + c], `[${r}][${c}]`).toBe(Math.fround(plain![r * 64 + c]! * factor));
+        }
+      }
+      // Not a test on zeros: the product of random bf16 tiles.
+      expect(plain!.some((x) => x !== 0)).toBe(true);
     });
   }
 });

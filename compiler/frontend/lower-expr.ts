@@ -27,6 +27,7 @@ import { conversionTypes, isFloat } from "../ir/types.ts";
 import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
+import { lowerFragmentElementExpr } from "./lower-matrix.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
 
@@ -521,7 +522,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return { kind: "intrinsic", name: origin.name, type: toBits ? "u32" : "f32", args: lowered, span };
     }
     if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
-    const special = lowerSpecialCall(context, origin.name, node, hint);
+    const special = lowerSpecialCall(context, origin.name, node, hint) ?? lowerFragmentElementExpr(context, origin.name, node);
     if (special) return special;
     if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });
     if (["store4", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);

@@ -181,6 +181,42 @@ export function roundTf32(x: number): number {
   return scratch[0]!;
 }
 
+/**
+ * The row or column of element `e` of the thread's part of a fragment, as an IR expression of the thread's
+ * linear index and `e`: the thread's first element (w·rowW + g·rowG + q·rowQ, g·colG + q·colQ) plus the step
+ * of each set bit of e. Every layout in the table is linear in the bits of e (bit 0 of a warpgroup
+ * accumulator's e adds a column, bit 1 eight rows, bits 2 and up eight columns each…), which `bitSteps` checks,
+ * so with e constant after unrolling the sum folds to a constant.
+ */
+export function fragmentPositionExpr(layout: FragmentLayout, linear: Expr, e: Expr, axis: "row" | "col", span: Span): Expr {
+  const type = "i32" as const;
+  const int = (value: number): Expr => ({ kind: "literal", type, value, span });
+  const bin = (op: "add" | "mul" | "and" | "shr", left: Expr, right: Expr): Expr => ({ kind: "binary", op, type, left, right, span });
+  const lane = bin("and", linear, int(layout.lanes - 1));
+  const g = bin("and", bin("shr", lane, int(2)), int(7));
+  const q = bin("and", lane, int(3));
+  const [gStep, qStep] = axis === "row" ? [layout.rowG, layout.rowQ] : [layout.colG, layout.colQ];
+  let sum: Expr = bin("add", bin("mul", g, int(gStep)), bin("mul", q, int(qStep)));
+  if (axis === "row" && layout.rowW) sum = bin("add", sum, bin("mul", bin("shr", lane, int(5)), int(layout.rowW)));
+  bitSteps(layout, axis).forEach((step, bit) => {
+    if (step !== 0) sum = bin("add", sum, bin("mul", bin("and", bin("shr", e, int(bit)), int(1)), int(step)));
+  });
+  return sum;
+}
+
+/** The row (column) step of each bit of an element index in a layout; throws if the layout is not linear in them. */
+export function bitSteps(layout: FragmentLayout, axis: "row" | "col"): number[] {
+  const of = axis === "row" ? layout.rowE : layout.colE;
+  const bits = Math.log2(layout.perLane);
+  if (!Number.isInteger(bits)) throw new Error(`internal: a fragment layout of ${layout.perLane} elements a lane`);
+  const steps = Array.from({ length: bits }, (_, bit) => of[1 << bit]! - of[0]!);
+  of.forEach((value, e) => {
+    const sum = steps.reduce((total, step, bit) => total + (((e >> bit) & 1) * step), of[0]!);
+    if (sum !== value) throw new Error(`internal: fragment layout element ${e} is not linear in its index's bits`);
+  });
+  return steps;
+}
+
 /** The flat index of element `e` of fragment `index` in its array: index · perLane + e. */
 export function fragmentSlot(index: Expr, perLane: number, e: number, span: Span): Expr {
   const type = index.type;

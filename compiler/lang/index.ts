@@ -555,6 +555,36 @@ export interface BoxStore {
   readonly beta?: f32;
 }
 
+/**
+ * The value of element `e` of this thread's part of a fragment (0 ≤ e < the elements a thread holds: 4 for
+ * m16n8k8 A and accumulators, n/2 for a warpgroup accumulator of n columns); `fragmentRow` and `fragmentColumn`
+ * say where that element lies in the fragment's matrix (docs/language.md §25 gives the layouts). With `e`
+ * constant (an `unroll:` loop) the fragment stays in registers. For a `wgmma` accumulator, only after the
+ * `wgmmaWait` that covers its groups.
+ */
+export function fragmentElement(frag: AnyFragment, e: i32): f32 {
+  void [frag, e];
+  return outsideKernel("fragmentElement()");
+}
+
+/** The row of element `e` of this thread's part of a fragment in the fragment's matrix. */
+export function fragmentRow(frag: AnyFragment, e: i32): i32 {
+  void [frag, e];
+  return outsideKernel("fragmentRow()");
+}
+
+/** The column of element `e` of this thread's part of a fragment in the fragment's matrix. */
+export function fragmentColumn(frag: AnyFragment, e: i32): i32 {
+  void [frag, e];
+  return outsideKernel("fragmentColumn()");
+}
+
+/** Sets element `e` of this thread's part of a fragment to `value` (rounded to tf32 in a tf32 fragment). */
+export function setFragmentElement(frag: AnyFragment, e: i32, value: f32): void {
+  void [frag, e, value];
+  outsideKernel("setFragmentElement()");
+}
+
 /** Sets every element of a fragment to `value` (rounded to tf32 for a tf32 fragment). */
 export function fillFragment(frag: AnyFragment, value: f32): void {
   void [frag, value];
