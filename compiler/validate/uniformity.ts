@@ -26,7 +26,7 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { isFragmentOperand, valueTypeOf, type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
-import { matrixOperationName } from "../ir/rewrite.ts";
+import { matrixOperationName, usesWarpgroupRoles } from "../ir/rewrite.ts";
 
 /** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
 function warpgroup(stmt: Stmt): boolean {
@@ -61,6 +61,9 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
   const nonUniform = nonUniformVariables(kernel.body, scope);
   const reasonOf = (expr: Expr): string | undefined => nonUniformReason(expr, nonUniform, scope);
   const block = scope === "block";
+  // A kernel with warpgroup roles (CUDA and the CPU only) holds whole warps in each warpgroup, so its subgroup
+  // operations need control flow that is the same across each warpgroup only, as its waits do.
+  const collectivesScope: Scope = usesWarpgroupRoles(kernel.body) ? "warpgroup" : "block";
   let afterReturn: Divergence | undefined;
   const reported = new Set<Stmt>();
 
@@ -84,7 +87,7 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
           }
           break;
         case "collective": {
-          if (!block) break;
+          if (scope !== collectivesScope) break;
           if (current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
