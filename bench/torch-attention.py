@@ -10,9 +10,13 @@ sample, outputs poisoned with NaN first. Then the backends' forwards, and separa
 timed interleaved: several rounds, one launch each per round, CUDA events around each call, each round behind
 a GPU sleep, the median. FLOPs: forward 4·B·H·S²·D (half of it causal), backward 2.5 times the forward.
 
-Our own attention kernels join the same rounds through --cubins (a later step of issue 22).
+Our kernel (examples/flash-attention.ts) joins the same forward rounds with --cubin FILE --functions JSON: the
+cubin of its CUDA (tskernel build --target cuda, nvcc for sm_90a) and a JSON {"64": [function, dynamic shared
+bytes], "128": [...]} by head dim; it is launched on the same tensors ([B, H, S, D] contiguous, as 2-D
+[B·H·S, D]) with tensor maps made here as the runtime's createTensorMap makes them, and checked like the others.
 
     python3 bench/torch-attention.py --out attention.json [--shapes B4H16S4096D128,B4H16S4096D128c,...]
+        [--cubin flash.cubin --functions flash.json]
 """
 
 import argparse
@@ -70,6 +74,47 @@ def rel(x, ref):
     return float(torch.linalg.norm(x - ref) / torch.linalg.norm(ref))
 
 
+def our_forward(args, torch, q, k, v, b, h, s, d, causal, scale):
+    """A launcher of our kernel on q, k, v into an output tensor, or None when it does not take the shape."""
+    import ctypes
+    import importlib.util
+    import os
+
+    if s % 128 or d not in (64, 128):
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("torch_matmul", os.path.join(here, "torch-matmul.py"))
+    tm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tm)
+    with open(args.functions) as f:
+        function, shared = json.load(f)[str(d)]
+    driver = tm.Driver()
+    fn = driver.function(args.cubin, function, shared)
+    rows = b * h * s
+    stream = torch.cuda.current_stream().cuda_stream
+    keep = []
+
+    def device_map(tensor, box_rows):
+        image = driver.tensor_map(tensor.data_ptr(), rows, d, box_rows, 64, "bf16")
+        buffer = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(tensor.device)
+        keep.append(buffer)
+        return buffer.data_ptr()
+
+    maps = [device_map(q, 128), device_map(k, 128), device_map(v, 128)]
+    out_maps = {}
+
+    def launch(out):
+        # The output's map by its address (made once per output tensor); cuLaunchKernel copies the arguments.
+        if out.data_ptr() not in out_maps:
+            out_maps[out.data_ptr()] = device_map(out, 64)
+        values = [("ptr", q.data_ptr()), ("ptr", k.data_ptr()), ("ptr", v.data_ptr()), ("ptr", out.data_ptr())]
+        values += [("ptr", m) for m in maps] + [("ptr", out_maps[out.data_ptr()]), ("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
+        array, _storage = tm.pack_arguments(values)
+        driver.launch(fn, (s // 128, b * h, 1), (384, 1, 1), shared, stream, array)
+
+    return launch
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -77,6 +122,8 @@ def main(argv=None):
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--no-backward", action="store_true")
+    parser.add_argument("--cubin")
+    parser.add_argument("--functions")
     args = parser.parse_args(argv)
     import torch
     import torch.nn.functional as F
@@ -149,11 +196,22 @@ def main(argv=None):
                 return lambda: torch.autograd.grad(out, (qg, kg, vg), do)
 
             fwd[name], bwd[name] = forward, backward
+        if args.cubin:
+            ours = our_forward(args, torch, q, k, v, b, h, s, d, causal, scale)
+            if ours:
+                out = torch.full_like(q, float("nan"))
+                ours(out)
+                torch.cuda.synchronize()
+                errs = {"out": max(rel(out[pair][rows], refs[pair][0]) for pair in pairs)}
+                rows_out.append({"id": "tskernel flash-attention", "supported": True, "errors": {**errs, "dq": float("nan"), "dk": float("nan"), "dv": float("nan")}, "forwardOnly": True})
+                target = torch.empty_like(q)
+                fwd["tskernel flash-attention"] = lambda ours=ours, target=target: ours(target)
         names = list(fwd)
         samples = {name: {"fwd": [], "bwd": []} for name in names}
         for name in names:
             fwd[name]()
-            bwd[name]()()
+            if name in bwd:
+                bwd[name]()()
         torch.cuda.synchronize()
         events = []
         for r in range(args.rounds):
@@ -166,7 +224,7 @@ def main(argv=None):
                 e1.record()
                 events.append((name, "fwd", e0, e1))
             if not args.no_backward:
-                for name in order:
+                for name in [x for x in order if x in bwd]:
                     step = bwd[name]()  # its forward, untimed
                     torch.cuda._sleep(1_000_000)
                     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -178,6 +236,8 @@ def main(argv=None):
         for name, kind, e0, e1 in events:
             samples[name][kind].append(e0.elapsed_time(e1))
         flops = forward_flops(b, h, s, d, causal)
+        pytorch_ms = [median(samples[n]["fwd"]) for n in names if n in bwd]
+        best = flops / (min(pytorch_ms) * 1e9) if pytorch_ms else None
         for entry in rows_out:
             if not entry.get("supported"):
                 continue
@@ -187,11 +247,12 @@ def main(argv=None):
             if samples[name]["bwd"]:
                 entry["backwardMs"] = median(samples[name]["bwd"])
                 entry["backwardTflops"] = 2.5 * flops / (entry["backwardMs"] * 1e9)
-            e = entry["errors"]
+            e = {key: value for key, value in entry["errors"].items()}
             print(
                 f"{label}: {name:9s} forward {entry['forwardTflops']:6.1f} TFLOP/s ({entry['forwardMs']:.3f} ms)"
                 + (f"  backward {entry['backwardTflops']:6.1f} TFLOP/s" if "backwardTflops" in entry else "")
-                + f"  err out {e['out']:.2e} dq {e['dq']:.2e} dk {e['dk']:.2e} dv {e['dv']:.2e}",
+                + f"  err out {e['out']:.2e} dq {e['dq']:.2e} dk {e['dk']:.2e} dv {e['dv']:.2e}"
+                + (f"  ({100 * entry['forwardTflops'] / best:.1f} % of the fastest PyTorch backend's forward)" if entry.get("forwardOnly") and best else ""),
                 flush=True,
             )
         report["shapes"].append({"label": label, "batch": b, "heads": h, "seq": s, "headDim": d, "causal": causal, "scale": scale,

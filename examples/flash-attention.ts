@@ -6,7 +6,7 @@
 // mbarriers; warpgroups 1 and 2, the consumers, each own 64 of the query rows. Per K/V tile a consumer computes
 // S = Q·Kᵀ (m64n128k16, K read K-major straight from its tile), the online softmax on S's elements in registers
 // (fragmentElement, fragmentRow/Column for the causal mask; the row maxima and sums combine the four threads of
-// each row with subgroupShuffleXor), rescales its O accumulators, writes P = exp(S − max) as bf16 into shared
+// each row with subgroupShuffleXor; exponentials in base 2, `2 ** x`), rescales its O accumulators, writes P = exp(S − max) as bf16 into shared
 // memory in the swizzled layout (storeFragment) and adds P·V (P K-major from there, V N-major from its tile,
 // one m64n64k16 accumulator per 64 columns of D). At the end O / rowsum goes out through the same buffer and
 // storeTile. With causal ≠ 0, key tiles past the block's last query row are skipped and the diagonal masked.
@@ -88,6 +88,8 @@ export const flashAttention = kernel(
     const Oacc = fragment.accumulator("m64n64k16", "f32", D / 64);
     const tid = threadIdx.x;
     const stage = 2 * BC * D;
+    // Scores in base 2: softmax(scale·s) = 2 ** (scale·log2(e)·s − max) / sum.
+    const scale2 = scale * Math.LOG2E;
     const q0 = blockIdx.x * BR;
     const head = blockIdx.y * seq;
     // Key tiles: all of them, or with causal ≠ 0 those that reach no later than the block's last query row.
@@ -155,19 +157,32 @@ export const flashAttention = kernel(
         }
         wgmmaCommit();
         wgmmaWait(0);
-        // Scores, the causal mask, and each row's maximum over this tile.
+        // Scores in base 2 (scale·log2(e) folded in, so that exp is 2 ** x), the causal mask on the diagonal
+        // tile only, and each row's maximum over this tile.
         let x0: f32 = LOW;
         let x1: f32 = LOW;
-        unrollScores: for (let e = 0; e < 64; e++) {
-          let v = fragmentElement(S[0], e) * scale;
-          if (causal !== 0 && j * BC + fragmentColumn(S[0], e) > rows + fragmentRow(S[0], e)) {
-            v = LOW;
+        if (causal !== 0 && j === tiles - 1) {
+          unrollMasked: for (let e = 0; e < 64; e++) {
+            let v = fragmentElement(S[0], e) * scale2;
+            if (j * BC + fragmentColumn(S[0], e) > rows + fragmentRow(S[0], e)) {
+              v = LOW;
+            }
+            setFragmentElement(S[0], e, v);
+            if ((e & 2) === 0) {
+              x0 = Math.max(x0, v);
+            } else {
+              x1 = Math.max(x1, v);
+            }
           }
-          setFragmentElement(S[0], e, v);
-          if ((e & 2) === 0) {
-            x0 = Math.max(x0, v);
-          } else {
-            x1 = Math.max(x1, v);
+        } else {
+          unrollScores: for (let e = 0; e < 64; e++) {
+            const v = fragmentElement(S[0], e) * scale2;
+            setFragmentElement(S[0], e, v);
+            if ((e & 2) === 0) {
+              x0 = Math.max(x0, v);
+            } else {
+              x1 = Math.max(x1, v);
+            }
           }
         }
         x0 = Math.max(x0, subgroupShuffleXor(x0, 1));
@@ -177,17 +192,17 @@ export const flashAttention = kernel(
         const n0 = Math.max(m0, x0);
         const n1 = Math.max(m1, x1);
         // The earlier tiles' weights relative to the new maximum (0 on the first tile, whose m is LOW).
-        const r0 = Math.exp(m0 - n0);
-        const r1 = Math.exp(m1 - n1);
+        const r0 = 2 ** (m0 - n0);
+        const r1 = 2 ** (m1 - n1);
         let p0: f32 = 0;
         let p1: f32 = 0;
         unrollExp: for (let e = 0; e < 64; e++) {
           if ((e & 2) === 0) {
-            const p = Math.exp(fragmentElement(S[0], e) - n0);
+            const p = 2 ** (fragmentElement(S[0], e) - n0);
             setFragmentElement(S[0], e, p);
             p0 += p;
           } else {
-            const p = Math.exp(fragmentElement(S[0], e) - n1);
+            const p = 2 ** (fragmentElement(S[0], e) - n1);
             setFragmentElement(S[0], e, p);
             p1 += p;
           }

@@ -429,6 +429,7 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
+    const scale2 = fround(scale * 1.4426950216293335);
     const q0 = imul(bx, 128);
     const head = imul(by, seq);
     const tiles = (causal !== 0) ? ((((q0 + 128) | 0) / 128) | 0) : ((seq / 128) | 0);
@@ -641,16 +642,28 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
             let lane = lane_slots[t];
             x0 = -3.4028232635611926e+38;
             x1 = -3.4028232635611926e+38;
-            for (let e = 0; e < 64; e = (e + 1) | 0) {
-              let v = fround(S[t * 64 + ((0 + e) | 0)] * scale);
-              if ((causal !== 0) && (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0))) {
-                v = -3.4028232635611926e+38;
+            if ((causal !== 0) && (j_1 === ((tiles - 1) | 0))) {
+              for (let e = 0; e < 64; e = (e + 1) | 0) {
+                let v = fround(S[t * 64 + ((0 + e) | 0)] * scale2);
+                if (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
+                  v = -3.4028232635611926e+38;
+                }
+                S[t * 64 + ((0 + e) | 0)] = v;
+                if ((e & 2) === 0) {
+                  x0 = Math.max(x0, v);
+                } else {
+                  x1 = Math.max(x1, v);
+                }
               }
-              S[t * 64 + ((0 + e) | 0)] = v;
-              if ((e & 2) === 0) {
-                x0 = Math.max(x0, v);
-              } else {
-                x1 = Math.max(x1, v);
+            } else {
+              for (let e_1 = 0; e_1 < 64; e_1 = (e_1 + 1) | 0) {
+                const v_1 = fround(S[t * 64 + ((0 + e_1) | 0)] * scale2);
+                S[t * 64 + ((0 + e_1) | 0)] = v_1;
+                if ((e_1 & 2) === 0) {
+                  x0 = Math.max(x0, v_1);
+                } else {
+                  x1 = Math.max(x1, v_1);
+                }
               }
             }
             lane = 1;
@@ -703,18 +716,18 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
             x1 = Math.max(x1, shuffled_3);
             const n0 = Math.max(m0, x0);
             const n1 = Math.max(m1, x1);
-            const r0 = fround(Math.exp(fround(m0 - n0)));
-            const r1 = fround(Math.exp(fround(m1 - n1)));
+            const r0 = fround(Math.pow(2, fround(m0 - n0)));
+            const r1 = fround(Math.pow(2, fround(m1 - n1)));
             let p0 = 0;
             let p1 = 0;
-            for (let e_1 = 0; e_1 < 64; e_1 = (e_1 + 1) | 0) {
-              if ((e_1 & 2) === 0) {
-                const p = fround(Math.exp(fround(S[t * 64 + ((0 + e_1) | 0)] - n0)));
-                S[t * 64 + ((0 + e_1) | 0)] = p;
+            for (let e_2 = 0; e_2 < 64; e_2 = (e_2 + 1) | 0) {
+              if ((e_2 & 2) === 0) {
+                const p = fround(Math.pow(2, fround(S[t * 64 + ((0 + e_2) | 0)] - n0)));
+                S[t * 64 + ((0 + e_2) | 0)] = p;
                 p0 = fround(p0 + p);
               } else {
-                const p_1 = fround(Math.exp(fround(S[t * 64 + ((0 + e_1) | 0)] - n1)));
-                S[t * 64 + ((0 + e_1) | 0)] = p_1;
+                const p_1 = fround(Math.pow(2, fround(S[t * 64 + ((0 + e_2) | 0)] - n1)));
+                S[t * 64 + ((0 + e_2) | 0)] = p_1;
                 p1 = fround(p1 + p_1);
               }
             }
@@ -723,8 +736,8 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
             m0 = n0;
             m1 = n1;
             for (let b_1 = 0; b_1 < 2; b_1 = (b_1 + 1) | 0) {
-              for (let e_2 = 0; e_2 < 32; e_2 = (e_2 + 1) | 0) {
-                Oacc[t * 64 + ((imul(b_1, 32) + e_2) | 0)] = fround(Oacc[t * 64 + ((imul(b_1, 32) + e_2) | 0)] * (((e_2 & 2) === 0) ? r0 : r1));
+              for (let e_3 = 0; e_3 < 32; e_3 = (e_3 + 1) | 0) {
+                Oacc[t * 64 + ((imul(b_1, 32) + e_3) | 0)] = fround(Oacc[t * 64 + ((imul(b_1, 32) + e_3) | 0)] * (((e_3 & 2) === 0) ? r0 : r1));
               }
             }
             {
@@ -1084,8 +1097,8 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
         const inverse0 = fround(1 / l0);
         const inverse1 = fround(1 / l1);
         for (let b_3 = 0; b_3 < 2; b_3 = (b_3 + 1) | 0) {
-          for (let e_3 = 0; e_3 < 32; e_3 = (e_3 + 1) | 0) {
-            Oacc[t * 64 + ((imul(b_3, 32) + e_3) | 0)] = fround(Oacc[t * 64 + ((imul(b_3, 32) + e_3) | 0)] * (((e_3 & 2) === 0) ? inverse0 : inverse1));
+          for (let e_4 = 0; e_4 < 32; e_4 = (e_4 + 1) | 0) {
+            Oacc[t * 64 + ((imul(b_3, 32) + e_4) | 0)] = fround(Oacc[t * 64 + ((imul(b_3, 32) + e_4) | 0)] * (((e_4 & 2) === 0) ? inverse0 : inverse1));
           }
           {
             const lane_10 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
@@ -1261,6 +1274,7 @@ export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, 
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
+    const scale2 = fround(scale * 1.4426950216293335);
     const q0 = imul(bx, 128);
     const head = imul(by, seq);
     const tiles = (causal !== 0) ? ((((q0 + 128) | 0) / 128) | 0) : ((seq / 128) | 0);
@@ -1470,16 +1484,28 @@ export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, 
             let lane = lane_slots[t];
             x0 = -3.4028232635611926e+38;
             x1 = -3.4028232635611926e+38;
-            for (let e = 0; e < 64; e = (e + 1) | 0) {
-              let v = fround(S[t * 64 + ((0 + e) | 0)] * scale);
-              if ((causal !== 0) && (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0))) {
-                v = -3.4028232635611926e+38;
+            if ((causal !== 0) && (j_1 === ((tiles - 1) | 0))) {
+              for (let e = 0; e < 64; e = (e + 1) | 0) {
+                let v = fround(S[t * 64 + ((0 + e) | 0)] * scale2);
+                if (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
+                  v = -3.4028232635611926e+38;
+                }
+                S[t * 64 + ((0 + e) | 0)] = v;
+                if ((e & 2) === 0) {
+                  x0 = Math.max(x0, v);
+                } else {
+                  x1 = Math.max(x1, v);
+                }
               }
-              S[t * 64 + ((0 + e) | 0)] = v;
-              if ((e & 2) === 0) {
-                x0 = Math.max(x0, v);
-              } else {
-                x1 = Math.max(x1, v);
+            } else {
+              for (let e_1 = 0; e_1 < 64; e_1 = (e_1 + 1) | 0) {
+                const v_1 = fround(S[t * 64 + ((0 + e_1) | 0)] * scale2);
+                S[t * 64 + ((0 + e_1) | 0)] = v_1;
+                if ((e_1 & 2) === 0) {
+                  x0 = Math.max(x0, v_1);
+                } else {
+                  x1 = Math.max(x1, v_1);
+                }
               }
             }
             lane = 1;
@@ -1532,18 +1558,18 @@ export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, 
             x1 = Math.max(x1, shuffled_3);
             const n0 = Math.max(m0, x0);
             const n1 = Math.max(m1, x1);
-            const r0 = fround(Math.exp(fround(m0 - n0)));
-            const r1 = fround(Math.exp(fround(m1 - n1)));
+            const r0 = fround(Math.pow(2, fround(m0 - n0)));
+            const r1 = fround(Math.pow(2, fround(m1 - n1)));
             let p0 = 0;
             let p1 = 0;
-            for (let e_1 = 0; e_1 < 64; e_1 = (e_1 + 1) | 0) {
-              if ((e_1 & 2) === 0) {
-                const p = fround(Math.exp(fround(S[t * 64 + ((0 + e_1) | 0)] - n0)));
-                S[t * 64 + ((0 + e_1) | 0)] = p;
+            for (let e_2 = 0; e_2 < 64; e_2 = (e_2 + 1) | 0) {
+              if ((e_2 & 2) === 0) {
+                const p = fround(Math.pow(2, fround(S[t * 64 + ((0 + e_2) | 0)] - n0)));
+                S[t * 64 + ((0 + e_2) | 0)] = p;
                 p0 = fround(p0 + p);
               } else {
-                const p_1 = fround(Math.exp(fround(S[t * 64 + ((0 + e_1) | 0)] - n1)));
-                S[t * 64 + ((0 + e_1) | 0)] = p_1;
+                const p_1 = fround(Math.pow(2, fround(S[t * 64 + ((0 + e_2) | 0)] - n1)));
+                S[t * 64 + ((0 + e_2) | 0)] = p_1;
                 p1 = fround(p1 + p_1);
               }
             }
@@ -1552,8 +1578,8 @@ export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, 
             m0 = n0;
             m1 = n1;
             for (let b_1 = 0; b_1 < 1; b_1 = (b_1 + 1) | 0) {
-              for (let e_2 = 0; e_2 < 32; e_2 = (e_2 + 1) | 0) {
-                Oacc[t * 32 + ((imul(b_1, 32) + e_2) | 0)] = fround(Oacc[t * 32 + ((imul(b_1, 32) + e_2) | 0)] * (((e_2 & 2) === 0) ? r0 : r1));
+              for (let e_3 = 0; e_3 < 32; e_3 = (e_3 + 1) | 0) {
+                Oacc[t * 32 + ((imul(b_1, 32) + e_3) | 0)] = fround(Oacc[t * 32 + ((imul(b_1, 32) + e_3) | 0)] * (((e_3 & 2) === 0) ? r0 : r1));
               }
             }
             {
@@ -1913,8 +1939,8 @@ export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, 
         const inverse0 = fround(1 / l0);
         const inverse1 = fround(1 / l1);
         for (let b_3 = 0; b_3 < 1; b_3 = (b_3 + 1) | 0) {
-          for (let e_3 = 0; e_3 < 32; e_3 = (e_3 + 1) | 0) {
-            Oacc[t * 32 + ((imul(b_3, 32) + e_3) | 0)] = fround(Oacc[t * 32 + ((imul(b_3, 32) + e_3) | 0)] * (((e_3 & 2) === 0) ? inverse0 : inverse1));
+          for (let e_4 = 0; e_4 < 32; e_4 = (e_4 + 1) | 0) {
+            Oacc[t * 32 + ((imul(b_3, 32) + e_4) | 0)] = fround(Oacc[t * 32 + ((imul(b_3, 32) + e_4) | 0)] * (((e_4 & 2) === 0) ? inverse0 : inverse1));
           }
           {
             const lane_10 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
