@@ -21,6 +21,7 @@ export { LaunchError, kernelFits } from "./launch-check.ts";
 export type { Manifest, ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";
+export { attention, type AttentionOptions, type AttentionShape } from "./attention.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 export { matmul, chooseMatmul, matmulRungs, matmulTolerance, matmulTolerance16, type MatmulChoice, type MatmulDtype, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
 export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";

@@ -3,13 +3,13 @@
  * coroutines and the mbarriers, tensor copies and stores are emulated: against a float64 reference of the same
  * bf16 inputs (softmax(scale·Q·Kᵀ)·V per head, causal or not), on fresh random inputs each run with O poisoned
  * with NaN, at head dims 64 and 128, several key tiles (so the online softmax's rescaling runs), two heads,
- * plain and checked mode.
+ * plain and checked mode; and the same through `attention()` (runtime/attention.ts), which makes the tensor maps.
  */
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
-import { compileKernelLibrary, createTensorMap, type KernelLibrary } from "../runtime/index.ts";
+import { attention, compileKernelLibrary, createTensorMap, type KernelLibrary } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { repoRoot } from "./golden-cases.ts";
 
@@ -83,4 +83,26 @@ describe("flash-attention on the CPU backend", () => {
       expect(Math.sqrt(errorSquared / normSquared)).toBeLessThan(2 * 2 ** -8);
     });
   }
+});
+
+describe("attention()", () => {
+  it("runs the kernel on [batch, heads, seq, headDim] bf16 buffers, within the float64 bound, and refuses what it cannot take", async () => {
+    library ??= compileKernelLibrary([file], ["js"]);
+    const device = new CpuDevice();
+    const shape = { batch: 2, heads: 1, seq: 256, headDim: 64 };
+    const n = shape.batch * shape.heads * shape.seq * shape.headDim;
+    const random = () => Uint16Array.from({ length: n }, () => bf16Bits(Math.random() * 2 - 1));
+    const [qBits, kBits, vBits] = [random(), random(), random()];
+    const [Q, K, V] = [qBits, kBits, vBits].map((bits) => device.createBuffer("bf16", bits)) as [ReturnType<typeof device.createBuffer>, ReturnType<typeof device.createBuffer>, ReturnType<typeof device.createBuffer>];
+    const O = device.createBuffer("bf16", new Uint16Array(n).fill(0x7fff));
+    await attention(device, library, Q, K, V, O, shape, { causal: true });
+    const got = Array.from((await device.read(O, { bits: true })) as Uint16Array, bf16FromBits);
+    const expected = reference(Array.from(qBits, bf16FromBits), Array.from(kBits, bf16FromBits), Array.from(vBits, bf16FromBits), shape.batch * shape.heads, shape.seq, shape.headDim, Math.fround(1 / 8), true);
+    const error = Math.sqrt(got.reduce((sum, x, i) => sum + (x - expected[i]!) ** 2, 0) / expected.reduce((sum, x) => sum + x * x, 0));
+    expect(error).toBeLessThan(2 * 2 ** -8);
+    await expect(attention(device, library, Q, K, V, O, { ...shape, seq: 200 })).rejects.toThrow("tskernel: attention: seq must be a multiple of 128, found 200");
+    await expect(attention(device, library, Q, K, V, O, { ...shape, headDim: 96 })).rejects.toThrow("headDim must be 64 or 128");
+    const F = device.createBuffer(new Float32Array(n));
+    await expect(attention(device, library, F, K, V, O, shape)).rejects.toThrow("tskernel: attention: Q holds f32; the kernel takes bf16");
+  });
 });

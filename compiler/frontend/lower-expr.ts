@@ -27,7 +27,7 @@ import { conversionTypes, isFloat } from "../ir/types.ts";
 import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
-import { lowerFragmentElementExpr } from "./lower-matrix.ts";
+import { lowerFragmentElementExpr } from "./lower-fragment-elements.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
 
