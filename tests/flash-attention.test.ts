@@ -14,6 +14,7 @@ import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const file = path.join(repoRoot, "examples", "flash-attention.ts");
+const pipelinedFile = path.join(repoRoot, "examples", "flash-attention-pipelined.ts");
 let library: KernelLibrary | undefined;
 
 /** softmax(scale·Q·Kᵀ (masked above the diagonal when causal))·V in float64, for each head; rows of D. */
@@ -45,15 +46,18 @@ function reference(q: number[], k: number[], v: number[], heads: number, seq: nu
 
 describe("flash-attention on the CPU backend", () => {
   const cases = [
-    { d: 64, causal: false, checked: false },
-    { d: 64, causal: true, checked: true },
-    { d: 128, causal: true, checked: false },
-    { d: 128, causal: false, checked: false },
+    { d: 64, causal: false, checked: false, name: "flashAttention" },
+    { d: 64, causal: true, checked: true, name: "flashAttention" },
+    { d: 128, causal: true, checked: false, name: "flashAttention" },
+    { d: 128, causal: false, checked: false, name: "flashAttention" },
+    // The pipelined kernel (examples/flash-attention-pipelined.ts): 3 key tiles, an odd count, end the pairs early.
+    { d: 128, causal: false, checked: true, name: "flashAttentionPipelined" },
+    { d: 64, causal: true, checked: false, name: "flashAttentionPipelined" },
   ];
-  for (const { d, causal, checked } of cases) {
-    it(`D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
-      library ??= compileKernelLibrary([file], ["js"]);
-      const kernel = library.kernels.find((h) => h.description.name === "flashAttention" && h.description.specialization.D === d)!;
+  for (const { d, causal, checked, name } of cases) {
+    it(`${name}, D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
+      library ??= compileKernelLibrary([file, pipelinedFile], ["js"]);
+      const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
       const heads = 2;
       const seq = 384;
       const scale = Math.fround(1 / Math.sqrt(d));
@@ -87,7 +91,7 @@ describe("flash-attention on the CPU backend", () => {
 
 describe("attention()", () => {
   it("runs the kernel on [batch, heads, seq, headDim] bf16 buffers, within the float64 bound, and refuses what it cannot take", async () => {
-    library ??= compileKernelLibrary([file], ["js"]);
+    library ??= compileKernelLibrary([file, pipelinedFile], ["js"]);
     const device = new CpuDevice();
     const shape = { batch: 2, heads: 1, seq: 256, headDim: 64 };
     const n = shape.batch * shape.heads * shape.seq * shape.headDim;
