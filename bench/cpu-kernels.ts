@@ -205,6 +205,7 @@ for (const kernelCase of cases) {
     }
     const launchAll = (side: (typeof sides)[number]) => async () => {
       for (const step of side.steps) await side.device.launch(step.kernel, step.options);
+      await side.device.synchronize();
     };
     const plainLoop = freshCopy(plainLoops[kernelCase.family ?? kernelCase.id]!)(inputs!, shape, instance!);
     type Side = "plain" | "oneThread" | "workers";

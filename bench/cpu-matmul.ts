@@ -78,7 +78,8 @@ const cores = os.availableParallelism();
 const pooled = new CpuDevice({ workers: cores });
 const pooledC = pooled.createBuffer(new Float32Array(n * n).fill(Number.NaN));
 const pooledLaunch = { ...launch, args: [pooledC, pooled.createBuffer(A), pooled.createBuffer(B), n, n, n] };
-const pooledMs = await timeAsync(() => pooled.launch(kernel, pooledLaunch), runs);
+// Each timed launch runs to its end (synchronize): launch() only enqueues.
+const pooledMs = await timeAsync(() => pooled.launch(kernel, pooledLaunch).then(() => pooled.synchronize()), runs);
 const pooledError = compareToReference((await pooled.read(pooledC)) as Float32Array, reference).normwiseRelative;
 const big = 512;
 const sgemm = compileKernelLibrary([path.join(root, "examples", "sgemm-blocktiling.ts")]).get("sgemm2DBlocktilingTransposedA");
@@ -86,9 +87,9 @@ const A2 = Float32Array.from({ length: big * big }, () => Math.random() * 2 - 1)
 const B2 = Float32Array.from({ length: big * big }, () => Math.random() * 2 - 1);
 const sgemmLaunch = (d: CpuDevice) => ({ grid: [big / 128, big / 128] as [number, number], args: [big, big, big, 1, d.createBuffer(A2), d.createBuffer(B2), 0, d.createBuffer("f32", big * big)] });
 const oneThread = sgemmLaunch(device);
-const sgemmOneMs = await timeAsync(() => device.launch(sgemm, oneThread), runs);
+const sgemmOneMs = await timeAsync(() => device.launch(sgemm, oneThread).then(() => device.synchronize()), runs);
 const manyThreads = sgemmLaunch(pooled);
-const sgemmPooledMs = await timeAsync(() => pooled.launch(sgemm, manyThreads), runs);
+const sgemmPooledMs = await timeAsync(() => pooled.launch(sgemm, manyThreads).then(() => pooled.synchronize()), runs);
 const sgemmReference = referenceGemm(big, big, big, A2, B2);
 const sgemmPooledError = compareToReference((await pooled.read(manyThreads.args[7] as never)) as Float32Array, sgemmReference).normwiseRelative;
 pooled.dispose();

@@ -7,18 +7,28 @@
 # `bash bench/gpu-prep.sh --kernels` prepares the memory-bound suite's run (`bash gpu.sh --only kernels`)
 # instead: the suite's kernels only, PyTorch's script, and gpu.sh, the examples, the language declarations
 # and package.json beside the runner (so that its tuner compiles these sources, whatever tree it runs in).
+# `bash bench/gpu-prep.sh --launch` prepares the launch benchmark's run (`bash gpu.sh --only launch`): its
+# kernels for CUDA (NVRTC there), WGSL and JS, bench/torch-launch.py and gpu.sh beside the runner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device}
 GL_DIR=${TSK_GL_DIR:-.gl}
 KERNELS_ONLY=$([ "${1:-}" = "--kernels" ] && echo 1 || echo 0)
+LAUNCH_ONLY=$([ "${1:-}" = "--launch" ] && echo 1 || echo 0)
+# The launch benchmark's files (cli/bench/launch.ts, launchBenchFiles).
+LAUNCH="examples/elementwise.ts examples/elementwise-vec4.ts examples/layer-norm.ts examples/softmax.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/transpose.ts examples/sum-vec4.ts examples/sgemm-warptiling.ts"
 SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/sum-vec4.ts examples/sum-vec4-subgroups.ts examples/softmax.ts examples/softmax-vec4-subgroups.ts examples/layer-norm.ts examples/layer-norm-subgroups.ts examples/scan.ts examples/scan-lookback.ts examples/scan-lookback-subgroups.ts examples/histogram-vec4.ts"
 # The WGSL builds skip the kernels whose `targets` leave out wgsl (those that call threadFence() or use matrix
 # operations, which WebGPU lacks): the manifest lists them, built for CUDA and JS.
 
 npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/node_modules/@koromix" "$DEVICE_DIR/node_modules/webgpu/dist"
-if [ "$KERNELS_ONLY" = 1 ]; then
+if [ "$LAUNCH_ONLY" = 1 ]; then
+  node bin/tskernel.js build $LAUNCH --target cuda,wgsl,js --out "$DEVICE_DIR/kernels"
+  cp bench/torch-launch.py "$DEVICE_DIR/"
+  cp bench/gpu.sh "$DEVICE_DIR/gpu.sh"
+  nvcc -O2 -arch=sm_90 -o "$DEVICE_DIR/launch-probe" bench/launch-probe.cu
+elif [ "$KERNELS_ONLY" = 1 ]; then
   node bin/tskernel.js build $SUITE --target wgsl,js --out "$DEVICE_DIR/kernels"
   node bin/tskernel.js build $SUITE --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin"
   mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
@@ -56,7 +66,7 @@ npx esbuild bench/fuzz-cuda.ts --bundle --platform=node --format=esm --target=no
 npx esbuild tests/fuzz/run.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile="$DEVICE_DIR/fuzz.mjs" --log-level=warning \
   --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
-if [ "$KERNELS_ONLY" = 0 ]; then
+if [ "$KERNELS_ONLY" = 0 ] && [ "$LAUNCH_ONLY" = 0 ]; then
   # The nvcc toolchain path: the C++ example, built here for sm_90, run there.
   make -s -C examples/nvcc-app KERNELS="$PWD/$DEVICE_DIR/nvcc-app-build" BIN="$PWD/$DEVICE_DIR/nvcc-app" >/dev/null
   rm -rf "$DEVICE_DIR/nvcc-app-build"

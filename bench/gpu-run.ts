@@ -20,8 +20,9 @@
  * - joins the torch.mm comparison that bench/torch-matmul.py wrote before it (gpu.sh runs it first) to the
  *   results, as `torch.matmul`, with its table and chart (torch-matmul.svg).
  * Results go to $OUT/gpu-results.json and a text table to stdout. `--only kernels-plan` and `--only kernels`
- * run the memory-bound suite instead (gpu-kernels.ts). Usage:
- *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu|collectives|profile|tune-wide] [--torch-matmul report.json]
+ * run the memory-bound suite instead (gpu-kernels.ts); `--only launch` and `--only launch-fault` the launch
+ * benchmark and the checks of asynchronous launches (gpu-launch.ts). Usage:
+ *   node gpu-run.mjs --kernels <build dir> --out <dir> [--only cuda|webgpu|collectives|profile|tune-wide|launch|launch-fault] [--torch-matmul report.json] [--torch torch-launch.json]
  *   node gpu-run.mjs --kernels <wgsl build dir> --cubin-kernels <cubin build dir> --out <dir> --only kernels-plan|kernels
  *     [--torch torch.json] [--tune-seconds S] [--tune-cases a,b] [--cases a,b (the suite's cases to plan and bench; default all)]
  */
@@ -46,6 +47,7 @@ import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport } from ".
 import { formatTuneTable, tuneMatmul } from "../runtime/matmul/tune.ts";
 import { checkCollectiveExamples, gpuSizes } from "../cli/demo/collective-examples.ts";
 import { runKernels, writeKernelsPlan } from "./gpu-kernels.ts";
+import { runLaunch, runLaunchFault } from "./gpu-launch.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -236,11 +238,11 @@ async function launchOverhead(device: CudaDevice): Promise<Record<string, number
   // n = 0: every thread returns at once, so the time is the launch path itself.
   const launch = { grid: [1] as [number], args: [out, input, 0] };
   for (let i = 0; i < 100; i++) device.enqueue(kernel, launch);
-  device.synchronize();
+  await device.synchronize();
   const count = 10_000;
   const start = performance.now();
   for (let i = 0; i < count; i++) device.enqueue(kernel, launch);
-  device.synchronize();
+  await device.synchronize();
   const totalMs = performance.now() - start;
   const result = { launches: count, totalMs, microsecondsPerLaunch: (totalMs * 1000) / count };
   log(`launch overhead: ${result.microsecondsPerLaunch.toFixed(2)} µs per launch (${count} launches, argument checks and packing included)`);
@@ -261,11 +263,12 @@ async function profileLaunches(): Promise<void> {
     const { rung, kernel, constants } = choice;
     const launch = matmulLaunch(device, choice, { m, n, k }, { A, B, C });
     await device.launch(kernel, launch);
+    await device.synchronize();
     launch.release();
     log(`profiled ${m}×${n}×${k}: ${rung.name} ${formatConstants(constants)}`);
     if (m === 4096) {
       device.cublasSgemm(m, n, k, 1, A, B, 0, C, false)();
-      device.synchronize();
+      await device.synchronize();
       log(`profiled ${m}×${n}×${k}: cuBLAS SGEMM (FP32)`);
     }
     for (const buffer of [A, B, C]) device.free(buffer);
@@ -328,6 +331,10 @@ async function main(): Promise<void> {
       log,
     });
     return;
+  }
+  if (only === "launch" || only === "launch-fault") {
+    const run = only === "launch" ? runLaunch : runLaunchFault;
+    return run({ kernelsDir: option("--kernels", "kernels"), outDir, torch: option("--torch", path.join(outDir, "torch-launch.json")), log });
   }
   library = loadKernelLibrary(option("--kernels", "kernels"));
   if (only === "profile") return profileLaunches();

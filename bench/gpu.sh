@@ -4,7 +4,7 @@
 # (bench/gpu-run.ts) and leaves its results in $OUT. Prints the GPU, driver and toolkit first so the record
 # says where it ran. `--only kernels` runs the memory-bound suite instead: the plan, PyTorch beside our cubins
 # (torch-reference.py), `bench kernels` on CUDA and WebGPU, `tune kernels` on CUDA, then Nsight Compute on
-# one launch of each of our kernels and of PyTorch's.
+# one launch of each of our kernels and of PyTorch's. `--only launch` runs the launch benchmark (gpu-prep.sh --launch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -52,6 +52,22 @@ if [ "$*" = "--only kernels" ]; then
     --cases "${TSK_KERNEL_CASES:-all}"
   echo "gpu-run exit $?"
   stage "done"
+  exit 0
+fi
+
+# Launch throughput (bench/gpu-launch.ts): PyTorch's per-op overhead first, then the checks of asynchronous
+# launches and `tskernel bench launch` on CUDA and Dawn, then a fault in a process of its own.
+if [ "$*" = "--only launch" ]; then
+  cd "$DEVICE_DIR"
+  python3 -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda)'
+  PYTHONUNBUFFERED=1 timeout -k 5 120 python3 torch-launch.py --out "$OUT/torch-launch.json"
+  echo "torch-launch exit $?"
+  # The CUDA runtime's own launch cost, the floor (bench/launch-probe.cu, built by gpu-prep.sh --launch).
+  if [ -x launch-probe ]; then timeout -k 5 60 ./launch-probe > "$OUT/launch-probe.json"; echo "launch-probe exit $?"; cat "$OUT/launch-probe.json"; fi
+  timeout -k 5 "${TSK_NODE_SECONDS:-300}" node gpu-run.mjs --kernels kernels --out "$OUT" --only launch --torch "$OUT/torch-launch.json"
+  echo "gpu-run launch exit $?"
+  timeout -k 5 60 node gpu-run.mjs --kernels kernels --out "$OUT" --only launch-fault
+  echo "gpu-run launch-fault exit $?"
   exit 0
 fi
 

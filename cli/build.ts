@@ -12,7 +12,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { buildManifest, compileFiles, createProject, makeDiagnostic, type CompileResult, type Diagnostic, type FileOutput, type TargetName, warpgroupMarker } from "../compiler/index.ts";
+import { buildManifest, compileFiles, createProject, emitTorchModule, makeDiagnostic, packageRoot, pythonModuleName, type CompileResult, type Diagnostic, type FileOutput, type Manifest, type TargetName, warpgroupMarker } from "../compiler/index.ts";
 import { expandInputs } from "./inputs.ts";
 import { report, tskernelVersion, type Io } from "./io.ts";
 
@@ -23,6 +23,10 @@ export interface BuildSettings {
   readonly lineDirectives: boolean;
   /** Also compile each .cu to a cubin for this architecture with nvcc. */
   readonly cubinArch?: string;
+  /** Also compile each .cu to PTX for this architecture's virtual one (sm_90 → compute_90) with nvcc. */
+  readonly ptxArch?: string;
+  /** Also write the PyTorch module of each file that declares launches, and the runtime it imports. */
+  readonly torch?: boolean;
 }
 
 /** File stems for the outputs, unique within one build even when two sources share a base name. */
@@ -39,10 +43,10 @@ function outputStems(files: readonly FileOutput[]): Map<FileOutput, string> {
   return stems;
 }
 
-/** Compiles a generated .cu to a cubin with nvcc; returns a diagnostic on failure. */
-function buildCubin(cuFile: string, cubinFile: string, arch: string): Diagnostic | undefined {
+/** Compiles a generated .cu to a cubin (or PTX) with nvcc; returns a diagnostic on failure. */
+function buildCubin(cuFile: string, cubinFile: string, arch: string, kind: "cubin" | "ptx" = "cubin"): Diagnostic | undefined {
   const nvcc = process.env.NVCC ?? "nvcc";
-  const run = spawnSync(nvcc, [`-arch=${arch}`, "-cubin", "-lineinfo", "-O3", "-o", cubinFile, cuFile], { encoding: "utf8", timeout: 300_000 });
+  const run = spawnSync(nvcc, [`-arch=${arch}`, `-${kind}`, "-lineinfo", "-O3", "-o", cubinFile, cuFile], { encoding: "utf8", timeout: 300_000 });
   if (run.error) return makeDiagnostic("TSK4007", undefined, [`${nvcc}: ${run.error.message}`]);
   if (run.status !== 0) return makeDiagnostic("TSK4008", undefined, [path.basename(cuFile), `${run.stderr}${run.stdout}`.trim()]);
   return undefined;
@@ -112,10 +116,46 @@ export function skippedSummary(result: CompileResult, buildTargets: readonly Tar
   return lines;
 }
 
-type WrittenNames = { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } };
+type WrittenNames = { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string }; ptx?: { file: string; arch: string } };
+
+/** The Python runtime that every generated PyTorch module imports, shipped with the package. */
+export const torchRuntimeFile = "tskernel_torch.py";
+
+/**
+ * The PyTorch modules of a build: one per file with a kernel that declares its launch and was built for CUDA,
+ * named after the file's stem made a Python identifier (unique within the build), and their runtime.
+ */
+export function torchModules(manifest: Manifest, stems: ReadonlyMap<string, string>): { file: string; text: string }[] {
+  const modules: { file: string; text: string }[] = [];
+  const used = new Set<string>([torchRuntimeFile.replace(/\.py$/, "")]);
+  for (const [source, stem] of stems) {
+    const kernels = manifest.kernels.filter((k) => k.source === source);
+    if (!kernels.some((k) => k.signature && k.outputs.cuda)) continue;
+    const base = pythonModuleName(stem);
+    let moduleName = base;
+    for (let n = 2; used.has(moduleName); n++) moduleName = `${base}_${n}`;
+    used.add(moduleName);
+    modules.push({ file: `${moduleName}.py`, text: emitTorchModule({ displayPath: source, moduleName, kernels }) });
+  }
+  if (modules.length > 0) modules.push({ file: torchRuntimeFile, text: fs.readFileSync(path.join(packageRoot(), "runtime", "torch", torchRuntimeFile), "utf8") });
+  return modules;
+}
+
+/** nvcc's virtual architecture for PTX of a real one: sm_90 → compute_90 (compute_90a for wgmma). */
+function virtualArch(arch: string, warpgroups: boolean): string {
+  const virtual = arch.replace(/^sm_/, "compute_");
+  return warpgroups && virtual === "compute_90" ? "compute_90a" : virtual;
+}
+
+export interface WriteOptions {
+  readonly cubinArch?: string;
+  readonly ptxArch?: string;
+  readonly torch?: boolean;
+}
 
 /** Writes a successful compilation into `outDir`; returns the exit status. */
-export function writeBuild(result: CompileResult, outDir: string, io: Io, buildTargets: readonly TargetName[], cubinArch?: string): number {
+export function writeBuild(result: CompileResult, outDir: string, io: Io, buildTargets: readonly TargetName[], options: WriteOptions = {}): number {
+  const { cubinArch, ptxArch } = options;
   const problem = ensureDirectory(outDir);
   if (problem) {
     report([makeDiagnostic("TSK4001", undefined, [outDir, problem])], io);
@@ -157,6 +197,17 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, buildT
         names.cubin = { file: cubin, arch: cubinArch };
         fileCount += 1;
       }
+      if (ptxArch) {
+        const ptx = `${stem}.${ptxArch}.ptx`;
+        io.stderr(`nvcc: ${names.cu} → ${ptx}\n`);
+        const failure = buildCubin(path.join(outDir, names.cu), path.join(outDir, ptx), virtualArch(ptxArch, file.cuda.source.includes(warpgroupMarker)), "ptx");
+        if (failure) {
+          report([failure], io);
+          return 1;
+        }
+        names.ptx = { file: ptx, arch: ptxArch };
+        fileCount += 1;
+      }
     }
     if (file.wgsl) {
       names.wgsl = `${stem}.wgsl`;
@@ -170,7 +221,14 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, buildT
     }
     written.set(file, names);
   }
-  const manifest = buildManifest(result.files, written, `tskernel ${tskernelVersion()}`);
+  const generator = `tskernel ${tskernelVersion()}`;
+  const manifest = buildManifest(result.files, written, generator);
+  if (options.torch) {
+    const sources = new Map([...written.keys()].map((file) => [file.displayPath, stems.get(file)!]));
+    const modules = torchModules(manifest, sources);
+    for (const module of modules) if (!write(module.file, module.text)) return 1;
+    if (modules.length === 0) io.stderr("torch: no kernel of the build declares its tensors and grid, so no Python module was written\n");
+  }
   const outputs = fileCount;
   if (!write("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`)) return 1;
   io.stdout(`wrote ${outputs} files and manifest.json (${manifest.kernels.length} kernel specializations) to ${outDir}\n`);
@@ -188,7 +246,7 @@ export function buildOnce(args: readonly string[], settings: BuildSettings, io: 
     io.stderr("nothing was written\n");
     return 1;
   }
-  return writeBuild(result, settings.out, io, settings.targets, settings.cubinArch);
+  return writeBuild(result, settings.out, io, settings.targets, { cubinArch: settings.cubinArch, ptxArch: settings.ptxArch, torch: settings.torch });
 }
 
 const clock = () => new Date().toTimeString().slice(0, 8);

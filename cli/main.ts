@@ -2,7 +2,7 @@
  * The `tskernel` command line (a contract: scripts and tests depend on it; see docs/cli.md). `check`
  * prints diagnostics and exits 1 on any error; `build` also writes the generated files and a manifest
  * (build.ts); both take files, directories and globs (inputs.ts). `demo`, `bench` and `tune` run the matmul
- * ladder on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
+ * ladder, the memory-bound suite and the launch benchmark on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
  * reported as an internal error (TSK9001) with a request to file it, never as a bare stack trace.
  */
 
@@ -14,15 +14,24 @@ import { expandInputs } from "./inputs.ts";
 import { report, tskernelVersion, type Io } from "./io.ts";
 import { openDevice } from "./open-device.ts";
 
-function parseTargets(value: string): { targets: TargetName[]; errors: Diagnostic[] } {
+/**
+ * The `--target` list. `torch` is not a compiler target but the Python module built on the CUDA output
+ * (build.ts), so it brings `cuda` with it.
+ */
+function parseTargets(value: string): { targets: TargetName[]; torch: boolean; errors: Diagnostic[] } {
   const targets: TargetName[] = [];
   const errors: Diagnostic[] = [];
+  const names = [...targetNames, "torch"].join(", ");
+  let torch = false;
   for (const name of value.split(",").map((t) => t.trim()).filter(Boolean)) {
-    if ((targetNames as readonly string[]).includes(name)) targets.push(name as TargetName);
-    else errors.push(makeDiagnostic("TSK4002", undefined, [name, targetNames.join(", ")]));
+    if ((targetNames as readonly string[]).includes(name)) {
+      if (!targets.includes(name as TargetName)) targets.push(name as TargetName);
+    } else if (name === "torch") torch = true;
+    else errors.push(makeDiagnostic("TSK4002", undefined, [name, names]));
   }
-  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [targetNames.join(", ")]));
-  return { targets, errors };
+  if (torch && !targets.includes("cuda")) targets.push("cuda");
+  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [names]));
+  return { targets, torch, errors };
 }
 
 function parseDefines(values: readonly string[]): { defines: Map<string, string>; errors: Diagnostic[] } {
@@ -108,11 +117,12 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .description("Compile kernel files and write the generated code and manifest.json to a directory.")
     .argument("<files...>", inputsHelp)
     .requiredOption("--out <dir>", "output directory (created, with its parents, if missing)")
-    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")})`, "cuda,wgsl")
+    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")}, torch)`, "cuda,wgsl")
     .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
     .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
     .option("--cubin", "also compile each .cu to a cubin with nvcc, so the CUDA runtime needs no NVRTC")
-    .option("--arch <sm>", "GPU architecture for --cubin", "sm_90")
+    .option("--ptx", "also compile each .cu to PTX with nvcc, which the CUDA driver compiles for the GPU it runs on")
+    .option("--arch <sm>", "GPU architecture for --cubin and --ptx", "sm_90")
     .option("--watch", "build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C")
     .addHelpText(
       "after",
@@ -130,18 +140,21 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel build 'src/**/*.kernel.ts' --target wgsl --out public/kernels --watch",
         "  $ tskernel build examples/matmul-cuda-samples.ts --target cuda --define BLOCK_SIZE=32 --out build",
         "  $ tskernel build examples/*.ts --target cuda --cubin --arch sm_90 --out build/kernels",
+        "  $ tskernel build examples/torch-app/kernels.ts --target torch --cubin --ptx --out build/torch",
         "",
       ].join("\n"),
     )
-    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; arch: string; watch?: boolean }) => {
-      const { targets, errors: targetErrors } = parseTargets(opts.target);
+    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; ptx?: boolean; arch: string; watch?: boolean }) => {
+      const { targets, torch, errors: targetErrors } = parseTargets(opts.target);
       const { defines, errors: defineErrors } = parseDefines(opts.define);
       if (opts.cubin && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4009", undefined));
+      if (opts.ptx && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4014", undefined));
+      if (torch && !opts.cubin && !opts.ptx) targetErrors.push(makeDiagnostic("TSK4013", undefined));
       if (targetErrors.length + defineErrors.length > 0) {
         report([...targetErrors, ...defineErrors], io);
         return setExit(1);
       }
-      const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined };
+      const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined, ptxArch: opts.ptx ? opts.arch : undefined, torch };
       setExit(opts.watch ? await watchBuild(args, settings, io) : buildOnce(args, settings, io));
     });
 
@@ -253,6 +266,23 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
       const { benchKernelsCommand } = await import("./kernels-bench/command.ts");
       setExit(await benchKernelsCommand({ ...opts, backends: opts.backend }, io));
+    });
+
+  bench
+    .command("launch")
+    .description("Time what a launch costs the host (a tiny kernel back to back, with a synchronize after each, replayed), and a ten-launch sequence of real kernels against the sum of their own times.")
+    .option("--backend <list>", "backend to run on (auto, cpu, webgpu, cuda), or several, comma-separated (cuda,webgpu)", parseBackends, ["auto"])
+    .addOption(new Option("--scale <scale>", "the sequence's shapes: gpu (a layer of 4096 × 1024, GEMMs of 1024³) or small (256 × 256, 128³); default gpu on a GPU, small on the CPU").choices(["gpu", "small"]))
+    .option("--burst <n>", "launches of the tiny kernel per timed burst (default 1000)", parseSize)
+    .option("--runs <r>", "timed runs of the sequence (median kept; default 5)", parseSize)
+    .option("--json <file>", "write the reports as JSON")
+    .option("--chart <file.svg>", "write a chart of host time per launch and of the sequence's overhead as SVG")
+    .option("--torch <file>", "join PyTorch's per-op figures from bench/torch-launch.py's JSON (CUDA)")
+    .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
+    .addHelpText("after", "\nSee bench/README.md and docs/runtime.md (launches are asynchronous).\n\nExamples:\n  $ tskernel bench launch --backend cpu\n  $ tskernel bench launch --backend cuda,webgpu --json launch.json --chart launch.svg\n")
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; scale?: "gpu" | "small"; burst?: number; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
+      const { benchLaunchCommand } = await import("./bench/launch-command.ts");
+      setExit(await benchLaunchCommand({ ...opts, backends: opts.backend }, io));
     });
 
   const tune = program

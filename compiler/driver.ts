@@ -14,6 +14,7 @@ import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagno
 import type { ConstValue, HelperFunction, Kernel, Module, ScalarType, Stmt } from "./ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "./ir/rewrite.ts";
 import { lowerFile } from "./frontend/lower-kernel.ts";
+import { checkBackwardPairs } from "./frontend/signature.ts";
 import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./frontend/nesting.ts";
 import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
@@ -81,7 +82,13 @@ export interface FileOutput {
     readonly dynamicSharedBytes: readonly (number | undefined)[];
   };
   /** `entries[i]` is the WGSL entry point of `specializations[i]`, undefined where it skips WGSL. */
-  readonly wgsl?: { readonly source: string; readonly entries: readonly (WgslEntryInfo | undefined)[]; readonly lineSources: readonly (string | undefined)[] };
+  readonly wgsl?: {
+    readonly source: string;
+    readonly entries: readonly (WgslEntryInfo | undefined)[];
+    readonly lineSources: readonly (string | undefined)[];
+    /** The WebGPU features the module needs (`enable f16;` applies to all of its entry points). */
+    readonly features: readonly string[];
+  };
   /** `functions[i]` is the JS function of `specializations[i]`, undefined where it skips JS. */
   readonly js?: {
     readonly source: string;
@@ -148,6 +155,7 @@ function compileSourceFile(
   const fileDiagnostics: Diagnostic[] = [];
   const { module, diagnostics: lowering } = lowerFile(sourceFile);
   fileDiagnostics.push(...lowering);
+  fileDiagnostics.push(...checkBackwardPairs(module.kernels));
   if (module.kernels.length === 0 && lowering.length === 0) {
     fileDiagnostics.push(makeDiagnostic("TSK4004", undefined, [path.relative(baseDir, sourceFile.getFilePath())]));
   }
@@ -225,14 +233,14 @@ function emitFile(
         lineDirectives: options.lineDirectives ?? true,
       });
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
-      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, cuda.headers);
+      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel), cuda.halves);
       output = {
         ...output,
         cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },
       };
     } else if (targetName === "wgsl") {
       const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
-      output = { ...output, wgsl: { source: wgsl.source, entries: aligned(wgsl.entries), lineSources: wgsl.lineSources } };
+      output = { ...output, wgsl: { source: wgsl.source, entries: aligned(wgsl.entries), lineSources: wgsl.lineSources, features: wgsl.features } };
     } else {
       const sourceText = sourceFile.getFullText();
       const js = emitJs({ displayPath, sourceText, helpers, kernels: units });

@@ -11,8 +11,12 @@ export { renderDiagnostic, renderDiagnostics, type RenderOptions } from "./diagn
 export { makeDiagnostic, type Diagnostic } from "./diagnostics/diagnostic.ts";
 export { catalogue, type DiagnosticCode } from "./diagnostics/catalogue.ts";
 export { buildManifest, manifestVersion } from "./manifest.ts";
-export type { Manifest, ManifestKernel, ManifestParam, ManifestScalarType, ManifestTarget, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
+export { emitTorchModule, pythonModuleName, snakeCase, type TorchModuleInput } from "./backends/torch-module.ts";
+export { applyFormulaOp, cFormula, foldFormula, pythonFormula } from "./backends/formula.ts";
+export { parseFormula } from "./frontend/signature.ts";
+export type { Manifest, ManifestDim, ManifestFormula, ManifestKernel, ManifestParam, ManifestScalarType, ManifestSignature, ManifestTarget, ManifestTensor, ManifestWgslBinding, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
+export { scalars, targetScalars, type AnyScalar, type Support, type TargetScalar } from "./ir/types.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { warpgroupMarker } from "./backends/cuda-matrix.ts";
 export { bitSteps, boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, swizzleIndex, truncateTf32, wgmmaOperandIndex, type FragmentLayout } from "./ir/matrix.ts";

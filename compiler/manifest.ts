@@ -4,8 +4,10 @@
  * parameters in order with types and access, the fixed block shape, shared-memory bytes, and for each
  * target the generated file and how to call into it (the CUDA function, the WGSL entry point and its
  * binding layout), the targets the kernel declares and those it was built for, and whether the kernel uses
- * subgroups, matrix operations (on warps or warpgroups) or atomics (which arrays). Output file paths are relative to the manifest's directory; `source`
- * is the kernel file relative to the directory tskernel ran in. The format's types are in lang/manifest.ts.
+ * subgroups, matrix operations (on warps or warpgroups) or atomics (which arrays), and the launch it declares
+ * (its tensors' shapes, grid, requirements and backward kernel). Output file paths are relative to the
+ * manifest's directory; `source` is the kernel file relative to the directory tskernel ran in. The format's
+ * types are in lang/manifest.ts.
  */
 
 import type { FileOutput } from "./driver.ts";
@@ -42,7 +44,7 @@ function atomicsOf(kernel: FileOutput["specializations"][number]["kernel"]): { a
 /** `files` maps each compiled source file to the output file names written for it (relative paths). */
 export function buildManifest(
   outputs: readonly FileOutput[],
-  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string } }>,
+  fileNames: ReadonlyMap<FileOutput, { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string; js?: string; cubin?: { file: string; arch: string }; ptx?: { file: string; arch: string } }>,
   generator: string,
 ): Manifest {
   const kernels: ManifestKernel[] = [];
@@ -55,7 +57,7 @@ export function buildManifest(
       const jsFunction = file.js?.functions[index];
       // Only the targets this specialization was built for: a kernel's `targets` may skip some of the file's.
       const outputs: ManifestKernel["outputs"] = {
-        ...(file.cuda && cudaFunction !== undefined && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: cudaFunction, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}) } } : {}),
+        ...(file.cuda && cudaFunction !== undefined && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: cudaFunction, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}), ...(names.ptx ? { ptx: names.ptx } : {}) } } : {}),
         ...(jsFunction !== undefined && names.js ? { js: { file: names.js, function: jsFunction } } : {}),
         ...(wgslEntry && names.wgsl
           ? {
@@ -65,6 +67,8 @@ export function buildManifest(
                 workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
                 ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
                 layout: manifestLayout(kernel),
+                // The device features the module's types need (shader-f16 for f16, enabled for the whole module).
+                ...(file.wgsl!.features.length > 0 ? { features: file.wgsl!.features } : {}),
               },
             }
           : {}),
@@ -73,7 +77,8 @@ export function buildManifest(
         name: kernel.name,
         entryName: spec.entryName,
         source: file.displayPath,
-        specialization: Object.fromEntries(kernel.constValues),
+        // A kernel written over element types names them first (`{ T: "bf16", BLOCK: 256 }`).
+        specialization: { ...Object.fromEntries(kernel.typeArgs ?? []), ...Object.fromEntries(kernel.constValues) },
         params: kernel.params.map((param): ManifestParam => {
           switch (param.kind) {
             case "buffer":
@@ -91,6 +96,7 @@ export function buildManifest(
         ...atomicsOf(kernel),
         ...(kernel.targets ? { declaredTargets: kernel.targets } : {}),
         builtFor: (["cuda", "wgsl", "js"] as const).filter((target) => outputs[target] !== undefined),
+        ...(kernel.signature ? { signature: kernel.signature } : {}),
         outputs,
       });
     });

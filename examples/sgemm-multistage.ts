@@ -48,6 +48,11 @@ export const sgemmMultistage = kernel(
       { BM: 64, BN: 64, BK: 8, KSPLIT: 1, STAGES: 3, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128, SWIZZLE: 2, AVEC: 0, GUARD: 1 },
       { BM: 32, BN: 32, BK: 8, KSPLIT: 2, STAGES: 2, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 64, SWIZZLE: 0, AVEC: 1, GUARD: 1 },
     ],
+    // The launch, for the PyTorch operator and the .cuh grid functions (docs/torch.md): C is updated in place
+    // (C = alpha·A·B + beta·C), and the first specialization whose requirements hold runs.
+    tensors: { A: "[M, K]", B: "[K, N]", C: "[M, N]" },
+    grid: ["cdiv(N, BN)", "cdiv(M, BM)"],
+    requires: ["GUARD == 1 || M % BM == 0 && N % BN == 0 && K % (BK * KSPLIT) == 0", "N % 4 == 0 && K % 4 == 0"],
   },
   (
     M: i32,
@@ -309,6 +314,8 @@ export const sgemmRegisterStaged = kernel(
       { BM: 64, BN: 64, BK: 8, KSPLIT: 1, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 128 },
       { BM: 32, BN: 32, BK: 8, KSPLIT: 2, WM: 32, WN: 32, WNITER: 2, TM: 4, TN: 4, THREADS: 64 },
     ],
+    tensors: { A: "[M, K]", B: "[K, N]", C: "[M, N]" },
+    grid: ["cdiv(N, BN)", "cdiv(M, BM)"],
   },
   (
     M: i32,

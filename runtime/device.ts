@@ -1,7 +1,9 @@
 /**
  * The one runtime API over every backend: create a device, allocate typed buffers, launch a compiled kernel
  * with a grid, a block and arguments, read results back, time launches. Every launch is checked first
- * (launch-check.ts) and a bad argument is an error naming the kernel and the parameter; nothing runs.
+ * (launch-check.ts) and a bad argument is an error naming the kernel and the parameter; nothing runs. A launch
+ * enqueues: it does not wait for the kernel to run; `synchronize` and `read` wait for the work before them and
+ * raise the errors it met (docs/runtime.md, "Launches are asynchronous").
  * This file holds the types every other runtime file shares (devices, buffers, compiled kernels, limits),
  * so it imports nothing of the runtime: imports run one way, towards it.
  */
@@ -86,6 +88,8 @@ export interface LaunchOptions {
   readonly block?: Dim3;
   /** Run-time arguments in parameter order, or by parameter name. Compile-time constants are not passed. */
   readonly args: readonly KernelArg[] | Readonly<Record<string, KernelArg>>;
+  /** The stream to enqueue on (device.createStream()); default the device's own queue. */
+  readonly stream?: Stream;
 }
 
 export interface TimingOptions {
@@ -112,6 +116,53 @@ export interface LaunchStep {
   readonly options: LaunchOptions;
 }
 
+/**
+ * An ordered queue of work on a device. On CUDA each is a CUDA stream: launches on different streams may
+ * overlap, and events order them where they depend on each other. The device's own queue (launches without a
+ * `stream`) is CUDA's legacy default stream, which waits for every other stream's earlier work and makes their
+ * later work wait for it. WebGPU and the CPU have one queue: their streams are names for it, every event is
+ * already in order, and code written for streams runs unchanged there.
+ */
+export interface Stream {
+  readonly kind: "tskernel.stream";
+  readonly backend: BackendName;
+  /** A point in this stream: it completes once everything enqueued on the stream before it has run. */
+  recordEvent(): StreamEvent;
+  /** Work enqueued on this stream from now on waits for `event` (recorded on any stream of the same device). */
+  waitEvent(event: StreamEvent): void;
+  /** Waits for everything enqueued on this stream so far; raises the errors it met, as device.synchronize does. */
+  synchronize(): Promise<void>;
+  /** Releases the stream once its work is done; enqueueing on it afterwards is refused. */
+  dispose(): void;
+}
+
+export interface StreamEvent {
+  readonly kind: "tskernel.event";
+  /** Whether the work before the event has run (it does not wait). */
+  done(): boolean;
+  /** Waits until the work before the event has run; raises the errors it met, as device.synchronize does. */
+  synchronize(): Promise<void>;
+}
+
+/**
+ * Launches recorded once and replayed cheaply: their arguments checked and their launch data prepared when
+ * recorded, so a replay only enqueues (CUDA: an instantiated CUDA graph; WebGPU: the dispatches encoded again
+ * from cached pipelines and bind groups, scalars in the sequence's own uniform buffer; CPU: the checked steps).
+ */
+export interface LaunchSequence {
+  /** The number of launches. */
+  readonly length: number;
+  /** Enqueues every launch in order, on `stream` where given, like that many launch() calls without their checks. */
+  replay(options?: { readonly stream?: Stream }): Promise<void>;
+  /**
+   * Replaces launch `index`'s options (the same kernel: new scalars, buffers, grid or block), checked as a
+   * launch is. Replays enqueued before keep the old ones; later replays use the new ones.
+   */
+  update(index: number, options: LaunchOptions): void;
+  /** Releases what the sequence holds once its enqueued replays are done; replaying it afterwards is refused. */
+  dispose(): void;
+}
+
 export interface Device {
   readonly backend: BackendName;
   /** A human-readable description of the device, e.g. the adapter or GPU name. */
@@ -125,10 +176,32 @@ export interface Device {
    */
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
+  /** Writes after the work enqueued before it (a kernel still reading the buffer sees the old contents). */
   write(buffer: DeviceBuffer, data: BufferValues): Promise<void>;
-  /** A copy of the buffer: an f16 or bf16 buffer as a Float32Array of its values (exact), or with `bits` its encodings. */
+  /**
+   * Waits for the work enqueued before it and returns a copy of the buffer: an f16 or bf16 buffer as a
+   * Float32Array of its values (exact), or with `bits` its encodings. Raises the first error that work met (a
+   * LaunchFailure naming the kernel and the launch), instead of returning what it left behind.
+   */
   read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray>;
+  /**
+   * Checks the launch and enqueues it, in order, on the device's queue (or `options.stream`); it does not wait
+   * for the kernel to run. The promise resolves once the launch is enqueued and rejects, with nothing
+   * enqueued, when the launch is refused (a LaunchError: a bad argument, a kernel the backend cannot run or
+   * compile). Errors the kernel meets while it runs are raised by the next synchronize() or read().
+   */
   launch(kernel: KernelHandle, options: LaunchOptions): Promise<void>;
+  /** Waits for everything enqueued so far, on every stream; raises the first error it met (LaunchFailure). */
+  synchronize(): Promise<void>;
+  /** A new stream of this device (see Stream). */
+  createStream(): Stream;
+  /** Checks and prepares `steps` once, for replaying them cheaply (see LaunchSequence); nothing runs yet. */
+  record(steps: readonly LaunchStep[]): Promise<LaunchSequence>;
+  /**
+   * Times the kernel on the device's clock (CUDA events, WebGPU timestamp queries; the CPU's performance.now()
+   * around launches that have run). Waits for the work enqueued before it first, so only its own launches are
+   * measured, and raises errors as synchronize() does.
+   */
   time(kernel: KernelHandle, options: LaunchOptions, timing?: TimingOptions): Promise<Timing>;
   /**
    * Times launches that run one after another as one unit (each run: from the start of the first launch to
@@ -140,7 +213,10 @@ export interface Device {
    * bandwidth roofline of the device, as bytes read plus bytes written over this time.
    */
   timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing?: CopyTimingOptions): Promise<Timing>;
-  /** Releases a buffer's memory now; any later use of it (a second free included) is refused. */
+  /**
+   * Releases a buffer's memory once the work enqueued before has finished with it (at once when none is
+   * pending); any later use of it (a second free included) is refused at once.
+   */
   free(buffer: DeviceBuffer): void;
   /** Releases the device; any later use of it or its buffers is refused. */
   dispose(): void;

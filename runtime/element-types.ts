@@ -61,6 +61,13 @@ export function elementTypeOf(data: TypedArray): ElementType {
  */
 export function toStorage(type: ElementType, values: BufferValues): TypedArray {
   const ctor = storageConstructors[type];
+  if (!ArrayBuffer.isView(values)) {
+    if (!Array.isArray(values)) throw new TypeError(`tskernel: buffer values must be a typed array or an array of numbers, got ${typeof values}`);
+    const bad = values.findIndex((value) => typeof value !== "number");
+    if (bad >= 0) throw new TypeError(`tskernel: buffer values must be numbers; element ${bad} is ${typeof values[bad]}`);
+  } else if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
+    throw new TypeError("tskernel: buffer values must be numbers, not 64-bit integers");
+  }
   if (isHalf(type)) {
     if (values instanceof Uint16Array) return values;
     const out = new Uint16Array(values.length);

@@ -12,12 +12,14 @@ import { BackendUnavailable, type BackendName, type Device, type DeviceOptions }
 export * from "./device.ts";
 export { CpuDevice } from "./cpu/cpu-device.ts";
 export { createWebGpuDevice, type WebGpuDeviceOptions } from "./webgpu/dawn.ts";
-export { WebGpuDevice } from "./webgpu/webgpu-device.ts";
+export { WebGpuDevice, type WebGpuLaunchOptions } from "./webgpu/webgpu-device.ts";
 export { createCudaDevice, CudaDevice, type CudaCompileOptions } from "./cuda/cuda-device.ts";
 export { compileKernelLibrary, CompileFailure } from "./kernels.ts";
 export { KernelLibrary, libraryFromManifest, filesToRead, type BuildFiles, type OutputTarget } from "./library.ts";
 export { loadKernelLibrary } from "./load-library.ts";
 export { LaunchError, kernelFits } from "./launch-check.ts";
+export { declaredLaunch, evaluateFormula, type DeclaredLaunch, type DeclaredTensor } from "./declared-launch.ts";
+export { LaunchFailure, type LaunchRef } from "./launch-ledger.ts";
 export type { Manifest, ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";

@@ -4,6 +4,7 @@
  * the call, not as garbage in the output or a hung GPU.
  */
 
+import { roundToBf16, roundToF16 } from "../compiler/lang/float16.ts";
 import type { ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
 import type { Dim3, KernelArg, LaunchLimits, LaunchOptions } from "./device.ts";
 
@@ -110,6 +111,9 @@ function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
+/** The rounding of a float scalar argument to its type. */
+const floatRounding = { f32: Math.fround, f16: roundToF16, bf16: roundToBf16 } as const;
+
 function checkArg(kernel: string, param: ManifestParam, value: unknown, backend: string): void {
   const where = `parameter '${param.name}'`;
   if (param.kind === "buffer") {
@@ -125,7 +129,10 @@ function checkArg(kernel: string, param: ManifestParam, value: unknown, backend:
       if (typeof value !== "boolean") throw new LaunchError(kernel, `${where} expects a bool, got ${describe(value)}`);
       return;
     case "f32":
-      if (typeof value !== "number") throw new LaunchError(kernel, `${where} expects an f32 number, got ${describe(value)}`);
+    case "f16":
+    case "bf16":
+    case "f64":
+      if (typeof value !== "number") throw new LaunchError(kernel, `${where} expects an ${param.type} number, got ${describe(value)}`);
       return;
     case "i32":
       if (typeof value !== "number" || !Number.isInteger(value) || value < -2147483648 || value > 2147483647) {
@@ -175,6 +182,12 @@ export function checkLaunch(description: ManifestKernel, options: LaunchOptions,
     });
   }
   params.forEach((param, index) => checkArg(kernel, param, args[index], backend));
+  // A float argument is the value of its type that the number rounds to, as a kernel's own values are:
+  // every backend then starts from the same value (the CPU's kernels would otherwise compute with the double).
+  args = args.map((arg, index) => {
+    const param = params[index]!;
+    return param.kind === "scalar" && typeof arg === "number" && param.type in floatRounding ? floatRounding[param.type as keyof typeof floatRounding](arg) : arg;
+  });
 
   const grid = toDim3(kernel, "grid", options.grid);
   grid.forEach((dim, axis) => {

@@ -14,7 +14,7 @@ export class KernelLibrary {
   constructor(readonly kernels: readonly KernelHandle[]) {}
 
   /** The first of the given specializations (best first) that a device with `limits` can run (block and shared memory). */
-  firstFitting(name: string, specializations: readonly Readonly<Record<string, number | boolean>>[] | undefined, limits: LaunchLimits): KernelHandle | undefined {
+  firstFitting(name: string, specializations: readonly Readonly<Record<string, number | boolean | string>>[] | undefined, limits: LaunchLimits): KernelHandle | undefined {
     return (specializations ?? [{}]).map((values) => this.get(name, values)).find((k) => kernelFits(k.description, limits));
   }
 
@@ -22,7 +22,7 @@ export class KernelLibrary {
    * Finds a kernel by name, and by specialization values when it has several; with none given, the first
    * (the kernel's default specialization) is returned.
    */
-  get(name: string, specialization: Readonly<Record<string, number | boolean>> = {}): KernelHandle {
+  get(name: string, specialization: Readonly<Record<string, number | boolean | string>> = {}): KernelHandle {
     const candidates = this.kernels.filter((k) => k.description.name === name);
     if (candidates.length === 0) {
       const known = [...new Set(this.kernels.map((k) => k.description.name))].join(", ");

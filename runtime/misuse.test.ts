@@ -13,7 +13,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "./cpu/cpu-device.ts";
 import { KernelFault } from "./cpu/checker.ts";
-import { createDevice, LaunchError, type Device } from "./index.ts";
+import { createDevice, LaunchError, LaunchFailure, type Device } from "./index.ts";
 import { compileKernelLibrary } from "./kernels.ts";
 import { deviceFor, testedBackends } from "../tests/backends.ts";
 
@@ -69,6 +69,20 @@ async function launchError(run: () => Promise<unknown>): Promise<string> {
     return (error as Error).message;
   }
   throw new Error("the launch was not refused");
+}
+
+/**
+ * The error a launch meets while it runs (a time limit, a fault): launch() resolves once the launch is
+ * enqueued, and the device's next synchronize() raises it as a LaunchFailure naming the launch.
+ */
+async function runError(device: Device, run: () => Promise<unknown>): Promise<LaunchFailure> {
+  await run();
+  const error = await device.synchronize().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(LaunchFailure);
+  return error as LaunchFailure;
 }
 
 describe.each(testedBackends)("the runtime under misuse on %s", (backend) => {
@@ -142,11 +156,12 @@ describe.each(testedBackends)("the runtime under misuse on %s", (backend) => {
     const device = await get();
     if (!device) return;
     const bad: [string, () => unknown, RegExp][] = [
-      ["an unknown element type", () => device.createBuffer("f64" as never, 4), /^tskernel: unknown element type 'f64'/],
+      ["an unknown element type", () => device.createBuffer("f128" as never, 4), /^tskernel: unknown element type 'f128'/],
       ["a negative length", () => device.createBuffer("f32", -1), /^tskernel: buffer length must be a non-negative integer, got -1/],
       ["a fractional length", () => device.createBuffer("i32", 2.5), /^tskernel: buffer length must be a non-negative integer, got 2.5/],
       ["a NaN length", () => device.createBuffer("u32", Number.NaN), /^tskernel: buffer length must be a non-negative integer, got NaN/],
-      ["a Float64Array", () => device.createBuffer(new Float64Array(4) as never), /^tskernel: buffers are made from Float32Array, Int32Array or Uint32Array/],
+      ["a BigInt64Array", () => device.createBuffer(new BigInt64Array(4) as never), /^tskernel: buffers are made from Float32Array, Int32Array, Uint32Array, Float64Array/],
+      ["a bf16 buffer from strings", () => device.createBuffer("bf16", ["1", "2"] as never), /^tskernel: /],
       ["2^40 elements", () => device.createBuffer("f32", 2 ** 40), /^tskernel: (cannot allocate a buffer of 1099511627776 elements|a buffer of 4398046511104 bytes exceeds)/],
     ];
     for (const [what, make, message] of bad) expect(make, what).toThrow(message);
@@ -198,14 +213,14 @@ describe.each(testedBackends)("the runtime under misuse on %s", (backend) => {
 describe("the CPU backend's time limit", () => {
   const spin = library.get("spin");
 
-  it("stops a kernel that never ends with a LaunchError naming it, and the device runs the next launch", async () => {
+  it("stops a kernel that never ends, raising a LaunchFailure naming it at the next synchronize, and the device runs the next launch", async () => {
     const device = new CpuDevice({ timeLimitMs: 300 });
     expect(device.name).toMatch(/one worker thread\)$/);
     try {
       const out = device.createBuffer("i32", 4);
       const started = performance.now();
-      const message = await launchError(() => device.launch(spin, { grid: [1], args: [out, 1] }));
-      expect(message).toMatch(/cannot launch 'spin': it ran past the time limit of 300 ms and was stopped/);
+      const { message } = await runError(device, () => device.launch(spin, { grid: [1], args: [out, 1] }));
+      expect(message).toMatch(/^tskernel: launch #1 of 'spin' failed: the launch ran past the time limit of 300 ms and was stopped/);
       expect(performance.now() - started).toBeLessThan(5000);
       await stillWorks(device);
     } finally {
@@ -217,7 +232,7 @@ describe("the CPU backend's time limit", () => {
     const device = new CpuDevice({ workers: 2, timeLimitMs: 300 });
     try {
       const out = device.createBuffer(new Int32Array(4).fill(-7));
-      expect(await launchError(() => device.launch(spin, { grid: [8], args: [out, 1] }))).toMatch(/cannot launch 'spin': it ran past the time limit of 300 ms and was stopped/);
+      expect((await runError(device, () => device.launch(spin, { grid: [8], args: [out, 1] }))).message).toMatch(/^tskernel: launch #1 of 'spin' failed: the launch ran past the time limit of 300 ms and was stopped/);
       expect([...((await device.read(out)) as Int32Array)]).toEqual([-7, -7, -7, -7]);
       await stillWorks(device);
       await stillWorks(device);
@@ -243,7 +258,7 @@ describe("the CPU backend's time limit", () => {
     try {
       const out = device.createBuffer("f32", 64);
       const x = device.createBuffer("f32", 64);
-      expect(await launchError(() => device.launch(scale, { grid: [2 ** 31 - 1], args: [out, x, 1, 64] }))).toMatch("ran past the time limit of 300 ms");
+      expect((await runError(device, () => device.launch(scale, { grid: [2 ** 31 - 1], args: [out, x, 1, 64] }))).message).toMatch("launch #1 of 'scale' failed: the launch ran past the time limit of 300 ms");
       await stillWorks(device);
     } finally {
       device.dispose();
@@ -252,7 +267,7 @@ describe("the CPU backend's time limit", () => {
 
   it("in checked mode names the loop the kernel was in", async () => {
     const device = new CpuDevice({ checked: true, timeLimitMs: 200 });
-    const error = await device.launch(spin, { grid: [1], args: [device.createBuffer("i32", 4), 1] }).catch((e: unknown) => e);
+    const error = (await runError(device, () => device.launch(spin, { grid: [1], args: [device.createBuffer("i32", 4), 1] }))).cause;
     expect(error).toBeInstanceOf(KernelFault);
     expect((error as KernelFault).kind).toBe("time-limit");
     expect((error as KernelFault).location).toMatch(/kernels\.ts:16:3$/);
@@ -261,7 +276,7 @@ describe("the CPU backend's time limit", () => {
 
   it("in checked mode names a loop of the whole block (one with a barrier), with no thread", async () => {
     const device = new CpuDevice({ checked: true, timeLimitMs: 200 });
-    const error = await device.launch(library.get("spinBarrier"), { grid: [1], args: [device.createBuffer("i32", 4), 1] }).catch((e: unknown) => e);
+    const error = (await runError(device, () => device.launch(library.get("spinBarrier"), { grid: [1], args: [device.createBuffer("i32", 4), 1] }))).cause;
     expect(error).toBeInstanceOf(KernelFault);
     expect((error as KernelFault).kind).toBe("time-limit");
     expect((error as KernelFault).threadIdx).toBeUndefined();
@@ -272,7 +287,7 @@ describe("the CPU backend's time limit", () => {
     const device = new CpuDevice({ checked: true, timeLimitMs: 200 });
     const x = Float32Array.from({ length: 64 }, () => Math.random());
     const out = device.createBuffer(new Float32Array(64).fill(Number.NaN));
-    const message = await launchError(() => device.launch(scale, { grid: [2 ** 31 - 1], args: [out, device.createBuffer(x), 2, 64] }));
+    const { message } = await runError(device, () => device.launch(scale, { grid: [2 ** 31 - 1], args: [out, device.createBuffer(x), 2, 64] }));
     const [, blocks] = /stopped after (\d+) of 2147483647 blocks/.exec(message) ?? [];
     expect(Number(blocks)).toBeGreaterThan(0);
     // Block 0 ran before the limit: its results are there.

@@ -121,7 +121,7 @@ describe("every generated .js parses as a module body", () => {
 describe.skipIf(!nvccAvailable())("the .cuh launch functions compile with their kernels", () => {
   // One case per kind of launch function: fixed block, dynamic shared memory above 48 KB, and a block chosen
   // at launch that must be whole warps (subgroup operations).
-  it.each(["dynamic-shared", "shared-arrays", "subgroups"])("%s: a host translation unit including the .cuh and the .cu builds for sm_90", (name) => {
+  it.each(["dynamic-shared", "shared-arrays", "subgroups", "half-precision"])("%s: a host translation unit including the .cuh and the .cu builds for sm_90", (name) => {
     const dir = path.join(repoRoot, "codegen-tests", name);
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cuh-"));
     const unit = path.join(out, "host.cu");

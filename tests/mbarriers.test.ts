@@ -50,14 +50,14 @@ describe("mbarriers on the CPU backend", () => {
     // Six chunks through two stages complete three phases of each full barrier before the consumer runs: its
     // second wait on full[0] asks for parity 1, which the barrier has (three phases done), so it never passes,
     // as on the GPU.
-    await expect(run(kernels.get(1)!, false)).rejects.toThrow("tskernel: deadlock in 'pipeline_MISS_1': no warpgroup can move (warpgroup 1 waits at waitBarrier(full, …)): a phase waited for never completes");
+    await expect(run(kernels.get(1)!, false)).rejects.toThrow("deadlock in 'pipeline_MISS_1': no warpgroup can move (warpgroup 1 waits at waitBarrier(full, …)): a phase waited for never completes");
   });
 
   it("a consumer that does not wait reads the stage before it is filled: a fault in checked mode; unchecked, its arrivals lap the producer", async () => {
     await expect(run(kernels.get(2)!, true)).rejects.toThrow(/uninitialized-shared-read in 'pipeline_MISS_2' at .*kernel\.ts:42:29, block \(0, 0, 0\), thread \(128, 0, 0\): read of shared 'stage'\[127\]/);
     // The consumer runs first and hands back every chunk before any was filled: three phases of each empty
     // barrier, so the producer's second wait on empty[0] (parity 1) never passes.
-    await expect(run(kernels.get(2)!, false)).rejects.toThrow("tskernel: deadlock in 'pipeline_MISS_2': no warpgroup can move (warpgroup 0 waits at waitBarrier(empty, …)): a phase waited for never completes");
+    await expect(run(kernels.get(2)!, false)).rejects.toThrow("deadlock in 'pipeline_MISS_2': no warpgroup can move (warpgroup 0 waits at waitBarrier(empty, …)): a phase waited for never completes");
   });
 
   it("a phase that never completes is a deadlock, with where each warpgroup waits", async () => {

@@ -187,8 +187,10 @@ describe("the packed tarball", () => {
   it("holds only built JS, declarations, the example kernels the demo and matmul() compile, docs, the CMake module, README and LICENSE", () => {
     const tarball = fs.readdirSync(work).find((f) => f.endsWith(".tgz"))!;
     const listing = ok("tar", ["-tzf", path.join(work, tarball)], work).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts))$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|runtime\/torch\/tskernel_torch\.py|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts))$/;
     expect(listing.filter((f) => !allowed.test(f))).toEqual([]);
+    // The Python runtime that `tskernel build --target torch` copies beside the modules it writes.
+    expect(listing).toContain("runtime/torch/tskernel_torch.py");
     expect(listing.filter((f) => /\.test\.|\.map$|^dist\/bench\//.test(f))).toEqual([]);
     // The CMake module that C++ projects include from node_modules/tskernel/cmake/.
     expect(listing).toContain("cmake/Tskernel.cmake");

@@ -4,11 +4,18 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#ifndef TSK_HALF_TYPES
+#define TSK_HALF_TYPES
+struct __align__(2) tsk_f16 { unsigned short bits; };
+struct __align__(2) tsk_bf16 { unsigned short bits; };
+static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(__half), "tsk_f16 is laid out as __half");
+static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
+#endif
 
-extern "C" __global__ void __launch_bounds__(64) doubles(double* out, float* outF, __half* outH, __nv_bfloat16* outB, int* outI, const double* __restrict__ x, int n, double k);
+extern "C" __global__ void __launch_bounds__(64) doubles(double* out, float* outF, tsk_f16* outH, tsk_bf16* outB, int* outI, const double* __restrict__ x, int n, double k);
 
 // Launches doubles with its fixed block 64×1×1; returns the launch error, if any.
 static inline cudaError_t launch_doubles(dim3 grid, cudaStream_t stream, double* out, float* outF, __half* outH, __nv_bfloat16* outB, int* outI, const double* x, int n, double k) {
-  doubles<<<grid, dim3(64, 1, 1), 0, stream>>>(out, outF, outH, outB, outI, x, n, k);
+  doubles<<<grid, dim3(64, 1, 1), 0, stream>>>(out, outF, reinterpret_cast<tsk_f16*>(outH), reinterpret_cast<tsk_bf16*>(outB), outI, x, n, k);
   return cudaGetLastError();
 }

@@ -4,11 +4,18 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#ifndef TSK_HALF_TYPES
+#define TSK_HALF_TYPES
+struct __align__(2) tsk_f16 { unsigned short bits; };
+struct __align__(2) tsk_bf16 { unsigned short bits; };
+static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(__half), "tsk_f16 is laid out as __half");
+static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
+#endif
 
-extern "C" __global__ void __launch_bounds__(64) halves(__half* outH, __nv_bfloat16* outB, float* outF, int* outI, const __half* __restrict__ xh, const __nv_bfloat16* __restrict__ xb, const float* __restrict__ xf, int n, __half scale, __nv_bfloat16 shift);
+extern "C" __global__ void __launch_bounds__(64) halves(tsk_f16* outH, tsk_bf16* outB, float* outF, int* outI, const tsk_f16* __restrict__ xh, const tsk_bf16* __restrict__ xb, const float* __restrict__ xf, int n, tsk_f16 scale, tsk_bf16 shift);
 
 // Launches halves with its fixed block 64×1×1; returns the launch error, if any.
 static inline cudaError_t launch_halves(dim3 grid, cudaStream_t stream, __half* outH, __nv_bfloat16* outB, float* outF, int* outI, const __half* xh, const __nv_bfloat16* xb, const float* xf, int n, __half scale, __nv_bfloat16 shift) {
-  halves<<<grid, dim3(64, 1, 1), 0, stream>>>(outH, outB, outF, outI, xh, xb, xf, n, scale, shift);
+  halves<<<grid, dim3(64, 1, 1), 0, stream>>>(reinterpret_cast<tsk_f16*>(outH), reinterpret_cast<tsk_bf16*>(outB), outF, outI, reinterpret_cast<const tsk_f16*>(xh), reinterpret_cast<const tsk_bf16*>(xb), xf, n, *reinterpret_cast<const tsk_f16*>(&scale), *reinterpret_cast<const tsk_bf16*>(&shift));
   return cudaGetLastError();
 }

@@ -2,15 +2,23 @@
 // Host launch functions for the kernels defined in kernel.cu; compile the caller with nvcc.
 #pragma once
 #include <cuda_runtime.h>
+#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#ifndef TSK_HALF_TYPES
+#define TSK_HALF_TYPES
+struct __align__(2) tsk_f16 { unsigned short bits; };
+struct __align__(2) tsk_bf16 { unsigned short bits; };
+static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(__half), "tsk_f16 is laid out as __half");
+static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
+#endif
 
-extern "C" __global__ void __launch_bounds__(128) panel16(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, const __nv_bfloat16* __restrict__ Bt, __nv_bfloat16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapBt, const unsigned int* __restrict__ mapC);
+extern "C" __global__ void __launch_bounds__(128) panel16(const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, const tsk_bf16* __restrict__ Bt, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapBt, const unsigned int* __restrict__ mapC);
 
 // Launches panel16 with its fixed block 128×1×1; returns the launch error, if any.
 static inline cudaError_t launch_panel16(dim3 grid, cudaStream_t stream, const __nv_bfloat16* A, const __nv_bfloat16* B, const __nv_bfloat16* Bt, __nv_bfloat16* C, const unsigned int* mapA, const unsigned int* mapB, const unsigned int* mapBt, const unsigned int* mapC) {
   // 107528 bytes of shared memory, above the 48 KB every launch may take without asking.
   static cudaError_t raised = cudaFuncSetAttribute(panel16, cudaFuncAttributeMaxDynamicSharedMemorySize, 107528);
   if (raised != cudaSuccess) return raised;
-  panel16<<<grid, dim3(128, 1, 1), 107528, stream>>>(A, B, Bt, C, mapA, mapB, mapBt, mapC);
+  panel16<<<grid, dim3(128, 1, 1), 107528, stream>>>(reinterpret_cast<const tsk_bf16*>(A), reinterpret_cast<const tsk_bf16*>(B), reinterpret_cast<const tsk_bf16*>(Bt), reinterpret_cast<tsk_bf16*>(C), mapA, mapB, mapBt, mapC);
   return cudaGetLastError();
 }

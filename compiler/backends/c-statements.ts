@@ -17,6 +17,12 @@ export interface CStatementTarget {
   readonly printer: ExprPrinter;
   /** `declare`, `assign` and `store` as text without the semicolon (also used in `for` headers). */
   simple(stmt: Stmt): string;
+  /**
+   * The lines of a `declare`, `assign` or `store` that the target writes as several statements (WGSL: a store
+   * into a packed array), or undefined where `simple` spells it. Such a statement cannot stand in a `for`
+   * header: a loop whose update is one becomes WGSL's `loop` with the update in its `continuing` block.
+   */
+  lines?(stmt: Stmt): readonly string[] | undefined;
   readonly barrier: string;
   /** The device-scope fence, on targets that have one (the validator rejects `threadFence()` elsewhere). */
   readonly fence?: string;
@@ -52,9 +58,12 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
   switch (stmt.kind) {
     case "declare":
     case "assign":
-    case "store":
-      out.line(`${target.simple(stmt)};`);
+    case "store": {
+      const lines = target.lines?.(stmt);
+      if (lines) for (const line of lines) out.line(line);
+      else out.line(`${target.simple(stmt)};`);
       return;
+    }
     case "if": {
       out.line(`if (${printer.print(stmt.condition)}) {`);
       let current: Stmt & { kind: "if" } = stmt;
@@ -76,8 +85,29 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       return;
     }
     case "for": {
+      const updateLines = stmt.update.length === 1 ? target.lines?.(stmt.update[0]!) : undefined;
+      if (updateLines) {
+        // `{ init; loop { if (!(cond)) { break; } body continuing { update } } }`: `continue` still runs the update.
+        out.line("{");
+        out.indent();
+        printCStatements(stmt.init, target);
+        out.line("loop {");
+        out.indent();
+        if (stmt.condition) out.line(`if (!(${printer.print(stmt.condition)})) { break; }`);
+        printCStatements(stmt.body, target);
+        out.line("continuing {");
+        out.indent();
+        for (const line of updateLines) out.line(line);
+        out.dedent();
+        out.line("}");
+        out.dedent();
+        out.line("}");
+        out.dedent();
+        out.line("}");
+        return;
+      }
       // One declaration or assignment fits the header; anything else goes before the loop, in a scope.
-      const inlineInit = stmt.init.length <= 1 && stmt.init.every((s) => s.kind === "declare" || s.kind === "assign");
+      const inlineInit = stmt.init.length <= 1 && stmt.init.every((s) => s.kind === "declare" || s.kind === "assign" && !target.lines?.(s));
       if (!inlineInit) {
         out.line("{");
         out.indent();

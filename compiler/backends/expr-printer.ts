@@ -88,6 +88,8 @@ export class ExprPrinter {
       case "subgroupBuiltin":
         return hooks.subgroupBuiltin(expr);
       case "unary": {
+        const unaryCall = expr.type === "f16" || expr.type === "bf16" ? spelling.typedUnary?.[expr.type]?.[expr.op] : undefined;
+        if (unaryCall) return { text: unaryCall.replace("$0", this.print(expr.operand)), kind: "atom" };
         const operand = this.printed(expr.operand);
         const inner = operand.kind === "atom" || (operand.kind === "unary" && !operand.text.startsWith("-")) ? operand.text : parenthesize(operand);
         return { text: `${spelling.unary[expr.op]}${inner}`, kind: "unary" };

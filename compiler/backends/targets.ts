@@ -7,6 +7,8 @@
 import type { AtomicOp, BinaryOp, IntrinsicName, UnaryOp } from "../ir/ir.ts";
 import { targetScalars, type ElementScalar, type ScalarType, type TargetName } from "../ir/types.ts";
 import type { LegalizeOptions } from "../passes/legalize.ts";
+import { packedNames } from "./wgsl-packed.ts";
+import { cudaHalfConversion, cudaHalfConversions, cudaHalfNames, cudaHalfOperators } from "./cuda-halves.ts";
 
 export { targetNames, type TargetName } from "../ir/types.ts";
 
@@ -56,6 +58,11 @@ export interface TargetInfo {
   readonly scalarizePrivateArrays: boolean;
 }
 
+/** The element types a target packs several to a storage word, with how many (ir/types.ts, perStorageElement). */
+function packedElements(target: TargetName): Partial<Record<ElementScalar, number>> {
+  return Object.fromEntries(Object.entries(targetScalars[target]).flatMap(([type, cell]) => ((cell.perStorageElement ?? 1) > 1 ? [[type, cell.perStorageElement!]] : [])));
+}
+
 export const targets: Readonly<Record<TargetName, TargetInfo>> = {
   cuda: {
     name: "cuda",
@@ -101,7 +108,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, synchronousCopies: true, atomicAccesses: true, loopCondition: true },
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, elementsPerWord: packedElements("wgsl"), synchronousCopies: true, atomicAccesses: true, loopCondition: true },
     unrollInIR: true,
     scalarizePrivateArrays: false,
   },
@@ -156,6 +163,8 @@ export interface Spelling {
    * defines it). Absent for a type: the f32 spelling takes the type as it is (WGSL's builtins take f16).
    */
   readonly halfIntrinsic?: Partial<Record<"f16" | "bf16", (f32: string, arity: number) => string>>;
+  /** Unary operators of the half types that the target spells as a template ($0), as for `typedCalls`. */
+  readonly typedUnary?: Partial<Record<"f16" | "bf16", Partial<Record<UnaryOp, string>>>>;
   /**
    * Call arguments that are a `<` comparison print in parentheses: WGSL reads `f(a < b, c > d)` as the
    * template list `a<b, c>` ("parsed as template list", found by the differential fuzzer).
@@ -188,18 +197,13 @@ function elementSpellings(target: TargetName): Record<ElementScalar, string> {
 }
 
 /** A CUDA half function from its f32 spelling: the arguments widened exactly, the result rounded once. */
-function cudaHalfIntrinsic(widen: string, narrow: string): (f32: string, arity: number) => string {
+function cudaHalfIntrinsic(type: "f16" | "bf16"): (f32: string, arity: number) => string {
+  const { widen, narrow } = cudaHalfConversions[type];
   return (f32, arity) => {
     const call = f32.includes("$0") ? f32 : `${f32}(${Array.from({ length: arity }, (_, i) => `$${i}`).join(", ")})`;
     return `${narrow}(${call.replace(/\$(\d)/g, (_, i: string) => `${widen}($${i})`)})`;
   };
 }
-
-/** CUDA's halves in f32: each operand widened exactly, the result rounded once (RN): correctly rounded. */
-const cudaHalfDivision = (widen: string, narrow: string): Partial<Record<BinaryOp, string>> => ({
-  div: `${narrow}(${widen}($0) / ${widen}($1))`,
-  rem: `${narrow}(fmodf(${widen}($0), ${widen}($1)))`,
-});
 
 export const cudaSpelling: Spelling = {
   types: valueSpellings("cuda"),
@@ -207,13 +211,13 @@ export const cudaSpelling: Spelling = {
   unary: cUnary,
   binary: cBinary,
   floatCalls: { rem: "fmodf($0, $1)" },
-  // Half + − × are native (add.f16, mul.bf16…: correctly rounded); division and remainder go through f32.
-  typedCalls: {
-    f16: cudaHalfDivision("__half2float", "__float2half_rn"),
-    bf16: cudaHalfDivision("__bfloat162float", "__float2bfloat16_rn"),
-    f64: { rem: "fmod($0, $1)" },
+  // Halves compute in f32 and round once (cuda-halves.ts): the other targets' bits.
+  typedCalls: { f16: cudaHalfOperators("f16"), bf16: cudaHalfOperators("bf16"), f64: { rem: "fmod($0, $1)" } },
+  typedUnary: {
+    f16: { neg: `${cudaHalfConversions.f16.narrow}(-${cudaHalfConversions.f16.widen}($0))` },
+    bf16: { neg: `${cudaHalfConversions.bf16.narrow}(-${cudaHalfConversions.bf16.widen}($0))` },
   },
-  halfIntrinsic: { f16: cudaHalfIntrinsic("__half2float", "__float2half_rn"), bf16: cudaHalfIntrinsic("__bfloat162float", "__float2bfloat16_rn") },
+  halfIntrinsic: { f16: cudaHalfIntrinsic("f16"), bf16: cudaHalfIntrinsic("bf16") },
   intrinsics: {
     sqrt: { f32: "sqrtf", int: "", f64: "sqrt" },
     // Functions (cuda.ts prints them when used): ptxas folds `fabsf(x) >= 0.0f` to true for a NaN x, and
@@ -269,12 +273,12 @@ export const cudaSpelling: Spelling = {
     "rsqrt", "rsqrtf", "rcbrt", "rcbrtf", "sincos", "sincosf", "sincospi", "sinpi", "cospi", "exp10", "exp10f",
     "erfinv", "erfcinv", "normcdf", "normcdfinv", "saturate", "umin", "umax", "llmin", "llmax", "norm", "rnorm",
     // Vector types and the asynchronous-copy helpers the printer emits.
-    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
+    "float4", "int4", "uint4", "make_float4", "make_int4", "make_uint4", "uint2", "make_uint2", "tsk_cp_async_16", "tsk_cp_async_commit", "tsk_cp_async_wait",
     // Atomics, warp intrinsics and the subgroup helpers the printer emits.
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 
@@ -304,28 +308,19 @@ export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, 
 export const cudaFloatToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__float2int_rz", u32: "__float2uint_rz" };
 
 /**
- * CUDA's conversions where a C cast would not do ($0: the value): every rounding to f16 and bf16 is one
- * correctly rounded step (`cvt.rn`, straight from an f64 or an integer: through f32 a bf16 could be rounded
- * twice); from a half type the value widens exactly to f32 first (an `__half` also converts to every integer
- * type, so a cast would be ambiguous); float → integer saturates (`cvt.rzi`, NaN → 0). Others are C casts.
+ * CUDA's conversions where a C cast would not do ($0: the value): float → integer saturates (`cvt.rzi`,
+ * NaN → 0), and every conversion to or from f16 and bf16 goes through the helpers of cuda-halves.ts. Others
+ * are C casts.
  */
-export const cudaConversions: Readonly<Partial<Record<ScalarType, Partial<Record<ScalarType, string>>>>> = {
-  f16: {
-    f32: "__float2half_rn($0)", f64: "__double2half($0)", i32: "__int2half_rn($0)", u32: "__uint2half_rn($0)",
-    bf16: "__float2half_rn(__bfloat162float($0))", bool: "__float2half_rn($0 ? 1.0f : 0.0f)",
-  },
-  bf16: {
-    f32: "__float2bfloat16_rn($0)", f64: "__double2bfloat16($0)", i32: "__int2bfloat16_rn($0)", u32: "__uint2bfloat16_rn($0)",
-    f16: "__float2bfloat16_rn(__half2float($0))", bool: "__float2bfloat16_rn($0 ? 1.0f : 0.0f)",
-  },
-  f32: { f16: "__half2float($0)", bf16: "__bfloat162float($0)" },
-  f64: { f16: "(double)__half2float($0)", bf16: "(double)__bfloat162float($0)" },
-  i32: { f32: "__float2int_rz($0)", f64: "__double2int_rz($0)", f16: "__float2int_rz(__half2float($0))", bf16: "__float2int_rz(__bfloat162float($0))" },
-  u32: { f32: "__float2uint_rz($0)", f64: "__double2uint_rz($0)", f16: "__float2uint_rz(__half2float($0))", bf16: "__float2uint_rz(__bfloat162float($0))" },
-};
+export function cudaConversion(from: ScalarType, to: ScalarType): string | undefined {
+  const half = cudaHalfConversion(from, to);
+  if (half) return half;
+  if ((to === "i32" || to === "u32") && (from === "f32" || from === "f64")) return `${from === "f32" ? cudaFloatToInt[to] : cudaDoubleToInt[to]}($0)`;
+  return undefined;
+}
 
-/** The headers that declare CUDA's half types, included when a module uses them (NVRTC has them built in). */
-export const cudaTypeHeaders: Readonly<Partial<Record<ScalarType, string>>> = { f16: "cuda_fp16.h", bf16: "cuda_bf16.h" };
+/** CUDA's f64 → integer conversions, saturating as the f32 ones. */
+const cudaDoubleToInt: Readonly<Record<"i32" | "u32", string>> = { i32: "__double2int_rz", u32: "__double2uint_rz" };
 
 /** CUDA's 16-byte vector type of each 32-bit element type, and its constructor, for `load4`/`store4`. */
 export const cudaVectorTypes: Readonly<Partial<Record<ElementScalar, { readonly type: string; readonly make: string }>>> = {
@@ -334,11 +329,19 @@ export const cudaVectorTypes: Readonly<Partial<Record<ElementScalar, { readonly 
   u32: { type: "uint4", make: "make_uint4" },
 };
 
+/** WGSL's bf16 arithmetic: the f32 operation, rounded to bf16 (wgsl-packed.ts). */
+const wgslBf16Operators: Partial<Record<BinaryOp, string>> = Object.fromEntries(
+  (["add", "sub", "mul", "div", "rem"] as const).map((op) => [op, `tsk_round_bf16($0 ${cBinary[op]} $1)`]),
+);
+
 export const wgslSpelling: Spelling = {
   types: valueSpellings("wgsl"),
   elementTypes: elementSpellings("wgsl"),
   unary: cUnary,
   binary: cBinary,
+  typedCalls: { bf16: wgslBf16Operators },
+  // f16's functions are WGSL's own; bf16's are the f32 function's result rounded once.
+  halfIntrinsic: { bf16: (f32, arity) => `tsk_round_bf16(${f32.includes("$0") ? f32 : `${f32}(${Array.from({ length: arity }, (_, i) => `$${i}`).join(", ")})`})` },
   lessThanArgumentsInParens: true,
   intrinsics: {
     sqrt: { f32: "sqrt", int: "" },
@@ -400,6 +403,7 @@ export const wgslSpelling: Spelling = {
     "workgroupBarrier", "storageBarrier", "arrayLength", "bitcast",
     // The float-to-integer conversions the printer emits (wgsl.ts)
     "tsk_f32_to_i32", "tsk_f32_to_u32", "tsk_runtime_f32", "tsk_runtime_i32", "tsk_runtime_u32", "tsk_runtime_bool",
+    "tsk_runtime_f16", "tsk_runtime_bf16", "extractBits", "firstLeadingBit", "ldexp", ...packedNames,
     // Names the printer gives the entry point's builtin inputs
     "local_id", "group_id", "num_groups", "sg_size", "sg_lane",
   ]),

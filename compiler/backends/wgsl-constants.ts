@@ -12,6 +12,7 @@
 
 import type { Expr, ScalarType, Stmt } from "../ir/ir.ts";
 import { childExprs, exprsOf, walkStmts } from "../ir/rewrite.ts";
+import { wgslSpelling } from "./targets.ts";
 
 
 /**
@@ -42,5 +43,5 @@ export function runtimeLeaves(body: readonly Stmt[]): Set<Expr> {
 
 /** The identity functions, one per type, for the module's top. */
 export function runtimeFunctions(types: ReadonlySet<ScalarType>): string[] {
-  return [...types].sort().map((type) => `fn tsk_runtime_${type}(x: ${type}) -> ${type} { return x; }`);
+  return [...types].sort().map((type) => `fn tsk_runtime_${type}(x: ${wgslSpelling.types[type]}) -> ${wgslSpelling.types[type]} { return x; }`);
 }

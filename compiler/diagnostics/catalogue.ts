@@ -51,6 +51,9 @@ export const catalogue = {
   TSK1075: { severity: "error", template: "wgmmaWait() takes the number of groups that may stay unfinished, a constant from 0 to 7; found {0}" },
   TSK1050: { severity: "error", template: "the code nests more than {0} levels deep here" },
   TSK1051: { severity: "error", template: "the compiler ran out of stack while {0} this file: the code nests too deeply here" },
+  // Kernels over element types (`<T extends DType>`).
+  TSK1140: { severity: "error", template: "kernel '{0}' is written over the element type {1}, so each of its specializations must name one" },
+  TSK1141: { severity: "error", template: "{0} is not an element type for {1}; the element types are {2}" },
   // The `targets` kernel option.
   TSK1090: { severity: "error", template: "the targets option must be written in place as an array of target names in quotes: {0}" },
   TSK1091: { severity: "error", template: "unknown target '{0}' in the targets of kernel '{1}' (the targets are {2})" },
@@ -60,6 +63,16 @@ export const catalogue = {
   TSK1096: { severity: "error", template: "{0} takes barriers declared with shared.barriers(…) as its first argument; found {1}" },
   TSK1097: { severity: "error", template: "setMaxRegisters() takes a constant multiple of 8 from 24 to 256; found {0}" },
   TSK1098: { severity: "error", template: "copyTile() takes {0}; found {1}" },
+  TSK1120: { severity: "error", template: "cannot read the shape \"{0}\" of '{1}': {2}" },
+  TSK1121: { severity: "error", template: "'{0}' is not a buffer parameter of kernel '{1}', so it has no shape in tensors" },
+  TSK1122: { severity: "error", template: "buffer parameter '{0}' of kernel '{1}' has no shape in tensors" },
+  TSK1123: { severity: "error", template: "'{0}' is read-only, so it cannot be an output" },
+  TSK1124: { severity: "error", template: "'{0}' in {1} is not a size, an integer scalar parameter or an integer compile-time constant of kernel '{2}'" },
+  TSK1125: { severity: "error", template: "cannot read the formula \"{0}\" in {1}: {2}" },
+  TSK1126: { severity: "error", template: "size '{0}' is also a {1} parameter of kernel '{2}'; a parameter that receives a size is an i32 or u32" },
+  TSK1127: { severity: "error", template: "size '{0}' appears only in the shapes of outputs, so the inputs do not give it" },
+  TSK1128: { severity: "error", template: "kernel '{0}' declares {1} but not {2}" },
+  TSK1129: { severity: "error", template: "the backward kernel '{0}' of kernel '{1}' {2}" },
   // 16-bit matrix operations (wgmma m64nNk16) and tile stores.
   TSK1160: { severity: "error", template: "fragment.a: the 16-bit shape {0} has no A fragments: wgmma reads A from shared memory (wgmma(acc, A, aOffset, B, bOffset))" },
   TSK1161: { severity: "error", template: "{0} takes {1} in its options object; found {2}" },
@@ -98,8 +111,8 @@ export const catalogue = {
   TSK3010: { severity: "error", template: "shift by {0}: the amount must be from 0 to 31" },
   TSK3011: { severity: "error", template: "division by zero" },
   TSK3012: { severity: "error", template: "kernel '{0}' has a block {1} of {2}; {3} allows at most {4}" },
-  TSK3013: { severity: "error", template: "{0} moves 4 elements from index {1} of '{2}', which is not a multiple of 4" },
-  TSK3014: { severity: "error", template: "{0} on the rows of '{1}' needs rows of a multiple of 4 elements; its rows have {2}" },
+  TSK3013: { severity: "error", template: "{0} moves {3} elements from index {1} of '{2}', which is not a multiple of {3}" },
+  TSK3014: { severity: "error", template: "{0} on the rows of '{1}' needs rows of a multiple of {3} elements; its rows have {2}" },
   TSK3015: { severity: "error", template: "{0} is reached in non-uniform control flow" },
   TSK3016: { severity: "error", template: "the lane of subgroupBroadcast must be a compile-time constant from 0 to 127, found {0}" },
   TSK3017: { severity: "error", template: "the {0} of {1} must be the same for every thread of the block" },
@@ -149,6 +162,8 @@ export const catalogue = {
   TSK4009: { severity: "error", template: "--cubin needs --target cuda" },
   TSK4010: { severity: "error", template: "no kernel files in {0}: a directory stands for the TypeScript files under it that import from \"tskernel\"" },
   TSK4011: { severity: "error", template: "no files match {0}" },
+  TSK4013: { severity: "error", template: "--target torch needs --cubin or --ptx: the Python module loads the kernels from one of them" },
+  TSK4014: { severity: "error", template: "--ptx needs --target cuda" },
 
   // The bundler plugin.
   TSK4012: { severity: "warning", template: "'{0}' is exported by a kernel file but is not a kernel: the module the bundler plugin builds from {1} exports only its kernels" },

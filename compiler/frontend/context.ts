@@ -8,7 +8,7 @@
 import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
 import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { ArrayRef, ConstValue, ElementScalar, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
-import { annotationTypes, bufferTypeNames } from "../ir/types.ts";
+import { annotationTypes, bufferTypeNames, elementScalars, valueTypeOf } from "../ir/types.ts";
 import { originOf } from "./program.ts";
 
 export function spanOf(node: Node): Span {
@@ -73,6 +73,8 @@ export interface FunctionContext {
   readonly name: string;
   /** For helpers: the declared return type. */
   readonly returnType?: ScalarType;
+  /** In a kernel with type parameters (`<T extends DType>`): the element type each stands for in this instance. */
+  readonly typeArgs?: TypeArgs;
   /** Shared arrays of a kernel, in declaration order. */
   readonly shared: ArrayRef[];
   /** Private arrays of a kernel, in declaration order. */
@@ -141,7 +143,7 @@ export type ParamType =
  * tskernel's declarations (`ReadonlyFloat32Array`, `BFloat16Array`…) or TypeScript's globals (`Uint8Array`,
  * and `Float16Array` where the user's library has it). Returns undefined for anything that is not a kernel type.
  */
-export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
+export function resolveTypeNode(typeNode: TypeNode, typeArguments?: TypeArgs): ParamType | undefined {
   if (typeNode.getKind() === SyntaxKind.BooleanKeyword) return { kind: "scalar", type: "bool" };
   if (!Node.isTypeReference(typeNode)) return undefined;
   const nameNode = typeNode.getTypeName();
@@ -149,16 +151,22 @@ export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
   const origin = originOf(nameNode);
   const typeArgs = typeNode.getTypeArguments();
   if (origin.kind !== "tskernel" && origin.kind !== "global") return undefined;
+  if (origin.kind === "tskernel" && Object.hasOwn(genericTypes, origin.name) && typeArgs.length === 1) {
+    const element = elementTypeArgument(typeArgs[0]!, typeArguments ?? new Map());
+    if (!element) return undefined;
+    const generic = genericTypes[origin.name]!;
+    return generic === "value" ? { kind: "scalar", type: valueTypeOf(element) } : { kind: "buffer", elementType: element, access: generic };
+  }
   if (origin.kind === "tskernel") {
     const scalar = annotationTypes.get(origin.name);
     if (scalar && typeArgs.length === 0) return { kind: "scalar", type: scalar };
     if (origin.name === "Const" && typeArgs.length === 1) {
-      const inner = resolveTypeNode(typeArgs[0]!);
+      const inner = resolveTypeNode(typeArgs[0]!, typeArguments);
       return inner?.kind === "scalar" ? { kind: "const", type: inner.type } : undefined;
     }
   }
   if (origin.kind === "global" && origin.name === "Readonly" && typeArgs.length === 1) {
-    const inner = resolveTypeNode(typeArgs[0]!);
+    const inner = resolveTypeNode(typeArgs[0]!, typeArguments);
     return inner?.kind === "buffer" ? { ...inner, access: "read" } : undefined;
   }
   const buffer = bufferTypeNames.get(origin.name);
@@ -166,9 +174,31 @@ export function resolveTypeNode(typeNode: TypeNode): ParamType | undefined {
   return undefined;
 }
 
+/** The element types a kernel's type parameters stand for in the instance being lowered, by name. */
+export type TypeArgs = ReadonlyMap<string, ElementScalar>;
+
+/** The generic types of "tskernel" over an element type: a buffer of it, a read-only one, its value. */
+const genericTypes: Readonly<Record<string, "read_write" | "read" | "value">> = { BufferOf: "read_write", ReadonlyBufferOf: "read", Elem: "value" };
+
+/** The element type an argument of `BufferOf<…>` names: a type parameter bound here, or a literal (`"bf16"`). */
+export function elementTypeArgument(node: TypeNode, typeArgs: TypeArgs): ElementScalar | undefined {
+  if (Node.isTypeReference(node)) {
+    const name = node.getTypeName();
+    return Node.isIdentifier(name) && node.getTypeArguments().length === 0 ? typeArgs.get(name.getText()) : undefined;
+  }
+  if (Node.isLiteralTypeNode(node)) {
+    const literal = node.getLiteral();
+    if (Node.isStringLiteral(literal)) {
+      const name = literal.getLiteralValue();
+      return (elementScalars as readonly string[]).includes(name) ? (name as ElementScalar) : undefined;
+    }
+  }
+  return undefined;
+}
+
 /** A local's annotation: only the scalar types. */
-export function resolveScalarAnnotation(typeNode: TypeNode, what: string): ScalarType {
-  const resolved = resolveTypeNode(typeNode);
+export function resolveScalarAnnotation(typeNode: TypeNode, what: string, typeArgs?: TypeArgs): ScalarType {
+  const resolved = resolveTypeNode(typeNode, typeArgs);
   if (resolved?.kind === "scalar") return resolved.type;
   return fail("TSK1026", spanOf(typeNode), [what, typeNode.getText()], {
     notes: typeNode.getKind() === SyntaxKind.NumberKeyword ? ["`number` is ambiguous in a kernel: write f32, i32 or u32"] : [],

@@ -24,7 +24,7 @@ import {
 } from "../ir/ir.ts";
 import { wrap } from "../ir/semantics.ts";
 import { conversionTypes, isFloat } from "../ir/types.ts";
-import { spanOf, withoutPending, type FunctionContext } from "./context.ts";
+import { elementTypeArgument, spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
 import { lowerFragmentElementExpr } from "./lower-fragment-elements.ts";
@@ -514,6 +514,13 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
   if (origin.kind === "tskernel") {
     const conversion = conversionTypes.get(origin.name);
     if (conversion) return lowerConversion(context, conversion, args, span);
+    if (origin.name === "cast") {
+      // cast<T>(x): the conversion to the value type of the element type T stands for (or names).
+      const typeArgument = node.getTypeArguments()[0];
+      const element = typeArgument ? elementTypeArgument(typeArgument, context.typeArgs ?? new Map()) : undefined;
+      if (!element) return fail("TSK2008", span, ["cast<T>()", "a type argument that is the kernel's type parameter or an element type name, as in cast<T>(x)", node.getTypeArguments().map((t) => t.getText()).join(", ") || "none"]);
+      return lowerConversion(context, valueTypeOf(element), args, span);
+    }
     if (origin.name === "fma") {
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
@@ -527,8 +534,8 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
     const special = lowerSpecialCall(context, origin.name, node, hint) ?? lowerFragmentElementExpr(context, origin.name, node);
     if (special) return special;
-    if (origin.name === "load4") return fail("TSK1028", span, [], { notes: ["destructure it where it is declared: `const [x, y, z, w] = load4(array, index)`"] });
-    if (["store4", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
+    if (origin.name === "load4" || origin.name === "load8" || origin.name === "load16") return fail("TSK1028", span, [], { notes: [`destructure it where it is declared: \`const [x, y, z, w] = load4(array, index)\`${origin.name === "load4" ? "" : ` (${origin.name}: one name per element)`}`] });
+    if (["store4", "store8", "store16", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
   }
   if (origin.kind === "user") {

@@ -8,11 +8,14 @@
 import { Node, SyntaxKind, type Expression, type ParameterDeclaration, type SourceFile } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { BlockDimSpec, BlockShapeExpr, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
-import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState } from "./context.ts";
+import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState, type TypeArgs } from "./context.ts";
+import { elementScalars, type ElementScalar } from "../ir/types.ts";
 import { isLiteralLike, lowerExpected, lowerExpr, lowerIndexedArray, makeLiteral } from "./lower-expr.ts";
 import { lowerBlock } from "./lower-stmt.ts";
 import { findKernelCalls } from "./program.ts";
 import { targetNames, type TargetName } from "../backends/targets.ts";
+import { readSignature, type SignatureNodes } from "./signature.ts";
+import type { ManifestSignature } from "../lang/manifest.ts";
 
 export interface LoweredFile {
   readonly module: Module;
@@ -32,7 +35,7 @@ export function lowerFile(file: SourceFile): LoweredFile {
       const previous = seen.get(name);
       if (previous) fail("TSK1020", span, [name], { related: [{ span: previous, message: "first declared here" }] });
       seen.set(name, span);
-      kernels.push(lowerKernel(state, name, found.call as import("ts-morph").CallExpression, diagnostics));
+      kernels.push(...lowerKernelInstances(state, name, found.call as import("ts-morph").CallExpression, diagnostics));
     } catch (error) {
       if (error instanceof AlreadyReported) continue;
       if (!(error instanceof DiagnosticError)) throw error;
@@ -48,9 +51,59 @@ interface KernelOptionsIR {
   specializations: Record<string, ConstValue>[];
   specializationsSpan?: Span;
   targets?: TargetName[];
+  signature?: ManifestSignature;
+  backwardSpan?: Span;
 }
 
-function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").CallExpression, diagnostics: Diagnostic[]): Kernel {
+/**
+ * A kernel, or for a kernel written over element types (`<T extends DType>`) one kernel per element type its
+ * specializations name, each lowered with its type parameters bound (`typeArgs`) and given the specializations
+ * that name those types.
+ */
+function lowerKernelInstances(state: ModuleState, name: string, call: import("ts-morph").CallExpression, diagnostics: Diagnostic[]): Kernel[] {
+  const args = call.getArguments() as Expression[];
+  const fnNode = args[args.length - 1];
+  const declared = fnNode && (Node.isArrowFunction(fnNode) || Node.isFunctionExpression(fnNode)) ? fnNode.getTypeParameters() : [];
+  const typeParams = declared.map((p) => p.getName());
+  if (typeParams.length === 0) return [lowerKernel(state, name, call, diagnostics)];
+  const bindings = typeBindings(args.length === 2 ? args[0]! : undefined, typeParams, name, spanOf(declared[0]!));
+  const distinct = new Map<string, Map<string, ElementScalar>>();
+  for (const binding of bindings) distinct.set(JSON.stringify([...binding]), binding);
+  return [...distinct.values()].map((binding) => {
+    const kernel = lowerKernel(state, name, call, diagnostics, binding);
+    const key = JSON.stringify([...binding]);
+    // Each instance builds the specializations that name its types (the type names taken out).
+    const specializations = kernel.specializations.filter((_, index) => JSON.stringify([...bindings[index]!]) === key);
+    return { ...kernel, specializations, typeArgs: binding };
+  });
+}
+
+/** The element types each specialization gives the kernel's type parameters, in order (TSK1140, TSK1141). */
+function typeBindings(optionsNode: Expression | undefined, typeParams: readonly string[], kernelName: string, span: Span): Map<string, ElementScalar>[] {
+  const list = optionsNode && Node.isObjectLiteralExpression(optionsNode) ? optionsNode.getProperty("specializations") : undefined;
+  const value = list && Node.isPropertyAssignment(list) ? list.getInitializer() : undefined;
+  const example = `specializations: [{ ${typeParams[0]}: "f32" }, { ${typeParams[0]}: "bf16" }]`;
+  if (!value || !Node.isArrayLiteralExpression(value) || value.getElements().length === 0) {
+    return fail("TSK1140", span, [kernelName, typeParams.join(", ")], { notes: [`name the element types to build it for: \`${example}\``] });
+  }
+  return value.getElements().map((element) => {
+    const binding = new Map<string, ElementScalar>();
+    if (!Node.isObjectLiteralExpression(element)) return binding; // readOptions reports it
+    for (const typeParam of typeParams) {
+      const entry = element.getProperty(typeParam);
+      const initializer = entry && Node.isPropertyAssignment(entry) ? entry.getInitializer() : undefined;
+      if (!initializer) return fail("TSK1140", spanOf(element), [kernelName, typeParam], { notes: [`name the element types to build it for: \`${example}\``] });
+      const type = Node.isStringLiteral(initializer) ? initializer.getLiteralValue() : undefined;
+      if (type === undefined || !(elementScalars as readonly string[]).includes(type)) {
+        return fail("TSK1141", spanOf(initializer), [initializer.getText(), typeParam, elementScalars.map((t) => `"${t}"`).join(", ")]);
+      }
+      binding.set(typeParam, type as ElementScalar);
+    }
+    return binding;
+  });
+}
+
+function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").CallExpression, diagnostics: Diagnostic[], typeArgs?: TypeArgs): Kernel {
   const args = call.getArguments() as Expression[];
   const fnNode = args[args.length - 1];
   if (args.length < 1 || args.length > 2 || !fnNode) {
@@ -64,10 +117,10 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
   if (fnNode.isAsync()) return fail("TSK1001", spanOf(fnNode), ["an async kernel"]);
 
   const scope = new Scope();
-  const params = fnNode.getParameters().map((param) => lowerParam(param, scope));
-  const options = args.length === 2 ? readOptions(args[0]!, params, name) : { specializations: [] };
+  const params = fnNode.getParameters().map((param) => lowerParam(param, scope, typeArgs));
+  const options = args.length === 2 ? readOptions(args[0]!, params, name, new Set(typeArgs?.keys())) : { specializations: [] };
 
-  const context: FunctionContext = { module: state, kind: "kernel", name, shared: [], locals: [], scope, loopDepth: 0 };
+  const context: FunctionContext = { module: state, kind: "kernel", name, shared: [], locals: [], scope, loopDepth: 0, typeArgs };
   const statements = lowerBlock(context, body.getStatements(), diagnostics, true);
   return {
     kind: "kernel",
@@ -82,12 +135,14 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
     specializations: options.specializations,
     specializationsSpan: options.specializationsSpan,
     targets: options.targets,
+    ...(options.signature ? { signature: options.signature } : {}),
+    ...(options.backwardSpan ? { backwardSpan: options.backwardSpan } : {}),
     constValues: new Map(),
     span: spanOf(call.getParentOrThrow()),
   };
 }
 
-function lowerParam(param: ParameterDeclaration, scope: Scope): KernelParam {
+function lowerParam(param: ParameterDeclaration, scope: Scope, typeArgs?: TypeArgs): KernelParam {
   const nameNode = param.getNameNode();
   if (!Node.isIdentifier(nameNode)) return fail("TSK1001", spanOf(nameNode), ["destructuring"]);
   const name = nameNode.getText();
@@ -95,7 +150,7 @@ function lowerParam(param: ParameterDeclaration, scope: Scope): KernelParam {
   if (param.isRestParameter() || param.hasQuestionToken()) return fail("TSK1001", span, ["optional and rest parameters"]);
   const typeNode = param.getTypeNode();
   if (!typeNode) return fail("TSK1009", span, [name]);
-  const type = resolveTypeNode(typeNode);
+  const type = resolveTypeNode(typeNode, typeArgs);
   if (!type) {
     return fail("TSK1008", spanOf(typeNode), [name, typeNode.getText()], {
       notes: typeNode.getKind() === SyntaxKind.NumberKeyword ? ["`number` is ambiguous in a kernel: write f32, i32 or u32"] : [],
@@ -211,10 +266,12 @@ function readTargets(value: Expression, kernelName: string): TargetName[] {
   return names;
 }
 
-function readOptions(node: Expression, params: readonly KernelParam[], kernelName: string): KernelOptionsIR {
+function readOptions(node: Expression, params: readonly KernelParam[], kernelName: string, typeParams: ReadonlySet<string> = new Set()): KernelOptionsIR {
   if (!Node.isObjectLiteralExpression(node)) return fail("TSK1004", spanOf(node), ["expected an object literal"]);
   const constParams = new Map(params.flatMap((p) => (p.kind === "const" ? [[p.name, p] as const] : [])));
   const options: KernelOptionsIR = { specializations: [] };
+  // The launch declaration (signature.ts) is read once every option is known: it needs the block.
+  const signatureNodes: SignatureNodes = {};
   for (const property of node.getProperties()) {
     if (!Node.isPropertyAssignment(property)) return fail("TSK1004", spanOf(property), ["write each option as `name: value`"]);
     const key = property.getName();
@@ -249,6 +306,8 @@ function readOptions(node: Expression, params: readonly KernelParam[], kernelNam
         const values: Record<string, ConstValue> = {};
         for (const entry of element.getProperties()) {
           if (!Node.isPropertyAssignment(entry)) return fail("TSK1004", spanOf(entry), ["write each value as `NAME: value`"]);
+          // A type parameter's element type chose the instance (lowerKernelInstances): it is not a constant.
+          if (typeParams.has(entry.getName())) continue;
           const param = constParams.get(entry.getName());
           if (!param) return fail("TSK1022", spanOf(entry.getNameNode()), [entry.getName(), "the specialization"]);
           values[entry.getName()] = constantValue(entry.getInitializerOrThrow(), param.type, entry.getName());
@@ -257,9 +316,16 @@ function readOptions(node: Expression, params: readonly KernelParam[], kernelNam
       }
     } else if (key === "targets") {
       options.targets = readTargets(value, kernelName);
+    } else if (key === "tensors" || key === "grid" || key === "requires" || key === "backward") {
+      signatureNodes[key] = value;
     } else {
-      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations and targets)`]);
+      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations, targets, tensors, grid, requires and backward)`]);
     }
+  }
+  const declared = readSignature(signatureNodes, params, kernelName, options.block !== undefined);
+  if (declared) {
+    options.signature = declared.signature;
+    options.backwardSpan = declared.backwardSpan;
   }
   return options;
 }

@@ -8,7 +8,7 @@
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { allocatorTypes, vectorElementTypes } from "../ir/types.ts";
+import { allocatorTypes, scalars, takesVectorAccess, vectorElementTypes } from "../ir/types.ts";
 import { isInteger, valueTypeOf, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
 import { collectPending, resolveScalarAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
 import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
@@ -165,7 +165,7 @@ function lowerDeclarationOrFail(
   }
 
   const typeNode = declaration.getTypeNode();
-  const declared = typeNode ? resolveScalarAnnotation(typeNode, name) : undefined;
+  const declared = typeNode ? resolveScalarAnnotation(typeNode, name, context.typeArgs) : undefined;
   if (!init && !declared) return fail("TSK1024", span, [name]);
   const value = init
     ? declared
@@ -189,7 +189,11 @@ function tskernelCallee(context: FunctionContext, node: Expression | undefined):
   return origin.kind === "tskernel" ? origin.name : undefined;
 }
 
-/** `const [x, y, z, w] = load4(array, index)`: the only place load4 may stand. */
+/** The vector loads and stores, by name, with the elements each moves (ir/types.ts, vectorAccessBytes). */
+const vectorLoads: Readonly<Record<string, 4 | 8 | 16>> = { load4: 4, load8: 8, load16: 16 };
+const vectorStores: Readonly<Record<string, 4 | 8 | 16>> = { store4: 4, store8: 8, store16: 16 };
+
+/** `const [x, y, z, w] = load4(array, index)` (and `load8`, `load16`): the only place they may stand. */
 function lowerVectorLoad(
   context: FunctionContext,
   declaration: import("ts-morph").VariableDeclaration,
@@ -197,14 +201,19 @@ function lowerVectorLoad(
   isConst: boolean,
 ): Stmt[] {
   const init = declaration.getInitializer();
-  if (tskernelCallee(context, init) !== "load4") return fail("TSK1001", spanOf(pattern), [describeSyntax(pattern)], { notes: ["the one destructuring kernels know is `const [x, y, z, w] = load4(array, index)`"] });
+  const callee = tskernelCallee(context, init) ?? "";
+  const lanes = Object.hasOwn(vectorLoads, callee) ? vectorLoads[callee]! : undefined;
+  if (!lanes) return fail("TSK1001", spanOf(pattern), [describeSyntax(pattern)], { notes: ["the one destructuring kernels know is `const [x, y, z, w] = load4(array, index)` (and load8, load16)"] });
   const call = init as import("ts-morph").CallExpression;
   const names = pattern.getElements().map((element) => (Node.isBindingElement(element) && !element.getDotDotDotToken() && !element.getInitializer() && Node.isIdentifier(element.getNameNode()) ? element.getName() : undefined));
-  if (names.length !== 4 || names.some((name) => name === undefined)) return fail("TSK1028", spanOf(pattern));
+  if (names.length !== lanes || names.some((name) => name === undefined)) {
+    if (lanes === 4) return fail("TSK1028", spanOf(pattern));
+    return fail("TSK2008", spanOf(pattern), [`${callee}()`, `${lanes} names to declare`, `${names.length}`]);
+  }
   const args = call.getArguments() as Expression[];
-  if (args.length !== 2) return fail("TSK2008", spanOf(call), ["load4", "2 arguments (an array and an index)", `${args.length}`]);
-  const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "load4");
-  checkVectorElement("load4", array, args[0]!);
+  if (args.length !== 2) return fail("TSK2008", spanOf(call), [callee, "2 arguments (an array and an index)", `${args.length}`]);
+  const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, callee);
+  checkVectorElement(callee, lanes, array, args[0]!);
   const targets = names.map((name, lane): Variable => {
     const element = pattern.getElements()[lane]!;
     return { kind: "variable", name: name!, type: valueTypeOf(array.elementType), mutable: !isConst, span: spanOf(element) };
@@ -221,10 +230,13 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
     if (args.length !== count) fail("TSK2008", span, [`${name}()`, what, `${args.length} argument(s)`]);
   };
   switch (name) {
-    case "store4": {
-      expectCount(6, "6 arguments (an array, an index and four values)");
-      const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, "store4");
-      checkVectorElement("store4", array, args[0]!);
+    case "store4":
+    case "store8":
+    case "store16": {
+      const lanes = vectorStores[name]!;
+      expectCount(lanes + 2, `${lanes + 2} arguments (an array, an index and ${lanes} values)`);
+      const { array, indices } = lowerVectorOperand(context, args[0]!, args[1]!, name);
+      checkVectorElement(name, lanes, array, args[0]!);
       if (array.access === "read") {
         return fail("TSK1014", spanOf(args[0]!), [args[0]!.getText(), `'${array.name}' is a read-only buffer`], {
           notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
@@ -239,7 +251,9 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
       expectCount(4, "4 arguments (a shared array, its index, a global buffer, its index)");
       const target = lowerVectorOperand(context, args[0]!, args[1]!, "copyAsync4");
       const source = lowerVectorOperand(context, args[2]!, args[3]!, "copyAsync4");
-      checkVectorElement("copyAsync4", target.array, args[0]!);
+      if (!vectorElementTypes.has(target.array.elementType)) {
+        fail("TSK2011", spanOf(args[0]!), ["copyAsync4()", target.array.elementType], { notes: ["copyAsync4() copies four elements of 32 bits: f32, i32 or u32"] });
+      }
       const describe = (space: string) => (space === "private" ? "a private array" : space === "shared" ? "a shared array" : "a global buffer");
       if (target.array.space !== "shared") return fail("TSK1029", spanOf(args[0]!), ["copyAsync4", target.array.name, describe(target.array.space)]);
       if (source.array.space !== "global") return fail("TSK1029", spanOf(args[2]!), ["copyAsync4", source.array.name, describe(source.array.space)]);
@@ -264,11 +278,13 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
   }
 }
 
-/** Vector accesses move four 32-bit elements (16 bytes): other element types are TSK2011. */
-function checkVectorElement(what: string, array: ArrayRef, node: Expression): void {
-  if (!vectorElementTypes.has(array.elementType)) {
-    fail("TSK2011", spanOf(node), [`${what}()`, array.elementType], { notes: [`${what}() moves four elements of 32 bits: f32, i32 or u32`] });
-  }
+/** Each vector access takes the element sizes of ir/types.ts's vectorAccessBytes: others are TSK2011. */
+function checkVectorElement(what: string, lanes: 4 | 8 | 16, array: ArrayRef, node: Expression): void {
+  if (takesVectorAccess(lanes, array.elementType)) return;
+  const fits = ([4, 8, 16] as const).filter((n) => takesVectorAccess(n, array.elementType)).map((n) => `${what.replace(/\d+$/, "")}${n}`);
+  fail("TSK2011", spanOf(node), [`${what}()`, array.elementType], {
+    notes: [fits.length > 0 ? `${array.elementType} arrays take ${fits.join(" and ")}: 16 bytes are ${16 / Math.max(1, scalars[array.elementType].bytes)} elements` : `${array.elementType} arrays have no vector accesses`],
+  });
 }
 
 /** `shared.f32(…)` or `local.f32(…)`: which kind of array a declaration allocates, if any. */

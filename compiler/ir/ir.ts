@@ -23,6 +23,7 @@
  */
 
 import type { Span } from "../diagnostics/span.ts";
+import type { ManifestSignature } from "../lang/manifest.ts";
 
 export type { Span };
 
@@ -339,16 +340,25 @@ export interface FenceStmt extends StmtBase {
   readonly kind: "fence";
 }
 
-/** The number of elements a vector access (`load4`, `store4`, `copyAsync4`) moves: 16 bytes. */
+/** The number of elements `copyAsync4` moves, and `load4`/`store4` on 32-bit elements: 16 bytes. */
 export const vectorWidth = 4;
 
 /**
+ * The elements a vector access moves: its locals or values. 16 bytes of 32-, 16- or 8-bit elements (`load4`,
+ * `load8`, `load16`), or 8 and 4 bytes where `load4` reads 16- and 8-bit elements.
+ */
+export function vectorLanes(stmt: VectorLoadStmt | VectorStoreStmt): number {
+  return stmt.kind === "vectorLoad" ? stmt.targets.length : stmt.values.length;
+}
+
+/**
  * `const [x, y, z, w] = load4(array, …indices)`: declares four locals holding the elements at the last index
- * and the three after it, which must be a multiple of 4 (on CUDA one 16-byte load).
+ * and the three after it, which must be a multiple of 4 (on CUDA one 16-byte load). `load8` and `load16`
+ * declare eight or sixteen, from a multiple of that (16 bytes of 16- or 8-bit elements): `vectorLanes`.
  */
 export interface VectorLoadStmt extends StmtBase {
   readonly kind: "vectorLoad";
-  /** The four locals, declared by this statement, in element order. */
+  /** The four (eight, sixteen) locals, declared by this statement, in element order. */
   readonly targets: readonly Variable[];
   readonly array: ArrayRef;
   readonly indices: readonly Expr[];
@@ -725,6 +735,17 @@ export interface Kernel {
   readonly targets?: readonly ("cuda" | "wgsl" | "js")[];
   /** Values of the constant parameters once specialized; empty before. */
   readonly constValues: ReadonlyMap<string, ConstValue>;
+  /**
+   * For a kernel written over element types (`<T extends DType>`): the element type each type parameter stands
+   * for in this instance. The frontend lowers one instance per element type the specializations name.
+   */
+  readonly typeArgs?: ReadonlyMap<string, ElementScalar>;
+  /**
+   * The launch the kernel declares (its options `tensors`, `grid`, `requires`, `backward`), already in the
+   * manifest's form, which is what every consumer reads; `backwardSpan` locates `backward` for the pairing check.
+   */
+  readonly signature?: ManifestSignature;
+  readonly backwardSpan?: Span;
   readonly span: Span;
 }
 

@@ -201,8 +201,20 @@ export interface BufferTypeName {
   readonly access: "read" | "read_write";
 }
 
-/** The element types of the 16-byte vector accesses (`load4`, `store4`, `copyAsync4`): four 32-bit elements. */
+/** The element types of `copyAsync4` (and of `load4`/`store4` as 16-byte accesses): four 32-bit elements. */
 export const vectorElementTypes: ReadonlySet<ElementScalar> = new Set(["f32", "i32", "u32"]);
+
+/**
+ * The vector accesses, by how many elements they move, and the element sizes each takes: `load4`/`store4`
+ * four elements of 4 bytes (16 bytes), 2 (8) or 1 (4); `load8`/`store8` eight of 2 bytes; `load16`/`store16`
+ * sixteen of 1 byte. So a kernel moves 16 bytes per access whatever its element type; f64 has none.
+ */
+export const vectorAccessBytes: Readonly<Record<4 | 8 | 16, readonly number[]>> = { 4: [4, 2, 1], 8: [2], 16: [1] };
+
+/** Whether `load${lanes}` and `store${lanes}` take arrays of `element`. */
+export function takesVectorAccess(lanes: 4 | 8 | 16, element: ElementScalar): boolean {
+  return element !== "f64" && vectorAccessBytes[lanes].includes(scalars[element].bytes);
+}
 
 /** `shared.` / `local.` method → the element type of the arrays it allocates (`shared.u8(…)` → "u8"). */
 export const allocatorTypes: ReadonlyMap<string, ElementScalar> = new Map(
@@ -250,9 +262,10 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
     i32: { support: native, value: "int" },
     u32: { support: native, value: "unsigned int" },
     f32: { support: native, value: "float" },
-    // cuda_fp16.h / cuda_bf16.h types; sm_53+ computes f16 and sm_80+ bf16 natively (correctly rounded).
-    f16: { support: native, value: "__half" },
-    bf16: { support: native, value: "__nv_bfloat16" },
+    // The 16-bit encodings in structs with the layout of __half and __nv_bfloat16, computed in f32 and rounded
+    // once by the hardware's conversions (backends/cuda-halves.ts: NVRTC has no cuda_fp16.h to include).
+    f16: { support: native, value: "tsk_f16" },
+    bf16: { support: native, value: "tsk_bf16" },
     f64: { support: native, value: "double" },
     i8: { support: native, value: "int", storage: "signed char" },
     u8: { support: native, value: "unsigned int", storage: "unsigned char" },

@@ -66,6 +66,33 @@ export type ReadonlyUint8Array = Readonly<Uint8Array>;
 export type ReadonlyInt16Array = Readonly<Int16Array>;
 export type ReadonlyUint16Array = Readonly<Uint16Array>;
 
+/**
+ * The element types a kernel can be written once for: a kernel function with a type parameter `<T extends
+ * DType>` is built once per element type its `specializations` name (`specializations: [{ T: "f32" }, { T:
+ * "bf16" }]`), each with its own entry name (`scale_T_bf16`). Inside, `BufferOf<T>` and `ReadonlyBufferOf<T>`
+ * are buffer parameters of T, `Elem<T>` the value type of an element of T (i32/u32 for the 8- and 16-bit
+ * integers), `cast<T>(x)` the conversion to it.
+ */
+export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+interface BuffersOf {
+  f32: Float32Array;
+  i32: Int32Array;
+  u32: Uint32Array;
+  f16: Float16Array;
+  bf16: BFloat16Array;
+  f64: Float64Array;
+  i8: Int8Array;
+  u8: Uint8Array;
+  i16: Int16Array;
+  u16: Uint16Array;
+}
+/** A writable buffer of the element type T (a kernel's type parameter, or a name: `BufferOf<"bf16">`). */
+export type BufferOf<T extends DType> = BuffersOf[T];
+/** A read-only buffer of the element type T. */
+export type ReadonlyBufferOf<T extends DType> = Readonly<BuffersOf[T]>;
+/** The value of an element of T: T itself, or i32/u32 for the 8- and 16-bit integers. */
+export type Elem<T extends DType> = number;
+
 /** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
 export interface Dim3 {
   readonly x: i32;
@@ -80,14 +107,30 @@ export interface KernelOptions {
    * compile-time constant parameter: `block: ["TILE", "TILE"]`. Missing entries are 1.
    */
   block?: readonly (number | string)[];
-  /** The specializations to build by default; each maps constant parameter names to values. */
-  specializations?: readonly Readonly<Record<string, number | boolean>>[];
+  /**
+   * The specializations to build by default; each maps constant parameter names to values, and the kernel's
+   * type parameters (`<T extends DType>`) to element types (`{ T: "bf16" }`).
+   */
+  specializations?: readonly Readonly<Record<string, number | boolean | DType>>[];
   /**
    * The targets the kernel is built for, as `tskernel build --target` names them: `targets: ["cuda", "js"]`
    * for a kernel that uses what WebGPU lacks (matrix operations, `threadFence()`). A build for another target
    * skips the kernel, and launching it on that target's backend is an error naming these. Default: every target.
    */
   targets?: readonly ("cuda" | "wgsl" | "js")[];
+  /**
+   * Each buffer parameter's shape in named sizes, "output" first for those an operator allocates and
+   * returns: `tensors: { out: "output [...rows, cols]", input: "[...rows, cols]", gamma: "[cols]" }`. A scalar
+   * parameter named like a size receives it. With `grid`, this declares the launch that the PyTorch module,
+   * the `.cuh` grid functions and the runtime all use (docs/torch.md).
+   */
+  tensors?: Readonly<Record<string, string>>;
+  /** The grid as formulas of the sizes and constants: `grid: ["cdiv(rows, ROWS)"]`. */
+  grid?: readonly (number | string)[];
+  /** Conditions on the sizes that a specialization needs; the first specialization that meets them runs. */
+  requires?: readonly string[];
+  /** The kernel of this file that computes the gradients, paired by parameter names (`gradOut`, `gradInput`). */
+  backward?: string;
 }
 
 /** The handle that `kernel` returns: it names the kernel for the runtime. */
@@ -252,6 +295,12 @@ export function f64(x: number | boolean): f64 {
   return Number(x);
 }
 
+/** The conversion to `Elem<T>`: `cast<T>(x)` is `bf16(x)` where T is bf16, `i32(x)` where it is i8. */
+export function cast<T extends DType>(x: number | boolean): Elem<T> {
+  void x;
+  return outsideKernel("cast<T>()");
+}
+
 /** Fused multiply-add a*b + c, rounded once. */
 export function fma(a: f32, b: f32, c: f32): f32 {
   return Math.fround(a * b + c);
@@ -274,22 +323,57 @@ export function bitcastF32(x: u32): f32 {
 
 /** The element arrays a vector access takes: global buffers, shared arrays (a row of a 2-D one), private arrays. */
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
+/** Arrays of 16-bit elements (`load8`, `store8`, and `load4`/`store4` for 8 bytes). */
+type Array16 = Float16Array | BFloat16Array | Int16Array | Uint16Array;
+/** Arrays of 8-bit elements (`load16`, `store16`, and `load4`/`store4` for 4 bytes). */
+type Array8 = Int8Array | Uint8Array;
+/** What `load4` reads: arrays of 32-, 16- and 8-bit elements. */
+type Load4Array = ElementArray | Readonly<Array16> | Readonly<Array8>;
 
 /**
  * Reads four consecutive elements from `index` on, which must be a multiple of 4: one 16-byte load on CUDA
- * (`float4`). Only as a declaration: `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a
- * row: `load4(tile[r], c)`.
+ * (`float4`) for 32-bit elements (8 bytes for 16-bit ones, 4 for 8-bit ones). Only as a declaration:
+ * `const [x, y, z, w] = load4(A, i)`; for a 2-D shared array pass a row: `load4(tile[r], c)`.
  */
-export function load4(array: ElementArray, index: i32): [number, number, number, number] {
+export function load4(array: Load4Array, index: i32): [number, number, number, number] {
   void array;
   void index;
   return outsideKernel("load4()");
 }
 
 /** Writes four consecutive elements from `index` on (a multiple of 4): one 16-byte store on CUDA. */
-export function store4(array: Float32Array | Int32Array | Uint32Array, index: i32, x: number, y: number, z: number, w: number): void {
+export function store4(array: Float32Array | Int32Array | Uint32Array | Array16 | Array8, index: i32, x: number, y: number, z: number, w: number): void {
   void [array, index, x, y, z, w];
   outsideKernel("store4()");
+}
+
+type Eight = [number, number, number, number, number, number, number, number];
+
+/**
+ * Reads eight consecutive 16-bit elements (f16, bf16, i16, u16) from `index` on, a multiple of 8: 16 bytes in one
+ * access. `const [a, b, c, d, e, f, g, h] = load8(x, i)`.
+ */
+export function load8(array: Readonly<Array16>, index: i32): Eight {
+  void [array, index];
+  return outsideKernel("load8()");
+}
+
+/** Writes eight consecutive 16-bit elements from `index` on (a multiple of 8): 16 bytes in one access. */
+export function store8(array: Array16, index: i32, ...values: Eight): void {
+  void [array, index, values];
+  outsideKernel("store8()");
+}
+
+/** Reads sixteen consecutive 8-bit elements (i8, u8) from `index` on, a multiple of 16: 16 bytes in one access. */
+export function load16(array: Readonly<Array8>, index: i32): [...Eight, ...Eight] {
+  void [array, index];
+  return outsideKernel("load16()");
+}
+
+/** Writes sixteen consecutive 8-bit elements from `index` on (a multiple of 16): 16 bytes in one access. */
+export function store16(array: Array8, index: i32, ...values: [...Eight, ...Eight]): void {
+  void [array, index, values];
+  outsideKernel("store16()");
 }
 
 /**

@@ -42,11 +42,52 @@ export interface ManifestWgslLayout {
   readonly uniform: { readonly binding: number; readonly size: number; readonly fields: readonly ManifestWgslUniformField[] } | null;
 }
 
+/**
+ * An integer formula over sizes and compile-time constants, as a kernel's `grid` and `requires` options write
+ * it, parsed: a whole number, a name (a size from the tensors' shapes, or an integer or bool `Const`
+ * parameter), or an operation and its operands. Operations: "+", "-", "*", "/" and "%" (integer, truncating
+ * as in C), "neg", "cdiv" (division rounded up), "min", "max", and the comparisons "<", "<=", ">", ">=",
+ * "==", "!=" (1 or 0). `["cdiv", "n", 256]` is cdiv(n, 256).
+ */
+export type ManifestFormula = number | string | readonly [string, ...ManifestFormula[]];
+
+/**
+ * One dimension of a declared tensor shape: a whole number, a size's name, or `{ rest: name }` for
+ * `...name`, any number of dimensions (none included) whose product is the size `name`.
+ */
+export type ManifestDim = number | string | { readonly rest: string };
+
+/** A buffer parameter as a tensor: its shape, and whether the operator allocates and returns it. */
+export interface ManifestTensor {
+  readonly param: string;
+  /** An output is allocated by the caller of the launch (the PyTorch operator) and returned. */
+  readonly output: boolean;
+  readonly dims: readonly ManifestDim[];
+}
+
+/**
+ * The launch a kernel declares in its options `tensors`, `grid`, `requires` and `backward`: the shape of
+ * each buffer, from which the sizes follow (a scalar parameter named like a size receives it), the grid as
+ * formulas of the sizes and constants, the conditions a specialization needs of the sizes, and the kernel that
+ * computes its gradients. One declaration serves the PyTorch module, the `.cuh` grid functions and the runtime.
+ */
+export interface ManifestSignature {
+  /** Every buffer parameter, in parameter order. */
+  readonly tensors: readonly ManifestTensor[];
+  /** x, y, z. */
+  readonly grid: readonly [ManifestFormula, ManifestFormula, ManifestFormula];
+  /** Each condition as written and parsed; all must hold (be non-zero) for a specialization to be launched. */
+  readonly requires: readonly { readonly text: string; readonly formula: ManifestFormula }[];
+  /** The kernel of the same file that computes this one's gradients (see docs/torch.md for how it is paired). */
+  readonly backward?: string;
+}
+
 export interface ManifestKernel {
   readonly name: string;
   readonly entryName: string;
   readonly source: string;
-  readonly specialization: Readonly<Record<string, number | boolean>>;
+  /** The constants' values, and the element types of a kernel's type parameters (`T: "bf16"`). */
+  readonly specialization: Readonly<Record<string, number | boolean | string>>;
   readonly params: readonly ManifestParam[];
   readonly block: readonly [number, number, number] | null;
   readonly sharedBytes: number;
@@ -73,6 +114,8 @@ export interface ManifestKernel {
    * `declaredTargets` leave out (the build skipped it there). Empty when the build made none of them.
    */
   readonly builtFor: readonly ManifestTarget[];
+  /** Present when the kernel declares its tensors and grid (the options `tensors` and `grid`). */
+  readonly signature?: ManifestSignature;
   readonly outputs: {
     readonly cuda?: {
       readonly file: string;
@@ -82,6 +125,8 @@ export interface ManifestKernel {
       readonly dynamicSharedBytes: number;
       /** A cubin nvcc built from `file` at build time (`--cubin`), loadable with no NVRTC present. */
       readonly cubin?: { readonly file: string; readonly arch: string };
+      /** PTX nvcc made from `file` at build time (`--ptx`), for the driver to compile for the GPU it runs on. */
+      readonly ptx?: { readonly file: string; readonly arch: string };
     };
     readonly js?: { readonly file: string; readonly function: string };
     readonly wgsl?: {
@@ -91,6 +136,8 @@ export interface ManifestKernel {
       /** A JSON array: for each WGSL line, the TypeScript `file:line:column` it came from (or null). */
       readonly lineMap?: string;
       readonly layout: ManifestWgslLayout;
+      /** WebGPU features the device must have (`shader-f16` for a kernel with f16); absent when none. */
+      readonly features?: readonly string[];
     };
   };
 }

@@ -26,7 +26,9 @@ import {
   declaredVariables,
   scalars,
   valueTypeOf,
+  vectorLanes,
   vectorWidth,
+  type ElementScalar,
   type ArrayRef,
   type AsyncCopyStmt,
   type BinaryOp,
@@ -51,6 +53,8 @@ export interface LegalizeOptions {
   readonly splitVectorAccesses: boolean;
   /** With `splitVectorAccesses`: keep them on buffers and shared arrays only accessed four elements at a time. */
   readonly vectorArrays?: boolean;
+  /** Elements per storage word of the types the target packs (WGSL: bf16 and the narrow integers). */
+  readonly elementsPerWord?: Readonly<Partial<Record<ElementScalar, number>>>;
   /** Print `copyAsync4` as a plain copy and drop `commitAsync`/`waitAsync`. */
   readonly synchronousCopies: boolean;
   /** With `synchronousCopies`: keep `commitAsync`/`waitAsync` (the CPU's checked mode tracks the copies). */
@@ -71,7 +75,7 @@ export interface LegalizeOptions {
 
 export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
   const copied = options.synchronousCopies ? mapStmts(stmts, { stmt: (stmt) => (stmt.kind === "asyncCopy" ? copyAsVectors(stmt) : stmt) }) : [...stmts];
-  const keepVectors = options.splitVectorAccesses && options.vectorArrays ? vectorOnlyArrays(copied) : new Set<ArrayRef>();
+  const keepVectors = options.splitVectorAccesses && options.vectorArrays ? vectorOnlyArrays(copied, options.elementsPerWord) : new Set<ArrayRef>();
   const split = (array: ArrayRef) => array.space === "private" || (options.splitVectorAccesses && !keepVectors.has(array));
   const expr = (node: Expr): Expr => {
     if (options.shiftAmountU32 && node.kind === "binary" && (node.op === "shl" || node.op === "shr") && node.right.type !== "u32") {
@@ -89,7 +93,7 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
           return options.shiftAmountU32 && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32" ? { ...stmt, value: asU32(stmt.value) } : stmt;
         case "vectorLoad":
           if (!split(stmt.array)) return stmt;
-          return stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span), span: stmt.span }));
+          return stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length), span: stmt.span }));
         case "vectorStore":
           if (!split(stmt.array)) return stmt;
           return splitVectorStore(stmt);
@@ -164,12 +168,19 @@ function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
   };
 }
 
-/** Global buffers and shared arrays that the body reads and writes only through vector accesses. */
-export function vectorOnlyArrays(stmts: readonly Stmt[]): Set<ArrayRef> {
+/**
+ * Global buffers and shared arrays that the body reads and writes only through vector accesses that are each
+ * four storage elements (a `vec4` of them): four 32-bit elements, or as many narrower elements as four storage
+ * words hold where a target packs them (`elementsPerWord`: WGSL's eight bf16 or sixteen u8).
+ */
+export function vectorOnlyArrays(stmts: readonly Stmt[], elementsPerWord: Readonly<Partial<Record<ElementScalar, number>>> = {}): Set<ArrayRef> {
   const vector = new Set<ArrayRef>();
   const scalar = new Set<ArrayRef>();
   walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") vector.add(stmt.array);
+    if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") {
+      if (vectorLanes(stmt) === vectorWidth * (elementsPerWord[stmt.array.elementType] ?? 1)) vector.add(stmt.array);
+      else scalar.add(stmt.array);
+    }
     if (stmt.kind === "store" || stmt.kind === "atomic") scalar.add(stmt.array);
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && scalar.add(e.array));
   });
@@ -188,8 +199,8 @@ export function laneIndices(indices: readonly Expr[], lane: number): Expr[] {
 }
 
 /** Element `lane` of a vector read; the first element carries the alignment the vector access needed. */
-function elementLoad(array: LoadExpr["array"], indices: readonly Expr[], lane: number, span: Stmt["span"]): LoadExpr {
-  return { kind: "load", type: valueTypeOf(array.elementType), array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: vectorWidth } : {}) };
+function elementLoad(array: LoadExpr["array"], indices: readonly Expr[], lane: number, span: Stmt["span"], lanes = vectorWidth): LoadExpr {
+  return { kind: "load", type: valueTypeOf(array.elementType), array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: lanes } : {}) };
 }
 
 /**
@@ -212,7 +223,7 @@ function splitVectorStore(stmt: Stmt & { kind: "vectorStore" }): Stmt[] {
       indices: laneIndices(stmt.indices, lane),
       value,
       span: stmt.span,
-      ...(lane === 0 ? { alignment: vectorWidth } : {}),
+      ...(lane === 0 ? { alignment: stmt.values.length } : {}),
       ...(stmt.asynchronous ? { asynchronous: true } : {}),
     }),
   );

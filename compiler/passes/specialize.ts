@@ -95,9 +95,10 @@ function evaluateBlockShape(formula: BlockShapeExpr, values: ReadonlyMap<string,
   return formula.op === "*" ? left * right : left / right;
 }
 
-/** The name of one specialization: the kernel's name, then each constant's name and value. */
+/** The name of one specialization: the kernel's name, then each type parameter's element type, each constant's name and value. */
 export function specializedName(kernel: Kernel, values: ReadonlyMap<string, ConstValue>): string {
-  const parts = kernel.params.flatMap((param) => {
+  const types = [...(kernel.typeArgs ?? [])].map(([name, type]) => `${name}_${type}`);
+  const constants = kernel.params.flatMap((param) => {
     if (param.kind !== "const") return [];
     const value = values.get(param.name);
     // Names must be identifiers on every target: 0.5 → 0p5, -2 → m2, 1e-8 → 1em8.
@@ -105,5 +106,6 @@ export function specializedName(kernel: Kernel, values: ReadonlyMap<string, Cons
     const spelled = text.replace(/-/g, "m").replace(/\./g, "p").replace(/\+/g, "");
     return [`${param.name}_${spelled}`];
   });
+  const parts = [...types, ...constants];
   return parts.length === 0 ? kernel.name : `${kernel.name}_${parts.join("_")}`;
 }

@@ -7,7 +7,7 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { arrayStride, isFragmentOperand, scalars, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
+import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
 import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
@@ -115,7 +115,7 @@ function checkConstantIndices(body: readonly import("../ir/ir.ts").Stmt[], sizes
     if (stmt.kind === "store" || stmt.kind === "atomic") check(stmt.array, stmt.indices);
     // A vector access touches its last index and the three after it.
     if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") {
-      if (!check(stmt.array, stmt.indices)) check(stmt.array, laneIndices(stmt.indices, vectorWidth - 1));
+      if (!check(stmt.array, stmt.indices)) check(stmt.array, laneIndices(stmt.indices, vectorLanes(stmt) - 1));
     }
     if (stmt.kind === "asyncCopy") {
       if (!check(stmt.target, stmt.targetIndices)) check(stmt.target, laneIndices(stmt.targetIndices, vectorWidth - 1));
@@ -138,15 +138,15 @@ function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef
     reported.add(key);
     diagnostics.push(diagnostic);
   };
-  const check = (what: string, array: ArrayRef, indices: readonly Expr[], span: Span) => {
+  const check = (what: string, array: ArrayRef, indices: readonly Expr[], span: Span, lanes = vectorWidth) => {
     const last = indices[indices.length - 1]!;
-    if (last.kind === "literal" && last.value % vectorWidth !== 0) report(makeDiagnostic("TSK3013", last.span, [what, last.value, array.name]));
+    if (last.kind === "literal" && last.value % lanes !== 0) report(makeDiagnostic("TSK3013", last.span, [what, last.value, array.name, lanes]));
     const dims = sizes.get(array);
-    if (dims && dims.length === 2 && dims[1]! % vectorWidth !== 0) report(makeDiagnostic("TSK3014", span, [what, array.name, dims[1]!]));
+    if (dims && dims.length === 2 && dims[1]! % lanes !== 0) report(makeDiagnostic("TSK3014", span, [what, array.name, dims[1]!, lanes]));
   };
   walkStmts(body, (stmt) => {
-    if (stmt.kind === "vectorLoad") check("load4", stmt.array, stmt.indices, stmt.span);
-    if (stmt.kind === "vectorStore") check("store4", stmt.array, stmt.indices, stmt.span);
+    if (stmt.kind === "vectorLoad") check(`load${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
+    if (stmt.kind === "vectorStore") check(`store${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "asyncCopy") {
       check("copyAsync4", stmt.target, stmt.targetIndices, stmt.span);
       check("copyAsync4", stmt.source, stmt.sourceIndices, stmt.span);

@@ -10,6 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "./cpu-device.ts";
 import { KernelFault } from "./checker.ts";
+import { LaunchFailure } from "../launch-ledger.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 
 const header = 'import { atomicAdd, kernel, shared, syncThreads, threadIdx, type f32, type i32 } from "tskernel";\n';
@@ -29,11 +30,21 @@ function where(source: string, needle: string): string {
   return `${before.length}:${before[before.length - 1]!.length + 1}`;
 }
 
-async function fault(run: () => Promise<unknown>): Promise<KernelFault> {
+/**
+ * The KernelFault a checked launch meets. It is found while the launch runs, so it comes from the device's
+ * next synchronize() (or read()), as a LaunchFailure that names the kernel and the launch, with the fault as
+ * its cause. `device`: the one to synchronize, when `run` only launches.
+ */
+async function fault(...args: [run: () => Promise<unknown>] | [device: CpuDevice, run: () => Promise<unknown>]): Promise<KernelFault> {
+  const [device, run] = args.length === 1 ? [undefined, args[0]] : args;
   try {
     await run();
+    await device?.synchronize();
   } catch (error) {
-    if (error instanceof KernelFault) return error;
+    if (error instanceof LaunchFailure && error.cause instanceof KernelFault) {
+      expect(error.message.startsWith(`tskernel: launch #${error.launch} of '${error.cause.kernel}' failed: ${error.cause.message.slice("tskernel: ".length)}`)).toBe(true);
+      return error.cause;
+    }
     throw error;
   }
   throw new Error("expected a KernelFault, but the launch completed");
@@ -68,7 +79,7 @@ describe("checked mode and atomics", () => {
 
   it("a plain write after other threads' atomics on the element, with no barrier between", async () => {
     const { library, source } = compile(histogram("", "  if (threadIdx.x === 5) {\n    bins[1] = 100;\n  }"));
-    const error = await fault(() => device.launch(library.get("bins4"), { grid: [1], args: [device.createBuffer("i32", 4)] }));
+    const error = await fault(device, () => device.launch(library.get("bins4"), { grid: [1], args: [device.createBuffer("i32", 4)] }));
     expect(error.kind).toBe("shared-race");
     // Reported at the plain write, by the thread that made it.
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "bins[1] = 100")}$`));
@@ -79,7 +90,7 @@ describe("checked mode and atomics", () => {
 
   it("a plain write before other threads' atomics on the element, with no barrier between", async () => {
     const { library, source } = compile(histogram("  if (threadIdx.x === 0) {\n    bins[1] = 100;\n  }", ""));
-    const error = await fault(() => device.launch(library.get("bins4"), { grid: [1], args: [device.createBuffer("i32", 4)] }));
+    const error = await fault(device, () => device.launch(library.get("bins4"), { grid: [1], args: [device.createBuffer("i32", 4)] }));
     expect(error.kind).toBe("shared-race");
     // Still reported at the plain write and its thread, though the atomic of thread 1 found it.
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "bins[1] = 100")}$`));
@@ -89,7 +100,7 @@ describe("checked mode and atomics", () => {
 
   it("a plain read of an element other threads update atomically", async () => {
     const { library, source } = compile(histogram("", "  if (threadIdx.x === 31) {\n    out[4] = bins[0];\n  }"));
-    const error = await fault(() => device.launch(library.get("bins4"), { grid: [1], args: [device.createBuffer("i32", 5)] }));
+    const error = await fault(device, () => device.launch(library.get("bins4"), { grid: [1], args: [device.createBuffer("i32", 5)] }));
     expect(error.kind).toBe("shared-race");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "bins[0];")}$`));
     expect(error.threadIdx).toEqual([31, 0, 0]);
@@ -103,7 +114,7 @@ describe("checked mode and atomics", () => {
   out[threadIdx.x] = total[0];
 });
 `);
-    const error = await fault(() => device.launch(library.get("noInit"), { grid: [1], args: [device.createBuffer("i32", 8)] }));
+    const error = await fault(device, () => device.launch(library.get("noInit"), { grid: [1], args: [device.createBuffer("i32", 8)] }));
     expect(error.kind).toBe("uninitialized-shared-read");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "atomicAdd(total")}$`));
     expect(error.threadIdx).toEqual([0, 0, 0]);
@@ -114,7 +125,7 @@ describe("checked mode and atomics", () => {
   atomicAdd(counts, threadIdx.x + n, 1);
 });
 `);
-    const error = await fault(() => device.launch(library.get("past"), { grid: [1], args: [device.createBuffer("i32", 8), 3] }));
+    const error = await fault(device, () => device.launch(library.get("past"), { grid: [1], args: [device.createBuffer("i32", 8), 3] }));
     expect(error.kind).toBe("out-of-bounds");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "atomicAdd(counts")}$`));
     expect(error.threadIdx).toEqual([5, 0, 0]);

@@ -10,6 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "./cpu-device.ts";
 import { KernelFault } from "./checker.ts";
+import { LaunchFailure } from "../launch-ledger.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 
 const header = 'import { kernel, shared, syncThreads, threadIdx, blockIdx, blockDim, type f32, type i32, type ReadonlyFloat32Array } from "tskernel";\n';
@@ -29,11 +30,21 @@ function where(source: string, needle: string): string {
   return `${before.length}:${before[before.length - 1]!.length + 1}`;
 }
 
-async function fault(run: () => Promise<void>): Promise<KernelFault> {
+/**
+ * The KernelFault a checked launch meets. It is found while the launch runs, so it comes from the device's
+ * next synchronize() (or read()), as a LaunchFailure that names the kernel and the launch, with the fault as
+ * its cause. `device`: the one to synchronize, when `run` only launches.
+ */
+async function fault(...args: [run: () => Promise<unknown>] | [device: CpuDevice, run: () => Promise<unknown>]): Promise<KernelFault> {
+  const [device, run] = args.length === 1 ? [undefined, args[0]] : args;
   try {
     await run();
+    await device?.synchronize();
   } catch (error) {
-    if (error instanceof KernelFault) return error;
+    if (error instanceof LaunchFailure && error.cause instanceof KernelFault) {
+      expect(error.message.startsWith(`tskernel: launch #${error.launch} of '${error.cause.kernel}' failed: ${error.cause.message.slice("tskernel: ".length)}`)).toBe(true);
+      return error.cause;
+    }
     throw error;
   }
   throw new Error("expected a KernelFault, but the launch completed");
@@ -57,7 +68,7 @@ describe("checked mode finds seeded bugs", () => {
 `);
     const n = 6;
     const bufs = [device.createBuffer("f32", n * n), device.createBuffer(new Float32Array(n * n).fill(1)), device.createBuffer(new Float32Array(n * n).fill(1))];
-    const error = await fault(() => device.launch(library.get("mm"), { grid: [2, 2], args: [...bufs, n] }));
+    const error = await fault(device, () => device.launch(library.get("mm"), { grid: [2, 2], args: [...bufs, n] }));
     expect(error.kind).toBe("out-of-bounds");
     // Blocks run x-fastest: block (1, 0) comes first, where thread (2, 0) has col = 6 and reads B[5·6 + 6].
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "B[k * n + col]")}$`));
@@ -79,7 +90,7 @@ export const shiftCopy = kernel({ block: [4] }, (out: Float32Array, input: Reado
     await device.launch(library.get("shiftCopy"), { grid: [1], args: [out, input, 4] });
     const expected = (await device.read(input)).slice(4, 20);
     expect(Array.from(await device.read(out))).toEqual(Array.from(expected));
-    const error = await fault(() => device.launch(library.get("shiftCopy"), { grid: [1], args: [out, input, 2] }));
+    const error = await fault(device, () => device.launch(library.get("shiftCopy"), { grid: [1], args: [out, input, 2] }));
     expect(error.kind).toBe("misaligned-vector-access");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "[a, b, c, d] = load4")}$`));
     expect(error.threadIdx).toEqual([0, 0, 0]);
@@ -93,7 +104,7 @@ export const fill4 = kernel({ block: [2] }, (out: Float32Array, start: i32) => {
 });
 `);
     const out = device.createBuffer(new Float32Array(12).fill(Number.NaN));
-    const error = await fault(() => device.launch(library.get("fill4"), { grid: [1], args: [out, 1] }));
+    const error = await fault(device, () => device.launch(library.get("fill4"), { grid: [1], args: [out, 1] }));
     expect(error.kind).toBe("misaligned-vector-access");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "store4(out")}$`));
     expect(error.message).toContain("starts at index 1");
@@ -113,7 +124,7 @@ ${order}
   waitAsync(0);`));
     const input = Float32Array.from({ length: 128 }, () => Math.random());
     const out = device.createBuffer(new Float32Array(32).fill(Number.NaN));
-    const error = await fault(() => device.launch(early.library.get("neighbour"), { grid: [1], args: [out, device.createBuffer(input)] }));
+    const error = await fault(device, () => device.launch(early.library.get("neighbour"), { grid: [1], args: [out, device.createBuffer(input)] }));
     expect(error.kind).toBe("async-copy-not-waited");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(early.source, "tile[((threadIdx.x + 1)")}$`));
     expect(error.threadIdx).toEqual([0, 0, 0]);
@@ -133,7 +144,7 @@ ${order}
 });
 `);
     const out = device.createBuffer("f32", 12);
-    const error = await fault(() => device.launch(library.get("fill"), { grid: [2], args: [out] }));
+    const error = await fault(device, () => device.launch(library.get("fill"), { grid: [2], args: [out] }));
     expect(error.kind).toBe("out-of-bounds");
     expect(error.location).toMatch(new RegExp(`:${where(source, "out[blockIdx.x * 8")}$`));
     expect(error.threadIdx).toEqual([4, 0, 0]);
@@ -147,7 +158,7 @@ ${order}
   out[threadIdx.x] = tile[threadIdx.x];
 });
 `);
-    const error = await fault(() => device.launch(library.get("shift"), { grid: [1], args: [device.createBuffer("f32", 16)] }));
+    const error = await fault(device, () => device.launch(library.get("shift"), { grid: [1], args: [device.createBuffer("f32", 16)] }));
     expect(error.kind).toBe("out-of-bounds");
     expect(error.location).toMatch(new RegExp(`:${where(source, "tile[threadIdx.x + 1]")}$`));
     expect(error.threadIdx).toEqual([15, 0, 0]);
@@ -164,7 +175,7 @@ ${order}
   out[threadIdx.x] = tile[15 - threadIdx.x];
 });
 `);
-    const error = await fault(() => device.launch(library.get("half"), { grid: [1], args: [device.createBuffer("f32", 16), device.createBuffer("f32", 16)] }));
+    const error = await fault(device, () => device.launch(library.get("half"), { grid: [1], args: [device.createBuffer("f32", 16), device.createBuffer("f32", 16)] }));
     expect(error.kind).toBe("uninitialized-shared-read");
     expect(error.location).toMatch(new RegExp(`:${where(source, "tile[15 - threadIdx.x]")}$`));
     expect(error.threadIdx).toEqual([0, 0, 0]);
@@ -178,7 +189,7 @@ ${order}
   out[threadIdx.x] = tile[(threadIdx.x + 1) % 16];
 });
 `);
-    const error = await fault(() => device.launch(library.get("neighbour"), { grid: [1], args: [device.createBuffer("f32", 16), device.createBuffer("f32", 16)] }));
+    const error = await fault(device, () => device.launch(library.get("neighbour"), { grid: [1], args: [device.createBuffer("f32", 16), device.createBuffer("f32", 16)] }));
     // Thread 0 reads element 1 before thread 1 wrote it (first), or after without a barrier: either is a bug.
     expect(["uninitialized-shared-read", "shared-race"]).toContain(error.kind);
     expect(error.location).toMatch(new RegExp(`:${where(source, "tile[(threadIdx.x + 1) % 16]")}$`));
@@ -199,7 +210,7 @@ ${order}
   }
 });
 `);
-    const error = await fault(() => device.launch(library.get("sum"), { grid: [1], args: [device.createBuffer("f32", 1), device.createBuffer("f32", 16)] }));
+    const error = await fault(device, () => device.launch(library.get("sum"), { grid: [1], args: [device.createBuffer("f32", 1), device.createBuffer("f32", 16)] }));
     expect(error.kind).toBe("shared-race");
     expect(error.location).toMatch(new RegExp(`:${where(source, "cache[threadIdx.x] += ")}$`));
   });
@@ -212,7 +223,7 @@ ${order}
   out[threadIdx.x] = slot[0];
 });
 `);
-    const error = await fault(() => device.launch(library.get("clash"), { grid: [1], args: [device.createBuffer("f32", 4)] }));
+    const error = await fault(device, () => device.launch(library.get("clash"), { grid: [1], args: [device.createBuffer("f32", 4)] }));
     expect(error.kind).toBe("shared-race");
     expect(error.threadIdx).toEqual([1, 0, 0]);
     expect(error.message).toContain("also written by thread (0, 0, 0)");
@@ -231,7 +242,7 @@ ${order}
 `,
       { unsafeSkipBarrierCheck: true },
     );
-    const error = await fault(() => device.launch(library.get("split"), { grid: [1], args: [device.createBuffer("f32", 8)] }));
+    const error = await fault(device, () => device.launch(library.get("split"), { grid: [1], args: [device.createBuffer("f32", 8)] }));
     expect(error.kind).toBe("barrier-divergence");
     expect(error.location).toMatch(new RegExp(`:${where(source, "threadIdx.x < 4")}$`));
     expect(error.threadIdx).toEqual([4, 0, 0]);

@@ -16,14 +16,21 @@
  * threads only (one at least; N with `workers: N`), whose termination is the only way to stop a loop that never ends, at no cost per
  * iteration; checked launches tick at every loop iteration and stop in the loop. A device refuses buffers of
  * other devices and freed buffers, and everything once disposed (buffer-registry.ts).
+ *
+ * Launches, reads and writes go through one queue, in call order, as on a GPU: a launch runs at once when
+ * nothing is queued, else after the launch before it (still on workers). What a launch meets while running
+ * (a KernelFault, a time limit) goes to the ledger, for the next synchronize() or read() to raise, as the GPU
+ * backends do (docs/runtime.md, "Launches are asynchronous").
  */
 
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { bufferShape, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
-import { checkCopy, median, type BufferValues, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type ReadOptions, type LaunchLimits, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { checkCopy, median, type BufferValues, type Device, type DeviceBuffer, type JsBlockFunction, type KernelHandle, type ElementType, type ReadOptions, type LaunchLimits, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
-import { checkLaunch, defaultLimits, kernelName, LaunchError, notBuiltFor } from "../launch-check.ts";
+import { checkLaunch, defaultLimits, kernelName, notBuiltFor, type CheckedLaunch } from "../launch-check.ts";
+import { LaunchLedger } from "../launch-ledger.ts";
+import { checkStream, SingleQueueStream, type SingleQueue } from "../streams.ts";
 import { Checker } from "./checker.ts";
 import { blockQueue, drainQueue, TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
@@ -31,6 +38,13 @@ interface CpuBuffer extends DeviceBuffer {
   readonly data: TypedArray;
 }
 
+/** A checked launch, ready to run: `run` runs it (on the workers: a promise). */
+interface PreparedLaunch {
+  readonly name: string;
+  readonly kernel: KernelHandle;
+  readonly checked: CheckedLaunch;
+  run(): Promise<void> | void;
+}
 
 
 export class CpuDevice implements Device {
@@ -105,62 +119,201 @@ export class CpuDevice implements Device {
     this.buffers.free(buffer);
   }
 
+  /**
+   * Writes once the launches enqueued before it have run (the data is copied now if it must wait). Here and
+   * in read, the queue is entered before the function's first await, so the call's place in it is its own.
+   */
   async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    own.data.set(writeStorage(own, data) as never);
+    const storage = writeStorage(own, data);
+    const source = this.tail && storage === data ? storage.slice() : storage;
+    return this.inOrder(() => own.data.set(source as never));
   }
 
+  /** A copy of the buffer once the launches enqueued before it have run; raises the first error they met. */
   async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
-    return fromStorage(own.elementType, own.data.slice(), options);
+    return this.inOrder(() => {
+      this.ledger.raise();
+      return fromStorage(own.elementType, own.data.slice(), options);
+    });
   }
 
-  async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
-    this.functionOf(kernel);
+  synchronize(): Promise<void> {
+    return this.inOrder(() => this.ledger.raise());
+  }
+
+  /**
+   * Checks the launch now and runs it in order: at once on the calling thread when nothing is queued before it
+   * (the CPU's queue is the calling thread, so the returned promise is already resolved), or after the launch
+   * before it, whose workers are still running. Errors of the run (a KernelFault in checked mode, a time limit)
+   * go to the ledger, for the next synchronize() or read().
+   */
+  launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
+    let prepared: PreparedLaunch;
+    try {
+      prepared = this.prepareLaunch(kernel, options);
+      checkStream(options.stream, this, prepared.name, (stream) => (stream as SingleQueueStream).disposed);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueueLaunch(prepared);
+  }
+
+  /** Numbers a checked launch and runs it in order; its errors are recorded for synchronize() and read(). */
+  private enqueueLaunch(prepared: PreparedLaunch): Promise<void> {
+    const launch = this.ledger.next(prepared.name);
+    return this.inOrder(() => {
+      let result: Promise<void> | void;
+      try {
+        result = prepared.run();
+      } catch (error) {
+        this.ledger.fail(launch, prepared.name, error);
+        return;
+      }
+      if (result) return result.catch((error: unknown) => this.ledger.fail(launch, prepared.name, error));
+    });
+  }
+
+  /**
+   * The device's queue: runs `job` now when nothing is queued (a synchronous job then completes before this
+   * returns, as a launch on the calling thread does), else after the jobs queued before it. Jobs run one at a
+   * time, in the order they were given.
+   */
+  private inOrder<T>(job: () => T | Promise<T>): Promise<T> {
+    if (!this.tail) {
+      let result: T | Promise<T>;
+      try {
+        result = job();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return result instanceof Promise ? this.follow(result) : Promise.resolve(result);
+    }
+    return this.follow(this.tail.then(job));
+  }
+
+  /** Makes `running` the queue's last job until it settles. */
+  private follow<T>(running: Promise<T>): Promise<T> {
+    const settled: Promise<void> = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tail = settled;
+    void settled.then(() => {
+      if (this.tail === settled) this.tail = undefined;
+    });
+    return running;
+  }
+
+  /** The last job of the queue while one is running on workers (undefined: the queue is empty). */
+  private tail?: Promise<void>;
+  private readonly ledger = new LaunchLedger();
+
+  /** Everything a launch needs to run, checked: its arguments resolved to the typed arrays they name. */
+  private prepareLaunch(kernel: KernelHandle, options: LaunchOptions): PreparedLaunch {
+    const fn = this.functionOf(kernel);
+    const { checked, args } = this.prepare(kernel, options);
+    const name = kernel.description.entryName;
+    // Buffers freed after this point stay alive in `args` until the launch has run.
+    const run = () => this.runChecked(kernel, checked, args, fn);
+    return { name, kernel, checked, run };
+  }
+
+  /** Runs a checked launch: on the calling thread, or on the workers (a promise then). */
+  private runChecked(kernel: KernelHandle, checked: CheckedLaunch, args: readonly unknown[], fn: JsBlockFunction): Promise<void> | void {
+    const name = kernel.description.entryName;
     if (!this.pool || !kernel.jsSource) {
-      this.run(kernel, options);
+      const checker = this.checked ? new Checker(name, this.timeLimitMs) : undefined;
+      this.runBlocks(kernel, checked, args, fn, checker);
       return;
     }
-    const { checked, args } = this.prepare(kernel, options);
     // A pool stopped by an earlier time limit is replaced; the buffers live in shared memory and stay.
     if (this.pool.stopped) this.pool = new WorkerPool(this.pool.size);
     if (this.timeLimitMs === undefined && kernel.js) {
       const total = checked.grid[0] * checked.grid[1] * checked.grid[2];
-      if (total === 1) {
-        // Nothing to share out: the messages would cost more than the block.
-        this.runBlocks(kernel, checked, args, kernel.js, undefined);
-        return;
-      }
-      // The workers and the calling thread claim chunks of blocks from one queue, all at once (its buffers are
-      // the same shared memory): a thread that the OS does not run for a while (another process holds its
-      // core) takes fewer chunks instead of holding up the launch with a fixed share.
-      const queue = blockQueue(total, this.workers);
-      const others = this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, undefined, undefined, queue);
-      try {
-        drainQueue(queue, (start, end) => this.runBlocks(kernel, checked, args, kernel.js!, undefined, { start, end }));
-      } catch (error) {
-        await others.catch(() => {});
-        throw error;
-      }
-      // Every block finished (the count is raised after each chunk's writes): the workers' replies only say
-      // that they found the queue empty, and a worker still waiting for its turn on a busy core would make the
-      // launch wait for nothing. Their replies settle later; a failure can no longer happen, as no block is left.
-      if (Atomics.load(queue.counter, 1) === total) {
-        others.catch(() => {});
-        return;
-      }
-      await others;
+      // Nothing to share out: the messages would cost more than the block.
+      if (total === 1) return this.runBlocks(kernel, checked, args, kernel.js, undefined);
+      return this.runShared(kernel, checked, args, total);
+    }
+    return this.runOnWorkers(kernel, checked, args);
+  }
+
+  /**
+   * The workers and the calling thread claim chunks of blocks from one queue, all at once (its buffers are the
+   * same shared memory): a thread that the OS does not run for a while (another process holds its core) takes
+   * fewer chunks instead of holding up the launch with a fixed share.
+   */
+  private async runShared(kernel: KernelHandle, checked: CheckedLaunch, args: readonly unknown[], total: number): Promise<void> {
+    const queue = blockQueue(total, this.workers);
+    const others = this.pool!.run(kernel.jsSource!, args, checked.grid, checked.block, this.subgroupSize, undefined, undefined, queue);
+    try {
+      drainQueue(queue, (start, end) => this.runBlocks(kernel, checked, args, kernel.js!, undefined, { start, end }));
+    } catch (error) {
+      await others.catch(() => {});
+      throw error;
+    }
+    // Every block finished (the count is raised after each chunk's writes): the workers' replies only say
+    // that they found the queue empty, and a worker still waiting for its turn on a busy core would make the
+    // launch wait for nothing. Their replies settle later; a failure can no longer happen, as no block is left.
+    if (Atomics.load(queue.counter, 1) === total) {
+      others.catch(() => {});
       return;
     }
+    await others;
+  }
+
+  /** With a time limit every block runs on a worker, which can be stopped. */
+  private async runOnWorkers(kernel: KernelHandle, checked: CheckedLaunch, args: readonly unknown[]): Promise<void> {
     try {
-      await this.pool.run(kernel.jsSource, args, checked.grid, checked.block, this.subgroupSize, this.timeLimitMs);
+      await this.pool!.run(kernel.jsSource!, args, checked.grid, checked.block, this.subgroupSize, this.timeLimitMs);
     } catch (error) {
       if (!(error instanceof TimeLimitExceeded)) throw error;
-      throw new LaunchError(
-        kernel.description.entryName,
-        `it ran past the time limit of ${error.limitMs} ms and was stopped (a loop that never ends? checked mode names the loop); buffers it wrote may hold partial results`,
-      );
+      throw new Error(`tskernel: the launch ran past the time limit of ${error.limitMs} ms and was stopped (a loop that never ends? checked mode names the loop); buffers it wrote may hold partial results`);
     }
+  }
+
+  createStream(): Stream {
+    this.buffers.assertOpen();
+    return new SingleQueueStream(this.queueForStreams, this);
+  }
+
+  /** What the streams see of the device: one queue. */
+  private readonly queueForStreams: SingleQueue = {
+    backend: "cpu",
+    eventNow: () => {
+      let reached = !this.tail;
+      void this.tail?.then(() => (reached = true));
+      const point = this.tail ?? Promise.resolve();
+      return {
+        kind: "tskernel.event",
+        done: () => reached,
+        synchronize: async () => {
+          await point;
+          this.ledger.raise();
+        },
+      };
+    },
+    synchronize: () => this.synchronize(),
+  };
+
+  /** Checks every step now; a replay runs them in order with no checks but that their buffers are still live. */
+  async record(steps: readonly LaunchStep[]): Promise<LaunchSequence> {
+    this.buffers.assertOpen();
+    return new CpuSequence(this, steps.map((step) => this.prepareLaunch(step.kernel, step.options)));
+  }
+
+  /** For CpuSequence: the launches of a replay, their buffers checked again first (one freed since is refused). */
+  replayLaunches(steps: readonly PreparedLaunch[]): Promise<void> {
+    for (const step of steps) this.buffers.checkLaunch(step.name, step.checked);
+    let last: Promise<void> = Promise.resolve();
+    for (const step of steps) last = this.enqueueLaunch(step);
+    return last;
+  }
+
+  /** For CpuSequence: a step's new options, checked. */
+  prepareStep(kernel: KernelHandle, options: LaunchOptions): PreparedLaunch {
+    return this.prepareLaunch(kernel, options);
   }
 
   /** The checked launch, with buffers replaced by their typed arrays, as the block functions take them. */
@@ -173,14 +326,16 @@ export class CpuDevice implements Device {
   }
 
   /**
-   * Runs a launch synchronously on the calling thread (the CPU has nothing to wait for). With a time limit,
-   * the clock is read after each block (a grid too large to finish stops there) and, in checked mode, at
-   * each loop iteration; a loop that never ends in an unchecked kernel can only be stopped by `launch`,
-   * which runs it on workers.
+   * Runs a launch synchronously on the calling thread, now, and throws its errors (a KernelFault, a time
+   * limit) instead of recording them: for benchmarks of the block functions themselves. With a time limit,
+   * the clock is read after each block (a grid too large to finish stops there) and, in checked mode, at each
+   * loop iteration; a loop that never ends in an unchecked kernel can only be stopped by `launch`, which runs
+   * it on workers. Refused while launches are queued, which it would overtake.
    */
   run(kernel: KernelHandle, options: LaunchOptions): void {
     const fn = this.functionOf(kernel);
     const { checked, args } = this.prepare(kernel, options);
+    if (this.tail) throw new Error("tskernel: CpuDevice.run() with launches still queued would overtake them: await device.synchronize() first");
     const name = kernel.description.entryName;
     const checker = this.checked ? new Checker(name, this.timeLimitMs) : undefined;
     this.runBlocks(kernel, checked, args, fn, checker);
@@ -200,7 +355,7 @@ export class CpuDevice implements Device {
    */
   private runBlocks(
     kernel: KernelHandle,
-    checked: ReturnType<CpuDevice["prepare"]>["checked"],
+    checked: CheckedLaunch,
     args: readonly unknown[],
     fn: NonNullable<KernelHandle["js"]>,
     checker: Checker | undefined,
@@ -218,7 +373,7 @@ export class CpuDevice implements Device {
       blockIdx[2] = Math.floor(i / (gx * gy));
       fn(args, blockIdx, checked.block, checked.grid, checker, this.subgroupSize);
       if (deadline !== Infinity && performance.now() > deadline) {
-        throw new LaunchError(name, `it ran past the time limit of ${limit} ms and was stopped after ${i + 1} of ${gx * gy * gz} blocks; buffers it wrote hold partial results`);
+        throw new Error(`tskernel: the launch ran past the time limit of ${limit} ms and was stopped after ${i + 1} of ${gx * gy * gz} blocks; buffers it wrote hold partial results`);
       }
     }
   }
@@ -227,9 +382,12 @@ export class CpuDevice implements Device {
     return this.timeSequence([{ kernel, options }], timing);
   }
 
+  /** Each run: the steps launched and run to the end (synchronize), after the work queued before has run. */
   async timeSequence(steps: readonly LaunchStep[], timing: TimingOptions = {}): Promise<Timing> {
+    await this.synchronize();
     const run = async () => {
       for (const step of steps) await this.launch(step.kernel, step.options);
+      await this.synchronize();
     };
     const { runsMs, minMs, medianMs } = await timeRuns(run, timing);
     const method = this.pool ? `performance.now() around each launch on ${this.threads}` : "performance.now() around each synchronous launch";
@@ -241,6 +399,7 @@ export class CpuDevice implements Device {
     checkCopy(destination, source);
     const to = this.own(destination).data;
     const from = this.own(source).data;
+    await this.synchronize();
     const repeat = timing.repeat ?? 1;
     const { runsMs, minMs, medianMs } = await timeRuns(async () => {
       for (let i = 0; i < repeat; i++) to.set(from as never);
@@ -266,4 +425,38 @@ async function timeRuns(run: () => Promise<unknown>, timing: TimingOptions): Pro
     runsMs.push(performance.now() - start);
   }
   return { runsMs, minMs: Math.min(...runsMs), medianMs: median(runsMs) };
+}
+
+/** A recorded sequence on the CPU: its launches checked once, replayed in order. */
+class CpuSequence implements LaunchSequence {
+  private disposed = false;
+
+  constructor(
+    private readonly device: CpuDevice,
+    private readonly steps: PreparedLaunch[],
+  ) {}
+
+  get length(): number {
+    return this.steps.length;
+  }
+
+  replay(options: { readonly stream?: Stream } = {}): Promise<void> {
+    try {
+      if (this.disposed) throw new Error("tskernel: the sequence was disposed");
+      checkStream(options.stream, this.device, "(sequence)", (stream) => (stream as SingleQueueStream).disposed);
+      return this.device.replayLaunches(this.steps);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  update(index: number, options: LaunchOptions): void {
+    const step = this.steps[index];
+    if (!step || this.disposed) throw new RangeError(`tskernel: the sequence has no launch ${index}${this.disposed ? " (it was disposed)" : ""}`);
+    this.steps[index] = this.device.prepareStep(step.kernel, options);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
 }

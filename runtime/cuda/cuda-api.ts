@@ -84,9 +84,22 @@ export interface DriverApi {
   cuLaunchKernel(fn: unknown, gx: number, gy: number, gz: number, bx: number, by: number, bz: number, shared: number, stream: unknown, params: bigint, extra: unknown): number;
   cuEventCreate(out: unknown[], flags: number): number;
   cuEventRecord(event: unknown, stream: unknown): number;
+  cuEventQuery(event: unknown): number;
   cuEventSynchronize(event: unknown): number;
   cuEventElapsedTime(out: number[], start: unknown, end: unknown): number;
   cuEventDestroy_v2(event: unknown): number;
+  cuStreamCreate(out: unknown[], flags: number): number;
+  cuStreamWaitEvent(stream: unknown, event: unknown, flags: number): number;
+  cuStreamSynchronize(stream: unknown): number;
+  cuStreamDestroy_v2(stream: unknown): number;
+  cuGraphCreate(out: unknown[], flags: number): number;
+  /** Node handles as integers (pointers on x86-64), so that they can be written into a dependency array. */
+  cuGraphAddKernelNode_v2(out: bigint[], graph: unknown, dependencies: BigUint64Array | null, count: number, params: bigint): number;
+  cuGraphInstantiateWithFlags(out: unknown[], graph: unknown, flags: number): number;
+  cuGraphLaunch(exec: unknown, stream: unknown): number;
+  cuGraphExecKernelNodeSetParams_v2(exec: unknown, node: bigint, params: bigint): number;
+  cuGraphExecDestroy(exec: unknown): number;
+  cuGraphDestroy(graph: unknown): number;
   cuGetErrorName(code: number, out: (string | null)[]): number;
   cuTensorMapEncodeTiled(map: bigint, dataType: number, rank: number, address: bigint, dims: BigUint64Array, strides: BigUint64Array, box: Uint32Array, elementStrides: Uint32Array, interleave: number, swizzle: number, l2Promotion: number, oobFill: number): number;
 }
@@ -132,9 +145,23 @@ const driverSignatures = [
   "int cuLaunchKernel(void *fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, void *stream, void *params, void *extra)",
   "int cuEventCreate(_Out_ void **event, unsigned int flags)",
   "int cuEventRecord(void *event, void *stream)",
+  "int cuEventQuery(void *event)",
   "int cuEventSynchronize(void *event)",
   "int cuEventElapsedTime(_Out_ float *ms, void *start, void *end)",
   "int cuEventDestroy_v2(void *event)",
+  "int cuStreamCreate(_Out_ void **stream, unsigned int flags)",
+  "int cuStreamWaitEvent(void *stream, void *event, unsigned int flags)",
+  "int cuStreamSynchronize(void *stream)",
+  "int cuStreamDestroy_v2(void *stream)",
+  // CUDA graphs: the _v2 entry points take CUDA_KERNEL_NODE_PARAMS_v2 (cuda.h maps the plain names to them),
+  // which the device writes into memory of its own and passes by address; node handles travel as integers.
+  "int cuGraphCreate(_Out_ void **graph, unsigned int flags)",
+  "int cuGraphAddKernelNode_v2(_Out_ uint64_t *node, void *graph, const uint64_t *dependencies, size_t count, uint64_t params)",
+  "int cuGraphInstantiateWithFlags(_Out_ void **exec, void *graph, unsigned long long flags)",
+  "int cuGraphLaunch(void *exec, void *stream)",
+  "int cuGraphExecKernelNodeSetParams_v2(void *exec, uint64_t node, uint64_t params)",
+  "int cuGraphExecDestroy(void *exec)",
+  "int cuGraphDestroy(void *graph)",
   "int cuGetErrorName(int code, _Out_ const char **name)",
   // The map's address as an integer: the driver wants it 64-byte aligned, which only memory we align can promise.
   "int cuTensorMapEncodeTiled(uint64_t map, int dataType, unsigned int rank, uint64_t address, const uint64_t *dims, const uint64_t *strides, const uint32_t *box, const uint32_t *elementStrides, int interleave, int swizzle, int l2Promotion, int oobFill)",

@@ -3,15 +3,24 @@
  * module-cache.ts) and launched through the driver API, all through koffi. The device's primary context is
  * used, so cuBLAS (which uses it too) can run on the same buffers as the reference. Launches are checked
  * against the compiled function's own limits (max threads per block given its registers) and the device's,
- * and timed with CUDA events.
+ * enqueued without waiting (cuda-launch.ts: one native call per launch) on CUDA's legacy default stream or a
+ * stream of the device's (cuda-streams.ts), and timed with CUDA events. A fault found when the device next
+ * waits (synchronize, read, write) goes through the ledger, naming the launches that were in flight; memory
+ * freed while launches may still use it is released once they are done. Recorded sequences are CUDA graphs
+ * (cuda-graph.ts).
  */
 
 import { performance } from "node:perf_hooks";
 import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
-import { checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ReferenceGemm, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
-import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
-import { check, cublasApi, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
+import { checkLaunch, kernelName, LaunchError, notBuiltFor, type CheckedLaunch, type LaunchLimits } from "../launch-check.ts";
+import { LaunchLedger } from "../launch-ledger.ts";
+import { checkStream } from "../streams.ts";
+import { check, cublasApi, CudaError, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
+import { CudaSequence } from "./cuda-graph.ts";
+import { ArgumentBlock, argumentKinds, type CudaBuffer, type CudaLaunchPlan } from "./cuda-launch.ts";
+import { CudaStream } from "./cuda-streams.ts";
 import { ModuleCache } from "./module-cache.ts";
 
 /**
@@ -20,9 +29,15 @@ import { ModuleCache } from "./module-cache.ts";
  */
 export const warpgroupModuleMarker = "// tskernel: this module uses wgmma (sm_90a)";
 
-interface CudaBuffer extends DeviceBuffer {
-  readonly pointer: bigint;
-}
+/**
+ * Errors that a kernel's execution leaves in the context, reported by the next call that waits for it:
+ * illegal address, launch timeout, assert, hardware stack error, illegal instruction, misaligned address,
+ * invalid address space, invalid PC, launch failed (cuda.h).
+ */
+const executionFaults = new Set([700, 702, 710, 714, 715, 716, 717, 718, 719]);
+const CU_EVENT_DISABLE_TIMING = 2;
+const CUDA_SUCCESS = 0;
+const resolved = Promise.resolve();
 
 
 // Driver enums used here (cuda.h).
@@ -76,7 +91,7 @@ export class CudaDevice implements Device {
   private readonly fmad: boolean;
 
   constructor(
-    private readonly cu: DriverApi,
+    readonly cu: DriverApi,
     ordinal: number,
     options: CudaCompileOptions,
   ) {
@@ -257,78 +272,176 @@ export class CudaDevice implements Device {
     return buffer as CudaBuffer;
   }
 
+  /** cuMemcpyHtoD: the legacy default stream waits for earlier work on every stream before the copy starts. */
   async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
     const storage = writeStorage(own, data);
-    if (own.length > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, storage, storage.byteLength));
+    if (storage.length > 0) this.settleWait("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, storage, storage.byteLength), true);
+    this.ledger.raise();
   }
 
+  /** cuMemcpyDtoH waits for the earlier work of every stream (the legacy default stream's rule), then copies. */
   async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
     const out = new storageConstructors[own.elementType](own.length);
-    if (own.length > 0) check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, out.byteLength));
+    if (own.length > 0) this.settleWait("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, out.byteLength), true);
+    else this.waitIdle();
+    this.ledger.raise();
     return fromStorage(own.elementType, out, options);
   }
 
+  /** Refuses later uses at once; cuMemFree once the launches enqueued so far are done (at once when none is pending). */
   free(buffer: DeviceBuffer): void {
     const own = this.own(buffer);
     this.buffers.free(own);
-    check("cuMemFree", this.cu.cuMemFree_v2(own.pointer));
+    this.releaseWhenDone(() => check("cuMemFree", this.cu.cuMemFree_v2(own.pointer)));
+  }
+
+  private readonly ledger = new LaunchLedger();
+  /** Releases waiting for the work before them: an event recorded on the legacy default stream marks that point. */
+  private readonly deferred: { readonly event: unknown; readonly release: () => void }[] = [];
+
+  /** Runs `release` now if nothing is in flight, else once the event recorded now has completed. */
+  releaseWhenDone(release: () => void): void {
+    if (!this.ledger.unsettled) {
+      release();
+      return;
+    }
+    const event: unknown[] = [null];
+    check("cuEventCreate", this.cu.cuEventCreate(event, CU_EVENT_DISABLE_TIMING));
+    // On the legacy default stream, the event completes after the earlier work of every blocking stream.
+    check("cuEventRecord", this.cu.cuEventRecord(event[0], null));
+    this.deferred.push({ event: event[0], release });
+    this.releaseCompleted(false);
+  }
+
+  /** The releases whose events have completed (all, after the device was found idle), oldest first. */
+  private releaseCompleted(idle: boolean): void {
+    while (this.deferred.length > 0) {
+      const first = this.deferred[0]!;
+      if (!idle && this.cu.cuEventQuery(first.event) !== CUDA_SUCCESS) return;
+      this.deferred.shift();
+      this.cu.cuEventDestroy_v2(first.event);
+      first.release();
+    }
+  }
+
+  /**
+   * The status of a call that waited for earlier work (`everything`: of every stream, so that every launch
+   * so far is done). Success settles the ledger; an execution fault is recorded for the launches that may
+   * have run and raised; any other error is thrown as it is.
+   */
+  settleWait(call: string, status: number, everything: boolean): void {
+    if (status === CUDA_SUCCESS) {
+      if (everything) {
+        this.ledger.settle();
+        this.releaseCompleted(true);
+      }
+      this.ledger.raise();
+      return;
+    }
+    let error: unknown;
+    try {
+      check(call, status);
+    } catch (thrown) {
+      error = thrown;
+    }
+    if (!executionFaults.has(status)) throw error;
+    this.ledger.failUnsettled(error, "CUDA reports a fault for the whole context, not for a launch: synchronize after each launch to find it");
+    this.ledger.raise();
+  }
+
+  /** Waits for everything enqueued on every stream (cuCtxSynchronize blocks the thread meanwhile). */
+  waitIdle(): void {
+    this.settleWait("cuCtxSynchronize", this.cu.cuCtxSynchronize(), true);
+  }
+
+  async synchronize(): Promise<void> {
+    this.waitIdle();
   }
 
   /** Argument slots reused by every launch: cuLaunchKernel copies the values before it returns. */
-  private argumentSlots?: { values: bigint; pointers: bigint; count: number };
+  private slots = new ArgumentBlock(32);
+  private readonly plans = new WeakMap<KernelHandle, CudaLaunchPlan>();
 
-  /** Packs the arguments as cuLaunchKernel wants them: an array of pointers to each value, 8-byte slots. */
-  private packArguments(kernel: KernelHandle, args: readonly unknown[]): bigint {
-    const k = koffi();
-    const params = kernel.description.params.filter((p) => p.kind !== "const");
-    if (!this.argumentSlots || this.argumentSlots.count < params.length) {
-      const count = Math.max(16, params.length);
-      const values = k.alloc("uint64_t", count);
-      const pointers = k.alloc("uint64_t", count);
-      for (let i = 0; i < count; i++) k.encode(pointers, i * 8, "uint64_t", values + BigInt(i * 8));
-      this.argumentSlots = { values, pointers, count };
-    }
-    const { values, pointers } = this.argumentSlots;
-    params.forEach((param, index) => {
-      const value = args[index];
-      const offset = index * 8;
-      if (param.kind === "buffer") k.encode(values, offset, "uint64_t", this.own(value as DeviceBuffer).pointer);
-      else if (param.type === "f32") k.encode(values, offset, "float", value);
-      else if (param.type === "i32") k.encode(values, offset, "int32_t", value);
-      else if (param.type === "u32") k.encode(values, offset, "uint32_t", value);
-      else k.encode(values, offset, "uint8_t", value ? 1 : 0);
-    });
-    return pointers;
-  }
-
-  /** Enqueues one launch on the default stream without waiting. */
-  enqueue(kernel: KernelHandle, options: LaunchOptions): void {
-    this.buffers.assertOpen(kernelName(kernel));
+  /** What a kernel's launches need, worked out on its first launch (compiling it if need be). */
+  private plan(kernel: KernelHandle): CudaLaunchPlan {
+    const known = this.plans.get(kernel);
+    if (known) return known;
+    const name = kernelName(kernel);
+    this.buffers.assertOpen(name);
     const compiled = this.compiled(kernel);
     const limits: LaunchLimits = { ...this.limits, maxThreadsPerBlock: Math.min(this.limits.maxThreadsPerBlock, compiled.maxThreadsPerBlock) };
-    const checked = checkLaunch(kernel.description, options, "cuda", limits);
-    this.buffers.checkLaunch(kernel.description.entryName, checked);
     // A dynamic layout aligns each array to 16 bytes, so it may ask for a little more than the arrays hold.
     const sharedBytes = Math.max(kernel.description.sharedBytes, kernel.cuda!.dynamicSharedBytes);
     if (sharedBytes > limits.maxSharedBytes!) {
-      throw new LaunchError(kernel.description.entryName, `it needs ${sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
+      throw new LaunchError(name, `it needs ${sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
     }
-    const params = this.packArguments(kernel, checked.args);
+    const kinds = argumentKinds(kernel.description.params);
+    if (kinds.length > this.slots.count) this.slots = new ArgumentBlock(kinds.length);
+    const plan: CudaLaunchPlan = { name, fn: compiled.fn, fnAddress: koffi().address(compiled.fn), limits, dynamicSharedBytes: kernel.cuda!.dynamicSharedBytes, kinds };
+    this.plans.set(kernel, plan);
+    return plan;
+  }
+
+  /** Every check a launch gets (arguments, block, buffers, the device open); for launches and graph nodes. */
+  prepare(kernel: KernelHandle, options: LaunchOptions): { plan: CudaLaunchPlan; checked: CheckedLaunch } {
+    const plan = this.plan(kernel);
+    this.buffers.assertOpen(plan.name);
+    const checked = checkLaunch(kernel.description, options, "cuda", plan.limits);
+    this.buffers.checkLaunch(plan.name, checked);
+    return { plan, checked };
+  }
+
+  /** The CUstream of a launch's stream option (null: the legacy default stream). */
+  streamHandle(stream: Stream | undefined, kernel: string): unknown {
+    if (stream === undefined) return null;
+    checkStream(stream, this, kernel, (s) => (s as CudaStream).disposed);
+    return (stream as CudaStream).handle;
+  }
+
+  /** For CUDA graphs: a freed buffer refuses a replay. */
+  checkBuffers(name: string, checked: CheckedLaunch): void {
+    this.buffers.checkLaunch(name, checked);
+  }
+
+  numberLaunch(kernel: string): number {
+    return this.ledger.next(kernel);
+  }
+
+  /**
+   * Checks a launch and enqueues it on its stream (default: the legacy default stream) without waiting;
+   * returns its number in the ledger. Throws what launch() rejects with.
+   */
+  enqueue(kernel: KernelHandle, options: LaunchOptions): number {
+    const { plan, checked } = this.prepare(kernel, options);
+    const stream = options.stream === undefined ? null : this.streamHandle(options.stream, plan.name);
+    this.slots.write(plan.kinds, checked.args);
     const [gx, gy, gz] = checked.grid;
     const [bx, by, bz] = checked.block;
-    const status = this.cu.cuLaunchKernel(compiled.fn, gx, gy, gz, bx, by, bz, kernel.cuda!.dynamicSharedBytes, null, params, null);
-    if (status !== 0) check(`cuLaunchKernel(${kernel.description.entryName})`, status);
+    const status = this.cu.cuLaunchKernel(plan.fn, gx, gy, gz, bx, by, bz, plan.dynamicSharedBytes, stream, this.slots.pointers, null);
+    if (status !== CUDA_SUCCESS) check(`cuLaunchKernel(${plan.name})`, status);
+    return this.ledger.next(plan.name);
   }
 
-  synchronize(): void {
-    check("cuCtxSynchronize", this.cu.cuCtxSynchronize());
+  launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
+    try {
+      this.enqueue(kernel, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return resolved;
   }
 
-  async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
-    this.enqueue(kernel, options);
-    this.synchronize();
+  createStream(): Stream {
+    this.buffers.assertOpen();
+    return new CudaStream(this, this);
+  }
+
+  /** A CUDA graph of the steps (cuda-graph.ts). */
+  async record(steps: readonly LaunchStep[]): Promise<LaunchSequence> {
+    this.buffers.assertOpen();
+    return CudaSequence.create(this, steps);
   }
 
   /** Times `runs` launches between CUDA events, each launch measured on its own. */
@@ -356,11 +469,16 @@ export class CudaDevice implements Device {
     return { ...perCopy(result, repeat), method: `CUDA events around ${repeat > 1 ? `${repeat} back-to-back cuMemcpyDtoDAsync calls` : "each cuMemcpyDtoDAsync"} on the default stream` };
   }
 
+  /**
+   * Times `enqueue` between two CUDA events on the legacy default stream, after waiting for the earlier work
+   * (whose errors it raises) and the warm-up runs.
+   */
   timeEnqueued(enqueue: () => void, timing: TimingOptions = {}): Timing {
     const warmup = timing.warmup ?? 2;
     const runs = timing.runs ?? 10;
+    this.waitIdle();
     for (let i = 0; i < warmup; i++) enqueue();
-    this.synchronize();
+    this.waitIdle();
     const start: unknown[] = [null];
     const end: unknown[] = [null];
     check("cuEventCreate", this.cu.cuEventCreate(start, 0));
@@ -370,7 +488,7 @@ export class CudaDevice implements Device {
       check("cuEventRecord", this.cu.cuEventRecord(start[0], null));
       enqueue();
       check("cuEventRecord", this.cu.cuEventRecord(end[0], null));
-      check("cuEventSynchronize", this.cu.cuEventSynchronize(end[0]));
+      this.settleWait("cuEventSynchronize", this.cu.cuEventSynchronize(end[0]), true);
       const ms = [0];
       check("cuEventElapsedTime", this.cu.cuEventElapsedTime(ms, start[0], end[0]));
       runsMs.push(ms[0]!);

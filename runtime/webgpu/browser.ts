@@ -11,17 +11,18 @@
 import type { Manifest } from "../../compiler/lang/manifest.ts";
 import { BackendUnavailable } from "../device.ts";
 import { filesToRead, libraryFromManifest, type KernelLibrary } from "../library.ts";
-import { requestWebGpuDevice, type WebGpuDevice } from "./webgpu-device.ts";
+import { requestWebGpuDevice, type WebGpuDevice, type WebGpuLaunchOptions } from "./webgpu-device.ts";
 
 export * from "../device.ts";
 export { KernelLibrary, libraryFromManifest, filesToRead, type BuildFiles, type OutputTarget } from "../library.ts";
 export { LaunchError, kernelFits } from "../launch-check.ts";
+export { LaunchFailure, type LaunchRef } from "../launch-ledger.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "../reference.ts";
-export { WebGpuDevice, requestWebGpuDevice } from "./webgpu-device.ts";
+export { WebGpuDevice, requestWebGpuDevice, type WebGpuLaunchOptions } from "./webgpu-device.ts";
 export { compiledKernel, kernelHandle, launcher, type CompiledKernel, type CompiledSpecialization, type KernelLauncher, type LaunchArg, type LaunchArgs, type TypedLaunchOptions } from "./kernel-module.ts";
 export type { Manifest, ManifestKernel, ManifestParam } from "../../compiler/lang/manifest.ts";
 
-export interface BrowserWebGpuOptions {
+export interface BrowserWebGpuOptions extends WebGpuLaunchOptions {
   /** The WebGPU implementation to use; default `navigator.gpu`. */
   readonly gpu?: GPU;
 }
@@ -38,7 +39,7 @@ export async function createWebGpuDevice(options: BrowserWebGpuOptions = {}): Pr
         : "navigator.gpu is missing: this browser has no WebGPU, or it is turned off (Chromium on Linux needs --enable-unsafe-webgpu)",
     );
   }
-  return requestWebGpuDevice(gpu, "WebGPU may be turned off in this browser, or no GPU or software renderer is available");
+  return requestWebGpuDevice(gpu, "WebGPU may be turned off in this browser, or no GPU or software renderer is available", { batchSize: options.batchSize });
 }
 
 /**

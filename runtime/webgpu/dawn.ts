@@ -9,12 +9,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { BackendUnavailable } from "../device.ts";
-import { requestWebGpuDevice, type WebGpuDevice } from "./webgpu-device.ts";
+import { requestWebGpuDevice, type WebGpuDevice, type WebGpuLaunchOptions } from "./webgpu-device.ts";
 
 /** Where Debian's chromium package puts SwiftShader's Vulkan driver, a CPU implementation Dawn can use. */
 const swiftShaderIcds = ["/usr/lib/chromium/vk_swiftshader_icd.json", "/usr/lib/chromium-browser/vk_swiftshader_icd.json"];
 
-export interface WebGpuDeviceOptions {
+export interface WebGpuDeviceOptions extends WebGpuLaunchOptions {
   /** Extra Dawn options for `create()` in Node, e.g. ["enable-dawn-features=disable_robustness"]. */
   readonly dawnOptions?: readonly string[];
   /** Use SwiftShader (CPU Vulkan) when no other Vulkan driver is configured. Default: true on Linux. */
@@ -52,6 +52,7 @@ export async function createWebGpuDevice(options: WebGpuDeviceOptions = {}): Pro
     gpu,
     "On Linux without a GPU, install Debian's chromium package, which ships SwiftShader (tskernel then finds its " +
       "vk_swiftshader_icd.json), or set VK_ICD_FILENAMES to a Vulkan driver's ICD file",
+    { batchSize: options.batchSize },
   );
 }
 

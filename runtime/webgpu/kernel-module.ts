@@ -54,7 +54,10 @@ export interface TypedLaunchOptions<F extends (...args: never[]) => void> {
   readonly args: LaunchArgs<Parameters<F>>;
 }
 
-/** A kernel bound to a device: call it to launch; `time` times launches; `handle` has the WGSL and the description. */
+/**
+ * A kernel bound to a device: call it to launch (device.launch: the promise resolves once the launch is
+ * enqueued, in the device's batch on WebGPU); `time` times launches; `handle` has the WGSL and the description.
+ */
 export interface KernelLauncher<F extends (...args: never[]) => void> {
   (options: TypedLaunchOptions<F>): Promise<void>;
   time(options: TypedLaunchOptions<F>, timing?: TimingOptions): Promise<Timing>;
@@ -77,7 +80,7 @@ export function compiledKernel(specializations: readonly CompiledSpecialization[
   }));
   const options: KernelOptions = {
     ...(first.block ? { block: first.block } : {}),
-    specializations: specializations.map((s) => s.description.specialization),
+    specializations: specializations.map((s) => s.description.specialization as NonNullable<KernelOptions["specializations"]>[number]),
     ...(first.declaredTargets ? { targets: first.declaredTargets } : {}),
   };
   return { kind: "tskernel.kernel", name: first.name, fn: () => notHere(first.name), options, specializations: handles };

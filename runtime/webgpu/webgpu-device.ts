@@ -17,13 +17,14 @@
  */
 
 import { bufferShape, elementBytes, fromStorage, storageConstructors, writeStorage } from "../element-types.ts";
-import { BackendUnavailable, checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type CopyTimingOptions, type LaunchStep, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
+import { BackendUnavailable, checkCopy, median, type BufferValues, type ReadOptions, type Device, type DeviceBuffer, type KernelHandle, type ElementType, type LaunchOptions, type LaunchSequence, type CopyTimingOptions, type LaunchStep, type Stream, type StreamEvent, type Timing, type TimingOptions, type TypedArray } from "../device.ts";
 import { BufferRegistry } from "../buffer-registry.ts";
-import { checkLaunch, kernelName, LaunchError, notBuiltFor, type LaunchLimits } from "../launch-check.ts";
-
-interface WebGpuBuffer extends DeviceBuffer {
-  readonly gpuBuffer: GPUBuffer;
-}
+import { checkLaunch, kernelName, LaunchError, notBuiltFor, type CheckedLaunch, type LaunchLimits } from "../launch-check.ts";
+import { LaunchLedger } from "../launch-ledger.ts";
+import { checkStream, SingleQueueStream } from "../streams.ts";
+import { BindGroupCache, CommandBatcher, type Dispatch } from "./command-batch.ts";
+import { kernelPlan, writeScalars, type KernelPlan, type PipelineEntry, type WebGpuBuffer } from "./launch-plan.ts";
+import { WebGpuSequence, type SequenceStep } from "./webgpu-sequence.ts";
 
 /** The adapter limits a kernel may need raised above WebGPU's defaults. */
 const raisedLimits = [
@@ -44,7 +45,7 @@ const raisedLimits = [
  * queries. `noAdapterHint` ends the BackendUnavailable error when there is no adapter: what to do about it
  * where the caller runs.
  */
-export async function requestWebGpuDevice(gpu: GPU, noAdapterHint: string): Promise<WebGpuDevice> {
+export async function requestWebGpuDevice(gpu: GPU, noAdapterHint: string, options: WebGpuLaunchOptions = {}): Promise<WebGpuDevice> {
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   if (!adapter) throw new BackendUnavailable("webgpu", `no WebGPU adapter was found. ${noAdapterHint}`);
   const requiredLimits: Record<string, number> = {};
@@ -53,31 +54,43 @@ export async function requestWebGpuDevice(gpu: GPU, noAdapterHint: string): Prom
     if (typeof value === "number") requiredLimits[name] = value;
   }
   // Optional features a kernel may need: timestamps for timing, subgroups for kernels with subgroup operations.
-  const requiredFeatures = (["timestamp-query", "subgroups"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));
+  const requiredFeatures = (["timestamp-query", "subgroups", "shader-f16"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));
   const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(" ") || "WebGPU adapter";
-  return new WebGpuDevice(device, name, gpu);
+  return new WebGpuDevice(device, name, gpu, options);
 }
 
-/** The command buffers of one timed run, and what to release once it has run. */
-interface EncodedRun {
-  readonly commands: GPUCommandBuffer[];
-  release(): void;
+/** How the device batches launches. */
+export interface WebGpuLaunchOptions {
+  /** Launches recorded into one submission at most (default 64). */
+  readonly batchSize?: number;
 }
 
-interface PipelineEntry {
-  readonly pipeline: GPUComputePipeline;
-  readonly layout: GPUBindGroupLayout;
-}
+/** The command buffers of one timed run. */
+type EncodedRun = GPUCommandBuffer[];
+
+const resolved = Promise.resolve();
 
 export class WebGpuDevice implements Device {
   readonly backend = "webgpu" as const;
   private readonly modules = new Map<string, GPUShaderModule>();
   /** Pipelines per shader module (one per distinct WGSL source), then per entry point and block shape. */
   private readonly pipelines = new Map<GPUShaderModule, Map<string, PipelineEntry>>();
+  /** The same pipelines per kernel handle and block ("x,y,z"): what a launch looks up. */
+  private readonly pipelinesByHandle = new WeakMap<KernelHandle, Map<string, PipelineEntry>>();
+  private readonly plans = new WeakMap<KernelHandle, KernelPlan>();
   readonly limits: LaunchLimits;
   private readonly buffers = new BufferRegistry("WebGPU", "webgpu");
+  private readonly ledger = new LaunchLedger();
+  /** Launches and submissions in batches (command-batch.ts). */
+  readonly batcher: CommandBatcher;
+  readonly bindGroups: BindGroupCache;
+  /**
+   * While a launch waits for its pipeline to be made (the first launch of a kernel and block), everything
+   * after it waits too, to keep the order: this is the last of them.
+   */
+  private preparing?: Promise<void>;
 
   constructor(
     readonly gpu: GPUDevice,
@@ -89,6 +102,7 @@ export class WebGpuDevice implements Device {
      * argument"): the device must keep it alive.
      */
     readonly instance: GPU,
+    options: WebGpuLaunchOptions = {},
   ) {
     const l = gpu.limits;
     this.limits = {
@@ -100,11 +114,20 @@ export class WebGpuDevice implements Device {
       // of the largest one are whole subgroups whatever it picks.
       ...(this.hasSubgroups ? { subgroupSize: (gpu as GPUDevice & { adapterInfo?: { subgroupMaxSize?: number } }).adapterInfo?.subgroupMaxSize ?? 128 } : {}),
     };
+    const batchSize = options.batchSize ?? 64;
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`tskernel: batchSize must be a positive integer, got ${batchSize}`);
+    this.batcher = new CommandBatcher(gpu, this.ledger, batchSize);
+    this.bindGroups = new BindGroupCache(gpu);
   }
 
   /** Whether the device has the `subgroups` feature, which kernels with subgroup operations need. */
   get hasSubgroups(): boolean {
     return this.gpu.features.has("subgroups" as GPUFeatureName);
+  }
+
+  /** Whether the device has a WebGPU feature (`shader-f16`, which kernels with f16 need, …). */
+  hasFeature(feature: string): boolean {
+    return this.gpu.features.has(feature as GPUFeatureName);
   }
 
   get hasTimestamps(): boolean {
@@ -148,32 +171,85 @@ export class WebGpuDevice implements Device {
     return buffer as WebGpuBuffer;
   }
 
-  /** Destroys a buffer's GPU memory now (instead of at garbage collection); any later use is refused. */
+  /**
+   * Refuses later uses of the buffer at once, and destroys its GPU memory once no batch being recorded binds
+   * it (submitted work keeps what it uses alive: WebGPU frees it after that work).
+   */
   free(buffer: DeviceBuffer): void {
     const own = this.own(buffer);
     this.buffers.free(own);
-    own.gpuBuffer.destroy();
+    this.bindGroups.forget(own.gpuBuffer);
+    if (this.preparing) void this.preparing.then(() => this.batcher.destroy(own.gpuBuffer));
+    else this.batcher.destroy(own.gpuBuffer);
   }
 
+  /**
+   * After the launches enqueued before it (they are submitted first: a write goes straight to the queue). Here
+   * and in read and synchronize, the batch is submitted before the function's first await, in call order.
+   */
   async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
     const storage = writeStorage(own, data);
-    if (own.length > 0) this.writeBytes(own.gpuBuffer, storage);
+    const write = (source: TypedArray) => {
+      this.batcher.flush();
+      if (own.length > 0) this.writeBytes(own.gpuBuffer, source);
+    };
+    if (!this.preparing) return write(storage);
+    const copy = storage.slice();
+    return this.afterPreparing(async () => write(copy));
   }
 
+  /** A copy of the buffer after the work enqueued before it; raises the first error that work met. */
   async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
+    return this.preparing ? this.afterPreparing(() => this.readNow(own, options)) : this.readNow(own, options);
+  }
+
+  /** Submits the copy at once (with the open batch, in order), then waits for it to be mapped. */
+  private async readNow(own: WebGpuBuffer, options?: ReadOptions): Promise<TypedArray> {
     const size = own.length * elementBytes(own.elementType);
+    // Whole words: buffers of 8- and 16-bit elements are allocated in whole 16-byte units.
     const bytes = Math.max(4, Math.ceil(size / 4) * 4);
     const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = this.gpu.createCommandEncoder();
     encoder.copyBufferToBuffer(own.gpuBuffer, 0, staging, 0, bytes);
-    this.gpu.queue.submit([encoder.finish()]);
-    await staging.mapAsync(GPUMapMode.READ);
-    const copy = fromStorage(own.elementType, new storageConstructors[own.elementType](staging.getMappedRange().slice(0, size)), options);
-    staging.unmap();
-    staging.destroy();
-    return copy;
+    this.batcher.flush([encoder.finish()]);
+    try {
+      await staging.mapAsync(GPUMapMode.READ);
+      const copy = fromStorage(own.elementType, new storageConstructors[own.elementType](staging.getMappedRange().slice(0, size)), options);
+      staging.unmap();
+      await this.batcher.validated();
+      this.ledger.raise();
+      return copy;
+    } finally {
+      staging.destroy();
+    }
+  }
+
+  /** Submits what is recorded, waits for the queue to finish it and for its validation; raises its errors. */
+  synchronize(): Promise<void> {
+    return this.preparing ? this.afterPreparing(() => this.synchronizeNow()) : this.synchronizeNow();
+  }
+
+  private async synchronizeNow(): Promise<void> {
+    this.batcher.flush();
+    await this.gpu.queue.onSubmittedWorkDone();
+    await this.batcher.validated();
+    this.ledger.raise();
+  }
+
+  /** Runs `job` once every launch waiting for its pipeline has been recorded; later ones wait for it. */
+  private afterPreparing<T>(job: () => Promise<T>): Promise<T> {
+    const run = (this.preparing ?? resolved).then(job);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.preparing = settled;
+    void settled.then(() => {
+      if (this.preparing === settled) this.preparing = undefined;
+    });
+    return run;
   }
 
   private async module(kernel: KernelHandle): Promise<GPUShaderModule> {
@@ -201,7 +277,12 @@ export class WebGpuDevice implements Device {
     return messages ? `\n${messages}` : "";
   }
 
-  private async pipeline(kernel: KernelHandle, block: readonly [number, number, number]): Promise<PipelineEntry> {
+  /** The pipeline of a kernel and block when it was made before (what every launch but the first finds). */
+  cachedPipeline(kernel: KernelHandle, block: readonly [number, number, number]): PipelineEntry | undefined {
+    return this.pipelinesByHandle.get(kernel)?.get(`${block[0]},${block[1]},${block[2]}`);
+  }
+
+  async pipeline(kernel: KernelHandle, block: readonly [number, number, number]): Promise<PipelineEntry> {
     const description = kernel.description;
     const wgsl = description.outputs.wgsl;
     if (!kernel.wgsl || !wgsl) throw notBuiltFor(description, "webgpu");
@@ -209,100 +290,143 @@ export class WebGpuDevice implements Device {
     let cache = this.pipelines.get(module);
     if (!cache) this.pipelines.set(module, (cache = new Map()));
     const key = `${wgsl.entryPoint}#${block.join("x")}`;
-    const cached = cache.get(key);
-    if (cached) return cached;
-
-    const entries: GPUBindGroupLayoutEntry[] = wgsl.layout.bindings.map((binding) => ({
-      binding: binding.binding,
-      visibility: GPUShaderStage.COMPUTE,
-      buffer: { type: binding.type },
-    }));
-    if (wgsl.layout.uniform) entries.push({ binding: wgsl.layout.uniform.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform" } });
-    this.gpu.pushErrorScope("validation");
-    const layout = this.gpu.createBindGroupLayout({ entries, label: description.entryName });
-    const constants: Record<string, number> = {};
-    wgsl.workgroupSizeOverrides?.forEach((name, axis) => {
-      constants[name] = block[axis]!;
-    });
-    const pipeline = this.gpu.createComputePipeline({
-      label: description.entryName,
-      layout: this.gpu.createPipelineLayout({ bindGroupLayouts: [layout] }),
-      compute: { module, entryPoint: wgsl.entryPoint, constants },
-    });
-    const error = await this.gpu.popErrorScope();
-    if (error) throw new LaunchError(description.entryName, `WebGPU rejected the pipeline: ${error.message}${await this.compilationMessages(kernel, module)}`);
-    const entry = { pipeline, layout };
-    cache.set(key, entry);
+    let entry = cache.get(key);
+    if (!entry) {
+      const entries: GPUBindGroupLayoutEntry[] = wgsl.layout.bindings.map((binding) => ({
+        binding: binding.binding,
+        visibility: GPUShaderStage.COMPUTE,
+        buffer: { type: binding.type },
+      }));
+      // One layout for every launch of the kernel, whatever its scalars: they sit at a dynamic offset.
+      if (wgsl.layout.uniform) entries.push({ binding: wgsl.layout.uniform.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform", hasDynamicOffset: true } });
+      this.gpu.pushErrorScope("validation");
+      const layout = this.gpu.createBindGroupLayout({ entries, label: description.entryName });
+      const constants: Record<string, number> = {};
+      wgsl.workgroupSizeOverrides?.forEach((name, axis) => {
+        constants[name] = block[axis]!;
+      });
+      const pipeline = this.gpu.createComputePipeline({
+        label: description.entryName,
+        layout: this.gpu.createPipelineLayout({ bindGroupLayouts: [layout] }),
+        compute: { module, entryPoint: wgsl.entryPoint, constants },
+      });
+      const error = await this.gpu.popErrorScope();
+      if (error) throw new LaunchError(description.entryName, `WebGPU rejected the pipeline: ${error.message}${await this.compilationMessages(kernel, module)}`);
+      entry = { pipeline, layout };
+      cache.set(key, entry);
+    }
+    let byBlock = this.pipelinesByHandle.get(kernel);
+    if (!byBlock) this.pipelinesByHandle.set(kernel, (byBlock = new Map()));
+    byBlock.set(`${block[0]},${block[1]},${block[2]}`, entry);
     return entry;
   }
 
-  private uniformData(kernel: KernelHandle, args: readonly unknown[]): ArrayBuffer | undefined {
-    const uniform = kernel.description.outputs.wgsl!.layout.uniform;
-    if (!uniform) return undefined;
-    const runtimeParams = kernel.description.params.filter((p) => p.kind !== "const");
-    const data = new ArrayBuffer(uniform.size);
-    const view = new DataView(data);
-    for (const field of uniform.fields) {
-      const value = args[runtimeParams.findIndex((p) => p.name === field.param)];
-      if (field.type === "bool") view.setUint32(field.offset, value ? 1 : 0, true);
-      else if (field.wgslType === "f32") view.setFloat32(field.offset, value as number, true);
-      else if (field.wgslType === "i32") view.setInt32(field.offset, value as number, true);
-      else view.setUint32(field.offset, value as number, true);
-    }
-    return data;
+  /** Where the kernel's bindings and scalars come from (once per kernel handle). */
+  plan(kernel: KernelHandle): KernelPlan {
+    let plan = this.plans.get(kernel);
+    if (!plan) this.plans.set(kernel, (plan = kernelPlan(kernel)));
+    return plan;
   }
 
-  /** Encodes one launch; returns the command buffer and what must be released after it ran. */
-  private async encode(kernel: KernelHandle, options: LaunchOptions, timestamps?: GPUComputePassTimestampWrites): Promise<{ commands: GPUCommandBuffer; uniform?: GPUBuffer }> {
-    this.buffers.assertOpen(kernelName(kernel));
-    if (!kernel.wgsl || !kernel.description.outputs.wgsl) throw notBuiltFor(kernel.description, "webgpu");
-    if (kernel.description.subgroups && !this.hasSubgroups) {
-      throw new LaunchError(kernel.description.entryName, "it uses subgroup operations, which need the WebGPU feature 'subgroups', and this device does not have it (the adapter does not offer it)");
-    }
-    const checked = checkLaunch(kernel.description, options, "webgpu", this.limits);
-    this.buffers.checkLaunch(kernel.description.entryName, checked);
-    const shared = kernel.description.sharedBytes;
-    if (shared > this.gpu.limits.maxComputeWorkgroupStorageSize) {
-      throw new LaunchError(kernel.description.entryName, `it needs ${shared} bytes of workgroup memory; this adapter allows ${this.gpu.limits.maxComputeWorkgroupStorageSize}`);
-    }
-    const { pipeline, layout } = await this.pipeline(kernel, checked.block);
-    const wgsl = kernel.description.outputs.wgsl!;
-    const buffers = checked.args.filter((arg): arg is DeviceBuffer => typeof arg === "object");
-    const entries: GPUBindGroupEntry[] = wgsl.layout.bindings.map((binding, index) => ({ binding: binding.binding, resource: { buffer: this.own(buffers[index]!).gpuBuffer } }));
-    const uniformBytes = this.uniformData(kernel, checked.args);
-    let uniform: GPUBuffer | undefined;
-    if (uniformBytes) {
-      uniform = this.gpu.createBuffer({ size: uniformBytes.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-      this.gpu.queue.writeBuffer(uniform, 0, uniformBytes);
-      entries.push({ binding: wgsl.layout.uniform!.binding, resource: { buffer: uniform } });
-    }
-    const bindGroup = this.gpu.createBindGroup({ layout, entries });
-    const encoder = this.gpu.createCommandEncoder();
-    const pass = encoder.beginComputePass(timestamps ? { timestampWrites: timestamps } : {});
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(...checked.grid);
-    pass.end();
-    return { commands: encoder.finish(), uniform };
-  }
-
-  async launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
+  /**
+   * Every check a launch gets before anything is enqueued: the kernel has WGSL, the device the features and
+   * memory it needs, the arguments and the block are right, the buffers and the stream are this device's.
+   */
+  checkLaunch(kernel: KernelHandle, options: LaunchOptions): CheckedLaunch {
     const name = kernelName(kernel);
     this.buffers.assertOpen(name);
-    this.gpu.pushErrorScope("validation");
-    let encoded: Awaited<ReturnType<WebGpuDevice["encode"]>>;
-    try {
-      encoded = await this.encode(kernel, options);
-    } catch (error) {
-      // A refused launch must not leave its scope on the device's stack, where it would swallow later errors.
-      await this.gpu.popErrorScope();
-      throw error;
+    if (!kernel.wgsl || !kernel.description.outputs.wgsl) throw notBuiltFor(kernel.description, "webgpu");
+    if (kernel.description.subgroups && !this.hasSubgroups) {
+      throw new LaunchError(name, "it uses subgroup operations, which need the WebGPU feature 'subgroups', and this device does not have it (the adapter does not offer it)");
     }
-    this.gpu.queue.submit([encoded.commands]);
-    await this.gpu.queue.onSubmittedWorkDone();
-    encoded.uniform?.destroy();
-    const error = await this.gpu.popErrorScope();
-    if (error) throw new LaunchError(name, `WebGPU reported: ${error.message}`);
+    for (const feature of kernel.description.outputs.wgsl.features ?? []) {
+      if (!this.hasFeature(feature)) {
+        throw new LaunchError(name, `its types need the WebGPU feature '${feature}'${feature === "shader-f16" ? " (f16)" : ""}, and this device does not have it (the adapter does not offer it)`);
+      }
+    }
+    const checked = checkLaunch(kernel.description, options, "webgpu", this.limits);
+    this.buffers.checkLaunch(name, checked);
+    const shared = kernel.description.sharedBytes;
+    if (shared > this.gpu.limits.maxComputeWorkgroupStorageSize) {
+      throw new LaunchError(name, `it needs ${shared} bytes of workgroup memory; this adapter allows ${this.gpu.limits.maxComputeWorkgroupStorageSize}`);
+    }
+    checkStream(options.stream, this, name, (stream) => (stream as SingleQueueStream).disposed);
+    return checked;
+  }
+
+  /**
+   * Checks the launch and records it into the open batch (command-batch.ts), which is submitted later: the
+   * promise resolves once it is recorded. The first launch of a kernel and block waits for its pipeline (a
+   * shader or pipeline WebGPU rejects then rejects the launch), and the launches after it wait their turn.
+   */
+  launch(kernel: KernelHandle, options: LaunchOptions): Promise<void> {
+    let checked: CheckedLaunch;
+    try {
+      checked = this.checkLaunch(kernel, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const entry = this.preparing ? undefined : this.cachedPipeline(kernel, checked.block);
+    if (entry) {
+      this.recordLaunch(kernel, checked, entry);
+      return resolved;
+    }
+    return this.afterPreparing(async () => this.recordLaunch(kernel, checked, await this.pipeline(kernel, checked.block)));
+  }
+
+  private recordLaunch(kernel: KernelHandle, checked: CheckedLaunch, entry: PipelineEntry): void {
+    const plan = this.plan(kernel);
+    const launch = this.ledger.next(plan.name);
+    const storage = plan.bindingArgs.map((arg) => (checked.args[arg] as WebGpuBuffer).gpuBuffer);
+    let uniformOffset: number | undefined;
+    let uniform: { binding: number; buffer: GPUBuffer; size: number } | undefined;
+    if (plan.uniform) {
+      const slot = this.batcher.uniformSlot(plan.uniform.size);
+      writeScalars(plan, checked.args, slot.view, slot.offset);
+      uniformOffset = slot.offset;
+      uniform = { binding: plan.uniform.binding, buffer: slot.uniform.buffer, size: plan.uniform.size };
+    }
+    const bindGroup = this.bindGroups.get(entry.layout, plan.bindings, storage, uniform);
+    this.batcher.record({ launch, kernel: plan.name, pipeline: entry.pipeline, bindGroup, uniformOffset, grid: checked.grid }, storage);
+  }
+
+  /** For WebGpuSequence: records a replay's dispatches, numbered in the ledger, into the open batch. */
+  recordReplay(steps: readonly SequenceStep[]): void {
+    for (const step of steps) this.buffers.checkLaunch(step.plan.name, step.checked);
+    for (const step of steps) {
+      const dispatch: Dispatch = { launch: this.ledger.next(step.plan.name), kernel: step.plan.name, pipeline: step.entry.pipeline, bindGroup: step.bindGroup, uniformOffset: step.uniformOffset, grid: step.checked.grid };
+      this.batcher.record(dispatch, step.storage);
+    }
+  }
+
+  /** For WebGpuSequence: whether launches are waiting for pipelines (a replay then waits its turn). */
+  get waitingForPipelines(): boolean {
+    return this.preparing !== undefined;
+  }
+
+  /** For WebGpuSequence: runs `job` after the launches waiting for pipelines. */
+  inTurn<T>(job: () => Promise<T>): Promise<T> {
+    return this.afterPreparing(job);
+  }
+
+  createStream(): Stream {
+    this.buffers.assertOpen();
+    return new SingleQueueStream(
+      {
+        backend: "webgpu",
+        eventNow: (): StreamEvent => {
+          const serial = this.batcher.currentSerial;
+          return { kind: "tskernel.event", done: () => this.batcher.completed(serial), synchronize: () => this.synchronize() };
+        },
+        synchronize: () => this.synchronize(),
+      },
+      this,
+    );
+  }
+
+  /** Checks the steps and makes their pipelines, bind groups and uniform buffer now (webgpu-sequence.ts). */
+  async record(steps: readonly LaunchStep[]): Promise<LaunchSequence> {
+    return WebGpuSequence.create(this, steps);
   }
 
   async time(kernel: KernelHandle, options: LaunchOptions, timing: TimingOptions = {}): Promise<Timing> {
@@ -312,20 +436,18 @@ export class WebGpuDevice implements Device {
   /**
    * Each run is one submission of every step, one compute pass each; with timestamp queries, the first pass
    * writes the start and the last pass the end, so the time covers the steps and the gaps between them.
+   * Earlier work is waited for first.
    */
   async timeSequence(steps: readonly LaunchStep[], timing: TimingOptions = {}): Promise<Timing> {
-    const encodeRun = async (querySet?: GPUQuerySet): Promise<EncodedRun> => {
-      const encoded: { commands: GPUCommandBuffer; uniform?: GPUBuffer }[] = [];
-      for (const [index, step] of steps.entries()) {
-        const first = index === 0;
-        const last = index === steps.length - 1;
-        const writes = querySet && (first || last) ? { querySet, ...(first ? { beginningOfPassWriteIndex: 0 } : {}), ...(last ? { endOfPassWriteIndex: 1 } : {}) } : undefined;
-        encoded.push(await this.encode(step.kernel, step.options, writes));
-      }
-      return { commands: encoded.map((e) => e.commands), release: () => encoded.forEach((e) => e.uniform?.destroy()) };
-    };
-    const label = steps.map((step) => step.kernel.description.entryName).join(", ");
-    return this.measure(encodeRun, timing, steps.length === 1 ? "the compute pass" : `the ${steps.length} compute passes (one per launch)`, label);
+    await this.synchronize();
+    const sequence = await WebGpuSequence.create(this, steps);
+    try {
+      const encodeRun = (querySet?: GPUQuerySet): EncodedRun => [sequence.encodeTimed(querySet)];
+      const label = steps.map((step) => step.kernel.description.entryName).join(", ");
+      return await this.measure(encodeRun, timing, steps.length === 1 ? "the compute pass" : `the ${steps.length} compute passes (one per launch)`, label);
+    } finally {
+      sequence.dispose();
+    }
   }
 
   /**
@@ -336,13 +458,14 @@ export class WebGpuDevice implements Device {
     checkCopy(destination, source);
     const from = this.own(source).gpuBuffer;
     const to = this.own(destination).gpuBuffer;
+    await this.synchronize();
     const repeat = timing.repeat ?? 1;
-    const encodeRun = async (querySet?: GPUQuerySet): Promise<EncodedRun> => {
+    const encodeRun = (querySet?: GPUQuerySet): EncodedRun => {
       const encoder = this.gpu.createCommandEncoder();
       if (querySet) encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0 } }).end();
       for (let i = 0; i < repeat; i++) encoder.copyBufferToBuffer(from, 0, to, 0, Math.min(from.size, to.size));
       if (querySet) encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: 1 } }).end();
-      return { commands: [encoder.finish()], release: () => {} };
+      return [encoder.finish()];
     };
     const what = `empty compute passes before and after ${repeat > 1 ? `${repeat} copyBufferToBuffer calls` : "copyBufferToBuffer"}`;
     const timed = await this.measure(encodeRun, timing, what, "copyBufferToBuffer");
@@ -351,17 +474,16 @@ export class WebGpuDevice implements Device {
 
   /**
    * Warm-up runs (validation errors there are reported, naming `label`), then each timed run: with timestamp
-   * queries where the device has them, else by the host clock.
+   * queries where the device has them, else by the host clock. The runs are submitted directly, not batched:
+   * each is timed on its own.
    */
-  private async measure(encodeRun: (querySet?: GPUQuerySet) => Promise<EncodedRun>, timing: TimingOptions, what: string, label: string): Promise<Timing> {
+  private async measure(encodeRun: (querySet?: GPUQuerySet) => EncodedRun, timing: TimingOptions, what: string, label: string): Promise<Timing> {
     const warmup = timing.warmup ?? 1;
     const runs = timing.runs ?? 5;
     for (let i = 0; i < warmup; i++) {
       this.gpu.pushErrorScope("validation");
-      const { commands, release } = await encodeRun();
-      this.gpu.queue.submit(commands);
+      this.gpu.queue.submit(encodeRun());
       await this.gpu.queue.onSubmittedWorkDone();
-      release();
       const error = await this.gpu.popErrorScope();
       if (error) throw new LaunchError(label, `WebGPU reported: ${error.message}`);
     }
@@ -370,7 +492,7 @@ export class WebGpuDevice implements Device {
       const querySet = this.gpu.createQuerySet({ type: "timestamp", count: 2 });
       const resolve = this.gpu.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
       for (let i = 0; i < runs; i++) {
-        const { commands, release } = await encodeRun(querySet);
+        const commands = encodeRun(querySet);
         const encoder = this.gpu.createCommandEncoder();
         encoder.resolveQuerySet(querySet, 0, 2, resolve, 0);
         const staging = this.gpu.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -381,7 +503,6 @@ export class WebGpuDevice implements Device {
         runsMs.push(end! > begin! ? Number(end! - begin!) / 1e6 : 0);
         staging.unmap();
         staging.destroy();
-        release();
       }
       querySet.destroy();
       resolve.destroy();
@@ -391,19 +512,24 @@ export class WebGpuDevice implements Device {
       runsMs.length = 0;
     }
     for (let i = 0; i < runs; i++) {
-      const { commands, release } = await encodeRun();
+      const commands = encodeRun();
       const start = performance.now();
       this.gpu.queue.submit(commands);
       await this.gpu.queue.onSubmittedWorkDone();
       runsMs.push(performance.now() - start);
-      release();
     }
     const why = this.hasTimestamps ? "timestamp queries rounded to 0" : "no timestamp queries";
     return { medianMs: median(runsMs), minMs: Math.min(...runsMs), runsMs, method: `performance.now() from submit to queue completion of ${what} (${why})` };
   }
 
+  /** Whether `buffer` is one of this device's live buffers (for WebGpuSequence). */
+  ownBuffer(buffer: DeviceBuffer): WebGpuBuffer {
+    return this.own(buffer);
+  }
+
   dispose(): void {
     if (this.buffers.dispose()) return;
+    this.batcher.dispose();
     this.gpu.destroy();
   }
 }

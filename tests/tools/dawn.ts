@@ -134,11 +134,22 @@ export function findComputeEntryPoints(code: string): string[] {
 }
 
 /**
+ * A module that enables f16, read with f32 in its place: the types (`f16` → `f32`), the literals (`1.5h` →
+ * `1.5f`), without `enable f16;`. Where the device lacks `shader-f16` (SwiftShader, and Dawn on the H100 as of
+ * 2026-11) this is how Dawn checks such a module: every rule but those of f16 itself (docs/language.md says so).
+ */
+export function withF16AsF32(code: string): string {
+  return code.replace(/^enable f16;\n/m, "").replace(/\bf16\b/g, "f32").replace(/\b(\d+(?:\.\d*)?(?:e[+-]?\d+)?)h\b/g, "$1f");
+}
+
+/**
  * Validates WGSL: the shader module's compilation messages, then one compute pipeline per entry point
  * (`layout: "auto"`), which applies the device limits. Entry points default to every `@compute` function.
+ * A module with f16, on a device without `shader-f16`, is checked with f32 in place of f16 (withF16AsF32).
  */
 export async function validateWgsl(code: string, entryPoints?: string[]): Promise<WgslValidation> {
   const { device } = await getDawn();
+  if (/^enable f16;$/m.test(code) && !device.features.has("shader-f16" as GPUFeatureName)) code = withF16AsF32(code);
   const messages: WgslMessage[] = [];
 
   // Every Dawn call sits in an error scope: that is how its error is captured, and it also stops dawn.node

@@ -4,19 +4,26 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#ifndef TSK_HALF_TYPES
+#define TSK_HALF_TYPES
+struct __align__(2) tsk_f16 { unsigned short bits; };
+struct __align__(2) tsk_bf16 { unsigned short bits; };
+static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(__half), "tsk_f16 is laid out as __half");
+static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
+#endif
 
-extern "C" __global__ void __launch_bounds__(256) hgemmTiledBf16_TILE_16(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, float beta, __nv_bfloat16* C);
+extern "C" __global__ void __launch_bounds__(256) hgemmTiledBf16_TILE_16(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C);
 
 // Launches hgemmTiledBf16_TILE_16 with its fixed block 16×16×1; returns the launch error, if any.
 static inline cudaError_t launch_hgemmTiledBf16_TILE_16(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, __nv_bfloat16* C) {
-  hgemmTiledBf16_TILE_16<<<grid, dim3(16, 16, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  hgemmTiledBf16_TILE_16<<<grid, dim3(16, 16, 1), 0, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_bf16*>(A), reinterpret_cast<const tsk_bf16*>(B), beta, reinterpret_cast<tsk_bf16*>(C));
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(256) hgemmTiledF16_TILE_16(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, __half* C);
+extern "C" __global__ void __launch_bounds__(256) hgemmTiledF16_TILE_16(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C);
 
 // Launches hgemmTiledF16_TILE_16 with its fixed block 16×16×1; returns the launch error, if any.
 static inline cudaError_t launch_hgemmTiledF16_TILE_16(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __half* A, const __half* B, float beta, __half* C) {
-  hgemmTiledF16_TILE_16<<<grid, dim3(16, 16, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+  hgemmTiledF16_TILE_16<<<grid, dim3(16, 16, 1), 0, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_f16*>(A), reinterpret_cast<const tsk_f16*>(B), beta, reinterpret_cast<tsk_f16*>(C));
   return cudaGetLastError();
 }

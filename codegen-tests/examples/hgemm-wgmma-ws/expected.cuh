@@ -4,25 +4,32 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#ifndef TSK_HALF_TYPES
+#define TSK_HALF_TYPES
+struct __align__(2) tsk_f16 { unsigned short bits; };
+struct __align__(2) tsk_bf16 { unsigned short bits; };
+static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(__half), "tsk_f16 is laid out as __half");
+static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
+#endif
 
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, float beta, __nv_bfloat16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
+extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
 
 // Launches hgemmWgmmaWs_STAGES_3_GROUP_8 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_hgemmWgmmaWs_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, __nv_bfloat16* C, const unsigned int* mapA, const unsigned int* mapB, const unsigned int* mapC) {
   // 214096 bytes of shared memory, above the 48 KB every launch may take without asking.
   static cudaError_t raised = cudaFuncSetAttribute(hgemmWgmmaWs_STAGES_3_GROUP_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
   if (raised != cudaSuccess) return raised;
-  hgemmWgmmaWs_STAGES_3_GROUP_8<<<grid, dim3(384, 1, 1), 214096, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB, mapC);
+  hgemmWgmmaWs_STAGES_3_GROUP_8<<<grid, dim3(384, 1, 1), 214096, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_bf16*>(A), reinterpret_cast<const tsk_bf16*>(B), beta, reinterpret_cast<tsk_bf16*>(C), mapA, mapB, mapC);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, __half* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
+extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
 
 // Launches hgemmWgmmaWsF16_STAGES_3_GROUP_8 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_hgemmWgmmaWsF16_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __half* A, const __half* B, float beta, __half* C, const unsigned int* mapA, const unsigned int* mapB, const unsigned int* mapC) {
   // 214096 bytes of shared memory, above the 48 KB every launch may take without asking.
   static cudaError_t raised = cudaFuncSetAttribute(hgemmWgmmaWsF16_STAGES_3_GROUP_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
   if (raised != cudaSuccess) return raised;
-  hgemmWgmmaWsF16_STAGES_3_GROUP_8<<<grid, dim3(384, 1, 1), 214096, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB, mapC);
+  hgemmWgmmaWsF16_STAGES_3_GROUP_8<<<grid, dim3(384, 1, 1), 214096, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_f16*>(A), reinterpret_cast<const tsk_f16*>(B), beta, reinterpret_cast<tsk_f16*>(C), mapA, mapB, mapC);
   return cudaGetLastError();
 }

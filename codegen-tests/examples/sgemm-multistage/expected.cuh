@@ -14,6 +14,16 @@ static inline cudaError_t launch_sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_ST
   return cudaGetLastError();
 }
 
+// The grid of sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0(int N, int M) {
+  return dim3(((N) + (128) - 1) / (128), ((M) + (128) - 1) / (128), 1);
+}
+
+// Whether the sizes meet what sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0 requires: GUARD == 1 || M % BM == 0 && N % BN == 0 && K % (BK * KSPLIT) == 0; N % 4 == 0 && K % 4 == 0.
+static inline bool accepts_sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM_8_TN_4_THREADS_128_SWIZZLE_8_AVEC_1_GUARD_0(int M, int N, int K) {
+  return (M % 128 == 0 && N % 128 == 0 && K % 16 == 0) && (N % 4 == 0 && K % 4 == 0);
+}
+
 extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
 // Launches sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0 with its fixed block 256×1×1; returns the launch error, if any.
@@ -23,6 +33,16 @@ static inline cudaError_t launch_sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STA
   if (raised != cudaSuccess) return raised;
   sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0<<<grid, dim3(256, 1, 1), 50176, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
+}
+
+// The grid of sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0(int N, int M) {
+  return dim3(((N) + (128) - 1) / (128), ((M) + (64) - 1) / (64), 1);
+}
+
+// Whether the sizes meet what sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0 requires: GUARD == 1 || M % BM == 0 && N % BN == 0 && K % (BK * KSPLIT) == 0; N % 4 == 0 && K % 4 == 0.
+static inline bool accepts_sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_0(int M, int N, int K) {
+  return (M % 64 == 0 && N % 128 == 0 && K % 32 == 0) && (N % 4 == 0 && K % 4 == 0);
 }
 
 extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
@@ -36,12 +56,32 @@ static inline cudaError_t launch_sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STA
   return cudaGetLastError();
 }
 
+// The grid of sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1(int N, int M) {
+  return dim3(((N) + (128) - 1) / (128), ((M) + (64) - 1) / (64), 1);
+}
+
+// Whether the sizes meet what sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1 requires: GUARD == 1 || M % BM == 0 && N % BN == 0 && K % (BK * KSPLIT) == 0; N % 4 == 0 && K % 4 == 0.
+static inline bool accepts_sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_8_TN_4_THREADS_256_SWIZZLE_0_AVEC_1_GUARD_1(int N, int K) {
+  return (1) && (N % 4 == 0 && K % 4 == 0);
+}
+
 extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
 // Launches sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1 with its fixed block 128×1×1; returns the launch error, if any.
 static inline cudaError_t launch_sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1<<<grid, dim3(128, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
+}
+
+// The grid of sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1(int N, int M) {
+  return dim3(((N) + (64) - 1) / (64), ((M) + (64) - 1) / (64), 1);
+}
+
+// Whether the sizes meet what sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1 requires: GUARD == 1 || M % BM == 0 && N % BN == 0 && K % (BK * KSPLIT) == 0; N % 4 == 0 && K % 4 == 0.
+static inline bool accepts_sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1(int N, int K) {
+  return (1) && (N % 4 == 0 && K % 4 == 0);
 }
 
 extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
@@ -52,12 +92,27 @@ static inline cudaError_t launch_sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGE
   return cudaGetLastError();
 }
 
+// The grid of sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1(int N, int M) {
+  return dim3(((N) + (32) - 1) / (32), ((M) + (32) - 1) / (32), 1);
+}
+
+// Whether the sizes meet what sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1 requires: GUARD == 1 || M % BM == 0 && N % BN == 0 && K % (BK * KSPLIT) == 0; N % 4 == 0 && K % 4 == 0.
+static inline bool accepts_sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_SWIZZLE_0_AVEC_1_GUARD_1(int N, int K) {
+  return (1) && (N % 4 == 0 && K % 4 == 0);
+}
+
 extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
 // Launches sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256 with its fixed block 256×1×1; returns the launch error, if any.
 static inline cudaError_t launch_sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
+}
+
+// The grid of sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(int N, int M) {
+  return dim3(((N) + (64) - 1) / (64), ((M) + (64) - 1) / (64), 1);
 }
 
 extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
@@ -68,10 +123,20 @@ static inline cudaError_t launch_sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_W
   return cudaGetLastError();
 }
 
+// The grid of sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int N, int M) {
+  return dim3(((N) + (64) - 1) / (64), ((M) + (64) - 1) / (64), 1);
+}
+
 extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C);
 
 // Launches sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64 with its fixed block 64×1×1; returns the launch error, if any.
 static inline cudaError_t launch_sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64<<<grid, dim3(64, 1, 1), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
   return cudaGetLastError();
+}
+
+// The grid of sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64 for its sizes, as its options declare it: grid: [cdiv(N, BN), cdiv(M, BM)].
+static inline dim3 grid_sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64(int N, int M) {
+  return dim3(((N) + (32) - 1) / (32), ((M) + (32) - 1) / (32), 1);
 }

@@ -88,16 +88,18 @@ export async function runProgram(seed: number, index: number, devices: readonly 
       outF: device.createBuffer(new Float32Array(outputs).fill(poison.outF)),
     };
     const args = [buffers.outI, buffers.outU, buffers.outF, device.createBuffer(inputs.inI), device.createBuffer(inputs.inU), device.createBuffer(inputs.inF), device.createBuffer(inputs.inS), inputs.sI, inputs.sU, inputs.sF, inputs.sB];
+    let got: { outI: Int32Array; outU: Uint32Array; outF: Float32Array };
     try {
+      // A refused launch rejects here; an error met while it ran comes from the first read (LaunchFailure).
       await device.launch(kernel, { grid: [program.grid], args });
+      got = {
+        outI: (await device.read(buffers.outI)) as Int32Array,
+        outU: (await device.read(buffers.outU)) as Uint32Array,
+        outF: (await device.read(buffers.outF)) as Float32Array,
+      };
     } catch (error) {
       return { ...base, mismatches, error: `${backend}: the launch failed: ${error instanceof Error ? error.message : String(error)}` };
     }
-    const got = {
-      outI: (await device.read(buffers.outI)) as Int32Array,
-      outU: (await device.read(buffers.outU)) as Uint32Array,
-      outF: (await device.read(buffers.outF)) as Float32Array,
-    };
     const result = compareOutputs(backend, expected, got, finiteMathOnly ?? false);
     mismatches.push(...result.mismatches);
     worstUlps[backend] = result.worstUlps;

@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""The one-GPU proof of the PyTorch example: tskernel operators checked, trained, compiled and timed.
+
+Run on a CUDA GPU with PyTorch 2.4 or later, after building the operators here (examples/torch-app/README.md):
+
+    python3 examples/torch-app/check.py --build examples/torch-app/build --out torch-ops.json
+
+Sections (each one's result, or its error, goes into the JSON report; the exit status is 1 if any fails):
+- correctness: every operator against float64 (PyTorch's own functions in float64 on the GPU, autograd for
+  the gradients), fresh random inputs, each output poisoned with NaN first (the NaN block freed just before the
+  call, which PyTorch's caching allocator then hands to the operator: the report says whether it did);
+- gradcheck: torch.autograd.gradcheck of each operator with gradients, in float32 (the kernels' type) with
+  the tolerance stated in the report; opcheck: torch.library.opcheck of every operator (schema, fake
+  implementation, autograd registration, AOT dispatch);
+- stream: an operator called under `torch.cuda.stream(s)` runs after the work queued on s before it;
+- training: the model of model.py trained from one seed on the same batches with PyTorch's layer norm and GELU
+  and with tskernel's: the two loss curves, step by step, within the stated tolerance; the time per step;
+- compile: the tskernel model under torch.compile(fullgraph=True) (no graph break, our operators in the graph),
+  trained from the same start: its losses against the eager ones;
+- overhead: host time per call of a generated operator on a tiny tensor, through PyTorch's dispatcher and
+  direct, beside PyTorch's own GELU;
+- kernel_time: each operator's GPU time (CUDA events around the call) against the same cubin function launched
+  by the bench harness (bench/torch-reference.py's Driver) on the same tensors, interleaved;
+- cupy: the same cubin through CuPy's RawModule, as docs/torch.md shows it.
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def log(text):
+    print(text, flush=True)
+
+
+def harness_driver():
+    """bench/torch-reference.py's Driver: how the bench launches our cubins in PyTorch's process."""
+    spec = importlib.util.spec_from_file_location("torch_reference", os.path.join(ROOT, "bench", "torch-reference.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def poisoned_call(torch, op, args, shapes):
+    """Calls `op` after freeing NaN blocks of the outputs' sizes, which the caching allocator hands back for the
+    outputs; returns (result, whether every output got a poisoned block)."""
+    poison = [torch.full(shape, float("nan"), device="cuda") for shape in shapes]
+    addresses = {p.data_ptr() for p in poison}
+    del poison
+    result = op(*args)
+    outputs = result if isinstance(result, tuple) else (result,)
+    return result, all(o.data_ptr() in addresses for o in outputs)
+
+
+def compare(torch, out, ref, atol, rtol):
+    """Largest error against a float64 reference, the normwise relative error, and allclose(atol, rtol)."""
+    o = out.double()
+    finite = bool(torch.isfinite(o).all())
+    diff = (o - ref).abs()
+    return {
+        "maxAbsError": float(diff.max()) if diff.numel() else 0.0,
+        "normwiseRelativeError": float(torch.linalg.norm(o - ref) / torch.linalg.norm(ref)) if ref.numel() else 0.0,
+        "allFinite": finite,
+        "atol": atol,
+        "rtol": rtol,
+        "pass": finite and bool((diff <= atol + rtol * ref.abs()).all()),
+    }
+
+
+def section_correctness(torch, F, kernels, tsk, generator):
+    results = []
+
+    def gelu64(x):
+        return F.gelu(x, approximate="tanh")
+
+    for shape in [(4096, 1024), (3, 7, 37)]:
+        x = torch.randn(shape, device="cuda", generator=generator) * 3
+        out, poisoned = poisoned_call(torch, kernels.gelu, (x,), [shape])
+        ref = gelu64(x.double())
+        results.append({"op": "gelu", "shape": shape, "poisoned": poisoned, **compare(torch, out, ref, 1e-6, 1e-5)})
+        dy = torch.randn(shape, device="cuda", generator=generator)
+        grad, poisoned = poisoned_call(torch, kernels.gelu_backward, (x, dy), [shape])
+        x64 = x.double().requires_grad_()
+        (ref,) = torch.autograd.grad(gelu64(x64), x64, dy.double())
+        results.append({"op": "gelu_backward", "shape": shape, "poisoned": poisoned, **compare(torch, grad, ref, 1e-5, 1e-5)})
+
+    for shape in [(4096, 256), (2, 3, 1000), (64, 4096)]:
+        cols = shape[-1]
+        rows = math.prod(shape[:-1])
+        x = torch.randn(shape, device="cuda", generator=generator) * 2 + 0.5
+        w = torch.randn(cols, device="cuda", generator=generator)
+        b = torch.randn(cols, device="cuda", generator=generator)
+        out, poisoned = poisoned_call(torch, kernels.layer_norm, (x, w, b, 1e-5), [shape])
+        x64, w64, b64 = (t.double().requires_grad_() for t in (x, w, b))
+        y64 = F.layer_norm(x64, (cols,), w64, b64, 1e-5)
+        results.append({"op": "layer_norm", "shape": shape, "poisoned": poisoned, **compare(torch, out, y64.detach(), 1e-4, 1e-4)})
+        dy = torch.randn(shape, device="cuda", generator=generator)
+        (gx, gw, gb), poisoned = poisoned_call(torch, kernels.layer_norm_backward, (x, w, dy, 1e-5), [shape, (cols,), (cols,)])
+        rx, rw, rb = torch.autograd.grad(y64, (x64, w64, b64), dy.double())
+        # gradGamma and gradBeta are sums over the rows (atomics add each block's share): rows·2^-24 relative.
+        sums = rows * 2.0**-24
+        for name, ours, ref, atol, rtol in [("gradInput", gx, rx, 1e-4, 1e-4), ("gradGamma", gw, rw, 1e-4, max(1e-4, sums)), ("gradBeta", gb, rb, 1e-4, max(1e-4, sums))]:
+            # gradGamma and gradBeta start as zeros (atomics add into them), so only gradInput can be poisoned.
+            results.append({"op": f"layer_norm_backward:{name}", "shape": shape, "poisoned": poisoned if name == "gradInput" else None, **compare(torch, ours, ref, atol, rtol)})
+
+    for m, n, k in [(1024, 1024, 1024), (1000, 1000, 1000), (1023, 1021, 1019)]:
+        a = torch.rand(m, k, device="cuda", generator=generator) * 2 - 1
+        bm = torch.rand(k, n, device="cuda", generator=generator) * 2 - 1
+        c, poisoned = poisoned_call(torch, tsk.matmul, (a, bm), [(m, n)])
+        ref = a.double() @ bm.double()
+        error = float(torch.linalg.norm(c.double() - ref) / torch.linalg.norm(ref))
+        bound = max(k, 8) * 2.0**-23
+        results.append({"op": "matmul", "shape": (m, n, k), "poisoned": poisoned, "normwiseRelativeError": error, "bound": bound, "allFinite": bool(torch.isfinite(c).all()), "pass": error < bound and bool(torch.isfinite(c).all())})
+    for r in results:
+        log(f"  {r['op']} {r['shape']}: {'pass' if r['pass'] else 'FAIL'} normwise {r['normwiseRelativeError']:.2e} poisoned {r['poisoned']}")
+    return {"cases": results, "pass": all(r["pass"] for r in results)}
+
+
+def section_gradcheck(torch, kernels, generator):
+    settings = {"eps": 1e-3, "atol": 5e-3, "rtol": 1e-2, "nondet_tol": 1e-5}
+    cases = []
+
+    def run(name, fn, inputs):
+        ok = torch.autograd.gradcheck(fn, inputs, raise_exception=True, **settings)
+        cases.append({"op": name, "shapes": [tuple(t.shape) for t in inputs if hasattr(t, "shape")], "pass": bool(ok)})
+
+    x = (torch.randn(4, 9, device="cuda", generator=generator)).requires_grad_()
+    run("gelu", kernels.gelu, (x,))
+    for shape in [(3, 16), (2, 3, 8)]:
+        cols = shape[-1]
+        x = (torch.randn(shape, device="cuda", generator=generator) + 0.3).requires_grad_()
+        w = torch.randn(cols, device="cuda", generator=generator).requires_grad_()
+        b = torch.randn(cols, device="cuda", generator=generator).requires_grad_()
+        run("layer_norm", lambda x, w, b: kernels.layer_norm(x, w, b, 1e-5), (x, w, b))
+    log(f"  gradcheck: {cases}")
+    return {"float32": settings, "cases": cases, "pass": all(c["pass"] for c in cases)}
+
+
+def section_opcheck(torch, kernels, sgemm, generator):
+    cases = []
+    x = torch.randn(8, 64, device="cuda", generator=generator)
+    w, b, dy = torch.randn(64, device="cuda", generator=generator), torch.randn(64, device="cuda", generator=generator), torch.randn(8, 64, device="cuda", generator=generator)
+    a, bm, c = torch.randn(64, 32, device="cuda", generator=generator), torch.randn(32, 128, device="cuda", generator=generator), torch.zeros(64, 128, device="cuda")
+    ops = torch.ops.tskernel_kernels
+    for name, op, args in [
+        ("gelu", ops.gelu.default, (x.clone().requires_grad_(),)),
+        ("gelu_backward", ops.gelu_backward.default, (x, dy)),
+        ("layer_norm", ops.layer_norm.default, (x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_(), 1e-5)),
+        ("layer_norm_backward", ops.layer_norm_backward.default, (x, w, dy, 1e-5)),
+        ("sgemm_multistage", torch.ops.tskernel_sgemm_multistage.sgemm_multistage.default, (1.0, a, bm, 0.0, c)),
+    ]:
+        result = torch.library.opcheck(op, args)
+        cases.append({"op": name, "result": {k: str(v) for k, v in result.items()}, "pass": all(v == "SUCCESS" for v in result.values())})
+        log(f"  opcheck {name}: {result}")
+    return {"cases": cases, "pass": all(c["pass"] for c in cases)}
+
+
+def section_stream(torch, kernels):
+    """A side stream sleeps, then fills x with 2; gelu on that stream must see the 2s."""
+    x = torch.zeros(1 << 20, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)
+        x.fill_(2.0)
+        out = kernels.gelu(x)
+    torch.cuda.synchronize()
+    expected = 0.5 * 2 * (1 + math.tanh(math.sqrt(2 / math.pi) * (2 + 0.044715 * 8)))
+    error = float((out.double() - expected).abs().max())
+    log(f"  stream: max error {error:.2e}")
+    return {"maxAbsError": error, "pass": error < 1e-6}
+
+
+def train(torch, model_module, ops, data, steps, compiled=False, record_every=1):
+    device = torch.device("cuda")
+    model = model_module.make_model(ops, device)
+    step_model = torch.compile(model, fullgraph=True) if compiled else model
+    optimizer = model_module.optimizer_for(model)
+    losses, times = [], []
+    for step in range(steps):
+        windows, targets = data[step]
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss = model_module.loss_of(step_model, windows, targets)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))  # (synchronizes)
+        times.append(time.perf_counter() - start)
+    return model, losses, times
+
+
+def section_training(torch, model_module, kernels, steps):
+    batch, positions, context = 64, 64, 4
+    data = model_module.batches(steps, batch, positions, context)
+    tokens = batch * positions
+    _, torch_losses, torch_times = train(torch, model_module, model_module.TorchOps, data, steps)
+    _, our_losses, our_times = train(torch, model_module, model_module.TskernelOps(kernels), data, steps)
+    difference = model_module.relative_difference(our_losses, torch_losses)
+    tolerance = 1e-2
+    steady = slice(20, None)
+    result = {
+        "steps": steps,
+        "batch": batch,
+        "positions": positions,
+        "tokensPerStep": tokens,
+        "chainEntropy": model_module.chain_entropy(model_module.markov_chain()),
+        "lossTorch": torch_losses,
+        "lossTskernel": our_losses,
+        "maxRelativeDifference": difference,
+        "tolerance": tolerance,
+        "msPerStepTorch": 1e3 * statistics.median(torch_times[steady]),
+        "msPerStepTskernel": 1e3 * statistics.median(our_times[steady]),
+        "pass": difference <= tolerance,
+    }
+    log(f"  training: loss {torch_losses[0]:.4f} -> torch {torch_losses[-1]:.4f}, tskernel {our_losses[-1]:.4f}; max relative difference {difference:.2e}; ms/step torch {result['msPerStepTorch']:.2f} tskernel {result['msPerStepTskernel']:.2f}")
+    return result, data, our_losses
+
+
+def section_compile(torch, model_module, kernels, data, eager_losses, steps):
+    torch._dynamo.reset()
+    ops = model_module.TskernelOps(kernels)
+    probe = model_module.make_model(ops, torch.device("cuda"))
+    explained = torch._dynamo.explain(probe)(data[0][0])
+    in_graph = any("tskernel_kernels" in str(g.graph) for g in explained.graphs)
+    torch._dynamo.reset()
+    start = time.perf_counter()
+    _, losses, times = train(torch, model_module, ops, data, steps, compiled=True)
+    total = time.perf_counter() - start
+    difference = model_module.relative_difference(losses, eager_losses[:steps])
+    result = {
+        "steps": steps,
+        "graphs": explained.graph_count,
+        "graphBreaks": explained.graph_break_count,
+        "tskernelOpsInGraph": in_graph,
+        "firstStepSeconds": times[0],
+        "seconds": total,
+        "msPerStepCompiled": 1e3 * statistics.median(times[5:]),
+        "lossCompiled": losses,
+        "maxRelativeDifferenceToEager": difference,
+        "tolerance": 1e-2,
+        "pass": explained.graph_break_count == 0 and in_graph and difference <= 1e-2,
+    }
+    log(f"  compile: {explained.graph_count} graph(s), {explained.graph_break_count} break(s), ours in graph {in_graph}; first step {times[0]:.1f} s; max relative difference {difference:.2e}")
+    return result
+
+
+def per_call_us(torch, fn, calls=20000, repeats=5):
+    """Host time per call, the GPU kept ahead of nothing: calls back to back, then one synchronize; the best
+    of `repeats` runs (the least disturbed)."""
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return 1e6 * best
+
+
+def section_overhead(torch, F, kernels):
+    x = torch.randn(1024, device="cuda")
+    xg = x.clone().requires_grad_()
+    xs, w, b = torch.randn(16, 64, device="cuda"), torch.randn(64, device="cuda"), torch.randn(64, device="cuda")
+    kernel = kernels._kernel_gelu
+    ops = torch.ops.tskernel_kernels
+    main = "kernels.gelu(x): the generated operator as Python calls it (eager, no gradient wanted: launched directly)"
+    result = {
+        "method": "host wall time per call of 20 000 back-to-back calls on a 1024-element tensor (layer norm: 16×64), then one torch.cuda.synchronize(); best of 5 runs; the kernels take about 2 µs of GPU time, less than the host's time per call, so the host's time is what is measured",
+        main: per_call_us(torch, lambda: kernels.gelu(x)),
+        "torch.ops.tskernel_kernels.gelu(x): the same operator through PyTorch's dispatcher (what torch.compile's graphs call)": per_call_us(torch, lambda: ops.gelu(x)),
+        "kernels.gelu(x) with x.requires_grad: through torch.autograd.Function (forward only)": per_call_us(torch, lambda: kernels.gelu(xg)),
+        "Kernel.launch (the fast launcher alone)": per_call_us(torch, lambda: kernel.launch(x)),
+        "Kernel.checked_launch (the generic path alone)": per_call_us(torch, lambda: kernel.checked_launch(x)),
+        "torch.nn.functional.gelu (PyTorch's own op)": per_call_us(torch, lambda: F.gelu(x, approximate="tanh")),
+        "torch.nn.functional.gelu with x.requires_grad": per_call_us(torch, lambda: F.gelu(xg, approximate="tanh")),
+        "torch.empty_like (an allocation alone)": per_call_us(torch, lambda: torch.empty_like(x)),
+        "kernels.layer_norm(x, w, b, eps)": per_call_us(torch, lambda: kernels.layer_norm(xs, w, b, 1e-5)),
+        "torch.ops.tskernel_kernels.layer_norm": per_call_us(torch, lambda: ops.layer_norm(xs, w, b, 1e-5)),
+        "torch.nn.functional.layer_norm": per_call_us(torch, lambda: F.layer_norm(xs, (64,), w, b, 1e-5)),
+    }
+    for k, v in result.items():
+        if k != "method":
+            log(f"  overhead: {v:6.2f} µs  {k}")
+    # Where the time of a call goes (cProfile's own overhead inflates every figure alike).
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(5000):
+        kernels.gelu(x)
+    profiler.disable()
+    torch.cuda.synchronize()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(12)
+    result["profile of kernels.gelu (cProfile, 5000 calls)"] = text.getvalue()
+    log(text.getvalue())
+    result["fastLauncherSource"] = kernel._fast.source if kernel._fast else None
+    result["limitUs"] = 10.0
+    result["pass"] = result[main] <= 10.0
+    return result
+
+
+def section_kernel_time(torch, kernels, sgemm, build, generator, rounds=60):
+    ref = harness_driver()
+    driver = ref.Driver()
+    stream = torch.cuda.current_stream().cuda_stream
+    cubin = os.path.join(build, kernels._images.cubins["sm_90"])
+    sgemm_cubin = os.path.join(build, sgemm._images.cubins["sm_90"])
+    cases = []
+
+    def harness(path, spec, grid, tensors, sizes):
+        """The cubin function launched as the bench does: its arguments packed once, then cuLaunchKernel."""
+        fn = driver.function(path, spec.function, spec.shared_bytes)
+        pointers = {name: t.data_ptr() for name, t in tensors.items()}
+        args = [{"buffer": n} if n in tensors else {"i32": sizes[n]} if isinstance(sizes[n], int) else {"f32": sizes[n]} for n in sizes["order"]]
+        params, keep = ref.pack_arguments(args, lambda n: pointers[n])
+        return lambda: driver.launch(fn, grid, spec.block, spec.shared_bytes, stream, params), keep
+
+    def time_pair(name, op_call, harness_call, details):
+        for _ in range(3):
+            op_call()
+            harness_call()
+        torch.cuda.synchronize()
+        samples = {"op": [], "harness": []}
+        events = []
+        for r in range(rounds):
+            torch.cuda._sleep(1_000_000)
+            order = [("op", op_call), ("harness", harness_call)] if r % 2 == 0 else [("harness", harness_call), ("op", op_call)]
+            for which, call in order:
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                call()
+                e1.record()
+                events.append((which, e0, e1))
+        torch.cuda.synchronize()
+        for which, e0, e1 in events:
+            samples[which].append(e0.elapsed_time(e1))
+        op_ms, harness_ms = statistics.median(samples["op"]), statistics.median(samples["harness"])
+        case = {"case": name, **details, "opMs": op_ms, "harnessMs": harness_ms, "ratio": op_ms / harness_ms, "rounds": rounds, "pass": op_ms / harness_ms <= 1.05}
+        cases.append(case)
+        log(f"  kernel time {name}: op {op_ms * 1e3:.1f} µs, harness {harness_ms * 1e3:.1f} µs, ratio {case['ratio']:.3f}")
+
+    n = 1 << 24
+    x, dy = torch.randn(n, device="cuda", generator=generator), torch.randn(n, device="cuda", generator=generator)
+    out = torch.empty(n, device="cuda")
+    spec = kernels._kernel_gelu.specializations[0]
+    launch, keep = harness(cubin, spec, spec.grid({"n": n}), {"out": out, "input": x}, {"n": n, "order": ["out", "input", "n"]})
+    time_pair("gelu", lambda: kernels.gelu(x), launch, {"function": spec.function, "shape": [n]})
+    spec = kernels._kernel_gelu_backward.specializations[0]
+    launch, keep2 = harness(cubin, spec, spec.grid({"n": n}), {"gradInput": out, "input": x, "gradOut": dy}, {"n": n, "order": ["gradInput", "input", "gradOut", "n"]})
+    time_pair("gelu_backward", lambda: kernels.gelu_backward(x, dy), launch, {"function": spec.function, "shape": [n]})
+
+    rows, cols = 16384, 1024
+    xl, w, b, dyl = torch.randn(rows, cols, device="cuda", generator=generator), torch.randn(cols, device="cuda", generator=generator), torch.randn(cols, device="cuda", generator=generator), torch.randn(rows, cols, device="cuda", generator=generator)
+    outl = torch.empty(rows, cols, device="cuda")
+    sizes = {"rows": rows, "cols": cols}
+    spec = next(s for s in kernels._kernel_layer_norm.specializations if s.accepts(sizes))
+    launch, keep3 = harness(cubin, spec, spec.grid(sizes), {"out": outl, "input": xl, "gamma": w, "beta": b}, {"rows": rows, "cols": cols, "eps": 1e-5, "order": ["out", "input", "gamma", "beta", "rows", "cols", "eps"]})
+    time_pair("layer_norm", lambda: kernels.layer_norm(xl, w, b, 1e-5), launch, {"function": spec.function, "shape": [rows, cols]})
+    spec = next(s for s in kernels._kernel_layer_norm_backward.specializations if s.accepts(sizes))
+    gw, gb = torch.zeros(cols, device="cuda"), torch.zeros(cols, device="cuda")
+    launch, keep4 = harness(cubin, spec, spec.grid(sizes), {"gradInput": outl, "gradGamma": gw, "gradBeta": gb, "input": xl, "gamma": w, "gradOut": dyl}, {"rows": rows, "cols": cols, "eps": 1e-5, "order": ["gradInput", "gradGamma", "gradBeta", "input", "gamma", "gradOut", "rows", "cols", "eps"]})
+    time_pair("layer_norm_backward", lambda: kernels.layer_norm_backward(xl, w, dyl, 1e-5), launch, {"function": spec.function, "shape": [rows, cols], "note": "the op also zero-fills gradGamma and gradBeta (two fills of 1024 floats) before the kernel; the harness launches the kernel alone"})
+
+    m = nn = k = 4096
+    a, bm, c = torch.rand(m, k, device="cuda", generator=generator), torch.rand(k, nn, device="cuda", generator=generator), torch.empty(m, nn, device="cuda")
+    sizes = {"M": m, "N": nn, "K": k}
+    spec = next(s for s in sgemm._kernel_sgemm_multistage.specializations if s.accepts(sizes))
+    launch, keep5 = harness(sgemm_cubin, spec, spec.grid(sizes), {"A": a, "B": bm, "C": c}, {"M": m, "N": nn, "K": k, "alpha": 1.0, "beta": 0.0, "order": ["M", "N", "K", "alpha", "A", "B", "beta", "C"]})
+    time_pair("sgemm_multistage 4096³", lambda: sgemm.sgemm_multistage(1.0, a, bm, 0.0, c), launch, {"function": spec.function, "shape": [m, nn, k]})
+    del keep, keep2, keep3, keep4, keep5
+    return {
+        "method": "CUDA events around each call on PyTorch's current stream (the op: the Python call, its checks, allocations and launch; the harness: bench/torch-reference.py's Driver.launch of the same function from the same cubin with the same grid, block and tensors), alternating which goes first, each round behind a 0.5 ms GPU sleep so that launches queue up; the median of the rounds",
+        "cases": cases,
+        "pass": all(c["pass"] for c in cases),
+    }
+
+
+def section_cupy(torch, kernels, build, generator):
+    """docs/torch.md's CuPy example: the cubin through cupy.RawModule, on CuPy arrays."""
+    import cupy
+
+    module = cupy.RawModule(path=os.path.join(build, "kernels.sm_90.cubin"))
+    gelu = module.get_function("gelu")
+    n = 100_003
+    x = cupy.random.default_rng(7).standard_normal(n, dtype=cupy.float32)
+    out = cupy.full(n, cupy.nan, dtype=cupy.float32)
+    gelu(((n + 255) // 256,), (256,), (out, x, cupy.int32(n)))
+    cupy.cuda.runtime.deviceSynchronize()
+    ours = kernels.gelu(torch.as_tensor(x, device="cuda"))
+    torch.cuda.synchronize()
+    same = bool(torch.equal(torch.as_tensor(out, device="cuda"), ours))
+    log(f"  cupy: RawModule result equals the operator's: {same}")
+    return {"cupy": cupy.__version__, "n": n, "bitwiseEqualToOperator": same, "pass": same}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(HERE, "build"))
+    parser.add_argument("--out", default="torch-ops.json")
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--compile-steps", type=int, default=40)
+    parser.add_argument("--only", help="comma-separated sections")
+    args = parser.parse_args(argv)
+    build = os.path.abspath(args.build)
+    sys.path.insert(0, build)
+    sys.path.insert(0, HERE)
+    import torch
+    import torch.nn.functional as F
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    import kernels
+    import sgemm_multistage
+    import tskernel_torch
+    import model as model_module
+
+    seed = int(time.time())
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    props = torch.cuda.get_device_properties(0)
+    report = {
+        "generator": "examples/torch-app/check.py",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "device": props.name,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "inputSeed": seed,
+        "sections": {},
+        "errors": {},
+    }
+    wanted = set(args.only.split(",")) if args.only else None
+    state = {}
+
+    def run(name, fn):
+        if wanted and name not in wanted:
+            return
+        log(f"== {name}")
+        try:
+            result = fn()
+            report["sections"][name] = result
+        except Exception:
+            report["errors"][name] = traceback.format_exc()
+            log(report["errors"][name])
+
+    run("correctness", lambda: section_correctness(torch, F, kernels, tskernel_torch, generator))
+    run("gradcheck", lambda: section_gradcheck(torch, kernels, generator))
+    run("opcheck", lambda: section_opcheck(torch, kernels, sgemm_multistage, generator))
+    run("stream", lambda: section_stream(torch, kernels))
+
+    def training():
+        result, data, losses = section_training(torch, model_module, kernels, args.steps)
+        state.update(data=data, losses=losses)
+        return result
+
+    run("training", training)
+    if "data" in state:
+        run("compile", lambda: section_compile(torch, model_module, kernels, state["data"], state["losses"], args.compile_steps))
+    run("overhead", lambda: section_overhead(torch, F, kernels))
+    run("kernel_time", lambda: section_kernel_time(torch, kernels, sgemm_multistage, build, generator))
+    run("cupy", lambda: section_cupy(torch, kernels, build, generator))
+    report["pass"] = not report["errors"] and all(s.get("pass", False) for s in report["sections"].values())
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    log(f"== {'all sections pass' if report['pass'] else 'FAILED: ' + ', '.join(sorted(set(report['errors']) | {k for k, v in report['sections'].items() if not v.get('pass')}))}")
+    return 0 if report["pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,873 @@
+"""The runtime of the PyTorch modules that `tskernel build --target torch` writes (docs/torch.md).
+
+A generated module describes each kernel of its file as data (its parameters as tensors, sizes and scalar
+arguments; its specializations with block, shared memory, grid and requirements as Python functions of the
+sizes) and registers it as a torch.library.custom_op whose implementation is `Kernel.launch` and whose fake
+implementation is `Kernel.fake`. This file checks the arguments (dtype, device, contiguity and the declared
+shapes, with errors that name the parameter), binds the sizes, picks the first specialization whose
+requirements hold, allocates the outputs and launches the kernel through the CUDA driver API (ctypes: no C++
+compiler) on the tensors' device and PyTorch's current stream, from the cubin built for that GPU's
+architecture or else from the PTX, which the driver compiles. After a kernel's first launch a launcher written
+for its parameters takes over (fast_launcher), and `route` decides whether a call goes through PyTorch's
+dispatcher at all. PyTorch is imported only where a tensor is handled, so the parts that need no GPU run (and
+are tested, runtime/torch/test_tskernel_torch.py) anywhere.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import threading
+
+# ---- the element types ------------------------------------------------------------------------------------
+#
+# One row per tskernel type: the torch dtype's name, how a scalar argument of the type is passed to the kernel
+# (a ctypes type and the conversion of a Python number to its value), the Python types a scalar argument may
+# be, and its range. A new type of the language is one new row (f16, bf16, f64 and the 8/16-bit integers are
+# here already, for when the language has them).
+
+
+def _float_bits(fmt, bits_fmt):
+    return lambda v: struct.unpack(bits_fmt, struct.pack(fmt, float(v)))[0]
+
+
+def _bf16_bits(v):
+    """The bfloat16 nearest to v (ties to even), as the 16 bits a kernel parameter holds."""
+    bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return (bits >> 16) | 0x40  # a quiet NaN
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class ElementType:
+    __slots__ = ("name", "torch_name", "ctype", "convert", "kind", "low", "high")
+
+    def __init__(self, name, torch_name, ctype, kind, convert=None, low=None, high=None):
+        self.name = name
+        self.torch_name = torch_name
+        self.ctype = ctype
+        self.kind = kind  # "float", "int" or "bool": what a scalar argument must be
+        self.convert = convert or (lambda v: v)
+        self.low = low
+        self.high = high
+
+
+TYPES = {
+    t.name: t
+    for t in (
+        ElementType("f32", "float32", ctypes.c_float, "float"),
+        ElementType("i32", "int32", ctypes.c_int32, "int", low=-(2**31), high=2**31 - 1),
+        ElementType("u32", "uint32", ctypes.c_uint32, "int", low=0, high=2**32 - 1),
+        ElementType("bool", "bool", ctypes.c_bool, "bool"),
+        ElementType("f16", "float16", ctypes.c_uint16, "float", convert=_float_bits("<e", "<H")),
+        ElementType("bf16", "bfloat16", ctypes.c_uint16, "float", convert=_bf16_bits),
+        ElementType("f64", "float64", ctypes.c_double, "float"),
+        ElementType("i8", "int8", ctypes.c_int8, "int", low=-(2**7), high=2**7 - 1),
+        ElementType("u8", "uint8", ctypes.c_uint8, "int", low=0, high=2**8 - 1),
+        ElementType("i16", "int16", ctypes.c_int16, "int", low=-(2**15), high=2**15 - 1),
+        ElementType("u16", "uint16", ctypes.c_uint16, "int", low=0, high=2**16 - 1),
+    )
+}
+
+
+class TskernelError(ValueError):
+    """A call that cannot launch: a wrong argument, or no specialization for its sizes."""
+
+
+# ---- formulas (the grid and requirements the generated module prints) -------------------------------------
+
+
+def div(a, b):
+    """Integer division truncated toward zero, as C and the kernel language do."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def mod(a, b):
+    """The remainder of `div`: its sign is the dividend's, as in C."""
+    return a - b * div(a, b)
+
+
+def cdiv(a, b):
+    """a / b rounded up (for the counts of blocks: sizes are not negative)."""
+    return -(-a // b)
+
+
+# ---- parameters ---------------------------------------------------------------------------------------------
+
+
+class Tensor:
+    """A buffer parameter: its element type, shape (dims: whole numbers, size names, "...name") and role:
+    "input", "output" (allocated and returned), "zeroed output" (allocated as zeros: atomics add into it) or
+    "mutated" (an input the kernel writes in place)."""
+
+    __slots__ = ("name", "type", "dims", "role", "rest_at")
+
+    def __init__(self, name, type, dims, role="input"):
+        if role not in ("input", "output", "zeroed output", "mutated"):
+            raise ValueError(f"unknown role {role!r}")
+        self.name = name
+        self.type = TYPES[type]
+        self.dims = tuple(dims)
+        self.role = role
+        rests = [i for i, d in enumerate(self.dims) if isinstance(d, str) and d.startswith("...")]
+        self.rest_at = rests[0] if rests else None
+
+    @property
+    def is_output(self):
+        return self.role in ("output", "zeroed output")
+
+    def describe(self):
+        return "[" + ", ".join(str(d) for d in self.dims) + "]"
+
+
+class Size:
+    """A scalar parameter that receives a size the tensors' shapes give (not an argument of the operator)."""
+
+    __slots__ = ("name", "type")
+
+    def __init__(self, name, type):
+        self.name = name
+        self.type = TYPES[type]
+
+
+class Scalar:
+    """A scalar argument of the operator."""
+
+    __slots__ = ("name", "type")
+
+    def __init__(self, name, type):
+        self.name = name
+        self.type = TYPES[type]
+
+
+class Specialization:
+    """One compiled entry point: its function in the cubin/PTX, block, dynamic shared memory, and its grid and
+    requirements as functions of the sizes (a dict), with each requirement's text for the error message."""
+
+    __slots__ = ("function", "constants", "block", "shared_bytes", "grid", "requires", "functions", "dim_constants")
+
+    def __init__(self, function, constants, block, shared_bytes, grid, requires=()):
+        self.function = function
+        self.constants = dict(constants)
+        self.block = tuple(block)
+        self.shared_bytes = shared_bytes
+        self.grid = grid
+        self.requires = tuple(requires)
+        self.functions = {}  # device index -> (context, CUfunction, argument pack)
+        # The constants that shapes name ("[BINS]"): an input's size must be the constant's value here.
+        self.dim_constants = ()
+
+    def unmet(self, sizes):
+        """What this specialization needs that the sizes do not meet, as texts (empty: it takes them)."""
+        wrong = [f"{k} == {v}" for k, v in self.dim_constants if k in sizes and sizes[k] != v]
+        return wrong + [text for text, check in self.requires if not check(sizes)]
+
+    def accepts(self, sizes):
+        # (Loops rather than all() over generators: this runs on every call.)
+        for k, v in self.dim_constants:
+            if k in sizes and sizes[k] != v:
+                return False
+        for _, check in self.requires:
+            if not check(sizes):
+                return False
+        return True
+
+
+# ---- binding sizes (no PyTorch needed: it reads shapes) -----------------------------------------------------
+
+
+def _product(values):
+    result = 1
+    for v in values:
+        result *= v
+    return result
+
+
+def bind_shape(op, tensor, shape, sizes, rests, sources):
+    """Binds the sizes named in `tensor`'s declared dims from an input's actual shape, or checks them against
+    sizes bound before (by `sources[name]`, the parameter that bound them). `rests[name]` keeps the dims a
+    `...name` covered, for outputs of the same shape."""
+    dims = tensor.dims
+    fixed = len(dims) - (1 if tensor.rest_at is not None else 0)
+    if (tensor.rest_at is None and len(shape) != fixed) or len(shape) < fixed:
+        many = f"{fixed} or more dimensions" if tensor.rest_at is not None else f"{fixed} dimension{'s' if fixed != 1 else ''}"
+        raise TskernelError(f"{op}: parameter '{tensor.name}' must have {many} ({tensor.describe()}), got shape {tuple(shape)}")
+    extra = len(shape) - fixed
+    position = 0
+    for index, dim in enumerate(dims):
+        if index == tensor.rest_at:
+            covered = tuple(shape[position : position + extra])
+            position += extra
+            name = dim[3:]
+            value = _product(covered)
+            if name in rests and tuple(rests[name]) != covered:
+                raise TskernelError(
+                    f"{op}: parameter '{tensor.name}' has leading dimensions {covered} for ...{name}, but '{sources[name]}' has {tuple(rests[name])}"
+                )
+            rests.setdefault(name, covered)
+        else:
+            value = shape[position]
+            position += 1
+            if isinstance(dim, int):
+                if value != dim:
+                    raise TskernelError(f"{op}: parameter '{tensor.name}' must have {dim} on dimension {index} ({tensor.describe()}), got shape {tuple(shape)}")
+                continue
+            name = dim
+        if name in sizes:
+            if sizes[name] != value:
+                raise TskernelError(
+                    f"{op}: parameter '{tensor.name}' gives size {name} = {value} ({tensor.describe()}, shape {tuple(shape)}), but '{sources[name]}' gave {name} = {sizes[name]}"
+                )
+        else:
+            sizes[name] = value
+            sources[name] = tensor.name
+
+
+def output_shape(tensor, sizes, rests, constants):
+    """The shape of an output from the bound sizes (and the specialization's constants, for "[BINS]"); a
+    `...name` takes the dims of the input that bound it."""
+    shape = []
+    for index, dim in enumerate(tensor.dims):
+        if index == tensor.rest_at:
+            name = dim[3:]
+            shape.extend(rests[name] if name in rests else (sizes[name],))
+        elif isinstance(dim, int):
+            shape.append(dim)
+        else:
+            shape.append(sizes[dim] if dim in sizes else constants[dim])
+    return tuple(shape)
+
+
+def check_scalar(op, param, value):
+    """A scalar argument as the kernel takes it, or a TskernelError naming the parameter."""
+    kind = param.type.kind
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise TskernelError(f"{op}: parameter '{param.name}' expects a bool, got {type(value).__name__} {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "int" and not isinstance(value, int)):
+        expected = "an integer" if kind == "int" else "a number"
+        raise TskernelError(f"{op}: parameter '{param.name}' expects {expected} ({param.type.name}), got {type(value).__name__} {value!r}")
+    if kind == "int" and not param.type.low <= value <= param.type.high:
+        raise TskernelError(f"{op}: parameter '{param.name}' expects a {param.type.name} (from {param.type.low} to {param.type.high}), got {value}")
+    return value
+
+
+def choose(op, specializations, sizes):
+    """The first specialization whose requirements hold for these sizes, or an error listing what each needs."""
+    for spec in specializations:
+        if spec.accepts(sizes):
+            return spec
+    shown = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+    needs = "; ".join(f"{s.function}: " + ", ".join(s.unmet(sizes)) for s in specializations)
+    raise TskernelError(f"{op}: no specialization takes {shown} (not met: {needs})")
+
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+
+def check_grid(op, grid):
+    """The grid as three ints; None when a dimension is 0 (an empty launch, which is skipped)."""
+    grid = tuple(int(g) for g in grid)
+    if any(g < 0 for g in grid):
+        raise TskernelError(f"{op}: the declared grid is negative for these sizes: {grid}")
+    if 0 in grid:
+        return None
+    for axis, (g, limit) in enumerate(zip(grid, GRID_LIMITS)):
+        if g > limit:
+            raise TskernelError(f"{op}: grid {'xyz'[axis]} = {g} exceeds CUDA's limit of {limit}")
+    return grid
+
+
+# ---- module images: the cubin for the GPU, else PTX ---------------------------------------------------------
+
+
+def _arch_number(arch):
+    digits = "".join(ch for ch in arch.split("_", 1)[-1] if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+class Images:
+    """The cubins and PTX of one kernel file, by architecture ("sm_90"), in the module's directory."""
+
+    def __init__(self, directory, cubins=None, ptx=None):
+        self.directory = directory
+        self.cubins = dict(cubins or {})
+        self.ptx = dict(ptx or {})
+
+    def choose(self, arch):
+        """(path, "cubin" or "ptx") for a GPU of this architecture: its cubin; else the PTX of the newest
+        architecture not newer than it (the driver compiles PTX for newer GPUs, never older ones)."""
+        if arch in self.cubins:
+            return os.path.join(self.directory, self.cubins[arch]), "cubin"
+        usable = [a for a in self.ptx if _arch_number(a) <= _arch_number(arch)]
+        if usable:
+            best = max(usable, key=_arch_number)
+            return os.path.join(self.directory, self.ptx[best]), "ptx"
+        built = [f"cubin for {a}" for a in self.cubins] + [f"PTX for {a}" for a in self.ptx]
+        raise TskernelError(
+            f"no code for this {arch} GPU: the build has {', '.join(built) or 'nothing'}; "
+            f"rebuild with --cubin --arch {arch}, or --ptx with an --arch no newer than {arch}"
+        )
+
+
+# ---- the CUDA driver ----------------------------------------------------------------------------------------
+
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+class Driver:
+    """The driver calls a launch needs, in PyTorch's primary context of each device."""
+
+    def __init__(self, lib=None):
+        c = ctypes
+        self.lib = lib or c.CDLL("libcuda.so.1")
+        signatures = {
+            "cuInit": [c.c_uint],
+            "cuDeviceGet": [c.POINTER(c.c_int), c.c_int],
+            "cuDeviceGetAttribute": [c.POINTER(c.c_int), c.c_int, c.c_int],
+            "cuDevicePrimaryCtxRetain": [c.POINTER(c.c_void_p), c.c_int],
+            "cuCtxGetCurrent": [c.POINTER(c.c_void_p)],
+            "cuCtxPushCurrent_v2": [c.c_void_p],
+            "cuCtxPopCurrent_v2": [c.POINTER(c.c_void_p)],
+            "cuModuleLoadData": [c.POINTER(c.c_void_p), c.c_void_p],
+            "cuModuleGetFunction": [c.POINTER(c.c_void_p), c.c_void_p, c.c_char_p],
+            "cuFuncSetAttribute": [c.c_void_p, c.c_int, c.c_int],
+            "cuLaunchKernel": [c.c_void_p] + [c.c_uint] * 7 + [c.c_void_p, c.c_void_p, c.c_void_p],
+            "cuGetErrorName": [c.c_int, c.POINTER(c.c_char_p)],
+        }
+        for name, argtypes in signatures.items():
+            fn = getattr(self.lib, name)
+            fn.argtypes = argtypes
+            fn.restype = c.c_int
+        self.launch_kernel = self.lib.cuLaunchKernel
+        # The same entry point without argtypes, for the fast launcher, which passes the function and stream as
+        # c_void_p objects and the dimensions as ints: a third of the conversion's cost (2.3 of 3.4 µs on a
+        # 2-core development host, measured with a stub library).
+        raw = getattr(ctypes.CDLL(self.lib._name), "cuLaunchKernel")
+        raw.restype = c.c_int
+        self.launch_kernel_raw = raw
+        self.get_current = self.lib.cuCtxGetCurrent
+        self.check("cuInit", self.lib.cuInit(0))
+        self.devices = {}
+        self.lock = threading.Lock()
+
+    def check(self, call, code):
+        if code != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(code, ctypes.byref(name))
+            raise CudaError(f"{call} failed with {name.value.decode() if name.value else 'error'} ({code})")
+
+    def device(self, index):
+        """(primary context, architecture) of device `index`, as PyTorch numbers it."""
+        state = self.devices.get(index)
+        if state is None:
+            with self.lock:
+                device = ctypes.c_int()
+                self.check("cuDeviceGet", self.lib.cuDeviceGet(ctypes.byref(device), index))
+                major, minor = ctypes.c_int(), ctypes.c_int()
+                self.check("cuDeviceGetAttribute", self.lib.cuDeviceGetAttribute(ctypes.byref(major), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
+                self.check("cuDeviceGetAttribute", self.lib.cuDeviceGetAttribute(ctypes.byref(minor), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
+                context = ctypes.c_void_p()
+                self.check("cuDevicePrimaryCtxRetain", self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device))
+                state = (context.value, f"sm_{major.value}{minor.value}", {})
+                self.devices[index] = state
+        return state
+
+    def in_context(self, context, work):
+        """Runs `work()` with `context` current: PyTorch's context of the tensors' device is usually current
+        already; otherwise it is pushed for the call and popped after, leaving PyTorch's current device alone."""
+        current = ctypes.c_void_p()
+        self.get_current(ctypes.byref(current))
+        if current.value == context:
+            return work()
+        self.check("cuCtxPushCurrent", self.lib.cuCtxPushCurrent_v2(context))
+        try:
+            return work()
+        finally:
+            popped = ctypes.c_void_p()
+            self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped))
+
+    def load(self, index, images):
+        """The module of `images` on device `index`, loaded once per device."""
+        context, arch, modules = self.device(index)
+        module = modules.get(id(images))
+        if module is None:
+            path, kind = images.choose(arch)
+            with open(path, "rb") as f:
+                image = f.read()
+            if kind == "ptx":
+                image += b"\0"  # the driver reads PTX as a C string
+            handle = ctypes.c_void_p()
+
+            def load():
+                code = self.lib.cuModuleLoadData(ctypes.byref(handle), ctypes.c_char_p(image))
+                self.check(f"cuModuleLoadData({os.path.basename(path)}, {kind} on {arch})", code)
+
+            self.in_context(context, load)
+            module = handle.value
+            modules[id(images)] = module
+        return context, module
+
+    def function(self, module, name, shared_bytes):
+        function = ctypes.c_void_p()
+        self.check(f"cuModuleGetFunction({name})", self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode()))
+        if shared_bytes > 0:
+            self.check("cuFuncSetAttribute", self.lib.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes))
+        return function.value
+
+
+_driver = None
+
+
+def driver():
+    global _driver
+    if _driver is None:
+        _driver = Driver()
+    return _driver
+
+
+class ArgumentPack:
+    """cuLaunchKernel's kernelParams for one entry point: one ctypes value per parameter, made once, and the
+    array of their addresses. A launch sets the values and passes the array (the driver copies the values
+    during the call), under a lock, since the autograd engine runs backward launches on threads of its own (a
+    reentrant one: the fast launcher may hand a call back to the generic path while it holds it)."""
+
+    __slots__ = ("values", "array", "lock", "current", "current_pointer", "function")
+
+    def __init__(self, ctypes_types, function=None):
+        self.values = [t() for t in ctypes_types]
+        self.function = ctypes.c_void_p(function)  # the CUfunction, as the fast launcher passes it
+        self.array = (ctypes.c_void_p * max(1, len(self.values)))(*[ctypes.addressof(v) for v in self.values])
+        self.lock = threading.RLock()
+        self.current = ctypes.c_void_p()  # the context current at launch time
+        self.current_pointer = ctypes.pointer(self.current)
+
+
+# ---- the operator -------------------------------------------------------------------------------------------
+
+
+def _current_stream_function():
+    """A function of a device index that returns PyTorch's current raw stream there: the private one Triton
+    uses too, which costs far less than building a torch.cuda.Stream, else the public one."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+class Kernel:
+    """A kernel as an operator: `launch(*arguments)` checks, allocates, launches and returns the outputs (one
+    tensor, a tuple of several, or None); `fake(*arguments)` returns outputs of the right shapes only, for
+    torch.compile's tracing. The arguments are the kernel's input and mutated tensors and its scalar
+    arguments, in parameter order."""
+
+    def __init__(self, images, op, params, specializations):
+        self.images = images
+        self.op = op
+        self.params = tuple(params)
+        self.specializations = tuple(specializations)
+        self.arguments = tuple(p for p in self.params if not (isinstance(p, Size) or (isinstance(p, Tensor) and p.is_output)))
+        self.outputs = tuple(p for p in self.params if isinstance(p, Tensor) and p.is_output)
+        self._ctypes = tuple(ctypes.c_void_p if isinstance(p, Tensor) else p.type.ctype for p in self.params)
+        self._torch = None
+        self._fast = None
+        named = {d for p in self.params if isinstance(p, Tensor) for d in p.dims if isinstance(d, str)}
+        for spec in self.specializations:
+            spec.dim_constants = tuple((k, v) for k, v in spec.constants.items() if k in named)
+
+    def _prepare(self, torch):
+        self._torch = torch
+        self._dtypes = {}
+        for p in self.params:
+            if isinstance(p, Tensor):
+                dtype = getattr(torch, p.type.torch_name, None)
+                if dtype is None:
+                    raise TskernelError(f"{self.op}: parameter '{p.name}' is {p.type.name}, and this PyTorch ({torch.__version__}) has no torch.{p.type.torch_name}")
+                self._dtypes[p.name] = dtype
+        self._stream = _current_stream_function()
+
+    def _bind(self, args):
+        """Checks the arguments; returns (sizes, rests, values by name, the device of the tensors)."""
+        torch = self._torch
+        if len(args) != len(self.arguments):
+            names = ", ".join(p.name for p in self.arguments)
+            raise TskernelError(f"{self.op}: expects {len(self.arguments)} argument(s) ({names}), got {len(args)}")
+        sizes, rests, sources, values = {}, {}, {}, {}
+        device = None
+        first = None
+        for param, value in zip(self.arguments, args):
+            if isinstance(param, Tensor):
+                if not isinstance(value, torch.Tensor):
+                    raise TskernelError(f"{self.op}: parameter '{param.name}' expects a tensor, got {type(value).__name__}")
+                dtype = self._dtypes[param.name]
+                if value.dtype != dtype:
+                    raise TskernelError(f"{self.op}: parameter '{param.name}' expects a {str(dtype)[6:]} tensor ({param.type.name}), got {str(value.dtype)[6:]}")
+                if value.device.type != "cuda":
+                    raise TskernelError(f"{self.op}: parameter '{param.name}' must be on a CUDA device, got {value.device}")
+                if device is None:
+                    device, first = value.device, param.name
+                elif value.device != device:
+                    raise TskernelError(f"{self.op}: parameter '{param.name}' is on {value.device}, but '{first}' is on {device}")
+                if not value.is_contiguous():
+                    raise TskernelError(f"{self.op}: parameter '{param.name}' must be contiguous (call .contiguous() on it)")
+                bind_shape(self.op, param, value.shape, sizes, rests, sources)
+            else:
+                value = check_scalar(self.op, param, value)
+                if param.type.kind == "int":
+                    sizes[param.name] = value
+            values[param.name] = value
+        if device is None:
+            raise TskernelError(f"{self.op}: has no tensor argument to take a device from")
+        return sizes, rests, values, device
+
+    def _allocate(self, sizes, rests, device, constants):
+        torch = self._torch
+        made = []
+        for p in self.outputs:
+            shape = output_shape(p, sizes, rests, constants)
+            make = torch.zeros if p.role == "zeroed output" else torch.empty
+            made.append(make(shape, dtype=self._dtypes[p.name], device=device))
+        return made
+
+    @staticmethod
+    def _result(outputs):
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def fake(self, *args):
+        if self._torch is None:
+            import torch
+
+            self._prepare(torch)
+        sizes, rests, _, device = self._bind(args)
+        # Only an output shaped by a constant ("[BINS]") needs the specialization; otherwise the requirements
+        # are not evaluated, which under torch.compile's symbolic sizes would add guards for nothing.
+        needs_constants = any(isinstance(d, str) and d in self.specializations[0].constants for p in self.outputs for d in p.dims)
+        spec = choose(self.op, self.specializations, sizes) if needs_constants else self.specializations[0]
+        return self._result(self._allocate(sizes, rests, device, spec.constants))
+
+    def launch(self, *args):
+        """Checks, allocates, launches; returns the outputs. After the first launch on a device, a launcher
+        made for this kernel's parameters (fast_launcher) takes calls whose arguments it can check quickly, and
+        hands everything else (errors included) back here."""
+        fast = self._fast
+        if fast is not None:
+            return fast(*args)
+        return self.checked_launch(*args)
+
+    def checked_launch(self, *args):
+        if self._torch is None:
+            import torch
+
+            self._prepare(torch)
+        sizes, rests, values, device = self._bind(args)
+        spec = choose(self.op, self.specializations, sizes)
+        outputs = self._allocate(sizes, rests, device, spec.constants)
+        for p, t in zip(self.outputs, outputs):
+            values[p.name] = t
+        grid = check_grid(self.op, spec.grid(sizes))
+        if grid is not None:
+            self._launch(spec, device.index, grid, sizes, values)
+            if self._fast is None:
+                self._fast = fast_launcher(self)
+        return self._result(outputs)
+
+    def _launch(self, spec, index, grid, sizes, values):
+        cuda = driver()
+        loaded = spec.functions.get(index)
+        if loaded is None:
+            context, module = cuda.load(index, self.images)
+            function = cuda.function(module, spec.function, spec.shared_bytes)
+            loaded = (context, function, ArgumentPack(self._ctypes, function))
+            spec.functions[index] = loaded
+        context, function, pack = loaded
+        stream = self._stream(index)
+        block = spec.block
+        with pack.lock:
+            for slot, p in zip(pack.values, self.params):
+                if isinstance(p, Tensor):
+                    slot.value = values[p.name].data_ptr()
+                elif isinstance(p, Size):
+                    slot.value = p.type.convert(sizes[p.name])
+                else:
+                    slot.value = p.type.convert(values[p.name])
+            cuda.get_current(pack.current_pointer)
+            pushed = pack.current.value != context
+            if pushed:
+                cuda.check("cuCtxPushCurrent", cuda.lib.cuCtxPushCurrent_v2(context))
+            try:
+                code = cuda.launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], spec.shared_bytes, stream, pack.array, None)
+            finally:
+                if pushed:
+                    cuda.lib.cuCtxPopCurrent_v2(ctypes.byref(pack.current))
+            if code != 0:
+                cuda.check(f"cuLaunchKernel({spec.function})", code)
+
+
+# ---- the fast launcher ---------------------------------------------------------------------------------------
+#
+# The generic path above loops over parameter descriptions, builds dicts and formats nothing until an error;
+# still, it costs about 18 µs a call on an H100 host (bench/results/2026-11-26-torch-ops-h100-run1.json), three
+# times PyTorch's own GELU. So once a kernel has launched, a function written for its parameters (as Triton
+# writes its launchers) takes over: straight-line checks of types, dtypes, devices, contiguity and shapes that
+# bind the sizes into locals, the specialization, the outputs, the grid, the argument values and the launch.
+# Whatever it does not expect (an error to report, a device it has not loaded, another context current, an
+# empty or too large grid) it hands to the generic path, which reports or handles it; so it never changes
+# what a call does, only how fast a well-formed one goes.
+
+
+def _identifier(name):
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+def fast_launcher(kernel):
+    """The fast launcher of a kernel that has launched once (its dtypes, driver and stream are set up)."""
+    torch = kernel._torch
+    cuda = driver()
+    env = {
+        "TorchTensor": torch.Tensor,
+        "empty": torch.empty,
+        "zeros": torch.zeros,
+        "empty_like": torch.empty_like,
+        "zeros_like": torch.zeros_like,
+        "slow": kernel.checked_launch,
+        "specs": kernel.specializations,
+        "product": _product,
+        "launch_kernel": cuda.launch_kernel_raw,
+        "void_p": ctypes.c_void_p,
+        "get_current": cuda.get_current,
+        "check": cuda.check,
+        "stream_of": kernel._stream,
+    }
+    names = [f"a{i}" for i in range(len(kernel.arguments))]
+    fallback = f"return slow({', '.join(names)})"
+    body = []
+    size_var = {}  # size name -> local holding it
+    rest_var = {}  # size name of a ...name -> local holding the dims it covered
+    tensor_var = {}  # parameter name -> local holding the tensor
+    device = None
+    for index, (param, a) in enumerate(zip(kernel.arguments, names)):
+        if isinstance(param, Tensor):
+            env[f"dt{index}"] = kernel._dtypes[param.name]
+            tensor_var[param.name] = a
+            body.append(f"if not isinstance({a}, TorchTensor) or {a}.dtype is not dt{index} or not {a}.is_cuda or not {a}.is_contiguous(): {fallback}")
+            if device is None:
+                device = a
+                body.append(f"d = {a}.get_device()")
+            else:
+                body.append(f"if {a}.get_device() != d: {fallback}")
+            shape = f"s{index}"
+            body.append(f"{shape} = {a}.shape")
+            dims = param.dims
+            if param.rest_at is None:
+                body.append(f"if len({shape}) != {len(dims)}: {fallback}")
+            else:
+                body.append(f"if len({shape}) < {len(dims) - 1}: {fallback}")
+            for j, dim in enumerate(dims):
+                # Dims after a ...name are counted from the end.
+                at = j if param.rest_at is None or j < param.rest_at else j - len(dims)
+                if j == param.rest_at:
+                    name = dim[3:]
+                    after = len(dims) - j - 1
+                    covered = f"{shape}[{j}:{'' if after == 0 else -after}]"
+                    if name in rest_var:
+                        body.append(f"if {covered} != {rest_var[name]}: {fallback}")
+                        continue
+                    rest = f"r_{_identifier(name)}"
+                    body.append(f"{rest} = {covered}")
+                    rest_var[name] = rest
+                    value = f"{a}.numel()" if len(dims) == 1 else f"product({rest})"
+                elif isinstance(dim, int):
+                    body.append(f"if {shape}[{at}] != {dim}: {fallback}")
+                    continue
+                else:
+                    name, value = dim, f"{shape}[{at}]"
+                if name in size_var:
+                    body.append(f"if {value} != {size_var[name]}: {fallback}")
+                else:
+                    var = f"z_{_identifier(name)}"
+                    body.append(f"{var} = {value}")
+                    size_var[name] = var
+        else:
+            kind = param.type.kind
+            if kind == "bool":
+                body.append(f"if type({a}) is not bool: {fallback}")
+            elif kind == "int":
+                body.append(f"if type({a}) is not int or not {param.type.low} <= {a} <= {param.type.high}: {fallback}")
+                size_var[param.name] = a
+            else:
+                body.append(f"if type({a}) is not float and type({a}) is not int: {fallback}")
+    body.append("s = {" + ", ".join(f"{n!r}: {v}" for n, v in size_var.items()) + "}")
+    specs = kernel.specializations
+    if len(specs) == 1 and not specs[0].requires and not specs[0].dim_constants:
+        body.append("spec = specs[0]")
+    else:
+        body.append("for spec in specs:")
+        body.append("    if spec.accepts(s): break")
+        body.append(f"else: {fallback}")
+    body.append("entry = spec.functions.get(d)")
+    body.append(f"if entry is None: {fallback}")
+    # The outputs: like an input of the same dims and type where there is one, else from the sizes.
+    results = []
+    for k, out in enumerate(kernel.outputs):
+        var = f"o{k}"
+        results.append(var)
+        tensor_var[out.name] = var
+        zeroed = out.role == "zeroed output"
+        twin = next((p for p in kernel.arguments if isinstance(p, Tensor) and p.dims == out.dims and p.type is out.type), None)
+        if twin is not None:
+            body.append(f"{var} = {'zeros_like' if zeroed else 'empty_like'}({tensor_var[twin.name]})")
+            continue
+        env[f"odt{k}"] = kernel._dtypes[out.name]
+        parts = []
+        for j, dim in enumerate(out.dims):
+            if j == out.rest_at:
+                name = dim[3:]
+                parts.append(f"*{rest_var[name]}" if name in rest_var else size_var[name])
+            elif isinstance(dim, int):
+                parts.append(str(dim))
+            elif dim in size_var:
+                parts.append(size_var[dim])
+            else:
+                parts.append(f"spec.constants[{dim!r}]")
+        shape = f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+        body.append(f"{var} = {'zeros' if zeroed else 'empty'}({shape}, dtype=odt{k}, device={device}.device)")
+    result = "None" if not results else results[0] if len(results) == 1 else f"({', '.join(results)})"
+    body.append("g0, g1, g2 = spec.grid(s)")
+    body.append(f"if not (0 < g0 <= {GRID_LIMITS[0]} and 0 < g1 <= {GRID_LIMITS[1]} and 0 < g2 <= {GRID_LIMITS[2]}): {fallback}")
+    body.append("context, function, pack = entry")
+    body.append("function = pack.function")
+    body.append("b0, b1, b2 = spec.block")
+    body.append("values = pack.values")
+    body.append("with pack.lock:")
+    for slot, p in enumerate(kernel.params):
+        if isinstance(p, Tensor):
+            value = f"{tensor_var[p.name]}.data_ptr()"
+        elif isinstance(p, Size):
+            value = size_var[p.name]
+        else:
+            value = names[kernel.arguments.index(p)]
+        if p.type.name in ("f16", "bf16"):
+            env[f"convert{slot}"] = p.type.convert
+            value = f"convert{slot}({value})"
+        body.append(f"    values[{slot}].value = {value}")
+    body.append("    get_current(pack.current_pointer)")
+    body.append(f"    if pack.current.value != context: {fallback}")
+    body.append("    code = launch_kernel(function, g0, g1, g2, b0, b1, b2, spec.shared_bytes, void_p(stream_of(d)), pack.array, None)")
+    body.append("if code != 0: check(f'cuLaunchKernel({spec.function})', code)")
+    body.append(f"return {result}")
+    source = f"def fast({', '.join(names)}):\n" + "".join(f"    {line}\n" for line in body)
+    exec(compile(source, f"<tskernel fast launcher of {kernel.op}>", "exec"), env)
+    fast = env["fast"]
+    fast.source = source
+    return fast
+
+
+# ---- routes: when to go through PyTorch's dispatcher --------------------------------------------------------
+#
+# A generated operator is a torch.library custom op, which is what torch.compile, export, opcheck and the
+# dispatcher's modes (fake tensors, functionalization, vmap) need. Through the dispatcher a call costs tens of
+# microseconds of Python on the host (the custom op's autograd and backend layers), so an eager call on plain
+# tensors launches directly instead: with the kernel's fast launcher when no gradient is wanted, else through
+# a torch.autograd.Function with the same gradients. Everything else goes through the dispatcher.
+
+DISPATCH, LAUNCH, AUTOGRAD = "dispatch", "launch", "autograd"
+_route_checks = None
+
+
+def _setup_routes(torch):
+    global _route_checks
+    c = torch._C
+    modes = [f for f in (getattr(c, "_len_torch_dispatch_stack", None), getattr(c, "_is_torch_function_mode_enabled", None), getattr(c, "_are_functorch_transforms_active", None)) if f is not None]
+    _route_checks = (torch.compiler.is_compiling, tuple(modes), (torch.Tensor, torch.nn.Parameter), torch.is_grad_enabled)
+
+
+def route(*tensors):
+    """DISPATCH under torch.compile, inside a dispatch or function mode or a functorch transform, or for
+    tensor subclasses; else AUTOGRAD when a gradient is wanted, else LAUNCH."""
+    compiling, modes, plain, grad_enabled = _route_checks
+    if compiling():
+        return DISPATCH
+    for active in modes:
+        if active():
+            return DISPATCH
+    wants = False
+    for t in tensors:
+        if type(t) not in plain:
+            return DISPATCH
+        wants = wants or t.requires_grad
+    return AUTOGRAD if wants and grad_enabled() else LAUNCH
+
+
+def eager_autograd(launch, setup_context, gradients):
+    """A torch.autograd.Function's apply that launches directly, with the gradients the custom op registers."""
+    import torch
+
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(*args):
+            return launch(*args)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            setup_context(ctx, inputs, output)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return gradients(ctx, *grads)
+
+    return Function.apply
+
+
+def require_custom_ops(torch):
+    """PyTorch's custom-operator API came with 2.4: name the version found instead of an AttributeError."""
+    if not hasattr(torch.library, "custom_op") or not hasattr(torch.library, "register_autograd"):
+        raise ImportError(f"tskernel's PyTorch modules need PyTorch 2.4 or later (torch.library.custom_op); this is torch {torch.__version__}")
+    _setup_routes(torch)
+
+
+_sgemm = None
+
+
+def matmul(a, b):
+    """C = A·B for row-major float32 CUDA matrices (A m×k, B k×n), with tskernel's SGEMM kernels as the
+    runtime's matmul() takes them for FP32 without stream-k: the operator of sgemmMultistage
+    (examples/sgemm-multistage.ts) when n and k are multiples of 4, whose first specialization that takes the
+    shape runs (128×128 tiles where they divide it, else 64×128, else the guarded build), else the operator of
+    sgemmRegisterStaged, which takes any shape. Needs sgemm_multistage.py beside this file
+    (`tskernel build examples/sgemm-multistage.ts --target torch --cubin`); traceable by torch.compile, since
+    it is an allocation and a custom operator that writes it."""
+    global _sgemm
+    if _sgemm is None:
+        if __package__:
+            from . import sgemm_multistage as module
+        else:
+            import sgemm_multistage as module
+        _sgemm = module
+    import torch
+
+    if a.dim() != 2 or b.dim() != 2:
+        raise TskernelError(f"matmul: expects two matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    k, n = b.shape
+    op = _sgemm.sgemm_multistage if n % 4 == 0 and k % 4 == 0 else _sgemm.sgemm_register_staged
+    op(1.0, a, b, 0.0, c)
+    return c
+
+
+def contiguous(tensor):
+    """A gradient as a backward kernel reads it: dense, in row-major order."""
+    return tensor if tensor.is_contiguous() else tensor.contiguous()
+

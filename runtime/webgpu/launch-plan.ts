@@ -1,0 +1,58 @@
+/**
+ * What the WebGPU device works out once per kernel and keeps, for launches and recorded sequences alike: the
+ * pipeline of a kernel and block with its bind group layout, and the kernel's plan, which says which argument
+ * each storage binding takes and where each scalar goes in the uniform buffer (the manifest's layout); and
+ * the writing of a launch's scalars in that layout.
+ */
+
+import type { DeviceBuffer, KernelHandle } from "../device.ts";
+
+export interface WebGpuBuffer extends DeviceBuffer {
+  readonly gpuBuffer: GPUBuffer;
+}
+
+export interface PipelineEntry {
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
+}
+
+export interface KernelPlan {
+  readonly name: string;
+  /** The storage bindings, and the argument (index among the run-time arguments) that each takes. */
+  readonly bindings: readonly number[];
+  readonly bindingArgs: readonly number[];
+  readonly uniform?: {
+    readonly binding: number;
+    readonly size: number;
+    readonly fields: readonly { readonly arg: number; readonly offset: number; readonly type: "f32" | "i32" | "u32" | "bool" }[];
+  };
+}
+
+/** The plan of a kernel that has WGSL. */
+export function kernelPlan(kernel: KernelHandle): KernelPlan {
+  const description = kernel.description;
+  const layout = description.outputs.wgsl!.layout;
+  const runtimeParams = description.params.filter((p) => p.kind !== "const");
+  const argOf = (param: string) => runtimeParams.findIndex((p) => p.name === param);
+  const uniform = layout.uniform;
+  return {
+    name: description.entryName,
+    bindings: layout.bindings.map((b) => b.binding),
+    bindingArgs: layout.bindings.map((b) => argOf(b.param)),
+    ...(uniform
+      ? { uniform: { binding: uniform.binding, size: uniform.size, fields: uniform.fields.map((f) => ({ arg: argOf(f.param), offset: f.offset, type: f.type === "bool" ? ("bool" as const) : f.wgslType })) } }
+      : {}),
+  };
+}
+
+/** Writes a launch's scalars (`args`, the run-time arguments in order) at `base` as the uniform buffer lays them out. */
+export function writeScalars(plan: KernelPlan, args: readonly unknown[], view: DataView, base: number): void {
+  for (const field of plan.uniform!.fields) {
+    const value = args[field.arg];
+    const at = base + field.offset;
+    if (field.type === "bool") view.setUint32(at, value ? 1 : 0, true);
+    else if (field.type === "f32") view.setFloat32(at, value as number, true);
+    else if (field.type === "i32") view.setInt32(at, value as number, true);
+    else view.setUint32(at, value as number, true);
+  }
+}
