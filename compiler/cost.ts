@@ -22,9 +22,9 @@
  */
 
 import type { Span } from "./diagnostics/span.ts";
-import { assertNever, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type Stmt } from "./ir/ir.ts";
+import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type Stmt, type WarpgroupShape } from "./ir/ir.ts";
 import { isInteger, layoutOf, scalars, type ElementType, type Type } from "./ir/types.ts";
-import { fragmentLayout, warpLanes, warpgroupLanes } from "./ir/matrix.ts";
+import { fragmentLayout, warpgroupDepth, warpLanes, warpgroupLanes } from "./ir/matrix.ts";
 
 /** A polynomial: each term's product of loop variables (sorted names joined by "·"; "" for the constant) to its coefficient. */
 export type Polynomial = ReadonlyMap<string, number>;
@@ -310,15 +310,21 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
       }
       case "wgmma": {
         const { rows, cols } = fragmentLayout(s.accumulator.array.fragment!);
-        const depth = fragmentLayout(s.a.array.fragment!).cols;
+        const depth = warpgroupDepth(s.accumulator.array.fragment!.shape as WarpgroupShape);
         flops((2 * rows * cols * depth) / warpgroupLanes);
-        return each(s.accumulator.index, s.a.index, s.offset);
+        // A is a register fragment (TF32 shapes) or read from shared memory like B (16-bit shapes).
+        return isFragmentOperand(s.a) ? each(s.accumulator.index, s.a.index, s.offset) : each(s.accumulator.index, s.a.offset, s.offset, s.bBoxRows);
       }
       case "barrierOp":
         return each(s.index, s.value);
       case "tileCopy":
         notes.add("copyTile's boxes are not counted: their size is the tensor map's, known only at run time");
         return each(s.offset, s.x, s.y, s.index);
+      case "tileStore":
+        notes.add("storeTile's boxes are not counted: their size is the tensor map's, known only at run time");
+        return each(s.offset, s.x, s.y);
+      case "tileStoreWait":
+        return;
       default:
         return assertNever(s, "statement");
     }
