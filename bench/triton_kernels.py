@@ -6,7 +6,8 @@ the store), and blocks of elements for the elementwise ones. GELU is x·sigmoid(
 
 `counterpart(torch, case, buffers)` gives a function that launches the case's Triton kernel and returns its
 output tensor, or None where there is none (the f32 cases, the blur). With TRITON_INTERPRET=1 set before
-Triton is imported, the kernels run on CPU tensors (torch-reference.py --triton-interpret-test).
+Triton is imported, the kernels run on CPU tensors (torch-reference.py --triton-interpret-test), storing f32
+that the test rounds on the host (the interpreter truncates to bf16 where compiled Triton rounds).
 """
 
 import triton
@@ -71,7 +72,9 @@ def row_warps(block):
     return 16 if block >= 8192 else 8 if block >= 2048 else 4
 
 
-def counterpart(torch, case, buffers):
+def counterpart(torch, case, buffers, out_dtype=None):
+    """`out_dtype` (default: the case's output type) lets the interpreter test take the f32 result and round it
+    on the host: Triton's interpreter (3.8) truncates f32 to bf16, where compiled Triton rounds to nearest even."""
     kind = case.get("family", case["id"])
     output = next(spec for spec in case["buffers"] if spec["name"] == case["output"])
     if output.get("type") not in ("bf16", "f16"):
@@ -82,7 +85,7 @@ def counterpart(torch, case, buffers):
         block = triton.next_power_of_2(cols)
         warps = row_warps(block)
         x = buffers["x"]
-        out = torch.empty_like(x)
+        out = torch.empty_like(x, dtype=out_dtype)
         eps = case["parameters"].get("eps", 0.0)
         if kind == "layernorm":
             def run():
@@ -99,7 +102,7 @@ def counterpart(torch, case, buffers):
         return run
     if kind == "gelu":
         x = buffers["x"]
-        out = torch.empty_like(x)
+        out = torch.empty_like(x, dtype=out_dtype)
         n = x.numel()
 
         def run():
@@ -109,7 +112,7 @@ def counterpart(torch, case, buffers):
     if kind == "dequantize":
         rows, cols = shape
         q, scale = buffers["q"], buffers["scale"]
-        out = torch.empty(q.numel(), dtype=scale.dtype, device=q.device)
+        out = torch.empty(q.numel(), dtype=out_dtype or scale.dtype, device=q.device)
         n = q.numel()
 
         def run():
