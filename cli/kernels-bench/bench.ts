@@ -87,6 +87,8 @@ export interface TorchCase {
   readonly oursPass?: boolean;
   readonly torchPass?: boolean;
   readonly expression: string;
+  /** Triton's counterpart in the same rounds (the bf16 cases): its time, and its time over ours. */
+  readonly triton?: { readonly ms: number; readonly gbps: number; readonly speedup: number; readonly pass?: boolean };
 }
 
 export interface KernelBenchReport {

@@ -109,7 +109,10 @@ interface TorchResults {
     readonly rounds: number;
     readonly torchExpression?: string;
     readonly ours: { readonly ms: number; readonly check?: { readonly pass: boolean } };
-    readonly torch: { readonly ms: number; readonly gbps: number; readonly check?: { readonly pass: boolean } };
+    /** Absent where the case has no PyTorch counterpart (the blur). */
+    readonly torch?: { readonly ms: number; readonly gbps: number; readonly check?: { readonly pass: boolean } };
+    /** Triton's counterpart, timed in the same rounds (the bf16 cases). */
+    readonly triton?: { readonly ms: number; readonly gbps: number; readonly check?: { readonly pass: boolean } };
   }[];
 }
 
@@ -124,7 +127,8 @@ export function joinTorch(report: KernelBenchReport, results: TorchResults): Ker
   const rows = report.rows.map((row): KernelBenchRow => {
     if (row.backend !== "cuda") return row;
     const match = results.cases.find((c) => c.id === row.kernel && c.label === row.label);
-    if (!match) return row;
+    if (!match?.torch) return row;
+    const triton = match.triton;
     return {
       ...row,
       torch: {
@@ -136,6 +140,7 @@ export function joinTorch(report: KernelBenchReport, results: TorchResults): Ker
         oursPass: match.ours.check?.pass,
         torchPass: match.torch.check?.pass,
         expression: match.torchExpression ?? kernelCases.find((c) => c.id === row.kernel)?.torch ?? "",
+        ...(triton ? { triton: { ms: triton.ms, gbps: triton.gbps, speedup: triton.ms / match.ours.ms, pass: triton.check?.pass } } : {}),
       },
     };
   });

@@ -13,7 +13,7 @@ import { compareOutputs, documentedDifferences } from "./compare.ts";
 import { evaluate } from "./evaluate.ts";
 import { generateProgram } from "./generate.ts";
 import { runDiffCampaign, type DeviceUnderTest } from "./harness.ts";
-import { printProgram } from "./program.ts";
+import { printProgram, type Program } from "./program.ts";
 
 describe("the differential fuzzer", () => {
   it("finds no unexplained difference between the reference, the CPU and WebGPU on 25 random programs", async () => {
@@ -76,6 +76,16 @@ describe("the differential fuzzer", () => {
     wrong.outW[2]! ^= 0x100;
     const found = compareOutputs("cpu", expected, wrong, false).mismatches;
     expect(found.map((m) => [m.buffer, m.index])).toEqual([["outI", 0], ["outH", 1], ["outW", 2], ["outF", floatIndex]]);
+  });
+
+  it("evaluates float min and max of a NaN as the CPU does, or with CUDA's fminf/fmaxf rule when asked", () => {
+    const program: Program = {
+      name: "p", block: 1, grid: 1, slots: 1, inputs: 1, helpers: [], shared: [], wide: false,
+      body: [{ k: "out", buf: "outF", slot: 0, check: { kind: "exact" }, value: { k: "math", ty: "f32", fn: "min", args: [{ k: "load", ty: "f32", buf: "inS", index: { k: "lit", ty: "i32", v: 0 } }, { k: "lit", ty: "f32", v: 1.5 }] } }],
+    };
+    const inputs = { inI: new Int32Array(1), inU: new Uint32Array(1), inF: new Float32Array(1), inS: new Float32Array([Number.NaN]), inH: new Float32Array(1), inB: new Int8Array(1), sI: 0, sU: 0, sF: 0, sB: false };
+    expect(evaluate(program, inputs).outF[0]).toBeNaN();
+    expect(evaluate(program, inputs, { minMaxIgnoresNaN: true }).outF[0]).toBe(1.5);
   });
 
   it("lists each documented difference with its reason and a section of docs/language.md", () => {

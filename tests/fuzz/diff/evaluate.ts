@@ -113,6 +113,7 @@ class Evaluator {
   constructor(
     private readonly program: Program,
     private readonly inputs: Inputs,
+    private readonly options: EvaluateOptions = {},
   ) {
     this.helpers = new Map(program.helpers.map((h) => [h.name, h]));
   }
@@ -361,9 +362,9 @@ class Evaluator {
       case "abs":
         return isFloat(ty) ? Math.abs(a) : ty === "i32" ? i32(Math.abs(a)) : a;
       case "min":
-        return args.reduce((x, y) => Math.min(x, y));
+        return args.reduce((x, y) => (isFloat(ty) && this.options.minMaxIgnoresNaN ? ignoringNaN(Math.min, x, y) : Math.min(x, y)));
       case "max":
-        return args.reduce((x, y) => Math.max(x, y));
+        return args.reduce((x, y) => (isFloat(ty) && this.options.minMaxIgnoresNaN ? ignoringNaN(Math.max, x, y) : Math.max(x, y)));
       case "floor":
         return Math.floor(a);
       case "ceil":
@@ -407,7 +408,22 @@ class Evaluator {
   }
 }
 
+export interface EvaluateOptions {
+  /**
+   * Float `Math.min`/`Math.max` of a NaN and a number give the number, as CUDA's fminf/fmaxf do (docs/language.md
+   * §12); by default the NaN, as JavaScript's Math.min/max and so the CPU backend do.
+   */
+  readonly minMaxIgnoresNaN?: boolean;
+}
+
+/** fminf/fmaxf: the other operand where one is NaN. */
+function ignoringNaN(f: (a: number, b: number) => number, a: number, b: number): number {
+  if (Number.isNaN(a)) return b;
+  if (Number.isNaN(b)) return a;
+  return f(a, b);
+}
+
 /** The expected outputs of a program on given inputs. */
-export function evaluate(program: Program, inputs: Inputs): Expected {
-  return new Evaluator(program, inputs).run();
+export function evaluate(program: Program, inputs: Inputs, options: EvaluateOptions = {}): Expected {
+  return new Evaluator(program, inputs, options).run();
 }

@@ -357,7 +357,8 @@ class Generator {
   /**
    * A bf16 or f16 value whose every operation rounds once to its type, from exact operands: conversions of
    * exact f32 values and of integers, bf16 inputs, literals, and + − ×, negation, abs, min, max and selects.
-   * f16 may overflow to ±infinity (past 65504), the same on every target that has it.
+   * f16 may overflow to ±infinity (past 65504), bf16 too (products of converted u32s), the same on every target,
+   * and make a NaN (inf − inf, inf · 0), which min and max treat differently on CUDA (compare.ts).
    */
   half(ty: HalfTy, depth: number): Expr {
     const rng = this.rng;
