@@ -21,6 +21,7 @@ import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
 import { scalarizePrivateArrays } from "./passes/scalarize.ts";
+import { scalarizeVectors } from "./passes/scalarize-vectors.ts";
 import { unrollLoops, unrollShortLoops } from "./passes/unroll.ts";
 import { checkTargetLimits, validateKernel, type KernelFacts } from "./validate/validate.ts";
 import { emitCuda } from "./backends/cuda.ts";
@@ -212,15 +213,22 @@ function emitFile(
     // target that skips some kernels prints only the helpers its own kernels call: the validator measured the
     // others only for the targets of the kernels that call them (code depth), so they may not fit this one.
     const used = built.length < specializations.length ? helpersCalledBy(built.map((s) => s.kernel.body)) : undefined;
-    const helpers = module.helpers.filter((helper) => !used || used.has(helper)).map((helper) => ({ helper, body: prepare(helper.body) }));
-    const units = built.map((s) => {
-      const body = prepare(s.kernel.body);
-      const scalarized = target.scalarizePrivateArrays ? scalarizePrivateArrays(body, s.kernel.locals, s.facts.sharedSizes) : { body, locals: s.kernel.locals };
+    const moduleHelpers = module.helpers.filter((helper) => !used || used.has(helper)).map((helper) => ({ helper, body: helper.body }));
+    // A target that computes vectors and structs lane by lane gets them as scalars (helpers included, whose
+    // callers then call the scalarized ones) before anything else of its own.
+    const lanes = target.scalarizeVectors
+      ? scalarizeVectors(moduleHelpers, built.map((s) => ({ kernel: s.kernel, sharedSizes: s.facts.sharedSizes })))
+      : { helpers: moduleHelpers, kernels: built.map((s) => ({ kernel: s.kernel, sharedSizes: s.facts.sharedSizes })) };
+    const helpers = lanes.helpers.map(({ helper, body }) => ({ helper, body: prepare(body) }));
+    const units = built.map((s, index) => {
+      const { kernel, sharedSizes } = lanes.kernels[index]!;
+      const body = prepare(kernel.body);
+      const scalarized = target.scalarizePrivateArrays ? scalarizePrivateArrays(body, kernel.locals, sharedSizes) : { body, locals: kernel.locals };
       return {
-        kernel: { ...s.kernel, body: scalarized.body, locals: scalarized.locals },
+        kernel: { ...kernel, body: scalarized.body, locals: scalarized.locals },
         entryName: s.entryName,
         block: s.facts.block,
-        sharedSizes: s.facts.sharedSizes,
+        sharedSizes,
         sharedLayout: s.facts.sharedLayout,
       };
     });
@@ -233,7 +241,7 @@ function emitFile(
         lineDirectives: options.lineDirectives ?? true,
       });
       const stem = path.basename(displayPath).replace(/\.[cm]?ts$/, "");
-      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel), cuda.halves);
+      const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel), cuda.declarations, cuda.halves);
       output = {
         ...output,
         cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },

@@ -11,11 +11,12 @@
  */
 
 import type { FileOutput } from "./driver.ts";
-import type { Manifest, ManifestKernel, ManifestParam, ManifestWgslLayout } from "./lang/manifest.ts";
+import type { Manifest, ManifestKernel, ManifestLayout, ManifestParam, ManifestScalarType, ManifestWgslLayout, ManifestWgslUniformField } from "./lang/manifest.ts";
+import { layoutOf, structLayout, typeName, type LayoutRules, type StructType, type VectorType } from "./ir/types.ts";
 import { atomicArrays, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations } from "./ir/rewrite.ts";
 import { wgslLayout } from "./backends/wgsl-layout.ts";
 
-export type { Manifest, ManifestKernel, ManifestParam } from "./lang/manifest.ts";
+export type { Manifest, ManifestKernel, ManifestLayout, ManifestParam } from "./lang/manifest.ts";
 
 export const manifestVersion = 1;
 
@@ -23,14 +24,34 @@ function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]): ManifestWgslL
   const layout = wgslLayout(kernel);
   return {
     group: layout.group,
-    bindings: layout.bindings,
+    bindings: layout.bindings.map((binding) => ({ ...binding, elementType: typeName(binding.elementType) })),
     uniform: layout.uniform
       ? {
           binding: layout.uniform.binding,
           size: layout.uniform.size,
-          fields: layout.uniform.fields.map(({ param, type, wgslType, offset }) => ({ param, type, wgslType, offset })),
+          fields: layout.uniform.fields.map((field): ManifestWgslUniformField =>
+            field.wgslType
+              ? { param: field.param, type: field.type, wgslType: field.wgslType, offset: field.offset }
+              : { param: field.param, type: field.type.name, offset: field.offset, layout: layoutDescription(field.type, "uniform") },
+          ),
         }
       : null,
+  };
+}
+
+/** A vector's or struct's layout as the manifest describes it (lang/manifest.ts). */
+export function layoutDescription(type: VectorType | StructType, rules: LayoutRules = "storage"): ManifestLayout {
+  const { size, align } = layoutOf(type, rules);
+  const stride = Math.ceil(size / align) * align;
+  if (type.kind === "vector") return { kind: "vector", name: type.name, element: type.element, lanes: type.size, size, align, stride };
+  const { offsets } = structLayout(type, rules);
+  return {
+    kind: "struct",
+    name: type.name,
+    size,
+    align,
+    stride,
+    fields: type.fields.map((field, index) => ({ name: field.name, offset: offsets[index]!, type: typeof field.type === "string" ? (field.type as ManifestScalarType) : layoutDescription(field.type, rules) })),
   };
 }
 
@@ -81,10 +102,16 @@ export function buildManifest(
         specialization: { ...Object.fromEntries(kernel.typeArgs ?? []), ...Object.fromEntries(kernel.constValues) },
         params: kernel.params.map((param): ManifestParam => {
           switch (param.kind) {
-            case "buffer":
-              return { name: param.array.name, kind: "buffer", elementType: param.array.elementType, access: param.array.access };
-            case "scalar":
-              return { name: param.variable.name, kind: "scalar", type: param.variable.type };
+            case "buffer": {
+              const element = param.array.elementType;
+              if (typeof element === "string") return { name: param.array.name, kind: "buffer", elementType: element, access: param.array.access };
+              return { name: param.array.name, kind: "buffer", elementType: element.name, access: param.array.access, layout: layoutDescription(element) };
+            }
+            case "scalar": {
+              const type = param.variable.type;
+              if (typeof type === "string") return { name: param.variable.name, kind: "scalar", type };
+              return { name: param.variable.name, kind: "scalar", type: type.name, layout: layoutDescription(type) };
+            }
             case "const":
               return { name: param.name, kind: "const", type: param.type };
           }

@@ -61,7 +61,8 @@ export class BufferRegistry {
   checkLaunch(kernel: string, checked: CheckedLaunch): void {
     this.assertOpen(kernel);
     checked.args.forEach((arg: KernelArg, index) => {
-      if (typeof arg !== "object") return;
+      // Only buffer parameters take buffers (a vector or struct argument is a value).
+      if (typeof arg !== "object" || checked.params[index]!.kind !== "buffer") return;
       const problem = this.problem(arg);
       if (problem) throw new LaunchError(kernel, `parameter '${checked.params[index]!.name}': ${problem}`);
     });

@@ -8,7 +8,14 @@
  * so it imports nothing of the runtime: imports run one way, towards it.
  */
 
-import type { ManifestKernel } from "../compiler/lang/manifest.ts";
+import type { ManifestKernel, ManifestLayout } from "../compiler/lang/manifest.ts";
+
+/**
+ * A vector's lanes (an array, a typed array, or `{ x, y, z }`), or a struct's fields by name (any object: an
+ * interface of the user's describes one as well as a literal): a kernel argument of a vector or struct
+ * parameter, or an element given to `createBuffer(layout, values)`. layouts.ts checks it against the layout.
+ */
+export type LayoutValue = object;
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
 /** The element types of buffers (element-types.ts says how each lies in memory). */
@@ -73,14 +80,19 @@ export interface LaunchLimits {
 export interface DeviceBuffer {
   readonly kind: "tskernel.buffer";
   readonly backend: BackendName;
-  readonly elementType: ElementType;
+  /** One of ElementType; for a buffer of vectors or structs (`layout` set), the layout's name: `vec3f`, `Particle`. */
+  readonly elementType: ElementType | (string & {});
+  /** Elements: numbers, or vectors or structs of `layout.stride` bytes each. */
   readonly length: number;
+  /** A buffer of vectors or structs: how each element lies in memory (runtime/layouts.ts packs and unpacks it). */
+  readonly layout?: ManifestLayout;
 }
 
 /** `16`, `[16, 16]` or `[16, 16, 1]`; missing entries are 1. */
 export type Dim3 = number | readonly [number, number?, number?];
 
-export type KernelArg = DeviceBuffer | number | boolean;
+/** A buffer, a scalar, or a vector or struct passed by value (a vector's lanes, a struct's fields: layouts.ts). */
+export type KernelArg = DeviceBuffer | number | boolean | LayoutValue;
 
 export interface LaunchOptions {
   readonly grid: Dim3;
@@ -176,12 +188,21 @@ export interface Device {
    */
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
-  /** Writes after the work enqueued before it (a kernel still reading the buffer sees the old contents). */
+  /**
+   * A buffer of vectors or structs of `layout` (a kernel parameter's, from the manifest: `library.layout(name)`):
+   * `length` zeroed elements, or the elements given as values (packed by layouts.ts) or as their bytes.
+   */
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  /**
+   * Writes after the work enqueued before it (a kernel still reading the buffer sees the old contents): values
+   * of the buffer's element type, or the bytes (a Uint8Array) of a buffer of vectors or structs.
+   */
   write(buffer: DeviceBuffer, data: BufferValues): Promise<void>;
   /**
    * Waits for the work enqueued before it and returns a copy of the buffer: an f16 or bf16 buffer as a
-   * Float32Array of its values (exact), or with `bits` its encodings. Raises the first error that work met (a
-   * LaunchFailure naming the kernel and the launch), instead of returning what it left behind.
+   * Float32Array of its values (exact), or with `bits` its encodings; a buffer of vectors or structs as its
+   * bytes (a Uint8Array: unpackStructs reads them). Raises the first error that work met (a LaunchFailure
+   * naming the kernel and the launch), instead of returning what it left behind.
    */
   read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray>;
   /**
@@ -261,7 +282,7 @@ export function median(values: readonly number[]): number {
 
 /** A device-to-device copy needs two buffers of one element type and length. */
 export function checkCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
-  if (destination.length !== source.length || destination.elementType !== source.elementType) {
+  if (destination.length !== source.length || destination.elementType !== source.elementType || destination.layout?.stride !== source.layout?.stride) {
     throw new RangeError(`tskernel: copy of ${source.length} ${source.elementType} elements into a buffer of ${destination.length} ${destination.elementType}`);
   }
 }

@@ -6,7 +6,8 @@
 
 import { roundToBf16, roundToF16 } from "../compiler/lang/float16.ts";
 import type { ManifestKernel, ManifestParam } from "../compiler/lang/manifest.ts";
-import type { Dim3, KernelArg, LaunchLimits, LaunchOptions } from "./device.ts";
+import type { DeviceBuffer, Dim3, KernelArg, LaunchLimits, LaunchOptions } from "./device.ts";
+import { layoutValueProblem, sameLayout } from "./layouts.ts";
 
 export type { LaunchLimits } from "./device.ts";
 
@@ -97,7 +98,7 @@ function toDim3(kernel: string, what: string, value: Dim3): [number, number, num
   return dims as [number, number, number];
 }
 
-function isBuffer(value: unknown): value is Extract<KernelArg, object> {
+function isBuffer(value: unknown): value is DeviceBuffer {
   return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tskernel.buffer";
 }
 
@@ -121,9 +122,18 @@ function checkArg(kernel: string, param: ManifestParam, value: unknown, backend:
     if (!isBuffer(value)) throw new LaunchError(kernel, `${where} expects ${expected}, got ${describe(value)}`);
     if (value.backend !== backend) throw new LaunchError(kernel, `${where}: the buffer belongs to the ${value.backend} backend, not ${backend}`);
     if (value.elementType !== param.elementType) throw new LaunchError(kernel, `${where} expects ${expected}, got ${describe(value)}`);
+    // The same name is not enough for vectors and structs: two files may declare different structs of one name.
+    if ((param.layout || value.layout) && !(param.layout && value.layout && sameLayout(param.layout, value.layout))) {
+      throw new LaunchError(kernel, `${where} expects ${expected} laid out as the kernel declares it; this buffer's ${value.elementType} has another layout`);
+    }
     return;
   }
   if (param.kind !== "scalar") return;
+  if (param.layout) {
+    const problem = layoutValueProblem(param.layout, value);
+    if (problem) throw new LaunchError(kernel, `${where} ${problem}`);
+    return;
+  }
   switch (param.type) {
     case "bool":
       if (typeof value !== "boolean") throw new LaunchError(kernel, `${where} expects a bool, got ${describe(value)}`);

@@ -6,7 +6,7 @@
  * entry fetches one), so the browser runtime shares this file.
  */
 
-import type { Manifest } from "../compiler/lang/manifest.ts";
+import type { Manifest, ManifestLayout } from "../compiler/lang/manifest.ts";
 import type { JsBlockFunction, KernelHandle, LaunchLimits } from "./device.ts";
 import { kernelFits } from "./launch-check.ts";
 
@@ -34,6 +34,27 @@ export class KernelLibrary {
       throw new Error(`tskernel: kernel '${name}' has no specialization ${JSON.stringify(specialization)} (built: ${available})`);
     }
     return match;
+  }
+
+  /**
+   * The layout of a vector or struct type that the library's kernels take (`library.layout("Particle")`): for
+   * `device.createBuffer(layout, …)` and packStructs/unpackStructs. Vectors are found by their names
+   * (`vec3f`) too. An error where no kernel has it, or where two kernels' types of that name differ.
+   */
+  layout(name: string): ManifestLayout {
+    const found = new Map<string, ManifestLayout>();
+    const visit = (layout: ManifestLayout) => {
+      found.set(`${layout.name}#${JSON.stringify(layout)}`, layout);
+      if (layout.kind === "struct") for (const field of layout.fields) if (typeof field.type === "object") visit(field.type);
+    };
+    for (const kernel of this.kernels) for (const param of kernel.description.params) if (param.kind !== "const" && param.layout) visit(param.layout);
+    const matches = [...found.values()].filter((layout) => layout.name === name);
+    if (matches.length === 0) {
+      const known = [...new Set([...found.values()].map((layout) => layout.name))].join(", ");
+      throw new Error(`tskernel: no kernel of this library takes a '${name}' (vectors and structs it knows: ${known || "none"})`);
+    }
+    if (matches.length > 1) throw new Error(`tskernel: kernels of this library declare '${name}' differently; take the layout from a kernel's parameter (kernel.description.params)`);
+    return matches[0]!;
   }
 }
 

@@ -120,8 +120,10 @@ describe("every generated .js parses as a module body", () => {
 
 describe.skipIf(!nvccAvailable())("the .cuh launch functions compile with their kernels", () => {
   // One case per kind of launch function: fixed block, dynamic shared memory above 48 KB, and a block chosen
-  // at launch that must be whole warps (subgroup operations).
-  it.each(["dynamic-shared", "shared-arrays", "subgroups", "half-precision"])("%s: a host translation unit including the .cuh and the .cu builds for sm_90", (name) => {
+  // at launch that must be whole warps (subgroup operations); one whose parameters are f16 and bf16; and one
+  // whose parameters are structs and vectors, declared in both files (guarded, with their layouts asserted on
+  // the host too), of f32 and of f16.
+  it.each(["dynamic-shared", "shared-arrays", "subgroups", "half-precision", "structs", "vectors-half"])("%s: a host translation unit including the .cuh and the .cu builds for sm_90", (name) => {
     const dir = path.join(repoRoot, "codegen-tests", name);
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cuh-"));
     const unit = path.join(out, "host.cu");

@@ -14,8 +14,11 @@
  * integers print as the saturating intrinsics.
  */
 
-import { scalars, type ArrayRef, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, scalars, type Access, type ArrayRef, type ElementScalar, type ElementType, type ScalarType, type StructType, type Type, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { layoutOf, typeName } from "../ir/types.ts";
+import { structsOf, swizzleName } from "../ir/vectors.ts";
+import { CudaVectors, everyExpression } from "./cuda-vectors.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { binaryCall, ExprPrinter, f32Digits, f64Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
 import { isHalfFloat, isInteger, isNarrowInt, vectorElementTypes } from "../ir/types.ts";
@@ -49,8 +52,8 @@ const elementTypes = cudaSpelling.elementTypes;
 
 /** The 16-byte vector type of a `load4`/`store4`; the frontend allows those on 32-bit elements only. */
 function vector4Of(elementType: ArrayRef["elementType"]): { readonly type: string; readonly make: string } {
-  const vector = cudaVectorTypes[elementType];
-  if (!vector) throw new Error(`internal: a 16-byte vector access to ${elementType} elements`);
+  const vector = typeof elementType === "string" ? cudaVectorTypes[elementType] : undefined;
+  if (!vector) throw new Error(`internal: a 16-byte vector access to ${typeName(elementType)} elements`);
   return vector;
 }
 
@@ -80,6 +83,8 @@ export interface CudaSignature {
 export interface CudaOutput {
   readonly source: string;
   readonly signatures: readonly CudaSignature[];
+  /** The vector and struct types the signatures use (cuda-vectors.ts), for the header. */
+  readonly declarations: readonly string[];
   /** Whether the source defines the half types (cuda-halves.ts): the `.cuh` needs them too. */
   readonly halves: boolean;
 }
@@ -107,10 +112,42 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of barrierHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
-  const bodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
+  // Vectors and structs (cuda-vectors.ts): every type and operation the module uses is known before printing,
+  // so that their declarations and helpers come first.
+  const vectors = new CudaVectors(moduleNames, () => new Namer(cudaSpelling.reserved));
+  const userBodies = [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)];
+  const valueTypes = [
+    ...input.kernels.flatMap((unit) => unit.kernel.params.flatMap((param) => (param.kind === "scalar" ? [param.variable.type] : []))),
+    ...input.helpers.flatMap(({ helper }) => [helper.returnType, ...helper.params.map((param) => param.type)]),
+  ];
+  const elementTypesUsed = input.kernels.flatMap((unit) => [...unit.kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array.elementType] : [])), ...unit.kernel.shared.map((a) => a.elementType), ...unit.kernel.locals.map((a) => a.elementType)]);
+  for (const type of valueTypes) vectors.type(type);
+  for (const type of elementTypesUsed) vectors.element(type);
+  everyExpression(userBodies, (expr) => {
+    vectors.type(expr.type);
+    vectors.collect(expr);
+  });
+  for (const body of userBodies) walkStmts(body, (stmt) => declaredVariables(stmt).forEach((variable) => vectors.type(variable.type)));
+  const structs = structsOf([...valueTypes, ...elementTypesUsed], userBodies);
+  const vectorHelpers = vectors.helperList();
+
+  const bodies = [...userBodies, ...vectorHelpers.map((helper) => helper.body)];
   const helpersUsed = intrinsicHelpers.filter((helper) => bodies.some((body) => callsHelper(body, helper.name)));
   if (helpersUsed.length > 0) out.line();
   for (const helper of helpersUsed) for (const line of helper.lines) out.raw(line);
+  const declarations = vectors.declarations(structs);
+  if (declarations.length > 0) out.line();
+  for (const line of declarations) out.raw(line);
+  for (const helper of vectorHelpers) {
+    const names = moduleNames.child();
+    const printer = makePrinter(names, moduleNames, vectors);
+    const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
+    out.line(`__device__ __forceinline__ ${vectors.type(helper.result)} ${helper.name}(${params}) {`);
+    out.indent();
+    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors });
+    out.dedent();
+    out.line("}");
+  }
 
   let lastLine = -1;
   const lineDirective = (span: Span) => {
@@ -123,13 +160,13 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
 
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
-    const printer = makePrinter(names, moduleNames);
-    const params = helper.params.map((param) => `${types[param.type]} ${names.name(param, param.name)}`).join(", ");
+    const printer = makePrinter(names, moduleNames, vectors);
+    const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
     out.line();
     lineDirective(helper.span);
-    out.line(`__device__ __forceinline__ ${types[helper.returnType]} ${moduleNames.lookup(helper)}(${params}) {`);
+    out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params}) {`);
     out.indent();
-    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [] });
+    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors });
     out.dedent();
     out.line("}");
   }
@@ -137,7 +174,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   for (const unit of input.kernels) {
     const { kernel } = unit;
     const names = moduleNames.child();
-    const printer = makePrinter(names, moduleNames);
+    const printer = makePrinter(names, moduleNames, vectors);
     const argumentNames: string[] = [];
     const launcherParams: string[] = [];
     const launcherArguments: string[] = [];
@@ -146,7 +183,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
         case "buffer": {
           const name = names.name(param.array, param.array.name);
           argumentNames.push(name);
-          const element = elementTypes[param.array.elementType];
+          const element = vectors.element(param.array.elementType);
           const half = isHalfFloat(param.array.elementType) ? cudaHalfConversions[param.array.elementType].cType : undefined;
           const constness = param.array.access === "read" ? "const " : "";
           launcherParams.push(`${constness}${half ?? element}* ${name}`);
@@ -156,11 +193,11 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
         case "scalar": {
           const name = names.name(param.variable, param.variable.name);
           argumentNames.push(name);
-          const type = param.variable.type;
-          const half = isHalfFloat(type) ? cudaHalfConversions[type].cType : undefined;
-          launcherParams.push(`${half ?? types[type]} ${name}`);
-          launcherArguments.push(half ? `*reinterpret_cast<const ${types[type]}*>(&${name})` : name);
-          return [`${types[param.variable.type]} ${name}`];
+          const type = vectors.type(param.variable.type);
+          const half = isHalfFloat(param.variable.type) ? cudaHalfConversions[param.variable.type].cType : undefined;
+          launcherParams.push(`${half ?? type} ${name}`);
+          launcherArguments.push(half ? `*reinterpret_cast<const ${type}*>(&${name})` : name);
+          return [`${type} ${name}`];
         }
         case "const":
           return [];
@@ -203,7 +240,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       const dims = (unit.sharedSizes.get(array) ?? []).map((size) => `[${size}]`).join("");
       lineDirective(array.span);
       const name = names.name(array, array.name);
-      const type = array.barriers ? "unsigned long long" : elementTypes[array.elementType];
+      const type = array.barriers ? "unsigned long long" : vectors.element(array.elementType);
       if (sharedLayout.dynamic) {
         out.line(`${type} (&${name})${dims} = *reinterpret_cast<${type} (*)${dims}>(tsk_dynamic_shared + ${sharedLayout.offsets.get(array)!});`);
         continue;
@@ -211,7 +248,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       // 16-byte accesses need 16-byte alignment, which a float array only gets when asked for (wgmma and TMA
       // operands 1024, mbarriers 8: shared-layout.ts).
       const alignment = sharedLayout.alignments.get(array)!;
-      const align = alignment > scalars[array.elementType].bytes ? `__align__(${alignment}) ` : "";
+      const align = alignment > layoutOf(array.elementType).align ? `__align__(${alignment}) ` : "";
       out.line(`__shared__ ${align}${type} ${name}${dims};`);
     }
     for (const array of kernel.locals) {
@@ -219,20 +256,22 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       lineDirective(array.span);
       // A warpgroup's A fragments hold the bits wgmma reads (.b32 registers): the same registers then stay
       // live while a group is in flight (cuda-matrix.ts). Only stores (loads and fills) reach them here.
-      const element = isWarpgroupA(array) ? "unsigned" : elementTypes[array.elementType];
+      const element = isWarpgroupA(array) ? "unsigned" : vectors.element(array.elementType);
       out.line(`${element} ${names.name(array, array.name)}[${size}];`);
     }
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body) });
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), vectors });
     out.dedent();
     out.line("}");
   }
-  return { source: out.toString(), signatures, halves: usesHalves };
+  return { source: out.toString(), signatures, declarations, halves: usesHalves };
 }
 
-function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
+function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): ExprPrinter {
+  // A vector or struct as the operand of `.x` or `.field`: an atom, or parenthesized.
+  const operand = (printed: Printed) => (printed.kind === "atom" ? printed.text : parenthesize(printed));
   return new ExprPrinter({
     spelling: cudaSpelling,
     literal: (expr): Printed => {
@@ -268,12 +307,22 @@ function makePrinter(names: Namer, moduleNames: Namer): ExprPrinter {
       // A C++ cast of a NaN or out-of-range float to an integer is undefined behaviour, which nvcc may
       // optimize on; the table's intrinsics are the saturating, NaN → 0 conversion the language defines,
       // and the correctly rounded conversions to and from the half types (targets.ts, cudaConversions).
-      const template = cudaConversion(from, to);
+      // Vectors convert through cuda-vectors.ts's helpers (the composite hook), lane by lane.
+      const template = typeof from === "string" && typeof to === "string" ? cudaConversion(from, to) : undefined;
       if (template) return { text: template.replace("$0", value.text), kind: "atom" };
-      return { text: `(${types[to]})${value.kind === "atom" ? value.text : parenthesize(value)}`, kind: "unary" };
+      return { text: `(${vectors.type(to)})${value.kind === "atom" ? value.text : parenthesize(value)}`, kind: "unary" };
     },
     // A narrow integer element reads as its value type, so that C++ picks int or unsigned overloads as the IR typed it.
-    load: (expr, element) => (isNarrowInt(expr.array.elementType) ? { text: `(${types[expr.type]})${element}`, kind: "unary" } : { text: element, kind: "atom" }),
+    load: (expr, element) => (isNarrowInt(expr.array.elementType) ? { text: `(${vectors.type(expr.type)})${element}`, kind: "unary" } : { text: element, kind: "atom" }),
+    // A vector of scalars is brace-initialized; a struct too (an aggregate). Broadcasts and mixes are helpers (vector, below).
+    construct: (expr, args) => ({ text: `${vectors.type(expr.type)}{${args.map((arg) => arg.text).join(", ")}}`, kind: "atom" }),
+    swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
+    field: (expr, value) => ({ text: `${operand(value)}.${vectors.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
+    composite: (expr, print) => {
+      const call = vectors.call(expr, (operand) => print(operand).text);
+      return call === undefined ? undefined : { text: call, kind: "atom" };
+    },
+    elementPlace: (array, text) => (vectors.isPadded(array) ? `${text}.v` : text),
     select: (condition, whenTrue, whenFalse) => ({
       text: `${condition.kind === "ternary" ? parenthesize(condition) : condition.text} ? ${whenTrue.kind === "ternary" ? parenthesize(whenTrue) : whenTrue.text} : ${whenFalse.text}`,
       kind: "ternary",
@@ -294,10 +343,12 @@ interface StmtContext {
   readonly threads?: number;
   /** Where the kernel's wgmmas need no wgmma.fence, and the loops of wgmmas that get one before them. */
   readonly fences?: ReturnType<typeof wgmmaFences>;
+  readonly vectors: CudaVectors;
 }
 
-/** The zero of a type, as its literal prints. */
+/** The zero of a type, as its literal prints; a vector's or struct's is `{}` (every lane and field zero). */
 function zero(type: Variable["type"], printer: ExprPrinter): string {
+  if (typeof type !== "string") return "{}";
   return printer.print({ kind: "literal", type, value: 0, span: { file: "", start: 0, end: 0 } });
 }
 
@@ -319,12 +370,12 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
     case "declare": {
       const name = context.names.name(stmt.variable, stmt.variable.name);
       const init = stmt.init ? printer.print(stmt.init) : zero(stmt.variable.type, printer);
-      return `${stmt.variable.mutable ? "" : "const "}${types[stmt.variable.type]} ${name} = ${init}`;
+      return `${stmt.variable.mutable ? "" : "const "}${context.vectors.type(stmt.variable.type)} ${name} = ${init}`;
     }
     case "assign":
-      return assignment(names.lookup(stmt.variable), stmt, printer);
+      return assignment(names.lookup(stmt.variable) + partPath(stmt.variable.type, stmt.path, context.vectors), stmt, printer);
     case "store": {
-      const target = `${names.lookup(stmt.array)}${stmt.indices.map((index) => `[${printer.print(index)}]`).join("")}`;
+      const target = printer.element(stmt.array, stmt.indices) + partPath(stmt.array.elementType, stmt.path, context.vectors);
       if (isWarpgroupA(stmt.array)) {
         if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
         return `${target} = __float_as_uint(${printer.print(stmt.value)})`;
@@ -338,6 +389,22 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
     default:
       throw new Error(`internal: ${stmt.kind} is not a simple statement`);
   }
+}
+
+/** `.pos.x`: the fields and lane of a part of a value that an assignment writes (legalize left one lane per swizzle). */
+function partPath(type: Type | ElementType, path: readonly Access[] | undefined, vectors: CudaVectors): string {
+  let current = type;
+  let text = "";
+  for (const step of path ?? []) {
+    if (step.kind === "field") {
+      const struct = current as StructType;
+      text += `.${vectors.field(struct, step.field)}`;
+      current = struct.fields[step.field]!.type;
+    } else {
+      text += `.${swizzleName(step.lanes)}`;
+    }
+  }
+  return text;
 }
 
 /**
@@ -363,18 +430,18 @@ function elementAddress(array: ArrayRef, indices: readonly Expr[], context: Stmt
 function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   switch (stmt.kind) {
     case "vectorLoad": {
-      if (!vectorElementTypes.has(stmt.array.elementType)) return narrowVectorAccess(stmt, context);
+      if (!vectorElementTypes.has(stmt.array.elementType as ElementScalar)) return narrowVectorAccess(stmt, context);
       const vector = vector4Of(stmt.array.elementType);
       const temp = context.names.name({}, "vector");
       const lines = [`const ${vector.type} ${temp} = *reinterpret_cast<const ${vector.type}*>(${elementAddress(stmt.array, stmt.indices, context)});`];
       stmt.targets.forEach((variable, lane) => {
         const name = context.names.name(variable, variable.name);
-        lines.push(`${variable.mutable ? "" : "const "}${types[variable.type]} ${name} = ${temp}.${"xyzw"[lane]};`);
+        lines.push(`${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${name} = ${temp}.${"xyzw"[lane]};`);
       });
       return lines;
     }
     case "vectorStore": {
-      if (!vectorElementTypes.has(stmt.array.elementType)) return narrowVectorAccess(stmt, context);
+      if (!vectorElementTypes.has(stmt.array.elementType as ElementScalar)) return narrowVectorAccess(stmt, context);
       const vector = vector4Of(stmt.array.elementType);
       const values = stmt.values.map((value) => context.printer.print(value)).join(", ");
       return [`*reinterpret_cast<${vector.type}*>(${elementAddress(stmt.array, stmt.indices, context)}) = ${vector.make}(${values});`];
@@ -400,7 +467,8 @@ const wordVectors: Readonly<Record<number, { readonly type: string; readonly mak
  * bytes as unsigned words, each element taken from or packed into its bits, little-endian as in memory.
  */
 function narrowVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, context: StmtContext): string[] {
-  const type = stmt.array.elementType;
+  // The frontend refuses vector accesses to arrays of vectors and structs.
+  const type = stmt.array.elementType as ElementScalar;
   const bytes = scalars[type].bytes;
   const lanes = stmt.kind === "vectorLoad" ? stmt.targets.length : stmt.values.length;
   const vector = wordVectors[lanes * bytes]!;
@@ -417,7 +485,7 @@ function narrowVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
       const value = isHalfFloat(type)
         ? `${types[type]}{(unsigned short)${bits}}`
         : scalars[type].signed ? `(int)(${elementTypes[type]})${bits}` : `(${bits} & ${mask})`;
-      lines.push(`${variable.mutable ? "" : "const "}${types[variable.type]} ${context.names.name(variable, variable.name)} = ${value};`);
+      lines.push(`${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${context.names.name(variable, variable.name)} = ${value};`);
     });
     return lines;
   }
@@ -437,7 +505,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   const { names, printer, out } = context;
   const declare = (variable: Variable | undefined, text: string) => {
     if (!variable) return `${text};`;
-    return `${variable.mutable ? "" : "const "}${types[variable.type]} ${names.name(variable, variable.name)} = ${text};`;
+    return `${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${names.name(variable, variable.name)} = ${text};`;
   };
   if (stmt.kind === "collective") {
     out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
@@ -446,7 +514,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   const address = elementAddress(stmt.array, stmt.indices, context);
   // Loads and stores through a volatile pointer: ld/st.volatile, which PTX treats as relaxed at system scope
   // (never cached in L1, merged or hoisted out of a loop), and which a `__threadfence()` orders.
-  const volatileElement = `*(volatile ${elementTypes[stmt.array.elementType]}*)(${address})`;
+  const volatileElement = `*(volatile ${elementTypes[stmt.array.elementType as ElementScalar]}*)(${address})`;
   if (stmt.op === "load") {
     out.line(declare(stmt.result, volatileElement));
     return;

@@ -3,10 +3,12 @@
  * both languages accept: WGSL does not let bitwise operators, shifts, `&&` and `||` mix without
  * parentheses, so only arithmetic inside arithmetic and comparisons, comparisons inside logical operators,
  * and left-leaning chains of one operator print bare. Leaves (literals, builtins, conversions, loads, calls)
- * come from the target's hooks.
+ * come from the target's hooks, and so do the forms of vectors and structs (constructions, swizzles, fields),
+ * which a target may also take over entirely (`composite`: CUDA prints vector operations through its helpers).
  */
 
-import { assertNever, type BinaryOp, type BuiltinExpr, type Expr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { assertNever, type BinaryOp, type BuiltinExpr, type ConstructExpr, type Expr, type FieldExpr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type SwizzleExpr, type Type, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { elementOf, isComposite, laneCount } from "../ir/vectors.ts";
 import type { Spelling } from "./targets.ts";
 
 export type PrintedKind = "atom" | "unary" | "binary" | "ternary";
@@ -27,10 +29,23 @@ export interface ExprHooks {
   atomicLoad?(expr: LoadExpr, element: string): Printed;
   /** Any other load, where the target reads an element otherwise than as `element` (a cast, an unpacking). */
   load?(expr: LoadExpr, element: string): Printed;
-  convert(to: ScalarType, value: Printed, from: ScalarType): Printed;
+  convert(to: Type, value: Printed, from: Type): Printed;
   select(condition: Printed, whenTrue: Printed, whenFalse: Printed): Printed;
   array(array: ArrayRef): string;
   helper(helper: HelperFunction): string;
+  /** A vector or struct built from its parts. */
+  construct(expr: ConstructExpr, args: readonly Printed[]): Printed;
+  /** Lanes of a vector, `v.zyx`; `value` is the vector, printed. */
+  swizzle(expr: SwizzleExpr, value: Printed): Printed;
+  /** A field of a struct, `p.pos`. */
+  field(expr: FieldExpr, value: Printed): Printed;
+  /**
+   * A target's own form of an operation on vectors or structs (any expression of such a type, or with such
+   * operands); undefined: the common form.
+   */
+  composite?(expr: Expr, print: (expr: Expr) => Printed): Printed | undefined;
+  /** The element of an array as a place, from its common spelling `a[i]` (CUDA's padded vec3 elements). */
+  elementPlace?(array: ArrayRef, text: string): string;
 }
 
 const multiplicative: ReadonlySet<BinaryOp> = new Set(["mul", "div", "rem"]);
@@ -63,19 +78,24 @@ export class ExprPrinter {
 
   /** `a[i]`, `tile[r][c]`: an element of an array, as a place. */
   element(array: ArrayRef, indices: readonly Expr[]): string {
-    return `${this.hooks.array(array)}${indices.map((index) => `[${this.print(index)}]`).join("")}`;
+    const text = `${this.hooks.array(array)}${indices.map((index) => `[${this.print(index)}]`).join("")}`;
+    return this.hooks.elementPlace ? this.hooks.elementPlace(array, text) : text;
   }
 
   /** An expression as an argument of a call (see Spelling.lessThanArgumentsInParens). */
   private argument(expr: Expr): Printed {
     const printed = this.printed(expr);
-    if (this.hooks.spelling.lessThanArgumentsInParens && printed.kind === "binary" && printed.op === "lt") return { text: parenthesize(printed), kind: "atom" };
+    if (this.hooks.spelling.lessThanArgumentsInParens && printed.kind === "binary" && lessThanOutsideParens(printed.text)) return { text: parenthesize(printed), kind: "atom" };
     return printed;
   }
 
   printed(expr: Expr): Printed {
     const hooks = this.hooks;
     const spelling = hooks.spelling;
+    if (hooks.composite && (isComposite(expr.type) || childTypes(expr).some(isComposite))) {
+      const own = hooks.composite(expr, (e) => this.printed(e));
+      if (own) return own;
+    }
     switch (expr.kind) {
       case "literal":
         return hooks.literal(expr);
@@ -122,6 +142,12 @@ export class ExprPrinter {
         if (!hooks.atomicLoad) throw new Error("internal: an atomic load reached a target without atomic arrays");
         return hooks.atomicLoad(expr, element);
       }
+      case "construct":
+        return hooks.construct(expr, expr.args.map((arg) => this.argument(arg)));
+      case "swizzle":
+        return hooks.swizzle(expr, this.printed(expr.value));
+      case "field":
+        return hooks.field(expr, this.printed(expr.value));
       default:
         return assertNever(expr, "expression");
     }
@@ -129,22 +155,64 @@ export class ExprPrinter {
 }
 
 /**
- * How a target spells an intrinsic call: by its type (f16 and bf16 from the f32 spelling, Spelling.halfIntrinsic),
- * and for integers by whether a literal is among the arguments. The bit casts go by their own entries.
+ * Whether a `<` comparison stands outside any parentheses in an argument's text: `a < b` and also
+ * `c && a < b`, which WGSL would read with a later `>` as a template list (`f(c && a < b, d > e)`, found by
+ * the differential fuzzer in a vector's constructor).
+ */
+function lessThanOutsideParens(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "(" || c === "[") depth++;
+    else if (c === ")" || c === "]") depth--;
+    else if (c === "<" && depth === 0 && text[i + 1] === " " && text[i - 1] === " ") return true;
+  }
+  return false;
+}
+
+/** The types of an expression's operands. */
+function childTypes(expr: Expr): Type[] {
+  switch (expr.kind) {
+    case "unary":
+      return [expr.operand.type];
+    case "binary":
+      return [expr.left.type, expr.right.type];
+    case "select":
+      return [expr.condition.type, expr.whenTrue.type];
+    case "convert":
+    case "swizzle":
+    case "field":
+      return [expr.value.type];
+    case "intrinsic":
+    case "construct":
+      return expr.args.map((arg) => arg.type);
+    default:
+      return [];
+  }
+}
+
+/**
+ * How a target spells an intrinsic call: by its (lanes') type (f16 and bf16 from the f32 spelling,
+ * Spelling.halfIntrinsic), and for integers by whether a literal is among the arguments. The bit casts go by
+ * their own entries.
  */
 export function intrinsicTemplate(spelling: Spelling, expr: IntrinsicExpr): string {
   const entry = spelling.intrinsics[expr.name];
-  if (expr.type === "f32") return entry.f32;
-  if (expr.type === "f64") return entry.f64 ?? "";
-  if (expr.type === "f16" || expr.type === "bf16") {
-    const half = spelling.halfIntrinsic?.[expr.type];
+  const type = laneCount(expr.type) > 1 ? elementOf(expr.type) : expr.type;
+  if (type === "f32") return entry.f32;
+  if (type === "f64") return entry.f64 ?? "";
+  if (type === "f16" || type === "bf16") {
+    const half = spelling.halfIntrinsic?.[type];
     return half && entry.f32 ? half(entry.f32, expr.args.length) : entry.f32;
   }
   return entry.intWithLiteral !== undefined && expr.args.some((arg) => arg.kind === "literal") ? entry.intWithLiteral : entry.int;
 }
 
-/** The template a target spells `a op b` with for operands of `type`, if it spells it as a call. */
-export function binaryCall(spelling: Spelling, op: BinaryOp, type: ScalarType): string | undefined {
+/**
+ * The template a target spells `a op b` with for operands of `type`, if it spells it as a call. Vectors' operators
+ * are WGSL's own, and CUDA's come from cuda-vectors.ts.
+ */
+export function binaryCall(spelling: Spelling, op: BinaryOp, type: Type): string | undefined {
   if (type === "f32") return spelling.floatCalls?.[op];
   if (type === "f16" || type === "bf16" || type === "f64") return spelling.typedCalls?.[type]?.[op];
   return undefined;

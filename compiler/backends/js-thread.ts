@@ -6,7 +6,7 @@
 
 import { isFloat, isHalfFloat, targetScalars } from "../ir/types.ts";
 import { halfCodec, halfRound, toHalf } from "./js-float16.ts";
-import { assertNever, valueTypeOf, type ArrayRef, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { assertNever, valueTypeOf, type ArrayRef, type ElementScalar, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import type { Namer } from "./namer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -149,11 +149,11 @@ export class JsExprPrinter {
         return expr.type === "u32" ? `((~${operand}) >>> 0)` : `(~${operand})`;
       }
       case "binary":
-        return this.binary(expr.op, expr.left.type, this.print(expr.left), this.print(expr.right));
+        return this.binary(expr.op, expr.left.type as ScalarType, this.print(expr.left), this.print(expr.right));
       case "select":
         return `(${this.print(expr.condition)} ? ${this.print(expr.whenTrue)} : ${this.print(expr.whenFalse)})`;
       case "convert":
-        return this.convert(expr.value.type, expr.type, this.print(expr.value));
+        return this.convert(expr.value.type as ScalarType, expr.type as ScalarType, this.print(expr.value));
       case "intrinsic": {
         const args = expr.args.map((arg) => this.print(arg));
         if (isFloat(expr.type) && expr.name !== "bitcastU32") {
@@ -171,6 +171,10 @@ export class JsExprPrinter {
         const element = this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
         return decodeElement(expr.array, element);
       }
+      case "construct":
+      case "swizzle":
+      case "field":
+        throw new Error(`internal: a ${expr.kind} reached the JS backend; scalarize-vectors.ts writes vectors and structs out lane by lane`);
       default:
         return assertNever(expr, "expression");
     }
@@ -321,14 +325,14 @@ export class ThreadStmtPrinter {
     switch (stmt.kind) {
       case "declare": {
         const variable = stmt.variable;
-        const init = stmt.init ? bare(printer.print(stmt.init)) : zero(variable.type);
+        const init = stmt.init ? bare(printer.print(stmt.init)) : zero(variable.type as ScalarType);
         if (this.spilled.has(variable)) return `${this.names.lookup(variable)} = ${init}`;
         return `${variable.mutable ? "let" : "const"} ${this.names.name(variable, variable.name)} = ${init}`;
       }
       case "assign": {
         const name = this.names.lookup(stmt.variable);
         const value = printer.print(stmt.value);
-        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type, name, value) : value)}`;
+        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type as ScalarType, name, value) : value)}`;
       }
       default:
         throw new Error(`internal: ${stmt.kind} is not a simple statement`);
@@ -389,7 +393,7 @@ export class ThreadStmtPrinter {
         out.line(`${name}[${at}] = Math.${stmt.op}(${old}, ${value});`);
         return;
       default:
-        out.line(`${name}[${at}] = ${bare(printer.binary(stmt.op, valueTypeOf(type), old, value))};`);
+        out.line(`${name}[${at}] = ${bare(printer.binary(stmt.op, valueTypeOf(type as ElementScalar), old, value))};`);
     }
   }
 
@@ -406,7 +410,7 @@ export class ThreadStmtPrinter {
         if (printer.checked) {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
-          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(array.elementType), decodeElement(array, printer.checkedAccess("ld", array, temps, stmt.span)), value) : value;
+          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(array.elementType as ElementScalar), decodeElement(array, printer.checkedAccess("ld", array, temps, stmt.span)), value) : value;
           // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
           out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", array, temps, stmt.span, bare(encodeElement(array, loaded)), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");
@@ -419,7 +423,7 @@ export class ThreadStmtPrinter {
         // Read and write the same element: compute a non-trivial index once.
         const temps = this.indexTemps(stmt.indices);
         const element = printer.element(array, temps);
-        out.line(`${element} = ${bare(encodeElement(array, printer.binary(stmt.op, valueTypeOf(array.elementType), decodeElement(array, element), value)))};`);
+        out.line(`${element} = ${bare(encodeElement(array, printer.binary(stmt.op, valueTypeOf(array.elementType as ElementScalar), decodeElement(array, element), value)))};`);
         if (temps !== stmt.indices) out.dedent().line("}");
         return;
       }

@@ -23,8 +23,9 @@
 
 import { declaredVariables, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns } from "../ir/matrix.ts";
-import { isHalfFloat, targetScalars, type ElementScalar, type ScalarType } from "../ir/types.ts";
+import { isHalfFloat, targetScalars, type ElementScalar, type ElementType, type ScalarType } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
+import { helperResults } from "../passes/scalarize-vectors.ts";
 import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
@@ -110,6 +111,12 @@ export function emitJs(input: JsModuleInput): JsOutput {
     for (const line of subgroupRuntime) out.line(line);
   }
 
+  // Helpers that return a vector or struct pass its leaves after the first through one module-level array
+  // (passes/scalarize-vectors.ts), which the caller reads right after the call.
+  const results = resultsLength([...bodies, ...input.helpers.map(({ body }) => body)]);
+  const resultsArray = results > 0 ? { name: moduleNames.name(helperResults, "results") } : undefined;
+  if (resultsArray) out.line(`const ${resultsArray.name} = new Float64Array(${results});`);
+
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
     const params = helper.params.map((param) => names.name(param, param.name));
@@ -118,7 +125,8 @@ export function emitJs(input: JsModuleInput): JsOutput {
       builtin: () => {
         throw new Error("internal: a helper reads a builtin");
       },
-      array: () => {
+      array: (array) => {
+        if (array === helperResults && resultsArray) return resultsArray;
         throw new Error("internal: a helper reads an array");
       },
       helper: (h) => moduleNames.lookup(h),
@@ -136,7 +144,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
         return `${input.displayPath}:${line}:${column}`;
       }
     : undefined;
-  input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location).print());
+  input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location, resultsArray).print());
 
   const source = out.toString();
   const factoryBody = `${source.replace(/^export function /gm, "function ")}return { ${functions.join(", ")} };\n`;
@@ -252,7 +260,10 @@ class KernelPrinter {
     private readonly out: Writer,
     private readonly moduleNames: Namer,
     private readonly location: ((span: Span) => string) | undefined,
+    /** The module's array of helper results, where a helper returns a vector or struct. */
+    results?: { readonly name: string },
   ) {
+    if (results) this.arrays.set(helperResults, results);
     this.names = moduleNames.child();
     const builtin = (expr: Expr & { kind: "builtin" }) => {
       const axis = expr.axis;
@@ -419,10 +430,24 @@ class KernelPrinter {
     const { out, names } = this;
     // Named before the kernel's locals, which then cannot shadow it.
     const arraysName = this.location ? undefined : this.moduleNames.name({}, `${this.functionName}_arrays`);
+    // A buffer of vectors or structs comes as its typed views (`{ f32, i32, u32 }`, made once per buffer by the
+    // CPU device); the body reads each view it uses (passes/scalarize-vectors.ts).
+    const views = new Map<ArrayRef, ArrayRef[]>();
+    walkStmts(kernel.body, (stmt) => {
+      const note = (array: ArrayRef) => array.viewOf && !(views.get(array.viewOf) ?? []).includes(array) && views.set(array.viewOf, [...(views.get(array.viewOf) ?? []), array]);
+      if (stmt.kind === "store") note(stmt.array);
+      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && note(e.array));
+    });
+    const viewLines: string[] = [];
     const params = kernel.params.flatMap((param) => {
       if (param.kind === "buffer") {
         const name = names.name(param.array, param.array.name);
         this.arrays.set(param.array, { name });
+        for (const view of views.get(param.array) ?? []) {
+          const viewName = names.name(view, view.name);
+          this.arrays.set(view, { name: viewName });
+          viewLines.push(`const ${viewName} = ${name}.${view.elementType as string};`);
+        }
         return [name];
       }
       if (param.kind === "scalar") return [names.name(param.variable, param.variable.name)];
@@ -447,7 +472,7 @@ class KernelPrinter {
     // for each block (shared and private arrays start from zeros on the CPU, docs/language.md; a slot is
     // always written by its local's declaration before it is read).
     const allocations: { name: string; ctor: string; size: string; zero: boolean }[] = [];
-    const ctorOf = (element: ElementScalar) => targetScalars.js[element].storage!;
+    const ctorOf = (element: ElementType) => targetScalars.js[element as ElementScalar].storage!;
     for (const array of kernel.shared) {
       const sizes = this.unit.sharedSizes.get(array) ?? [];
       const name = names.name(array, array.name);
@@ -466,7 +491,7 @@ class KernelPrinter {
     for (const variable of spills) {
       const slots = names.name({}, `${variable.name}_slots`);
       this.spilled.set(variable, slots);
-      allocations.push({ name: slots, ctor: slotArrays[variable.type], size: "threads", zero: false });
+      allocations.push({ name: slots, ctor: slotArrays[variable.type as ScalarType], size: "threads", zero: false });
     }
     // Unchecked, the arrays are made once per thread count and reused by every later block: making a typed
     // array costs about a microsecond, which a block of a small kernel would otherwise pay several times
@@ -483,6 +508,7 @@ class KernelPrinter {
     if (this.subgroups) out.line("const sg = subgroupSize ?? 32;");
     if (this.location) out.line(`chk.beginBlock(blockIdx, blockDim${this.subgroups ? ", sg" : ""});`);
     if (params.length > 0) out.line(`const [${params.join(", ")}] = args;`);
+    for (const line of viewLines) out.line(line);
     out.line("const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];");
     // A block shape the kernel fixes is a constant: thread loops get constant bounds and, in a 1-D block,
     // threadIdx.x is the loop variable itself.
@@ -831,4 +857,15 @@ class KernelPrinter {
       else out.line("if (alive === 0) return;");
     }
   }
+}
+
+/** How many numbers the helper results array must hold: one past the largest index a helper stores to. */
+function resultsLength(bodies: readonly (readonly Stmt[])[]): number {
+  let length = 0;
+  for (const body of bodies) {
+    walkStmts(body, (stmt) => {
+      if (stmt.kind === "store" && stmt.array === helperResults && stmt.indices[0]!.kind === "literal") length = Math.max(length, stmt.indices[0]!.value + 1);
+    });
+  }
+  return length;
 }

@@ -56,6 +56,8 @@ export interface TargetInfo {
   readonly unrollShortLoops?: { readonly maxTrips: number; readonly maxStatements: number };
   /** Replace private arrays with constant indices by one local per element (passes/scalarize.ts). */
   readonly scalarizePrivateArrays: boolean;
+  /** Compute vectors and structs lane by lane, as scalars (passes/scalarize-vectors.ts); otherwise the target prints them. */
+  readonly scalarizeVectors: boolean;
 }
 
 /** The element types a target packs several to a storage word, with how many (ir/types.ts, perStorageElement). */
@@ -75,9 +77,12 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true, warpgroupRoles: true },
     // C++ leaves signed overflow and shifts by 32 or more undefined, and nvcc optimizes on it: i32 arithmetic
     // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true, splitSwizzleStores: true, expandFunctions: true },
     unrollInIR: false,
     scalarizePrivateArrays: false,
+    // Small structs with inline helpers (cuda-vectors.ts): nvcc keeps their lanes in registers as it would
+    // scalars, and the .cu reads as the kernel was written.
+    scalarizeVectors: false,
   },
   wgsl: {
     name: "wgsl",
@@ -108,9 +113,11 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     },
     // Arrays are of f32, or of vec4<f32> when only vector accesses touch them, or of atomic<i32|u32> when
     // atomics do; no async copies.
-    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, elementsPerWord: packedElements("wgsl"), synchronousCopies: true, atomicAccesses: true, loopCondition: true },
+    legalize: { shiftAmountU32: true, dropUnsignedAbs: false, splitVectorAccesses: true, vectorArrays: true, elementsPerWord: packedElements("wgsl"), synchronousCopies: true, atomicAccesses: true, loopCondition: true, splitSwizzleStores: true, laneConversions: true },
     unrollInIR: true,
     scalarizePrivateArrays: false,
+    // WGSL has vectors and structs.
+    scalarizeVectors: false,
   },
   js: {
     name: "js",
@@ -128,6 +135,8 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     unrollInIR: false,
     unrollShortLoops: { maxTrips: 2, maxStatements: 16 },
     scalarizePrivateArrays: true,
+    // An object per vector would allocate in every operation: a local per lane is a register to V8.
+    scalarizeVectors: true,
   },
 };
 
@@ -249,6 +258,12 @@ export const cudaSpelling: Spelling = {
     roundTf32: { f32: "tsk_tf32", int: "" },
     bitcastU32: { f32: "", int: "__float_as_uint($0)" },
     bitcastF32: { f32: "__uint_as_float($0)", int: "" },
+    // Never printed: legalize writes their scalar forms out (ir/vector-functions.ts), and on vectors they are
+    // the helpers of cuda-vectors.ts.
+    clamp: { f32: "", int: "" }, mix: { f32: "", int: "" }, fract: { f32: "", int: "" }, step: { f32: "", int: "" },
+    smoothstep: { f32: "", int: "" }, inverseSqrt: { f32: "", int: "" }, saturate: { f32: "", int: "" },
+    dot: { f32: "", int: "" }, cross: { f32: "", int: "" }, length: { f32: "", int: "" }, distance: { f32: "", int: "" },
+    normalize: { f32: "", int: "" }, reflect: { f32: "", int: "" }, faceForward: { f32: "", int: "" }, all: { f32: "", int: "" }, any: { f32: "", int: "" },
   },
   reserved: new Set([
     // C++ keywords and common macros
@@ -368,6 +383,11 @@ export const wgslSpelling: Spelling = {
     roundTf32: { f32: "bitcast<f32>((bitcast<u32>($0) + 4096u) & 4294959104u)", int: "" },
     bitcastU32: { f32: "", int: "bitcast<u32>($0)" },
     bitcastF32: { f32: "bitcast<f32>($0)", int: "" },
+    // WGSL's own, on scalars and vectors (an integer's `dot` and `clamp` too; `all` and `any` take bools).
+    clamp: { f32: "clamp", int: "clamp" }, mix: { f32: "mix", int: "" }, fract: { f32: "fract", int: "" }, step: { f32: "step", int: "" },
+    smoothstep: { f32: "smoothstep", int: "" }, inverseSqrt: { f32: "inverseSqrt", int: "" }, saturate: { f32: "saturate", int: "" },
+    dot: { f32: "dot", int: "dot" }, cross: { f32: "cross", int: "" }, length: { f32: "length", int: "" }, distance: { f32: "distance", int: "" },
+    normalize: { f32: "normalize", int: "" }, reflect: { f32: "reflect", int: "" }, faceForward: { f32: "faceForward", int: "" }, all: { f32: "all", int: "all" }, any: { f32: "any", int: "any" },
   },
   reserved: new Set([
     // Keywords

@@ -30,15 +30,25 @@ export function runtimeLeaves(body: readonly Stmt[]): Set<Expr> {
     if (e.kind === "literal" || (e.kind === "builtin" && e.builtin === "blockDim")) return true;
     const parts = childExprs(e);
     const flags = parts.map(early);
+    // A vector or struct built from constants, or a part of one, is constant but computes nothing: the
+    // operator that uses it decides.
+    if (e.kind === "construct" || e.kind === "swizzle" || e.kind === "field") return flags.every(Boolean);
     // Variables, loads and helper calls are evaluated when the shader runs; operators on constants are not.
     const operator = e.kind === "unary" || e.kind === "binary" || e.kind === "select" || e.kind === "convert" || e.kind === "intrinsic";
-    if (operator && flags.every(Boolean)) leaves.add(parts[0]!);
+    if (operator && flags.every(Boolean)) leaves.add(firstLeaf(parts[0]!));
     return false;
   };
   walkStmts(body, (stmt) => {
     for (const expr of exprsOf(stmt)) early(expr);
   });
   return leaves;
+}
+
+/** The first scalar leaf of a constant operand: the first lane of a vector built from constants. */
+function firstLeaf(expr: Expr): Expr {
+  let leaf = expr;
+  while (leaf.kind === "construct" || leaf.kind === "swizzle" || leaf.kind === "field") leaf = leaf.kind === "construct" ? leaf.args[0]! : leaf.value;
+  return leaf;
 }
 
 /** The identity functions, one per type, for the module's top. */

@@ -25,7 +25,8 @@ export function elementsPerWord(type: ElementScalar): number {
 
 /** Whether an array's elements share u32 words: bf16 and narrow-integer buffers and workgroup arrays. */
 export function isPacked(array: ArrayRef): boolean {
-  return array.space !== "private" && elementsPerWord(array.elementType) > 1;
+  // Vectors and structs lie in WGSL's storage layout (wgsl-types.ts), never packed.
+  return array.space !== "private" && typeof array.elementType === "string" && elementsPerWord(array.elementType) > 1;
 }
 
 /** The bits of one element of a packed type. */

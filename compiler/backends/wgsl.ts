@@ -14,11 +14,13 @@
  * outcome is not a spurious failure. Subgroup operations are WGSL's own, under `enable subgroups;`.
  */
 
-import { isFloat, isInteger, type ElementScalar } from "../ir/types.ts";
+import { isFloat, isInteger, type ElementScalar, type ElementType, type ScalarType, type StructType, type Type } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
+import { structsOf, swizzleName } from "../ir/vectors.ts";
 import { featuresRequired } from "../validate/target-types.ts";
 import { elementsPerWord, isPacked, packFunction, storedPackedArrays, packedFunctions, packedStore, roundBf16, unpackFunction, wordShift, wrapNarrow } from "./wgsl-packed.ts";
-import { valueTypeOf, type ScalarType, type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
+import { uniformMemberAttributes, WgslTypes } from "./wgsl-types.ts";
+import { valueTypeOf, type Access, type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
 import { atomicArrays, walkExpr, walkStmts, exprsOf, usesSubgroups } from "../ir/rewrite.ts";
 import { vectorOnlyArrays } from "../passes/legalize.ts";
 import { binaryCall, ExprPrinter, f32Digits, type Printed } from "./expr-printer.ts";
@@ -74,7 +76,9 @@ const subgroupInputs = {
 
 export function emitWgsl(input: WgslModuleInput): WgslOutput {
   const out = new Writer();
-  const moduleNames = new Namer(wgslSpelling.reserved);
+  // The builtin functions the module calls may not be shadowed by its names: the scalar ones always, and
+  // WGSL's vector functions (`dot`, `length`, …) where the module uses them.
+  const moduleNames = new Namer(new Set([...wgslSpelling.reserved, ...calledFunctions([...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)])]));
   for (const unit of input.kernels) moduleNames.name(unit, unit.entryName);
   for (const { helper } of input.helpers) moduleNames.name(helper, helper.name);
   const entries: WgslEntryInfo[] = [];
@@ -102,30 +106,48 @@ export function emitWgsl(input: WgslModuleInput): WgslOutput {
     ...input.helpers.map(({ helper, body }) => [helper, runtimeLeaves(body)] as const),
     ...input.kernels.map((unit) => [unit, runtimeLeaves(unit.kernel.body)] as const),
   ]);
-  const runtimeTypes = new Set([...runtime.values()].flatMap((leaves) => [...leaves].map((leaf) => leaf.type)));
+  const runtimeTypes = new Set([...runtime.values()].flatMap((leaves) => [...leaves].map((leaf) => leaf.type as ScalarType)));
   if (runtimeTypes.size > 0) {
     out.line();
     for (const line of runtimeFunctions(runtimeTypes)) out.line(line);
   }
 
+  // Structs, each after those it contains; then the uniform forms of the struct parameters that need one.
+  const typeNames = new WgslTypes(moduleNames, () => new Namer(wgslSpelling.reserved));
+  const structTypes = [
+    ...input.kernels.flatMap((unit) => [...unit.kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array.elementType] : param.kind === "scalar" ? [param.variable.type] : [])), ...[...unit.kernel.shared, ...unit.kernel.locals].map((array) => array.elementType)]),
+    ...input.helpers.flatMap(({ helper }) => [helper.returnType, ...helper.params.map((param) => param.type)]),
+  ];
+  const structs = structsOf(structTypes, [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)]);
+  const uniformStructs = input.kernels.flatMap((unit) => unit.kernel.params.flatMap((param) => (param.kind === "scalar" && typeof param.variable.type === "object" && param.variable.type.kind === "struct" ? [param.variable.type] : [])));
+  const selected = new Set<StructType>();
+  for (const body of [...input.kernels.map((unit) => unit.kernel.body), ...input.helpers.map((h) => h.body)]) {
+    walkStmts(body, (stmt) => exprsOf(stmt).forEach((expr) => walkExpr(expr, (e) => e.kind === "select" && typeof e.type === "object" && e.type.kind === "struct" && selected.add(e.type))));
+  }
+  const declarations = typeNames.declarations(structs, uniformStructs, [...selected]);
+  if (declarations.length > 0) {
+    out.line();
+    for (const line of declarations) out.line(line);
+  }
+
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
-    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, new Map(), new Set());
-    const params = helper.params.map((param) => `${names.name(param, param.name)}: ${types[param.type]}`).join(", ");
+    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, typeNames, new Map(), new Set());
+    const params = helper.params.map((param) => `${names.name(param, param.name)}: ${typeNames.name(param.type)}`).join(", ");
     out.setSource(undefined).line();
-    out.setSource(locate(helper.span)).line(`fn ${moduleNames.lookup(helper)}(${params}) -> ${types[helper.returnType]} {`);
+    out.setSource(locate(helper.span)).line(`fn ${moduleNames.lookup(helper)}(${params}) -> ${typeNames.name(helper.returnType)} {`);
     out.indent();
-    printStmts(body, { out, names, printer, arrays: new Map(), locate, sizes: new Map() });
+    printStmts(body, { out, names, printer, arrays: new Map(), locate, types: typeNames, sizes: new Map() });
     out.dedent();
     out.line("}");
   }
 
-  for (const unit of input.kernels) entries.push(emitEntry(unit, out, moduleNames, locate, runtime.get(unit)!));
+  for (const unit of input.kernels) entries.push(emitEntry(unit, out, moduleNames, locate, runtime.get(unit)!, typeNames));
   const features = [...new Set(input.kernels.flatMap((unit) => featuresRequired(unit.kernel, "wgsl")))].sort();
   return { source: out.toString(), entries, lineSources: out.sources, features };
 }
 
-function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate: (span: Span) => string, runtime: ReadonlySet<Expr>): WgslEntryInfo {
+function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate: (span: Span) => string, runtime: ReadonlySet<Expr>, typeNames: WgslTypes): WgslEntryInfo {
   const { kernel } = unit;
   const entry = moduleNames.lookup(unit);
   const layout = wgslLayout(kernel);
@@ -145,7 +167,9 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   // u32 words for packed types (atomic where the kernel stores into them: wgsl-packed.ts).
   const elementOf = (array: ArrayRef) =>
     isPacked(array) ? (vectorArrays.has(array) ? "vec4<u32>" : stored.has(array) ? "atomic<u32>" : "u32")
-    : vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType]}>` : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>` : elementTypes[array.elementType];
+    : vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType as ElementScalar]}>`
+    : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>`
+    : typeof array.elementType === "string" ? elementTypes[array.elementType] : typeNames.name(array.elementType);
   buffers.forEach((array, index) => {
     const name = moduleName(array.name);
     arrays.set(array, name);
@@ -161,11 +185,13 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     uniformName = moduleName("params");
     const fields = new Namer(wgslSpelling.reserved);
     out.block(`struct ${structName} {`, () => {
-      for (const field of layout.uniform!.fields) {
+      layout.uniform!.fields.forEach((field, index) => {
         const fieldName = fields.name(field.variable, field.variable.name);
         fieldNames.set(field.variable, fieldName);
-        out.line(`${fieldName}: ${field.wgslType},`);
-      }
+        // A struct member follows the uniform address space's rules (wgsl-types.ts).
+        const attributes = field.wgslType ? "" : uniformMemberAttributes(field.type, index === layout.uniform!.fields.length - 1);
+        out.line(`${attributes}${fieldName}: ${field.wgslType ?? typeNames.uniformName(field.type)},`);
+      });
     });
     out.line(`@group(0) @binding(${layout.uniform.binding}) var<uniform> ${uniformName}: ${structName};`);
   }
@@ -181,7 +207,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const element = elementOf(array);
     // A packed array is one run of words, indexed by the element's flat index.
     const type = isPacked(array)
-      ? `array<${element}, ${Math.ceil(sizes.reduce((a, b) => a * b, 1) / elementsPerWord(array.elementType) / (vector ? 4 : 1))}>`
+      ? `array<${element}, ${Math.ceil(sizes.reduce((a, b) => a * b, 1) / elementsPerWord(array.elementType as ElementScalar) / (vector ? 4 : 1))}>`
       : sizes.reduceRight((inner, size) => `array<${inner}, ${size}>`, element);
     out.line(`var<workgroup> ${name}: ${type};`);
   }
@@ -211,7 +237,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const index = axis === "x" ? 0 : axis === "y" ? 1 : 2;
     return unit.block ? `${unit.block[index]}i` : `i32(${overrides![index]})`;
   };
-  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, unit.sharedSizes, stored);
+  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored);
 
   out.line(`@compute @workgroup_size(${workgroupSize})`);
   out.line(`fn ${entry}(${inputs.join(", ")}) {`);
@@ -221,16 +247,17 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const variable = param.variable;
     const field = `${uniformName}.${fieldNames.get(variable)}`;
     // The uniform holds bools as u32 and f16 as f32 (wgsl-layout.ts); bf16 values are f32 in WGSL anyway.
-    const value = variable.type === "bool" ? `${field} != 0u` : variable.type === "f16" ? `f16(${field})` : field;
-    out.line(`let ${names.name(variable, variable.name)}: ${types[variable.type]} = ${value};`);
+    const value = variable.type === "bool" ? `${field} != 0u` : variable.type === "f16" ? `f16(${field})` : typeNames.fromUniform(variable.type, field);
+    out.line(`let ${names.name(variable, variable.name)}: ${typeNames.name(variable.type)} = ${value};`);
   }
   for (const array of kernel.locals) {
     const name = names.name(array, array.name);
     arrays.set(array, name);
     // Private arrays hold values: a bf16 as its f32, a narrow integer as its i32 or u32.
-    out.line(`var ${name}: array<${types[valueTypeOf(array.elementType)]}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
+    const element = typeof array.elementType === "string" ? types[valueTypeOf(array.elementType)] : typeNames.name(array.elementType);
+    out.line(`var ${name}: array<${element}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
   }
-  printStmts(kernel.body, { out, names, printer, arrays, locate, sizes: unit.sharedSizes });
+  printStmts(kernel.body, { out, names, printer, arrays, locate, types: typeNames, sizes: unit.sharedSizes });
   out.dedent();
   out.line("}");
   return { entryPoint: entry, workgroupSizeOverrides: overrides };
@@ -258,6 +285,17 @@ const floatToIntFunctions = [
   "}",
 ];
 
+/** The names of the intrinsics that bodies call, as WGSL spells them. */
+function calledFunctions(bodies: readonly (readonly Stmt[])[]): Set<string> {
+  const names = new Set<string>();
+  for (const body of bodies) {
+    walkStmts(body, (stmt) => {
+      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && names.add(wgslSpelling.intrinsics[e.name].f32 || wgslSpelling.intrinsics[e.name].int));
+    });
+  }
+  return names;
+}
+
 function convertsFloatToInt(body: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(body, (stmt) => {
@@ -276,7 +314,7 @@ function usedBuiltins(body: readonly Stmt[]): Set<BuiltinExpr["builtin"] | Subgr
   return used;
 }
 
-function literalText(type: Variable["type"], value: number): Printed {
+function literalText(type: ScalarType, value: number): Printed {
   switch (type) {
     case "bool":
       return { text: value ? "true" : "false", kind: "atom" };
@@ -312,10 +350,13 @@ function makePrinter(
   blockDim: (axis: "x" | "y" | "z") => string,
   /** Leaves printed through an identity function, so that WGSL does not evaluate them early (wgsl-constants.ts). */
   runtime: ReadonlySet<Expr>,
+  typeNames: WgslTypes,
   sizes: ReadonlyMap<ArrayRef, readonly number[]>,
   /** Packed arrays that the kernel stores into: their words are atomic. */
   stored: ReadonlySet<ArrayRef>,
 ): ExprPrinter {
+  // A vector or struct as the operand of `.x` or `.field`: an atom, or parenthesized.
+  const operand = (printed: Printed) => (printed.kind === "atom" ? printed.text : `(${printed.text})`);
   // The printer prints the indices of packed loads (the hooks below run while it prints).
   let printer: ExprPrinter | undefined;
   const opaque = (expr: Expr, printed: Printed): Printed => (runtime.has(expr) ? { text: `tsk_runtime_${expr.type}(${printed.text})`, kind: "atom" } : printed);
@@ -332,15 +373,25 @@ function makePrinter(
       return { text: `i32(${subgroupInputs[expr.builtin].name})`, kind: "atom" };
     },
     // f32 arrays that atomics touch hold their values' bits in atomic<u32>.
-    atomicLoad: (expr, element) => ({ text: bitsTo(expr.array.elementType, `atomicLoad(&${element})`), kind: "atom" }),
-    convert: (to, value, from) => ({ text: convertText(from, to, value.text), kind: "atom" }),
+    atomicLoad: (expr, element) => ({ text: bitsTo(expr.array.elementType as ElementScalar, `atomicLoad(&${element})`), kind: "atom" }),
+    // Float vectors convert to integer ones lane by lane (legalize writes that out), so only scalars meet the saturating functions.
+    convert: (to, value, from) => ({ text: typeof to === "string" && typeof from === "string" ? convertText(from, to, value.text) : `${typeNames.name(to)}(${value.text})`, kind: "atom" }),
     load: (expr, element) => {
       if (!isPacked(expr.array)) return { text: element, kind: "atom" };
+      const type = expr.array.elementType as ElementScalar;
       const index = `u32(${flatIndex(printer!, expr.array, expr.indices, sizes)})`;
-      const words = `${arrays.get(expr.array)}[${index} >> ${wordShift(expr.array.elementType)}u]`;
+      const words = `${arrays.get(expr.array)}[${index} >> ${wordShift(type)}u]`;
       const word = stored.has(expr.array) ? `atomicLoad(&${words})` : words;
-      return { text: `${unpackFunction(expr.array.elementType)}(${word}, ${index})`, kind: "atom" };
+      return { text: `${unpackFunction(type)}(${word}, ${index})`, kind: "atom" };
     },
+    construct: (expr, args) => ({ text: `${typeNames.name(expr.type)}(${args.map((arg) => arg.text).join(", ")})`, kind: "atom" }),
+    // WGSL's select takes scalars and vectors: a choice between structs is a function of wgsl-types.ts.
+    composite: (expr, print) =>
+      expr.kind === "select" && typeof expr.type === "object" && expr.type.kind === "struct"
+        ? { text: `${typeNames.selectFunction(expr.type)}(${print(expr.whenFalse).text}, ${print(expr.whenTrue).text}, ${print(expr.condition).text})`, kind: "atom" }
+        : undefined,
+    swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
+    field: (expr, value) => ({ text: `${operand(value)}.${typeNames.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
     // WGSL's select takes the false value first.
     select: (condition, whenTrue, whenFalse) => ({ text: `select(${whenFalse.text}, ${whenTrue.text}, ${condition.text})`, kind: "atom" }),
     array: (array) => {
@@ -393,6 +444,7 @@ function convertText(from: ScalarType, to: ScalarType, value: string): string {
 }
 
 interface StmtContext {
+  readonly types: WgslTypes;
   readonly out: Writer;
   readonly names: Namer;
   readonly printer: ExprPrinter;
@@ -419,16 +471,17 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
     case "declare": {
       const variable = stmt.variable;
       const name = names.name(variable, variable.name);
-      const init = stmt.init ? printer.print(stmt.init) : literalText(variable.type, 0).text;
-      return `${variable.mutable ? "var" : "let"} ${name}: ${types[variable.type]} = ${init}`;
+      // WGSL's zero value of a vector or struct is its constructor without arguments.
+      const init = stmt.init ? printer.print(stmt.init) : typeof variable.type === "string" ? literalText(variable.type, 0).text : `${context.types.name(variable.type)}()`;
+      return `${variable.mutable ? "var" : "let"} ${name}: ${context.types.name(variable.type)} = ${init}`;
     }
     case "assign":
-      return assignment(names.lookup(stmt.variable), stmt, printer);
+      return assignment(names.lookup(stmt.variable) + partPath(stmt.variable.type, stmt.path, context.types), stmt, printer);
     case "store": {
-      const target = printer.element(stmt.array, stmt.indices);
-      if (stmt.atomic) return `atomicStore(&${target}, ${toBits(stmt.array.elementType, printer.print(stmt.value))})`;
+      const target = printer.element(stmt.array, stmt.indices) + partPath(stmt.array.elementType, stmt.path, context.types);
+      if (stmt.atomic) return `atomicStore(&${target}, ${toBits(stmt.array.elementType as ElementScalar, printer.print(stmt.value))})`;
       // A private array of a narrow integer type keeps the stored value's low bits.
-      const wrap = stmt.array.space === "private" ? wrapNarrow(stmt.array.elementType, "$v") : undefined;
+      const wrap = stmt.array.space === "private" && typeof stmt.array.elementType === "string" ? wrapNarrow(stmt.array.elementType, "$v") : undefined;
       if (wrap) return `${target} = ${wrap.replace("$v", printer.print(storedValue(stmt)))}`;
       return assignment(target, stmt, printer);
     }
@@ -437,10 +490,26 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
   }
 }
 
+/** `.pos.x`: the fields and lane of a part of a value that an assignment writes (legalize left one lane per swizzle). */
+function partPath(type: Type | ElementType, path: readonly Access[] | undefined, types: WgslTypes): string {
+  let current = type;
+  let text = "";
+  for (const step of path ?? []) {
+    if (step.kind === "field") {
+      const struct = current as StructType;
+      text += `.${types.field(struct, step.field)}`;
+      current = struct.fields[step.field]!.type;
+    } else {
+      text += `.${swizzleName(step.lanes)}`;
+    }
+  }
+  return text;
+}
+
 /** The value a store writes: `value`, or for `a[i] op= value` the operation on the element's current value. */
 function storedValue(stmt: Stmt & { kind: "store" }): Expr {
   if (!stmt.op) return stmt.value;
-  const type = valueTypeOf(stmt.array.elementType);
+  const type = valueTypeOf(stmt.array.elementType as ElementScalar);
   const current: Expr = { kind: "load", type, array: stmt.array, indices: stmt.indices, span: stmt.span };
   return { kind: "binary", op: stmt.op, type, left: current, right: stmt.value, span: stmt.span };
 }
@@ -448,7 +517,7 @@ function storedValue(stmt: Stmt & { kind: "store" }): Expr {
 /** A store into a packed array: the compare-exchange loop of wgsl-packed.ts, as lines. */
 function packedStoreLines(stmt: Stmt & { kind: "store" }, context: StmtContext): string[] {
   const index = `u32(${flatIndex(context.printer, stmt.array, stmt.indices, context.sizes)})`;
-  return packedStore(stmt.array.elementType, context.arrays.get(stmt.array)!, index, context.printer.print(storedValue(stmt)), (hint) => context.names.name({}, hint));
+  return packedStore(stmt.array.elementType as ElementScalar, context.arrays.get(stmt.array)!, index, context.printer.print(storedValue(stmt)), (hint) => context.names.name({}, hint));
 }
 
 /**
@@ -464,15 +533,15 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
   switch (stmt.kind) {
     case "vectorLoad": {
       const temp = names.name({}, "vector");
-      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
+      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType as ElementScalar]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
       stmt.targets.forEach((variable, lane) => {
-        lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${temp}.${"xyzw"[lane]};`);
+        lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${temp}.${"xyzw"[lane]};`);
       });
       return lines;
     }
     case "vectorStore": {
       const values = stmt.values.map((value) => printer.print(value)).join(", ");
-      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${elementTypes[stmt.array.elementType]}>(${values});`];
+      return [`${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}] = vec4<${elementTypes[stmt.array.elementType as ElementScalar]}>(${values});`];
     }
     default:
       throw new Error(`internal: ${stmt.kind} reached the WGSL backend; legalize makes it a plain copy`);
@@ -485,7 +554,8 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
  */
 function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, context: StmtContext): string[] {
   const { names, printer } = context;
-  const type = stmt.array.elementType;
+  // Packed arrays are of scalars (wgsl-packed.ts, isPacked).
+  const type = stmt.array.elementType as ElementScalar;
   const k = elementsPerWord(type);
   const at = `${context.arrays.get(stmt.array)}[u32(${flatIndex(printer, stmt.array, stmt.indices, context.sizes)}) / ${4 * k}u]`;
   if (stmt.kind === "vectorLoad") {
@@ -493,7 +563,7 @@ function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
     const lines = [`let ${temp}: vec4<u32> = ${at};`];
     stmt.targets.forEach((variable, lane) => {
       const value = `${unpackFunction(type)}(${temp}.${"xyzw"[Math.floor(lane / k)]}, ${lane}u)`;
-      lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${value};`);
+      lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${value};`);
     });
     return lines;
   }
@@ -520,7 +590,7 @@ function toBits(type: ElementScalar, text: string): string {
 function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): void {
   const { out, names, printer } = context;
   const declare = (variable: Variable | undefined, text: string) =>
-    variable ? `${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type]} = ${text};` : `${text};`;
+    variable ? `${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${text};` : `${text};`;
   if (stmt.kind === "collective") {
     const args = stmt.args.map((arg) => printer.print(arg));
     // WGSL's ballot is a vec4<u32> of up to 128 lanes; tskernel's is the first 32 lanes' bits.
@@ -529,7 +599,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     return;
   }
   const element = printer.element(stmt.array, stmt.indices);
-  const type = stmt.array.elementType;
+  const type = stmt.array.elementType as ElementScalar;
   if (stmt.op === "load") {
     // WGSL asks that a value-returning call be used: a load whose value the kernel drops goes to `_`.
     out.line(stmt.result ? declare(stmt.result, bitsTo(type, `atomicLoad(&${element})`)) : `_ = atomicLoad(&${element});`);

@@ -21,7 +21,7 @@ export const catalogue = {
   TSK1005: { severity: "error", template: "unknown function '{0}'" },
   TSK1006: { severity: "error", template: "'{0}' is not a parameter, local variable or compile-time constant of this kernel" },
   TSK1007: { severity: "error", template: "'{0}' calls itself (through {1}); recursion is not supported on GPUs" },
-  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays (Float32Array, BFloat16Array, Uint8Array…, or their Readonly… forms), the scalars f32, i32, u32, bool, f16, bf16, f64, or Const<…>" },
+  TSK1008: { severity: "error", template: "parameter '{0}' has type {1}; kernel parameters are typed arrays (Float32Array, BFloat16Array, Uint8Array…, or their Readonly… forms), arrays of vectors or structs, the scalars f32, i32, u32, bool, f16, bf16, f64, vectors, structs, or Const<…>" },
   TSK1009: { severity: "error", template: "parameter '{0}' needs a type annotation" },
   TSK1010: { severity: "error", template: "{0} arrays must be declared with `const` at the top level of a kernel body" },
   TSK1011: { severity: "error", template: "{0} is a statement in kernels and cannot be used as a value" },
@@ -38,7 +38,7 @@ export const catalogue = {
   TSK1023: { severity: "error", template: "'{0}' must be declared before it is used" },
   TSK1024: { severity: "error", template: "variable '{0}' needs a type annotation or an initializer" },
   TSK1025: { severity: "error", template: "'{0}' is {1}; only its elements can be used" },
-  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32, bool, f16, bf16 or f64" },
+  TSK1026: { severity: "error", template: "variable '{0}' has type {1}; local variables are f32, i32, u32, bool, f16, bf16, f64, vectors or structs" },
   TSK1027: { severity: "error", template: "the default of compile-time constant '{0}' must be a number or true/false literal" },
   TSK1028: { severity: "error", template: "load4 gives four values, which must be declared at once: `const [x, y, z, w] = load4(…)`" },
   TSK1029: { severity: "error", template: "{0} copies from a global buffer into a shared array, but '{1}' is {2}" },
@@ -73,6 +73,19 @@ export const catalogue = {
   TSK1127: { severity: "error", template: "size '{0}' appears only in the shapes of outputs, so the inputs do not give it" },
   TSK1128: { severity: "error", template: "kernel '{0}' declares {1} but not {2}" },
   TSK1129: { severity: "error", template: "the backward kernel '{0}' of kernel '{1}' {2}" },
+  // Vectors and structs.
+  TSK1150: { severity: "error", template: "field '{0}' of struct '{1}' has type {2}; struct fields are f32, i32, u32, f16, vectors of them, or structs" },
+  TSK1151: { severity: "error", template: "struct '{0}' has no fields" },
+  TSK1152: { severity: "error", template: "struct '{0}' contains itself (through {1})" },
+  TSK1153: { severity: "error", template: "struct '{0}': {1}" },
+  TSK1154: { severity: "error", template: "{0} has no component '{1}': its components are {2}" },
+  TSK1155: { severity: "error", template: "struct '{0}' has no field '{1}'" },
+  TSK1156: { severity: "error", template: "cannot assign to '{0}': {1}" },
+  TSK1157: { severity: "error", template: "a value of struct '{0}' written as an object literal {1}" },
+  TSK1158: { severity: "error", template: "operator '{0}' is not defined for {1}: {2}" },
+  TSK1159: { severity: "error", template: "{0} has no memory layout, so it cannot be {1}" },
+  TSK1160: { severity: "error", template: "this object literal has no struct type: {0}" },
+  TSK1161: { severity: "error", template: "parameter '{0}' of kernel '{1}' is {2}, which a PyTorch operator cannot take yet" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -161,6 +174,15 @@ export const catalogue = {
 
 export type DiagnosticCode = keyof typeof catalogue;
 
-export function formatMessage(code: DiagnosticCode, args: readonly (string | number)[]): string {
-  return catalogue[code].template.replace(/\{(\d+)\}/g, (_, index: string) => String(args[Number(index)] ?? `{${index}}`));
+/**
+ * An argument of a message: text, a number, or a named thing (a vector or struct type, which messages call by
+ * its name as kernels write it; scalar types are already their names).
+ */
+export type MessageArg = string | number | { readonly name: string };
+
+export function formatMessage(code: DiagnosticCode, args: readonly MessageArg[]): string {
+  return catalogue[code].template.replace(/\{(\d+)\}/g, (_, index: string) => {
+    const arg = args[Number(index)];
+    return arg === undefined ? `{${index}}` : typeof arg === "object" ? arg.name : String(arg);
+  });
 }

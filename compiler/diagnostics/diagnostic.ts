@@ -4,7 +4,7 @@
  * everything else collects diagnostics in a list and goes on, so one run reports as much as it can.
  */
 
-import { catalogue, formatMessage, type DiagnosticCode, type Severity } from "./catalogue.ts";
+import { catalogue, formatMessage, type DiagnosticCode, type MessageArg, type Severity } from "./catalogue.ts";
 import type { Span } from "./span.ts";
 
 export interface RelatedSpan {
@@ -32,7 +32,7 @@ export interface DiagnosticExtras {
 export function makeDiagnostic(
   code: DiagnosticCode,
   span: Span | undefined,
-  args: readonly (string | number)[] = [],
+  args: readonly MessageArg[] = [],
   extras: DiagnosticExtras = {},
 ): Diagnostic {
   return {
@@ -66,7 +66,7 @@ export class AlreadyReported extends Error {
 export function fail(
   code: DiagnosticCode,
   span: Span | undefined,
-  args: readonly (string | number)[] = [],
+  args: readonly MessageArg[] = [],
   extras: DiagnosticExtras = {},
 ): never {
   throw new DiagnosticError(makeDiagnostic(code, span, args, extras));

@@ -7,8 +7,9 @@
 
 import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
 import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { ArrayRef, ConstValue, ElementScalar, Expr, HelperFunction, ScalarType, Span, Stmt, Variable } from "../ir/ir.ts";
+import type { ArrayRef, ConstValue, ElementScalar, ElementType, Expr, HelperFunction, ScalarType, Span, Stmt, Type, Variable } from "../ir/ir.ts";
 import { annotationTypes, bufferTypeNames, elementScalars, valueTypeOf } from "../ir/types.ts";
+import { resolveCompositeType } from "./composite-types.ts";
 import { originOf } from "./program.ts";
 
 export function spanOf(node: Node): Span {
@@ -52,8 +53,8 @@ export interface ModuleState {
    * so importing it back from them would make a circle.
    */
   readonly lower: {
-    readonly expected: (context: FunctionContext, node: Expression, type: ScalarType, mismatch: (found: Expr) => never) => Expr;
-    readonly expr: (context: FunctionContext, node: Expression, hint?: ScalarType) => Expr;
+    readonly expected: (context: FunctionContext, node: Expression, type: Type, mismatch: (found: Expr) => never) => Expr;
+    readonly expr: (context: FunctionContext, node: Expression, hint?: Type) => Expr;
     readonly indexedArray: (
       context: FunctionContext,
       node: Expression,
@@ -72,7 +73,7 @@ export interface FunctionContext {
   readonly kind: "kernel" | "helper";
   readonly name: string;
   /** For helpers: the declared return type. */
-  readonly returnType?: ScalarType;
+  readonly returnType?: Type;
   /** In a kernel with type parameters (`<T extends DType>`): the element type each stands for in this instance. */
   readonly typeArgs?: TypeArgs;
   /** Shared arrays of a kernel, in declaration order. */
@@ -134,8 +135,9 @@ export function withScope<T>(context: FunctionContext, body: () => T): T {
 // Type annotations
 
 export type ParamType =
-  | { readonly kind: "scalar"; readonly type: ScalarType }
-  | { readonly kind: "buffer"; readonly elementType: ElementScalar; readonly access: "read" | "read_write" }
+  /** A value: a scalar, or a vector or struct (composite-types.ts). */
+  | { readonly kind: "scalar"; readonly type: Type }
+  | { readonly kind: "buffer"; readonly elementType: ElementType; readonly access: "read" | "read_write" }
   | { readonly kind: "const"; readonly type: ScalarType };
 
 /**
@@ -145,6 +147,8 @@ export type ParamType =
  */
 export function resolveTypeNode(typeNode: TypeNode, typeArguments?: TypeArgs): ParamType | undefined {
   if (typeNode.getKind() === SyntaxKind.BooleanKeyword) return { kind: "scalar", type: "bool" };
+  const composite = resolveCompositeType(typeNode);
+  if (composite) return composite.kind === "value" ? { kind: "scalar", type: composite.type } : composite;
   if (!Node.isTypeReference(typeNode)) return undefined;
   const nameNode = typeNode.getTypeName();
   if (!Node.isIdentifier(nameNode)) return undefined;
@@ -162,7 +166,7 @@ export function resolveTypeNode(typeNode: TypeNode, typeArguments?: TypeArgs): P
     if (scalar && typeArgs.length === 0) return { kind: "scalar", type: scalar };
     if (origin.name === "Const" && typeArgs.length === 1) {
       const inner = resolveTypeNode(typeArgs[0]!, typeArguments);
-      return inner?.kind === "scalar" ? { kind: "const", type: inner.type } : undefined;
+      return inner?.kind === "scalar" && typeof inner.type === "string" ? { kind: "const", type: inner.type } : undefined;
     }
   }
   if (origin.kind === "global" && origin.name === "Readonly" && typeArgs.length === 1) {
@@ -196,8 +200,8 @@ export function elementTypeArgument(node: TypeNode, typeArgs: TypeArgs): Element
   return undefined;
 }
 
-/** A local's annotation: only the scalar types. */
-export function resolveScalarAnnotation(typeNode: TypeNode, what: string, typeArgs?: TypeArgs): ScalarType {
+/** A local's annotation: a scalar, vector or struct type. */
+export function resolveValueAnnotation(typeNode: TypeNode, what: string, typeArgs?: TypeArgs): Type {
   const resolved = resolveTypeNode(typeNode, typeArgs);
   if (resolved?.kind === "scalar") return resolved.type;
   return fail("TSK1026", spanOf(typeNode), [what, typeNode.getText()], {

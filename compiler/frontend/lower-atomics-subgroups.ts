@@ -9,7 +9,8 @@
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
-import { isNumeric, valueTypeOf, type AtomicOp, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { isComposite } from "../ir/vectors.ts";
+import { isNumeric, valueTypeOf, type ElementScalar, type AtomicOp, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 
 export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
@@ -109,7 +110,7 @@ export function lowerSpecialCall(context: FunctionContext, name: string, call: C
   if (Object.hasOwn(atomicFunctions, name)) {
     if (atomicFunctions[name] === "store") return fail("TSK1011", span, [`${name}()`]);
     const atomic = lowerAtomic(context, name, call);
-    return hoist(context, `${name}()`, valueTypeOf(atomic.array.elementType), "old", span, (result) => ({ ...atomic, result }));
+    return hoist(context, `${name}()`, valueTypeOf(atomic.array.elementType as ElementScalar), "old", span, (result) => ({ ...atomic, result }));
   }
   if (isSubgroupFunction(name)) {
     if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["subgroup operations are collective: every lane of the subgroup must call them from the kernel body"] });
@@ -146,14 +147,14 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
       notes: array.space === "global" ? ["declare the parameter as Int32Array, Uint32Array or Float32Array (not Readonly…) to update it"] : [],
     });
   }
-  if (!atomicElementTypes.has(array.elementType)) {
+  if (isComposite(array.elementType) || !atomicElementTypes.has(array.elementType)) {
     return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, array.elementType], { notes: ["atomics take arrays of i32, u32 and f32 elements"] });
   }
   if (array.elementType === "f32" && !floatAtomics.has(op)) {
     return fail("TSK2011", spanOf(call.getExpression()), [`${name}()`, "f32"], { notes: ["f32 arrays take atomicAdd, atomicExchange, atomicLoad and atomicStore; the other atomics need i32 or u32 elements"] });
   }
   const operand = (node: Expression, index: number) =>
-    context.module.lower.expected(context, node, valueTypeOf(array.elementType), (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
+    context.module.lower.expected(context, node, valueTypeOf(array.elementType as ElementScalar), (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
   const expected = op === "compareExchange" ? operand(args[2]!, 2) : undefined;
   if (op === "load") return { kind: "atomic", op, array, indices, span };
   const value = operand(args[count - 1]!, count - 1);
@@ -174,7 +175,7 @@ function lowerSubgroupArgs(context: FunctionContext, name: CollectiveOp, call: C
     value = context.module.lower.expected(context, valueNode, "bool", (found) => fail("TSK2008", spanOf(valueNode), [`${name}()`, "a bool", found.type]));
   } else {
     value = context.module.lower.expr(context, valueNode, hint && isNumeric(hint) ? hint : undefined);
-    if (!subgroupValueTypes.has(value.type)) return fail("TSK2008", spanOf(valueNode), [`${name}()`, "an f32, i32 or u32 value", value.type]);
+    if (isComposite(value.type) || !subgroupValueTypes.has(value.type)) return fail("TSK2008", spanOf(valueNode), [`${name}()`, "an f32, i32 or u32 value", value.type]);
   }
   const lowered = [value];
   if (signature.lane) {
@@ -183,7 +184,7 @@ function lowerSubgroupArgs(context: FunctionContext, name: CollectiveOp, call: C
     if (lane.type !== "i32" && lane.type !== "u32") return fail("TSK2008", spanOf(laneNode), [`the ${signature.lane} of ${name}()`, "an i32 or u32", lane.type]);
     lowered.push(lane.type === "u32" ? lane : { kind: "convert", type: "u32", value: lane, span: lane.span });
   }
-  return { args: lowered, type: signature.result ?? value.type };
+  return { args: lowered, type: signature.result ?? (value.type as ScalarType) };
 }
 
 /** `subgroupSize`, `subgroupInvocationId` and `warpgroupIdx`, read as values. */

@@ -19,14 +19,17 @@ import {
   type IntrinsicName,
   type ScalarType,
   type Span,
+  type Type,
   scalars,
-  valueTypeOf,
 } from "../ir/ir.ts";
 import { wrap } from "../ir/semantics.ts";
-import { conversionTypes, isFloat } from "../ir/types.ts";
+import { conversionTypes, isFloat, isStruct, typeName, valueTypeOf } from "../ir/types.ts";
+import { isComposite, laneCount, loadType } from "../ir/vectors.ts";
 import { elementTypeArgument, spanOf, withoutPending, type FunctionContext } from "./context.ts";
 import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroups.ts";
 import { lowerHelperCall } from "./lower-helper.ts";
+import { lowerMember, lowerStructLiteral, structLiteralWithoutType } from "./lower-struct.ts";
+import { isVectorFunction, lowerVectorCall } from "./lower-vector.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
 
@@ -126,7 +129,8 @@ const mathConstants: Readonly<Record<string, number>> = {
  * narrower or wider than f32 and another type it names the conversion of each side, which is what such a
  * kernel usually misses: `f32(h)` widens an f16 or bf16 exactly, `f16(x)` rounds.
  */
-export function mixedTypesNote(a: ScalarType, b: ScalarType): string {
+export function mixedTypesNote(a: Type, b: Type): string {
+  if (isComposite(a) || isComposite(b)) return "tskernel never converts implicitly: build the value of the type wanted";
   const involved = [a, b].filter((type) => type === "f16" || type === "bf16" || type === "f64");
   if (involved.length === 0) return "tskernel never converts implicitly: write f32(…), i32(…) or u32(…)";
   const [first, second] = [scalars[a].typescript.conversion, scalars[b].typescript.conversion];
@@ -197,10 +201,17 @@ export function makeLiteral(value: number, type: ScalarType, span: Span, spellin
   }
 }
 
-function lowerNumericLiteral(text: string, negate: boolean, hint: ScalarType | undefined, span: Span): Expr {
+/** The scalar a literal takes from a hint: the hint itself, or a vector's element (`add(v, 1)`). */
+function scalarHint(hint: Type | undefined): ScalarType | undefined {
+  if (hint === undefined || isStruct(hint)) return undefined;
+  return typeof hint === "string" ? hint : hint.element;
+}
+
+function lowerNumericLiteral(text: string, negate: boolean, typeHint: Type | undefined, span: Span): Expr {
   const clean = text.replace(/_/g, "");
   const value = (negate ? -1 : 1) * Number(clean);
   const floatForm = !/^0[xXoObB]/.test(clean) && /[.eE]/.test(clean);
+  const hint = scalarHint(typeHint);
   let type: ScalarType = hint ?? (floatForm ? "f32" : "i32");
   if (hint === undefined && type === "i32" && value > i32Max && value <= u32Max) type = "u32";
   return makeLiteral(value, type, span, negate ? `-${text}` : text);
@@ -209,7 +220,7 @@ function lowerNumericLiteral(text: string, negate: boolean, hint: ScalarType | u
 // ---------------------------------------------------------------------------------------------------------
 // Expressions
 
-export function lowerExpr(context: FunctionContext, node: Expression, hint?: ScalarType): Expr {
+export function lowerExpr(context: FunctionContext, node: Expression, hint?: Type): Expr {
   const span = spanOf(node);
   switch (node.getKind()) {
     case SyntaxKind.NumericLiteral:
@@ -234,10 +245,14 @@ export function lowerExpr(context: FunctionContext, node: Expression, hint?: Sca
       return lowerCall(context, node as import("ts-morph").CallExpression, hint);
     case SyntaxKind.ElementAccessExpression: {
       const { array, indices } = lowerElementAccess(context, node as import("ts-morph").ElementAccessExpression);
-      return { kind: "load", type: valueTypeOf(array.elementType), array, indices, span };
+      return { kind: "load", type: loadType(array.elementType), array, indices, span };
     }
     case SyntaxKind.PropertyAccessExpression:
       return lowerPropertyAccess(context, node as import("ts-morph").PropertyAccessExpression);
+    case SyntaxKind.ObjectLiteralExpression: {
+      const literal = node as import("ts-morph").ObjectLiteralExpression;
+      return hint !== undefined && isStruct(hint) ? lowerStructLiteral(context, literal, hint) : structLiteralWithoutType(literal, hint);
+    }
     default:
       return fail("TSK1001", span, [describeSyntax(node)]);
   }
@@ -247,7 +262,7 @@ export function lowerExpr(context: FunctionContext, node: Expression, hint?: Sca
 export function lowerExpected(
   context: FunctionContext,
   node: Expression,
-  type: ScalarType,
+  type: Type,
   mismatch: (found: Expr) => never,
 ): Expr {
   const expr = lowerExpr(context, node, type);
@@ -269,7 +284,7 @@ export function lowerCondition(context: FunctionContext, node: Expression, what:
 export function lowerOperands(
   context: FunctionContext,
   nodes: readonly Expression[],
-  hint: ScalarType | undefined,
+  hint: Type | undefined,
   operator: string,
   span: Span,
 ): Expr[] {
@@ -285,7 +300,7 @@ export function lowerOperands(
   return all;
 }
 
-function lowerIdentifier(context: FunctionContext, node: Identifier, hint: ScalarType | undefined): Expr {
+function lowerIdentifier(context: FunctionContext, node: Identifier, hint: Type | undefined): Expr {
   const span = spanOf(node);
   const name = node.getText();
   const binding = context.scope.lookup(name);
@@ -313,7 +328,7 @@ function lowerIdentifier(context: FunctionContext, node: Identifier, hint: Scala
 }
 
 /** A name not declared in the kernel: a module-level numeric constant, or an error that says what it is. */
-function lowerOuterName(node: Identifier, hint: ScalarType | undefined, span: Span): Expr {
+function lowerOuterName(node: Identifier, hint: Type | undefined, span: Span): Expr {
   const origin = originOf(node);
   if (origin.kind === "user") {
     const declaration = origin.declaration;
@@ -362,7 +377,7 @@ function isPlainNumber(node: Expression): boolean {
 }
 
 /** Evaluates a literal-like initializer of a module-level constant. */
-function foldLiteralLike(node: Expression, hint: ScalarType | undefined, span: Span): Expr | undefined {
+function foldLiteralLike(node: Expression, hint: Type | undefined, span: Span): Expr | undefined {
   if (Node.isTrueLiteral(node)) return { kind: "literal", type: "bool", value: 1, span };
   if (Node.isFalseLiteral(node)) return { kind: "literal", type: "bool", value: 0, span };
   // Only plain (possibly negated) numeric literals are taken; arithmetic between module constants would
@@ -374,7 +389,7 @@ function foldLiteralLike(node: Expression, hint: ScalarType | undefined, span: S
   return undefined;
 }
 
-function lowerPrefixUnary(context: FunctionContext, node: import("ts-morph").PrefixUnaryExpression, hint: ScalarType | undefined): Expr {
+function lowerPrefixUnary(context: FunctionContext, node: import("ts-morph").PrefixUnaryExpression, hint: Type | undefined): Expr {
   const span = spanOf(node);
   const operand = node.getOperand();
   switch (node.getOperatorToken()) {
@@ -382,7 +397,7 @@ function lowerPrefixUnary(context: FunctionContext, node: import("ts-morph").Pre
       if (Node.isNumericLiteral(operand)) return lowerNumericLiteral(operand.getText(), true, hint, span);
       const value = lowerExpr(context, operand, hint);
       if (!isFloat(value.type) && value.type !== "i32") {
-        return fail("TSK2005", span, ["unary -", value.type], { notes: value.type === "u32" ? ["negate a u32 with 0 - x, or convert it first"] : [] });
+        return fail("TSK2005", span, ["unary -", typeName(value.type)], { notes: value.type === "u32" ? ["negate a u32 with 0 - x, or convert it first"] : isComposite(value.type) ? ["negate a vector with neg(v)"] : [] });
       }
       return { kind: "unary", op: "neg", type: value.type, operand: value, span };
     }
@@ -405,7 +420,7 @@ function lowerPrefixUnary(context: FunctionContext, node: import("ts-morph").Pre
   }
 }
 
-function lowerBinaryExpression(context: FunctionContext, node: import("ts-morph").BinaryExpression, hint: ScalarType | undefined): Expr {
+function lowerBinaryExpression(context: FunctionContext, node: import("ts-morph").BinaryExpression, hint: Type | undefined): Expr {
   const span = spanOf(node);
   const token = node.getOperatorToken().getKind();
   if (assignmentTokens.has(token)) {
@@ -422,7 +437,7 @@ export function lowerBinary(
   op: BinaryOp | "ushr" | "pow",
   leftNode: Expression,
   rightNode: Expression,
-  hint: ScalarType | undefined,
+  hint: Type | undefined,
   span: Span,
   loweredLeft?: Expr,
 ): Expr {
@@ -457,6 +472,14 @@ export function lowerBinary(
     return fail("TSK2001", span, [spelling, left!.type, right!.type], { notes: [mixedTypesNote(left!.type, right!.type)] });
   }
   const type = left!.type;
+  // Vectors and structs are values, but JavaScript's operators would compare or combine references: the
+  // functions say what is meant (TypeScript already refuses arithmetic on them).
+  if (isComposite(type)) {
+    const how = isComposite(type) && laneCount(type) > 1
+      ? isComparison ? `compare lane by lane with ${({ eq: "eq", ne: "ne", lt: "lt", le: "le", gt: "gt", ge: "ge" } as Record<string, string>)[op]}(a, b), and reduce with all(…) or any(…)` : "use add, sub, mul, div"
+      : "compare or combine their fields";
+    return fail("TSK1158", span, [spelling, typeName(type), how]);
+  }
   if (op === "pow") {
     if (!isFloat(type)) return fail("TSK2005", span, [spelling, type]);
     return { kind: "intrinsic", name: "pow", type, args: [left!, right!], span };
@@ -475,7 +498,7 @@ export function lowerBinary(
   return { kind: "binary", op, type, left: left!, right: right!, span };
 }
 
-function lowerConditional(context: FunctionContext, node: import("ts-morph").ConditionalExpression, hint: ScalarType | undefined): Expr {
+function lowerConditional(context: FunctionContext, node: import("ts-morph").ConditionalExpression, hint: Type | undefined): Expr {
   const span = spanOf(node);
   const condition = lowerCondition(context, node.getCondition(), "the condition of '?:'");
   // Only one branch runs: nothing may be hoisted out of either.
@@ -486,7 +509,7 @@ function lowerConditional(context: FunctionContext, node: import("ts-morph").Con
 // ---------------------------------------------------------------------------------------------------------
 // Calls
 
-function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpression, hint: ScalarType | undefined): Expr {
+function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpression, hint: Type | undefined): Expr {
   const span = spanOf(node);
   const callee = node.getExpression();
   const args = node.getArguments() as Expression[];
@@ -528,7 +551,8 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       return { kind: "intrinsic", name: origin.name, type: toBits ? "u32" : "f32", args: lowered, span };
     }
     if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
-    const special = lowerSpecialCall(context, origin.name, node, hint);
+    if (isVectorFunction(origin.name)) return lowerVectorCall(context, origin.name, node, hint)!;
+    const special = lowerSpecialCall(context, origin.name, node, typeof hint === "string" ? hint : undefined);
     if (special) return special;
     if (origin.name === "load4" || origin.name === "load8" || origin.name === "load16") return fail("TSK1028", span, [], { notes: [`destructure it where it is declared: \`const [x, y, z, w] = load4(array, index)\`${origin.name === "load4" ? "" : ` (${origin.name}: one name per element)`}`] });
     if (["store4", "store8", "store16", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
@@ -560,6 +584,9 @@ function lowerConversion(context: FunctionContext, to: ScalarType, args: readonl
   // `f32(1)` is a literal of the target type, not a conversion at run time.
   const value = lowerExpr(context, arg, isLiteralLike(arg) ? to : undefined);
   if (value.type === to) return value;
+  if (isComposite(value.type)) {
+    return fail("TSK2008", spanOf(arg), [`${to}()`, "a scalar", typeName(value.type)], { notes: laneCount(value.type) > 1 ? [`a vector converts with its constructor: vec${laneCount(value.type)}${to.slice(0, 1)}(v)`] : [] });
+  }
   return { kind: "convert", type: to, value, span };
 }
 
@@ -567,7 +594,7 @@ function lowerMathCall(
   context: FunctionContext,
   name: string,
   args: readonly Expression[],
-  hint: ScalarType | undefined,
+  hint: Type | undefined,
   span: Span,
   calleeSpan: Span,
 ): Expr {
@@ -581,9 +608,11 @@ function lowerMathCall(
   }
   const arityOk = fn.variadic ? args.length >= fn.arity : args.length === fn.arity;
   if (!arityOk) fail("TSK2008", span, [`Math.${name}`, `${fn.arity}${fn.variadic ? " or more" : ""} argument(s)`, `${args.length}`]);
-  const lowered = fn.domain === "float" ? lowerFloatArguments(context, `Math.${name}`, args, hint) : lowerOperands(context, args, hint, `Math.${name}`, span);
+  const lowered = fn.domain === "float" ? lowerFloatArguments(context, `Math.${name}`, args, typeof hint === "string" ? hint : undefined) : lowerOperands(context, args, hint, `Math.${name}`, span);
   const type = lowered[0]!.type;
-  if (!isNumeric(type)) return fail("TSK2008", span, [`Math.${name}`, "numbers", type]);
+  if (!isNumeric(type)) {
+    return fail("TSK2008", span, [`Math.${name}`, "numbers", typeName(type)], { notes: isComposite(type) ? [`Math.${name} takes scalars: for vectors, ${name}(…) from "tskernel" works lane by lane`] : [] });
+  }
   let result: Expr = { kind: "intrinsic", name: fn.intrinsic, type, args: lowered.slice(0, fn.arity), span };
   for (const extra of lowered.slice(fn.arity)) {
     result = { kind: "intrinsic", name: fn.intrinsic, type, args: [result, extra], span };
@@ -607,7 +636,10 @@ function lowerFloatArguments(context: FunctionContext, what: string, args: reado
   }
   return args.map((arg, index) => {
     const value = lowered.get(index) ?? lowerExpr(context, arg, type);
-    return value.type === type ? value : fail("TSK2008", spanOf(arg), [`argument ${index + 1} of ${what}`, type, value.type]);
+    if (value.type === type) return value;
+    return fail("TSK2008", spanOf(arg), [`argument ${index + 1} of ${what}`, type, value.type], {
+      notes: isComposite(value.type) && what.startsWith("Math.") ? [`${what} takes scalars: for vectors, ${what.slice(5)}(…) from "tskernel" works lane by lane`] : [],
+    });
   });
 }
 
@@ -659,13 +691,16 @@ export function lowerIndexedArray(
  * is the 2-D shared `tile` with [r, c]. `what` names the operation for messages.
  */
 export function lowerVectorOperand(context: FunctionContext, arrayNode: Expression, indexNode: Expression, what: string): { array: ArrayRef; indices: Expr[] } {
-  return lowerIndexedArray(
+  const operand = lowerIndexedArray(
     context,
     arrayNode,
     indexNode,
     (name) => fail("TSK2008", spanOf(arrayNode), [what, "an array as its first argument", `'${name}'`]),
     (array, rank) => (rank === 2 ? [`a vector access to a 2-D array takes a row: ${what}(${array.name}[row], column)`] : []),
   );
+  // load4 and its siblings move four scalar elements; an element that is a vector or struct moves whole by itself.
+  if (isComposite(operand.array.elementType)) return fail("TSK2011", spanOf(arrayNode), [what, operand.array.elementType], { notes: [`read or write the element itself: ${operand.array.name}[i]`] });
+  return operand;
 }
 
 export function lowerElementAccess(context: FunctionContext, node: import("ts-morph").ElementAccessExpression): { array: ArrayRef; indices: Expr[] } {
@@ -696,6 +731,13 @@ function lowerPropertyAccess(context: FunctionContext, node: import("ts-morph").
   }
   if (Node.isIdentifier(object) && context.scope.lookup(object.getText())?.kind === "array" && property === "length") {
     return fail("TSK1001", span, ["'.length' of an array"], { notes: ["pass the size as a scalar parameter"] });
+  }
+  // A member of a value: a struct's field, a vector's lanes (`p.pos`, `v.xy`, `particles[i].mass`).
+  const isValue = !Node.isIdentifier(object) || ["variable", "poisoned"].includes(context.scope.lookup(object.getText())?.kind ?? "");
+  if (isValue) {
+    const value = lowerExpr(context, object);
+    const member = lowerMember(value, property, spanOf(node.getNameNode()), span);
+    if (member) return member;
   }
   return fail("TSK1001", span, [`the property access '${node.getText()}'`]);
 }

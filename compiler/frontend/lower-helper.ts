@@ -1,6 +1,6 @@
 /**
  * Helper functions: plain `function` declarations in the user's files, called from kernels or from other
- * helpers. They take and return scalars, have no side effects and may not recurse (GPUs have no call stack
+ * helpers. They take and return values (scalars, vectors, structs), have no side effects and may not recurse (GPUs have no call stack
  * to speak of). Each is lowered once per module, the first time a kernel calls it, and is emitted as a
  * function of its own on every target.
  */
@@ -47,7 +47,7 @@ function helperFor(context: FunctionContext, declaration: FunctionDeclaration, c
   const returnTypeNode = declaration.getReturnTypeNode();
   const returnType = returnTypeNode ? resolveTypeNode(returnTypeNode) : undefined;
   if (returnType?.kind !== "scalar") {
-    fail("TSK1017", returnTypeNode ? spanOf(returnTypeNode) : helperSpan, [name, "it needs a return type annotation: f32, i32, u32 or bool"]);
+    fail("TSK1017", returnTypeNode ? spanOf(returnTypeNode) : helperSpan, [name, "it needs a return type annotation: f32, i32, u32, bool, a vector or a struct"]);
   }
   const scope = new Scope();
   const params: Variable[] = declaration.getParameters().map((param) => {
@@ -55,7 +55,7 @@ function helperFor(context: FunctionContext, declaration: FunctionDeclaration, c
     const resolved = typeNode ? resolveTypeNode(typeNode) : undefined;
     if (!Node.isIdentifier(param.getNameNode())) fail("TSK1001", spanOf(param), ["destructuring"]);
     if (resolved?.kind !== "scalar") {
-      return fail("TSK1017", spanOf(param), [name, `parameter '${param.getName()}' must be f32, i32, u32 or bool (array parameters are not supported yet)`]);
+      return fail("TSK1017", spanOf(param), [name, `parameter '${param.getName()}' must be f32, i32, u32, bool, a vector or a struct (array parameters are not supported yet)`]);
     }
     if (param.hasInitializer() || param.isOptional() || param.isRestParameter()) {
       fail("TSK1017", spanOf(param), [name, "optional, default and rest parameters are not supported"]);

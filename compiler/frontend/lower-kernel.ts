@@ -7,7 +7,7 @@
 
 import { Node, SyntaxKind, type Expression, type ParameterDeclaration, type SourceFile } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { BlockDimSpec, BlockShapeExpr, ConstValue, Kernel, KernelParam, Module, ScalarType, Span } from "../ir/ir.ts";
+import { isVector, type BlockDimSpec, type BlockShapeExpr, type ConstValue, type Kernel, type KernelParam, type Module, type ScalarType, type Span } from "../ir/ir.ts";
 import { resolveTypeNode, Scope, spanOf, type FunctionContext, type ModuleState, type TypeArgs } from "./context.ts";
 import { elementScalars, type ElementScalar } from "../ir/types.ts";
 import { isLiteralLike, lowerExpected, lowerExpr, lowerIndexedArray, makeLiteral } from "./lower-expr.ts";
@@ -166,6 +166,8 @@ function lowerParam(param: ParameterDeclaration, scope: Scope, typeArgs?: TypeAr
     }
     case "scalar": {
       if (init) fail("TSK1001", spanOf(init), ["a default value for a run-time parameter"], { notes: ["only Const<…> parameters take defaults"] });
+      // A vector or struct parameter is passed in memory (a uniform buffer, the kernel's parameter space).
+      if (isVector(type.type) && type.type.element === "bool") fail("TSK1159", spanOf(typeNode), [type.type, "a kernel parameter"], { notes: ["pass a vector of u32 (0 or 1), and compare it: ne(v, 0)"] });
       const variable = { kind: "variable", name, type: type.type, mutable: false, span: spanOf(nameNode) } as const;
       scope.declare(name, { kind: "variable", variable, why: "kernel parameters are read-only; copy it into a `let`" });
       return { kind: "scalar", variable };

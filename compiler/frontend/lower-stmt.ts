@@ -8,9 +8,12 @@
 
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { allocatorTypes, scalars, takesVectorAccess, vectorElementTypes } from "../ir/types.ts";
-import { isInteger, valueTypeOf, type ArrayRef, type BinaryOp, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
-import { collectPending, resolveScalarAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
+import { isInteger, type Access, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
+import { allocatorTypes, isStruct, scalars, takesVectorAccess, vectorElementTypes, vectorTypes } from "../ir/types.ts";
+import { isComposite, laneCount, loadType, readPart } from "../ir/vectors.ts";
+import { collectPending, resolveTypeNode, resolveValueAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
+import { fieldIndex } from "./lower-struct.ts";
+import { lowerSwizzle } from "./lower-vector.ts";
 import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
 import {
   compoundAssignments,
@@ -165,7 +168,7 @@ function lowerDeclarationOrFail(
   }
 
   const typeNode = declaration.getTypeNode();
-  const declared = typeNode ? resolveScalarAnnotation(typeNode, name, context.typeArgs) : undefined;
+  const declared = typeNode ? resolveValueAnnotation(typeNode, name, context.typeArgs) : undefined;
   if (!init && !declared) return fail("TSK1024", span, [name]);
   const value = init
     ? declared
@@ -216,7 +219,7 @@ function lowerVectorLoad(
   checkVectorElement(callee, lanes, array, args[0]!);
   const targets = names.map((name, lane): Variable => {
     const element = pattern.getElements()[lane]!;
-    return { kind: "variable", name: name!, type: valueTypeOf(array.elementType), mutable: !isConst, span: spanOf(element) };
+    return { kind: "variable", name: name!, type: loadType(array.elementType), mutable: !isConst, span: spanOf(element) };
   });
   for (const variable of targets) context.scope.declare(variable.name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
   return [{ kind: "vectorLoad", targets, array, indices, span: spanOf(declaration) }];
@@ -243,7 +246,7 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
         });
       }
       const values = args.slice(2).map((arg) =>
-        lowerExpected(context, arg, valueTypeOf(array.elementType), (found) => fail("TSK2002", spanOf(arg), [found.type, `an element of '${array.name}'`, valueTypeOf(array.elementType)])),
+        lowerExpected(context, arg, loadType(array.elementType), (found) => fail("TSK2002", spanOf(arg), [found.type, `an element of '${array.name}'`, loadType(array.elementType)])),
       );
       return [{ kind: "vectorStore", array, indices, values, span }];
     }
@@ -251,7 +254,7 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
       expectCount(4, "4 arguments (a shared array, its index, a global buffer, its index)");
       const target = lowerVectorOperand(context, args[0]!, args[1]!, "copyAsync4");
       const source = lowerVectorOperand(context, args[2]!, args[3]!, "copyAsync4");
-      if (!vectorElementTypes.has(target.array.elementType)) {
+      if (isComposite(target.array.elementType) || !vectorElementTypes.has(target.array.elementType)) {
         fail("TSK2011", spanOf(args[0]!), ["copyAsync4()", target.array.elementType], { notes: ["copyAsync4() copies four elements of 32 bits: f32, i32 or u32"] });
       }
       const describe = (space: string) => (space === "private" ? "a private array" : space === "shared" ? "a shared array" : "a global buffer");
@@ -280,10 +283,12 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
 
 /** Each vector access takes the element sizes of ir/types.ts's vectorAccessBytes: others are TSK2011. */
 function checkVectorElement(what: string, lanes: 4 | 8 | 16, array: ArrayRef, node: Expression): void {
-  if (takesVectorAccess(lanes, array.elementType)) return;
-  const fits = ([4, 8, 16] as const).filter((n) => takesVectorAccess(n, array.elementType)).map((n) => `${what.replace(/\d+$/, "")}${n}`);
-  fail("TSK2011", spanOf(node), [`${what}()`, array.elementType], {
-    notes: [fits.length > 0 ? `${array.elementType} arrays take ${fits.join(" and ")}: 16 bytes are ${16 / Math.max(1, scalars[array.elementType].bytes)} elements` : `${array.elementType} arrays have no vector accesses`],
+  const element = array.elementType;
+  // lowerVectorOperand refused vector and struct elements already.
+  if (isComposite(element) || takesVectorAccess(lanes, element)) return;
+  const fits = ([4, 8, 16] as const).filter((n) => takesVectorAccess(n, element)).map((n) => `${what.replace(/\d+$/, "")}${n}`);
+  fail("TSK2011", spanOf(node), [`${what}()`, element], {
+    notes: [fits.length > 0 ? `${element} arrays take ${fits.join(" and ")}: 16 bytes are ${16 / Math.max(1, scalars[element].bytes)} elements` : `${element} arrays have no vector accesses`],
   });
 }
 
@@ -306,17 +311,13 @@ function lowerSharedAllocation(
   allocation: "shared" | "local",
 ): ArrayRef {
   const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
-  const method = callee.getName();
-  if (allocation === "shared" && method === "barriers") return lowerBarrierAllocation(context, name, call, span);
-  const elementType = allocatorTypes.get(method);
-  if (!elementType) {
-    const methods = [...allocatorTypes.keys()].map((m) => `${allocation}.${m}`);
-    return fail("TSK1001", spanOf(callee), [`${allocation}.${method}`], { notes: [`${allocation} arrays are ${methods.slice(0, -1).join(", ")} or ${methods[methods.length - 1]}`] });
-  }
+  const allocator = callee.getName();
+  if (allocation === "shared" && allocator === "barriers") return lowerBarrierAllocation(context, name, call, span);
+  const elementType = allocatedElement(context, allocation, callee, call);
   const args = call.getArguments() as Expression[];
   const maxDims = allocation === "shared" ? 2 : 1;
   if (args.length < 1 || args.length > maxDims) {
-    return fail("TSK2008", spanOf(call), [`${allocation}.${method}`, maxDims === 2 ? "1 or 2 sizes" : "1 size", `${args.length}`]);
+    return fail("TSK2008", spanOf(call), [`${allocation}.${allocator}`, maxDims === 2 ? "1 or 2 sizes" : "1 size", `${args.length}`]);
   }
   // Sizes stay expressions here; the validator requires them to be constant once specialized (TSK3003).
   const dims = args.map((arg) => {
@@ -325,6 +326,32 @@ function lowerSharedAllocation(
     return dim;
   });
   return { kind: "array", name, elementType, space: allocation === "shared" ? "shared" : "private", access: "read_write", dims, span };
+}
+
+/**
+ * The element type of `shared.f32(…)`, `shared.vec3f(…)` or `shared.array<Particle>(…)` (and `local.…`): a
+ * scalar's or a vector's allocator, or the type argument of `array` (any type with a memory layout).
+ */
+function allocatedElement(context: FunctionContext, allocation: "shared" | "local", callee: import("ts-morph").PropertyAccessExpression, call: import("ts-morph").CallExpression): ElementType {
+  const allocator = callee.getName();
+  const scalar = allocatorTypes.get(allocator);
+  if (scalar) return scalar;
+  const vector = vectorTypes.get(allocator);
+  if (vector && vector.element !== "bool") return vector;
+  const typeArgs = call.getTypeArguments();
+  if (allocator === "array" && typeArgs.length === 1) {
+    const resolved = resolveTypeNode(typeArgs[0]!, context.typeArgs);
+    if (resolved?.kind === "scalar" && hasLayout(resolved.type)) return resolved.type as ElementType;
+    return fail("TSK1159", spanOf(typeArgs[0]!), [typeArgs[0]!.getText(), `the element of ${allocation === "shared" ? "a shared" : "a private"} array`]);
+  }
+  return fail("TSK1001", spanOf(callee), [`${allocation}.${allocator}`], {
+    notes: [`${allocation} arrays are ${[...allocatorTypes.keys()].map((m) => `${allocation}.${m}`).join(", ")}, ${allocation}.vec4f and the other vectors of numbers, or ${allocation}.array<T>(…) of a struct T`],
+  });
+}
+
+/** Whether values of a type can lie in memory: every type but bool and the bool vectors. */
+function hasLayout(type: import("../ir/ir.ts").Type): boolean {
+  return laneCount(type) === 0 || (typeof type === "string" ? type !== "bool" : type.kind === "vector" && type.element !== "bool");
 }
 
 /** `shared.barriers(count)`: a shared u32 array of `count` mbarriers, marked as such (ir.ts, `ArrayRef.barriers`). */
@@ -390,10 +417,13 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
   return fail("TSK1001", span, ["an expression statement that does nothing"]);
 }
 
-/** The place an assignment writes: a mutable local or an element of a writable array. */
+/**
+ * The place an assignment writes: a mutable local or an element of a writable array, or with `path` a part
+ * of either (`v.x`, `p.pos.xy`, `particles[i].mass`); `read` reads the place.
+ */
 type Target =
-  | { readonly kind: "variable"; readonly variable: Variable; readonly read: Expr }
-  | { readonly kind: "element"; readonly array: ArrayRef; readonly indices: Expr[]; readonly read: Expr };
+  | { readonly kind: "variable"; readonly variable: Variable; readonly path: readonly Access[]; readonly read: Expr }
+  | { readonly kind: "element"; readonly array: ArrayRef; readonly indices: Expr[]; readonly path: readonly Access[]; readonly read: Expr };
 
 function lowerTarget(context: FunctionContext, node: Expression): Target {
   const span = spanOf(node);
@@ -404,7 +434,7 @@ function lowerTarget(context: FunctionContext, node: Expression): Target {
     if (binding?.kind === "poisoned") throw new AlreadyReported();
     if (binding?.kind === "variable") {
       if (!binding.variable.mutable) return fail("TSK1014", span, [name, binding.why ?? "it is read-only"]);
-      return { kind: "variable", variable: binding.variable, read: { kind: "variable", type: binding.variable.type, variable: binding.variable, span } };
+      return { kind: "variable", variable: binding.variable, path: [], read: { kind: "variable", type: binding.variable.type, variable: binding.variable, span } };
     }
     if (binding?.kind === "const") return fail("TSK1014", span, [name, "it is a compile-time constant"]);
     if (binding?.kind === "array") return fail("TSK1014", span, [name, "arrays are assigned element by element"]);
@@ -417,9 +447,42 @@ function lowerTarget(context: FunctionContext, node: Expression): Target {
         notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
       });
     }
-    return { kind: "element", array, indices, read: { kind: "load", type: valueTypeOf(array.elementType), array, indices, span } };
+    return { kind: "element", array, indices, path: [], read: { kind: "load", type: loadType(array.elementType), array, indices, span } };
   }
+  if (Node.isPropertyAccessExpression(node) && isPlace(context, node.getExpression())) return lowerPartTarget(context, node);
   return fail("TSK1001", span, [`assigning to ${describeSyntax(node)}`]);
+}
+
+/** Whether a node names a place a part of which may be assigned: a local, an array element, or a part of one. */
+function isPlace(context: FunctionContext, node: Expression): boolean {
+  if (Node.isParenthesizedExpression(node)) return isPlace(context, node.getExpression());
+  if (Node.isIdentifier(node)) return ["variable", "poisoned"].includes(context.scope.lookup(node.getText())?.kind ?? "");
+  return Node.isElementAccessExpression(node) || (Node.isPropertyAccessExpression(node) && isPlace(context, node.getExpression()));
+}
+
+/**
+ * `base.name` as a place: a field of a struct, or lanes of a vector, which must be distinct (`v.xy = …`, not
+ * `v.xx = …`). A swizzle of a swizzle is one step, its lanes composed.
+ */
+function lowerPartTarget(context: FunctionContext, node: import("ts-morph").PropertyAccessExpression): Target {
+  const span = spanOf(node);
+  const base = lowerTarget(context, node.getExpression());
+  const name = node.getName();
+  const nameSpan = spanOf(node.getNameNode());
+  const type = base.read.type;
+  let path: Access[];
+  if (isStruct(type)) {
+    path = [...base.path, { kind: "field", field: fieldIndex(type, name, nameSpan) }];
+  } else if (laneCount(type) > 1) {
+    const lanes = (lowerSwizzle(base.read, name, nameSpan, span) as Expr & { kind: "swizzle" }).lanes;
+    if (new Set(lanes).size !== lanes.length) return fail("TSK1156", nameSpan, [node.getText(), "the lanes of an assigned swizzle must be distinct"]);
+    const last = base.path[base.path.length - 1];
+    path = last?.kind === "swizzle" ? [...base.path.slice(0, -1), { kind: "swizzle", lanes: lanes.map((lane) => last.lanes[lane]!) }] : [...base.path, { kind: "swizzle", lanes }];
+  } else {
+    return fail("TSK1001", span, [`assigning to ${describeSyntax(node)}`]);
+  }
+  const whole = base.kind === "variable" ? { kind: "variable" as const, type: base.variable.type, variable: base.variable, span } : { kind: "load" as const, type: loadType(base.array.elementType), array: base.array, indices: base.indices, span };
+  return { ...base, path, read: readPart(whole, path, span) };
 }
 
 function lowerAssignment(
@@ -451,14 +514,16 @@ function lowerAssignment(
 
 function lowerIncrement(context: FunctionContext, operand: Expression, op: "add" | "sub", span: import("../ir/ir.ts").Span): Stmt {
   const target = lowerTarget(context, operand);
-  if (target.read.type === "bool") return fail("TSK2005", span, [op === "add" ? "++" : "--", "bool"]);
-  return makeAssign(target, op, makeLiteral(1, target.read.type, span, "1"), span);
+  const type = target.read.type;
+  if (type === "bool" || isComposite(type)) return fail("TSK2005", span, [op === "add" ? "++" : "--", type]);
+  return makeAssign(target, op, makeLiteral(1, type, span, "1"), span);
 }
 
 function makeAssign(target: Target, op: BinaryOp | undefined, value: Expr, span: import("../ir/ir.ts").Span): Stmt {
+  const path = target.path.length > 0 ? { path: target.path } : {};
   return target.kind === "variable"
-    ? { kind: "assign", variable: target.variable, op, value, span }
-    : { kind: "store", array: target.array, indices: target.indices, op, value, span };
+    ? { kind: "assign", variable: target.variable, ...path, op, value, span }
+    : { kind: "store", array: target.array, indices: target.indices, ...path, op, value, span };
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -88,7 +88,8 @@ export function originOf(identifier: Identifier): NameOrigin {
   const declarations = target.getDeclarations();
   if (declarations.length === 0) return { kind: "unknown" };
   const file = declarations[0]!.getSourceFile();
-  if (path.resolve(file.getFilePath()) === languageFile()) return { kind: "tskernel", name: target.getName() };
+  // index.ts and the files it re-exports (vectors.ts) sit in one folder.
+  if (path.dirname(path.resolve(file.getFilePath())) === path.dirname(languageFile())) return { kind: "tskernel", name: target.getName() };
   if (file.isFromExternalLibrary() || file.isDeclarationFile()) return { kind: "global", name: target.getName() };
   return { kind: "user", declaration: declarations[0]! };
 }

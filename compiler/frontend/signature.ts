@@ -12,6 +12,7 @@ import { Node, type Expression } from "ts-morph";
 import { fail, makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { Kernel, KernelParam, Span } from "../ir/ir.ts";
 import type { ManifestDim, ManifestFormula, ManifestSignature, ManifestTensor } from "../lang/manifest.ts";
+import { typeName } from "../ir/types.ts";
 import { spanOf } from "./context.ts";
 
 /** The option nodes as written; each is optional. */
@@ -140,7 +141,7 @@ function kindsOf(params: readonly KernelParam[]): ParamKinds {
   const kinds: ParamKinds = { buffers: new Map(), scalars: new Map(), consts: new Map() };
   for (const param of params) {
     if (param.kind === "buffer") kinds.buffers.set(param.array.name, param.array.access);
-    else if (param.kind === "scalar") kinds.scalars.set(param.variable.name, param.variable.type);
+    else if (param.kind === "scalar") kinds.scalars.set(param.variable.name, typeName(param.variable.type));
     else kinds.consts.set(param.name, param.type);
   }
   return kinds;
@@ -237,6 +238,16 @@ export function readSignature(
   if (!nodes.grid) return fail("TSK1128", spanOf(nodes.tensors), [kernelName, "tensors", "grid"], { notes: ['give the grid as formulas of the sizes: grid: ["cdiv(n, 256)"]'] });
   if (!hasFixedBlock) return fail("TSK1128", spanOf(nodes.tensors), [kernelName, "tensors", "a fixed block"], { notes: ["a declared launch uses the kernel's block option: write block: [256] or block: [\"THREADS\"]"] });
   const kinds = kindsOf(params);
+  // The Python runtime's tensors and scalars are of the scalar types: a vector or struct has no dtype there yet.
+  for (const param of params) {
+    const type = param.kind === "buffer" ? param.array.elementType : param.kind === "scalar" ? param.variable.type : undefined;
+    if (type !== undefined && typeof type === "object") {
+      const [name, what] = param.kind === "buffer" ? [param.array.name, `a buffer of ${type.name}`] : [(param as { variable: { name: string } }).variable.name, `a ${type.name}`];
+      fail("TSK1161", spanOf(nodes.tensors), [name, kernelName, what], {
+        notes: ["declare the launch of kernels whose parameters are f32, i32, u32 and bool buffers and scalars; pass a struct's fields as buffers of their own"],
+      });
+    }
+  }
 
   if (!Node.isObjectLiteralExpression(nodes.tensors)) return fail("TSK1004", spanOf(nodes.tensors), ['tensors is an object literal of shapes: { out: "output [...n]", input: "[...n]" }']);
   const byName = new Map<string, ManifestTensor>();

@@ -4,16 +4,21 @@
  * A `Module` is what one source file compiles to: its kernels and the helper functions they call. A kernel
  * body is a tree of statements over pure expressions:
  *
- * - Expressions (`Expr`) have no side effects. Every expression carries its scalar type, decided by the
- *   frontend (literals already took the type their context needs, and no implicit conversions remain:
- *   a `convert` node stands wherever a value changes type). Array reads (`load`) are expressions.
+ * - Expressions (`Expr`) have no side effects. Every expression carries its type (types.ts: a scalar, a
+ *   vector or a struct), decided by the frontend (literals already took the type their context needs, and
+ *   no implicit conversions remain: a `convert` node stands wherever a value changes type). Array reads
+ *   (`load`) are expressions. Vectors and structs are values: `construct` builds one, `swizzle` and `field`
+ *   read parts of one, and the operators and intrinsics of vectors work lane by lane on operands of one
+ *   type (the frontend turns a scalar operand into a broadcast `construct`).
  * - Statements (`Stmt`) hold every side effect: declarations and assignments of locals, stores to global or
  *   shared arrays, atomics, barriers, control flow. `++`, `--` and compound assignment are statements, never
  *   values. An atomic whose old value the kernel uses, and a *collective* (an operation that every thread of
  *   a group takes part in at once, such as `subgroupAdd`), declare a local that holds the result: the
  *   frontend moves such calls out of the expressions they were written in, into statements before them.
  * - Locals are `Variable` objects shared by identity between their declaration and every use; names are
- *   only hints for the backends' namers. Kernel parameters are variables too (scalars) or `ArrayRef`s.
+ *   only hints for the backends' namers. Kernel parameters are variables too (scalars, vectors, structs:
+ *   values passed by value) or `ArrayRef`s. An assignment or a store may write a part of a vector or struct
+ *   (`path`: `v.x = …`, `p[i].pos = …`) without touching the rest.
  * - Compile-time constants appear as `constRef` expressions until the specialization pass replaces each with
  *   a literal; the validator rejects a module in which any remain.
  *
@@ -34,14 +39,21 @@ export {
   isInteger,
   isNarrowInt,
   isNumeric,
+  isScalar,
+  isStruct,
+  isVector,
   scalars,
   scalarTypes,
   type ElementScalar,
+  type ElementType,
   type NarrowIntType,
   type ScalarType,
+  type StructType,
+  type Type,
+  type VectorType,
   valueTypeOf,
 } from "./types.ts";
-import type { ElementScalar, ScalarType } from "./types.ts";
+import type { ElementScalar, ElementType, ScalarType, StructType, Type, VectorType } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Storage
@@ -53,8 +65,11 @@ export type AddressSpace = "global" | "shared" | "private";
 export interface ArrayRef {
   readonly kind: "array";
   readonly name: string;
-  /** Narrow integers (i8, u8, i16, u16) load as i32/u32 and store truncated (types.ts). */
-  readonly elementType: ElementScalar;
+  /**
+   * Narrow integers (i8, u8, i16, u16) load as i32/u32 and store truncated (types.ts). Vectors and structs lie
+   * in memory as types.ts lays them out (WGSL's storage layout), on every target.
+   */
+  readonly elementType: ElementType;
   readonly space: AddressSpace;
   /** Global buffers are `read` (ReadonlyFloat32Array and friends) or `read_write`; shared arrays are `read_write`. */
   readonly access: "read" | "read_write";
@@ -72,6 +87,13 @@ export interface ArrayRef {
    * passes that size shared memory; each backend lays it out itself.
    */
   readonly barriers?: true;
+  /**
+   * Set where the CPU's scalarization (passes/scalarize-vectors.ts) reads a buffer of vectors or structs
+   * through typed views: this array is the view of its element type over the bytes of the buffer parameter
+   * `viewOf`, indexed in units of its element (element i of the buffer, field at byte offset o, is at
+   * (i · stride + o) / size).
+   */
+  readonly viewOf?: ArrayRef;
   readonly span: Span;
 }
 
@@ -100,11 +122,11 @@ export interface FragmentRef {
   readonly index: Expr;
 }
 
-/** A scalar local or scalar parameter. */
+/** A local or a run-time value parameter: a scalar, a vector or a struct. */
 export interface Variable {
   readonly kind: "variable";
   readonly name: string;
-  readonly type: ScalarType;
+  readonly type: Type;
   /** `const` locals and parameters are immutable. */
   readonly mutable: boolean;
   readonly span: Span;
@@ -133,15 +155,21 @@ export type IntrinsicName =
   // The same 32 bits as another type: f32 → u32 (bitcastU32) and u32 → f32 (bitcastF32).
   | "bitcastU32" | "bitcastF32"
   // Not a user function: legalize writes it where a matrix load rounds an f32 to tf32 (cvt.rna.tf32.f32).
-  | "roundTf32";
+  | "roundTf32"
+  // WGSL's functions, on scalars and vectors alike (ir/vector-functions.ts defines each lane by lane).
+  | "clamp" | "mix" | "fract" | "step" | "smoothstep" | "inverseSqrt" | "saturate"
+  // Vectors only: geometry, and the reductions of bool vectors.
+  | "dot" | "cross" | "length" | "distance" | "normalize" | "reflect" | "faceForward" | "all" | "any";
 
 interface ExprBase {
-  readonly type: ScalarType;
+  readonly type: Type;
   readonly span: Span;
 }
 
 export interface LiteralExpr extends ExprBase {
   readonly kind: "literal";
+  /** Literals are scalars; a vector of constants is a `construct` of them. */
+  readonly type: ScalarType;
   /** For bool: 0 or 1. For f32: a value already rounded to f32. For integers: within the type's range. */
   readonly value: number;
 }
@@ -153,6 +181,7 @@ export interface VariableExpr extends ExprBase {
 
 export interface ConstRefExpr extends ExprBase {
   readonly kind: "constRef";
+  readonly type: ScalarType;
   readonly name: string;
 }
 
@@ -189,7 +218,10 @@ export interface BinaryExpr extends ExprBase {
   readonly right: Expr;
 }
 
-/** `cond ? whenTrue : whenFalse`. Both sides are pure, so a target may evaluate both. */
+/**
+ * `cond ? whenTrue : whenFalse`. Both sides are pure, so a target may evaluate both. A bool-vector condition
+ * (`select(f, t, cond)` on vectors) picks lane by lane between vectors of its size.
+ */
 export interface SelectExpr extends ExprBase {
   readonly kind: "select";
   readonly condition: Expr;
@@ -197,7 +229,10 @@ export interface SelectExpr extends ExprBase {
   readonly whenFalse: Expr;
 }
 
-/** A value conversion to `type`: float↔int truncates toward zero and saturates; int↔int keeps the bits. */
+/**
+ * A value conversion to `type`: float↔int truncates toward zero and saturates; int↔int keeps the bits. A
+ * vector converts lane by lane to a vector of the same size (`vec3f(v)` of a vec3i).
+ */
 export interface ConvertExpr extends ExprBase {
   readonly kind: "convert";
   readonly value: Expr;
@@ -229,6 +264,31 @@ export interface LoadExpr extends ExprBase {
   readonly atomic?: boolean;
 }
 
+/**
+ * Builds a vector or a struct (`type`). A vector's arguments are scalars and vectors of its element type
+ * whose lanes, in order, fill it (`vec4f(v.xyz, 1)`), or one scalar that every lane takes (`vec3f(s)`). A
+ * struct's arguments are its fields' values, in declaration order.
+ */
+export interface ConstructExpr extends ExprBase {
+  readonly kind: "construct";
+  readonly type: VectorType | StructType;
+  readonly args: readonly Expr[];
+}
+
+/** Lanes of a vector (0 = x … 3 = w), in order: one lane is a scalar (`v.x`), more a vector (`v.zyx`). */
+export interface SwizzleExpr extends ExprBase {
+  readonly kind: "swizzle";
+  readonly value: Expr;
+  readonly lanes: readonly number[];
+}
+
+/** Field `field` (its index in the struct's declaration) of a struct value: `p.pos`. */
+export interface FieldExpr extends ExprBase {
+  readonly kind: "field";
+  readonly value: Expr;
+  readonly field: number;
+}
+
 export type Expr =
   | LiteralExpr
   | VariableExpr
@@ -241,7 +301,16 @@ export type Expr =
   | ConvertExpr
   | IntrinsicExpr
   | CallExpr
-  | LoadExpr;
+  | LoadExpr
+  | ConstructExpr
+  | SwizzleExpr
+  | FieldExpr;
+
+/**
+ * One step into a value that an assignment or a store writes: a field of a struct, or lanes of a vector
+ * (distinct ones). `p[i].pos.x = v` writes element i of p, field pos, lane 0.
+ */
+export type Access = { readonly kind: "field"; readonly field: number } | { readonly kind: "swizzle"; readonly lanes: readonly number[] };
 
 // ---------------------------------------------------------------------------------------------------------
 // Statements
@@ -257,19 +326,24 @@ export interface DeclareStmt extends StmtBase {
   readonly init?: Expr;
 }
 
-/** `variable = value` or, with `op`, `variable op= value` (also the lowering of `++` and `--`). */
+/**
+ * `variable = value` or, with `op`, `variable op= value` (also the lowering of `++` and `--`); with `path`,
+ * the part of the variable it leads to (`v.x += 1`), whose type the value has.
+ */
 export interface AssignStmt extends StmtBase {
   readonly kind: "assign";
   readonly variable: Variable;
+  readonly path?: readonly Access[];
   readonly op?: BinaryOp;
   readonly value: Expr;
 }
 
-/** `array[indices] = value` or `array[indices] op= value`. */
+/** `array[indices] = value` or `array[indices] op= value`; with `path`, a part of the element (`p[i].pos = v`). */
 export interface StoreStmt extends StmtBase {
   readonly kind: "store";
   readonly array: ArrayRef;
   readonly indices: readonly Expr[];
+  readonly path?: readonly Access[];
   readonly op?: BinaryOp;
   readonly value: Expr;
   /** As for `LoadExpr.alignment`: the first element of a split vector store. */
@@ -618,6 +692,7 @@ export function declaredVariables(stmt: Stmt): readonly Variable[] {
 
 export type KernelParam =
   | { readonly kind: "buffer"; readonly array: ArrayRef }
+  /** A run-time value, passed by value: a scalar, or a vector or struct (then in WGSL's uniform layout). */
   | { readonly kind: "scalar"; readonly variable: Variable }
   | {
       readonly kind: "const";
@@ -686,7 +761,7 @@ export interface HelperFunction {
   readonly kind: "helper";
   readonly name: string;
   readonly params: readonly Variable[];
-  readonly returnType: ScalarType;
+  readonly returnType: Type;
   /** Mutable only while the frontend fills it in (helpers may be referenced before they are lowered). */
   body: readonly Stmt[];
   readonly span: Span;

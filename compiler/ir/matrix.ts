@@ -9,7 +9,7 @@
  * to operands they read from shared memory.
  */
 
-import type { Expr, FragmentRole, FragmentType, MatrixShape, Span, WarpgroupShape } from "./ir.ts";
+import type { Expr, FragmentRole, FragmentType, MatrixShape, ScalarType, Span, WarpgroupShape } from "./ir.ts";
 
 /**
  * Where element `e` of a thread's fragment sits in the fragment's matrix. With w = lane >> 5 (the warp within
@@ -133,7 +133,7 @@ export function roundTf32(x: number): number {
 
 /** The flat index of element `e` of fragment `index` in its array: index · perLane + e. */
 export function fragmentSlot(index: Expr, perLane: number, e: number, span: Span): Expr {
-  const type = index.type;
+  const type = index.type as ScalarType;
   const scaled: Expr = { kind: "binary", op: "mul", type, left: index, right: { kind: "literal", type, value: perLane, span }, span };
   return e === 0 ? scaled : { kind: "binary", op: "add", type, left: scaled, right: { kind: "literal", type, value: e, span }, span };
 }

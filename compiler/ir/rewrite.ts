@@ -46,6 +46,15 @@ export function mapExpr(expr: Expr, fn: ExprMapper): Expr {
       const indices = mapList(expr.indices, (index) => mapExpr(index, fn));
       return fn(indices === expr.indices ? expr : { ...expr, indices });
     }
+    case "construct": {
+      const args = mapList(expr.args, (arg) => mapExpr(arg, fn));
+      return fn(args === expr.args ? expr : { ...expr, args });
+    }
+    case "swizzle":
+    case "field": {
+      const value = mapExpr(expr.value, fn);
+      return fn(value === expr.value ? expr : ({ ...expr, value } as Expr));
+    }
     default:
       return assertNever(expr, "expression");
   }
@@ -297,9 +306,13 @@ export function childExprs(expr: Expr): readonly Expr[] {
       return [expr.value];
     case "intrinsic":
     case "call":
+    case "construct":
       return expr.args;
     case "load":
       return expr.indices;
+    case "swizzle":
+    case "field":
+      return [expr.value];
     default:
       return [];
   }

@@ -1,12 +1,14 @@
 /**
- * Which scalar types a kernel uses, and where first: its parameters, arrays, locals, every expression, and
- * the helpers it calls. The validator holds them against each target's support (validate/target-types.ts);
- * backends ask it whether to print a type's support code (the CPU's f16 rounding, CUDA's includes).
+ * Which scalar types a kernel uses (for a vector or struct, those of its lanes and fields), and where first:
+ * its parameters, arrays, locals, every expression, and the helpers it calls. The validator holds them against
+ * each target's support (validate/target-types.ts); backends ask it whether to print a type's support code
+ * (the CPU's f16 rounding, CUDA's includes).
  */
 
 import { declaredVariables, type HelperFunction, type Kernel, type Span, type Stmt } from "./ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "./rewrite.ts";
-import type { AnyScalar } from "./types.ts";
+import type { AnyScalar, ElementType, Type } from "./types.ts";
+import { leavesOf } from "./vectors.ts";
 
 /** One use of a scalar type: the first place it appears, for the diagnostic. */
 export interface TypeUse {
@@ -22,8 +24,10 @@ export function typesUsed(kernel: Kernel): TypeUse[] {
 /** The same for any parameters, arrays and bodies (a module's helpers, say). */
 export function typesUsedIn(params: Kernel["params"], arrays: Kernel["shared"], bodies: readonly (readonly Stmt[])[]): TypeUse[] {
   const found = new Map<AnyScalar, Span>();
-  const note = (type: AnyScalar, span: Span) => {
-    if (!found.has(type)) found.set(type, span);
+  // A vector or struct uses the scalar types of its lanes and fields.
+  const note = (type: Type | ElementType, span: Span) => {
+    if (typeof type !== "string") for (const leaf of leavesOf(type)) note(leaf.type, span);
+    else if (!found.has(type)) found.set(type, span);
   };
   for (const param of params) {
     if (param.kind === "buffer") note(param.array.elementType, param.array.span);

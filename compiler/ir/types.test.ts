@@ -29,8 +29,13 @@ describe("memory layout", () => {
     expect(structLayout(a)).toEqual({ size: 24, align: 8, offsets: [0, 4, 8, 16] });
     const b = struct("B", [["a", vectorType("f32", 2)], ["b", vectorType("f32", 3)], ["c", "f32"], ["d", "f32"], ["e", a], ["f", vectorType("f32", 3)], ["h", "i32"]]);
     expect(structLayout(b)).toEqual({ size: 80, align: 16, offsets: [0, 16, 28, 32, 40, 64, 76] });
-    // The uniform address space aligns a struct member to 16.
+    // The uniform address space aligns a struct member to 16, and the member after it starts roundUp(16, 24) = 32 bytes on.
     expect(structLayout(b, "uniform").offsets[4]).toBe(48);
+    expect(structLayout(b, "uniform").offsets[5]).toBe(80);
+    // A struct of one f32 followed by a scalar: 16 bytes apart in a uniform, 4 in storage.
+    const c = struct("C", [["inner", struct("Inner", [["a", "f32"]])], ["x", "f32"]]);
+    expect(structLayout(c).offsets).toEqual([0, 4]);
+    expect(structLayout(c, "uniform")).toEqual({ size: 32, align: 16, offsets: [0, 16] });
     expect(arrayStride(a)).toBe(24);
   });
 });

@@ -426,11 +426,13 @@ export function structLayout(struct: StructType, rules: LayoutRules = "storage")
   const offsets: number[] = [];
   for (const field of struct.fields) {
     const inner = layoutOf(field.type, rules);
-    // The uniform address space aligns a struct-typed member to a multiple of 16.
-    const fieldAlign = rules === "uniform" && isStruct(field.type) ? roundUp(16, inner.align) : inner.align;
+    // The uniform address space aligns a struct-typed member to a multiple of 16, and starts the member
+    // after it at least roundUp(16, its size) bytes later (WGSL §13.4.4, address space layout constraints).
+    const uniformStruct = rules === "uniform" && isStruct(field.type);
+    const fieldAlign = uniformStruct ? roundUp(16, inner.align) : inner.align;
     offset = roundUp(fieldAlign, offset);
     offsets.push(offset);
-    offset += inner.size;
+    offset += uniformStruct ? roundUp(16, inner.size) : inner.size;
     align = Math.max(align, fieldAlign);
   }
   return { size: roundUp(align, offset), align, offsets };

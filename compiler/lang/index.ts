@@ -9,6 +9,9 @@
  */
 
 import { roundToBf16, roundToF16 } from "./float16.ts";
+import { vectorAllocatorNames, type LocalVectorAllocators, type SharedVectorAllocators } from "./vectors.ts";
+
+export * from "./vectors.ts";
 
 /** 32-bit IEEE float. TypeScript sees a `number`; tskernel types it as f32. */
 export type f32 = number;
@@ -202,7 +205,8 @@ export const shared = {
   i16: sharedArray,
   u16: sharedArray,
   barriers: sharedArray,
-} as {
+  ...vectorAllocators(),
+} as unknown as SharedVectorAllocators & {
   f32(length: number): Float32Array;
   f32(rows: number, cols: number): Float32Array[];
   i32(length: number): Int32Array;
@@ -238,6 +242,10 @@ export interface Barriers {
 function sharedArray(): never {
   return outsideKernel("shared arrays");
 }
+/** The allocators of arrays of vectors and of `array<T>`, for the objects `shared` and `local`. */
+function vectorAllocators(): Record<string, () => never> {
+  return Object.fromEntries([...vectorAllocatorNames, "array"].map((name) => [name, sharedArray]));
+}
 
 /**
  * Private arrays: one per thread, for register tiles (`const acc = local.f32(TM * TN)`). Declared with `const`
@@ -254,7 +262,8 @@ export const local = {
   u8: sharedArray,
   i16: sharedArray,
   u16: sharedArray,
-} as {
+  ...vectorAllocators(),
+} as unknown as LocalVectorAllocators & {
   f32(length: number): Float32Array;
   i32(length: number): Int32Array;
   u32(length: number): Uint32Array;

@@ -14,9 +14,42 @@ export type ManifestScalarType = "f32" | "i32" | "u32" | "bool" | "f16" | "bf16"
 /** The element types of buffers: the scalars but bool, and the 8- and 16-bit integers (storage only). */
 export type ManifestElementType = Exclude<ManifestScalarType, "bool"> | "i8" | "u8" | "i16" | "u16";
 
+/**
+ * How a vector or struct lies in memory: WGSL's storage layout, which every target shares (buffers, the
+ * CUDA parameter of that type, the `.cuh`'s structs), or in a WebGPU uniform parameter's entry the uniform
+ * layout (struct members aligned to 16). `size` and `align` in bytes; `stride` is an array element's size.
+ */
+export type ManifestLayout = ManifestVectorLayout | ManifestStructLayout;
+
+export interface ManifestVectorLayout {
+  readonly kind: "vector";
+  /** `vec3f`, `vec4u`, … */
+  readonly name: string;
+  readonly element: ManifestScalarType;
+  readonly lanes: 2 | 3 | 4;
+  readonly size: number;
+  readonly align: number;
+  readonly stride: number;
+}
+
+export interface ManifestStructLayout {
+  readonly kind: "struct";
+  /** The struct's name in the kernel's file. */
+  readonly name: string;
+  readonly size: number;
+  readonly align: number;
+  readonly stride: number;
+  /** The fields in declaration order: a scalar type's name, or the layout of a vector or struct. */
+  readonly fields: readonly { readonly name: string; readonly offset: number; readonly type: ManifestScalarType | ManifestLayout }[];
+}
+
 export type ManifestParam =
-  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ManifestElementType; readonly access: "read" | "read_write" }
-  | { readonly name: string; readonly kind: "scalar"; readonly type: ManifestScalarType }
+  | { readonly name: string; readonly kind: "buffer"; readonly elementType: ManifestElementType; readonly access: "read" | "read_write"; readonly layout?: undefined }
+  /** A buffer of vectors or structs: `elementType` is the layout's name. */
+  | { readonly name: string; readonly kind: "buffer"; readonly elementType: string; readonly access: "read" | "read_write"; readonly layout: ManifestLayout }
+  | { readonly name: string; readonly kind: "scalar"; readonly type: ManifestScalarType; readonly layout?: undefined }
+  /** A vector or struct passed by value: `type` is the layout's name. */
+  | { readonly name: string; readonly kind: "scalar"; readonly type: string; readonly layout: ManifestLayout }
   | { readonly name: string; readonly kind: "const"; readonly type: ManifestScalarType };
 
 /** One storage buffer of a kernel's WebGPU bind group (group 0), in parameter order. */
@@ -24,16 +57,17 @@ export interface ManifestWgslBinding {
   readonly binding: number;
   readonly param: string;
   readonly type: "storage" | "read-only-storage";
-  readonly elementType: ManifestElementType;
+  /** A scalar type, or the name of a vector or struct (its layout is the parameter's). */
+  readonly elementType: ManifestElementType | string;
 }
 
-/** One scalar parameter in the uniform buffer: 4 bytes at `offset`; bools are stored as u32 0 or 1, f16 and bf16 as f32. */
-export interface ManifestWgslUniformField {
-  readonly param: string;
-  readonly type: ManifestScalarType;
-  readonly wgslType: "f32" | "i32" | "u32";
-  readonly offset: number;
-}
+/**
+ * One value parameter in the uniform buffer: a scalar in 4 bytes at `offset` (bools stored as u32 0 or 1,
+ * f16 and bf16 as f32), or a vector or struct at `offset` in its uniform `layout`.
+ */
+export type ManifestWgslUniformField =
+  | { readonly param: string; readonly type: ManifestScalarType; readonly wgslType: "f32" | "i32" | "u32"; readonly offset: number; readonly layout?: undefined }
+  | { readonly param: string; readonly type: string; readonly wgslType?: undefined; readonly offset: number; readonly layout: ManifestLayout };
 
 /** How a launch binds its arguments: the storage buffers, then one uniform buffer of all scalars (if any). */
 export interface ManifestWgslLayout {

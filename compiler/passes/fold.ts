@@ -14,7 +14,8 @@ import { mapExpr, mapStmts } from "../ir/rewrite.ts";
 import { evalBinary, evalConvert, evalUnary } from "../ir/semantics.ts";
 
 function literal(of: Expr, value: number): LiteralExpr | undefined {
-  if (!Number.isFinite(value)) return undefined;
+  // Only scalar operations fold (vectors are constructs of their lanes, never literals).
+  if (!Number.isFinite(value) || typeof of.type !== "string") return undefined;
   return { kind: "literal", type: of.type, value, span: of.span };
 }
 
@@ -37,7 +38,7 @@ export function foldExprNode(expr: Expr): Expr {
       return expr;
     }
     case "convert":
-      if (expr.value.kind === "literal") return literal(expr, evalConvert(expr.value.type, expr.type, expr.value.value)) ?? expr;
+      if (expr.value.kind === "literal" && typeof expr.type === "string") return literal(expr, evalConvert(expr.value.type, expr.type, expr.value.value)) ?? expr;
       return expr;
     case "select":
       if (expr.condition.kind === "literal") return expr.condition.value ? expr.whenTrue : expr.whenFalse;

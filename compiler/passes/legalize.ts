@@ -20,11 +20,12 @@
  *   (ir/matrix.ts), a load of a tf32 fragment rounding each element (`roundTf32`); `mma` stays.
  * - Where the target's C++ leaves signed overflow and large shift amounts undefined (CUDA), i32 arithmetic
  *   is computed on the u32 bits and shift amounts are masked (wrap-integers.ts), as the language defines them.
+ * - Vectors: assignments to several lanes one lane at a time, float-to-integer vector conversions lane by
+ *   lane, WGSL's functions on scalars written out where the target has none (legalize-vectors.ts).
  */
 
 import {
   declaredVariables,
-  valueTypeOf,
   vectorLanes,
   vectorWidth,
   type ElementScalar,
@@ -36,16 +37,19 @@ import {
   type LoadExpr,
   type MatrixLoadStmt,
   type MatrixStoreStmt,
+  type ScalarType,
   type Span,
   type Stmt,
   type Variable,
 } from "../ir/ir.ts";
+import { loadType } from "../ir/vectors.ts";
 import { fragmentLayout, fragmentSlot } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { wrapIntegers } from "./wrap-integers.ts";
+import { legalizeVectors, type VectorLegalizeOptions } from "./legalize-vectors.ts";
 
-export interface LegalizeOptions {
+export interface LegalizeOptions extends VectorLegalizeOptions {
   readonly shiftAmountU32: boolean;
   readonly dropUnsignedAbs: boolean;
   /** Print `load4`/`store4` as element accesses. */
@@ -111,7 +115,8 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
   });
   // After splitting, so that the element accesses made from vector ones are marked too.
   const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
-  const collected = options.collectiveArgsInLocals ? argumentsInLocals(atomic) : atomic;
+  const vectors = legalizeVectors(atomic, options);
+  const collected = options.collectiveArgsInLocals ? argumentsInLocals(vectors) : vectors;
   // Last, so that the arithmetic the rewrites above add (vector lanes' `i + 1`) wraps too.
   const wrap = { wrapSignedArithmetic: options.wrapSignedArithmetic ?? false, maskShiftAmounts: options.maskShiftAmounts ?? false };
   return wrap.wrapSignedArithmetic || wrap.maskShiftAmounts ? wrapIntegers(collected, wrap) : collected;
@@ -127,8 +132,8 @@ function markAtomicAccesses(stmts: readonly Stmt[]): Stmt[] {
       if (stmt.kind !== "store" || !arrays.has(stmt.array)) return stmt;
       if (!stmt.op) return { ...stmt, atomic: true };
       // `a[i] op= v` on an atomic array: an atomic load, the operation, an atomic store (not one atomic step).
-      const read: Expr = { kind: "load", type: valueTypeOf(stmt.array.elementType), array: stmt.array, indices: stmt.indices, span: stmt.span, atomic: true };
-      const value: Expr = { kind: "binary", op: stmt.op, type: valueTypeOf(stmt.array.elementType), left: read, right: stmt.value, span: stmt.span };
+      const read: Expr = { kind: "load", type: loadType(stmt.array.elementType), array: stmt.array, indices: stmt.indices, span: stmt.span, atomic: true };
+      const value: Expr = { kind: "binary", op: stmt.op, type: loadType(stmt.array.elementType), left: read, right: stmt.value, span: stmt.span };
       return { ...stmt, op: undefined, value, atomic: true };
     },
   });
@@ -155,7 +160,7 @@ function argumentsInLocals(stmts: readonly Stmt[]): Stmt[] {
 
 /** A synchronous stand-in for `copyAsync4`: four elements into temporaries, then into the shared array. */
 function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
-  const targets = Array.from({ length: vectorWidth }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: valueTypeOf(stmt.source.elementType), mutable: false, span: stmt.span }));
+  const targets = Array.from({ length: vectorWidth }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: loadType(stmt.source.elementType), mutable: false, span: stmt.span }));
   const values = targets.map((variable): Expr => ({ kind: "variable", type: variable.type, variable, span: stmt.span }));
   return {
     kind: "block",
@@ -177,7 +182,7 @@ export function vectorOnlyArrays(stmts: readonly Stmt[], elementsPerWord: Readon
   const scalar = new Set<ArrayRef>();
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") {
-      if (vectorLanes(stmt) === vectorWidth * (elementsPerWord[stmt.array.elementType] ?? 1)) vector.add(stmt.array);
+      if (vectorLanes(stmt) === vectorWidth * (elementsPerWord[stmt.array.elementType as ElementScalar] ?? 1)) vector.add(stmt.array);
       else scalar.add(stmt.array);
     }
     if (stmt.kind === "store" || stmt.kind === "atomic") scalar.add(stmt.array);
@@ -193,13 +198,13 @@ export function laneIndices(indices: readonly Expr[], lane: number): Expr[] {
   const offset: Expr =
     last.kind === "literal"
       ? { ...last, value: last.value + lane }
-      : { kind: "binary", op: "add", type: last.type, left: last, right: { kind: "literal", type: last.type, value: lane, span: last.span }, span: last.span };
+      : { kind: "binary", op: "add", type: last.type, left: last, right: { kind: "literal", type: last.type as ScalarType, value: lane, span: last.span }, span: last.span };
   return [...indices.slice(0, -1), offset];
 }
 
 /** Element `lane` of a vector read; the first element carries the alignment the vector access needed. */
 function elementLoad(array: LoadExpr["array"], indices: readonly Expr[], lane: number, span: Stmt["span"], lanes = vectorWidth): LoadExpr {
-  return { kind: "load", type: valueTypeOf(array.elementType), array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: lanes } : {}) };
+  return { kind: "load", type: loadType(array.elementType), array, indices: laneIndices(indices, lane), span, ...(lane === 0 ? { alignment: lanes } : {}) };
 }
 
 /**

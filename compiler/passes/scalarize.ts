@@ -12,7 +12,8 @@
  * repeats, so values live on from one iteration to the next as they did in the array.
  */
 
-import { isNarrowInt, valueTypeOf, type ArrayRef, type DeclareStmt, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
+import { isNarrowInt, type ArrayRef, type DeclareStmt, type Expr, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
+import { loadType } from "../ir/vectors.ts";
 import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { foldStmts } from "./fold.ts";
 import { unrollLoops } from "./unroll.ts";
@@ -85,7 +86,7 @@ function scalarize(body: readonly Stmt[], candidates: ReadonlySet<ArrayRef>, siz
     const size = sizes.get(array)![0]!;
     elements.set(
       array,
-      Array.from({ length: size }, (_, i) => ({ kind: "variable", name: `${array.name}${i}`, type: valueTypeOf(array.elementType), mutable: true, span: array.span }) as const),
+      Array.from({ length: size }, (_, i) => ({ kind: "variable", name: `${array.name}${i}`, type: loadType(array.elementType), mutable: true, span: array.span }) as const),
     );
   }
   const kept = new Set<ArrayRef>();
@@ -185,7 +186,7 @@ function declareElements(stmts: readonly Stmt[], arrays: readonly ArrayRef[], el
   }
   return stmts.flatMap((stmt, index) => {
     const declarations = (here.get(index) ?? []).flatMap((array) =>
-      elements.get(array)!.map((variable): DeclareStmt => ({ kind: "declare", variable, init: { kind: "literal", type: variable.type, value: 0, span: variable.span }, span: variable.span })),
+      elements.get(array)!.map((variable): DeclareStmt => ({ kind: "declare", variable, init: { kind: "literal", type: variable.type as ScalarType, value: 0, span: variable.span }, span: variable.span })),
     );
     const nested = into.get(stmt);
     let result = stmt;

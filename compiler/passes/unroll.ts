@@ -7,7 +7,7 @@
  * `#pragma unroll` instead.
  */
 
-import { declaredVariables, type Expr, type ForStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, type Expr, type ForStmt, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
 import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { evalBinary } from "../ir/semantics.ts";
 import { foldStmts } from "./fold.ts";
@@ -41,7 +41,7 @@ export function unrollLoops(stmts: readonly Stmt[], options: { select?: (loop: F
         const copy = foldStmts(
           mapStmts(stmt.body, {
             expr: (expr: Expr): Expr =>
-              expr.kind === "variable" && expr.variable === variable ? { kind: "literal", type: expr.type, value, span: expr.span } : expr,
+              expr.kind === "variable" && expr.variable === variable ? { kind: "literal", type: expr.type as ScalarType, value, span: expr.span } : expr,
           }),
         );
         return needsScope ? [{ kind: "block", body: copy, span: stmt.span }] : copy;

@@ -16,8 +16,9 @@
  * (keepLoopStep below; exact for steps of 1, and documented as a difference for larger ones).
  */
 
-import type { BinaryExpr, Expr, ForStmt, LiteralExpr, Stmt, Variable } from "../ir/ir.ts";
+import type { BinaryExpr, Expr, ForStmt, LiteralExpr, ScalarType, Stmt, Variable } from "../ir/ir.ts";
 import { mapStmts, walkStmts } from "../ir/rewrite.ts";
+import { placeRead, placeType } from "../ir/vectors.ts";
 
 export interface WrapOptions {
   readonly wrapSignedArithmetic: boolean;
@@ -66,14 +67,12 @@ function rewriteExpr(node: Expr, options: WrapOptions): Expr {
 function compoundAssignment(stmt: Stmt & { kind: "assign" | "store" }, options: WrapOptions): Stmt {
   const op = stmt.op;
   if (op === undefined) return stmt;
-  const target = stmt.kind === "assign" ? stmt.variable.type : stmt.array.elementType;
+  // The place may be a part of a vector or struct (`v.x += 1`): its own type decides.
+  const target = placeType(stmt);
   const masks = options.maskShiftAmounts && (op === "shl" || op === "shr") && stmt.value.kind !== "literal";
   const wraps = options.wrapSignedArithmetic && target === "i32" && wrapping.has(op);
   if (!wraps) return masks ? { ...stmt, value: maskedAmount(stmt.value) } : stmt;
-  const current: Expr =
-    stmt.kind === "assign"
-      ? { kind: "variable", type: target, variable: stmt.variable, span: stmt.span }
-      : { kind: "load", type: target, array: stmt.array, indices: stmt.indices, span: stmt.span };
+  const current = placeRead(stmt);
   const value = rewriteExpr({ kind: "binary", op, type: target, left: current, right: stmt.value, span: stmt.span }, options);
   return { ...stmt, op: undefined, value };
 }
@@ -82,7 +81,7 @@ function compoundAssignment(stmt: Stmt & { kind: "assign" | "store" }, options: 
 function maskedAmount(amount: Expr): Expr {
   if (amount.kind === "literal") return amount;
   if (amount.kind === "binary" && amount.op === "and" && amount.right.kind === "literal" && amount.right.value >= 0 && amount.right.value <= 31) return amount;
-  const mask: LiteralExpr = { kind: "literal", type: amount.type, value: 31, span: amount.span };
+  const mask: LiteralExpr = { kind: "literal", type: amount.type as ScalarType, value: 31, span: amount.span };
   return { kind: "binary", op: "and", type: amount.type, left: amount, right: mask, span: amount.span };
 }
 

@@ -10,13 +10,14 @@
  * the tensor memory accelerator's writes must sit on that pattern), 16 for an array read or written 16 bytes
  * at a time (load4/store4, cp.async), whose vector indices the validator checks relative to the array's
  * start, 8 for mbarriers (`shared.barriers`: 8 bytes each, whatever element type sizes them in the IR), and
- * its element's size otherwise. Above 48 KB, which CUDA
+ * its element's alignment otherwise (a scalar's size; a vector's or struct's WGSL alignment). Above 48 KB, which CUDA
  * declares statically, the arrays are carved in declaration order out of one dynamic buffer whose start is
  * only 16-byte aligned: a kernel with a wgmma operand asks for 1024 bytes more, so that the arrays can start
  * at the next 1024-byte boundary.
  */
 
 import { arrayStride, type ArrayRef, type Stmt } from "../ir/ir.ts";
+import { layoutOf } from "../ir/types.ts";
 import { walkStmts } from "../ir/rewrite.ts";
 import { cudaStaticSharedLimit } from "../backends/targets.ts";
 
@@ -50,7 +51,8 @@ export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<Arr
   let bytes = 0;
   for (const array of shared) {
     const element = array.barriers ? mbarrierBytes : arrayStride(array.elementType);
-    const alignment = swizzled.has(array) ? swizzleAlignment : vectors.has(array) ? vectorAlignment : element;
+    // An element's own alignment: its size for scalars, WGSL's for vectors and structs (a struct of 80 bytes aligns to 16).
+    const alignment = swizzled.has(array) ? swizzleAlignment : vectors.has(array) ? vectorAlignment : array.barriers ? mbarrierBytes : layoutOf(array.elementType).align;
     alignments.set(array, alignment);
     bytes = Math.ceil(bytes / alignment) * alignment;
     offsets.set(array, bytes);

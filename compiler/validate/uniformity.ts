@@ -25,7 +25,8 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { valueTypeOf, type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { loadType } from "../ir/vectors.ts";
 import { matrixOperationName } from "../ir/rewrite.ts";
 
 /** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
@@ -340,7 +341,7 @@ function nonUniformVariables(body: readonly Stmt[], scope: Scope): Map<Variable,
         }
         case "vectorLoad": {
           // Four elements of one array: as non-uniform as a load of the first would be.
-          const first: Expr = { kind: "load", type: valueTypeOf(stmt.array.elementType), array: stmt.array, indices: stmt.indices, span: stmt.span };
+          const first: Expr = { kind: "load", type: loadType(stmt.array.elementType), array: stmt.array, indices: stmt.indices, span: stmt.span };
           const reason = reasonIn(first, result) ?? (control ? `is assigned under a condition that ${control}` : undefined);
           if (reason) for (const variable of stmt.targets) mark(variable, reason);
           break;

@@ -10,6 +10,7 @@ import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { arrayStride, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
 import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
+import { layoutOf } from "../ir/types.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
 import { firstRefusedType } from "./target-types.ts";
@@ -268,12 +269,14 @@ function checkParamLimits(kernel: Kernel, limits: TargetLimits, displayName: str
     let bytes = 0;
     let first: (typeof params)[number] | undefined;
     for (const param of params) {
-      // Pointers are 8 bytes, bool 1, the other scalars 4; each aligned to its size, as C lays them out.
-      const size = param.kind === "buffer" ? 8 : param.kind === "scalar" && param.variable.type === "bool" ? 1 : 4;
-      bytes = Math.ceil(bytes / size) * size + size;
+      // Pointers are 8 bytes, bool 1, the other scalars 4, each aligned to its size as C lays them out; a
+      // vector or struct its layout's size at its alignment (the .cu's structs have WGSL's layout).
+      const value = param.kind === "scalar" ? param.variable.type : undefined;
+      const { size, align } = value !== undefined && typeof value === "object" ? layoutOf(value) : { size: param.kind === "buffer" ? 8 : value === "bool" ? 1 : 4, align: param.kind === "buffer" ? 8 : value === "bool" ? 1 : 4 };
+      bytes = Math.ceil(bytes / align) * align + size;
       if (bytes > limits.maxParamBytes && !first) first = param;
     }
-    if (first) diagnostics.push(makeDiagnostic("TSK3034", spanOf(first), [kernel.name, bytes, displayName, limits.maxParamBytes], { notes: ["a buffer parameter takes 8 bytes and a scalar 4 (bool 1); pass fewer, larger buffers"] }));
+    if (first) diagnostics.push(makeDiagnostic("TSK3034", spanOf(first), [kernel.name, bytes, displayName, limits.maxParamBytes], { notes: ["a buffer parameter takes 8 bytes, a scalar 4 (bool 1), a vector or struct its size; pass fewer, larger buffers"] }));
   }
 }
 

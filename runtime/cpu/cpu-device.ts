@@ -32,10 +32,18 @@ import { checkLaunch, defaultLimits, kernelName, notBuiltFor, type CheckedLaunch
 import { LaunchLedger } from "../launch-ledger.ts";
 import { checkStream, SingleQueueStream, type SingleQueue } from "../streams.ts";
 import { Checker } from "./checker.ts";
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
+import { flattenValue, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 import { blockQueue, drainQueue, TimeLimitExceeded, WorkerPool } from "./worker-pool.ts";
 
 interface CpuBuffer extends DeviceBuffer {
-  readonly data: TypedArray;
+  /** The elements; for a buffer of vectors or structs, its bytes. */
+  readonly data: TypedArray | Uint8Array;
+  /**
+   * A buffer of vectors or structs: typed views of its bytes, which kernels take in place of the buffer
+   * (scalarize-vectors.ts reads each field through the view of its type).
+   */
+  readonly views?: { readonly f32: Float32Array; readonly i32: Int32Array; readonly u32: Uint32Array; readonly f64?: Float64Array; readonly f16: Uint16Array };
 }
 
 /** A checked launch, ready to run: `run` runs it (on the workers: a promise). */
@@ -89,12 +97,31 @@ export class CpuDevice implements Device {
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, lengthOrValues?: number | BufferValues | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
-    const { elementType, length, storage } = bufferShape(dataOrType, lengthOrValues);
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) return this.structuredBuffer(dataOrType, lengthOrValues as number | Uint8Array | readonly LayoutValue[]);
+    const { elementType, length, storage } = bufferShape(dataOrType, lengthOrValues as number | BufferValues | undefined);
     const data = this.allocate(elementType, length);
     if (storage) data.set(storage as never);
     return this.buffers.add({ kind: "tskernel.buffer", backend: "cpu", elementType, length, data });
+  }
+
+  /** A buffer of vectors or structs: its bytes, and a view of each 4-byte scalar type over them (padded to whole words). */
+  private structuredBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer {
+    const { bytes, length } = structuredBytes(layout, data);
+    const size = Math.ceil(bytes.byteLength / 8) * 8;
+    let memory: ArrayBuffer;
+    try {
+      memory = this.pool ? (new SharedArrayBuffer(size) as unknown as ArrayBuffer) : new ArrayBuffer(size);
+    } catch (error) {
+      throw new RangeError(`tskernel: cannot allocate a buffer of ${length} ${layout.name} (${size} bytes) on the CPU: ${(error as Error).message}`);
+    }
+    const own = new Uint8Array(memory, 0, bytes.byteLength);
+    own.set(bytes);
+    // f16 fields and lanes are read as their encodings, which the kernel decodes (js-float16.ts).
+    const views = { f32: new Float32Array(memory), i32: new Int32Array(memory), u32: new Uint32Array(memory), f64: new Float64Array(memory), f16: new Uint16Array(memory) };
+    return this.buffers.add<CpuBuffer>({ kind: "tskernel.buffer", backend: "cpu", elementType: layout.name, length, layout, data: own, views });
   }
 
   /** Worker threads see a buffer only when it lives in shared memory. */
@@ -125,7 +152,7 @@ export class CpuDevice implements Device {
    */
   async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    const storage = writeStorage(own, data);
+    const storage = own.layout ? layoutWriteBytes(own, own.layout, data) : writeStorage(own as { elementType: ElementType; length: number }, data);
     const source = this.tail && storage === data ? storage.slice() : storage;
     return this.inOrder(() => own.data.set(source as never));
   }
@@ -135,7 +162,7 @@ export class CpuDevice implements Device {
     const own = this.own(buffer);
     return this.inOrder(() => {
       this.ledger.raise();
-      return fromStorage(own.elementType, own.data.slice(), options);
+      return own.layout ? own.data.slice() : fromStorage(own.elementType as ElementType, own.data.slice(), options);
     });
   }
 
@@ -322,7 +349,13 @@ export class CpuDevice implements Device {
     this.buffers.assertOpen(name);
     const checked = checkLaunch(kernel.description, options, "cpu", this.limits);
     this.buffers.checkLaunch(name, checked);
-    return { checked, args: checked.args.map((arg) => (typeof arg === "object" ? (arg as CpuBuffer).data : arg)) };
+    // Buffers become their typed arrays (or views); a vector or struct argument its scalars, in memory order.
+    const args = checked.args.flatMap((arg, index): unknown[] => {
+      const param = checked.params[index]!;
+      if (param.kind === "buffer") return [(arg as CpuBuffer).views ?? (arg as CpuBuffer).data];
+      return param.kind === "scalar" && param.layout ? flattenValue(param.layout, arg as LayoutValue) : [arg];
+    });
+    return { checked, args };
   }
 
   /**

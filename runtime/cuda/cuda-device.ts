@@ -19,8 +19,10 @@ import { LaunchLedger } from "../launch-ledger.ts";
 import { checkStream } from "../streams.ts";
 import { check, cublasApi, CudaError, driverApi, koffi, nvrtcApi, type DriverApi } from "./cuda-api.ts";
 import { CudaSequence } from "./cuda-graph.ts";
-import { ArgumentBlock, argumentKinds, type CudaBuffer, type CudaLaunchPlan } from "./cuda-launch.ts";
+import { ArgumentBlock, argumentKinds, argumentLayouts, type CudaBuffer, type CudaLaunchPlan } from "./cuda-launch.ts";
 import { CudaStream } from "./cuda-streams.ts";
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
+import { bufferBytes, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 import { ModuleCache } from "./module-cache.ts";
 
 /**
@@ -225,9 +227,19 @@ export class CudaDevice implements Device {
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, lengthOrValues?: number | BufferValues | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
-    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues);
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) {
+      // A buffer of vectors or structs: the .cu's structs have WGSL's layout (static_asserted), so the bytes go as they are.
+      const { bytes, length: count } = structuredBytes(dataOrType, lengthOrValues as number | Uint8Array | readonly LayoutValue[]);
+      const pointer: bigint[] = [0n];
+      check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, bytes.byteLength)));
+      const buffer = this.buffers.add<CudaBuffer>({ kind: "tskernel.buffer", backend: "cuda", elementType: dataOrType.name, length: count, layout: dataOrType, pointer: BigInt(pointer[0]!) });
+      if (bytes.byteLength > 0) check("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(buffer.pointer, bytes, bytes.byteLength));
+      return buffer;
+    }
+    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues as number | BufferValues | undefined);
     const bytes = count * elementBytes(elementType);
     const pointer: bigint[] = [0n];
     check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, Math.max(4, bytes)));
@@ -274,7 +286,7 @@ export class CudaDevice implements Device {
   /** cuMemcpyHtoD: the legacy default stream waits for earlier work on every stream before the copy starts. */
   async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    const storage = writeStorage(own, data);
+    const storage = own.layout ? layoutWriteBytes(own, own.layout, data) : writeStorage(own as { elementType: ElementType; length: number }, data);
     if (storage.length > 0) this.settleWait("cuMemcpyHtoD", this.cu.cuMemcpyHtoD_v2(own.pointer, storage, storage.byteLength), true);
     this.ledger.raise();
   }
@@ -282,11 +294,12 @@ export class CudaDevice implements Device {
   /** cuMemcpyDtoH waits for the earlier work of every stream (the legacy default stream's rule), then copies. */
   async read(buffer: DeviceBuffer, options?: ReadOptions): Promise<TypedArray> {
     const own = this.own(buffer);
-    const out = new storageConstructors[own.elementType](own.length);
+    // A buffer of vectors or structs comes back as its bytes (unpackStructs reads them).
+    const out = own.layout ? new Uint8Array(bufferBytes(own)) : new storageConstructors[own.elementType as ElementType](own.length);
     if (own.length > 0) this.settleWait("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(out, own.pointer, out.byteLength), true);
     else this.waitIdle();
     this.ledger.raise();
-    return fromStorage(own.elementType, out, options);
+    return own.layout ? out : fromStorage(own.elementType as ElementType, out, options);
   }
 
   /** Refuses later uses at once; cuMemFree once the launches enqueued so far are done (at once when none is pending). */
@@ -377,8 +390,9 @@ export class CudaDevice implements Device {
       throw new LaunchError(name, `it needs ${sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
     }
     const kinds = argumentKinds(kernel.description.params);
-    if (kinds.length > this.slots.count) this.slots = new ArgumentBlock(kinds.length);
-    const plan: CudaLaunchPlan = { name, fn: compiled.fn, fnAddress: koffi().address(compiled.fn), limits, dynamicSharedBytes: kernel.cuda!.dynamicSharedBytes, kinds };
+    const { layouts, slotCount } = argumentLayouts(kernel.description.params);
+    if (slotCount > this.slots.count) this.slots = new ArgumentBlock(slotCount);
+    const plan: CudaLaunchPlan = { name, fn: compiled.fn, fnAddress: koffi().address(compiled.fn), limits, dynamicSharedBytes: kernel.cuda!.dynamicSharedBytes, kinds, layouts, slotCount };
     this.plans.set(kernel, plan);
     return plan;
   }
@@ -415,7 +429,7 @@ export class CudaDevice implements Device {
   enqueue(kernel: KernelHandle, options: LaunchOptions): number {
     const { plan, checked } = this.prepare(kernel, options);
     const stream = options.stream === undefined ? null : this.streamHandle(options.stream, plan.name);
-    this.slots.write(plan.kinds, checked.args);
+    this.slots.write(plan.kinds, checked.args, plan.layouts);
     const [gx, gy, gz] = checked.grid;
     const [bx, by, bz] = checked.block;
     const status = this.cu.cuLaunchKernel(plan.fn, gx, gy, gz, bx, by, bz, plan.dynamicSharedBytes, stream, this.slots.pointers, null);
@@ -457,7 +471,7 @@ export class CudaDevice implements Device {
   /** Enqueues a copy of all of `source` into `destination` on the default stream (cuMemcpyDtoDAsync). */
   enqueueCopy(destination: DeviceBuffer, source: DeviceBuffer): void {
     checkCopy(destination, source);
-    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, source.length * elementBytes(source.elementType), null));
+    check("cuMemcpyDtoDAsync", this.cu.cuMemcpyDtoDAsync_v2(this.own(destination).pointer, this.own(source).pointer, bufferBytes(source), null));
   }
 
   async timeCopy(destination: DeviceBuffer, source: DeviceBuffer, timing: CopyTimingOptions = {}): Promise<Timing> {

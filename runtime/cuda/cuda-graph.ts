@@ -59,8 +59,8 @@ export class CudaSequence implements LaunchSequence {
     const nodes: Node[] = [];
     try {
       for (const [i, { plan, checked }] of prepared.entries()) {
-        const args = new ArgumentBlock(plan.kinds.length);
-        args.write(plan.kinds, checked.args);
+        const args = new ArgumentBlock(plan.slotCount);
+        args.write(plan.kinds, checked.args, plan.layouts);
         params.write(plan.fnAddress, checked.grid, checked.block, plan.dynamicSharedBytes, args.pointers);
         const out: bigint[] = [0n];
         const previous = nodes.at(-1);
@@ -95,7 +95,7 @@ export class CudaSequence implements LaunchSequence {
     const node = this.nodes[index];
     if (!node || this.disposed) throw new RangeError(`tskernel: the sequence has no launch ${index}${this.disposed ? " (it was disposed)" : ""}`);
     const { plan, checked } = this.host.prepare(node.kernel, options);
-    node.args.write(plan.kinds, checked.args);
+    node.args.write(plan.kinds, checked.args, plan.layouts);
     this.params.write(plan.fnAddress, checked.grid, checked.block, plan.dynamicSharedBytes, node.args.pointers);
     check("cuGraphExecKernelNodeSetParams", this.host.cu.cuGraphExecKernelNodeSetParams_v2(this.exec, node.handle, this.params.address));
     node.plan = plan;

@@ -4,12 +4,15 @@
  * the arguments are written into native memory through a DataView over it, so that a launch crosses into
  * native code once, for cuLaunchKernel itself. cuLaunchKernel and the graph calls want an array of pointers,
  * one per argument, each to the argument's value; here every value has an 8-byte slot and the pointers are
- * written once, when the block is made.
+ * written once, when the block is made. A vector or struct argument takes as many slots as its bytes need,
+ * packed in its layout (the .cu's struct has the same, static_asserted); a kernel with one writes the
+ * pointers at each launch.
  */
 
 import { bf16Bits, f16Bits } from "../../compiler/lang/float16.ts";
-import type { ManifestParam } from "../../compiler/lang/manifest.ts";
+import type { ManifestLayout, ManifestParam } from "../../compiler/lang/manifest.ts";
 import type { DeviceBuffer, KernelArg } from "../device.ts";
+import { packValue, type LayoutValue } from "../layouts.ts";
 import type { LaunchLimits } from "../launch-check.ts";
 import { koffi } from "./cuda-api.ts";
 
@@ -27,6 +30,8 @@ const enum ArgKind {
   F64,
   F16,
   BF16,
+  /** A vector or struct, in its layout (`CudaLaunchPlan.layouts`). */
+  Value,
 }
 
 /** A kernel's launches, worked out once. */
@@ -39,12 +44,17 @@ export interface CudaLaunchPlan {
   readonly limits: LaunchLimits;
   readonly dynamicSharedBytes: number;
   readonly kinds: Uint8Array;
+  /** The layouts of vector and struct arguments, by argument index; undefined when the kernel takes none. */
+  readonly layouts?: readonly (ManifestLayout | undefined)[];
+  /** The 8-byte slots its arguments take (one each, more for a vector or struct). */
+  readonly slotCount: number;
 }
 
 export function argumentKinds(params: readonly ManifestParam[]): Uint8Array {
   const runtime = params.filter((p) => p.kind !== "const");
   return Uint8Array.from(runtime, (param) => {
     if (param.kind === "buffer") return ArgKind.Buffer;
+    if (param.layout) return ArgKind.Value;
     if (param.type === "f32") return ArgKind.F32;
     if (param.type === "f64") return ArgKind.F64;
     if (param.type === "f16") return ArgKind.F16;
@@ -53,6 +63,14 @@ export function argumentKinds(params: readonly ManifestParam[]): Uint8Array {
     if (param.type === "u32") return ArgKind.U32;
     return ArgKind.Bool;
   });
+}
+
+/** The layouts of a kernel's vector and struct arguments (undefined when it has none) and the slots its arguments take. */
+export function argumentLayouts(params: readonly ManifestParam[]): { layouts?: (ManifestLayout | undefined)[]; slotCount: number } {
+  const runtime = params.filter((p) => p.kind !== "const");
+  const layouts = runtime.map((param) => (param.kind === "scalar" ? param.layout : undefined));
+  const slotCount = layouts.reduce((sum, layout) => sum + (layout ? Math.ceil(layout.size / 8) : 1), 0);
+  return { layouts: layouts.some(Boolean) ? layouts : undefined, slotCount };
 }
 
 /**
@@ -64,6 +82,9 @@ export class ArgumentBlock {
   readonly values: bigint;
   readonly pointers: bigint;
   private readonly view: DataView;
+  private readonly pointerView: DataView;
+  /** Whether the pointers were moved for vector or struct arguments (and must be put back for others). */
+  private shifted = false;
   private released = false;
 
   constructor(readonly count: number) {
@@ -71,17 +92,38 @@ export class ArgumentBlock {
     this.values = ffi.alloc("uint64_t", Math.max(1, count));
     this.pointers = ffi.alloc("uint64_t", Math.max(1, count));
     this.view = new DataView(ffi.view(this.values, Math.max(1, count) * 8));
-    const pointers = new DataView(ffi.view(this.pointers, Math.max(1, count) * 8));
-    for (let i = 0; i < count; i++) pointers.setBigUint64(i * 8, this.values + BigInt(i * 8), true);
+    this.pointerView = new DataView(ffi.view(this.pointers, Math.max(1, count) * 8));
+    this.pointAtSlots(undefined);
   }
 
-  /** Writes checked arguments (buffers already known to be the device's live ones). */
-  write(kinds: Uint8Array, args: readonly KernelArg[]): void {
+  /** Points argument i at its slot: slot i, or after the slots of the vectors and structs before it. */
+  private pointAtSlots(layouts: readonly (ManifestLayout | undefined)[] | undefined): number[] {
+    const offsets: number[] = [];
+    let slot = 0;
+    for (let i = 0; i < (layouts?.length ?? this.count); i++) {
+      offsets.push(slot * 8);
+      this.pointerView.setBigUint64(i * 8, this.values + BigInt(slot * 8), true);
+      const layout = layouts?.[i];
+      slot += layout ? Math.ceil(layout.size / 8) : 1;
+    }
+    this.shifted = layouts !== undefined;
+    return offsets;
+  }
+
+  /**
+   * Writes checked arguments (buffers already known to be the device's live ones); `layouts`: those of the
+   * vector and struct arguments (the plan's), which take more than one slot.
+   */
+  write(kinds: Uint8Array, args: readonly KernelArg[], layouts?: readonly (ManifestLayout | undefined)[]): void {
     const view = this.view;
+    const offsets = layouts ? this.pointAtSlots(layouts) : this.shifted ? this.pointAtSlots(undefined) : undefined;
     for (let i = 0; i < kinds.length; i++) {
       const value = args[i];
-      const offset = i * 8;
+      const offset = offsets ? offsets[i]! : i * 8;
       switch (kinds[i]) {
+        case ArgKind.Value:
+          packValue(layouts![i]!, value as LayoutValue, view, offset);
+          break;
         case ArgKind.Buffer:
           view.setBigUint64(offset, (value as CudaBuffer).pointer, true);
           break;

@@ -2,10 +2,12 @@
  * What the WebGPU device works out once per kernel and keeps, for launches and recorded sequences alike: the
  * pipeline of a kernel and block with its bind group layout, and the kernel's plan, which says which argument
  * each storage binding takes and where each scalar goes in the uniform buffer (the manifest's layout); and
- * the writing of a launch's scalars in that layout.
+ * the writing of a launch's scalars (and vectors and structs, in WGSL's uniform layout) in that layout.
  */
 
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
 import type { DeviceBuffer, KernelHandle } from "../device.ts";
+import { packValue, type LayoutValue } from "../layouts.ts";
 
 export interface WebGpuBuffer extends DeviceBuffer {
   readonly gpuBuffer: GPUBuffer;
@@ -24,7 +26,8 @@ export interface KernelPlan {
   readonly uniform?: {
     readonly binding: number;
     readonly size: number;
-    readonly fields: readonly { readonly arg: number; readonly offset: number; readonly type: "f32" | "i32" | "u32" | "bool" }[];
+    /** A scalar's type, or "value" for a vector or struct in `layout` (WGSL's uniform rules). */
+    readonly fields: readonly { readonly arg: number; readonly offset: number; readonly type: "f32" | "i32" | "u32" | "bool" | "value"; readonly layout?: ManifestLayout }[];
   };
 }
 
@@ -40,7 +43,13 @@ export function kernelPlan(kernel: KernelHandle): KernelPlan {
     bindings: layout.bindings.map((b) => b.binding),
     bindingArgs: layout.bindings.map((b) => argOf(b.param)),
     ...(uniform
-      ? { uniform: { binding: uniform.binding, size: uniform.size, fields: uniform.fields.map((f) => ({ arg: argOf(f.param), offset: f.offset, type: f.type === "bool" ? ("bool" as const) : f.wgslType })) } }
+      ? {
+          uniform: {
+            binding: uniform.binding,
+            size: uniform.size,
+            fields: uniform.fields.map((f) => (f.layout ? { arg: argOf(f.param), offset: f.offset, type: "value" as const, layout: f.layout } : { arg: argOf(f.param), offset: f.offset, type: f.type === "bool" ? ("bool" as const) : f.wgslType })),
+          },
+        }
       : {}),
   };
 }
@@ -50,7 +59,8 @@ export function writeScalars(plan: KernelPlan, args: readonly unknown[], view: D
   for (const field of plan.uniform!.fields) {
     const value = args[field.arg];
     const at = base + field.offset;
-    if (field.type === "bool") view.setUint32(at, value ? 1 : 0, true);
+    if (field.layout) packValue(field.layout, value as LayoutValue, view, at);
+    else if (field.type === "bool") view.setUint32(at, value ? 1 : 0, true);
     else if (field.type === "f32") view.setFloat32(at, value as number, true);
     else if (field.type === "i32") view.setInt32(at, value as number, true);
     else view.setUint32(at, value as number, true);

@@ -25,6 +25,8 @@ import { checkStream, SingleQueueStream } from "../streams.ts";
 import { BindGroupCache, CommandBatcher, type Dispatch } from "./command-batch.ts";
 import { kernelPlan, writeScalars, type KernelPlan, type PipelineEntry, type WebGpuBuffer } from "./launch-plan.ts";
 import { WebGpuSequence, type SequenceStep } from "./webgpu-sequence.ts";
+import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
+import { bufferBytes, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 
 /** The adapter limits a kernel may need raised above WebGPU's defaults. */
 const raisedLimits = [
@@ -136,18 +138,30 @@ export class WebGpuDevice implements Device {
 
   createBuffer(data: TypedArray): DeviceBuffer;
   createBuffer(type: ElementType, lengthOrValues: number | BufferValues): DeviceBuffer;
-  createBuffer(dataOrType: TypedArray | ElementType, lengthOrValues?: number | BufferValues): DeviceBuffer {
+  createBuffer(layout: ManifestLayout, data: number | Uint8Array | readonly LayoutValue[]): DeviceBuffer;
+  createBuffer(dataOrType: TypedArray | ElementType | ManifestLayout, lengthOrValues?: number | BufferValues | readonly LayoutValue[]): DeviceBuffer {
     this.buffers.assertOpen();
-    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues);
+    if (typeof dataOrType === "object" && !ArrayBuffer.isView(dataOrType)) {
+      // A buffer of vectors or structs: WGSL's storage layout is its own, so the bytes go as they are.
+      const { bytes: data, length: count } = structuredBytes(dataOrType, lengthOrValues as number | Uint8Array | readonly LayoutValue[]);
+      const gpuBuffer = this.allocate(data.byteLength);
+      if (data.byteLength > 0) this.writeBytes(gpuBuffer, data);
+      return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType: dataOrType.name, length: count, layout: dataOrType, gpuBuffer });
+    }
+    const { elementType, length: count, storage } = bufferShape(dataOrType, lengthOrValues as number | BufferValues | undefined);
+    const gpuBuffer = this.allocate(count * elementBytes(elementType));
+    if (storage && count > 0) this.writeBytes(gpuBuffer, storage);
+    return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType, length: count, gpuBuffer });
+  }
+
+  private allocate(byteLength: number): GPUBuffer {
     // Whole vec4s: WGSL binds buffers that a kernel only accesses four elements at a time as array<vec4<f32>>;
     // and whole u32 words, in which WGSL holds 8- and 16-bit elements.
-    const bytes = Math.max(16, Math.ceil((count * elementBytes(elementType)) / 16) * 16);
+    const bytes = Math.max(16, Math.ceil(byteLength / 16) * 16);
     if (bytes > this.gpu.limits.maxStorageBufferBindingSize) {
       throw new RangeError(`tskernel: a buffer of ${bytes} bytes exceeds this adapter's maxStorageBufferBindingSize (${this.gpu.limits.maxStorageBufferBindingSize})`);
     }
-    const gpuBuffer = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    if (storage && count > 0) this.writeBytes(gpuBuffer, storage);
-    return this.buffers.add<WebGpuBuffer>({ kind: "tskernel.buffer", backend: "webgpu", elementType, length: count, gpuBuffer });
+    return this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
   }
 
   /** writeBuffer takes whole 4-byte words: an odd number of 8- or 16-bit elements is padded with zeros. */
@@ -189,7 +203,7 @@ export class WebGpuDevice implements Device {
    */
   async write(buffer: DeviceBuffer, data: BufferValues): Promise<void> {
     const own = this.own(buffer);
-    const storage = writeStorage(own, data);
+    const storage = own.layout ? layoutWriteBytes(own, own.layout, data) : writeStorage(own as { elementType: ElementType; length: number }, data);
     const write = (source: TypedArray) => {
       this.batcher.flush();
       if (own.length > 0) this.writeBytes(own.gpuBuffer, source);
@@ -207,7 +221,7 @@ export class WebGpuDevice implements Device {
 
   /** Submits the copy at once (with the open batch, in order), then waits for it to be mapped. */
   private async readNow(own: WebGpuBuffer, options?: ReadOptions): Promise<TypedArray> {
-    const size = own.length * elementBytes(own.elementType);
+    const size = bufferBytes(own);
     // Whole words: buffers of 8- and 16-bit elements are allocated in whole 16-byte units.
     const bytes = Math.max(4, Math.ceil(size / 4) * 4);
     const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -216,7 +230,9 @@ export class WebGpuDevice implements Device {
     this.batcher.flush([encoder.finish()]);
     try {
       await staging.mapAsync(GPUMapMode.READ);
-      const copy = fromStorage(own.elementType, new storageConstructors[own.elementType](staging.getMappedRange().slice(0, size)), options);
+      // A buffer of vectors or structs comes back as its bytes (unpackStructs reads them).
+      const range = staging.getMappedRange().slice(0, size);
+      const copy = own.layout ? new Uint8Array(range) : fromStorage(own.elementType as ElementType, new storageConstructors[own.elementType as ElementType](range), options);
       staging.unmap();
       await this.batcher.validated();
       this.ledger.raise();

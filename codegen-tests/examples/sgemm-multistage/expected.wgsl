@@ -9759,10 +9759,10 @@ fn sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_
   {
     let row_1: i32 = cRow * 64i + innerRowA + 0i;
     {
-      nextA[0i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 0i) * K + innerColA], row_1 + 0i < M && innerColA < K);
-      nextA[1i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 1i) * K + innerColA], row_1 + 1i < M && innerColA < K);
-      nextA[2i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 2i) * K + innerColA], row_1 + 2i < M && innerColA < K);
-      nextA[3i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 3i) * K + innerColA], row_1 + 3i < M && innerColA < K);
+      nextA[0i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 0i) * K + innerColA], (row_1 + 0i < M && innerColA < K));
+      nextA[1i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 1i) * K + innerColA], (row_1 + 1i < M && innerColA < K));
+      nextA[2i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 2i) * K + innerColA], (row_1 + 2i < M && innerColA < K));
+      nextA[3i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_1 + 3i) * K + innerColA], (row_1 + 3i < M && innerColA < K));
     }
   }
   {
@@ -9805,19 +9805,19 @@ fn sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_
         {
           {
             let col_2: i32 = nextA0 + innerColA;
-            nextA[0i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 0i) * K + col_2], row_3 + 0i < M && col_2 < K);
+            nextA[0i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 0i) * K + col_2], (row_3 + 0i < M && col_2 < K));
           }
           {
             let col_2: i32 = nextA0 + innerColA;
-            nextA[1i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 1i) * K + col_2], row_3 + 1i < M && col_2 < K);
+            nextA[1i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 1i) * K + col_2], (row_3 + 1i < M && col_2 < K));
           }
           {
             let col_2: i32 = nextA0 + innerColA;
-            nextA[2i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 2i) * K + col_2], row_3 + 2i < M && col_2 < K);
+            nextA[2i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 2i) * K + col_2], (row_3 + 2i < M && col_2 < K));
           }
           {
             let col_2: i32 = nextA0 + innerColA;
-            nextA[3i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 3i) * K + col_2], row_3 + 3i < M && col_2 < K);
+            nextA[3i] = select(0.0f, sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_SWIZZLE_2_AVEC_0_GUARD_1_A[(row_3 + 3i) * K + col_2], (row_3 + 3i < M && col_2 < K));
           }
         }
       }
@@ -11765,82 +11765,82 @@ fn sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4
       {
         let row: i32 = cRow * 64i + innerRowA + 0i;
         let col: i32 = next + innerColA;
-        nextA[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 8i;
         let col: i32 = next + innerColA;
-        nextA[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 16i;
         let col: i32 = next + innerColA;
-        nextA[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 24i;
         let col: i32 = next + innerColA;
-        nextA[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 32i;
         let col: i32 = next + innerColA;
-        nextA[4i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[4i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 40i;
         let col: i32 = next + innerColA;
-        nextA[5i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[5i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 48i;
         let col: i32 = next + innerColA;
-        nextA[6i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[6i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 56i;
         let col: i32 = next + innerColA;
-        nextA[7i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], row < M && col < K);
+        nextA[7i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_A[row * K + col], (row < M && col < K));
       }
       {
         let row_1: i32 = next + innerRowB + 0i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 4i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 8i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 12i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 16i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[4i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[4i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 20i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[5i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[5i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 24i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[6i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[6i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 28i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[7i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[7i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
     }
     if (k0 >= 0i) {
@@ -13462,42 +13462,42 @@ fn sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_
       {
         let row: i32 = cRow * 64i + innerRowA + 0i;
         let col: i32 = next + innerColA;
-        nextA[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], row < M && col < K);
+        nextA[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 16i;
         let col: i32 = next + innerColA;
-        nextA[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], row < M && col < K);
+        nextA[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 32i;
         let col: i32 = next + innerColA;
-        nextA[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], row < M && col < K);
+        nextA[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 64i + innerRowA + 48i;
         let col: i32 = next + innerColA;
-        nextA[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], row < M && col < K);
+        nextA[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_A[row * K + col], (row < M && col < K));
       }
       {
         let row_1: i32 = next + innerRowB + 0i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[0i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 2i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[1i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 4i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[2i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 6i;
         let col_1: i32 = cCol * 64i + innerColB;
-        nextB[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[3i] = select(0.0f, sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
     }
     if (k0 >= 0i) {
@@ -14326,82 +14326,82 @@ fn sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_
       {
         let row: i32 = cRow * 32i + innerRowA + 0i;
         let col: i32 = next + innerColA;
-        nextA[0i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[0i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 4i;
         let col: i32 = next + innerColA;
-        nextA[1i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[1i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 8i;
         let col: i32 = next + innerColA;
-        nextA[2i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[2i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 12i;
         let col: i32 = next + innerColA;
-        nextA[3i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[3i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 16i;
         let col: i32 = next + innerColA;
-        nextA[4i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[4i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 20i;
         let col: i32 = next + innerColA;
-        nextA[5i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[5i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 24i;
         let col: i32 = next + innerColA;
-        nextA[6i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[6i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row: i32 = cRow * 32i + innerRowA + 28i;
         let col: i32 = next + innerColA;
-        nextA[7i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], row < M && col < K);
+        nextA[7i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_A[row * K + col], (row < M && col < K));
       }
       {
         let row_1: i32 = next + innerRowB + 0i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[0i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[0i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 2i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[1i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[1i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 4i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[2i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[2i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 6i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[3i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[3i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 8i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[4i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[4i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 10i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[5i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[5i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 12i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[6i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[6i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
       {
         let row_1: i32 = next + innerRowB + 14i;
         let col_1: i32 = cCol * 32i + innerColB;
-        nextB[7i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], row_1 < K && col_1 < N);
+        nextB[7i] = select(0.0f, sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64_B[row_1 * N + col_1], (row_1 < K && col_1 < N));
       }
     }
     if (k0 >= 0i) {

@@ -31,7 +31,8 @@ describe("the differential fuzzer", () => {
 
   it("generates programs that use what it is meant to test", () => {
     const sources = Array.from({ length: 40 }, (_, i) => printProgram(generateProgram(inputRng(99, i), `p${i}`))).join("\n");
-    for (const construct of ["syncThreads()", "shared.", "Math.", " / ", " % ", " >>> ", " << ", " ? ", "while (", "for (", "break;", "continue;", "return;", "u32(", "i32(", "f32(", "fma(", "inS[", "function h", "bf16(", "inH[", "inB[", "outH[", "outB[", "outW["]) {
+    const vectors = ["vec3f(", "vec4i(", "vec2u(", "add(", "mul(", "min(", "neg(", "dot(", "select(", "lt(", "all(", "any("];
+    for (const construct of ["syncThreads()", "shared.", "Math.", " / ", " % ", " >>> ", " << ", " ? ", "while (", "for (", "break;", "continue;", "return;", "u32(", "i32(", "f32(", "fma(", "inS[", "function h", "bf16(", "inH[", "inB[", "outH[", "outB[", "outW[", ...vectors]) {
       expect(sources, construct).toContain(construct);
     }
     expect(sources).not.toMatch(/\bf16\(|\bf64\(|outX\[|outD\[/);

@@ -11,7 +11,7 @@
  */
 
 import { referenceBf16, referenceBf16Bits, referenceF16, referenceF16Bits } from "../../half-reference.ts";
-import type { Binary, Expr, FloatCheck, Helper, OutputBuffer, Program, Stmt, Ty } from "./program.ts";
+import type { Binary, Expr, FloatCheck, Helper, OutputBuffer, Program, Stmt, Ty, VecExpr } from "./program.ts";
 
 export interface Inputs {
   readonly inI: Int32Array;
@@ -281,6 +281,60 @@ class Evaluator {
         return this.math(e, thread);
       case "call":
         return this.call(this.helpers.get(e.helper)!, e.args.map((x) => this.expr(x, thread)), thread);
+      case "vec":
+        return this.vectorScalar(e, thread);
+    }
+  }
+
+  /** A lane, `dot` or `all`/`any` of vectors (docs/language.md §27). */
+  private vectorScalar(e: Expr & { k: "vec" }, thread: Thread): number {
+    const a = this.vector(e.a, thread);
+    switch (e.reduce) {
+      case "lane":
+        return a[e.lane!]!;
+      case "all":
+        return a.every(Boolean) ? 1 : 0;
+      case "any":
+        return a.some(Boolean) ? 1 : 0;
+      case "dot": {
+        // The sum of the lanes' products from x on, each step an operation of the element type.
+        const b = this.vector(e.b!, thread);
+        return a.map((x, i) => this.binary("mul", e.ty, x, b[i]!)).reduce((sum, term) => this.binary("add", e.ty, sum, term));
+      }
+    }
+  }
+
+  /** A vector's lanes: each operation lane by lane, with the scalar rules of its element type. */
+  private vector(e: VecExpr, thread: Thread): number[] {
+    switch (e.vk) {
+      case "make":
+        return e.lanes.map((lane) => this.expr(lane, thread));
+      case "splat":
+        return new Array<number>(e.size).fill(this.expr(e.a, thread));
+      case "bin": {
+        const a = this.vector(e.a, thread);
+        const b = "vk" in e.b ? this.vector(e.b, thread) : new Array<number>(e.size).fill(this.expr(e.b, thread));
+        return a.map((x, i) => (e.op === "min" ? Math.min(x, b[i]!) : e.op === "max" ? Math.max(x, b[i]!) : this.binary(e.op, e.ty, x, b[i]!)));
+      }
+      case "neg":
+        return this.vector(e.a, thread).map((x) => (e.ty === "f32" ? -x : i32(-x)));
+      case "swizzle": {
+        const a = this.vector(e.a, thread);
+        return e.lanes.map((lane) => a[lane]!);
+      }
+      case "conv":
+        return this.vector(e.a, thread).map((x) => floatToInt(e.ty as "i32" | "u32", x));
+      case "cmp": {
+        const a = this.vector(e.a, thread);
+        const b = this.vector(e.b, thread);
+        return a.map((x, i) => this.binary(e.op, e.a.ty, x, b[i]!));
+      }
+      case "select": {
+        const f = this.vector(e.f, thread);
+        const t = this.vector(e.t, thread);
+        const c = this.vector(e.c, thread);
+        return c.map((take, i) => (take ? t[i]! : f[i]!));
+      }
     }
   }
 

@@ -28,12 +28,17 @@
  * programs also store f64 sums of products of exact values (exact in f64, so FMA contraction cannot change
  * them), their square roots and quotients (correctly rounded on CUDA and the CPU), and their f32 roundings.
  *
+ * Vectors (docs/language.md §27) appear inside scalar expressions, through a lane, a `dot` or `all`/`any`:
+ * constructions from scalar expressions, broadcasts, component-wise add/sub/mul/min/max (with scalars
+ * broadcast), negation, swizzles, float-to-integer lane conversions, comparisons and selects. Their f32
+ * lanes are exact values within a bound, as scalars are, so `dot` stays exact too.
+ *
  * Atomics and subgroup operations: when the language gains them, add their statement and expression
  * makers to `extensionStatements` below (and their meaning to evaluate.ts); nothing else needs to change.
  */
 
 import type { Rng } from "../rng.ts";
-import { narrowOutputs, wideOutputs, type Binary, type Expr, type FloatCheck, type HalfTy, type Helper, type InexactOp, type MathFn, type OutputBuffer, type Program, type SharedArray, type Stmt, type Ty } from "./program.ts";
+import { narrowOutputs, wideOutputs, type Binary, type Expr, type FloatCheck, type HalfTy, type Helper, type InexactOp, type MathFn, type OutputBuffer, type Program, type SharedArray, type Stmt, type Ty, type VecExpr, type VecSize } from "./program.ts";
 
 /** An exact f32 value's bound: |v| ≤ max and v·2^frac is an integer; exact while max·2^frac ≤ 2^24. */
 interface Exact {
@@ -132,9 +137,14 @@ class Generator {
     const rng = this.rng;
     const leaf = depth <= 0 || rng.chance(0.25);
     if (leaf) return this.intLeaf(ty);
-    const choice = rng.weighted<string>([[6, "arith"], [3, "bitwise"], [3, "shift"], [3, "divrem"], [1, "unary"], [2, "convert"], [1, "select"], [2, "math"], [1, "call"]]);
+    const choice = rng.weighted<string>([[6, "arith"], [3, "bitwise"], [3, "shift"], [3, "divrem"], [1, "unary"], [2, "convert"], [1, "select"], [2, "math"], [1, "call"], [1, "vector"]]);
     const sub = () => this.int(ty, depth - 1);
     switch (choice) {
+      case "vector": {
+        const size = this.vectorSize();
+        if (rng.chance(0.3)) return { k: "vec", ty, reduce: "dot", a: this.vector(ty, size, depth - 1).v, b: this.vector(ty, size, depth - 1).v };
+        return { k: "vec", ty, reduce: "lane", a: this.vector(ty, size, depth - 1).v, lane: rng.int(size) };
+      }
       case "arith":
         return bin(ty, rng.pick(["add", "sub", "mul"] as const), sub(), sub());
       case "bitwise":
@@ -229,8 +239,13 @@ class Generator {
       if (choice === "scalar") return v("bool", "sB");
       return lit("bool", rng.int(2));
     }
-    const choice = rng.weighted<string>([[4, "intCompare"], [3, "floatCompare"], [2, "logic"], [1, "not"], [1, "boolEq"], [1, "call"]]);
+    const choice = rng.weighted<string>([[4, "intCompare"], [3, "floatCompare"], [2, "logic"], [1, "not"], [1, "boolEq"], [1, "call"], [1, "vector"]]);
     switch (choice) {
+      case "vector": {
+        const size = this.vectorSize();
+        const lanes = this.vector("bool", size, depth - 1).v;
+        return rng.chance(0.3) ? { k: "vec", ty: "bool", reduce: "lane", a: lanes, lane: rng.int(size) } : { k: "vec", ty: "bool", reduce: rng.pick(["all", "any"] as const), a: lanes };
+      }
       case "intCompare": {
         const ty = rng.pick(["i32", "u32"] as const);
         return bin("bool", rng.pick(["eq", "ne", "lt", "le", "gt", "ge"] as const), this.int(ty, depth - 1), this.int(ty, depth - 1));
@@ -269,9 +284,17 @@ class Generator {
   exact(depth: number): Exact {
     const rng = this.rng;
     if (depth <= 0 || rng.chance(0.25)) return this.exactLeaf();
-    const choice = rng.weighted<string>([[5, "addsub"], [3, "mul"], [1, "scale"], [1, "neg"], [2, "minmax"], [2, "round"], [1, "sign"], [1, "select"], [2, "fromInt"], [1, "call"]]);
+    const choice = rng.weighted<string>([[5, "addsub"], [3, "mul"], [1, "scale"], [1, "neg"], [2, "minmax"], [2, "round"], [1, "sign"], [1, "select"], [2, "fromInt"], [1, "call"], [1, "vector"]]);
     const sub = () => this.exact(depth - 1);
     switch (choice) {
+      case "vector": {
+        const size = this.vectorSize();
+        const a = this.vector("f32", size, depth - 1);
+        const b = this.vector("f32", size, depth - 1);
+        const dot = { max: size * a.bound.max * b.bound.max, frac: a.bound.frac + b.bound.frac };
+        if (rng.chance(0.3) && fits(dot.max, dot.frac)) return { e: { k: "vec", ty: "f32", reduce: "dot", a: a.v, b: b.v }, ...dot };
+        return { e: { k: "vec", ty: "f32", reduce: "lane", a: a.v, lane: rng.int(size) }, ...a.bound };
+      }
       case "addsub": {
         const a = sub();
         const b = sub();
@@ -324,6 +347,62 @@ class Generator {
         const sig = call && this.helpers.find((h) => h.name === (call as { helper: string }).helper);
         return call && sig?.bound ? { e: call, ...sig.bound } : sub();
       }
+    }
+  }
+
+  private vectorSize(): VecSize {
+    return this.rng.pick([2, 3, 4] as const);
+  }
+
+  /**
+   * A vector of `size` lanes of `ty` (f32 lanes exact, with the bound of every lane), at most a few levels
+   * deep: vector operations multiply bounds quickly.
+   */
+  vector(ty: LocalTy, size: VecSize, depth: number): { v: VecExpr; bound: { max: number; frac: number } } {
+    const rng = this.rng;
+    const bound = { max: 64, frac: 2 };
+    const scalar = (): Expr => (ty === "f32" ? this.clamp(this.exact(Math.min(depth, 2)), bound).e : ty === "bool" ? this.bool(Math.min(depth, 2)) : this.int(ty, Math.min(depth, 2)));
+    const numeric = ty !== "bool";
+    const choice = depth <= 0 || rng.chance(0.3) ? rng.pick(["make", "make", "splat"]) : rng.weighted<string>([[numeric ? 4 : 0, "bin"], [ty === "f32" || ty === "i32" ? 1 : 0, "neg"], [2, "swizzle"], [ty === "i32" || ty === "u32" ? 1 : 0, "conv"], [2, "select"], [ty === "bool" ? 4 : 0, "cmp"]]);
+    const sub = (s: VecSize = size) => this.vector(ty, s, Math.min(depth - 1, 1));
+    switch (choice) {
+      case "bin": {
+        const op = rng.pick(["add", "sub", "mul", "min", "max"] as const);
+        const a = sub();
+        const b = rng.chance(0.3) ? { v: undefined, e: scalar(), bound } : { ...sub(), e: undefined };
+        const result = op === "mul" ? { max: a.bound.max * b.bound.max, frac: a.bound.frac + b.bound.frac } : op === "min" || op === "max" ? { max: Math.max(a.bound.max, b.bound.max), frac: Math.max(a.bound.frac, b.bound.frac) } : { max: a.bound.max + b.bound.max, frac: Math.max(a.bound.frac, b.bound.frac) };
+        // Past the bound, the operation would round: the lanes are built afresh instead.
+        if (ty === "f32" && !fits(result.max, result.frac)) return this.vector(ty, size, 0);
+        return { v: { vk: "bin", ty, size, op, a: a.v, b: b.v ?? b.e! }, bound: result };
+      }
+      case "neg": {
+        const a = sub();
+        return { v: { vk: "neg", ty, size, a: a.v }, bound: a.bound };
+      }
+      case "swizzle": {
+        const from = this.vectorSize();
+        const a = sub(from);
+        return { v: { vk: "swizzle", ty, size, a: a.v, lanes: Array.from({ length: size }, () => rng.int(from)) }, bound: a.bound };
+      }
+      case "conv":
+        // Exact floats within ±64 truncate exactly; u32 lanes of negative ones saturate to 0.
+        return { v: { vk: "conv", ty, size, a: this.vector("f32", size, Math.min(depth - 1, 1)).v }, bound };
+      case "select": {
+        const f = sub();
+        const t = sub();
+        const c = this.vector("bool", size, Math.min(depth - 1, 1)).v;
+        return { v: { vk: "select", ty, size, f: f.v, t: t.v, c }, bound: { max: Math.max(f.bound.max, t.bound.max), frac: Math.max(f.bound.frac, t.bound.frac) } };
+      }
+      case "cmp": {
+        const operand = rng.pick(["i32", "u32", "f32"] as const);
+        const a = this.vector(operand, size, Math.min(depth - 1, 1)).v;
+        const b = this.vector(operand, size, Math.min(depth - 1, 1)).v;
+        return { v: { vk: "cmp", ty: "bool", size, op: rng.pick(["eq", "ne", "lt", "le", "gt", "ge"] as const), a, b }, bound };
+      }
+      case "splat":
+        return { v: { vk: "splat", ty, size, a: scalar() }, bound };
+      default:
+        return { v: { vk: "make", ty, size, lanes: Array.from({ length: size }, scalar) }, bound };
     }
   }
 
