@@ -6,15 +6,21 @@
 #    (torch-reference.py), `bench kernels` on CUDA and WebGPU, the tuner briefly (no ncu);
 # 2. then, at once, the differential fuzzer's CUDA leg in TSK_FUZZ_JOBS processes (seeds 11, 12, …;
 #    TSK_FUZZ_COUNT programs each, wide: f16 and f64 too) and the half types' bit checks (types-gpu.mjs).
-# Every stage has a time limit, so that the call ends within the device time it was given.
+# Every stage has a time limit, so that the call ends within the device time it was given. Everything the run
+# writes goes to /tmp/res and comes back as one archive, $OUT/results.tgz: the device tool returns a limited
+# number of files (the first run of 2026-11-26 lost its bench results to that).
 set -uo pipefail
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device-bf16}
 HERE="$(cd "$(dirname "$0")" && pwd)"
-OUT=${OUT:-/tmp/out}
+FINAL_OUT=${OUT:-/tmp/out}
+OUT=/tmp/res
+mkdir -p "$OUT" "$FINAL_OUT"
+export OUT
 export TSK_KERNEL_CASES=${TSK_KERNEL_CASES:-layernorm-bf16,rmsnorm-bf16,softmax-bf16,gelu-bf16,dequantize-int8,blur-rgba8}
 export TSK_NCU_SECONDS=${TSK_NCU_SECONDS:-0}
 export TSK_TORCH_SECONDS=${TSK_TORCH_SECONDS:-80}
-export TSK_NODE_SECONDS=${TSK_NODE_SECONDS:-170}
+# The Node bench spends about 15 s on the host per 67 M-element bf16 case (making, reading and checking data).
+export TSK_NODE_SECONDS=${TSK_NODE_SECONDS:-330}
 export TSK_TUNE_SECONDS=${TSK_TUNE_SECONDS:-40}
 export TSK_TUNE_CASES=${TSK_TUNE_CASES:-blur-rgba8,layernorm-bf16}
 TSK_DEVICE_DIR="$DEVICE_DIR" bash "$HERE/gpu.sh" --only kernels
@@ -33,7 +39,8 @@ timeout -k 5 $((seconds + 20)) node types-gpu.mjs kernels-types > "$OUT/types-gp
 echo "types-gpu exit $?"
 for pid in "${pids[@]}"; do wait "$pid"; done
 for d in "$scratch"/fuzz-cuda-seed*; do cp "$d/fuzz-cuda.json" "$OUT/$(basename "$d").json" 2>/dev/null; done
-tar -C "$scratch" -czf "$OUT/fuzz-failures.tar.gz" .
+cp -r "$scratch" "$OUT/fuzz-out"
 tail -n 3 "$OUT"/fuzz-cuda-seed*.log
 tail -n 5 "$OUT/types-gpu.txt"
 date -u +"%H:%M:%S done"
+tar -C "$OUT" -czf "$FINAL_OUT/results.tgz" .
