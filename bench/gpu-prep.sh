@@ -17,7 +17,7 @@ KERNELS_ONLY=$([ "${1:-}" = "--kernels" ] && echo 1 || echo 0)
 LAUNCH_ONLY=$([ "${1:-}" = "--launch" ] && echo 1 || echo 0)
 # The launch benchmark's files (cli/bench/launch.ts, launchBenchFiles).
 LAUNCH="examples/elementwise.ts examples/elementwise-vec4.ts examples/layer-norm.ts examples/softmax.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/transpose.ts examples/sum-vec4.ts examples/sgemm-warptiling.ts"
-SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/sum-vec4.ts examples/sum-vec4-subgroups.ts examples/softmax.ts examples/softmax-vec4-subgroups.ts examples/layer-norm.ts examples/layer-norm-subgroups.ts examples/scan.ts examples/scan-lookback.ts examples/scan-lookback-subgroups.ts examples/histogram-vec4.ts"
+SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/sum-vec4.ts examples/sum-vec4-subgroups.ts examples/softmax.ts examples/softmax-vec4-subgroups.ts examples/layer-norm.ts examples/layer-norm-subgroups.ts examples/scan.ts examples/scan-lookback.ts examples/scan-lookback-subgroups.ts examples/histogram-vec4.ts examples/layer-norm-bf16.ts examples/rms-norm-bf16.ts examples/softmax-bf16.ts examples/elementwise-bf16.ts examples/blur-rgba8.ts examples/copy-vec4.ts"
 # The WGSL builds skip the kernels whose `targets` leave out wgsl (those that call threadFence() or use matrix
 # operations, which WebGPU lacks): the manifest lists them, built for CUDA and JS.
 
@@ -34,8 +34,11 @@ elif [ "$KERNELS_ONLY" = 1 ]; then
   mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
   cp examples/*.ts "$DEVICE_DIR/examples/"
   cp compiler/lang/index.ts "$DEVICE_DIR/compiler/lang/"
-  cp package.json bench/torch-reference.py "$DEVICE_DIR/"
+  cp package.json bench/torch-reference.py bench/triton_kernels.py "$DEVICE_DIR/"
   cp bench/gpu.sh "$DEVICE_DIR/gpu.sh"
+  # The half-precision bit checks (bench/types-gpu.ts) and the bf16 run's script (bench/gpu-bf16.sh).
+  node bin/tskernel.js build codegen-tests/{half-conversions,half-precision,double-precision,narrow-integers,vector-narrow,element-type-specialization}/kernel.ts --target cuda,js --out "$DEVICE_DIR/kernels-types" >/dev/null
+  cp bench/gpu-bf16.sh "$DEVICE_DIR/"
 else
   node bin/tskernel.js build examples/*.ts --target cuda,wgsl,js --out "$DEVICE_DIR/kernels"
   # The same kernels with build-time cubins (nvcc here), to check the no-NVRTC path there.
@@ -59,6 +62,10 @@ npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node
 # generates, so it carries the compiler too.
 npx esbuild bench/fuzz-cuda.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile="$DEVICE_DIR/fuzz-cuda.mjs" --log-level=warning \
+  --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
+# The half types' bit checks on CUDA against the CPU (bench/types-gpu.ts), run by gpu-bf16.sh.
+npx esbuild bench/types-gpu.ts --bundle --platform=node --format=esm --target=node20 \
+  --external:koffi --external:webgpu --outfile="$DEVICE_DIR/types-gpu.mjs" --log-level=warning \
   --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
 # The robustness fuzzer (tests/fuzz/run.ts; `gpu.sh --only fuzz` runs many seeds at once on that machine's
 # cores). It judges each input in a child process of itself and reads its corpus (examples, codegen-tests,
@@ -92,6 +99,6 @@ if [ ! -d "$GL_DIR" ]; then
 fi
 # The device tool carries at most 64 MB: the runner (with the compiler inside) and the native modules travel
 # as one xz archive, which gpu.sh unpacks.
-tar -C "$DEVICE_DIR" -cf - gpu-run.mjs fuzz-cuda.mjs fuzz.mjs node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
-rm -rf "$DEVICE_DIR/gpu-run.mjs" "$DEVICE_DIR/fuzz-cuda.mjs" "$DEVICE_DIR/fuzz.mjs" "$DEVICE_DIR/node_modules"
+tar -C "$DEVICE_DIR" -cf - gpu-run.mjs fuzz-cuda.mjs fuzz.mjs types-gpu.mjs node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
+rm -rf "$DEVICE_DIR/gpu-run.mjs" "$DEVICE_DIR/fuzz-cuda.mjs" "$DEVICE_DIR/fuzz.mjs" "$DEVICE_DIR/types-gpu.mjs" "$DEVICE_DIR/node_modules"
 du -sh "$DEVICE_DIR" "$GL_DIR"

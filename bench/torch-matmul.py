@@ -272,17 +272,22 @@ class Driver:
             self.cuda.cuGetErrorString(result, ctypes.byref(text))
             raise RuntimeError(f"{name} failed: {result} {text.value.decode() if text.value else ''}")
 
-    def tensor_map(self, pointer, rows, cols, box_rows, box_cols):
-        """The 128 bytes of the TMA descriptor of a row-major rows x cols f32 tensor at `pointer`, in boxes of
-        box_rows x box_cols, 128-byte swizzle (cuTensorMapEncodeTiled, as the runtime's createTensorMap makes it)."""
+    # cuTensorMapEncodeTiled's element types (CUtensorMapDataType) with their sizes in bytes.
+    TENSOR_MAP_TYPES = {"f32": (7, 4), "f16": (6, 2), "bf16": (9, 2)}
+
+    def tensor_map(self, pointer, rows, cols, box_rows, box_cols, dtype="f32"):
+        """The 128 bytes of the TMA descriptor of a row-major rows x cols tensor of `dtype` (f32, f16, bf16) at
+        `pointer`, in boxes of box_rows x box_cols, 128-byte swizzle (cuTensorMapEncodeTiled, as the runtime's
+        createTensorMap makes it)."""
+        code, size = self.TENSOR_MAP_TYPES[dtype]
         buffer = ctypes.create_string_buffer(256)
         address = (ctypes.addressof(buffer) + 63) & ~63
         u64x2, u32x2 = ctypes.c_uint64 * 2, ctypes.c_uint32 * 2
         self.check(
             "cuTensorMapEncodeTiled",
             self.cuda.cuTensorMapEncodeTiled(
-                ctypes.c_void_p(address), 7, 2, ctypes.c_void_p(pointer),  # FLOAT32, rank 2
-                u64x2(cols, rows), (ctypes.c_uint64 * 1)(cols * 4), u32x2(box_cols, box_rows), u32x2(1, 1),
+                ctypes.c_void_p(address), code, 2, ctypes.c_void_p(pointer),  # rank 2
+                u64x2(cols, rows), (ctypes.c_uint64 * 1)(cols * size), u32x2(box_cols, box_rows), u32x2(1, 1),
                 0, 3, 3, 0,  # no interleave, 128-byte swizzle, 256-byte L2 promotion, zeros outside
             ),
         )

@@ -14,6 +14,12 @@ the JSON this writes with its own rows (`tskernel bench kernels --torch torch.js
   python3 torch-reference.py --plan plan.json --dry-run        # no GPU, no PyTorch: checks the plan, the
                                                                # cubins and the argument packing, and tests
                                                                # the references and checks with numpy
+  python3 torch-reference.py --plan plan.json --triton-interpret-test   # no GPU: Triton's kernels (interpreted)
+                                                               # and PyTorch's counterparts on CPU tensors
+                                                               # against the references and checks
+
+The bf16 cases are also timed against Triton's counterparts (triton_kernels.py, beside this script), where
+Triton imports: ours, PyTorch's and Triton's alternately, round by round.
 """
 
 import argparse
@@ -134,6 +140,38 @@ def f32(value):
     return float(ctypes.c_float(value).value)
 
 
+HALF_FORMATS = {"bf16": (8, -126), "f16": (11, -14)}  # significant bits, smallest normal exponent
+
+
+def ulp(xp, half, x):
+    """The spacing of the 16-bit float type's numbers at |x| (float64), as checks.ts's ulpOf: 2^(e - bits + 1)
+    for 2^e <= |x| < 2^(e+1), that of the subnormals below."""
+    bits, min_exponent = HALF_FORMATS[half]
+    _, e = xp.frexp(x)  # x = m * 2^e with 0.5 <= |m| < 1, so floor(log2 |x|) = e - 1
+    e = e - 1
+    e = e.clamp(min=min_exponent) if is_torch(xp) else xp.maximum(e, min_exponent)
+    return xp.ldexp(x * 0 + 1, e - bits + 1) if not is_torch(xp) else torch_ldexp(xp, e - bits + 1)
+
+
+def torch_ldexp(torch, e):
+    return torch.pow(2.0, e.to(torch.float64))
+
+
+def round_half(xp, half, x):
+    """float64 x rounded to bf16 or f16 (to nearest, ties to even) as float64: x is exact in f32 where this is
+    used (the dequantization's products), so the f32 is rounded once."""
+    if half == "f16":
+        return x.to(xp.float16).double() if is_torch(xp) else x.astype(xp.float16).astype(xp.float64)
+    if is_torch(xp):
+        u = x.float().view(xp.int32).long() & 0xFFFFFFFF
+        r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000)
+        r = xp.where(r >= 2 ** 31, r - 2 ** 32, r).to(xp.int32)
+        return r.view(xp.float32).double()
+    u = x.astype(xp.float32).view(xp.uint32).astype(xp.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(xp.uint32)
+    return r.view(xp.float32).astype(xp.float64)
+
+
 def family(case):
     """The operation a case computes (several cases may compute one: sum in two launches and in one pass)."""
     return case.get("family", case["id"])
@@ -150,6 +188,25 @@ def bincount_reference(xp, x):
         part = x[start:start + chunk].long() & 255
         counts.index_add_(0, part, xp.ones(part.numel(), dtype=xp.float64, device=x.device))
     return counts
+
+
+BLUR_TAPS = [1, 4, 6, 4, 1]
+
+
+def blur_reference(xp, shape, image):
+    """examples/blur-rgba8.ts exactly, in float64 (every sum is a whole number below 2^16): the 5-tap binomial
+    along each axis with edges clamped, then (sum + 128) >> 8."""
+    height, width = shape
+    img = image.reshape(height, width, 4)
+    def clamp_take(a, axis, t):
+        n = a.shape[axis]
+        index = [min(max(i + t, 0), n - 1) for i in range(n)]
+        if is_torch(xp):
+            return a.index_select(axis, xp.tensor(index, device=a.device))
+        return xp.take(a, index, axis=axis)
+    horizontal = sum(w * clamp_take(img, 1, t - 2) for t, w in enumerate(BLUR_TAPS))
+    total = sum(w * clamp_take(horizontal, 0, t - 2) for t, w in enumerate(BLUR_TAPS))
+    return xp.floor((total + 128) / 256).reshape(-1)
 
 
 def reference(xp, case, inputs):
@@ -181,6 +238,16 @@ def reference(xp, case, inputs):
         variance = row_sum(xp, (x - mean) ** 2) / cols
         y = (x - mean) / xp.sqrt(variance + f32(params["eps"])) * inputs["gamma"] + inputs["beta"]
         return y.reshape(-1), None
+    if kind == "rmsnorm":
+        rows, cols = shape
+        x = inputs["x"].reshape(rows, cols)
+        y = x / xp.sqrt(row_sum(xp, x * x) / cols + f32(params["eps"])) * inputs["weight"]
+        return y.reshape(-1), None
+    if kind == "dequantize":
+        rows, cols = shape
+        return (inputs["q"].reshape(rows, cols) * inputs["scale"].reshape(rows, 1)).reshape(-1), None
+    if kind == "blur":
+        return blur_reference(xp, shape, inputs["image"]), None
     if kind == "scan":
         x = inputs["x"]
         return exclusive(xp, cumsum(xp, x)), exclusive(xp, cumsum(xp, xp.abs(x)))
@@ -196,8 +263,18 @@ def check(xp, spec, out, ref, scale=None):
     diff = xp.abs(xp.where(finite, out, ref) - ref)
     kind = spec["kind"]
     if kind == "exact":
+        if spec.get("type"):
+            diff = xp.abs(xp.where(finite, out, ref) - round_half(xp, spec["type"], ref))
         failing = (diff != 0) | ~finite
         extra = {}
+    elif kind == "rounded":
+        magnitude = xp.abs(ref)
+        floor = spec["floor"]
+        relative = magnitude.clamp(min=floor) if is_torch(xp) else xp.maximum(magnitude, floor)
+        allowed = 0.5 * ulp(xp, spec["type"], ref) + spec["maxRelative"] * relative
+        score = diff / allowed
+        failing = (score > 1) | ~finite
+        extra = {"maxOfAllowed": None if non_finite else float(score.max())}
     elif kind == "relative":
         magnitude = xp.abs(ref)
         floor = spec["floor"]
@@ -245,12 +322,52 @@ def torch_counterpart(torch, case, buffers):
         rows, cols = shape
         eps = case["parameters"]["eps"]
         return lambda: F.layer_norm(buffers["x"].view(rows, cols), (cols,), buffers["gamma"], buffers["beta"], eps)
+    if kind == "rmsnorm":
+        rows, cols = shape
+        eps = case["parameters"]["eps"]
+        return lambda: F.rms_norm(buffers["x"].view(rows, cols), (cols,), buffers["weight"], eps)
+    if kind == "dequantize":
+        rows, cols = shape
+        return lambda: buffers["q"].view(rows, cols).to(buffers["scale"].dtype) * buffers["scale"].view(rows, 1)
+    if kind == "blur":
+        return None
     if kind == "scan":
         return lambda: torch.cumsum(buffers["x"], 0)
     if kind == "histogram":
         # The u32 values (below 256) sit in an int32 tensor, which bincount takes as it is.
         return lambda: torch.bincount(buffers["x"], minlength=256)
     raise ValueError(f"no PyTorch counterpart for '{kind}'")
+
+
+U8_POISON = 0xA5
+
+
+def allocate_buffers(torch, case, device):
+    """Inputs random as the plan says, outputs poisoned: NaN for the float types, 0xdeadbeef for u32 buffers,
+    0xa5 in every byte of a u8 one. u32 buffers are int32 tensors (the same bits; PyTorch's uint32 does too
+    little), with values below 2^31; bf16 and f16 inputs are the random f32 rounded to the type (to nearest
+    even, as the Node bench rounds them), i8 and u8 ones whole numbers in [low, high)."""
+    floats = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    integers = {"u32": torch.int32, "i8": torch.int8, "u8": torch.uint8}
+    buffers = {}
+    for spec in case["buffers"]:
+        kind = spec.get("type", "f32")
+        n = spec["length"]
+        if spec["role"] in ("input", "inout"):
+            if kind in integers:
+                low, high = spec.get("low", 0), spec.get("high", 2 ** 31)
+                buffers[spec["name"]] = torch.randint(low, high, (n,), device=device, dtype=integers[kind])
+            else:
+                low, high = spec.get("low", -1), spec.get("high", 1)
+                values = torch.rand(n, device=device, dtype=torch.float32) * (high - low) + low
+                buffers[spec["name"]] = values.to(floats[kind])
+        elif kind == "u32":
+            buffers[spec["name"]] = torch.full((n,), U32_POISON - 2 ** 32, device=device, dtype=torch.int32)
+        elif kind in integers:
+            buffers[spec["name"]] = torch.full((n,), U8_POISON if kind == "u8" else 0, device=device, dtype=integers[kind])
+        else:
+            buffers[spec["name"]] = torch.full((n,), float("nan"), device=device, dtype=floats[kind])
+    return buffers
 
 
 def torch_result_as_ours(torch, case, result):
@@ -269,24 +386,7 @@ class Runner:
         self.kernels_dir = os.path.join(plan_dir, plan["kernelsDir"])
 
     def allocate(self, case):
-        """Inputs random as the plan says, outputs poisoned: NaN, or for u32 buffers 0xdeadbeef. u32 buffers
-        are int32 tensors (the same bits; PyTorch's uint32 does too little), with values below 2^31."""
-        torch = self.torch
-        buffers = {}
-        for spec in case["buffers"]:
-            integer = spec.get("type") == "u32"
-            if spec["role"] in ("input", "inout"):
-                if integer:
-                    low, high = spec.get("low", 0), spec.get("high", 2 ** 31)
-                    buffers[spec["name"]] = torch.randint(low, high, (spec["length"],), device="cuda", dtype=torch.int32)
-                else:
-                    low, high = spec.get("low", -1), spec.get("high", 1)
-                    buffers[spec["name"]] = torch.rand(spec["length"], device="cuda", dtype=torch.float32) * (high - low) + low
-            elif integer:
-                buffers[spec["name"]] = torch.full((spec["length"],), U32_POISON - 2 ** 32, device="cuda", dtype=torch.int32)
-            else:
-                buffers[spec["name"]] = torch.full((spec["length"],), float("nan"), device="cuda", dtype=torch.float32)
-        return buffers
+        return allocate_buffers(self.torch, case, "cuda")
 
     def ours(self, case, buffers):
         """A function that enqueues our launches on PyTorch's current stream."""
@@ -335,7 +435,9 @@ class Runner:
         del source, destination
         return out
 
-    def run_case(self, case, rounds, l2_bytes):
+    def run_case(self, case, rounds, l2_bytes, peers=None):
+        """Ours, PyTorch's counterpart (where the case has one) and each of `peers` (name → counterpart(torch,
+        case, buffers): Triton's), each checked once against float64, then timed alternately, round by round."""
         torch = self.torch
         sets = 1 if case["bytes"] >= 2 * l2_bytes else min(8, math.ceil(3 * l2_bytes / case["bytes"]))
         allocated = [self.allocate(case) for _ in range(sets)]
@@ -346,41 +448,57 @@ class Runner:
         del inputs64
         # Ours once, on poisoned outputs, checked.
         ours = [self.ours(case, b) for b in allocated]
-        theirs = [torch_counterpart(torch, case, b) for b in allocated]
+        others = {}
+        if torch_counterpart(torch, case, first) is not None:
+            others["torch"] = [torch_counterpart(torch, case, b) for b in allocated]
+        for name, make in (peers or {}).items():
+            if make(torch, case, first) is not None:
+                others[name] = [make(torch, case, b) for b in allocated]
         saved = {s["name"]: first[s["name"]].clone() for s in case["buffers"] if s["role"] == "inout"}
         ours[0]()
         torch.cuda.synchronize()
         ours_check = check(torch, case["check"], first[case["output"]].double(), expected, scale)
-        # PyTorch once, checked the same way (on a copy of any buffer it updates in place).
-        for name, value in saved.items():
-            first[name].copy_(value)
-        result = theirs[0]()
-        torch.cuda.synchronize()
-        torch_out = first["y"] if family(case) == "saxpy" else result
-        torch_check = check(torch, case["check"], torch_result_as_ours(torch, case, torch_out).double(), expected, scale)
-        del expected, scale, saved, result, torch_out
-        # Warm-up, then alternate: ours, PyTorch, round by round, each over the next set of buffers. A call
-        # shorter than 0.5 ms is made several times back to back per timing (the same number for both), so
-        # that the event pair's own few microseconds do not weigh on 50-microsecond kernels.
-        for fn in ours + theirs:
+        # Each other side once, checked the same way (on a copy of any buffer it updates in place).
+        checks = {}
+        for name, fns in others.items():
+            for buffer, value in saved.items():
+                first[buffer].copy_(value)
+            result = fns[0]()
+            torch.cuda.synchronize()
+            out = first["y"] if family(case) == "saxpy" else result
+            checks[name] = check(torch, case["check"], torch_result_as_ours(torch, case, out).double(), expected, scale)
+            del result, out
+        del expected, scale, saved
+        # Warm-up, then alternate: ours, then each other side, round by round, each over the next set of
+        # buffers. A call shorter than 0.5 ms is made several times back to back per timing (the same number for
+        # all), so that the event pair's own few microseconds do not weigh on 50-microsecond kernels.
+        for fn in ours + [f for fns in others.values() for f in fns]:
             fn()
         torch.cuda.synchronize()
-        probe = max(self.time(ours[0], 1), self.time(theirs[0], 1))
+        probe = max([self.time(ours[0], 1)] + [self.time(fns[0], 1) for fns in others.values()])
         inner = max(1, min(32, math.ceil(0.5 / max(probe, 1e-3))))
-        ours_ms, torch_ms = [], []
+        times = {"ours": [], **{name: [] for name in others}}
         for r in range(rounds):
-            ours_ms.append(self.time(ours[r % sets], inner))
-            torch_ms.append(self.time(theirs[r % sets], inner))
-        del allocated, ours, theirs
+            times["ours"].append(self.time(ours[r % sets], inner))
+            for name, fns in others.items():
+                times[name].append(self.time(fns[r % sets], inner))
+        del allocated, ours, others
         torch.cuda.empty_cache()
-        o, t = statistics.median(ours_ms), statistics.median(torch_ms)
-        return {
+        medians = {name: statistics.median(values) for name, values in times.items()}
+        o = medians["ours"]
+        row = {
             "id": case["id"], "label": case["label"], "shape": case["shape"], "bytes": case["bytes"],
             "torchExpression": case["torch"], "rounds": rounds, "inputSets": sets, "callsPerTiming": inner,
-            "ours": {"ms": o, "gbps": case["bytes"] / (o * 1e6), "runsMs": ours_ms, "check": ours_check},
-            "torch": {"ms": t, "gbps": case["bytes"] / (t * 1e6), "runsMs": torch_ms, "check": torch_check},
-            "speedup": t / o,
+            "ours": {"ms": o, "gbps": case["bytes"] / (o * 1e6), "runsMs": times["ours"], "check": ours_check},
         }
+        for name in checks:
+            t = medians[name]
+            row[name] = {"ms": t, "gbps": case["bytes"] / (t * 1e6), "runsMs": times[name], "check": checks[name]}
+        if "torch" in row:
+            row["speedup"] = medians["torch"] / o
+        if "triton" in row:
+            row["tritonSpeedup"] = medians["triton"] / o
+        return row
 
     def profile_case(self, case):
         """Each side once inside an NVTX range, for `ncu --nvtx --nvtx-include 'profile/'`."""
@@ -391,7 +509,8 @@ class Runner:
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_push("profile")
         ours()
-        theirs()
+        if theirs is not None:
+            theirs()
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
         del buffers
@@ -420,12 +539,22 @@ def main_gpu(args, plan, plan_dir):
     }
     for name, copy in results["copy"].items():
         print(f"copy ({name}): {copy['gbps']:.1f} GB/s", flush=True)
+    peers = {}
+    try:
+        import triton_kernels  # beside this script (bench/triton_kernels.py)
+
+        peers["triton"] = triton_kernels.counterpart
+        import triton
+
+        results["triton"] = triton.__version__
+    except Exception as error:  # no Triton: PyTorch alone beside ours
+        print(f"Triton unavailable ({type(error).__name__}: {error}); PyTorch alone beside ours", flush=True)
     failed = 0
     for case in plan["cases"]:
         if args.only and case["id"] not in args.only.split(","):
             continue
         try:
-            row = runner.run_case(case, args.rounds, l2_bytes)
+            row = runner.run_case(case, args.rounds, l2_bytes, peers)
         except Exception as error:  # one case's failure is recorded, and the others still run
             row = {"id": case["id"], "label": case["label"], "error": f"{type(error).__name__}: {error}"}
             print(f"{case['id']:<10} {case['label']:<12} FAILED: {row['error']}", flush=True)
@@ -434,10 +563,13 @@ def main_gpu(args, plan, plan_dir):
             continue
         results["cases"].append(row)
         failed += 0 if row["ours"]["check"]["pass"] else 1
-        print(f"{case['id']:<10} {case['label']:<12} ours {row['ours']['ms']:8.3f} ms {row['ours']['gbps']:7.1f} GB/s "
-              f"{'pass' if row['ours']['check']['pass'] else 'FAIL'}   PyTorch {row['torch']['ms']:8.3f} ms "
-              f"{row['torch']['gbps']:7.1f} GB/s {'pass' if row['torch']['check']['pass'] else 'fail'}   "
-              f"PyTorch/ours {row['speedup']:.2f}x", flush=True)
+        line = (f"{case['id']:<10} {case['label']:<12} ours {row['ours']['ms']:8.3f} ms {row['ours']['gbps']:7.1f} GB/s "
+                f"{'pass' if row['ours']['check']['pass'] else 'FAIL'}")
+        for name, title in (("torch", "PyTorch"), ("triton", "Triton")):
+            if name in row:
+                line += (f"   {title} {row[name]['ms']:8.3f} ms {row[name]['gbps']:7.1f} GB/s "
+                         f"{'pass' if row[name]['check']['pass'] else 'fail'}   {title}/ours {row[name]['ms'] / row['ours']['ms']:.2f}x")
+        print(line, flush=True)
         with open(args.out, "w") as f:
             json.dump(results, f, indent=2)
     with open(args.out, "w") as f:
@@ -479,11 +611,31 @@ def dry_run(plan, plan_dir):
 
 
 def small_shape(case):
-    return [4 * 1001] if len(case["shape"]) == 1 else ([36, 70] if case["id"] == "transpose" else [6, case["shape"][1]])
+    if len(case["shape"]) == 1:
+        return [8 * 1001]
+    if case["id"] == "transpose":
+        return [36, 70]
+    if family(case) == "blur":
+        return [37, 100]
+    return [6, case["shape"][1]]
+
+
+def resized(case, shape):
+    """The case at another shape: its buffers' lengths recomputed (per row: γ, β, weight; per column of rows:
+    the dequantization's scales; four bytes per pixel for the blur; one element per element otherwise)."""
+    count = 1
+    for side in shape:
+        count *= side
+    per = {"gamma": shape[-1], "beta": shape[-1], "weight": shape[-1], "scale": shape[0]}
+    if family(case) == "blur":
+        count *= 4
+    buffers = [dict(spec, length=per.get(spec["name"], count)) for spec in case["buffers"]]
+    return dict(case, shape=shape, buffers=buffers)
 
 
 def self_test(np, plan):
-    """For each case kind: an f32 computation of the reference passes the plan's check, a corrupted one fails."""
+    """For each case kind: a result as good as the output type allows (the float64 reference rounded to f32, or
+    to bf16 / f16, or the exact integers) passes the plan's check, a corrupted one and a NaN fail."""
     rng = np.random.default_rng()
     tested = 0
     seen = set()
@@ -491,19 +643,21 @@ def self_test(np, plan):
         if case["id"] in seen:
             continue
         seen.add(case["id"])
-        small = dict(case, shape=small_shape(case))
-        lengths = {"gamma": small["shape"][-1], "beta": small["shape"][-1]}
+        small = resized(case, small_shape(case))
         inputs = {}
-        for spec in case["buffers"]:
+        for spec in small["buffers"]:
             if spec["role"] in ("input", "inout"):
-                n = lengths.get(spec["name"], int(np.prod(small["shape"])))
-                if spec.get("type") == "u32":
-                    inputs[spec["name"]] = rng.integers(spec.get("low", 0), spec.get("high", 2 ** 31), n).astype(np.uint32)
+                n = spec["length"]
+                kind = spec.get("type", "f32")
+                if kind in ("u32", "i8", "u8"):
+                    inputs[spec["name"]] = rng.integers(spec.get("low", 0), spec.get("high", 2 ** 31), n).astype(np.int64)
                 else:
-                    inputs[spec["name"]] = rng.uniform(spec.get("low", -1), spec.get("high", 1), n).astype(np.float32)
-        expected, scale = reference(np, small, {k: v if v.dtype == np.uint32 else v.astype(np.float64) for k, v in inputs.items()})
-        # An f32 result: the float64 reference rounded to f32 (what a correct kernel can at best give).
-        good = expected.astype(np.float32).astype(np.float64)
+                    values = rng.uniform(spec.get("low", -1), spec.get("high", 1), n).astype(np.float32).astype(np.float64)
+                    inputs[spec["name"]] = round_half(np, kind, values) if kind in HALF_FORMATS else values
+        expected, scale = reference(np, small, {k: v if v.dtype == np.int64 else v.astype(np.float64) for k, v in inputs.items()})
+        output = next(spec for spec in small["buffers"] if spec["name"] == small["output"]).get("type", "f32")
+        # What a correct kernel can at best give: the reference rounded to the output's type.
+        good = round_half(np, output, expected) if output in HALF_FORMATS else expected.astype(np.float32).astype(np.float64)
         if not check(np, case["check"], good, expected, scale)["pass"]:
             raise SystemExit(f"self-test: {case['id']}: the rounded reference fails its own check")
         wrong = good.copy()
@@ -519,6 +673,38 @@ def self_test(np, plan):
     return tested
 
 
+def triton_interpret_test(plan):
+    """Triton's kernels (triton_kernels.py) and PyTorch's counterparts on the CPU, at small shapes: Triton's
+    interpreter (TRITON_INTERPRET=1) runs the kernels on CPU tensors, and each result must pass the case's check
+    against the float64 reference, as on the GPU. No GPU needed; PyTorch and Triton are."""
+    os.environ["TRITON_INTERPRET"] = "1"
+    import torch
+    import triton_kernels
+
+    tested = 0
+    for case in plan["cases"]:
+        small = resized(case, small_shape(case))
+        buffers = allocate_buffers(torch, small, "cpu")
+        inputs64 = {s["name"]: buffers[s["name"]].double() for s in small["buffers"] if s["role"] in ("input", "inout")}
+        expected, scale = reference(torch, small, inputs64)
+        output_type = buffers[small["output"]].dtype
+        triton_f32 = lambda torch_, case_, buffers_: triton_kernels.counterpart(torch_, case_, buffers_, torch.float32)
+        for name, make in (("triton", triton_f32), ("torch", torch_counterpart)):
+            run = make(torch, small, buffers)
+            if run is None:
+                continue
+            # Triton's f32 result rounded here (the interpreter truncates; compiled Triton rounds to nearest).
+            out = run().to(output_type) if name == "triton" else run()
+            result = check(torch, case["check"], torch_result_as_ours(torch, small, out).double(), expected, scale)
+            print(f"{case['id']:<16} {'x'.join(map(str, small['shape'])):<10} {name:<7} {'pass' if result['pass'] else 'FAIL'} "
+                  f"{result.get('maxOfAllowed', result.get('maxRelative', ''))}")
+            if not result["pass"]:
+                raise SystemExit(f"{case['id']}: {name} fails the check: {result}")
+            tested += 1
+    print(f"Triton interpreter test: {tested} results checked")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--plan", required=True)
@@ -527,12 +713,15 @@ def main():
     parser.add_argument("--only", help="comma-separated case ids")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--triton-interpret-test", action="store_true")
     args = parser.parse_args()
     with open(args.plan) as f:
         plan = json.load(f)
     plan_dir = os.path.dirname(os.path.abspath(args.plan))
     if args.dry_run:
         return dry_run(plan, plan_dir)
+    if args.triton_interpret_test:
+        return triton_interpret_test(plan)
     return main_gpu(args, plan, plan_dir)
 
 

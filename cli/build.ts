@@ -14,7 +14,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { buildManifest, compileFiles, createProject, emitTorchModule, makeDiagnostic, packageRoot, pythonModuleName, type CompileResult, type Diagnostic, type FileOutput, type Manifest, type TargetName, warpgroupMarker } from "../compiler/index.ts";
 import { expandInputs } from "./inputs.ts";
-import { report, tskernelVersion, type Io } from "./io.ts";
+import { report, type Io } from "./io.ts";
+import { tskernelVersion } from "./package-info.ts";
 
 export interface BuildSettings {
   readonly out: string;

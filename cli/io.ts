@@ -1,23 +1,21 @@
 /**
  * How the CLI talks to its caller: output through two callbacks (the process's streams, or strings in
- * tests), diagnostics through the compiler's one renderer with a summary line, and the package's version.
+ * tests), the terminal's width where tables wrap to it, and diagnostics through the compiler's one renderer
+ * with a summary line. Only the commands that compile import this file's `report` (it loads the compiler).
  */
 
 import fs from "node:fs";
-import path from "node:path";
-import { packageRoot, renderDiagnostics, type Diagnostic } from "../compiler/index.ts";
+import { renderDiagnostics, type Diagnostic } from "../compiler/index.ts";
 
 export interface Io {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
-}
-
-export function tskernelVersion(): string {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(packageRoot(), "package.json"), "utf8")).version as string;
-  } catch {
-    return "0.0.0";
-  }
+  /**
+   * The width tables fit (the `demo` table wraps its long cells to it): the terminal's columns when stdout is
+   * a terminal, else `$COLUMNS`; absent when neither says (a pipe or a file), and then lines are as long as
+   * their contents.
+   */
+  readonly columns?: number;
 }
 
 export function safeRead(file: string): string | undefined {

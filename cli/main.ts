@@ -2,48 +2,25 @@
  * The `tskernel` command line (a contract: scripts and tests depend on it; see docs/cli.md). `check`
  * prints diagnostics and exits 1 on any error; `build` also writes the generated files and a manifest
  * (build.ts); both take files, directories and globs (inputs.ts). `demo`, `bench` and `tune` run the matmul
- * ladder, the memory-bound suite and the launch benchmark on the runtime. Diagnostics go to stderr through the one renderer; a crash inside the compiler is
- * reported as an internal error (TSK9001) with a request to file it, never as a bare stack trace.
+ * ladder, the memory-bound suite and the launch benchmark on the runtime. Diagnostics go to stderr through the
+ * one renderer; a crash inside the compiler is reported as an internal error (TSK9001) with a request to file
+ * it, never as a bare stack trace. This file loads only commander: each command imports what it needs when it
+ * runs (the compiler for check and build, the runtime too for the others), so `--help` and `--version` start in
+ * tens of milliseconds.
  */
 
 import fs from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { compileFiles, makeDiagnostic, renderDiagnostics, targetNames, type CompileResult, type Diagnostic, type TargetName } from "../compiler/index.ts";
-import { buildOnce, skippedSummary, watchBuild } from "./build.ts";
-import { expandInputs } from "./inputs.ts";
-import { report, tskernelVersion, type Io } from "./io.ts";
+import type { Io } from "./io.ts";
 import { openDevice } from "./open-device.ts";
+import { tskernelVersion } from "./package-info.ts";
+import { gpuArchitectures } from "./report/gpus.ts";
 
 /**
- * The `--target` list. `torch` is not a compiler target but the Python module built on the CUDA output
- * (build.ts), so it brings `cuda` with it.
+ * The compiler's `targetNames`, written out so that help needs no compiler (tests/cli.test.ts checks that the
+ * two agree).
  */
-function parseTargets(value: string): { targets: TargetName[]; torch: boolean; errors: Diagnostic[] } {
-  const targets: TargetName[] = [];
-  const errors: Diagnostic[] = [];
-  const names = [...targetNames, "torch"].join(", ");
-  let torch = false;
-  for (const name of value.split(",").map((t) => t.trim()).filter(Boolean)) {
-    if ((targetNames as readonly string[]).includes(name)) {
-      if (!targets.includes(name as TargetName)) targets.push(name as TargetName);
-    } else if (name === "torch") torch = true;
-    else errors.push(makeDiagnostic("TSK4002", undefined, [name, names]));
-  }
-  if (torch && !targets.includes("cuda")) targets.push("cuda");
-  if (targets.length === 0 && errors.length === 0) errors.push(makeDiagnostic("TSK4006", undefined, [names]));
-  return { targets, torch, errors };
-}
-
-function parseDefines(values: readonly string[]): { defines: Map<string, string>; errors: Diagnostic[] } {
-  const defines = new Map<string, string>();
-  const errors: Diagnostic[] = [];
-  for (const text of values) {
-    const match = /^([A-Za-z_$][\w$]*)=(.+)$/.exec(text);
-    if (match) defines.set(match[1]!, match[2]!);
-    else errors.push(makeDiagnostic("TSK4003", undefined, [text]));
-  }
-  return { defines, errors };
-}
+const targetList = "cuda, wgsl, js";
 
 export function makeProgram(io: Io, setExit: (code: number) => void): Command {
   const program = new Command();
@@ -68,6 +45,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel demo --backend cpu",
         "  $ tskernel bench matmul --backend cuda --chart ladder.svg",
         "  $ tskernel tune matmul --backend cuda --sizes 1024,4096",
+        "  $ tskernel report examples/matmul-tiled.ts --gpu sm_90",
         "",
         "The kernel language: docs/language.md; commands and manifest: docs/cli.md; runtime: docs/runtime.md.",
         "",
@@ -94,22 +72,9 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
       ].join("\n"),
     )
-    .action((args: string[], opts: { target: string; define: string[] }) => {
-      const { targets, errors: targetErrors } = parseTargets(opts.target);
-      const { defines, errors: defineErrors } = parseDefines(opts.define);
-      if (targetErrors.length + defineErrors.length > 0) {
-        report([...targetErrors, ...defineErrors], io);
-        return setExit(1);
-      }
-      const inputs = expandInputs(args);
-      const result = compileFiles(inputs.files, { targets, defines });
-      report([...inputs.diagnostics, ...result.diagnostics], io);
-      const ok = result.ok && inputs.diagnostics.length === 0;
-      if (ok) {
-        io.stdout(`ok: ${countKernels(result)} kernel specializations in ${inputs.files.length} file(s)\n`);
-        for (const line of skippedSummary(result, targets)) io.stdout(line);
-      }
-      setExit(ok ? 0 : 1);
+    .action(async (args: string[], opts: { target: string; define: string[] }) => {
+      const { checkCommand } = await import("./compile-command.ts");
+      setExit(checkCommand(args, opts, io));
     });
 
   program
@@ -117,7 +82,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .description("Compile kernel files and write the generated code and manifest.json to a directory.")
     .argument("<files...>", inputsHelp)
     .requiredOption("--out <dir>", "output directory (created, with its parents, if missing)")
-    .option("--target <list>", `targets to generate, comma-separated (${targetNames.join(", ")}, torch)`, "cuda,wgsl")
+    .option("--target <list>", `targets to generate, comma-separated (${targetList}, torch)`, "cuda,wgsl")
     .option("--define <NAME=VALUE>", "value of a compile-time constant in every kernel that has it (repeatable)", collect, [])
     .addOption(new Option("--no-line-directives", "leave #line directives out of CUDA output"))
     .option("--cubin", "also compile each .cu to a cubin with nvcc, so the CUDA runtime needs no NVRTC")
@@ -145,17 +110,37 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       ].join("\n"),
     )
     .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; ptx?: boolean; arch: string; watch?: boolean }) => {
-      const { targets, torch, errors: targetErrors } = parseTargets(opts.target);
-      const { defines, errors: defineErrors } = parseDefines(opts.define);
-      if (opts.cubin && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4009", undefined));
-      if (opts.ptx && !targets.includes("cuda")) targetErrors.push(makeDiagnostic("TSK4014", undefined));
-      if (torch && !opts.cubin && !opts.ptx) targetErrors.push(makeDiagnostic("TSK4013", undefined));
-      if (targetErrors.length + defineErrors.length > 0) {
-        report([...targetErrors, ...defineErrors], io);
-        return setExit(1);
-      }
-      const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined, ptxArch: opts.ptx ? opts.arch : undefined, torch };
-      setExit(opts.watch ? await watchBuild(args, settings, io) : buildOnce(args, settings, io));
+      const { buildCommand } = await import("./compile-command.ts");
+      setExit(await buildCommand(args, opts, io));
+    });
+
+  program
+    .command("report")
+    .description("For each kernel specialization and target: registers, spills, shared memory, the largest block and occupancy (CUDA), the default limits it meets (WebGPU), and an estimate of a thread's global bytes and flops.")
+    .argument("<files...>", inputsHelp)
+    .option("--gpu <sm>", `the CUDA architecture ptxas compiles for and occupancy is computed on (${gpuNames.join(", ")})`, parseGpu, "sm_90")
+    .option("--target <list>", "targets to report on, comma-separated", "cuda,wgsl")
+    .option("--define <NAME=VALUE>", "value of a compile-time constant (repeatable)", collect, [])
+    .option("--json", "print the report as JSON instead of tables")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "CUDA figures come from ptxas (nvcc -Xptxas -v, nvcc on PATH or in $NVCC); without nvcc, from the CUDA",
+        "device the runtime finds (NVRTC, for its own GPU). The estimate counts, per thread, the global memory",
+        "loads and stores and the f32 operations the source performs; L12 stands for the trip count of the loop",
+        "at line 12 when it is known only at run time.",
+        "",
+        "Examples:",
+        "  $ tskernel report examples/matmul-tiled.ts",
+        "  $ tskernel report examples/sgemm-warptiling.ts --gpu sm_80 --target cuda",
+        "  $ tskernel report src/kernels --json > report.json",
+        "",
+      ].join("\n"),
+    )
+    .action(async (args: string[], opts: { gpu: string; target: string; define: string[]; json?: boolean }) => {
+      const { reportCommand } = await import("./report/command.ts");
+      setExit(await reportCommand(args, opts, io));
     });
 
   program
@@ -167,13 +152,15 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--checked", "run on the CPU in checked mode: out-of-bounds accesses, unwritten shared reads, shared races, divergent barriers")
     .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1; not with --checked)", parseSize, 1)
     .option("--subgroup-size <n>", "CPU: lanes per subgroup for subgroup operations, a power of two from 1 to 128", parseSubgroupSize, 32)
+    .option("--json <file>", "also write the rows as JSON, each variant with its full name and constants")
     .addHelpText(
       "after",
       [
         "",
         "Each variant gets fresh random inputs in [-1, 1]; outputs are poisoned with NaN first. A variant passes when",
         "its normwise relative error is at most n·2^-23. Sizes a kernel cannot take are padded as its article does,",
-        "or the variant is skipped with the reason. Exit status 1 if any variant fails.",
+        "or the variant is skipped with the reason. Exit status 1 if any variant fails. On a terminal, long names and",
+        "notes wrap to its width.",
         "",
         "Examples:",
         "  $ tskernel demo --backend cpu",
@@ -182,7 +169,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
       ].join("\n"),
     )
-    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number; subgroupSize: number }) => {
+    .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number; subgroupSize: number; json?: string }) => {
       const { runDemo, formatDemoTable } = await import("./demo/run-demo.ts");
       const { compileSeedLibrary, targetOf } = await import("./demo/seed-library.ts");
       const device = await openDevice({ backend: opts.backend, checked: opts.checked, workers: opts.workers, subgroupSize: opts.subgroupSize }, io);
@@ -190,7 +177,8 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
       io.stderr(`  compiling the seed examples for ${targetOf(device.backend)}\n`);
       const library = compileSeedLibrary(device.backend);
       const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, library, onProgress: (m) => io.stderr(`  ${m}\n`) });
-      io.stdout(`${formatDemoTable(rows)}\n`);
+      io.stdout(`${formatDemoTable(rows, io.columns)}\n`);
+      if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ date: new Date().toISOString(), device: device.name, backend: device.backend, size: opts.size, rows }, null, 2)}\n`);
       const count = (status: string) => rows.filter((r) => r.status === status).length;
       io.stdout(`${count("pass")} passed, ${count("FAIL")} failed, ${count("skipped")} skipped\n`);
       setExit(ok ? 0 : 1);
@@ -208,6 +196,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
     .option("--json <file>", "write the rows as JSON")
     .option("--chart <file.svg>", "write a bar chart of GFLOP/s as SVG")
+    .option("--roofline <file.svg>", "write the rungs on the device's roofline as SVG (measures the device's copy bandwidth too)")
     .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
     .option("--subgroup-size <n>", "CPU: lanes per subgroup for subgroup operations, a power of two from 1 to 128", parseSubgroupSize, 32)
     .addHelpText(
@@ -219,14 +208,17 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "",
         "Examples:",
         "  $ tskernel bench matmul --backend cpu --sizes 128,256 --chart ladder.svg",
-        "  $ tskernel bench matmul --backend cuda --json bench.json",
+        "  $ tskernel bench matmul --backend cuda --json bench.json --roofline roofline.svg",
         "  $ tskernel bench matmul --backend cuda,webgpu --sizes 2048,4096",
         "",
       ].join("\n"),
     )
-    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string; workers: number; subgroupSize: number }) => {
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: number[]; runs: number; json?: string; chart?: string; roofline?: string; workers: number; subgroupSize: number }) => {
       const { benchMatmul, formatBenchTable, benchChartSvg, referenceTimes } = await import("./bench/matmul.ts");
       const { compileSeedLibrary } = await import("./demo/seed-library.ts");
+      const roofline = opts.roofline ? await import("./bench/matmul-roofline.ts") : undefined;
+      const roofs: import("./bench/roofline.ts").Roof[] = [];
+      const rooflinePoints: import("./bench/roofline.ts").RooflinePoint[] = [];
       type BenchRow = import("./bench/matmul.ts").BenchRow;
       type CudaDevice = import("../runtime/cuda/cuda-device.ts").CudaDevice;
       // CUDA first, so that its cuBLAS times exist when the WebGPU rows are measured.
@@ -241,13 +233,21 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         const references = device.backend === "cuda" ? [(device as CudaDevice).cublasReference(false), (device as CudaDevice).cublasReference(true)] : [];
         const cublas = referenceTimes(rows.filter((r) => r.backend === "cuda"));
         const externalReference = device.backend !== "cuda" && cublas.size > 0 ? { name: "cuBLAS SGEMM (FP32), CUDA part of this run", msByN: cublas } : undefined;
-        rows.push(...(await benchMatmul(device, { sizes, runs: opts.runs, library: compileSeedLibrary(device.backend), references, externalReference, onProgress: (m) => io.stderr(`  ${m}\n`) })));
+        const library = compileSeedLibrary(device.backend);
+        const measured = await benchMatmul(device, { sizes, runs: opts.runs, library, references, externalReference, onProgress: (m) => io.stderr(`  ${m}\n`) });
+        rows.push(...measured);
+        if (roofline) {
+          const { roof, points } = await roofline.matmulRoofline(device, library, measured, (m) => io.stderr(`  ${m}\n`));
+          roofs.push(roof);
+          rooflinePoints.push(...points);
+        }
       }
       io.stdout(`${formatBenchTable(rows)}\n`);
       const names = devices.map((d) => (devices.length > 1 ? `${d.name} (${d.backend})` : d.name)).join(", ");
       const title = `tskernel matmul ladder, ${names}, ${new Date().toISOString().slice(0, 10)}`;
       if (opts.json) fs.writeFileSync(opts.json, `${JSON.stringify({ device: devices[0]!.name, backend: devices[0]!.backend, devices, date: new Date().toISOString(), rows }, null, 2)}\n`);
       if (opts.chart) fs.writeFileSync(opts.chart, benchChartSvg(rows, title));
+      if (roofline && opts.roofline) fs.writeFileSync(opts.roofline, roofline.rooflineSvg(rooflinePoints, roofs, title.replace("matmul ladder", "matmul ladder on the roofline")));
       setExit(0);
     });
 
@@ -260,10 +260,11 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--runs <r>", "timed runs per kernel and shape (median reported; default 20 on a GPU, 5 on the CPU)", parseSize)
     .option("--json <file>", "write every row as JSON")
     .option("--chart <file.svg>", "write a bar chart of % of the copy bandwidth as SVG")
+    .option("--roofline <file.svg>", "write the kernels on the device's roofline as SVG")
     .option("--torch <file>", "join PyTorch's figures from bench/torch-reference.py's JSON (CUDA rows)")
     .option("--workers <n>", "CPU: threads that share each launch's blocks, the calling one and n − 1 workers (default 1)", parseSize, 1)
-    .addHelpText("after", "\nSee bench/README.md for the method.\n\nExamples:\n  $ tskernel bench kernels --backend cpu\n  $ tskernel bench kernels --backend cuda,webgpu --json kernels.json --chart kernels.svg\n  $ tskernel bench kernels --backend cpu --kernels softmax,layernorm --sizes 256x1024\n")
-    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; torch?: string; workers: number }) => {
+    .addHelpText("after", "\nSee bench/README.md for the method.\n\nExamples:\n  $ tskernel bench kernels --backend cpu\n  $ tskernel bench kernels --backend cuda,webgpu --json kernels.json --chart kernels.svg\n  $ tskernel bench kernels --backend cpu --kernels softmax,layernorm --sizes 256x1024\n  $ tskernel bench kernels --backend cuda --roofline roofline.svg\n")
+    .action(async (opts: { backend: ("auto" | "cpu" | "webgpu" | "cuda")[]; sizes?: string; kernels?: string; runs?: number; json?: string; chart?: string; roofline?: string; torch?: string; workers: number }) => {
       const { benchKernelsCommand } = await import("./kernels-bench/command.ts");
       setExit(await benchKernelsCommand({ ...opts, backends: opts.backend }, io));
     });
@@ -353,6 +354,13 @@ function parseSubgroupSize(value: string): number {
   return size;
 }
 
+const gpuNames = gpuArchitectures.map((gpu) => gpu.name);
+
+function parseGpu(value: string): string {
+  if (!gpuNames.includes(value.replace(/a$/, ""))) throw new InvalidArgumentError(`expected one of ${gpuNames.join(", ")}`);
+  return value;
+}
+
 const backendNames = ["auto", "cpu", "webgpu", "cuda"] as const;
 
 function parseBackends(value: string): (typeof backendNames)[number][] {
@@ -378,10 +386,6 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function countKernels(result: CompileResult): number {
-  return result.files.reduce((sum, file) => sum + file.specializations.length, 0);
-}
-
 /** Runs the CLI; resolves to the exit status. */
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   let exitCode = 0;
@@ -393,6 +397,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     const message = error instanceof Error ? error.message : String(error);
+    const { makeDiagnostic, renderDiagnostics } = await import("../compiler/index.ts");
     io.stderr(`${renderDiagnostics([makeDiagnostic("TSK9001", undefined, [message], { notes: ["this is a bug in tskernel; please report it with the input that caused it"] })], { readFile: () => undefined })}\n`);
     if (process.env.TSKERNEL_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
     return 70;

@@ -2,7 +2,8 @@
  * The driver's options that only tools use: `kernels` compiles a subset of a file's kernels, so that
  * `defines` meant for one kernel cannot break a sibling that shares a constant's name (the tuner's case).
  * And what a kernel's `targets` option does to a compilation: a target it leaves out neither checks nor
- * emits it (nor the helpers only it calls), and the outputs stay aligned with the specializations.
+ * emits it (nor the helpers only it calls), and the outputs stay aligned with the specializations. And the
+ * options of the editor plugin: the text of a file from the editor, diagnostics without code, without TypeScript's.
  */
 
 import fs from "node:fs";
@@ -95,5 +96,32 @@ export const large = kernel({ block: [64], targets: ["cuda", "js"] }, (out: Floa
     expect(out.cuda).toBeUndefined();
     expect(out.js).toBeUndefined();
     expect(out.wgsl!.entries.map((e) => e?.entryPoint)).toEqual(["portable", undefined]);
+  });
+});
+
+describe("the options an editor uses", () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-driver-")), "edited.ts");
+  const saved = 'import { kernel, threadIdx, type i32 } from "tskernel";\n\nexport const k = kernel({ block: [64] }, (out: Float32Array, n: i32) => {\n  if (threadIdx.x < n) out[threadIdx.x] = 1;\n});\n';
+  fs.writeFileSync(file, saved);
+  // The editor's buffer: a shift out of range (TSK3010) and a TypeScript error (a string where a number goes).
+  const unsaved = `${saved.replace("out[threadIdx.x] = 1;", "out[threadIdx.x] = 1;\n  const shifted: i32 = n << 40;")}export const label: number = "x";\n`;
+
+  it("readFile gives the text in place of the disk's", () => {
+    expect(compileFiles([file], { targets: ["cuda"] }).diagnostics).toEqual([]);
+    const edited = compileFiles([file], { targets: ["cuda"], readFile: (name) => (name === file ? unsaved : undefined) });
+    expect(edited.diagnostics.map((d) => d.code).sort()).toEqual(["TSK1002", "TSK3010"]);
+  });
+
+  it("emit: false gives the same diagnostics and no code; typeScriptDiagnostics: false leaves out TSK1002", () => {
+    const full = compileFiles([file], { targets: ["cuda", "wgsl"] });
+    const diagnosticsOnly = compileFiles([file], { targets: ["cuda", "wgsl"], emit: false });
+    expect(full.files[0]!.cuda).toBeDefined();
+    expect(diagnosticsOnly.files[0]!.cuda).toBeUndefined();
+    expect(diagnosticsOnly.files[0]!.wgsl).toBeUndefined();
+    expect(diagnosticsOnly.diagnostics).toEqual(full.diagnostics);
+    expect(diagnosticsOnly.files[0]!.specializations.map((s) => s.entryName)).toEqual(["k"]);
+    const readFile = (name: string) => (name === file ? unsaved : undefined);
+    const withoutTypeScript = compileFiles([file], { targets: ["cuda"], readFile, emit: false, typeScriptDiagnostics: false });
+    expect(withoutTypeScript.diagnostics.map((d) => d.code)).toEqual(["TSK3010"]);
   });
 });

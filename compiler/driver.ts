@@ -51,6 +51,21 @@ export interface CompileOptions {
   readonly kernels?: ReadonlySet<string>;
   /** Reuse a project across compilations (the warm path); a new one is made otherwise. */
   readonly project?: Project;
+  /**
+   * The text of a file where it is not what the disk holds (an editor's unsaved buffer); undefined: read the
+   * disk. Only the files passed to compileFiles are asked for.
+   */
+  readonly readFile?: (absolutePath: string) => string | undefined;
+  /**
+   * Generate code (default true). false stops after validation, for a tool that wants only the diagnostics
+   * (the editor plugin): emitters report nothing, so the diagnostics are the same.
+   */
+  readonly emit?: boolean;
+  /**
+   * Report TypeScript's own errors as TSK1002 (default true). An editor shows them already, and checking the
+   * whole file for them is a third of a warm recompile; lowering still asks the checker what it needs.
+   */
+  readonly typeScriptDiagnostics?: boolean;
 }
 
 /** One specialization of one kernel, validated. */
@@ -115,7 +130,7 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
     const absolute = path.resolve(fileName);
     let text: string;
     try {
-      text = fs.readFileSync(absolute, "utf8");
+      text = options.readFile?.(absolute) ?? fs.readFileSync(absolute, "utf8");
     } catch (error) {
       diagnostics.push(makeDiagnostic("TSK4001", undefined, [fileName, (error as NodeJS.ErrnoException).code ?? String(error)]));
       continue;
@@ -125,7 +140,7 @@ export function compileFiles(fileNames: readonly string[], options: CompileOptio
     else sourceFiles.push(loaded);
   }
   const overflowed = new Set<SourceFile>();
-  diagnostics.push(...typeScriptDiagnostics(sourceFiles, overflowed));
+  if (options.typeScriptDiagnostics !== false) diagnostics.push(...typeScriptDiagnostics(sourceFiles, overflowed));
 
   const files: FileOutput[] = [];
   const definedNames = new Set<string>();
@@ -185,7 +200,7 @@ function compileSourceFile(
   const unique = dedupe(fileDiagnostics);
   diagnostics.push(...unique);
   const displayPath = path.relative(baseDir, sourceFile.getFilePath()).split(path.sep).join("/");
-  if (hasErrors(unique) || hasErrors(diagnostics)) return { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
+  if (hasErrors(unique) || hasErrors(diagnostics) || options.emit === false) return { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
   return emitFile(sourceFile, displayPath, module, specializations, options);
 }
 

@@ -2,7 +2,8 @@
  * The compiler's one public entry (`tskernel/compiler`): compile kernel files, render diagnostics, the
  * manifest and its types, the targets and their limits, and the few helpers tools on top of the compiler
  * need (a reusable ts-morph project for warm recompiles, the package root, catalogue diagnostics), and the
- * matrix fragment layouts with TF32 rounding, for tests and tools that check tensor-core results. The
+ * matrix fragment layouts with TF32 rounding, for tests and tools that check tensor-core results, and the static
+ * cost estimate of a kernel (global bytes and flops per thread) that `tskernel report` and the rooflines use. The
  * runtime, the CLI and the tests use the compiler only through this file (tests/layering.test.ts checks it).
  */
 
@@ -19,4 +20,5 @@ export { targetLimits, targetNames, type TargetLimits, type TargetName } from ".
 export { scalars, targetScalars, type AnyScalar, type Support, type TargetScalar } from "./ir/types.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { warpgroupMarker } from "./backends/cuda-matrix.ts";
-export { fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, truncateTf32, type FragmentLayout } from "./ir/matrix.ts";
+export { bitSteps, boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, roundTf32, swizzle128, swizzleIndex, truncateTf32, wgmmaOperandIndex, type FragmentLayout } from "./ir/matrix.ts";
+export { estimateCost, formatPolynomial, intensity, leadingTerms, type CostEstimate, type Polynomial } from "./cost.ts";

@@ -82,6 +82,13 @@ export function toStorage(type: ElementType, values: BufferValues): TypedArray {
 /** What `read` gives from a buffer's storage: numbers (an f16 or bf16 buffer as a Float32Array, exactly), or with `bits` the encodings. */
 export function fromStorage(type: ElementType, storage: TypedArray, options: ReadOptions = {}): TypedArray {
   if (!isHalf(type) || options.bits) return storage;
+  if (type === "bf16") {
+    // A bf16 is the upper half of the f32 of the same value: the words, shifted (bf16FromBits for every element
+    // at once: 2^24 elements in 0.24 s rather than 0.65 s on the 2-core VM, where a read of the suite's 2^28 is slow).
+    const words = new Uint32Array(storage.length);
+    for (let i = 0; i < storage.length; i++) words[i] = (storage[i]! & 0xffff) << 16;
+    return new Float32Array(words.buffer);
+  }
   const out = new Float32Array(storage.length);
   const decode = decoders[type];
   for (let i = 0; i < storage.length; i++) out[i] = decode(storage[i]!);

@@ -24,8 +24,9 @@ export type { Manifest, ManifestKernel, ManifestLayout, ManifestParam } from "..
 export { flattenValue, packColumns, packStructs, packValue, unpackColumns, unpackStructs, type LayoutValue } from "./layouts.ts";
 export { KernelFault, type FaultKind } from "./cpu/checker.ts";
 export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";
+export { attention, type AttentionOptions, type AttentionShape } from "./attention.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
-export { matmul, chooseMatmul, matmulRungs, matmulTolerance, type MatmulChoice, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
+export { matmul, chooseMatmul, matmulRungs, matmulTolerance, matmulTolerance16, type MatmulChoice, type MatmulDtype, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
 export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";
 export { TuningStore, defaultTuningStore, shapeClass, type TunedEntry } from "./matmul/tune-store.ts";
 

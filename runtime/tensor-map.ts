@@ -1,7 +1,7 @@
 /**
  * Tensor maps for `copyTile` (the tensor memory accelerator, docs/language.md "Barriers in shared memory and
  * roles"): `createTensorMap(device, source, shape)` returns a read-only u32 buffer of 32 words that a kernel
- * takes as a `ReadonlyUint32Array` parameter and names in `copyTile`. On CUDA it holds the driver's encoding
+ * takes as a `ReadonlyUint32Array` parameter and names in `copyTile` and `storeTile`. On CUDA it holds the driver's encoding
  * (cuTensorMapEncodeTiled) in device memory, where `cp.async.bulk.tensor` reads it; on the CPU, the shape under
  * a tag, which the emulation reads (and checks against the buffer it copies from). WebGPU has no such copy.
  */
@@ -9,7 +9,10 @@
 import type { CudaDevice } from "./cuda/cuda-device.ts";
 import type { Device, DeviceBuffer } from "./device.ts";
 
-/** A row-major rows × cols tensor of f32, copied in boxes of boxRows × boxCols (boxCols · 4 ≤ 128 bytes: the swizzle's row). */
+/**
+ * A row-major rows × cols tensor, copied in boxes of boxRows × boxCols (boxCols elements ≤ 128 bytes: the
+ * swizzle's row, so 32 f32 or 64 bf16/f16); the element type is the source buffer's.
+ */
 export interface TensorMapShape {
   readonly rows: number;
   readonly cols: number;
@@ -20,18 +23,28 @@ export interface TensorMapShape {
 /** The tag of the CPU's tensor maps ("TSKM"), which the emulation checks before it trusts the words after it. */
 export const cpuTensorMapTag = 0x4d4b5354;
 
+/** The element types a tensor map describes: cuTensorMapEncodeTiled's data type (CUtensorMapDataType) and bytes. */
+export const tensorMapTypes: Readonly<Record<string, { readonly code: number; readonly bytes: number }>> = {
+  f32: { code: 7, bytes: 4 },
+  f16: { code: 6, bytes: 2 },
+  bf16: { code: 9, bytes: 2 },
+};
+
 export function createTensorMap(device: Device, source: DeviceBuffer, shape: TensorMapShape): DeviceBuffer {
   const { rows, cols, boxRows, boxCols } = shape;
   const whole = (x: number) => Number.isInteger(x) && x > 0;
+  const type = tensorMapTypes[source.elementType];
+  if (!type) throw new Error(`tskernel: createTensorMap: the source must be a buffer of f32, bf16 or f16, found ${source.elementType}`);
+  const perRow = 128 / type.bytes;
   if (![rows, cols, boxRows, boxCols].every(whole)) throw new Error(`tskernel: createTensorMap: rows, cols, boxRows and boxCols must be positive integers, found ${rows}, ${cols}, ${boxRows}, ${boxCols}`);
-  if (boxCols > 32 || boxRows > 256) throw new Error(`tskernel: createTensorMap: a box is at most 256 rows of 32 f32 (one 128-byte swizzle row), found ${boxRows} × ${boxCols}`);
-  if ((cols * 4) % 16 !== 0) throw new Error(`tskernel: createTensorMap: rows of ${cols} f32 are not a multiple of 16 bytes, which the tensor memory accelerator needs`);
-  if (source.elementType !== "f32" || source.length < rows * cols) throw new Error(`tskernel: createTensorMap: the source must be an f32 buffer of at least ${rows} × ${cols} elements, found ${source.elementType} × ${source.length}`);
+  if (boxCols > perRow || boxRows > 256) throw new Error(`tskernel: createTensorMap: a box is at most 256 rows of ${perRow} ${source.elementType} (one 128-byte swizzle row), found ${boxRows} × ${boxCols}`);
+  if ((cols * type.bytes) % 16 !== 0) throw new Error(`tskernel: createTensorMap: rows of ${cols} ${source.elementType} are not a multiple of 16 bytes, which the tensor memory accelerator needs`);
+  if (source.length < rows * cols) throw new Error(`tskernel: createTensorMap: the source must hold at least ${rows} × ${cols} elements, found ${source.length}`);
   switch (device.backend) {
     case "cpu":
-      return device.createBuffer(Uint32Array.from({ length: 32 }, (_, i) => [cpuTensorMapTag, rows, cols, boxRows, boxCols][i] ?? 0));
+      return device.createBuffer(Uint32Array.from({ length: 32 }, (_, i) => [cpuTensorMapTag, rows, cols, boxRows, boxCols, type.bytes][i] ?? 0));
     case "cuda":
-      return device.createBuffer((device as CudaDevice).encodeTensorMap(source, shape));
+      return device.createBuffer((device as CudaDevice).encodeTensorMap(source, shape, type));
     default:
       throw new Error(`tskernel: createTensorMap: the ${device.backend} backend has no tensor memory accelerator (copyTile is for CUDA and the CPU)`);
   }

@@ -2,7 +2,8 @@
  * The browser page (examples/web/) end to end: builds its kernels with the real CLI, serves examples/web/ on
  * 127.0.0.1, opens it in Debian's chromium (headless, WebGPU on SwiftShader) through playwright-core, waits
  * for the ladder to finish, checks every variant passed (or was skipped because its block is larger than
- * the adapter allows), and saves a screenshot to build/browser/ladder.png.
+ * the adapter allows), and saves a screenshot to build/browser/ladder.png; then the RGBA8 blur page
+ * (blur.html), byte for byte against its reference (build/browser/blur.png).
  *
  * Skipped when /usr/bin/chromium is missing, unless TSKERNEL_REQUIRE_BROWSER=1 (CI), which makes that a
  * failure.
@@ -61,11 +62,11 @@ describe.skipIf(skip)(`the browser page${skip ? ` (skipped: ${chromiumPath} not 
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   });
 
-  async function open(query: string): Promise<Page> {
+  async function open(query: string, file = "index.html"): Promise<Page> {
     const page = await context!.newPage();
     page.on("console", (message) => logs.push(`console.${message.type()}: ${message.text()}`));
     page.on("pageerror", (error) => logs.push(`pageerror: ${error.message}`));
-    await page.goto(`${baseUrl}index.html${query}`);
+    await page.goto(`${baseUrl}${file}${query}`);
     // SwiftShader runs the shaders on the CPU: give the whole ladder time.
     try {
       await page.waitForFunction(() => document.body.dataset.status === "done" || document.body.dataset.status === "error", undefined, { timeout: 90_000 });
@@ -124,6 +125,32 @@ describe.skipIf(skip)(`the browser page${skip ? ` (skipped: ${chromiumPath} not 
     const bundle = fs.readFileSync(path.join(webRoot, "lib", "tskernel-webgpu.js"), "utf8");
     expect(bundle).toContain("dispatchWorkgroups");
     expect(bundle).not.toMatch(/ts-morph|typescript|compileFiles|from ["']node:|require\(/);
+  });
+
+  it("blurs an RGBA8 image with examples/blur-rgba8.ts, every byte as the JavaScript reference, and shows both images", async () => {
+    // 100 pixels wide (25 vectors: a partial block) and 37 rows (a partial strip), blurred three times.
+    const page = await open("?width=100&height=37&passes=3", "blur.html");
+    const error = await page.evaluate(() => (window as unknown as { tskernelError?: string }).tskernelError);
+    expect(await page.evaluate(() => document.body.dataset.status), `the blur page stopped with an error: ${error}\n${logs.join("\n")}`).toBe("done");
+    const result = await page.evaluate(() => (window as unknown as { tskernelBlur: { width: number; height: number; passes: number; mismatches: number; changed: number; bytes: number; ms: number; entryPoint: string } }).tskernelBlur);
+    console.log(`browser blur: ${JSON.stringify(result)}`);
+    expect(result).toMatchObject({ width: 100, height: 37, passes: 3, bytes: 4 * 100 * 37, mismatches: 0 });
+    // The blur changed most bytes of the striped, noisy image (a copy, or nothing, would not).
+    expect(result.changed).toBeGreaterThan(result.bytes / 2);
+    expect(result.ms).toBeGreaterThan(0);
+    expect(result.entryPoint).toMatch(/^blurRgba8_THREADS_/);
+    expect(await page.locator("#summary").textContent()).toMatch(/^pass: 0 of 14800 bytes differ/);
+    const sizes = await page.evaluate(() => [...document.querySelectorAll("canvas")].map((c) => [c.width, c.height]));
+    expect(sizes).toEqual([[100, 37], [100, 37]]);
+    await page.screenshot({ path: path.join(path.dirname(screenshot), "blur.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("shows a bad ?width= on the blur page as an error", async () => {
+    const page = await open("?width=10", "blur.html");
+    expect(await page.evaluate(() => document.body.dataset.status)).toBe("error");
+    expect(await page.locator("#error-text").textContent()).toContain("?width= must be a multiple of 4");
+    await page.close();
   });
 
   it("shows a bad ?n= on the page as an error", async () => {

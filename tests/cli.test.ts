@@ -3,27 +3,33 @@
  * help text. Most cases run the CLI in-process through `runCli`; one runs the real `bin/tskernel.js`.
  */
 
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli/main.ts";
-import type { Manifest } from "../compiler/index.ts";
+import { targetNames, type Manifest } from "../compiler/index.ts";
 import { repoRoot } from "./golden-cases.ts";
 import { nvccAvailable } from "./tools/nvcc.ts";
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliAt(undefined, ...args);
+}
+
+/** The CLI as a terminal `columns` wide shows it (undefined: a pipe). */
+async function cliAt(columns: number | undefined, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), columns });
   return { code, stdout, stderr };
 }
 
 /** Every example builds for every target: kernels that use what WebGPU lacks declare `targets: ["cuda", "js"]`. */
 const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
 /** What a build for WebGPU says it skipped: the examples' kernels that declare targets without wgsl. */
-const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): scanLookbackSubgroups in examples/scan-lookback-subgroups.ts; scanLookback in examples/scan-lookback.ts; sgemmStreamK in examples/sgemm-streamk.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts; sgemmWgmmaWs in examples/sgemm-wgmma-ws.ts; sgemmWgmma in examples/sgemm-wgmma.ts\n";
+const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): flashAttentionPipelined in examples/flash-attention-pipelined.ts; flashAttention in examples/flash-attention.ts; hgemmTiledBf16, hgemmTiledF16 in examples/hgemm-tiled.ts; hgemmWgmmaWs, hgemmWgmmaWsF16 in examples/hgemm-wgmma-ws.ts; scanLookbackSubgroups in examples/scan-lookback-subgroups.ts; scanLookback in examples/scan-lookback.ts; sgemmStreamK in examples/sgemm-streamk.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts; sgemmWgmmaWs in examples/sgemm-wgmma-ws.ts; sgemmWgmma in examples/sgemm-wgmma.ts\n";
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -124,7 +130,7 @@ describe("tskernel build", () => {
     }
     expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
     const declaring = manifest.kernels.filter((k) => k.declaredTargets);
-    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["scanLookback", "scanLookbackSubgroups", "sgemmStreamK", "sgemmTensorCore", "sgemmWgmma", "sgemmWgmmaWs"]);
+    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["flashAttention", "flashAttentionPipelined", "hgemmTiledBf16", "hgemmTiledF16", "hgemmWgmmaWs", "hgemmWgmmaWsF16", "scanLookback", "scanLookbackSubgroups", "sgemmStreamK", "sgemmTensorCore", "sgemmWgmma", "sgemmWgmmaWs"]);
     for (const kernel of manifest.kernels) {
       // Built for the build's targets that the kernel's `targets` (if any) name, with outputs for those only.
       const expected = ["cuda", "wgsl"].filter((t) => !kernel.declaredTargets || (kernel.declaredTargets as readonly string[]).includes(t));
@@ -253,7 +259,7 @@ describe("tskernel build", () => {
   });
 
   it("explains every command in --help, with an example", async () => {
-    for (const command of [["check"], ["build"], ["demo"], ["bench"], ["bench", "matmul"], ["tune"], ["tune", "matmul"], []]) {
+    for (const command of [["check"], ["build"], ["report"], ["demo"], ["bench"], ["bench", "matmul"], ["bench", "kernels"], ["tune"], ["tune", "matmul"], []]) {
       const help = await cli(...command, "--help");
       expect(help.code).toBe(0);
       expect(help.stdout).toContain(`Usage: tskernel ${command.join(" ")}`.trimEnd());
@@ -267,6 +273,29 @@ describe("tskernel build", () => {
       expect(help).toMatch(/\$ tskernel \w+ 'src\/\*\*\/\*\.kernel\.ts'/);
     }
     expect(await folded("build")).toContain("--watch build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C");
+    // The help names the compiler's targets without loading the compiler: the two lists must agree.
+    expect(await folded("build")).toContain(`targets to generate, comma-separated (${targetNames.join(", ")}, torch)`);
+  });
+});
+
+describe("tskernel demo", () => {
+  it("fits its table to the terminal's width, wrapping the long rungs' names, and writes them whole with --json", async () => {
+    const json = path.join(tempDir(), "demo.json");
+    const narrow = await cliAt(80, "demo", "--backend", "cpu", "--size", "8", "--json", json);
+    expect(narrow.code, narrow.stderr).toBe(0);
+    const lines = narrow.stdout.trimEnd().split("\n");
+    expect(lines.at(-1)).toMatch(/^\d+ passed, 0 failed, \d+ skipped$/);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    const written = JSON.parse(fs.readFileSync(json, "utf8")) as { backend: string; size: number; rows: { variant: string; constants?: Record<string, number>; status: string }[] };
+    expect(written.backend).toBe("cpu");
+    expect(written.size).toBe(8);
+    const multistage = written.rows.find((row) => row.variant.startsWith("sgemm-multistage ("))!;
+    expect(multistage.variant).toBe(`sgemm-multistage (${Object.entries(multistage.constants!).map(([name, value]) => `${name} ${value}`).join(", ")})`);
+    expect(multistage.variant.length).toBeGreaterThan(80);
+    // On a pipe (no width) every row is one line, as before.
+    const piped = await cliAt(undefined, "demo", "--backend", "cpu", "--size", "8");
+    const rows = piped.stdout.trimEnd().split("\n").slice(2, -1);
+    expect(rows.map((row) => row.split(/\s{2,}/)[0])).toEqual(written.rows.map((row) => row.variant));
   });
 });
 
@@ -333,6 +362,41 @@ describe("bin/tskernel.js", () => {
     const refused = spawnSync(process.execPath, [bin, "demo", "--backend", "cpu", "--workers", "0"], { encoding: "utf8" });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain("option '--workers <n>' argument '0' is invalid. expected a positive integer");
+  });
+
+  it("stops quietly with status 141 when the reader of its output has gone (`tskernel --help | head -3`)", async () => {
+    const bin = path.join(repoRoot, "bin", "tskernel.js");
+    // The read end is closed before Node has started, so the first write fails with EPIPE every time.
+    const child = spawn(process.execPath, [bin, "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).toBe("");
+    expect(status).toBe(141);
+  });
+
+  it("loads neither the compiler nor the runtime for --help and --version, and loads them for the commands that need them", () => {
+    const bin = path.join(repoRoot, "bin", "tskernel.js");
+    const loaded = (...args: string[]) => {
+      // A module hook that writes down every module the process resolves.
+      const dir = tempDir();
+      const log = path.join(dir, "modules.txt");
+      const hooks = path.join(dir, "hooks.mjs");
+      fs.writeFileSync(hooks, `import { appendFileSync } from "node:fs";\nexport async function resolve(specifier, context, next) {\n  const result = await next(specifier, context);\n  appendFileSync(${JSON.stringify(log)}, result.url + "\\n");\n  return result;\n}\n`);
+      const register = `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(hooks).href)});`;
+      const run = spawnSync(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(register)}`, bin, ...args], { encoding: "utf8" });
+      expect(run.status, run.stderr).toBe(0);
+      return fs.readFileSync(log, "utf8").trim().split("\n");
+    };
+    const heavy = (urls: string[]) => urls.filter((url) => /\/dist\/(compiler|runtime)\/|\/ts-morph\//.test(url));
+    expect(heavy(loaded("--version"))).toEqual([]);
+    expect(heavy(loaded("--help"))).toEqual([]);
+    expect(heavy(loaded("build", "--help"))).toEqual([]);
+    const check = loaded("check", path.join(repoRoot, "examples", "matmul-naive.ts"));
+    expect(check.some((url) => url.includes("/ts-morph/"))).toBe(true);
+    expect(check.some((url) => url.endsWith("/dist/compiler/index.js"))).toBe(true);
+    expect(check.filter((url) => url.includes("/dist/runtime/"))).toEqual([]);
   });
 
   it("runs the built CLI as a process", () => {

@@ -1,6 +1,7 @@
 /**
  * The memory-bound examples (SAXPY, GELU, transpose, sum in two launches and in one pass, softmax and layer
- * norm with trees and with subgroup reductions, scan in three launches and in one pass, histogram) on every
+ * norm with trees and with subgroup reductions, scan in three launches and in one pass, histogram; the bf16
+ * layer norm, RMS norm, softmax and GELU, the int8 → bf16 dequantization and the RGBA8 blur) on every
  * tested backend that its kernels compile for,
  * each against its float64 reference with the case's stated tolerance (cli/kernels-bench/cases.ts):
  * fresh random inputs each run, outputs and scratch poisoned with NaN, shapes that leave partial chunks,
@@ -53,6 +54,17 @@ const testShapes: Record<string, readonly Shape[]> = {
   "scan-lookback-subgroups": [[4 * 50_001], [4], [8192 * 3]],
   // Partial vectors at the end (n mod 4 = 1, 3) and fewer values than one block's threads.
   histogram: [[4 * 100_003 + 1], [1027], [7]],
+  // The bf16 row kernels: each row length picks another specialization (1000: 32 threads × 4 rows; 4096; 200:
+  // one vector per thread; 8000: 256 threads), with partial blocks of rows.
+  "layernorm-bf16": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  "rmsnorm-bf16": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  "softmax-bf16": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  // A partial chunk of vectors, and a single vector.
+  "gelu-bf16": [[8 * 25_013], [8]],
+  // Rows of one vector, and rows of many; a partial chunk.
+  "dequantize-int8": [[37, 16], [29, 1040]],
+  // Partial strips and blocks (67 rows, 100 pixels), a one-vector-wide image, and fewer rows than the 5 taps.
+  "blur-rgba8": [[67, 100], [40, 4], [3, 520]],
 };
 
 async function expectPasses(device: Device, kernelCase: KernelCase, shape: Shape, library: KernelLibrary, prefer?: Record<string, Constants>): Promise<void> {
@@ -117,6 +129,9 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["softmax-subgroups", [9, 4096], { softmaxVec4Subgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
     ["layernorm-subgroups", [9, 5000], { layerNormSubgroups: { THREADS: 256, ROWS: 1, ITEMS: 8 } }],
     ["histogram", [4 * 3001 + 2], { histogram256Vec4: { BLOCK: 128, ITEMS: 2 } }],
+    ["gelu-bf16", [8 * 3001], { geluHalf: { T: "bf16", BLOCK: 128, ITEMS: 2 } }],
+    ["dequantize-int8", [41, 1024], { dequantizeRows: { T: "bf16", BLOCK: 128, ITEMS: 2 } }],
+    ["blur-rgba8", [37, 300], { blurRgba8: { THREADS: 64, STRIP: 16 } }],
   ];
   it.each(alternatives)("%s at %j with %j", async (id, shape, prefer) => {
     await expectPasses(new CpuDevice(), kernelCases.find((c) => c.id === id)!, shape, libraryFor("cpu"), prefer);
@@ -142,14 +157,14 @@ describe("memory-bound examples: every declared specialization, and the checked 
   it.each(kernelCases.map((c) => [c.id, c] as const))("%s runs clean in checked mode", async (_id, kernelCase) => {
     const device = new CpuDevice({ checked: true });
     // Small shapes: checked mode is about ten times slower.
-    const shape: Shape = kernelCase.dims === 1 ? [4 * 1001] : kernelCase.id === "transpose" ? [36, 70] : [6, 1000];
+    const shape: Shape = kernelCase.dims === 1 ? (kernelCase.id === "gelu-bf16" ? [8 * 1001] : [4 * 1001]) : kernelCase.id === "transpose" ? [36, 70] : kernelCase.id === "dequantize-int8" ? [6, 1008] : [6, 1000];
     await expectPasses(device, kernelCase, shape, libraryFor("cpu"));
     if (kernelCase.id === "transpose") await expectPasses(device, kernelCase, [33, 70], libraryFor("cpu"));
   });
 
   // The subgroup kernels with SwiftShader's 4 lanes and CUDA's 32, checked: every row length, so each
   // specialization the case may pick (rows of 32 threads with 32 lanes: whole subgroups still).
-  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups"].includes(c.id));
+  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups", "softmax-bf16", "layernorm-bf16", "rmsnorm-bf16"].includes(c.id));
   for (const lanes of [4, 32]) {
     it.each(subgroupCases.map((c) => [c.id, c] as const))(`%s with ${lanes} lanes, checked`, async (_id, kernelCase) => {
       const device = await createDevice({ backend: "cpu", subgroupSize: lanes, checked: true });

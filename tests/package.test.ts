@@ -6,8 +6,9 @@
  * `npx tskernel check|build|demo|bench|tune`, compare the build's outputs with this checkout's compiler, run
  * the kernel on the CPU backend through `tskernel/runtime` against a float64 reference computed here (fresh
  * random inputs, NaN-poisoned output), bundle a kernel file with the bundler plugin (`tskernel/plugin`, in
- * esbuild) and type-check its typed launcher, and get BackendUnavailable, not a crash, for WebGPU and CUDA, whose
- * optional packages (webgpu, koffi) the install leaves out.
+ * esbuild) and type-check its typed launcher, see a kernel's diagnostics in the app's own tsserver through the
+ * editor plugin (`tskernel/ts-plugin` in tsconfig.json) as an unsaved edit breaks it, and get BackendUnavailable,
+ * not a crash, for WebGPU and CUDA, whose optional packages (webgpu, koffi) the install leaves out.
  *
  * Installs come from the npm cache (`--prefer-offline`; `npm ci` has filled it). On the 2-core CI machine
  * the file takes about 70 s alone and up to 150 s beside the other test files or other work: the copy, the
@@ -22,6 +23,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { compileFiles, type Manifest } from "../compiler/index.ts";
 import { repoRoot } from "./golden-cases.ts";
+import { TsServer } from "./tools/tsserver.ts";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-package-"));
 const source = path.join(work, "checkout");
@@ -187,7 +189,7 @@ describe("the packed tarball", () => {
   it("holds only built JS, declarations, the example kernels the demo and matmul() compile, docs, the CMake module, README and LICENSE", () => {
     const tarball = fs.readdirSync(work).find((f) => f.endsWith(".tgz"))!;
     const listing = ok("tar", ["-tzf", path.join(work, tarball)], work).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|runtime\/torch\/tskernel_torch\.py|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts))$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|ts-plugin\/package\.json|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|runtime\/torch\/tskernel_torch\.py|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts)|dist\/plugin\/ts-plugin\.(cjs|d\.cts))$/;
     expect(listing.filter((f) => !allowed.test(f))).toEqual([]);
     // The Python runtime that `tskernel build --target torch` copies beside the modules it writes.
     expect(listing).toContain("runtime/torch/tskernel_torch.py");
@@ -200,9 +202,9 @@ describe("the packed tarball", () => {
       if (typeof target === "string") continue;
       expect(listing, `${entry} types`).toContain(target.types.replace(/^\.\//, ""));
       expect(listing, `${entry} code`).toContain(target.default.replace(/^\.\//, ""));
-      expect(target.types).toMatch(/\.d\.ts$/);
+      expect(target.types).toMatch(/\.d\.c?ts$/);
     }
-    expect(Object.keys(manifest.exports).sort()).toEqual([".", "./compiler", "./package.json", "./plugin", "./plugin/esbuild", "./plugin/rollup", "./plugin/vite", "./runtime", "./webgpu"]);
+    expect(Object.keys(manifest.exports).sort()).toEqual([".", "./compiler", "./package.json", "./plugin", "./plugin/esbuild", "./plugin/rollup", "./plugin/vite", "./runtime", "./ts-plugin", "./webgpu"]);
   }, 300_000);
 
   it("installs without koffi and webgpu, which are optional peers", () => {
@@ -316,6 +318,33 @@ describe("in a project that installed the tarball", () => {
     expect(result).toEqual({ errors: 0, vite: "tskernel", rollup: "tskernel", params: ["n", "a", "x", "y", "out"], block: [64, 1, 1], wgsl: true });
     const bundle = fs.readFileSync(path.join(app, "out", "saxpy.bundle.mjs"), "utf8");
     expect([...bundle.matchAll(/from\s*"([^"]+)"/g)].map((m) => m[1])).toEqual(["tskernel/webgpu"]);
+  }, 300_000);
+
+  it("tskernel/ts-plugin in tsconfig.json: the app's own tsserver shows a kernel's diagnostics as it is edited", async () => {
+    // tsserver reads tsconfig.json: a project of its own in a folder of the app, so the other configs stay as they are.
+    const editor = path.join(app, "editor");
+    fs.mkdirSync(path.join(editor, "src"), { recursive: true });
+    fs.writeFileSync(path.join(editor, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...compilerOptions, module: "node16", moduleResolution: "node16", skipLibCheck: true, plugins: [{ name: "tskernel/ts-plugin" }] }, include: ["src"] }, null, 2));
+    const kernelFile = path.join(editor, "src", "saxpy.kernel.ts");
+    const text = userFiles["src/kernels/saxpy.kernel.ts"]!;
+    fs.writeFileSync(kernelFile, text);
+    // tsserver finds plugins in the node_modules its own package sits in: the app's, where tskernel is installed.
+    const server = new TsServer(path.join(app, "node_modules", "typescript", "lib", "tsserver.js"), [], app);
+    try {
+      server.open(kernelFile, text, app);
+      await server.nextEvent("projectsUpdatedInBackground", 0);
+      expect(await server.semanticDiagnostics(kernelFile)).toEqual([]);
+      // An unsaved edit: out[i] = a * x[i] + y[i] + i, which mixes f32 and i32.
+      const line = text.split("\n").findIndex((l) => l.includes("fma(a, x[i], y[i])")) + 1;
+      const offset = text.split("\n")[line - 1]!.indexOf("fma(") + 1;
+      server.edit(kernelFile, { line, offset }, { line, offset: offset + "fma(a, x[i], y[i])".length }, "a * x[i] + y[i] + i");
+      const diagnostics = await server.semanticDiagnostics(kernelFile);
+      expect(diagnostics.map((d) => ({ source: d.source, code: d.code, start: d.start, end: d.end, first: d.text.split("\n")[0] }))).toEqual([
+        { source: "tskernel", code: 2001, start: { line, offset }, end: { line, offset: offset + "a * x[i] + y[i] + i".length }, first: "TSK2001: operator '+' needs operands of one type, found f32 and i32" },
+      ]);
+    } finally {
+      await server.close();
+    }
   }, 300_000);
 
   it("npx tskernel demo, bench and tune run on the CPU; the GPU backends say what to install", () => {

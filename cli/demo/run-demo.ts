@@ -9,10 +9,14 @@ import { compareToReference, referenceGemm, type ErrorReport } from "../../runti
 import type { KernelLibrary } from "../../runtime/library.ts";
 import type { BackendName, Device, Timing } from "../../runtime/device.ts";
 import { LaunchError } from "../../runtime/launch-check.ts";
+import { formatTable, type TableColumn } from "../table.ts";
 import { seedVariants, type MatmulVariant } from "./variants.ts";
 
 export interface DemoRow {
+  /** The rung's name, with its constants where the rung has several specializations: `sgemm-vectorized (BM 128, …)`. */
   readonly variant: string;
+  /** The values of the specialization that ran (absent for a variant that did not run). */
+  readonly constants?: Readonly<Record<string, number>>;
   readonly backend: BackendName;
   readonly size: number;
   /** The size the kernel ran at, when it was padded. */
@@ -113,6 +117,7 @@ export async function runDemo(device: Device, options: DemoOptions): Promise<{ r
     rows.push({
       ...base,
       variant: label(constants),
+      constants,
       paddedSize: N !== n ? N : undefined,
       ms: timing.medianMs,
       // A time below the timer's resolution reads as 0: no rate then, rather than an infinite one.
@@ -125,9 +130,24 @@ export async function runDemo(device: Device, options: DemoOptions): Promise<{ r
   return { rows, ok: rows.every((row) => row.status !== "FAIL") };
 }
 
-export function formatDemoTable(rows: readonly DemoRow[]): string {
-  const header = ["variant", "backend", "size", "time (ms)", "GFLOP/s", "max rel err", "avg rel err", "norm rel err", "result"];
-  const lines = rows.map((row) => [
+const demoColumns: readonly TableColumn[] = [
+  { header: "variant", align: "left", wrap: true },
+  { header: "backend", align: "left" },
+  { header: "size", align: "right", wrap: true },
+  { header: "time (ms)", align: "right" },
+  { header: "GFLOP/s", align: "right" },
+  { header: "max rel err", align: "right" },
+  { header: "avg rel err", align: "right" },
+  { header: "norm rel err", align: "right" },
+  { header: "result", align: "left", wrap: true },
+];
+
+/**
+ * The demo's table. With a `width` (the terminal's), long cells wrap to fit it: the long rungs' constants
+ * would otherwise make the variant column 140 characters wide (`--json` has every name whole).
+ */
+export function formatDemoTable(rows: readonly DemoRow[], width?: number): string {
+  const cells = rows.map((row) => [
     row.variant,
     row.backend,
     row.paddedSize ? `${row.size} (padded ${row.paddedSize})` : String(row.size),
@@ -138,7 +158,5 @@ export function formatDemoTable(rows: readonly DemoRow[]): string {
     row.errors ? row.errors.normwiseRelative.toExponential(2) : "-",
     row.note ? `${row.status}: ${row.note}` : row.status,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) => cells.map((cell, i) => (i >= 2 && i <= 7 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join("  ").trimEnd();
-  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...lines.map(format)].join("\n");
+  return formatTable(demoColumns, cells, width);
 }

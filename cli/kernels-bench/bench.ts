@@ -1,7 +1,8 @@
 /**
  * `tskernel bench kernels`: the memory-bound suite (cases.ts) on one device. First the device-to-device copy
- * bandwidth of this run (Device.timeCopy: cuMemcpyDtoD on CUDA, copyBufferToBuffer on WebGPU, TypedArray
- * copy on the CPU), the roofline every kernel is compared with. Then, per case and shape: fresh random
+ * bandwidth of this run, the roofline every kernel is compared with: Device.timeCopy on CUDA (cuMemcpyDtoD)
+ * and the CPU (TypedArray copy), and on WebGPU the copy kernel of examples/copy-vec4.ts (copyBufferToBuffer is
+ * measured too, and reported, but through Dawn on the H100 it is several times slower than the kernels). Then, per case and shape: fresh random
  * inputs, outputs poisoned with NaN, one run checked against the float64 reference, then the median of
  * timed runs after a warm-up, each run timed by the device (all launches of a multi-launch case together).
  * When one set of buffers would fit in the cache (twice its bytes within the last-level cache), the timed
@@ -9,11 +10,12 @@
  * Effective bandwidth is the fewest bytes the operation must move over the median time.
  */
 
-import type { Device, DeviceBuffer, KernelArg, LaunchStep, Timing } from "../../runtime/device.ts";
+import type { Device, DeviceBuffer, KernelArg, KernelHandle, LaunchStep, Timing } from "../../runtime/device.ts";
 import { median } from "../../runtime/device.ts";
+import { roundToF16 } from "../../compiler/lang/float16.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import { checkResult, type CheckResult } from "./checks.ts";
-import { backendUnsupported, kernelCases, shapeLabel, UnsupportedShape, type BufferSpec, type CaseInstance, type InputArray, type KernelCase, type Shape } from "./cases.ts";
+import { backendUnsupported, copyKernelFile, copyKernelName, kernelCases, shapeLabel, UnsupportedShape, type BufferSpec, type CaseInstance, type InputArray, type KernelCase, type Shape } from "./cases.ts";
 
 export interface KernelBenchOptions {
   readonly library: KernelLibrary;
@@ -85,13 +87,18 @@ export interface TorchCase {
   readonly oursPass?: boolean;
   readonly torchPass?: boolean;
   readonly expression: string;
+  /** Triton's counterpart in the same rounds (the bf16 cases): its time, and its time over ours. */
+  readonly triton?: { readonly ms: number; readonly gbps: number; readonly speedup: number; readonly pass?: boolean };
 }
 
 export interface KernelBenchReport {
   readonly backend: string;
   readonly device: string;
   readonly date: string;
+  /** The baseline of "% of copy": the device's copy, or on WebGPU the copy kernel (its `method` says which). */
   readonly copy?: CopyResult;
+  /** On WebGPU, where the copy kernel is the baseline: the API's copyBufferToBuffer, for the record. */
+  readonly apiCopy?: CopyResult;
   readonly rows: readonly KernelBenchRow[];
 }
 
@@ -148,12 +155,64 @@ export function randomUint32Array(length: number, low: number, high: number): Ui
 
 /** An output's or scratch buffer's poison: NaN, or for u32 a value no count or index reaches by chance. */
 export const u32Poison = 0xdeadbeef;
+/** A u8 output's poison, in every byte (every byte value is some pixel's, so a missed write shows only where the expected byte differs). */
+export const u8Poison = 0xa5;
+
+/**
+ * Uniform random f32 values in [low, high) rounded to bf16 (to nearest even, by the integer carry into the upper
+ * half, on the values' bits: they are finite), as a Float32Array of the bf16 values, exactly.
+ */
+export function randomBf16Array(length: number, low: number, high: number): Float32Array {
+  const data = randomArray(length, low, high);
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  for (let i = 0; i < bits.length; i++) {
+    const u = bits[i]!;
+    bits[i] = (u + 0x7fff + ((u >>> 16) & 1)) & 0xffff0000;
+  }
+  return data;
+}
+
+/** Uniform random whole numbers in [low, high) in an 8-bit integer array. */
+function randomBytes<T extends Int8Array | Uint8Array>(make: (length: number) => T, length: number, low: number, high: number): T {
+  const unit = randomArray(length, 0, 1);
+  const data = make(length);
+  for (let i = 0; i < length; i++) data[i] = Math.min(high - 1, low + Math.floor(unit[i]! * (high - low)));
+  return data;
+}
 
 /** A buffer's first contents: random for inputs, poisoned otherwise (`poison` false: zeros, for timing only). */
 export function initialData(spec: BufferSpec, poison = true): InputArray {
   const random = spec.role === "input" || spec.role === "inout";
-  if (spec.type === "u32") return random ? randomUint32Array(spec.length, spec.low ?? 0, spec.high ?? 2 ** 32) : new Uint32Array(spec.length).fill(poison ? u32Poison : 0);
-  return random ? randomArray(spec.length, spec.low ?? -1, spec.high ?? 1) : new Float32Array(spec.length).fill(poison ? Number.NaN : 0);
+  switch (spec.type ?? "f32") {
+    case "u32":
+      return random ? randomUint32Array(spec.length, spec.low ?? 0, spec.high ?? 2 ** 32) : new Uint32Array(spec.length).fill(poison ? u32Poison : 0);
+    case "i8":
+      return random ? randomBytes((n) => new Int8Array(n), spec.length, spec.low ?? -128, spec.high ?? 128) : new Int8Array(spec.length);
+    case "u8":
+      return random ? randomBytes((n) => new Uint8Array(n), spec.length, spec.low ?? 0, spec.high ?? 256) : new Uint8Array(spec.length).fill(poison ? u8Poison : 0);
+    case "bf16":
+      return random ? randomBf16Array(spec.length, spec.low ?? -1, spec.high ?? 1) : new Float32Array(spec.length).fill(poison ? Number.NaN : 0);
+    case "f16":
+      return random ? randomArray(spec.length, spec.low ?? -1, spec.high ?? 1).map(roundToF16) : new Float32Array(spec.length).fill(poison ? Number.NaN : 0);
+    case "f32":
+      return random ? randomArray(spec.length, spec.low ?? -1, spec.high ?? 1) : new Float32Array(spec.length).fill(poison ? Number.NaN : 0);
+  }
+}
+
+/**
+ * A device buffer of the spec's type holding `data` (initialData's): bf16 values go as their encodings, the
+ * upper halves of their f32 bits (they are bf16 values already, NaN included: 0x7fc0).
+ */
+export function createSpecBuffer(device: Device, spec: BufferSpec, data: InputArray): DeviceBuffer {
+  if (spec.type === "bf16") {
+    const words = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    const bits = new Uint16Array(data.length);
+    for (let i = 0; i < bits.length; i++) bits[i] = words[i]! >>> 16;
+    return device.createBuffer("bf16", bits);
+  }
+  // f16 values are exact, so the buffer's rounding keeps them.
+  if (spec.type === "f16") return device.createBuffer("f16", data);
+  return device.createBuffer(data);
 }
 
 interface Allocated {
@@ -161,7 +220,7 @@ interface Allocated {
   readonly inputs: ReadonlyMap<string, InputArray>;
 }
 
-/** One set of buffers: inputs random as the case says, outputs and scratch poisoned (NaN, or 0xdeadbeef for u32). */
+/** One set of buffers: inputs random as the case says, outputs and scratch poisoned (NaN, 0xdeadbeef for u32, 0xa5 for u8). */
 export async function allocate(device: Device, instance: CaseInstance): Promise<Allocated> {
   const buffers = new Map<string, DeviceBuffer>();
   const inputs = new Map<string, InputArray>();
@@ -169,7 +228,7 @@ export async function allocate(device: Device, instance: CaseInstance): Promise<
     for (const spec of instance.buffers) {
       const data = initialData(spec);
       if (spec.role === "input" || spec.role === "inout") inputs.set(spec.name, data);
-      buffers.set(spec.name, device.createBuffer(data));
+      buffers.set(spec.name, createSpecBuffer(device, spec, data));
     }
   } catch (error) {
     for (const buffer of buffers.values()) release(device, buffer);
@@ -225,19 +284,28 @@ export async function timeRotating(device: Device, stepsPerSet: readonly (readon
 
 /**
  * The copy bandwidth of this device now: bytes read plus bytes written over the median copy time. Short copies
- * are repeated back to back within each timed run, as short kernels are.
+ * are repeated back to back within each timed run, as short kernels are. With `kernel` (copyVec4), the copy is
+ * that kernel's launch, timed as the cases are (timeRotating); otherwise the device's own copy (timeCopy:
+ * cuMemcpyDtoD on CUDA, copyBufferToBuffer on WebGPU, a TypedArray copy on the CPU).
  */
-export async function measureCopy(device: Device, elements: number, runs: number): Promise<CopyResult> {
+export async function measureCopy(device: Device, elements: number, runs: number, kernel?: KernelHandle): Promise<CopyResult> {
   for (let count = elements; ; count = Math.floor(count / 2)) {
     let source: DeviceBuffer | undefined;
     let destination: DeviceBuffer | undefined;
     try {
       source = device.createBuffer(randomArray(count, -1, 1));
       destination = device.createBuffer("f32", count);
+      const bytes = 8 * count;
+      if (kernel) {
+        const { BLOCK, ITEMS } = kernel.description.specialization as { BLOCK: number; ITEMS: number };
+        const grid = Math.max(1, Math.min(Math.ceil(count / 4 / (BLOCK * ITEMS)), device.limits.maxGridDims[0]));
+        const step = { kernel, options: { grid: [grid, 1, 1] as [number, number, number], args: [destination, source, count] } };
+        const timing = await timeRotating(device, [[step]], runs);
+        return { elements: count, bytes, ms: timing.medianMs, gbps: bytes / (timing.medianMs * 1e6), method: `the copy kernel ${kernel.description.entryName} (${copyKernelFile}): ${timing.method}` };
+      }
       const probe = await device.timeCopy(destination, source, { warmup: 2, runs: 3 });
       const repeat = device.backend === "cpu" ? 1 : batchSize(probe.medianMs);
       const timing = await device.timeCopy(destination, source, { warmup: 1, runs, repeat });
-      const bytes = 8 * count;
       return { elements: count, bytes, ms: timing.medianMs, gbps: bytes / (timing.medianMs * 1e6), method: timing.method };
     } catch (error) {
       // A device that cannot hold two buffers this large (WebGPU's binding limits, or its memory) gets a
@@ -248,6 +316,16 @@ export async function measureCopy(device: Device, elements: number, runs: number
       if (destination) release(device, destination);
     }
   }
+}
+
+/**
+ * The copy every row is compared with: on WebGPU the copy kernel where the library has it (copyBufferToBuffer
+ * runs at 848 GB/s through Dawn on the H100, where kernels move 3000 GB/s: a baseline slower than the kernels
+ * says nothing), elsewhere the device's own copy.
+ */
+function copyKernelFor(device: Device, library: KernelLibrary): KernelHandle | undefined {
+  if (device.backend !== "webgpu") return undefined;
+  return library.firstFitting(copyKernelName, [{}], device.limits);
 }
 
 export async function benchKernels(device: Device, options: KernelBenchOptions): Promise<KernelBenchReport> {
@@ -271,13 +349,17 @@ export async function benchKernels(device: Device, options: KernelBenchOptions):
     }
   }
   const copyElements = options.copyElements ?? (gpu ? Math.min(2 ** 28, 2 ** Math.ceil(Math.log2(Math.max(largest / 8, 2 ** 20)))) : 2 ** 24);
-  const copy = await measureCopy(device, copyElements, runs);
+  const copyKernel = copyKernelFor(device, options.library);
+  const copy = await measureCopy(device, copyElements, runs, copyKernel);
   progress(`copy: ${(copy.bytes / 2 ** 20).toFixed(0)} MiB moved in ${copy.ms.toFixed(3)} ms: ${copy.gbps.toFixed(1)} GB/s (${copy.method})`);
+  // The API's own copy too where the kernel is the baseline, for the record.
+  const apiCopy = copyKernel ? await measureCopy(device, copyElements, runs) : undefined;
+  if (apiCopy) progress(`API copy (not the baseline): ${apiCopy.gbps.toFixed(1)} GB/s (${apiCopy.method})`);
   // Copies of the size of the smaller cases, measured once per size.
   const copies = new Map<number, CopyResult>();
   const copyOfSize = async (bytes: number) => {
     const elements = Math.max(1024, Math.round(bytes / 8));
-    if (!copies.has(elements)) copies.set(elements, await measureCopy(device, elements, runs));
+    if (!copies.has(elements)) copies.set(elements, await measureCopy(device, elements, runs, copyKernel));
     return copies.get(elements)!;
   };
   const rows: KernelBenchRow[] = [];
@@ -328,5 +410,5 @@ export async function benchKernels(device: Device, options: KernelBenchOptions):
       }
     }
   }
-  return { backend: device.backend, device: device.name, date: new Date().toISOString(), copy, rows };
+  return { backend: device.backend, device: device.name, date: new Date().toISOString(), copy, ...(apiCopy ? { apiCopy } : {}), rows };
 }

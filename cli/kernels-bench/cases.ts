@@ -1,130 +1,20 @@
 /**
  * The memory-bound suite's cases: for each kernel of examples/ (SAXPY, GELU, transpose, sum in two launches
  * and in one pass, row softmax and layer norm with shared-memory trees and with subgroup reductions,
- * exclusive scan, 256-bin histogram), the shapes it is measured at, the buffers and launches one run needs, the
+ * exclusive scan, 256-bin histogram; and cases-bf16.ts's bf16, int8 and RGBA8 cases), the shapes it is measured at, the buffers and launches one run needs, the
  * fewest bytes the operation must move (each input read once, each output written once: the numerator of
  * the effective bandwidth), the float64 reference and the check with its tolerance and why. The Node bench,
  * the tuner, the tests and the PyTorch script's plan (plan.ts) all build their runs from this one table.
  */
 
-import type { BackendName } from "../../runtime/device.ts";
-import type { KernelHandle } from "../../runtime/device.ts";
-import type { KernelLibrary } from "../../runtime/library.ts";
 import { targetsLeaveOut, type LaunchLimits } from "../../runtime/launch-check.ts";
-import type { CheckSpec, ChunkedReference } from "./checks.ts";
+import type { BackendName, KernelHandle } from "../../runtime/device.ts";
+import type { KernelLibrary } from "../../runtime/library.ts";
+import type { ChunkedReference } from "./checks.ts";
+import { halfCases } from "./cases-bf16.ts";
+import { constantsOf, copyKernelFile, grid2d, lanesOf, log2, pick, UnsupportedShape, type CaseContext, type CaseInstance, type Constants, type InputArray, type KernelCase, type Shape, type TuningSpace } from "./case-kit.ts";
 
-/** [n] for the 1-D cases, [rows, cols] for the 2-D ones. */
-export type Shape = readonly number[];
-
-/** Values of compile-time constants: numbers, and booleans for `Const<bool>` (the scan's COALESCE). */
-export type Constants = Readonly<Record<string, number | boolean>>;
-
-/**
- * How a buffer starts: uniform random in [low, high) (inputs; whole numbers for u32), or poisoned (outputs,
- * scratch: NaN for f32, 0xdeadbeef for u32).
- */
-export interface BufferSpec {
-  readonly name: string;
-  readonly length: number;
-  /** input: read only; inout: random, then overwritten (SAXPY's y); output, scratch: poisoned. */
-  readonly role: "input" | "inout" | "output" | "scratch";
-  /** The element type; default f32. */
-  readonly type?: "f32" | "u32";
-  readonly low?: number;
-  readonly high?: number;
-}
-
-/** A case's input data on the host: Float32Array, or Uint32Array for u32 buffers. */
-export type InputArray = Float32Array | Uint32Array;
-
-export type ArgSpec = { readonly buffer: string } | { readonly i32: number } | { readonly f32: number };
-
-export interface StepSpec {
-  readonly kernel: KernelHandle;
-  readonly grid: readonly [number, number, number];
-  readonly args: readonly ArgSpec[];
-}
-
-export interface CaseInstance {
-  readonly buffers: readonly BufferSpec[];
-  readonly steps: readonly StepSpec[];
-  /** The fewest bytes the operation must read and write. */
-  readonly bytes: number;
-  /** The buffer the check reads. */
-  readonly output: string;
-  readonly check: CheckSpec;
-  /** Scalars of the operation (SAXPY's a, layer norm's eps), for the PyTorch counterpart. */
-  readonly parameters: Readonly<Record<string, number>>;
-  reference(inputs: ReadonlyMap<string, InputArray>): ChunkedReference;
-}
-
-export interface CaseContext {
-  readonly library: KernelLibrary;
-  readonly limits: LaunchLimits;
-  readonly backend: BackendName;
-  /** Per kernel name, the specialization to use instead of the case's own choice (the tuner's candidates). */
-  readonly prefer?: Readonly<Record<string, Constants>>;
-}
-
-export interface TuningSpace {
-  readonly kernels: readonly string[];
-  readonly constants: Readonly<Record<string, readonly (number | boolean)[]>>;
-  /** Why a setting is left out (undefined: it is searched). */
-  readonly valid?: (constants: Constants) => string | undefined;
-}
-
-export interface KernelCase {
-  readonly id: string;
-  /** The operation, where several cases compute it (sum-onepass: sum): what torch-reference.py computes. */
-  readonly family?: string;
-  readonly title: string;
-  /** Each kernel the case may launch, with the example file that declares it. */
-  readonly kernels: Readonly<Record<string, string>>;
-  /** What the PyTorch script times against it (bench/torch-reference.py). */
-  readonly torch: string;
-  readonly dims: 1 | 2;
-  readonly gpuShapes: readonly Shape[];
-  readonly cpuShapes: readonly Shape[];
-  /**
-   * What the tuner searches at a shape: values of compile-time constants, given to every kernel named (the
-   * scan's first and last launches must cut the input into the same tiles). `limits`: the device's, where
-   * the space depends on it (the subgroup kernels' rows must be whole subgroups).
-   */
-  space(shape: Shape, limits?: LaunchLimits, backend?: BackendName): TuningSpace;
-  /** Throws UnsupportedShape where `unsupported` gives a reason. */
-  build(shape: Shape, context: CaseContext): CaseInstance;
-  unsupported(shape: Shape): string | undefined;
-}
-
-export class UnsupportedShape extends Error {}
-
-export function shapeLabel(shape: Shape): string {
-  const power = (n: number) => (n >= 1024 && Number.isInteger(Math.log2(n)) ? `2^${Math.log2(n)}` : String(n));
-  return shape.length === 1 ? `n=${power(shape[0]!)}` : `${shape[0]}×${shape[1]}`;
-}
-
-/** A grid of at least `blocks` blocks within the device's limits: 1-D where it fits, else 2-D. */
-export function grid2d(blocks: number, limits: LaunchLimits): [number, number, number] {
-  const gx = Math.max(1, Math.min(blocks, limits.maxGridDims[0]));
-  const gy = Math.ceil(blocks / gx);
-  if (gy > limits.maxGridDims[1]) throw new UnsupportedShape(`${blocks} blocks exceed the device's grid`);
-  return [gx, gy, 1];
-}
-
-/** The kernel to run: the preferred specialization if one is given, else the first of `choices` the device can run. */
-function pick(context: CaseContext, name: string, choices: readonly Constants[]): KernelHandle {
-  const preferred = context.prefer?.[name];
-  if (preferred) return context.library.get(name, preferred);
-  const kernel = context.library.firstFitting(name, choices, context.limits);
-  if (!kernel) throw new UnsupportedShape(`no specialization of ${name} fits this device`);
-  return kernel;
-}
-
-function constantsOf(kernel: KernelHandle): Record<string, number> {
-  return kernel.description.specialization as Record<string, number>;
-}
-
-const log2 = (n: number) => Math.ceil(Math.log2(Math.max(2, n)));
+export * from "./case-kit.ts";
 
 // ---- elementwise -------------------------------------------------------------------------------------------
 
@@ -372,8 +262,6 @@ function sumReference(n: number): CaseInstance["reference"] {
   };
 }
 
-/** Lanes of the device's subgroups (32: CUDA's warp, where the device does not say). */
-const lanesOf = (limits: LaunchLimits) => limits.subgroupSize ?? 32;
 
 const sumOnePass: KernelCase = {
   id: "sum-onepass",
@@ -927,14 +815,16 @@ export const kernelCases: readonly KernelCase[] = [
   scanLookback,
   scanLookbackSubgroups,
   histogram,
+  ...halfCases,
 ];
 
 /**
- * Every example file the suite's kernels come from: what a library for any backend compiles. A kernel whose
+ * Every example file the suite's kernels come from, and the copy kernel (WebGPU's copy baseline): what a
+ * library for any backend compiles. A kernel whose
  * `targets` option leaves out the backend's target is skipped by the compiler, and the library still
  * describes it (backendUnsupported).
  */
-export const suiteFiles: readonly string[] = [...new Set(kernelCases.flatMap((c) => Object.values(c.kernels)))];
+export const suiteFiles: readonly string[] = [...new Set([...kernelCases.flatMap((c) => Object.values(c.kernels)), copyKernelFile])];
 
 /**
  * Why a case does not run on a backend, or undefined where it does: one of its kernels declares targets that

@@ -3,16 +3,25 @@
  * reference, and why (cases.ts), and this file compares a result with that reference in chunks, so that
  * 2^28-element outputs need no 2 GiB reference array. Three kinds of check:
  * - relative: |out − ref| ≤ maxRelative · max(|ref|, floor) for every element;
- * - exact: out = ref bit for bit (data movement: transpose);
+ * - exact: out = ref bit for bit (data movement: transpose), or with `type` out = ref rounded to that type (a
+ *   product that is exact in f32 and rounded once to bf16: the dequantization);
+ * - rounded: |out − ref| ≤ ½·ulp_T(ref) + maxRelative · max(|ref|, floor) for an output of the 16-bit float
+ *   type T: the store's rounding to T, plus the f32 computation's own error before it;
  * - bound: |out − ref| ≤ γ(depth) · S for every element, where S is the sum of the magnitudes of the terms
  *   the element adds up and γ(d) = d·u / (1 − d·u) with u = 2⁻²⁴: the worst-case error of any summation
  *   tree of depth d in f32 (Higham, "Accuracy and Stability of Numerical Algorithms", §4.2).
  */
 
+import { roundToBf16, roundToF16 } from "../../compiler/lang/float16.ts";
+
+/** The 16-bit float types an output may be stored in. */
+export type HalfType = "bf16" | "f16";
+
 /** How a case's result may differ from float64, and why (shown in reports and docs). */
 export type CheckSpec =
   | { readonly kind: "relative"; readonly maxRelative: number; readonly floor: number; readonly why: string }
-  | { readonly kind: "exact"; readonly why: string }
+  | { readonly kind: "exact"; readonly type?: HalfType; readonly why: string }
+  | { readonly kind: "rounded"; readonly type: HalfType; readonly maxRelative: number; readonly floor: number; readonly why: string }
   | { readonly kind: "bound"; readonly depth: number; readonly why: string };
 
 /**
@@ -33,7 +42,7 @@ export interface CheckResult {
   readonly nonFinite: number;
   /** Elements outside their allowed error. */
   readonly failures: number;
-  /** Largest |out − ref| / max(|ref|, floor) (relative checks), or largest |out − ref| / allowed (bound). */
+  /** Largest |out − ref| / max(|ref|, floor) (relative checks), or largest |out − ref| / allowed (bound, rounded). */
   readonly maxRelative?: number;
   readonly maxOfAllowed?: number;
   /** ‖out − ref‖₂ / ‖ref‖₂ over finite elements. */
@@ -45,13 +54,36 @@ export interface CheckResult {
 
 const unitRoundoff = 2 ** -24;
 
+/** Significant bits (the implicit one included) and the smallest normal exponent of each 16-bit float type. */
+const halfFormats: Readonly<Record<HalfType, { readonly bits: number; readonly minExponent: number }>> = {
+  bf16: { bits: 8, minExponent: -126 },
+  f16: { bits: 11, minExponent: -14 },
+};
+
+/** The spacing of T's numbers at |x|: 2^(e − bits + 1) for 2^e ≤ |x| < 2^(e+1), that of the subnormals below. */
+export function ulpOf(type: HalfType, x: number): number {
+  const { bits, minExponent } = halfFormats[type];
+  const magnitude = Math.abs(x);
+  let e = magnitude > 0 ? Math.floor(Math.log2(magnitude)) : minExponent;
+  // log2 may round across a power of two.
+  if (2 ** e > magnitude) e--;
+  else if (2 ** (e + 1) <= magnitude) e++;
+  return 2 ** (Math.max(e, minExponent) - bits + 1);
+}
+
+/** x rounded to T: to nearest, ties to even, once from the exact value. */
+export function roundTo(type: HalfType, x: number): number {
+  return type === "bf16" ? roundToBf16(x) : roundToF16(x);
+}
+
 /** γ(d) = d·u / (1 − d·u). */
 export function gamma(depth: number): number {
   return (depth * unitRoundoff) / (1 - depth * unitRoundoff);
 }
 
 export function describeTolerance(spec: CheckSpec): string {
-  if (spec.kind === "exact") return "bit-exact";
+  if (spec.kind === "exact") return spec.type ? `exact: the reference rounded to ${spec.type}` : "bit-exact";
+  if (spec.kind === "rounded") return `|err| ≤ ½ ulp_${spec.type}(ref) + ${spec.maxRelative.toExponential(0)}·max(|ref|, ${spec.floor})`;
   if (spec.kind === "relative") return `|err| ≤ ${spec.maxRelative.toExponential(0)}·max(|ref|, ${spec.floor})`;
   return `|err| ≤ γ(${spec.depth})·Σ|terms| (γ = ${gamma(spec.depth).toExponential(2)})`;
 }
@@ -87,9 +119,14 @@ export function checkResult(actual: ArrayLike<number>, reference: ChunkedReferen
         diffSquares += diff * diff;
         refSquares += expected * expected;
         if (spec.kind === "exact") {
-          // Whole numbers (counts) compare as they are; f32 data as the f32 of the reference.
-          score = Object.is(value, expected) || Object.is(value, Math.fround(expected)) ? 0 : 1;
+          // Whole numbers (counts) compare as they are; f32 data as the f32 of the reference; with a type, the
+          // reference rounded to it.
+          score = spec.type ? (value === roundTo(spec.type, expected) ? 0 : 1) : Object.is(value, expected) || Object.is(value, Math.fround(expected)) ? 0 : 1;
           if (score > 0) failures++;
+        } else if (spec.kind === "rounded") {
+          const allowed = 0.5 * ulpOf(spec.type, expected) + spec.maxRelative * Math.max(Math.abs(expected), spec.floor);
+          score = diff / allowed;
+          if (!(score <= 1)) failures++;
         } else if (spec.kind === "relative") {
           score = diff / Math.max(Math.abs(expected), spec.floor);
           if (!(score <= spec.maxRelative)) failures++;
@@ -113,7 +150,7 @@ export function checkResult(actual: ArrayLike<number>, reference: ChunkedReferen
     nonFinite,
     failures,
     ...(spec.kind === "relative" ? { maxRelative: worstScore } : {}),
-    ...(spec.kind === "bound" ? { maxOfAllowed: worstScore } : {}),
+    ...(spec.kind === "bound" || spec.kind === "rounded" ? { maxOfAllowed: worstScore } : {}),
     normwiseRelative: Math.sqrt(diffSquares) / Math.max(Math.sqrt(refSquares), Number.MIN_VALUE),
     ...(worst ? { worst } : {}),
     tolerance: describeTolerance(spec),

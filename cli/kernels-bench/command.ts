@@ -25,6 +25,8 @@ export interface BenchKernelsOptions {
   readonly runs?: number;
   readonly json?: string;
   readonly chart?: string;
+  /** Where to write the roofline chart (roofline.ts). */
+  readonly roofline?: string;
   readonly workers?: number;
   /** torch-reference.py's JSON, to join with the CUDA rows. */
   readonly torch?: string;
@@ -106,6 +108,16 @@ export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io):
   const names = reports.map((r) => (reports.length > 1 ? `${r.device} (${r.backend})` : r.device)).join(", ");
   if (options.json) fs.writeFileSync(options.json, `${JSON.stringify({ date: new Date().toISOString(), reports }, null, 2)}\n`);
   if (options.chart) fs.writeFileSync(options.chart, kernelChartSvg(reports, `tskernel memory-bound kernels, ${names}, ${new Date().toISOString().slice(0, 10)}`));
+  if (options.roofline) {
+    const { IntensityEstimates, kernelSuitePoints, nominalPeakGflops, rooflineSvg } = await import("../bench/roofline.ts");
+    const estimates = new IntensityEstimates().ofEntries(suiteFiles.map((file) => path.join(packageRoot(), file)));
+    const { points, omitted } = kernelSuitePoints(reports.flatMap((r) => r.rows), estimates);
+    const roofs = reports.map((r) => {
+      const nominal = nominalPeakGflops(r.device);
+      return { backend: r.backend, device: r.device, bandwidth: r.copy?.gbps, peak: nominal === undefined ? undefined : { gflops: nominal, source: "nominal" as const } };
+    });
+    fs.writeFileSync(options.roofline, rooflineSvg(points, roofs, `tskernel memory-bound kernels on the roofline, ${names}, ${new Date().toISOString().slice(0, 10)}`, omitted));
+  }
   const failed = reports.flatMap((r) => r.rows).filter((r) => r.check && !r.check.pass);
   for (const row of failed) io.stderr(`tskernel: ${row.kernel} ${row.label} on ${row.backend} failed its float64 check\n`);
   return failed.length > 0 ? 1 : 0;

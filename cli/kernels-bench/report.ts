@@ -1,7 +1,7 @@
 /**
  * How the memory-bound suite's results are shown: one text table over every backend of a run, and an SVG bar
  * chart of each kernel's effective bandwidth as a percentage of the same backend's copy bandwidth, with
- * PyTorch's (as a percentage of the CUDA copy) beside ours where the run has it.
+ * PyTorch's and Triton's (as percentages of the CUDA copy) beside ours where the run has them.
  */
 
 import type { KernelBenchReport, KernelBenchRow } from "./bench.ts";
@@ -11,15 +11,25 @@ function checkCell(row: KernelBenchRow): string {
   if (!check) return "-";
   const verdict = check.pass ? "pass" : `FAIL (${check.failures} of ${check.elements}${check.nonFinite ? `, ${check.nonFinite} NaN` : ""})`;
   if (check.kind === "relative") return `${verdict} ${check.maxRelative!.toExponential(1)}`;
-  if (check.kind === "bound") return `${verdict} ${(100 * check.maxOfAllowed!).toFixed(1)} % of bound`;
+  if (check.kind === "bound" || check.kind === "rounded") return `${verdict} ${(100 * check.maxOfAllowed!).toFixed(1)} % of bound`;
   return `${verdict} exact`;
 }
 
+/** What the copy row measured: the copy kernel, or the device's own copy. */
+function copyNote(method: string): string {
+  const kernel = /^the copy kernel (\S+)/.exec(method);
+  return kernel ? `baseline: the copy kernel ${kernel[1]}` : "baseline: the device's copy";
+}
+
 export function formatKernelTable(reports: readonly KernelBenchReport[]): string {
-  const header = ["kernel", "shape", "backend", "time (ms)", "GB/s", "% of copy", "float64 check", "PyTorch (ms)", "PyTorch / ours", "note"];
+  const header = ["kernel", "shape", "backend", "time (ms)", "GB/s", "% of copy", "float64 check", "PyTorch (ms)", "PyTorch / ours", "Triton / ours", "note"];
   const lines: string[][] = [];
   for (const report of reports) {
-    if (report.copy) lines.push(["copy", `${(report.copy.bytes / 2 ** 30).toFixed(2)} GiB`, report.backend, report.copy.ms.toFixed(3), report.copy.gbps.toFixed(1), "100.0 %", "-", "-", "-", ""]);
+    if (report.copy) lines.push(["copy", `${(report.copy.bytes / 2 ** 30).toFixed(2)} GiB`, report.backend, report.copy.ms.toFixed(3), report.copy.gbps.toFixed(1), "100.0 %", "-", "-", "-", "-", copyNote(report.copy.method)]);
+    if (report.copy && report.apiCopy) {
+      const api = report.apiCopy;
+      lines.push(["API copy", `${(api.bytes / 2 ** 30).toFixed(2)} GiB`, report.backend, api.ms.toFixed(3), api.gbps.toFixed(1), `${((100 * api.gbps) / report.copy.gbps).toFixed(1)} %`, "-", "-", "-", "-", "not the baseline"]);
+    }
   }
   const rows = reports.flatMap((r) => r.rows);
   const order = [...new Set(rows.map((r) => `${r.kernel} ${r.label}`))];
@@ -35,12 +45,13 @@ export function formatKernelTable(reports: readonly KernelBenchReport[]): string
         checkCell(row),
         row.torch ? row.torch.ms.toFixed(3) : "-",
         row.torch ? `${row.torch.speedup.toFixed(2)}×` : "-",
+        row.torch?.triton ? `${row.torch.triton.speedup.toFixed(2)}×` : "-",
         row.note ?? "",
       ]);
     }
   }
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const left = new Set([0, 1, 2, 6, 9]);
+  const left = new Set([0, 1, 2, 6, 10]);
   const format = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
   return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...lines.map(format)].join("\n");
 }
@@ -49,7 +60,7 @@ function escapeXml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-const colors: Record<string, string> = { cuda: "#3b73b9", webgpu: "#e08a2c", cpu: "#5a9e4b", pytorch: "#888888" };
+const colors: Record<string, string> = { cuda: "#3b73b9", webgpu: "#e08a2c", cpu: "#5a9e4b", pytorch: "#888888", triton: "#9b59b6" };
 
 /**
  * Bars of % of the copy bandwidth, grouped by kernel and shape; a dashed line marks the copy itself. Each
@@ -67,6 +78,7 @@ export function kernelChartSvg(reports: readonly KernelBenchReport[], title: str
       const percent = againstCuda ? (100 * row.gbps!) / cudaCopy.gbps : row.percentOfCopy!;
       list.push({ label: row.backend, percent, gbps: row.gbps!, color: colors[row.backend] ?? "#3b73b9" });
       if (row.torch && cudaCopy) list.push({ label: "PyTorch", percent: (100 * row.torch.gbps) / cudaCopy.gbps, gbps: row.torch.gbps, color: colors.pytorch! });
+      if (row.torch?.triton && cudaCopy) list.push({ label: "Triton", percent: (100 * row.torch.triton.gbps) / cudaCopy.gbps, gbps: row.torch.triton.gbps, color: colors.triton! });
     }
     return { key, list };
   });

@@ -103,13 +103,21 @@ export function writePlan(file: string, plan: Plan): void {
 interface TorchResults {
   readonly device?: string;
   readonly torch?: string;
+  readonly date?: string;
+  /** The copies measured in the PyTorch process (cuMemcpyDtoDAsync, torch copy_). */
+  readonly copy?: Readonly<Record<string, { readonly bytes: number; readonly ms: number; readonly gbps: number }>>;
   readonly cases: readonly {
     readonly id: string;
     readonly label: string;
     readonly rounds: number;
     readonly torchExpression?: string;
-    readonly ours: { readonly ms: number; readonly check?: { readonly pass: boolean } };
-    readonly torch: { readonly ms: number; readonly gbps: number; readonly check?: { readonly pass: boolean } };
+    readonly shape?: Shape;
+    readonly bytes?: number;
+    readonly ours: { readonly ms: number; readonly gbps?: number; readonly check?: { readonly pass: boolean } };
+    /** Absent where the case has no PyTorch counterpart (the blur). */
+    readonly torch?: { readonly ms: number; readonly gbps: number; readonly check?: { readonly pass: boolean } };
+    /** Triton's counterpart, timed in the same rounds (the bf16 cases). */
+    readonly triton?: { readonly ms: number; readonly gbps: number; readonly check?: { readonly pass: boolean } };
   }[];
 }
 
@@ -124,7 +132,8 @@ export function joinTorch(report: KernelBenchReport, results: TorchResults): Ker
   const rows = report.rows.map((row): KernelBenchRow => {
     if (row.backend !== "cuda") return row;
     const match = results.cases.find((c) => c.id === row.kernel && c.label === row.label);
-    if (!match) return row;
+    if (!match?.torch) return row;
+    const triton = match.triton;
     return {
       ...row,
       torch: {
@@ -136,8 +145,37 @@ export function joinTorch(report: KernelBenchReport, results: TorchResults): Ker
         oursPass: match.ours.check?.pass,
         torchPass: match.torch.check?.pass,
         expression: match.torchExpression ?? kernelCases.find((c) => c.id === row.kernel)?.torch ?? "",
+        ...(triton ? { triton: { ms: triton.ms, gbps: triton.gbps, speedup: triton.ms / match.ours.ms, pass: triton.check?.pass } } : {}),
       },
     };
   });
   return { ...report, rows };
+}
+
+/**
+ * The PyTorch process's figures alone as a CUDA report (ours, PyTorch's and Triton's, each against the copy
+ * measured in that process, cuMemcpyDtoDAsync), for a chart where the Node bench did not run.
+ */
+export function reportFromTorch(results: TorchResults): KernelBenchReport {
+  const copy = results.copy?.["cuMemcpyDtoDAsync"];
+  const base: KernelBenchReport = {
+    backend: "cuda",
+    device: results.device ?? "CUDA",
+    date: results.date ?? "",
+    ...(copy ? { copy: { elements: copy.bytes / 8, bytes: copy.bytes, ms: copy.ms, gbps: copy.gbps, method: "cuMemcpyDtoDAsync in the PyTorch process, CUDA events" } } : {}),
+    rows: results.cases
+      .filter((c) => c.ours?.gbps !== undefined)
+      .map((c): KernelBenchRow => ({
+        backend: "cuda",
+        kernel: c.id,
+        title: kernelCases.find((k) => k.id === c.id)?.title ?? c.id,
+        shape: c.shape ?? [],
+        label: c.label,
+        ms: c.ours.ms,
+        gbps: c.ours.gbps,
+        ...(c.bytes !== undefined ? { bytes: c.bytes } : {}),
+        ...(copy ? { percentOfCopy: (100 * c.ours.gbps!) / copy.gbps } : {}),
+      })),
+  };
+  return joinTorch(base, results);
 }

@@ -17,7 +17,7 @@ import { compileKernelLibrary } from "../../runtime/kernels.ts";
 import type { KernelHandle } from "../../runtime/device.ts";
 import { KernelLibrary } from "../../runtime/library.ts";
 import { kernelFits } from "../../runtime/launch-check.ts";
-import { initialData, launchSteps, release, runChecked, timeRotating } from "./bench.ts";
+import { createSpecBuffer, initialData, launchSteps, release, runChecked, timeRotating } from "./bench.ts";
 import { backendUnsupported, kernelCases, shapeLabel, type CaseInstance, type Constants, type KernelCase, type Shape } from "./cases.ts";
 
 export interface KernelTuneOptions {
@@ -243,7 +243,7 @@ class SharedBuffers {
       const key = `${spec.name}:${spec.length}`;
       let buffer = this.buffers.get(key);
       if (!buffer) {
-        buffer = this.device.createBuffer(initialData(spec, false));
+        buffer = createSpecBuffer(this.device, spec, initialData(spec, false));
         this.buffers.set(key, buffer);
       }
       out.set(spec.name, buffer);

@@ -37,7 +37,7 @@ __device__ __forceinline__ void tsk_mbarrier_arrive_expect(unsigned long long* b
 #endif
 }
 // A box of the tensor that map (in global memory) describes, from column x and row y, into shared memory at dst.
-__device__ __forceinline__ void tsk_copy_tile(float* dst, const unsigned* map, int x, int y, unsigned long long* bar) {
+__device__ __forceinline__ void tsk_copy_tile(void* dst, const unsigned* map, int x, int y, unsigned long long* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"

@@ -53,23 +53,30 @@ function mbarrierDone(b, n, i, parity, chk, t, where) {
   mbarrierClock[0]++;
   return true;
 }
-// copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on barrier i.
+// The tensor map's shape: rows, columns, box rows, box columns and element bytes (4 in maps without them).
+function tileMap(map, src, what, chk, where) {
+  if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault(what + " takes a tensor map made by createTensorMap() for this device", chk, where);
+  const rows = map[1], cols = map[2];
+  if (src.length < rows * cols) mbarrierFault(what + ": the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
+  return [rows, cols, map[3], map[4], map[5] || 4];
+}
+// copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on
+// barrier i. A row of the box is 128 bytes (128 / bytes elements); 16-bit elements are copied as their encodings.
 function tileCopy(dst, dstName, dstSize, offset, src, map, x, y, b, n, i, chk, t, where) {
-  if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault("copyTile() takes a tensor map made by createTensorMap() for this device", chk, where);
-  const rows = map[1], cols = map[2], boxRows = map[3], boxCols = map[4];
-  if (src.length < rows * cols) mbarrierFault("copyTile(): the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
-  if (offset % 256 !== 0 || offset < 0 || offset + 32 * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of 256, with the box's " + 32 * boxRows + " elements inside the array of " + dstSize, chk, where);
+  const [rows, cols, boxRows, boxCols, bytes] = tileMap(map, src, "copyTile()", chk, where);
+  const perRow = 128 / bytes, perPiece = 16 / bytes, atom = 8 * perRow;
+  if (offset % atom !== 0 || offset < 0 || offset + perRow * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of " + atom + ", with the box's " + perRow * boxRows + " elements inside the array of " + dstSize, chk, where);
   const at = mbarrierAt(b, n, i, chk, where);
   for (let r = 0; r < boxRows; r++) {
-    for (let c = 0; c < 32; c++) {
+    for (let c = 0; c < perRow; c++) {
       const row = y + r, col = x + c;
       const value = c < boxCols && row >= 0 && row < rows && col >= 0 && col < cols ? src[row * cols + col] : 0;
-      const e = 32 * r + c, place = offset + (e ^ (((e >> 5) & 7) << 2));
+      const e = perRow * r + c, place = offset + (e ^ (((e / perRow) & 7) * perPiece));
       if (chk) chk.sts1(dst, dstName, place, dstSize, value, t, where);
       else dst[place] = value;
     }
   }
-  b[at + 4] -= 4 * boxRows * boxCols;
+  b[at + 4] -= bytes * boxRows * boxCols;
   mbarrierStep(b, at, chk);
 }
 // Runs a block's warpgroups (generators that yield 0 at syncThreads() and a location at a wait) to the end.

@@ -8,7 +8,7 @@
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type TileStoreStmt, type TileStoreWaitStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -33,7 +33,7 @@ export interface CStatementTarget {
   /** The lines of an `mma` or a `wgmma` statement, for targets that have matrix operations (legalize splits fragment loads and stores). */
   matrix?(stmt: MmaStmt | WgmmaStmt | WgmmaSyncStmt): readonly string[];
   /** The line of an mbarrier operation, for targets that have them (the validator rejects them elsewhere: TSK3085). */
-  barrierOp?(stmt: BarrierOpStmt | SetMaxRegistersStmt | TileCopyStmt): string;
+  barrierOp?(stmt: BarrierOpStmt | SetMaxRegistersStmt | TileCopyStmt | TileStoreStmt | TileStoreWaitStmt): string;
   /** A line printed before an `unroll:` loop, if the target has one. */
   readonly unrollPragma?: string;
   /** Called before each statement that maps to user code. */
@@ -170,6 +170,8 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       return;
     case "setMaxRegisters":
     case "tileCopy":
+    case "tileStore":
+    case "tileStoreWait":
     case "barrierOp":
       if (!target.barrierOp) throw new Error("internal: an mbarrier operation reached a target without them; the validator rejects it (TSK3085)");
       out.line(target.barrierOp(stmt));

@@ -11,12 +11,15 @@
  * the compiler knows it is the same across the warp (a role branch then needs no divergence handling).
  * `arriveExpectBytes` is `mbarrier.arrive.expect_tx`, and `copyTile` is `cp.async.bulk.tensor.2d` from the
  * tensor map in global memory (the runtime wrote it with cuTensorMapEncodeTiled, 128-byte swizzle), completing
- * its bytes on the barrier.
+ * its bytes on the barrier; `storeTile` is `cp.async.bulk.tensor.2d` the other way (a bulk group of its own),
+ * and `waitTileStores(n)` is `cp.async.bulk.wait_group.read n`. Shared memory written by ordinary stores and
+ * read by the copy engine (a tile store's source) must be published to the async proxy by its writers: in a
+ * kernel that stores tiles, every barrier arrival (and syncThreads) is preceded by `fence.proxy.async`.
  * Below sm_90 the operations trap: the runtime builds such modules for sm_90a only (they use wgmma) and
  * nvcc acceptance compiles them for it.
  */
 
-import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt, TileCopyStmt } from "../ir/ir.ts";
+import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt, TileCopyStmt, TileStoreStmt, TileStoreWaitStmt } from "../ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The helper functions for the bodies' mbarrier operations and warpgroupIdx, as lines (none if unused). */
@@ -24,11 +27,13 @@ export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let barriers = false;
   let roles = false;
   let registers = false;
+  let stores = false;
   for (const body of bodies) {
     walkStmts(body, (stmt) => {
       if (stmt.kind === "barrierOp") barriers = true;
       if (stmt.kind === "setMaxRegisters") registers = true;
       if (stmt.kind === "tileCopy") barriers = true;
+      if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") stores = true;
       for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
     });
   }
@@ -36,8 +41,44 @@ export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   if (roles) lines.push(...roleHelper);
   if (barriers) lines.push(...mbarrierHelpers);
   if (registers) lines.push(...registerHelpers);
+  if (stores) lines.push(...tileStoreHelpers);
   return lines;
 }
+
+/** True when a body stores tiles: its barrier arrivals then publish shared memory to the async proxy first. */
+export function storesTiles(body: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(body, (stmt) => stmt.kind === "tileStore" && (found = true));
+  return found;
+}
+
+const tileStoreHelpers = [
+  "",
+  "// A box of shared memory at src into the tensor that map (in global memory) describes, at column x and row y:",
+  "// the tensor memory accelerator's store, in a bulk group of its own. The wait lets at most `pending` of this",
+  "// thread's groups still read their shared source.",
+  "__device__ __forceinline__ void tsk_store_tile(const unsigned* map, int x, int y, const void* src) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" :: "l"(map), "r"(x), "r"(y), "r"((unsigned)__cvta_generic_to_shared(src)) : "memory");',
+  '  asm volatile("cp.async.bulk.commit_group;" ::: "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "template <int pending> __device__ __forceinline__ void tsk_wait_tile_stores() {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(pending) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "// Makes this thread's ordinary writes to shared memory visible to the copy engine's reads (the async proxy).",
+  "__device__ __forceinline__ void tsk_fence_proxy_async_store() {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");',
+  "#endif",
+  "}",
+];
 
 const roleHelper = [
   "",
@@ -80,7 +121,7 @@ const mbarrierHelpers = [
   "#endif",
   "}",
   "// A box of the tensor that map (in global memory) describes, from column x and row y, into shared memory at dst.",
-  "__device__ __forceinline__ void tsk_copy_tile(float* dst, const unsigned* map, int x, int y, unsigned long long* bar) {",
+  "__device__ __forceinline__ void tsk_copy_tile(void* dst, const unsigned* map, int x, int y, unsigned long long* bar) {",
   "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
   "  asm volatile(",
   '      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"',
@@ -125,21 +166,37 @@ export function cudaSetMaxRegisters(stmt: SetMaxRegistersStmt, threads: number):
   return stmt.count < share ? `tsk_setmaxnreg_dec<${stmt.count}>();` : `tsk_setmaxnreg_inc<${stmt.count}>();`;
 }
 
-/** The statement of an mbarrier operation (with the proxy fence after a wait in wgmma kernels). */
-export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr: Expr) => string, wgmma: boolean): string {
+/**
+ * Where a kernel's barrier operations need a proxy fence: after each wait when wgmma reads shared memory that
+ * ordinary stores or cp.async wrote (the generic proxy), before each arrival when the kernel stores tiles.
+ */
+export interface ProxyFences {
+  readonly afterWait: boolean;
+  readonly beforeArrive: boolean;
+}
+
+/** The statement of an mbarrier operation, with the proxy fences the kernel needs. */
+export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr: Expr) => string, fences: ProxyFences): string {
   const at = `&${barrier}[${print(stmt.index)}]`;
+  const before = fences.beforeArrive ? "tsk_fence_proxy_async_store(); " : "";
   switch (stmt.op) {
     case "init":
       return `tsk_mbarrier_init(${at}, ${print(stmt.value!)});`;
     case "arrive":
-      return `tsk_mbarrier_arrive(${at});`;
+      return `${before}tsk_mbarrier_arrive(${at});`;
     case "arriveCopies":
-      return `tsk_mbarrier_arrive_copies(${at});`;
+      return `${before}tsk_mbarrier_arrive_copies(${at});`;
     case "arriveExpect":
-      return `tsk_mbarrier_arrive_expect(${at}, ${print(stmt.value!)});`;
+      return `${before}tsk_mbarrier_arrive_expect(${at}, ${print(stmt.value!)});`;
     case "wait":
-      return `tsk_mbarrier_wait(${at}, ${print(stmt.value!)});${wgmma ? " tsk_fence_proxy_async();" : ""}`;
+      return `tsk_mbarrier_wait(${at}, ${print(stmt.value!)});${fences.afterWait ? " tsk_fence_proxy_async();" : ""}`;
   }
+}
+
+/** `storeTile` and `waitTileStores`. */
+export function cudaTileStore(stmt: TileStoreStmt | TileStoreWaitStmt, name: (array: TileStoreStmt["source"]) => string, print: (expr: Expr) => string): string {
+  if (stmt.kind === "tileStoreWait") return `tsk_wait_tile_stores<${stmt.pending}>();`;
+  return `tsk_store_tile(${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.source)}[${print(stmt.offset)}]);`;
 }
 
 /** `copyTile`: the tensor memory accelerator's 2-D box copy into shared memory, completing on the barrier. */

@@ -6,9 +6,11 @@
  * CUDA's `__half` and `__nv_bfloat16` (the `.cuh` launchers take those and pass them on), and the
  * conversions below. Every operation computes in f32 and rounds once (docs/language.md, "Half precision"),
  * which is correctly rounded for + − × ÷ and sqrt and gives the CPU's and WGSL's bits on every GPU from
- * sm_75 on: f32 → f16 is the hardware's `cvt.rn.f16.f32`, f32 → bf16 the integer rounding WGSL and the CPU
- * use (no sm_80 instruction needed), and a double (or an integer through its exact double) is rounded to odd
- * in f32 first, which a second rounding to nearest at fewer than 22 bits cannot spoil.
+ * sm_75 on: f32 → f16 is the hardware's `cvt.rn.f16.f32`; f32 → bf16 the hardware's `cvt.rn.bf16.f32` from sm_80
+ * on (one instruction where the integer rounding WGSL and the CPU use takes about six, which counts in the bf16
+ * memory-bound kernels: a quarter of examples/softmax-bf16.ts's PTX instructions otherwise, 963 against 723) and
+ * that integer rounding before; and a double (or an integer through its exact double) is rounded to odd in f32
+ * first, which a second rounding to nearest at fewer than 22 bits cannot spoil.
  */
 
 import type { ScalarType } from "../ir/ir.ts";
@@ -25,10 +27,16 @@ export const cudaHalfHelpers: readonly string[] = [
   "// Rounded to nearest even; a NaN becomes the canonical 0x7fff.",
   '__device__ __forceinline__ tsk_f16 tsk_f32_to_f16(float f) { tsk_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }',
   "__device__ __forceinline__ float tsk_bf16_to_f32(tsk_bf16 h) { return __uint_as_float((unsigned int)h.bits << 16); }",
+  "// Rounded to nearest even; a NaN becomes the canonical 0x7fff: one cvt from sm_80 on,",
+  "// the integer carry into the upper half before.",
   "__device__ __forceinline__ tsk_bf16 tsk_f32_to_bf16(float f) {",
-  "  unsigned int u = __float_as_uint(f);",
   "  tsk_bf16 h;",
+  "#if __CUDA_ARCH__ >= 800",
+  '  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));',
+  "#else",
+  "  unsigned int u = __float_as_uint(f);",
   "  h.bits = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)0x7fffu : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);",
+  "#endif",
   "  return h;",
   "}",
   "// The f32 nearest d rounded to odd: truncated, its last bit set where that lost anything.",

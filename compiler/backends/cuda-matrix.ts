@@ -15,8 +15,8 @@
  * barrier (`fence.proxy.async`), since its shared operand is written by ordinary stores or cp.async.
  */
 
-import type { ArrayRef, Expr, MmaStmt, Stmt, WarpgroupShape, WgmmaStmt, WgmmaSyncStmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentSlot, isWarpgroupShape, warpgroupColumns } from "../ir/matrix.ts";
+import { isFragmentOperand, type ArrayRef, type Expr, type MmaStmt, type Stmt, type WarpgroupShape, type WgmmaStmt, type WgmmaSyncStmt } from "../ir/ir.ts";
+import { fragmentLayout, fragmentSlot, isWarpgroupShape, warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The marker line of modules that use wgmma: the runtime compiles them for sm_90a (runtime/cuda/cuda-device.ts). */
@@ -26,12 +26,12 @@ export const warpgroupMarker = "// tskernel: this module uses wgmma (sm_90a)";
 export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let rounds = false;
   let multiplies = false;
-  const shapes = new Set<WarpgroupShape>();
+  const shapes = new Set<string>();
   let synchronizes = false;
   for (const body of bodies) {
     walkStmts(body, (stmt) => {
       if (stmt.kind === "mma") multiplies = true;
-      if (stmt.kind === "wgmma") shapes.add(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
+      if (stmt.kind === "wgmma") shapes.add(wgmmaVariant(stmt));
       if (stmt.kind === "wgmmaSync") synchronizes = true;
       for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && e.name === "roundTf32" && (rounds = true));
     });
@@ -40,8 +40,18 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   if (rounds) lines.push(...roundHelper);
   if (multiplies) lines.push(...mmaHelper);
   if (shapes.size > 0 || synchronizes) lines.push("", warpgroupMarker, ...warpgroupHelpers);
-  for (const shape of [...shapes].sort()) lines.push(...wgmmaHelper(shape));
+  if ([...shapes].some((variant) => !variant.endsWith("tf32 k"))) lines.push(...descriptor16Helpers);
+  for (const variant of [...shapes].sort()) {
+    const [shape, element, major] = variant.split(" ") as [WarpgroupShape, string, string];
+    lines.push(...(warpgroupDepth(shape) === 8 ? wgmmaHelper(shape) : wgmma16Helper(shape, element, major)));
+  }
   return lines;
+}
+
+/** The helper a wgmma calls: its shape, and for the 16-bit shapes the element type and B's major order. */
+function wgmmaVariant(stmt: WgmmaStmt): string {
+  const shape = stmt.accumulator.array.fragment!.shape as WarpgroupShape;
+  return warpgroupDepth(shape) === 8 ? `${shape} tf32 k` : `${shape} ${stmt.b.elementType} ${stmt.bMajor ?? "k"}`;
 }
 
 const roundHelper = [
@@ -134,6 +144,22 @@ const warpgroupHelpers = [
   "}",
 ];
 
+// The descriptors of 16-bit operands: K-major as tsk_wgmma_desc for any element type, and N-major, whose 64-column
+// boxes lie `box_bytes` apart (the leading byte offset) and groups of 8 rows 1024 bytes apart.
+const descriptor16Helpers = [
+  "",
+  "// The matrix descriptor of a K-major operand of any element type, and of an N-major one whose boxes of 128-byte",
+  "// rows lie box_bytes apart (the leading byte offset); 1024 bytes between groups of 8 rows, 128-byte swizzle.",
+  "__device__ __forceinline__ unsigned long long tsk_wgmma_desc_k(const void* p) {",
+  "  const unsigned address = (unsigned)__cvta_generic_to_shared(p);",
+  "  return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);",
+  "}",
+  "__device__ __forceinline__ unsigned long long tsk_wgmma_desc_n(const void* p, unsigned box_bytes) {",
+  "  const unsigned address = (unsigned)__cvta_generic_to_shared(p);",
+  "  return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)((box_bytes >> 4) & 0x3FFF) << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);",
+  "}",
+];
+
 /** d (64×n) += a (64×8, registers) · B (8×n, descriptor), TF32 inputs and f32 accumulators. */
 function wgmmaHelper(shape: WarpgroupShape): string[] {
   const n = warpgroupColumns(shape);
@@ -160,6 +186,39 @@ function wgmmaHelper(shape: WarpgroupShape): string[] {
     // live while the group is in flight. A copy made for the operand would be dead after the issue, and its
     // register could be reused while the tensor cores still read it (ptxas does not track that).
     '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));',
+    "#else",
+    "  __trap();",
+    "#endif",
+    "}",
+  ];
+}
+
+/**
+ * d (64×n) += A·B with 16-bit inputs (bf16 or f16) and f32 accumulators, both operands through descriptors:
+ * A K-major, B K-major or N-major (wgmma's imm-trans-b, a constant of the instruction, hence one helper each).
+ */
+function wgmma16Helper(shape: WarpgroupShape, element: string, major: string): string[] {
+  const n = warpgroupColumns(shape);
+  const count = n / 2;
+  const outs = Array.from({ length: count }, (_, i) => `%${i}`);
+  const rows: string[] = [];
+  for (let i = 0; i < count; i += 16) rows.push(`      "${outs.slice(i, i + 16).join(", ")}${i + 16 < count ? "," : ""}"`);
+  const operands = Array.from({ length: count }, (_, i) => `"+f"(d[${i}])`);
+  const operandRows: string[] = [];
+  for (let i = 0; i < count; i += 8) operandRows.push(operands.slice(i, i + 8).join(", "));
+  return [
+    "",
+    `// d (64×${n} over the warpgroup) += A·B: A (64×16, K-major) and B (16×${n}, ${major === "n" ? "N" : "K"}-major) ${element} through descriptors.`,
+    `__device__ __forceinline__ void tsk_wgmma_${shape}_${element}_${major}(float* d, unsigned long long a, unsigned long long b) {`,
+    "#ifdef TSK_WGMMA",
+    "  asm volatile(",
+    `      "{\\n.reg .pred p;\\nsetp.ne.b32 p, %${count + 2}, 0;\\n"`,
+    `      "wgmma.mma_async.sync.aligned.${shape}.f32.${element}.${element} {"`,
+    ...rows,
+    // scale-d 1 (d = A·B + d), scale-a and scale-b 1, A not transposed (K-major), B transposed when N-major.
+    `      "}, %${count}, %${count + 1}, p, 1, 1, 0, ${major === "n" ? 1 : 0};\\n}\\n"`,
+    `      : ${operandRows.join(",\n        ")}`,
+    '      : "l"(a), "l"(b), "r"(1));',
     "#else",
     "  __trap();",
     "#endif",
@@ -227,8 +286,16 @@ export function cudaWarpgroup(
   const shape = stmt.accumulator.array.fragment!.shape;
   if (!isWarpgroupShape(shape)) throw new Error("internal: wgmma of a warp shape; the frontend rejects it (TSK2035)");
   const accLayout = fragmentLayout(stmt.accumulator.array.fragment!);
-  const aLayout = fragmentLayout(stmt.a.array.fragment!);
   const first = element(stmt.accumulator.array, fragmentSlot(stmt.accumulator.index, accLayout.perLane, 0, stmt.span));
-  const a = aLayout.rowE.map((_, e) => element(stmt.a.array, fragmentSlot(stmt.a.index, aLayout.perLane, e, stmt.span)));
-  return [...(fence ? ["tsk_wgmma_fence();"] : []), `tsk_wgmma_${shape}_tf32(&${first}, ${a.join(", ")}, tsk_wgmma_desc(&${name(stmt.b)}[${print(stmt.offset)}]));`];
+  const fenced = fence ? ["tsk_wgmma_fence();"] : [];
+  if (!isFragmentOperand(stmt.a)) {
+    // 16-bit inputs: A and B through descriptors; an N-major B's boxes are bBoxRows rows of 128 bytes apart.
+    const a = `tsk_wgmma_desc_k(&${name(stmt.a.array)}[${print(stmt.a.offset)}])`;
+    const b = stmt.bMajor === "n" ? `tsk_wgmma_desc_n(&${name(stmt.b)}[${print(stmt.offset)}], (${print(stmt.bBoxRows!)}) * 128)` : `tsk_wgmma_desc_k(&${name(stmt.b)}[${print(stmt.offset)}])`;
+    return [...fenced, `tsk_wgmma_${shape}_${stmt.b.elementType}_${stmt.bMajor ?? "k"}(&${first}, ${a}, ${b});`];
+  }
+  const aRef = stmt.a;
+  const aLayout = fragmentLayout(aRef.array.fragment!);
+  const a = aLayout.rowE.map((_, e) => element(aRef.array, fragmentSlot(aRef.index, aLayout.perLane, e, stmt.span)));
+  return [...fenced, `tsk_wgmma_${shape}_tf32(&${first}, ${a.join(", ")}, tsk_wgmma_desc(&${name(stmt.b)}[${print(stmt.offset)}]));`];
 }

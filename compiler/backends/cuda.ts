@@ -33,7 +33,7 @@ import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
-import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy } from "./cuda-barriers.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -144,7 +144,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
     out.line(`__device__ __forceinline__ ${vectors.type(helper.result)} ${helper.name}(${params}) {`);
     out.indent();
-    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors });
+    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: false } });
     out.dedent();
     out.line("}");
   }
@@ -166,7 +166,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     lineDirective(helper.span);
     out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params}) {`);
     out.indent();
-    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors });
+    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: false } });
     out.dedent();
     out.line("}");
   }
@@ -262,7 +262,8 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), vectors });
+    const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storesTiles(kernel.body) };
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), vectors });
     out.dedent();
     out.line("}");
   }
@@ -344,6 +345,29 @@ interface StmtContext {
   /** Where the kernel's wgmmas need no wgmma.fence, and the loops of wgmmas that get one before them. */
   readonly fences?: ReturnType<typeof wgmmaFences>;
   readonly vectors: CudaVectors;
+  /** Where the kernel's barriers publish shared memory to the async proxy (cuda-barriers.ts). */
+  readonly proxy: ProxyFences;
+}
+
+/**
+ * Whether ordinary stores or cp.async write a shared array that wgmma reads: the tensor cores then need each
+ * wait (and syncThreads) to publish those writes to the async proxy. Operands that only the tensor memory
+ * accelerator fills (copyTile) are written through the async proxy already.
+ */
+function writesWgmmaOperands(body: readonly Stmt[]): boolean {
+  const operands = new Set<ArrayRef>();
+  walkStmts(body, (stmt) => {
+    if (stmt.kind === "wgmma") {
+      operands.add(stmt.b);
+      operands.add(stmt.a.array);
+    }
+  });
+  let found = false;
+  walkStmts(body, (stmt) => {
+    const written = stmt.kind === "store" || stmt.kind === "vectorStore" ? stmt.array : stmt.kind === "asyncCopy" || stmt.kind === "matrixStore" ? stmt.target : undefined;
+    if (written && operands.has(written)) found = true;
+  });
+  return found;
 }
 
 /** The zero of a type, as its literal prints; a vector's or struct's is `{}` (every lane and field zero). */
@@ -631,13 +655,14 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
       return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments, !context.fences?.unfenced.has(stmt));
     },
     barrierOp: (stmt) => {
-      if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.warpgroupFragments.length > 0);
+      if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.proxy);
       if (stmt.kind === "tileCopy") return cudaTileCopy(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
+      if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") return cudaTileStore(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
       if (!context.threads) throw new Error("internal: setMaxRegisters() in a kernel without a fixed block; the validator rejects it (TSK3091)");
       return cudaSetMaxRegisters(stmt, context.threads);
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
-    barrier: context.warpgroupFragments.length > 0 ? "tsk_fence_proxy_async(); __syncthreads();" : "__syncthreads();",
+    barrier: context.proxy.beforeArrive ? "tsk_fence_proxy_async_store(); __syncthreads();" : context.proxy.afterWait ? "tsk_fence_proxy_async(); __syncthreads();" : "__syncthreads();",
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
     // look-back scan ran no faster with fence.acq_rel.gpu (bench/README.md).
     fence: "__threadfence();",

@@ -296,6 +296,72 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
 `.trim().split("\n");
 
 /**
+ * The 16-bit warpgroup shapes (after warpgroupRuntime, whose accumulator scratch they share): `wgmmaM64k16` runs
+ * one `wgmma` m64nNk16 for every warpgroup of the block with A and B decoded from the 16-bit encodings that bf16
+ * and f16 shared arrays hold, read through ir/matrix.ts's wgmmaOperandIndex; the products are exact in f32 and
+ * the sums go in the order of wgmmaM64k8 (docs/language.md §25). It checks the offsets as the validator does
+ * for constant ones.
+ */
+export const warpgroup16Runtime = String.raw`
+// wgmma m64nNk16: A (64×16) and B (16×n) from shared arrays of 16-bit encodings (half 0: bf16, 1: f16), A
+// K-major, B K-major (bMajor 0) or N-major in boxes of bBoxRows rows (1), 128-byte swizzle (ir/matrix.ts's
+// wgmmaOperandIndex). Products of 16-bit values are exact in f32; the sums go in the order of wgmmaM64k8.
+const wgmma16Slot = new Float32Array(1), wgmma16Bits = new Uint32Array(wgmma16Slot.buffer);
+const wgmma16Scales = new Float64Array(32);
+for (let e = 0; e < 32; e++) wgmma16Scales[e] = 2 ** (e - 25);
+function wgmma16Decode(h, half) {
+  if (half === 0) { wgmma16Bits[0] = h << 16; return wgmma16Slot[0]; }
+  const e = (h >>> 10) & 31, f = h & 1023;
+  const v = e === 0 ? f * 5.960464477539063e-8 : e === 31 ? (f === 0 ? Infinity : NaN) : (1024 + f) * wgmma16Scales[e];
+  return (h & 0x8000) !== 0 ? -v : v;
+}
+function wgmma16Swizzle(i) { return i ^ (((i >> 6) & 7) << 3); }
+const wgmmaA16 = new Float64Array(64 * 16), wgmmaB16 = new Float64Array(16 * 256);
+function wgmmaM64k16(n, acc, accSize, accAt, a, aOffset, b, bOffset, bMajor, bBoxRows, half, threads, first = 0) {
+  if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
+  if (aOffset % 16 !== 0 || aOffset % 512 >= 64 || aOffset < 0) throw new Error("tskernel: wgmma reads A at element offset " + aOffset + ": it must be a multiple of 16 with offset % 512 < 64");
+  if (aOffset + 64 * 63 + 16 > a.length) throw new Error("tskernel: wgmma reads A up to element " + (aOffset + 64 * 63 + 15) + " of a shared array of " + a.length);
+  for (let r = 0; r < 64; r++) for (let k = 0; k < 16; k++) wgmmaA16[r * 16 + k] = wgmma16Decode(a[wgmma16Swizzle(aOffset + 64 * r + k)], half);
+  if (bMajor === 0) {
+    if (bOffset % 16 !== 0 || bOffset % 512 >= 64 || bOffset < 0) throw new Error("tskernel: wgmma reads B at element offset " + bOffset + ": it must be a multiple of 16 with offset % 512 < 64");
+    if (bOffset + 64 * (n - 1) + 16 > b.length) throw new Error("tskernel: wgmma reads B up to element " + (bOffset + 64 * (n - 1) + 15) + " of a shared array of " + b.length);
+    for (let c = 0; c < n; c++) for (let k = 0; k < 16; k++) wgmmaB16[k * n + c] = wgmma16Decode(b[wgmma16Swizzle(bOffset + 64 * c + k)], half);
+  } else {
+    if (bOffset % 512 !== 0 || bOffset < 0 || bBoxRows % 8 !== 0 || bBoxRows < 16) throw new Error("tskernel: wgmma reads an N-major B at element offset " + bOffset + " in boxes of " + bBoxRows + " rows: the offset must be a multiple of 512 and the rows a multiple of 8, at least 16");
+    const last = bOffset + ((n >> 6) - 1) * 64 * bBoxRows + 64 * 16;
+    if (last > b.length) throw new Error("tskernel: wgmma reads B up to element " + (last - 1) + " of a shared array of " + b.length);
+    for (let c = 0; c < n; c++) for (let k = 0; k < 16; k++) wgmmaB16[k * n + c] = wgmma16Decode(b[bOffset + (c >> 6) * 64 * bBoxRows + wgmma16Swizzle(64 * k + (c & 63))], half);
+  }
+  const per = n / 2;
+  for (let w = first; w < threads; w += 128) {
+    for (let lane = 0; lane < 128; lane++) {
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+      for (let j = 0; j < n / 8; j++) {
+        const col = 8 * j + 2 * q;
+        wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
+        wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
+      }
+    }
+    for (let r = 0; r < 64; r++) {
+      for (let c = 0; c < n; c++) {
+        let sum = wgmmaC[r * n + c];
+        for (let k = 0; k < 16; k++) sum = fround(sum + wgmmaA16[r * 16 + k] * wgmmaB16[k * n + c]);
+        wgmmaC[r * n + c] = sum;
+      }
+    }
+    for (let lane = 0; lane < 128; lane++) {
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+      for (let j = 0; j < n / 8; j++) {
+        const col = 8 * j + 2 * q;
+        acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
+        acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
+      }
+    }
+  }
+}
+`.trim().split("\n");
+
+/**
  * mbarriers and warpgroup roles, for kernels that use `shared.barriers` or `warpgroupIdx` (js.ts runs each
  * warpgroup of a block as a generator). A barrier is five words of an Int32Array: the arrivals a phase expects,
  * those still missing, the phases completed, 1 once initialized, and the bytes of copies still missing. `mbarrierClock` counts arrivals and
@@ -353,23 +419,30 @@ function mbarrierDone(b, n, i, parity, chk, t, where) {
   mbarrierClock[0]++;
   return true;
 }
-// copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on barrier i.
+// The tensor map's shape: rows, columns, box rows, box columns and element bytes (4 in maps without them).
+function tileMap(map, src, what, chk, where) {
+  if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault(what + " takes a tensor map made by createTensorMap() for this device", chk, where);
+  const rows = map[1], cols = map[2];
+  if (src.length < rows * cols) mbarrierFault(what + ": the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
+  return [rows, cols, map[3], map[4], map[5] || 4];
+}
+// copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on
+// barrier i. A row of the box is 128 bytes (128 / bytes elements); 16-bit elements are copied as their encodings.
 function tileCopy(dst, dstName, dstSize, offset, src, map, x, y, b, n, i, chk, t, where) {
-  if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault("copyTile() takes a tensor map made by createTensorMap() for this device", chk, where);
-  const rows = map[1], cols = map[2], boxRows = map[3], boxCols = map[4];
-  if (src.length < rows * cols) mbarrierFault("copyTile(): the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
-  if (offset % 256 !== 0 || offset < 0 || offset + 32 * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of 256, with the box's " + 32 * boxRows + " elements inside the array of " + dstSize, chk, where);
+  const [rows, cols, boxRows, boxCols, bytes] = tileMap(map, src, "copyTile()", chk, where);
+  const perRow = 128 / bytes, perPiece = 16 / bytes, atom = 8 * perRow;
+  if (offset % atom !== 0 || offset < 0 || offset + perRow * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of " + atom + ", with the box's " + perRow * boxRows + " elements inside the array of " + dstSize, chk, where);
   const at = mbarrierAt(b, n, i, chk, where);
   for (let r = 0; r < boxRows; r++) {
-    for (let c = 0; c < 32; c++) {
+    for (let c = 0; c < perRow; c++) {
       const row = y + r, col = x + c;
       const value = c < boxCols && row >= 0 && row < rows && col >= 0 && col < cols ? src[row * cols + col] : 0;
-      const e = 32 * r + c, place = offset + (e ^ (((e >> 5) & 7) << 2));
+      const e = perRow * r + c, place = offset + (e ^ (((e / perRow) & 7) * perPiece));
       if (chk) chk.sts1(dst, dstName, place, dstSize, value, t, where);
       else dst[place] = value;
     }
   }
-  b[at + 4] -= 4 * boxRows * boxCols;
+  b[at + 4] -= bytes * boxRows * boxCols;
   mbarrierStep(b, at, chk);
 }
 // Runs a block's warpgroups (generators that yield 0 at syncThreads() and a location at a wait) to the end.
@@ -399,6 +472,25 @@ function runWarpgroups(groups, chk, kernel) {
       for (let k = 0; k < n; k++) if (state[k] === 1) waits.push("warpgroup " + k + " waits at " + at[k]);
       else if (state[k] === 2) waits.push("warpgroup " + k + " stands at syncThreads()");
       throw new Error("tskernel: deadlock in '" + kernel + "': no warpgroup can move (" + waits.join("; ") + "): a phase waited for never completes");
+    }
+  }
+}
+`.trim().split("\n");
+
+/** `storeTile`, for kernels that use it (after barrierRuntime, whose tileMap and mbarrierFault it calls). */
+export const tileStoreRuntime = String.raw`
+// storeTile: the box at (x, y) of the tensor map describes, from shared memory in the layout copyTile writes;
+// elements outside the tensor are not written. Complete at once here (waitTileStores has nothing to wait for).
+function tileStore(dst, map, x, y, src, srcName, srcSize, offset, chk, t, where) {
+  const [rows, cols, boxRows, boxCols, bytes] = tileMap(map, dst, "storeTile()", chk, where);
+  const perRow = 128 / bytes, perPiece = 16 / bytes, atom = 8 * perRow;
+  if (offset % atom !== 0 || offset < 0 || offset + perRow * boxRows > srcSize) mbarrierFault("storeTile() reads " + srcName + " from element " + offset + ": it must be a multiple of " + atom + ", with the box's " + perRow * boxRows + " elements inside the array of " + srcSize, chk, where);
+  for (let r = 0; r < boxRows; r++) {
+    for (let c = 0; c < boxCols; c++) {
+      const row = y + r, col = x + c;
+      if (row < 0 || row >= rows || col < 0 || col >= cols) continue;
+      const e = perRow * r + c, place = offset + (e ^ (((e / perRow) & 7) * perPiece));
+      dst[row * cols + col] = chk ? chk.lds1(src, srcName, place, srcSize, t, where) : src[place];
     }
   }
 }

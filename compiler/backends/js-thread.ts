@@ -530,6 +530,17 @@ export class ThreadStmtPrinter {
         out.line(`tileCopy(${args.join(", ")}${checked});`);
         return;
       }
+      case "tileStore": {
+        // Done at once here (js-runtime.ts's tileStore): nothing is left for waitTileStores to wait for.
+        const array = (a: ArrayRef) => printer.hooksArray(a);
+        const source = array(stmt.source);
+        const checked = printer.checked ? `, chk, t, ${JSON.stringify(printer.where(stmt.span))}` : "";
+        const args = [array(stmt.target).name, array(stmt.map).name, bare(printer.print(stmt.x)), bare(printer.print(stmt.y)), source.name, JSON.stringify(stmt.source.name), String(source.dims![0]), bare(printer.print(stmt.offset))];
+        out.line(`tileStore(${args.join(", ")}${checked});`);
+        return;
+      }
+      case "tileStoreWait":
+        return;
       case "matrixLoad":
       case "matrixStore":
         throw new Error(`internal: ${stmt.kind} reached the JS backend; legalize splits it for this target`);

@@ -21,7 +21,7 @@
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { declaredVariables, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, isFragmentOperand, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns } from "../ir/matrix.ts";
 import { isHalfFloat, targetScalars, type ElementScalar, type ElementType, type ScalarType } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
@@ -29,7 +29,7 @@ import { helperResults } from "../passes/scalarize-vectors.ts";
 import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, warpgroupRuntime } from "./js-runtime.ts";
+import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroupRuntime } from "./js-runtime.ts";
 import { barrierCall, bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -73,9 +73,10 @@ const reserved: ReadonlySet<string> = new Set([
   "chk", "sg", "subgroupSize", "subgroup", "subgroupPoison", "subgroupWrap", "atomics", "atomicBitViews", "atomicF32",
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
+  "wgmma16Slot", "wgmma16Bits", "wgmma16Scales", "wgmma16Decode", "wgmma16Swizzle", "wgmmaA16", "wgmmaB16", "wgmmaM64k16",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
-  "mbarrierStep", "mbarrierArriveExpect", "tileCopy",
+  "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
   ...halfRuntimeNames,
 ]);
@@ -104,7 +105,9 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isHalfFloat(use.type)))) for (const line of halfRuntime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
+  if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && !isFragmentOperand(stmt.a)))) for (const line of warpgroup16Runtime) out.line(line);
   if (bodies.some(usesWarpgroupRoles)) for (const line of barrierRuntime) out.line(line);
+  if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "tileStore"))) for (const line of tileStoreRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
     out.line("// Kernels with subgroup operations take two more arguments: the checker (checked mode only, else");
     out.line("// undefined) and the subgroup size (default 32).");
@@ -172,6 +175,13 @@ function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CutStmt 
 function containsCut(stmts: readonly Stmt[]): boolean {
   const { barrier, collective } = cutsIn(stmts);
   return barrier !== undefined || collective !== undefined;
+}
+
+/** Whether a body has a statement that `test` accepts (at any depth). */
+function usesStmt(stmts: readonly Stmt[], test: (stmt: Stmt) => boolean): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => test(stmt) && (found = true));
+  return found;
 }
 
 /** Whether a body multiplies on warpgroups (wgmma): it needs the warpgroup runtime too. */
@@ -786,13 +796,23 @@ class KernelPrinter {
    * block's shared array, read at the offset that thread 0 computes (the validator made it uniform).
    */
   private wgmma(stmt: WgmmaStmt): void {
-    const operand = (ref: WgmmaStmt["a"]) => {
+    const operand = (ref: FragmentRef) => {
       const { name, dims } = this.arrays.get(ref.array)!;
       return `${name}, ${dims![0]}, ${bare(this.blockPrinter.print(ref.index))}`;
     };
     const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
     const shared = this.arrays.get(stmt.b)!.name;
-    const call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${bare(this.blockPrinter.print(stmt.offset))}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
+    const threads = this.roles ? "warpgroupEnd, warpgroupFirst" : "threads";
+    const offset = bare(this.blockPrinter.print(stmt.offset));
+    let call: string;
+    if (isFragmentOperand(stmt.a)) {
+      call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${offset}, ${threads});`;
+    } else {
+      // 16-bit inputs: A and B from shared arrays of encodings (0: bf16, 1: f16), B K-major (0) or N-major (1).
+      const a = `${this.arrays.get(stmt.a.array)!.name}, ${bare(this.blockPrinter.print(stmt.a.offset))}`;
+      const major = stmt.bMajor === "n" ? `1, ${bare(this.blockPrinter.print(stmt.bBoxRows!))}` : "0, 0";
+      call = `wgmmaM64k16(${n}, ${operand(stmt.accumulator)}, ${a}, ${shared}, ${offset}, ${major}, ${stmt.b.elementType === "f16" ? 1 : 0}, ${threads});`;
+    }
     this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }
 

@@ -86,6 +86,11 @@ export const catalogue = {
   TSK1159: { severity: "error", template: "{0} has no memory layout, so it cannot be {1}" },
   TSK1160: { severity: "error", template: "this object literal has no struct type: {0}" },
   TSK1161: { severity: "error", template: "parameter '{0}' of kernel '{1}' is {2}, which a PyTorch operator cannot take yet" },
+  // 16-bit matrix operations (wgmma m64nNk16) and tile stores.
+  TSK1170: { severity: "error", template: "fragment.a: the 16-bit shape {0} has no A fragments: wgmma reads A from shared memory (wgmma(acc, A, aOffset, B, bOffset))" },
+  TSK1171: { severity: "error", template: "{0} takes {1} in its options object; found {2}" },
+  TSK1172: { severity: "error", template: "storeTile() takes {0}; found {1}" },
+  TSK1173: { severity: "error", template: "waitTileStores() takes the number of tile stores that may still read their source, a constant from 0 to 7; found {0}" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -103,6 +108,8 @@ export const catalogue = {
   TSK2021: { severity: "error", template: "{0} moves f32 elements, but '{1}' holds {2}" },
   TSK2035: { severity: "error", template: "{0} takes fragments of {1}, but '{2}' has shape {3}" },
   TSK2036: { severity: "error", template: "wgmma() reads B from a 1-D shared array of f32 elements; found {0}" },
+  TSK2060: { severity: "error", template: "{0} takes a 1-D shared array of bf16 or f16 as {1}; found {2}" },
+  TSK2061: { severity: "error", template: "wgmma() multiplies A and B of one type, but '{0}' holds {1} and '{2}' holds {3}" },
 
   // Validation.
   TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
@@ -140,6 +147,12 @@ export const catalogue = {
   TSK3090: { severity: "error", template: "setMaxRegisters() is reached in control flow that differs within a warpgroup" },
   TSK3091: { severity: "error", template: "kernel '{0}' calls setMaxRegisters(), so it must fix its block shape (the registers a warpgroup starts with are the block's share)" },
   TSK3092: { severity: "error", template: "copyTile() writes '{1}' from element {0}: the 128-byte swizzle needs a multiple of 256 elements (1024 bytes)" },
+  // 16-bit matrix operands (wgmma m64nNk16) and tile stores.
+  TSK3160: { severity: "error", template: "wgmma() reads {0} at element offset {1} of '{2}': the offset must be {3}" },
+  TSK3161: { severity: "error", template: "wgmma() reads {0} up to element {1} of '{2}', which has {3} elements" },
+  TSK3162: { severity: "error", template: "wgmma()'s bBoxRows must be a multiple of 8 from 16 to 256 (whole groups of 8 rows of 128 bytes); found {0}" },
+  TSK3163: { severity: "error", template: "{0} '{1}' from element {2}: the 128-byte swizzle needs a multiple of {3} elements (1024 bytes)" },
+  TSK3164: { severity: "error", template: "storeFragment()'s boxRows must be a multiple of 8 from 8 to 256 (whole groups of 8 rows of 128 bytes); found {0}" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },

@@ -30,6 +30,7 @@ import { lowerSpecialCall, lowerSubgroupBuiltin } from "./lower-atomics-subgroup
 import { lowerHelperCall } from "./lower-helper.ts";
 import { lowerMember, lowerStructLiteral, structLiteralWithoutType } from "./lower-struct.ts";
 import { isVectorFunction, lowerVectorCall } from "./lower-vector.ts";
+import { lowerFragmentElementExpr } from "./lower-fragment-elements.ts";
 import { originOf } from "./program.ts";
 import { describeSyntax } from "./syntax-names.ts";
 
@@ -482,6 +483,9 @@ export function lowerBinary(
   }
   if (op === "pow") {
     if (!isFloat(type)) return fail("TSK2005", span, [spelling, type]);
+    // `2 ** x` is exp2(x) (CUDA exp2f, WGSL exp2): JavaScript has no Math.exp2, and exponentials in base 2 are
+    // what the hardware computes (an online softmax's, say); pow would be slower and no more exact there.
+    if (left!.kind === "literal" && left!.value === 2) return { kind: "intrinsic", name: "exp2", type, args: [right!], span };
     return { kind: "intrinsic", name: "pow", type, args: [left!, right!], span };
   }
   if (isComparison) {
@@ -552,7 +556,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     }
     if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
     if (isVectorFunction(origin.name)) return lowerVectorCall(context, origin.name, node, hint)!;
-    const special = lowerSpecialCall(context, origin.name, node, typeof hint === "string" ? hint : undefined);
+    const special = lowerSpecialCall(context, origin.name, node, typeof hint === "string" ? hint : undefined) ?? lowerFragmentElementExpr(context, origin.name, node);
     if (special) return special;
     if (origin.name === "load4" || origin.name === "load8" || origin.name === "load16") return fail("TSK1028", span, [], { notes: [`destructure it where it is declared: \`const [x, y, z, w] = load4(array, index)\`${origin.name === "load4" ? "" : ` (${origin.name}: one name per element)`}`] });
     if (["store4", "store8", "store16", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);

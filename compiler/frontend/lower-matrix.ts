@@ -7,20 +7,23 @@
  * and control flow (uniformity, indices, the offsets of wgmma's shared operand). The mbarrier statements
  * (`initBarrier`, `arriveBarrier`, `arriveAfterCopies`, `arriveExpectBytes`, `waitBarrier`), `copyTile` and
  * `setMaxRegisters` are lowered here too: they are what lets warpgroups with different roles hand each other
- * stages of shared memory.
+ * stages of shared memory. So are the tensor memory accelerator's stores (`storeTile`, `waitTileStores`), and the
+ * 16-bit forms: `wgmma(acc, A, aOffset, B, bOffset, { bMajor: "n", bBoxRows })` with both operands in shared
+ * arrays of bf16 or f16, `storeFragment(acc, array, offset, { swizzle: 128, boxRows })` into the swizzled box
+ * layout, and `copyTile` of 16-bit tensors.
  */
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
-import { isInteger, type ArrayRef, type Expr, type FragmentRef, type FragmentRole, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape } from "../ir/matrix.ts";
+import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentRef, type FragmentRole, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
+import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, warpgroupDepth, wgmma16Elements } from "../ir/matrix.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
+import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-elements.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
 
 /** The element type each role takes, by the names the declarations use. */
 const roleElements: Readonly<Record<FragmentRole, "tf32" | "f32">> = { a: "tf32", b: "tf32", accumulator: "f32" };
-const roleNames: Readonly<Record<FragmentRole, string>> = { a: "an A fragment (fragment.a)", b: "a B fragment (fragment.b)", accumulator: "an accumulator (fragment.accumulator)" };
 
 /** True when `node` is a `fragment.…(…)` call, the declaration of a fragment array. */
 export function isFragmentAllocation(node: Expression): node is CallExpression {
@@ -46,8 +49,9 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   const literal = (arg: Expression) => (Node.isStringLiteral(arg) || Node.isNoSubstitutionTemplateLiteral(arg) ? arg.getLiteralText() : undefined);
   const shapeText = literal(args[0]!);
   const shape = shapeText !== undefined && shapeText in fragmentLayouts ? (shapeText as MatrixShape) : undefined;
-  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, 'a shape: "m16n8k8" (mma), or "m64n64k8", "m64n128k8" or "m64n256k8" (wgmma)', args[0]!.getText()]);
+  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, 'a shape: "m16n8k8" (mma), or "m64n64k8", "m64n128k8", "m64n256k8", "m64n64k16", "m64n128k16" or "m64n256k16" (wgmma)', args[0]!.getText()]);
   if (!fragmentLayouts[shape][role]) {
+    if (role === "a") return fail("TSK1170", spanOf(args[0]!), [args[0]!.getText()]);
     return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments', args[0]!.getText()]);
   }
   if (literal(args[1]!) !== element) return fail("TSK1067", spanOf(args[1]!), [role, `the element type "${element}"`, args[1]!.getText()]);
@@ -61,14 +65,16 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
 
 /** The matrix statements, or undefined when `name` is not a matrix function. */
 export function lowerMatrixOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
+  if (name === "setFragmentElement") return lowerSetFragmentElement(context, call);
   if (!["loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(name)) return undefined;
+  if (name === "wgmma" && call.getArguments().length >= 5) return lowerWgmma16(context, call);
   const span = spanOf(call);
   const what = `${name}()`;
   if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
   const args = call.getArguments() as Expression[];
   const counts: Record<string, [number, number, string]> = {
     mma: [3, 3, "3 arguments (acc, a, b)"],
-    wgmma: [4, 4, "4 arguments (acc, a, a shared array and an offset)"],
+    wgmma: [4, 4, "4 arguments (acc, a, a shared array and an offset), or 5 or 6 for 16-bit inputs (acc, A, its offset, B, its offset and B's layout)"],
     wgmmaCommit: [0, 0, "no arguments"],
     wgmmaWait: [1, 1, "1 argument (the groups that may stay unfinished)"],
     fillFragment: [2, 2, "2 arguments (a fragment and a value)"],
@@ -88,6 +94,7 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
       const a = lowerFragmentRef(context, args[1]!, what, "second argument", "a");
       const shape = accumulator.array.fragment!.shape;
       if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, "a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8)", accumulator.array.name, shape]);
+      if (warpgroupDepth(shape) === 16) return fail("TSK2035", spanOf(args[0]!), [what, "a TF32 shape with an A fragment (the k16 shapes take A from shared memory: wgmma(acc, A, aOffset, B, bOffset))", accumulator.array.name, shape]);
       if (a.array.fragment!.shape !== shape) return fail("TSK2035", spanOf(args[1]!), [what, `the accumulator's shape ${shape}`, a.array.name, a.array.fragment!.shape]);
       const binding = Node.isIdentifier(args[2]!) ? context.scope.lookup(args[2]!.getText()) : undefined;
       if (binding?.kind !== "array" || binding.array.space !== "shared" || binding.array.dims.length !== 1 || binding.array.elementType !== "f32") {
@@ -114,6 +121,7 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
     }
     default: {
       const fragment = lowerFragmentRef(context, args[0]!, what, "first argument", name === "storeFragment" ? "accumulator" : undefined);
+      if (name === "storeFragment" && Node.isObjectLiteralExpression(args[3]!)) return lowerBoxStore(context, call, fragment);
       const array = lowerMatrixArray(context, args[1]!, what);
       if (name === "storeFragment" && array.access === "read") {
         return fail("TSK1014", spanOf(args[1]!), [args[1]!.getText(), `'${array.name}' is a read-only buffer`], {
@@ -130,17 +138,6 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
   }
 }
 
-/** `acc[i]`: one fragment of a fragment array, of `role` when one is required. */
-function lowerFragmentRef(context: FunctionContext, node: Expression, what: string, position: string, role?: FragmentRole): FragmentRef {
-  const base = Node.isElementAccessExpression(node) ? node.getExpression() : undefined;
-  const binding = base && Node.isIdentifier(base) ? context.scope.lookup(base.getText()) : undefined;
-  if (!base || binding?.kind !== "array" || !binding.array.fragment) return fail("TSK1065", spanOf(node), [what, position, node.getText()]);
-  const array = binding.array;
-  if (role && array.fragment!.role !== role) return fail("TSK2020", spanOf(node), [what, roleNames[role], position, array.name, roleNames[array.fragment!.role]]);
-  const indexNode = (node as import("ts-morph").ElementAccessExpression).getArgumentExpressionOrThrow();
-  const index = lowerExpected(context, indexNode, "i32", (found) => fail("TSK2006", spanOf(indexNode), [found.type], { notes: ["fragment indices are i32: convert with i32(…)"] }));
-  return { array, index };
-}
 
 /** The memory side of a fragment load or store: a global buffer or a 1-D shared array of f32. */
 function lowerMatrixArray(context: FunctionContext, node: Expression, what: string): ArrayRef {
@@ -167,6 +164,8 @@ export function lowerBarrierOperation(context: FunctionContext, name: string, ca
   const ops = { initBarrier: "init", arriveBarrier: "arrive", arriveAfterCopies: "arriveCopies", arriveExpectBytes: "arriveExpect", waitBarrier: "wait" } as const;
   if (name === "setMaxRegisters") return lowerSetMaxRegisters(context, call);
   if (name === "copyTile") return lowerCopyTile(context, call);
+  if (name === "storeTile") return lowerStoreTile(context, call);
+  if (name === "waitTileStores") return lowerWaitTileStores(context, call);
   if (!(name in ops)) return undefined;
   const op = ops[name as keyof typeof ops];
   const span = spanOf(call);
@@ -206,8 +205,8 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
     if (binding?.kind === "array" && !binding.array.barriers && !binding.array.fragment && ok(binding.array)) return binding.array;
     return fail("TSK1098", spanOf(node), [want, `'${node.getText()}'`]);
   };
-  const target = arrayArg(args[0]!, "a 1-D shared f32 array as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && a.elementType === "f32");
-  const source = arrayArg(args[2]!, "a global f32 buffer as its third argument", (a) => a.space === "global" && a.elementType === "f32");
+  const target = arrayArg(args[0]!, "a 1-D shared array of f32, bf16 or f16 as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && tileElements.has(a.elementType));
+  const source = arrayArg(args[2]!, `a global buffer of ${target.elementType} (the shared array's type) as its third argument`, (a) => a.space === "global" && a.elementType === target.elementType);
   const map = arrayArg(args[3]!, "a read-only global u32 buffer (the tensor map) as its fourth argument", (a) => a.space === "global" && a.elementType === "u32" && a.access === "read");
   const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
   const offset = integer(args[1]!, "offset");
@@ -216,4 +215,140 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
   const barriers = lowerBarriers(context, args[6]!, what);
   const index = integer(args[7]!, "barrier index");
   return [{ kind: "tileCopy", target, offset, source, map, x, y, barriers, index, span }];
+}
+
+/** The element types a tile copy or store moves: 128-byte rows of 32 f32 or 64 bf16/f16. */
+const tileElements: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "bf16", "f16"]);
+
+/** A 1-D shared array of a 16-bit float type (bf16 or f16), as `what`'s `position` (TSK2060 otherwise). */
+function lowerShared16(context: FunctionContext, node: Expression, what: string, position: string): ArrayRef {
+  const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
+  if (binding?.kind === "array" && binding.array.space === "shared" && binding.array.dims.length === 1 && !binding.array.barriers && wgmma16Elements.has(binding.array.elementType)) return binding.array;
+  const found =
+    binding?.kind === "array"
+      ? `'${binding.array.name}', ${binding.array.space === "shared" ? (binding.array.dims.length !== 1 ? "a 2-D shared array" : `a shared array of ${binding.array.elementType}`) : `a ${binding.array.space} array`}`
+      : `'${node.getText()}'`;
+  return fail("TSK2060", spanOf(node), [what, position, found]);
+}
+
+/**
+ * The literal options object `{ key: value, … }` of a matrix call: each property's initializer, by name; an
+ * unknown name or another syntax is TSK1171.
+ */
+function optionsOf(node: Expression, what: string, known: readonly string[]): Map<string, Expression> {
+  if (!Node.isObjectLiteralExpression(node)) return fail("TSK1171", spanOf(node), [what, known.join(", "), node.getText()]);
+  const out = new Map<string, Expression>();
+  for (const property of node.getProperties()) {
+    // `{ alpha }` names the value by its variable, as `{ alpha: alpha }` does.
+    const named = Node.isPropertyAssignment(property) || Node.isShorthandPropertyAssignment(property) ? property : undefined;
+    if (!named || !known.includes(named.getName())) return fail("TSK1171", spanOf(property), [what, known.join(", "), property.getText()]);
+    out.set(named.getName(), Node.isPropertyAssignment(named) ? named.getInitializerOrThrow() : named.getNameNode());
+  }
+  return out;
+}
+
+/** `wgmma(acc, A, aOffset, B, bOffset[, { bMajor: "n", bBoxRows }])`: the 16-bit shapes, both operands in shared memory. */
+function lowerWgmma16(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  const what = "wgmma()";
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length > 6) return fail("TSK2008", span, [what, "5 or 6 arguments (acc, A, its offset, B, its offset and B's layout)", `${args.length} argument(s)`]);
+  const accumulator = lowerFragmentRef(context, args[0]!, what, "first argument", "accumulator");
+  const shape = accumulator.array.fragment!.shape;
+  if (!isWarpgroupShape(shape) || warpgroupDepth(shape) !== 16) return fail("TSK2035", spanOf(args[0]!), [what, "a 16-bit shape (m64n64k16, m64n128k16 or m64n256k16) when A is in shared memory", accumulator.array.name, shape]);
+  const a = lowerShared16(context, args[1]!, what, "A (its second argument)");
+  const b = lowerShared16(context, args[3]!, what, "B (its fourth argument)");
+  if (a.elementType !== b.elementType) return fail("TSK2061", spanOf(args[3]!), [a.name, a.elementType, b.name, b.elementType]);
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const aOffset = integer(args[2]!, "offset of A");
+  const bOffset = integer(args[4]!, "offset of B");
+  if (!args[5]) return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, span }];
+  const options = optionsOf(args[5], what, ["bMajor", "bBoxRows"]);
+  const major = options.get("bMajor");
+  const majorText = major && (Node.isStringLiteral(major) || Node.isNoSubstitutionTemplateLiteral(major)) ? major.getLiteralText() : undefined;
+  if (majorText !== "k" && majorText !== "n") return fail("TSK1171", spanOf(major ?? args[5]), [what, 'bMajor: "k" or "n"', major?.getText() ?? "no bMajor"]);
+  const rows = options.get("bBoxRows");
+  if (majorText === "k") {
+    if (rows) return fail("TSK1171", spanOf(rows), [what, "bBoxRows only with bMajor: \"n\"", rows.getText()]);
+    return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, span }];
+  }
+  if (!rows) return fail("TSK1171", spanOf(args[5]), [what, "bBoxRows (the rows of B's boxes) with bMajor: \"n\"", args[5].getText()]);
+  const bBoxRows = integer(rows, "bBoxRows");
+  return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, bMajor: "n", bBoxRows, span }];
+}
+
+/** `storeFragment(acc, array, offset, { swizzle: 128, boxRows })`: an accumulator into the swizzled box layout. */
+function lowerBoxStore(context: FunctionContext, call: CallExpression, fragment: FragmentRef): Stmt[] {
+  const span = spanOf(call);
+  const what = "storeFragment()";
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 4) return fail("TSK2008", span, [what, "4 arguments when the layout is an options object (a fragment, a shared array, an offset and { swizzle: 128, boxRows })", `${args.length} argument(s)`]);
+  const binding = Node.isIdentifier(args[1]!) ? context.scope.lookup(args[1]!.getText()) : undefined;
+  if (binding?.kind !== "array" || binding.array.space !== "shared" || binding.array.dims.length !== 1 || binding.array.barriers || !tileElements.has(binding.array.elementType)) {
+    return fail("TSK2008", spanOf(args[1]!), [what, "a 1-D shared array of f32, bf16 or f16 as its second argument with a swizzled layout", `'${args[1]!.getText()}'`]);
+  }
+  const target = binding.array;
+  const options = optionsOf(args[3]!, what, ["swizzle", "boxRows", "alpha", "beta"]);
+  const swizzle = options.get("swizzle");
+  if (!swizzle || swizzle.getText() !== "128") return fail("TSK1171", spanOf(swizzle ?? args[3]!), [what, "swizzle: 128", swizzle?.getText() ?? "no swizzle"]);
+  const rows = options.get("boxRows");
+  if (!rows) return fail("TSK1171", spanOf(args[3]!), [what, "boxRows (the rows of a box)", args[3]!.getText()]);
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const offset = integer(args[2]!, "offset");
+  const boxRows = integer(rows, "boxRows");
+  // The stride of a box's rows is one 128-byte row (ir.ts, MatrixStoreStmt).
+  const stride: Expr = { kind: "literal", type: "i32", value: 128 / arrayStride(target.elementType), span: boxRows.span };
+  const scalar = (name: "alpha" | "beta") => {
+    const node = options.get(name);
+    return node ? { [name]: lowerExpected(context, node, "f32", (found) => fail("TSK2008", spanOf(node), [what, `an f32 ${name}`, found.type])) } : {};
+  };
+  return [{ kind: "matrixStore", fragment, target, offset, stride, boxRows, ...scalar("alpha"), ...scalar("beta"), span }];
+}
+
+/** `storeTile(target, map, x, y, source, offset)` (ir.ts's TileStoreStmt). */
+function lowerStoreTile(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  const what = "storeTile()";
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 6) return fail("TSK2008", span, [what, "6 arguments (a buffer, its tensor map, x, y, a shared array and an offset)", `${args.length} argument(s)`]);
+  const arrayArg = (node: Expression, want: string, ok: (array: ArrayRef) => boolean): ArrayRef => {
+    const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
+    if (binding?.kind === "array" && !binding.array.barriers && !binding.array.fragment && ok(binding.array)) return binding.array;
+    return fail("TSK1172", spanOf(node), [want, `'${node.getText()}'`]);
+  };
+  const source = arrayArg(args[4]!, "a 1-D shared array of f32, bf16 or f16 as its fifth argument", (a) => a.space === "shared" && a.dims.length === 1 && tileElements.has(a.elementType));
+  const target = arrayArg(args[0]!, `a writable global buffer of ${source.elementType} (the shared array's type) as its first argument`, (a) => a.space === "global" && a.access !== "read" && a.elementType === source.elementType);
+  const map = arrayArg(args[1]!, "a read-only global u32 buffer (the tensor map) as its second argument", (a) => a.space === "global" && a.elementType === "u32" && a.access === "read");
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const x = integer(args[2]!, "column");
+  const y = integer(args[3]!, "row");
+  const offset = integer(args[5]!, "offset");
+  return [{ kind: "tileStore", target, map, x, y, source, offset, span }];
+}
+
+/** `waitTileStores(pending)`, a constant from 0 to 7. */
+function lowerWaitTileStores(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  if (context.kind === "helper") return fail("TSK1031", span, ["waitTileStores()", context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 1) return fail("TSK2008", span, ["waitTileStores()", "1 argument (the stores that may still read their source)", `${args.length} argument(s)`]);
+  const pending = lowerExpr(context, args[0]!, "i32");
+  if (pending.kind !== "literal" || !Number.isInteger(pending.value) || pending.value < 0 || pending.value > 7) return fail("TSK1173", spanOf(args[0]!), [args[0]!.getText()]);
+  return [{ kind: "tileStoreWait", pending: pending.value, span }];
+}
+
+/** `setFragmentElement(frag, e, value)`: element e of the thread's part of a fragment (an f32; rounded to TF32 in a tf32 fragment). */
+function lowerSetFragmentElement(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  const what = "setFragmentElement()";
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 3) return fail("TSK2008", span, [what, "3 arguments (a fragment, an element index and a value)", `${args.length} argument(s)`]);
+  const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
+  const e = elementIndex(context, args[1]!, what);
+  const value = lowerExpected(context, args[2]!, "f32", (found) => fail("TSK2008", spanOf(args[2]!), [what, "an f32 value", found.type]));
+  const stored: Expr = fragment.array.fragment!.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [value], span: value.span } : value;
+  return [{ kind: "store", array: fragment.array, indices: [elementSlot(fragment, e, span)], value: stored, span }];
 }

@@ -101,12 +101,14 @@ export interface ArrayRef {
 export type FragmentRole = "a" | "b" | "accumulator";
 /**
  * The m×n×k shapes of the matrix operations: m16n8k8 is `mma.sync`'s (a warp of 32 threads holds each
- * fragment); m64n64k8, m64n128k8 and m64n256k8 are `wgmma.mma_async`'s (a warpgroup of 128 threads holds each
- * fragment, and B is read from shared memory, so these shapes have no B fragments).
+ * fragment); m64n64k8, m64n128k8 and m64n256k8 are `wgmma.mma_async`'s with TF32 inputs (a warpgroup of 128
+ * threads holds each fragment, and B is read from shared memory, so these shapes have no B fragments), and
+ * m64n64k16, m64n128k16 and m64n256k16 its shapes with 16-bit inputs (bf16 or f16), whose A and B are both
+ * read from shared memory: they have accumulator fragments only.
  */
 export type MatrixShape = "m16n8k8" | WarpgroupShape;
-/** The warpgroup (wgmma) shapes. */
-export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
+/** The warpgroup (wgmma) shapes: TF32 (k8) and 16-bit (k16) inputs. */
+export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8" | "m64n64k16" | "m64n128k16" | "m64n256k16";
 /** The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators. */
 export type FragmentElement = "tf32" | "f32";
 
@@ -489,7 +491,14 @@ export interface MatrixLoadStmt extends StmtBase {
   readonly colStride?: Expr;
 }
 
-/** `storeFragment(frag, array, offset, stride)`: the inverse of a load, for accumulators. */
+/**
+ * `storeFragment(frag, array, offset, stride)`: the inverse of a load, for accumulators. Into a 16-bit float
+ * array each element is rounded to its type (to nearest, ties to even). `storeFragment(frag, array, offset,
+ * { swizzle: 128, boxRows })` stores into the 128-byte-swizzled boxes that copyTile fills and storeTile reads:
+ * `stride` is then the elements of a 128-byte row, the columns go in boxes of that many, box j from offset +
+ * j·boxRows·stride, and each element's index is swizzled (ir/matrix.ts, `boxIndex`); the options `alpha` and
+ * `beta` make it a GEMM epilogue (C = alpha·acc + beta·C, rounded once).
+ */
 export interface MatrixStoreStmt extends StmtBase {
   readonly kind: "matrixStore";
   readonly fragment: FragmentRef;
@@ -498,6 +507,14 @@ export interface MatrixStoreStmt extends StmtBase {
   readonly stride: Expr;
   /** As for loads: absent means 1. */
   readonly colStride?: Expr;
+  /** The rows of a box of the swizzled layout (absent: plain rows of `stride`). */
+  readonly boxRows?: Expr;
+  /**
+   * The box layout's epilogue (f32 scalars): each element stored is alpha·acc (absent: acc) plus, when `beta` is
+   * given, beta times the element the target held (read first), rounded once to the target's type.
+   */
+  readonly alpha?: Expr;
+  readonly beta?: Expr;
 }
 
 /**
@@ -519,13 +536,32 @@ export interface MmaStmt extends StmtBase {
  * TF32 by dropping their low 13 bits, as the tensor cores do. Asynchronous on CUDA: the result may be read,
  * and the operands changed, only after a `wgmmaWait` that covers its group (`wgmmaCommit`). A collective of
  * the warpgroup, in uniform control flow; the CPU backend cuts its thread loops at it, as at an `mma`.
+ *
+ * The 16-bit shapes (k16) take A from shared memory too (`a` is a `SharedOperand`): `wgmma(acc, A, aOffset,
+ * B, bOffset)`, both arrays of the same 16-bit float type, A (64 × 16) K-major and B (16 × n) K-major or,
+ * with `bMajor` "n", N-major in boxes of `bBoxRows` rows (ir/matrix.ts, `wgmmaOperandIndex`).
  */
 export interface WgmmaStmt extends StmtBase {
   readonly kind: "wgmma";
   readonly accumulator: FragmentRef;
-  readonly a: FragmentRef;
+  readonly a: FragmentRef | SharedOperand;
   readonly b: ArrayRef;
   readonly offset: Expr;
+  /** B's major order: "k" (absent) or "n", N-major in boxes of 64 columns and `bBoxRows` rows (16-bit shapes only). */
+  readonly bMajor?: "n";
+  readonly bBoxRows?: Expr;
+}
+
+/** A matrix operand that the tensor cores read from a shared array, from `offset`. */
+export interface SharedOperand {
+  readonly kind: "sharedOperand";
+  readonly array: ArrayRef;
+  readonly offset: Expr;
+}
+
+/** True when wgmma's A is a register fragment (TF32 shapes), false when it is read from shared memory (16-bit shapes). */
+export function isFragmentOperand(a: FragmentRef | SharedOperand): a is FragmentRef {
+  return !("kind" in a);
 }
 
 /**
@@ -576,6 +612,35 @@ export interface TileCopyStmt extends StmtBase {
   readonly y: Expr;
   readonly barriers: ArrayRef;
   readonly index: Expr;
+}
+
+/**
+ * `storeTile(target, map, x, y, source, offset)`: one thread starts copying a box of the shared array `source`
+ * (from `offset`, in the 128-byte swizzle that copyTile writes) into the 2-D tensor `target` that the tensor map
+ * describes, at column x and row y (`cp.async.bulk.tensor` to global memory, the tensor memory accelerator);
+ * elements of the box outside the tensor are not written. Asynchronous on CUDA: the source may be rewritten,
+ * and the kernel may end, only after `waitTileStores` (TileStoreWaitStmt) by the same thread. Shared memory
+ * that ordinary stores wrote is published to the copy engine by the barrier before the store (CUDA prints
+ * `fence.proxy.async` before every barrier arrival of a kernel that stores tiles).
+ */
+export interface TileStoreStmt extends StmtBase {
+  readonly kind: "tileStore";
+  readonly target: ArrayRef;
+  readonly map: ArrayRef;
+  readonly x: Expr;
+  readonly y: Expr;
+  readonly source: ArrayRef;
+  readonly offset: Expr;
+}
+
+/**
+ * `waitTileStores(pending)`: waits until at most `pending` of this thread's tile stores still read their shared
+ * source (pending 0 at the end of the kernel: until every store has completed). No-op on the CPU, where a
+ * tile store completes at once.
+ */
+export interface TileStoreWaitStmt extends StmtBase {
+  readonly kind: "tileStoreWait";
+  readonly pending: number;
 }
 
 /**
@@ -669,7 +734,9 @@ export type Stmt =
   | WgmmaSyncStmt
   | BarrierOpStmt
   | SetMaxRegistersStmt
-  | TileCopyStmt;
+  | TileCopyStmt
+  | TileStoreStmt
+  | TileStoreWaitStmt;
 
 /** The locals a statement declares itself (not those of nested statements). */
 export function declaredVariables(stmt: Stmt): readonly Variable[] {

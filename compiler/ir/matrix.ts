@@ -6,10 +6,12 @@
  * shapes, `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32` (whose B operand is read from shared memory in
  * the 128-byte swizzle, also defined here), so the CUDA backend passes a thread's elements to the instruction
  * in order. Also here: TF32 rounding as `cvt.rna.tf32.f32` does it, and the truncation the tensor cores apply
- * to operands they read from shared memory.
+ * to operands they read from shared memory; and the 128-byte-swizzled layouts of shared memory for any element
+ * size (the box layout the tensor memory accelerator writes and reads, and how the 16-bit wgmma shapes read
+ * their A and B operands from it).
  */
 
-import type { Expr, FragmentRole, FragmentType, MatrixShape, ScalarType, Span, WarpgroupShape } from "./ir.ts";
+import type { ElementType, Expr, FragmentRole, FragmentType, MatrixShape, ScalarType, Span, WarpgroupShape } from "./ir.ts";
 
 /**
  * Where element `e` of a thread's fragment sits in the fragment's matrix. With w = lane >> 5 (the warp within
@@ -68,6 +70,10 @@ export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Reco
   m64n64k8: { a: warpgroupA, accumulator: warpgroupAccumulator(64) },
   m64n128k8: { a: warpgroupA, accumulator: warpgroupAccumulator(128) },
   m64n256k8: { a: warpgroupA, accumulator: warpgroupAccumulator(256) },
+  // 16-bit inputs: A and B are both read from shared memory, so only the accumulator is a fragment.
+  m64n64k16: { accumulator: warpgroupAccumulator(64) },
+  m64n128k16: { accumulator: warpgroupAccumulator(128) },
+  m64n256k16: { accumulator: warpgroupAccumulator(256) },
 };
 
 /** True for the shapes whose fragments a warpgroup holds (wgmma). */
@@ -77,7 +83,51 @@ export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
 
 /** The n of a warpgroup shape: the columns of its B and accumulator. */
 export function warpgroupColumns(shape: WarpgroupShape): number {
-  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256 }[shape];
+  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256, m64n64k16: 64, m64n128k16: 128, m64n256k16: 256 }[shape];
+}
+
+/** The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory). */
+export function warpgroupDepth(shape: WarpgroupShape): 8 | 16 {
+  return shape.endsWith("k16") ? 16 : 8;
+}
+
+/** The 16-bit float types a k16 wgmma multiplies (its A and B arrays hold one of them; f32 accumulators). */
+export const wgmma16Elements: ReadonlySet<ElementType> = new Set<ElementType>(["bf16", "f16"]);
+
+/**
+ * The 128-byte swizzle of a shared array of `bytes`-byte elements (index in elements from the array's start,
+ * which the targets align to 1024 bytes): a 128-byte row holds 128/bytes elements in eight 16-byte pieces, and
+ * the piece of each row is XORed with the row's place in its group of 8 rows (the layout TMA writes with
+ * CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads with swizzle mode 1). For 4-byte elements this is swizzle128.
+ */
+export function swizzleIndex(index: number, bytes: number): number {
+  const perRow = 128 / bytes;
+  const perPiece = 16 / bytes;
+  return index ^ ((Math.floor(index / perRow) & 7) * perPiece);
+}
+
+/**
+ * Where element (r, c) of a tile in the swizzled box layout lies: the tile's columns are cut into boxes of one
+ * 128-byte row (128/bytes columns), box j holds `boxRows` rows from offset + j·boxRows·(128/bytes), and row r of
+ * a box starts (128/bytes)·r elements in, every index swizzled. copyTile writes one box so, storeTile reads
+ * one, `storeFragment(…, { swizzle: 128, boxRows })` writes a fragment across boxes, and wgmma reads its
+ * operands so (`wgmmaOperandIndex`).
+ */
+export function boxIndex(offset: number, r: number, c: number, boxRows: number, bytes: number): number {
+  const perRow = 128 / bytes;
+  return swizzleIndex(offset + Math.floor(c / perRow) * boxRows * perRow + perRow * r + (c % perRow), bytes);
+}
+
+/**
+ * The shared-array index of a 16-bit wgmma operand's element (the k16 shapes): A[row][k] (64 × 16, K-major) at
+ * swizzle(aOffset + 64·row + k); B[k][col] (16 × n) K-major at swizzle(bOffset + 64·col + k), or N-major at
+ * boxIndex(bOffset, k, col, bBoxRows), the layout a copyTile of B's (k × n) boxes writes. The offsets are as
+ * the descriptors need them: K-major ones start within the first 128-byte row of an 8-row group, at a
+ * multiple of 16 elements (32 bytes, one k16 step), and N-major ones on a group (multiple of 512).
+ */
+export function wgmmaOperandIndex(operand: "a" | "b", major: "k" | "n", offset: number, row: number, col: number, boxRows: number): number {
+  if (operand === "a") return swizzleIndex(offset + 64 * row + col, 2);
+  return major === "k" ? swizzleIndex(offset + 64 * col + row, 2) : boxIndex(offset, row, col, boxRows, 2);
 }
 
 /** The layout of a declared fragment type (the frontend only declares the roles a shape has). */
@@ -129,6 +179,42 @@ export function roundTf32(x: number): number {
   // Adding half a unit of the 13 dropped bits to the magnitude, then clearing them, rounds ties away from 0.
   scratchBits[0] = (bits + 0x1000) & 0xffffe000;
   return scratch[0]!;
+}
+
+/**
+ * The row or column of element `e` of the thread's part of a fragment, as an IR expression of the thread's
+ * linear index and `e`: the thread's first element (w·rowW + g·rowG + q·rowQ, g·colG + q·colQ) plus the step
+ * of each set bit of e. Every layout in the table is linear in the bits of e (bit 0 of a warpgroup
+ * accumulator's e adds a column, bit 1 eight rows, bits 2 and up eight columns each…), which `bitSteps` checks,
+ * so with e constant after unrolling the sum folds to a constant.
+ */
+export function fragmentPositionExpr(layout: FragmentLayout, linear: Expr, e: Expr, axis: "row" | "col", span: Span): Expr {
+  const type = "i32" as const;
+  const int = (value: number): Expr => ({ kind: "literal", type, value, span });
+  const bin = (op: "add" | "mul" | "and" | "shr", left: Expr, right: Expr): Expr => ({ kind: "binary", op, type, left, right, span });
+  const lane = bin("and", linear, int(layout.lanes - 1));
+  const g = bin("and", bin("shr", lane, int(2)), int(7));
+  const q = bin("and", lane, int(3));
+  const [gStep, qStep] = axis === "row" ? [layout.rowG, layout.rowQ] : [layout.colG, layout.colQ];
+  let sum: Expr = bin("add", bin("mul", g, int(gStep)), bin("mul", q, int(qStep)));
+  if (axis === "row" && layout.rowW) sum = bin("add", sum, bin("mul", bin("shr", lane, int(5)), int(layout.rowW)));
+  bitSteps(layout, axis).forEach((step, bit) => {
+    if (step !== 0) sum = bin("add", sum, bin("mul", bin("and", bin("shr", e, int(bit)), int(1)), int(step)));
+  });
+  return sum;
+}
+
+/** The row (column) step of each bit of an element index in a layout; throws if the layout is not linear in them. */
+export function bitSteps(layout: FragmentLayout, axis: "row" | "col"): number[] {
+  const of = axis === "row" ? layout.rowE : layout.colE;
+  const bits = Math.log2(layout.perLane);
+  if (!Number.isInteger(bits)) throw new Error(`internal: a fragment layout of ${layout.perLane} elements a lane`);
+  const steps = Array.from({ length: bits }, (_, bit) => of[1 << bit]! - of[0]!);
+  of.forEach((value, e) => {
+    const sum = steps.reduce((total, step, bit) => total + (((e >> bit) & 1) * step), of[0]!);
+    if (sum !== value) throw new Error(`internal: fragment layout element ${e} is not linear in its index's bits`);
+  });
+  return steps;
 }
 
 /** The flat index of element `e` of fragment `index` in its array: index · perLane + e. */

@@ -5,7 +5,7 @@
  * do not change are returned as they are, so identity comparisons stay meaningful.
  */
 
-import { assertNever, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
+import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
 
 export type ExprMapper = (expr: Expr) => Expr;
 
@@ -129,9 +129,22 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
         offset: e(stmt.offset),
         stride: e(stmt.stride),
         ...(stmt.colStride ? { colStride: e(stmt.colStride) } : {}),
+        ...(stmt.kind === "matrixStore" && stmt.boxRows ? { boxRows: e(stmt.boxRows) } : {}),
+        ...(stmt.kind === "matrixStore" && stmt.alpha ? { alpha: e(stmt.alpha) } : {}),
+        ...(stmt.kind === "matrixStore" && stmt.beta ? { beta: e(stmt.beta) } : {}),
       };
     case "wgmma":
-      return { ...stmt, accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) }, a: { ...stmt.a, index: e(stmt.a.index) }, offset: e(stmt.offset) };
+      return {
+        ...stmt,
+        accumulator: { ...stmt.accumulator, index: e(stmt.accumulator.index) },
+        a: isFragmentOperand(stmt.a) ? { ...stmt.a, index: e(stmt.a.index) } : { ...stmt.a, offset: e(stmt.a.offset) },
+        offset: e(stmt.offset),
+        ...(stmt.bBoxRows ? { bBoxRows: e(stmt.bBoxRows) } : {}),
+      };
+    case "tileStore":
+      return { ...stmt, x: e(stmt.x), y: e(stmt.y), offset: e(stmt.offset) };
+    case "tileStoreWait":
+      return stmt;
     case "wgmmaSync":
     case "setMaxRegisters":
       return stmt;
@@ -185,13 +198,14 @@ export function usesSubgroups(stmts: readonly Stmt[]): boolean {
 }
 
 /**
- * True when the body splits into warpgroup roles: it reads `warpgroupIdx` or uses mbarriers. The CPU backend
+ * True when the body splits into warpgroup roles: it reads `warpgroupIdx` or uses mbarriers (or the tensor memory
+ * accelerator, whose copies complete on them and whose stores share their runtime). The CPU backend
  * then runs each warpgroup of a block as a coroutine of its own (js.ts).
  */
 export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy") found = true;
+    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
   return found;
@@ -249,11 +263,13 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return [...stmt.args];
     case "matrixLoad":
     case "matrixStore":
-      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : [])];
+      return [stmt.fragment.index, stmt.offset, stmt.stride, ...(stmt.colStride ? [stmt.colStride] : []), ...(stmt.kind === "matrixStore" ? [stmt.boxRows, stmt.alpha, stmt.beta].filter((x): x is Expr => x !== undefined) : [])];
     case "mma":
       return [stmt.accumulator.index, stmt.a.index, stmt.b.index];
     case "wgmma":
-      return [stmt.accumulator.index, stmt.a.index, stmt.offset];
+      return [stmt.accumulator.index, isFragmentOperand(stmt.a) ? stmt.a.index : stmt.a.offset, stmt.offset, ...(stmt.bBoxRows ? [stmt.bBoxRows] : [])];
+    case "tileStore":
+      return [stmt.x, stmt.y, stmt.offset];
     case "barrierOp":
       return stmt.value ? [stmt.index, stmt.value] : [stmt.index];
     case "tileCopy":
@@ -350,6 +366,7 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "matrixStore") {
       reads.add(stmt.fragment.array);
       writes.add(stmt.target);
+      if (stmt.beta) reads.add(stmt.target);
     }
     if (stmt.kind === "mma") {
       for (const ref of [stmt.accumulator, stmt.a, stmt.b]) reads.add(ref.array);
@@ -367,6 +384,10 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     if (stmt.kind === "tileCopy") {
       for (const array of [stmt.source, stmt.map, stmt.barriers]) reads.add(array);
       for (const array of [stmt.target, stmt.barriers]) writes.add(array);
+    }
+    if (stmt.kind === "tileStore") {
+      for (const array of [stmt.source, stmt.map]) reads.add(array);
+      writes.add(stmt.target);
     }
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });

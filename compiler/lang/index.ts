@@ -571,11 +571,19 @@ export function subgroupAny(predicate: boolean): boolean {
 
 /**
  * The m×n×k shapes: m16n8k8 for `mma` (a warp's fragments: A 16×8, B 8×8, accumulator 16×8), and for `wgmma`
- * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8.
+ * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8
+ * with TF32 inputs, and m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (accumulators only: A and B
+ * are both read from shared memory).
  */
 export type MatrixShape = "m16n8k8" | WarpgroupShape;
 /** The shapes of `wgmma` (sm_90a tensor cores; CUDA only, and the CPU's emulation). */
-export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
+export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape;
+/** The TF32 shapes of `wgmma` (A a register fragment). */
+export type Tf32WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
+/** The 16-bit shapes of `wgmma` (A and B in shared arrays of bf16 or f16). */
+export type Half16WarpgroupShape = "m64n64k16" | "m64n128k16" | "m64n256k16";
+/** A shared array that the 16-bit `wgmma` reads, `copyTile` fills or `storeTile` reads. */
+type Half16Array = BFloat16Array | Float16Array;
 
 /**
  * One matrix fragment, spread over the 32 lanes of a warp: each lane holds a few elements (docs/language.md,
@@ -597,7 +605,7 @@ export const fragment = {
   b: sharedArray,
   accumulator: sharedArray,
 } as {
-  a<S extends MatrixShape>(shape: S, element: "tf32", count: number): Fragment<"a", S, "tf32">[];
+  a<S extends "m16n8k8" | Tf32WarpgroupShape>(shape: S, element: "tf32", count: number): Fragment<"a", S, "tf32">[];
   b(shape: "m16n8k8", element: "tf32", count: number): Fragment<"b", "m16n8k8", "tf32">[];
   accumulator<S extends MatrixShape>(shape: S, element: "f32", count: number): Fragment<"accumulator", S, "f32">[];
 };
@@ -617,11 +625,57 @@ export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array>, o
 
 /**
  * Stores an accumulator's matrix to `array[offset + row * stride + col * colStride]` (colStride 1 when left
- * out, as for loads); every thread of the warp (warpgroup, for the wgmma shapes) together.
+ * out, as for loads); every thread of the warp (warpgroup, for the wgmma shapes) together. With the options
+ * `{ swizzle: 128, boxRows }` instead of the stride, into a shared array of f32, bf16 or f16 in the swizzled box
+ * layout that `copyTile` writes and `storeTile` reads (docs/language.md §25), each element rounded to the
+ * array's type.
  */
-export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32, colStride?: i32): void {
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32, colStride?: i32): void;
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, layout: BoxStore): void;
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, stride: i32 | BoxStore, colStride?: i32): void {
   void [frag, array, offset, stride, colStride];
   outsideKernel("storeFragment()");
+}
+
+/**
+ * The swizzled box layout of `storeFragment` (boxes of `boxRows` rows of 128 bytes), and optionally a GEMM
+ * epilogue: each element stored is `alpha · acc + beta · (the element the array held)`, rounded once.
+ */
+export interface BoxStore {
+  readonly swizzle: 128;
+  readonly boxRows: i32;
+  readonly alpha?: f32;
+  readonly beta?: f32;
+}
+
+/**
+ * The value of element `e` of this thread's part of a fragment (0 ≤ e < the elements a thread holds: 4 for
+ * m16n8k8 A and accumulators, n/2 for a warpgroup accumulator of n columns); `fragmentRow` and `fragmentColumn`
+ * say where that element lies in the fragment's matrix (docs/language.md §25 gives the layouts). With `e`
+ * constant (an `unroll:` loop) the fragment stays in registers. For a `wgmma` accumulator, only after the
+ * `wgmmaWait` that covers its groups.
+ */
+export function fragmentElement(frag: AnyFragment, e: i32): f32 {
+  void [frag, e];
+  return outsideKernel("fragmentElement()");
+}
+
+/** The row of element `e` of this thread's part of a fragment in the fragment's matrix. */
+export function fragmentRow(frag: AnyFragment, e: i32): i32 {
+  void [frag, e];
+  return outsideKernel("fragmentRow()");
+}
+
+/** The column of element `e` of this thread's part of a fragment in the fragment's matrix. */
+export function fragmentColumn(frag: AnyFragment, e: i32): i32 {
+  void [frag, e];
+  return outsideKernel("fragmentColumn()");
+}
+
+/** Sets element `e` of this thread's part of a fragment to `value` (rounded to tf32 in a tf32 fragment). */
+export function setFragmentElement(frag: AnyFragment, e: i32, value: f32): void {
+  void [frag, e, value];
+  outsideKernel("setFragmentElement()");
 }
 
 /** Sets every element of a fragment to `value` (rounded to tf32 for a tf32 fragment). */
@@ -650,8 +704,18 @@ export function mma<S extends MatrixShape>(
  * dropping its low 13 bits. Asynchronous: read `acc`, or change `a` or B, only after `wgmmaWait` has covered
  * the group (`wgmmaCommit`) that holds this call. The 128 threads of the warpgroup call it together.
  */
-export function wgmma<S extends WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "tf32">, b: Float32Array, offset: i32): void {
-  void [acc, a, b, offset];
+export function wgmma<S extends Tf32WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "tf32">, b: Float32Array, offset: i32): void;
+/**
+ * `acc = A · B + acc` with 16-bit inputs (a k16 shape): A (64×16) read from the shared bf16 or f16 array `a` in
+ * the K-major, 128-byte-swizzled layout (A[row][k] at `a[swizzle(aOffset + 64·row + k)]`, swizzle(i) =
+ * i ^ (((i >> 6) & 7) << 3)), and B (16×n) from `b` (the same type) K-major (B[k][col] at
+ * `b[swizzle(bOffset + 64·col + k)]`) or, with `{ bMajor: "n", bBoxRows: R }`, N-major in the boxes of R rows
+ * of 64 columns that `copyTile` writes (B[k][col] at `b[bOffset + (col >> 6)·64·R + swizzle(64·k + (col & 63))]`).
+ * f32 accumulation. Asynchronous, as the TF32 form.
+ */
+export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Half16Array, aOffset: i32, b: Half16Array, bOffset: i32, layout?: { bMajor: "k" } | { bMajor: "n"; bBoxRows: i32 }): void;
+export function wgmma(...args: unknown[]): void {
+  void args;
   outsideKernel("wgmma()");
 }
 
@@ -708,9 +772,28 @@ export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): v
  * `index` (`arriveExpectBytes`), whose waiters then see them. One thread issues it (CUDA: the tensor memory
  * accelerator, `cp.async.bulk.tensor`, sm_90).
  */
-export function copyTile(target: Float32Array, offset: i32, source: ElementArray, map: ReadonlyUint32Array, x: i32, y: i32, barriers: Barriers, index: i32): void {
+export function copyTile(target: Float32Array | Half16Array, offset: i32, source: ElementArray | Readonly<Half16Array>, map: ReadonlyUint32Array, x: i32, y: i32, barriers: Barriers, index: i32): void {
   void [target, offset, source, map, x, y, barriers, index];
   outsideKernel("copyTile()");
+}
+
+/**
+ * Starts storing a box of the shared array `source` (from element `offset`, in the layout `copyTile` writes:
+ * 128-byte rows, swizzled) into the 2-D tensor `target` that `map` describes, at column x and row y; elements of
+ * the box outside the tensor are not written. One thread issues it (CUDA: the tensor memory accelerator,
+ * `cp.async.bulk.tensor`, sm_90), after a barrier that ordered the writes of `source` before it. The store reads
+ * `source` asynchronously: write it again only after `waitTileStores`, and call `waitTileStores(0)` before the
+ * thread ends.
+ */
+export function storeTile(target: Float32Array | Half16Array, map: ReadonlyUint32Array, x: i32, y: i32, source: Float32Array | Half16Array, offset: i32): void {
+  void [target, map, x, y, source, offset];
+  outsideKernel("storeTile()");
+}
+
+/** Waits until at most `pending` (a constant, 0 to 7) of this thread's `storeTile`s still read their shared source. */
+export function waitTileStores(pending: number): void {
+  void pending;
+  outsideKernel("waitTileStores()");
 }
 
 /**

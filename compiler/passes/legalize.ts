@@ -26,6 +26,9 @@
 
 import {
   declaredVariables,
+  arrayStride,
+  scalars,
+  valueTypeOf,
   vectorLanes,
   vectorWidth,
   type ElementScalar,
@@ -269,6 +272,9 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
   const row0 = sum(scaled(read(group), layout.rowG), scaled(read(place), layout.rowQ), layout.rowW ? scaled(bin("shr", read(lane), int(5)), layout.rowW) : undefined);
   const col0 = sum(scaled(read(group), layout.colG), scaled(read(place), layout.colQ));
   const memory = stmt.kind === "matrixLoad" ? stmt.source : stmt.target;
+  if (stmt.kind === "matrixStore" && stmt.boxRows) {
+    return { kind: "block", body: [laneDecl, groupDecl, placeDecl, ...boxStores(stmt, stmt.boxRows, layout, row0, col0, read, local, int, bin)], span };
+  }
   // Element (r, c) lies at offset + r·stride + c·colStride (colStride 1 unless given).
   const colStride = stmt.colStride;
   const colTerm = (col: Expr | number): Expr | undefined => {
@@ -286,8 +292,84 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
       const value: Expr = type.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [element], span } : element;
       body.push({ kind: "store", array: fragmentArray, indices: [slot], value, span });
     } else {
-      body.push({ kind: "store", array: memory, indices: [at], value: { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }, span });
+      body.push({ kind: "store", array: memory, indices: [at], value: storedValue(memory, { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }), span });
     }
   });
   return { kind: "block", body, span };
+}
+
+/** An accumulator element as the target array holds it: rounded to a 16-bit float type (to nearest even), or as is. */
+function storedValue(target: ArrayRef, value: Expr): Expr {
+  const type = target.elementType;
+  return type === "bf16" || type === "f16" ? { kind: "convert", type, value, span: value.span } : value;
+}
+
+/**
+ * A fragment store into the swizzled box layout (ir/matrix.ts, boxIndex): element (r, c) at
+ * swizzle(offset + (c / perRow)·boxRows·perRow + perRow·r + c % perRow), with perRow the elements of a
+ * 128-byte row; the swizzle XORs the 16-byte piece with the row's place in its group of 8.
+ */
+function boxStores(
+  stmt: MatrixStoreStmt,
+  boxRows: Expr,
+  layout: ReturnType<typeof fragmentLayout>,
+  row0: Expr,
+  col0: Expr,
+  read: (variable: Variable) => Expr,
+  local: (name: string, init: Expr) => [Variable, Stmt],
+  int: (value: number) => Expr,
+  bin: (op: BinaryOp, left: Expr, right: Expr) => Expr,
+): Stmt[] {
+  const span = stmt.span;
+  const bytes = arrayStride(stmt.target.elementType);
+  const rowShift = Math.log2(128 / bytes);
+  const pieceShift = Math.log2(16 / bytes);
+  const piece = 16 / bytes;
+  const [row, rowDecl] = local("boxRow", row0);
+  const [col, colDecl] = local("boxCol", col0);
+  const [box, boxDecl] = local("boxSize", bin("shl", boxRows, int(rowShift)));
+  const body: Stmt[] = [rowDecl, colDecl, boxDecl];
+  // When a thread's columns stay inside one 16-byte piece (its column 0 plus each element's offset within a
+  // piece) and its rows inside one row of every group of 8 (rows step by multiples of 8), every element shares
+  // the thread's swizzle z = (offset / rowLength + row0) & 7 (offset a multiple of 1024 bytes and boxRows of 8,
+  // as the validator requires): its place is a per-thread base plus a constant plus (constant piece ^ z), which
+  // keeps the index math out of the way of the accumulators (the generic form spilled 150 bytes on sm_90a).
+  const maxCol0 = 3 * layout.colQ + 7 * layout.colG;
+  const sharesSwizzle = layout.rowE.every((step) => step % 8 === 0) && layout.colE.every((step) => maxCol0 + (step % piece) < piece);
+  if (sharesSwizzle) {
+    const [base, baseDecl] = local("boxBase", bin("add", bin("add", stmt.offset, bin("shl", read(row), int(rowShift))), read(col)));
+    const [swizzle, swizzleDecl] = local("boxSwizzle", bin("shl", bin("and", bin("add", bin("shr", stmt.offset, int(rowShift)), read(row)), int(7)), int(pieceShift)));
+    body.push(baseDecl, swizzleDecl);
+    layout.rowE.forEach((rowStep, e) => {
+      const colStep = layout.colE[e]!;
+      const inRow = colStep & ((1 << rowShift) - 1);
+      const fixed = foldExpr(bin("add", bin("mul", int(colStep >> rowShift), read(box)), int((rowStep << rowShift) + (colStep % piece))));
+      const place = foldExpr(bin("add", bin("add", read(base), fixed), bin("xor", int((inRow >> pieceShift) << pieceShift), read(swizzle))));
+      body.push(boxElementStore(stmt, layout, e, place, read, local));
+    });
+    return body;
+  }
+  layout.rowE.forEach((rowStep, e) => {
+    const r = foldExpr(rowStep === 0 ? read(row) : bin("add", read(row), int(rowStep)));
+    const c = foldExpr(layout.colE[e] === 0 ? read(col) : bin("add", read(col), int(layout.colE[e]!)));
+    const plain = bin("add", bin("add", stmt.offset, bin("mul", bin("shr", c, int(rowShift)), read(box))), bin("add", bin("shl", r, int(rowShift)), bin("and", c, int((1 << rowShift) - 1))));
+    const [at, atDecl] = local("boxElement", plain);
+    const swizzled = bin("xor", read(at), bin("shl", bin("and", bin("shr", read(at), int(rowShift)), int(7)), int(pieceShift)));
+    body.push({ kind: "block", body: [atDecl, boxElementStore(stmt, layout, e, swizzled, read, local)], span });
+  });
+  return body;
+}
+
+/** The store of fragment element `e` at `at` of the box layout, with the α/β epilogue when given. */
+function boxElementStore(stmt: MatrixStoreStmt, layout: ReturnType<typeof fragmentLayout>, e: number, at: Expr, read: (variable: Variable) => Expr, local: (name: string, init: Expr) => [Variable, Stmt]): Stmt {
+  const span = stmt.span;
+  const slot = foldExpr(fragmentSlot(stmt.fragment.index, layout.perLane, e, span));
+  const [place, placeDecl] = local("boxPlace", at);
+  const element: Expr = { kind: "load", type: "f32", array: stmt.fragment.array, indices: [slot], span };
+  const f32 = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "f32", left, right, span });
+  const scaled = stmt.alpha ? f32("mul", stmt.alpha, element) : element;
+  // beta·(the element the target holds), widened to f32 from a 16-bit type.
+  const old: Expr = { kind: "load", type: stmt.target.elementType === "f32" ? "f32" : (stmt.target.elementType as "bf16" | "f16"), array: stmt.target, indices: [read(place)], span };
+  const combined = stmt.beta ? f32("add", scaled, f32("mul", stmt.beta, old.type === "f32" ? old : { kind: "convert", type: "f32", value: old, span })) : scaled;
+  return { kind: "block", body: [placeDecl, { kind: "store", array: stmt.target, indices: [read(place)], value: storedValue(stmt.target, combined), span }], span };
 }

@@ -21,7 +21,7 @@
  * still hoisted, and the operator becomes an `if` so that it runs only when it would have.
  */
 
-import { assertNever, type Access, type ArrayRef, type Expr, type HelperFunction, type Kernel, type KernelParam, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
+import { assertNever, isFragmentOperand, type Access, type ArrayRef, type Expr, type HelperFunction, type Kernel, type KernelParam, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
 import { arrayStride, isStruct, scalars, type ElementType, type StructType } from "../ir/types.ts";
 import { definedIntrinsics, expandIntrinsic } from "../ir/vector-functions.ts";
 import { elementOf, isComposite, laneCount, laneNames, leavesOf, lanesOf, type Leaf } from "../ir/vectors.ts";
@@ -236,16 +236,25 @@ class Scalarizer {
       case "collective":
         return [{ ...stmt, args: stmt.args.map((arg) => this.scalar(arg)) }];
       case "matrixLoad":
-      case "matrixStore":
         return [{ ...stmt, fragment: { ...stmt.fragment, index: this.scalar(stmt.fragment.index) }, offset: this.scalar(stmt.offset), stride: this.scalar(stmt.stride), ...(stmt.colStride ? { colStride: this.scalar(stmt.colStride) } : {}) }];
+      case "matrixStore": {
+        const optional = (["colStride", "boxRows", "alpha", "beta"] as const).flatMap((key) => (stmt[key] ? [[key, this.scalar(stmt[key]!)] as const] : []));
+        return [{ ...stmt, fragment: { ...stmt.fragment, index: this.scalar(stmt.fragment.index) }, offset: this.scalar(stmt.offset), stride: this.scalar(stmt.stride), ...Object.fromEntries(optional) }];
+      }
       case "mma":
         return [{ ...stmt, accumulator: { ...stmt.accumulator, index: this.scalar(stmt.accumulator.index) }, a: { ...stmt.a, index: this.scalar(stmt.a.index) }, b: { ...stmt.b, index: this.scalar(stmt.b.index) } }];
-      case "wgmma":
-        return [{ ...stmt, accumulator: { ...stmt.accumulator, index: this.scalar(stmt.accumulator.index) }, a: { ...stmt.a, index: this.scalar(stmt.a.index) }, offset: this.scalar(stmt.offset) }];
+      case "wgmma": {
+        const a = isFragmentOperand(stmt.a) ? { ...stmt.a, index: this.scalar(stmt.a.index) } : { ...stmt.a, offset: this.scalar(stmt.a.offset) };
+        return [{ ...stmt, accumulator: { ...stmt.accumulator, index: this.scalar(stmt.accumulator.index) }, a, offset: this.scalar(stmt.offset), ...(stmt.bBoxRows ? { bBoxRows: this.scalar(stmt.bBoxRows) } : {}) }];
+      }
       case "barrierOp":
         return [{ ...stmt, index: this.scalar(stmt.index), ...(stmt.value ? { value: this.scalar(stmt.value) } : {}) }];
       case "tileCopy":
         return [{ ...stmt, offset: this.scalar(stmt.offset), x: this.scalar(stmt.x), y: this.scalar(stmt.y), index: this.scalar(stmt.index) }];
+      case "tileStore":
+        return [{ ...stmt, offset: this.scalar(stmt.offset), x: this.scalar(stmt.x), y: this.scalar(stmt.y) }];
+      case "tileStoreWait":
+        return [stmt];
       case "break":
       case "continue":
       case "barrier":

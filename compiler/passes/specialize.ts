@@ -65,6 +65,8 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
           return { ...stmt, barriers: retarget(stmt.barriers) };
         case "tileCopy":
           return { ...stmt, target: retarget(stmt.target), barriers: retarget(stmt.barriers) };
+        case "tileStore":
+          return { ...stmt, source: retarget(stmt.source) };
         default:
           return stmt;
       }

@@ -16,7 +16,7 @@
  * at the next 1024-byte boundary.
  */
 
-import { arrayStride, type ArrayRef, type Stmt } from "../ir/ir.ts";
+import { arrayStride, isFragmentOperand, type ArrayRef, type Stmt } from "../ir/ir.ts";
 import { layoutOf } from "../ir/types.ts";
 import { walkStmts } from "../ir/rewrite.ts";
 import { cudaStaticSharedLimit } from "../backends/targets.ts";
@@ -63,12 +63,20 @@ export function layOutShared(shared: readonly ArrayRef[], sizes: ReadonlyMap<Arr
   return { offsets, alignments, bytes, dynamic, dynamicBytes, allocatedBytes: dynamic ? dynamicBytes : bytes };
 }
 
-/** The shared arrays in the 128-byte swizzle (1024-byte aligned): those wgmma reads B from and copyTile fills. */
+/**
+ * The shared arrays in the 128-byte swizzle (1024-byte aligned): those wgmma reads its shared operands from,
+ * copyTile fills, storeTile reads, and storeFragment writes in the swizzled box layout.
+ */
 function wgmmaOperands(body: readonly Stmt[]): Set<ArrayRef> {
   const found = new Set<ArrayRef>();
   walkStmts(body, (stmt) => {
-    if (stmt.kind === "wgmma") found.add(stmt.b);
+    if (stmt.kind === "wgmma") {
+      found.add(stmt.b);
+      if (!isFragmentOperand(stmt.a)) found.add(stmt.a.array);
+    }
     if (stmt.kind === "tileCopy") found.add(stmt.target);
+    if (stmt.kind === "tileStore") found.add(stmt.source);
+    if (stmt.kind === "matrixStore" && stmt.boxRows) found.add(stmt.target);
   });
   return found;
 }

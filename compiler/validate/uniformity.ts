@@ -25,9 +25,9 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { isFragmentOperand, valueTypeOf, type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { loadType } from "../ir/vectors.ts";
-import { matrixOperationName } from "../ir/rewrite.ts";
+import { matrixOperationName, usesWarpgroupRoles } from "../ir/rewrite.ts";
 
 /** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
 function warpgroup(stmt: Stmt): boolean {
@@ -62,6 +62,9 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
   const nonUniform = nonUniformVariables(kernel.body, scope);
   const reasonOf = (expr: Expr): string | undefined => nonUniformReason(expr, nonUniform, scope);
   const block = scope === "block";
+  // A kernel with warpgroup roles (CUDA and the CPU only) holds whole warps in each warpgroup, so its subgroup
+  // operations need control flow that is the same across each warpgroup only, as its waits do.
+  const collectivesScope: Scope = usesWarpgroupRoles(kernel.body) ? "warpgroup" : "block";
   let afterReturn: Divergence | undefined;
   const reported = new Set<Stmt>();
 
@@ -85,7 +88,7 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
           }
           break;
         case "collective": {
-          if (!block) break;
+          if (scope !== collectivesScope) break;
           if (current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
@@ -134,16 +137,20 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
             );
           }
           // Every lane must name the same fragment: each holds its part of it.
-          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, stmt.a] : stmt.kind === "wgmmaSync" ? [] : [stmt.fragment];
-          // wgmma's B is one matrix of the warpgroup: every thread must name the same one.
-          const offsetReason = stmt.kind === "wgmma" ? reasonOf(stmt.offset) : undefined;
-          if (stmt.kind === "wgmma" && offsetReason) {
-            diagnostics.push(
-              makeDiagnostic("TSK3063", stmt.offset.span, [], {
-                label: `this offset ${offsetReason}`,
-                notes: ["the tensor cores read one B for the whole warpgroup: compute the offset from constants, loop counters and values all threads share"],
-              }),
-            );
+          const refs = stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, ...(isFragmentOperand(stmt.a) ? [stmt.a] : [])] : stmt.kind === "wgmmaSync" ? [] : [stmt.fragment];
+          // wgmma's shared operands are matrices of the whole warpgroup: every thread must name the same ones.
+          if (stmt.kind === "wgmma") {
+            const shared = [stmt.offset, ...(isFragmentOperand(stmt.a) ? [] : [stmt.a.offset]), ...(stmt.bBoxRows ? [stmt.bBoxRows] : [])];
+            for (const offset of shared) {
+              const offsetReason = reasonOf(offset);
+              if (!offsetReason) continue;
+              diagnostics.push(
+                makeDiagnostic("TSK3063", offset.span, [], {
+                  label: `this offset ${offsetReason}`,
+                  notes: ["the tensor cores read one A and one B for the whole warpgroup: compute the offsets from constants, loop counters and values all threads share"],
+                }),
+              );
+            }
           }
           for (const ref of refs) {
             const reason = reasonOf(ref.index);

@@ -7,7 +7,7 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { arrayStride, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
+import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
 import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { layoutOf } from "../ir/types.ts";
@@ -175,7 +175,7 @@ function checkFragmentIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<
   const seen = new Set<number>();
   walkStmts(unrolledBody, (stmt) => {
     const refs =
-      stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, stmt.a] : stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" ? [stmt.fragment] : [];
+      stmt.kind === "mma" ? [stmt.accumulator, stmt.a, stmt.b] : stmt.kind === "wgmma" ? [stmt.accumulator, ...(isFragmentOperand(stmt.a) ? [stmt.a] : [])] : stmt.kind === "matrixLoad" || stmt.kind === "matrixStore" ? [stmt.fragment] : [];
     if (stmt.kind === "wgmma") checkWgmmaOperand(stmt, sizes, seen, diagnostics);
     for (const { array, index } of refs) {
       const size = sizes.get(array)?.[0] ?? 0;
@@ -193,9 +193,35 @@ function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<A
   const seen = new Set<number>();
   walkStmts(unrolledBody, (stmt) => {
     // The swizzle's 8-row groups start on 1024-byte boundaries of the array (which CUDA aligns so).
-    if (stmt.kind === "tileCopy" && stmt.offset.kind === "literal" && stmt.offset.value % 256 !== 0 && !seen.has(stmt.offset.span.start)) {
-      seen.add(stmt.offset.span.start);
-      diagnostics.push(makeDiagnostic("TSK3092", stmt.offset.span, [stmt.offset.value, stmt.target.name]));
+    if (stmt.kind === "tileCopy" && stmt.offset.kind === "literal" && !seen.has(stmt.offset.span.start)) {
+      const bytes = arrayStride(stmt.target.elementType);
+      if (bytes === 4 && stmt.offset.value % 256 !== 0) {
+        seen.add(stmt.offset.span.start);
+        diagnostics.push(makeDiagnostic("TSK3092", stmt.offset.span, [stmt.offset.value, stmt.target.name]));
+      } else if (stmt.offset.value % (1024 / bytes) !== 0) {
+        seen.add(stmt.offset.span.start);
+        diagnostics.push(makeDiagnostic("TSK3163", stmt.offset.span, ["copyTile() writes", stmt.target.name, stmt.offset.value, 1024 / bytes]));
+      }
+    }
+    // storeFragment's box layout swizzles by the place of each row in its group of 8 (ir/matrix.ts, boxIndex).
+    if (stmt.kind === "matrixStore" && stmt.boxRows) {
+      const bytes = arrayStride(stmt.target.elementType);
+      if (stmt.offset.kind === "literal" && stmt.offset.value % (1024 / bytes) !== 0 && !seen.has(stmt.offset.span.start)) {
+        seen.add(stmt.offset.span.start);
+        diagnostics.push(makeDiagnostic("TSK3163", stmt.offset.span, ["storeFragment() writes", stmt.target.name, stmt.offset.value, 1024 / bytes]));
+      }
+      const rows = stmt.boxRows;
+      if (rows.kind === "literal" && (rows.value % 8 !== 0 || rows.value < 8 || rows.value > 256) && !seen.has(rows.span.start)) {
+        seen.add(rows.span.start);
+        diagnostics.push(makeDiagnostic("TSK3164", rows.span, [rows.value]));
+      }
+    }
+    if (stmt.kind === "tileStore" && stmt.offset.kind === "literal" && !seen.has(stmt.offset.span.start)) {
+      const bytes = arrayStride(stmt.source.elementType);
+      if (stmt.offset.value % (1024 / bytes) !== 0) {
+        seen.add(stmt.offset.span.start);
+        diagnostics.push(makeDiagnostic("TSK3163", stmt.offset.span, ["storeTile() reads", stmt.source.name, stmt.offset.value, 1024 / bytes]));
+      }
     }
     if (stmt.kind !== "barrierOp" && stmt.kind !== "tileCopy") return;
     const count = sizes.get(stmt.barriers)?.[0] ?? 0;
@@ -213,6 +239,7 @@ function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<A
  * checks offsets computed at run time; CUDA cannot (the descriptor takes any address).
  */
 function checkWgmmaOperand(stmt: WgmmaStmt, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
+  if (!isFragmentOperand(stmt.a)) return checkWgmma16Operands(stmt, stmt.a, sizes, seen, diagnostics);
   const offset = stmt.offset;
   if (offset.kind !== "literal" || seen.has(offset.span.start)) return;
   if (offset.value % 8 !== 0 || offset.value % 256 >= 32 || offset.value < 0) {
@@ -227,6 +254,39 @@ function checkWgmmaOperand(stmt: WgmmaStmt, sizes: ReadonlyMap<ArrayRef, readonl
   if (size > 0 && last >= size) {
     seen.add(offset.span.start);
     diagnostics.push(makeDiagnostic("TSK3062", offset.span, [last, stmt.b.name, size]));
+  }
+}
+
+/**
+ * The shared operands of a 16-bit wgmma, where their offsets are constant once unrolled: a K-major operand
+ * starts in the first 128-byte row of an 8-row group, at a multiple of 16 elements (one k16 step, 32 bytes), an
+ * N-major one on a group (a multiple of 512 elements); N-major boxes are whole groups of rows, at least 16; and
+ * neither operand may reach past its array (ir/matrix.ts, wgmmaOperandIndex).
+ */
+function checkWgmma16Operands(stmt: WgmmaStmt, a: SharedOperand, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
+  const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
+  const boxRows = stmt.bBoxRows;
+  if (boxRows?.kind === "literal" && (boxRows.value % 8 !== 0 || boxRows.value < 16 || boxRows.value > 256) && !seen.has(boxRows.span.start)) {
+    seen.add(boxRows.span.start);
+    diagnostics.push(makeDiagnostic("TSK3162", boxRows.span, [boxRows.value]));
+  }
+  const operands: [string, Expr, ArrayRef, "k" | "n", number][] = [
+    ["A", a.offset, a.array, "k", 64 * 63 + 15],
+    ["B", stmt.offset, stmt.b, stmt.bMajor ?? "k", stmt.bMajor === "n" ? (boxRows?.kind === "literal" ? ((n >> 6) - 1) * 64 * boxRows.value + 64 * 15 + 63 : -1) : 64 * (n - 1) + 15],
+  ];
+  for (const [name, offset, array, major, reach] of operands) {
+    if (offset.kind !== "literal" || seen.has(offset.span.start)) continue;
+    const aligned = major === "k" ? offset.value % 16 === 0 && offset.value % 512 < 64 : offset.value % 512 === 0;
+    if (!aligned || offset.value < 0) {
+      seen.add(offset.span.start);
+      diagnostics.push(makeDiagnostic("TSK3160", offset.span, [name, offset.value, array.name, major === "k" ? "a multiple of 16 in the first 128-byte row of a group of 8 rows (offset % 512 < 64)" : "a multiple of 512 (a group of 8 rows of 128 bytes)"]));
+      continue;
+    }
+    const size = sizes.get(array)?.[0] ?? 0;
+    if (reach >= 0 && size > 0 && offset.value + reach >= size) {
+      seen.add(offset.span.start);
+      diagnostics.push(makeDiagnostic("TSK3161", offset.span, [name, offset.value + reach, array.name, size]));
+    }
   }
 }
 
@@ -289,6 +349,8 @@ function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string }
     if (stmt.kind === "barrierOp") found = { span: stmt.span, what: names[stmt.op] };
     if (stmt.kind === "setMaxRegisters") found = { span: stmt.span, what: "setMaxRegisters()" };
     if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
+    if (stmt.kind === "tileStore") found = { span: stmt.span, what: "storeTile()" };
+    if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
   });
   return found;

@@ -255,10 +255,11 @@ export class CudaDevice implements Device {
   private readonly buffers = new BufferRegistry("CUDA", "cuda");
 
   /**
-   * The 128 bytes of a tensor map of `source` (runtime/tensor-map.ts): f32, 2-D (cols × rows, rows cols·4
-   * bytes apart), boxes of boxCols × boxRows, 128-byte swizzle, 256-byte L2 promotion, zeros outside.
+   * The 128 bytes of a tensor map of `source` (runtime/tensor-map.ts): elements of `type` (f32: code 7, 4
+   * bytes, unless given), 2-D (cols × rows, rows cols·bytes apart), boxes of boxCols × boxRows, 128-byte
+   * swizzle, 256-byte L2 promotion, zeros outside.
    */
-  encodeTensorMap(source: DeviceBuffer, shape: { rows: number; cols: number; boxRows: number; boxCols: number }): Uint32Array {
+  encodeTensorMap(source: DeviceBuffer, shape: { rows: number; cols: number; boxRows: number; boxCols: number }, type = { code: 7, bytes: 4 }): Uint32Array {
     const own = this.own(source);
     const ffi = koffi();
     const memory = ffi.alloc("uint8", 256);
@@ -266,8 +267,8 @@ export class CudaDevice implements Device {
       const base = ffi.address(memory);
       const skip = Number((64n - (base % 64n)) % 64n);
       const status = this.cu.cuTensorMapEncodeTiled(
-        base + BigInt(skip), 7, 2, own.pointer,
-        BigUint64Array.of(BigInt(shape.cols), BigInt(shape.rows)), BigUint64Array.of(BigInt(shape.cols * 4)),
+        base + BigInt(skip), type.code, 2, own.pointer,
+        BigUint64Array.of(BigInt(shape.cols), BigInt(shape.rows)), BigUint64Array.of(BigInt(shape.cols * type.bytes)),
         Uint32Array.of(shape.boxCols, shape.boxRows), Uint32Array.of(1, 1),
         0, 3, 3, 0, // no interleave, 128-byte swizzle, 256-byte L2 promotion, zero fill
       );

@@ -10,6 +10,7 @@
  *   whose tiles divide the shape and whose build fits the device; for shapes no tile divides, the guarded
  *   multistage kernel when n and k are multiples of 4 (16-byte rows), else the register-staged kernel, which
  *   takes any sizes (on WebGPU the guarded 2-D kernel, as the register-staged one is not measured there).
+ * With `dtype: "bf16" | "f16"` (or 16-bit buffers) the 16-bit rungs of matmul16.ts run instead, and only they.
  * FP32 is the default. With `precision: "tf32"` the tensor-core rungs come first where their tiles divide the
  * shape and the library holds them: on an sm_90 GPU (H100) the warp-specialized warpgroup rung
  * (examples/sgemm-wgmma-ws.ts: a producer warpgroup, the tensor memory accelerator, mbarriers), then the
@@ -26,10 +27,16 @@ import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
 import type { Constants, Rung, RungSearch } from "./rung.ts";
+import { matmul16Rungs, type MatmulDtype } from "./matmul16.ts";
 
 export type { Constants, Rung, RungSearch } from "./rung.ts";
+export { matmulTolerance16, type MatmulDtype } from "./matmul16.ts";
 
 export type MatmulVariantName =
+  | "hgemm-wgmma-ws"
+  | "hgemm-wgmma-ws-f16"
+  | "hgemm-tiled"
+  | "hgemm-tiled-f16"
   | "sgemm-wgmma-ws"
   | "sgemm-wgmma"
   | "sgemm-streamk"
@@ -61,6 +68,11 @@ export interface MatmulOptions {
    * relative error near 2^-11 instead of 2^-24 per input. Naming the tensor-core rung as `variant` implies it.
    */
   readonly precision?: MatmulPrecision;
+  /**
+   * The element type of A, B and C: "f32" (default), or "bf16" / "f16" for the 16-bit rungs (matmul16.ts:
+   * f32 accumulation, C rounded to 16 bits once). `matmul()` takes it from the buffers when it is left out.
+   */
+  readonly dtype?: MatmulDtype;
   /**
    * Where to look for tuned choices: a store (tests and tools pass their own), or false for the fixed rule
    * only. Default: the store in $TSKERNEL_TUNE_DIR, else $XDG_CACHE_HOME/tskernel/tune, else
@@ -332,6 +344,7 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
  * precision: the TF32 rung only when asked for).
  */
 export const matmulRungs: readonly Rung[] = [
+  ...matmul16Rungs,
   {
     // 82.8 % and 79.5 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 60.8 % and 60.2 % for
     // sgemm-wgmma in the same run (bench/results/2026-11-23-wgmma-ws-h100.json).
@@ -468,6 +481,7 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     if (options.variant && rung.name !== options.variant) continue;
     if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
     if (!options.variant && !precisionAllows(options, rung)) continue;
+    if (!options.variant && !dtypeAllows(options, rung)) continue;
     if (!options.variant && !archAllows(device, rung)) continue;
     // Stream-k by the rule only on CUDA (the CPU backend runs it when asked for by name; WebGPU lacks its fence),
     // and only where its tiles fill the GPU at least once: with fewer it would split every tile.
@@ -497,7 +511,7 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
   for (const entry of store.entries(deviceKeyOf(device), shapeClass(m, n, k))) {
     if (options.variant && entry.rung !== options.variant) continue;
     const rung = matmulRungs.find((r) => r.name === entry.rung);
-    if (rung && !options.variant && (!precisionAllows(options, rung) || !archAllows(device, rung))) continue;
+    if (rung && !options.variant && (!precisionAllows(options, rung) || !dtypeAllows(options, rung) || !archAllows(device, rung))) continue;
     // (A result whose constants are not one of the rung's builds, such as an unguarded build stored under the
     // guarded rung, would not take the shapes the rung promises.)
     if (!rung?.search || rung.kernel !== entry.kernel || rung.file !== entry.file || !belongsTo(rung, entry.constants)) continue;
@@ -525,6 +539,11 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
 /** Whether the device has the architecture the rung needs (a CUDA GPU of that `arch`); rungs without a need fit any. */
 export function archAllows(device: Device, rung: Rung): boolean {
   return rung.cudaArch === undefined || (device.backend === "cuda" && (device as Device & { readonly arch?: string }).arch === rung.cudaArch);
+}
+
+/** Whether the requested element type is the rung's: the 16-bit rungs for bf16 and f16, the others for f32. */
+function dtypeAllows(options: MatmulOptions, rung: Rung): boolean {
+  return (rung.dtype ?? "f32") === (options.dtype ?? "f32");
 }
 
 /** Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`. */
@@ -604,6 +623,8 @@ export function matmulLaunch(
   const { rung, constants: c } = choice;
   const { m, n, k } = shape;
   const { args, release } = rungArguments(device, rung, [m, n, k, alpha, buffers.A, buffers.B, beta, buffers.C]);
+  // A persistent rung's blocks walk the tiles: no more of them than the GPU runs at once.
+  if (rung.persistent) return { grid: [Math.min(rung.grid(m, n, c)[0], multiprocessorsOf(device)), 1], args, release };
   if (!rung.streamK) return { grid: rung.grid(m, n, c), args, release };
   const streamBlocks = streamBlocksFor(device, rung, c);
   const scratch = scratchFor(device, streamKScratchLengths(c, streamBlocks));
@@ -623,7 +644,13 @@ export async function matmul(
   for (const [name, buffer, length] of [["A", A, m * k], ["B", B, k * n], ["C", C, m * n]] as const) {
     if (buffer.length < length) throw new RangeError(`tskernel: matmul: ${name} has ${buffer.length} elements, the shape needs ${length}`);
   }
-  const choice = chooseMatmul(device, library, options);
+  // The element type: as asked, else A's; every operand must hold it.
+  const dtype: MatmulDtype = options.dtype ?? (A.elementType === "bf16" ? "bf16" : A.elementType === "f16" ? "f16" : "f32");
+  for (const [name, buffer] of [["A", A], ["B", B], ["C", C]] as const) {
+    if (buffer.elementType !== dtype) throw new TypeError(`tskernel: matmul: ${name} holds ${buffer.elementType}, but the product is in ${dtype} (A, B and C must all be ${dtype})`);
+  }
+  if (dtype !== "f32" && options.precision === "tf32") throw new TypeError(`tskernel: matmul: precision "tf32" is for f32 operands; ${dtype} inputs are multiplied as they are`);
+  const choice = chooseMatmul(device, library, { ...options, dtype });
   const { grid, args, release } = matmulLaunch(device, choice, options, { A, B, C }, options.alpha ?? 1, options.beta ?? 0);
   try {
     await device.launch(choice.kernel, { grid, args });
@@ -639,7 +666,9 @@ export async function matmul(
  */
 export function rungArguments(device: Device, rung: Rung, base: readonly [number, number, number, number, DeviceBuffer, DeviceBuffer, number, DeviceBuffer]): { args: (number | DeviceBuffer)[]; release: () => void } {
   if (!rung.tensorMapA) return { args: [...base], release: () => {} };
-  const [m, , k, , A] = base;
-  const map = createTensorMap(device, A, { rows: m, cols: k, ...rung.tensorMapA });
-  return { args: [...base, map], release: () => device.free(map) };
+  const [m, n, k, , A, B, , C] = base;
+  const maps = [createTensorMap(device, A, { rows: m, cols: k, ...rung.tensorMapA })];
+  // The 16-bit rungs also copy B in and store C out by the tensor memory accelerator.
+  if (rung.tensorMapsBC) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapsBC.B }), createTensorMap(device, C, { rows: m, cols: n, ...rung.tensorMapsBC.C }));
+  return { args: [...base, ...maps], release: () => maps.forEach((map) => device.free(map)) };
 }

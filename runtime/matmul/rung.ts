@@ -67,4 +67,21 @@ export interface Rung {
    * boxes of this size. Whoever launches the rung makes the map (`rungArguments`).
    */
   readonly tensorMapA?: { readonly boxRows: number; readonly boxCols: number };
+  /**
+   * The element type of A, B and C for the 16-bit rungs (matmul16.ts): `matmul()` takes them only for that
+   * `dtype`, and the f32 rungs only for f32. Absent: f32.
+   */
+  readonly dtype?: "bf16" | "f16";
+  /**
+   * The kernel takes the tensor maps of B and C too, after A's (B as rows = k, cols = n; C as rows = m, cols =
+   * n), in boxes of these sizes.
+   */
+  readonly tensorMapsBC?: { readonly B: TensorMapBox; readonly C: TensorMapBox };
+  /** A persistent kernel: its grid is at most one block a multiprocessor, each block walking tiles. */
+  readonly persistent?: true;
+}
+
+export interface TensorMapBox {
+  readonly boxRows: number;
+  readonly boxCols: number;
 }

@@ -25,8 +25,9 @@ export const allowedPackages: Readonly<Record<Exclude<Layer, "tools">, readonly 
   lang: [],
   compiler: ["ts-morph"],
   runtime: ["koffi", "webgpu"],
-  // The bundler plugin: unplugin, and the bundlers' own types for its per-bundler entries.
-  plugin: ["unplugin", "vite", "esbuild", "rollup"],
+  // The bundler plugin: unplugin, and the bundlers' own types for its per-bundler entries. The editor plugin:
+  // TypeScript's types (at run time it uses the TypeScript that tsserver hands it).
+  plugin: ["unplugin", "vite", "esbuild", "rollup", "typescript"],
   cli: ["commander"],
 };
 

@@ -56,6 +56,8 @@ export async function runCudaLeg(options: CudaLegOptions): Promise<CudaLegSummar
     devices,
     outDir: path.join(options.out, "fuzz-cuda-failures"),
     project: createProject(),
+    // f16 and f64 outputs too: CUDA and the CPU have both.
+    wide: true,
     log,
   });
   write(summary);

@@ -10,13 +10,17 @@
  * compare.ts uses for the targets that may assume finite math.
  */
 
-import type { Binary, Expr, FloatCheck, Helper, Program, Stmt, Ty, VecExpr } from "./program.ts";
+import { referenceBf16, referenceBf16Bits, referenceF16, referenceF16Bits } from "../../half-reference.ts";
+import type { Binary, Expr, FloatCheck, Helper, OutputBuffer, Program, Stmt, Ty, VecExpr } from "./program.ts";
 
 export interface Inputs {
   readonly inI: Int32Array;
   readonly inU: Uint32Array;
   readonly inF: Float32Array;
   readonly inS: Float32Array;
+  /** bf16 values (exactly; the harness passes their encodings). */
+  readonly inH: Float32Array;
+  readonly inB: Int8Array;
   readonly sI: number;
   readonly sU: number;
   readonly sF: number;
@@ -29,9 +33,15 @@ export interface Expected {
   readonly outU: (number | undefined)[];
   /** For inexact elements: the top operation evaluated in double precision. */
   readonly outF: (number | undefined)[];
+  /** The 16- and 8-bit outputs and f64 (wide programs), all exact: what the store keeps. */
+  readonly outH: (number | undefined)[];
+  readonly outB: (number | undefined)[];
+  readonly outW: (number | undefined)[];
+  readonly outX: (number | undefined)[];
+  readonly outD: (number | undefined)[];
   readonly checks: (FloatCheck | undefined)[];
   /** Elements whose computation met NaN, an infinity or a subnormal f32. */
-  readonly nonFinite: { readonly outI: boolean[]; readonly outU: boolean[]; readonly outF: boolean[] };
+  readonly nonFinite: Readonly<Record<OutputBuffer, boolean[]>>;
   /** For inexact elements: the operation's arguments, for bounds that depend on them. */
   readonly args: (readonly number[] | undefined)[];
 }
@@ -41,8 +51,37 @@ const i32 = (x: number) => x | 0;
 const u32 = (x: number) => x >>> 0;
 const smallestNormal = 2 ** -126;
 
+/** x rounded to bf16 or f16 once, to nearest even (tests/half-reference.ts, which searches every value). */
+function roundHalf(ty: "bf16" | "f16", x: number): number {
+  if (Number.isNaN(x)) return x;
+  return ty === "bf16" ? referenceBf16(referenceBf16Bits(x)!) : referenceF16(referenceF16Bits(x)!);
+}
+
+const isFloat = (ty: Ty) => ty === "f32" || ty === "bf16" || ty === "f16" || ty === "f64";
+
 function wrap(ty: Ty, x: number): number {
-  return ty === "f32" ? f32(x) : ty === "i32" ? i32(x) : ty === "u32" ? u32(x) : x ? 1 : 0;
+  switch (ty) {
+    case "f32":
+      return f32(x);
+    case "bf16":
+    case "f16":
+      return roundHalf(ty, x);
+    case "f64":
+      return x;
+    case "i32":
+      return i32(x);
+    case "u32":
+      return u32(x);
+    case "bool":
+      return x ? 1 : 0;
+  }
+}
+
+/** What an output's store keeps: the low 8 bits of an int8 element (sign-extended), the low 16 of a uint16 one. */
+function stored(buf: OutputBuffer, x: number): number {
+  if (buf === "outB") return (x << 24) >> 24;
+  if (buf === "outW") return x & 0xffff;
+  return x;
 }
 
 /** Float to integer: truncate toward zero, saturate, NaN → 0 (docs/language.md §5). */
@@ -74,6 +113,7 @@ class Evaluator {
   constructor(
     private readonly program: Program,
     private readonly inputs: Inputs,
+    private readonly options: EvaluateOptions = {},
   ) {
     this.helpers = new Map(program.helpers.map((h) => [h.name, h]));
   }
@@ -82,12 +122,12 @@ class Evaluator {
     const p = this.program;
     const total = p.block * p.grid;
     const size = total * p.slots;
+    const empty = () => new Array<number | undefined>(size).fill(undefined);
+    const flags = () => new Array<boolean>(size).fill(false);
     const expected: Expected = {
-      outI: new Array(size).fill(undefined),
-      outU: new Array(size).fill(undefined),
-      outF: new Array(size).fill(undefined),
+      outI: empty(), outU: empty(), outF: empty(), outH: empty(), outB: empty(), outW: empty(), outX: empty(), outD: empty(),
       checks: new Array(size).fill(undefined),
-      nonFinite: { outI: new Array(size).fill(false), outU: new Array(size).fill(false), outF: new Array(size).fill(false) },
+      nonFinite: { outI: flags(), outU: flags(), outF: flags(), outH: flags(), outB: flags(), outW: flags(), outX: flags(), outD: flags() },
       args: new Array(size).fill(undefined),
     };
     for (let b = 0; b < p.grid; b++) {
@@ -112,7 +152,7 @@ class Evaluator {
       expected.outF[index] = value;
       expected.args[index] = args;
     } else {
-      expected[stmt.buf][index] = this.expr(stmt.value, thread);
+      expected[stmt.buf][index] = stored(stmt.buf, this.expr(stmt.value, thread));
     }
     if (stmt.buf === "outF") expected.checks[index] = stmt.check;
     expected.nonFinite[stmt.buf][index] = thread.nonFinite;
@@ -217,7 +257,7 @@ class Evaluator {
         this.note([a], [e.a.ty], thread);
         if (e.op === "not") return a ? 0 : 1;
         if (e.op === "plus") return a;
-        if (e.op === "neg") return e.ty === "f32" ? -a : i32(-a);
+        if (e.op === "neg") return isFloat(e.ty) ? -a : i32(-a);
         return e.ty === "u32" ? u32(~a) : ~a;
       }
       case "bin": {
@@ -232,8 +272,9 @@ class Evaluator {
       case "conv": {
         const a = this.expr(e.a, thread);
         const from = e.a.ty;
-        if (e.ty === "f32") return f32(a);
-        if (from === "f32") return floatToInt(e.ty as "i32" | "u32", a);
+        // To a float type: the exact value rounded once to it (a bool is 0 or 1).
+        if (isFloat(e.ty)) return wrap(e.ty, a);
+        if (isFloat(from)) return floatToInt(e.ty as "i32" | "u32", a);
         return wrap(e.ty, a);
       }
       case "math":
@@ -326,10 +367,11 @@ class Evaluator {
       case "sub":
         return wrap(ty, a - b);
       case "mul":
-        return ty === "f32" ? f32(a * b) : wrap(ty, Math.imul(a, b));
+        // bf16 and f16 products and sums of two values are exact in double, then rounded once.
+        return isFloat(ty) ? wrap(ty, a * b) : wrap(ty, Math.imul(a, b));
       case "div":
         // Integers truncate toward zero (C); the generator keeps divisors non-zero.
-        return ty === "f32" ? f32(a / b) : wrap(ty, Math.trunc(a / b));
+        return isFloat(ty) ? wrap(ty, a / b) : wrap(ty, Math.trunc(a / b));
       case "rem":
         // The sign of the dividend (C's %, also JavaScript's); f32 % is fmod.
         return wrap(ty, a % b);
@@ -372,11 +414,11 @@ class Evaluator {
     const ty = e.ty;
     switch (e.fn) {
       case "abs":
-        return ty === "f32" ? Math.abs(a) : ty === "i32" ? i32(Math.abs(a)) : a;
+        return isFloat(ty) ? Math.abs(a) : ty === "i32" ? i32(Math.abs(a)) : a;
       case "min":
-        return args.reduce((x, y) => Math.min(x, y));
+        return args.reduce((x, y) => (isFloat(ty) && this.options.minMaxIgnoresNaN ? ignoringNaN(Math.min, x, y) : Math.min(x, y)));
       case "max":
-        return args.reduce((x, y) => Math.max(x, y));
+        return args.reduce((x, y) => (isFloat(ty) && this.options.minMaxIgnoresNaN ? ignoringNaN(Math.max, x, y) : Math.max(x, y)));
       case "floor":
         return Math.floor(a);
       case "ceil":
@@ -386,7 +428,7 @@ class Evaluator {
       case "sign":
         return Math.sign(a);
       case "sqrt":
-        return f32(Math.sqrt(a));
+        return wrap(ty, Math.sqrt(a));
       case "exp":
         return f32(Math.exp(a));
       case "log":
@@ -420,7 +462,22 @@ class Evaluator {
   }
 }
 
+export interface EvaluateOptions {
+  /**
+   * Float `Math.min`/`Math.max` of a NaN and a number give the number, as CUDA's fminf/fmaxf do (docs/language.md
+   * §12); by default the NaN, as JavaScript's Math.min/max and so the CPU backend do.
+   */
+  readonly minMaxIgnoresNaN?: boolean;
+}
+
+/** fminf/fmaxf: the other operand where one is NaN. */
+function ignoringNaN(f: (a: number, b: number) => number, a: number, b: number): number {
+  if (Number.isNaN(a)) return b;
+  if (Number.isNaN(b)) return a;
+  return f(a, b);
+}
+
 /** The expected outputs of a program on given inputs. */
-export function evaluate(program: Program, inputs: Inputs): Expected {
-  return new Evaluator(program, inputs).run();
+export function evaluate(program: Program, inputs: Inputs, options: EvaluateOptions = {}): Expected {
+  return new Evaluator(program, inputs, options).run();
 }

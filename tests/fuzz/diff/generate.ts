@@ -19,6 +19,15 @@
  * stated bound; special values (NaN, infinities, huge and subnormal numbers, from the `inS` buffer) appear
  * only in `special` outputs.
  *
+ * The 16- and 8-bit types (docs/language.md §26) appear where their results are still exact on every target:
+ * bf16 (and in `wide` programs f16) expressions made of conversions of exact f32 values, of integers and of
+ * bf16 inputs, and of + − × negation, abs, min, max and selects, each of which rounds once to its type (the
+ * same bits everywhere: an f32 holds the exact sum and product of two 16-bit values, and the rounding is to
+ * nearest even on every target), stored to `outH` / `outX` or converted to an integer or f32 output; an int8
+ * input read as i32 (sign-extended), and int8 and uint16 outputs that keep the low bits of an integer. Wide
+ * programs also store f64 sums of products of exact values (exact in f64, so FMA contraction cannot change
+ * them), their square roots and quotients (correctly rounded on CUDA and the CPU), and their f32 roundings.
+ *
  * Vectors (docs/language.md §27) appear inside scalar expressions, through a lane, a `dot` or `all`/`any`:
  * constructions from scalar expressions, broadcasts, component-wise add/sub/mul/min/max (with scalars
  * broadcast), negation, swizzles, float-to-integer lane conversions, comparisons and selects. Their f32
@@ -29,7 +38,7 @@
  */
 
 import type { Rng } from "../rng.ts";
-import type { Binary, Expr, FloatCheck, Helper, InexactOp, MathFn, Program, SharedArray, Stmt, Ty, VecExpr, VecSize } from "./program.ts";
+import { narrowOutputs, wideOutputs, type Binary, type Expr, type FloatCheck, type HalfTy, type Helper, type InexactOp, type MathFn, type OutputBuffer, type Program, type SharedArray, type Stmt, type Ty, type VecExpr, type VecSize } from "./program.ts";
 
 /** An exact f32 value's bound: |v| ≤ max and v·2^frac is an integer; exact while max·2^frac ≤ 2^24. */
 interface Exact {
@@ -51,16 +60,19 @@ const v = (ty: Ty, name: string): Expr => ({ k: "var", ty, name });
 const bin = (ty: Ty, op: Binary, a: Expr, b: Expr): Expr => ({ k: "bin", ty, op, a, b });
 const math = (ty: Ty, fn: MathFn, ...args: Expr[]): Expr => ({ k: "math", ty, fn, args });
 
+/** The types of locals, parameters and helper results (the 16-bit and f64 values appear only in outputs). */
+type LocalTy = "i32" | "u32" | "f32" | "bool";
+
 interface Local {
   readonly name: string;
-  readonly ty: Ty;
+  readonly ty: LocalTy;
   readonly mutable: boolean;
 }
 
 interface HelperSig {
   readonly name: string;
-  readonly params: readonly Ty[];
-  readonly ret: Ty;
+  readonly params: readonly LocalTy[];
+  readonly ret: LocalTy;
   /** For f32 results: the bound of the value returned. */
   readonly bound?: { max: number; frac: number };
 }
@@ -86,6 +98,7 @@ class Generator {
     private readonly rng: Rng,
     private readonly block: number,
     private readonly inputs: number,
+    private readonly wide = false,
   ) {
     this.barriers = rng.chance(0.35);
   }
@@ -185,8 +198,11 @@ class Generator {
     switch (choice) {
       case "local":
         return v(ty, rng.pick(locals).name);
-      case "load":
+      case "load": {
+        // The int8 input reads as an i32, sign-extended.
+        if (ty === "i32" && rng.chance(0.25)) return { k: "load", ty, buf: "inB", index: this.inputIndex() };
         return { k: "load", ty, buf: ty === "i32" ? "inI" : "inU", index: this.inputIndex() };
+      }
       case "builtin": {
         const name = rng.pick(["threadIdx", "blockIdx", "blockDim", "gridDim", "t"] as const);
         const e: Expr = name === "t" ? v("i32", "t") : { k: "builtin", ty: "i32", name };
@@ -342,7 +358,7 @@ class Generator {
    * A vector of `size` lanes of `ty` (f32 lanes exact, with the bound of every lane), at most a few levels
    * deep: vector operations multiply bounds quickly.
    */
-  vector(ty: Ty, size: VecSize, depth: number): { v: VecExpr; bound: { max: number; frac: number } } {
+  vector(ty: LocalTy, size: VecSize, depth: number): { v: VecExpr; bound: { max: number; frac: number } } {
     const rng = this.rng;
     const bound = { max: 64, frac: 2 };
     const scalar = (): Expr => (ty === "f32" ? this.clamp(this.exact(Math.min(depth, 2)), bound).e : ty === "bool" ? this.bool(Math.min(depth, 2)) : this.int(ty, Math.min(depth, 2)));
@@ -411,20 +427,72 @@ class Generator {
   }
 
   /** Any value of a type; f32 values within the helper-argument bound. */
-  valueOf(ty: Ty, depth: number): Expr {
+  valueOf(ty: LocalTy, depth: number): Expr {
     if (ty === "bool") return this.bool(depth);
     if (ty === "f32") return this.clamp(this.exact(depth), argumentBound).e;
     return this.int(ty, depth);
   }
 
+  /**
+   * A bf16 or f16 value whose every operation rounds once to its type, from exact operands: conversions of
+   * exact f32 values and of integers, bf16 inputs, literals, and + − ×, negation, abs, min, max and selects.
+   * f16 may overflow to ±infinity (past 65504), bf16 too (products of converted u32s), the same on every target,
+   * and make a NaN (inf − inf, inf · 0), which min and max treat differently on CUDA (compare.ts).
+   */
+  half(ty: HalfTy, depth: number): Expr {
+    const rng = this.rng;
+    if (depth <= 0 || rng.chance(0.3)) {
+      const leaf = rng.weighted<string>([[3, "fromExact"], [2, "fromInt"], [this.inHelper ? 0 : 3, "load"], [1, "literal"], [this.wide ? 1 : 0, "fromHalf"]]);
+      switch (leaf) {
+        case "fromInt":
+          return { k: "conv", ty, a: this.int(rng.pick(["i32", "u32"] as const), depth - 1) };
+        case "load": {
+          const load: Expr = { k: "load", ty: "bf16", buf: "inH", index: this.inputIndex() };
+          return ty === "bf16" ? load : { k: "conv", ty, a: load };
+        }
+        case "literal":
+          return lit(ty, rng.pick([0, 1, -1, 0.5, 1.5, -2.75, 3, 100, 0.25]));
+        case "fromHalf":
+          return { k: "conv", ty, a: this.half(ty === "bf16" ? "f16" : "bf16", depth - 1) };
+        default:
+          return { k: "conv", ty, a: this.exact(depth - 1).e };
+      }
+    }
+    const sub = () => this.half(ty, depth - 1);
+    const choice = rng.weighted<string>([[5, "arith"], [1, "neg"], [2, "minmax"], [1, "select"]]);
+    switch (choice) {
+      case "arith":
+        return bin(ty, rng.pick(["add", "sub", "mul"] as const), sub(), sub());
+      case "neg":
+        return { k: "un", ty, op: "neg", a: sub() };
+      case "minmax":
+        return rng.chance(0.3) ? math(ty, "abs", sub()) : math(ty, rng.pick(["min", "max"] as const), sub(), sub());
+      default:
+        return { k: "sel", ty, c: this.bool(depth - 1), a: sub(), b: sub() };
+    }
+  }
+
+  /** An f64 leaf of at most 24 significant bits: an exact f32 value, or an integer's low 20 bits. */
+  private f64Leaf(depth: number): Expr {
+    if (this.rng.chance(0.5)) return { k: "conv", ty: "f64", a: this.exact(depth).e };
+    const ty = this.rng.pick(["i32", "u32"] as const);
+    return { k: "conv", ty: "f64", a: bin(ty, "and", this.int(ty, depth), lit(ty, 0xfffff)) };
+  }
+
+  /** Sums of products of two leaves: at most 49 significant bits, exact in f64 whatever the order. */
+  f64(depth: number): Expr {
+    const term = () => (this.rng.chance(0.6) ? bin("f64", "mul", this.f64Leaf(depth - 1), this.f64Leaf(depth - 1)) : this.f64Leaf(depth - 1));
+    return bin("f64", this.rng.pick(["add", "sub"] as const), term(), term());
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Statements
 
-  private localType(): Ty {
+  private localType(): LocalTy {
     return this.rng.pick(["i32", "i32", "u32", "f32", "f32", "bool"] as const);
   }
 
-  private initialValue(ty: Ty, depth: number): Expr {
+  private initialValue(ty: LocalTy, depth: number): Expr {
     if (ty === "f32") return this.clamp(this.exact(depth), localBound).e;
     return ty === "bool" ? this.bool(depth) : this.int(ty, depth);
   }
@@ -586,8 +654,31 @@ class Generator {
     return { name, params, ret, body, result: resultExpr };
   }
 
-  output(buf: "outI" | "outU" | "outF", slot: number): Stmt {
+  output(buf: OutputBuffer, slot: number): Stmt {
     const rng = this.rng;
+    switch (buf) {
+      case "outH":
+      case "outX":
+        return { k: "out", buf, slot, value: this.half(buf === "outH" ? "bf16" : "f16", 4) };
+      case "outB":
+      case "outW":
+        // Integers of any size: the store keeps the low 8 (16) bits.
+        return { k: "out", buf, slot, value: this.int(buf === "outB" ? "i32" : "u32", 4) };
+      case "outD": {
+        const value = this.f64(3);
+        // The exact f64, or its square root or a quotient (correctly rounded on CUDA and the CPU).
+        const kind = rng.weighted<string>([[3, "exact"], [1, "sqrt"], [1, "div"]]);
+        if (kind === "sqrt") return { k: "out", buf, slot, value: math("f64", "sqrt", math("f64", "abs", value)) };
+        if (kind === "div") return { k: "out", buf, slot, value: bin("f64", "div", value, bin("f64", "add", math("f64", "abs", this.f64Leaf(2)), lit("f64", 0.5))) };
+        return { k: "out", buf, slot, value };
+      }
+    }
+    // Halves widened or converted: exactly, or truncated and saturated as from f32.
+    if (rng.chance(0.15) && buf !== "outF") return { k: "out", buf, slot, value: { k: "conv", ty: buf === "outI" ? "i32" : "u32", a: this.half(this.wide && rng.chance(0.5) ? "f16" : "bf16", 3) } };
+    if (rng.chance(0.1) && buf === "outF") {
+      const from: Expr = this.wide && rng.chance(0.4) ? this.f64(2) : this.half(this.wide && rng.chance(0.5) ? "f16" : "bf16", 3);
+      return { k: "out", buf, slot, value: { k: "conv", ty: "f32", a: from }, check: { kind: "exact" } };
+    }
     if (buf !== "outF") {
       const ty = buf === "outI" ? "i32" : "u32";
       // Integers from special floats: the conversions' saturation and NaN rule.
@@ -664,10 +755,10 @@ class Generator {
     const rng = this.rng;
     const helpers = Array.from({ length: rng.range(0, 3) }, () => this.helper());
     const body = this.stmts(rng.range(3, 10), 3, true);
-    for (const buf of ["outI", "outU", "outF"] as const) {
+    for (const buf of ["outI", "outU", "outF", ...narrowOutputs, ...(this.wide ? wideOutputs : [])] as const) {
       for (let slot = 0; slot < slots; slot++) body.push(this.output(buf, slot));
     }
-    return { name, block: this.block, grid, slots, inputs: this.inputs, helpers, shared: this.shared, body };
+    return { name, block: this.block, grid, slots, inputs: this.inputs, helpers, shared: this.shared, body, wide: this.wide };
   }
 }
 
@@ -679,11 +770,14 @@ export const extensionStatements: { readonly name: string; readonly weight: numb
 
 export type { Generator };
 
-/** A random program: block and grid shape, helpers, body, then every output slot of every buffer. */
-export function generateProgram(rng: Rng, name: string): Program {
+/**
+ * A random program: block and grid shape, helpers, body, then every output slot of every buffer. `wide`: with
+ * the f16 and f64 outputs, for CUDA and the CPU.
+ */
+export function generateProgram(rng: Rng, name: string, options: { wide?: boolean } = {}): Program {
   const block = rng.pick([1, 2, 3, 32, 64, 64, 100, 128, 256]);
   const grid = rng.range(1, 3);
   const inputs = rng.range(1, 4);
   const slots = rng.range(2, 6);
-  return new Generator(rng, block, inputs).program(name, grid, slots);
+  return new Generator(rng, block, inputs, options.wide ?? false).program(name, grid, slots);
 }

@@ -11,13 +11,14 @@ import os from "node:os";
 import path from "node:path";
 import type { Project } from "ts-morph";
 import { compileKernelLibrary, CompileFailure } from "../../../runtime/kernels.ts";
-import type { Device } from "../../../runtime/device.ts";
+import type { Device, DeviceBuffer } from "../../../runtime/device.ts";
 import type { TargetName } from "../../../compiler/index.ts";
 import { inputRng, type Rng } from "../rng.ts";
 import { compareOutputs, type Backend, type Mismatch, poison } from "./compare.ts";
+import { referenceBf16, referenceBf16Bits } from "../../half-reference.ts";
 import { evaluate, type Inputs } from "./evaluate.ts";
 import { generateProgram } from "./generate.ts";
-import { printProgram, type InexactOp, type Program } from "./program.ts";
+import { printProgram, type InexactOp, type OutputBuffer, type Program } from "./program.ts";
 
 export interface DeviceUnderTest {
   readonly backend: Backend;
@@ -42,7 +43,10 @@ export function makeInputs(program: Program, rng: Rng): Inputs {
   const exact = () => (rng.range(-65536, 65536) / 16) * (rng.chance(0.1) ? 0 : 1);
   const inF = Float32Array.from({ length: n }, exact);
   const inS = Float32Array.from({ length: n }, () => (rng.chance(0.7) ? rng.pick(specialValues) : Math.fround((rng.float() - 0.5) * 2 ** rng.range(-140, 130))));
-  return { inI, inU, inF, inS, sI: rng.chance(0.5) ? rng.range(-5, 12) : rng.u32() | 0, sU: rng.chance(0.5) ? rng.range(0, 12) : rng.u32(), sF: exact(), sB: rng.chance(0.5) };
+  // bf16 values: exact floats rounded to bf16 (every bf16 of that range is normal); narrow integers with their edges.
+  const inH = Float32Array.from({ length: n }, () => referenceBf16(referenceBf16Bits(exact())!));
+  const inB = Int8Array.from({ length: n }, () => (rng.chance(0.3) ? rng.pick([0, 1, -1, 127, -128]) : rng.range(-128, 127)));
+  return { inI, inU, inF, inS, inH, inB, sI: rng.chance(0.5) ? rng.range(-5, 12) : rng.u32() | 0, sU: rng.chance(0.5) ? rng.range(0, 12) : rng.u32(), sF: exact(), sB: rng.chance(0.5) };
 }
 
 export interface ProgramResult {
@@ -57,10 +61,10 @@ export interface ProgramResult {
 }
 
 /** Runs program `index` of campaign `seed` on the devices. */
-export async function runProgram(seed: number, index: number, devices: readonly DeviceUnderTest[], workDir: string, project?: Project): Promise<ProgramResult> {
+export async function runProgram(seed: number, index: number, devices: readonly DeviceUnderTest[], workDir: string, project?: Project, wide = false): Promise<ProgramResult> {
   const rng = inputRng(seed, index);
   const name = `fuzz${index}`;
-  const program = generateProgram(rng, name);
+  const program = generateProgram(rng, name, { wide });
   const source = printProgram(program);
   const file = path.join(workDir, `${name}.ts`);
   fs.writeFileSync(file, source);
@@ -77,34 +81,51 @@ export async function runProgram(seed: number, index: number, devices: readonly 
   }
   const inputs = makeInputs(program, rng);
   const expected = evaluate(program, inputs);
+  // CUDA's Math.min/max of floats are fminf/fmaxf, which ignore a NaN operand (docs/language.md §12): its
+  // outputs are compared with the reference under that rule (evaluated only where CUDA runs).
+  const expectedCuda = devices.some((d) => d.backend === "cuda") ? evaluate(program, inputs, { minMaxIgnoresNaN: true }) : expected;
   const kernel = library.get(name);
   const outputs = program.block * program.grid * program.slots;
   const mismatches: Mismatch[] = [];
   const worstUlps: ProgramResult["worstUlps"] = {};
   for (const { backend, device, finiteMathOnly } of devices) {
-    const buffers = {
+    const buffers: Partial<Record<OutputBuffer, DeviceBuffer>> = {
       outI: device.createBuffer(new Int32Array(outputs).fill(poison.outI)),
       outU: device.createBuffer(new Uint32Array(outputs).fill(poison.outU)),
       outF: device.createBuffer(new Float32Array(outputs).fill(poison.outF)),
+      outH: device.createBuffer("bf16", new Float32Array(outputs).fill(poison.outH)),
+      outB: device.createBuffer(new Int8Array(outputs).fill(poison.outB)),
+      outW: device.createBuffer(new Uint16Array(outputs).fill(poison.outW)),
+      ...(program.wide ? { outX: device.createBuffer("f16", new Float32Array(outputs).fill(poison.outX)), outD: device.createBuffer(new Float64Array(outputs).fill(poison.outD)) } : {}),
     };
-    const args = [buffers.outI, buffers.outU, buffers.outF, device.createBuffer(inputs.inI), device.createBuffer(inputs.inU), device.createBuffer(inputs.inF), device.createBuffer(inputs.inS), inputs.sI, inputs.sU, inputs.sF, inputs.sB];
-    let got: { outI: Int32Array; outU: Uint32Array; outF: Float32Array };
+    const outputNames = Object.keys(buffers) as OutputBuffer[];
+    // In the order of the kernel's parameters (program.ts, programParameters).
+    const args = [
+      ...outputNames.map((name) => buffers[name]!),
+      device.createBuffer(inputs.inI), device.createBuffer(inputs.inU), device.createBuffer(inputs.inF), device.createBuffer(inputs.inS),
+      device.createBuffer("bf16", inputs.inH), device.createBuffer(inputs.inB),
+      inputs.sI, inputs.sU, inputs.sF, inputs.sB,
+    ];
+    let got: Partial<Record<OutputBuffer, ArrayLike<number>>> & { outI: ArrayLike<number>; outU: ArrayLike<number>; outF: ArrayLike<number> };
     try {
       // A refused launch rejects here; an error met while it ran comes from the first read (LaunchFailure).
       await device.launch(kernel, { grid: [program.grid], args });
-      got = {
-        outI: (await device.read(buffers.outI)) as Int32Array,
-        outU: (await device.read(buffers.outU)) as Uint32Array,
-        outF: (await device.read(buffers.outF)) as Float32Array,
-      };
+      const read: Partial<Record<OutputBuffer, ArrayLike<number>>> = {};
+      for (const name of outputNames) read[name] = (await device.read(buffers[name]!)) as ArrayLike<number>;
+      got = read as typeof got;
     } catch (error) {
       return { ...base, mismatches, error: `${backend}: the launch failed: ${error instanceof Error ? error.message : String(error)}` };
     }
-    const result = compareOutputs(backend, expected, got, finiteMathOnly ?? false);
+    const result = compareOutputs(backend, backend === "cuda" ? expectedCuda : expected, got, finiteMathOnly ?? false);
     mismatches.push(...result.mismatches);
     worstUlps[backend] = result.worstUlps;
   }
-  return { ...base, mismatches, worstUlps, compared: outputs * 3 * devices.length };
+  return { ...base, mismatches, worstUlps, compared: outputs * (program.wide ? 8 : 6) * devices.length };
+}
+
+/** NaN and the infinities as text in the failure records (JSON would write null for all three). */
+function nonFiniteAsText(_key: string, value: unknown): unknown {
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
 export interface DiffSummary {
@@ -130,6 +151,8 @@ export interface DiffOptions {
   /** Failing programs are written here (default: a temporary folder). */
   readonly outDir?: string;
   readonly project?: Project;
+  /** Programs with f16 and f64 outputs too (CUDA and the CPU: generate.ts). */
+  readonly wide?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -147,7 +170,7 @@ export async function runDiffCampaign(options: DiffOptions): Promise<DiffSummary
   const indices = options.only ?? Array.from({ length: options.count }, (_, i) => i);
   for (const index of indices) {
     if (performance.now() > deadline) break;
-    const result = await runProgram(options.seed, index, options.devices, workDir, options.project);
+    const result = await runProgram(options.seed, index, options.devices, workDir, options.project, options.wide);
     programs++;
     compared += result.compared;
     for (const [backend, ops] of Object.entries(result.worstUlps) as [Backend, Partial<Record<InexactOp, number>>][]) {
@@ -157,7 +180,7 @@ export async function runDiffCampaign(options: DiffOptions): Promise<DiffSummary
     if (result.error || result.mismatches.length > 0) {
       const file = path.join(outDir, `${result.name}.ts`);
       fs.writeFileSync(file, result.source);
-      fs.writeFileSync(path.join(outDir, `${result.name}.txt`), `seed ${options.seed} index ${index}\n${result.error ?? ""}\n${result.mismatches.slice(0, 50).map((m) => JSON.stringify(m)).join("\n")}\n`);
+      fs.writeFileSync(path.join(outDir, `${result.name}.txt`), `seed ${options.seed} index ${index}\n${result.error ?? ""}\n${result.mismatches.slice(0, 50).map((m) => JSON.stringify(m, nonFiniteAsText)).join("\n")}\n`);
       failures.push({ index, error: result.error, mismatches: result.mismatches.slice(0, 20), file });
       log(`FAIL program ${index}: ${result.error ?? `${result.mismatches.length} mismatches, first ${JSON.stringify(result.mismatches[0])}`}`);
     }

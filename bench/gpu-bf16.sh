@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The bf16 / narrow-type run of issue 20 on the GPU machine, in one call (its device time is short): what
+# `bash bench/gpu-prep.sh --kernels` put in the device folder (TSK_DEVICE_DIR), run as
+#   TSK_DEVICE_DIR=.device-bf16 bash .device-bf16/gpu-bf16.sh > $OUT/log.txt 2>&1
+# 1. `gpu.sh --only kernels` on the bf16, int8 and RGBA8 cases: the plan, PyTorch and Triton beside our cubins
+#    (torch-reference.py), `bench kernels` on CUDA and WebGPU, the tuner briefly (no ncu);
+# 2. then, at once, the differential fuzzer's CUDA leg in TSK_FUZZ_JOBS processes (seeds 11, 12, …;
+#    TSK_FUZZ_COUNT programs each, wide: f16 and f64 too) and the half types' bit checks (types-gpu.mjs).
+# Every stage has a time limit, so that the call ends within the device time it was given. Everything the run
+# writes goes to /tmp/res and comes back as one archive, $OUT/results.tgz: the device tool returns a limited
+# number of files (the first run of 2026-11-26 lost its bench results to that).
+set -uo pipefail
+DEVICE_DIR=${TSK_DEVICE_DIR:-.device-bf16}
+HERE="$(cd "$(dirname "$0")" && pwd)"
+FINAL_OUT=${OUT:-/tmp/out}
+OUT=/tmp/res
+mkdir -p "$OUT" "$FINAL_OUT"
+export OUT
+export TSK_KERNEL_CASES=${TSK_KERNEL_CASES:-layernorm-bf16,rmsnorm-bf16,softmax-bf16,gelu-bf16,dequantize-int8,blur-rgba8}
+export TSK_NCU_SECONDS=${TSK_NCU_SECONDS:-0}
+export TSK_TORCH_SECONDS=${TSK_TORCH_SECONDS:-80}
+# The Node bench spends about 15 s on the host per 67 M-element bf16 case (making, reading and checking data).
+export TSK_NODE_SECONDS=${TSK_NODE_SECONDS:-330}
+export TSK_TUNE_SECONDS=${TSK_TUNE_SECONDS:-40}
+export TSK_TUNE_CASES=${TSK_TUNE_CASES:-blur-rgba8,layernorm-bf16}
+TSK_DEVICE_DIR="$DEVICE_DIR" bash "$HERE/gpu.sh" --only kernels
+echo "gpu.sh exit $?"
+export PATH=/tmp/node:$PATH TSKERNEL_CACHE_DIR=/tmp/tskernel-cache
+cd "$HERE"
+date -u +"%H:%M:%S == fuzz-cuda and types-gpu"
+seconds=${TSK_FUZZ_SECONDS:-90}
+scratch=/tmp/fuzz-out && mkdir -p "$scratch"
+pids=()
+for s in $(seq 11 $((10 + ${TSK_FUZZ_JOBS:-10}))); do
+  node fuzz-cuda.mjs --out "$scratch/fuzz-cuda-seed$s" --seed "$s" --count "${TSK_FUZZ_COUNT:-210}" --seconds "$seconds" > "$OUT/fuzz-cuda-seed$s.log" 2>&1 &
+  pids+=($!)
+done
+timeout -k 5 $((seconds + 20)) node types-gpu.mjs kernels-types > "$OUT/types-gpu.txt" 2>&1
+echo "types-gpu exit $?"
+for pid in "${pids[@]}"; do wait "$pid"; done
+for d in "$scratch"/fuzz-cuda-seed*; do cp "$d/fuzz-cuda.json" "$OUT/$(basename "$d").json" 2>/dev/null; done
+cp -r "$scratch" "$OUT/fuzz-out"
+tail -n 3 "$OUT"/fuzz-cuda-seed*.log
+tail -n 5 "$OUT/types-gpu.txt"
+date -u +"%H:%M:%S done"
+tar -C "$OUT" -czf "$FINAL_OUT/results.tgz" .

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""PyTorch's scaled-dot-product attention on each backend (cuDNN, flash, memory-efficient), the yardstick for
+tskernel's FlashAttention kernels (issue 22), in one PyTorch process.
+
+For each shape (batch B, heads H, sequence S, head dim D, causal or not; bf16 or f16): Q, K, V drawn fresh
+(uniform in [-1, 1]), every backend's forward checked against a float64 reference of the same 16-bit inputs,
+and its backward (dQ, dK, dV for a random dO) against float64 autograd, on a sample of (batch, head) pairs and
+query rows (a full float64 reference at S = 16384 would take gigabytes): ||out - ref|| / ||ref|| over the
+sample, outputs poisoned with NaN first. Then the backends' forwards, and separately their backwards, are
+timed interleaved: several rounds, one launch each per round, CUDA events around each call, each round behind
+a GPU sleep, the median. FLOPs: forward 4·B·H·S²·D (half of it causal), backward 2.5 times the forward.
+
+Our kernel (examples/flash-attention.ts) joins the same forward rounds with --cubin FILE --functions JSON: the
+cubin of its CUDA (tskernel build --target cuda, nvcc for sm_90a) and a JSON {"64": [function, dynamic shared
+bytes], "128": [...]} by head dim; it is launched on the same tensors ([B, H, S, D] contiguous, as 2-D
+[B·H·S, D]) with tensor maps made here as the runtime's createTensorMap makes them, and checked like the others.
+
+    python3 bench/torch-attention.py --out attention.json [--shapes B4H16S4096D128,B4H16S4096D128c,...]
+        [--cubin flash.cubin --functions flash.json]
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+
+SHAPES = "B4H16S4096D128,B4H16S4096D128c,B8H16S2048D64,B1H16S16384D128c"
+
+
+def parse_shape(label):
+    """B4H16S4096D128c -> (4, 16, 4096, 128, True): a trailing c means causal."""
+    causal = label.endswith("c")
+    body = label[:-1] if causal else label
+    b, rest = body[1:].split("H")
+    h, rest = rest.split("S")
+    s, d = rest.split("D")
+    return int(b), int(h), int(s), int(d), causal
+
+
+def forward_flops(b, h, s, d, causal):
+    return 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+
+
+def median(values):
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def reference(q, k, v, do, causal, scale, rows):
+    """float64 attention of q's `rows` (query positions) against all of k, v for one (batch, head): the output
+    and, through autograd, dQ (those rows), dK and dV (all keys, from those rows' share of dO). q, k, v: S×D."""
+    import torch
+
+    q64 = q[rows].double().requires_grad_(True)
+    k64 = k.double().requires_grad_(True)
+    v64 = v.double().requires_grad_(True)
+    scores = (q64 @ k64.t()) * scale
+    if causal:
+        keys = torch.arange(k.shape[0], device=q.device)
+        scores = scores.masked_fill(keys[None, :] > rows[:, None], float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v64
+    out.backward(do[rows].double())
+    return out.detach(), q64.grad, k64.grad, v64.grad
+
+
+def rel(x, ref):
+    import torch
+
+    x = x.detach().double()
+    if not bool(torch.isfinite(x).all()):
+        return float("nan")
+    return float(torch.linalg.norm(x - ref) / torch.linalg.norm(ref))
+
+
+def our_forward(args, torch, q, k, v, b, h, s, d, causal, scale):
+    """A launcher of our kernel on q, k, v into an output tensor, or None when it does not take the shape."""
+    import ctypes
+    import importlib.util
+    import os
+
+    if s % 128 or d not in (64, 128):
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("torch_matmul", os.path.join(here, "torch-matmul.py"))
+    tm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tm)
+    with open(args.functions) as f:
+        function, shared = json.load(f)[str(d)]
+    driver = tm.Driver()
+    fn = driver.function(args.cubin, function, shared)
+    rows = b * h * s
+    stream = torch.cuda.current_stream().cuda_stream
+    keep = []
+
+    def device_map(tensor, box_rows):
+        image = driver.tensor_map(tensor.data_ptr(), rows, d, box_rows, 64, "bf16")
+        buffer = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(tensor.device)
+        keep.append(buffer)
+        return buffer.data_ptr()
+
+    maps = [device_map(q, 128), device_map(k, 128), device_map(v, 128)]
+    out_maps = {}
+
+    def launch(out):
+        # The output's map by its address (made once per output tensor); cuLaunchKernel copies the arguments.
+        if out.data_ptr() not in out_maps:
+            out_maps[out.data_ptr()] = device_map(out, 64)
+        values = [("ptr", q.data_ptr()), ("ptr", k.data_ptr()), ("ptr", v.data_ptr()), ("ptr", out.data_ptr())]
+        values += [("ptr", m) for m in maps] + [("ptr", out_maps[out.data_ptr()]), ("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
+        array, _storage = tm.pack_arguments(values)
+        driver.launch(fn, (s // 128, b * h, 1), (384, 1, 1), shared, stream, array)
+
+    return launch
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--shapes", default=SHAPES)
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--no-backward", action="store_true")
+    parser.add_argument("--cubin")
+    parser.add_argument("--functions")
+    args = parser.parse_args(argv)
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    device = torch.device("cuda")
+    props = torch.cuda.get_device_properties(device)
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
+    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    report = {
+        "generator": "bench/torch-attention.py",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "device": props.name,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "dtype": args.dtype,
+        "method": "F.scaled_dot_product_attention under sdpa_kernel(backend); forwards interleaved across backends, backwards "
+        "(torch.autograd.grad of a random dO) interleaved separately; CUDA events, each round behind a GPU sleep, the median; "
+        "checks against float64 on sampled (batch, head) pairs and query rows, outputs poisoned first",
+        "shapes": [],
+    }
+    for label in args.shapes.split(","):
+        b, h, s, d, causal = parse_shape(label)
+        scale = 1.0 / math.sqrt(d)
+        gen = torch.Generator(device=device).manual_seed(s * d + b + int(time.time()))
+        make = lambda: (torch.rand(b, h, s, d, device=device, generator=gen) * 2 - 1).to(dtype)
+        q, k, v, do = make(), make(), make(), make()
+        # The sample: two (batch, head) pairs; 512 query rows spread over the sequence (the first and last rows included).
+        pairs = [(0, 0), (b - 1, h - 1)]
+        rows = torch.unique(torch.cat([torch.arange(0, 8, device=device), torch.randint(0, s, (496,), device=device, generator=gen), torch.arange(s - 8, s, device=device)]))
+        refs = {pair: reference(q[pair], k[pair], v[pair], do[pair], causal, scale, rows) for pair in pairs}
+        # dK and dV of the sample are from the sampled rows' share only: recompute the backends' with dO zero elsewhere.
+        do_sampled = torch.zeros_like(do)
+        for pair in pairs:
+            do_sampled[pair][rows] = do[pair][rows]
+        rows_out = []
+        fwd, bwd = {}, {}
+        for name, backend in backends.items():
+            entry = {"id": name}
+            try:
+                with sdpa_kernel(backend):
+                    qg, kg, vg = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
+                    out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal, scale=scale)
+                    dq, dk, dv = torch.autograd.grad(out, (qg, kg, vg), do_sampled)
+                torch.cuda.synchronize()
+            except RuntimeError as error:
+                entry.update({"supported": False, "problem": str(error).splitlines()[0][:300]})
+                rows_out.append(entry)
+                print(f"{label}: {name}: not supported ({entry['problem'][:120]})", flush=True)
+                continue
+            errs = {"out": 0.0, "dq": 0.0, "dk": 0.0, "dv": 0.0}
+            for pair in pairs:
+                ro, rq, rk, rv = refs[pair]
+                errs["out"] = max(errs["out"], rel(out[pair][rows], ro))
+                errs["dq"] = max(errs["dq"], rel(dq[pair][rows], rq))
+                errs["dk"] = max(errs["dk"], rel(dk[pair], rk))
+                errs["dv"] = max(errs["dv"], rel(dv[pair], rv))
+            entry.update({"supported": True, "errors": errs})
+            rows_out.append(entry)
+
+            def forward(backend=backend):
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+            def backward(backend=backend):
+                with sdpa_kernel(backend):
+                    qg, kg, vg = (x.detach().requires_grad_(True) for x in (q, k, v))
+                    out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal, scale=scale)
+                return lambda: torch.autograd.grad(out, (qg, kg, vg), do)
+
+            fwd[name], bwd[name] = forward, backward
+        if args.cubin:
+            ours = our_forward(args, torch, q, k, v, b, h, s, d, causal, scale)
+            if ours:
+                out = torch.full_like(q, float("nan"))
+                ours(out)
+                torch.cuda.synchronize()
+                errs = {"out": max(rel(out[pair][rows], refs[pair][0]) for pair in pairs)}
+                rows_out.append({"id": "tskernel flash-attention", "supported": True, "errors": {**errs, "dq": float("nan"), "dk": float("nan"), "dv": float("nan")}, "forwardOnly": True})
+                target = torch.empty_like(q)
+                fwd["tskernel flash-attention"] = lambda ours=ours, target=target: ours(target)
+        names = list(fwd)
+        samples = {name: {"fwd": [], "bwd": []} for name in names}
+        for name in names:
+            fwd[name]()
+            if name in bwd:
+                bwd[name]()()
+        torch.cuda.synchronize()
+        events = []
+        for r in range(args.rounds):
+            order = names[r % len(names):] + names[: r % len(names)]
+            torch.cuda._sleep(3_000_000)
+            for name in order:
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                fwd[name]()
+                e1.record()
+                events.append((name, "fwd", e0, e1))
+            if not args.no_backward:
+                for name in [x for x in order if x in bwd]:
+                    step = bwd[name]()  # its forward, untimed
+                    torch.cuda._sleep(1_000_000)
+                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    e0.record()
+                    step()
+                    e1.record()
+                    events.append((name, "bwd", e0, e1))
+        torch.cuda.synchronize()
+        for name, kind, e0, e1 in events:
+            samples[name][kind].append(e0.elapsed_time(e1))
+        flops = forward_flops(b, h, s, d, causal)
+        pytorch_ms = [median(samples[n]["fwd"]) for n in names if n in bwd]
+        best = flops / (min(pytorch_ms) * 1e9) if pytorch_ms else None
+        for entry in rows_out:
+            if not entry.get("supported"):
+                continue
+            name = entry["id"]
+            entry["forwardMs"] = median(samples[name]["fwd"])
+            entry["forwardTflops"] = flops / (entry["forwardMs"] * 1e9)
+            if samples[name]["bwd"]:
+                entry["backwardMs"] = median(samples[name]["bwd"])
+                entry["backwardTflops"] = 2.5 * flops / (entry["backwardMs"] * 1e9)
+            e = {key: value for key, value in entry["errors"].items()}
+            print(
+                f"{label}: {name:9s} forward {entry['forwardTflops']:6.1f} TFLOP/s ({entry['forwardMs']:.3f} ms)"
+                + (f"  backward {entry['backwardTflops']:6.1f} TFLOP/s" if "backwardTflops" in entry else "")
+                + f"  err out {e['out']:.2e} dq {e['dq']:.2e} dk {e['dk']:.2e} dv {e['dv']:.2e}"
+                + (f"  ({100 * entry['forwardTflops'] / best:.1f} % of the fastest PyTorch backend's forward)" if entry.get("forwardOnly") and best else ""),
+                flush=True,
+            )
+        report["shapes"].append({"label": label, "batch": b, "heads": h, "seq": s, "headDim": d, "causal": causal, "scale": scale,
+                                 "sampledPairs": pairs, "sampledRows": int(rows.numel()), "rounds": args.rounds, "forwardFlops": flops, "rows": rows_out})
+        del q, k, v, do, do_sampled, refs
+        torch.cuda.empty_cache()
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+/**
+ * The FlashAttention forward kernel (examples/flash-attention.ts) on the CPU backend, where the warpgroups run as
+ * coroutines and the mbarriers, tensor copies and stores are emulated: against a float64 reference of the same
+ * bf16 inputs (softmax(scale·Q·Kᵀ)·V per head, causal or not), on fresh random inputs each run with O poisoned
+ * with NaN, at head dims 64 and 128, several key tiles (so the online softmax's rescaling runs), two heads,
+ * plain and checked mode; and the same through `attention()` (runtime/attention.ts), which makes the tensor maps.
+ */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
+import { attention, compileKernelLibrary, createTensorMap, type KernelLibrary } from "../runtime/index.ts";
+import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { repoRoot } from "./golden-cases.ts";
+
+const file = path.join(repoRoot, "examples", "flash-attention.ts");
+const pipelinedFile = path.join(repoRoot, "examples", "flash-attention-pipelined.ts");
+let library: KernelLibrary | undefined;
+
+/** softmax(scale·Q·Kᵀ (masked above the diagonal when causal))·V in float64, for each head; rows of D. */
+function reference(q: number[], k: number[], v: number[], heads: number, seq: number, d: number, scale: number, causal: boolean): Float64Array {
+  const out = new Float64Array(heads * seq * d);
+  const scores = new Float64Array(seq);
+  for (let h = 0; h < heads; h++) {
+    const base = h * seq * d;
+    for (let i = 0; i < seq; i++) {
+      let max = -Infinity;
+      const last = causal ? i : seq - 1;
+      for (let j = 0; j <= last; j++) {
+        let dot = 0;
+        for (let x = 0; x < d; x++) dot += q[base + i * d + x]! * k[base + j * d + x]!;
+        scores[j] = dot * scale;
+        max = Math.max(max, scores[j]!);
+      }
+      let sum = 0;
+      for (let j = 0; j <= last; j++) sum += (scores[j] = Math.exp(scores[j]! - max));
+      for (let x = 0; x < d; x++) {
+        let acc = 0;
+        for (let j = 0; j <= last; j++) acc += scores[j]! * v[base + j * d + x]!;
+        out[base + i * d + x] = acc / sum;
+      }
+    }
+  }
+  return out;
+}
+
+describe("flash-attention on the CPU backend", () => {
+  const cases = [
+    { d: 64, causal: false, checked: false, name: "flashAttention" },
+    { d: 64, causal: true, checked: true, name: "flashAttention" },
+    { d: 128, causal: true, checked: false, name: "flashAttention" },
+    { d: 128, causal: false, checked: false, name: "flashAttention" },
+    // The pipelined kernel (examples/flash-attention-pipelined.ts): 3 key tiles, an odd count, end the pairs early.
+    { d: 128, causal: false, checked: true, name: "flashAttentionPipelined" },
+    { d: 64, causal: true, checked: false, name: "flashAttentionPipelined" },
+  ];
+  for (const { d, causal, checked, name } of cases) {
+    it(`${name}, D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
+      library ??= compileKernelLibrary([file, pipelinedFile], ["js"]);
+      const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
+      const heads = 2;
+      const seq = 384;
+      const scale = Math.fround(1 / Math.sqrt(d));
+      const device = new CpuDevice({ checked });
+      const random = () => Uint16Array.from({ length: heads * seq * d }, () => bf16Bits(Math.random() * 2 - 1));
+      const [qBits, kBits, vBits] = [random(), random(), random()];
+      const [Q, K, V] = [qBits, kBits, vBits].map((bits) => device.createBuffer("bf16", bits));
+      const O = device.createBuffer("bf16", new Uint16Array(heads * seq * d).fill(0x7fff));
+      const rows = heads * seq;
+      const maps = [
+        createTensorMap(device, Q!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
+        createTensorMap(device, K!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
+        createTensorMap(device, V!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
+        createTensorMap(device, O, { rows, cols: d, boxRows: 64, boxCols: 64 }),
+      ];
+      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, ...maps, seq, scale, causal ? 1 : 0] });
+      const got = Array.from((await device.read(O, { bits: true })) as Uint16Array, bf16FromBits);
+      const expected = reference(Array.from(qBits, bf16FromBits), Array.from(kBits, bf16FromBits), Array.from(vBits, bf16FromBits), heads, seq, d, scale, causal);
+      let errorSquared = 0;
+      let normSquared = 0;
+      got.forEach((x, i) => {
+        expect(Number.isFinite(x), `O[${i}]`).toBe(true);
+        errorSquared += (x - expected[i]!) ** 2;
+        normSquared += expected[i]! ** 2;
+      });
+      // P is rounded to bf16 before P·V and O at the end (2^-8 each), the rest is f32.
+      expect(Math.sqrt(errorSquared / normSquared)).toBeLessThan(2 * 2 ** -8);
+    });
+  }
+});
+
+describe("attention()", () => {
+  it("runs the kernel on [batch, heads, seq, headDim] bf16 buffers, within the float64 bound, and refuses what it cannot take", async () => {
+    library ??= compileKernelLibrary([file, pipelinedFile], ["js"]);
+    const device = new CpuDevice();
+    const shape = { batch: 2, heads: 1, seq: 256, headDim: 64 };
+    const n = shape.batch * shape.heads * shape.seq * shape.headDim;
+    const random = () => Uint16Array.from({ length: n }, () => bf16Bits(Math.random() * 2 - 1));
+    const [qBits, kBits, vBits] = [random(), random(), random()];
+    const [Q, K, V] = [qBits, kBits, vBits].map((bits) => device.createBuffer("bf16", bits)) as [ReturnType<typeof device.createBuffer>, ReturnType<typeof device.createBuffer>, ReturnType<typeof device.createBuffer>];
+    const O = device.createBuffer("bf16", new Uint16Array(n).fill(0x7fff));
+    await attention(device, library, Q, K, V, O, shape, { causal: true });
+    const got = Array.from((await device.read(O, { bits: true })) as Uint16Array, bf16FromBits);
+    const expected = reference(Array.from(qBits, bf16FromBits), Array.from(kBits, bf16FromBits), Array.from(vBits, bf16FromBits), shape.batch * shape.heads, shape.seq, shape.headDim, Math.fround(1 / 8), true);
+    const error = Math.sqrt(got.reduce((sum, x, i) => sum + (x - expected[i]!) ** 2, 0) / expected.reduce((sum, x) => sum + x * x, 0));
+    expect(error).toBeLessThan(2 * 2 ** -8);
+    await expect(attention(device, library, Q, K, V, O, { ...shape, seq: 200 })).rejects.toThrow("tskernel: attention: seq must be a multiple of 128, found 200");
+    await expect(attention(device, library, Q, K, V, O, { ...shape, headDim: 96 })).rejects.toThrow("headDim must be 64 or 128");
+    const F = device.createBuffer(new Float32Array(n));
+    await expect(attention(device, library, F, K, V, O, shape)).rejects.toThrow("tskernel: attention: Q holds f32; the kernel takes bf16");
+  });
+});
