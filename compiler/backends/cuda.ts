@@ -572,10 +572,11 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
  *   the helper it ran at 409 µs against 330, H100 2026-11-23).
  * - f32 `inverseSqrt` is the hardware's reciprocal square root, `rsqrt.approx.ftz.f32` (one MUFU.RSQ), as
  *   WGSL's `inverseSqrt` is on every GPU: written out as `1 / sqrt(x)` (its definition, which the CPU computes)
- *   it was a correctly rounded square root and division, 28 SASS instructions per interaction of the
- *   all-pairs N-body of examples/particles (nvcc 13.1, sm_90) with two branches into the division's slow
- *   path; `rsqrtf` is MUFU.RSQ plus a test and two multiplies for subnormal arguments (17 per interaction);
- *   this is 14. A subnormal argument counts as zero (+∞), as WGSL allows (docs/language.md §27).
+ *   it was a correctly rounded square root and division: 46 SASS instructions per interaction of the
+ *   all-pairs N-body of examples/particles (BLOCK 64, one body per thread; nvcc 13.0, sm_90), with branches
+ *   and calls into the division's slow path; `rsqrtf` is MUFU.RSQ plus a test and two multiplies for
+ *   subnormal arguments (18.8); this is 15.8 (bench/results/2026-11-26-particles-sass-sm90.txt). A subnormal
+ *   argument counts as zero (+∞), as WGSL allows (docs/language.md §27).
  */
 const intrinsicHelpers: readonly { readonly name: string; readonly lines: readonly string[] }[] = [
   { name: "tsk_signf", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
