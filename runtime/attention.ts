@@ -9,7 +9,8 @@
  */
 
 import type { Device, DeviceBuffer } from "./device.ts";
-import type { KernelLibrary } from "./library.ts";
+import { KernelLibrary } from "./library.ts";
+import { packageKernelLibrary } from "./package-kernels.ts";
 import { createTensorMap } from "./tensor-map.ts";
 
 export interface AttentionShape {
@@ -29,16 +30,11 @@ export interface AttentionOptions {
 /** The kernel's query rows a block (its grid's x is seq / this). */
 const rowsPerBlock = 128;
 
-export async function attention(
-  device: Device,
-  library: KernelLibrary,
-  Q: DeviceBuffer,
-  K: DeviceBuffer,
-  V: DeviceBuffer,
-  O: DeviceBuffer,
-  shape: AttentionShape,
-  options: AttentionOptions = {},
-): Promise<void> {
+/** Without a library: the package's own kernels (package-kernels.ts: the build `npm pack` ships, no compiler run). */
+export async function attention(device: Device, Q: DeviceBuffer, K: DeviceBuffer, V: DeviceBuffer, O: DeviceBuffer, shape: AttentionShape, options?: AttentionOptions): Promise<void>;
+export async function attention(device: Device, library: KernelLibrary, Q: DeviceBuffer, K: DeviceBuffer, V: DeviceBuffer, O: DeviceBuffer, shape: AttentionShape, options?: AttentionOptions): Promise<void>;
+export async function attention(device: Device, ...rest: [DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, AttentionShape, AttentionOptions?] | [KernelLibrary, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, AttentionShape, AttentionOptions?]): Promise<void> {
+  const [library, Q, K, V, O, shape, options = {}] = rest[0] instanceof KernelLibrary ? (rest as [KernelLibrary, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, AttentionShape, AttentionOptions?]) : [packageKernelLibrary(device), ...(rest as [DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, AttentionShape, AttentionOptions?])];
   const { batch, heads, seq, headDim } = shape;
   if (![batch, heads, seq].every((x) => Number.isInteger(x) && x > 0)) throw new RangeError(`tskernel: attention: batch, heads and seq must be positive integers, found ${batch}, ${heads}, ${seq}`);
   if (seq % rowsPerBlock !== 0) throw new RangeError(`tskernel: attention: seq must be a multiple of ${rowsPerBlock}, found ${seq}`);
