@@ -36,6 +36,7 @@ export const packageKernelFiles: readonly string[] = [
   "examples/hgemm-tiled.ts",
   "examples/hgemm-wgmma-ws.ts",
   "examples/flash-attention.ts",
+  "examples/flash-attention-backward.ts",
 ];
 
 /** Where `npm pack` puts the package's kernels (cli/package-kernels.ts writes them). */
