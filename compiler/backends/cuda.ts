@@ -575,6 +575,13 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
  *   (`min(min(-a, 5), 7)`, through variables too) NVVM folds into one before ptxas sees them; NVVM can bound
  *   a loop by the plain form (`k <= min(nearest, 255)` in examples/scan-lookback.ts unrolls again: through
  *   the helper it ran at 409 µs against 330, H100 2026-11-23).
+ * - f32 `inverseSqrt` is the hardware's reciprocal square root, `rsqrt.approx.ftz.f32` (one MUFU.RSQ), as
+ *   WGSL's `inverseSqrt` is on every GPU: written out as `1 / sqrt(x)` (its definition, which the CPU computes)
+ *   it was a correctly rounded square root and division: 46 SASS instructions per interaction of the
+ *   all-pairs N-body of examples/particles (BLOCK 64, one body per thread; nvcc 13.0, sm_90), with branches
+ *   and calls into the division's slow path; `rsqrtf` is MUFU.RSQ plus a test and two multiplies for
+ *   subnormal arguments (18.8); this is 15.8 (bench/results/2026-11-26-particles-sass-sm90.txt). A subnormal
+ *   argument counts as zero (+∞), as WGSL allows (docs/language.md §27).
  */
 const intrinsicHelpers: readonly { readonly name: string; readonly lines: readonly string[] }[] = [
   { name: "tsk_signf", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
@@ -582,6 +589,7 @@ const intrinsicHelpers: readonly { readonly name: string; readonly lines: readon
   { name: "tsk_abs", lines: ['__device__ __forceinline__ int tsk_abs(int x) { int r; asm("{.reg .pred p; .reg .s32 n; setp.lt.s32 p, %1, 0; sub.s32 n, 0, %1; selp.b32 %0, n, %1, p;}" : "=r"(r) : "r"(x)); return r; }'] },
   { name: "tsk_sign", lines: ["__device__ __forceinline__ double tsk_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }"] },
   { name: "tsk_fabs", lines: ["__device__ __forceinline__ double tsk_fabs(double x) { return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffLL); }"] },
+  { name: "tsk_rsqrtf", lines: ['__device__ __forceinline__ float tsk_rsqrtf(float x) { float r; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }'] },
   { name: "tsk_min", lines: selectHelpers("tsk_min", "lt") },
   { name: "tsk_max", lines: selectHelpers("tsk_max", "gt") },
 ];

@@ -19,7 +19,7 @@ export { LaunchError, kernelFits } from "../launch-check.ts";
 export { LaunchFailure, type LaunchRef } from "../launch-ledger.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "../reference.ts";
 export { WebGpuDevice, requestWebGpuDevice, type WebGpuLaunchOptions } from "./webgpu-device.ts";
-export { compiledKernel, kernelHandle, launcher, type CompiledKernel, type CompiledSpecialization, type KernelLauncher, type LaunchArg, type LaunchArgs, type TypedLaunchOptions } from "./kernel-module.ts";
+export { compiledKernel, kernelHandle, launcher, layoutOf, type CompiledKernel, type CompiledSpecialization, type KernelLauncher, type LaunchArg, type LaunchArgs, type LaunchValue, type TypedLaunchOptions } from "./kernel-module.ts";
 export type { Manifest, ManifestKernel, ManifestLayout, ManifestParam } from "../../compiler/lang/manifest.ts";
 export { packColumns, packStructs, packValue, unpackColumns, unpackStructs, type LayoutValue } from "../layouts.ts";
 
