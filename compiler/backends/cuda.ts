@@ -203,7 +203,12 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
           return [];
       }
     });
-    const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]})` : "";
+    // A kernel that moves registers between its warpgroups (setMaxRegisters) also says one block a
+    // multiprocessor: ptxas then allocates each setmaxnreg region its own count. Without it the FlashAttention
+    // backward's dK/dV consumer (192 accumulators) spilled 512 bytes under a 240 raise; the kernels that fit
+    // already compile to the same cubin either way (nvcc 13, sm_90a).
+    const oneBlock = usesSetMaxRegisters(kernel.body) ? ", 1" : "";
+    const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]}${oneBlock})` : "";
     const sharedLayout = unit.sharedLayout;
     const atomic = atomicArrays(kernel.body);
     signatures.push({
@@ -671,4 +676,11 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     beforeStatement: context.lineDirective,
     linesBefore: (stmt) => (context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []),
   });
+}
+
+/** Whether a body changes its warpgroups' register counts (setMaxRegisters). */
+function usesSetMaxRegisters(body: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(body, (stmt) => stmt.kind === "setMaxRegisters" && (found = true));
+  return found;
 }

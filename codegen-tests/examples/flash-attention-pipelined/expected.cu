@@ -222,7 +222,7 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 
 // Kernel flashAttentionPipelined specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 55 "examples/flash-attention-pipelined.ts"
-extern "C" __global__ void __launch_bounds__(384) flashAttentionPipelined_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
   // 196696 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
@@ -1171,7 +1171,7 @@ extern "C" __global__ void __launch_bounds__(384) flashAttentionPipelined_D_128_
 
 // Kernel flashAttentionPipelined specialized for D = 64, STAGES = 2; block 384×1×1.
 #line 55 "examples/flash-attention-pipelined.ts"
-extern "C" __global__ void __launch_bounds__(384) flashAttentionPipelined_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
   // 114776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);

@@ -252,7 +252,7 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 
 // Kernel hgemmWgmmaWs specialized for STAGES = 3, GROUP = 8; block 384×1×1.
 #line 58 "examples/hgemm-wgmma-ws.ts"
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
+extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
@@ -1651,7 +1651,7 @@ extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(
 
 // Kernel hgemmWgmmaWsF16 specialized for STAGES = 3, GROUP = 8; block 384×1×1.
 #line 213 "examples/hgemm-wgmma-ws.ts"
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
+extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
