@@ -568,7 +568,7 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 f"    {row['tflops']:7.2f} TFLOP/s {vs}  err {error:.2e}  regs {row['registers']}  "
                 f"{'' if row['pass'] else 'FAIL (' + row['problem'] + ') '}{row['id']}"
             )
-        del sets, half_sets, refs
+        del sets, half_sets
         torch.cuda.empty_cache()
     return report
 
