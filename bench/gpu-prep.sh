@@ -33,7 +33,7 @@ elif [ "$KERNELS_ONLY" = 1 ]; then
   node bin/tskernel.js build $SUITE --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin"
   mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
   cp examples/*.ts "$DEVICE_DIR/examples/"
-  cp compiler/lang/index.ts "$DEVICE_DIR/compiler/lang/"
+  cp compiler/lang/index.ts compiler/lang/vectors.ts compiler/lang/float16.ts compiler/lang/manifest.ts "$DEVICE_DIR/compiler/lang/"
   cp package.json bench/torch-reference.py bench/triton_kernels.py "$DEVICE_DIR/"
   cp bench/gpu.sh "$DEVICE_DIR/gpu.sh"
   # The half-precision bit checks (bench/types-gpu.ts) and the bf16 run's script (bench/gpu-bf16.sh).
@@ -50,7 +50,7 @@ else
   # `gpu.sh --only kernels` runs the kernel tuner, which compiles the examples' sources there.
   mkdir -p "$DEVICE_DIR/examples" "$DEVICE_DIR/compiler/lang"
   cp examples/*.ts "$DEVICE_DIR/examples/"
-  cp compiler/lang/index.ts "$DEVICE_DIR/compiler/lang/"
+  cp compiler/lang/index.ts compiler/lang/vectors.ts compiler/lang/float16.ts compiler/lang/manifest.ts "$DEVICE_DIR/compiler/lang/"
   cp package.json bench/torch-reference.py "$DEVICE_DIR/"
 fi
 # The tuning step compiles in-process, so the bundle carries the compiler (ts-morph and TypeScript, which are
