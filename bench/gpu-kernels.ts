@@ -87,20 +87,26 @@ export async function runKernels(options: KernelsRunOptions): Promise<Record<str
     save();
   };
 
+  // TSK_BENCH_BACKENDS (default "cuda,webgpu"): which backends `bench kernels` runs on. A call that only needs
+  // Dawn's rows skips CUDA's: each large case spends seconds on the host making and checking its data.
+  const backends = (process.env.TSK_BENCH_BACKENDS ?? "cuda,webgpu").split(",");
   const cuda = createCudaDevice();
   log(`CUDA: ${cuda.name} (${cuda.arch}), ${cuda.multiprocessors} SMs, L2 ${(cuda.l2Bytes / 2 ** 20).toFixed(0)} MiB, driver ${cuda.driverVersion}`);
   const cubins = loadKernelLibrary(options.cubinDir);
-  await bench(cuda, cubins);
-  const before = cuda.prebuiltLoads;
-  log(`CUDA modules loaded from nvcc cubins: ${before}`);
+  if (backends.includes("cuda")) {
+    await bench(cuda, cubins);
+    log(`CUDA modules loaded from nvcc cubins: ${cuda.prebuiltLoads}`);
+  }
 
-  try {
-    const webgpu = await createWebGpuDevice();
-    log(`WebGPU: ${webgpu.name}; maxStorageBufferBindingSize ${webgpu.gpu.limits.maxStorageBufferBindingSize}, maxBufferSize ${webgpu.gpu.limits.maxBufferSize}`);
-    await bench(webgpu, loadKernelLibrary(options.wgslDir), webgpuShapes(webgpu, log));
-  } catch (error) {
-    log(`WebGPU FAILED: ${(error as Error).message}`);
-    results.webgpuError = (error as Error).message;
+  if (backends.includes("webgpu")) {
+    try {
+      const webgpu = await createWebGpuDevice();
+      log(`WebGPU: ${webgpu.name}; maxStorageBufferBindingSize ${webgpu.gpu.limits.maxStorageBufferBindingSize}, maxBufferSize ${webgpu.gpu.limits.maxBufferSize}`);
+      await bench(webgpu, loadKernelLibrary(options.wgslDir), webgpuShapes(webgpu, log));
+    } catch (error) {
+      log(`WebGPU FAILED: ${(error as Error).message}`);
+      results.webgpuError = (error as Error).message;
+    }
   }
   log(`\n${formatKernelTable(reports)}`);
   fs.writeFileSync(path.join(options.outDir, "kernels-bench.svg"), kernelChartSvg(reports, `tskernel memory-bound kernels, ${cuda.name}, CUDA and WebGPU, ${new Date().toISOString().slice(0, 10)}`));
