@@ -91,6 +91,69 @@ export const geluHalf = kernel(
 );
 
 /**
+ * The same GELU written as PyTorch writes it, 0.5·x·(1 + tanh(u)): CUDA's tanhf has no IEEE division (its
+ * reciprocal is approximate: MUFU.EX2 and MUFU.RCP, no slow-path branch), where x / (1 + exp(−2u)) takes
+ * expf and a correctly rounded division (FCHK, a branch to a slow path). 1 + tanh(u) cancels for negative x: an
+ * absolute error of about |x|·2⁻²⁴, which the bf16 store rounds away except where the result is near 0.
+ */
+function geluTanhForm(x: f32): f32 {
+  const sqrt2OverPi = Math.sqrt(2 / Math.PI);
+  return 0.5 * x * (1 + Math.tanh(sqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+/** geluHalf with geluTanhForm: the case gelu-bf16-tanh times it beside geluHalf's same launch. */
+export const geluHalfTanh = kernel(
+  { block: ["BLOCK"], specializations: [{ T: "bf16" }] },
+  <T extends "bf16" | "f16">(out: BufferOf<T>, input: ReadonlyBufferOf<T>, n: i32, BLOCK: Const<i32> = 256, ITEMS: Const<i32> = 4) => {
+    const xs = local.f32(8 * ITEMS);
+    const octets = n / 8;
+    for (let first = blockIdx.x * BLOCK * ITEMS + threadIdx.x; first < octets; first += gridDim.x * BLOCK * ITEMS) {
+      if (first + (ITEMS - 1) * BLOCK < octets) {
+        unrollLoad: for (let k = 0; k < ITEMS; k++) {
+          const [x0, x1, x2, x3, x4, x5, x6, x7] = load8(input, (first + k * BLOCK) * 8);
+          store4(xs, 8 * k, f32(x0), f32(x1), f32(x2), f32(x3));
+          store4(xs, 8 * k + 4, f32(x4), f32(x5), f32(x6), f32(x7));
+        }
+        unrollStore: for (let k = 0; k < ITEMS; k++) {
+          const j = 8 * k;
+          store8(
+            out,
+            (first + k * BLOCK) * 8,
+            cast<T>(geluTanhForm(xs[j])),
+            cast<T>(geluTanhForm(xs[j + 1])),
+            cast<T>(geluTanhForm(xs[j + 2])),
+            cast<T>(geluTanhForm(xs[j + 3])),
+            cast<T>(geluTanhForm(xs[j + 4])),
+            cast<T>(geluTanhForm(xs[j + 5])),
+            cast<T>(geluTanhForm(xs[j + 6])),
+            cast<T>(geluTanhForm(xs[j + 7])),
+          );
+        }
+      } else {
+        for (let k = 0; k < ITEMS; k++) {
+          const q = first + k * BLOCK;
+          if (q < octets) {
+            const [x0, x1, x2, x3, x4, x5, x6, x7] = load8(input, q * 8);
+            store8(
+              out,
+              q * 8,
+              cast<T>(geluTanhForm(f32(x0))),
+              cast<T>(geluTanhForm(f32(x1))),
+              cast<T>(geluTanhForm(f32(x2))),
+              cast<T>(geluTanhForm(f32(x3))),
+              cast<T>(geluTanhForm(f32(x4))),
+              cast<T>(geluTanhForm(f32(x5))),
+              cast<T>(geluTanhForm(f32(x6))),
+              cast<T>(geluTanhForm(f32(x7))),
+            );
+          }
+        }
+      }
+    }
+  },
+);
+
+/**
  * out[r][c] = q[r][c] · scale[r] for int8 q and a 16-bit float scale per row, as PyTorch's
  * `q.to(torch.bfloat16) * scale[:, None]`: the product of an 8-bit integer and an 8-bit significand is exact in
  * f32, so the one rounding is the store's, and the result is PyTorch's bit for bit. Sixteen int8 (16 bytes) in,

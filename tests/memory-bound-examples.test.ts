@@ -69,6 +69,7 @@ const testShapes: Record<string, readonly Shape[]> = {
   // its specialization is also run below, among the alternatives.
   "layernorm-bf16-shifted": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
   "gelu-bf16-one": [[8 * 25_013], [8]],
+  "gelu-bf16-tanh": [[8 * 25_013], [8]],
   "dequantize-int8-prefetch": [[37, 16], [29, 1040]],
   "blur-rgba8-wave": [[67, 100], [40, 4], [3, 520]],
 };

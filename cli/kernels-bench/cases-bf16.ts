@@ -257,23 +257,27 @@ function vectorBlocks(vectors: number, kernel: KernelHandle, context: CaseContex
 const elementwiseSpace = { BLOCK: [128, 256, 512], ITEMS: [1, 2, 4, 8] };
 
 /**
- * GELU in `type`; `one` times geluHalf's specialization of one vector per thread in blocks of 128 (PyTorch's
- * shape of launch: a full multiprocessor at 30 registers) instead of the first (four vectors per thread, 48).
+ * GELU in `type`. Variants: `one` times geluHalf's specialization of one vector per thread in blocks of 128
+ * (PyTorch's shape of launch: a full multiprocessor at 30 registers) instead of the first (four vectors per
+ * thread, 48 registers); `tanh` times geluHalfTanh (0.5·x·(1 + tanh u), as PyTorch computes it: no IEEE
+ * division; 39 registers) at geluHalf's first launch.
  */
-function geluCase(type: HalfType, one = false): KernelCase {
+function geluCase(type: HalfType, variant?: "one" | "tanh"): KernelCase {
+  const name = variant === "tanh" ? "geluHalfTanh" : "geluHalf";
   return {
-    id: one ? `gelu-${type}-one` : `gelu-${type}`,
+    id: variant ? `gelu-${type}-${variant}` : `gelu-${type}`,
     family: "gelu",
-    title: `GELU (tanh approximation), ${type}`,
-    kernels: { geluHalf: "examples/elementwise-bf16.ts" },
+    title: `GELU (tanh approximation), ${type}${variant === "tanh" ? " (computed with tanh)" : ""}`,
+    kernels: { [name]: "examples/elementwise-bf16.ts" },
     torch: `torch.nn.functional.gelu(x, approximate="tanh") on a ${type} tensor`,
     dims: 1,
     gpuShapes: [[2 ** 28]],
     cpuShapes: [[2 ** 20]],
-    space: () => ({ kernels: ["geluHalf"], constants: elementwiseSpace }),
+    space: () => ({ kernels: [name], constants: elementwiseSpace }),
     unsupported: ([n]) => (n! % 8 === 0 ? undefined : "n must be a multiple of 8 (16-byte vectors of 16-bit elements)"),
     build([n], context) {
-      const kernel = pick(context, "geluHalf", one ? [{ T: type, BLOCK: 128, ITEMS: 1 }] : [{ T: type }, { T: type, BLOCK: 128, ITEMS: 2 }]);
+      const choices: readonly Constants[] = variant === "one" ? [{ T: type, BLOCK: 128, ITEMS: 1 }] : variant === "tanh" ? [{ T: type }] : [{ T: type }, { T: type, BLOCK: 128, ITEMS: 2 }];
+      const kernel = pick(context, name, choices);
       const geluRef = (v: number) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3)));
       return {
         buffers: [
@@ -465,7 +469,8 @@ export const halfCases: readonly KernelCase[] = [
   blurCase(),
   // Variants timed beside the cases above (issue 20 §3: which wins is the next H100 run's to say).
   layerNormCase("bf16", true),
-  geluCase("bf16", true),
+  geluCase("bf16", "one"),
+  geluCase("bf16", "tanh"),
   dequantizeCase("bf16", true),
   blurCase(true),
 ];

@@ -36,6 +36,14 @@ static inline cudaError_t launch_geluHalf_T_bf16_BLOCK_128_ITEMS_1(dim3 grid, cu
   return cudaGetLastError();
 }
 
+extern "C" __global__ void __launch_bounds__(256) geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n);
+
+// Launches geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, int n) {
+  geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), n);
+  return cudaGetLastError();
+}
+
 extern "C" __global__ void __launch_bounds__(256) dequantizeRows_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols);
 
 // Launches dequantizeRows_T_bf16_BLOCK_256_ITEMS_2 with its fixed block 256×1×1; returns the launch error, if any.

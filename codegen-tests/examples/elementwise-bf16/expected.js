@@ -61,6 +61,11 @@ function geluTanh(x) {
   return fround(x / fround(1 + fround(Math.exp(fround(minusTwoSqrt2OverPi * fround(x + fround(fround(fround(0.044714998453855515 * x) * x) * x)))))));
 }
 
+function geluTanhForm(x) {
+  const sqrt2OverPi = fround(Math.sqrt(fround(2 / 3.1415927410125732)));
+  return fround(fround(0.5 * x) * fround(1 + fround(Math.tanh(fround(sqrt2OverPi * fround(x + fround(fround(fround(0.044714998453855515 * x) * x) * x)))))));
+}
+
 // Kernel geluHalf specialized for BLOCK = 256, ITEMS = 4: runs one block.
 let geluHalf_T_bf16_BLOCK_256_ITEMS_4_arrays;
 export function geluHalf_T_bf16_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
@@ -363,6 +368,103 @@ export function geluHalf_T_bf16_BLOCK_128_ITEMS_1(args, blockIdx, blockDim, grid
             const lane_21 = bf16Round(geluTanh(fround(x5_1)));
             const lane_22 = bf16Round(geluTanh(fround(x6_1)));
             const lane_23 = bf16Round(geluTanh(fround(x7_1)));
+            out[imul(q, 8)] = bf16Encode(lane_16);
+            out[((imul(q, 8) + 1) | 0)] = bf16Encode(lane_17);
+            out[((imul(q, 8) + 2) | 0)] = bf16Encode(lane_18);
+            out[((imul(q, 8) + 3) | 0)] = bf16Encode(lane_19);
+            out[((imul(q, 8) + 4) | 0)] = bf16Encode(lane_20);
+            out[((imul(q, 8) + 5) | 0)] = bf16Encode(lane_21);
+            out[((imul(q, 8) + 6) | 0)] = bf16Encode(lane_22);
+            out[((imul(q, 8) + 7) | 0)] = bf16Encode(lane_23);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel geluHalfTanh specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays;
+export function geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
+  const [out, input, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays === undefined || geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays = { threads, xs: new Float32Array(threads * 32) };
+  }
+  const { xs } = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays;
+  xs.fill(0);
+  const octets = (n / 8) | 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    for (let first = (imul(imul(bx, 256), 4) + tx) | 0; first < octets; first = (first + imul(imul(gx, 256), 4)) | 0) {
+      if (((first + 768) | 0) < octets) {
+        for (let k = 0; k < 4; k = (k + 1) | 0) {
+          const x0 = bf16Decode(input[imul(((first + imul(k, 256)) | 0), 8)]);
+          const x1 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 1) | 0)]);
+          const x2 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 2) | 0)]);
+          const x3 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 3) | 0)]);
+          const x4 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 4) | 0)]);
+          const x5 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 5) | 0)]);
+          const x6 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 6) | 0)]);
+          const x7 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 7) | 0)]);
+          const lane = fround(x0);
+          const lane_1 = fround(x1);
+          const lane_2 = fround(x2);
+          const lane_3 = fround(x3);
+          xs[t * 32 + imul(8, k)] = lane;
+          xs[t * 32 + ((imul(8, k) + 1) | 0)] = lane_1;
+          xs[t * 32 + ((imul(8, k) + 2) | 0)] = lane_2;
+          xs[t * 32 + ((imul(8, k) + 3) | 0)] = lane_3;
+          const lane_4 = fround(x4);
+          const lane_5 = fround(x5);
+          const lane_6 = fround(x6);
+          const lane_7 = fround(x7);
+          xs[t * 32 + ((imul(8, k) + 4) | 0)] = lane_4;
+          xs[t * 32 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_5;
+          xs[t * 32 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_6;
+          xs[t * 32 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_7;
+        }
+        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
+          const j = imul(8, k_1);
+          const lane_8 = bf16Round(geluTanhForm(xs[t * 32 + j]));
+          const lane_9 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 1) | 0)]));
+          const lane_10 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 2) | 0)]));
+          const lane_11 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 3) | 0)]));
+          const lane_12 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 4) | 0)]));
+          const lane_13 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 5) | 0)]));
+          const lane_14 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 6) | 0)]));
+          const lane_15 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 7) | 0)]));
+          out[imul(((first + imul(k_1, 256)) | 0), 8)] = bf16Encode(lane_8);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 1) | 0)] = bf16Encode(lane_9);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 2) | 0)] = bf16Encode(lane_10);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 3) | 0)] = bf16Encode(lane_11);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 4) | 0)] = bf16Encode(lane_12);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 5) | 0)] = bf16Encode(lane_13);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 6) | 0)] = bf16Encode(lane_14);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 7) | 0)] = bf16Encode(lane_15);
+        }
+      } else {
+        for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
+          const q = (first + imul(k_2, 256)) | 0;
+          if (q < octets) {
+            const x0_1 = bf16Decode(input[imul(q, 8)]);
+            const x1_1 = bf16Decode(input[((imul(q, 8) + 1) | 0)]);
+            const x2_1 = bf16Decode(input[((imul(q, 8) + 2) | 0)]);
+            const x3_1 = bf16Decode(input[((imul(q, 8) + 3) | 0)]);
+            const x4_1 = bf16Decode(input[((imul(q, 8) + 4) | 0)]);
+            const x5_1 = bf16Decode(input[((imul(q, 8) + 5) | 0)]);
+            const x6_1 = bf16Decode(input[((imul(q, 8) + 6) | 0)]);
+            const x7_1 = bf16Decode(input[((imul(q, 8) + 7) | 0)]);
+            const lane_16 = bf16Round(geluTanhForm(fround(x0_1)));
+            const lane_17 = bf16Round(geluTanhForm(fround(x1_1)));
+            const lane_18 = bf16Round(geluTanhForm(fround(x2_1)));
+            const lane_19 = bf16Round(geluTanhForm(fround(x3_1)));
+            const lane_20 = bf16Round(geluTanhForm(fround(x4_1)));
+            const lane_21 = bf16Round(geluTanhForm(fround(x5_1)));
+            const lane_22 = bf16Round(geluTanhForm(fround(x6_1)));
+            const lane_23 = bf16Round(geluTanhForm(fround(x7_1)));
             out[imul(q, 8)] = bf16Encode(lane_16);
             out[((imul(q, 8) + 1) | 0)] = bf16Encode(lane_17);
             out[((imul(q, 8) + 2) | 0)] = bf16Encode(lane_18);
