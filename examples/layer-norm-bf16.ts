@@ -151,6 +151,7 @@ export const layerNormHalfShifted = kernel(
     block: ["THREADS", "ROWS"],
     specializations: [
       { T: "bf16" },
+      { T: "bf16", THREADS: 512, ITEMS: 2 },
       { T: "bf16", THREADS: 128 },
       { T: "bf16", THREADS: 32, ROWS: 4 },
       { T: "bf16", THREADS: 32, ROWS: 4, ITEMS: 1 },
@@ -207,11 +208,17 @@ export const layerNormHalfShifted = kernel(
       squares[ty][tx / subgroupSize] = localSquares;
     }
     syncThreads();
+    // The loop counts from 0 rather than from the lane, so that on CUDA (subgroupSize 32) its trip count is a
+    // constant, ceil(subgroups / 32): one pass of one shared read per sum. Counted from the lane (an asm
+    // register nvcc knows no bound of), the same loop was unrolled 16 times with a remainder, 20 more registers.
     let rowSum: f32 = 0;
     let rowSquares: f32 = 0;
-    for (let w = lane; w < subgroups; w += subgroupSize) {
-      rowSum += sums[ty][w];
-      rowSquares += squares[ty][w];
+    for (let w0 = 0; w0 < subgroups; w0 += subgroupSize) {
+      const w = w0 + lane;
+      if (w < subgroups) {
+        rowSum += sums[ty][w];
+        rowSquares += squares[ty][w];
+      }
     }
     const meanShifted = subgroupAdd(rowSum) * inverseCols;
     const variance = Math.max(subgroupAdd(rowSquares) * inverseCols - meanShifted * meanShifted, 0);

@@ -68,6 +68,8 @@ const testShapes: Record<string, readonly Shape[]> = {
   // The variants (cases-bf16.ts): the same shapes; blur-rgba8-wave's strips of 64 rows start at 2^24 pixels, so
   // its specialization is also run below, among the alternatives.
   "layernorm-bf16-shifted": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  // 8000: 512 threads of two vectors where blocks may have 512 threads (the CPU), 256 of four on WebGPU.
+  "layernorm-bf16-shifted-512": [[3, 8000], [5, 4096]],
   "gelu-bf16-one": [[8 * 25_013], [8]],
   "gelu-bf16-tanh": [[8 * 25_013], [8]],
   "dequantize-int8-prefetch": [[37, 16], [29, 1040]],
@@ -141,7 +143,17 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["blur-rgba8", [37, 300], { blurRgba8: { THREADS: 64, STRIP: 16 } }],
     ["blur-rgba8", [150, 300], { blurRgba8: { THREADS: 128, STRIP: 64 } }],
     ["dequantize-int8-prefetch", [41, 1024], { dequantizeRowsPrefetch: { T: "bf16", BLOCK: 256, ITEMS: 2 } }],
+    ["layernorm-bf16-shifted", [9, 8000], { layerNormHalfShifted: { T: "bf16", THREADS: 512, ROWS: 1, ITEMS: 2 } }],
   ];
+
+  it("layernorm-bf16-shifted-512 takes 512 threads of two vectors for 8000 columns, and 256 of four where blocks stop at 256", () => {
+    const kernelCase = kernelCases.find((c) => c.id === "layernorm-bf16-shifted-512")!;
+    const limits = new CpuDevice().limits;
+    const entry = (maxThreadsPerBlock: number) =>
+      kernelCase.build([3, 8000], { library: libraryFor("cpu"), limits: { ...limits, maxThreadsPerBlock }, backend: "cpu" }).steps[0]!.kernel.description.entryName;
+    expect(entry(1024)).toBe("layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2");
+    expect(entry(256)).toBe("layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4");
+  });
   it.each(alternatives)("%s at %j with %j", async (id, shape, prefer) => {
     await expectPasses(new CpuDevice(), kernelCases.find((c) => c.id === id)!, shape, libraryFor("cpu"), prefer);
   });
@@ -173,7 +185,7 @@ describe("memory-bound examples: every declared specialization, and the checked 
 
   // The subgroup kernels with SwiftShader's 4 lanes and CUDA's 32, checked: every row length, so each
   // specialization the case may pick (rows of 32 threads with 32 lanes: whole subgroups still).
-  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups", "softmax-bf16", "layernorm-bf16", "layernorm-bf16-shifted", "rmsnorm-bf16"].includes(c.id));
+  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups", "softmax-bf16", "layernorm-bf16", "layernorm-bf16-shifted", "layernorm-bf16-shifted-512", "rmsnorm-bf16"].includes(c.id));
   for (const lanes of [4, 32]) {
     it.each(subgroupCases.map((c) => [c.id, c] as const))(`%s with ${lanes} lanes, checked`, async (_id, kernelCase) => {
       const device = await createDevice({ backend: "cpu", subgroupSize: lanes, checked: true });

@@ -1880,9 +1880,12 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
   workgroupBarrier();
   var rowSum: f32 = 0.0f;
   var rowSquares: f32 = 0.0f;
-  for (var w: i32 = lane; w < subgroups; w += i32(sg_size)) {
-    rowSum += layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_sums[ty][w];
-    rowSquares += layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_squares[ty][w];
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_squares[ty][w];
+    }
   }
   let sum_2: f32 = subgroupAdd(rowSum);
   let meanShifted: f32 = sum_2 * inverseCols;
@@ -1984,6 +1987,251 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
       let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
       let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
       layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 512, ROWS = 1, ITEMS = 2.
+@group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input: array<u32>;
+@group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta: array<vec4<u32>>;
+struct layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params: layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_Params;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_sums: array<array<f32, 128>, 1>;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_squares: array<array<f32, 128>, 1>;
+@compute @workgroup_size(512, 1, 1)
+fn layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let rows: i32 = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params.rows;
+  let cols: i32 = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params.cols;
+  let eps: f32 = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params.eps;
+  var v: array<f32, 16>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let lane: i32 = i32(sg_lane);
+  let subgroups: i32 = 512i / i32(sg_size);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 1i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var shift: f32 = 0.0f;
+  if (live) {
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base) >> 1u], u32(base));
+  }
+  var localSum: f32 = 0.0f;
+  var localSquares: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_1: f32 = x0;
+      let lane_2: f32 = x1;
+      let lane_3: f32 = x2;
+      let lane_4: f32 = x3;
+      v[0i] = lane_1;
+      v[1i] = lane_2;
+      v[2i] = lane_3;
+      v[3i] = lane_4;
+      let lane_5: f32 = x4;
+      let lane_6: f32 = x5;
+      let lane_7: f32 = x6;
+      let lane_8: f32 = x7;
+      v[4i] = lane_5;
+      v[5i] = lane_6;
+      v[6i] = lane_7;
+      v[7i] = lane_8;
+      {
+        let d: f32 = v[0i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[1i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[2i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[3i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[4i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[5i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[6i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[7i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (512i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_9: f32 = x0;
+      let lane_10: f32 = x1;
+      let lane_11: f32 = x2;
+      let lane_12: f32 = x3;
+      v[8i] = lane_9;
+      v[9i] = lane_10;
+      v[10i] = lane_11;
+      v[11i] = lane_12;
+      let lane_13: f32 = x4;
+      let lane_14: f32 = x5;
+      let lane_15: f32 = x6;
+      let lane_16: f32 = x7;
+      v[12i] = lane_13;
+      v[13i] = lane_14;
+      v[14i] = lane_15;
+      v[15i] = lane_16;
+      {
+        let d: f32 = v[8i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[9i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[10i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[11i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[12i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[13i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[14i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[15i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  let sum: f32 = subgroupAdd(localSum);
+  localSum = sum;
+  let sum_1: f32 = subgroupAdd(localSquares);
+  localSquares = sum_1;
+  if (lane == 0i) {
+    layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_sums[ty][tx / i32(sg_size)] = localSum;
+    layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_squares[ty][tx / i32(sg_size)] = localSquares;
+  }
+  workgroupBarrier();
+  var rowSum: f32 = 0.0f;
+  var rowSquares: f32 = 0.0f;
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_squares[ty][w];
+    }
+  }
+  let sum_2: f32 = subgroupAdd(rowSum);
+  let meanShifted: f32 = sum_2 * inverseCols;
+  let sum_3: f32 = subgroupAdd(rowSquares);
+  let variance: f32 = max(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+  let mean: f32 = shift + meanShifted;
+  let rstd: f32 = 1.0f / sqrt(variance + eps);
+  {
+    let c_1: i32 = (0i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (512i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
 }
@@ -2308,9 +2556,12 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
   workgroupBarrier();
   var rowSum: f32 = 0.0f;
   var rowSquares: f32 = 0.0f;
-  for (var w: i32 = lane; w < subgroups; w += i32(sg_size)) {
-    rowSum += layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_sums[ty][w];
-    rowSquares += layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_squares[ty][w];
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_squares[ty][w];
+    }
   }
   let sum_2: f32 = subgroupAdd(rowSum);
   let meanShifted: f32 = sum_2 * inverseCols;
@@ -2736,9 +2987,12 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
   workgroupBarrier();
   var rowSum: f32 = 0.0f;
   var rowSquares: f32 = 0.0f;
-  for (var w: i32 = lane; w < subgroups; w += i32(sg_size)) {
-    rowSum += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_sums[ty][w];
-    rowSquares += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_squares[ty][w];
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_squares[ty][w];
+    }
   }
   let sum_2: f32 = subgroupAdd(rowSum);
   let meanShifted: f32 = sum_2 * inverseCols;
@@ -2957,9 +3211,12 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocati
   workgroupBarrier();
   var rowSum: f32 = 0.0f;
   var rowSquares: f32 = 0.0f;
-  for (var w: i32 = lane; w < subgroups; w += i32(sg_size)) {
-    rowSum += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_sums[ty][w];
-    rowSquares += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_squares[ty][w];
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_squares[ty][w];
+    }
   }
   let sum_2: f32 = subgroupAdd(rowSum);
   let meanShifted: f32 = sum_2 * inverseCols;
