@@ -30,7 +30,9 @@ function rounded(sum: u32): u32 {
 }
 
 export const blurRgba8 = kernel(
-  { block: ["THREADS"], specializations: [{}, { THREADS: 64, STRIP: 16 }] },
+  // The third: strips of 64 rows (a sixteenth of the input read twice, against an eighth), for the case
+  // blur-rgba8-wave.
+  { block: ["THREADS"], specializations: [{}, { THREADS: 64, STRIP: 16 }, { STRIP: 64 }] },
   (out: Uint8Array, image: ReadonlyUint8Array, width: i32, height: i32, THREADS: Const<i32> = 128, STRIP: Const<i32> = 32) => {
     const quads = width / 4;
     const quad = blockIdx.x * THREADS + threadIdx.x;

@@ -136,3 +136,114 @@ export const layerNormHalf = kernel(
     }
   },
 );
+
+/**
+ * layerNormHalf with one reduction instead of two: the sums of d = x − K and of d², where K is the row's first
+ * element (read by every thread of the row: one address), give mean = K + Σd / n and the variance
+ * Σd² / n − (Σd / n)² (clamped at 0), so the row takes one subgroup sum of two values, one shared exchange and
+ * one barrier. Numerically: the subtraction cancels as (mean − K)² grows against the variance, so the variance's
+ * relative error is about the sums' (a tree of depth ≤ 40: ≈ 40·2⁻²⁴) times 1 + (mean − K)² / variance, against
+ * layerNormHalf's two passes, whose error does not grow with it: with K an element of the row, the ratio is at
+ * most (largest deviation)² / variance. Same arguments, launch and specializations as layerNormHalf.
+ */
+export const layerNormHalfShifted = kernel(
+  {
+    block: ["THREADS", "ROWS"],
+    specializations: [
+      { T: "bf16" },
+      { T: "bf16", THREADS: 512, ITEMS: 2 },
+      { T: "bf16", THREADS: 128 },
+      { T: "bf16", THREADS: 32, ROWS: 4 },
+      { T: "bf16", THREADS: 32, ROWS: 4, ITEMS: 1 },
+    ],
+  },
+  <T extends "bf16" | "f16">(
+    out: BufferOf<T>,
+    input: ReadonlyBufferOf<T>,
+    gamma: ReadonlyBufferOf<T>,
+    beta: ReadonlyBufferOf<T>,
+    rows: i32,
+    cols: i32,
+    eps: f32,
+    THREADS: Const<i32> = 256,
+    ROWS: Const<i32> = 1,
+    ITEMS: Const<i32> = 4,
+  ) => {
+    const sums = shared.f32(ROWS, THREADS / 4);
+    const squares = shared.f32(ROWS, THREADS / 4);
+    const v = local.f32(8 * ITEMS);
+    const tx = threadIdx.x;
+    const ty = threadIdx.y;
+    const lane = subgroupInvocationId;
+    const subgroups = THREADS / subgroupSize;
+    const row = (blockIdx.y * gridDim.x + blockIdx.x) * ROWS + ty;
+    const live = row < rows;
+    const base = row * cols;
+    const inverseCols = 1 / f32(cols);
+    let shift: f32 = 0;
+    if (live) {
+      shift = f32(input[base]);
+    }
+
+    // Lanes past the end of the row count in neither sum.
+    let localSum: f32 = 0;
+    let localSquares: f32 = 0;
+    unrollLoad: for (let k = 0; k < ITEMS; k++) {
+      const c = (k * THREADS + tx) * 8;
+      if (live && c < cols) {
+        const [x0, x1, x2, x3, x4, x5, x6, x7] = load8(input, base + c);
+        store4(v, 8 * k, f32(x0), f32(x1), f32(x2), f32(x3));
+        store4(v, 8 * k + 4, f32(x4), f32(x5), f32(x6), f32(x7));
+        unrollLane: for (let i = 0; i < 8; i++) {
+          const d = v[8 * k + i] - shift;
+          localSum += d;
+          localSquares += d * d;
+        }
+      }
+    }
+    localSum = subgroupAdd(localSum);
+    localSquares = subgroupAdd(localSquares);
+    if (lane === 0) {
+      sums[ty][tx / subgroupSize] = localSum;
+      squares[ty][tx / subgroupSize] = localSquares;
+    }
+    syncThreads();
+    // The loop counts from 0 rather than from the lane, so that on CUDA (subgroupSize 32) its trip count is a
+    // constant, ceil(subgroups / 32): one pass of one shared read per sum. Counted from the lane (an asm
+    // register nvcc knows no bound of), the same loop was unrolled 16 times with a remainder, 20 more registers.
+    let rowSum: f32 = 0;
+    let rowSquares: f32 = 0;
+    for (let w0 = 0; w0 < subgroups; w0 += subgroupSize) {
+      const w = w0 + lane;
+      if (w < subgroups) {
+        rowSum += sums[ty][w];
+        rowSquares += squares[ty][w];
+      }
+    }
+    const meanShifted = subgroupAdd(rowSum) * inverseCols;
+    const variance = Math.max(subgroupAdd(rowSquares) * inverseCols - meanShifted * meanShifted, 0);
+    const mean = shift + meanShifted;
+    const rstd = 1 / Math.sqrt(variance + eps);
+
+    unrollStore: for (let k = 0; k < ITEMS; k++) {
+      const c = (k * THREADS + tx) * 8;
+      if (live && c < cols) {
+        const [g0, g1, g2, g3, g4, g5, g6, g7] = load8(gamma, c);
+        const [b0, b1, b2, b3, b4, b5, b6, b7] = load8(beta, c);
+        const i = 8 * k;
+        store8(
+          out,
+          base + c,
+          cast<T>((v[i] - mean) * rstd * f32(g0) + f32(b0)),
+          cast<T>((v[i + 1] - mean) * rstd * f32(g1) + f32(b1)),
+          cast<T>((v[i + 2] - mean) * rstd * f32(g2) + f32(b2)),
+          cast<T>((v[i + 3] - mean) * rstd * f32(g3) + f32(b3)),
+          cast<T>((v[i + 4] - mean) * rstd * f32(g4) + f32(b4)),
+          cast<T>((v[i + 5] - mean) * rstd * f32(g5) + f32(b5)),
+          cast<T>((v[i + 6] - mean) * rstd * f32(g6) + f32(b6)),
+          cast<T>((v[i + 7] - mean) * rstd * f32(g7) + f32(b7)),
+        );
+      }
+    }
+  },
+);

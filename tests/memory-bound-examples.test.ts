@@ -65,6 +65,15 @@ const testShapes: Record<string, readonly Shape[]> = {
   "dequantize-int8": [[37, 16], [29, 1040]],
   // Partial strips and blocks (67 rows, 100 pixels), a one-vector-wide image, and fewer rows than the 5 taps.
   "blur-rgba8": [[67, 100], [40, 4], [3, 520]],
+  // The variants (cases-bf16.ts): the same shapes; blur-rgba8-wave's strips of 64 rows start at 2^24 pixels, so
+  // its specialization is also run below, among the alternatives.
+  "layernorm-bf16-shifted": [[37, 1000], [5, 4096], [19, 200], [3, 8000]],
+  // 8000: 512 threads of two vectors where blocks may have 512 threads (the CPU), 256 of four on WebGPU.
+  "layernorm-bf16-shifted-512": [[3, 8000], [5, 4096]],
+  "gelu-bf16-one": [[8 * 25_013], [8]],
+  "gelu-bf16-tanh": [[8 * 25_013], [8]],
+  "dequantize-int8-prefetch": [[37, 16], [29, 1040]],
+  "blur-rgba8-wave": [[67, 100], [40, 4], [3, 520]],
 };
 
 async function expectPasses(device: Device, kernelCase: KernelCase, shape: Shape, library: KernelLibrary, prefer?: Record<string, Constants>): Promise<void> {
@@ -132,7 +141,19 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["gelu-bf16", [8 * 3001], { geluHalf: { T: "bf16", BLOCK: 128, ITEMS: 2 } }],
     ["dequantize-int8", [41, 1024], { dequantizeRows: { T: "bf16", BLOCK: 128, ITEMS: 2 } }],
     ["blur-rgba8", [37, 300], { blurRgba8: { THREADS: 64, STRIP: 16 } }],
+    ["blur-rgba8", [150, 300], { blurRgba8: { THREADS: 128, STRIP: 64 } }],
+    ["dequantize-int8-prefetch", [41, 1024], { dequantizeRowsPrefetch: { T: "bf16", BLOCK: 256, ITEMS: 2 } }],
+    ["layernorm-bf16-shifted", [9, 8000], { layerNormHalfShifted: { T: "bf16", THREADS: 512, ROWS: 1, ITEMS: 2 } }],
   ];
+
+  it("layernorm-bf16-shifted-512 takes 512 threads of two vectors for 8000 columns, and 256 of four where blocks stop at 256", () => {
+    const kernelCase = kernelCases.find((c) => c.id === "layernorm-bf16-shifted-512")!;
+    const limits = new CpuDevice().limits;
+    const entry = (maxThreadsPerBlock: number) =>
+      kernelCase.build([3, 8000], { library: libraryFor("cpu"), limits: { ...limits, maxThreadsPerBlock }, backend: "cpu" }).steps[0]!.kernel.description.entryName;
+    expect(entry(1024)).toBe("layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2");
+    expect(entry(256)).toBe("layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4");
+  });
   it.each(alternatives)("%s at %j with %j", async (id, shape, prefer) => {
     await expectPasses(new CpuDevice(), kernelCases.find((c) => c.id === id)!, shape, libraryFor("cpu"), prefer);
   });
@@ -157,14 +178,14 @@ describe("memory-bound examples: every declared specialization, and the checked 
   it.each(kernelCases.map((c) => [c.id, c] as const))("%s runs clean in checked mode", async (_id, kernelCase) => {
     const device = new CpuDevice({ checked: true });
     // Small shapes: checked mode is about ten times slower.
-    const shape: Shape = kernelCase.dims === 1 ? (kernelCase.id === "gelu-bf16" ? [8 * 1001] : [4 * 1001]) : kernelCase.id === "transpose" ? [36, 70] : kernelCase.id === "dequantize-int8" ? [6, 1008] : [6, 1000];
+    const shape: Shape = kernelCase.dims === 1 ? (kernelCase.id.startsWith("gelu-bf16") ? [8 * 1001] : [4 * 1001]) : kernelCase.id === "transpose" ? [36, 70] : kernelCase.id.startsWith("dequantize-int8") ? [6, 1008] : [6, 1000];
     await expectPasses(device, kernelCase, shape, libraryFor("cpu"));
     if (kernelCase.id === "transpose") await expectPasses(device, kernelCase, [33, 70], libraryFor("cpu"));
   });
 
   // The subgroup kernels with SwiftShader's 4 lanes and CUDA's 32, checked: every row length, so each
   // specialization the case may pick (rows of 32 threads with 32 lanes: whole subgroups still).
-  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups", "softmax-bf16", "layernorm-bf16", "rmsnorm-bf16"].includes(c.id));
+  const subgroupCases = kernelCases.filter((c) => ["sum-onepass", "softmax-subgroups", "layernorm-subgroups", "softmax-bf16", "layernorm-bf16", "layernorm-bf16-shifted", "layernorm-bf16-shifted-512", "rmsnorm-bf16"].includes(c.id));
   for (const lanes of [4, 32]) {
     it.each(subgroupCases.map((c) => [c.id, c] as const))(`%s with ${lanes} lanes, checked`, async (_id, kernelCase) => {
       const device = await createDevice({ backend: "cpu", subgroupSize: lanes, checked: true });

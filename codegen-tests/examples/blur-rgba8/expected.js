@@ -298,3 +298,143 @@ export function blurRgba8_THREADS_64_STRIP_16(args, blockIdx, blockDim, gridDim)
   }
   if (alive === 0) return;
 }
+
+// Kernel blurRgba8 specialized for THREADS = 128, STRIP = 64: runs one block.
+let blurRgba8_THREADS_128_STRIP_64_arrays;
+export function blurRgba8_THREADS_128_STRIP_64(args, blockIdx, blockDim, gridDim) {
+  const [out, image, width, height] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 128, ny = 1, nz = 1, threads = 128;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (blurRgba8_THREADS_128_STRIP_64_arrays === undefined || blurRgba8_THREADS_128_STRIP_64_arrays.threads !== threads) {
+    blurRgba8_THREADS_128_STRIP_64_arrays = { threads, window: new Uint32Array(threads * 40), done: new Uint8Array(threads) };
+  }
+  const { window, done } = blurRgba8_THREADS_128_STRIP_64_arrays;
+  window.fill(0); done.fill(0);
+  let alive = threads;
+  const quads = (width / 4) | 0;
+  const firstRow = imul(by, 64);
+  threads0: for (let t = 0; t < threads; t++) {
+    if (done[t]) continue;
+    const tx = t;
+    const quad = (imul(bx, 128) + tx) | 0;
+    if (quad >= quads) {
+      done[t] = 1; alive--; continue threads0;
+    }
+    const x = imul(quad, 4);
+    const xm2 = Math.max(((x - 2) | 0), 0);
+    const xm1 = Math.max(((x - 1) | 0), 0);
+    const xp4 = Math.min(((x + 4) | 0), ((width - 1) | 0));
+    const xp5 = Math.min(((x + 5) | 0), ((width - 1) | 0));
+    for (let i = 0; i < 68; i = (i + 1) | 0) {
+      const y = Math.min(Math.max(((((firstRow + i) | 0) - 2) | 0), 0), ((height - 1) | 0));
+      const rowStart = imul(y, width);
+      const c0 = image[imul(((rowStart + x) | 0), 4)];
+      const c1 = image[((imul(((rowStart + x) | 0), 4) + 1) | 0)];
+      const c2 = image[((imul(((rowStart + x) | 0), 4) + 2) | 0)];
+      const c3 = image[((imul(((rowStart + x) | 0), 4) + 3) | 0)];
+      const c4 = image[((imul(((rowStart + x) | 0), 4) + 4) | 0)];
+      const c5 = image[((imul(((rowStart + x) | 0), 4) + 5) | 0)];
+      const c6 = image[((imul(((rowStart + x) | 0), 4) + 6) | 0)];
+      const c7 = image[((imul(((rowStart + x) | 0), 4) + 7) | 0)];
+      const c8 = image[((imul(((rowStart + x) | 0), 4) + 8) | 0)];
+      const c9 = image[((imul(((rowStart + x) | 0), 4) + 9) | 0)];
+      const c10 = image[((imul(((rowStart + x) | 0), 4) + 10) | 0)];
+      const c11 = image[((imul(((rowStart + x) | 0), 4) + 11) | 0)];
+      const c12 = image[((imul(((rowStart + x) | 0), 4) + 12) | 0)];
+      const c13 = image[((imul(((rowStart + x) | 0), 4) + 13) | 0)];
+      const c14 = image[((imul(((rowStart + x) | 0), 4) + 14) | 0)];
+      const c15 = image[((imul(((rowStart + x) | 0), 4) + 15) | 0)];
+      const a0 = image[imul(((rowStart + xm2) | 0), 4)];
+      const a1 = image[((imul(((rowStart + xm2) | 0), 4) + 1) | 0)];
+      const a2 = image[((imul(((rowStart + xm2) | 0), 4) + 2) | 0)];
+      const a3 = image[((imul(((rowStart + xm2) | 0), 4) + 3) | 0)];
+      const b0 = image[imul(((rowStart + xm1) | 0), 4)];
+      const b1 = image[((imul(((rowStart + xm1) | 0), 4) + 1) | 0)];
+      const b2 = image[((imul(((rowStart + xm1) | 0), 4) + 2) | 0)];
+      const b3 = image[((imul(((rowStart + xm1) | 0), 4) + 3) | 0)];
+      const d0 = image[imul(((rowStart + xp4) | 0), 4)];
+      const d1 = image[((imul(((rowStart + xp4) | 0), 4) + 1) | 0)];
+      const d2 = image[((imul(((rowStart + xp4) | 0), 4) + 2) | 0)];
+      const d3 = image[((imul(((rowStart + xp4) | 0), 4) + 3) | 0)];
+      const e0 = image[imul(((rowStart + xp5) | 0), 4)];
+      const e1 = image[((imul(((rowStart + xp5) | 0), 4) + 1) | 0)];
+      const e2 = image[((imul(((rowStart + xp5) | 0), 4) + 2) | 0)];
+      const e3 = image[((imul(((rowStart + xp5) | 0), 4) + 3) | 0)];
+      const m2a = pair(a0, a2);
+      const m2b = pair(a1, a3);
+      const m1a = pair(b0, b2);
+      const m1b = pair(b1, b3);
+      const p0a = pair(c0, c2);
+      const p0b = pair(c1, c3);
+      const p1a = pair(c4, c6);
+      const p1b = pair(c5, c7);
+      const p2a = pair(c8, c10);
+      const p2b = pair(c9, c11);
+      const p3a = pair(c12, c14);
+      const p3b = pair(c13, c15);
+      const p4a = pair(d0, d2);
+      const p4b = pair(d1, d3);
+      const p5a = pair(e0, e2);
+      const p5b = pair(e1, e3);
+      const w = imul(((i % 5) | 0), 8);
+      window[t * 40 + w] = taps(m2a, m1a, p0a, p1a, p2a);
+      window[t * 40 + ((w + 1) | 0)] = taps(m2b, m1b, p0b, p1b, p2b);
+      window[t * 40 + ((w + 2) | 0)] = taps(m1a, p0a, p1a, p2a, p3a);
+      window[t * 40 + ((w + 3) | 0)] = taps(m1b, p0b, p1b, p2b, p3b);
+      window[t * 40 + ((w + 4) | 0)] = taps(p0a, p1a, p2a, p3a, p4a);
+      window[t * 40 + ((w + 5) | 0)] = taps(p0b, p1b, p2b, p3b, p4b);
+      window[t * 40 + ((w + 6) | 0)] = taps(p1a, p2a, p3a, p4a, p5a);
+      window[t * 40 + ((w + 7) | 0)] = taps(p1b, p2b, p3b, p4b, p5b);
+      const outRow = (((firstRow + i) | 0) - 4) | 0;
+      if ((i >= 4) && (outRow < height)) {
+        const o0 = imul(((((i + 1) | 0) % 5) | 0), 8);
+        const o1 = imul(((((i + 2) | 0) % 5) | 0), 8);
+        const o2 = imul(((((i + 3) | 0) % 5) | 0), 8);
+        const o3 = imul(((((i + 4) | 0) % 5) | 0), 8);
+        const o4 = w;
+        const s0 = taps(window[t * 40 + o0], window[t * 40 + o1], window[t * 40 + o2], window[t * 40 + o3], window[t * 40 + o4]);
+        const s1 = taps(window[t * 40 + ((o0 + 1) | 0)], window[t * 40 + ((o1 + 1) | 0)], window[t * 40 + ((o2 + 1) | 0)], window[t * 40 + ((o3 + 1) | 0)], window[t * 40 + ((o4 + 1) | 0)]);
+        const s2 = taps(window[t * 40 + ((o0 + 2) | 0)], window[t * 40 + ((o1 + 2) | 0)], window[t * 40 + ((o2 + 2) | 0)], window[t * 40 + ((o3 + 2) | 0)], window[t * 40 + ((o4 + 2) | 0)]);
+        const s3 = taps(window[t * 40 + ((o0 + 3) | 0)], window[t * 40 + ((o1 + 3) | 0)], window[t * 40 + ((o2 + 3) | 0)], window[t * 40 + ((o3 + 3) | 0)], window[t * 40 + ((o4 + 3) | 0)]);
+        const s4 = taps(window[t * 40 + ((o0 + 4) | 0)], window[t * 40 + ((o1 + 4) | 0)], window[t * 40 + ((o2 + 4) | 0)], window[t * 40 + ((o3 + 4) | 0)], window[t * 40 + ((o4 + 4) | 0)]);
+        const s5 = taps(window[t * 40 + ((o0 + 5) | 0)], window[t * 40 + ((o1 + 5) | 0)], window[t * 40 + ((o2 + 5) | 0)], window[t * 40 + ((o3 + 5) | 0)], window[t * 40 + ((o4 + 5) | 0)]);
+        const s6 = taps(window[t * 40 + ((o0 + 6) | 0)], window[t * 40 + ((o1 + 6) | 0)], window[t * 40 + ((o2 + 6) | 0)], window[t * 40 + ((o3 + 6) | 0)], window[t * 40 + ((o4 + 6) | 0)]);
+        const s7 = taps(window[t * 40 + ((o0 + 7) | 0)], window[t * 40 + ((o1 + 7) | 0)], window[t * 40 + ((o2 + 7) | 0)], window[t * 40 + ((o3 + 7) | 0)], window[t * 40 + ((o4 + 7) | 0)]);
+        const q0 = rounded(s0);
+        const q1 = rounded(s1);
+        const q2 = rounded(s2);
+        const q3 = rounded(s3);
+        const q4 = rounded(s4);
+        const q5 = rounded(s5);
+        const q6 = rounded(s6);
+        const q7 = rounded(s7);
+        const lane = q0 >>> 16;
+        const lane_1 = q1 >>> 16;
+        const lane_2 = q2 >>> 16;
+        const lane_3 = q3 >>> 16;
+        const lane_4 = q4 >>> 16;
+        const lane_5 = q5 >>> 16;
+        const lane_6 = q6 >>> 16;
+        const lane_7 = q7 >>> 16;
+        out[imul(((imul(outRow, width) + x) | 0), 4)] = q0;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 1) | 0)] = q1;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 2) | 0)] = lane;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 3) | 0)] = lane_1;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 4) | 0)] = q2;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 5) | 0)] = q3;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 6) | 0)] = lane_2;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 7) | 0)] = lane_3;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 8) | 0)] = q4;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 9) | 0)] = q5;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 10) | 0)] = lane_4;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 11) | 0)] = lane_5;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 12) | 0)] = q6;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 13) | 0)] = q7;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 14) | 0)] = lane_6;
+        out[((imul(((imul(outRow, width) + x) | 0), 4) + 15) | 0)] = lane_7;
+      }
+    }
+  }
+  if (alive === 0) return;
+}

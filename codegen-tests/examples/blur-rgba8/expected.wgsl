@@ -4394,3 +4394,115 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
 }
+
+// Kernel blurRgba8 specialized for THREADS = 128, STRIP = 64.
+@group(0) @binding(0) var<storage, read_write> blurRgba8_THREADS_128_STRIP_64_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> blurRgba8_THREADS_128_STRIP_64_image: array<u32>;
+struct blurRgba8_THREADS_128_STRIP_64_Params {
+  width: i32,
+  height: i32,
+}
+@group(0) @binding(2) var<uniform> blurRgba8_THREADS_128_STRIP_64_params: blurRgba8_THREADS_128_STRIP_64_Params;
+@compute @workgroup_size(128, 1, 1)
+fn blurRgba8_THREADS_128_STRIP_64(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let width: i32 = blurRgba8_THREADS_128_STRIP_64_params.width;
+  let height: i32 = blurRgba8_THREADS_128_STRIP_64_params.height;
+  var window: array<u32, 40>;
+  let quads: i32 = width / 4i;
+  let quad: i32 = i32(group_id.x) * 128i + i32(local_id.x);
+  if (quad >= quads) {
+    return;
+  }
+  let x: i32 = quad * 4i;
+  let xm2: i32 = max(x - 2i, 0i);
+  let xm1: i32 = max(x - 1i, 0i);
+  let xp4: i32 = min(x + 4i, width - 1i);
+  let xp5: i32 = min(x + 5i, width - 1i);
+  let firstRow: i32 = i32(group_id.y) * 64i;
+  for (var i: i32 = 0i; i < 68i; i++) {
+    let y: i32 = min(max(firstRow + i - 2i, 0i), height - 1i);
+    let rowStart: i32 = y * width;
+    let c0: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i) >> 2u], u32((rowStart + x) * 4i));
+    let c1: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 1i) >> 2u], u32((rowStart + x) * 4i + 1i));
+    let c2: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 2i) >> 2u], u32((rowStart + x) * 4i + 2i));
+    let c3: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 3i) >> 2u], u32((rowStart + x) * 4i + 3i));
+    let c4: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 4i) >> 2u], u32((rowStart + x) * 4i + 4i));
+    let c5: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 5i) >> 2u], u32((rowStart + x) * 4i + 5i));
+    let c6: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 6i) >> 2u], u32((rowStart + x) * 4i + 6i));
+    let c7: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 7i) >> 2u], u32((rowStart + x) * 4i + 7i));
+    let c8: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 8i) >> 2u], u32((rowStart + x) * 4i + 8i));
+    let c9: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 9i) >> 2u], u32((rowStart + x) * 4i + 9i));
+    let c10: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 10i) >> 2u], u32((rowStart + x) * 4i + 10i));
+    let c11: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 11i) >> 2u], u32((rowStart + x) * 4i + 11i));
+    let c12: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 12i) >> 2u], u32((rowStart + x) * 4i + 12i));
+    let c13: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 13i) >> 2u], u32((rowStart + x) * 4i + 13i));
+    let c14: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 14i) >> 2u], u32((rowStart + x) * 4i + 14i));
+    let c15: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i + 15i) >> 2u], u32((rowStart + x) * 4i + 15i));
+    let a0: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm2) * 4i) >> 2u], u32((rowStart + xm2) * 4i));
+    let a1: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm2) * 4i + 1i) >> 2u], u32((rowStart + xm2) * 4i + 1i));
+    let a2: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm2) * 4i + 2i) >> 2u], u32((rowStart + xm2) * 4i + 2i));
+    let a3: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm2) * 4i + 3i) >> 2u], u32((rowStart + xm2) * 4i + 3i));
+    let b0: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm1) * 4i) >> 2u], u32((rowStart + xm1) * 4i));
+    let b1: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm1) * 4i + 1i) >> 2u], u32((rowStart + xm1) * 4i + 1i));
+    let b2: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm1) * 4i + 2i) >> 2u], u32((rowStart + xm1) * 4i + 2i));
+    let b3: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xm1) * 4i + 3i) >> 2u], u32((rowStart + xm1) * 4i + 3i));
+    let d0: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp4) * 4i) >> 2u], u32((rowStart + xp4) * 4i));
+    let d1: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp4) * 4i + 1i) >> 2u], u32((rowStart + xp4) * 4i + 1i));
+    let d2: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp4) * 4i + 2i) >> 2u], u32((rowStart + xp4) * 4i + 2i));
+    let d3: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp4) * 4i + 3i) >> 2u], u32((rowStart + xp4) * 4i + 3i));
+    let e0: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp5) * 4i) >> 2u], u32((rowStart + xp5) * 4i));
+    let e1: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp5) * 4i + 1i) >> 2u], u32((rowStart + xp5) * 4i + 1i));
+    let e2: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp5) * 4i + 2i) >> 2u], u32((rowStart + xp5) * 4i + 2i));
+    let e3: u32 = tsk_unpack_u8(blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + xp5) * 4i + 3i) >> 2u], u32((rowStart + xp5) * 4i + 3i));
+    let m2a: u32 = pair(a0, a2);
+    let m2b: u32 = pair(a1, a3);
+    let m1a: u32 = pair(b0, b2);
+    let m1b: u32 = pair(b1, b3);
+    let p0a: u32 = pair(c0, c2);
+    let p0b: u32 = pair(c1, c3);
+    let p1a: u32 = pair(c4, c6);
+    let p1b: u32 = pair(c5, c7);
+    let p2a: u32 = pair(c8, c10);
+    let p2b: u32 = pair(c9, c11);
+    let p3a: u32 = pair(c12, c14);
+    let p3b: u32 = pair(c13, c15);
+    let p4a: u32 = pair(d0, d2);
+    let p4b: u32 = pair(d1, d3);
+    let p5a: u32 = pair(e0, e2);
+    let p5b: u32 = pair(e1, e3);
+    let w: i32 = i % 5i * 8i;
+    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
+    window[w + 1i] = taps(m2b, m1b, p0b, p1b, p2b);
+    window[w + 2i] = taps(m1a, p0a, p1a, p2a, p3a);
+    window[w + 3i] = taps(m1b, p0b, p1b, p2b, p3b);
+    window[w + 4i] = taps(p0a, p1a, p2a, p3a, p4a);
+    window[w + 5i] = taps(p0b, p1b, p2b, p3b, p4b);
+    window[w + 6i] = taps(p1a, p2a, p3a, p4a, p5a);
+    window[w + 7i] = taps(p1b, p2b, p3b, p4b, p5b);
+    let outRow: i32 = firstRow + i - 4i;
+    if (i >= 4i && outRow < height) {
+      let o0: i32 = (i + 1i) % 5i * 8i;
+      let o1: i32 = (i + 2i) % 5i * 8i;
+      let o2: i32 = (i + 3i) % 5i * 8i;
+      let o3: i32 = (i + 4i) % 5i * 8i;
+      let o4: i32 = w;
+      let s0: u32 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
+      let s1: u32 = taps(window[o0 + 1i], window[o1 + 1i], window[o2 + 1i], window[o3 + 1i], window[o4 + 1i]);
+      let s2: u32 = taps(window[o0 + 2i], window[o1 + 2i], window[o2 + 2i], window[o3 + 2i], window[o4 + 2i]);
+      let s3: u32 = taps(window[o0 + 3i], window[o1 + 3i], window[o2 + 3i], window[o3 + 3i], window[o4 + 3i]);
+      let s4: u32 = taps(window[o0 + 4i], window[o1 + 4i], window[o2 + 4i], window[o3 + 4i], window[o4 + 4i]);
+      let s5: u32 = taps(window[o0 + 5i], window[o1 + 5i], window[o2 + 5i], window[o3 + 5i], window[o4 + 5i]);
+      let s6: u32 = taps(window[o0 + 6i], window[o1 + 6i], window[o2 + 6i], window[o3 + 6i], window[o4 + 6i]);
+      let s7: u32 = taps(window[o0 + 7i], window[o1 + 7i], window[o2 + 7i], window[o3 + 7i], window[o4 + 7i]);
+      let q0: u32 = rounded(s0);
+      let q1: u32 = rounded(s1);
+      let q2: u32 = rounded(s2);
+      let q3: u32 = rounded(s3);
+      let q4: u32 = rounded(s4);
+      let q5: u32 = rounded(s5);
+      let q6: u32 = rounded(s6);
+      let q7: u32 = rounded(s7);
+      blurRgba8_THREADS_128_STRIP_64_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
+    }
+  }
+}

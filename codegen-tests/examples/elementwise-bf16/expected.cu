@@ -37,21 +37,29 @@ __device__ __forceinline__ float geluTanh(float x) {
   return x / (1.0f + expf(minusTwoSqrt2OverPi * (x + 0.044715f * x * x * x)));
 }
 
+#line 99 "examples/elementwise-bf16.ts"
+__device__ __forceinline__ float geluTanhForm(float x) {
+#line 100 "examples/elementwise-bf16.ts"
+  const float sqrt2OverPi = sqrtf(2.0f / 3.1415927f);
+#line 101 "examples/elementwise-bf16.ts"
+  return 0.5f * x * (1.0f + tanhf(sqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
 // Kernel geluHalf specialized for BLOCK = 256, ITEMS = 4; block 256×1×1.
 #line 37 "examples/elementwise-bf16.ts"
 extern "C" __global__ void __launch_bounds__(256) geluHalf_T_bf16_BLOCK_256_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n) {
-#line 40 "examples/elementwise-bf16.ts"
+#line 42 "examples/elementwise-bf16.ts"
   float xs[32];
-#line 41 "examples/elementwise-bf16.ts"
-  const int octets = n / 8;
 #line 43 "examples/elementwise-bf16.ts"
+  const int octets = n / 8;
+#line 45 "examples/elementwise-bf16.ts"
   for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 4u + (unsigned int)((int)threadIdx.x)); first < octets; first += (int)((unsigned int)((int)gridDim.x) * 256u * 4u)) {
-#line 44 "examples/elementwise-bf16.ts"
-    if ((int)((unsigned int)first + 768u) < octets) {
 #line 46 "examples/elementwise-bf16.ts"
+    if ((int)((unsigned int)first + 768u) < octets) {
+#line 48 "examples/elementwise-bf16.ts"
 #pragma unroll
       for (int k = 0; k < 4; k++) {
-#line 47 "examples/elementwise-bf16.ts"
+#line 49 "examples/elementwise-bf16.ts"
         const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 256u) * 8u)]);
         const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
         const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
@@ -61,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(256) geluHalf_T_bf16_BLOCK_256_ITEM
         const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
         const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
         const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 48 "examples/elementwise-bf16.ts"
+#line 50 "examples/elementwise-bf16.ts"
         const float lane = tsk_bf16_to_f32(x0);
         const float lane_1 = tsk_bf16_to_f32(x1);
         const float lane_2 = tsk_bf16_to_f32(x2);
@@ -70,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(256) geluHalf_T_bf16_BLOCK_256_ITEM
         xs[(int)(8u * (unsigned int)k + 1u)] = lane_1;
         xs[(int)(8u * (unsigned int)k + 2u)] = lane_2;
         xs[(int)(8u * (unsigned int)k + 3u)] = lane_3;
-#line 49 "examples/elementwise-bf16.ts"
+#line 51 "examples/elementwise-bf16.ts"
         const float lane_4 = tsk_bf16_to_f32(x4);
         const float lane_5 = tsk_bf16_to_f32(x5);
         const float lane_6 = tsk_bf16_to_f32(x6);
@@ -80,22 +88,22 @@ extern "C" __global__ void __launch_bounds__(256) geluHalf_T_bf16_BLOCK_256_ITEM
         xs[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_6;
         xs[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_7;
       }
-#line 51 "examples/elementwise-bf16.ts"
+#line 53 "examples/elementwise-bf16.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 4; k_1++) {
-#line 52 "examples/elementwise-bf16.ts"
+#line 54 "examples/elementwise-bf16.ts"
         const int j = (int)(8u * (unsigned int)k_1);
-#line 53 "examples/elementwise-bf16.ts"
+#line 55 "examples/elementwise-bf16.ts"
         *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)first + (unsigned int)k_1 * 256u) * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[j]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 1u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 2u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 3u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 4u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 5u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 6u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 7u)]))).bits << 16));
       }
     } else {
-#line 68 "examples/elementwise-bf16.ts"
-      for (int k_2 = 0; k_2 < 4; k_2++) {
-#line 69 "examples/elementwise-bf16.ts"
-        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 256u);
 #line 70 "examples/elementwise-bf16.ts"
-        if (q < octets) {
+      for (int k_2 = 0; k_2 < 4; k_2++) {
 #line 71 "examples/elementwise-bf16.ts"
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 256u);
+#line 72 "examples/elementwise-bf16.ts"
+        if (q < octets) {
+#line 73 "examples/elementwise-bf16.ts"
           const uint4 words_1 = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)q * 8u)]);
           const tsk_bf16 x0_1 = tsk_bf16{(unsigned short)words_1.x};
           const tsk_bf16 x1_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
@@ -105,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(256) geluHalf_T_bf16_BLOCK_256_ITEM
           const tsk_bf16 x5_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
           const tsk_bf16 x6_1 = tsk_bf16{(unsigned short)words_1.w};
           const tsk_bf16 x7_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 72 "examples/elementwise-bf16.ts"
+#line 74 "examples/elementwise-bf16.ts"
           *reinterpret_cast<uint4*>(&out[(int)((unsigned int)q * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x0_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x1_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x2_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x3_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x4_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x5_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x6_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x7_1)))).bits << 16));
         }
       }
@@ -116,18 +124,18 @@ extern "C" __global__ void __launch_bounds__(256) geluHalf_T_bf16_BLOCK_256_ITEM
 // Kernel geluHalf specialized for BLOCK = 128, ITEMS = 2; block 128×1×1.
 #line 37 "examples/elementwise-bf16.ts"
 extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEMS_2(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n) {
-#line 40 "examples/elementwise-bf16.ts"
+#line 42 "examples/elementwise-bf16.ts"
   float xs[16];
-#line 41 "examples/elementwise-bf16.ts"
-  const int octets = n / 8;
 #line 43 "examples/elementwise-bf16.ts"
+  const int octets = n / 8;
+#line 45 "examples/elementwise-bf16.ts"
   for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 2u + (unsigned int)((int)threadIdx.x)); first < octets; first += (int)((unsigned int)((int)gridDim.x) * 128u * 2u)) {
-#line 44 "examples/elementwise-bf16.ts"
-    if ((int)((unsigned int)first + 128u) < octets) {
 #line 46 "examples/elementwise-bf16.ts"
+    if ((int)((unsigned int)first + 128u) < octets) {
+#line 48 "examples/elementwise-bf16.ts"
 #pragma unroll
       for (int k = 0; k < 2; k++) {
-#line 47 "examples/elementwise-bf16.ts"
+#line 49 "examples/elementwise-bf16.ts"
         const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 128u) * 8u)]);
         const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
         const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
@@ -137,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEM
         const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
         const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
         const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 48 "examples/elementwise-bf16.ts"
+#line 50 "examples/elementwise-bf16.ts"
         const float lane = tsk_bf16_to_f32(x0);
         const float lane_1 = tsk_bf16_to_f32(x1);
         const float lane_2 = tsk_bf16_to_f32(x2);
@@ -146,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEM
         xs[(int)(8u * (unsigned int)k + 1u)] = lane_1;
         xs[(int)(8u * (unsigned int)k + 2u)] = lane_2;
         xs[(int)(8u * (unsigned int)k + 3u)] = lane_3;
-#line 49 "examples/elementwise-bf16.ts"
+#line 51 "examples/elementwise-bf16.ts"
         const float lane_4 = tsk_bf16_to_f32(x4);
         const float lane_5 = tsk_bf16_to_f32(x5);
         const float lane_6 = tsk_bf16_to_f32(x6);
@@ -156,22 +164,22 @@ extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEM
         xs[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_6;
         xs[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_7;
       }
-#line 51 "examples/elementwise-bf16.ts"
+#line 53 "examples/elementwise-bf16.ts"
 #pragma unroll
       for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 52 "examples/elementwise-bf16.ts"
+#line 54 "examples/elementwise-bf16.ts"
         const int j = (int)(8u * (unsigned int)k_1);
-#line 53 "examples/elementwise-bf16.ts"
+#line 55 "examples/elementwise-bf16.ts"
         *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)first + (unsigned int)k_1 * 128u) * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[j]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 1u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 2u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 3u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 4u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 5u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 6u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 7u)]))).bits << 16));
       }
     } else {
-#line 68 "examples/elementwise-bf16.ts"
-      for (int k_2 = 0; k_2 < 2; k_2++) {
-#line 69 "examples/elementwise-bf16.ts"
-        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 128u);
 #line 70 "examples/elementwise-bf16.ts"
-        if (q < octets) {
+      for (int k_2 = 0; k_2 < 2; k_2++) {
 #line 71 "examples/elementwise-bf16.ts"
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 128u);
+#line 72 "examples/elementwise-bf16.ts"
+        if (q < octets) {
+#line 73 "examples/elementwise-bf16.ts"
           const uint4 words_1 = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)q * 8u)]);
           const tsk_bf16 x0_1 = tsk_bf16{(unsigned short)words_1.x};
           const tsk_bf16 x1_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
@@ -181,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEM
           const tsk_bf16 x5_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
           const tsk_bf16 x6_1 = tsk_bf16{(unsigned short)words_1.w};
           const tsk_bf16 x7_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 72 "examples/elementwise-bf16.ts"
+#line 74 "examples/elementwise-bf16.ts"
           *reinterpret_cast<uint4*>(&out[(int)((unsigned int)q * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x0_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x1_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x2_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x3_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x4_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x5_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x6_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x7_1)))).bits << 16));
         }
       }
@@ -189,25 +197,177 @@ extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEM
   }
 }
 
-// Kernel dequantizeRows specialized for BLOCK = 256, ITEMS = 2; block 256×1×1.
-#line 98 "examples/elementwise-bf16.ts"
-extern "C" __global__ void __launch_bounds__(256) dequantizeRows_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols) {
-#line 101 "examples/elementwise-bf16.ts"
-  int qs[32];
-#line 102 "examples/elementwise-bf16.ts"
-  const int perRow = cols / 16;
-#line 103 "examples/elementwise-bf16.ts"
-  const int vectors = (int)((unsigned int)rows * (unsigned int)perRow);
-#line 104 "examples/elementwise-bf16.ts"
-  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 2u + (unsigned int)((int)threadIdx.x)); first < vectors; first += (int)((unsigned int)((int)gridDim.x) * 256u * 2u)) {
+// Kernel geluHalf specialized for BLOCK = 128, ITEMS = 1; block 128×1×1.
+#line 37 "examples/elementwise-bf16.ts"
+extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEMS_1(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n) {
+#line 42 "examples/elementwise-bf16.ts"
+  float xs[8];
+#line 43 "examples/elementwise-bf16.ts"
+  const int octets = n / 8;
+#line 45 "examples/elementwise-bf16.ts"
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 1u + (unsigned int)((int)threadIdx.x)); first < octets; first += (int)((unsigned int)((int)gridDim.x) * 128u * 1u)) {
+#line 46 "examples/elementwise-bf16.ts"
+    if ((int)((unsigned int)first + 0u) < octets) {
+#line 48 "examples/elementwise-bf16.ts"
+#pragma unroll
+      for (int k = 0; k < 1; k++) {
+#line 49 "examples/elementwise-bf16.ts"
+        const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 128u) * 8u)]);
+        const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+        const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+        const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+        const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+        const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+        const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+        const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+        const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 50 "examples/elementwise-bf16.ts"
+        const float lane = tsk_bf16_to_f32(x0);
+        const float lane_1 = tsk_bf16_to_f32(x1);
+        const float lane_2 = tsk_bf16_to_f32(x2);
+        const float lane_3 = tsk_bf16_to_f32(x3);
+        xs[(int)(8u * (unsigned int)k)] = lane;
+        xs[(int)(8u * (unsigned int)k + 1u)] = lane_1;
+        xs[(int)(8u * (unsigned int)k + 2u)] = lane_2;
+        xs[(int)(8u * (unsigned int)k + 3u)] = lane_3;
+#line 51 "examples/elementwise-bf16.ts"
+        const float lane_4 = tsk_bf16_to_f32(x4);
+        const float lane_5 = tsk_bf16_to_f32(x5);
+        const float lane_6 = tsk_bf16_to_f32(x6);
+        const float lane_7 = tsk_bf16_to_f32(x7);
+        xs[(int)(8u * (unsigned int)k + 4u)] = lane_4;
+        xs[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_5;
+        xs[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_6;
+        xs[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_7;
+      }
+#line 53 "examples/elementwise-bf16.ts"
+#pragma unroll
+      for (int k_1 = 0; k_1 < 1; k_1++) {
+#line 54 "examples/elementwise-bf16.ts"
+        const int j = (int)(8u * (unsigned int)k_1);
+#line 55 "examples/elementwise-bf16.ts"
+        *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)first + (unsigned int)k_1 * 128u) * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[j]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 1u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 2u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 3u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 4u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 5u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 6u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(xs[(int)((unsigned int)j + 7u)]))).bits << 16));
+      }
+    } else {
+#line 70 "examples/elementwise-bf16.ts"
+      for (int k_2 = 0; k_2 < 1; k_2++) {
+#line 71 "examples/elementwise-bf16.ts"
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 128u);
+#line 72 "examples/elementwise-bf16.ts"
+        if (q < octets) {
+#line 73 "examples/elementwise-bf16.ts"
+          const uint4 words_1 = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)q * 8u)]);
+          const tsk_bf16 x0_1 = tsk_bf16{(unsigned short)words_1.x};
+          const tsk_bf16 x1_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+          const tsk_bf16 x2_1 = tsk_bf16{(unsigned short)words_1.y};
+          const tsk_bf16 x3_1 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+          const tsk_bf16 x4_1 = tsk_bf16{(unsigned short)words_1.z};
+          const tsk_bf16 x5_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+          const tsk_bf16 x6_1 = tsk_bf16{(unsigned short)words_1.w};
+          const tsk_bf16 x7_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 74 "examples/elementwise-bf16.ts"
+          *reinterpret_cast<uint4*>(&out[(int)((unsigned int)q * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x0_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x1_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x2_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x3_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x4_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x5_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x6_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanh(tsk_bf16_to_f32(x7_1)))).bits << 16));
+        }
+      }
+    }
+  }
+}
+
+// Kernel geluHalfTanh specialized for BLOCK = 256, ITEMS = 4; block 256×1×1.
 #line 105 "examples/elementwise-bf16.ts"
+extern "C" __global__ void __launch_bounds__(256) geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n) {
+#line 108 "examples/elementwise-bf16.ts"
+  float xs[32];
+#line 109 "examples/elementwise-bf16.ts"
+  const int octets = n / 8;
+#line 110 "examples/elementwise-bf16.ts"
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 4u + (unsigned int)((int)threadIdx.x)); first < octets; first += (int)((unsigned int)((int)gridDim.x) * 256u * 4u)) {
+#line 111 "examples/elementwise-bf16.ts"
+    if ((int)((unsigned int)first + 768u) < octets) {
+#line 112 "examples/elementwise-bf16.ts"
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+#line 113 "examples/elementwise-bf16.ts"
+        const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)(((unsigned int)first + (unsigned int)k * 256u) * 8u)]);
+        const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+        const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+        const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+        const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+        const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+        const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+        const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+        const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 114 "examples/elementwise-bf16.ts"
+        const float lane = tsk_bf16_to_f32(x0);
+        const float lane_1 = tsk_bf16_to_f32(x1);
+        const float lane_2 = tsk_bf16_to_f32(x2);
+        const float lane_3 = tsk_bf16_to_f32(x3);
+        xs[(int)(8u * (unsigned int)k)] = lane;
+        xs[(int)(8u * (unsigned int)k + 1u)] = lane_1;
+        xs[(int)(8u * (unsigned int)k + 2u)] = lane_2;
+        xs[(int)(8u * (unsigned int)k + 3u)] = lane_3;
+#line 115 "examples/elementwise-bf16.ts"
+        const float lane_4 = tsk_bf16_to_f32(x4);
+        const float lane_5 = tsk_bf16_to_f32(x5);
+        const float lane_6 = tsk_bf16_to_f32(x6);
+        const float lane_7 = tsk_bf16_to_f32(x7);
+        xs[(int)(8u * (unsigned int)k + 4u)] = lane_4;
+        xs[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_5;
+        xs[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_6;
+        xs[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_7;
+      }
+#line 117 "examples/elementwise-bf16.ts"
+#pragma unroll
+      for (int k_1 = 0; k_1 < 4; k_1++) {
+#line 118 "examples/elementwise-bf16.ts"
+        const int j = (int)(8u * (unsigned int)k_1);
+#line 119 "examples/elementwise-bf16.ts"
+        *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)first + (unsigned int)k_1 * 256u) * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[j]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 1u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 2u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 3u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 4u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 5u)]))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 6u)]))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(xs[(int)((unsigned int)j + 7u)]))).bits << 16));
+      }
+    } else {
+#line 133 "examples/elementwise-bf16.ts"
+      for (int k_2 = 0; k_2 < 4; k_2++) {
+#line 134 "examples/elementwise-bf16.ts"
+        const int q = (int)((unsigned int)first + (unsigned int)k_2 * 256u);
+#line 135 "examples/elementwise-bf16.ts"
+        if (q < octets) {
+#line 136 "examples/elementwise-bf16.ts"
+          const uint4 words_1 = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)q * 8u)]);
+          const tsk_bf16 x0_1 = tsk_bf16{(unsigned short)words_1.x};
+          const tsk_bf16 x1_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+          const tsk_bf16 x2_1 = tsk_bf16{(unsigned short)words_1.y};
+          const tsk_bf16 x3_1 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+          const tsk_bf16 x4_1 = tsk_bf16{(unsigned short)words_1.z};
+          const tsk_bf16 x5_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+          const tsk_bf16 x6_1 = tsk_bf16{(unsigned short)words_1.w};
+          const tsk_bf16 x7_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 137 "examples/elementwise-bf16.ts"
+          *reinterpret_cast<uint4*>(&out[(int)((unsigned int)q * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x0_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x1_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x2_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x3_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x4_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x5_1)))).bits << 16), (unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x6_1)))).bits | ((unsigned int)(tsk_f32_to_bf16(geluTanhForm(tsk_bf16_to_f32(x7_1)))).bits << 16));
+        }
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRows specialized for BLOCK = 256, ITEMS = 2; block 256×1×1.
+#line 163 "examples/elementwise-bf16.ts"
+extern "C" __global__ void __launch_bounds__(256) dequantizeRows_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols) {
+#line 166 "examples/elementwise-bf16.ts"
+  int qs[32];
+#line 167 "examples/elementwise-bf16.ts"
+  const int perRow = cols / 16;
+#line 168 "examples/elementwise-bf16.ts"
+  const int vectors = (int)((unsigned int)rows * (unsigned int)perRow);
+#line 169 "examples/elementwise-bf16.ts"
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 2u + (unsigned int)((int)threadIdx.x)); first < vectors; first += (int)((unsigned int)((int)gridDim.x) * 256u * 2u)) {
+#line 170 "examples/elementwise-bf16.ts"
 #pragma unroll
     for (int k = 0; k < 2; k++) {
-#line 106 "examples/elementwise-bf16.ts"
+#line 171 "examples/elementwise-bf16.ts"
       const int v = (int)((unsigned int)first + (unsigned int)k * 256u);
-#line 107 "examples/elementwise-bf16.ts"
+#line 172 "examples/elementwise-bf16.ts"
       if (v < vectors) {
-#line 108 "examples/elementwise-bf16.ts"
+#line 173 "examples/elementwise-bf16.ts"
         const uint4 words = *reinterpret_cast<const uint4*>(&q[(int)((unsigned int)v * 16u)]);
         const int a0 = (int)(signed char)words.x;
         const int a1 = (int)(signed char)(words.x >> 8);
@@ -225,42 +385,42 @@ extern "C" __global__ void __launch_bounds__(256) dequantizeRows_T_bf16_BLOCK_25
         const int a13 = (int)(signed char)(words.w >> 8);
         const int a14 = (int)(signed char)(words.w >> 16);
         const int a15 = (int)(signed char)(words.w >> 24);
-#line 109 "examples/elementwise-bf16.ts"
+#line 174 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k)] = a0;
         qs[(int)(16u * (unsigned int)k + 1u)] = a1;
         qs[(int)(16u * (unsigned int)k + 2u)] = a2;
         qs[(int)(16u * (unsigned int)k + 3u)] = a3;
-#line 110 "examples/elementwise-bf16.ts"
+#line 175 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k + 4u)] = a4;
         qs[(int)(16u * (unsigned int)k + 4u + 1u)] = a5;
         qs[(int)(16u * (unsigned int)k + 4u + 2u)] = a6;
         qs[(int)(16u * (unsigned int)k + 4u + 3u)] = a7;
-#line 111 "examples/elementwise-bf16.ts"
+#line 176 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k + 8u)] = a8;
         qs[(int)(16u * (unsigned int)k + 8u + 1u)] = a9;
         qs[(int)(16u * (unsigned int)k + 8u + 2u)] = a10;
         qs[(int)(16u * (unsigned int)k + 8u + 3u)] = a11;
-#line 112 "examples/elementwise-bf16.ts"
+#line 177 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k + 12u)] = a12;
         qs[(int)(16u * (unsigned int)k + 12u + 1u)] = a13;
         qs[(int)(16u * (unsigned int)k + 12u + 2u)] = a14;
         qs[(int)(16u * (unsigned int)k + 12u + 3u)] = a15;
       }
     }
-#line 115 "examples/elementwise-bf16.ts"
+#line 180 "examples/elementwise-bf16.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 116 "examples/elementwise-bf16.ts"
+#line 181 "examples/elementwise-bf16.ts"
       const int v_1 = (int)((unsigned int)first + (unsigned int)k_1 * 256u);
-#line 117 "examples/elementwise-bf16.ts"
+#line 182 "examples/elementwise-bf16.ts"
       if (v_1 < vectors) {
-#line 118 "examples/elementwise-bf16.ts"
+#line 183 "examples/elementwise-bf16.ts"
         const float s = tsk_bf16_to_f32(scale[v_1 / perRow]);
-#line 119 "examples/elementwise-bf16.ts"
+#line 184 "examples/elementwise-bf16.ts"
         const int j = (int)(16u * (unsigned int)k_1);
-#line 120 "examples/elementwise-bf16.ts"
+#line 185 "examples/elementwise-bf16.ts"
         *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 16u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[j] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 1u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 2u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 3u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 4u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 5u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 6u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 7u)] * s)).bits << 16));
-#line 132 "examples/elementwise-bf16.ts"
+#line 197 "examples/elementwise-bf16.ts"
         *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 16u + 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 8u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 9u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 10u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 11u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 12u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 13u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 14u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 15u)] * s)).bits << 16));
       }
     }
@@ -268,24 +428,24 @@ extern "C" __global__ void __launch_bounds__(256) dequantizeRows_T_bf16_BLOCK_25
 }
 
 // Kernel dequantizeRows specialized for BLOCK = 128, ITEMS = 2; block 128×1×1.
-#line 98 "examples/elementwise-bf16.ts"
+#line 163 "examples/elementwise-bf16.ts"
 extern "C" __global__ void __launch_bounds__(128) dequantizeRows_T_bf16_BLOCK_128_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols) {
-#line 101 "examples/elementwise-bf16.ts"
+#line 166 "examples/elementwise-bf16.ts"
   int qs[32];
-#line 102 "examples/elementwise-bf16.ts"
+#line 167 "examples/elementwise-bf16.ts"
   const int perRow = cols / 16;
-#line 103 "examples/elementwise-bf16.ts"
+#line 168 "examples/elementwise-bf16.ts"
   const int vectors = (int)((unsigned int)rows * (unsigned int)perRow);
-#line 104 "examples/elementwise-bf16.ts"
+#line 169 "examples/elementwise-bf16.ts"
   for (int first = (int)((unsigned int)((int)blockIdx.x) * 128u * 2u + (unsigned int)((int)threadIdx.x)); first < vectors; first += (int)((unsigned int)((int)gridDim.x) * 128u * 2u)) {
-#line 105 "examples/elementwise-bf16.ts"
+#line 170 "examples/elementwise-bf16.ts"
 #pragma unroll
     for (int k = 0; k < 2; k++) {
-#line 106 "examples/elementwise-bf16.ts"
+#line 171 "examples/elementwise-bf16.ts"
       const int v = (int)((unsigned int)first + (unsigned int)k * 128u);
-#line 107 "examples/elementwise-bf16.ts"
+#line 172 "examples/elementwise-bf16.ts"
       if (v < vectors) {
-#line 108 "examples/elementwise-bf16.ts"
+#line 173 "examples/elementwise-bf16.ts"
         const uint4 words = *reinterpret_cast<const uint4*>(&q[(int)((unsigned int)v * 16u)]);
         const int a0 = (int)(signed char)words.x;
         const int a1 = (int)(signed char)(words.x >> 8);
@@ -303,42 +463,124 @@ extern "C" __global__ void __launch_bounds__(128) dequantizeRows_T_bf16_BLOCK_12
         const int a13 = (int)(signed char)(words.w >> 8);
         const int a14 = (int)(signed char)(words.w >> 16);
         const int a15 = (int)(signed char)(words.w >> 24);
-#line 109 "examples/elementwise-bf16.ts"
+#line 174 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k)] = a0;
         qs[(int)(16u * (unsigned int)k + 1u)] = a1;
         qs[(int)(16u * (unsigned int)k + 2u)] = a2;
         qs[(int)(16u * (unsigned int)k + 3u)] = a3;
-#line 110 "examples/elementwise-bf16.ts"
+#line 175 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k + 4u)] = a4;
         qs[(int)(16u * (unsigned int)k + 4u + 1u)] = a5;
         qs[(int)(16u * (unsigned int)k + 4u + 2u)] = a6;
         qs[(int)(16u * (unsigned int)k + 4u + 3u)] = a7;
-#line 111 "examples/elementwise-bf16.ts"
+#line 176 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k + 8u)] = a8;
         qs[(int)(16u * (unsigned int)k + 8u + 1u)] = a9;
         qs[(int)(16u * (unsigned int)k + 8u + 2u)] = a10;
         qs[(int)(16u * (unsigned int)k + 8u + 3u)] = a11;
-#line 112 "examples/elementwise-bf16.ts"
+#line 177 "examples/elementwise-bf16.ts"
         qs[(int)(16u * (unsigned int)k + 12u)] = a12;
         qs[(int)(16u * (unsigned int)k + 12u + 1u)] = a13;
         qs[(int)(16u * (unsigned int)k + 12u + 2u)] = a14;
         qs[(int)(16u * (unsigned int)k + 12u + 3u)] = a15;
       }
     }
-#line 115 "examples/elementwise-bf16.ts"
+#line 180 "examples/elementwise-bf16.ts"
 #pragma unroll
     for (int k_1 = 0; k_1 < 2; k_1++) {
-#line 116 "examples/elementwise-bf16.ts"
+#line 181 "examples/elementwise-bf16.ts"
       const int v_1 = (int)((unsigned int)first + (unsigned int)k_1 * 128u);
-#line 117 "examples/elementwise-bf16.ts"
+#line 182 "examples/elementwise-bf16.ts"
       if (v_1 < vectors) {
-#line 118 "examples/elementwise-bf16.ts"
+#line 183 "examples/elementwise-bf16.ts"
         const float s = tsk_bf16_to_f32(scale[v_1 / perRow]);
-#line 119 "examples/elementwise-bf16.ts"
+#line 184 "examples/elementwise-bf16.ts"
         const int j = (int)(16u * (unsigned int)k_1);
-#line 120 "examples/elementwise-bf16.ts"
+#line 185 "examples/elementwise-bf16.ts"
         *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 16u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[j] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 1u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 2u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 3u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 4u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 5u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 6u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 7u)] * s)).bits << 16));
-#line 132 "examples/elementwise-bf16.ts"
+#line 197 "examples/elementwise-bf16.ts"
+        *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 16u + 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 8u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 9u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 10u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 11u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 12u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 13u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 14u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 15u)] * s)).bits << 16));
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRowsPrefetch specialized for BLOCK = 256, ITEMS = 2; block 256×1×1.
+#line 221 "examples/elementwise-bf16.ts"
+extern "C" __global__ void __launch_bounds__(256) dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols) {
+#line 224 "examples/elementwise-bf16.ts"
+  int qs[32];
+#line 225 "examples/elementwise-bf16.ts"
+  float scales[2];
+#line 226 "examples/elementwise-bf16.ts"
+  const int perRow = cols / 16;
+#line 227 "examples/elementwise-bf16.ts"
+  const int vectors = (int)((unsigned int)rows * (unsigned int)perRow);
+#line 228 "examples/elementwise-bf16.ts"
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 2u + (unsigned int)((int)threadIdx.x)); first < vectors; first += (int)((unsigned int)((int)gridDim.x) * 256u * 2u)) {
+#line 229 "examples/elementwise-bf16.ts"
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+#line 230 "examples/elementwise-bf16.ts"
+      const int v = (int)((unsigned int)first + (unsigned int)k * 256u);
+#line 231 "examples/elementwise-bf16.ts"
+      if (v < vectors) {
+#line 232 "examples/elementwise-bf16.ts"
+        const uint4 words = *reinterpret_cast<const uint4*>(&q[(int)((unsigned int)v * 16u)]);
+        const int a0 = (int)(signed char)words.x;
+        const int a1 = (int)(signed char)(words.x >> 8);
+        const int a2 = (int)(signed char)(words.x >> 16);
+        const int a3 = (int)(signed char)(words.x >> 24);
+        const int a4 = (int)(signed char)words.y;
+        const int a5 = (int)(signed char)(words.y >> 8);
+        const int a6 = (int)(signed char)(words.y >> 16);
+        const int a7 = (int)(signed char)(words.y >> 24);
+        const int a8 = (int)(signed char)words.z;
+        const int a9 = (int)(signed char)(words.z >> 8);
+        const int a10 = (int)(signed char)(words.z >> 16);
+        const int a11 = (int)(signed char)(words.z >> 24);
+        const int a12 = (int)(signed char)words.w;
+        const int a13 = (int)(signed char)(words.w >> 8);
+        const int a14 = (int)(signed char)(words.w >> 16);
+        const int a15 = (int)(signed char)(words.w >> 24);
+#line 233 "examples/elementwise-bf16.ts"
+        scales[k] = tsk_bf16_to_f32(scale[v / perRow]);
+#line 234 "examples/elementwise-bf16.ts"
+        qs[(int)(16u * (unsigned int)k)] = a0;
+        qs[(int)(16u * (unsigned int)k + 1u)] = a1;
+        qs[(int)(16u * (unsigned int)k + 2u)] = a2;
+        qs[(int)(16u * (unsigned int)k + 3u)] = a3;
+#line 235 "examples/elementwise-bf16.ts"
+        qs[(int)(16u * (unsigned int)k + 4u)] = a4;
+        qs[(int)(16u * (unsigned int)k + 4u + 1u)] = a5;
+        qs[(int)(16u * (unsigned int)k + 4u + 2u)] = a6;
+        qs[(int)(16u * (unsigned int)k + 4u + 3u)] = a7;
+#line 236 "examples/elementwise-bf16.ts"
+        qs[(int)(16u * (unsigned int)k + 8u)] = a8;
+        qs[(int)(16u * (unsigned int)k + 8u + 1u)] = a9;
+        qs[(int)(16u * (unsigned int)k + 8u + 2u)] = a10;
+        qs[(int)(16u * (unsigned int)k + 8u + 3u)] = a11;
+#line 237 "examples/elementwise-bf16.ts"
+        qs[(int)(16u * (unsigned int)k + 12u)] = a12;
+        qs[(int)(16u * (unsigned int)k + 12u + 1u)] = a13;
+        qs[(int)(16u * (unsigned int)k + 12u + 2u)] = a14;
+        qs[(int)(16u * (unsigned int)k + 12u + 3u)] = a15;
+      }
+    }
+#line 240 "examples/elementwise-bf16.ts"
+#pragma unroll
+    for (int k_1 = 0; k_1 < 2; k_1++) {
+#line 241 "examples/elementwise-bf16.ts"
+      const int v_1 = (int)((unsigned int)first + (unsigned int)k_1 * 256u);
+#line 242 "examples/elementwise-bf16.ts"
+      if (v_1 < vectors) {
+#line 243 "examples/elementwise-bf16.ts"
+        const float s = scales[k_1];
+#line 244 "examples/elementwise-bf16.ts"
+        const int j = (int)(16u * (unsigned int)k_1);
+#line 245 "examples/elementwise-bf16.ts"
+        *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 16u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[j] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 1u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 2u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 3u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 4u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 5u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 6u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 7u)] * s)).bits << 16));
+#line 257 "examples/elementwise-bf16.ts"
         *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 16u + 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 8u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 9u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 10u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 11u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 12u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 13u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 14u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 15u)] * s)).bits << 16));
       }
     }

@@ -28,6 +28,22 @@ static inline cudaError_t launch_geluHalf_T_bf16_BLOCK_128_ITEMS_2(dim3 grid, cu
   return cudaGetLastError();
 }
 
+extern "C" __global__ void __launch_bounds__(128) geluHalf_T_bf16_BLOCK_128_ITEMS_1(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n);
+
+// Launches geluHalf_T_bf16_BLOCK_128_ITEMS_1 with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_geluHalf_T_bf16_BLOCK_128_ITEMS_1(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, int n) {
+  geluHalf_T_bf16_BLOCK_128_ITEMS_1<<<grid, dim3(128, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), n);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n);
+
+// Launches geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, int n) {
+  geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), n);
+  return cudaGetLastError();
+}
+
 extern "C" __global__ void __launch_bounds__(256) dequantizeRows_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols);
 
 // Launches dequantizeRows_T_bf16_BLOCK_256_ITEMS_2 with its fixed block 256×1×1; returns the launch error, if any.
@@ -41,5 +57,13 @@ extern "C" __global__ void __launch_bounds__(128) dequantizeRows_T_bf16_BLOCK_12
 // Launches dequantizeRows_T_bf16_BLOCK_128_ITEMS_2 with its fixed block 128×1×1; returns the launch error, if any.
 static inline cudaError_t launch_dequantizeRows_T_bf16_BLOCK_128_ITEMS_2(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const signed char* q, const __nv_bfloat16* scale, int rows, int cols) {
   dequantizeRows_T_bf16_BLOCK_128_ITEMS_2<<<grid, dim3(128, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), q, reinterpret_cast<const tsk_bf16*>(scale), rows, cols);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols);
+
+// Launches dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const signed char* q, const __nv_bfloat16* scale, int rows, int cols) {
+  dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), q, reinterpret_cast<const tsk_bf16*>(scale), rows, cols);
   return cudaGetLastError();
 }

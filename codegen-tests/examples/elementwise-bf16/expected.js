@@ -61,6 +61,11 @@ function geluTanh(x) {
   return fround(x / fround(1 + fround(Math.exp(fround(minusTwoSqrt2OverPi * fround(x + fround(fround(fround(0.044714998453855515 * x) * x) * x)))))));
 }
 
+function geluTanhForm(x) {
+  const sqrt2OverPi = fround(Math.sqrt(fround(2 / 3.1415927410125732)));
+  return fround(fround(0.5 * x) * fround(1 + fround(Math.tanh(fround(sqrt2OverPi * fround(x + fround(fround(fround(0.044714998453855515 * x) * x) * x)))))));
+}
+
 // Kernel geluHalf specialized for BLOCK = 256, ITEMS = 4: runs one block.
 let geluHalf_T_bf16_BLOCK_256_ITEMS_4_arrays;
 export function geluHalf_T_bf16_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
@@ -274,6 +279,200 @@ export function geluHalf_T_bf16_BLOCK_128_ITEMS_2(args, blockIdx, blockDim, grid
             out[((imul(q, 8) + 5) | 0)] = bf16Encode(lane_29);
             out[((imul(q, 8) + 6) | 0)] = bf16Encode(lane_30);
             out[((imul(q, 8) + 7) | 0)] = bf16Encode(lane_31);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel geluHalf specialized for BLOCK = 128, ITEMS = 1: runs one block.
+let geluHalf_T_bf16_BLOCK_128_ITEMS_1_arrays;
+export function geluHalf_T_bf16_BLOCK_128_ITEMS_1(args, blockIdx, blockDim, gridDim) {
+  const [out, input, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 128, ny = 1, nz = 1, threads = 128;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (geluHalf_T_bf16_BLOCK_128_ITEMS_1_arrays === undefined || geluHalf_T_bf16_BLOCK_128_ITEMS_1_arrays.threads !== threads) {
+    geluHalf_T_bf16_BLOCK_128_ITEMS_1_arrays = { threads, xs: new Float32Array(threads * 8) };
+  }
+  const { xs } = geluHalf_T_bf16_BLOCK_128_ITEMS_1_arrays;
+  xs.fill(0);
+  const octets = (n / 8) | 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    for (let first = (imul(imul(bx, 128), 1) + tx) | 0; first < octets; first = (first + imul(imul(gx, 128), 1)) | 0) {
+      if (((first + 0) | 0) < octets) {
+        {
+          const x0 = bf16Decode(input[imul(((first + 0) | 0), 8)]);
+          const x1 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 1) | 0)]);
+          const x2 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 2) | 0)]);
+          const x3 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 3) | 0)]);
+          const x4 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 4) | 0)]);
+          const x5 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 5) | 0)]);
+          const x6 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 6) | 0)]);
+          const x7 = bf16Decode(input[((imul(((first + 0) | 0), 8) + 7) | 0)]);
+          const lane = fround(x0);
+          const lane_1 = fround(x1);
+          const lane_2 = fround(x2);
+          const lane_3 = fround(x3);
+          xs[t * 8 + 0] = lane;
+          xs[t * 8 + 1] = lane_1;
+          xs[t * 8 + 2] = lane_2;
+          xs[t * 8 + 3] = lane_3;
+          const lane_4 = fround(x4);
+          const lane_5 = fround(x5);
+          const lane_6 = fround(x6);
+          const lane_7 = fround(x7);
+          xs[t * 8 + 4] = lane_4;
+          xs[t * 8 + 5] = lane_5;
+          xs[t * 8 + 6] = lane_6;
+          xs[t * 8 + 7] = lane_7;
+        }
+        for (let k = 0; k < 1; k = (k + 1) | 0) {
+          const j = imul(8, k);
+          const lane_8 = bf16Round(geluTanh(xs[t * 8 + j]));
+          const lane_9 = bf16Round(geluTanh(xs[t * 8 + ((j + 1) | 0)]));
+          const lane_10 = bf16Round(geluTanh(xs[t * 8 + ((j + 2) | 0)]));
+          const lane_11 = bf16Round(geluTanh(xs[t * 8 + ((j + 3) | 0)]));
+          const lane_12 = bf16Round(geluTanh(xs[t * 8 + ((j + 4) | 0)]));
+          const lane_13 = bf16Round(geluTanh(xs[t * 8 + ((j + 5) | 0)]));
+          const lane_14 = bf16Round(geluTanh(xs[t * 8 + ((j + 6) | 0)]));
+          const lane_15 = bf16Round(geluTanh(xs[t * 8 + ((j + 7) | 0)]));
+          out[imul(((first + imul(k, 128)) | 0), 8)] = bf16Encode(lane_8);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 1) | 0)] = bf16Encode(lane_9);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 2) | 0)] = bf16Encode(lane_10);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 3) | 0)] = bf16Encode(lane_11);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 4) | 0)] = bf16Encode(lane_12);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 5) | 0)] = bf16Encode(lane_13);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 6) | 0)] = bf16Encode(lane_14);
+          out[((imul(((first + imul(k, 128)) | 0), 8) + 7) | 0)] = bf16Encode(lane_15);
+        }
+      } else {
+        for (let k_1 = 0; k_1 < 1; k_1 = (k_1 + 1) | 0) {
+          const q = (first + imul(k_1, 128)) | 0;
+          if (q < octets) {
+            const x0_1 = bf16Decode(input[imul(q, 8)]);
+            const x1_1 = bf16Decode(input[((imul(q, 8) + 1) | 0)]);
+            const x2_1 = bf16Decode(input[((imul(q, 8) + 2) | 0)]);
+            const x3_1 = bf16Decode(input[((imul(q, 8) + 3) | 0)]);
+            const x4_1 = bf16Decode(input[((imul(q, 8) + 4) | 0)]);
+            const x5_1 = bf16Decode(input[((imul(q, 8) + 5) | 0)]);
+            const x6_1 = bf16Decode(input[((imul(q, 8) + 6) | 0)]);
+            const x7_1 = bf16Decode(input[((imul(q, 8) + 7) | 0)]);
+            const lane_16 = bf16Round(geluTanh(fround(x0_1)));
+            const lane_17 = bf16Round(geluTanh(fround(x1_1)));
+            const lane_18 = bf16Round(geluTanh(fround(x2_1)));
+            const lane_19 = bf16Round(geluTanh(fround(x3_1)));
+            const lane_20 = bf16Round(geluTanh(fround(x4_1)));
+            const lane_21 = bf16Round(geluTanh(fround(x5_1)));
+            const lane_22 = bf16Round(geluTanh(fround(x6_1)));
+            const lane_23 = bf16Round(geluTanh(fround(x7_1)));
+            out[imul(q, 8)] = bf16Encode(lane_16);
+            out[((imul(q, 8) + 1) | 0)] = bf16Encode(lane_17);
+            out[((imul(q, 8) + 2) | 0)] = bf16Encode(lane_18);
+            out[((imul(q, 8) + 3) | 0)] = bf16Encode(lane_19);
+            out[((imul(q, 8) + 4) | 0)] = bf16Encode(lane_20);
+            out[((imul(q, 8) + 5) | 0)] = bf16Encode(lane_21);
+            out[((imul(q, 8) + 6) | 0)] = bf16Encode(lane_22);
+            out[((imul(q, 8) + 7) | 0)] = bf16Encode(lane_23);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel geluHalfTanh specialized for BLOCK = 256, ITEMS = 4: runs one block.
+let geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays;
+export function geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(args, blockIdx, blockDim, gridDim) {
+  const [out, input, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays === undefined || geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays.threads !== threads) {
+    geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays = { threads, xs: new Float32Array(threads * 32) };
+  }
+  const { xs } = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_arrays;
+  xs.fill(0);
+  const octets = (n / 8) | 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    for (let first = (imul(imul(bx, 256), 4) + tx) | 0; first < octets; first = (first + imul(imul(gx, 256), 4)) | 0) {
+      if (((first + 768) | 0) < octets) {
+        for (let k = 0; k < 4; k = (k + 1) | 0) {
+          const x0 = bf16Decode(input[imul(((first + imul(k, 256)) | 0), 8)]);
+          const x1 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 1) | 0)]);
+          const x2 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 2) | 0)]);
+          const x3 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 3) | 0)]);
+          const x4 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 4) | 0)]);
+          const x5 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 5) | 0)]);
+          const x6 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 6) | 0)]);
+          const x7 = bf16Decode(input[((imul(((first + imul(k, 256)) | 0), 8) + 7) | 0)]);
+          const lane = fround(x0);
+          const lane_1 = fround(x1);
+          const lane_2 = fround(x2);
+          const lane_3 = fround(x3);
+          xs[t * 32 + imul(8, k)] = lane;
+          xs[t * 32 + ((imul(8, k) + 1) | 0)] = lane_1;
+          xs[t * 32 + ((imul(8, k) + 2) | 0)] = lane_2;
+          xs[t * 32 + ((imul(8, k) + 3) | 0)] = lane_3;
+          const lane_4 = fround(x4);
+          const lane_5 = fround(x5);
+          const lane_6 = fround(x6);
+          const lane_7 = fround(x7);
+          xs[t * 32 + ((imul(8, k) + 4) | 0)] = lane_4;
+          xs[t * 32 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_5;
+          xs[t * 32 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_6;
+          xs[t * 32 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_7;
+        }
+        for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
+          const j = imul(8, k_1);
+          const lane_8 = bf16Round(geluTanhForm(xs[t * 32 + j]));
+          const lane_9 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 1) | 0)]));
+          const lane_10 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 2) | 0)]));
+          const lane_11 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 3) | 0)]));
+          const lane_12 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 4) | 0)]));
+          const lane_13 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 5) | 0)]));
+          const lane_14 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 6) | 0)]));
+          const lane_15 = bf16Round(geluTanhForm(xs[t * 32 + ((j + 7) | 0)]));
+          out[imul(((first + imul(k_1, 256)) | 0), 8)] = bf16Encode(lane_8);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 1) | 0)] = bf16Encode(lane_9);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 2) | 0)] = bf16Encode(lane_10);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 3) | 0)] = bf16Encode(lane_11);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 4) | 0)] = bf16Encode(lane_12);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 5) | 0)] = bf16Encode(lane_13);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 6) | 0)] = bf16Encode(lane_14);
+          out[((imul(((first + imul(k_1, 256)) | 0), 8) + 7) | 0)] = bf16Encode(lane_15);
+        }
+      } else {
+        for (let k_2 = 0; k_2 < 4; k_2 = (k_2 + 1) | 0) {
+          const q = (first + imul(k_2, 256)) | 0;
+          if (q < octets) {
+            const x0_1 = bf16Decode(input[imul(q, 8)]);
+            const x1_1 = bf16Decode(input[((imul(q, 8) + 1) | 0)]);
+            const x2_1 = bf16Decode(input[((imul(q, 8) + 2) | 0)]);
+            const x3_1 = bf16Decode(input[((imul(q, 8) + 3) | 0)]);
+            const x4_1 = bf16Decode(input[((imul(q, 8) + 4) | 0)]);
+            const x5_1 = bf16Decode(input[((imul(q, 8) + 5) | 0)]);
+            const x6_1 = bf16Decode(input[((imul(q, 8) + 6) | 0)]);
+            const x7_1 = bf16Decode(input[((imul(q, 8) + 7) | 0)]);
+            const lane_16 = bf16Round(geluTanhForm(fround(x0_1)));
+            const lane_17 = bf16Round(geluTanhForm(fround(x1_1)));
+            const lane_18 = bf16Round(geluTanhForm(fround(x2_1)));
+            const lane_19 = bf16Round(geluTanhForm(fround(x3_1)));
+            const lane_20 = bf16Round(geluTanhForm(fround(x4_1)));
+            const lane_21 = bf16Round(geluTanhForm(fround(x5_1)));
+            const lane_22 = bf16Round(geluTanhForm(fround(x6_1)));
+            const lane_23 = bf16Round(geluTanhForm(fround(x7_1)));
+            out[imul(q, 8)] = bf16Encode(lane_16);
+            out[((imul(q, 8) + 1) | 0)] = bf16Encode(lane_17);
+            out[((imul(q, 8) + 2) | 0)] = bf16Encode(lane_18);
+            out[((imul(q, 8) + 3) | 0)] = bf16Encode(lane_19);
+            out[((imul(q, 8) + 4) | 0)] = bf16Encode(lane_20);
+            out[((imul(q, 8) + 5) | 0)] = bf16Encode(lane_21);
+            out[((imul(q, 8) + 6) | 0)] = bf16Encode(lane_22);
+            out[((imul(q, 8) + 7) | 0)] = bf16Encode(lane_23);
           }
         }
       }
@@ -637,6 +836,207 @@ export function dequantizeRows_T_bf16_BLOCK_128_ITEMS_2(args, blockIdx, blockDim
         const v_1 = (first + 128) | 0;
         if (v_1 < vectors) {
           const s = fround(bf16Decode(scale[((v_1 / perRow) | 0)]));
+          const lane_16 = bf16Round(fround(fround(qs16) * s));
+          const lane_17 = bf16Round(fround(fround(qs17) * s));
+          const lane_18 = bf16Round(fround(fround(qs18) * s));
+          const lane_19 = bf16Round(fround(fround(qs19) * s));
+          const lane_20 = bf16Round(fround(fround(qs20) * s));
+          const lane_21 = bf16Round(fround(fround(qs21) * s));
+          const lane_22 = bf16Round(fround(fround(qs22) * s));
+          const lane_23 = bf16Round(fround(fround(qs23) * s));
+          out[imul(v_1, 16)] = bf16Encode(lane_16);
+          out[((imul(v_1, 16) + 1) | 0)] = bf16Encode(lane_17);
+          out[((imul(v_1, 16) + 2) | 0)] = bf16Encode(lane_18);
+          out[((imul(v_1, 16) + 3) | 0)] = bf16Encode(lane_19);
+          out[((imul(v_1, 16) + 4) | 0)] = bf16Encode(lane_20);
+          out[((imul(v_1, 16) + 5) | 0)] = bf16Encode(lane_21);
+          out[((imul(v_1, 16) + 6) | 0)] = bf16Encode(lane_22);
+          out[((imul(v_1, 16) + 7) | 0)] = bf16Encode(lane_23);
+          const lane_24 = bf16Round(fround(fround(qs24) * s));
+          const lane_25 = bf16Round(fround(fround(qs25) * s));
+          const lane_26 = bf16Round(fround(fround(qs26) * s));
+          const lane_27 = bf16Round(fround(fround(qs27) * s));
+          const lane_28 = bf16Round(fround(fround(qs28) * s));
+          const lane_29 = bf16Round(fround(fround(qs29) * s));
+          const lane_30 = bf16Round(fround(fround(qs30) * s));
+          const lane_31 = bf16Round(fround(fround(qs31) * s));
+          out[((imul(v_1, 16) + 8) | 0)] = bf16Encode(lane_24);
+          out[((((imul(v_1, 16) + 8) | 0) + 1) | 0)] = bf16Encode(lane_25);
+          out[((((imul(v_1, 16) + 8) | 0) + 2) | 0)] = bf16Encode(lane_26);
+          out[((((imul(v_1, 16) + 8) | 0) + 3) | 0)] = bf16Encode(lane_27);
+          out[((((imul(v_1, 16) + 8) | 0) + 4) | 0)] = bf16Encode(lane_28);
+          out[((((imul(v_1, 16) + 8) | 0) + 5) | 0)] = bf16Encode(lane_29);
+          out[((((imul(v_1, 16) + 8) | 0) + 6) | 0)] = bf16Encode(lane_30);
+          out[((((imul(v_1, 16) + 8) | 0) + 7) | 0)] = bf16Encode(lane_31);
+        }
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRowsPrefetch specialized for BLOCK = 256, ITEMS = 2: runs one block.
+export function dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
+  const [out, q, scale, rows, cols] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const perRow = (cols / 16) | 0;
+  const vectors = imul(rows, perRow);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let qs0 = 0;
+    let qs1 = 0;
+    let qs2 = 0;
+    let qs3 = 0;
+    let qs4 = 0;
+    let qs5 = 0;
+    let qs6 = 0;
+    let qs7 = 0;
+    let qs8 = 0;
+    let qs9 = 0;
+    let qs10 = 0;
+    let qs11 = 0;
+    let qs12 = 0;
+    let qs13 = 0;
+    let qs14 = 0;
+    let qs15 = 0;
+    let qs16 = 0;
+    let qs17 = 0;
+    let qs18 = 0;
+    let qs19 = 0;
+    let qs20 = 0;
+    let qs21 = 0;
+    let qs22 = 0;
+    let qs23 = 0;
+    let qs24 = 0;
+    let qs25 = 0;
+    let qs26 = 0;
+    let qs27 = 0;
+    let qs28 = 0;
+    let qs29 = 0;
+    let qs30 = 0;
+    let qs31 = 0;
+    let scales0 = 0;
+    let scales1 = 0;
+    for (let first = (imul(imul(bx, 256), 2) + tx) | 0; first < vectors; first = (first + imul(imul(gx, 256), 2)) | 0) {
+      {
+        const v = (first + 0) | 0;
+        if (v < vectors) {
+          const a0 = q[imul(v, 16)];
+          const a1 = q[((imul(v, 16) + 1) | 0)];
+          const a2 = q[((imul(v, 16) + 2) | 0)];
+          const a3 = q[((imul(v, 16) + 3) | 0)];
+          const a4 = q[((imul(v, 16) + 4) | 0)];
+          const a5 = q[((imul(v, 16) + 5) | 0)];
+          const a6 = q[((imul(v, 16) + 6) | 0)];
+          const a7 = q[((imul(v, 16) + 7) | 0)];
+          const a8 = q[((imul(v, 16) + 8) | 0)];
+          const a9 = q[((imul(v, 16) + 9) | 0)];
+          const a10 = q[((imul(v, 16) + 10) | 0)];
+          const a11 = q[((imul(v, 16) + 11) | 0)];
+          const a12 = q[((imul(v, 16) + 12) | 0)];
+          const a13 = q[((imul(v, 16) + 13) | 0)];
+          const a14 = q[((imul(v, 16) + 14) | 0)];
+          const a15 = q[((imul(v, 16) + 15) | 0)];
+          scales0 = fround(bf16Decode(scale[((v / perRow) | 0)]));
+          qs0 = a0;
+          qs1 = a1;
+          qs2 = a2;
+          qs3 = a3;
+          qs4 = a4;
+          qs5 = a5;
+          qs6 = a6;
+          qs7 = a7;
+          qs8 = a8;
+          qs9 = a9;
+          qs10 = a10;
+          qs11 = a11;
+          qs12 = a12;
+          qs13 = a13;
+          qs14 = a14;
+          qs15 = a15;
+        }
+      }
+      {
+        const v = (first + 256) | 0;
+        if (v < vectors) {
+          const a0 = q[imul(v, 16)];
+          const a1 = q[((imul(v, 16) + 1) | 0)];
+          const a2 = q[((imul(v, 16) + 2) | 0)];
+          const a3 = q[((imul(v, 16) + 3) | 0)];
+          const a4 = q[((imul(v, 16) + 4) | 0)];
+          const a5 = q[((imul(v, 16) + 5) | 0)];
+          const a6 = q[((imul(v, 16) + 6) | 0)];
+          const a7 = q[((imul(v, 16) + 7) | 0)];
+          const a8 = q[((imul(v, 16) + 8) | 0)];
+          const a9 = q[((imul(v, 16) + 9) | 0)];
+          const a10 = q[((imul(v, 16) + 10) | 0)];
+          const a11 = q[((imul(v, 16) + 11) | 0)];
+          const a12 = q[((imul(v, 16) + 12) | 0)];
+          const a13 = q[((imul(v, 16) + 13) | 0)];
+          const a14 = q[((imul(v, 16) + 14) | 0)];
+          const a15 = q[((imul(v, 16) + 15) | 0)];
+          scales1 = fround(bf16Decode(scale[((v / perRow) | 0)]));
+          qs16 = a0;
+          qs17 = a1;
+          qs18 = a2;
+          qs19 = a3;
+          qs20 = a4;
+          qs21 = a5;
+          qs22 = a6;
+          qs23 = a7;
+          qs24 = a8;
+          qs25 = a9;
+          qs26 = a10;
+          qs27 = a11;
+          qs28 = a12;
+          qs29 = a13;
+          qs30 = a14;
+          qs31 = a15;
+        }
+      }
+      {
+        const v_1 = (first + 0) | 0;
+        if (v_1 < vectors) {
+          const s = scales0;
+          const lane = bf16Round(fround(fround(qs0) * s));
+          const lane_1 = bf16Round(fround(fround(qs1) * s));
+          const lane_2 = bf16Round(fround(fround(qs2) * s));
+          const lane_3 = bf16Round(fround(fround(qs3) * s));
+          const lane_4 = bf16Round(fround(fround(qs4) * s));
+          const lane_5 = bf16Round(fround(fround(qs5) * s));
+          const lane_6 = bf16Round(fround(fround(qs6) * s));
+          const lane_7 = bf16Round(fround(fround(qs7) * s));
+          out[imul(v_1, 16)] = bf16Encode(lane);
+          out[((imul(v_1, 16) + 1) | 0)] = bf16Encode(lane_1);
+          out[((imul(v_1, 16) + 2) | 0)] = bf16Encode(lane_2);
+          out[((imul(v_1, 16) + 3) | 0)] = bf16Encode(lane_3);
+          out[((imul(v_1, 16) + 4) | 0)] = bf16Encode(lane_4);
+          out[((imul(v_1, 16) + 5) | 0)] = bf16Encode(lane_5);
+          out[((imul(v_1, 16) + 6) | 0)] = bf16Encode(lane_6);
+          out[((imul(v_1, 16) + 7) | 0)] = bf16Encode(lane_7);
+          const lane_8 = bf16Round(fround(fround(qs8) * s));
+          const lane_9 = bf16Round(fround(fround(qs9) * s));
+          const lane_10 = bf16Round(fround(fround(qs10) * s));
+          const lane_11 = bf16Round(fround(fround(qs11) * s));
+          const lane_12 = bf16Round(fround(fround(qs12) * s));
+          const lane_13 = bf16Round(fround(fround(qs13) * s));
+          const lane_14 = bf16Round(fround(fround(qs14) * s));
+          const lane_15 = bf16Round(fround(fround(qs15) * s));
+          out[((imul(v_1, 16) + 8) | 0)] = bf16Encode(lane_8);
+          out[((((imul(v_1, 16) + 8) | 0) + 1) | 0)] = bf16Encode(lane_9);
+          out[((((imul(v_1, 16) + 8) | 0) + 2) | 0)] = bf16Encode(lane_10);
+          out[((((imul(v_1, 16) + 8) | 0) + 3) | 0)] = bf16Encode(lane_11);
+          out[((((imul(v_1, 16) + 8) | 0) + 4) | 0)] = bf16Encode(lane_12);
+          out[((((imul(v_1, 16) + 8) | 0) + 5) | 0)] = bf16Encode(lane_13);
+          out[((((imul(v_1, 16) + 8) | 0) + 6) | 0)] = bf16Encode(lane_14);
+          out[((((imul(v_1, 16) + 8) | 0) + 7) | 0)] = bf16Encode(lane_15);
+        }
+      }
+      {
+        const v_1 = (first + 256) | 0;
+        if (v_1 < vectors) {
+          const s = scales1;
           const lane_16 = bf16Round(fround(fround(qs16) * s));
           const lane_17 = bf16Round(fround(fround(qs17) * s));
           const lane_18 = bf16Round(fround(fround(qs18) * s));

@@ -35,6 +35,11 @@ fn geluTanh(x: f32) -> f32 {
   return x / (1.0f + exp(minusTwoSqrt2OverPi * (x + 0.044715f * x * x * x)));
 }
 
+fn geluTanhForm(x: f32) -> f32 {
+  let sqrt2OverPi: f32 = sqrt(tsk_runtime_f32(0.63661975f));
+  return 0.5f * x * (1.0f + tanh(sqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
 // Kernel geluHalf specialized for BLOCK = 256, ITEMS = 4.
 @group(0) @binding(0) var<storage, read_write> geluHalf_T_bf16_BLOCK_256_ITEMS_4_out: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> geluHalf_T_bf16_BLOCK_256_ITEMS_4_input: array<vec4<u32>>;
@@ -283,6 +288,224 @@ fn geluHalf_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_id: vec
   }
 }
 
+// Kernel geluHalf specialized for BLOCK = 128, ITEMS = 1.
+@group(0) @binding(0) var<storage, read_write> geluHalf_T_bf16_BLOCK_128_ITEMS_1_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> geluHalf_T_bf16_BLOCK_128_ITEMS_1_input: array<vec4<u32>>;
+struct geluHalf_T_bf16_BLOCK_128_ITEMS_1_Params {
+  n: i32,
+}
+@group(0) @binding(2) var<uniform> geluHalf_T_bf16_BLOCK_128_ITEMS_1_params: geluHalf_T_bf16_BLOCK_128_ITEMS_1_Params;
+@compute @workgroup_size(128, 1, 1)
+fn geluHalf_T_bf16_BLOCK_128_ITEMS_1(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let n: i32 = geluHalf_T_bf16_BLOCK_128_ITEMS_1_params.n;
+  var xs: array<f32, 8>;
+  let octets: i32 = n / 8i;
+  for (var first: i32 = i32(group_id.x) * 128i * 1i + i32(local_id.x); first < octets; first += i32(num_groups.x) * 128i * 1i) {
+    if (first + 0i < octets) {
+      {
+        let words: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_1_input[u32((first + 0i) * 8i) / 8u];
+        let x0: f32 = tsk_unpack_bf16(words.x, 0u);
+        let x1: f32 = tsk_unpack_bf16(words.x, 1u);
+        let x2: f32 = tsk_unpack_bf16(words.y, 2u);
+        let x3: f32 = tsk_unpack_bf16(words.y, 3u);
+        let x4: f32 = tsk_unpack_bf16(words.z, 4u);
+        let x5: f32 = tsk_unpack_bf16(words.z, 5u);
+        let x6: f32 = tsk_unpack_bf16(words.w, 6u);
+        let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+        let lane: f32 = x0;
+        let lane_1: f32 = x1;
+        let lane_2: f32 = x2;
+        let lane_3: f32 = x3;
+        xs[0i] = lane;
+        xs[1i] = lane_1;
+        xs[2i] = lane_2;
+        xs[3i] = lane_3;
+        let lane_4: f32 = x4;
+        let lane_5: f32 = x5;
+        let lane_6: f32 = x6;
+        let lane_7: f32 = x7;
+        xs[4i] = lane_4;
+        xs[5i] = lane_5;
+        xs[6i] = lane_6;
+        xs[7i] = lane_7;
+      }
+      {
+        geluHalf_T_bf16_BLOCK_128_ITEMS_1_out[u32((first + 0i) * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[0i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[1i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[2i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[3i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[4i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[5i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[6i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(xs[7i]))) << 16u));
+      }
+    } else {
+      for (var k: i32 = 0i; k < 1i; k++) {
+        let q: i32 = first + k * 128i;
+        if (q < octets) {
+          let words_1: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_1_input[u32(q * 8i) / 8u];
+          let x0_1: f32 = tsk_unpack_bf16(words_1.x, 0u);
+          let x1_1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+          let x2_1: f32 = tsk_unpack_bf16(words_1.y, 2u);
+          let x3_1: f32 = tsk_unpack_bf16(words_1.y, 3u);
+          let x4_1: f32 = tsk_unpack_bf16(words_1.z, 4u);
+          let x5_1: f32 = tsk_unpack_bf16(words_1.z, 5u);
+          let x6_1: f32 = tsk_unpack_bf16(words_1.w, 6u);
+          let x7_1: f32 = tsk_unpack_bf16(words_1.w, 7u);
+          geluHalf_T_bf16_BLOCK_128_ITEMS_1_out[u32(q * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanh(x0_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x1_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x2_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x3_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x4_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x5_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x6_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x7_1))) << 16u));
+        }
+      }
+    }
+  }
+}
+
+// Kernel geluHalfTanh specialized for BLOCK = 256, ITEMS = 4.
+@group(0) @binding(0) var<storage, read_write> geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input: array<vec4<u32>>;
+struct geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_Params {
+  n: i32,
+}
+@group(0) @binding(2) var<uniform> geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_params: geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_Params;
+@compute @workgroup_size(256, 1, 1)
+fn geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let n: i32 = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_params.n;
+  var xs: array<f32, 32>;
+  let octets: i32 = n / 8i;
+  for (var first: i32 = i32(group_id.x) * 256i * 4i + i32(local_id.x); first < octets; first += i32(num_groups.x) * 256i * 4i) {
+    if (first + 768i < octets) {
+      {
+        let words: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 0i) * 8i) / 8u];
+        let x0: f32 = tsk_unpack_bf16(words.x, 0u);
+        let x1: f32 = tsk_unpack_bf16(words.x, 1u);
+        let x2: f32 = tsk_unpack_bf16(words.y, 2u);
+        let x3: f32 = tsk_unpack_bf16(words.y, 3u);
+        let x4: f32 = tsk_unpack_bf16(words.z, 4u);
+        let x5: f32 = tsk_unpack_bf16(words.z, 5u);
+        let x6: f32 = tsk_unpack_bf16(words.w, 6u);
+        let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+        let lane: f32 = x0;
+        let lane_1: f32 = x1;
+        let lane_2: f32 = x2;
+        let lane_3: f32 = x3;
+        xs[0i] = lane;
+        xs[1i] = lane_1;
+        xs[2i] = lane_2;
+        xs[3i] = lane_3;
+        let lane_4: f32 = x4;
+        let lane_5: f32 = x5;
+        let lane_6: f32 = x6;
+        let lane_7: f32 = x7;
+        xs[4i] = lane_4;
+        xs[5i] = lane_5;
+        xs[6i] = lane_6;
+        xs[7i] = lane_7;
+      }
+      {
+        let words_1: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 256i) * 8i) / 8u];
+        let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+        let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+        let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+        let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+        let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+        let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+        let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+        let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+        let lane_8: f32 = x0;
+        let lane_9: f32 = x1;
+        let lane_10: f32 = x2;
+        let lane_11: f32 = x3;
+        xs[8i] = lane_8;
+        xs[9i] = lane_9;
+        xs[10i] = lane_10;
+        xs[11i] = lane_11;
+        let lane_12: f32 = x4;
+        let lane_13: f32 = x5;
+        let lane_14: f32 = x6;
+        let lane_15: f32 = x7;
+        xs[12i] = lane_12;
+        xs[13i] = lane_13;
+        xs[14i] = lane_14;
+        xs[15i] = lane_15;
+      }
+      {
+        let words_2: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 512i) * 8i) / 8u];
+        let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
+        let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
+        let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
+        let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
+        let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
+        let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
+        let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
+        let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+        let lane_16: f32 = x0;
+        let lane_17: f32 = x1;
+        let lane_18: f32 = x2;
+        let lane_19: f32 = x3;
+        xs[16i] = lane_16;
+        xs[17i] = lane_17;
+        xs[18i] = lane_18;
+        xs[19i] = lane_19;
+        let lane_20: f32 = x4;
+        let lane_21: f32 = x5;
+        let lane_22: f32 = x6;
+        let lane_23: f32 = x7;
+        xs[20i] = lane_20;
+        xs[21i] = lane_21;
+        xs[22i] = lane_22;
+        xs[23i] = lane_23;
+      }
+      {
+        let words_3: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 768i) * 8i) / 8u];
+        let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
+        let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
+        let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
+        let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
+        let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
+        let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
+        let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
+        let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+        let lane_24: f32 = x0;
+        let lane_25: f32 = x1;
+        let lane_26: f32 = x2;
+        let lane_27: f32 = x3;
+        xs[24i] = lane_24;
+        xs[25i] = lane_25;
+        xs[26i] = lane_26;
+        xs[27i] = lane_27;
+        let lane_28: f32 = x4;
+        let lane_29: f32 = x5;
+        let lane_30: f32 = x6;
+        let lane_31: f32 = x7;
+        xs[28i] = lane_28;
+        xs[29i] = lane_29;
+        xs[30i] = lane_30;
+        xs[31i] = lane_31;
+      }
+      {
+        geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out[u32((first + 0i) * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[0i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[1i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[2i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[3i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[4i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[5i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[6i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[7i]))) << 16u));
+      }
+      {
+        geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out[u32((first + 256i) * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[8i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[9i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[10i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[11i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[12i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[13i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[14i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[15i]))) << 16u));
+      }
+      {
+        geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out[u32((first + 512i) * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[16i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[17i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[18i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[19i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[20i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[21i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[22i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[23i]))) << 16u));
+      }
+      {
+        geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out[u32((first + 768i) * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[24i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[25i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[26i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[27i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[28i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[29i]))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[30i]))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(xs[31i]))) << 16u));
+      }
+    } else {
+      for (var k: i32 = 0i; k < 4i; k++) {
+        let q: i32 = first + k * 256i;
+        if (q < octets) {
+          let words_4: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32(q * 8i) / 8u];
+          let x0_1: f32 = tsk_unpack_bf16(words_4.x, 0u);
+          let x1_1: f32 = tsk_unpack_bf16(words_4.x, 1u);
+          let x2_1: f32 = tsk_unpack_bf16(words_4.y, 2u);
+          let x3_1: f32 = tsk_unpack_bf16(words_4.y, 3u);
+          let x4_1: f32 = tsk_unpack_bf16(words_4.z, 4u);
+          let x5_1: f32 = tsk_unpack_bf16(words_4.z, 5u);
+          let x6_1: f32 = tsk_unpack_bf16(words_4.w, 6u);
+          let x7_1: f32 = tsk_unpack_bf16(words_4.w, 7u);
+          geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out[u32(q * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x0_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x1_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x2_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x3_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x4_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x5_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x6_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x7_1))) << 16u));
+        }
+      }
+    }
+  }
+}
+
 // Kernel dequantizeRows specialized for BLOCK = 256, ITEMS = 2.
 @group(0) @binding(0) var<storage, read_write> dequantizeRows_T_bf16_BLOCK_256_ITEMS_2_out: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> dequantizeRows_T_bf16_BLOCK_256_ITEMS_2_q: array<vec4<u32>>;
@@ -502,6 +725,121 @@ fn dequantizeRows_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_i
         let s: f32 = tsk_unpack_bf16(dequantizeRows_T_bf16_BLOCK_128_ITEMS_2_scale[u32(v_1 / perRow) >> 1u], u32(v_1 / perRow));
         dequantizeRows_T_bf16_BLOCK_128_ITEMS_2_out[u32(v_1 * 16i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[16i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[17i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[18i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[19i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[20i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[21i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[22i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[23i]) * s)) << 16u));
         dequantizeRows_T_bf16_BLOCK_128_ITEMS_2_out[u32(v_1 * 16i + 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[24i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[25i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[26i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[27i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[28i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[29i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[30i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[31i]) * s)) << 16u));
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRowsPrefetch specialized for BLOCK = 256, ITEMS = 2.
+@group(0) @binding(0) var<storage, read_write> dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_q: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_scale: array<u32>;
+struct dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_Params {
+  rows: i32,
+  cols: i32,
+}
+@group(0) @binding(3) var<uniform> dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_params: dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_Params;
+@compute @workgroup_size(256, 1, 1)
+fn dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let rows: i32 = dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_params.rows;
+  let cols: i32 = dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_params.cols;
+  var qs: array<i32, 32>;
+  var scales: array<f32, 2>;
+  let perRow: i32 = cols / 16i;
+  let vectors: i32 = rows * perRow;
+  for (var first: i32 = i32(group_id.x) * 256i * 2i + i32(local_id.x); first < vectors; first += i32(num_groups.x) * 256i * 2i) {
+    {
+      let v: i32 = first + 0i;
+      if (v < vectors) {
+        let words: vec4<u32> = dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_q[u32(v * 16i) / 16u];
+        let a0: i32 = tsk_unpack_i8(words.x, 0u);
+        let a1: i32 = tsk_unpack_i8(words.x, 1u);
+        let a2: i32 = tsk_unpack_i8(words.x, 2u);
+        let a3: i32 = tsk_unpack_i8(words.x, 3u);
+        let a4: i32 = tsk_unpack_i8(words.y, 4u);
+        let a5: i32 = tsk_unpack_i8(words.y, 5u);
+        let a6: i32 = tsk_unpack_i8(words.y, 6u);
+        let a7: i32 = tsk_unpack_i8(words.y, 7u);
+        let a8: i32 = tsk_unpack_i8(words.z, 8u);
+        let a9: i32 = tsk_unpack_i8(words.z, 9u);
+        let a10: i32 = tsk_unpack_i8(words.z, 10u);
+        let a11: i32 = tsk_unpack_i8(words.z, 11u);
+        let a12: i32 = tsk_unpack_i8(words.w, 12u);
+        let a13: i32 = tsk_unpack_i8(words.w, 13u);
+        let a14: i32 = tsk_unpack_i8(words.w, 14u);
+        let a15: i32 = tsk_unpack_i8(words.w, 15u);
+        scales[0i] = tsk_unpack_bf16(dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_scale[u32(v / perRow) >> 1u], u32(v / perRow));
+        qs[0i] = a0;
+        qs[1i] = a1;
+        qs[2i] = a2;
+        qs[3i] = a3;
+        qs[4i] = a4;
+        qs[5i] = a5;
+        qs[6i] = a6;
+        qs[7i] = a7;
+        qs[8i] = a8;
+        qs[9i] = a9;
+        qs[10i] = a10;
+        qs[11i] = a11;
+        qs[12i] = a12;
+        qs[13i] = a13;
+        qs[14i] = a14;
+        qs[15i] = a15;
+      }
+    }
+    {
+      let v: i32 = first + 256i;
+      if (v < vectors) {
+        let words_1: vec4<u32> = dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_q[u32(v * 16i) / 16u];
+        let a0: i32 = tsk_unpack_i8(words_1.x, 0u);
+        let a1: i32 = tsk_unpack_i8(words_1.x, 1u);
+        let a2: i32 = tsk_unpack_i8(words_1.x, 2u);
+        let a3: i32 = tsk_unpack_i8(words_1.x, 3u);
+        let a4: i32 = tsk_unpack_i8(words_1.y, 4u);
+        let a5: i32 = tsk_unpack_i8(words_1.y, 5u);
+        let a6: i32 = tsk_unpack_i8(words_1.y, 6u);
+        let a7: i32 = tsk_unpack_i8(words_1.y, 7u);
+        let a8: i32 = tsk_unpack_i8(words_1.z, 8u);
+        let a9: i32 = tsk_unpack_i8(words_1.z, 9u);
+        let a10: i32 = tsk_unpack_i8(words_1.z, 10u);
+        let a11: i32 = tsk_unpack_i8(words_1.z, 11u);
+        let a12: i32 = tsk_unpack_i8(words_1.w, 12u);
+        let a13: i32 = tsk_unpack_i8(words_1.w, 13u);
+        let a14: i32 = tsk_unpack_i8(words_1.w, 14u);
+        let a15: i32 = tsk_unpack_i8(words_1.w, 15u);
+        scales[1i] = tsk_unpack_bf16(dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_scale[u32(v / perRow) >> 1u], u32(v / perRow));
+        qs[16i] = a0;
+        qs[17i] = a1;
+        qs[18i] = a2;
+        qs[19i] = a3;
+        qs[20i] = a4;
+        qs[21i] = a5;
+        qs[22i] = a6;
+        qs[23i] = a7;
+        qs[24i] = a8;
+        qs[25i] = a9;
+        qs[26i] = a10;
+        qs[27i] = a11;
+        qs[28i] = a12;
+        qs[29i] = a13;
+        qs[30i] = a14;
+        qs[31i] = a15;
+      }
+    }
+    {
+      let v_1: i32 = first + 0i;
+      if (v_1 < vectors) {
+        let s: f32 = scales[0i];
+        dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_out[u32(v_1 * 16i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[0i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[1i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[2i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[3i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[4i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[5i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[6i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[7i]) * s)) << 16u));
+        dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_out[u32(v_1 * 16i + 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[8i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[9i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[10i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[11i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[12i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[13i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[14i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[15i]) * s)) << 16u));
+      }
+    }
+    {
+      let v_1: i32 = first + 256i;
+      if (v_1 < vectors) {
+        let s: f32 = scales[1i];
+        dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_out[u32(v_1 * 16i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[16i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[17i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[18i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[19i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[20i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[21i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[22i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[23i]) * s)) << 16u));
+        dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_out[u32(v_1 * 16i + 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[24i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[25i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[26i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[27i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[28i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[29i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[30i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[31i]) * s)) << 16u));
       }
     }
   }

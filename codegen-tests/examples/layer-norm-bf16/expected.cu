@@ -746,3 +746,798 @@ extern "C" __global__ void __launch_bounds__(128) layerNormHalf_T_bf16_THREADS_3
     }
   }
 }
+
+// Kernel layerNormHalfShifted specialized for THREADS = 256, ROWS = 1, ITEMS = 4; block 256×1×1.
+#line 149 "examples/layer-norm-bf16.ts"
+extern "C" __global__ void __launch_bounds__(256) layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps) {
+#line 172 "examples/layer-norm-bf16.ts"
+  __shared__ float sums[1][64];
+#line 173 "examples/layer-norm-bf16.ts"
+  __shared__ float squares[1][64];
+#line 174 "examples/layer-norm-bf16.ts"
+  float v[32];
+#line 175 "examples/layer-norm-bf16.ts"
+  const int tx = (int)threadIdx.x;
+#line 176 "examples/layer-norm-bf16.ts"
+  const int ty = (int)threadIdx.y;
+#line 177 "examples/layer-norm-bf16.ts"
+  const int lane = tsk_lane_id();
+#line 178 "examples/layer-norm-bf16.ts"
+  const int subgroups = 256 / 32;
+#line 179 "examples/layer-norm-bf16.ts"
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
+#line 180 "examples/layer-norm-bf16.ts"
+  const bool live = row < rows;
+#line 181 "examples/layer-norm-bf16.ts"
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
+#line 182 "examples/layer-norm-bf16.ts"
+  const float inverseCols = 1.0f / (float)cols;
+#line 183 "examples/layer-norm-bf16.ts"
+  float shift = 0.0f;
+#line 184 "examples/layer-norm-bf16.ts"
+  if (live) {
+#line 185 "examples/layer-norm-bf16.ts"
+    shift = tsk_bf16_to_f32(input[base]);
+  }
+#line 189 "examples/layer-norm-bf16.ts"
+  float localSum = 0.0f;
+#line 190 "examples/layer-norm-bf16.ts"
+  float localSquares = 0.0f;
+#line 191 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+#line 192 "examples/layer-norm-bf16.ts"
+    const int c = (int)(((unsigned int)k * 256u + (unsigned int)tx) * 8u);
+#line 193 "examples/layer-norm-bf16.ts"
+    if (live && c < cols) {
+#line 194 "examples/layer-norm-bf16.ts"
+      const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
+      const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+      const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+      const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+      const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+      const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+      const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+      const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+      const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 195 "examples/layer-norm-bf16.ts"
+      const float lane_1 = tsk_bf16_to_f32(x0);
+      const float lane_2 = tsk_bf16_to_f32(x1);
+      const float lane_3 = tsk_bf16_to_f32(x2);
+      const float lane_4 = tsk_bf16_to_f32(x3);
+      v[(int)(8u * (unsigned int)k)] = lane_1;
+      v[(int)(8u * (unsigned int)k + 1u)] = lane_2;
+      v[(int)(8u * (unsigned int)k + 2u)] = lane_3;
+      v[(int)(8u * (unsigned int)k + 3u)] = lane_4;
+#line 196 "examples/layer-norm-bf16.ts"
+      const float lane_5 = tsk_bf16_to_f32(x4);
+      const float lane_6 = tsk_bf16_to_f32(x5);
+      const float lane_7 = tsk_bf16_to_f32(x6);
+      const float lane_8 = tsk_bf16_to_f32(x7);
+      v[(int)(8u * (unsigned int)k + 4u)] = lane_5;
+      v[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_6;
+      v[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_7;
+      v[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_8;
+#line 197 "examples/layer-norm-bf16.ts"
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+#line 198 "examples/layer-norm-bf16.ts"
+        const float d = v[(int)(8u * (unsigned int)k + (unsigned int)i)] - shift;
+#line 199 "examples/layer-norm-bf16.ts"
+        localSum += d;
+#line 200 "examples/layer-norm-bf16.ts"
+        localSquares += d * d;
+      }
+    }
+  }
+#line 204 "examples/layer-norm-bf16.ts"
+  const float sum = tsk_subgroup_add(localSum);
+  localSum = sum;
+#line 205 "examples/layer-norm-bf16.ts"
+  const float sum_1 = tsk_subgroup_add(localSquares);
+  localSquares = sum_1;
+#line 206 "examples/layer-norm-bf16.ts"
+  if (lane == 0) {
+#line 207 "examples/layer-norm-bf16.ts"
+    sums[ty][tx / 32] = localSum;
+#line 208 "examples/layer-norm-bf16.ts"
+    squares[ty][tx / 32] = localSquares;
+  }
+#line 210 "examples/layer-norm-bf16.ts"
+  __syncthreads();
+#line 214 "examples/layer-norm-bf16.ts"
+  float rowSum = 0.0f;
+#line 215 "examples/layer-norm-bf16.ts"
+  float rowSquares = 0.0f;
+#line 216 "examples/layer-norm-bf16.ts"
+  for (int w0 = 0; w0 < subgroups; w0 += 32) {
+#line 217 "examples/layer-norm-bf16.ts"
+    const int w = (int)((unsigned int)w0 + (unsigned int)lane);
+#line 218 "examples/layer-norm-bf16.ts"
+    if (w < subgroups) {
+#line 219 "examples/layer-norm-bf16.ts"
+      rowSum += sums[ty][w];
+#line 220 "examples/layer-norm-bf16.ts"
+      rowSquares += squares[ty][w];
+    }
+  }
+#line 223 "examples/layer-norm-bf16.ts"
+  const float sum_2 = tsk_subgroup_add(rowSum);
+  const float meanShifted = sum_2 * inverseCols;
+#line 224 "examples/layer-norm-bf16.ts"
+  const float sum_3 = tsk_subgroup_add(rowSquares);
+  const float variance = fmaxf(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+#line 225 "examples/layer-norm-bf16.ts"
+  const float mean = shift + meanShifted;
+#line 226 "examples/layer-norm-bf16.ts"
+  const float rstd = 1.0f / sqrtf(variance + eps);
+#line 228 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k_1 = 0; k_1 < 4; k_1++) {
+#line 229 "examples/layer-norm-bf16.ts"
+    const int c_1 = (int)(((unsigned int)k_1 * 256u + (unsigned int)tx) * 8u);
+#line 230 "examples/layer-norm-bf16.ts"
+    if (live && c_1 < cols) {
+#line 231 "examples/layer-norm-bf16.ts"
+      const uint4 words_1 = *reinterpret_cast<const uint4*>(&gamma[c_1]);
+      const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
+      const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+      const tsk_bf16 g2 = tsk_bf16{(unsigned short)words_1.y};
+      const tsk_bf16 g3 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+      const tsk_bf16 g4 = tsk_bf16{(unsigned short)words_1.z};
+      const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+      const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
+      const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 232 "examples/layer-norm-bf16.ts"
+      const uint4 words_2 = *reinterpret_cast<const uint4*>(&beta[c_1]);
+      const tsk_bf16 b0 = tsk_bf16{(unsigned short)words_2.x};
+      const tsk_bf16 b1 = tsk_bf16{(unsigned short)(words_2.x >> 16)};
+      const tsk_bf16 b2 = tsk_bf16{(unsigned short)words_2.y};
+      const tsk_bf16 b3 = tsk_bf16{(unsigned short)(words_2.y >> 16)};
+      const tsk_bf16 b4 = tsk_bf16{(unsigned short)words_2.z};
+      const tsk_bf16 b5 = tsk_bf16{(unsigned short)(words_2.z >> 16)};
+      const tsk_bf16 b6 = tsk_bf16{(unsigned short)words_2.w};
+      const tsk_bf16 b7 = tsk_bf16{(unsigned short)(words_2.w >> 16)};
+#line 233 "examples/layer-norm-bf16.ts"
+      const int i_1 = (int)(8u * (unsigned int)k_1);
+#line 234 "examples/layer-norm-bf16.ts"
+      *reinterpret_cast<uint4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((v[i_1] - mean) * rstd * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(b0))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(b1))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(b2))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(b3))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 4u)] - mean) * rstd * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(b4))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 5u)] - mean) * rstd * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(b5))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 6u)] - mean) * rstd * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(b6))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 7u)] - mean) * rstd * tsk_bf16_to_f32(g7) + tsk_bf16_to_f32(b7))).bits << 16));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 512, ROWS = 1, ITEMS = 2; block 512×1×1.
+#line 149 "examples/layer-norm-bf16.ts"
+extern "C" __global__ void __launch_bounds__(512) layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps) {
+#line 172 "examples/layer-norm-bf16.ts"
+  __shared__ float sums[1][128];
+#line 173 "examples/layer-norm-bf16.ts"
+  __shared__ float squares[1][128];
+#line 174 "examples/layer-norm-bf16.ts"
+  float v[16];
+#line 175 "examples/layer-norm-bf16.ts"
+  const int tx = (int)threadIdx.x;
+#line 176 "examples/layer-norm-bf16.ts"
+  const int ty = (int)threadIdx.y;
+#line 177 "examples/layer-norm-bf16.ts"
+  const int lane = tsk_lane_id();
+#line 178 "examples/layer-norm-bf16.ts"
+  const int subgroups = 512 / 32;
+#line 179 "examples/layer-norm-bf16.ts"
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
+#line 180 "examples/layer-norm-bf16.ts"
+  const bool live = row < rows;
+#line 181 "examples/layer-norm-bf16.ts"
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
+#line 182 "examples/layer-norm-bf16.ts"
+  const float inverseCols = 1.0f / (float)cols;
+#line 183 "examples/layer-norm-bf16.ts"
+  float shift = 0.0f;
+#line 184 "examples/layer-norm-bf16.ts"
+  if (live) {
+#line 185 "examples/layer-norm-bf16.ts"
+    shift = tsk_bf16_to_f32(input[base]);
+  }
+#line 189 "examples/layer-norm-bf16.ts"
+  float localSum = 0.0f;
+#line 190 "examples/layer-norm-bf16.ts"
+  float localSquares = 0.0f;
+#line 191 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+#line 192 "examples/layer-norm-bf16.ts"
+    const int c = (int)(((unsigned int)k * 512u + (unsigned int)tx) * 8u);
+#line 193 "examples/layer-norm-bf16.ts"
+    if (live && c < cols) {
+#line 194 "examples/layer-norm-bf16.ts"
+      const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
+      const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+      const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+      const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+      const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+      const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+      const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+      const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+      const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 195 "examples/layer-norm-bf16.ts"
+      const float lane_1 = tsk_bf16_to_f32(x0);
+      const float lane_2 = tsk_bf16_to_f32(x1);
+      const float lane_3 = tsk_bf16_to_f32(x2);
+      const float lane_4 = tsk_bf16_to_f32(x3);
+      v[(int)(8u * (unsigned int)k)] = lane_1;
+      v[(int)(8u * (unsigned int)k + 1u)] = lane_2;
+      v[(int)(8u * (unsigned int)k + 2u)] = lane_3;
+      v[(int)(8u * (unsigned int)k + 3u)] = lane_4;
+#line 196 "examples/layer-norm-bf16.ts"
+      const float lane_5 = tsk_bf16_to_f32(x4);
+      const float lane_6 = tsk_bf16_to_f32(x5);
+      const float lane_7 = tsk_bf16_to_f32(x6);
+      const float lane_8 = tsk_bf16_to_f32(x7);
+      v[(int)(8u * (unsigned int)k + 4u)] = lane_5;
+      v[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_6;
+      v[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_7;
+      v[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_8;
+#line 197 "examples/layer-norm-bf16.ts"
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+#line 198 "examples/layer-norm-bf16.ts"
+        const float d = v[(int)(8u * (unsigned int)k + (unsigned int)i)] - shift;
+#line 199 "examples/layer-norm-bf16.ts"
+        localSum += d;
+#line 200 "examples/layer-norm-bf16.ts"
+        localSquares += d * d;
+      }
+    }
+  }
+#line 204 "examples/layer-norm-bf16.ts"
+  const float sum = tsk_subgroup_add(localSum);
+  localSum = sum;
+#line 205 "examples/layer-norm-bf16.ts"
+  const float sum_1 = tsk_subgroup_add(localSquares);
+  localSquares = sum_1;
+#line 206 "examples/layer-norm-bf16.ts"
+  if (lane == 0) {
+#line 207 "examples/layer-norm-bf16.ts"
+    sums[ty][tx / 32] = localSum;
+#line 208 "examples/layer-norm-bf16.ts"
+    squares[ty][tx / 32] = localSquares;
+  }
+#line 210 "examples/layer-norm-bf16.ts"
+  __syncthreads();
+#line 214 "examples/layer-norm-bf16.ts"
+  float rowSum = 0.0f;
+#line 215 "examples/layer-norm-bf16.ts"
+  float rowSquares = 0.0f;
+#line 216 "examples/layer-norm-bf16.ts"
+  for (int w0 = 0; w0 < subgroups; w0 += 32) {
+#line 217 "examples/layer-norm-bf16.ts"
+    const int w = (int)((unsigned int)w0 + (unsigned int)lane);
+#line 218 "examples/layer-norm-bf16.ts"
+    if (w < subgroups) {
+#line 219 "examples/layer-norm-bf16.ts"
+      rowSum += sums[ty][w];
+#line 220 "examples/layer-norm-bf16.ts"
+      rowSquares += squares[ty][w];
+    }
+  }
+#line 223 "examples/layer-norm-bf16.ts"
+  const float sum_2 = tsk_subgroup_add(rowSum);
+  const float meanShifted = sum_2 * inverseCols;
+#line 224 "examples/layer-norm-bf16.ts"
+  const float sum_3 = tsk_subgroup_add(rowSquares);
+  const float variance = fmaxf(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+#line 225 "examples/layer-norm-bf16.ts"
+  const float mean = shift + meanShifted;
+#line 226 "examples/layer-norm-bf16.ts"
+  const float rstd = 1.0f / sqrtf(variance + eps);
+#line 228 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k_1 = 0; k_1 < 2; k_1++) {
+#line 229 "examples/layer-norm-bf16.ts"
+    const int c_1 = (int)(((unsigned int)k_1 * 512u + (unsigned int)tx) * 8u);
+#line 230 "examples/layer-norm-bf16.ts"
+    if (live && c_1 < cols) {
+#line 231 "examples/layer-norm-bf16.ts"
+      const uint4 words_1 = *reinterpret_cast<const uint4*>(&gamma[c_1]);
+      const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
+      const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+      const tsk_bf16 g2 = tsk_bf16{(unsigned short)words_1.y};
+      const tsk_bf16 g3 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+      const tsk_bf16 g4 = tsk_bf16{(unsigned short)words_1.z};
+      const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+      const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
+      const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 232 "examples/layer-norm-bf16.ts"
+      const uint4 words_2 = *reinterpret_cast<const uint4*>(&beta[c_1]);
+      const tsk_bf16 b0 = tsk_bf16{(unsigned short)words_2.x};
+      const tsk_bf16 b1 = tsk_bf16{(unsigned short)(words_2.x >> 16)};
+      const tsk_bf16 b2 = tsk_bf16{(unsigned short)words_2.y};
+      const tsk_bf16 b3 = tsk_bf16{(unsigned short)(words_2.y >> 16)};
+      const tsk_bf16 b4 = tsk_bf16{(unsigned short)words_2.z};
+      const tsk_bf16 b5 = tsk_bf16{(unsigned short)(words_2.z >> 16)};
+      const tsk_bf16 b6 = tsk_bf16{(unsigned short)words_2.w};
+      const tsk_bf16 b7 = tsk_bf16{(unsigned short)(words_2.w >> 16)};
+#line 233 "examples/layer-norm-bf16.ts"
+      const int i_1 = (int)(8u * (unsigned int)k_1);
+#line 234 "examples/layer-norm-bf16.ts"
+      *reinterpret_cast<uint4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((v[i_1] - mean) * rstd * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(b0))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(b1))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(b2))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(b3))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 4u)] - mean) * rstd * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(b4))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 5u)] - mean) * rstd * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(b5))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 6u)] - mean) * rstd * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(b6))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 7u)] - mean) * rstd * tsk_bf16_to_f32(g7) + tsk_bf16_to_f32(b7))).bits << 16));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 128, ROWS = 1, ITEMS = 4; block 128×1×1.
+#line 149 "examples/layer-norm-bf16.ts"
+extern "C" __global__ void __launch_bounds__(128) layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps) {
+#line 172 "examples/layer-norm-bf16.ts"
+  __shared__ float sums[1][32];
+#line 173 "examples/layer-norm-bf16.ts"
+  __shared__ float squares[1][32];
+#line 174 "examples/layer-norm-bf16.ts"
+  float v[32];
+#line 175 "examples/layer-norm-bf16.ts"
+  const int tx = (int)threadIdx.x;
+#line 176 "examples/layer-norm-bf16.ts"
+  const int ty = (int)threadIdx.y;
+#line 177 "examples/layer-norm-bf16.ts"
+  const int lane = tsk_lane_id();
+#line 178 "examples/layer-norm-bf16.ts"
+  const int subgroups = 128 / 32;
+#line 179 "examples/layer-norm-bf16.ts"
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 1u + (unsigned int)ty);
+#line 180 "examples/layer-norm-bf16.ts"
+  const bool live = row < rows;
+#line 181 "examples/layer-norm-bf16.ts"
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
+#line 182 "examples/layer-norm-bf16.ts"
+  const float inverseCols = 1.0f / (float)cols;
+#line 183 "examples/layer-norm-bf16.ts"
+  float shift = 0.0f;
+#line 184 "examples/layer-norm-bf16.ts"
+  if (live) {
+#line 185 "examples/layer-norm-bf16.ts"
+    shift = tsk_bf16_to_f32(input[base]);
+  }
+#line 189 "examples/layer-norm-bf16.ts"
+  float localSum = 0.0f;
+#line 190 "examples/layer-norm-bf16.ts"
+  float localSquares = 0.0f;
+#line 191 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+#line 192 "examples/layer-norm-bf16.ts"
+    const int c = (int)(((unsigned int)k * 128u + (unsigned int)tx) * 8u);
+#line 193 "examples/layer-norm-bf16.ts"
+    if (live && c < cols) {
+#line 194 "examples/layer-norm-bf16.ts"
+      const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
+      const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+      const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+      const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+      const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+      const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+      const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+      const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+      const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 195 "examples/layer-norm-bf16.ts"
+      const float lane_1 = tsk_bf16_to_f32(x0);
+      const float lane_2 = tsk_bf16_to_f32(x1);
+      const float lane_3 = tsk_bf16_to_f32(x2);
+      const float lane_4 = tsk_bf16_to_f32(x3);
+      v[(int)(8u * (unsigned int)k)] = lane_1;
+      v[(int)(8u * (unsigned int)k + 1u)] = lane_2;
+      v[(int)(8u * (unsigned int)k + 2u)] = lane_3;
+      v[(int)(8u * (unsigned int)k + 3u)] = lane_4;
+#line 196 "examples/layer-norm-bf16.ts"
+      const float lane_5 = tsk_bf16_to_f32(x4);
+      const float lane_6 = tsk_bf16_to_f32(x5);
+      const float lane_7 = tsk_bf16_to_f32(x6);
+      const float lane_8 = tsk_bf16_to_f32(x7);
+      v[(int)(8u * (unsigned int)k + 4u)] = lane_5;
+      v[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_6;
+      v[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_7;
+      v[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_8;
+#line 197 "examples/layer-norm-bf16.ts"
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+#line 198 "examples/layer-norm-bf16.ts"
+        const float d = v[(int)(8u * (unsigned int)k + (unsigned int)i)] - shift;
+#line 199 "examples/layer-norm-bf16.ts"
+        localSum += d;
+#line 200 "examples/layer-norm-bf16.ts"
+        localSquares += d * d;
+      }
+    }
+  }
+#line 204 "examples/layer-norm-bf16.ts"
+  const float sum = tsk_subgroup_add(localSum);
+  localSum = sum;
+#line 205 "examples/layer-norm-bf16.ts"
+  const float sum_1 = tsk_subgroup_add(localSquares);
+  localSquares = sum_1;
+#line 206 "examples/layer-norm-bf16.ts"
+  if (lane == 0) {
+#line 207 "examples/layer-norm-bf16.ts"
+    sums[ty][tx / 32] = localSum;
+#line 208 "examples/layer-norm-bf16.ts"
+    squares[ty][tx / 32] = localSquares;
+  }
+#line 210 "examples/layer-norm-bf16.ts"
+  __syncthreads();
+#line 214 "examples/layer-norm-bf16.ts"
+  float rowSum = 0.0f;
+#line 215 "examples/layer-norm-bf16.ts"
+  float rowSquares = 0.0f;
+#line 216 "examples/layer-norm-bf16.ts"
+  for (int w0 = 0; w0 < subgroups; w0 += 32) {
+#line 217 "examples/layer-norm-bf16.ts"
+    const int w = (int)((unsigned int)w0 + (unsigned int)lane);
+#line 218 "examples/layer-norm-bf16.ts"
+    if (w < subgroups) {
+#line 219 "examples/layer-norm-bf16.ts"
+      rowSum += sums[ty][w];
+#line 220 "examples/layer-norm-bf16.ts"
+      rowSquares += squares[ty][w];
+    }
+  }
+#line 223 "examples/layer-norm-bf16.ts"
+  const float sum_2 = tsk_subgroup_add(rowSum);
+  const float meanShifted = sum_2 * inverseCols;
+#line 224 "examples/layer-norm-bf16.ts"
+  const float sum_3 = tsk_subgroup_add(rowSquares);
+  const float variance = fmaxf(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+#line 225 "examples/layer-norm-bf16.ts"
+  const float mean = shift + meanShifted;
+#line 226 "examples/layer-norm-bf16.ts"
+  const float rstd = 1.0f / sqrtf(variance + eps);
+#line 228 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k_1 = 0; k_1 < 4; k_1++) {
+#line 229 "examples/layer-norm-bf16.ts"
+    const int c_1 = (int)(((unsigned int)k_1 * 128u + (unsigned int)tx) * 8u);
+#line 230 "examples/layer-norm-bf16.ts"
+    if (live && c_1 < cols) {
+#line 231 "examples/layer-norm-bf16.ts"
+      const uint4 words_1 = *reinterpret_cast<const uint4*>(&gamma[c_1]);
+      const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
+      const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+      const tsk_bf16 g2 = tsk_bf16{(unsigned short)words_1.y};
+      const tsk_bf16 g3 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+      const tsk_bf16 g4 = tsk_bf16{(unsigned short)words_1.z};
+      const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+      const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
+      const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 232 "examples/layer-norm-bf16.ts"
+      const uint4 words_2 = *reinterpret_cast<const uint4*>(&beta[c_1]);
+      const tsk_bf16 b0 = tsk_bf16{(unsigned short)words_2.x};
+      const tsk_bf16 b1 = tsk_bf16{(unsigned short)(words_2.x >> 16)};
+      const tsk_bf16 b2 = tsk_bf16{(unsigned short)words_2.y};
+      const tsk_bf16 b3 = tsk_bf16{(unsigned short)(words_2.y >> 16)};
+      const tsk_bf16 b4 = tsk_bf16{(unsigned short)words_2.z};
+      const tsk_bf16 b5 = tsk_bf16{(unsigned short)(words_2.z >> 16)};
+      const tsk_bf16 b6 = tsk_bf16{(unsigned short)words_2.w};
+      const tsk_bf16 b7 = tsk_bf16{(unsigned short)(words_2.w >> 16)};
+#line 233 "examples/layer-norm-bf16.ts"
+      const int i_1 = (int)(8u * (unsigned int)k_1);
+#line 234 "examples/layer-norm-bf16.ts"
+      *reinterpret_cast<uint4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((v[i_1] - mean) * rstd * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(b0))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(b1))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(b2))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(b3))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 4u)] - mean) * rstd * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(b4))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 5u)] - mean) * rstd * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(b5))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 6u)] - mean) * rstd * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(b6))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 7u)] - mean) * rstd * tsk_bf16_to_f32(g7) + tsk_bf16_to_f32(b7))).bits << 16));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 4; block 32×4×1.
+#line 149 "examples/layer-norm-bf16.ts"
+extern "C" __global__ void __launch_bounds__(128) layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps) {
+#line 172 "examples/layer-norm-bf16.ts"
+  __shared__ float sums[4][8];
+#line 173 "examples/layer-norm-bf16.ts"
+  __shared__ float squares[4][8];
+#line 174 "examples/layer-norm-bf16.ts"
+  float v[32];
+#line 175 "examples/layer-norm-bf16.ts"
+  const int tx = (int)threadIdx.x;
+#line 176 "examples/layer-norm-bf16.ts"
+  const int ty = (int)threadIdx.y;
+#line 177 "examples/layer-norm-bf16.ts"
+  const int lane = tsk_lane_id();
+#line 178 "examples/layer-norm-bf16.ts"
+  const int subgroups = 32 / 32;
+#line 179 "examples/layer-norm-bf16.ts"
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
+#line 180 "examples/layer-norm-bf16.ts"
+  const bool live = row < rows;
+#line 181 "examples/layer-norm-bf16.ts"
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
+#line 182 "examples/layer-norm-bf16.ts"
+  const float inverseCols = 1.0f / (float)cols;
+#line 183 "examples/layer-norm-bf16.ts"
+  float shift = 0.0f;
+#line 184 "examples/layer-norm-bf16.ts"
+  if (live) {
+#line 185 "examples/layer-norm-bf16.ts"
+    shift = tsk_bf16_to_f32(input[base]);
+  }
+#line 189 "examples/layer-norm-bf16.ts"
+  float localSum = 0.0f;
+#line 190 "examples/layer-norm-bf16.ts"
+  float localSquares = 0.0f;
+#line 191 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+#line 192 "examples/layer-norm-bf16.ts"
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 8u);
+#line 193 "examples/layer-norm-bf16.ts"
+    if (live && c < cols) {
+#line 194 "examples/layer-norm-bf16.ts"
+      const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
+      const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+      const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+      const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+      const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+      const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+      const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+      const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+      const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 195 "examples/layer-norm-bf16.ts"
+      const float lane_1 = tsk_bf16_to_f32(x0);
+      const float lane_2 = tsk_bf16_to_f32(x1);
+      const float lane_3 = tsk_bf16_to_f32(x2);
+      const float lane_4 = tsk_bf16_to_f32(x3);
+      v[(int)(8u * (unsigned int)k)] = lane_1;
+      v[(int)(8u * (unsigned int)k + 1u)] = lane_2;
+      v[(int)(8u * (unsigned int)k + 2u)] = lane_3;
+      v[(int)(8u * (unsigned int)k + 3u)] = lane_4;
+#line 196 "examples/layer-norm-bf16.ts"
+      const float lane_5 = tsk_bf16_to_f32(x4);
+      const float lane_6 = tsk_bf16_to_f32(x5);
+      const float lane_7 = tsk_bf16_to_f32(x6);
+      const float lane_8 = tsk_bf16_to_f32(x7);
+      v[(int)(8u * (unsigned int)k + 4u)] = lane_5;
+      v[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_6;
+      v[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_7;
+      v[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_8;
+#line 197 "examples/layer-norm-bf16.ts"
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+#line 198 "examples/layer-norm-bf16.ts"
+        const float d = v[(int)(8u * (unsigned int)k + (unsigned int)i)] - shift;
+#line 199 "examples/layer-norm-bf16.ts"
+        localSum += d;
+#line 200 "examples/layer-norm-bf16.ts"
+        localSquares += d * d;
+      }
+    }
+  }
+#line 204 "examples/layer-norm-bf16.ts"
+  const float sum = tsk_subgroup_add(localSum);
+  localSum = sum;
+#line 205 "examples/layer-norm-bf16.ts"
+  const float sum_1 = tsk_subgroup_add(localSquares);
+  localSquares = sum_1;
+#line 206 "examples/layer-norm-bf16.ts"
+  if (lane == 0) {
+#line 207 "examples/layer-norm-bf16.ts"
+    sums[ty][tx / 32] = localSum;
+#line 208 "examples/layer-norm-bf16.ts"
+    squares[ty][tx / 32] = localSquares;
+  }
+#line 210 "examples/layer-norm-bf16.ts"
+  __syncthreads();
+#line 214 "examples/layer-norm-bf16.ts"
+  float rowSum = 0.0f;
+#line 215 "examples/layer-norm-bf16.ts"
+  float rowSquares = 0.0f;
+#line 216 "examples/layer-norm-bf16.ts"
+  for (int w0 = 0; w0 < subgroups; w0 += 32) {
+#line 217 "examples/layer-norm-bf16.ts"
+    const int w = (int)((unsigned int)w0 + (unsigned int)lane);
+#line 218 "examples/layer-norm-bf16.ts"
+    if (w < subgroups) {
+#line 219 "examples/layer-norm-bf16.ts"
+      rowSum += sums[ty][w];
+#line 220 "examples/layer-norm-bf16.ts"
+      rowSquares += squares[ty][w];
+    }
+  }
+#line 223 "examples/layer-norm-bf16.ts"
+  const float sum_2 = tsk_subgroup_add(rowSum);
+  const float meanShifted = sum_2 * inverseCols;
+#line 224 "examples/layer-norm-bf16.ts"
+  const float sum_3 = tsk_subgroup_add(rowSquares);
+  const float variance = fmaxf(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+#line 225 "examples/layer-norm-bf16.ts"
+  const float mean = shift + meanShifted;
+#line 226 "examples/layer-norm-bf16.ts"
+  const float rstd = 1.0f / sqrtf(variance + eps);
+#line 228 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k_1 = 0; k_1 < 4; k_1++) {
+#line 229 "examples/layer-norm-bf16.ts"
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 8u);
+#line 230 "examples/layer-norm-bf16.ts"
+    if (live && c_1 < cols) {
+#line 231 "examples/layer-norm-bf16.ts"
+      const uint4 words_1 = *reinterpret_cast<const uint4*>(&gamma[c_1]);
+      const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
+      const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+      const tsk_bf16 g2 = tsk_bf16{(unsigned short)words_1.y};
+      const tsk_bf16 g3 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+      const tsk_bf16 g4 = tsk_bf16{(unsigned short)words_1.z};
+      const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+      const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
+      const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 232 "examples/layer-norm-bf16.ts"
+      const uint4 words_2 = *reinterpret_cast<const uint4*>(&beta[c_1]);
+      const tsk_bf16 b0 = tsk_bf16{(unsigned short)words_2.x};
+      const tsk_bf16 b1 = tsk_bf16{(unsigned short)(words_2.x >> 16)};
+      const tsk_bf16 b2 = tsk_bf16{(unsigned short)words_2.y};
+      const tsk_bf16 b3 = tsk_bf16{(unsigned short)(words_2.y >> 16)};
+      const tsk_bf16 b4 = tsk_bf16{(unsigned short)words_2.z};
+      const tsk_bf16 b5 = tsk_bf16{(unsigned short)(words_2.z >> 16)};
+      const tsk_bf16 b6 = tsk_bf16{(unsigned short)words_2.w};
+      const tsk_bf16 b7 = tsk_bf16{(unsigned short)(words_2.w >> 16)};
+#line 233 "examples/layer-norm-bf16.ts"
+      const int i_1 = (int)(8u * (unsigned int)k_1);
+#line 234 "examples/layer-norm-bf16.ts"
+      *reinterpret_cast<uint4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((v[i_1] - mean) * rstd * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(b0))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(b1))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(b2))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(b3))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 4u)] - mean) * rstd * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(b4))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 5u)] - mean) * rstd * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(b5))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 6u)] - mean) * rstd * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(b6))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 7u)] - mean) * rstd * tsk_bf16_to_f32(g7) + tsk_bf16_to_f32(b7))).bits << 16));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 1; block 32×4×1.
+#line 149 "examples/layer-norm-bf16.ts"
+extern "C" __global__ void __launch_bounds__(128) layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps) {
+#line 172 "examples/layer-norm-bf16.ts"
+  __shared__ float sums[4][8];
+#line 173 "examples/layer-norm-bf16.ts"
+  __shared__ float squares[4][8];
+#line 174 "examples/layer-norm-bf16.ts"
+  float v[8];
+#line 175 "examples/layer-norm-bf16.ts"
+  const int tx = (int)threadIdx.x;
+#line 176 "examples/layer-norm-bf16.ts"
+  const int ty = (int)threadIdx.y;
+#line 177 "examples/layer-norm-bf16.ts"
+  const int lane = tsk_lane_id();
+#line 178 "examples/layer-norm-bf16.ts"
+  const int subgroups = 32 / 32;
+#line 179 "examples/layer-norm-bf16.ts"
+  const int row = (int)(((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x)) * 4u + (unsigned int)ty);
+#line 180 "examples/layer-norm-bf16.ts"
+  const bool live = row < rows;
+#line 181 "examples/layer-norm-bf16.ts"
+  const int base = (int)((unsigned int)row * (unsigned int)cols);
+#line 182 "examples/layer-norm-bf16.ts"
+  const float inverseCols = 1.0f / (float)cols;
+#line 183 "examples/layer-norm-bf16.ts"
+  float shift = 0.0f;
+#line 184 "examples/layer-norm-bf16.ts"
+  if (live) {
+#line 185 "examples/layer-norm-bf16.ts"
+    shift = tsk_bf16_to_f32(input[base]);
+  }
+#line 189 "examples/layer-norm-bf16.ts"
+  float localSum = 0.0f;
+#line 190 "examples/layer-norm-bf16.ts"
+  float localSquares = 0.0f;
+#line 191 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k = 0; k < 1; k++) {
+#line 192 "examples/layer-norm-bf16.ts"
+    const int c = (int)(((unsigned int)k * 32u + (unsigned int)tx) * 8u);
+#line 193 "examples/layer-norm-bf16.ts"
+    if (live && c < cols) {
+#line 194 "examples/layer-norm-bf16.ts"
+      const uint4 words = *reinterpret_cast<const uint4*>(&input[(int)((unsigned int)base + (unsigned int)c)]);
+      const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
+      const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
+      const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
+      const tsk_bf16 x3 = tsk_bf16{(unsigned short)(words.y >> 16)};
+      const tsk_bf16 x4 = tsk_bf16{(unsigned short)words.z};
+      const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
+      const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
+      const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
+#line 195 "examples/layer-norm-bf16.ts"
+      const float lane_1 = tsk_bf16_to_f32(x0);
+      const float lane_2 = tsk_bf16_to_f32(x1);
+      const float lane_3 = tsk_bf16_to_f32(x2);
+      const float lane_4 = tsk_bf16_to_f32(x3);
+      v[(int)(8u * (unsigned int)k)] = lane_1;
+      v[(int)(8u * (unsigned int)k + 1u)] = lane_2;
+      v[(int)(8u * (unsigned int)k + 2u)] = lane_3;
+      v[(int)(8u * (unsigned int)k + 3u)] = lane_4;
+#line 196 "examples/layer-norm-bf16.ts"
+      const float lane_5 = tsk_bf16_to_f32(x4);
+      const float lane_6 = tsk_bf16_to_f32(x5);
+      const float lane_7 = tsk_bf16_to_f32(x6);
+      const float lane_8 = tsk_bf16_to_f32(x7);
+      v[(int)(8u * (unsigned int)k + 4u)] = lane_5;
+      v[(int)(8u * (unsigned int)k + 4u + 1u)] = lane_6;
+      v[(int)(8u * (unsigned int)k + 4u + 2u)] = lane_7;
+      v[(int)(8u * (unsigned int)k + 4u + 3u)] = lane_8;
+#line 197 "examples/layer-norm-bf16.ts"
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+#line 198 "examples/layer-norm-bf16.ts"
+        const float d = v[(int)(8u * (unsigned int)k + (unsigned int)i)] - shift;
+#line 199 "examples/layer-norm-bf16.ts"
+        localSum += d;
+#line 200 "examples/layer-norm-bf16.ts"
+        localSquares += d * d;
+      }
+    }
+  }
+#line 204 "examples/layer-norm-bf16.ts"
+  const float sum = tsk_subgroup_add(localSum);
+  localSum = sum;
+#line 205 "examples/layer-norm-bf16.ts"
+  const float sum_1 = tsk_subgroup_add(localSquares);
+  localSquares = sum_1;
+#line 206 "examples/layer-norm-bf16.ts"
+  if (lane == 0) {
+#line 207 "examples/layer-norm-bf16.ts"
+    sums[ty][tx / 32] = localSum;
+#line 208 "examples/layer-norm-bf16.ts"
+    squares[ty][tx / 32] = localSquares;
+  }
+#line 210 "examples/layer-norm-bf16.ts"
+  __syncthreads();
+#line 214 "examples/layer-norm-bf16.ts"
+  float rowSum = 0.0f;
+#line 215 "examples/layer-norm-bf16.ts"
+  float rowSquares = 0.0f;
+#line 216 "examples/layer-norm-bf16.ts"
+  for (int w0 = 0; w0 < subgroups; w0 += 32) {
+#line 217 "examples/layer-norm-bf16.ts"
+    const int w = (int)((unsigned int)w0 + (unsigned int)lane);
+#line 218 "examples/layer-norm-bf16.ts"
+    if (w < subgroups) {
+#line 219 "examples/layer-norm-bf16.ts"
+      rowSum += sums[ty][w];
+#line 220 "examples/layer-norm-bf16.ts"
+      rowSquares += squares[ty][w];
+    }
+  }
+#line 223 "examples/layer-norm-bf16.ts"
+  const float sum_2 = tsk_subgroup_add(rowSum);
+  const float meanShifted = sum_2 * inverseCols;
+#line 224 "examples/layer-norm-bf16.ts"
+  const float sum_3 = tsk_subgroup_add(rowSquares);
+  const float variance = fmaxf(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+#line 225 "examples/layer-norm-bf16.ts"
+  const float mean = shift + meanShifted;
+#line 226 "examples/layer-norm-bf16.ts"
+  const float rstd = 1.0f / sqrtf(variance + eps);
+#line 228 "examples/layer-norm-bf16.ts"
+#pragma unroll
+  for (int k_1 = 0; k_1 < 1; k_1++) {
+#line 229 "examples/layer-norm-bf16.ts"
+    const int c_1 = (int)(((unsigned int)k_1 * 32u + (unsigned int)tx) * 8u);
+#line 230 "examples/layer-norm-bf16.ts"
+    if (live && c_1 < cols) {
+#line 231 "examples/layer-norm-bf16.ts"
+      const uint4 words_1 = *reinterpret_cast<const uint4*>(&gamma[c_1]);
+      const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
+      const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
+      const tsk_bf16 g2 = tsk_bf16{(unsigned short)words_1.y};
+      const tsk_bf16 g3 = tsk_bf16{(unsigned short)(words_1.y >> 16)};
+      const tsk_bf16 g4 = tsk_bf16{(unsigned short)words_1.z};
+      const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
+      const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
+      const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
+#line 232 "examples/layer-norm-bf16.ts"
+      const uint4 words_2 = *reinterpret_cast<const uint4*>(&beta[c_1]);
+      const tsk_bf16 b0 = tsk_bf16{(unsigned short)words_2.x};
+      const tsk_bf16 b1 = tsk_bf16{(unsigned short)(words_2.x >> 16)};
+      const tsk_bf16 b2 = tsk_bf16{(unsigned short)words_2.y};
+      const tsk_bf16 b3 = tsk_bf16{(unsigned short)(words_2.y >> 16)};
+      const tsk_bf16 b4 = tsk_bf16{(unsigned short)words_2.z};
+      const tsk_bf16 b5 = tsk_bf16{(unsigned short)(words_2.z >> 16)};
+      const tsk_bf16 b6 = tsk_bf16{(unsigned short)words_2.w};
+      const tsk_bf16 b7 = tsk_bf16{(unsigned short)(words_2.w >> 16)};
+#line 233 "examples/layer-norm-bf16.ts"
+      const int i_1 = (int)(8u * (unsigned int)k_1);
+#line 234 "examples/layer-norm-bf16.ts"
+      *reinterpret_cast<uint4*>(&out[(int)((unsigned int)base + (unsigned int)c_1)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((v[i_1] - mean) * rstd * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(b0))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 1u)] - mean) * rstd * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(b1))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 2u)] - mean) * rstd * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(b2))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 3u)] - mean) * rstd * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(b3))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 4u)] - mean) * rstd * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(b4))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 5u)] - mean) * rstd * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(b5))).bits << 16), (unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 6u)] - mean) * rstd * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(b6))).bits | ((unsigned int)(tsk_f32_to_bf16((v[(int)((unsigned int)i_1 + 7u)] - mean) * rstd * tsk_bf16_to_f32(g7) + tsk_bf16_to_f32(b7))).bits << 16));
+    }
+  }
+}

@@ -43,3 +43,43 @@ static inline cudaError_t launch_layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(
   layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1<<<grid, dim3(32, 4, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), reinterpret_cast<const tsk_bf16*>(gamma), reinterpret_cast<const tsk_bf16*>(beta), rows, cols, eps);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(256) layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps);
+
+// Launches layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int rows, int cols, float eps) {
+  layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), reinterpret_cast<const tsk_bf16*>(gamma), reinterpret_cast<const tsk_bf16*>(beta), rows, cols, eps);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(512) layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps);
+
+// Launches layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2 with its fixed block 512×1×1; returns the launch error, if any.
+static inline cudaError_t launch_layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int rows, int cols, float eps) {
+  layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2<<<grid, dim3(512, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), reinterpret_cast<const tsk_bf16*>(gamma), reinterpret_cast<const tsk_bf16*>(beta), rows, cols, eps);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps);
+
+// Launches layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4 with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int rows, int cols, float eps) {
+  layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4<<<grid, dim3(128, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), reinterpret_cast<const tsk_bf16*>(gamma), reinterpret_cast<const tsk_bf16*>(beta), rows, cols, eps);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps);
+
+// Launches layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4 with its fixed block 32×4×1; returns the launch error, if any.
+static inline cudaError_t launch_layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int rows, int cols, float eps) {
+  layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4<<<grid, dim3(32, 4, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), reinterpret_cast<const tsk_bf16*>(gamma), reinterpret_cast<const tsk_bf16*>(beta), rows, cols, eps);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(tsk_bf16* out, const tsk_bf16* __restrict__ input, const tsk_bf16* __restrict__ gamma, const tsk_bf16* __restrict__ beta, int rows, int cols, float eps);
+
+// Launches layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1 with its fixed block 32×4×1; returns the launch error, if any.
+static inline cudaError_t launch_layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int rows, int cols, float eps) {
+  layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1<<<grid, dim3(32, 4, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), reinterpret_cast<const tsk_bf16*>(gamma), reinterpret_cast<const tsk_bf16*>(beta), rows, cols, eps);
+  return cudaGetLastError();
+}

@@ -955,3 +955,943 @@ export function layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(args, blockIdx, b
     }
   }
 }
+
+// Kernel layerNormHalfShifted specialized for THREADS = 256, ROWS = 1, ITEMS = 4: runs one block.
+let layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_arrays;
+export function layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+  const sg = subgroupSize ?? 32;
+  const [out, input, gamma, beta, rows, cols, eps] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_arrays === undefined || layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_arrays.threads !== threads) {
+    layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_arrays = { threads, sums: new Float32Array(64), squares: new Float32Array(64), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), shift_slots: new Float32Array(threads), localSum_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), rowSum_slots: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), meanShifted_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, shift_slots, localSum_slots, localSquares_slots, sum_slots, sum_slots_1, rowSum_slots, rowSquares_slots, sum_slots_2, meanShifted_slots, sum_slots_3 } = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let lane = lane_slots[t];
+    let subgroups = subgroups_slots[t];
+    let shift = shift_slots[t];
+    let localSum = localSum_slots[t];
+    let localSquares = localSquares_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    lane = t % sg;
+    subgroups = (256 / sg) | 0;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    shift = 0;
+    if (live) {
+      shift = fround(bf16Decode(input[base]));
+    }
+    localSum = 0;
+    localSquares = 0;
+    for (let k = 0; k < 4; k = (k + 1) | 0) {
+      const c = imul(((imul(k, 256) + tx_1) | 0), 8);
+      if (live && (c < cols)) {
+        const x0 = bf16Decode(input[((base + c) | 0)]);
+        const x1 = bf16Decode(input[((((base + c) | 0) + 1) | 0)]);
+        const x2 = bf16Decode(input[((((base + c) | 0) + 2) | 0)]);
+        const x3 = bf16Decode(input[((((base + c) | 0) + 3) | 0)]);
+        const x4 = bf16Decode(input[((((base + c) | 0) + 4) | 0)]);
+        const x5 = bf16Decode(input[((((base + c) | 0) + 5) | 0)]);
+        const x6 = bf16Decode(input[((((base + c) | 0) + 6) | 0)]);
+        const x7 = bf16Decode(input[((((base + c) | 0) + 7) | 0)]);
+        const lane_1 = fround(x0);
+        const lane_2 = fround(x1);
+        const lane_3 = fround(x2);
+        const lane_4 = fround(x3);
+        v[t * 32 + imul(8, k)] = lane_1;
+        v[t * 32 + ((imul(8, k) + 1) | 0)] = lane_2;
+        v[t * 32 + ((imul(8, k) + 2) | 0)] = lane_3;
+        v[t * 32 + ((imul(8, k) + 3) | 0)] = lane_4;
+        const lane_5 = fround(x4);
+        const lane_6 = fround(x5);
+        const lane_7 = fround(x6);
+        const lane_8 = fround(x7);
+        v[t * 32 + ((imul(8, k) + 4) | 0)] = lane_5;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_6;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_7;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_8;
+        for (let i = 0; i < 8; i = (i + 1) | 0) {
+          const d = fround(v[t * 32 + ((imul(8, k) + i) | 0)] - shift);
+          localSum = fround(localSum + d);
+          localSquares = fround(localSquares + fround(d * d));
+        }
+      }
+    }
+    lane_slots[t] = lane;
+    subgroups_slots[t] = subgroups;
+    shift_slots[t] = shift;
+    localSum_slots[t] = localSum;
+    localSquares_slots[t] = localSquares;
+  }
+  subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
+  threads1: for (let t = 0; t < threads; t++) {
+    let localSum = localSum_slots[t];
+    let sum = sum_slots[t];
+    localSum = sum;
+    localSum_slots[t] = localSum;
+  }
+  subgroup("add", "f32", localSquares_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let localSquares = localSquares_slots[t];
+    let sum_1 = sum_slots_1[t];
+    let lane = lane_slots[t];
+    let localSum = localSum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    localSquares = sum_1;
+    if (lane === 0) {
+      sums[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSum;
+      squares[ty_1 * 64 + ((tx_1 / sg) | 0)] = localSquares;
+    }
+    localSquares_slots[t] = localSquares;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
+    let rowSum = rowSum_slots[t];
+    let rowSquares = rowSquares_slots[t];
+    let subgroups = subgroups_slots[t];
+    let lane = lane_slots[t];
+    const ty_1 = ty;
+    rowSum = 0;
+    rowSquares = 0;
+    for (let w0 = 0; w0 < subgroups; w0 = (w0 + sg) | 0) {
+      const w = (w0 + lane) | 0;
+      if (w < subgroups) {
+        rowSum = fround(rowSum + sums[ty_1 * 64 + w]);
+        rowSquares = fround(rowSquares + squares[ty_1 * 64 + w]);
+      }
+    }
+    rowSum_slots[t] = rowSum;
+    rowSquares_slots[t] = rowSquares;
+  }
+  subgroup("add", "f32", rowSum_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
+  threads4: for (let t = 0; t < threads; t++) {
+    let meanShifted = meanShifted_slots[t];
+    let sum_2 = sum_slots_2[t];
+    meanShifted = fround(sum_2 * inverseCols);
+    meanShifted_slots[t] = meanShifted;
+  }
+  subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let sum_3 = sum_slots_3[t];
+    let meanShifted = meanShifted_slots[t];
+    let shift = shift_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    const variance = Math.max(fround(fround(sum_3 * inverseCols) - fround(meanShifted * meanShifted)), 0);
+    const mean = fround(shift + meanShifted);
+    const rstd = fround(1 / fround(Math.sqrt(fround(variance + eps))));
+    for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
+      const c_1 = imul(((imul(k_1, 256) + tx_1) | 0), 8);
+      if (live && (c_1 < cols)) {
+        const g0 = bf16Decode(gamma[c_1]);
+        const g1 = bf16Decode(gamma[((c_1 + 1) | 0)]);
+        const g2 = bf16Decode(gamma[((c_1 + 2) | 0)]);
+        const g3 = bf16Decode(gamma[((c_1 + 3) | 0)]);
+        const g4 = bf16Decode(gamma[((c_1 + 4) | 0)]);
+        const g5 = bf16Decode(gamma[((c_1 + 5) | 0)]);
+        const g6 = bf16Decode(gamma[((c_1 + 6) | 0)]);
+        const g7 = bf16Decode(gamma[((c_1 + 7) | 0)]);
+        const b0 = bf16Decode(beta[c_1]);
+        const b1 = bf16Decode(beta[((c_1 + 1) | 0)]);
+        const b2 = bf16Decode(beta[((c_1 + 2) | 0)]);
+        const b3 = bf16Decode(beta[((c_1 + 3) | 0)]);
+        const b4 = bf16Decode(beta[((c_1 + 4) | 0)]);
+        const b5 = bf16Decode(beta[((c_1 + 5) | 0)]);
+        const b6 = bf16Decode(beta[((c_1 + 6) | 0)]);
+        const b7 = bf16Decode(beta[((c_1 + 7) | 0)]);
+        const i_1 = imul(8, k_1);
+        const lane_9 = bf16Round(fround(fround(fround(fround(v[t * 32 + i_1] - mean) * rstd) * fround(g0)) + fround(b0)));
+        const lane_10 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 1) | 0)] - mean) * rstd) * fround(g1)) + fround(b1)));
+        const lane_11 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 2) | 0)] - mean) * rstd) * fround(g2)) + fround(b2)));
+        const lane_12 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 3) | 0)] - mean) * rstd) * fround(g3)) + fround(b3)));
+        const lane_13 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 4) | 0)] - mean) * rstd) * fround(g4)) + fround(b4)));
+        const lane_14 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 5) | 0)] - mean) * rstd) * fround(g5)) + fround(b5)));
+        const lane_15 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 6) | 0)] - mean) * rstd) * fround(g6)) + fround(b6)));
+        const lane_16 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 7) | 0)] - mean) * rstd) * fround(g7)) + fround(b7)));
+        out[((base + c_1) | 0)] = bf16Encode(lane_9);
+        out[((((base + c_1) | 0) + 1) | 0)] = bf16Encode(lane_10);
+        out[((((base + c_1) | 0) + 2) | 0)] = bf16Encode(lane_11);
+        out[((((base + c_1) | 0) + 3) | 0)] = bf16Encode(lane_12);
+        out[((((base + c_1) | 0) + 4) | 0)] = bf16Encode(lane_13);
+        out[((((base + c_1) | 0) + 5) | 0)] = bf16Encode(lane_14);
+        out[((((base + c_1) | 0) + 6) | 0)] = bf16Encode(lane_15);
+        out[((((base + c_1) | 0) + 7) | 0)] = bf16Encode(lane_16);
+      }
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 512, ROWS = 1, ITEMS = 2: runs one block.
+let layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_arrays;
+export function layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+  const sg = subgroupSize ?? 32;
+  const [out, input, gamma, beta, rows, cols, eps] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 512, ny = 1, nz = 1, threads = 512;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_arrays === undefined || layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_arrays.threads !== threads) {
+    layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_arrays = { threads, sums: new Float32Array(128), squares: new Float32Array(128), v: new Float32Array(threads * 16), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), shift_slots: new Float32Array(threads), localSum_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), rowSum_slots: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), meanShifted_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, shift_slots, localSum_slots, localSquares_slots, sum_slots, sum_slots_1, rowSum_slots, rowSquares_slots, sum_slots_2, meanShifted_slots, sum_slots_3 } = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let lane = lane_slots[t];
+    let subgroups = subgroups_slots[t];
+    let shift = shift_slots[t];
+    let localSum = localSum_slots[t];
+    let localSquares = localSquares_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    lane = t % sg;
+    subgroups = (512 / sg) | 0;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    shift = 0;
+    if (live) {
+      shift = fround(bf16Decode(input[base]));
+    }
+    localSum = 0;
+    localSquares = 0;
+    for (let k = 0; k < 2; k = (k + 1) | 0) {
+      const c = imul(((imul(k, 512) + tx_1) | 0), 8);
+      if (live && (c < cols)) {
+        const x0 = bf16Decode(input[((base + c) | 0)]);
+        const x1 = bf16Decode(input[((((base + c) | 0) + 1) | 0)]);
+        const x2 = bf16Decode(input[((((base + c) | 0) + 2) | 0)]);
+        const x3 = bf16Decode(input[((((base + c) | 0) + 3) | 0)]);
+        const x4 = bf16Decode(input[((((base + c) | 0) + 4) | 0)]);
+        const x5 = bf16Decode(input[((((base + c) | 0) + 5) | 0)]);
+        const x6 = bf16Decode(input[((((base + c) | 0) + 6) | 0)]);
+        const x7 = bf16Decode(input[((((base + c) | 0) + 7) | 0)]);
+        const lane_1 = fround(x0);
+        const lane_2 = fround(x1);
+        const lane_3 = fround(x2);
+        const lane_4 = fround(x3);
+        v[t * 16 + imul(8, k)] = lane_1;
+        v[t * 16 + ((imul(8, k) + 1) | 0)] = lane_2;
+        v[t * 16 + ((imul(8, k) + 2) | 0)] = lane_3;
+        v[t * 16 + ((imul(8, k) + 3) | 0)] = lane_4;
+        const lane_5 = fround(x4);
+        const lane_6 = fround(x5);
+        const lane_7 = fround(x6);
+        const lane_8 = fround(x7);
+        v[t * 16 + ((imul(8, k) + 4) | 0)] = lane_5;
+        v[t * 16 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_6;
+        v[t * 16 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_7;
+        v[t * 16 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_8;
+        for (let i = 0; i < 8; i = (i + 1) | 0) {
+          const d = fround(v[t * 16 + ((imul(8, k) + i) | 0)] - shift);
+          localSum = fround(localSum + d);
+          localSquares = fround(localSquares + fround(d * d));
+        }
+      }
+    }
+    lane_slots[t] = lane;
+    subgroups_slots[t] = subgroups;
+    shift_slots[t] = shift;
+    localSum_slots[t] = localSum;
+    localSquares_slots[t] = localSquares;
+  }
+  subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
+  threads1: for (let t = 0; t < threads; t++) {
+    let localSum = localSum_slots[t];
+    let sum = sum_slots[t];
+    localSum = sum;
+    localSum_slots[t] = localSum;
+  }
+  subgroup("add", "f32", localSquares_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let localSquares = localSquares_slots[t];
+    let sum_1 = sum_slots_1[t];
+    let lane = lane_slots[t];
+    let localSum = localSum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    localSquares = sum_1;
+    if (lane === 0) {
+      sums[ty_1 * 128 + ((tx_1 / sg) | 0)] = localSum;
+      squares[ty_1 * 128 + ((tx_1 / sg) | 0)] = localSquares;
+    }
+    localSquares_slots[t] = localSquares;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
+    let rowSum = rowSum_slots[t];
+    let rowSquares = rowSquares_slots[t];
+    let subgroups = subgroups_slots[t];
+    let lane = lane_slots[t];
+    const ty_1 = ty;
+    rowSum = 0;
+    rowSquares = 0;
+    for (let w0 = 0; w0 < subgroups; w0 = (w0 + sg) | 0) {
+      const w = (w0 + lane) | 0;
+      if (w < subgroups) {
+        rowSum = fround(rowSum + sums[ty_1 * 128 + w]);
+        rowSquares = fround(rowSquares + squares[ty_1 * 128 + w]);
+      }
+    }
+    rowSum_slots[t] = rowSum;
+    rowSquares_slots[t] = rowSquares;
+  }
+  subgroup("add", "f32", rowSum_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
+  threads4: for (let t = 0; t < threads; t++) {
+    let meanShifted = meanShifted_slots[t];
+    let sum_2 = sum_slots_2[t];
+    meanShifted = fround(sum_2 * inverseCols);
+    meanShifted_slots[t] = meanShifted;
+  }
+  subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let sum_3 = sum_slots_3[t];
+    let meanShifted = meanShifted_slots[t];
+    let shift = shift_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    const variance = Math.max(fround(fround(sum_3 * inverseCols) - fround(meanShifted * meanShifted)), 0);
+    const mean = fround(shift + meanShifted);
+    const rstd = fround(1 / fround(Math.sqrt(fround(variance + eps))));
+    {
+      const c_1 = imul(((0 + tx_1) | 0), 8);
+      if (live && (c_1 < cols)) {
+        const g0 = bf16Decode(gamma[c_1]);
+        const g1 = bf16Decode(gamma[((c_1 + 1) | 0)]);
+        const g2 = bf16Decode(gamma[((c_1 + 2) | 0)]);
+        const g3 = bf16Decode(gamma[((c_1 + 3) | 0)]);
+        const g4 = bf16Decode(gamma[((c_1 + 4) | 0)]);
+        const g5 = bf16Decode(gamma[((c_1 + 5) | 0)]);
+        const g6 = bf16Decode(gamma[((c_1 + 6) | 0)]);
+        const g7 = bf16Decode(gamma[((c_1 + 7) | 0)]);
+        const b0 = bf16Decode(beta[c_1]);
+        const b1 = bf16Decode(beta[((c_1 + 1) | 0)]);
+        const b2 = bf16Decode(beta[((c_1 + 2) | 0)]);
+        const b3 = bf16Decode(beta[((c_1 + 3) | 0)]);
+        const b4 = bf16Decode(beta[((c_1 + 4) | 0)]);
+        const b5 = bf16Decode(beta[((c_1 + 5) | 0)]);
+        const b6 = bf16Decode(beta[((c_1 + 6) | 0)]);
+        const b7 = bf16Decode(beta[((c_1 + 7) | 0)]);
+        const lane_9 = bf16Round(fround(fround(fround(fround(v[t * 16 + 0] - mean) * rstd) * fround(g0)) + fround(b0)));
+        const lane_10 = bf16Round(fround(fround(fround(fround(v[t * 16 + 1] - mean) * rstd) * fround(g1)) + fround(b1)));
+        const lane_11 = bf16Round(fround(fround(fround(fround(v[t * 16 + 2] - mean) * rstd) * fround(g2)) + fround(b2)));
+        const lane_12 = bf16Round(fround(fround(fround(fround(v[t * 16 + 3] - mean) * rstd) * fround(g3)) + fround(b3)));
+        const lane_13 = bf16Round(fround(fround(fround(fround(v[t * 16 + 4] - mean) * rstd) * fround(g4)) + fround(b4)));
+        const lane_14 = bf16Round(fround(fround(fround(fround(v[t * 16 + 5] - mean) * rstd) * fround(g5)) + fround(b5)));
+        const lane_15 = bf16Round(fround(fround(fround(fround(v[t * 16 + 6] - mean) * rstd) * fround(g6)) + fround(b6)));
+        const lane_16 = bf16Round(fround(fround(fround(fround(v[t * 16 + 7] - mean) * rstd) * fround(g7)) + fround(b7)));
+        out[((base + c_1) | 0)] = bf16Encode(lane_9);
+        out[((((base + c_1) | 0) + 1) | 0)] = bf16Encode(lane_10);
+        out[((((base + c_1) | 0) + 2) | 0)] = bf16Encode(lane_11);
+        out[((((base + c_1) | 0) + 3) | 0)] = bf16Encode(lane_12);
+        out[((((base + c_1) | 0) + 4) | 0)] = bf16Encode(lane_13);
+        out[((((base + c_1) | 0) + 5) | 0)] = bf16Encode(lane_14);
+        out[((((base + c_1) | 0) + 6) | 0)] = bf16Encode(lane_15);
+        out[((((base + c_1) | 0) + 7) | 0)] = bf16Encode(lane_16);
+      }
+    }
+    {
+      const c_1 = imul(((512 + tx_1) | 0), 8);
+      if (live && (c_1 < cols)) {
+        const g0 = bf16Decode(gamma[c_1]);
+        const g1 = bf16Decode(gamma[((c_1 + 1) | 0)]);
+        const g2 = bf16Decode(gamma[((c_1 + 2) | 0)]);
+        const g3 = bf16Decode(gamma[((c_1 + 3) | 0)]);
+        const g4 = bf16Decode(gamma[((c_1 + 4) | 0)]);
+        const g5 = bf16Decode(gamma[((c_1 + 5) | 0)]);
+        const g6 = bf16Decode(gamma[((c_1 + 6) | 0)]);
+        const g7 = bf16Decode(gamma[((c_1 + 7) | 0)]);
+        const b0 = bf16Decode(beta[c_1]);
+        const b1 = bf16Decode(beta[((c_1 + 1) | 0)]);
+        const b2 = bf16Decode(beta[((c_1 + 2) | 0)]);
+        const b3 = bf16Decode(beta[((c_1 + 3) | 0)]);
+        const b4 = bf16Decode(beta[((c_1 + 4) | 0)]);
+        const b5 = bf16Decode(beta[((c_1 + 5) | 0)]);
+        const b6 = bf16Decode(beta[((c_1 + 6) | 0)]);
+        const b7 = bf16Decode(beta[((c_1 + 7) | 0)]);
+        const lane_17 = bf16Round(fround(fround(fround(fround(v[t * 16 + 8] - mean) * rstd) * fround(g0)) + fround(b0)));
+        const lane_18 = bf16Round(fround(fround(fround(fround(v[t * 16 + 9] - mean) * rstd) * fround(g1)) + fround(b1)));
+        const lane_19 = bf16Round(fround(fround(fround(fround(v[t * 16 + 10] - mean) * rstd) * fround(g2)) + fround(b2)));
+        const lane_20 = bf16Round(fround(fround(fround(fround(v[t * 16 + 11] - mean) * rstd) * fround(g3)) + fround(b3)));
+        const lane_21 = bf16Round(fround(fround(fround(fround(v[t * 16 + 12] - mean) * rstd) * fround(g4)) + fround(b4)));
+        const lane_22 = bf16Round(fround(fround(fround(fround(v[t * 16 + 13] - mean) * rstd) * fround(g5)) + fround(b5)));
+        const lane_23 = bf16Round(fround(fround(fround(fround(v[t * 16 + 14] - mean) * rstd) * fround(g6)) + fround(b6)));
+        const lane_24 = bf16Round(fround(fround(fround(fround(v[t * 16 + 15] - mean) * rstd) * fround(g7)) + fround(b7)));
+        out[((base + c_1) | 0)] = bf16Encode(lane_17);
+        out[((((base + c_1) | 0) + 1) | 0)] = bf16Encode(lane_18);
+        out[((((base + c_1) | 0) + 2) | 0)] = bf16Encode(lane_19);
+        out[((((base + c_1) | 0) + 3) | 0)] = bf16Encode(lane_20);
+        out[((((base + c_1) | 0) + 4) | 0)] = bf16Encode(lane_21);
+        out[((((base + c_1) | 0) + 5) | 0)] = bf16Encode(lane_22);
+        out[((((base + c_1) | 0) + 6) | 0)] = bf16Encode(lane_23);
+        out[((((base + c_1) | 0) + 7) | 0)] = bf16Encode(lane_24);
+      }
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 128, ROWS = 1, ITEMS = 4: runs one block.
+let layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_arrays;
+export function layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+  const sg = subgroupSize ?? 32;
+  const [out, input, gamma, beta, rows, cols, eps] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 128, ny = 1, nz = 1, threads = 128;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_arrays === undefined || layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_arrays.threads !== threads) {
+    layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), shift_slots: new Float32Array(threads), localSum_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), rowSum_slots: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), meanShifted_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, shift_slots, localSum_slots, localSquares_slots, sum_slots, sum_slots_1, rowSum_slots, rowSquares_slots, sum_slots_2, meanShifted_slots, sum_slots_3 } = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let lane = lane_slots[t];
+    let subgroups = subgroups_slots[t];
+    let shift = shift_slots[t];
+    let localSum = localSum_slots[t];
+    let localSquares = localSquares_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    lane = t % sg;
+    subgroups = (128 / sg) | 0;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    shift = 0;
+    if (live) {
+      shift = fround(bf16Decode(input[base]));
+    }
+    localSum = 0;
+    localSquares = 0;
+    for (let k = 0; k < 4; k = (k + 1) | 0) {
+      const c = imul(((imul(k, 128) + tx_1) | 0), 8);
+      if (live && (c < cols)) {
+        const x0 = bf16Decode(input[((base + c) | 0)]);
+        const x1 = bf16Decode(input[((((base + c) | 0) + 1) | 0)]);
+        const x2 = bf16Decode(input[((((base + c) | 0) + 2) | 0)]);
+        const x3 = bf16Decode(input[((((base + c) | 0) + 3) | 0)]);
+        const x4 = bf16Decode(input[((((base + c) | 0) + 4) | 0)]);
+        const x5 = bf16Decode(input[((((base + c) | 0) + 5) | 0)]);
+        const x6 = bf16Decode(input[((((base + c) | 0) + 6) | 0)]);
+        const x7 = bf16Decode(input[((((base + c) | 0) + 7) | 0)]);
+        const lane_1 = fround(x0);
+        const lane_2 = fround(x1);
+        const lane_3 = fround(x2);
+        const lane_4 = fround(x3);
+        v[t * 32 + imul(8, k)] = lane_1;
+        v[t * 32 + ((imul(8, k) + 1) | 0)] = lane_2;
+        v[t * 32 + ((imul(8, k) + 2) | 0)] = lane_3;
+        v[t * 32 + ((imul(8, k) + 3) | 0)] = lane_4;
+        const lane_5 = fround(x4);
+        const lane_6 = fround(x5);
+        const lane_7 = fround(x6);
+        const lane_8 = fround(x7);
+        v[t * 32 + ((imul(8, k) + 4) | 0)] = lane_5;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_6;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_7;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_8;
+        for (let i = 0; i < 8; i = (i + 1) | 0) {
+          const d = fround(v[t * 32 + ((imul(8, k) + i) | 0)] - shift);
+          localSum = fround(localSum + d);
+          localSquares = fround(localSquares + fround(d * d));
+        }
+      }
+    }
+    lane_slots[t] = lane;
+    subgroups_slots[t] = subgroups;
+    shift_slots[t] = shift;
+    localSum_slots[t] = localSum;
+    localSquares_slots[t] = localSquares;
+  }
+  subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
+  threads1: for (let t = 0; t < threads; t++) {
+    let localSum = localSum_slots[t];
+    let sum = sum_slots[t];
+    localSum = sum;
+    localSum_slots[t] = localSum;
+  }
+  subgroup("add", "f32", localSquares_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let localSquares = localSquares_slots[t];
+    let sum_1 = sum_slots_1[t];
+    let lane = lane_slots[t];
+    let localSum = localSum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    localSquares = sum_1;
+    if (lane === 0) {
+      sums[ty_1 * 32 + ((tx_1 / sg) | 0)] = localSum;
+      squares[ty_1 * 32 + ((tx_1 / sg) | 0)] = localSquares;
+    }
+    localSquares_slots[t] = localSquares;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
+    let rowSum = rowSum_slots[t];
+    let rowSquares = rowSquares_slots[t];
+    let subgroups = subgroups_slots[t];
+    let lane = lane_slots[t];
+    const ty_1 = ty;
+    rowSum = 0;
+    rowSquares = 0;
+    for (let w0 = 0; w0 < subgroups; w0 = (w0 + sg) | 0) {
+      const w = (w0 + lane) | 0;
+      if (w < subgroups) {
+        rowSum = fround(rowSum + sums[ty_1 * 32 + w]);
+        rowSquares = fround(rowSquares + squares[ty_1 * 32 + w]);
+      }
+    }
+    rowSum_slots[t] = rowSum;
+    rowSquares_slots[t] = rowSquares;
+  }
+  subgroup("add", "f32", rowSum_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
+  threads4: for (let t = 0; t < threads; t++) {
+    let meanShifted = meanShifted_slots[t];
+    let sum_2 = sum_slots_2[t];
+    meanShifted = fround(sum_2 * inverseCols);
+    meanShifted_slots[t] = meanShifted;
+  }
+  subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    let sum_3 = sum_slots_3[t];
+    let meanShifted = meanShifted_slots[t];
+    let shift = shift_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 1) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    const variance = Math.max(fround(fround(sum_3 * inverseCols) - fround(meanShifted * meanShifted)), 0);
+    const mean = fround(shift + meanShifted);
+    const rstd = fround(1 / fround(Math.sqrt(fround(variance + eps))));
+    for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
+      const c_1 = imul(((imul(k_1, 128) + tx_1) | 0), 8);
+      if (live && (c_1 < cols)) {
+        const g0 = bf16Decode(gamma[c_1]);
+        const g1 = bf16Decode(gamma[((c_1 + 1) | 0)]);
+        const g2 = bf16Decode(gamma[((c_1 + 2) | 0)]);
+        const g3 = bf16Decode(gamma[((c_1 + 3) | 0)]);
+        const g4 = bf16Decode(gamma[((c_1 + 4) | 0)]);
+        const g5 = bf16Decode(gamma[((c_1 + 5) | 0)]);
+        const g6 = bf16Decode(gamma[((c_1 + 6) | 0)]);
+        const g7 = bf16Decode(gamma[((c_1 + 7) | 0)]);
+        const b0 = bf16Decode(beta[c_1]);
+        const b1 = bf16Decode(beta[((c_1 + 1) | 0)]);
+        const b2 = bf16Decode(beta[((c_1 + 2) | 0)]);
+        const b3 = bf16Decode(beta[((c_1 + 3) | 0)]);
+        const b4 = bf16Decode(beta[((c_1 + 4) | 0)]);
+        const b5 = bf16Decode(beta[((c_1 + 5) | 0)]);
+        const b6 = bf16Decode(beta[((c_1 + 6) | 0)]);
+        const b7 = bf16Decode(beta[((c_1 + 7) | 0)]);
+        const i_1 = imul(8, k_1);
+        const lane_9 = bf16Round(fround(fround(fround(fround(v[t * 32 + i_1] - mean) * rstd) * fround(g0)) + fround(b0)));
+        const lane_10 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 1) | 0)] - mean) * rstd) * fround(g1)) + fround(b1)));
+        const lane_11 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 2) | 0)] - mean) * rstd) * fround(g2)) + fround(b2)));
+        const lane_12 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 3) | 0)] - mean) * rstd) * fround(g3)) + fround(b3)));
+        const lane_13 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 4) | 0)] - mean) * rstd) * fround(g4)) + fround(b4)));
+        const lane_14 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 5) | 0)] - mean) * rstd) * fround(g5)) + fround(b5)));
+        const lane_15 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 6) | 0)] - mean) * rstd) * fround(g6)) + fround(b6)));
+        const lane_16 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 7) | 0)] - mean) * rstd) * fround(g7)) + fround(b7)));
+        out[((base + c_1) | 0)] = bf16Encode(lane_9);
+        out[((((base + c_1) | 0) + 1) | 0)] = bf16Encode(lane_10);
+        out[((((base + c_1) | 0) + 2) | 0)] = bf16Encode(lane_11);
+        out[((((base + c_1) | 0) + 3) | 0)] = bf16Encode(lane_12);
+        out[((((base + c_1) | 0) + 4) | 0)] = bf16Encode(lane_13);
+        out[((((base + c_1) | 0) + 5) | 0)] = bf16Encode(lane_14);
+        out[((((base + c_1) | 0) + 6) | 0)] = bf16Encode(lane_15);
+        out[((((base + c_1) | 0) + 7) | 0)] = bf16Encode(lane_16);
+      }
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 4: runs one block.
+let layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_arrays;
+export function layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+  const sg = subgroupSize ?? 32;
+  const [out, input, gamma, beta, rows, cols, eps] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 32, ny = 4, nz = 1, threads = 128;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_arrays === undefined || layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_arrays.threads !== threads) {
+    layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 32), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), shift_slots: new Float32Array(threads), localSum_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), rowSum_slots: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), meanShifted_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, shift_slots, localSum_slots, localSquares_slots, sum_slots, sum_slots_1, rowSum_slots, rowSquares_slots, sum_slots_2, meanShifted_slots, sum_slots_3 } = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let lane = lane_slots[t];
+    let subgroups = subgroups_slots[t];
+    let shift = shift_slots[t];
+    let localSum = localSum_slots[t];
+    let localSquares = localSquares_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    lane = t % sg;
+    subgroups = (32 / sg) | 0;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    shift = 0;
+    if (live) {
+      shift = fround(bf16Decode(input[base]));
+    }
+    localSum = 0;
+    localSquares = 0;
+    for (let k = 0; k < 4; k = (k + 1) | 0) {
+      const c = imul(((imul(k, 32) + tx_1) | 0), 8);
+      if (live && (c < cols)) {
+        const x0 = bf16Decode(input[((base + c) | 0)]);
+        const x1 = bf16Decode(input[((((base + c) | 0) + 1) | 0)]);
+        const x2 = bf16Decode(input[((((base + c) | 0) + 2) | 0)]);
+        const x3 = bf16Decode(input[((((base + c) | 0) + 3) | 0)]);
+        const x4 = bf16Decode(input[((((base + c) | 0) + 4) | 0)]);
+        const x5 = bf16Decode(input[((((base + c) | 0) + 5) | 0)]);
+        const x6 = bf16Decode(input[((((base + c) | 0) + 6) | 0)]);
+        const x7 = bf16Decode(input[((((base + c) | 0) + 7) | 0)]);
+        const lane_1 = fround(x0);
+        const lane_2 = fround(x1);
+        const lane_3 = fround(x2);
+        const lane_4 = fround(x3);
+        v[t * 32 + imul(8, k)] = lane_1;
+        v[t * 32 + ((imul(8, k) + 1) | 0)] = lane_2;
+        v[t * 32 + ((imul(8, k) + 2) | 0)] = lane_3;
+        v[t * 32 + ((imul(8, k) + 3) | 0)] = lane_4;
+        const lane_5 = fround(x4);
+        const lane_6 = fround(x5);
+        const lane_7 = fround(x6);
+        const lane_8 = fround(x7);
+        v[t * 32 + ((imul(8, k) + 4) | 0)] = lane_5;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_6;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_7;
+        v[t * 32 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_8;
+        for (let i = 0; i < 8; i = (i + 1) | 0) {
+          const d = fround(v[t * 32 + ((imul(8, k) + i) | 0)] - shift);
+          localSum = fround(localSum + d);
+          localSquares = fround(localSquares + fround(d * d));
+        }
+      }
+    }
+    lane_slots[t] = lane;
+    subgroups_slots[t] = subgroups;
+    shift_slots[t] = shift;
+    localSum_slots[t] = localSum;
+    localSquares_slots[t] = localSquares;
+  }
+  subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
+  threads1: for (let t = 0; t < threads; t++) {
+    let localSum = localSum_slots[t];
+    let sum = sum_slots[t];
+    localSum = sum;
+    localSum_slots[t] = localSum;
+  }
+  subgroup("add", "f32", localSquares_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let localSquares = localSquares_slots[t];
+    let sum_1 = sum_slots_1[t];
+    let lane = lane_slots[t];
+    let localSum = localSum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    localSquares = sum_1;
+    if (lane === 0) {
+      sums[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSum;
+      squares[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSquares;
+    }
+    localSquares_slots[t] = localSquares;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
+    let rowSum = rowSum_slots[t];
+    let rowSquares = rowSquares_slots[t];
+    let subgroups = subgroups_slots[t];
+    let lane = lane_slots[t];
+    const ty_1 = ty;
+    rowSum = 0;
+    rowSquares = 0;
+    for (let w0 = 0; w0 < subgroups; w0 = (w0 + sg) | 0) {
+      const w = (w0 + lane) | 0;
+      if (w < subgroups) {
+        rowSum = fround(rowSum + sums[ty_1 * 8 + w]);
+        rowSquares = fround(rowSquares + squares[ty_1 * 8 + w]);
+      }
+    }
+    rowSum_slots[t] = rowSum;
+    rowSquares_slots[t] = rowSquares;
+  }
+  subgroup("add", "f32", rowSum_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
+  threads4: for (let t = 0; t < threads; t++) {
+    let meanShifted = meanShifted_slots[t];
+    let sum_2 = sum_slots_2[t];
+    meanShifted = fround(sum_2 * inverseCols);
+    meanShifted_slots[t] = meanShifted;
+  }
+  subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let sum_3 = sum_slots_3[t];
+    let meanShifted = meanShifted_slots[t];
+    let shift = shift_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    const variance = Math.max(fround(fround(sum_3 * inverseCols) - fround(meanShifted * meanShifted)), 0);
+    const mean = fround(shift + meanShifted);
+    const rstd = fround(1 / fround(Math.sqrt(fround(variance + eps))));
+    for (let k_1 = 0; k_1 < 4; k_1 = (k_1 + 1) | 0) {
+      const c_1 = imul(((imul(k_1, 32) + tx_1) | 0), 8);
+      if (live && (c_1 < cols)) {
+        const g0 = bf16Decode(gamma[c_1]);
+        const g1 = bf16Decode(gamma[((c_1 + 1) | 0)]);
+        const g2 = bf16Decode(gamma[((c_1 + 2) | 0)]);
+        const g3 = bf16Decode(gamma[((c_1 + 3) | 0)]);
+        const g4 = bf16Decode(gamma[((c_1 + 4) | 0)]);
+        const g5 = bf16Decode(gamma[((c_1 + 5) | 0)]);
+        const g6 = bf16Decode(gamma[((c_1 + 6) | 0)]);
+        const g7 = bf16Decode(gamma[((c_1 + 7) | 0)]);
+        const b0 = bf16Decode(beta[c_1]);
+        const b1 = bf16Decode(beta[((c_1 + 1) | 0)]);
+        const b2 = bf16Decode(beta[((c_1 + 2) | 0)]);
+        const b3 = bf16Decode(beta[((c_1 + 3) | 0)]);
+        const b4 = bf16Decode(beta[((c_1 + 4) | 0)]);
+        const b5 = bf16Decode(beta[((c_1 + 5) | 0)]);
+        const b6 = bf16Decode(beta[((c_1 + 6) | 0)]);
+        const b7 = bf16Decode(beta[((c_1 + 7) | 0)]);
+        const i_1 = imul(8, k_1);
+        const lane_9 = bf16Round(fround(fround(fround(fround(v[t * 32 + i_1] - mean) * rstd) * fround(g0)) + fround(b0)));
+        const lane_10 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 1) | 0)] - mean) * rstd) * fround(g1)) + fround(b1)));
+        const lane_11 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 2) | 0)] - mean) * rstd) * fround(g2)) + fround(b2)));
+        const lane_12 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 3) | 0)] - mean) * rstd) * fround(g3)) + fround(b3)));
+        const lane_13 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 4) | 0)] - mean) * rstd) * fround(g4)) + fround(b4)));
+        const lane_14 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 5) | 0)] - mean) * rstd) * fround(g5)) + fround(b5)));
+        const lane_15 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 6) | 0)] - mean) * rstd) * fround(g6)) + fround(b6)));
+        const lane_16 = bf16Round(fround(fround(fround(fround(v[t * 32 + ((i_1 + 7) | 0)] - mean) * rstd) * fround(g7)) + fround(b7)));
+        out[((base + c_1) | 0)] = bf16Encode(lane_9);
+        out[((((base + c_1) | 0) + 1) | 0)] = bf16Encode(lane_10);
+        out[((((base + c_1) | 0) + 2) | 0)] = bf16Encode(lane_11);
+        out[((((base + c_1) | 0) + 3) | 0)] = bf16Encode(lane_12);
+        out[((((base + c_1) | 0) + 4) | 0)] = bf16Encode(lane_13);
+        out[((((base + c_1) | 0) + 5) | 0)] = bf16Encode(lane_14);
+        out[((((base + c_1) | 0) + 6) | 0)] = bf16Encode(lane_15);
+        out[((((base + c_1) | 0) + 7) | 0)] = bf16Encode(lane_16);
+      }
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 1: runs one block.
+let layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_arrays;
+export function layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+  const sg = subgroupSize ?? 32;
+  const [out, input, gamma, beta, rows, cols, eps] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 32, ny = 4, nz = 1, threads = 128;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_arrays === undefined || layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_arrays.threads !== threads) {
+    layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_arrays = { threads, sums: new Float32Array(32), squares: new Float32Array(32), v: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), subgroups_slots: new Int32Array(threads), shift_slots: new Float32Array(threads), localSum_slots: new Float32Array(threads), localSquares_slots: new Float32Array(threads), sum_slots: new Float32Array(threads), sum_slots_1: new Float32Array(threads), rowSum_slots: new Float32Array(threads), rowSquares_slots: new Float32Array(threads), sum_slots_2: new Float32Array(threads), meanShifted_slots: new Float32Array(threads), sum_slots_3: new Float32Array(threads) };
+  }
+  const { sums, squares, v, lane_slots, subgroups_slots, shift_slots, localSum_slots, localSquares_slots, sum_slots, sum_slots_1, rowSum_slots, rowSquares_slots, sum_slots_2, meanShifted_slots, sum_slots_3 } = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_arrays;
+  sums.fill(0); squares.fill(0); v.fill(0);
+  const inverseCols = fround(1 / fround(cols));
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let lane = lane_slots[t];
+    let subgroups = subgroups_slots[t];
+    let shift = shift_slots[t];
+    let localSum = localSum_slots[t];
+    let localSquares = localSquares_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    lane = t % sg;
+    subgroups = (32 / sg) | 0;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    shift = 0;
+    if (live) {
+      shift = fround(bf16Decode(input[base]));
+    }
+    localSum = 0;
+    localSquares = 0;
+    for (let k = 0; k < 1; k = (k + 1) | 0) {
+      const c = imul(((imul(k, 32) + tx_1) | 0), 8);
+      if (live && (c < cols)) {
+        const x0 = bf16Decode(input[((base + c) | 0)]);
+        const x1 = bf16Decode(input[((((base + c) | 0) + 1) | 0)]);
+        const x2 = bf16Decode(input[((((base + c) | 0) + 2) | 0)]);
+        const x3 = bf16Decode(input[((((base + c) | 0) + 3) | 0)]);
+        const x4 = bf16Decode(input[((((base + c) | 0) + 4) | 0)]);
+        const x5 = bf16Decode(input[((((base + c) | 0) + 5) | 0)]);
+        const x6 = bf16Decode(input[((((base + c) | 0) + 6) | 0)]);
+        const x7 = bf16Decode(input[((((base + c) | 0) + 7) | 0)]);
+        const lane_1 = fround(x0);
+        const lane_2 = fround(x1);
+        const lane_3 = fround(x2);
+        const lane_4 = fround(x3);
+        v[t * 8 + imul(8, k)] = lane_1;
+        v[t * 8 + ((imul(8, k) + 1) | 0)] = lane_2;
+        v[t * 8 + ((imul(8, k) + 2) | 0)] = lane_3;
+        v[t * 8 + ((imul(8, k) + 3) | 0)] = lane_4;
+        const lane_5 = fround(x4);
+        const lane_6 = fround(x5);
+        const lane_7 = fround(x6);
+        const lane_8 = fround(x7);
+        v[t * 8 + ((imul(8, k) + 4) | 0)] = lane_5;
+        v[t * 8 + ((((imul(8, k) + 4) | 0) + 1) | 0)] = lane_6;
+        v[t * 8 + ((((imul(8, k) + 4) | 0) + 2) | 0)] = lane_7;
+        v[t * 8 + ((((imul(8, k) + 4) | 0) + 3) | 0)] = lane_8;
+        for (let i = 0; i < 8; i = (i + 1) | 0) {
+          const d = fround(v[t * 8 + ((imul(8, k) + i) | 0)] - shift);
+          localSum = fround(localSum + d);
+          localSquares = fround(localSquares + fround(d * d));
+        }
+      }
+    }
+    lane_slots[t] = lane;
+    subgroups_slots[t] = subgroups;
+    shift_slots[t] = shift;
+    localSum_slots[t] = localSum;
+    localSquares_slots[t] = localSquares;
+  }
+  subgroup("add", "f32", localSum_slots, undefined, sum_slots, threads, sg, undefined, undefined, undefined);
+  threads1: for (let t = 0; t < threads; t++) {
+    let localSum = localSum_slots[t];
+    let sum = sum_slots[t];
+    localSum = sum;
+    localSum_slots[t] = localSum;
+  }
+  subgroup("add", "f32", localSquares_slots, undefined, sum_slots_1, threads, sg, undefined, undefined, undefined);
+  threads2: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let localSquares = localSquares_slots[t];
+    let sum_1 = sum_slots_1[t];
+    let lane = lane_slots[t];
+    let localSum = localSum_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    localSquares = sum_1;
+    if (lane === 0) {
+      sums[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSum;
+      squares[ty_1 * 8 + ((tx_1 / sg) | 0)] = localSquares;
+    }
+    localSquares_slots[t] = localSquares;
+  }
+  threads3: for (let t = 0; t < threads; t++) {
+    const ty = (t / nx) | 0;
+    let rowSum = rowSum_slots[t];
+    let rowSquares = rowSquares_slots[t];
+    let subgroups = subgroups_slots[t];
+    let lane = lane_slots[t];
+    const ty_1 = ty;
+    rowSum = 0;
+    rowSquares = 0;
+    for (let w0 = 0; w0 < subgroups; w0 = (w0 + sg) | 0) {
+      const w = (w0 + lane) | 0;
+      if (w < subgroups) {
+        rowSum = fround(rowSum + sums[ty_1 * 8 + w]);
+        rowSquares = fround(rowSquares + squares[ty_1 * 8 + w]);
+      }
+    }
+    rowSum_slots[t] = rowSum;
+    rowSquares_slots[t] = rowSquares;
+  }
+  subgroup("add", "f32", rowSum_slots, undefined, sum_slots_2, threads, sg, undefined, undefined, undefined);
+  threads4: for (let t = 0; t < threads; t++) {
+    let meanShifted = meanShifted_slots[t];
+    let sum_2 = sum_slots_2[t];
+    meanShifted = fround(sum_2 * inverseCols);
+    meanShifted_slots[t] = meanShifted;
+  }
+  subgroup("add", "f32", rowSquares_slots, undefined, sum_slots_3, threads, sg, undefined, undefined, undefined);
+  threads5: for (let t = 0; t < threads; t++) {
+    const tx = t % nx;
+    const ty = (t / nx) | 0;
+    let sum_3 = sum_slots_3[t];
+    let meanShifted = meanShifted_slots[t];
+    let shift = shift_slots[t];
+    const tx_1 = tx;
+    const ty_1 = ty;
+    const row = (imul(((imul(by, gx) + bx) | 0), 4) + ty_1) | 0;
+    const live = row < rows;
+    const base = imul(row, cols);
+    const variance = Math.max(fround(fround(sum_3 * inverseCols) - fround(meanShifted * meanShifted)), 0);
+    const mean = fround(shift + meanShifted);
+    const rstd = fround(1 / fround(Math.sqrt(fround(variance + eps))));
+    {
+      const c_1 = imul(((0 + tx_1) | 0), 8);
+      if (live && (c_1 < cols)) {
+        const g0 = bf16Decode(gamma[c_1]);
+        const g1 = bf16Decode(gamma[((c_1 + 1) | 0)]);
+        const g2 = bf16Decode(gamma[((c_1 + 2) | 0)]);
+        const g3 = bf16Decode(gamma[((c_1 + 3) | 0)]);
+        const g4 = bf16Decode(gamma[((c_1 + 4) | 0)]);
+        const g5 = bf16Decode(gamma[((c_1 + 5) | 0)]);
+        const g6 = bf16Decode(gamma[((c_1 + 6) | 0)]);
+        const g7 = bf16Decode(gamma[((c_1 + 7) | 0)]);
+        const b0 = bf16Decode(beta[c_1]);
+        const b1 = bf16Decode(beta[((c_1 + 1) | 0)]);
+        const b2 = bf16Decode(beta[((c_1 + 2) | 0)]);
+        const b3 = bf16Decode(beta[((c_1 + 3) | 0)]);
+        const b4 = bf16Decode(beta[((c_1 + 4) | 0)]);
+        const b5 = bf16Decode(beta[((c_1 + 5) | 0)]);
+        const b6 = bf16Decode(beta[((c_1 + 6) | 0)]);
+        const b7 = bf16Decode(beta[((c_1 + 7) | 0)]);
+        const lane_9 = bf16Round(fround(fround(fround(fround(v[t * 8 + 0] - mean) * rstd) * fround(g0)) + fround(b0)));
+        const lane_10 = bf16Round(fround(fround(fround(fround(v[t * 8 + 1] - mean) * rstd) * fround(g1)) + fround(b1)));
+        const lane_11 = bf16Round(fround(fround(fround(fround(v[t * 8 + 2] - mean) * rstd) * fround(g2)) + fround(b2)));
+        const lane_12 = bf16Round(fround(fround(fround(fround(v[t * 8 + 3] - mean) * rstd) * fround(g3)) + fround(b3)));
+        const lane_13 = bf16Round(fround(fround(fround(fround(v[t * 8 + 4] - mean) * rstd) * fround(g4)) + fround(b4)));
+        const lane_14 = bf16Round(fround(fround(fround(fround(v[t * 8 + 5] - mean) * rstd) * fround(g5)) + fround(b5)));
+        const lane_15 = bf16Round(fround(fround(fround(fround(v[t * 8 + 6] - mean) * rstd) * fround(g6)) + fround(b6)));
+        const lane_16 = bf16Round(fround(fround(fround(fround(v[t * 8 + 7] - mean) * rstd) * fround(g7)) + fround(b7)));
+        out[((base + c_1) | 0)] = bf16Encode(lane_9);
+        out[((((base + c_1) | 0) + 1) | 0)] = bf16Encode(lane_10);
+        out[((((base + c_1) | 0) + 2) | 0)] = bf16Encode(lane_11);
+        out[((((base + c_1) | 0) + 3) | 0)] = bf16Encode(lane_12);
+        out[((((base + c_1) | 0) + 4) | 0)] = bf16Encode(lane_13);
+        out[((((base + c_1) | 0) + 5) | 0)] = bf16Encode(lane_14);
+        out[((((base + c_1) | 0) + 6) | 0)] = bf16Encode(lane_15);
+        out[((((base + c_1) | 0) + 7) | 0)] = bf16Encode(lane_16);
+      }
+    }
+  }
+}

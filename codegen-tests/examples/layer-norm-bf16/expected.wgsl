@@ -1559,3 +1559,1693 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) 
     }
   }
 }
+
+// Kernel layerNormHalfShifted specialized for THREADS = 256, ROWS = 1, ITEMS = 4.
+@group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input: array<u32>;
+@group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta: array<vec4<u32>>;
+struct layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_params: layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_Params;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_sums: array<array<f32, 64>, 1>;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_squares: array<array<f32, 64>, 1>;
+@compute @workgroup_size(256, 1, 1)
+fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let rows: i32 = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_params.rows;
+  let cols: i32 = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_params.cols;
+  let eps: f32 = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_params.eps;
+  var v: array<f32, 32>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let lane: i32 = i32(sg_lane);
+  let subgroups: i32 = 256i / i32(sg_size);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 1i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var shift: f32 = 0.0f;
+  if (live) {
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base) >> 1u], u32(base));
+  }
+  var localSum: f32 = 0.0f;
+  var localSquares: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_1: f32 = x0;
+      let lane_2: f32 = x1;
+      let lane_3: f32 = x2;
+      let lane_4: f32 = x3;
+      v[0i] = lane_1;
+      v[1i] = lane_2;
+      v[2i] = lane_3;
+      v[3i] = lane_4;
+      let lane_5: f32 = x4;
+      let lane_6: f32 = x5;
+      let lane_7: f32 = x6;
+      let lane_8: f32 = x7;
+      v[4i] = lane_5;
+      v[5i] = lane_6;
+      v[6i] = lane_7;
+      v[7i] = lane_8;
+      {
+        let d: f32 = v[0i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[1i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[2i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[3i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[4i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[5i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[6i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[7i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (256i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_9: f32 = x0;
+      let lane_10: f32 = x1;
+      let lane_11: f32 = x2;
+      let lane_12: f32 = x3;
+      v[8i] = lane_9;
+      v[9i] = lane_10;
+      v[10i] = lane_11;
+      v[11i] = lane_12;
+      let lane_13: f32 = x4;
+      let lane_14: f32 = x5;
+      let lane_15: f32 = x6;
+      let lane_16: f32 = x7;
+      v[12i] = lane_13;
+      v[13i] = lane_14;
+      v[14i] = lane_15;
+      v[15i] = lane_16;
+      {
+        let d: f32 = v[8i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[9i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[10i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[11i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[12i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[13i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[14i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[15i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (512i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_17: f32 = x0;
+      let lane_18: f32 = x1;
+      let lane_19: f32 = x2;
+      let lane_20: f32 = x3;
+      v[16i] = lane_17;
+      v[17i] = lane_18;
+      v[18i] = lane_19;
+      v[19i] = lane_20;
+      let lane_21: f32 = x4;
+      let lane_22: f32 = x5;
+      let lane_23: f32 = x6;
+      let lane_24: f32 = x7;
+      v[20i] = lane_21;
+      v[21i] = lane_22;
+      v[22i] = lane_23;
+      v[23i] = lane_24;
+      {
+        let d: f32 = v[16i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[17i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[18i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[19i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[20i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[21i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[22i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[23i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (768i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_25: f32 = x0;
+      let lane_26: f32 = x1;
+      let lane_27: f32 = x2;
+      let lane_28: f32 = x3;
+      v[24i] = lane_25;
+      v[25i] = lane_26;
+      v[26i] = lane_27;
+      v[27i] = lane_28;
+      let lane_29: f32 = x4;
+      let lane_30: f32 = x5;
+      let lane_31: f32 = x6;
+      let lane_32: f32 = x7;
+      v[28i] = lane_29;
+      v[29i] = lane_30;
+      v[30i] = lane_31;
+      v[31i] = lane_32;
+      {
+        let d: f32 = v[24i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[25i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[26i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[27i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[28i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[29i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[30i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[31i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  let sum: f32 = subgroupAdd(localSum);
+  localSum = sum;
+  let sum_1: f32 = subgroupAdd(localSquares);
+  localSquares = sum_1;
+  if (lane == 0i) {
+    layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_sums[ty][tx / i32(sg_size)] = localSum;
+    layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_squares[ty][tx / i32(sg_size)] = localSquares;
+  }
+  workgroupBarrier();
+  var rowSum: f32 = 0.0f;
+  var rowSquares: f32 = 0.0f;
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_squares[ty][w];
+    }
+  }
+  let sum_2: f32 = subgroupAdd(rowSum);
+  let meanShifted: f32 = sum_2 * inverseCols;
+  let sum_3: f32 = subgroupAdd(rowSquares);
+  let variance: f32 = max(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+  let mean: f32 = shift + meanShifted;
+  let rstd: f32 = 1.0f / sqrt(variance + eps);
+  {
+    let c_1: i32 = (0i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (256i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (512i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (768i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 512, ROWS = 1, ITEMS = 2.
+@group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input: array<u32>;
+@group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta: array<vec4<u32>>;
+struct layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params: layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_Params;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_sums: array<array<f32, 128>, 1>;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_squares: array<array<f32, 128>, 1>;
+@compute @workgroup_size(512, 1, 1)
+fn layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let rows: i32 = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params.rows;
+  let cols: i32 = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params.cols;
+  let eps: f32 = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_params.eps;
+  var v: array<f32, 16>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let lane: i32 = i32(sg_lane);
+  let subgroups: i32 = 512i / i32(sg_size);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 1i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var shift: f32 = 0.0f;
+  if (live) {
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base) >> 1u], u32(base));
+  }
+  var localSum: f32 = 0.0f;
+  var localSquares: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_1: f32 = x0;
+      let lane_2: f32 = x1;
+      let lane_3: f32 = x2;
+      let lane_4: f32 = x3;
+      v[0i] = lane_1;
+      v[1i] = lane_2;
+      v[2i] = lane_3;
+      v[3i] = lane_4;
+      let lane_5: f32 = x4;
+      let lane_6: f32 = x5;
+      let lane_7: f32 = x6;
+      let lane_8: f32 = x7;
+      v[4i] = lane_5;
+      v[5i] = lane_6;
+      v[6i] = lane_7;
+      v[7i] = lane_8;
+      {
+        let d: f32 = v[0i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[1i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[2i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[3i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[4i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[5i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[6i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[7i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (512i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_9: f32 = x0;
+      let lane_10: f32 = x1;
+      let lane_11: f32 = x2;
+      let lane_12: f32 = x3;
+      v[8i] = lane_9;
+      v[9i] = lane_10;
+      v[10i] = lane_11;
+      v[11i] = lane_12;
+      let lane_13: f32 = x4;
+      let lane_14: f32 = x5;
+      let lane_15: f32 = x6;
+      let lane_16: f32 = x7;
+      v[12i] = lane_13;
+      v[13i] = lane_14;
+      v[14i] = lane_15;
+      v[15i] = lane_16;
+      {
+        let d: f32 = v[8i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[9i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[10i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[11i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[12i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[13i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[14i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[15i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  let sum: f32 = subgroupAdd(localSum);
+  localSum = sum;
+  let sum_1: f32 = subgroupAdd(localSquares);
+  localSquares = sum_1;
+  if (lane == 0i) {
+    layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_sums[ty][tx / i32(sg_size)] = localSum;
+    layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_squares[ty][tx / i32(sg_size)] = localSquares;
+  }
+  workgroupBarrier();
+  var rowSum: f32 = 0.0f;
+  var rowSquares: f32 = 0.0f;
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_squares[ty][w];
+    }
+  }
+  let sum_2: f32 = subgroupAdd(rowSum);
+  let meanShifted: f32 = sum_2 * inverseCols;
+  let sum_3: f32 = subgroupAdd(rowSquares);
+  let variance: f32 = max(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+  let mean: f32 = shift + meanShifted;
+  let rstd: f32 = 1.0f / sqrt(variance + eps);
+  {
+    let c_1: i32 = (0i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (512i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 128, ROWS = 1, ITEMS = 4.
+@group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input: array<u32>;
+@group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta: array<vec4<u32>>;
+struct layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_params: layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_Params;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_sums: array<array<f32, 32>, 1>;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_squares: array<array<f32, 32>, 1>;
+@compute @workgroup_size(128, 1, 1)
+fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let rows: i32 = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_params.rows;
+  let cols: i32 = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_params.cols;
+  let eps: f32 = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_params.eps;
+  var v: array<f32, 32>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let lane: i32 = i32(sg_lane);
+  let subgroups: i32 = 128i / i32(sg_size);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 1i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var shift: f32 = 0.0f;
+  if (live) {
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base) >> 1u], u32(base));
+  }
+  var localSum: f32 = 0.0f;
+  var localSquares: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_1: f32 = x0;
+      let lane_2: f32 = x1;
+      let lane_3: f32 = x2;
+      let lane_4: f32 = x3;
+      v[0i] = lane_1;
+      v[1i] = lane_2;
+      v[2i] = lane_3;
+      v[3i] = lane_4;
+      let lane_5: f32 = x4;
+      let lane_6: f32 = x5;
+      let lane_7: f32 = x6;
+      let lane_8: f32 = x7;
+      v[4i] = lane_5;
+      v[5i] = lane_6;
+      v[6i] = lane_7;
+      v[7i] = lane_8;
+      {
+        let d: f32 = v[0i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[1i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[2i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[3i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[4i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[5i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[6i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[7i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (128i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_9: f32 = x0;
+      let lane_10: f32 = x1;
+      let lane_11: f32 = x2;
+      let lane_12: f32 = x3;
+      v[8i] = lane_9;
+      v[9i] = lane_10;
+      v[10i] = lane_11;
+      v[11i] = lane_12;
+      let lane_13: f32 = x4;
+      let lane_14: f32 = x5;
+      let lane_15: f32 = x6;
+      let lane_16: f32 = x7;
+      v[12i] = lane_13;
+      v[13i] = lane_14;
+      v[14i] = lane_15;
+      v[15i] = lane_16;
+      {
+        let d: f32 = v[8i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[9i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[10i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[11i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[12i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[13i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[14i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[15i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (256i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_17: f32 = x0;
+      let lane_18: f32 = x1;
+      let lane_19: f32 = x2;
+      let lane_20: f32 = x3;
+      v[16i] = lane_17;
+      v[17i] = lane_18;
+      v[18i] = lane_19;
+      v[19i] = lane_20;
+      let lane_21: f32 = x4;
+      let lane_22: f32 = x5;
+      let lane_23: f32 = x6;
+      let lane_24: f32 = x7;
+      v[20i] = lane_21;
+      v[21i] = lane_22;
+      v[22i] = lane_23;
+      v[23i] = lane_24;
+      {
+        let d: f32 = v[16i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[17i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[18i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[19i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[20i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[21i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[22i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[23i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (384i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_25: f32 = x0;
+      let lane_26: f32 = x1;
+      let lane_27: f32 = x2;
+      let lane_28: f32 = x3;
+      v[24i] = lane_25;
+      v[25i] = lane_26;
+      v[26i] = lane_27;
+      v[27i] = lane_28;
+      let lane_29: f32 = x4;
+      let lane_30: f32 = x5;
+      let lane_31: f32 = x6;
+      let lane_32: f32 = x7;
+      v[28i] = lane_29;
+      v[29i] = lane_30;
+      v[30i] = lane_31;
+      v[31i] = lane_32;
+      {
+        let d: f32 = v[24i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[25i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[26i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[27i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[28i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[29i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[30i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[31i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  let sum: f32 = subgroupAdd(localSum);
+  localSum = sum;
+  let sum_1: f32 = subgroupAdd(localSquares);
+  localSquares = sum_1;
+  if (lane == 0i) {
+    layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_sums[ty][tx / i32(sg_size)] = localSum;
+    layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_squares[ty][tx / i32(sg_size)] = localSquares;
+  }
+  workgroupBarrier();
+  var rowSum: f32 = 0.0f;
+  var rowSquares: f32 = 0.0f;
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_squares[ty][w];
+    }
+  }
+  let sum_2: f32 = subgroupAdd(rowSum);
+  let meanShifted: f32 = sum_2 * inverseCols;
+  let sum_3: f32 = subgroupAdd(rowSquares);
+  let variance: f32 = max(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+  let mean: f32 = shift + meanShifted;
+  let rstd: f32 = 1.0f / sqrt(variance + eps);
+  {
+    let c_1: i32 = (0i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (128i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (256i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (384i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 4.
+@group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input: array<u32>;
+@group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta: array<vec4<u32>>;
+struct layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_params: layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_Params;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_sums: array<array<f32, 8>, 4>;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_squares: array<array<f32, 8>, 4>;
+@compute @workgroup_size(32, 4, 1)
+fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let rows: i32 = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_params.rows;
+  let cols: i32 = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_params.cols;
+  let eps: f32 = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_params.eps;
+  var v: array<f32, 32>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let lane: i32 = i32(sg_lane);
+  let subgroups: i32 = 32i / i32(sg_size);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 4i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var shift: f32 = 0.0f;
+  if (live) {
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base) >> 1u], u32(base));
+  }
+  var localSum: f32 = 0.0f;
+  var localSquares: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_1: f32 = x0;
+      let lane_2: f32 = x1;
+      let lane_3: f32 = x2;
+      let lane_4: f32 = x3;
+      v[0i] = lane_1;
+      v[1i] = lane_2;
+      v[2i] = lane_3;
+      v[3i] = lane_4;
+      let lane_5: f32 = x4;
+      let lane_6: f32 = x5;
+      let lane_7: f32 = x6;
+      let lane_8: f32 = x7;
+      v[4i] = lane_5;
+      v[5i] = lane_6;
+      v[6i] = lane_7;
+      v[7i] = lane_8;
+      {
+        let d: f32 = v[0i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[1i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[2i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[3i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[4i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[5i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[6i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[7i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (32i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_9: f32 = x0;
+      let lane_10: f32 = x1;
+      let lane_11: f32 = x2;
+      let lane_12: f32 = x3;
+      v[8i] = lane_9;
+      v[9i] = lane_10;
+      v[10i] = lane_11;
+      v[11i] = lane_12;
+      let lane_13: f32 = x4;
+      let lane_14: f32 = x5;
+      let lane_15: f32 = x6;
+      let lane_16: f32 = x7;
+      v[12i] = lane_13;
+      v[13i] = lane_14;
+      v[14i] = lane_15;
+      v[15i] = lane_16;
+      {
+        let d: f32 = v[8i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[9i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[10i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[11i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[12i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[13i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[14i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[15i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (64i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_17: f32 = x0;
+      let lane_18: f32 = x1;
+      let lane_19: f32 = x2;
+      let lane_20: f32 = x3;
+      v[16i] = lane_17;
+      v[17i] = lane_18;
+      v[18i] = lane_19;
+      v[19i] = lane_20;
+      let lane_21: f32 = x4;
+      let lane_22: f32 = x5;
+      let lane_23: f32 = x6;
+      let lane_24: f32 = x7;
+      v[20i] = lane_21;
+      v[21i] = lane_22;
+      v[22i] = lane_23;
+      v[23i] = lane_24;
+      {
+        let d: f32 = v[16i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[17i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[18i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[19i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[20i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[21i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[22i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[23i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  {
+    let c: i32 = (96i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_25: f32 = x0;
+      let lane_26: f32 = x1;
+      let lane_27: f32 = x2;
+      let lane_28: f32 = x3;
+      v[24i] = lane_25;
+      v[25i] = lane_26;
+      v[26i] = lane_27;
+      v[27i] = lane_28;
+      let lane_29: f32 = x4;
+      let lane_30: f32 = x5;
+      let lane_31: f32 = x6;
+      let lane_32: f32 = x7;
+      v[28i] = lane_29;
+      v[29i] = lane_30;
+      v[30i] = lane_31;
+      v[31i] = lane_32;
+      {
+        let d: f32 = v[24i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[25i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[26i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[27i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[28i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[29i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[30i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[31i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  let sum: f32 = subgroupAdd(localSum);
+  localSum = sum;
+  let sum_1: f32 = subgroupAdd(localSquares);
+  localSquares = sum_1;
+  if (lane == 0i) {
+    layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_sums[ty][tx / i32(sg_size)] = localSum;
+    layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_squares[ty][tx / i32(sg_size)] = localSquares;
+  }
+  workgroupBarrier();
+  var rowSum: f32 = 0.0f;
+  var rowSquares: f32 = 0.0f;
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_squares[ty][w];
+    }
+  }
+  let sum_2: f32 = subgroupAdd(rowSum);
+  let meanShifted: f32 = sum_2 * inverseCols;
+  let sum_3: f32 = subgroupAdd(rowSquares);
+  let variance: f32 = max(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+  let mean: f32 = shift + meanShifted;
+  let rstd: f32 = 1.0f / sqrt(variance + eps);
+  {
+    let c_1: i32 = (0i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (32i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (64i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+  {
+    let c_1: i32 = (96i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+}
+
+// Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 1.
+@group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input: array<u32>;
+@group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_gamma: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_beta: array<vec4<u32>>;
+struct layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_Params {
+  rows: i32,
+  cols: i32,
+  eps: f32,
+}
+@group(0) @binding(4) var<uniform> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_params: layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_Params;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_sums: array<array<f32, 8>, 4>;
+var<workgroup> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_squares: array<array<f32, 8>, 4>;
+@compute @workgroup_size(32, 4, 1)
+fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>, @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32) {
+  let rows: i32 = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_params.rows;
+  let cols: i32 = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_params.cols;
+  let eps: f32 = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_params.eps;
+  var v: array<f32, 8>;
+  let tx: i32 = i32(local_id.x);
+  let ty: i32 = i32(local_id.y);
+  let lane: i32 = i32(sg_lane);
+  let subgroups: i32 = 32i / i32(sg_size);
+  let row: i32 = (i32(group_id.y) * i32(num_groups.x) + i32(group_id.x)) * 4i + ty;
+  let live: bool = row < rows;
+  let base: i32 = row * cols;
+  let inverseCols: f32 = 1.0f / f32(cols);
+  var shift: f32 = 0.0f;
+  if (live) {
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base) >> 1u], u32(base));
+  }
+  var localSum: f32 = 0.0f;
+  var localSquares: f32 = 0.0f;
+  {
+    let c: i32 = (0i + tx) * 8i;
+    if (live && c < cols) {
+      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c) >> 1u], u32(base + c));
+      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
+      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
+      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
+      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
+      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
+      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
+      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let lane_1: f32 = x0;
+      let lane_2: f32 = x1;
+      let lane_3: f32 = x2;
+      let lane_4: f32 = x3;
+      v[0i] = lane_1;
+      v[1i] = lane_2;
+      v[2i] = lane_3;
+      v[3i] = lane_4;
+      let lane_5: f32 = x4;
+      let lane_6: f32 = x5;
+      let lane_7: f32 = x6;
+      let lane_8: f32 = x7;
+      v[4i] = lane_5;
+      v[5i] = lane_6;
+      v[6i] = lane_7;
+      v[7i] = lane_8;
+      {
+        let d: f32 = v[0i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[1i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[2i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[3i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[4i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[5i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[6i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+      {
+        let d: f32 = v[7i] - shift;
+        localSum += d;
+        localSquares += d * d;
+      }
+    }
+  }
+  let sum: f32 = subgroupAdd(localSum);
+  localSum = sum;
+  let sum_1: f32 = subgroupAdd(localSquares);
+  localSquares = sum_1;
+  if (lane == 0i) {
+    layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_sums[ty][tx / i32(sg_size)] = localSum;
+    layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_squares[ty][tx / i32(sg_size)] = localSquares;
+  }
+  workgroupBarrier();
+  var rowSum: f32 = 0.0f;
+  var rowSquares: f32 = 0.0f;
+  for (var w0: i32 = 0i; w0 < subgroups; w0 += i32(sg_size)) {
+    let w: i32 = w0 + lane;
+    if (w < subgroups) {
+      rowSum += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_sums[ty][w];
+      rowSquares += layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_squares[ty][w];
+    }
+  }
+  let sum_2: f32 = subgroupAdd(rowSum);
+  let meanShifted: f32 = sum_2 * inverseCols;
+  let sum_3: f32 = subgroupAdd(rowSquares);
+  let variance: f32 = max(sum_3 * inverseCols - meanShifted * meanShifted, 0.0f);
+  let mean: f32 = shift + meanShifted;
+  let rstd: f32 = 1.0f / sqrt(variance + eps);
+  {
+    let c_1: i32 = (0i + tx) * 8i;
+    if (live && c_1 < cols) {
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_gamma[u32(c_1) / 8u];
+      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
+      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
+      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
+      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
+      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
+      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
+      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
+      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_beta[u32(c_1) / 8u];
+      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
+      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
+      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
+      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
+      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
+      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
+      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
+      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
+    }
+  }
+}
