@@ -35,7 +35,7 @@ if [ "$*" = "--only kernels" ]; then
   python3 -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda)'
   stage() { date -u +"%H:%M:%S $*"; }
   stage "== plan"
-  # TSK_KERNEL_CASES: the suite's cases to run (comma-separated ids; default all); TSK_NCU_SECONDS=0 skips ncu.
+  # TSK_KERNEL_CASES: the suite's cases to run (comma-separated ids; default all; TSK_NODE_CASES, when set, for the Node bench alone); TSK_NCU_SECONDS=0 skips ncu.
   node gpu-run.mjs --cubin-kernels kernels-cubin --out "$OUT" --only kernels-plan --cases "${TSK_KERNEL_CASES:-all}"
   stage "== PyTorch beside our cubins (torch-reference.py)"
   PYTHONUNBUFFERED=1 timeout -k 5 "${TSK_TORCH_SECONDS:-90}" python3 torch-reference.py --plan "$OUT/kernels-plan.json" --out "$OUT/torch.json"
@@ -49,7 +49,7 @@ if [ "$*" = "--only kernels" ]; then
   stage "== bench kernels and tune kernels (Node)"
   timeout -k 5 "${TSK_NODE_SECONDS:-400}" node gpu-run.mjs --kernels kernels --cubin-kernels kernels-cubin --out "$OUT" --only kernels \
     --torch "$OUT/torch.json" --root "$PWD" --tune-seconds "${TSK_TUNE_SECONDS:-120}" --tune-cases "${TSK_TUNE_CASES:-all}" \
-    --cases "${TSK_KERNEL_CASES:-all}"
+    --cases "${TSK_NODE_CASES:-${TSK_KERNEL_CASES:-all}}"
   echo "gpu-run exit $?"
   stage "done"
   exit 0
