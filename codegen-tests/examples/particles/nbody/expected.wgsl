@@ -1745,6 +1745,189 @@ fn step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(@builtin(local_invocation_id) local
   }
 }
 
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_params: step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_Params;
+var<workgroup> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 32i;
+  let slice: i32 = tid / 32i;
+  let first: i32 = i32(group_id.x) * 1i * 32i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 64i) {
+    {
+      step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 64i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[32i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+  }
+}
+
 // Kernel step specialized for BLOCK = 128, BODIES = 1, SPLIT = 2, AHEAD = true.
 @group(0) @binding(0) var<storage, read_write> step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_next: array<Particle>;
 @group(0) @binding(1) var<storage, read> step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_bodies: array<Particle>;
@@ -2052,6 +2235,65 @@ fn step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) loca
   if (slice == 0i) {
     if (first + 0i < n) {
       step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 1, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_params: step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_Params;
+var<workgroup> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 256>;
+@compute @workgroup_size(256, 1, 1)
+fn step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 128i;
+  let slice: i32 = tid / 128i;
+  let first: i32 = i32(group_id.x) * 1i * 128i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 256i) {
+    {
+      step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 256i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    for (var k: i32 = 0i; k < 128i; k++) {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 128i + k];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[128i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
     }
   }
 }
