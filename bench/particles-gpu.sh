@@ -27,6 +27,8 @@ xz -dc "$HERE/runner.tar.xz" | tar -C "$HERE" -xf -
 # ptxas's registers and spills and the SASS of the N-body kernel (all three block sizes), for the record.
 (cd /tmp && nvcc -arch=sm_90 -cubin -Xptxas -v -o nbody.cubin "$HERE/kernels/nbody.kernel.cu" > "$OUT/particles-ptxas.txt" 2>&1 \
   && cuobjdump -sass nbody.cubin > /tmp/nbody.sass && grep -oE '(FFMA|FMUL|FADD|MUFU\.[A-Z0-9]+|LDS[.0-9A-Z]*)' /tmp/nbody.sass | sort | uniq -c >> "$OUT/particles-ptxas.txt")
+# Each build's tile loop per interaction (bench/particles-sass.py), where the machine has Python.
+if command -v python3 >/dev/null; then python3 "$HERE/particles-sass.py" /tmp/nbody.sass "$OUT/particles-ptxas.txt" > "$OUT/particles-sass.txt" 2>&1; fi
 # The SM clock every 50 ms while the bench runs (the N-body windows are in the JSON).
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -lms 50 > "$OUT/particles-clocks.csv" 2>&1 &
 SMI=$!

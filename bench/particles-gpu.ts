@@ -107,8 +107,11 @@ async function nbody(device: Device, label: string): Promise<object> {
   for (const handle of library.kernels.filter((k) => k.description.name === "step")) {
     const block = handle.description.specialization.BLOCK as number;
     const perThread = handle.description.specialization.BODIES as number;
+    // SPLIT threads share a body (each sums the pulls of a slice of every tile); AHEAD loads the next tile early.
+    const split = (handle.description.specialization.SPLIT as number | undefined) ?? 1;
+    const ahead = handle.description.specialization.AHEAD === true;
     const next = device.createBuffer(particle, new Uint8Array(N * particle.stride).fill(0xff));
-    const launch: LaunchOptions = { grid: [Math.ceil(N / (perThread * block))], args: [next, bodies, scene.params] as KernelArg[] };
+    const launch: LaunchOptions = { grid: [Math.ceil((N * split) / (perThread * block))], args: [next, bodies, scene.params] as KernelArg[] };
     await device.launch(handle, launch);
     const got = unpackStructs(particle, (await device.read(next)) as Uint8Array) as unknown as { vel: V3 }[];
     // |Δv| against dt · Σ|pull|: a sum of N f32 terms in order is within N·2⁻²⁴ of it (the bound; √N·2⁻²⁴ is
@@ -131,6 +134,8 @@ async function nbody(device: Device, label: string): Promise<object> {
     const row = {
       block,
       bodiesPerThread: perThread,
+      split,
+      ahead,
       errorOfStepRelativeToPulls: worst,
       bound: N * 2 ** -24,
       checkOk,
@@ -143,8 +148,8 @@ async function nbody(device: Device, label: string): Promise<object> {
       sequenceWindow: [windowStart, windowEnd],
       method: [single.method, sequence.method],
     };
-    log(`${label} step BLOCK=${block} BODIES=${perThread}: ${perStep.toFixed(3)} ms per step (single launch ${single.medianMs.toFixed(3)} ms), ${row.gflopsSequence.toFixed(0)} GFLOP/s at 20 flops per interaction; step error ${worst.toExponential(2)} ${checkOk ? "ok" : "FAIL"}`);
-    out[`BLOCK_${block}_BODIES_${perThread}`] = row;
+    log(`${label} step BLOCK=${block} BODIES=${perThread} SPLIT=${split} AHEAD=${ahead}: ${perStep.toFixed(3)} ms per step (single launch ${single.medianMs.toFixed(3)} ms), ${row.gflopsSequence.toFixed(0)} GFLOP/s at 20 flops per interaction; step error ${worst.toExponential(2)} ${checkOk ? "ok" : "FAIL"}`);
+    out[`BLOCK_${block}_BODIES_${perThread}_SPLIT_${split}_AHEAD_${ahead}`] = row;
     device.free(next);
   }
   device.free(bodies);
@@ -344,7 +349,7 @@ const cases: Case[] = [
       const particle = library.layout("Particle");
       let bodies = device.createBuffer(particle, small.bodies as unknown as LayoutValue[]);
       let next = device.createBuffer(particle, new Uint8Array(1000 * 32).fill(0xff));
-      const step = library.get("step", { BLOCK: 64, BODIES: 2 });
+      const step = library.get("step", { BLOCK: 64, BODIES: 2, SPLIT: 1, AHEAD: false });
       for (let s = 0; s < 2; s++) {
         await device.launch(step, { grid: [Math.ceil(1000 / 128)], args: [next, bodies, small.params] });
         [bodies, next] = [next, bodies];

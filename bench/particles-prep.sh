@@ -13,7 +13,7 @@ FILES="examples/particles/src/nbody.kernel.ts examples/particles/src/draw.kernel
 npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/node_modules/@koromix" "$DEVICE_DIR/node_modules/webgpu/dist"
 node bin/tskernel.js build $FILES --target cuda,wgsl,js --out "$DEVICE_DIR/kernels"
-cp bench/particles-gpu.sh "$DEVICE_DIR/"
+cp bench/particles-gpu.sh bench/particles-sass.py "$DEVICE_DIR/"
 npx esbuild bench/particles-gpu.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile="$DEVICE_DIR/particles-gpu.mjs" --log-level=warning \
   --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"

@@ -161,6 +161,48 @@ function compareImages(a: Uint8Array, b: Uint8Array, by: number): { worst: numbe
   return { worst, pixelsOver };
 }
 
+describe("the N-body kernel's builds on the CPU backend", () => {
+  // Every specialization of `step` (bodies per thread, threads per body, the next tile loaded early), on a
+  // count that fills none of their blocks, for two ping-pong steps: each against float64 (the bounds of the
+  // browser test, which are for 24 steps of 1024 bodies), and all against the default build, whose order of
+  // summation differs from theirs only where SPLIT > 1 (the slices' partial sums).
+  it("agree with float64 and with the default build, SPLIT and AHEAD included, past the last full block", async () => {
+    const n = 300;
+    const steps = 2;
+    const library = compileKernelLibrary([path.join(appRoot, "src", "nbody.kernel.ts")], ["js"]);
+    const particle = library.layout("Particle");
+    const scene = makeScene(5, n, 64, 64);
+    const reference = float64Steps(f32Scene(scene), steps);
+    const builds = library.kernels.filter((k) => k.description.name === "step");
+    expect(builds.map((k) => k.description.specialization).filter((c) => (c.SPLIT as number) > 1 && c.AHEAD === true).length).toBeGreaterThan(0);
+    const states: State[] = [];
+    for (const build of builds) {
+      const { BLOCK, BODIES, SPLIT } = build.description.specialization as { BLOCK: number; BODIES: number; SPLIT: number };
+      const cpu = new CpuDevice();
+      let bodies = cpu.createBuffer(particle, scene.bodies);
+      let next = cpu.createBuffer(particle, new Uint8Array(n * particle.stride).fill(0xff));
+      for (let s = 0; s < steps; s++) {
+        await cpu.launch(build, { grid: [Math.ceil((n * SPLIT) / (BLOCK * BODIES))], args: [next, bodies, scene.params] });
+        [bodies, next] = [next, bodies];
+      }
+      states.push(stateOf((await cpu.read(bodies)) as Uint8Array, particle));
+      cpu.dispose();
+    }
+    const moved = difference(reference, f32Scene(scene));
+    expect(moved.vel).toBeGreaterThan(1e-3);
+    for (const [i, state] of states.entries()) {
+      const name = JSON.stringify(builds[i]!.description.specialization);
+      const vsReference = difference(state, reference);
+      expect(vsReference.mass, name).toBe(0);
+      expect(vsReference.pos, name).toBeLessThan(1e-5);
+      expect(vsReference.vel, name).toBeLessThan(2e-4);
+      const vsDefault = difference(state, states[0]!);
+      expect(vsDefault.vel, name).toBeLessThanOrEqual(moved.vel * 1e-4);
+      if ((builds[i]!.description.specialization.SPLIT as number) === 1) expect(vsDefault, name).toEqual({ pos: 0, vel: 0, speed: 0, mass: 0 });
+    }
+  });
+});
+
 describe("the particles app's types", () => {
   it("type-check with the app's tsc: struct and vector arguments are typed, a wrong one is an error", () => {
     const configFile = path.join(appRoot, "tsconfig.json");
@@ -241,9 +283,9 @@ describe.skipIf(noBrowser && !required)(`examples/particles in Chromium${noBrows
     let bodies = cpu.createBuffer(particle, scene.bodies);
     let next = cpu.createBuffer(particle, new Uint8Array(N * particle.stride).fill(0xff));
     const step = library.get("step"); // the page's build: the default specialization
-    const { BLOCK, BODIES } = step.description.specialization as { BLOCK: number; BODIES: number };
+    const { BLOCK, BODIES, SPLIT } = step.description.specialization as { BLOCK: number; BODIES: number; SPLIT: number };
     for (let s = 0; s < STEPS; s++) {
-      await cpu.launch(step, { grid: [Math.ceil(N / (BLOCK * BODIES))], args: [next, bodies, scene.params] });
+      await cpu.launch(step, { grid: [Math.ceil((N * SPLIT) / (BLOCK * BODIES))], args: [next, bodies, scene.params] });
       [bodies, next] = [next, bodies];
     }
     const pixelBuffer = cpu.createBuffer(new Uint8Array(SIZE * SIZE * 4).fill(0x5a));

@@ -42,9 +42,9 @@ async function main(): Promise<void> {
   const heat = device.createBuffer(new Uint32Array(pixelCount));
   const pixels = device.createBuffer("u8", pixelCount * 4);
   const stepKernel = launcher(device, step);
-  // Each block steps BLOCK · BODIES bodies (the default build's constants).
-  const { BLOCK, BODIES } = stepKernel.handle.description.specialization as { BLOCK: number; BODIES: number };
-  const bodiesPerBlock = BLOCK * BODIES;
+  // Each block steps BLOCK · BODIES / SPLIT bodies (the default build's constants).
+  const { BLOCK, BODIES, SPLIT } = stepKernel.handle.description.specialization as { BLOCK: number; BODIES: number; SPLIT: number };
+  const bodiesPerBlock = (BLOCK * BODIES) / SPLIT;
   const splatKernel = launcher(device, splat);
   const shadeKernel = launcher(device, shade);
   const canvas = document.querySelector("canvas")!;

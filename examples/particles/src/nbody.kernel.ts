@@ -7,8 +7,12 @@
 // two buffers of n particles (ping-pong: the kernel reads every body while it writes). The default build
 // (BLOCK 64, BODIES 1) is the page's: the fastest through Dawn on the H100 (33.1 TFLOP/s against 30.7 for two
 // bodies per thread, bench/results/2026-11-26-particles-gpu-h100-run1.json); the others are for
-// bench/particles-gpu.ts, which counts 20 flops per interaction, the usual convention.
-import { add, blockIdx, inverseSqrt, kernel, length, local, mul, shared, sub, syncThreads, threadIdx, vec3f, vec4f, type Const, type f32, type i32 } from "tskernel";
+// bench/particles-gpu.ts, which counts 20 flops per interaction, the usual convention. At N = 65 536 a thread
+// per body is only 2048 warps (16 an SM on the H100, 4 a scheduler), so SPLIT > 1 lets SPLIT threads share a
+// body, each summing the pulls of one slice of every tile (SPLIT times the warps; the partial sums are added
+// at the end), and AHEAD issues the load of a thread's entry of the next tile before computing with this one.
+// Launch grid with those: ceil(n · SPLIT / (BODIES · BLOCK)).
+import { add, blockIdx, inverseSqrt, kernel, length, local, mul, shared, sub, syncThreads, threadIdx, vec3f, vec4f, type bool, type Const, type f32, type i32 } from "tskernel";
 
 /** One body: 32 bytes (pos at 0, mass packed into pos's last 4 bytes, vel at 16, speed at 28). */
 export interface Particle {
@@ -40,38 +44,92 @@ function advance(body: Particle, acc: vec3f, dt: f32): Particle {
 }
 
 export const step = kernel(
-  { block: ["BLOCK"], specializations: [{ BLOCK: 64, BODIES: 1 }, { BLOCK: 64, BODIES: 2 }, { BLOCK: 32, BODIES: 2 }, { BLOCK: 128, BODIES: 2 }, { BLOCK: 64, BODIES: 4 }] },
-  (next: Particle[], bodies: readonly Particle[], params: StepParams, BLOCK: Const<i32> = 64, BODIES: Const<i32> = 1) => {
+  {
+    block: ["BLOCK"],
+    specializations: [
+      { BLOCK: 64, BODIES: 1 },
+      { BLOCK: 64, BODIES: 2 },
+      { BLOCK: 32, BODIES: 2 },
+      { BLOCK: 128, BODIES: 2 },
+      { BLOCK: 64, BODIES: 4 },
+      { BLOCK: 64, BODIES: 1, AHEAD: true },
+      { BLOCK: 64, BODIES: 1, SPLIT: 2, AHEAD: true },
+      { BLOCK: 128, BODIES: 1, SPLIT: 2, AHEAD: true },
+      { BLOCK: 256, BODIES: 1, SPLIT: 2, AHEAD: true },
+      { BLOCK: 128, BODIES: 2, SPLIT: 2, AHEAD: true },
+      { BLOCK: 128, BODIES: 2, SPLIT: 4, AHEAD: true },
+      { BLOCK: 256, BODIES: 2, SPLIT: 4, AHEAD: true },
+      { BLOCK: 256, BODIES: 4, SPLIT: 4, AHEAD: true },
+    ],
+  },
+  (next: Particle[], bodies: readonly Particle[], params: StepParams, BLOCK: Const<i32> = 64, BODIES: Const<i32> = 1, SPLIT: Const<i32> = 1, AHEAD: Const<bool> = false) => {
     const tile = shared.vec4f(BLOCK);
     const mine = local.array<Particle>(BODIES);
     const acc = local.vec3f(BODIES);
     const tid = threadIdx.x;
-    const first = blockIdx.x * BODIES * BLOCK + tid;
+    // SPLIT slices of LANES threads: the thread at lane l of slice s steps the bodies `first` + b · LANES and
+    // sums their pulls from the entries s · LANES … (s + 1) · LANES − 1 of each tile.
+    const LANES = BLOCK / SPLIT;
+    const lane = SPLIT > 1 ? tid % LANES : tid;
+    const slice = SPLIT > 1 ? tid / LANES : 0;
+    const first = blockIdx.x * BODIES * LANES + lane;
     const n = params.n;
     // Past the end, a thread still loads tiles for the others (and computes for a copy of the last body).
     unrollLoad: for (let b = 0; b < BODIES; b++) {
-      mine[b] = bodies[Math.min(first + b * BLOCK, n - 1)];
+      mine[b] = bodies[Math.min(first + b * LANES, n - 1)];
       acc[b] = vec3f(0);
     }
+    // With AHEAD, a thread loads its entry of the next tile before it computes with this one (in flight
+    // meanwhile); without it, at the start of each tile. Past n the entry is massless: it pulls nothing.
+    let ahead = vec4f(0);
+    if (AHEAD && tid < n) {
+      const other = bodies[tid];
+      ahead = vec4f(other.pos, other.mass);
+    }
     for (let start = 0; start < n; start += BLOCK) {
-      const j = start + tid;
-      if (j < n) {
-        const other = bodies[j];
-        tile[tid] = vec4f(other.pos, other.mass);
+      if (AHEAD) {
+        tile[tid] = ahead;
       } else {
-        tile[tid] = vec4f(0); // massless: pulls nothing
+        const j = start + tid;
+        if (j < n) {
+          const other = bodies[j];
+          tile[tid] = vec4f(other.pos, other.mass);
+        } else {
+          tile[tid] = vec4f(0);
+        }
       }
       syncThreads();
-      unrollTile: for (let k = 0; k < BLOCK; k++) {
-        const q = tile[k];
+      if (AHEAD) {
+        const j = start + BLOCK + tid;
+        ahead = vec4f(0);
+        if (j < n) {
+          const other = bodies[j];
+          ahead = vec4f(other.pos, other.mass);
+        }
+      }
+      unrollTile: for (let k = 0; k < LANES; k++) {
+        const q = tile[slice * LANES + k];
         unrollBodies: for (let b = 0; b < BODIES; b++) {
           acc[b] = pull(acc[b], mine[b].pos, q, params.softening2);
         }
       }
       syncThreads();
     }
-    unrollStore: for (let b = 0; b < BODIES; b++) {
-      if (first + b * BLOCK < n) next[first + b * BLOCK] = advance(mine[b], acc[b], params.dt);
+    // The slices' sums, added in slice order by slice 0 through the tile (one body at a time).
+    if (SPLIT > 1) {
+      unrollSum: for (let b = 0; b < BODIES; b++) {
+        tile[tid] = vec4f(acc[b], 0);
+        syncThreads();
+        if (slice == 0) {
+          unrollSlices: for (let s = 1; s < SPLIT; s++) acc[b] = add(acc[b], tile[s * LANES + lane].xyz);
+        }
+        syncThreads();
+      }
+    }
+    if (slice == 0) {
+      unrollStore: for (let b = 0; b < BODIES; b++) {
+        if (first + b * LANES < n) next[first + b * LANES] = advance(mine[b], acc[b], params.dt);
+      }
     }
   },
 );

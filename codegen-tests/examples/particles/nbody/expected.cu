@@ -45,20 +45,20 @@ static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Parti
 __device__ __forceinline__ tsk_vec3f tsk_make_vec3f(float a) {
   return tsk_vec3f{a, a, a};
 }
-__device__ __forceinline__ tsk_vec4f tsk_make_vec4f(tsk_vec3f a, float b) {
-  return tsk_vec4f{a.x, a.y, a.z, b};
-}
 __device__ __forceinline__ tsk_vec4f tsk_make_vec4f(float a) {
   return tsk_vec4f{a, a, a, a};
 }
-__device__ __forceinline__ tsk_vec3f operator-(tsk_vec3f a, tsk_vec3f b) {
-  return tsk_vec3f{a.x - b.x, a.y - b.y, a.z - b.z};
+__device__ __forceinline__ tsk_vec4f tsk_make_vec4f(tsk_vec3f a, float b) {
+  return tsk_vec4f{a.x, a.y, a.z, b};
+}
+__device__ __forceinline__ tsk_vec3f operator+(tsk_vec3f a, tsk_vec3f b) {
+  return tsk_vec3f{a.x + b.x, a.y + b.y, a.z + b.z};
 }
 __device__ __forceinline__ tsk_vec3f tsk_xyz(tsk_vec4f a) {
   return tsk_vec3f{a.x, a.y, a.z};
 }
-__device__ __forceinline__ tsk_vec3f operator+(tsk_vec3f a, tsk_vec3f b) {
-  return tsk_vec3f{a.x + b.x, a.y + b.y, a.z + b.z};
+__device__ __forceinline__ tsk_vec3f operator-(tsk_vec3f a, tsk_vec3f b) {
+  return tsk_vec3f{a.x - b.x, a.y - b.y, a.z - b.z};
 }
 __device__ __forceinline__ tsk_vec3f operator*(tsk_vec3f a, tsk_vec3f b) {
   return tsk_vec3f{a.x * b.x, a.y * b.y, a.z * b.z};
@@ -70,342 +70,1199 @@ __device__ __forceinline__ float tsk_length(tsk_vec3f a) {
   return sqrtf(lane * lane + lane_1 * lane_1 + lane_2 * lane_2);
 }
 
-#line 30 "examples/particles/src/nbody.kernel.ts"
-__device__ __forceinline__ tsk_vec3f pull(tsk_vec3f acc, tsk_vec3f p, tsk_vec4f q, float softening2) {
-#line 31 "examples/particles/src/nbody.kernel.ts"
-  const tsk_vec3f d = tsk_xyz(q) - p;
-#line 32 "examples/particles/src/nbody.kernel.ts"
-  const float r2 = softening2 + d.x * d.x + d.y * d.y + d.z * d.z;
-#line 33 "examples/particles/src/nbody.kernel.ts"
-  const float inv = tsk_rsqrtf(r2);
 #line 34 "examples/particles/src/nbody.kernel.ts"
+__device__ __forceinline__ tsk_vec3f pull(tsk_vec3f acc, tsk_vec3f p, tsk_vec4f q, float softening2) {
+#line 35 "examples/particles/src/nbody.kernel.ts"
+  const tsk_vec3f d = tsk_xyz(q) - p;
+#line 36 "examples/particles/src/nbody.kernel.ts"
+  const float r2 = softening2 + d.x * d.x + d.y * d.y + d.z * d.z;
+#line 37 "examples/particles/src/nbody.kernel.ts"
+  const float inv = tsk_rsqrtf(r2);
+#line 38 "examples/particles/src/nbody.kernel.ts"
   return acc + d * tsk_make_vec3f(q.w * inv * inv * inv);
 }
 
-#line 37 "examples/particles/src/nbody.kernel.ts"
+#line 41 "examples/particles/src/nbody.kernel.ts"
 __device__ __forceinline__ Particle advance(Particle body, tsk_vec3f acc, float dt) {
-#line 38 "examples/particles/src/nbody.kernel.ts"
+#line 42 "examples/particles/src/nbody.kernel.ts"
   const tsk_vec3f vel = body.vel + acc * tsk_make_vec3f(dt);
-#line 39 "examples/particles/src/nbody.kernel.ts"
+#line 43 "examples/particles/src/nbody.kernel.ts"
   return Particle{body.pos + vel * tsk_make_vec3f(dt), body.mass, vel, tsk_length(vel)};
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 1; block 64×1×1.
-#line 42 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 45 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 67 "examples/particles/src/nbody.kernel.ts"
   Particle mine[1];
-#line 47 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
   tsk_vec3f_padded acc[1];
-#line 48 "examples/particles/src/nbody.kernel.ts"
+#line 69 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 49 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)tid);
-#line 50 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 52 "examples/particles/src/nbody.kernel.ts"
+#line 78 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 53 "examples/particles/src/nbody.kernel.ts"
+#line 79 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 54 "examples/particles/src/nbody.kernel.ts"
+#line 80 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 56 "examples/particles/src/nbody.kernel.ts"
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 89 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
-#line 57 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 58 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
-#line 59 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
-#line 60 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
-    } else {
-#line 62 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(0.0f);
+    {
+#line 93 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 94 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 95 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 96 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+      } else {
+#line 98 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(0.0f);
+      }
     }
-#line 64 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 65 "examples/particles/src/nbody.kernel.ts"
+#line 110 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 66 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 68 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 71 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 73 "examples/particles/src/nbody.kernel.ts"
+  {
+#line 130 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-  for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 74 "examples/particles/src/nbody.kernel.ts"
-    if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
-      next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+    for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+      }
     }
   }
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 2; block 64×1×1.
-#line 42 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 45 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
+// Kernel step specialized for BLOCK = 64, BODIES = 2, SPLIT = 1, AHEAD = false; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 67 "examples/particles/src/nbody.kernel.ts"
   Particle mine[2];
-#line 47 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
   tsk_vec3f_padded acc[2];
-#line 48 "examples/particles/src/nbody.kernel.ts"
+#line 69 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 49 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)tid);
-#line 50 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 52 "examples/particles/src/nbody.kernel.ts"
+#line 78 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 53 "examples/particles/src/nbody.kernel.ts"
+#line 79 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 54 "examples/particles/src/nbody.kernel.ts"
+#line 80 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 56 "examples/particles/src/nbody.kernel.ts"
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 89 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
-#line 57 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 58 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
-#line 59 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
-#line 60 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
-    } else {
-#line 62 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(0.0f);
+    {
+#line 93 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 94 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 95 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 96 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+      } else {
+#line 98 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(0.0f);
+      }
     }
-#line 64 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 65 "examples/particles/src/nbody.kernel.ts"
+#line 110 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 66 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 68 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 71 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 73 "examples/particles/src/nbody.kernel.ts"
+  {
+#line 130 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-  for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 74 "examples/particles/src/nbody.kernel.ts"
-    if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
-      next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+    for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+      }
     }
   }
 }
 
-// Kernel step specialized for BLOCK = 32, BODIES = 2; block 32×1×1.
-#line 42 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 45 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[32];
+// Kernel step specialized for BLOCK = 32, BODIES = 2, SPLIT = 1, AHEAD = false; block 32×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[32];
+#line 67 "examples/particles/src/nbody.kernel.ts"
   Particle mine[2];
-#line 47 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
   tsk_vec3f_padded acc[2];
-#line 48 "examples/particles/src/nbody.kernel.ts"
+#line 69 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 49 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)tid);
-#line 50 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 52 "examples/particles/src/nbody.kernel.ts"
+#line 78 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 53 "examples/particles/src/nbody.kernel.ts"
+#line 79 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 54 "examples/particles/src/nbody.kernel.ts"
+#line 80 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 56 "examples/particles/src/nbody.kernel.ts"
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 89 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 32) {
-#line 57 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 58 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
-#line 59 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
-#line 60 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
-    } else {
-#line 62 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(0.0f);
+    {
+#line 93 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 94 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 95 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 96 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+      } else {
+#line 98 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(0.0f);
+      }
     }
-#line 64 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 65 "examples/particles/src/nbody.kernel.ts"
+#line 110 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 66 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 68 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 71 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 73 "examples/particles/src/nbody.kernel.ts"
+  {
+#line 130 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-  for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 74 "examples/particles/src/nbody.kernel.ts"
-    if ((int)((unsigned int)first + (unsigned int)b_2 * 32u) < n) {
-      next[(int)((unsigned int)first + (unsigned int)b_2 * 32u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+    for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_2 * 32u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_2 * 32u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+      }
     }
   }
 }
 
-// Kernel step specialized for BLOCK = 128, BODIES = 2; block 128×1×1.
-#line 42 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 45 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
+// Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 1, AHEAD = false; block 128×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[128];
+#line 67 "examples/particles/src/nbody.kernel.ts"
   Particle mine[2];
-#line 47 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
   tsk_vec3f_padded acc[2];
-#line 48 "examples/particles/src/nbody.kernel.ts"
+#line 69 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 49 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)tid);
-#line 50 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 52 "examples/particles/src/nbody.kernel.ts"
+#line 78 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 53 "examples/particles/src/nbody.kernel.ts"
+#line 79 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
-#line 54 "examples/particles/src/nbody.kernel.ts"
+#line 80 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 56 "examples/particles/src/nbody.kernel.ts"
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 89 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
-#line 57 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 58 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
-#line 59 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
-#line 60 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
-    } else {
-#line 62 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(0.0f);
+    {
+#line 93 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 94 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 95 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 96 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+      } else {
+#line 98 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(0.0f);
+      }
     }
-#line 64 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 65 "examples/particles/src/nbody.kernel.ts"
+#line 110 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 128; k++) {
-#line 66 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 68 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 71 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 73 "examples/particles/src/nbody.kernel.ts"
+  {
+#line 130 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-  for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 74 "examples/particles/src/nbody.kernel.ts"
-    if ((int)((unsigned int)first + (unsigned int)b_2 * 128u) < n) {
-      next[(int)((unsigned int)first + (unsigned int)b_2 * 128u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+    for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_2 * 128u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_2 * 128u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+      }
     }
   }
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 4; block 64×1×1.
-#line 42 "examples/particles/src/nbody.kernel.ts"
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 45 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
+// Kernel step specialized for BLOCK = 64, BODIES = 4, SPLIT = 1, AHEAD = false; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 67 "examples/particles/src/nbody.kernel.ts"
   Particle mine[4];
-#line 47 "examples/particles/src/nbody.kernel.ts"
+#line 68 "examples/particles/src/nbody.kernel.ts"
   tsk_vec3f_padded acc[4];
-#line 48 "examples/particles/src/nbody.kernel.ts"
+#line 69 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 49 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)tid);
-#line 50 "examples/particles/src/nbody.kernel.ts"
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
   const int n = params.n;
-#line 52 "examples/particles/src/nbody.kernel.ts"
+#line 78 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 53 "examples/particles/src/nbody.kernel.ts"
+#line 79 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 54 "examples/particles/src/nbody.kernel.ts"
+#line 80 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 56 "examples/particles/src/nbody.kernel.ts"
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 89 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
-#line 57 "examples/particles/src/nbody.kernel.ts"
-    const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 58 "examples/particles/src/nbody.kernel.ts"
-    if (j < n) {
-#line 59 "examples/particles/src/nbody.kernel.ts"
-      const Particle other = bodies[j];
-#line 60 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(other.pos, other.mass);
-    } else {
-#line 62 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(0.0f);
+    {
+#line 93 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 94 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 95 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 96 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+      } else {
+#line 98 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(0.0f);
+      }
     }
-#line 64 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 65 "examples/particles/src/nbody.kernel.ts"
+#line 110 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 66 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[k];
-#line 67 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 4; b_1++) {
-#line 68 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 71 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
-#line 73 "examples/particles/src/nbody.kernel.ts"
+  {
+#line 130 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-  for (int b_2 = 0; b_2 < 4; b_2++) {
+    for (int b_2 = 0; b_2 < 4; b_2++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = true; block 64×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 1; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 64) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 2, AHEAD = true; block 64×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
 #line 74 "examples/particles/src/nbody.kernel.ts"
-    if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
-      next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
+  const int slice = tid / 32;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 32u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 1; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 64) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 32; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 2; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 1; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 128, BODIES = 1, SPLIT = 2, AHEAD = true; block 128×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[128];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 74 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 1; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 128) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 2; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 1; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 1, SPLIT = 2, AHEAD = true; block 256×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[256];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 128;
+#line 74 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 128;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 128u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 1; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 256) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 128; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 128u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 2; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 128u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 1; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 128u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 128u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 2, AHEAD = true; block 128×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[128];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 74 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 2; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 128) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 2; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 2; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 4, AHEAD = true; block 128×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[128];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 74 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 2; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 128) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 32; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 4; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 2; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 2, SPLIT = 4, AHEAD = true; block 256×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[256];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 74 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 2; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 256) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 4; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 2; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 4, SPLIT = 4, AHEAD = true; block 256×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 66 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[256];
+#line 67 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 68 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 69 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 73 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 74 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 75 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
+#line 76 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 78 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 4; b++) {
+#line 79 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 86 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 87 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 89 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 256) {
+    {
+#line 91 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 101 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 103 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
+#line 104 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 110 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+#line 111 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 112 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 4; b_1++) {
+#line 113 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 116 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 120 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 4; b_2++) {
+#line 121 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 123 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 4; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
+        }
+      }
+#line 126 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 129 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 130 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 4; b_3++) {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
     }
   }
 }

@@ -41,42 +41,106 @@ static_assert(__builtin_offsetof(Particle, pos) == 0 && __builtin_offsetof(Parti
 #endif
 #endif
 
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params);
 
-// Launches step_BLOCK_64_BODIES_1 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_step_BLOCK_64_BODIES_1(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
-  step_BLOCK_64_BODIES_1<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+// Launches step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params);
 
-// Launches step_BLOCK_64_BODIES_2 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_step_BLOCK_64_BODIES_2(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
-  step_BLOCK_64_BODIES_2<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+// Launches step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params);
 
-// Launches step_BLOCK_32_BODIES_2 with its fixed block 32×1×1; returns the launch error, if any.
-static inline cudaError_t launch_step_BLOCK_32_BODIES_2(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
-  step_BLOCK_32_BODIES_2<<<grid, dim3(32, 1, 1), 0, stream>>>(next, bodies, params);
+// Launches step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false with its fixed block 32×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false<<<grid, dim3(32, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params);
 
-// Launches step_BLOCK_128_BODIES_2 with its fixed block 128×1×1; returns the launch error, if any.
-static inline cudaError_t launch_step_BLOCK_128_BODIES_2(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
-  step_BLOCK_128_BODIES_2<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
+// Launches step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params);
 
-// Launches step_BLOCK_64_BODIES_4 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_step_BLOCK_64_BODIES_4(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
-  step_BLOCK_64_BODIES_4<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+// Launches step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true<<<grid, dim3(64, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }

@@ -24,1374 +24,1402 @@ fn advance(body: Particle, acc: vec3<f32>, dt: f32) -> Particle {
   return Particle(body.pos + vel * vec3<f32>(dt), body.mass, vel, length(vel));
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 1.
-@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_next: array<Particle>;
-@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_bodies: array<Particle>;
-struct step_BLOCK_64_BODIES_1_Params {
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_Params {
   @align(16) params: StepParams,
 }
-@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_params: step_BLOCK_64_BODIES_1_Params;
-var<workgroup> step_BLOCK_64_BODIES_1_tile: array<vec4<f32>, 64>;
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_params: step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_Params;
+var<workgroup> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile: array<vec4<f32>, 64>;
 @compute @workgroup_size(64, 1, 1)
-fn step_BLOCK_64_BODIES_1(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let params: StepParams = step_BLOCK_64_BODIES_1_params.params;
+fn step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_params.params;
   var mine: array<Particle, 1>;
   var acc: array<vec3<f32>, 1>;
   let tid: i32 = i32(local_id.x);
-  let first: i32 = i32(group_id.x) * 1i * 64i + tid;
+  let lane: i32 = tid;
+  let first: i32 = i32(group_id.x) * 1i * 64i + lane;
   let n: i32 = params.n;
-  mine[0i] = step_BLOCK_64_BODIES_1_bodies[min(first + 0i, n - 1i)];
+  mine[0i] = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_bodies[min(first + 0i, n - 1i)];
   acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
   for (var start: i32 = 0i; start < n; start += 64i) {
-    let j: i32 = start + tid;
-    if (j < n) {
-      let other: Particle = step_BLOCK_64_BODIES_1_bodies[j];
-      step_BLOCK_64_BODIES_1_tile[tid] = vec4<f32>(other.pos, other.mass);
-    } else {
-      step_BLOCK_64_BODIES_1_tile[tid] = vec4<f32>(0.0f);
+    {
+      let j: i32 = start + tid;
+      if (j < n) {
+        let other: Particle = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_bodies[j];
+        step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(other.pos, other.mass);
+      } else {
+        step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(0.0f);
+      }
     }
     workgroupBarrier();
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[0i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[0i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[1i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[1i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[2i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[2i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[3i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[3i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[4i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[4i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[5i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[5i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[6i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[6i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[7i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[7i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[8i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[8i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[9i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[9i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[10i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[10i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[11i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[11i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[12i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[12i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[13i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[13i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[14i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[14i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[15i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[15i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[16i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[16i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[17i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[17i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[18i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[18i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[19i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[19i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[20i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[20i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[21i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[21i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[22i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[22i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[23i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[23i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[24i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[24i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[25i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[25i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[26i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[26i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[27i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[27i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[28i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[28i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[29i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[29i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[30i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[30i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[31i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[31i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[32i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[32i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[33i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[33i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[34i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[34i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[35i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[35i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[36i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[36i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[37i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[37i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[38i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[38i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[39i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[39i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[40i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[40i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[41i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[41i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[42i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[42i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[43i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[43i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[44i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[44i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[45i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[45i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[46i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[46i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[47i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[47i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[48i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[48i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[49i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[49i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[50i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[50i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[51i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[51i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[52i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[52i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[53i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[53i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[54i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[54i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[55i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[55i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[56i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[56i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[57i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[57i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[58i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[58i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[59i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[59i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[60i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[60i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[61i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[61i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[62i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[62i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_1_tile[63i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[63i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
     }
     workgroupBarrier();
   }
-  if (first + 0i < n) {
-    step_BLOCK_64_BODIES_1_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+  {
+    if (first + 0i < n) {
+      step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
   }
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 2.
-@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_2_next: array<Particle>;
-@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_2_bodies: array<Particle>;
-struct step_BLOCK_64_BODIES_2_Params {
+// Kernel step specialized for BLOCK = 64, BODIES = 2, SPLIT = 1, AHEAD = false.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_Params {
   @align(16) params: StepParams,
 }
-@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_2_params: step_BLOCK_64_BODIES_2_Params;
-var<workgroup> step_BLOCK_64_BODIES_2_tile: array<vec4<f32>, 64>;
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_params: step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_Params;
+var<workgroup> step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile: array<vec4<f32>, 64>;
 @compute @workgroup_size(64, 1, 1)
-fn step_BLOCK_64_BODIES_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let params: StepParams = step_BLOCK_64_BODIES_2_params.params;
+fn step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_params.params;
   var mine: array<Particle, 2>;
   var acc: array<vec3<f32>, 2>;
   let tid: i32 = i32(local_id.x);
-  let first: i32 = i32(group_id.x) * 2i * 64i + tid;
+  let lane: i32 = tid;
+  let first: i32 = i32(group_id.x) * 2i * 64i + lane;
   let n: i32 = params.n;
-  mine[0i] = step_BLOCK_64_BODIES_2_bodies[min(first + 0i, n - 1i)];
+  mine[0i] = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_bodies[min(first + 0i, n - 1i)];
   acc[0i] = vec3<f32>(0.0f);
-  mine[1i] = step_BLOCK_64_BODIES_2_bodies[min(first + 64i, n - 1i)];
+  mine[1i] = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_bodies[min(first + 64i, n - 1i)];
   acc[1i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
   for (var start: i32 = 0i; start < n; start += 64i) {
-    let j: i32 = start + tid;
-    if (j < n) {
-      let other: Particle = step_BLOCK_64_BODIES_2_bodies[j];
-      step_BLOCK_64_BODIES_2_tile[tid] = vec4<f32>(other.pos, other.mass);
-    } else {
-      step_BLOCK_64_BODIES_2_tile[tid] = vec4<f32>(0.0f);
+    {
+      let j: i32 = start + tid;
+      if (j < n) {
+        let other: Particle = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_bodies[j];
+        step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(other.pos, other.mass);
+      } else {
+        step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(0.0f);
+      }
     }
     workgroupBarrier();
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[0i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[0i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[1i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[1i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[2i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[2i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[3i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[3i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[4i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[4i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[5i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[5i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[6i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[6i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[7i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[7i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[8i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[8i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[9i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[9i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[10i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[10i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[11i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[11i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[12i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[12i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[13i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[13i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[14i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[14i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[15i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[15i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[16i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[16i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[17i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[17i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[18i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[18i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[19i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[19i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[20i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[20i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[21i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[21i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[22i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[22i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[23i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[23i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[24i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[24i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[25i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[25i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[26i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[26i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[27i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[27i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[28i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[28i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[29i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[29i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[30i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[30i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[31i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[31i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[32i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[32i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[33i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[33i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[34i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[34i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[35i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[35i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[36i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[36i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[37i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[37i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[38i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[38i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[39i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[39i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[40i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[40i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[41i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[41i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[42i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[42i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[43i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[43i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[44i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[44i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[45i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[45i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[46i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[46i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[47i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[47i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[48i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[48i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[49i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[49i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[50i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[50i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[51i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[51i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[52i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[52i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[53i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[53i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[54i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[54i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[55i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[55i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[56i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[56i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[57i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[57i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[58i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[58i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[59i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[59i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[60i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[60i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[61i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[61i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[62i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[62i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_2_tile[63i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_tile[63i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     workgroupBarrier();
   }
-  if (first + 0i < n) {
-    step_BLOCK_64_BODIES_2_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
-  }
-  if (first + 64i < n) {
-    step_BLOCK_64_BODIES_2_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+  {
+    if (first + 0i < n) {
+      step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 64i < n) {
+      step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+    }
   }
 }
 
-// Kernel step specialized for BLOCK = 32, BODIES = 2.
-@group(0) @binding(0) var<storage, read_write> step_BLOCK_32_BODIES_2_next: array<Particle>;
-@group(0) @binding(1) var<storage, read> step_BLOCK_32_BODIES_2_bodies: array<Particle>;
-struct step_BLOCK_32_BODIES_2_Params {
+// Kernel step specialized for BLOCK = 32, BODIES = 2, SPLIT = 1, AHEAD = false.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_bodies: array<Particle>;
+struct step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_Params {
   @align(16) params: StepParams,
 }
-@group(0) @binding(2) var<uniform> step_BLOCK_32_BODIES_2_params: step_BLOCK_32_BODIES_2_Params;
-var<workgroup> step_BLOCK_32_BODIES_2_tile: array<vec4<f32>, 32>;
+@group(0) @binding(2) var<uniform> step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_params: step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_Params;
+var<workgroup> step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile: array<vec4<f32>, 32>;
 @compute @workgroup_size(32, 1, 1)
-fn step_BLOCK_32_BODIES_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let params: StepParams = step_BLOCK_32_BODIES_2_params.params;
+fn step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_params.params;
   var mine: array<Particle, 2>;
   var acc: array<vec3<f32>, 2>;
   let tid: i32 = i32(local_id.x);
-  let first: i32 = i32(group_id.x) * 2i * 32i + tid;
+  let lane: i32 = tid;
+  let first: i32 = i32(group_id.x) * 2i * 32i + lane;
   let n: i32 = params.n;
-  mine[0i] = step_BLOCK_32_BODIES_2_bodies[min(first + 0i, n - 1i)];
+  mine[0i] = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_bodies[min(first + 0i, n - 1i)];
   acc[0i] = vec3<f32>(0.0f);
-  mine[1i] = step_BLOCK_32_BODIES_2_bodies[min(first + 32i, n - 1i)];
+  mine[1i] = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_bodies[min(first + 32i, n - 1i)];
   acc[1i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
   for (var start: i32 = 0i; start < n; start += 32i) {
-    let j: i32 = start + tid;
-    if (j < n) {
-      let other: Particle = step_BLOCK_32_BODIES_2_bodies[j];
-      step_BLOCK_32_BODIES_2_tile[tid] = vec4<f32>(other.pos, other.mass);
-    } else {
-      step_BLOCK_32_BODIES_2_tile[tid] = vec4<f32>(0.0f);
+    {
+      let j: i32 = start + tid;
+      if (j < n) {
+        let other: Particle = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_bodies[j];
+        step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(other.pos, other.mass);
+      } else {
+        step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(0.0f);
+      }
     }
     workgroupBarrier();
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[0i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[0i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[1i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[1i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[2i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[2i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[3i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[3i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[4i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[4i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[5i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[5i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[6i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[6i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[7i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[7i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[8i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[8i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[9i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[9i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[10i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[10i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[11i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[11i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[12i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[12i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[13i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[13i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[14i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[14i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[15i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[15i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[16i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[16i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[17i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[17i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[18i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[18i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[19i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[19i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[20i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[20i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[21i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[21i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[22i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[22i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[23i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[23i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[24i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[24i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[25i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[25i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[26i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[26i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[27i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[27i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[28i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[28i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[29i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[29i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[30i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[30i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_32_BODIES_2_tile[31i];
+      let q: vec4<f32> = step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_tile[31i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     workgroupBarrier();
   }
-  if (first + 0i < n) {
-    step_BLOCK_32_BODIES_2_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
-  }
-  if (first + 32i < n) {
-    step_BLOCK_32_BODIES_2_next[first + 32i] = advance(mine[1i], acc[1i], params.dt);
+  {
+    if (first + 0i < n) {
+      step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 32i < n) {
+      step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false_next[first + 32i] = advance(mine[1i], acc[1i], params.dt);
+    }
   }
 }
 
-// Kernel step specialized for BLOCK = 128, BODIES = 2.
-@group(0) @binding(0) var<storage, read_write> step_BLOCK_128_BODIES_2_next: array<Particle>;
-@group(0) @binding(1) var<storage, read> step_BLOCK_128_BODIES_2_bodies: array<Particle>;
-struct step_BLOCK_128_BODIES_2_Params {
+// Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 1, AHEAD = false.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_bodies: array<Particle>;
+struct step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_Params {
   @align(16) params: StepParams,
 }
-@group(0) @binding(2) var<uniform> step_BLOCK_128_BODIES_2_params: step_BLOCK_128_BODIES_2_Params;
-var<workgroup> step_BLOCK_128_BODIES_2_tile: array<vec4<f32>, 128>;
+@group(0) @binding(2) var<uniform> step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_params: step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_Params;
+var<workgroup> step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_tile: array<vec4<f32>, 128>;
 @compute @workgroup_size(128, 1, 1)
-fn step_BLOCK_128_BODIES_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let params: StepParams = step_BLOCK_128_BODIES_2_params.params;
+fn step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_params.params;
   var mine: array<Particle, 2>;
   var acc: array<vec3<f32>, 2>;
   let tid: i32 = i32(local_id.x);
-  let first: i32 = i32(group_id.x) * 2i * 128i + tid;
+  let lane: i32 = tid;
+  let first: i32 = i32(group_id.x) * 2i * 128i + lane;
   let n: i32 = params.n;
-  mine[0i] = step_BLOCK_128_BODIES_2_bodies[min(first + 0i, n - 1i)];
+  mine[0i] = step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_bodies[min(first + 0i, n - 1i)];
   acc[0i] = vec3<f32>(0.0f);
-  mine[1i] = step_BLOCK_128_BODIES_2_bodies[min(first + 128i, n - 1i)];
+  mine[1i] = step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_bodies[min(first + 128i, n - 1i)];
   acc[1i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
   for (var start: i32 = 0i; start < n; start += 128i) {
-    let j: i32 = start + tid;
-    if (j < n) {
-      let other: Particle = step_BLOCK_128_BODIES_2_bodies[j];
-      step_BLOCK_128_BODIES_2_tile[tid] = vec4<f32>(other.pos, other.mass);
-    } else {
-      step_BLOCK_128_BODIES_2_tile[tid] = vec4<f32>(0.0f);
+    {
+      let j: i32 = start + tid;
+      if (j < n) {
+        let other: Particle = step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_bodies[j];
+        step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(other.pos, other.mass);
+      } else {
+        step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(0.0f);
+      }
     }
     workgroupBarrier();
     for (var k: i32 = 0i; k < 128i; k++) {
-      let q: vec4<f32> = step_BLOCK_128_BODIES_2_tile[k];
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_tile[0i + k];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
     }
     workgroupBarrier();
   }
-  if (first + 0i < n) {
-    step_BLOCK_128_BODIES_2_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
-  }
-  if (first + 128i < n) {
-    step_BLOCK_128_BODIES_2_next[first + 128i] = advance(mine[1i], acc[1i], params.dt);
+  {
+    if (first + 0i < n) {
+      step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 128i < n) {
+      step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false_next[first + 128i] = advance(mine[1i], acc[1i], params.dt);
+    }
   }
 }
 
-// Kernel step specialized for BLOCK = 64, BODIES = 4.
-@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_4_next: array<Particle>;
-@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_4_bodies: array<Particle>;
-struct step_BLOCK_64_BODIES_4_Params {
+// Kernel step specialized for BLOCK = 64, BODIES = 4, SPLIT = 1, AHEAD = false.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_Params {
   @align(16) params: StepParams,
 }
-@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_4_params: step_BLOCK_64_BODIES_4_Params;
-var<workgroup> step_BLOCK_64_BODIES_4_tile: array<vec4<f32>, 64>;
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_params: step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_Params;
+var<workgroup> step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile: array<vec4<f32>, 64>;
 @compute @workgroup_size(64, 1, 1)
-fn step_BLOCK_64_BODIES_4(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let params: StepParams = step_BLOCK_64_BODIES_4_params.params;
+fn step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_params.params;
   var mine: array<Particle, 4>;
   var acc: array<vec3<f32>, 4>;
   let tid: i32 = i32(local_id.x);
-  let first: i32 = i32(group_id.x) * 4i * 64i + tid;
+  let lane: i32 = tid;
+  let first: i32 = i32(group_id.x) * 4i * 64i + lane;
   let n: i32 = params.n;
-  mine[0i] = step_BLOCK_64_BODIES_4_bodies[min(first + 0i, n - 1i)];
+  mine[0i] = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_bodies[min(first + 0i, n - 1i)];
   acc[0i] = vec3<f32>(0.0f);
-  mine[1i] = step_BLOCK_64_BODIES_4_bodies[min(first + 64i, n - 1i)];
+  mine[1i] = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_bodies[min(first + 64i, n - 1i)];
   acc[1i] = vec3<f32>(0.0f);
-  mine[2i] = step_BLOCK_64_BODIES_4_bodies[min(first + 128i, n - 1i)];
+  mine[2i] = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_bodies[min(first + 128i, n - 1i)];
   acc[2i] = vec3<f32>(0.0f);
-  mine[3i] = step_BLOCK_64_BODIES_4_bodies[min(first + 192i, n - 1i)];
+  mine[3i] = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_bodies[min(first + 192i, n - 1i)];
   acc[3i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
   for (var start: i32 = 0i; start < n; start += 64i) {
-    let j: i32 = start + tid;
-    if (j < n) {
-      let other: Particle = step_BLOCK_64_BODIES_4_bodies[j];
-      step_BLOCK_64_BODIES_4_tile[tid] = vec4<f32>(other.pos, other.mass);
-    } else {
-      step_BLOCK_64_BODIES_4_tile[tid] = vec4<f32>(0.0f);
+    {
+      let j: i32 = start + tid;
+      if (j < n) {
+        let other: Particle = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_bodies[j];
+        step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(other.pos, other.mass);
+      } else {
+        step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(0.0f);
+      }
     }
     workgroupBarrier();
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[0i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[0i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[1i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[1i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[2i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[2i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[3i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[3i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[4i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[4i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[5i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[5i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[6i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[6i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[7i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[7i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[8i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[8i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[9i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[9i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[10i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[10i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[11i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[11i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[12i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[12i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[13i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[13i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[14i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[14i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[15i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[15i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[16i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[16i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[17i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[17i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[18i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[18i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[19i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[19i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[20i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[20i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[21i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[21i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[22i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[22i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[23i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[23i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[24i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[24i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[25i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[25i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[26i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[26i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[27i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[27i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[28i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[28i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[29i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[29i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[30i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[30i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[31i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[31i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[32i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[32i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[33i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[33i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[34i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[34i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[35i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[35i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[36i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[36i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[37i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[37i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[38i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[38i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[39i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[39i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[40i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[40i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[41i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[41i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[42i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[42i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[43i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[43i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[44i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[44i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[45i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[45i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[46i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[46i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[47i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[47i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[48i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[48i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[49i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[49i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[50i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[50i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[51i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[51i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[52i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[52i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[53i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[53i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[54i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[54i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[55i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[55i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[56i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[56i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[57i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[57i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[58i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[58i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[59i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[59i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[60i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[60i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[61i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[61i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[62i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[62i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
       acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
     }
     {
-      let q: vec4<f32> = step_BLOCK_64_BODIES_4_tile[63i];
+      let q: vec4<f32> = step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_tile[63i];
       acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
       acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
       acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
@@ -1399,16 +1427,2423 @@ fn step_BLOCK_64_BODIES_4(@builtin(local_invocation_id) local_id: vec3<u32>, @bu
     }
     workgroupBarrier();
   }
-  if (first + 0i < n) {
-    step_BLOCK_64_BODIES_4_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+  {
+    if (first + 0i < n) {
+      step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 64i < n) {
+      step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+    }
+    if (first + 128i < n) {
+      step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_next[first + 128i] = advance(mine[2i], acc[2i], params.dt);
+    }
+    if (first + 192i < n) {
+      step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false_next[first + 192i] = advance(mine[3i], acc[3i], params.dt);
+    }
   }
-  if (first + 64i < n) {
-    step_BLOCK_64_BODIES_4_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+}
+
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_params: step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_Params;
+var<workgroup> step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile: array<vec4<f32>, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid;
+  let first: i32 = i32(group_id.x) * 1i * 64i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
   }
-  if (first + 128i < n) {
-    step_BLOCK_64_BODIES_4_next[first + 128i] = advance(mine[2i], acc[2i], params.dt);
+  for (var start: i32 = 0i; start < n; start += 64i) {
+    {
+      step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 64i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_tile[63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
   }
-  if (first + 192i < n) {
-    step_BLOCK_64_BODIES_4_next[first + 192i] = advance(mine[3i], acc[3i], params.dt);
+  {
+    if (first + 0i < n) {
+      step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_params: step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_Params;
+var<workgroup> step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 32i;
+  let slice: i32 = tid / 32i;
+  let first: i32 = i32(group_id.x) * 1i * 32i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 64i) {
+    {
+      step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 64i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 32i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_tile[32i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 128, BODIES = 1, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_params: step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_Params;
+var<workgroup> step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 128>;
+@compute @workgroup_size(128, 1, 1)
+fn step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 64i;
+  let slice: i32 = tid / 64i;
+  let first: i32 = i32(group_id.x) * 1i * 64i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 128i) {
+    {
+      step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 128i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 64i + 63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_tile[64i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 1, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_params: step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_Params;
+var<workgroup> step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 256>;
+@compute @workgroup_size(256, 1, 1)
+fn step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<Particle, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 128i;
+  let slice: i32 = tid / 128i;
+  let first: i32 = i32(group_id.x) * 1i * 128i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 256i) {
+    {
+      step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 256i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    for (var k: i32 = 0i; k < 128i; k++) {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[slice * 128i + k];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_tile[128i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_params: step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_Params;
+var<workgroup> step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 128>;
+@compute @workgroup_size(128, 1, 1)
+fn step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<Particle, 2>;
+  var acc: array<vec3<f32>, 2>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 64i;
+  let slice: i32 = tid / 64i;
+  let first: i32 = i32(group_id.x) * 2i * 64i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_bodies[min(first + 64i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 128i) {
+    {
+      step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 128i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 64i + 63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[64i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_tile[64i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 64i < n) {
+      step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 4, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_params: step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_Params;
+var<workgroup> step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile: array<vec4<f32>, 128>;
+@compute @workgroup_size(128, 1, 1)
+fn step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_params.params;
+  var mine: array<Particle, 2>;
+  var acc: array<vec3<f32>, 2>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 32i;
+  let slice: i32 = tid / 32i;
+  let first: i32 = i32(group_id.x) * 2i * 32i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_bodies[min(first + 32i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 128i) {
+    {
+      step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 128i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 32i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[32i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[96i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[32i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_tile[96i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 32i < n) {
+      step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true_next[first + 32i] = advance(mine[1i], acc[1i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 2, SPLIT = 4, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_params: step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_Params;
+var<workgroup> step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile: array<vec4<f32>, 256>;
+@compute @workgroup_size(256, 1, 1)
+fn step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_params.params;
+  var mine: array<Particle, 2>;
+  var acc: array<vec3<f32>, 2>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 64i;
+  let slice: i32 = tid / 64i;
+  let first: i32 = i32(group_id.x) * 2i * 64i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_bodies[min(first + 64i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 256i) {
+    {
+      step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 256i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[slice * 64i + 63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[128i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[192i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[128i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_tile[192i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 64i < n) {
+      step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 256, BODIES = 4, SPLIT = 4, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_params: step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_Params;
+var<workgroup> step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile: array<vec4<f32>, 256>;
+@compute @workgroup_size(256, 1, 1)
+fn step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_params.params;
+  var mine: array<Particle, 4>;
+  var acc: array<vec3<f32>, 4>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 64i;
+  let slice: i32 = tid / 64i;
+  let first: i32 = i32(group_id.x) * 4i * 64i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies[min(first + 64i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  mine[2i] = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies[min(first + 128i, n - 1i)];
+  acc[2i] = vec3<f32>(0.0f);
+  mine[3i] = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies[min(first + 192i, n - 1i)];
+  acc[3i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 256i) {
+    {
+      step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 256i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[slice * 64i + 63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[128i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[192i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[128i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[192i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[2i] = acc[2i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[128i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[192i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[3i] = acc[3i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[64i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[128i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_tile[192i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 64i < n) {
+      step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+    }
+    if (first + 128i < n) {
+      step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_next[first + 128i] = advance(mine[2i], acc[2i], params.dt);
+    }
+    if (first + 192i < n) {
+      step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true_next[first + 192i] = advance(mine[3i], acc[3i], params.dt);
+    }
   }
 }
