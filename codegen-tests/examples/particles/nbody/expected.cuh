@@ -144,3 +144,35 @@ static inline cudaError_t launch_step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(dim3
   step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_128_BODIES_4_SPLIT_4_AHEAD_true with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_128_BODIES_4_SPLIT_4_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_128_BODIES_4_SPLIT_4_AHEAD_true<<<grid, dim3(128, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_256_BODIES_8_SPLIT_4_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_256_BODIES_8_SPLIT_4_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_256_BODIES_8_SPLIT_4_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
