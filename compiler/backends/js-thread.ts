@@ -175,6 +175,8 @@ export class JsExprPrinter {
       case "swizzle":
       case "field":
         throw new Error(`internal: a ${expr.kind} reached the JS backend; scalarize-vectors.ts writes vectors and structs out lane by lane`);
+      case "check":
+        throw new Error("internal: a check reached the JS backend, whose checked mode calls the checker itself");
       default:
         return assertNever(expr, "expression");
     }
