@@ -19,7 +19,7 @@ import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./front
 import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
-import { checkRecords, checkRecordWords, insertChecks, type KernelChecks } from "./passes/checks.ts";
+import { checkRecords, checkRecordWords, insertChecks, operationText, type KernelChecks } from "./passes/checks.ts";
 import { LineMap } from "./diagnostics/span.ts";
 import type { ManifestChecks, ManifestImplicitParam } from "./lang/manifest.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
@@ -356,12 +356,6 @@ function manifestChecks(checks: KernelChecks, lines: LineMap, displayPath: strin
       };
     }),
   };
-}
-
-/** The source text of an operation, on one line and at most 60 characters, for a report. */
-export function operationText(sourceText: string, span: { readonly start: number; readonly end: number }): string {
-  const text = sourceText.slice(span.start, span.end).replace(/\s+/g, " ").trim();
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** The helpers that the given bodies call, directly or through other helpers. */

@@ -25,7 +25,7 @@
 
 import { arrayStride, isInteger, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Kernel, type KernelParam, type LiteralExpr, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
 import { isStruct, isVector, layoutOf } from "../ir/types.ts";
-import { mapExpr, mapStmts } from "../ir/rewrite.ts";
+import { mapExpr, mapStmts, walkExpr } from "../ir/rewrite.ts";
 import { foldExpr } from "./fold.ts";
 
 export interface CheckOptions {
@@ -177,8 +177,11 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
       case "store": {
         const value = compound(s.op, s.value, s.span);
         const ok = both(alignmentCheck(s.array, s.indices, s.alignment ?? 1, s.span), accessCheck(s.array, s.indices, s.op ? "read of" : "write to", s.span));
-        const stored = value === s.value ? s : { ...s, value };
-        return ok ? ifThen(ok, [stored], s.span) : stored;
+        if (!ok) return value === s.value ? s : { ...s, value };
+        // The value's own checks come first, as they do where the store is not checked (the CPU's order).
+        if (!hasCheck(value)) return ifThen(ok, [{ ...s, value }], s.span);
+        const temp: Variable = { kind: "variable", name: "stored", type: value.type, mutable: false, span: s.span };
+        return [{ kind: "declare", variable: temp, init: value, span: s.span }, ifThen(ok, [{ ...s, value: read(temp, s.span) }], s.span)];
       }
       case "assign": {
         const value = compound(s.op, s.value, s.span);
@@ -271,9 +274,23 @@ function dedupeUnchecked(list: readonly { span: Span; what: string; why: string 
   return list.filter((item) => !seen.has(item.what) && seen.add(item.what));
 }
 
+/** The source text of an operation, on one line and at most 60 characters, for a report of it. */
+export function operationText(sourceText: string, span: { readonly start: number; readonly end: number }): string {
+  const text = sourceText.slice(span.start, span.end).replace(/\s+/g, " ").trim();
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
 /** Arrays that checks cover: not matrix fragments or mbarriers, which only their own statements reach. */
 function checkable(array: ArrayRef): boolean {
   return !array.fragment && !array.barriers;
+}
+
+function hasCheck(e: Expr): boolean {
+  let found = false;
+  walkExpr(e, (node) => {
+    if (node.kind === "check") found = true;
+  });
+  return found;
 }
 
 /** The checks of an expression as plain conditions, for a guard that repeats the expression. */
