@@ -11,13 +11,25 @@ import { BackendUnavailable, createDevice, type BackendName, type Device } from 
  */
 export const testedBackends: readonly BackendName[] = ["cpu", "webgpu"];
 
+/**
+ * TSKERNEL_CHECKED_GPU=1: the GPU devices are checked (they refuse kernels built without checks) and the
+ * example tests build their kernels checked for them (`gpuBuild`), so that every example runs its checked build
+ * and any report fails its test (docs/language.md, "Checked GPU builds": none of the examples reports anything).
+ */
+export const checkedGpu = process.env.TSKERNEL_CHECKED_GPU === "1";
+
+/** The compile options of a test's kernels for a target: checked for the GPU targets under TSKERNEL_CHECKED_GPU. */
+export function gpuBuild(target: "js" | "wgsl" | "cuda"): { checked?: true } {
+  return checkedGpu && target !== "js" ? { checked: true } : {};
+}
+
 const devices = new Map<BackendName, Promise<Device | string>>();
 
 /** The shared device of a backend, or the reason it is unavailable. */
 export function deviceFor(backend: BackendName): Promise<Device | string> {
   let device = devices.get(backend);
   if (!device) {
-    device = createDevice({ backend }).catch((error: unknown) => {
+    device = createDevice({ backend, ...(checkedGpu && backend !== "cpu" ? { checked: true } : {}) }).catch((error: unknown) => {
       if (error instanceof BackendUnavailable && process.env.TSKERNEL_REQUIRE_WEBGPU !== "1") return error.reason;
       throw error;
     });

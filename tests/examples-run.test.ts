@@ -13,11 +13,11 @@ import { compileSeedLibrary } from "../cli/demo/seed-library.ts";
 
 const seedLibraries = new Map<BackendName, KernelLibrary>();
 function seedLibrary(backend: BackendName): KernelLibrary {
-  if (!seedLibraries.has(backend)) seedLibraries.set(backend, compileSeedLibrary(backend));
+  if (!seedLibraries.has(backend)) seedLibraries.set(backend, compileSeedLibrary(backend, gpuBuild(backend === "cpu" ? "js" : "wgsl")));
   return seedLibraries.get(backend)!;
 }
 import { repoRoot } from "./golden-cases.ts";
-import { deviceFor as sharedDevice, testedBackends } from "./backends.ts";
+import { deviceFor as sharedDevice, gpuBuild, testedBackends } from "./backends.ts";
 import type { BackendName } from "../runtime/index.ts";
 
 async function deviceFor(backend: BackendName): Promise<Device> {
@@ -41,7 +41,8 @@ function random(length: number, low = -1, high = 1): Float32Array {
 const poison = (length: number) => new Float32Array(length).fill(Number.NaN);
 
 function library(device: Device, file: string): KernelLibrary {
-  return compileKernelLibrary([path.join(repoRoot, "examples", file)], [device.backend === "cpu" ? "js" : device.backend === "webgpu" ? "wgsl" : "cuda"]);
+  const target = device.backend === "cpu" ? "js" : device.backend === "webgpu" ? "wgsl" : "cuda";
+  return compileKernelLibrary([path.join(repoRoot, "examples", file)], [target], gpuBuild(target));
 }
 
 for (const backend of testedBackends) {

@@ -17,7 +17,7 @@ import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { createDevice } from "../runtime/index.ts";
 import { release, runChecked } from "../cli/kernels-bench/bench.ts";
 import { backendUnsupported, kernelCases, suiteFiles, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
-import { deviceFor, testedBackends } from "./backends.ts";
+import { deviceFor, gpuBuild, testedBackends } from "./backends.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const unavailable = new Map<BackendName, string>();
@@ -29,7 +29,7 @@ for (const backend of testedBackends) {
 const libraries = new Map<string, KernelLibrary>();
 function libraryFor(backend: BackendName): KernelLibrary {
   const target = backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFiles.map((f) => path.join(repoRoot, f)), [target]));
+  if (!libraries.has(target)) libraries.set(target, compileKernelLibrary(suiteFiles.map((f) => path.join(repoRoot, f)), [target], gpuBuild(target)));
   return libraries.get(target)!;
 }
 
