@@ -44,6 +44,26 @@ class PlanTest(unittest.TestCase):
         values = tm.argument_values(mapped["params"], 3, 4, 5, {"A": 0x1000, "B": 0x2000, "C": 0x3000, "mapA": 0x4000})
         self.assertEqual(values[-1], ("ptr", 0x4000))
 
+    def test_a_16_bit_rung_takes_three_tensor_maps_after_c(self):
+        maps = [{"name": x, "kind": "buffer"} for x in ("mapA", "mapB", "mapC")]
+        half = candidate(
+            "h",
+            params=PARAMS + maps,
+            dtype="bf16",
+            tensorMapA={"param": "mapA", "boxRows": 128, "boxCols": 64},
+            tensorMapsBC={"B": {"param": "mapB", "boxRows": 64, "boxCols": 64}, "C": {"param": "mapC", "boxRows": 64, "boxCols": 64}},
+        )
+        plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "h", "candidates": [half]}]}
+        self.assertEqual(tm.validate_plan(plan), [])
+        # Without B's and C's maps described, the extra buffers are not a matmul rung's; a dtype must be bf16 or f16.
+        plan["shapes"][0]["candidates"] = [{**half, "tensorMapsBC": None}, {**half, "id": "g", "dtype": "f8"}]
+        problems = tm.validate_plan(plan)
+        self.assertEqual(len(problems), 2)
+        self.assertIn("not a matmul rung's", problems[0])
+        self.assertIn("dtype 'f8'", problems[1])
+        values = tm.argument_values(half["params"], 3, 4, 5, {"A": 1, "B": 2, "C": 3, "mapA": 4, "mapB": 5, "mapC": 6})
+        self.assertEqual(values[-3:], [("ptr", 4), ("ptr", 5), ("ptr", 6)])
+
     def test_problems_are_named(self):
         plan = {
             "kernelDirs": ["k"],
@@ -162,6 +182,16 @@ class ErrorTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn("over the TF32 bound", why)
 
+    def test_16_bit_verdicts(self):
+        # torch.mm's own errors on the H100 (1.66e-3 bf16, 2.07e-4 f16) pass; bf16's error is no f16 result.
+        self.assertAlmostEqual(tm.half_bound(4096, "bf16"), 2**-8 + 4096 * 2**-23)
+        self.assertEqual(tm.verdict(1.66e-3, 0, 4096, "bf16"), (True, ""))
+        self.assertEqual(tm.verdict(2.07e-4, 0, 4096, "f16"), (True, ""))
+        ok, why = tm.verdict(1.66e-3, 0, 4096, "f16")
+        self.assertFalse(ok)
+        self.assertIn("over the f16 bound", why)
+        self.assertFalse(tm.verdict(1e-2, 0, 1024, "bf16")[0])
+
     def test_worst_error_prefers_non_finite(self):
         self.assertEqual(tm.worst_error([(1e-7, 0), (3e-7, 0)]), (3e-7, 0))
         self.assertEqual(tm.worst_error([(1e-7, 0), (float("nan"), 5)])[1], 5)
@@ -196,6 +226,32 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(summary["matmulTf32"]["id"], "ours-tc")
         self.assertAlmostEqual(summary["bestTf32"]["percentOfTorchTf32"], 50.0)
         self.assertIn(" 50.0%", tm.format_table({"shapes": [summary]}).splitlines()[1])
+
+    def test_16_bit_rows_are_compared_with_torch_in_their_type(self):
+        half = {**candidate("ours-h"), "dtype": "bf16"}
+        wrong = {**candidate("ours-w"), "dtype": "bf16"}
+        f16 = {**candidate("ours-f"), "dtype": "f16"}
+        shape = {"m": 4096, "n": 4096, "k": 4096, "matmul": "ours-a", "matmulBf16": "ours-h", "matmulF16": "ours-f", "candidates": [candidate("ours-a"), half, wrong, f16]}
+        timings = {
+            "torch.mm FP32": [2.0] * 3, "torch.mm TF32": [0.4] * 3, "torch.mm bf16": [0.2] * 3, "torch.mm f16": [0.21] * 3,
+            "ours-a": [2.1] * 3, "ours-h": [0.25] * 3, "ours-w": [0.1] * 3, "ours-f": [0.2] * 3,
+        }
+        errors = {"ours-a": (4e-7, 0), "ours-h": (1.66e-3, 0), "ours-w": (0.3, 0), "ours-f": (2.07e-4, 0), "torch.mm bf16": (1.66e-3, 0), "torch.mm f16": (2.07e-4, 0)}
+        summary = tm.summarize_shape(shape, timings, errors, {})
+        bf16 = summary["halves"]["bf16"]
+        # The fast but wrong bf16 kernel is not the best; percentages are of torch.mm in the row's own type.
+        self.assertEqual(bf16["best"]["id"], "ours-h")
+        self.assertEqual(bf16["matmul"]["id"], "ours-h")
+        self.assertAlmostEqual(bf16["best"]["percentOfTorch16"], 80.0)
+        self.assertAlmostEqual(summary["halves"]["f16"]["best"]["percentOfTorch16"], 105.0)
+        self.assertFalse(next(r for r in summary["candidates"] if r["id"] == "ours-w")["pass"])
+        # No 16-bit row is the best FP32 or TF32 kernel.
+        self.assertEqual(summary["best"]["id"], "ours-a")
+        table = tm.format_table({"shapes": [summary]}).splitlines()
+        self.assertEqual(len(table), 5)
+        self.assertIn("bf16", table[3])
+        self.assertIn(" 80.0%", table[3])
+        self.assertIn("105.0%", table[4])
 
 
 if __name__ == "__main__":

@@ -14,9 +14,13 @@ Our kernel (examples/flash-attention.ts) joins the same forward rounds with --cu
 cubin of its CUDA (tskernel build --target cuda, nvcc for sm_90a) and a JSON {"64": [function, dynamic shared
 bytes], "128": [...]} by head dim; it is launched on the same tensors ([B, H, S, D] contiguous, as 2-D
 [B·H·S, D]) with tensor maps made here as the runtime's createTensorMap makes them, and checked like the others.
+It writes each row's log-sum-exp too, which our backward (examples/flash-attention-backward.ts) reads: with
+--backward-cubin FILE --backward-functions JSON ({"64": {"pre": [function, shared], "kv": [...], "q": [...]},
+"128": {...}}) it joins the backward rounds (its forward untimed before each, as for the backends) and its dQ,
+dK, dV are checked as the backends' are.
 
     python3 bench/torch-attention.py --out attention.json [--shapes B4H16S4096D128,B4H16S4096D128c,...]
-        [--cubin flash.cubin --functions flash.json]
+        [--cubin flash.cubin --functions flash.json] [--backward-cubin bwd.cubin --backward-functions bwd.json]
 """
 
 import argparse
@@ -74,45 +78,78 @@ def rel(x, ref):
     return float(torch.linalg.norm(x - ref) / torch.linalg.norm(ref))
 
 
-def our_forward(args, torch, q, k, v, b, h, s, d, causal, scale):
-    """A launcher of our kernel on q, k, v into an output tensor, or None when it does not take the shape."""
-    import ctypes
-    import importlib.util
-    import os
+class Ours:
+    """Our kernels, launched on PyTorch's tensors and stream: the forward of examples/flash-attention.ts (cubin and
+    {"64": [function, dynamic shared bytes], "128": [...]} from --cubin/--functions) and, with --backward-cubin and
+    --backward-functions ({"64": {"pre": [function, shared], "kv": [...], "q": [...]}, "128": {...}}), the
+    backward of examples/flash-attention-backward.ts. Tensors are [B, H, S, D] contiguous, read as 2-D
+    [B·H·S, D] through tensor maps made here as the runtime's createTensorMap makes them (cached by address)."""
 
-    if s % 128 or d not in (64, 128):
-        return None
-    here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("torch_matmul", os.path.join(here, "torch-matmul.py"))
-    tm = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tm)
-    with open(args.functions) as f:
-        function, shared = json.load(f)[str(d)]
-    driver = tm.Driver()
-    fn = driver.function(args.cubin, function, shared)
-    rows = b * h * s
-    stream = torch.cuda.current_stream().cuda_stream
-    keep = []
+    def __init__(self, args, torch):
+        import importlib.util
+        import os
 
-    def device_map(tensor, box_rows):
-        image = driver.tensor_map(tensor.data_ptr(), rows, d, box_rows, 64, "bf16")
-        buffer = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(tensor.device)
-        keep.append(buffer)
-        return buffer.data_ptr()
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = importlib.util.spec_from_file_location("torch_matmul", os.path.join(here, "torch-matmul.py"))
+        self.tm = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.tm)
+        self.torch = torch
+        self.driver = self.tm.Driver()
+        self.maps = {}
+        self.keep = []
+        self.functions = {}
+        with open(args.functions) as f:
+            self.forward_functions = json.load(f)
+        self.forward_cubin = args.cubin
+        self.backward_cubin = args.backward_cubin
+        self.backward_functions = None
+        if args.backward_cubin:
+            with open(args.backward_functions) as f:
+                self.backward_functions = json.load(f)
 
-    maps = [device_map(q, 128), device_map(k, 128), device_map(v, 128)]
-    out_maps = {}
+    def map(self, tensor, box_rows):
+        """A tensor map in device memory of `tensor` as [rows, D] in boxes of box_rows × 64, made once per address and box."""
+        key = (tensor.data_ptr(), box_rows)
+        if key not in self.maps:
+            rows, d = tensor.numel() // tensor.shape[-1], tensor.shape[-1]
+            image = self.driver.tensor_map(tensor.data_ptr(), rows, d, box_rows, 64, "bf16")
+            buffer = self.torch.frombuffer(bytearray(image), dtype=self.torch.uint8).to(tensor.device)
+            self.keep.append(buffer)
+            self.maps[key] = buffer.data_ptr()
+        return self.maps[key]
 
-    def launch(out):
-        # The output's map by its address (made once per output tensor); cuLaunchKernel copies the arguments.
-        if out.data_ptr() not in out_maps:
-            out_maps[out.data_ptr()] = device_map(out, 64)
-        values = [("ptr", q.data_ptr()), ("ptr", k.data_ptr()), ("ptr", v.data_ptr()), ("ptr", out.data_ptr())]
-        values += [("ptr", m) for m in maps] + [("ptr", out_maps[out.data_ptr()]), ("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
-        array, _storage = tm.pack_arguments(values)
-        driver.launch(fn, (s // 128, b * h, 1), (384, 1, 1), shared, stream, array)
+    def launch(self, cubin, entry, grid, block, values):
+        function, shared = entry
+        if (cubin, function) not in self.functions:
+            self.functions[(cubin, function)] = self.driver.function(cubin, function, shared)
+        fn = self.functions[(cubin, function)]
+        array, _storage = self.tm.pack_arguments(values)
+        self.driver.launch(fn, grid, block, shared, self.torch.cuda.current_stream().cuda_stream, array)
 
-    return launch
+    def takes(self, s, d, backward=False):
+        return s % 128 == 0 and str(d) in (self.backward_functions if backward else self.forward_functions or {})
+
+    def forward(self, q, k, v, out, lse, causal, scale):
+        """O (out) and the rows' log-sum-exps (lse, f32 [B·H·S]) of q, k, v."""
+        b, h, s, d = q.shape
+        ptr = lambda t: ("ptr", t.data_ptr())
+        values = [ptr(q), ptr(k), ptr(v), ptr(out), ptr(lse)]
+        values += [("ptr", self.map(q, 128)), ("ptr", self.map(k, 128)), ("ptr", self.map(v, 128)), ("ptr", self.map(out, 64))]
+        values += [("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
+        self.launch(self.forward_cubin, self.forward_functions[str(d)], (s // 128, b * h, 1), (384, 1, 1), values)
+
+    def backward(self, q, k, v, out, lse, do, dsum, dq, dk, dv, causal, scale):
+        """dq, dk, dv from the forward's out and lse and the gradient do (dsum: f32 [B·H·S] scratch)."""
+        b, h, s, d = q.shape
+        rows = b * h * s
+        entries = self.backward_functions[str(d)]
+        ptr = lambda t: ("ptr", t.data_ptr())
+        tail = [("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
+        self.launch(self.backward_cubin, entries["pre"], ((rows * d // 8 + 127) // 128, 1, 1), (128, 1, 1), [ptr(out), ptr(do), ptr(dsum), ("i32", rows)])
+        kv_maps = [self.map(q, 64), self.map(k, 128), self.map(v, 128), self.map(do, 64), self.map(dk, 64), self.map(dv, 64)]
+        self.launch(self.backward_cubin, entries["kv"], (s // 128, b * h, 1), (384, 1, 1), [ptr(q), ptr(k), ptr(v), ptr(do), ptr(lse), ptr(dsum), ptr(dk), ptr(dv)] + [("ptr", m) for m in kv_maps] + tail)
+        q_maps = [self.map(q, 128), self.map(k, 64), self.map(v, 64), self.map(do, 128), self.map(dq, 64)]
+        self.launch(self.backward_cubin, entries["q"], (s // 128, b * h, 1), (384, 1, 1), [ptr(q), ptr(k), ptr(v), ptr(do), ptr(lse), ptr(dsum), ptr(dq)] + [("ptr", m) for m in q_maps] + tail)
 
 
 def main(argv=None):
@@ -124,6 +161,8 @@ def main(argv=None):
     parser.add_argument("--no-backward", action="store_true")
     parser.add_argument("--cubin")
     parser.add_argument("--functions")
+    parser.add_argument("--backward-cubin")
+    parser.add_argument("--backward-functions")
     args = parser.parse_args(argv)
     import torch
     import torch.nn.functional as F
@@ -131,6 +170,7 @@ def main(argv=None):
 
     device = torch.device("cuda")
     props = torch.cuda.get_device_properties(device)
+    ours = Ours(args, torch) if args.cubin else None
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
     report = {
@@ -196,16 +236,35 @@ def main(argv=None):
                 return lambda: torch.autograd.grad(out, (qg, kg, vg), do)
 
             fwd[name], bwd[name] = forward, backward
-        if args.cubin:
-            ours = our_forward(args, torch, q, k, v, b, h, s, d, causal, scale)
-            if ours:
-                out = torch.full_like(q, float("nan"))
-                ours(out)
+        if ours:
+            # Tensor maps name addresses, which the last shape's freed tensors may share with this one's.
+            ours.maps.clear()
+        if ours and args.dtype == "bf16" and ours.takes(s, d):
+            lse = torch.full((b * h * s,), float("nan"), device=device)
+            out = torch.full_like(q, float("nan"))
+            ours.forward(q, k, v, out, lse, causal, scale)
+            torch.cuda.synchronize()
+            errs = {"out": max(rel(out[pair][rows], refs[pair][0]) for pair in pairs), "dq": float("nan"), "dk": float("nan"), "dv": float("nan")}
+            entry = {"id": "tskernel flash-attention", "supported": True, "errors": errs, "forwardOnly": True}
+            target, target_lse = torch.empty_like(q), torch.empty_like(lse)
+            fwd[entry["id"]] = lambda target=target, target_lse=target_lse: ours.forward(q, k, v, target, target_lse, causal, scale)
+            if args.backward_cubin and ours.takes(s, d, backward=True):
+                # Checked as the backends are: dO zero outside the sampled rows, gradients poisoned first.
+                dsum = torch.empty_like(lse)
+                grads = [torch.full_like(q, float("nan")) for _ in range(3)]
+                ours.backward(q, k, v, out, lse, do_sampled, dsum, *grads, causal, scale)
                 torch.cuda.synchronize()
-                errs = {"out": max(rel(out[pair][rows], refs[pair][0]) for pair in pairs)}
-                rows_out.append({"id": "tskernel flash-attention", "supported": True, "errors": {**errs, "dq": float("nan"), "dk": float("nan"), "dv": float("nan")}, "forwardOnly": True})
-                target = torch.empty_like(q)
-                fwd["tskernel flash-attention"] = lambda ours=ours, target=target: ours(target)
+                for key, grad, ref_index, sampled in (("dq", grads[0], 1, True), ("dk", grads[1], 2, False), ("dv", grads[2], 3, False)):
+                    errs[key] = max(rel(grad[pair][rows] if sampled else grad[pair], refs[pair][ref_index]) for pair in pairs)
+                entry["forwardOnly"] = False
+                timed = [torch.empty_like(q) for _ in range(3)]
+
+                def backward(target=target, target_lse=target_lse, dsum=dsum, timed=timed):
+                    ours.forward(q, k, v, target, target_lse, causal, scale)
+                    return lambda: ours.backward(q, k, v, target, target_lse, do, dsum, *timed, causal, scale)
+
+                bwd[entry["id"]] = backward
+            rows_out.append(entry)
         names = list(fwd)
         samples = {name: {"fwd": [], "bwd": []} for name in names}
         for name in names:
@@ -236,8 +295,9 @@ def main(argv=None):
         for name, kind, e0, e1 in events:
             samples[name][kind].append(e0.elapsed_time(e1))
         flops = forward_flops(b, h, s, d, causal)
-        pytorch_ms = [median(samples[n]["fwd"]) for n in names if n in bwd]
+        pytorch_ms = [median(samples[n]["fwd"]) for n in names if not n.startswith("tskernel")]
         best = flops / (min(pytorch_ms) * 1e9) if pytorch_ms else None
+        cudnn_bwd = 2.5 * flops / (median(samples["cudnn"]["bwd"]) * 1e9) if samples.get("cudnn", {}).get("bwd") else None
         for entry in rows_out:
             if not entry.get("supported"):
                 continue
@@ -252,7 +312,8 @@ def main(argv=None):
                 f"{label}: {name:9s} forward {entry['forwardTflops']:6.1f} TFLOP/s ({entry['forwardMs']:.3f} ms)"
                 + (f"  backward {entry['backwardTflops']:6.1f} TFLOP/s" if "backwardTflops" in entry else "")
                 + f"  err out {e['out']:.2e} dq {e['dq']:.2e} dk {e['dk']:.2e} dv {e['dv']:.2e}"
-                + (f"  ({100 * entry['forwardTflops'] / best:.1f} % of the fastest PyTorch backend's forward)" if entry.get("forwardOnly") and best else ""),
+                + (f"  ({100 * entry['forwardTflops'] / best:.1f} % of the fastest PyTorch backend's forward" if name.startswith("tskernel") and best else "")
+                + (f", backward {100 * entry['backwardTflops'] / cudnn_bwd:.1f} % of cuDNN's)" if name.startswith("tskernel") and best and "backwardTflops" in entry and cudnn_bwd else (")" if name.startswith("tskernel") and best else "")),
                 flush=True,
             )
         report["shapes"].append({"label": label, "batch": b, "heads": h, "seq": s, "headDim": d, "causal": causal, "scale": scale,

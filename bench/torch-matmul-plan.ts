@@ -1,7 +1,8 @@
 /**
  * Writes the launch plan that bench/torch-matmul.py runs on the GPU machine, here (where Node and the rung
  * table are): for each of the issue's shapes, what `matmul()` picks by its fixed rule on an H100, and what
- * `matmul(…, { precision: "tf32" })` picks (the tensor-core rung, where its tiles divide the shape) (the limits
+ * `matmul(…, { precision: "tf32" })` picks (the tensor-core rung, where its tiles divide the shape), what
+ * `matmul(…, { dtype: "bf16" | "f16" })` picks where the libraries hold the 16-bit rungs (the limits
  * below: 1024 threads per block, 227 KiB of shared memory per block), and every other build of a ladder rung
  * in the given `tskernel build --cubin` outputs that takes the shape, each with its cubin, function, grid,
  * block, dynamic shared memory and parameter list, so that the Python side needs no knowledge of the rungs.
@@ -32,6 +33,11 @@ export const torchShapes: readonly (readonly [number, number, number])[] = [
  * (the shared-memory and 1-D rungs would take seconds per launch at 8192³ and say nothing new).
  */
 export const torchRungs: readonly string[] = [
+  // bf16 and f16 (tensor cores), timed against torch.mm in the same type.
+  "hgemm-wgmma-ws",
+  "hgemm-wgmma-ws-f16",
+  "hgemm-tiled",
+  "hgemm-tiled-f16",
   // TF32 (tensor cores), timed against torch.mm with TF32 on.
   "sgemm-wgmma-ws",
   "sgemm-wgmma",
@@ -74,6 +80,10 @@ export interface PlanCandidate {
   readonly streamK?: { readonly blocks: number; readonly partials: number; readonly arrivals: number };
   /** The rung takes A's tensor map as its parameter `param` (after C): the harness makes it, in boxes of this size. */
   readonly tensorMapA?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
+  /** A 16-bit rung: A, B and C hold this type (the harness rounds the inputs to it and compares with torch.mm in it). */
+  readonly dtype?: "bf16" | "f16";
+  /** The 16-bit rungs take B's and C's tensor maps after A's, as these parameters, in boxes of these sizes. */
+  readonly tensorMapsBC?: { readonly B: { readonly param: string; readonly boxRows: number; readonly boxCols: number }; readonly C: { readonly param: string; readonly boxRows: number; readonly boxCols: number } };
 }
 
 export interface PlanShape {
@@ -84,6 +94,9 @@ export interface PlanShape {
   readonly matmul: string;
   /** The id of the candidate matmul(…, { precision: "tf32" }) runs, when it is a TF32 rung (absent: it falls back to FP32). */
   readonly matmulTf32?: string;
+  /** The ids of the candidates matmul(…, { dtype: "bf16" }) and (…, { dtype: "f16" }) run, where the library holds 16-bit rungs. */
+  readonly matmulBf16?: string;
+  readonly matmulF16?: string;
   readonly candidates: readonly PlanCandidate[];
 }
 
@@ -96,6 +109,9 @@ export interface Plan {
 function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number): PlanCandidate {
   const d = handle.description;
   const rung = matmulRungs.find((r) => r.name === rungName);
+  // The tensor maps are the kernel's last parameters: A's, then (16-bit rungs) B's and C's.
+  const buffers = d.params.filter((p) => p.kind !== "const").map((p) => p.name);
+  const maps = rung?.tensorMapsBC ? buffers.slice(-3) : buffers.slice(-1);
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
   if (!block) throw new Error(`${d.entryName} has no fixed block`);
@@ -112,7 +128,9 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     dynamicSharedBytes: cuda.dynamicSharedBytes,
     params: d.params.filter((p) => p.kind !== "const").map((p) => ({ name: p.name, kind: p.kind, ...("type" in p ? { type: p.type as string } : {}) })),
     ...(streamBlocks > 0 ? { streamK: { blocks: streamBlocks, ...streamKScratchLengths(d.specialization as Constants, streamBlocks) } } : {}),
-    ...(rung?.tensorMapA ? { tensorMapA: { param: d.params.filter((p) => p.kind !== "const").at(-1)!.name, ...rung.tensorMapA } } : {}),
+    ...(rung?.tensorMapA ? { tensorMapA: { param: maps[0]!, ...rung.tensorMapA } } : {}),
+    ...(rung?.dtype ? { dtype: rung.dtype } : {}),
+    ...(rung?.tensorMapsBC ? { tensorMapsBC: { B: { param: maps[1]!, ...rung.tensorMapsBC.B }, C: { param: maps[2]!, ...rung.tensorMapsBC.C } } } : {}),
   };
 }
 
@@ -136,7 +154,9 @@ export function makePlan(
           if (!rungs.includes(rung.name) || rung.kernel !== handle.description.name || !belongsTo(rung, c) || !handle.description.outputs.cuda?.cubin) continue;
           if (!shapeFits(rung, c, m, n, k) || !kernelFits(handle.description, h100Limits)) continue;
           const streamBlocks = streamBlocksFor(device, rung, c);
-          const entry = candidate(handle, dir, rung.name, rung.grid(m, n, c, streamBlocks), streamBlocks);
+          // A persistent rung's grid is what matmulLaunch gives it: at most one block a multiprocessor.
+          const grid = rung.grid(m, n, c, streamBlocks);
+          const entry = candidate(handle, dir, rung.name, rung.persistent ? [Math.min(grid[0], h100Multiprocessors), 1] : grid, streamBlocks);
           if (seen.has(entry.function)) continue;
           seen.add(entry.function);
           candidates.push(entry);
@@ -148,7 +168,16 @@ export function makePlan(
     if (!chosen) throw new Error(`matmul() picks ${choice.rung.name} ${choice.kernel.description.entryName} for ${m}×${n}×${k}, which has no cubin in ${kernelDirs[0]} (build with --cubin)`);
     const tf32 = chooseMatmul(device, libraries[0]!, { m, n, k, tuning: false, precision: "tf32" });
     const chosenTf32 = candidates.find((c) => c.dir === 0 && c.precision === "tf32" && c.function === tf32.kernel.description.outputs.cuda?.function && c.rung === tf32.rung.name);
-    planned.push({ m, n, k, matmul: chosen.id, ...(chosenTf32 ? { matmulTf32: chosenTf32.id } : {}), candidates });
+    // matmul(…, { dtype }) for the 16-bit types, where the library holds their rungs (the tiled rung takes any shape).
+    const half = (dtype: "bf16" | "f16"): string | undefined => {
+      if (!libraries[0]!.kernels.some((h) => matmulRungs.some((r) => r.dtype === dtype && r.kernel === h.description.name))) return undefined;
+      const choice16 = chooseMatmul(device, libraries[0]!, { m, n, k, tuning: false, dtype });
+      const found = candidates.find((c) => c.dir === 0 && c.dtype === dtype && c.function === choice16.kernel.description.outputs.cuda?.function && c.rung === choice16.rung.name);
+      if (!found) throw new Error(`matmul(…, { dtype: "${dtype}" }) picks ${choice16.rung.name} for ${m}×${n}×${k}, which is not among the planned candidates`);
+      return found.id;
+    };
+    const [bf16, f16] = [half("bf16"), half("f16")];
+    planned.push({ m, n, k, matmul: chosen.id, ...(chosenTf32 ? { matmulTf32: chosenTf32.id } : {}), ...(bf16 ? { matmulBf16: bf16 } : {}), ...(f16 ? { matmulF16: f16 } : {}), candidates });
   }
   return { generator: "bench/torch-matmul-plan.ts", kernelDirs, shapes: planned };
 }

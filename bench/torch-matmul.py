@@ -7,7 +7,9 @@ other build of the fast rungs that takes the shape): loads each nvcc-built cubin
 result against a float64 product (relative error ||out - ref|| / ||ref||, outputs poisoned with NaN first,
 on two input sets), and times them interleaved with torch.mm, FP32 with TF32 off, and for reference with
 TF32 on: several rounds, each kernel once per round on a rotating input set, CUDA events around each launch,
-the median kept. Inputs rotate over enough sets to exceed twice the L2. Each round starts behind a GPU sleep
+the median kept. The 16-bit rungs (bf16, f16) run on the same inputs rounded to their type, beside torch.mm in
+that type, checked against float64 of the 16-bit inputs (the output's unit roundoff plus k·2^-23, as
+matmulTolerance16). Inputs rotate over enough sets to exceed twice the L2. Each round starts behind a GPU sleep
 so that the round's launches queue up and no event times the host. Writes a JSON report and prints a table.
 
     python3 bench/torch-matmul.py --plan torch-plan.json --out torch-matmul.json [--shapes MxNxK,...]
@@ -39,6 +41,8 @@ MATMUL_PARAMS = ["M", "N", "K", "alpha", "A", "B", "beta", "C"]
 STREAM_K_PARAMS = ["partials", "arrivals", "streamBlocks"]
 TORCH_FP32 = "torch.mm FP32"
 TORCH_TF32 = "torch.mm TF32"
+# torch.mm in the 16-bit types: the yardstick of the 16-bit rungs (issue 22), on the same inputs rounded to the type.
+TORCH_16 = {"bf16": "torch.mm bf16", "f16": "torch.mm f16"}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -111,11 +115,21 @@ def tf32_bound(k):
     return fp32_bound(k) + 2.0**-9
 
 
+def half_bound(k, dtype):
+    """The normwise error a 16-bit product may have against float64 of the same 16-bit inputs
+    (runtime/matmul/matmul16.ts, matmulTolerance16): the output's unit roundoff (2^-8 bf16, 2^-11 f16) plus k·2^-23."""
+    return (2.0**-8 if dtype == "bf16" else 2.0**-11) + max(k, 16) * 2.0**-23
+
+
 def verdict(error, nonfinite, k, precision="fp32"):
-    """Whether a result passes: every element finite, and the relative error under its precision's bound."""
+    """Whether a result passes: every element finite, and the relative error under its precision's bound
+    ("fp32", "tf32", or a 16-bit type "bf16" / "f16")."""
     if nonfinite:
         return False, f"{nonfinite} non-finite outputs (the NaN poison survived, or the kernel made NaN)"
-    bound, name = (tf32_bound(k), "TF32") if precision == "tf32" else (fp32_bound(k), "FP32")
+    if precision in TORCH_16:
+        bound, name = half_bound(k, precision), precision
+    else:
+        bound, name = (tf32_bound(k), "TF32") if precision == "tf32" else (fp32_bound(k), "FP32")
     if not error < bound:
         return False, f"relative error {error:.3e} over the {name} bound {bound:.3e}"
     return True, ""
@@ -137,8 +151,11 @@ def validate_plan(plan):
                 problems.append(f"{label}: {c['id']} names kernel directory {c.get('dir')}, the plan has {len(dirs)}")
             params = [p["name"] for p in c.get("params", [])]
             # A stream-k rung takes its scratch and block count after C; a rung that takes A's tensor map
-            # (copyTile) has it after C.
+            # (copyTile) has it after C, and the 16-bit rungs B's and C's after that.
             expected = MATMUL_PARAMS + ([c["tensorMapA"]["param"]] if c.get("tensorMapA") else [])
+            expected += [c["tensorMapsBC"][x]["param"] for x in ("B", "C")] if c.get("tensorMapsBC") else []
+            if c.get("dtype") not in (None, "bf16", "f16"):
+                problems.append(f"{label}: {c['id']} has dtype {c.get('dtype')!r}, not bf16 or f16")
             if params != expected and params != MATMUL_PARAMS + STREAM_K_PARAMS:
                 problems.append(f"{label}: {c['id']} has parameters {params}, not a matmul rung's")
             elif params == MATMUL_PARAMS + STREAM_K_PARAMS and not isinstance(c.get("streamK", {}).get("blocks"), int):
@@ -189,14 +206,20 @@ def summarize_shape(shape, timings, errors, registers):
     m, n, k = shape["m"], shape["n"], shape["k"]
     fp32_ms = median(timings[TORCH_FP32])
     tf32_ms = median(timings[TORCH_TF32]) if timings.get(TORCH_TF32) else None
+    half_ms = {dtype: median(timings[name]) for dtype, name in TORCH_16.items() if timings.get(name)}
     rows = []
     for name, samples in timings.items():
         ms = median(samples)
         error, nonfinite = errors.get(name, (float("nan"), 0))
         ours = not name.startswith("torch.mm")
         candidate = next((c for c in shape["candidates"] if c["id"] == name), {})
-        precision = candidate.get("precision", "fp32") if ours else ("tf32" if name == TORCH_TF32 else "fp32")
-        ok, why = verdict(error, nonfinite, k, precision) if ours else (True, "")
+        torch_dtype = next((dtype for dtype, torch_name in TORCH_16.items() if torch_name == name), None)
+        if ours:
+            precision = candidate.get("dtype") or candidate.get("precision", "fp32")
+        else:
+            precision = torch_dtype or ("tf32" if name == TORCH_TF32 else "fp32")
+        # torch.mm in a 16-bit type is held to the same bound as ours (it must pass on the same inputs too).
+        ok, why = verdict(error, nonfinite, k, precision) if ours or torch_dtype else (True, "")
         row = {
             "id": name,
             "rung": candidate.get("rung", name),
@@ -210,12 +233,15 @@ def summarize_shape(shape, timings, errors, registers):
             "tflops": tflops(m, n, k, ms),
             "percentOfTorchFp32": 100.0 * fp32_ms / ms,
             "percentOfTorchTf32": 100.0 * tf32_ms / ms if tf32_ms else None,
+            # A 16-bit row's percentage of torch.mm in its type (the 16-bit rows' yardstick).
+            "percentOfTorch16": 100.0 * half_ms[precision] / ms if precision in half_ms else None,
             "relativeError": error if math.isfinite(error) else None,
             "nonFinite": nonfinite,
             "pass": ok,
             "samples": len(samples),
             "isMatmulChoice": name == shape["matmul"],
             "isMatmulTf32Choice": name == shape.get("matmulTf32"),
+            "isMatmul16Choice": name in (shape.get("matmulBf16"), shape.get("matmulF16")),
         }
         if why:
             row["problem"] = why
@@ -223,10 +249,23 @@ def summarize_shape(shape, timings, errors, registers):
     ours = [r for r in rows if not r["id"].startswith("torch.mm")]
     passing = [r for r in ours if r["pass"] and r["precision"] == "fp32"]
     passing_tf32 = [r for r in ours if r["pass"] and r["precision"] == "tf32"]
+    halves = {}
+    for dtype, torch_name in TORCH_16.items():
+        torch_row = next((r for r in rows if r["id"] == torch_name), None)
+        if torch_row is None:
+            continue
+        passing_16 = [r for r in ours if r["pass"] and r["precision"] == dtype]
+        halves[dtype] = {
+            "torch": torch_row,
+            "matmul": next((r for r in ours if r["isMatmul16Choice"] and r["precision"] == dtype), None),
+            "best": min(passing_16, key=lambda r: r["ms"]) if passing_16 else None,
+        }
     return {
         "m": m,
         "n": n,
         "k": k,
+        # Per 16-bit type: torch.mm in it, matmul(…, { dtype })'s choice and our fastest passing kernel.
+        "halves": halves,
         "torchFp32": next(r for r in rows if r["id"] == TORCH_FP32),
         "torchTf32": next((r for r in rows if r["id"] == TORCH_TF32), None),
         "matmul": next((r for r in ours if r["isMatmulChoice"]), None),
@@ -252,6 +291,16 @@ def format_table(report):
             + f"  {best.get('tflops', nan):7.2f}  {best.get('percentOfTorchFp32', nan):5.1f}%"
             + f"  {ours_tf32.get('tflops', nan):9.1f}  {ours_tf32.get('percentOfTorchTf32') or nan:5.1f}%  {best.get('id', '-')}"
         )
+    halves = [(s, dtype, h) for s in report["shapes"] for dtype, h in (s.get("halves") or {}).items()]
+    if halves:
+        lines.append(f"{'shape':>16}  {'type':>4}  {'torch.mm':>8}  {'matmul()':>8}  {'%':>6}  {'best':>7}  {'%':>6}  best kernel")
+        for s, dtype, h in halves:
+            choice, best = h["matmul"] or {}, h["best"] or {}
+            lines.append(
+                f"{s['m']}x{s['n']}x{s['k']:<5}".rjust(16)
+                + f"  {dtype:>4}  {h['torch']['tflops']:8.1f}  {choice.get('tflops', nan):8.1f}  {choice.get('percentOfTorch16') or nan:5.1f}%"
+                + f"  {best.get('tflops', nan):7.1f}  {best.get('percentOfTorch16') or nan:5.1f}%  {best.get('id', '-')}"
+            )
     return "\n".join(lines)
 
 
@@ -344,7 +393,8 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
         "cuda": torch.version.cuda,
         "method": "CUDA events around each launch on PyTorch's stream; our kernels and torch.mm interleaved, one launch "
         "each per round on a rotating input set, each round behind a GPU sleep; the median per kernel; float64 checks on "
-        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row and our tensor-core (TF32) kernels, which are compared with it",
+        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row and our tensor-core (TF32) kernels, which are compared with it; "
+        "the 16-bit rungs on the same inputs rounded to bf16 or f16, compared with torch.mm in that type and checked against float64 of the 16-bit inputs",
         "shapes": [],
     }
     for shape in plan["shapes"]:
@@ -354,7 +404,7 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
         candidates = [
             c
             for c in shape["candidates"]
-            if only is None or c["id"] in only or c["function"] in only or c["rung"] in only or c["id"] in (shape["matmul"], shape.get("matmulTf32"))
+            if only is None or c["id"] in only or c["function"] in only or c["rung"] in only or c["id"] in (shape["matmul"], shape.get("matmulTf32"), shape.get("matmulBf16"), shape.get("matmulF16"))
         ]
         sets_count = 1 if profile else input_sets(m, n, k, l2)
         generator = torch.Generator(device=device).manual_seed(1000 * m + k)
@@ -363,6 +413,17 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
             a = torch.rand(m, k, device=device, generator=generator) * 2 - 1
             b = torch.rand(k, n, device=device, generator=generator) * 2 - 1
             sets.append((a, b, torch.empty(m, n, device=device)))
+        # The 16-bit rungs' inputs: the same values rounded to the type (to nearest even, as the runtime rounds),
+        # beside torch.mm in that type.
+        torch_types = {"bf16": torch.bfloat16, "f16": torch.float16}
+        dtypes = sorted({c["dtype"] for c in candidates if c.get("dtype")})
+        half_sets = {dtype: [(a.to(torch_types[dtype]), b.to(torch_types[dtype]), torch.empty(m, n, device=device, dtype=torch_types[dtype])) for a, b, _ in sets] for dtype in dtypes}
+        torch_halves = {TORCH_16[dtype]: dtype for dtype in dtypes}
+
+        def sets_of(name):
+            """The input sets a launcher runs on: the 16-bit ones for torch.mm in a type and for our 16-bit rungs."""
+            dtype = torch_halves.get(name) or (loaded[name][0].get("dtype") if name in loaded else None)
+            return half_sets[dtype] if dtype else sets
         loaded = {}
         registers = {}
         for c in candidates:
@@ -378,9 +439,10 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
         def launcher(name):
             if name.startswith("torch.mm"):
                 tf32 = name == TORCH_TF32
+                own = sets_of(name)
 
                 def mm(index):
-                    a, b, c = sets[index]
+                    a, b, c = own[index]
                     torch.backends.cuda.matmul.allow_tf32 = tf32
                     torch.mm(a, b, out=c)
                     torch.backends.cuda.matmul.allow_tf32 = False
@@ -396,16 +458,24 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 pointers = {"partials": scratch[name][0].data_ptr(), "arrivals": scratch[name][1].data_ptr()}
             # Each input set's packed arguments, made once: the timed loop only launches.
             packed = []
-            for a, b, out in sets:
+            dtype = c.get("dtype") or "f32"
+            for a, b, out in sets_of(name):
                 buffers = {**pointers, "A": a.data_ptr(), "B": b.data_ptr(), "C": out.data_ptr()}
                 keep = []
+
+                def device_map(tensor, rows, cols, spec):
+                    # A tensor map in device memory (the runtime's createTensorMap), kept alive with the arguments.
+                    image = driver.tensor_map(tensor.data_ptr(), rows, cols, spec["boxRows"], spec["boxCols"], dtype)
+                    mapped = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(tensor.device)
+                    buffers[spec["param"]] = mapped.data_ptr()
+                    keep.append(mapped)
+
                 if c.get("tensorMapA"):
-                    # A's tensor map in device memory, the kernel's last buffer (the runtime's createTensorMap).
-                    spec = c["tensorMapA"]
-                    image = driver.tensor_map(a.data_ptr(), m, k, spec["boxRows"], spec["boxCols"])
-                    device_map = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(a.device)
-                    buffers[spec["param"]] = device_map.data_ptr()
-                    keep.append(device_map)
+                    device_map(a, m, k, c["tensorMapA"])
+                if c.get("tensorMapsBC"):
+                    # The 16-bit rungs also copy B in and store C out by the tensor memory accelerator.
+                    device_map(b, k, n, c["tensorMapsBC"]["B"])
+                    device_map(out, m, n, c["tensorMapsBC"]["C"])
                 array, storage = pack_arguments(argument_values(c["params"], m, n, k, buffers, stream_k and stream_k["blocks"]))
                 packed.append((array, storage + keep))
 
@@ -415,7 +485,7 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
             return ours
 
         # (Nsight Compute is given the FP32 torch.mm only.)
-        names = ([TORCH_FP32] if profile else [TORCH_FP32, TORCH_TF32]) + [c["id"] for c in candidates]
+        names = ([TORCH_FP32] if profile else [TORCH_FP32, TORCH_TF32]) + [TORCH_16[dtype] for dtype in dtypes] + [c["id"] for c in candidates]
         launch = {name: launcher(name) for name in names}
         if profile:
             torch.cuda.synchronize()
@@ -427,15 +497,16 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
             log(f"profiled {m}x{n}x{k}: {len(names)} launches")
             continue
         # float64 references of the first two sets; every result checked on both (a race shows as a moving error).
-        refs = [s[0].double() @ s[1].double() for s in sets[:2]]
+        refs = {id(group): [s[0].double() @ s[1].double() for s in group[:2]] for group in [sets, *half_sets.values()]}
         errors = {}
         for name in names:
             found = []
-            for index, ref in enumerate(refs):
-                sets[index][2].fill_(float("nan"))
+            own = sets_of(name)
+            for index, ref in enumerate(refs[id(own)]):
+                own[index][2].fill_(float("nan"))
                 launch[name](index)
                 torch.cuda.synchronize()
-                found.append(relative_error(sets[index][2], ref))
+                found.append(relative_error(own[index][2], ref))
             errors[name] = worst_error(found)
             if name in scratch and any(bool(t.count_nonzero().item()) for t in scratch[name]):
                 # A stream-k kernel must leave its scratch zero for the next launch: count it as a wrong result.
@@ -481,14 +552,23 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
         tf32_best = summary.get("bestTf32")
         if tf32_best:
             log(f"  TF32: best {tf32_best['tflops']:.1f} TFLOP/s, {tf32_best['percentOfTorchTf32']:.1f} % of torch.mm TF32, error {tf32_best['relativeError']:.2e}: {tf32_best['id']}")
+        for dtype, half in summary["halves"].items():
+            best16 = half["best"] or {}
+            log(
+                f"  {dtype}: torch.mm {half['torch']['tflops']:.1f} TFLOP/s (error {half['torch']['relativeError'] or float('nan'):.2e}); "
+                f"best {best16.get('tflops', float('nan')):.1f} ({best16.get('percentOfTorch16') or float('nan'):.1f} %, error {best16.get('relativeError') or float('nan'):.2e}) {best16.get('id', '-')}"
+            )
         for row in summary["candidates"]:
             error = row["relativeError"] if row["relativeError"] is not None else float("nan")
-            vs = f"{row['percentOfTorchTf32']:6.1f} % of TF32" if row["precision"] == "tf32" else f"{row['percentOfTorchFp32']:6.1f} %"
+            if row["precision"] in TORCH_16:
+                vs = f"{row['percentOfTorch16'] or float('nan'):6.1f} % of {row['precision']}"
+            else:
+                vs = f"{row['percentOfTorchTf32']:6.1f} % of TF32" if row["precision"] == "tf32" else f"{row['percentOfTorchFp32']:6.1f} %"
             log(
                 f"    {row['tflops']:7.2f} TFLOP/s {vs}  err {error:.2e}  regs {row['registers']}  "
                 f"{'' if row['pass'] else 'FAIL (' + row['problem'] + ') '}{row['id']}"
             )
-        del sets
+        del sets, half_sets
         torch.cuda.empty_cache()
     return report
 
@@ -517,6 +597,7 @@ def main(argv=None):
         f.write("\n")
     print(format_table(report))
     failed = [r["id"] for s in report["shapes"] for r in s["candidates"] if not r["pass"]]
+    failed += [f"{h['torch']['id']} at {s['m']}x{s['n']}x{s['k']}" for s in report["shapes"] for h in (s.get("halves") or {}).values() if not h["torch"]["pass"]]
     if failed:
         print(f"{len(failed)} results failed their float64 check: {', '.join(failed)}", file=sys.stderr)
         return 1

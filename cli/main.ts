@@ -192,7 +192,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .addHelpText("after", "\nExample:\n  $ tskernel bench matmul --backend cpu --sizes 128,256\n");
   bench
     .command("matmul")
-    .description("Time every rung of the matmul ladder at several sizes, with cuBLAS as the reference on CUDA.")
+    .description("Time every rung of the matmul ladder at several sizes (f32, TF32, bf16 and f16), with cuBLAS as the reference on CUDA.")
     .option("--backend <list>", "backend to run on (auto, cpu, webgpu, cuda), or several, comma-separated (cuda,webgpu)", parseBackends, ["auto"])
     .option("--sizes <list>", "comma-separated matrix sizes (default: 128,256 on the CPU, 1024,2048,4096 on a GPU)", parseSizes)
     .option("--runs <r>", "timed launches per variant and size, spread over three input sets", parseSize, 6)
@@ -232,7 +232,9 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         if (!device) return setExit(1);
         const sizes = opts.sizes ?? (device.backend === "cpu" ? [128, 256] : [1024, 2048, 4096]);
         devices.push({ backend: device.backend, name: device.name });
-        const references = device.backend === "cuda" ? [(device as CudaDevice).cublasReference(false), (device as CudaDevice).cublasReference(true)] : [];
+        // cuBLAS FP32 and TF32 for the f32 rungs, its GEMM in bf16 and f16 for the 16-bit ones.
+        const cuda = device as CudaDevice;
+        const references = device.backend === "cuda" ? [cuda.cublasReference(false), cuda.cublasReference(true), cuda.cublasReference16("bf16"), cuda.cublasReference16("f16")] : [];
         const cublas = referenceTimes(rows.filter((r) => r.backend === "cuda"));
         const externalReference = device.backend !== "cuda" && cublas.size > 0 ? { name: "cuBLAS SGEMM (FP32), CUDA part of this run", msByN: cublas } : undefined;
         const library = compileSeedLibrary(device.backend);

@@ -10,6 +10,8 @@
 // memory in the swizzled layout (storeFragment) and adds P·V (P K-major from there, V N-major from its tile,
 // one m64n64k16 accumulator per 64 columns of D). At the end O / rowsum goes out through the same buffer and
 // storeTile. With causal ≠ 0, key tiles past the block's last query row are skipped and the diagonal masked.
+// Each row's log-sum-exp goes to L (f32, one a row of [batch·heads·seq], in base 2 of the scaled scores:
+// L = log2 Σ 2^(scale·log2(e)·s)), which the backward kernels (flash-attention-backward.ts) read.
 // Requirements: seq a multiple of 128, D 64 or 128. Tensor maps (createTensorMap over [batch·heads·seq, D]):
 // mapQ boxes of 128 rows × 64 columns, mapK and mapV 128 × 64, mapO 64 × 64. Launch: grid (seq / 128,
 // batch·heads), block 384.
@@ -65,6 +67,7 @@ export const flashAttention = kernel(
     K: ReadonlyBFloat16Array,
     V: ReadonlyBFloat16Array,
     O: BFloat16Array,
+    L: Float32Array,
     mapQ: ReadonlyUint32Array,
     mapK: ReadonlyUint32Array,
     mapV: ReadonlyUint32Array,
@@ -244,6 +247,11 @@ export const flashAttention = kernel(
       l1 += subgroupShuffleXor(l1, 2);
       const inverse0 = 1 / l0;
       const inverse1 = 1 / l1;
+      // The rows' log-sum-exps, by the first thread of each row's four.
+      if ((tid & 3) === 0) {
+        L[head + rows + fragmentRow(Oacc[0], 0)] = m0 + Math.log2(l0);
+        L[head + rows + fragmentRow(Oacc[0], 2)] = m1 + Math.log2(l1);
+      }
       unrollNormalize: for (let b = 0; b < D / 64; b++) {
         unrollNormalizeElements: for (let e = 0; e < 32; e++) {
           setFragmentElement(Oacc[b], e, fragmentElement(Oacc[b], e) * ((e & 2) === 0 ? inverse0 : inverse1));

@@ -246,6 +246,8 @@ export interface Device {
 /** A vendor GEMM the benchmark can time (cuBLAS on CUDA): enqueue C = A·B on the device's buffers. */
 export interface ReferenceGemm {
   readonly name: string;
+  /** The element type of A, B and C (a 16-bit reference times the 16-bit rows); absent: f32. */
+  readonly dtype?: "bf16" | "f16";
   enqueue(n: number, A: DeviceBuffer, B: DeviceBuffer, C: DeviceBuffer): () => void;
   time(enqueue: () => void, runs: number): Timing;
 }

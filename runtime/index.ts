@@ -25,7 +25,8 @@ export { flattenValue, packColumns, packStructs, packValue, unpackColumns, unpac
 export { KernelFault, type FaultKind } from "./kernel-fault.ts";
 export { CheckFailures } from "./checked-build.ts";
 export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";
-export { attention, type AttentionOptions, type AttentionShape } from "./attention.ts";
+export { attention, attentionBackward, type AttentionBackwardTensors, type AttentionOptions, type AttentionShape } from "./attention.ts";
+export { packageKernelLibrary, packageKernels, packageKernelsFrom, packageKernelFiles, packageKernelsDir, type PackageKernelOrigin } from "./package-kernels.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 export { matmul, chooseMatmul, matmulRungs, matmulTolerance, matmulTolerance16, type MatmulChoice, type MatmulDtype, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
 export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";

@@ -73,7 +73,24 @@ describe("flash-attention on the CPU backend", () => {
         createTensorMap(device, V!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
         createTensorMap(device, O, { rows, cols: d, boxRows: 64, boxCols: 64 }),
       ];
-      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, ...maps, seq, scale, causal ? 1 : 0] });
+      // The plain kernel also writes each row's log-sum-exp (flash-attention-backward.ts reads them); the pipelined one does not.
+      const L = device.createBuffer(new Float32Array(rows).fill(Number.NaN));
+      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, ...(name === "flashAttention" ? [L] : []), ...maps, seq, scale, causal ? 1 : 0] });
+      if (name === "flashAttention") {
+        // log2 Σ_j 2^(scale·log2(e)·s_ij) in float64 of the same inputs, against the kernel's f32.
+        const [q, k] = [qBits, kBits].map((bits) => Array.from(bits, bf16FromBits));
+        const lse = (await device.read(L)) as Float32Array;
+        for (let r = 0; r < rows; r++) {
+          const [h, i] = [Math.floor(r / seq), r % seq];
+          let sum = 0;
+          for (let j = 0; j <= (causal ? i : seq - 1); j++) {
+            let dot = 0;
+            for (let x = 0; x < d; x++) dot += q![(h * seq + i) * d + x]! * k![(h * seq + j) * d + x]!;
+            sum += Math.exp(dot * scale);
+          }
+          expect(Math.abs(lse[r]! - Math.log2(sum)), `L[${r}]`).toBeLessThan(1e-5 * Math.max(1, Math.abs(Math.log2(sum))));
+        }
+      }
       const got = Array.from((await device.read(O, { bits: true })) as Uint16Array, bf16FromBits);
       const expected = reference(Array.from(qBits, bf16FromBits), Array.from(kBits, bf16FromBits), Array.from(vBits, bf16FromBits), heads, seq, d, scale, causal);
       let errorSquared = 0;

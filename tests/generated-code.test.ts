@@ -18,6 +18,26 @@ import { closeDawn, validateWgsl } from "./tools/dawn.ts";
 
 const cases = codegenCases().filter((c) => fs.existsSync(path.join(c.dir, "expected.cu")));
 
+describe("what NVRTC lacks", () => {
+  // The CUDA runtime compiles the .cu with NVRTC, whose front end has no offsetof, not even GCC's
+  // __builtin_offsetof that nvcc takes: on the H100 every struct kernel failed to compile until the offset
+  // asserts were left to nvcc (bench/results/2026-11-26-particles-gpu-h100-run1-log.txt). nvcc above cannot
+  // see it, so each golden is read for it: such a line must sit inside `#ifndef __CUDACC_RTC__`.
+  it.each(cases.map((c) => c.name))("%s uses __builtin_offsetof only where NVRTC skips it", (name) => {
+    const dir = cases.find((c) => c.name === name)!.dir;
+    const unguarded: string[] = [];
+    for (const file of ["expected.cu", "expected.cuh"].filter((f) => fs.existsSync(path.join(dir, f)))) {
+      const guards: boolean[] = [];
+      fs.readFileSync(path.join(dir, file), "utf8").split("\n").forEach((line, index) => {
+        if (/^#if/.test(line)) guards.push(line.trim() === "#ifndef __CUDACC_RTC__");
+        else if (line.startsWith("#endif")) guards.pop();
+        else if (line.includes("__builtin_") && !guards.includes(true)) unguarded.push(`${file}:${index + 1}: ${line.trim().slice(0, 80)}`);
+      });
+    }
+    expect(unguarded).toEqual([]);
+  });
+});
+
 describe.skipIf(!nvccAvailable())(`nvcc accepts every generated .cu${nvccAvailable() ? "" : " (skipped: nvcc not found)"}`, () => {
   let results: CudaCompileResult[] = [];
   it("compiles all of them for sm_90", async () => {

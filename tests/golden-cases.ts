@@ -37,6 +37,16 @@ export function codegenCases(): CodegenCase[] {
     const name = file.replace(/\.ts$/, "");
     cases.push({ name: `examples/${name}`, dir: path.join(casesRoot, "examples", name), input: path.join(repoRoot, "examples", file) });
   }
+  // The kernel files of the example web apps (examples/<app>/src/*.kernel.ts), which the bundler plugin builds.
+  for (const app of fs.readdirSync(path.join(repoRoot, "examples"), { withFileTypes: true })) {
+    const src = path.join(repoRoot, "examples", app.name, "src");
+    if (!app.isDirectory() || !fs.existsSync(src)) continue;
+    for (const file of fs.readdirSync(src)) {
+      if (!file.endsWith(".kernel.ts")) continue;
+      const name = `examples/${app.name}/${file.replace(/\.kernel\.ts$/, "")}`;
+      cases.push({ name, dir: path.join(casesRoot, name), input: path.join(src, file) });
+    }
+  }
   return cases.sort((a, b) => a.name.localeCompare(b.name));
 }
 

@@ -121,6 +121,33 @@ console.log(JSON.stringify({
   cuda: await unavailable("cuda"),
 }));
 `,
+  // matmul() and attention() without a library: the package's own kernels (dist/kernels), in f32 and bf16.
+  "src/prebuilt.ts": `import { attention, createDevice, matmul, packageKernels } from "tskernel/runtime";
+
+const device = await createDevice({ backend: "cpu" });
+const random = (length: number) => Array.from({ length }, () => Math.random() * 2 - 1);
+const [m, n, k] = [37, 45, 29];
+const A = random(m * k);
+const B = random(k * n);
+const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+const f32 = await matmul(device, device.createBuffer(new Float32Array(A)), device.createBuffer(new Float32Array(B)), C, { m, n, k, tuning: false });
+// bf16: the inputs are rounded by createBuffer; read back as the kernel saw them.
+const A16 = device.createBuffer("bf16", A);
+const B16 = device.createBuffer("bf16", B);
+const C16 = device.createBuffer("bf16", new Float32Array(m * n).fill(Number.NaN));
+const bf16 = await matmul(device, A16, B16, C16, { m, n, k, tuning: false });
+const d = 64;
+const [Q, K, V] = [0, 1, 2].map(() => device.createBuffer("bf16", random(128 * d)));
+const O = device.createBuffer("bf16", new Float32Array(128 * d).fill(Number.NaN));
+await attention(device, Q!, K!, V!, O, { batch: 1, heads: 1, seq: 128, headDim: d }, { causal: true });
+const values = async (buffer: Parameters<typeof device.read>[0]) => [...((await device.read(buffer)) as Float32Array)].map((v) => (Number.isFinite(v) ? v : String(v)));
+const { origin, reason } = packageKernels(device);
+console.log(JSON.stringify({
+  origin, reason, f32, bf16,
+  A, B, C: await values(C), A16: await values(A16), B16: await values(B16), C16: await values(C16),
+  Q: await values(Q!), K: await values(K!), V: await values(V!), O: await values(O),
+}));
+`,
   // The bundler plugin as a build script uses it (run with this checkout's esbuild, which the app lacks), and
   // the typed launcher of a kernel a bundler built, for the type-check.
   "tools/bundle.mjs": `import { build } from ${JSON.stringify(path.join(repoRoot, "node_modules", "esbuild", "lib", "main.js"))};
@@ -189,13 +216,21 @@ describe("the packed tarball", () => {
   it("holds only built JS, declarations, the example kernels the demo and matmul() compile, docs, the CMake module, README and LICENSE", () => {
     const tarball = fs.readdirSync(work).find((f) => f.endsWith(".tgz"))!;
     const listing = ok("tar", ["-tzf", path.join(work, tarball)], work).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|ts-plugin\/package\.json|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|runtime\/torch\/tskernel_torch\.py|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts)|dist\/plugin\/ts-plugin\.(cjs|d\.cts))$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|bin\/tskernel\.js|ts-plugin\/package\.json|docs\/[\w-]+\.md|cmake\/Tskernel\.cmake|examples\/[\w-]+\.ts|runtime\/torch\/tskernel_torch\.py|dist\/(compiler|runtime|cli|plugin)\/[\w/-]+\.(js|d\.ts)|dist\/plugin\/ts-plugin\.(cjs|d\.cts)|dist\/kernels\/([\w-]+\.(js|wgsl|cu|cuh|wgsl\.map\.json)|manifest\.json|sources\.json))$/;
     expect(listing.filter((f) => !allowed.test(f))).toEqual([]);
     // The Python runtime that `tskernel build --target torch` copies beside the modules it writes.
     expect(listing).toContain("runtime/torch/tskernel_torch.py");
     expect(listing.filter((f) => /\.test\.|\.map$|^dist\/bench\//.test(f))).toEqual([]);
     // The CMake module that C++ projects include from node_modules/tskernel/cmake/.
     expect(listing).toContain("cmake/Tskernel.cmake");
+    // The package's own kernels (matmul() and attention() without a library): every target's code of each file.
+    for (const stem of ["sgemm-multistage", "hgemm-wgmma-ws", "hgemm-tiled", "flash-attention"]) {
+      expect(listing, stem).toContain(`dist/kernels/${stem}.js`);
+      expect(listing, stem).toContain(`dist/kernels/${stem}.cu`);
+    }
+    expect(listing).toContain("dist/kernels/sgemm-multistage.wgsl");
+    expect(listing).toContain("dist/kernels/manifest.json");
+    expect(listing).toContain("dist/kernels/sources.json");
     // Every entry point in exports, with its declarations.
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "tskernel", "package.json"), "utf8")) as { exports: Record<string, { types: string; default: string } | string> };
     for (const [entry, target] of Object.entries(manifest.exports)) {
@@ -311,6 +346,58 @@ describe("in a project that installed the tarball", () => {
         "It is an optional dependency of tskernel: install it with `npm install webgpu`",
     );
     expect(result.cuda).toBe("tskernel: the cuda backend is unavailable: the 'koffi' package could not be loaded: Cannot find module 'koffi'. It is an optional dependency of tskernel: install it with `npm install koffi`");
+  }, 300_000);
+
+  it("matmul() and attention() run without a library on the kernels the package ships, with no kernel source to compile", () => {
+    // The package's examples are hidden for this run: a compile would fail without them, so the results below come
+    // from dist/kernels (the emit step of the test above compiled src/prebuilt.ts too).
+    const examples = path.join(app, "node_modules", "tskernel", "examples");
+    fs.renameSync(examples, `${examples}.hidden`);
+    let result: Record<string, (number | string)[]> & { origin: string; reason?: string; f32: string; bf16: string };
+    try {
+      result = JSON.parse(ok("node", ["out/prebuilt.js"], app)) as typeof result;
+    } finally {
+      fs.renameSync(`${examples}.hidden`, examples);
+    }
+    expect([result.origin, result.reason, result.f32, result.bf16]).toEqual(["prebuilt", undefined, "sgemm-register-staged", "hgemm-tiled"]);
+    const numbers = (name: string) => {
+      const values = result[name]!;
+      expect(values.filter((v) => typeof v !== "number"), name).toEqual([]);
+      return values as number[];
+    };
+    const [m, n, k] = [37, 45, 29];
+    const gemmError = (A: number[], B: number[], C: number[]) => {
+      let error = 0;
+      let norm = 0;
+      for (let i = 0; i < m; i++) {
+        for (let j = 0; j < n; j++) {
+          let sum = 0;
+          for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
+          error += (sum - C[i * n + j]!) ** 2;
+          norm += sum ** 2;
+        }
+      }
+      return Math.sqrt(error / norm);
+    };
+    expect(gemmError(numbers("A"), numbers("B"), numbers("C"))).toBeLessThan(k * 2 ** -23 + 1e-7);
+    // bf16: against the product of the rounded inputs, within the output's rounding (matmulTolerance16).
+    expect(gemmError(numbers("A16"), numbers("B16"), numbers("C16"))).toBeLessThan(2 ** -8 + 16 * 2 ** -23);
+    const [Q, K, V, O] = ["Q", "K", "V", "O"].map(numbers) as [number[], number[], number[], number[]];
+    const d = 64;
+    let error = 0;
+    let norm = 0;
+    for (let i = 0; i < 128; i++) {
+      const scores = Array.from({ length: i + 1 }, (_, j) => Q.slice(i * d, i * d + d).reduce((s, x, c) => s + x * K[j * d + c]!, 0) / 8);
+      const max = Math.max(...scores);
+      const weights = scores.map((s) => Math.exp(s - max));
+      const sum = weights.reduce((a, b) => a + b, 0);
+      for (let c = 0; c < d; c++) {
+        const expected = weights.reduce((s, w, j) => s + w * V[j * d + c]!, 0) / sum;
+        error += (O[i * d + c]! - expected) ** 2;
+        norm += expected ** 2;
+      }
+    }
+    expect(Math.sqrt(error / norm)).toBeLessThan(2 * 2 ** -8);
   }, 300_000);
 
   it("tskernel/plugin builds a kernel file with esbuild into a module on tskernel/webgpu", () => {

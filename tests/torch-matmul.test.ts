@@ -77,6 +77,32 @@ describe("bench/torch-matmul-plan.ts", () => {
     expect(new Set(odd.candidates.map((c) => c.rung))).toEqual(new Set(["sgemm-register-staged", "sgemm-2d-guarded"]));
   });
 
+  it("plans the 16-bit rungs with their type, three tensor maps, a persistent grid, and matmul(…, { dtype })'s choice per type", () => {
+    const half = compileKernelLibrary(["hgemm-wgmma-ws.ts", "hgemm-tiled.ts"].map((f) => path.join(repoRoot, "examples", f)), ["cuda"]);
+    const cubins = new KernelLibrary(
+      half.kernels.map((h): KernelHandle => ({ ...h, description: { ...h.description, outputs: { ...h.description.outputs, cuda: { ...h.description.outputs.cuda!, cubin: { file: `${h.description.name}.sm_90.cubin`, arch: "sm_90" } } } } })),
+    );
+    const halfPlan = makePlan([withCubins, cubins], ["kernels-cubin", "half-cubin"], [[4096, 4096, 4096], [1000, 1000, 1000]]);
+    // The 16-bit kernels are in the second directory: matmul()'s library (the first) has none, so no choice is named.
+    expect(halfPlan.shapes.map((s) => [s.matmulBf16, s.matmulF16])).toEqual([[undefined, undefined], [undefined, undefined]]);
+    const [big, odd] = halfPlan.shapes;
+    const ws = big!.candidates.find((c) => c.rung === "hgemm-wgmma-ws")!;
+    expect(ws.dtype).toBe("bf16");
+    expect(ws.tensorMapA).toEqual({ param: "mapA", boxRows: 128, boxCols: 64 });
+    expect(ws.tensorMapsBC).toEqual({ B: { param: "mapB", boxRows: 64, boxCols: 64 }, C: { param: "mapC", boxRows: 64, boxCols: 64 } });
+    // 32 × 16 = 512 tiles of 128 × 256: one block a multiprocessor.
+    expect(ws.grid).toEqual([h100Multiprocessors, 1, 1]);
+    expect(big!.candidates.find((c) => c.rung === "hgemm-wgmma-ws-f16")!.dtype).toBe("f16");
+    // 1000³ takes only the tiled rungs among the 16-bit ones.
+    expect(odd!.candidates.filter((c) => c.dtype).map((c) => c.rung).sort()).toEqual(["hgemm-tiled", "hgemm-tiled-f16"]);
+    // With the 16-bit kernels in matmul()'s own library, its choice per type is named.
+    const own = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [1000, 1000, 1000]]);
+    expect(own.shapes.map((s) => [s.matmulBf16?.split(" ")[0], s.matmulF16?.split(" ")[0]])).toEqual([
+      ["hgemm-wgmma-ws", "hgemm-wgmma-ws-f16"],
+      ["hgemm-tiled", "hgemm-tiled-f16"],
+    ]);
+  });
+
   it("refuses builds without a cubin", () => {
     expect(() => makePlan([cuda], ["kernels"], [[1000, 1000, 1000]])).toThrow(/which has no cubin in kernels/);
   });

@@ -3,12 +3,12 @@
 import { describe, expect, it } from "vitest";
 import { CpuDevice } from "../../runtime/cpu/cpu-device.ts";
 import { compileSeedLibrary } from "../demo/seed-library.ts";
-import { benchVariants, seedVariants, tensorCoreVariants } from "../demo/variants.ts";
+import { benchVariants, halfVariants, seedVariants, tensorCoreVariants } from "../demo/variants.ts";
 import type { Device } from "../../runtime/device.ts";
 import { compileKernelLibrary } from "../../runtime/kernels.ts";
 import { packageRoot } from "../../compiler/index.ts";
 import path from "node:path";
-import { matmulRungs, matmulTolerance } from "../../runtime/matmul/matmul.ts";
+import { matmulRungs, matmulTolerance, matmulTolerance16 } from "../../runtime/matmul/matmul.ts";
 import { benchChartSvg, benchMatmul, formatBenchTable, referenceTimes, type BenchRow } from "./matmul.ts";
 
 describe("benchMatmul", () => {
@@ -22,9 +22,22 @@ describe("benchMatmul", () => {
       }
       expect(row.gflops, row.variant).toBeGreaterThan(0);
       expect(row.error!.nonFinite, row.variant).toBe(0);
-      expect(row.error!.normwiseRelative, row.variant).toBeLessThan(matmulTolerance(row.precision ?? "fp32", row.n));
+      expect(row.error!.normwiseRelative, row.variant).toBeLessThan(row.dtype ? matmulTolerance16(row.dtype, row.n) : matmulTolerance(row.precision ?? "fp32", row.n));
     }
     expect(rows.filter((r) => r.n === 64 && !r.note).length).toBeGreaterThanOrEqual(10);
+    // The 16-bit rungs: the tiled ones run at any n, checked against float64 of the rounded inputs; the wgmma ones
+    // need multiples of 256.
+    expect(rows.filter((r) => r.dtype).map((r) => [r.n, r.variant, r.dtype, r.note])).toEqual([64, 70].flatMap((n) => [
+      [n, "hgemm-wgmma-ws", "bf16", "n is not a multiple of 256"],
+      [n, "hgemm-tiled", "bf16", undefined],
+      [n, "hgemm-wgmma-ws-f16", "f16", "n is not a multiple of 256"],
+      [n, "hgemm-tiled-f16", "f16", undefined],
+    ]));
+    // An f16 result is much closer than bf16's (11 significant bits against 8), but not exact: the rows are
+    // compared with the 16-bit inputs' product and rounded to 16 bits once.
+    const errorOf = (variant: string) => rows.find((r) => r.n === 64 && r.variant === variant)!.error!.normwiseRelative;
+    expect(errorOf("hgemm-tiled-f16")).toBeGreaterThan(0);
+    expect(errorOf("hgemm-tiled-f16")).toBeLessThan(errorOf("hgemm-tiled"));
     expect(rows.some((r) => r.n === 70 && r.note === "n is not a multiple of 16")).toBe(true);
     const table = formatBenchTable(rows);
     expect(table.split("\n")).toHaveLength(rows.length + 2);
@@ -101,6 +114,57 @@ describe("benchMatmul", () => {
     // the runtime's matmul module). The CPU's map holds tag, rows, cols, box rows, box cols.
     const box = matmulRungs.find((r) => r.name === "sgemm-wgmma-ws")!.tensorMapA!;
     expect(mapContents[0]!.slice(1, 5)).toEqual([256, 256, box.boxRows, box.boxCols]);
+  });
+
+  it("runs the 16-bit warp-specialized rung through the CPU's emulation at 256, with its three tensor maps made and freed, within matmulTolerance16", async () => {
+    const library = compileKernelLibrary([path.join(packageRoot(), "examples", "hgemm-wgmma-ws.ts")], ["js"]);
+    const device = new CpuDevice();
+    const made: unknown[] = [];
+    const freed: unknown[] = [];
+    const counting = Object.assign(Object.create(device) as CpuDevice, {
+      createBuffer: (...args: Parameters<CpuDevice["createBuffer"]>) => {
+        const buffer = device.createBuffer(...args);
+        made.push(buffer);
+        return buffer;
+      },
+      free: (buffer: Parameters<CpuDevice["free"]>[0]) => {
+        freed.push(buffer);
+        device.free(buffer);
+      },
+    });
+    const rows = await benchMatmul(counting, { sizes: [256], runs: 1, variants: halfVariants.filter((v) => v.id.startsWith("hgemm-wgmma-ws")), library });
+    expect(rows.map((r) => [r.variant, r.dtype, r.note])).toEqual([
+      ["hgemm-wgmma-ws", "bf16", undefined],
+      ["hgemm-wgmma-ws-f16", "f16", undefined],
+    ]);
+    for (const row of rows) {
+      expect(row.error!.nonFinite, row.variant).toBe(0);
+      expect(row.error!.normwiseRelative, row.variant).toBeGreaterThan(0);
+      expect(row.error!.normwiseRelative, row.variant).toBeLessThan(matmulTolerance16(row.dtype!, 256));
+    }
+    // Three maps per launch (A, B, C), each freed once its input set is timed; the buffers were 16-bit.
+    const maps = made.filter((b) => (b as { elementType?: string }).elementType === "u32");
+    expect(maps.length).toBe(2 * 3 * 3);
+    expect(freed).toEqual(maps);
+    expect(new Set(made.filter((b) => !maps.includes(b)).map((b) => (b as { elementType: string }).elementType))).toEqual(new Set(["bf16", "f16"]));
+  });
+
+  it("gives 16-bit rows percentages of the reference in their own type", async () => {
+    // A stand-in reference per type on the CPU (the CUDA device's are cuBLAS's); each row's percentage is of its type's.
+    const device = new CpuDevice();
+    const fixed = (name: string, ms: number, dtype?: "bf16" | "f16") => ({ name, ...(dtype ? { dtype } : {}), enqueue: () => () => {}, time: () => ({ medianMs: ms, minMs: ms, runsMs: [ms], method: "fixed" }) });
+    const references = [fixed("FP32 stand-in", 2), fixed("bf16 stand-in", 0.5, "bf16")];
+    const variants = [...seedVariants.filter((v) => v.id === "tiled-16"), ...halfVariants.filter((v) => v.id === "hgemm-tiled" || v.id === "hgemm-tiled-f16")];
+    const rows = await benchMatmul(device, { sizes: [32], runs: 1, variants, library: compileSeedLibrary("cpu"), references });
+    const row = (variant: string) => rows.find((r) => r.variant === variant)!;
+    expect(row("bf16 stand-in").percentOfReference).toBe(100);
+    expect(row("bf16 stand-in").dtype).toBe("bf16");
+    expect(row("tiled-16").percentOf).toBe("FP32 stand-in");
+    expect(row("tiled-16").percentOfReference).toBeCloseTo((100 * 2) / row("tiled-16").ms, 10);
+    expect(row("hgemm-tiled").percentOf).toBe("bf16 stand-in");
+    expect(row("hgemm-tiled").percentOfReference).toBeCloseTo((100 * 0.5) / row("hgemm-tiled").ms, 10);
+    // No f16 reference in this run: the f16 row stays absolute rather than borrowing another type's.
+    expect(row("hgemm-tiled-f16").percentOfReference).toBeUndefined();
   });
 
   it("notes the wgmma rung on a CUDA GPU other than sm_90 instead of launching it", async () => {

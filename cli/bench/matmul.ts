@@ -14,6 +14,7 @@
 import type { Device, DeviceBuffer, KernelHandle, ReferenceGemm, Timing } from "../../runtime/device.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import { compareToReference, referenceGemm, referenceGemmAt, type ErrorReport } from "../../runtime/reference.ts";
+import { roundToBf16, roundToF16 } from "../../compiler/lang/float16.ts";
 import { benchVariants, unsupportedSize, type MatmulVariant } from "../demo/variants.ts";
 
 export interface BenchRow {
@@ -31,6 +32,11 @@ export interface BenchRow {
   readonly errorMethod?: string;
   /** "tf32" for the tensor-core rung, whose error is held to TF32's tolerance (matmulTolerance). */
   readonly precision?: "tf32";
+  /**
+   * The element type of A, B and C of a 16-bit rung or reference (bf16, f16): its error is against a float64
+   * product of the same 16-bit inputs (matmulTolerance16), its percentage of the 16-bit reference in that type.
+   */
+  readonly dtype?: "bf16" | "f16";
   readonly note?: string;
 }
 
@@ -57,35 +63,59 @@ function random(length: number): Float32Array {
   return Float32Array.from({ length }, () => Math.random() * 2 - 1);
 }
 
+/** The inputs of one element type at one size: three sets of A, B and C, and the float64 reference of the first. */
+interface InputSets {
+  readonly sets: { readonly a: DeviceBuffer; readonly b: DeviceBuffer; readonly c: DeviceBuffer }[];
+  readonly expected: ArrayLike<number>;
+}
+
+const rounders = { bf16: roundToBf16, f16: roundToF16 } as const;
+
 export async function benchMatmul(device: Device, options: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const variants = (options.variants ?? benchVariants(options.library, device.backend)).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
   for (const n of options.sizes) {
-    const sets = [0, 1, 2].map(() => {
-      const A = random(n * n);
-      const B = random(n * n);
-      return { A, B, a: device.createBuffer(A), b: device.createBuffer(B), c: device.createBuffer("f32", n * n) };
-    });
+    // The f32 inputs; the 16-bit rungs get their roundings (made when a rung or reference of the type first needs
+    // them), compared with a float64 product of the rounded values.
+    const values = [0, 1, 2].map(() => ({ A: random(n * n), B: random(n * n) }));
     const sample = n <= 512 ? undefined : Array.from({ length: 1024 }, () => Math.floor(Math.random() * n * n));
-    const expected = sample ? referenceGemmAt(n, n, sets[0]!.A, sets[0]!.B, sample) : referenceGemm(n, n, n, sets[0]!.A, sets[0]!.B);
+    const inputs = new Map<string, InputSets>();
+    const inputsOf = (dtype: "f32" | "bf16" | "f16"): InputSets => {
+      let made = inputs.get(dtype);
+      if (!made) {
+        const round = dtype === "f32" ? (x: number) => x : rounders[dtype];
+        const rounded = values.map(({ A, B }) => (dtype === "f32" ? { A, B } : { A: Float64Array.from(A, round), B: Float64Array.from(B, round) }));
+        const sets = rounded.map(({ A, B }) =>
+          dtype === "f32"
+            ? { a: device.createBuffer(A as Float32Array), b: device.createBuffer(B as Float32Array), c: device.createBuffer("f32", n * n) }
+            : { a: device.createBuffer(dtype, A), b: device.createBuffer(dtype, B), c: device.createBuffer(dtype, n * n) },
+        );
+        const { A, B } = rounded[0]!;
+        made = { sets, expected: sample ? referenceGemmAt(n, n, A, B, sample) : referenceGemm(n, n, n, A, B) };
+        inputs.set(dtype, made);
+      }
+      return made;
+    };
     const flops = 2 * n ** 3;
-    let referenceMs: number | undefined;
-    let referenceName: string | undefined;
+    // The reference time of each element type: f32 rows are percentages of the first f32 reference (cuBLAS FP32),
+    // 16-bit rows of the reference in their type (cuBLAS's GEMM in bf16 or f16) where the run has one.
+    const referenceMs = new Map<string, { ms: number; name: string }>();
     for (const reference of options.references ?? []) {
       options.onProgress?.(`n=${n}: ${reference.name}`);
+      const dtype = reference.dtype ?? "f32";
       const runs: number[] = [];
-      for (const set of sets) runs.push(...reference.time(reference.enqueue(n, set.a, set.b, set.c), Math.max(1, Math.ceil(options.runs / 3))).runsMs);
+      for (const set of inputsOf(dtype).sets) runs.push(...reference.time(reference.enqueue(n, set.a, set.b, set.c), Math.max(1, Math.ceil(options.runs / 3))).runsMs);
       const ms = median(runs);
-      referenceMs ??= ms;
-      referenceName ??= reference.name;
-      rows.push({ backend: device.backend, n, variant: reference.name, ms, gflops: flops / (ms * 1e6), percentOfReference: (100 * referenceMs) / ms, percentOf: referenceName });
+      if (!referenceMs.has(dtype)) referenceMs.set(dtype, { ms, name: reference.name });
+      const base = referenceMs.get(dtype)!;
+      rows.push({ backend: device.backend, n, variant: reference.name, ...(reference.dtype ? { dtype: reference.dtype } : {}), ms, gflops: flops / (ms * 1e6), percentOfReference: (100 * base.ms) / ms, percentOf: base.name });
     }
-    if (referenceMs === undefined && options.externalReference?.msByN.has(n)) {
-      referenceMs = options.externalReference.msByN.get(n)!;
-      referenceName = options.externalReference.name;
+    if (!referenceMs.has("f32") && options.externalReference?.msByN.has(n)) {
+      referenceMs.set("f32", { ms: options.externalReference.msByN.get(n)!, name: options.externalReference.name });
     }
     for (const variant of variants) {
-      const base = { backend: device.backend, n, variant: variant.id, ...(variant.precision ? { precision: variant.precision } : {}) };
+      const dtype = variant.dtype ?? "f32";
+      const base = { backend: device.backend, n, variant: variant.id, ...(variant.precision ? { precision: variant.precision } : {}), ...(variant.dtype ? { dtype: variant.dtype } : {}) };
       const unsupported = unsupportedSize(variant, n);
       if (unsupported) {
         rows.push({ ...base, ms: Number.NaN, gflops: Number.NaN, note: unsupported });
@@ -103,12 +133,13 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
       }
       options.onProgress?.(`n=${n}: ${variant.id}`);
       const constants = kernel.description.specialization as Record<string, number>;
+      const { sets, expected } = inputsOf(dtype);
       const runs: number[] = [];
       let error: ErrorReport | undefined;
       for (const [index, set] of sets.entries()) {
         const launch = variant.launch(n, { A: set.a, B: set.b, C: set.c, device }, 1, 0, constants);
         if (index === 0) {
-          // Poison C with NaN: every rung must write every element (the sgemm rungs ignore C when beta = 0).
+          // Poison C with NaN: every rung must write every element (the rungs ignore C when beta = 0).
           await device.write(set.c, new Float32Array(n * n).fill(Number.NaN));
           await device.launch(kernel, launch);
           const result = (await device.read(set.c)) as Float32Array;
@@ -118,14 +149,15 @@ export async function benchMatmul(device: Device, options: BenchOptions): Promis
         launch.release?.();
       }
       const ms = median(runs);
+      const reference = referenceMs.get(dtype);
       rows.push({
         ...base,
         specialization: Object.keys(constants).length > 0 ? constants : undefined,
         ms,
         gflops: flops / (ms * 1e6),
-        ...(referenceMs !== undefined ? { percentOfReference: (100 * referenceMs) / ms, percentOf: referenceName } : {}),
+        ...(reference !== undefined ? { percentOfReference: (100 * reference.ms) / ms, percentOf: reference.name } : {}),
         error,
-        errorMethod: sample ? "float64 reference at 1024 random elements" : "float64 reference, every element",
+        errorMethod: `${sample ? "float64 reference at 1024 random elements" : "float64 reference, every element"}${variant.dtype ? ` (of the ${variant.dtype} inputs)` : ""}`,
       });
     }
   }

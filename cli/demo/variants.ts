@@ -36,6 +36,11 @@ export interface MatmulVariant {
   launch(n: number, buffers: VariantBuffers, alpha: number, beta: number, constants: Readonly<Record<string, number>>): { grid: Dim3; block?: Dim3; args: KernelArg[]; release?: () => void };
   /** "tf32": the variant rounds its inputs to TF32 (tensor cores); its results are held to TF32's tolerance. */
   readonly precision?: "tf32";
+  /**
+   * The element type of A, B and C for the 16-bit rungs (bf16, f16): the bench gives them the 16-bit roundings
+   * of its inputs, compares them with a float64 product of those and holds them to matmulTolerance16. Absent: f32.
+   */
+  readonly dtype?: "bf16" | "f16";
 }
 
 /** Why a variant cannot take an n×n product as it is (without padding), or undefined when it can. */
@@ -243,11 +248,48 @@ export const tensorCoreVariants: readonly MatmulVariant[] = [
 ];
 
 /**
+ * The 16-bit rungs (bf16 and f16 inputs and output, f32 accumulation: what `matmul(…, { dtype })` runs), benchmarked
+ * beside cuBLAS's GEMM in the same type on CUDA. The warp-specialized wgmma rung needs sm_90 and n a multiple of
+ * 256 (its 128×256 tiles and 64-deep stages); each launch makes the three tensor maps (A in boxes of 128 × 64, B
+ * and C in 64 × 64, as the rung table in runtime/matmul/matmul16.ts says: this file is bundled for the browser,
+ * so it imports no compiler) and frees them after timing; its grid is persistent, one block a multiprocessor at
+ * most. The tiled rung takes any n, on CUDA and the CPU.
+ */
+export const halfVariants: readonly MatmulVariant[] = (["bf16", "f16"] as const).flatMap((dtype): MatmulVariant[] => [
+  {
+    id: dtype === "bf16" ? "hgemm-wgmma-ws" : "hgemm-wgmma-ws-f16",
+    file: "examples/hgemm-wgmma-ws.ts",
+    kernel: dtype === "bf16" ? "hgemmWgmmaWs" : "hgemmWgmmaWsF16",
+    multipleOf: 256,
+    gemm: true,
+    dtype,
+    launch: (n, { A, B, C, device }, alpha, beta) => {
+      const maps = [
+        createTensorMap(device, A, { rows: n, cols: n, boxRows: 128, boxCols: 64 }),
+        createTensorMap(device, B, { rows: n, cols: n, boxRows: 64, boxCols: 64 }),
+        createTensorMap(device, C, { rows: n, cols: n, boxRows: 64, boxCols: 64 }),
+      ];
+      const tiles = (n / 128) * (n / 256);
+      const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
+      return { grid: [Math.min(tiles, multiprocessors)], args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+    },
+  },
+  {
+    id: dtype === "bf16" ? "hgemm-tiled" : "hgemm-tiled-f16",
+    file: "examples/hgemm-tiled.ts",
+    kernel: dtype === "bf16" ? "hgemmTiledBf16" : "hgemmTiledF16",
+    gemm: true,
+    dtype,
+    launch: (n, { A, B, C }, alpha, beta, { TILE }) => ({ grid: [blocks(n, TILE!), blocks(n, TILE!)], args: [n, n, n, alpha, A, B, beta, C] }),
+  },
+]);
+
+/**
  * Every variant's example file: what the seed library compiles for any backend. A kernel whose `targets`
  * option leaves out the backend's target (the tensor-core rungs: WebGPU has no matrix operations) is skipped
  * by the compiler, and the library still describes it (benchVariants).
  */
-export const variantFiles: readonly string[] = [...new Set([...seedVariants, ...tensorCoreVariants].map((v) => v.file))];
+export const variantFiles: readonly string[] = [...new Set([...seedVariants, ...tensorCoreVariants, ...halfVariants].map((v) => v.file))];
 
 /**
  * The variants `tskernel bench matmul` runs on a backend: the seed ladder and the rungs the backend adds,
@@ -255,7 +297,7 @@ export const variantFiles: readonly string[] = [...new Set([...seedVariants, ...
  * `library` (the example file is the one place it is written).
  */
 export function benchVariants(library: KernelLibrary, backend: BackendName): readonly MatmulVariant[] {
-  return [...seedVariants, ...tensorCoreVariants].filter((v) => {
+  return [...seedVariants, ...tensorCoreVariants, ...halfVariants].filter((v) => {
     const kernel = library.kernels.find((k) => k.description.name === v.kernel);
     return !kernel || !targetsLeaveOut(kernel.description, backend);
   });

@@ -42,13 +42,16 @@ __device__ __forceinline__ float tsk_subgroup_add(float x) {
 struct tsk_vec3f { float x, y, z; };
 static_assert(sizeof(tsk_vec3f) == sizeof(float3) && alignof(tsk_vec3f) == alignof(float3), "tsk_vec3f is laid out as float3");
 #endif
-#ifndef TSK_STRUCT_Body_daf37215
-#define TSK_STRUCT_Body_daf37215
+#ifndef TSK_STRUCT_Body_b7e8a685
+#define TSK_STRUCT_Body_b7e8a685
 struct Body {
   alignas(16) tsk_vec3f pos;
   alignas(4) float mass;
 };
-static_assert(__builtin_offsetof(Body, pos) == 0 && __builtin_offsetof(Body, mass) == 12 && sizeof(Body) == 16 && alignof(Body) == 16, "Body has the layout of WGSL's Body");
+static_assert(sizeof(Body) == 16 && alignof(Body) == 16, "Body has the size and alignment of WGSL's Body");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Body, pos) == 0 && __builtin_offsetof(Body, mass) == 12, "Body has the field offsets of WGSL's Body");
+#endif
 #endif
 __device__ __forceinline__ tsk_vec3f tsk_make_vec3f(float a) {
   return tsk_vec3f{a, a, a};
@@ -66,12 +69,14 @@ extern "C" __global__ void __launch_bounds__(64) accesses(float* out, float* x, 
 #line 14 "codegen-tests/checked/kernel.ts"
   const int i = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)t);
 #line 15 "codegen-tests/checked/kernel.ts"
+  const float stored = i < n ? (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i < tsk_length_x, (unsigned int)i, tsk_length_x) ? x[i] : 0.0f) : 0.0f;
   if (tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)t < 64u, (unsigned int)t, 0u)) {
-    tile[t] = i < n ? (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i < tsk_length_x, (unsigned int)i, tsk_length_x) ? x[i] : 0.0f) : 0.0f;
+    tile[t] = stored;
   }
 #line 16 "codegen-tests/checked/kernel.ts"
+  const float stored_1 = tsk_check(tsk_errors, tsk_launch, 2u, (unsigned int)((int)((unsigned int)i + 1u)) < tsk_length_x, (unsigned int)((int)((unsigned int)i + 1u)), tsk_length_x) ? x[(int)((unsigned int)i + 1u)] : 0.0f;
   if (tsk_check(tsk_errors, tsk_launch, 3u, (unsigned int)(t / 8) < 8u && (unsigned int)(t % 8) < 8u, (unsigned int)(t / 8), (unsigned int)(t % 8))) {
-    grid[t / 8][t % 8] = tsk_check(tsk_errors, tsk_launch, 2u, (unsigned int)((int)((unsigned int)i + 1u)) < tsk_length_x, (unsigned int)((int)((unsigned int)i + 1u)), tsk_length_x) ? x[(int)((unsigned int)i + 1u)] : 0.0f;
+    grid[t / 8][t % 8] = stored_1;
   }
 #line 17 "codegen-tests/checked/kernel.ts"
   { const unsigned tsk_arrived = (unsigned)__syncthreads_count(1); tsk_check(tsk_errors, tsk_launch, 4u, tsk_arrived == blockDim.x * blockDim.y * blockDim.z, tsk_arrived, blockDim.x * blockDim.y * blockDim.z); }

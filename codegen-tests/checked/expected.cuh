@@ -8,13 +8,16 @@
 struct tsk_vec3f { float x, y, z; };
 static_assert(sizeof(tsk_vec3f) == sizeof(float3) && alignof(tsk_vec3f) == alignof(float3), "tsk_vec3f is laid out as float3");
 #endif
-#ifndef TSK_STRUCT_Body_daf37215
-#define TSK_STRUCT_Body_daf37215
+#ifndef TSK_STRUCT_Body_b7e8a685
+#define TSK_STRUCT_Body_b7e8a685
 struct Body {
   alignas(16) tsk_vec3f pos;
   alignas(4) float mass;
 };
-static_assert(__builtin_offsetof(Body, pos) == 0 && __builtin_offsetof(Body, mass) == 12 && sizeof(Body) == 16 && alignof(Body) == 16, "Body has the layout of WGSL's Body");
+static_assert(sizeof(Body) == 16 && alignof(Body) == 16, "Body has the size and alignment of WGSL's Body");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Body, pos) == 0 && __builtin_offsetof(Body, mass) == 12, "Body has the field offsets of WGSL's Body");
+#endif
 #endif
 
 extern "C" __global__ void __launch_bounds__(64) accesses(float* out, float* x, unsigned int* counts, Body* bodies, int n, int k, unsigned int s, unsigned int* tsk_errors, unsigned int tsk_launch, unsigned int tsk_length_out, unsigned int tsk_length_x, unsigned int tsk_length_counts, unsigned int tsk_length_bodies);

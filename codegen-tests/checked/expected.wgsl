@@ -60,11 +60,13 @@ fn accesses(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   let tsk_length_bodies: u32 = accesses_params.tsk_length_bodies;
   let t: i32 = i32(local_id.x);
   let i: i32 = i32(group_id.x) * 64i + t;
+  let stored: f32 = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)), (i < n));
   if (accesses_tsk_check(u32(t) < 64u, 1u, u32(t), 0u, tsk_launch, group_id, local_id)) {
-    accesses_tile[t] = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)), (i < n));
+    accesses_tile[t] = stored;
   }
+  let stored_1: f32 = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 2u, u32(i + 1i), tsk_length_x, tsk_launch, group_id, local_id));
   if (accesses_tsk_check(u32(t / 8i) < 8u && u32(t % 8i) < 8u, 3u, u32(t / 8i), u32(t % 8i), tsk_launch, group_id, local_id)) {
-    accesses_grid[t / 8i][t % 8i] = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 2u, u32(i + 1i), tsk_length_x, tsk_launch, group_id, local_id));
+    accesses_grid[t / 8i][t % 8i] = stored_1;
   }
   workgroupBarrier();
   var v: f32 = select(0.0f, accesses_tile[63i - t], accesses_tsk_check(u32(63i - t) < 64u, 4u, u32(63i - t), 0u, tsk_launch, group_id, local_id)) + select(0.0f, accesses_grid[t % 8i][t / 8i], accesses_tsk_check(u32(t % 8i) < 8u && u32(t / 8i) < 8u, 5u, u32(t % 8i), u32(t / 8i), tsk_launch, group_id, local_id)) + accesses_tile[3i];

@@ -71,7 +71,7 @@ template <int count> __device__ __forceinline__ void tsk_setmaxnreg_inc() {
 
 // Kernel pipeline specialized for MISS = 0; block 256×1×1.
 #line 7 "codegen-tests/mbarriers/kernel.ts"
-extern "C" __global__ void __launch_bounds__(256) pipeline_MISS_0(int n, const float* __restrict__ X, float* Y) {
+extern "C" __global__ void __launch_bounds__(256, 1) pipeline_MISS_0(int n, const float* __restrict__ X, float* Y) {
 #line 10 "codegen-tests/mbarriers/kernel.ts"
   __shared__ float stage[256];
 #line 11 "codegen-tests/mbarriers/kernel.ts"

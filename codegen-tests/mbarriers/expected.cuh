@@ -3,7 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-extern "C" __global__ void __launch_bounds__(256) pipeline_MISS_0(int n, const float* __restrict__ X, float* Y);
+extern "C" __global__ void __launch_bounds__(256, 1) pipeline_MISS_0(int n, const float* __restrict__ X, float* Y);
 
 // Launches pipeline_MISS_0 with its fixed block 256×1×1; returns the launch error, if any.
 static inline cudaError_t launch_pipeline_MISS_0(dim3 grid, cudaStream_t stream, int n, const float* X, float* Y) {

@@ -11,32 +11,41 @@ static_assert(sizeof(tsk_vec2f) == sizeof(float2) && alignof(tsk_vec2f) == align
 struct tsk_vec3f { float x, y, z; };
 static_assert(sizeof(tsk_vec3f) == sizeof(float3) && alignof(tsk_vec3f) == alignof(float3), "tsk_vec3f is laid out as float3");
 #endif
-#ifndef TSK_STRUCT_Range_38bab128
-#define TSK_STRUCT_Range_38bab128
+#ifndef TSK_STRUCT_Range_5c445f78
+#define TSK_STRUCT_Range_5c445f78
 struct Range {
   alignas(4) float low;
   alignas(4) float high;
 };
-static_assert(__builtin_offsetof(Range, low) == 0 && __builtin_offsetof(Range, high) == 4 && sizeof(Range) == 8 && alignof(Range) == 4, "Range has the layout of WGSL's Range");
+static_assert(sizeof(Range) == 8 && alignof(Range) == 4, "Range has the size and alignment of WGSL's Range");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Range, low) == 0 && __builtin_offsetof(Range, high) == 4, "Range has the field offsets of WGSL's Range");
 #endif
-#ifndef TSK_STRUCT_Settings_7d7fcfb9
-#define TSK_STRUCT_Settings_7d7fcfb9
+#endif
+#ifndef TSK_STRUCT_Settings_69a99f47
+#define TSK_STRUCT_Settings_69a99f47
 struct Settings {
   alignas(16) tsk_vec3f offset;
   alignas(4) Range limits;
   alignas(4) int count;
 };
-static_assert(__builtin_offsetof(Settings, offset) == 0 && __builtin_offsetof(Settings, limits) == 12 && __builtin_offsetof(Settings, count) == 20 && sizeof(Settings) == 32 && alignof(Settings) == 16, "Settings has the layout of WGSL's Settings");
+static_assert(sizeof(Settings) == 32 && alignof(Settings) == 16, "Settings has the size and alignment of WGSL's Settings");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Settings, offset) == 0 && __builtin_offsetof(Settings, limits) == 12 && __builtin_offsetof(Settings, count) == 20, "Settings has the field offsets of WGSL's Settings");
 #endif
-#ifndef TSK_STRUCT_Cell_80fd29a6
-#define TSK_STRUCT_Cell_80fd29a6
+#endif
+#ifndef TSK_STRUCT_Cell_1f2836e2
+#define TSK_STRUCT_Cell_1f2836e2
 struct Cell {
   alignas(16) tsk_vec3f center;
   alignas(4) unsigned int id;
   alignas(4) Range range;
   alignas(8) tsk_vec2f weights;
 };
-static_assert(__builtin_offsetof(Cell, center) == 0 && __builtin_offsetof(Cell, id) == 12 && __builtin_offsetof(Cell, range) == 16 && __builtin_offsetof(Cell, weights) == 24 && sizeof(Cell) == 32 && alignof(Cell) == 16, "Cell has the layout of WGSL's Cell");
+static_assert(sizeof(Cell) == 32 && alignof(Cell) == 16, "Cell has the size and alignment of WGSL's Cell");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Cell, center) == 0 && __builtin_offsetof(Cell, id) == 12 && __builtin_offsetof(Cell, range) == 16 && __builtin_offsetof(Cell, weights) == 24, "Cell has the field offsets of WGSL's Cell");
+#endif
 #endif
 __device__ __forceinline__ tsk_vec3f operator+(tsk_vec3f a, tsk_vec3f b) {
   return tsk_vec3f{a.x + b.x, a.y + b.y, a.z + b.z};

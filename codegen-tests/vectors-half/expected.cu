@@ -55,8 +55,8 @@ static_assert(sizeof(tsk_vec4h) == 8, "tsk_vec4h is 8 bytes");
 #define TSK_VEC3B_DEFINED
 struct tsk_vec3b { bool x, y, z; };
 #endif
-#ifndef TSK_STRUCT_Sample_1f20036a
-#define TSK_STRUCT_Sample_1f20036a
+#ifndef TSK_STRUCT_Sample_c602819a
+#define TSK_STRUCT_Sample_c602819a
 struct Sample {
   alignas(2) tsk_f16 weight;
   alignas(4) tsk_vec2h uv;
@@ -64,7 +64,10 @@ struct Sample {
   alignas(4) unsigned int id;
   alignas(2) tsk_f16 scale;
 };
-static_assert(__builtin_offsetof(Sample, weight) == 0 && __builtin_offsetof(Sample, uv) == 4 && __builtin_offsetof(Sample, pos) == 16 && __builtin_offsetof(Sample, id) == 28 && __builtin_offsetof(Sample, scale) == 32 && sizeof(Sample) == 48 && alignof(Sample) == 16, "Sample has the layout of WGSL's Sample");
+static_assert(sizeof(Sample) == 48 && alignof(Sample) == 16, "Sample has the size and alignment of WGSL's Sample");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Sample, weight) == 0 && __builtin_offsetof(Sample, uv) == 4 && __builtin_offsetof(Sample, pos) == 16 && __builtin_offsetof(Sample, id) == 28 && __builtin_offsetof(Sample, scale) == 32, "Sample has the field offsets of WGSL's Sample");
+#endif
 #endif
 __device__ __forceinline__ tsk_vec3h tsk_clamp(tsk_vec3h a, tsk_vec3h b, tsk_vec3h c) {
   return tsk_vec3h{tsk_f32_to_f16(fminf(tsk_f16_to_f32(tsk_f32_to_f16(fmaxf(tsk_f16_to_f32(a.x), tsk_f16_to_f32(b.x)))), tsk_f16_to_f32(c.x))), tsk_f32_to_f16(fminf(tsk_f16_to_f32(tsk_f32_to_f16(fmaxf(tsk_f16_to_f32(a.y), tsk_f16_to_f32(b.y)))), tsk_f16_to_f32(c.y))), tsk_f32_to_f16(fminf(tsk_f16_to_f32(tsk_f32_to_f16(fmaxf(tsk_f16_to_f32(a.z), tsk_f16_to_f32(b.z)))), tsk_f16_to_f32(c.z)))};

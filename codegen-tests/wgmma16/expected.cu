@@ -11,10 +11,16 @@ __device__ __forceinline__ float tsk_f16_to_f32(tsk_f16 h) { float f; asm("cvt.f
 // Rounded to nearest even; a NaN becomes the canonical 0x7fff.
 __device__ __forceinline__ tsk_f16 tsk_f32_to_f16(float f) { tsk_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
 __device__ __forceinline__ float tsk_bf16_to_f32(tsk_bf16 h) { return __uint_as_float((unsigned int)h.bits << 16); }
+// Rounded to nearest even; a NaN becomes the canonical 0x7fff: one cvt from sm_80 on,
+// the integer carry into the upper half before.
 __device__ __forceinline__ tsk_bf16 tsk_f32_to_bf16(float f) {
-  unsigned int u = __float_as_uint(f);
   tsk_bf16 h;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+#else
+  unsigned int u = __float_as_uint(f);
   h.bits = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)0x7fffu : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
   return h;
 }
 // The f32 nearest d rounded to odd: truncated, its last bit set where that lost anything.

@@ -138,9 +138,14 @@ export class CudaVectors {
       const name = this.struct(struct);
       const { offsets, size, align } = structLayout(struct);
       const declaration = [`struct ${name} {`, ...struct.fields.map((field, index) => `  alignas(${layoutOf(field.type).align}) ${this.type(field.type)} ${this.field(struct, index)};`), "};"];
-      // The layout every target shares (WGSL's storage rules): a buffer's bytes mean the same here.
+      // The layout every target shares (WGSL's storage rules): a buffer's bytes mean the same here. NVRTC
+      // (CUDA 13) has no offsetof, not even GCC's __builtin_offsetof, which nvcc's front end takes: it failed
+      // every struct kernel on the H100 (bench/results/2026-11-26-particles-gpu-h100-run1-log.txt). So the
+      // offsets are asserted where nvcc compiles (every golden .cu in CI, a .cuh in host code, build-time
+      // cubins) and NVRTC checks the size and alignment of the same declaration.
       const checks = struct.fields.map((_, index) => `__builtin_offsetof(${name}, ${this.field(struct, index)}) == ${offsets[index]}`);
-      declaration.push(`static_assert(${[...checks, `sizeof(${name}) == ${size}`, `alignof(${name}) == ${align}`].join(" && ")}, "${name} has the layout of WGSL's ${struct.name}");`);
+      declaration.push(`static_assert(sizeof(${name}) == ${size} && alignof(${name}) == ${align}, "${name} has the size and alignment of WGSL's ${struct.name}");`);
+      declaration.push("#ifndef __CUDACC_RTC__", `static_assert(${checks.join(" && ")}, "${name} has the field offsets of WGSL's ${struct.name}");`, "#endif");
       // Guarded by the declaration's own text: a translation unit may include the .cuh and the .cu (or two
       // headers with the same struct), and another struct of the same name stays a redefinition error.
       const guard = `TSK_STRUCT_${name}_${fingerprint(declaration.join("\n"))}`;
@@ -222,7 +227,8 @@ export class CudaVectors {
         if (laneCount(first) < 2) return undefined;
         return this.helper(`tsk_${expr.name}`, expr.args.map((arg) => arg.type), expr.type, (params, bind) => {
           const args = params.map((param) => Array.from({ length: laneCount(param.type) }, (_, i) => lane(param, i)));
-          const lanes = expandIntrinsic(expr.name, elementOf(first), args, span, bind);
+          const native = elementOf(first) === "f32" && targets.cuda.legalize.nativeF32Functions?.has(expr.name);
+          const lanes = native ? args[0]!.map((a): Expr => ({ kind: "intrinsic", name: expr.name, type: "f32", args: [a], span })) : expandIntrinsic(expr.name, elementOf(first), args, span, bind);
           return lanes.length === 1 ? lanes[0]! : { kind: "construct", type: expr.type as VectorType, args: lanes, span };
         });
       }

@@ -207,7 +207,12 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
           return [];
       }
     });
-    const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]})` : "";
+    // A kernel that moves registers between its warpgroups (setMaxRegisters) also says one block a
+    // multiprocessor: ptxas then allocates each setmaxnreg region its own count. Without it the FlashAttention
+    // backward's dK/dV consumer (192 accumulators) spilled 512 bytes under a 240 raise; the kernels that fit
+    // already compile to the same cubin either way (nvcc 13, sm_90a).
+    const oneBlock = usesSetMaxRegisters(kernel.body) ? ", 1" : "";
+    const bounds = unit.block ? ` __launch_bounds__(${unit.block[0] * unit.block[1] * unit.block[2]}${oneBlock})` : "";
     const sharedLayout = unit.sharedLayout;
     const atomic = atomicArrays(kernel.body);
     signatures.push({
@@ -616,6 +621,13 @@ const checkHelpers = [
  *   (`min(min(-a, 5), 7)`, through variables too) NVVM folds into one before ptxas sees them; NVVM can bound
  *   a loop by the plain form (`k <= min(nearest, 255)` in examples/scan-lookback.ts unrolls again: through
  *   the helper it ran at 409 µs against 330, H100 2026-11-23).
+ * - f32 `inverseSqrt` is the hardware's reciprocal square root, `rsqrt.approx.ftz.f32` (one MUFU.RSQ), as
+ *   WGSL's `inverseSqrt` is on every GPU: written out as `1 / sqrt(x)` (its definition, which the CPU computes)
+ *   it was a correctly rounded square root and division: 46 SASS instructions per interaction of the
+ *   all-pairs N-body of examples/particles (BLOCK 64, one body per thread; nvcc 13.0, sm_90), with branches
+ *   and calls into the division's slow path; `rsqrtf` is MUFU.RSQ plus a test and two multiplies for
+ *   subnormal arguments (18.8); this is 15.8 (bench/results/2026-11-26-particles-sass-sm90.txt). A subnormal
+ *   argument counts as zero (+∞), as WGSL allows (docs/language.md §27).
  */
 const intrinsicHelpers: readonly { readonly name: string; readonly lines: readonly string[] }[] = [
   { name: "tsk_signf", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
@@ -623,6 +635,7 @@ const intrinsicHelpers: readonly { readonly name: string; readonly lines: readon
   { name: "tsk_abs", lines: ['__device__ __forceinline__ int tsk_abs(int x) { int r; asm("{.reg .pred p; .reg .s32 n; setp.lt.s32 p, %1, 0; sub.s32 n, 0, %1; selp.b32 %0, n, %1, p;}" : "=r"(r) : "r"(x)); return r; }'] },
   { name: "tsk_sign", lines: ["__device__ __forceinline__ double tsk_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }"] },
   { name: "tsk_fabs", lines: ["__device__ __forceinline__ double tsk_fabs(double x) { return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffLL); }"] },
+  { name: "tsk_rsqrtf", lines: ['__device__ __forceinline__ float tsk_rsqrtf(float x) { float r; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }'] },
   { name: "tsk_min", lines: selectHelpers("tsk_min", "lt") },
   { name: "tsk_max", lines: selectHelpers("tsk_max", "gt") },
 ];
@@ -712,4 +725,11 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     beforeStatement: context.lineDirective,
     linesBefore: (stmt) => (context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []),
   });
+}
+
+/** Whether a body changes its warpgroups' register counts (setMaxRegisters). */
+function usesSetMaxRegisters(body: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(body, (stmt) => stmt.kind === "setMaxRegisters" && (found = true));
+  return found;
 }

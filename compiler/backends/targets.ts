@@ -83,7 +83,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true, warpgroupRoles: true },
     // C++ leaves signed overflow and shifts by 32 or more undefined, and nvcc optimizes on it: i32 arithmetic
     // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true, splitSwizzleStores: true, expandFunctions: true },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true, splitSwizzleStores: true, expandFunctions: true, nativeF32Functions: new Set(["inverseSqrt"]) },
     unrollInIR: false,
     scalarizePrivateArrays: false,
     // Small structs with inline helpers (cuda-vectors.ts): nvcc keeps their lanes in registers as it would
@@ -273,7 +273,10 @@ export const cudaSpelling: Spelling = {
     // Never printed: legalize writes their scalar forms out (ir/vector-functions.ts), and on vectors they are
     // the helpers of cuda-vectors.ts.
     clamp: { f32: "", int: "" }, mix: { f32: "", int: "" }, fract: { f32: "", int: "" }, step: { f32: "", int: "" },
-    smoothstep: { f32: "", int: "" }, inverseSqrt: { f32: "", int: "" }, saturate: { f32: "", int: "" },
+    smoothstep: { f32: "", int: "" }, saturate: { f32: "", int: "" },
+    // f32 only, through the hardware's reciprocal square root (cuda.ts's helper says why); f16 lanes keep
+    // the definition, rounded as every f16 operation is.
+    inverseSqrt: { f32: "tsk_rsqrtf", int: "" },
     dot: { f32: "", int: "" }, cross: { f32: "", int: "" }, length: { f32: "", int: "" }, distance: { f32: "", int: "" },
     normalize: { f32: "", int: "" }, reflect: { f32: "", int: "" }, faceForward: { f32: "", int: "" }, all: { f32: "", int: "" }, any: { f32: "", int: "" },
   },

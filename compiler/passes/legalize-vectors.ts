@@ -8,10 +8,11 @@
  *   the saturating scalar conversions the language defines (WGSL's own saturates at other bounds).
  * - `expandFunctions` (CUDA): WGSL's functions on scalars that the target has no function for (`clamp`,
  *   `mix`, `fract`, `smoothstep`, …) are written out by their definitions (ir/vector-functions.ts); on
- *   vectors they are the target's helpers.
+ *   vectors they are the target's helpers. The functions in `nativeF32Functions` stay calls on f32 (the target
+ *   has an instruction for them: CUDA's `inverseSqrt`), and so do the lanes of its vector helpers.
  */
 
-import type { Access, Expr, ScalarType, Stmt, Variable } from "../ir/ir.ts";
+import type { Access, Expr, IntrinsicName, ScalarType, Stmt, Variable } from "../ir/ir.ts";
 import { isFloat, isInteger, type VectorType } from "../ir/types.ts";
 import { definedIntrinsics, expandIntrinsic } from "../ir/vector-functions.ts";
 import { elementOf, laneCount, laneOf } from "../ir/vectors.ts";
@@ -21,6 +22,8 @@ export interface VectorLegalizeOptions {
   readonly splitSwizzleStores?: boolean;
   readonly laneConversions?: boolean;
   readonly expandFunctions?: boolean;
+  /** With `expandFunctions`: the functions the target computes itself on f32, which are not expanded there. */
+  readonly nativeF32Functions?: ReadonlySet<IntrinsicName>;
 }
 
 export function legalizeVectors(stmts: readonly Stmt[], options: VectorLegalizeOptions): Stmt[] {
@@ -32,6 +35,7 @@ export function legalizeVectors(stmts: readonly Stmt[], options: VectorLegalizeO
         return { kind: "construct", type: expr.type as VectorType, args: lanes, span: expr.span };
       }
       if (options.expandFunctions && expr.kind === "intrinsic" && definedIntrinsics.has(expr.name) && laneCount(expr.type) === 1 && expr.args.every((arg) => laneCount(arg.type) === 1)) {
+        if (expr.type === "f32" && options.nativeF32Functions?.has(expr.name)) return expr;
         return expandIntrinsic(expr.name, expr.type as ScalarType, expr.args.map((arg) => [arg]), expr.span, (e) => e)[0]!;
       }
       return expr;

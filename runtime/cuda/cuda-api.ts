@@ -120,6 +120,7 @@ export interface CublasApi {
   cublasCreate_v2(out: unknown[]): number;
   cublasSetMathMode(handle: unknown, mode: number): number;
   cublasSgemm_v2(handle: unknown, transa: number, transb: number, m: number, n: number, k: number, alpha: Float32Array, A: bigint, lda: number, B: bigint, ldb: number, beta: Float32Array, C: bigint, ldc: number): number;
+  cublasGemmEx(handle: unknown, transa: number, transb: number, m: number, n: number, k: number, alpha: Float32Array, A: bigint, Atype: number, lda: number, B: bigint, Btype: number, ldb: number, beta: Float32Array, C: bigint, Ctype: number, ldc: number, computeType: number, algo: number): number;
 }
 
 const driverSignatures = [
@@ -183,6 +184,7 @@ const cublasSignatures = [
   "int cublasCreate_v2(_Out_ void **handle)",
   "int cublasSetMathMode(void *handle, int mode)",
   "int cublasSgemm_v2(void *handle, int transa, int transb, int m, int n, int k, const float *alpha, uint64_t A, int lda, uint64_t B, int ldb, const float *beta, uint64_t C, int ldc)",
+  "int cublasGemmEx(void *handle, int transa, int transb, int m, int n, int k, const float *alpha, uint64_t A, int Atype, int lda, uint64_t B, int Btype, int ldb, const float *beta, uint64_t C, int Ctype, int ldc, int computeType, int algo)",
 ];
 
 function bind<T>(lib: KoffiLib, signatures: readonly string[]): T {

@@ -601,7 +601,42 @@ export class CudaDevice implements Device {
     };
   }
 
+  /**
+   * cuBLAS's 16-bit GEMM (cublasGemmEx) on row-major bf16 or f16 matrices: C = alpha·A·B + beta·C with f32
+   * accumulation (CUBLAS_COMPUTE_32F) and C rounded to the type, as torch.mm does in that type.
+   */
+  cublasGemm16(dtype: "bf16" | "f16", m: number, n: number, k: number, alpha: number, A: DeviceBuffer, B: DeviceBuffer, beta: number, C: DeviceBuffer): () => void {
+    const blas = cublasApi();
+    this.cublasHandle ??= (() => {
+      const handle: unknown[] = [null];
+      cublasCheck("cublasCreate", blas.cublasCreate_v2(handle));
+      return handle[0];
+    })();
+    const handle = this.cublasHandle;
+    // cudaDataType: CUDA_R_16F = 2, CUDA_R_16BF = 14; CUBLAS_COMPUTE_32F = 68; CUBLAS_GEMM_DEFAULT = -1.
+    const type = dtype === "bf16" ? 14 : 2;
+    const a = this.own(A).pointer;
+    const b = this.own(B).pointer;
+    const c = this.own(C).pointer;
+    const alphaArray = new Float32Array([alpha]);
+    const betaArray = new Float32Array([beta]);
+    return () => {
+      cublasCheck("cublasSetMathMode", blas.cublasSetMathMode(handle, 0));
+      cublasCheck("cublasGemmEx", blas.cublasGemmEx(handle, 0, 0, n, m, k, alphaArray, b, type, n, a, type, k, betaArray, c, type, n, 68, -1));
+    };
+  }
+
   private cublasHandle: unknown;
+
+  /** cuBLAS's GEMM in a 16-bit type (f32 accumulation) as the reference of the benchmark's 16-bit rows. */
+  cublasReference16(dtype: "bf16" | "f16"): ReferenceGemm {
+    return {
+      name: `cuBLAS GEMM (${dtype})`,
+      dtype,
+      enqueue: (n, A, B, C) => this.cublasGemm16(dtype, n, n, n, 1, A, B, 0, C),
+      time: (enqueue, runs) => this.timeEnqueued(enqueue, { warmup: 2, runs }),
+    };
+  }
 
   /** cuBLAS SGEMM as the benchmark's reference column: FP32, or TF32 tensor cores. */
   cublasReference(tf32: boolean): ReferenceGemm {

@@ -22,7 +22,8 @@
 
 import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
 import { createTensorMap } from "../tensor-map.ts";
-import type { KernelLibrary } from "../library.ts";
+import { KernelLibrary } from "../library.ts";
+import { packageKernelLibrary } from "../package-kernels.ts";
 import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
@@ -631,15 +632,14 @@ export function matmulLaunch(
   return { grid: rung.grid(m, n, c, streamBlocks), args: [...args, scratch.partials, scratch.arrivals, streamBlocks], release };
 }
 
-/** C = alpha·A·B + beta·C on the device, row-major; returns the rung that ran. */
-export async function matmul(
-  device: Device,
-  library: KernelLibrary,
-  A: DeviceBuffer,
-  B: DeviceBuffer,
-  C: DeviceBuffer,
-  options: MatmulOptions,
-): Promise<MatmulVariantName> {
+/**
+ * C = alpha·A·B + beta·C on the device, row-major; returns the rung that ran. Without a library, the package's own
+ * kernels (package-kernels.ts: the build `npm pack` ships, loaded once per process, no compiler run).
+ */
+export async function matmul(device: Device, A: DeviceBuffer, B: DeviceBuffer, C: DeviceBuffer, options: MatmulOptions): Promise<MatmulVariantName>;
+export async function matmul(device: Device, library: KernelLibrary, A: DeviceBuffer, B: DeviceBuffer, C: DeviceBuffer, options: MatmulOptions): Promise<MatmulVariantName>;
+export async function matmul(device: Device, ...rest: [DeviceBuffer, DeviceBuffer, DeviceBuffer, MatmulOptions] | [KernelLibrary, DeviceBuffer, DeviceBuffer, DeviceBuffer, MatmulOptions]): Promise<MatmulVariantName> {
+  const [library, A, B, C, options] = rest[0] instanceof KernelLibrary ? (rest as [KernelLibrary, DeviceBuffer, DeviceBuffer, DeviceBuffer, MatmulOptions]) : [packageKernelLibrary(device), ...(rest as [DeviceBuffer, DeviceBuffer, DeviceBuffer, MatmulOptions])];
   const { m, n, k } = options;
   for (const [name, buffer, length] of [["A", A, m * k], ["B", B, k * n], ["C", C, m * n]] as const) {
     if (buffer.length < length) throw new RangeError(`tskernel: matmul: ${name} has ${buffer.length} elements, the shape needs ${length}`);

@@ -6,10 +6,10 @@
  * stores, a persistent grid; 98.6 % / 102.2 % of torch.mm bf16 at 4096³ / 8192³ on the H100,
  * bench/results/2026-11-26-hgemm-lang-h100.json); elsewhere, and for any shape, the tiled kernel
  * (examples/hgemm-tiled.ts), which runs on the CPU too. matmul.ts puts these rungs in its ladder and the f32
- * rungs apart from them by `dtype`.
+ * rungs apart from them by `dtype`; the tuner searches both (their search spaces below) on 16-bit inputs.
  */
 
-import type { Rung } from "./rung.ts";
+import type { Rung, RungSearch } from "./rung.ts";
 
 /** The element types matmul() multiplies: f32 (with the FP32 and TF32 rungs), bf16 and f16. */
 export type MatmulDtype = "f32" | "bf16" | "f16";
@@ -24,6 +24,29 @@ export type MatmulDtype = "f32" | "bf16" | "f16";
 export function matmulTolerance16(dtype: "bf16" | "f16", k: number): number {
   return (dtype === "bf16" ? 2 ** -8 : 2 ** -11) + Math.max(k, 16) * 2 ** -23;
 }
+
+/**
+ * The warp-specialized rung's search (the tuner, tune.ts): its stages (a stage holds A's 128×64 box and B's
+ * 64×256, 48 KiB; each consumer also keeps a 64×256 epilogue buffer, 64 KiB for both, so three stages fill the
+ * 227 KiB of an H100 and four do not fit) and GROUP, the tile rows that the blocks running together walk (their
+ * share of A's rows and B's columns in L2).
+ */
+const searchWgmmaWs16: RungSearch = {
+  space: { STAGES: [2, 3], GROUP: [4, 8, 16] },
+  invalid: ({ STAGES, GROUP }) => (STAGES! < 2 || STAGES! > 3 ? "STAGES must be 2 or 3 (a stage is 48 KiB and the epilogue buffers 64 KiB: four stages do not fit in 227 KiB)" : GROUP! < 1 ? "GROUP must be at least one tile row" : undefined),
+  threads: () => 384,
+  // Stages and epilogue buffers of 2-byte elements, 1024 bytes for their alignment (the swizzle's period), and
+  // mbarriers full and empty a stage, joined and loaded a consumer: what the compiler reports (tune.test.ts).
+  sharedBytes: (c) => 2 * (c.STAGES! * 24576 + 2 * 64 * 256) + 1024 + 8 * (2 * c.STAGES! + 4),
+};
+
+/** The tiled rung's search: its square tile (TILE² threads, two TILE×TILE f32 tiles of shared memory). */
+const searchTiled16: RungSearch = {
+  space: { TILE: [8, 16, 32] },
+  invalid: ({ TILE }) => (TILE! < 1 ? "TILE must be positive" : undefined),
+  threads: (c) => c.TILE! * c.TILE!,
+  sharedBytes: (c) => 2 * 4 * c.TILE! * c.TILE!,
+};
 
 const wgmmaTensorMaps = { B: { boxRows: 64, boxCols: 64 }, C: { boxRows: 64, boxCols: 64 } } as const;
 // The persistent rung's tiles; the grid is min(tiles, multiprocessors) (matmulLaunch).
@@ -42,6 +65,7 @@ export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap
     persistent: true,
     tensorMapA: { boxRows: 128, boxCols: 64 },
     tensorMapsBC: wgmmaTensorMaps,
+    search: searchWgmmaWs16,
     notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
   },
   {
@@ -50,6 +74,7 @@ export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap
     kernel: dtype === "bf16" ? "hgemmTiledBf16" : "hgemmTiledF16",
     dtype,
     grid: (m, n, c) => [Math.ceil(n / c.TILE!), Math.ceil(m / c.TILE!)],
+    search: searchTiled16,
     notOnWebgpu: "WebGPU's 16-bit arrays are not done yet (issue 20, step 3)",
   },
 ]);

@@ -14,7 +14,8 @@ import type { Device } from "../device.ts";
 import { compileKernelLibrary } from "../kernels.ts";
 import { compareToReference, referenceGemm } from "../reference.ts";
 import { enumerateSpace, formatConstants, kernelSourceHash, pruneReason, searchOrder } from "./candidates.ts";
-import { chooseMatmul, matmul, matmulRungs, type Constants, type MatmulChoice, type Rung } from "./matmul.ts";
+import { chooseMatmul, matmul, matmulRungs, matmulTolerance16, type Constants, type MatmulChoice, type Rung } from "./matmul.ts";
+import { roundToBf16 } from "../../compiler/lang/float16.ts";
 import { deviceKeyOf, shapeClass, TuningStore, type TunedEntry } from "./tune-store.ts";
 import { formatTuneTable, tuneMatmul } from "./tune.ts";
 
@@ -485,6 +486,45 @@ describe("stored choices", () => {
     const report = await tuneMatmul(new CpuDevice(), { sizes: [256], runs: 1, table: [ws], rungs: [ws.name] });
     const verdicts = report.candidates.map((c) => `${formatConstants(c.constants)} ${c.status}`).sort();
     expect(verdicts).toEqual(["STAGES=3 SWIZZLE=8 ok", "STAGES=4 SWIZZLE=8 ok"]);
+  });
+
+  it("tunes the 16-bit rungs on 16-bit inputs, checked within matmulTolerance16, and matmul(…, { dtype }) takes the stored choice", async () => {
+    const cpu = new CpuDevice();
+    const tiled = rung("hgemm-tiled");
+    const ws = rung("hgemm-wgmma-ws-f16");
+    expect(enumerateSpace(tiled.search!).valid.map((c) => c.TILE)).toEqual([8, 16, 32]);
+    expect(enumerateSpace(ws.search!).valid.map(formatConstants)).toEqual(["STAGES=2 GROUP=4", "STAGES=2 GROUP=8", "STAGES=2 GROUP=16", "STAGES=3 GROUP=4", "STAGES=3 GROUP=8", "STAGES=3 GROUP=16"]);
+    // Three stages fit an H100's 227 KiB with the epilogue buffers; four would not (the rule says why).
+    expect(ws.search!.sharedBytes({ STAGES: 3, GROUP: 8 })).toBeLessThanOrEqual(232448);
+    expect(ws.search!.invalid({ STAGES: 4, GROUP: 8 })).toMatch(/four stages do not fit/);
+    const store = new TuningStore(tempDir());
+    // hgemm-tiled's three tiles at 48 (a size that no tile but 8 and 16 divides: the guards run), and the f16
+    // wgmma rung's stages at 256 on the emulation (GROUP left at its default).
+    const small: Rung = { ...ws, search: { ...ws.search!, space: { STAGES: [2, 3], GROUP: [8] } } };
+    const report = await tuneMatmul(cpu, { sizes: [48], runs: 1, table: [tiled], rungs: [tiled.name], store });
+    expect(report.candidates.map((c) => `${formatConstants(c.constants)} ${c.status}`).sort()).toEqual(["TILE=16 ok", "TILE=32 ok", "TILE=8 ok"]);
+    for (const c of report.candidates) {
+      expect(c.error!.normwiseRelative).toBeGreaterThan(0);
+      expect(c.error!.normwiseRelative).toBeLessThan(matmulTolerance16("bf16", 48));
+    }
+    const wsReport = await tuneMatmul(cpu, { sizes: [256], runs: 1, table: [small], rungs: [small.name] });
+    expect(wsReport.candidates.map((c) => `${formatConstants(c.constants)} ${c.status}`).sort()).toEqual(["STAGES=2 GROUP=8 ok", "STAGES=3 GROUP=8 ok"]);
+    for (const c of wsReport.candidates) expect(c.error!.normwiseRelative).toBeLessThan(matmulTolerance16("f16", 256));
+    // matmul() with bf16 buffers takes the fastest stored hgemm-tiled build (compiled on demand), and it computes.
+    const stored = store.entries(deviceKeyOf(cpu), shapeClass(48, 48, 48));
+    expect(stored.map((e) => e.rung)).toEqual(["hgemm-tiled", "hgemm-tiled", "hgemm-tiled"]);
+    const halfLibrary = compileKernelLibrary([path.join(packageRoot(), tiled.file)]);
+    const choice = chooseMatmul(cpu, halfLibrary, { m: 48, n: 56, k: 44, dtype: "bf16", tuning: store });
+    expect([choice.rung.name, choice.constants, choice.tuned?.constants]).toEqual(["hgemm-tiled", stored[0]!.constants, stored[0]!.constants]);
+    // The f32 rungs never take the 16-bit results, nor the 16-bit rungs f32 ones.
+    expect(chooseMatmul(cpu, library, { m: 48, n: 48, k: 48, tuning: store }).rung.name).toBe("sgemm-2d-guarded");
+    const A = Float64Array.from({ length: 48 * 44 }, () => roundToBf16(Math.random() * 2 - 1));
+    const B = Float64Array.from({ length: 44 * 56 }, () => roundToBf16(Math.random() * 2 - 1));
+    const C = cpu.createBuffer("bf16", new Float32Array(48 * 56).fill(Number.NaN));
+    expect(await matmul(cpu, halfLibrary, cpu.createBuffer("bf16", A), cpu.createBuffer("bf16", B), C, { m: 48, n: 56, k: 44, tuning: store })).toBe("hgemm-tiled");
+    const error = compareToReference((await cpu.read(C)) as Float32Array, referenceGemm(48, 56, 44, A, B));
+    expect(error.nonFinite).toBe(0);
+    expect(error.normwiseRelative).toBeLessThan(matmulTolerance16("bf16", 44));
   });
 
   it("passes over results measured on other kernel source, with a warning", () => {

@@ -10,7 +10,8 @@
 import type { Device, DeviceBuffer, KernelHandle, LaunchOptions, Timing } from "../device.ts";
 import { compareToReference, referenceGemm, type ErrorReport } from "../reference.ts";
 import { compileCandidate, enumerateSpace, formatConstants, kernelSourceHash, isDefaults, pruneReason, sameConstants, searchOrder, sharedMemoryLimit, targetFor, type CandidateLimits } from "./candidates.ts";
-import { archAllows, matmulRungs, matmulTolerance, rungArguments, shapeFits, type Constants, type Rung } from "./matmul.ts";
+import { archAllows, matmulLaunch, matmulRungs, matmulTolerance, matmulTolerance16, shapeFits, type Constants, type Rung } from "./matmul.ts";
+import { roundToBf16, roundToF16 } from "../../compiler/lang/float16.ts";
 import { deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
 
 export interface TuneOptions {
@@ -175,12 +176,22 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
     const fitting = plan.filter((p) => shapeFits(p.rung, p.constants, n, n, n));
     if (fitting.length < plan.length) progress(`n=${n}: ${plan.length - fitting.length} candidate(s) need tile multiples that ${n} is not, not measured`);
     if (fitting.length === 0) continue;
-    const check = makeCheck(n);
-    const a = device.createBuffer(check.A);
-    const b = device.createBuffer(check.B);
-    const c = device.createBuffer("f32", n * n);
+    // One set of inputs per element type at this size (f32, and the 16-bit rungs' bf16 or f16 roundings of them),
+    // made when a candidate of that type first needs them.
+    const inputs = new Map<string, { check: ReturnType<typeof makeCheck>; a: DeviceBuffer; b: DeviceBuffer; c: DeviceBuffer }>();
+    const inputsOf = (dtype: "f32" | "bf16" | "f16") => {
+      let made = inputs.get(dtype);
+      if (!made) {
+        const check = makeCheck(n, dtype);
+        made = dtype === "f32" ? { check, a: device.createBuffer(check.A as Float32Array), b: device.createBuffer(check.B as Float32Array), c: device.createBuffer("f32", n * n) } : { check, a: device.createBuffer(dtype, check.A), b: device.createBuffer(dtype, check.B), c: device.createBuffer(dtype, n * n) };
+        inputs.set(dtype, made);
+      }
+      return made;
+    };
     // Poison: NaN, so an element a candidate never writes fails the check (with β = 0 the kernels ignore C).
     const poison = new Float32Array(n * n).fill(Number.NaN);
+    // Tensor maps (the rungs that take them) stay for the size's run: the leaders are timed again at the end.
+    const releases: (() => void)[] = [];
     const contenders: { p: Planned; handle: KernelHandle; launch: LaunchOptions; report: number }[] = [];
     for (const p of fitting) {
       const label = `[${++index}/${total}] n=${n} ${p.rung.name} ${formatConstants(p.constants)}`;
@@ -195,14 +206,18 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
       }
       const base = { rung: p.rung.name, constants: p.constants, n, registers: state.registers, isDefault: p.isDefault };
       try {
-        // A rung's tensor map (if it takes one) stays for the tuner's run: the launch is timed again later.
-        const { args } = rungArguments(device, p.rung, [n, n, n, 1, a, b, 0, c]);
-        const launch = { grid: p.rung.grid(n, n, p.constants), args };
+        const { check, a, b, c } = inputsOf(p.rung.dtype ?? "f32");
+        // The grid and arguments as matmul() makes them (a persistent rung's grid of at most one block a
+        // multiprocessor, the tensor maps of the rungs that take them).
+        const { grid, args, release } = matmulLaunch(device, p, { m: n, n, k: n }, { A: a, B: b, C: c });
+        releases.push(release);
+        const launch = { grid, args };
         await device.write(c, poison);
         await device.launch(state.handle, launch);
         const error = check.compare((await device.read(c)) as Float32Array);
-        // TF32 rungs are held to TF32's tolerance, the others to FP32's.
-        const tolerance = matmulTolerance(p.rung.precision ?? "fp32", n);
+        // TF32 rungs are held to TF32's tolerance, the 16-bit ones to theirs (against the 16-bit inputs' product),
+        // the others to FP32's.
+        const tolerance = p.rung.dtype ? matmulTolerance16(p.rung.dtype, n) : matmulTolerance(p.rung.precision ?? "fp32", n);
         if (error.nonFinite > 0 || !(error.normwiseRelative <= tolerance)) {
           const reason = `normwise error ${error.normwiseRelative.toExponential(2)} against float64 (allowed ${tolerance.toExponential(2)})${error.nonFinite ? `, ${error.nonFinite} non-finite elements` : ""}`;
           reports.push({ ...base, status: "wrong", reason, error });
@@ -259,7 +274,8 @@ export async function tuneMatmul(device: Device, options: TuneOptions): Promise<
         progress(`n=${n} again: ${leader.p.rung.name} ${formatConstants(leader.p.constants)}: ${timing.medianMs.toFixed(3)} ms, ${gflops.toFixed(1)} GFLOP/s`);
       }
     }
-    for (const buffer of [a, b, c]) release(device, buffer);
+    for (const free of releases) free();
+    for (const { a, b, c } of inputs.values()) for (const buffer of [a, b, c]) release(device, buffer);
   }
 
   let storeFile: string | undefined;
@@ -345,13 +361,15 @@ const fullCheckLimit = 1024;
 const windowSide = 256;
 
 /**
- * Random inputs for one size, and the float64 reference every candidate at that size is compared with:
+ * Random inputs for one size (of one element type), and the float64 reference every candidate at that size is compared with:
  * the whole of C up to n = 1024; above, three 256×256 windows (top-left, bottom-right, one at random).
  * Windows hold whole block tiles of every candidate, so a mistake in how a tile is loaded or stored shows up
  * there, and the bottom-right one catches the last tiles of each dimension.
  */
-function makeCheck(n: number): { A: Float32Array; B: Float32Array; compare(result: Float32Array): ErrorReport } {
-  const random = () => Float32Array.from({ length: n * n }, () => Math.random() * 2 - 1);
+function makeCheck(n: number, dtype: "f32" | "bf16" | "f16" = "f32"): { A: Float32Array | Float64Array; B: Float32Array | Float64Array; compare(result: Float32Array): ErrorReport } {
+  // 16-bit rungs get inputs that are exactly 16-bit values, and the reference is their exact product.
+  const round = dtype === "bf16" ? roundToBf16 : dtype === "f16" ? roundToF16 : undefined;
+  const random = () => (round ? Float64Array.from({ length: n * n }, () => round(Math.random() * 2 - 1)) : Float32Array.from({ length: n * n }, () => Math.random() * 2 - 1));
   const A = random();
   const B = random();
   if (n <= fullCheckLimit) {

@@ -21,7 +21,7 @@ export { KernelFault, type FaultKind } from "../kernel-fault.ts";
 export { CheckFailures } from "../checked-build.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "../reference.ts";
 export { WebGpuDevice, requestWebGpuDevice, type WebGpuLaunchOptions } from "./webgpu-device.ts";
-export { compiledKernel, kernelHandle, launcher, type CompiledKernel, type CompiledSpecialization, type KernelLauncher, type LaunchArg, type LaunchArgs, type TypedLaunchOptions } from "./kernel-module.ts";
+export { compiledKernel, kernelHandle, launcher, layoutOf, type CompiledKernel, type CompiledSpecialization, type KernelLauncher, type LaunchArg, type LaunchArgs, type LaunchValue, type TypedLaunchOptions } from "./kernel-module.ts";
 export type { Manifest, ManifestKernel, ManifestLayout, ManifestParam } from "../../compiler/lang/manifest.ts";
 export { packColumns, packStructs, packValue, unpackColumns, unpackStructs, type LayoutValue } from "../layouts.ts";
 

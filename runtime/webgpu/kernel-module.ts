@@ -7,8 +7,8 @@
  * no compiler (the browser entry re-exports this file).
  */
 
-import type { Kernel, KernelOptions } from "../../compiler/lang/index.ts";
-import type { ManifestKernel } from "../../compiler/lang/manifest.ts";
+import type { Kernel, KernelOptions, NumericVector } from "../../compiler/lang/index.ts";
+import type { ManifestKernel, ManifestLayout } from "../../compiler/lang/manifest.ts";
 import type { Device, DeviceBuffer, Dim3, KernelArg, KernelHandle, Timing, TimingOptions } from "../device.ts";
 import { KernelLibrary } from "../library.ts";
 
@@ -27,8 +27,21 @@ export interface CompiledKernel<F extends (...args: never[]) => void = (...args:
   readonly specializations: readonly KernelHandle[];
 }
 
-/** What a launch passes for a kernel parameter of TypeScript type T: a device buffer for an array, else the value. */
-export type LaunchArg<T> = T extends ArrayLike<number> ? DeviceBuffer : T extends boolean ? boolean : T extends number ? number : never;
+/**
+ * What a launch passes for a kernel parameter of TypeScript type T: a device buffer for an array (of numbers,
+ * vectors or structs), else the value: a number, a boolean, a vector as its lanes, a struct as its fields.
+ */
+export type LaunchArg<T> = T extends ArrayLike<unknown> ? DeviceBuffer : T extends boolean ? boolean : T extends number ? number : T extends object ? LaunchValue<T> : never;
+
+/**
+ * A vector or struct argument as the runtime takes it (docs/runtime.md, "Buffers of vectors and structs"): a
+ * vector as an array of its lanes or an object of them (`{ x, y, z }`), a struct as an object of its fields.
+ */
+export type LaunchValue<T> = T extends number
+  ? number
+  : T extends NumericVector
+    ? readonly number[] | { readonly [K in Extract<keyof T, "x" | "y" | "z" | "w">]: number }
+    : { readonly [K in keyof T]: LaunchValue<T[K]> };
 
 /**
  * The run-time arguments of a kernel, in order, from its parameter list: `Const<…>` parameters (the ones with
@@ -99,6 +112,16 @@ export function kernelHandle(kernel: Kernel<(...args: never[]) => void>, special
     );
   }
   return new KernelLibrary(handles).get(kernel.name, specialization);
+}
+
+/**
+ * The layout of a vector or struct type that a kernel imported through the plugin takes
+ * (`layoutOf(step, "Particle")`), for `device.createBuffer(layout, …)` and packStructs/unpackStructs; as
+ * `library.layout(name)`, over the kernel's parameters.
+ */
+export function layoutOf(kernel: Kernel<(...args: never[]) => void>, name: string): ManifestLayout {
+  kernelHandle(kernel); // the error for a kernel imported without the plugin
+  return new KernelLibrary((kernel as CompiledKernel).specializations).layout(name);
 }
 
 /**

@@ -12,7 +12,7 @@ static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(_
 static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
 #endif
 
-extern "C" __global__ void __launch_bounds__(384) flashAttentionPipelined_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
 
 // Launches flashAttentionPipelined_D_128_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_flashAttentionPipelined_D_128_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {
@@ -23,7 +23,7 @@ static inline cudaError_t launch_flashAttentionPipelined_D_128_STAGES_2(dim3 gri
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(384) flashAttentionPipelined_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
 
 // Launches flashAttentionPipelined_D_64_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_flashAttentionPipelined_D_64_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {

@@ -11,10 +11,16 @@ __device__ __forceinline__ float tsk_f16_to_f32(tsk_f16 h) { float f; asm("cvt.f
 // Rounded to nearest even; a NaN becomes the canonical 0x7fff.
 __device__ __forceinline__ tsk_f16 tsk_f32_to_f16(float f) { tsk_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
 __device__ __forceinline__ float tsk_bf16_to_f32(tsk_bf16 h) { return __uint_as_float((unsigned int)h.bits << 16); }
+// Rounded to nearest even; a NaN becomes the canonical 0x7fff: one cvt from sm_80 on,
+// the integer carry into the upper half before.
 __device__ __forceinline__ tsk_bf16 tsk_f32_to_bf16(float f) {
-  unsigned int u = __float_as_uint(f);
   tsk_bf16 h;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+#else
+  unsigned int u = __float_as_uint(f);
   h.bits = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)0x7fffu : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
   return h;
 }
 // The f32 nearest d rounded to odd: truncated, its last bit set where that lost anything.
@@ -215,118 +221,118 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 }
 
 // Kernel flashAttention specialized for D = 128, STAGES = 2; block 384×1×1.
-#line 56 "examples/flash-attention.ts"
-extern "C" __global__ void __launch_bounds__(384) flashAttention_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+#line 58 "examples/flash-attention.ts"
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
   // 196664 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 80 "examples/flash-attention.ts"
-  tsk_bf16 (&Qs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
-#line 81 "examples/flash-attention.ts"
-  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 32768);
-#line 82 "examples/flash-attention.ts"
-  tsk_bf16 (&Ps)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 163840);
 #line 83 "examples/flash-attention.ts"
-  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 196608);
+  tsk_bf16 (&Qs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
 #line 84 "examples/flash-attention.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196616);
+  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 32768);
 #line 85 "examples/flash-attention.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196632);
+  tsk_bf16 (&Ps)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 163840);
 #line 86 "examples/flash-attention.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196648);
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 196608);
 #line 87 "examples/flash-attention.ts"
-  float S[64];
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196616);
 #line 88 "examples/flash-attention.ts"
-  float Oacc[64];
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196632);
 #line 89 "examples/flash-attention.ts"
-  const int tid = (int)threadIdx.x;
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196648);
+#line 90 "examples/flash-attention.ts"
+  float S[64];
+#line 91 "examples/flash-attention.ts"
+  float Oacc[64];
 #line 92 "examples/flash-attention.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/flash-attention.ts"
   const float scale2 = scale * 1.442695f;
-#line 93 "examples/flash-attention.ts"
-  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
-#line 94 "examples/flash-attention.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
 #line 96 "examples/flash-attention.ts"
-  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 128 : seq / 128;
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
 #line 97 "examples/flash-attention.ts"
-  if (tid == 0) {
-#line 98 "examples/flash-attention.ts"
-    tsk_mbarrier_init(&qFull[0], 1);
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
 #line 99 "examples/flash-attention.ts"
-    for (int s = 0; s < 2; s++) {
+  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 128 : seq / 128;
 #line 100 "examples/flash-attention.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  if (tid == 0) {
 #line 101 "examples/flash-attention.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 102 "examples/flash-attention.ts"
+    for (int s = 0; s < 2; s++) {
+#line 103 "examples/flash-attention.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 104 "examples/flash-attention.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 103 "examples/flash-attention.ts"
+#line 106 "examples/flash-attention.ts"
     tsk_mbarrier_init(&ready[0], 128);
-#line 104 "examples/flash-attention.ts"
+#line 107 "examples/flash-attention.ts"
     tsk_mbarrier_init(&ready[1], 128);
   }
-#line 106 "examples/flash-attention.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
-#line 107 "examples/flash-attention.ts"
-  if (tsk_warpgroup_idx() == 0) {
-#line 108 "examples/flash-attention.ts"
-    tsk_setmaxnreg_dec<40>();
 #line 109 "examples/flash-attention.ts"
-    if (tid == 0) {
+  tsk_fence_proxy_async_store(); __syncthreads();
 #line 110 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+  if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
+    tsk_setmaxnreg_dec<40>();
+#line 112 "examples/flash-attention.ts"
+    if (tid == 0) {
+#line 113 "examples/flash-attention.ts"
+      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+#line 114 "examples/flash-attention.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
-#line 112 "examples/flash-attention.ts"
+#line 115 "examples/flash-attention.ts"
         tsk_copy_tile(&Qs[(int)((unsigned int)b * 128u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
       }
     }
-#line 115 "examples/flash-attention.ts"
-    int s_1 = 0;
-#line 116 "examples/flash-attention.ts"
-    int phase = 0;
-#line 117 "examples/flash-attention.ts"
-    for (int j = 0; j < tiles; j++) {
 #line 118 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+    int s_1 = 0;
 #line 119 "examples/flash-attention.ts"
-      if (tid == 0) {
+    int phase = 0;
 #line 120 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+    for (int j = 0; j < tiles; j++) {
 #line 121 "examples/flash-attention.ts"
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+#line 122 "examples/flash-attention.ts"
+      if (tid == 0) {
+#line 123 "examples/flash-attention.ts"
+        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+#line 124 "examples/flash-attention.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 122 "examples/flash-attention.ts"
+#line 125 "examples/flash-attention.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 32768u + (unsigned int)b_1 * 128u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
-#line 123 "examples/flash-attention.ts"
+#line 126 "examples/flash-attention.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 32768u + 16384u + (unsigned int)b_1 * 128u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
         }
       }
-#line 126 "examples/flash-attention.ts"
-      s_1 = (int)((unsigned int)s_1 + 1u);
-#line 127 "examples/flash-attention.ts"
-      if (s_1 == 2) {
-#line 128 "examples/flash-attention.ts"
-        s_1 = 0;
 #line 129 "examples/flash-attention.ts"
+      s_1 = (int)((unsigned int)s_1 + 1u);
+#line 130 "examples/flash-attention.ts"
+      if (s_1 == 2) {
+#line 131 "examples/flash-attention.ts"
+        s_1 = 0;
+#line 132 "examples/flash-attention.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 133 "examples/flash-attention.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 134 "examples/flash-attention.ts"
-    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 135 "examples/flash-attention.ts"
-    const int lane = tid & 31;
 #line 136 "examples/flash-attention.ts"
-    const int mine = (int)((unsigned int)c * 64u * 128u);
+    tsk_setmaxnreg_inc<232>();
+#line 137 "examples/flash-attention.ts"
+    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
 #line 138 "examples/flash-attention.ts"
-    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
+    const int lane = tid & 31;
 #line 139 "examples/flash-attention.ts"
+    const int mine = (int)((unsigned int)c * 64u * 128u);
+#line 141 "examples/flash-attention.ts"
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
+#line 142 "examples/flash-attention.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 140 "examples/flash-attention.ts"
+#line 143 "examples/flash-attention.ts"
       Oacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -360,27 +366,27 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_128_STAGES_2(
       Oacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 144 "examples/flash-attention.ts"
-    float m0 = -3.4028233e+38f;
-#line 145 "examples/flash-attention.ts"
-    float m1 = -3.4028233e+38f;
-#line 146 "examples/flash-attention.ts"
-    float l0 = 0.0f;
 #line 147 "examples/flash-attention.ts"
-    float l1 = 0.0f;
+    float m0 = -3.4028233e+38f;
 #line 148 "examples/flash-attention.ts"
-    int s_2 = 0;
+    float m1 = -3.4028233e+38f;
 #line 149 "examples/flash-attention.ts"
-    int phase_1 = 0;
+    float l0 = 0.0f;
 #line 150 "examples/flash-attention.ts"
-    int readyPhase = 0;
+    float l1 = 0.0f;
 #line 151 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    int s_2 = 0;
 #line 152 "examples/flash-attention.ts"
-    for (int j_1 = 0; j_1 < tiles; j_1++) {
+    int phase_1 = 0;
 #line 153 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+    int readyPhase = 0;
 #line 154 "examples/flash-attention.ts"
+    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+#line 155 "examples/flash-attention.ts"
+    for (int j_1 = 0; j_1 < tiles; j_1++) {
+#line 156 "examples/flash-attention.ts"
+      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+#line 157 "examples/flash-attention.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
       S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
@@ -445,128 +451,128 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_128_STAGES_2(
       S[61] = 0.0f; tsk_wgmma_keep<1>(&S[61]);
       S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
       S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
-#line 155 "examples/flash-attention.ts"
+#line 158 "examples/flash-attention.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 8; kk++) {
-#line 156 "examples/flash-attention.ts"
+#line 159 "examples/flash-attention.ts"
         tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 32768u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 158 "examples/flash-attention.ts"
+#line 161 "examples/flash-attention.ts"
       tsk_wgmma_commit();
-#line 159 "examples/flash-attention.ts"
+#line 162 "examples/flash-attention.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<64>(Oacc);
-#line 162 "examples/flash-attention.ts"
-      float x0 = -3.4028233e+38f;
-#line 163 "examples/flash-attention.ts"
-      float x1 = -3.4028233e+38f;
-#line 164 "examples/flash-attention.ts"
-      if (causal != 0 && j_1 == (int)((unsigned int)tiles - 1u)) {
 #line 165 "examples/flash-attention.ts"
+      float x0 = -3.4028233e+38f;
+#line 166 "examples/flash-attention.ts"
+      float x1 = -3.4028233e+38f;
+#line 167 "examples/flash-attention.ts"
+      if (causal != 0 && j_1 == (int)((unsigned int)tiles - 1u)) {
+#line 168 "examples/flash-attention.ts"
 #pragma unroll
         for (int e = 0; e < 64; e++) {
-#line 166 "examples/flash-attention.ts"
+#line 169 "examples/flash-attention.ts"
           float v = S[(int)(0u + (unsigned int)e)] * scale2;
-#line 167 "examples/flash-attention.ts"
+#line 170 "examples/flash-attention.ts"
           if ((int)((unsigned int)j_1 * 128u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
-#line 168 "examples/flash-attention.ts"
+#line 171 "examples/flash-attention.ts"
             v = -3.4028233e+38f;
           }
-#line 170 "examples/flash-attention.ts"
+#line 173 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e)] = v; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
-#line 171 "examples/flash-attention.ts"
+#line 174 "examples/flash-attention.ts"
           if ((e & 2) == 0) {
-#line 172 "examples/flash-attention.ts"
+#line 175 "examples/flash-attention.ts"
             x0 = fmaxf(x0, v);
           } else {
-#line 174 "examples/flash-attention.ts"
+#line 177 "examples/flash-attention.ts"
             x1 = fmaxf(x1, v);
           }
         }
       } else {
-#line 178 "examples/flash-attention.ts"
+#line 181 "examples/flash-attention.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 64; e_1++) {
-#line 179 "examples/flash-attention.ts"
-          const float v_1 = S[(int)(0u + (unsigned int)e_1)] * scale2;
-#line 180 "examples/flash-attention.ts"
-          S[(int)(0u + (unsigned int)e_1)] = v_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
-#line 181 "examples/flash-attention.ts"
-          if ((e_1 & 2) == 0) {
 #line 182 "examples/flash-attention.ts"
+          const float v_1 = S[(int)(0u + (unsigned int)e_1)] * scale2;
+#line 183 "examples/flash-attention.ts"
+          S[(int)(0u + (unsigned int)e_1)] = v_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
+#line 184 "examples/flash-attention.ts"
+          if ((e_1 & 2) == 0) {
+#line 185 "examples/flash-attention.ts"
             x0 = fmaxf(x0, v_1);
           } else {
-#line 184 "examples/flash-attention.ts"
+#line 187 "examples/flash-attention.ts"
             x1 = fmaxf(x1, v_1);
           }
         }
       }
-#line 188 "examples/flash-attention.ts"
+#line 191 "examples/flash-attention.ts"
       const float shuffled = __shfl_xor_sync(0xffffffffu, x0, 1u);
       x0 = fmaxf(x0, shuffled);
-#line 189 "examples/flash-attention.ts"
+#line 192 "examples/flash-attention.ts"
       const float shuffled_1 = __shfl_xor_sync(0xffffffffu, x0, 2u);
       x0 = fmaxf(x0, shuffled_1);
-#line 190 "examples/flash-attention.ts"
+#line 193 "examples/flash-attention.ts"
       const float shuffled_2 = __shfl_xor_sync(0xffffffffu, x1, 1u);
       x1 = fmaxf(x1, shuffled_2);
-#line 191 "examples/flash-attention.ts"
+#line 194 "examples/flash-attention.ts"
       const float shuffled_3 = __shfl_xor_sync(0xffffffffu, x1, 2u);
       x1 = fmaxf(x1, shuffled_3);
-#line 192 "examples/flash-attention.ts"
-      const float n0 = fmaxf(m0, x0);
-#line 193 "examples/flash-attention.ts"
-      const float n1 = fmaxf(m1, x1);
 #line 195 "examples/flash-attention.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float n0 = fmaxf(m0, x0);
 #line 196 "examples/flash-attention.ts"
-      const float r1 = exp2f(m1 - n1);
-#line 197 "examples/flash-attention.ts"
-      float p0 = 0.0f;
+      const float n1 = fmaxf(m1, x1);
 #line 198 "examples/flash-attention.ts"
-      float p1 = 0.0f;
+      const float r0 = exp2f(m0 - n0);
 #line 199 "examples/flash-attention.ts"
+      const float r1 = exp2f(m1 - n1);
+#line 200 "examples/flash-attention.ts"
+      float p0 = 0.0f;
+#line 201 "examples/flash-attention.ts"
+      float p1 = 0.0f;
+#line 202 "examples/flash-attention.ts"
 #pragma unroll
       for (int e_2 = 0; e_2 < 64; e_2++) {
-#line 200 "examples/flash-attention.ts"
-        if ((e_2 & 2) == 0) {
-#line 201 "examples/flash-attention.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
-#line 202 "examples/flash-attention.ts"
-          S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 203 "examples/flash-attention.ts"
+        if ((e_2 & 2) == 0) {
+#line 204 "examples/flash-attention.ts"
+          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+#line 205 "examples/flash-attention.ts"
+          S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
+#line 206 "examples/flash-attention.ts"
           p0 += p;
         } else {
-#line 205 "examples/flash-attention.ts"
+#line 208 "examples/flash-attention.ts"
           const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
-#line 206 "examples/flash-attention.ts"
+#line 209 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
-#line 207 "examples/flash-attention.ts"
+#line 210 "examples/flash-attention.ts"
           p1 += p_1;
         }
       }
-#line 210 "examples/flash-attention.ts"
-      l0 = l0 * r0 + p0;
-#line 211 "examples/flash-attention.ts"
-      l1 = l1 * r1 + p1;
-#line 212 "examples/flash-attention.ts"
-      m0 = n0;
 #line 213 "examples/flash-attention.ts"
-      m1 = n1;
+      l0 = l0 * r0 + p0;
 #line 214 "examples/flash-attention.ts"
+      l1 = l1 * r1 + p1;
+#line 215 "examples/flash-attention.ts"
+      m0 = n0;
+#line 216 "examples/flash-attention.ts"
+      m1 = n1;
+#line 217 "examples/flash-attention.ts"
 #pragma unroll
       for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 215 "examples/flash-attention.ts"
+#line 218 "examples/flash-attention.ts"
 #pragma unroll
         for (int e_3 = 0; e_3 < 32; e_3++) {
-#line 216 "examples/flash-attention.ts"
+#line 219 "examples/flash-attention.ts"
           Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] = Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] * ((e_3 & 2) == 0 ? r0 : r1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)]);
         }
       }
       {
-#line 220 "examples/flash-attention.ts"
+#line 223 "examples/flash-attention.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
@@ -832,71 +838,78 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_128_STAGES_2(
           Ps[boxPlace_63] = tsk_f32_to_bf16(S[63]);
         }
       }
-#line 221 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 222 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
-#line 223 "examples/flash-attention.ts"
-      readyPhase ^= 1;
 #line 224 "examples/flash-attention.ts"
+      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
+#line 225 "examples/flash-attention.ts"
+      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+#line 226 "examples/flash-attention.ts"
+      readyPhase ^= 1;
+#line 227 "examples/flash-attention.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 8; kk_1++) {
-#line 225 "examples/flash-attention.ts"
+#line 228 "examples/flash-attention.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int b_4 = 0; b_4 < 2; b_4++) {
-#line 226 "examples/flash-attention.ts"
+#line 229 "examples/flash-attention.ts"
           tsk_wgmma_m64n64k16_bf16_n(&Oacc[b_4 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + (unsigned int)(kk_1 >> 2) * 4096u + 16u * (unsigned int)(kk_1 & 3))]), tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 32768u + 16384u + (unsigned int)b_4 * 128u * 64u + 1024u * (unsigned int)kk_1)], (128) * 128));
         }
       }
-#line 229 "examples/flash-attention.ts"
+#line 232 "examples/flash-attention.ts"
       tsk_wgmma_commit();
-#line 230 "examples/flash-attention.ts"
+#line 233 "examples/flash-attention.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<64>(Oacc);
-#line 231 "examples/flash-attention.ts"
+#line 234 "examples/flash-attention.ts"
       if (lane == 0) {
-#line 232 "examples/flash-attention.ts"
+#line 235 "examples/flash-attention.ts"
         tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
       }
-#line 234 "examples/flash-attention.ts"
-      s_2 = (int)((unsigned int)s_2 + 1u);
-#line 235 "examples/flash-attention.ts"
-      if (s_2 == 2) {
-#line 236 "examples/flash-attention.ts"
-        s_2 = 0;
 #line 237 "examples/flash-attention.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 238 "examples/flash-attention.ts"
+      if (s_2 == 2) {
+#line 239 "examples/flash-attention.ts"
+        s_2 = 0;
+#line 240 "examples/flash-attention.ts"
         phase_1 ^= 1;
       }
     }
-#line 241 "examples/flash-attention.ts"
+#line 244 "examples/flash-attention.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
     l0 += shuffled_4;
-#line 242 "examples/flash-attention.ts"
+#line 245 "examples/flash-attention.ts"
     const float shuffled_5 = __shfl_xor_sync(0xffffffffu, l0, 2u);
     l0 += shuffled_5;
-#line 243 "examples/flash-attention.ts"
+#line 246 "examples/flash-attention.ts"
     const float shuffled_6 = __shfl_xor_sync(0xffffffffu, l1, 1u);
     l1 += shuffled_6;
-#line 244 "examples/flash-attention.ts"
+#line 247 "examples/flash-attention.ts"
     const float shuffled_7 = __shfl_xor_sync(0xffffffffu, l1, 2u);
     l1 += shuffled_7;
-#line 245 "examples/flash-attention.ts"
+#line 248 "examples/flash-attention.ts"
     const float inverse0 = 1.0f / l0;
-#line 246 "examples/flash-attention.ts"
+#line 249 "examples/flash-attention.ts"
     const float inverse1 = 1.0f / l1;
-#line 247 "examples/flash-attention.ts"
+#line 251 "examples/flash-attention.ts"
+    if ((tid & 3) == 0) {
+#line 252 "examples/flash-attention.ts"
+      L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))] = m0 + log2f(l0);
+#line 253 "examples/flash-attention.ts"
+      L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))] = m1 + log2f(l1);
+    }
+#line 255 "examples/flash-attention.ts"
 #pragma unroll
     for (int b_5 = 0; b_5 < 2; b_5++) {
-#line 248 "examples/flash-attention.ts"
+#line 256 "examples/flash-attention.ts"
 #pragma unroll
       for (int e_4 = 0; e_4 < 32; e_4++) {
-#line 249 "examples/flash-attention.ts"
+#line 257 "examples/flash-attention.ts"
         Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] = Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] * ((e_4 & 2) == 0 ? inverse0 : inverse1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)]);
       }
       {
-#line 251 "examples/flash-attention.ts"
+#line 259 "examples/flash-attention.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup_1 = (lane_2 >> 2) & 7;
         const int lanePlace_1 = lane_2 & 3;
@@ -1035,137 +1048,137 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_128_STAGES_2(
         }
       }
     }
-#line 253 "examples/flash-attention.ts"
+#line 261 "examples/flash-attention.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 254 "examples/flash-attention.ts"
+#line 262 "examples/flash-attention.ts"
     tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
-#line 255 "examples/flash-attention.ts"
+#line 263 "examples/flash-attention.ts"
     if ((tid & 127) == 0) {
-#line 256 "examples/flash-attention.ts"
+#line 264 "examples/flash-attention.ts"
 #pragma unroll
       for (int b_6 = 0; b_6 < 2; b_6++) {
-#line 257 "examples/flash-attention.ts"
+#line 265 "examples/flash-attention.ts"
         tsk_store_tile(mapO, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)rows), &Ps[(int)((unsigned int)mine + (unsigned int)b_6 * 4096u)]);
       }
-#line 259 "examples/flash-attention.ts"
+#line 267 "examples/flash-attention.ts"
       tsk_wait_tile_stores<0>();
     }
   }
 }
 
 // Kernel flashAttention specialized for D = 64, STAGES = 2; block 384×1×1.
-#line 56 "examples/flash-attention.ts"
-extern "C" __global__ void __launch_bounds__(384) flashAttention_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+#line 58 "examples/flash-attention.ts"
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
   // 114744 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 80 "examples/flash-attention.ts"
-  tsk_bf16 (&Qs)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 0);
-#line 81 "examples/flash-attention.ts"
-  tsk_bf16 (&KVs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 16384);
-#line 82 "examples/flash-attention.ts"
-  tsk_bf16 (&Ps)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 81920);
 #line 83 "examples/flash-attention.ts"
-  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 114688);
+  tsk_bf16 (&Qs)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 0);
 #line 84 "examples/flash-attention.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 114696);
+  tsk_bf16 (&KVs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 16384);
 #line 85 "examples/flash-attention.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 114712);
+  tsk_bf16 (&Ps)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 81920);
 #line 86 "examples/flash-attention.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 114728);
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 114688);
 #line 87 "examples/flash-attention.ts"
-  float S[64];
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 114696);
 #line 88 "examples/flash-attention.ts"
-  float Oacc[32];
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 114712);
 #line 89 "examples/flash-attention.ts"
-  const int tid = (int)threadIdx.x;
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 114728);
+#line 90 "examples/flash-attention.ts"
+  float S[64];
+#line 91 "examples/flash-attention.ts"
+  float Oacc[32];
 #line 92 "examples/flash-attention.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/flash-attention.ts"
   const float scale2 = scale * 1.442695f;
-#line 93 "examples/flash-attention.ts"
-  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
-#line 94 "examples/flash-attention.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
 #line 96 "examples/flash-attention.ts"
-  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 128 : seq / 128;
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
 #line 97 "examples/flash-attention.ts"
-  if (tid == 0) {
-#line 98 "examples/flash-attention.ts"
-    tsk_mbarrier_init(&qFull[0], 1);
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
 #line 99 "examples/flash-attention.ts"
-    for (int s = 0; s < 2; s++) {
+  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 128 : seq / 128;
 #line 100 "examples/flash-attention.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  if (tid == 0) {
 #line 101 "examples/flash-attention.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 102 "examples/flash-attention.ts"
+    for (int s = 0; s < 2; s++) {
+#line 103 "examples/flash-attention.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 104 "examples/flash-attention.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 103 "examples/flash-attention.ts"
+#line 106 "examples/flash-attention.ts"
     tsk_mbarrier_init(&ready[0], 128);
-#line 104 "examples/flash-attention.ts"
+#line 107 "examples/flash-attention.ts"
     tsk_mbarrier_init(&ready[1], 128);
   }
-#line 106 "examples/flash-attention.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
-#line 107 "examples/flash-attention.ts"
-  if (tsk_warpgroup_idx() == 0) {
-#line 108 "examples/flash-attention.ts"
-    tsk_setmaxnreg_dec<40>();
 #line 109 "examples/flash-attention.ts"
-    if (tid == 0) {
+  tsk_fence_proxy_async_store(); __syncthreads();
 #line 110 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+  if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
+    tsk_setmaxnreg_dec<40>();
+#line 112 "examples/flash-attention.ts"
+    if (tid == 0) {
+#line 113 "examples/flash-attention.ts"
+      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+#line 114 "examples/flash-attention.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
-#line 112 "examples/flash-attention.ts"
+#line 115 "examples/flash-attention.ts"
         tsk_copy_tile(&Qs[(int)((unsigned int)b * 128u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
       }
     }
-#line 115 "examples/flash-attention.ts"
-    int s_1 = 0;
-#line 116 "examples/flash-attention.ts"
-    int phase = 0;
-#line 117 "examples/flash-attention.ts"
-    for (int j = 0; j < tiles; j++) {
 #line 118 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+    int s_1 = 0;
 #line 119 "examples/flash-attention.ts"
-      if (tid == 0) {
+    int phase = 0;
 #line 120 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+    for (int j = 0; j < tiles; j++) {
 #line 121 "examples/flash-attention.ts"
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+#line 122 "examples/flash-attention.ts"
+      if (tid == 0) {
+#line 123 "examples/flash-attention.ts"
+        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+#line 124 "examples/flash-attention.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 122 "examples/flash-attention.ts"
+#line 125 "examples/flash-attention.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + (unsigned int)b_1 * 128u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
-#line 123 "examples/flash-attention.ts"
+#line 126 "examples/flash-attention.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + 8192u + (unsigned int)b_1 * 128u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
         }
       }
-#line 126 "examples/flash-attention.ts"
-      s_1 = (int)((unsigned int)s_1 + 1u);
-#line 127 "examples/flash-attention.ts"
-      if (s_1 == 2) {
-#line 128 "examples/flash-attention.ts"
-        s_1 = 0;
 #line 129 "examples/flash-attention.ts"
+      s_1 = (int)((unsigned int)s_1 + 1u);
+#line 130 "examples/flash-attention.ts"
+      if (s_1 == 2) {
+#line 131 "examples/flash-attention.ts"
+        s_1 = 0;
+#line 132 "examples/flash-attention.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 133 "examples/flash-attention.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 134 "examples/flash-attention.ts"
-    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 135 "examples/flash-attention.ts"
-    const int lane = tid & 31;
 #line 136 "examples/flash-attention.ts"
-    const int mine = (int)((unsigned int)c * 64u * 128u);
+    tsk_setmaxnreg_inc<232>();
+#line 137 "examples/flash-attention.ts"
+    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
 #line 138 "examples/flash-attention.ts"
-    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
+    const int lane = tid & 31;
 #line 139 "examples/flash-attention.ts"
+    const int mine = (int)((unsigned int)c * 64u * 128u);
+#line 141 "examples/flash-attention.ts"
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
+#line 142 "examples/flash-attention.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 140 "examples/flash-attention.ts"
+#line 143 "examples/flash-attention.ts"
       Oacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -1199,27 +1212,27 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_64_STAGES_2(c
       Oacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 144 "examples/flash-attention.ts"
-    float m0 = -3.4028233e+38f;
-#line 145 "examples/flash-attention.ts"
-    float m1 = -3.4028233e+38f;
-#line 146 "examples/flash-attention.ts"
-    float l0 = 0.0f;
 #line 147 "examples/flash-attention.ts"
-    float l1 = 0.0f;
+    float m0 = -3.4028233e+38f;
 #line 148 "examples/flash-attention.ts"
-    int s_2 = 0;
+    float m1 = -3.4028233e+38f;
 #line 149 "examples/flash-attention.ts"
-    int phase_1 = 0;
+    float l0 = 0.0f;
 #line 150 "examples/flash-attention.ts"
-    int readyPhase = 0;
+    float l1 = 0.0f;
 #line 151 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    int s_2 = 0;
 #line 152 "examples/flash-attention.ts"
-    for (int j_1 = 0; j_1 < tiles; j_1++) {
+    int phase_1 = 0;
 #line 153 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+    int readyPhase = 0;
 #line 154 "examples/flash-attention.ts"
+    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+#line 155 "examples/flash-attention.ts"
+    for (int j_1 = 0; j_1 < tiles; j_1++) {
+#line 156 "examples/flash-attention.ts"
+      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+#line 157 "examples/flash-attention.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
       S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
@@ -1284,128 +1297,128 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_64_STAGES_2(c
       S[61] = 0.0f; tsk_wgmma_keep<1>(&S[61]);
       S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
       S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
-#line 155 "examples/flash-attention.ts"
+#line 158 "examples/flash-attention.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-#line 156 "examples/flash-attention.ts"
+#line 159 "examples/flash-attention.ts"
         tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 158 "examples/flash-attention.ts"
+#line 161 "examples/flash-attention.ts"
       tsk_wgmma_commit();
-#line 159 "examples/flash-attention.ts"
+#line 162 "examples/flash-attention.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<32>(Oacc);
-#line 162 "examples/flash-attention.ts"
-      float x0 = -3.4028233e+38f;
-#line 163 "examples/flash-attention.ts"
-      float x1 = -3.4028233e+38f;
-#line 164 "examples/flash-attention.ts"
-      if (causal != 0 && j_1 == (int)((unsigned int)tiles - 1u)) {
 #line 165 "examples/flash-attention.ts"
+      float x0 = -3.4028233e+38f;
+#line 166 "examples/flash-attention.ts"
+      float x1 = -3.4028233e+38f;
+#line 167 "examples/flash-attention.ts"
+      if (causal != 0 && j_1 == (int)((unsigned int)tiles - 1u)) {
+#line 168 "examples/flash-attention.ts"
 #pragma unroll
         for (int e = 0; e < 64; e++) {
-#line 166 "examples/flash-attention.ts"
+#line 169 "examples/flash-attention.ts"
           float v = S[(int)(0u + (unsigned int)e)] * scale2;
-#line 167 "examples/flash-attention.ts"
+#line 170 "examples/flash-attention.ts"
           if ((int)((unsigned int)j_1 * 128u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
-#line 168 "examples/flash-attention.ts"
+#line 171 "examples/flash-attention.ts"
             v = -3.4028233e+38f;
           }
-#line 170 "examples/flash-attention.ts"
+#line 173 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e)] = v; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
-#line 171 "examples/flash-attention.ts"
+#line 174 "examples/flash-attention.ts"
           if ((e & 2) == 0) {
-#line 172 "examples/flash-attention.ts"
+#line 175 "examples/flash-attention.ts"
             x0 = fmaxf(x0, v);
           } else {
-#line 174 "examples/flash-attention.ts"
+#line 177 "examples/flash-attention.ts"
             x1 = fmaxf(x1, v);
           }
         }
       } else {
-#line 178 "examples/flash-attention.ts"
+#line 181 "examples/flash-attention.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 64; e_1++) {
-#line 179 "examples/flash-attention.ts"
-          const float v_1 = S[(int)(0u + (unsigned int)e_1)] * scale2;
-#line 180 "examples/flash-attention.ts"
-          S[(int)(0u + (unsigned int)e_1)] = v_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
-#line 181 "examples/flash-attention.ts"
-          if ((e_1 & 2) == 0) {
 #line 182 "examples/flash-attention.ts"
+          const float v_1 = S[(int)(0u + (unsigned int)e_1)] * scale2;
+#line 183 "examples/flash-attention.ts"
+          S[(int)(0u + (unsigned int)e_1)] = v_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
+#line 184 "examples/flash-attention.ts"
+          if ((e_1 & 2) == 0) {
+#line 185 "examples/flash-attention.ts"
             x0 = fmaxf(x0, v_1);
           } else {
-#line 184 "examples/flash-attention.ts"
+#line 187 "examples/flash-attention.ts"
             x1 = fmaxf(x1, v_1);
           }
         }
       }
-#line 188 "examples/flash-attention.ts"
+#line 191 "examples/flash-attention.ts"
       const float shuffled = __shfl_xor_sync(0xffffffffu, x0, 1u);
       x0 = fmaxf(x0, shuffled);
-#line 189 "examples/flash-attention.ts"
+#line 192 "examples/flash-attention.ts"
       const float shuffled_1 = __shfl_xor_sync(0xffffffffu, x0, 2u);
       x0 = fmaxf(x0, shuffled_1);
-#line 190 "examples/flash-attention.ts"
+#line 193 "examples/flash-attention.ts"
       const float shuffled_2 = __shfl_xor_sync(0xffffffffu, x1, 1u);
       x1 = fmaxf(x1, shuffled_2);
-#line 191 "examples/flash-attention.ts"
+#line 194 "examples/flash-attention.ts"
       const float shuffled_3 = __shfl_xor_sync(0xffffffffu, x1, 2u);
       x1 = fmaxf(x1, shuffled_3);
-#line 192 "examples/flash-attention.ts"
-      const float n0 = fmaxf(m0, x0);
-#line 193 "examples/flash-attention.ts"
-      const float n1 = fmaxf(m1, x1);
 #line 195 "examples/flash-attention.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float n0 = fmaxf(m0, x0);
 #line 196 "examples/flash-attention.ts"
-      const float r1 = exp2f(m1 - n1);
-#line 197 "examples/flash-attention.ts"
-      float p0 = 0.0f;
+      const float n1 = fmaxf(m1, x1);
 #line 198 "examples/flash-attention.ts"
-      float p1 = 0.0f;
+      const float r0 = exp2f(m0 - n0);
 #line 199 "examples/flash-attention.ts"
+      const float r1 = exp2f(m1 - n1);
+#line 200 "examples/flash-attention.ts"
+      float p0 = 0.0f;
+#line 201 "examples/flash-attention.ts"
+      float p1 = 0.0f;
+#line 202 "examples/flash-attention.ts"
 #pragma unroll
       for (int e_2 = 0; e_2 < 64; e_2++) {
-#line 200 "examples/flash-attention.ts"
-        if ((e_2 & 2) == 0) {
-#line 201 "examples/flash-attention.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
-#line 202 "examples/flash-attention.ts"
-          S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 203 "examples/flash-attention.ts"
+        if ((e_2 & 2) == 0) {
+#line 204 "examples/flash-attention.ts"
+          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+#line 205 "examples/flash-attention.ts"
+          S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
+#line 206 "examples/flash-attention.ts"
           p0 += p;
         } else {
-#line 205 "examples/flash-attention.ts"
+#line 208 "examples/flash-attention.ts"
           const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
-#line 206 "examples/flash-attention.ts"
+#line 209 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
-#line 207 "examples/flash-attention.ts"
+#line 210 "examples/flash-attention.ts"
           p1 += p_1;
         }
       }
-#line 210 "examples/flash-attention.ts"
-      l0 = l0 * r0 + p0;
-#line 211 "examples/flash-attention.ts"
-      l1 = l1 * r1 + p1;
-#line 212 "examples/flash-attention.ts"
-      m0 = n0;
 #line 213 "examples/flash-attention.ts"
-      m1 = n1;
+      l0 = l0 * r0 + p0;
 #line 214 "examples/flash-attention.ts"
+      l1 = l1 * r1 + p1;
+#line 215 "examples/flash-attention.ts"
+      m0 = n0;
+#line 216 "examples/flash-attention.ts"
+      m1 = n1;
+#line 217 "examples/flash-attention.ts"
 #pragma unroll
       for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 215 "examples/flash-attention.ts"
+#line 218 "examples/flash-attention.ts"
 #pragma unroll
         for (int e_3 = 0; e_3 < 32; e_3++) {
-#line 216 "examples/flash-attention.ts"
+#line 219 "examples/flash-attention.ts"
           Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] = Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] * ((e_3 & 2) == 0 ? r0 : r1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)]);
         }
       }
       {
-#line 220 "examples/flash-attention.ts"
+#line 223 "examples/flash-attention.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
@@ -1671,71 +1684,78 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_64_STAGES_2(c
           Ps[boxPlace_63] = tsk_f32_to_bf16(S[63]);
         }
       }
-#line 221 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 222 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
-#line 223 "examples/flash-attention.ts"
-      readyPhase ^= 1;
 #line 224 "examples/flash-attention.ts"
+      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
+#line 225 "examples/flash-attention.ts"
+      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+#line 226 "examples/flash-attention.ts"
+      readyPhase ^= 1;
+#line 227 "examples/flash-attention.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 8; kk_1++) {
-#line 225 "examples/flash-attention.ts"
+#line 228 "examples/flash-attention.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int b_4 = 0; b_4 < 1; b_4++) {
-#line 226 "examples/flash-attention.ts"
+#line 229 "examples/flash-attention.ts"
           tsk_wgmma_m64n64k16_bf16_n(&Oacc[b_4 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + (unsigned int)(kk_1 >> 2) * 4096u + 16u * (unsigned int)(kk_1 & 3))]), tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)b_4 * 128u * 64u + 1024u * (unsigned int)kk_1)], (128) * 128));
         }
       }
-#line 229 "examples/flash-attention.ts"
+#line 232 "examples/flash-attention.ts"
       tsk_wgmma_commit();
-#line 230 "examples/flash-attention.ts"
+#line 233 "examples/flash-attention.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<32>(Oacc);
-#line 231 "examples/flash-attention.ts"
+#line 234 "examples/flash-attention.ts"
       if (lane == 0) {
-#line 232 "examples/flash-attention.ts"
+#line 235 "examples/flash-attention.ts"
         tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
       }
-#line 234 "examples/flash-attention.ts"
-      s_2 = (int)((unsigned int)s_2 + 1u);
-#line 235 "examples/flash-attention.ts"
-      if (s_2 == 2) {
-#line 236 "examples/flash-attention.ts"
-        s_2 = 0;
 #line 237 "examples/flash-attention.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 238 "examples/flash-attention.ts"
+      if (s_2 == 2) {
+#line 239 "examples/flash-attention.ts"
+        s_2 = 0;
+#line 240 "examples/flash-attention.ts"
         phase_1 ^= 1;
       }
     }
-#line 241 "examples/flash-attention.ts"
+#line 244 "examples/flash-attention.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
     l0 += shuffled_4;
-#line 242 "examples/flash-attention.ts"
+#line 245 "examples/flash-attention.ts"
     const float shuffled_5 = __shfl_xor_sync(0xffffffffu, l0, 2u);
     l0 += shuffled_5;
-#line 243 "examples/flash-attention.ts"
+#line 246 "examples/flash-attention.ts"
     const float shuffled_6 = __shfl_xor_sync(0xffffffffu, l1, 1u);
     l1 += shuffled_6;
-#line 244 "examples/flash-attention.ts"
+#line 247 "examples/flash-attention.ts"
     const float shuffled_7 = __shfl_xor_sync(0xffffffffu, l1, 2u);
     l1 += shuffled_7;
-#line 245 "examples/flash-attention.ts"
+#line 248 "examples/flash-attention.ts"
     const float inverse0 = 1.0f / l0;
-#line 246 "examples/flash-attention.ts"
+#line 249 "examples/flash-attention.ts"
     const float inverse1 = 1.0f / l1;
-#line 247 "examples/flash-attention.ts"
+#line 251 "examples/flash-attention.ts"
+    if ((tid & 3) == 0) {
+#line 252 "examples/flash-attention.ts"
+      L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))] = m0 + log2f(l0);
+#line 253 "examples/flash-attention.ts"
+      L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))] = m1 + log2f(l1);
+    }
+#line 255 "examples/flash-attention.ts"
 #pragma unroll
     for (int b_5 = 0; b_5 < 1; b_5++) {
-#line 248 "examples/flash-attention.ts"
+#line 256 "examples/flash-attention.ts"
 #pragma unroll
       for (int e_4 = 0; e_4 < 32; e_4++) {
-#line 249 "examples/flash-attention.ts"
+#line 257 "examples/flash-attention.ts"
         Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] = Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] * ((e_4 & 2) == 0 ? inverse0 : inverse1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)]);
       }
       {
-#line 251 "examples/flash-attention.ts"
+#line 259 "examples/flash-attention.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup_1 = (lane_2 >> 2) & 7;
         const int lanePlace_1 = lane_2 & 3;
@@ -1874,19 +1894,19 @@ extern "C" __global__ void __launch_bounds__(384) flashAttention_D_64_STAGES_2(c
         }
       }
     }
-#line 253 "examples/flash-attention.ts"
+#line 261 "examples/flash-attention.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 254 "examples/flash-attention.ts"
+#line 262 "examples/flash-attention.ts"
     tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
-#line 255 "examples/flash-attention.ts"
+#line 263 "examples/flash-attention.ts"
     if ((tid & 127) == 0) {
-#line 256 "examples/flash-attention.ts"
+#line 264 "examples/flash-attention.ts"
 #pragma unroll
       for (int b_6 = 0; b_6 < 1; b_6++) {
-#line 257 "examples/flash-attention.ts"
+#line 265 "examples/flash-attention.ts"
         tsk_store_tile(mapO, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)rows), &Ps[(int)((unsigned int)mine + (unsigned int)b_6 * 4096u)]);
       }
-#line 259 "examples/flash-attention.ts"
+#line 267 "examples/flash-attention.ts"
       tsk_wait_tile_stores<0>();
     }
   }

@@ -417,7 +417,7 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
 let flashAttention_D_128_STAGES_2_arrays;
 export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
-  const [Q, K, V, O, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
+  const [Q, K, V, O, L, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
@@ -1093,9 +1093,16 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
         let l1 = l1_slots[t];
         let shuffled_7 = shuffled_slots_7[t];
         let l0 = l0_slots[t];
+        let m0 = m0_slots[t];
+        let m1 = m1_slots[t];
+        const tid = tx;
         l1 = fround(l1 + shuffled_7);
         const inverse0 = fround(1 / l0);
         const inverse1 = fround(1 / l1);
+        if ((tid & 3) === 0) {
+          L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 0) | 0)) | 0)] = fround(m0 + fround(Math.log2(l0)));
+          L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 8) | 0)) | 0)] = fround(m1 + fround(Math.log2(l1)));
+        }
         for (let b_3 = 0; b_3 < 2; b_3 = (b_3 + 1) | 0) {
           for (let e_4 = 0; e_4 < 32; e_4 = (e_4 + 1) | 0) {
             Oacc[t * 64 + ((imul(b_3, 32) + e_4) | 0)] = fround(Oacc[t * 64 + ((imul(b_3, 32) + e_4) | 0)] * (((e_4 & 2) === 0) ? inverse0 : inverse1));
@@ -1262,7 +1269,7 @@ export function flashAttention_D_128_STAGES_2(args, blockIdx, blockDim, gridDim,
 let flashAttention_D_64_STAGES_2_arrays;
 export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
-  const [Q, K, V, O, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
+  const [Q, K, V, O, L, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
@@ -1935,9 +1942,16 @@ export function flashAttention_D_64_STAGES_2(args, blockIdx, blockDim, gridDim, 
         let l1 = l1_slots[t];
         let shuffled_7 = shuffled_slots_7[t];
         let l0 = l0_slots[t];
+        let m0 = m0_slots[t];
+        let m1 = m1_slots[t];
+        const tid = tx;
         l1 = fround(l1 + shuffled_7);
         const inverse0 = fround(1 / l0);
         const inverse1 = fround(1 / l1);
+        if ((tid & 3) === 0) {
+          L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 0) | 0)) | 0)] = fround(m0 + fround(Math.log2(l0)));
+          L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 8) | 0)) | 0)] = fround(m1 + fround(Math.log2(l1)));
+        }
         for (let b_3 = 0; b_3 < 1; b_3 = (b_3 + 1) | 0) {
           for (let e_4 = 0; e_4 < 32; e_4 = (e_4 + 1) | 0) {
             Oacc[t * 32 + ((imul(b_3, 32) + e_4) | 0)] = fround(Oacc[t * 32 + ((imul(b_3, 32) + e_4) | 0)] * (((e_4 & 2) === 0) ? inverse0 : inverse1));

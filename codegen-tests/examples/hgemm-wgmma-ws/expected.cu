@@ -11,10 +11,16 @@ __device__ __forceinline__ float tsk_f16_to_f32(tsk_f16 h) { float f; asm("cvt.f
 // Rounded to nearest even; a NaN becomes the canonical 0x7fff.
 __device__ __forceinline__ tsk_f16 tsk_f32_to_f16(float f) { tsk_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
 __device__ __forceinline__ float tsk_bf16_to_f32(tsk_bf16 h) { return __uint_as_float((unsigned int)h.bits << 16); }
+// Rounded to nearest even; a NaN becomes the canonical 0x7fff: one cvt from sm_80 on,
+// the integer carry into the upper half before.
 __device__ __forceinline__ tsk_bf16 tsk_f32_to_bf16(float f) {
-  unsigned int u = __float_as_uint(f);
   tsk_bf16 h;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+#else
+  unsigned int u = __float_as_uint(f);
   h.bits = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)0x7fffu : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
   return h;
 }
 // The f32 nearest d rounded to odd: truncated, its last bit set where that lost anything.
@@ -246,7 +252,7 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 
 // Kernel hgemmWgmmaWs specialized for STAGES = 3, GROUP = 8; block 384×1×1.
 #line 58 "examples/hgemm-wgmma-ws.ts"
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
+extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
@@ -1645,7 +1651,7 @@ extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(
 
 // Kernel hgemmWgmmaWsF16 specialized for STAGES = 3, GROUP = 8; block 384×1×1.
 #line 213 "examples/hgemm-wgmma-ws.ts"
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
+extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);

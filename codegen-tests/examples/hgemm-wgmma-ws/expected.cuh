@@ -12,7 +12,7 @@ static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(_
 static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
 #endif
 
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
+extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
 
 // Launches hgemmWgmmaWs_STAGES_3_GROUP_8 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_hgemmWgmmaWs_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, __nv_bfloat16* C, const unsigned int* mapA, const unsigned int* mapB, const unsigned int* mapC) {
@@ -23,7 +23,7 @@ static inline cudaError_t launch_hgemmWgmmaWs_STAGES_3_GROUP_8(dim3 grid, cudaSt
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(384) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
+extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC);
 
 // Launches hgemmWgmmaWsF16_STAGES_3_GROUP_8 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_hgemmWgmmaWsF16_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __half* A, const __half* B, float beta, __half* C, const unsigned int* mapA, const unsigned int* mapB, const unsigned int* mapC) {

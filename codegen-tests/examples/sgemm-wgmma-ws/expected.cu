@@ -183,7 +183,7 @@ template <int count> __device__ __forceinline__ void tsk_setmaxnreg_inc() {
 
 // Kernel sgemmWgmmaWs specialized for STAGES = 4, SWIZZLE = 8; block 384×1×1.
 #line 53 "examples/sgemm-wgmma-ws.ts"
-extern "C" __global__ void __launch_bounds__(384) sgemmWgmmaWs_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA) {
+extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA) {
   // 200776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);

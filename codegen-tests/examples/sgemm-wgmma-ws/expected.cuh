@@ -3,7 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-extern "C" __global__ void __launch_bounds__(384) sgemmWgmmaWs_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA);
+extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA);
 
 // Launches sgemmWgmmaWs_STAGES_4_SWIZZLE_8 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_sgemmWgmmaWs_STAGES_4_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, const unsigned int* mapA) {

@@ -11,34 +11,43 @@ static_assert(sizeof(tsk_vec2f) == sizeof(float2) && alignof(tsk_vec2f) == align
 struct tsk_vec3f { float x, y, z; };
 static_assert(sizeof(tsk_vec3f) == sizeof(float3) && alignof(tsk_vec3f) == alignof(float3), "tsk_vec3f is laid out as float3");
 #endif
-#ifndef TSK_STRUCT_Floor_99aa4be3
-#define TSK_STRUCT_Floor_99aa4be3
+#ifndef TSK_STRUCT_Floor_d301362b
+#define TSK_STRUCT_Floor_d301362b
 struct Floor {
   alignas(4) float low;
   alignas(4) float high;
 };
-static_assert(__builtin_offsetof(Floor, low) == 0 && __builtin_offsetof(Floor, high) == 4 && sizeof(Floor) == 8 && alignof(Floor) == 4, "Floor has the layout of WGSL's Floor");
+static_assert(sizeof(Floor) == 8 && alignof(Floor) == 4, "Floor has the size and alignment of WGSL's Floor");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Floor, low) == 0 && __builtin_offsetof(Floor, high) == 4, "Floor has the field offsets of WGSL's Floor");
 #endif
-#ifndef TSK_STRUCT_Step_f59ca5d0
-#define TSK_STRUCT_Step_f59ca5d0
+#endif
+#ifndef TSK_STRUCT_Step_30c750c0
+#define TSK_STRUCT_Step_30c750c0
 struct Step {
   alignas(16) tsk_vec3f gravity;
   alignas(4) float dt;
   alignas(4) Floor floor_1;
   alignas(4) float drag;
 };
-static_assert(__builtin_offsetof(Step, gravity) == 0 && __builtin_offsetof(Step, dt) == 12 && __builtin_offsetof(Step, floor_1) == 16 && __builtin_offsetof(Step, drag) == 24 && sizeof(Step) == 32 && alignof(Step) == 16, "Step has the layout of WGSL's Step");
+static_assert(sizeof(Step) == 32 && alignof(Step) == 16, "Step has the size and alignment of WGSL's Step");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Step, gravity) == 0 && __builtin_offsetof(Step, dt) == 12 && __builtin_offsetof(Step, floor_1) == 16 && __builtin_offsetof(Step, drag) == 24, "Step has the field offsets of WGSL's Step");
 #endif
-#ifndef TSK_STRUCT_Material_8b140dcc
-#define TSK_STRUCT_Material_8b140dcc
+#endif
+#ifndef TSK_STRUCT_Material_97e11390
+#define TSK_STRUCT_Material_97e11390
 struct Material {
   alignas(4) float restitution;
   alignas(16) tsk_vec3f tint;
 };
-static_assert(__builtin_offsetof(Material, restitution) == 0 && __builtin_offsetof(Material, tint) == 16 && sizeof(Material) == 32 && alignof(Material) == 16, "Material has the layout of WGSL's Material");
+static_assert(sizeof(Material) == 32 && alignof(Material) == 16, "Material has the size and alignment of WGSL's Material");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Material, restitution) == 0 && __builtin_offsetof(Material, tint) == 16, "Material has the field offsets of WGSL's Material");
 #endif
-#ifndef TSK_STRUCT_Body_06a66e7c
-#define TSK_STRUCT_Body_06a66e7c
+#endif
+#ifndef TSK_STRUCT_Body_0650cbea
+#define TSK_STRUCT_Body_0650cbea
 struct Body {
   alignas(16) tsk_vec3f pos;
   alignas(4) float mass;
@@ -47,7 +56,10 @@ struct Body {
   alignas(16) Material material;
   alignas(8) tsk_vec2f spin;
 };
-static_assert(__builtin_offsetof(Body, pos) == 0 && __builtin_offsetof(Body, mass) == 12 && __builtin_offsetof(Body, vel) == 16 && __builtin_offsetof(Body, steps) == 28 && __builtin_offsetof(Body, material) == 32 && __builtin_offsetof(Body, spin) == 64 && sizeof(Body) == 80 && alignof(Body) == 16, "Body has the layout of WGSL's Body");
+static_assert(sizeof(Body) == 80 && alignof(Body) == 16, "Body has the size and alignment of WGSL's Body");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Body, pos) == 0 && __builtin_offsetof(Body, mass) == 12 && __builtin_offsetof(Body, vel) == 16 && __builtin_offsetof(Body, steps) == 28 && __builtin_offsetof(Body, material) == 32 && __builtin_offsetof(Body, spin) == 64, "Body has the field offsets of WGSL's Body");
+#endif
 #endif
 __device__ __forceinline__ tsk_vec3f tsk_make_vec3f(float a) {
   return tsk_vec3f{a, a, a};
