@@ -40,6 +40,9 @@ export const corpusCases: readonly CorpusCase[] = [
   { kernel: "histogramOverflow", kind: "out-of-bounds", grid: 1, args: (d) => [u32(d, new Array(16).fill(0)), i32(d, Array.from({ length: 40 }, (_, i) => (i === 23 ? 16 : i % 16))), 40] },
   { kernel: "privateOverflow", kind: "out-of-bounds", grid: 1, args: (d) => [f32(d, 32), i32(d, Array.from({ length: 32 }, (_, i) => (i === 9 ? 4 : i % 4)))] },
   { kernel: "structPastEnd", kind: "out-of-bounds", grid: 1, args: () => [] },
+  // Odd lengths, so that on WGSL (16- and 8-bit elements packed in u32 words) the word past the last element exists.
+  { kernel: "halfTailOffByOne", kind: "out-of-bounds", grid: 1, args: (d) => [d.createBuffer("bf16", 64), d.createBuffer("bf16", Float64Array.from({ length: 41 }, (_, i) => i / 4)), 41] },
+  { kernel: "byteWritePastEnd", kind: "out-of-bounds", grid: 1, args: (d) => [d.createBuffer(new Uint8Array(41)), d.createBuffer(Uint8Array.from({ length: 41 }, (_, i) => i)), 41] },
 ];
 
 /** The line of corpus.ts that a kernel's BUG comment marks (1-based). */

@@ -2,7 +2,7 @@
 // marked BUG, that exactly one thread hits, so that every backend reports the same text. corpus-cases.ts
 // says how each is launched and what it must report; tests/checked-builds.test.ts and bench/gpu-checked.ts
 // run them on the CPU's checked mode, WebGPU and CUDA.
-import { atomicAdd, blockIdx, kernel, load4, local, shared, store4, syncThreads, threadIdx, type f32, type i32, type u32, type ReadonlyFloat32Array, type ReadonlyInt32Array, type ReadonlyUint32Array } from "tskernel";
+import { atomicAdd, blockIdx, kernel, load4, local, shared, store4, syncThreads, threadIdx, type f32, type i32, type u32, type BFloat16Array, type ReadonlyBFloat16Array, type ReadonlyFloat32Array, type ReadonlyInt32Array, type ReadonlyUint8Array, type ReadonlyUint32Array } from "tskernel";
 
 interface Particle {
   x: f32;
@@ -119,4 +119,16 @@ export const privateOverflow = kernel({ block: [32] }, (out: Float32Array, count
 export const structPastEnd = kernel({ block: [64] }, (out: Float32Array, particles: Particle[], n: i32) => {
   const i = blockIdx.x * 64 + threadIdx.x;
   if (i < n) out[i] = particles[i + 1].x - particles[i].x; // BUG: the last thread reads particles[n]
+});
+
+/** A bf16 tail one past an odd length: on WGSL that element shares its u32 word with the last one. */
+export const halfTailOffByOne = kernel({ block: [64] }, (out: BFloat16Array, x: ReadonlyBFloat16Array, n: i32) => {
+  const i = blockIdx.x * 64 + threadIdx.x;
+  if (i <= n) out[i] = x[i]; // BUG: i === n reads past x
+});
+
+/** A byte written one past an odd length: on WGSL four bytes share a word. */
+export const byteWritePastEnd = kernel({ block: [64] }, (out: Uint8Array, x: ReadonlyUint8Array, n: i32) => {
+  const i = blockIdx.x * 64 + threadIdx.x;
+  if (i < n) out[i + 1] = x[i]; // BUG: the last thread writes out[n]
 });
