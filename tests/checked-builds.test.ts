@@ -5,6 +5,7 @@
  * launch; the violation did not happen and the device goes on. (CUDA: bench/gpu-checked.ts on the GPU machine.)
  */
 
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, createDevice, LaunchFailure, CheckFailures, type Device, type KernelLibrary } from "../runtime/index.ts";
 import { bugLine, corpusCases, corpusFile, runCase, type CaseReport } from "./checked/corpus-cases.ts";
@@ -22,6 +23,17 @@ describe("the seeded bugs on the CPU's checked mode", () => {
     expect(report.error).toBeUndefined();
     expect(report.kind).toBe(testCase.kind);
     expect(report.line).toBe(bugLine(testCase.kernel));
+  });
+});
+
+describe("a block-uniform statement on the CPU's checked mode", () => {
+  it("reports a division by zero once per block, naming no thread (it runs outside the thread loops)", async () => {
+    const file = path.join(path.dirname(corpusFile), "block-uniform.ts");
+    const kernel = compileKernelLibrary([file], ["js"]).get("uniformDivide");
+    await cpu.launch(kernel, { grid: [2], args: [cpu.createBuffer(new Int32Array(64)), 5, 0] });
+    const failure = (await cpu.synchronize().catch((error: unknown) => error)) as LaunchFailure;
+    expect(failure).toBeInstanceOf(LaunchFailure);
+    expect(failure.message).toMatch(/^tskernel: launch #\d+ of 'uniformDivide' failed: division-by-zero in 'uniformDivide' at tests\/checked\/block-uniform\.ts:7:\d+, block \(0, 0, 0\): integer division by zero in `\(a \+ blockIdx\.x\) \/ b`$/);
   });
 });
 

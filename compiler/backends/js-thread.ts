@@ -24,6 +24,11 @@ export interface JsHooks {
   location?(span: Span): string;
   /** Checked mode: the source text of an operation (a division's or a shift's, for its report). */
   operation?(span: Span): string;
+  /**
+   * Checked mode: the thread a division's or a shift's fault names (default `t`); `undefined` for block-uniform
+   * statements, which run once per block outside the thread loops (the fault then names the block only).
+   */
+  readonly thread?: string;
 }
 
 /**
@@ -139,8 +144,9 @@ export class JsExprPrinter {
     if (!this.hooks.location || !this.hooks.operation || (type !== "i32" && type !== "u32")) return right;
     const where = JSON.stringify(this.hooks.location(span));
     const text = JSON.stringify(this.hooks.operation(span));
-    if (op === "div" || op === "rem") return `chk.div(${bare(right)}, "${op === "div" ? "/" : "%"}", ${text}, t, ${where})`;
-    if (op === "shl" || op === "shr") return `chk.shift(${bare(right)}, ${text}, t, ${where})`;
+    const thread = this.hooks.thread ?? "t";
+    if (op === "div" || op === "rem") return `chk.div(${bare(right)}, "${op === "div" ? "/" : "%"}", ${text}, ${thread}, ${where})`;
+    if (op === "shl" || op === "shr") return `chk.shift(${bare(right)}, ${text}, ${thread}, ${where})`;
     return right;
   }
 

@@ -235,6 +235,8 @@ const slotArrays: Readonly<Record<ScalarType, string>> = {
 class KernelPrinter {
   private readonly names: Namer;
   private readonly printer: JsExprPrinter;
+  /** The printer of block-uniform statements, which run outside the thread loops (checked faults name no thread). */
+  private readonly uniformPrinter: JsExprPrinter;
   /** Block-level printer: spilled variables read from thread 0's slot. */
   private readonly blockPrinter: JsExprPrinter;
   private readonly spilled = new Map<Variable, string>();
@@ -302,6 +304,7 @@ class KernelPrinter {
       operation,
     };
     this.printer = new JsExprPrinter({ ...hooks, variable: (v) => this.names.lookup(v) });
+    this.uniformPrinter = new JsExprPrinter({ ...hooks, variable: (v) => this.names.lookup(v), thread: "undefined" });
     this.blockPrinter = new JsExprPrinter({
       ...hooks,
       variable: (v) => {
@@ -667,7 +670,7 @@ class KernelPrinter {
     for (const stmt of stmts) {
       if (this.isUniformStmt(stmt)) {
         if (this.waitsFor(pending, stmt)) flush();
-        new ThreadStmtPrinter(this.out, this.names, this.printer, undefined).stmt(stmt);
+        new ThreadStmtPrinter(this.out, this.names, this.uniformPrinter, undefined).stmt(stmt);
         continue;
       }
       if (!this.isBlockLevel(stmt, loop !== undefined)) {
