@@ -23,6 +23,24 @@ export function gpuBuild(target: "js" | "wgsl" | "cuda"): { checked?: true } {
   return checkedGpu && target !== "js" ? { checked: true } : {};
 }
 
+/**
+ * Example files whose checked WGSL SwiftShader cannot compile (its JIT, not the checks: Dawn on an NVIDIA GPU
+ * runs them, bench/gpu-checked.ts): heavily unrolled kernels whose thousands of inlined checks exceed its
+ * LLVM backend's stack limit (blur-rgba8.ts: "LLVM ERROR: Local variable exceeds stack size limit", which ends
+ * the process) or take it over 10 minutes and 17 GB (sgemm-multistage.ts). Under TSKERNEL_CHECKED_GPU=1 on
+ * SwiftShader their tests are skipped with this reason.
+ */
+const swiftShaderCheckedLimits: Readonly<Record<string, string>> = {
+  "blur-rgba8.ts": "SwiftShader's JIT aborts on the checked build (LLVM: local variable exceeds stack size limit)",
+  "sgemm-multistage.ts": "SwiftShader's JIT takes over 10 minutes and 17 GB on the checked build",
+};
+
+/** Why a checked build of an example file cannot run on this device (SwiftShader's JIT limits), or undefined. */
+export function checkedBuildUnrunnable(device: Device, file: string): string | undefined {
+  if (!checkedGpu || device.backend !== "webgpu" || !/swiftshader/i.test(device.name)) return undefined;
+  return swiftShaderCheckedLimits[file.split("/").pop()!];
+}
+
 const devices = new Map<BackendName, Promise<Device | string>>();
 
 /** The shared device of a backend, or the reason it is unavailable. */
