@@ -17,7 +17,7 @@ function seedLibrary(backend: BackendName): KernelLibrary {
   return seedLibraries.get(backend)!;
 }
 import { repoRoot } from "./golden-cases.ts";
-import { deviceFor as sharedDevice, gpuBuild, testedBackends } from "./backends.ts";
+import { checkedBuildUnrunnable, deviceFor as sharedDevice, gpuBuild, testedBackends } from "./backends.ts";
 import type { BackendName } from "../runtime/index.ts";
 
 async function deviceFor(backend: BackendName): Promise<Device> {
@@ -49,8 +49,10 @@ for (const backend of testedBackends) {
   describe.skipIf(unavailable.has(backend))(`examples on ${backend}${unavailable.has(backend) ? ` (skipped: ${unavailable.get(backend)})` : ""}`, () => {
     it.each([37, 64, 97])("every seed matmul variant at n = %i matches the float64 reference", async (n) => {
       const device = await deviceFor(backend);
-      const { rows } = await runDemo(device, { size: n, library: seedLibrary(backend) });
-      expect(rows.length).toBe(seedVariants.length);
+      // Under TSKERNEL_CHECKED_GPU=1 on SwiftShader, the variants whose checked WGSL its JIT cannot compile are left out.
+      const variants = seedVariants.filter((v) => !checkedBuildUnrunnable(device, v.file));
+      const { rows } = await runDemo(device, { size: n, library: seedLibrary(backend), variants });
+      expect(rows.length).toBe(variants.length);
       for (const row of rows) {
         // A variant may only be skipped for a block the device cannot run (1024 threads on SwiftShader).
         if (row.status === "skipped") {
