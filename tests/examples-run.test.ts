@@ -17,7 +17,7 @@ function seedLibrary(backend: BackendName): KernelLibrary {
   return seedLibraries.get(backend)!;
 }
 import { repoRoot } from "./golden-cases.ts";
-import { checkedBuildUnrunnable, deviceFor as sharedDevice, gpuBuild, testedBackends } from "./backends.ts";
+import { checkedBuildUnrunnable, checkedGpu, deviceFor as sharedDevice, gpuBuild, testedBackends } from "./backends.ts";
 import type { BackendName } from "../runtime/index.ts";
 
 async function deviceFor(backend: BackendName): Promise<Device> {
@@ -64,7 +64,8 @@ for (const backend of testedBackends) {
         expect(row.errors!.nonFinite).toBe(0);
         expect(row.errors!.normwiseRelative).toBeLessThan(n * 2 ** -23);
       }
-    });
+      // Checked builds of every seed variant take SwiftShader's JIT over 5 minutes at the first size.
+    }, checkedGpu ? 900_000 : undefined);
 
     it("reduceSum: block partial sums of an odd-length input", async () => {
       const device = await deviceFor(backend);
