@@ -183,8 +183,8 @@ async function rungsOnChecked(device: Device) {
     try {
       await device.launch(kernel!, launch);
       const error = compareToReference((await device.read(C)) as Float32Array, referenceGemm(n, n, n, A, B));
-      rows.push({ rung: variant.id, file: variant.file, n, reports: 0, maxRelativeError: error.maxRelative });
-      log(`  ${variant.id} n=${n}: 0 reports, max relative error ${error.maxRelative.toExponential(2)}`);
+      rows.push({ rung: variant.id, file: variant.file, n, reports: 0, normwiseRelativeError: error.normwiseRelative, maxRelativeError: error.maxRelative, nonFinite: error.nonFinite });
+      log(`  ${variant.id} n=${n}: 0 reports, normwise relative error ${error.normwiseRelative.toExponential(2)}${error.nonFinite ? `, ${error.nonFinite} non-finite` : ""}`);
     } catch (error) {
       rows.push({ rung: variant.id, file: variant.file, n, ...describeFailure(error) });
       log(`  ${variant.id} n=${n}: ${JSON.stringify(describeFailure(error))}`);
@@ -299,7 +299,7 @@ async function rungCost(device: Device) {
       }
       const error = compareToReference(Float32Array.from(sample, (i) => outputs.plain[i]!), referenceGemmAt(n, n, A, B, sample));
       const timing = await alternate(async (build) => (await device.time(kernels[build]!, launches[build], { warmup: 1, runs: runsPerRound })).runsMs);
-      const row = { rung: variant.id, dtype, n, specialization: kernels.plain!.description.specialization, sameOutput: sameBytes(outputs.plain, outputs.checked), maxRelativeError: error.maxRelative, reports: 0, ...timing };
+      const row = { rung: variant.id, dtype, n, specialization: kernels.plain!.description.specialization, sameOutput: sameBytes(outputs.plain, outputs.checked), normwiseRelativeError: error.normwiseRelative, maxRelativeError: error.maxRelative, reports: 0, ...timing };
       rows.push(row);
       log(`  ${variant.id} n=${n}: plain ${timing.plainMs.toFixed(4)} ms, checked ${timing.checkedMs.toFixed(4)} ms, ×${timing.ratio.toFixed(2)}${row.sameOutput ? "" : ", outputs DIFFER"}`);
     } catch (error) {
