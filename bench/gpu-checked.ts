@@ -40,6 +40,11 @@ const backends = option("--backends", "cuda,webgpu").split(",") as ("cuda" | "we
 const rounds = Number(option("--rounds", small ? "1" : "3"));
 const runsPerRound = Number(option("--runs", small ? "3" : "5"));
 const matmulN = Number(option("--matmul-n", small ? "256" : "2048"));
+// --parts corpus,examples,cost (default all), --cases id,id and --rungs id,id (default all): to try a part alone.
+const parts = new Set(option("--parts", "corpus,examples,cost").split(","));
+const rungIds = args.includes("--rungs") ? new Set(option("--rungs", "").split(",")) : undefined;
+const caseIds = args.includes("--cases") ? new Set(option("--cases", "").split(",")) : undefined;
+const suiteCases = kernelCases.filter((c) => !caseIds || caseIds.has(c.id));
 const maxCostElements = 2 ** 24;
 
 const plain = loadKernelLibrary(path.join(dir, "kernels"));
@@ -128,7 +133,7 @@ function costShape(kernelCase: KernelCase): Shape {
 async function suiteOnChecked(device: Device) {
   const rows = [];
   const context = { library: checked, limits: device.limits, backend: device.backend };
-  for (const kernelCase of kernelCases) {
+  for (const kernelCase of suiteCases) {
     const skipped = backendUnsupported(kernelCase, checked, device.backend) ?? unrunnable(device, Object.values(kernelCase.kernels));
     const shape = smallShape(kernelCase);
     if (skipped || kernelCase.unsupported(shape)) {
@@ -161,7 +166,7 @@ function matmulInputs(device: Device, n: number, dtype: "f32" | "bf16" | "f16") 
 }
 
 function matmulVariants(library: KernelLibrary, device: Device): readonly MatmulVariant[] {
-  return benchVariants(library, device.backend).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive");
+  return benchVariants(library, device.backend).filter((v) => v.id !== "tiled-2x2" && v.id !== "sgemm-naive" && (!rungIds || rungIds.has(v.id)));
 }
 
 async function rungsOnChecked(device: Device) {
@@ -220,6 +225,15 @@ async function collectivesOnChecked(device: Device) {
 
 const bytesOf = (array: ArrayBufferView) => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 const sameBytes = (a: ArrayBufferView, b: ArrayBufferView): boolean => bytesOf(a).equals(bytesOf(b));
+/** Where the outputs differ: how many 4-byte words (a float contracted differently by the GPU's compiler shows here). */
+function differingWords(a: ArrayBufferView, b: ArrayBufferView): number {
+  const words = (v: ArrayBufferView) => new Uint32Array(v.buffer, v.byteOffset, Math.floor(v.byteLength / 4));
+  const x = words(a);
+  const y = words(b);
+  let count = Math.abs(x.length - y.length);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) count++;
+  return count;
+}
 
 /** Plain and checked timings of one kernel (or launch sequence), alternating round by round. */
 async function alternate(timeOne: (build: "plain" | "checked") => Promise<readonly number[]>) {
@@ -235,7 +249,7 @@ async function alternate(timeOne: (build: "plain" | "checked") => Promise<readon
 
 async function suiteCost(device: Device) {
   const rows = [];
-  for (const kernelCase of kernelCases) {
+  for (const kernelCase of suiteCases) {
     const shape = costShape(kernelCase);
     const skipped = backendUnsupported(kernelCase, checked, device.backend) ?? unrunnable(device, Object.values(kernelCase.kernels)) ?? kernelCase.unsupported(shape);
     if (skipped) {
@@ -244,7 +258,11 @@ async function suiteCost(device: Device) {
     }
     const made: DeviceBuffer[] = [];
     try {
-      const instances = { plain: kernelCase.build(shape, { library: plain, limits: device.limits, backend: device.backend }), checked: kernelCase.build(shape, { library: checked, limits: device.limits, backend: device.backend }) };
+      // One instance (its scalars, SAXPY's a, are drawn when it is built), launched with the plain kernels and
+      // with their checked builds, the same specializations.
+      const instance = kernelCase.build(shape, { library: plain, limits: device.limits, backend: device.backend });
+      const checkedSteps = instance.steps.map((step) => ({ ...step, kernel: checked.get(step.kernel.description.name, step.kernel.description.specialization) }));
+      const instances = { plain: instance, checked: { ...instance, steps: checkedSteps } };
       // The same data in two sets of buffers, one per build.
       const data = instances.plain.buffers.map((spec) => initialData(spec));
       const steps = {} as Record<"plain" | "checked", LaunchStep[]>;
@@ -258,9 +276,10 @@ async function suiteCost(device: Device) {
         outputs[build] = (await device.read(buffers.get(instance.output)!)) as ArrayBufferView;
       }
       const timing = await alternate(async (build) => (await timeRotating(device, [steps[build]], runsPerRound)).runsMs);
-      const row = { case: kernelCase.id, shape, launches: steps.plain.map((s) => s.kernel.description.entryName), sameOutput: sameBytes(outputs.plain, outputs.checked), reports: 0, ...timing };
+      const same = sameBytes(outputs.plain, outputs.checked);
+      const row = { case: kernelCase.id, shape, launches: steps.plain.map((s) => s.kernel.description.entryName), sameOutput: same, ...(same ? {} : { differingWords: differingWords(outputs.plain, outputs.checked) }), reports: 0, ...timing };
       rows.push(row);
-      log(`  ${kernelCase.id} ${shape.join("×")}: plain ${timing.plainMs.toFixed(4)} ms, checked ${timing.checkedMs.toFixed(4)} ms, ×${timing.ratio.toFixed(2)}${row.sameOutput ? "" : ", outputs DIFFER"}`);
+      log(`  ${kernelCase.id} ${shape.join("×")}: plain ${timing.plainMs.toFixed(4)} ms, checked ${timing.checkedMs.toFixed(4)} ms, ×${timing.ratio.toFixed(2)}${same ? "" : `, outputs differ in ${row.differingWords} words`}`);
     } catch (error) {
       rows.push({ case: kernelCase.id, shape, ...describeFailure(error) });
       log(`  ${kernelCase.id}: ${JSON.stringify(describeFailure(error))}`);
@@ -299,9 +318,10 @@ async function rungCost(device: Device) {
       }
       const error = compareToReference(Float32Array.from(sample, (i) => outputs.plain[i]!), referenceGemmAt(n, n, A, B, sample));
       const timing = await alternate(async (build) => (await device.time(kernels[build]!, launches[build], { warmup: 1, runs: runsPerRound })).runsMs);
-      const row = { rung: variant.id, dtype, n, specialization: kernels.plain!.description.specialization, sameOutput: sameBytes(outputs.plain, outputs.checked), normwiseRelativeError: error.normwiseRelative, maxRelativeError: error.maxRelative, reports: 0, ...timing };
+      const same = sameBytes(outputs.plain, outputs.checked);
+      const row = { rung: variant.id, dtype, n, specialization: kernels.plain!.description.specialization, sameOutput: same, ...(same ? {} : { differingWords: differingWords(outputs.plain, outputs.checked) }), normwiseRelativeError: error.normwiseRelative, maxRelativeError: error.maxRelative, reports: 0, ...timing };
       rows.push(row);
-      log(`  ${variant.id} n=${n}: plain ${timing.plainMs.toFixed(4)} ms, checked ${timing.checkedMs.toFixed(4)} ms, ×${timing.ratio.toFixed(2)}${row.sameOutput ? "" : ", outputs DIFFER"}`);
+      log(`  ${variant.id} n=${n}: plain ${timing.plainMs.toFixed(4)} ms, checked ${timing.checkedMs.toFixed(4)} ms, ×${timing.ratio.toFixed(2)}${same ? "" : `, outputs differ in ${row.differingWords} words`}`);
     } catch (error) {
       rows.push({ rung: variant.id, n, ...describeFailure(error) });
       log(`  ${variant.id}: ${JSON.stringify(describeFailure(error))}`);
@@ -353,17 +373,19 @@ for (const backend of backends) {
     continue;
   }
   record.device = checkedDevice.name;
-  const corpusResult = await part(`${backend}: corpus (${checkedDevice.name})`, () => runCorpus(checkedDevice, cpuReports));
+  const corpusResult = parts.has("corpus") ? await part(`${backend}: corpus (${checkedDevice.name})`, () => runCorpus(checkedDevice, cpuReports)) : { skipped: "--parts" };
   record.corpus = corpusResult;
   save();
-  record.suite = await part(`${backend}: the memory-bound suite, checked`, () => suiteOnChecked(checkedDevice));
-  save();
-  record.rungs = await part(`${backend}: the matmul rungs, checked, n = 256`, () => rungsOnChecked(checkedDevice));
-  save();
-  record.collectives = await part(`${backend}: atomics and subgroup examples, checked`, () => collectivesOnChecked(checkedDevice));
-  save();
+  if (parts.has("examples")) {
+    record.suite = await part(`${backend}: the memory-bound suite, checked`, () => suiteOnChecked(checkedDevice));
+    save();
+    record.rungs = await part(`${backend}: the matmul rungs, checked, n = 256`, () => rungsOnChecked(checkedDevice));
+    save();
+    record.collectives = await part(`${backend}: atomics and subgroup examples, checked`, () => collectivesOnChecked(checkedDevice));
+    save();
+  }
   checkedDevice.dispose();
-  const device = await openDevice(backend, false);
+  const device = parts.has("cost") ? await openDevice(backend, false) : "--parts";
   if (typeof device === "string") {
     record.cost = { skipped: device };
   } else {
@@ -379,7 +401,7 @@ for (const backend of backends) {
   const failedChecks = exampleRows.filter((row) => row.pass === false).length;
   const ratios = (key: string) => (Array.isArray(record[key]) ? (record[key] as { ratio?: number }[]).map((r) => r.ratio).filter((r): r is number => typeof r === "number") : []);
   const worst = (values: number[]) => (values.length ? Math.max(...values) : Number.NaN);
-  const corpusLine = "found" in (corpusResult as object) ? `${(corpusResult as { found: number }).found}/${(corpusResult as { total: number }).total}` : "error";
+  const corpusLine = "found" in (corpusResult as object) ? `${(corpusResult as { found: number }).found}/${(corpusResult as { total: number }).total}` : "skipped" in (corpusResult as object) ? "not run" : "error";
   record.totals = { corpus: corpusLine, exampleReports: reports, exampleRunsWithOtherErrors: errors, exampleReferenceFailures: failedChecks, worstSuiteRatio: worst(ratios("suiteCost")), worstRungRatio: worst(ratios("rungCost")) };
   summary.push(`${backend}: corpus ${corpusLine}; examples: ${reports} reports, ${errors} other errors, ${failedChecks} reference failures; worst ratio suite ×${worst(ratios("suiteCost")).toFixed(2)}, rungs ×${worst(ratios("rungCost")).toFixed(2)}`);
   save();
