@@ -9,12 +9,17 @@
 # and package.json beside the runner (so that its tuner compiles these sources, whatever tree it runs in).
 # `bash bench/gpu-prep.sh --launch` prepares the launch benchmark's run (`bash gpu.sh --only launch`): its
 # kernels for CUDA (NVRTC there), WGSL and JS, bench/torch-launch.py and gpu.sh beside the runner.
+# `TSK_DEVICE_DIR=.device-checked bash bench/gpu-prep.sh --checked` prepares the checked builds' run
+# (bench/gpu-checked.sh): the memory-bound suite's, the matmul rungs' and the atomics and subgroup examples'
+# files built plain and checked (cubins for sm_90, WGSL, JS), the seeded bugs of tests/checked/corpus.ts built
+# checked, and bench/gpu-checked.ts bundled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device}
 GL_DIR=${TSK_GL_DIR:-.gl}
 KERNELS_ONLY=$([ "${1:-}" = "--kernels" ] && echo 1 || echo 0)
 LAUNCH_ONLY=$([ "${1:-}" = "--launch" ] && echo 1 || echo 0)
+CHECKED_ONLY=$([ "${1:-}" = "--checked" ] && echo 1 || echo 0)
 # The launch benchmark's files (cli/bench/launch.ts, launchBenchFiles).
 LAUNCH="examples/elementwise.ts examples/elementwise-vec4.ts examples/layer-norm.ts examples/softmax.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/transpose.ts examples/sum-vec4.ts examples/sgemm-warptiling.ts"
 SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpose-aligned.ts examples/sum-vec4.ts examples/sum-vec4-subgroups.ts examples/softmax.ts examples/softmax-vec4-subgroups.ts examples/layer-norm.ts examples/layer-norm-subgroups.ts examples/scan.ts examples/scan-lookback.ts examples/scan-lookback-subgroups.ts examples/histogram-vec4.ts examples/layer-norm-bf16.ts examples/rms-norm-bf16.ts examples/softmax-bf16.ts examples/elementwise-bf16.ts examples/blur-rgba8.ts examples/copy-vec4.ts"
@@ -23,7 +28,32 @@ SUITE="examples/elementwise-vec4.ts examples/transpose-vec4.ts examples/transpos
 
 npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/node_modules/@koromix" "$DEVICE_DIR/node_modules/webgpu/dist"
-if [ "$LAUNCH_ONLY" = 1 ]; then
+BANNER="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
+if [ "$CHECKED_ONLY" = 1 ]; then
+  # The files of the suite's cases, of the matmul rungs and of the atomics and subgroup examples (bench/gpu-checked.ts).
+  CHECKED_FILES=$(node --input-type=module -e "
+    const { suiteFiles } = await import('./dist/cli/kernels-bench/cases.js');
+    const { variantFiles } = await import('./dist/cli/demo/variants.js');
+    const collectives = ['histogram-atomics.ts', 'sum-subgroups.ts', 'compact-subgroups.ts', 'softmax-subgroups.ts'].map((f) => 'examples/' + f);
+    console.log([...new Set([...suiteFiles, ...variantFiles, ...collectives])].join(' '));")
+  # Both builds at once (nvcc's progress lines go to a log each, shown where a build fails).
+  LOGS=$(mktemp -d)
+  node bin/tskernel.js build $CHECKED_FILES --target cuda,wgsl,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels" > "$LOGS/plain.log" 2>&1 &
+  plain=$!
+  node bin/tskernel.js build $CHECKED_FILES --target cuda,wgsl,js --cubin --arch sm_90 --checked --out "$DEVICE_DIR/kernels-checked" > "$LOGS/checked.log" 2>&1 &
+  checked=$!
+  wait $plain || { cat "$LOGS/plain.log"; exit 1; }
+  wait $checked || { cat "$LOGS/checked.log"; exit 1; }
+  node bin/tskernel.js build tests/checked/corpus.ts --target cuda,wgsl,js --cubin --arch sm_90 --checked --out "$DEVICE_DIR/kernels-corpus" > "$LOGS/corpus.log" 2>&1 || { cat "$LOGS/corpus.log"; exit 1; }
+  # The CPU's checked mode (the corpus's reference reports) compiles the corpus there: its source and the package's declarations.
+  mkdir -p "$DEVICE_DIR/tests/checked" "$DEVICE_DIR/compiler/lang"
+  cp tests/checked/corpus.ts "$DEVICE_DIR/tests/checked/"
+  cp compiler/lang/*.ts "$DEVICE_DIR/compiler/lang/"
+  rm -f "$DEVICE_DIR"/compiler/lang/*.test.ts
+  cp package.json bench/gpu-checked.sh "$DEVICE_DIR/"
+  npx esbuild bench/gpu-checked.ts --bundle --platform=node --format=esm --target=node20 \
+    --external:koffi --external:webgpu --outfile="$DEVICE_DIR/gpu-checked.mjs" --log-level=warning --banner:js="$BANNER"
+elif [ "$LAUNCH_ONLY" = 1 ]; then
   node bin/tskernel.js build $LAUNCH --target cuda,wgsl,js --out "$DEVICE_DIR/kernels"
   cp bench/torch-launch.py "$DEVICE_DIR/"
   cp bench/gpu.sh "$DEVICE_DIR/gpu.sh"
@@ -53,6 +83,7 @@ else
   cp compiler/lang/index.ts compiler/lang/vectors.ts compiler/lang/float16.ts compiler/lang/manifest.ts "$DEVICE_DIR/compiler/lang/"
   cp package.json bench/torch-reference.py "$DEVICE_DIR/"
 fi
+if [ "$CHECKED_ONLY" = 0 ]; then
 # The tuning step compiles in-process, so the bundle carries the compiler (ts-morph and TypeScript, which are
 # CommonJS and expect require, __filename and __dirname: the banner gives an ES module all three).
 npx esbuild bench/gpu-run.ts --bundle --platform=node --format=esm --target=node20 \
@@ -73,7 +104,8 @@ npx esbuild bench/types-gpu.ts --bundle --platform=node --format=esm --target=no
 npx esbuild tests/fuzz/run.ts --bundle --platform=node --format=esm --target=node20 \
   --external:koffi --external:webgpu --outfile="$DEVICE_DIR/fuzz.mjs" --log-level=warning \
   --banner:js="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
-if [ "$KERNELS_ONLY" = 0 ] && [ "$LAUNCH_ONLY" = 0 ]; then
+fi
+if [ "$KERNELS_ONLY" = 0 ] && [ "$LAUNCH_ONLY" = 0 ] && [ "$CHECKED_ONLY" = 0 ]; then
   # The nvcc toolchain path: the C++ example, built here for sm_90, run there.
   make -s -C examples/nvcc-app KERNELS="$PWD/$DEVICE_DIR/nvcc-app-build" BIN="$PWD/$DEVICE_DIR/nvcc-app" >/dev/null
   rm -rf "$DEVICE_DIR/nvcc-app-build"
@@ -99,6 +131,9 @@ if [ ! -d "$GL_DIR" ]; then
 fi
 # The device tool carries at most 64 MB: the runner (with the compiler inside) and the native modules travel
 # as one xz archive, which gpu.sh unpacks.
-tar -C "$DEVICE_DIR" -cf - gpu-run.mjs fuzz-cuda.mjs fuzz.mjs types-gpu.mjs node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
-rm -rf "$DEVICE_DIR/gpu-run.mjs" "$DEVICE_DIR/fuzz-cuda.mjs" "$DEVICE_DIR/fuzz.mjs" "$DEVICE_DIR/types-gpu.mjs" "$DEVICE_DIR/node_modules"
+BUNDLES="gpu-run.mjs fuzz-cuda.mjs fuzz.mjs types-gpu.mjs"
+# The checked run's builds (53 MB, cubins mostly) travel in the archive too, to stay within the 64 MB.
+[ "$CHECKED_ONLY" = 1 ] && BUNDLES="gpu-checked.mjs kernels kernels-checked kernels-corpus"
+tar -C "$DEVICE_DIR" -cf - $BUNDLES node_modules | xz -T2 -6 > "$DEVICE_DIR/runner.tar.xz"
+(cd "$DEVICE_DIR" && rm -rf $BUNDLES node_modules)
 du -sh "$DEVICE_DIR" "$GL_DIR"

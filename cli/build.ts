@@ -28,6 +28,8 @@ export interface BuildSettings {
   readonly ptxArch?: string;
   /** Also write the PyTorch module of each file that declares launches, and the runtime it imports. */
   readonly torch?: boolean;
+  /** A checked build (compiler/passes/checks.ts): the CUDA and WGSL code checks its accesses at run time. */
+  readonly checked?: boolean;
 }
 
 /** File stems for the outputs, unique within one build even when two sources share a base name. */
@@ -240,7 +242,7 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, buildT
 /** Compiles what the arguments name, reports, and on success writes the build; returns the exit status. */
 export function buildOnce(args: readonly string[], settings: BuildSettings, io: Io, project?: ReturnType<typeof createProject>): number {
   const inputs = expandInputs(args);
-  const result = compileFiles(inputs.files, { targets: settings.targets, defines: settings.defines, lineDirectives: settings.lineDirectives, project });
+  const result = compileFiles(inputs.files, { targets: settings.targets, defines: settings.defines, lineDirectives: settings.lineDirectives, project, ...(settings.checked ? { checked: true } : {}) });
   const diagnostics = [...inputs.diagnostics, ...result.diagnostics];
   report(diagnostics, io);
   if (!result.ok || inputs.diagnostics.some((d) => d.severity === "error")) {

@@ -22,6 +22,7 @@ export interface BuildArgs extends CompileArgs {
   readonly ptx?: boolean;
   readonly arch: string;
   readonly watch?: boolean;
+  readonly checked?: boolean;
 }
 
 /**
@@ -89,6 +90,8 @@ export async function buildCommand(args: readonly string[], opts: BuildArgs, io:
     report([...targetErrors, ...defineErrors], io);
     return 1;
   }
-  const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined, ptxArch: opts.ptx ? opts.arch : undefined, torch };
+  // Checked builds are CUDA's and WGSL's; the CPU's checked mode has a JS build of its own.
+  if (opts.checked && !targets.includes("cuda") && !targets.includes("wgsl")) report([makeDiagnostic("TSK4015", undefined)], io);
+  const settings = { out: opts.out, targets, defines, lineDirectives: opts.lineDirectives, cubinArch: opts.cubin ? opts.arch : undefined, ptxArch: opts.ptx ? opts.arch : undefined, torch, checked: opts.checked };
   return opts.watch ? watchBuild(args, settings, io) : buildOnce(args, settings, io);
 }

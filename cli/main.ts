@@ -89,6 +89,7 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--ptx", "also compile each .cu to PTX with nvcc, which the CUDA driver compiles for the GPU it runs on")
     .option("--arch <sm>", "GPU architecture for --cubin and --ptx", "sm_90")
     .option("--watch", "build, then build again whenever a kernel file changes, printing diagnostics, until Ctrl-C")
+    .option("--checked", "a checked build: CUDA and WGSL code that checks every array access, integer division and shift at run time and reports failures with the TypeScript line")
     .addHelpText(
       "after",
       [
@@ -106,10 +107,11 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
         "  $ tskernel build examples/matmul-cuda-samples.ts --target cuda --define BLOCK_SIZE=32 --out build",
         "  $ tskernel build examples/*.ts --target cuda --cubin --arch sm_90 --out build/kernels",
         "  $ tskernel build examples/torch-app/kernels.ts --target torch --cubin --ptx --out build/torch",
+        "  $ tskernel build kernels/*.ts --target cuda,wgsl --checked --out build/checked",
         "",
       ].join("\n"),
     )
-    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; ptx?: boolean; arch: string; watch?: boolean }) => {
+    .action(async (args: string[], opts: { out: string; target: string; define: string[]; lineDirectives: boolean; cubin?: boolean; ptx?: boolean; arch: string; watch?: boolean; checked?: boolean }) => {
       const { buildCommand } = await import("./compile-command.ts");
       setExit(await buildCommand(args, opts, io));
     });

@@ -194,6 +194,9 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
           return;
         }
         return expr(e.value, cost);
+      case "check":
+        // Only checked builds have checks, and the estimate is of the kernel as written.
+        throw new Error("internal: the cost estimate reads kernels before checks are inserted");
       default:
         return assertNever(e, "expression");
     }

@@ -19,6 +19,9 @@ import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./front
 import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
+import { checkRecords, checkRecordWords, insertChecks, operationText, type KernelChecks } from "./passes/checks.ts";
+import { LineMap } from "./diagnostics/span.ts";
+import type { ManifestChecks, ManifestImplicitParam } from "./lang/manifest.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
 import { scalarizePrivateArrays } from "./passes/scalarize.ts";
 import { scalarizeVectors } from "./passes/scalarize-vectors.ts";
@@ -62,6 +65,13 @@ export interface CompileOptions {
    */
   readonly emit?: boolean;
   /**
+   * A checked build (`tskernel build --checked`): the CUDA and WGSL code checks every array access, integer
+   * division and shift amount at run time and records failures in an error buffer the runtime reads
+   * (passes/checks.ts); the manifest describes the checks. The JS output is unchanged (its checked build is
+   * always made: `checkedFactoryBody`).
+   */
+  readonly checked?: boolean;
+  /**
    * Report TypeScript's own errors as TSK1002 (default true). An editor shows them already, and checking the
    * whole file for them is a third of a warm recompile; lowering still asks the checker what it needs.
    */
@@ -96,6 +106,8 @@ export interface FileOutput {
     readonly functions: readonly (string | undefined)[];
     /** Per function: bytes of dynamic shared memory its launches need (0: none). */
     readonly dynamicSharedBytes: readonly (number | undefined)[];
+    /** A checked build: per function, its checks (the manifest's). */
+    readonly checks?: readonly (ManifestChecks | undefined)[];
   };
   /** `entries[i]` is the WGSL entry point of `specializations[i]`, undefined where it skips WGSL. */
   readonly wgsl?: {
@@ -104,6 +116,9 @@ export interface FileOutput {
     readonly lineSources: readonly (string | undefined)[];
     /** The WebGPU features the module needs (`enable f16;` applies to all of its entry points). */
     readonly features: readonly string[];
+    /** A checked build: per entry point, its checks (the manifest's), and the parameters its layout binds. */
+    readonly checks?: readonly (ManifestChecks | undefined)[];
+    readonly checkedParams?: readonly (Kernel["params"] | undefined)[];
   };
   /** `functions[i]` is the JS function of `specializations[i]`, undefined where it skips JS. */
   readonly js?: {
@@ -201,7 +216,7 @@ function compileSourceFile(
   diagnostics.push(...unique);
   const displayPath = path.relative(baseDir, sourceFile.getFilePath()).split(path.sep).join("/");
   if (hasErrors(unique) || hasErrors(diagnostics) || options.emit === false) return { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
-  return emitFile(sourceFile, displayPath, module, specializations, options);
+  return emitFile(sourceFile, displayPath, module, specializations, options, diagnostics);
 }
 
 function emitFile(
@@ -210,8 +225,11 @@ function emitFile(
   module: Module,
   specializations: readonly SpecializedKernel[],
   options: CompileOptions,
+  diagnostics: Diagnostic[],
 ): FileOutput {
   let output: FileOutput = { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
+  const lines = new LineMap(sourceFile.getFullText());
+  const warned = new Set<string>();
   for (const targetName of options.targets) {
     const target = targets[targetName];
     // The specializations this target builds, and for each of the file's specializations its place among them.
@@ -235,12 +253,30 @@ function emitFile(
       ? scalarizeVectors(moduleHelpers, built.map((s) => ({ kernel: s.kernel, sharedSizes: s.facts.sharedSizes })))
       : { helpers: moduleHelpers, kernels: built.map((s) => ({ kernel: s.kernel, sharedSizes: s.facts.sharedSizes })) };
     const helpers = lanes.helpers.map(({ helper, body }) => ({ helper, body: prepare(body) }));
+    // A checked build: each kernel's checks, inserted as the last step of its legalization (passes/checks.ts).
+    const checkOptions = options.checked ? target.checks : undefined;
+    const checks: (KernelChecks | undefined)[] = [];
     const units = built.map((s, index) => {
       const { kernel, sharedSizes } = lanes.kernels[index]!;
-      const body = prepare(kernel.body);
+      let kernelChecks: KernelChecks | undefined;
+      const body = checkOptions
+        ? legalize(unrolled(kernel.body), target.legalize, (stmts) => {
+            const inserted = insertChecks(kernel, stmts, sharedSizes, checkOptions);
+            kernelChecks = inserted.checks;
+            return inserted.body;
+          })
+        : prepare(kernel.body);
+      checks.push(kernelChecks);
+      for (const item of kernelChecks?.unchecked ?? []) {
+        const key = `${kernel.name}|${item.what}`;
+        if (warned.has(key)) continue;
+        warned.add(key);
+        diagnostics.push(makeDiagnostic("TSK3170", item.span, [item.what, kernel.name, item.why]));
+      }
+      const params = kernelChecks ? [...kernel.params, ...kernelChecks.params] : kernel.params;
       const scalarized = target.scalarizePrivateArrays ? scalarizePrivateArrays(body, kernel.locals, sharedSizes) : { body, locals: kernel.locals };
       return {
-        kernel: { ...kernel, body: scalarized.body, locals: scalarized.locals },
+        kernel: { ...kernel, params, body: scalarized.body, locals: scalarized.locals },
         entryName: s.entryName,
         block: s.facts.block,
         sharedSizes,
@@ -259,11 +295,28 @@ function emitFile(
       const header = emitCudaHeader(displayPath, `${stem}.cu`, cuda.signatures, units.map((u) => u.kernel), cuda.declarations, cuda.halves);
       output = {
         ...output,
-        cuda: { source: cuda.source, header, functions: aligned(cuda.signatures.map((s) => s.functionName)), dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)) },
+        cuda: {
+          source: cuda.source,
+          header,
+          functions: aligned(cuda.signatures.map((s) => s.functionName)),
+          dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)),
+          ...(checkOptions ? { checks: aligned(checks.map((c) => manifestChecks(c!, lines, displayPath, sourceFile.getFullText()))) } : {}),
+        },
       };
     } else if (targetName === "wgsl") {
       const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
-      output = { ...output, wgsl: { source: wgsl.source, entries: aligned(wgsl.entries), lineSources: wgsl.lineSources, features: wgsl.features } };
+      output = {
+        ...output,
+        wgsl: {
+          source: wgsl.source,
+          entries: aligned(wgsl.entries),
+          lineSources: wgsl.lineSources,
+          features: wgsl.features,
+          ...(checkOptions
+            ? { checks: aligned(checks.map((c) => manifestChecks(c!, lines, displayPath, sourceFile.getFullText()))), checkedParams: aligned(units.map((u) => u.kernel.params)) }
+            : {}),
+        },
+      };
     } else {
       const sourceText = sourceFile.getFullText();
       const js = emitJs({ displayPath, sourceText, helpers, kernels: units });
@@ -272,6 +325,37 @@ function emitFile(
     }
   }
   return output;
+}
+
+/** A kernel's checks as the manifest describes them: each site at its `file:line:column`. */
+function manifestChecks(checks: KernelChecks, lines: LineMap, displayPath: string, sourceText: string): ManifestChecks {
+  const implicit = checks.params.map((param): ManifestImplicitParam => {
+    const name = param.kind === "buffer" ? param.array.name : param.kind === "scalar" ? param.variable.name : param.name;
+    const kind = param.kind === "const" ? undefined : param.implicit;
+    if (!kind) throw new Error("internal: a checked build added a parameter that is not implicit");
+    return kind.kind === "length" ? { name, kind: "length", of: kind.of } : { name, kind: kind.kind };
+  });
+  return {
+    errorWords: 1 + checkRecords * checkRecordWords,
+    records: checkRecords,
+    recordWords: checkRecordWords,
+    implicit,
+    sites: checks.sites.map((site) => {
+      const { line, column } = lines.lineCol(site.span.start);
+      const text = site.kind === "division-by-zero" || site.kind === "shift-out-of-range" ? operationText(sourceText, site.span) : undefined;
+      return {
+        kind: site.kind,
+        location: `${displayPath}:${line}:${column}`,
+        ...(site.access ? { access: site.access } : {}),
+        ...(site.array ? { array: site.array.name, space: site.array.space, ...(site.array.dims ? { dims: site.array.dims } : {}) } : {}),
+        ...(site.lanes ? { lanes: site.lanes } : {}),
+        signed: site.signed,
+        ...(site.operator ? { operator: site.operator } : {}),
+        ...(text ? { text } : {}),
+        ...(site.operation ? { operation: site.operation } : {}),
+      };
+    }),
+  };
 }
 
 /** The helpers that the given bodies call, directly or through other helpers. */

@@ -20,7 +20,7 @@ export type { Manifest, ManifestKernel, ManifestLayout, ManifestParam } from "./
 
 export const manifestVersion = 1;
 
-function manifestLayout(kernel: Parameters<typeof wgslLayout>[0]): ManifestWgslLayout {
+function manifestLayout(kernel: Pick<Parameters<typeof wgslLayout>[0], "params">): ManifestWgslLayout {
   const layout = wgslLayout(kernel);
   return {
     group: layout.group,
@@ -78,7 +78,19 @@ export function buildManifest(
       const jsFunction = file.js?.functions[index];
       // Only the targets this specialization was built for: a kernel's `targets` may skip some of the file's.
       const outputs: ManifestKernel["outputs"] = {
-        ...(file.cuda && cudaFunction !== undefined && names.cu && names.cuh ? { cuda: { file: names.cu, header: names.cuh, function: cudaFunction, dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!, ...(names.cubin ? { cubin: names.cubin } : {}), ...(names.ptx ? { ptx: names.ptx } : {}) } } : {}),
+        ...(file.cuda && cudaFunction !== undefined && names.cu && names.cuh
+          ? {
+              cuda: {
+                file: names.cu,
+                header: names.cuh,
+                function: cudaFunction,
+                dynamicSharedBytes: file.cuda.dynamicSharedBytes[index]!,
+                ...(names.cubin ? { cubin: names.cubin } : {}),
+                ...(names.ptx ? { ptx: names.ptx } : {}),
+                ...(file.cuda.checks?.[index] ? { checks: file.cuda.checks[index] } : {}),
+              },
+            }
+          : {}),
         ...(jsFunction !== undefined && names.js ? { js: { file: names.js, function: jsFunction } } : {}),
         ...(wgslEntry && names.wgsl
           ? {
@@ -87,9 +99,11 @@ export function buildManifest(
                 entryPoint: wgslEntry.entryPoint,
                 workgroupSizeOverrides: wgslEntry.workgroupSizeOverrides ?? null,
                 ...(names.wgslMap ? { lineMap: names.wgslMap } : {}),
-                layout: manifestLayout(kernel),
+                // A checked build binds its error buffer and passes its implicit scalars too (wgsl-layout.ts).
+                layout: manifestLayout(file.wgsl!.checkedParams?.[index] ? { params: file.wgsl!.checkedParams[index]! } : kernel),
                 // The device features the module's types need (shader-f16 for f16, enabled for the whole module).
                 ...(file.wgsl!.features.length > 0 ? { features: file.wgsl!.features } : {}),
+                ...(file.wgsl!.checks?.[index] ? { checks: file.wgsl!.checks[index] } : {}),
               },
             }
           : {}),

@@ -263,7 +263,12 @@ export class BackendUnavailable extends Error {
 
 export interface DeviceOptions {
   readonly backend?: BackendName | "auto";
-  /** CPU only: check every access and barrier and report misuse with the kernel's TS location. */
+  /**
+   * Check every access and barrier and report misuse with the kernel's TS location: on the CPU, its checked
+   * mode; on CUDA and WebGPU, the device refuses kernels that are not checked builds (compileKernelLibrary(files,
+   * targets, { checked: true }), `tskernel build --checked`), whose failed checks the next synchronize() or
+   * read() raises (docs/runtime.md, "Checked mode").
+   */
   readonly checked?: boolean;
   /** CPU only: threads that share each launch's blocks, the calling one and N − 1 workers (default 1: the calling thread). */
   readonly workers?: number;

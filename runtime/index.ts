@@ -22,7 +22,8 @@ export { declaredLaunch, evaluateFormula, type DeclaredLaunch, type DeclaredTens
 export { LaunchFailure, type LaunchRef } from "./launch-ledger.ts";
 export type { Manifest, ManifestKernel, ManifestLayout, ManifestParam } from "../compiler/lang/manifest.ts";
 export { flattenValue, packColumns, packStructs, packValue, unpackColumns, unpackStructs, type LayoutValue } from "./layouts.ts";
-export { KernelFault, type FaultKind } from "./cpu/checker.ts";
+export { KernelFault, type FaultKind } from "./kernel-fault.ts";
+export { CheckFailures } from "./checked-build.ts";
 export { createTensorMap, type TensorMapShape } from "./tensor-map.ts";
 export { attention, attentionBackward, type AttentionBackwardTensors, type AttentionOptions, type AttentionShape } from "./attention.ts";
 export { packageKernelLibrary, packageKernels, packageKernelsFrom, packageKernelFiles, packageKernelsDir, type PackageKernelOrigin } from "./package-kernels.ts";
@@ -36,12 +37,11 @@ export const autoSkipped: { backend: BackendName; reason: string }[] = [];
 
 export async function createDevice(options: DeviceOptions = {}): Promise<Device> {
   const backend = options.backend ?? "auto";
-  if (options.checked && backend !== "cpu" && backend !== "auto") {
-    throw new BackendUnavailable(backend, "checked mode runs on the CPU backend only (use --backend cpu)");
-  }
-  if (backend === "cpu" || options.checked) return new CpuDevice({ checked: options.checked, workers: options.workers, subgroupSize: options.subgroupSize, timeLimitMs: options.timeLimitMs });
-  if (backend === "cuda") return createCudaDevice();
-  if (backend === "webgpu") return createWebGpuDevice();
+  // Checked GPU devices run checked builds only (compileKernelLibrary(…, { checked: true }), tskernel build
+  // --checked); `auto` with checked keeps to the CPU's checked mode, which needs no other build.
+  if (backend === "cpu" || (options.checked && backend === "auto")) return new CpuDevice({ checked: options.checked, workers: options.workers, subgroupSize: options.subgroupSize, timeLimitMs: options.timeLimitMs });
+  if (backend === "cuda") return createCudaDevice({ checked: options.checked });
+  if (backend === "webgpu") return createWebGpuDevice({ checked: options.checked });
   // auto: the GPU backends first, in the order DESIGN.md gives, then the CPU, which is always there.
   autoSkipped.length = 0;
   try {

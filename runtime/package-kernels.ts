@@ -6,8 +6,9 @@
  * CPU runs the shipped JavaScript, WebGPU the shipped WGSL, CUDA the shipped .cu (NVRTC compiles each module
  * once and the CUDA device keeps the cubin in its disk cache; a build made with cubins for the GPU's
  * architecture loads them as they are). A checkout without the build (tests, development), a build whose
- * sources no longer match the kernel files beside it, and checked CPU devices (whose code the build does not
- * hold) compile the same files in-process instead. A library passed explicitly still wins.
+ * sources no longer match the kernel files beside it, and checked devices (the build holds neither the CPU's
+ * checked code nor checked GPU builds, which a checked CUDA or WebGPU device requires) compile the same files
+ * in-process instead, checked for a GPU. A library passed explicitly still wins.
  */
 
 import crypto from "node:crypto";
@@ -89,9 +90,15 @@ function staleness(dir: string): string | undefined {
   return undefined;
 }
 
+/** Why a device needs an in-process compile whatever the shipped build holds: it is checked (undefined: it is not). */
+function checkedReason(device: Pick<Device, "backend"> & { readonly checked?: boolean }): string | undefined {
+  if (device.checked !== true) return undefined;
+  return device.backend === "cpu" ? "checked mode needs the compiler's checked code" : "a checked device runs checked builds only (docs/language.md, \"Checked GPU builds\")";
+}
+
 /**
  * The package's kernels for a device's backend, loaded (or compiled) once per process and target. A checked
- * CPU device gets an in-process compile: its checked code is not part of the build.
+ * device gets an in-process compile: its checked code (the CPU's, or checked CUDA and WGSL) is not part of the build.
  */
 export function packageKernelLibrary(device: Pick<Device, "backend"> & { readonly checked?: boolean }): KernelLibrary {
   return packageKernels(device).library;
@@ -99,7 +106,7 @@ export function packageKernelLibrary(device: Pick<Device, "backend"> & { readonl
 
 /** packageKernelLibrary's library with where it came from (the tests ask: a shipped build must run no compiler). */
 export function packageKernels(device: Pick<Device, "backend"> & { readonly checked?: boolean }): { library: KernelLibrary } & PackageKernelOrigin {
-  const key = `${targetOf(device.backend)}${device.backend === "cpu" && device.checked === true ? " checked" : ""}`;
+  const key = `${targetOf(device.backend)}${device.checked === true ? " checked" : ""}`;
   let entry = libraries.get(key);
   if (!entry) {
     entry = packageKernelsFrom(packageKernelsDir(), device);
@@ -111,7 +118,8 @@ export function packageKernels(device: Pick<Device, "backend"> & { readonly chec
 /** The package's kernels from the build in `dir` where it serves (see `staleness`), else compiled in-process; not cached. */
 export function packageKernelsFrom(dir: string, device: Pick<Device, "backend"> & { readonly checked?: boolean }): { library: KernelLibrary } & PackageKernelOrigin {
   const target = targetOf(device.backend);
-  const reason = device.backend === "cpu" && device.checked === true ? "checked mode needs the compiler's checked code" : staleness(dir);
+  const reason = checkedReason(device) ?? staleness(dir);
   if (reason === undefined) return { library: loadKernelLibrary(dir, [target]), origin: "prebuilt" };
-  return { library: compileKernelLibrary(packageKernelFiles.map((file) => path.join(packageRoot(), file)), [target], { baseDir: packageRoot() }), origin: "compiled", reason };
+  const checkedGpu = device.checked === true && device.backend !== "cpu";
+  return { library: compileKernelLibrary(packageKernelFiles.map((file) => path.join(packageRoot(), file)), [target], { baseDir: packageRoot(), ...(checkedGpu ? { checked: true } : {}) }), origin: "compiled", reason };
 }

@@ -11,13 +11,43 @@ import { BackendUnavailable, createDevice, type BackendName, type Device } from 
  */
 export const testedBackends: readonly BackendName[] = ["cpu", "webgpu"];
 
+/**
+ * TSKERNEL_CHECKED_GPU=1: the GPU devices are checked (they refuse kernels built without checks) and the
+ * example tests build their kernels checked for them (`gpuBuild`), so that every example runs its checked build
+ * and any report fails its test (docs/language.md, "Checked GPU builds": none of the examples reports anything).
+ */
+export const checkedGpu = process.env.TSKERNEL_CHECKED_GPU === "1";
+
+/** The compile options of a test's kernels for a target: checked for the GPU targets under TSKERNEL_CHECKED_GPU. */
+export function gpuBuild(target: "js" | "wgsl" | "cuda"): { checked?: true } {
+  return checkedGpu && target !== "js" ? { checked: true } : {};
+}
+
+/**
+ * Example files whose checked WGSL SwiftShader cannot compile (its JIT, not the checks: Dawn on an NVIDIA GPU
+ * runs them, bench/gpu-checked.ts): heavily unrolled kernels whose thousands of inlined checks exceed its
+ * LLVM backend's stack limit (blur-rgba8.ts: "LLVM ERROR: Local variable exceeds stack size limit", which ends
+ * the process) or take it over 10 minutes and 17 GB (sgemm-multistage.ts). Under TSKERNEL_CHECKED_GPU=1 on
+ * SwiftShader their tests are skipped with this reason.
+ */
+const swiftShaderCheckedLimits: Readonly<Record<string, string>> = {
+  "blur-rgba8.ts": "SwiftShader's JIT aborts on the checked build (LLVM: local variable exceeds stack size limit)",
+  "sgemm-multistage.ts": "SwiftShader's JIT takes over 10 minutes and 17 GB on the checked build",
+};
+
+/** Why a checked build of an example file cannot run on this device (SwiftShader's JIT limits), or undefined. */
+export function checkedBuildUnrunnable(device: Device, file: string): string | undefined {
+  if (!checkedGpu || device.backend !== "webgpu" || !/swiftshader/i.test(device.name)) return undefined;
+  return swiftShaderCheckedLimits[file.split("/").pop()!];
+}
+
 const devices = new Map<BackendName, Promise<Device | string>>();
 
 /** The shared device of a backend, or the reason it is unavailable. */
 export function deviceFor(backend: BackendName): Promise<Device | string> {
   let device = devices.get(backend);
   if (!device) {
-    device = createDevice({ backend }).catch((error: unknown) => {
+    device = createDevice({ backend, ...(checkedGpu && backend !== "cpu" ? { checked: true } : {}) }).catch((error: unknown) => {
       if (error instanceof BackendUnavailable && process.env.TSKERNEL_REQUIRE_WEBGPU !== "1") return error.reason;
       throw error;
     });

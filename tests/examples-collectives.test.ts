@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, createDevice, type Device, type KernelLibrary } from "../runtime/index.ts";
 import { checkCollectiveExamples, testSizes, type ExampleCheck } from "../cli/demo/collective-examples.ts";
-import { deviceFor, testedBackends } from "./backends.ts";
+import { deviceFor, gpuBuild, testedBackends } from "./backends.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const files = ["histogram-atomics.ts", "sum-subgroups.ts", "compact-subgroups.ts", "softmax-subgroups.ts"].map((file) => path.join(repoRoot, "examples", file));
@@ -24,7 +24,7 @@ for (const backend of testedBackends) {
   describe.skipIf(typeof device === "string")(`atomics and subgroup examples on ${backend}${typeof device === "string" ? ` (skipped: ${device})` : ""}`, () => {
     it(`match their references (subgroups of ${typeof device === "string" ? "?" : device.limits.subgroupSize})`, async () => {
       const gpu = device as Device;
-      const library = compileKernelLibrary(files, [backend === "cpu" ? "js" : "wgsl"]);
+      const library = compileKernelLibrary(files, [backend === "cpu" ? "js" : "wgsl"], gpuBuild(backend === "cpu" ? "js" : "wgsl"));
       // WGSL's exp is only loosely bounded (SwiftShader's measured ~3e-4 relative on GELU).
       expectAllPass(await checkCollectiveExamples(gpu, library, testSizes, { softmaxTolerance: backend === "cpu" ? 1e-5 : 1e-3 }));
     });

@@ -62,10 +62,15 @@ export function errorCases(): CodegenCase[] {
 
 let sharedProject: ReturnType<typeof createProject> | undefined;
 
-/** Compiles one case for its targets (default: all three) with paths relative to the repository root. */
+/**
+ * Compiles one case for its targets (default: all three) with paths relative to the repository root. A case
+ * folder's `compile-options.json` sets options of the compilation: `{ "checked": true }` makes a checked build.
+ */
 export function compileCase(input: string, targets: readonly TargetName[] = targetNames): CompileResult {
   sharedProject ??= createProject();
-  const result = compileFiles([input], { targets, baseDir: repoRoot, project: sharedProject });
+  const optionsFile = path.join(path.dirname(input), "compile-options.json");
+  const options = fs.existsSync(optionsFile) ? (JSON.parse(fs.readFileSync(optionsFile, "utf8")) as { checked?: boolean }) : {};
+  const result = compileFiles([input], { targets, baseDir: repoRoot, project: sharedProject, ...(options.checked ? { checked: true } : {}) });
   // Each case is compiled on its own: drop it from the shared project so the next case does not see it.
   sharedProject.getSourceFile(input)?.forget();
   return result;

@@ -1,7 +1,7 @@
 /**
  * The package's own kernels (package-kernels.ts): the build `npm pack` makes (cli/package-kernels.ts) loads with
  * no compiler and runs matmul() and attention() against float64 on fresh random inputs; a stale build (a source
- * changed since), a missing one and a checked CPU device compile in-process instead, saying why; the file list
+ * changed since), a missing one and a checked device compile in-process instead (checked for a GPU), saying why; the file list
  * covers every matmul rung and the attention kernels. tests/package.test.ts runs the same from an installed tarball.
  */
 
@@ -14,7 +14,8 @@ import { writePackageKernels } from "../cli/package-kernels.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { matmul, matmulRungs, matmulTolerance, matmulTolerance16 } from "../runtime/matmul/matmul.ts";
 import { attention } from "../runtime/attention.ts";
-import { packageKernelFiles, packageKernelsFrom } from "../runtime/package-kernels.ts";
+import { packageKernelFiles, packageKernelsFrom, sourceHash } from "../runtime/package-kernels.ts";
+import { packageRoot } from "../compiler/index.ts";
 import { compareToReference, referenceGemm } from "../runtime/reference.ts";
 
 const out = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-package-kernels-"));
@@ -22,7 +23,7 @@ afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
 describe("the package's kernels", () => {
   it("lists every matmul rung's file and the attention kernels", () => {
-    expect(new Set(packageKernelFiles)).toEqual(new Set([...matmulRungs.map((r) => r.file), "examples/flash-attention.ts"]));
+    expect(new Set(packageKernelFiles)).toEqual(new Set([...matmulRungs.map((r) => r.file), "examples/flash-attention.ts", "examples/flash-attention-backward.ts"]));
   });
 
   it("load from the package build without compiling, and matmul() and attention() run on them against float64", async () => {
@@ -90,5 +91,19 @@ describe("the package's kernels", () => {
     const stale = packageKernelsFrom(out, device);
     expect([stale.origin, stale.reason]).toEqual(["compiled", `examples/hgemm-tiled.ts changed since the build in ${out}`]);
     expect(stale.library.kernels.some((h) => h.description.name === "hgemmTiledBf16")).toBe(true);
+  }, 120_000);
+
+  it("compile checked builds in-process for a checked GPU device, which refuses the shipped (unchecked) build", () => {
+    // The test before made the stamp stale: put back the true hash.
+    const stampFile = path.join(out, "sources.json");
+    const stamp = JSON.parse(fs.readFileSync(stampFile, "utf8")) as { files: Record<string, string> };
+    fs.writeFileSync(stampFile, JSON.stringify({ ...stamp, files: { ...stamp.files, "examples/hgemm-tiled.ts": sourceHash(path.join(packageRoot(), "examples/hgemm-tiled.ts")) } }));
+    const checked = packageKernelsFrom(out, { backend: "webgpu", checked: true });
+    expect([checked.origin, checked.reason]).toEqual(["compiled", 'a checked device runs checked builds only (docs/language.md, "Checked GPU builds")']);
+    const wgsl = checked.library.kernels.filter((h) => h.description.outputs.wgsl);
+    expect(wgsl.length).toBeGreaterThan(0);
+    for (const kernel of wgsl) expect(kernel.description.outputs.wgsl!.checks, kernel.description.entryName).toBeDefined();
+    // An unchecked GPU device still loads the shipped build.
+    expect(packageKernelsFrom(out, { backend: "webgpu" }).origin).toBe("prebuilt");
   }, 120_000);
 });

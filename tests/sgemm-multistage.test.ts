@@ -12,7 +12,7 @@ import { compileKernelLibrary, compareToReference, referenceGemm, type Device, t
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { kernelFits } from "../runtime/launch-check.ts";
 import { repoRoot } from "./golden-cases.ts";
-import { deviceFor, testedBackends } from "./backends.ts";
+import { checkedBuildUnrunnable, deviceFor, gpuBuild, testedBackends } from "./backends.ts";
 
 const file = path.join(repoRoot, "examples", "sgemm-multistage.ts");
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
@@ -42,11 +42,11 @@ async function check(device: Device, kernel: KernelHandle, [m, n, k]: [number, n
 
 for (const backend of testedBackends) {
   const device = await deviceFor(backend);
-  const skip = typeof device === "string" ? device : undefined;
+  const skip = typeof device === "string" ? device : checkedBuildUnrunnable(device, file);
   describe.skipIf(skip)(`sgemm-multistage.ts on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     const gpu = device as Device;
     const target = backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-    const kernels = skip ? [] : compileKernelLibrary([file], [target]).kernels.filter((h) => kernelFits(h.description, gpu.limits));
+    const kernels = skip ? [] : compileKernelLibrary([file], [target], gpuBuild(target)).kernels.filter((h) => kernelFits(h.description, gpu.limits));
 
     it("has builds that fit this device, of both kernels", () => {
       expect(new Set(kernels.map((h) => h.description.name))).toEqual(new Set(["sgemmMultistage", "sgemmRegisterStaged"]));

@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, unpackStructs, type Device } from "../runtime/index.ts";
 import { repoRoot } from "./golden-cases.ts";
-import { deviceFor, testedBackends } from "./backends.ts";
+import { deviceFor, gpuBuild, testedBackends } from "./backends.ts";
 
 const unavailable = new Map<string, string>();
 for (const backend of testedBackends) {
@@ -18,7 +18,8 @@ for (const backend of testedBackends) {
 }
 
 function library(device: Device, file: string) {
-  return compileKernelLibrary([path.join(repoRoot, "examples", file)], [device.backend === "cpu" ? "js" : device.backend === "webgpu" ? "wgsl" : "cuda"]);
+  const target = device.backend === "cpu" ? "js" : device.backend === "webgpu" ? "wgsl" : "cuda";
+  return compileKernelLibrary([path.join(repoRoot, "examples", file)], [target], gpuBuild(target));
 }
 
 type V3 = [number, number, number];

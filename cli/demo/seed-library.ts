@@ -11,10 +11,10 @@ export function targetOf(backend: BackendName): "js" | "wgsl" | "cuda" {
   return backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
 }
 
-export function compileSeedLibrary(backend: BackendName): KernelLibrary {
+export function compileSeedLibrary(backend: BackendName, options: { readonly checked?: boolean } = {}): KernelLibrary {
   const root = packageRoot();
   // The seed ladder and the rungs the benchmark adds; kernels whose `targets` leave this backend's target out
   // (the tensor-core rungs on WebGPU) are skipped by the compiler and only described.
   const files = variantFiles.map((file) => path.join(root, file));
-  return compileKernelLibrary(files, [targetOf(backend)]);
+  return compileKernelLibrary(files, [targetOf(backend)], options.checked ? { checked: true } : {});
 }

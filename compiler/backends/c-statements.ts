@@ -8,7 +8,7 @@
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type TileStoreStmt, type TileStoreWaitStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type BarrierStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type TileStoreStmt, type TileStoreWaitStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -23,7 +23,8 @@ export interface CStatementTarget {
    * header: a loop whose update is one becomes WGSL's `loop` with the update in its `continuing` block.
    */
   lines?(stmt: Stmt): readonly string[] | undefined;
-  readonly barrier: string;
+  /** The barrier (a checked build's may count who reached it: BarrierStmt.check). */
+  readonly barrier: string | ((stmt: BarrierStmt) => string);
   /** The device-scope fence, on targets that have one (the validator rejects `threadFence()` elsewhere). */
   readonly fence?: string;
   /** The lines of a vector access or asynchronous-copy statement, for targets that print them. */
@@ -139,7 +140,7 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       out.line(stmt.value ? `return ${printer.print(stmt.value)};` : "return;");
       return;
     case "barrier":
-      out.line(target.barrier);
+      out.line(typeof target.barrier === "string" ? target.barrier : target.barrier(stmt));
       return;
     case "fence":
       if (target.fence === undefined) throw new Error("internal: threadFence() reached a target without a device-scope fence; the validator rejects it there");

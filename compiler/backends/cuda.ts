@@ -14,7 +14,7 @@
  * integers print as the saturating intrinsics.
  */
 
-import { declaredVariables, scalars, type Access, type ArrayRef, type ElementScalar, type ElementType, type ScalarType, type StructType, type Type, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, scalars, type Access, type BarrierStmt, type DivergenceCheck, type ArrayRef, type ElementScalar, type ElementType, type ScalarType, type StructType, type Type, type AtomicStmt, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Stmt, type Variable } from "../ir/ir.ts";
 import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { layoutOf, typeName } from "../ir/types.ts";
 import { structsOf, swizzleName } from "../ir/vectors.ts";
@@ -108,6 +108,10 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   if (input.kernels.some((unit) => usesAsyncCopies(unit.kernel.body))) {
     out.line();
     for (const line of asyncCopyHelpers) out.raw(line);
+  }
+  if (input.kernels.some((unit) => unit.kernel.params.some((param) => param.kind === "buffer" && param.implicit?.kind === "errors"))) {
+    out.line();
+    for (const line of checkHelpers) out.raw(line);
   }
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
@@ -329,6 +333,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
       return call === undefined ? undefined : { text: call, kind: "atom" };
     },
     elementPlace: (array, text) => (vectors.isPadded(array) ? `${text}.v` : text),
+    check: (expr, holds, values) => ({ text: `tsk_check(${names.lookup(expr.errors)}, ${names.lookup(expr.launch)}, ${expr.site}u, ${holds}, ${values[0]}, ${values[1]})`, kind: "atom" }),
     select: (condition, whenTrue, whenFalse) => ({
       text: `${condition.kind === "ternary" ? parenthesize(condition) : condition.text} ? ${whenTrue.kind === "ternary" ? parenthesize(whenTrue) : whenTrue.text} : ${whenFalse.text}`,
       kind: "ternary",
@@ -537,7 +542,12 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     return `${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${names.name(variable, variable.name)} = ${text};`;
   };
   if (stmt.kind === "collective") {
-    out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
+    const call = cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)));
+    // A checked build: the operation runs only where every lane of the warp reached it (else its full-mask
+    // intrinsics would be undefined), and the lanes that did record the mask.
+    const check = stmt.check;
+    const checked = check ? `${divergenceCheck(check, names, "__activemask() == 0xffffffffu", "__activemask()", "0u")} ? ${call} : ${zero(stmt.result.type, printer)}` : call;
+    out.line(declare(stmt.result, checked));
     return;
   }
   const address = elementAddress(stmt.array, stmt.indices, context);
@@ -555,6 +565,42 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
   const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value!].map((value) => printer.print(value));
   out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${address}, ${operands.join(", ")})`));
 }
+
+/** A checked build's call that records a barrier or warp operation some threads missed (passes/checks.ts). */
+function divergenceCheck(check: DivergenceCheck, names: Namer, holds: string, first: string, second: string): string {
+  return `tsk_check(${names.lookup(check.errors)}, ${names.lookup(check.launch)}, ${check.site}u, ${holds}, ${first}, ${second})`;
+}
+
+/**
+ * A checked build's barrier: `__syncthreads_count` is the barrier and counts the threads that reached it
+ * (those that returned do not), which every thread compares with the block's.
+ */
+function checkedBarrier(stmt: BarrierStmt, fences: string, names: Namer): string {
+  const threads = "blockDim.x * blockDim.y * blockDim.z";
+  return `{ ${fences}const unsigned tsk_arrived = (unsigned)__syncthreads_count(1); ${divergenceCheck(stmt.check!, names, `tsk_arrived == ${threads}`, "tsk_arrived", threads)}; }`;
+}
+
+/**
+ * A checked build's record of a failed check (passes/checks.ts, docs/language.md "Checked GPU builds"): the
+ * error buffer counts failures in its first word and keeps the first 8 as records of 10 words (site, launch
+ * tag, block, thread, two values). The record is out of line, so that a check costs its comparison and branch.
+ */
+const checkHelpers = [
+  "__device__ __noinline__ void tsk_report(unsigned* errors, unsigned launch, unsigned site, unsigned a, unsigned b) {",
+  "  const unsigned slot = atomicAdd(errors, 1u);",
+  "  if (slot < 8u) {",
+  "    unsigned* r = errors + 1u + slot * 10u;",
+  "    r[0] = site; r[1] = launch;",
+  "    r[2] = blockIdx.x; r[3] = blockIdx.y; r[4] = blockIdx.z;",
+  "    r[5] = threadIdx.x; r[6] = threadIdx.y; r[7] = threadIdx.z;",
+  "    r[8] = a; r[9] = b;",
+  "  }",
+  "}",
+  "__device__ __forceinline__ bool tsk_check(unsigned* errors, unsigned launch, unsigned site, bool holds, unsigned a, unsigned b) {",
+  "  if (!holds) tsk_report(errors, launch, site, a, b);",
+  "  return holds;",
+  "}",
+];
 
 /**
  * The intrinsics whose CUDA spelling is a helper of ours, printed once when used. Each stands in for a C++
@@ -668,7 +714,10 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
       return cudaSetMaxRegisters(stmt, context.threads);
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
-    barrier: context.proxy.beforeArrive ? "tsk_fence_proxy_async_store(); __syncthreads();" : context.proxy.afterWait ? "tsk_fence_proxy_async(); __syncthreads();" : "__syncthreads();",
+    barrier: (stmt) => {
+      const fences = context.proxy.beforeArrive ? "tsk_fence_proxy_async_store(); " : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      return stmt.check ? checkedBarrier(stmt, fences, context.names) : `${fences}__syncthreads();`;
+    },
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
     // look-back scan ran no faster with fence.acq_rel.gpu (bench/README.md).
     fence: "__threadfence();",

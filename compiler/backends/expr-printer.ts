@@ -7,7 +7,7 @@
  * which a target may also take over entirely (`composite`: CUDA prints vector operations through its helpers).
  */
 
-import { assertNever, type BinaryOp, type BuiltinExpr, type ConstructExpr, type Expr, type FieldExpr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type SwizzleExpr, type Type, type Variable, type ArrayRef } from "../ir/ir.ts";
+import { assertNever, type BinaryOp, type BuiltinExpr, type CheckExpr, type ConstructExpr, type Expr, type FieldExpr, type HelperFunction, type IntrinsicExpr, type LiteralExpr, type LoadExpr, type ScalarType, type SubgroupBuiltinExpr, type SwizzleExpr, type Type, type Variable, type ArrayRef } from "../ir/ir.ts";
 import { elementOf, isComposite, laneCount } from "../ir/vectors.ts";
 import type { Spelling } from "./targets.ts";
 
@@ -46,6 +46,8 @@ export interface ExprHooks {
   composite?(expr: Expr, print: (expr: Expr) => Printed): Printed | undefined;
   /** The element of an array as a place, from its common spelling `a[i]` (CUDA's padded vec3 elements). */
   elementPlace?(array: ArrayRef, text: string): string;
+  /** A checked build's check (ir.ts, CheckExpr): `holds` and the two values printed, a call of the target's helper. */
+  check?(expr: CheckExpr, holds: string, values: readonly [string, string]): Printed;
 }
 
 const multiplicative: ReadonlySet<BinaryOp> = new Set(["mul", "div", "rem"]);
@@ -148,6 +150,10 @@ export class ExprPrinter {
         return hooks.swizzle(expr, this.printed(expr.value));
       case "field":
         return hooks.field(expr, this.printed(expr.value));
+      case "check": {
+        if (!hooks.check) throw new Error("internal: a check reached a target without checked builds");
+        return hooks.check(expr, this.print(expr.holds), [this.print(expr.values[0]), this.print(expr.values[1])]);
+      }
       default:
         return assertNever(expr, "expression");
     }

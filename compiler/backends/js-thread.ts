@@ -4,7 +4,7 @@
  * thread runs inside a region of a kernel, or in a helper function (see js.ts for regions and cuts).
  */
 
-import { isFloat, isHalfFloat, targetScalars } from "../ir/types.ts";
+import { arrayStride, isFloat, isHalfFloat, targetScalars } from "../ir/types.ts";
 import { halfCodec, halfRound, toHalf } from "./js-float16.ts";
 import { assertNever, valueTypeOf, type ArrayRef, type ElementScalar, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import type { Namer } from "./namer.ts";
@@ -22,6 +22,13 @@ export interface JsHooks {
   helper(helper: HelperFunction): string;
   /** Checked mode: the `file:line:column` of a span. */
   location?(span: Span): string;
+  /** Checked mode: the source text of an operation (a division's or a shift's, for its report). */
+  operation?(span: Span): string;
+  /**
+   * Checked mode: the thread a division's or a shift's fault names (default `t`); `undefined` for block-uniform
+   * statements, which run once per block outside the thread loops (the fault then names the block only).
+   */
+  readonly thread?: string;
 }
 
 /**
@@ -122,11 +129,25 @@ function fill(template: string, args: readonly string[]): string {
 export class JsExprPrinter {
   constructor(private readonly hooks: JsHooks) {}
 
-  /** Prints `left op right` for operands of `type` (also used for compound assignments). */
-  binary(op: BinaryOp, type: ScalarType, left: string, right: string): string {
+  /**
+   * Prints `left op right` for operands of `type` (also used for compound assignments). Checked mode, given the
+   * operation's span: an integer divisor passes through `chk.div`, which faults on 0, and a shift amount through
+   * `chk.shift`, which faults outside 0…31 (a literal, which the compiler checked, does not).
+   */
+  binary(op: BinaryOp, type: ScalarType, left: string, right: string, span?: Span, rightIsLiteral = false): string {
     const template = comparisonTemplates[op] ?? binaryTemplates[type]?.[op];
     if (!template) throw new Error(`internal: no JS spelling of ${op} on ${type}`);
-    return fill(template, [left, right]);
+    return fill(template, [left, span && !rightIsLiteral ? this.checkedOperand(op, type, right, span) : right]);
+  }
+
+  private checkedOperand(op: BinaryOp, type: ScalarType, right: string, span: Span): string {
+    if (!this.hooks.location || !this.hooks.operation || (type !== "i32" && type !== "u32")) return right;
+    const where = JSON.stringify(this.hooks.location(span));
+    const text = JSON.stringify(this.hooks.operation(span));
+    const thread = this.hooks.thread ?? "t";
+    if (op === "div" || op === "rem") return `chk.div(${bare(right)}, "${op === "div" ? "/" : "%"}", ${text}, ${thread}, ${where})`;
+    if (op === "shl" || op === "shr") return `chk.shift(${bare(right)}, ${text}, ${thread}, ${where})`;
+    return right;
   }
 
   print(expr: Expr): string {
@@ -149,7 +170,7 @@ export class JsExprPrinter {
         return expr.type === "u32" ? `((~${operand}) >>> 0)` : `(~${operand})`;
       }
       case "binary":
-        return this.binary(expr.op, expr.left.type as ScalarType, this.print(expr.left), this.print(expr.right));
+        return this.binary(expr.op, expr.left.type as ScalarType, this.print(expr.left), this.print(expr.right), expr.span, expr.right.kind === "literal");
       case "select":
         return `(${this.print(expr.condition)} ? ${this.print(expr.whenTrue)} : ${this.print(expr.whenFalse)})`;
       case "convert":
@@ -175,6 +196,8 @@ export class JsExprPrinter {
       case "swizzle":
       case "field":
         throw new Error(`internal: a ${expr.kind} reached the JS backend; scalarize-vectors.ts writes vectors and structs out lane by lane`);
+      case "check":
+        throw new Error("internal: a check reached the JS backend, whose checked mode calls the checker itself");
       default:
         return assertNever(expr, "expression");
     }
@@ -237,6 +260,12 @@ export class JsExprPrinter {
     const where = JSON.stringify(this.hooks.location!(span));
     // ldg/stg for global buffers; lds1/lds2/sts1/sts2 for shared arrays, whose sizes follow the indices.
     const fn = array.space === "global" ? `${kind}g` : array.space === "private" ? `${kind}p` : `${kind}s${indices.length}`;
+    // A typed view of a buffer of vectors or structs (scalarize-vectors.ts) reports in the buffer's elements.
+    if (array.viewOf && array.space === "global" && kind !== "ast") {
+      const per = arrayStride(array.viewOf.elementType) / arrayStride(array.elementType);
+      const stored = value === undefined ? "" : `, ${value}`;
+      return `chk.${kind}v(${name}, ${JSON.stringify(array.viewOf.name)}, ${this.print(indices[0]!)}, ${per}${stored}, t, ${where})`;
+    }
     const printed = indices.map((i) => this.print(i));
     // The first element of a split vector access: its index must be a multiple of the vector's width.
     if (alignment) printed[printed.length - 1] = `chk.aligned(${bare(printed[printed.length - 1]!)}, ${alignment}, ${JSON.stringify(array.name)}, t, ${where})`;
@@ -332,7 +361,7 @@ export class ThreadStmtPrinter {
       case "assign": {
         const name = this.names.lookup(stmt.variable);
         const value = printer.print(stmt.value);
-        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type as ScalarType, name, value) : value)}`;
+        return `${name} = ${bare(stmt.op ? printer.binary(stmt.op, stmt.variable.type as ScalarType, name, value, stmt.span, stmt.value.kind === "literal") : value)}`;
       }
       default:
         throw new Error(`internal: ${stmt.kind} is not a simple statement`);
@@ -410,7 +439,7 @@ export class ThreadStmtPrinter {
         if (printer.checked) {
           // Checked: load (for op=) and store through the checker, with the indices computed once.
           const temps = this.indexTemps(stmt.indices);
-          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(array.elementType as ElementScalar), decodeElement(array, printer.checkedAccess("ld", array, temps, stmt.span)), value) : value;
+          const loaded = stmt.op ? printer.binary(stmt.op, valueTypeOf(array.elementType as ElementScalar), decodeElement(array, printer.checkedAccess("ld", array, temps, stmt.span)), value, stmt.span, stmt.value.kind === "literal") : value;
           // A store made from copyAsync4 counts as written only once a waitAsync covers it (asts1/asts2).
           out.line(`${printer.checkedAccess(stmt.asynchronous ? "ast" : "st", array, temps, stmt.span, bare(encodeElement(array, loaded)), stmt.alignment)};`);
           if (temps !== stmt.indices) out.dedent().line("}");

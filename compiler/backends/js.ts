@@ -27,6 +27,7 @@ import { isHalfFloat, targetScalars, type ElementScalar, type ElementType, type 
 import { typesUsed } from "../ir/types-used.ts";
 import { helperResults } from "../passes/scalarize-vectors.ts";
 import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
+import { operationText } from "../passes/checks.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroupRuntime } from "./js-runtime.ts";
@@ -147,7 +148,8 @@ export function emitJs(input: JsModuleInput): JsOutput {
         return `${input.displayPath}:${line}:${column}`;
       }
     : undefined;
-  input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location, resultsArray).print());
+  const operation = input.checked ? (span: Span) => operationText(input.sourceText, span) : undefined;
+  input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location, resultsArray, operation).print());
 
   const source = out.toString();
   const factoryBody = `${source.replace(/^export function /gm, "function ")}return { ${functions.join(", ")} };\n`;
@@ -233,6 +235,8 @@ const slotArrays: Readonly<Record<ScalarType, string>> = {
 class KernelPrinter {
   private readonly names: Namer;
   private readonly printer: JsExprPrinter;
+  /** The printer of block-uniform statements, which run outside the thread loops (checked faults name no thread). */
+  private readonly uniformPrinter: JsExprPrinter;
   /** Block-level printer: spilled variables read from thread 0's slot. */
   private readonly blockPrinter: JsExprPrinter;
   private readonly spilled = new Map<Variable, string>();
@@ -272,6 +276,8 @@ class KernelPrinter {
     private readonly location: ((span: Span) => string) | undefined,
     /** The module's array of helper results, where a helper returns a vector or struct. */
     results?: { readonly name: string },
+    /** Checked mode: the source text of an operation, for reports of divisions and shifts. */
+    operation?: (span: Span) => string,
   ) {
     if (results) this.arrays.set(helperResults, results);
     this.names = moduleNames.child();
@@ -295,8 +301,10 @@ class KernelPrinter {
       array: (array: ArrayRef) => this.arrays.get(array)!,
       helper: (helper: HelperFunction) => moduleNames.lookup(helper),
       location,
+      operation,
     };
     this.printer = new JsExprPrinter({ ...hooks, variable: (v) => this.names.lookup(v) });
+    this.uniformPrinter = new JsExprPrinter({ ...hooks, variable: (v) => this.names.lookup(v), thread: "undefined" });
     this.blockPrinter = new JsExprPrinter({
       ...hooks,
       variable: (v) => {
@@ -662,7 +670,7 @@ class KernelPrinter {
     for (const stmt of stmts) {
       if (this.isUniformStmt(stmt)) {
         if (this.waitsFor(pending, stmt)) flush();
-        new ThreadStmtPrinter(this.out, this.names, this.printer, undefined).stmt(stmt);
+        new ThreadStmtPrinter(this.out, this.names, this.uniformPrinter, undefined).stmt(stmt);
         continue;
       }
       if (!this.isBlockLevel(stmt, loop !== undefined)) {

@@ -7,6 +7,7 @@
 import type { AtomicOp, BinaryOp, IntrinsicName, UnaryOp } from "../ir/ir.ts";
 import { targetScalars, type ElementScalar, type ScalarType, type TargetName } from "../ir/types.ts";
 import type { LegalizeOptions } from "../passes/legalize.ts";
+import type { CheckOptions } from "../passes/checks.ts";
 import { packedNames } from "./wgsl-packed.ts";
 import { cudaHalfConversion, cudaHalfConversions, cudaHalfNames, cudaHalfOperators } from "./cuda-halves.ts";
 
@@ -58,6 +59,11 @@ export interface TargetInfo {
   readonly scalarizePrivateArrays: boolean;
   /** Compute vectors and structs lane by lane, as scalars (passes/scalarize-vectors.ts); otherwise the target prints them. */
   readonly scalarizeVectors: boolean;
+  /**
+   * How a checked build checks the target's kernels (passes/checks.ts); absent where the target has no checked
+   * build of that kind (the CPU's checked mode is a JS build of its own, backends/js.ts).
+   */
+  readonly checks?: CheckOptions;
 }
 
 /** The element types a target packs several to a storage word, with how many (ir/types.ts, perStorageElement). */
@@ -83,6 +89,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // Small structs with inline helpers (cuda-vectors.ts): nvcc keeps their lanes in registers as it would
     // scalars, and the .cu reads as the kernel was written.
     scalarizeVectors: false,
+    // C's `?:` evaluates one side; __syncthreads_count and __activemask count who reached a barrier or a warp
+    // operation for the price of the barrier and one instruction.
+    checks: { eagerSelect: false, divergence: true },
   },
   wgsl: {
     name: "wgsl",
@@ -118,6 +127,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     scalarizePrivateArrays: false,
     // WGSL has vectors and structs.
     scalarizeVectors: false,
+    // `select` evaluates both sides; a barrier or subgroup operation that part of the workgroup misses cannot
+    // be counted (Tint's uniformity analysis refuses what the compiler's does not).
+    checks: { eagerSelect: true, divergence: false },
   },
   js: {
     name: "js",
@@ -296,7 +308,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_check", "tsk_report", "tsk_arrived", "__syncthreads_count", "__activemask", "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
   ]),
 };
 

@@ -5,7 +5,10 @@
  * one uniform buffer with a struct of all of them in parameter order: a scalar in 4 bytes (bools stored as
  * u32 0 or 1, f16 and bf16 as the f32 of their value), a vector or struct as WGSL's uniform address space
  * lays it out (`layoutOf(type, "uniform")`: a struct aligned to 16, and 16-byte multiples apart from what
- * follows), the buffer's size rounded up to 16 bytes.
+ * follows), the buffer's size rounded up to 16 bytes. A checked build's implicit parameters (passes/checks.ts)
+ * come after the kernel's own, so they take the same places: the error buffer the binding after the kernel's
+ * buffers (the uniform's binding moves one on), the launch tag and the buffers' lengths u32 fields at the end
+ * of the uniform struct.
  */
 
 import type { ElementType, Kernel, ScalarType, StructType, Variable, VectorType } from "../ir/ir.ts";
@@ -48,7 +51,7 @@ export interface WgslLayout {
   readonly uniform?: { readonly binding: number; readonly size: number; readonly fields: readonly WgslUniformField[] };
 }
 
-export function wgslLayout(kernel: Kernel): WgslLayout {
+export function wgslLayout(kernel: Pick<Kernel, "params">): WgslLayout {
   const bindings: WgslBinding[] = [];
   const fields: WgslUniformField[] = [];
   for (const param of kernel.params) {

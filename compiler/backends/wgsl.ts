@@ -165,8 +165,11 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const stored = storedPackedArrays(kernel.body);
   // The element type an array is declared with: vec4 for vector-only arrays, atomic for those atomics touch,
   // u32 words for packed types (atomic where the kernel stores into them: wgsl-packed.ts).
+  // A checked build's error buffer (passes/checks.ts): words that every failing thread updates atomically.
+  const errors = kernel.params.find((param) => param.kind === "buffer" && param.implicit?.kind === "errors");
   const elementOf = (array: ArrayRef) =>
-    isPacked(array) ? (vectorArrays.has(array) ? "vec4<u32>" : stored.has(array) ? "atomic<u32>" : "u32")
+    errors?.kind === "buffer" && array === errors.array ? "atomic<u32>"
+    : isPacked(array) ? (vectorArrays.has(array) ? "vec4<u32>" : stored.has(array) ? "atomic<u32>" : "u32")
     : vectorArrays.has(array) ? `vec4<${elementTypes[array.elementType as ElementScalar]}>`
     : atomic.has(array) ? `atomic<${array.elementType === "i32" ? "i32" : "u32"}>`
     : typeof array.elementType === "string" ? elementTypes[array.elementType] : typeNames.name(array.elementType);
@@ -223,6 +226,11 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   }
 
   const used = usedBuiltins(kernel.body);
+  // A failed check records the block and thread (checkFunction).
+  if (errors) {
+    used.add("threadIdx");
+    used.add("blockIdx");
+  }
   const inputs = [
     ...(Object.keys(builtinInputs) as (keyof typeof builtinInputs)[])
       .filter((builtin) => used.has(builtin))
@@ -237,7 +245,9 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const index = axis === "x" ? 0 : axis === "y" ? 1 : 2;
     return unit.block ? `${unit.block[index]}i` : `i32(${overrides![index]})`;
   };
-  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored);
+  const check = errors?.kind === "buffer" ? moduleName("tsk_check") : undefined;
+  if (check) for (const line of checkFunction(check, arrays.get((errors as { array: ArrayRef }).array)!)) out.line(line);
+  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored, check);
 
   out.line(`@compute @workgroup_size(${workgroupSize})`);
   out.line(`fn ${entry}(${inputs.join(", ")}) {`);
@@ -261,6 +271,27 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   out.dedent();
   out.line("}");
   return { entryPoint: entry, workgroupSizeOverrides: overrides };
+}
+
+/**
+ * A checked build's check (passes/checks.ts), one per entry point since each has its own error buffer: where
+ * `holds` is false it counts the failure in the first word and keeps the first 8 as records of 10 words (site,
+ * launch tag, block, thread, two values), as CUDA's tsk_report does. It returns `holds` whatever it records,
+ * and its result depends on nothing else, so WGSL's uniformity analysis sees a check as it sees `holds`.
+ */
+function checkFunction(name: string, errors: string): string[] {
+  return [
+    `fn ${name}(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {`,
+    "  if (!holds) {",
+    `    let slot = atomicAdd(&${errors}[0], 1u);`,
+    "    if (slot < 8u) {",
+    "      let at = 1u + slot * 10u;",
+    ...["site", "launch", "group.x", "group.y", "group.z", "thread.x", "thread.y", "thread.z", "a", "b"].map((word, i) => `      atomicStore(&${errors}[at + ${i}u], ${word});`),
+    "    }",
+    "  }",
+    "  return holds;",
+    "}",
+  ];
 }
 
 /**
@@ -354,6 +385,8 @@ function makePrinter(
   sizes: ReadonlyMap<ArrayRef, readonly number[]>,
   /** Packed arrays that the kernel stores into: their words are atomic. */
   stored: ReadonlySet<ArrayRef>,
+  /** A checked build: the entry point's check function (checkFunction). */
+  checkName?: string,
 ): ExprPrinter {
   // A vector or struct as the operand of `.x` or `.field`: an atom, or parenthesized.
   const operand = (printed: Printed) => (printed.kind === "atom" ? printed.text : `(${printed.text})`);
@@ -392,6 +425,10 @@ function makePrinter(
         : undefined,
     swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
     field: (expr, value) => ({ text: `${operand(value)}.${typeNames.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
+    check: (expr, holds, values) => {
+      if (!checkName) throw new Error("internal: a check in a WGSL function without an error buffer");
+      return { text: `${checkName}(${holds}, ${expr.site}u, ${values[0]}, ${values[1]}, ${names.lookup(expr.launch)}, ${builtinInputs.blockIdx.name}, ${builtinInputs.threadIdx.name})`, kind: "atom" };
+    },
     // WGSL's select takes the false value first.
     select: (condition, whenTrue, whenFalse) => ({ text: `select(${whenFalse.text}, ${whenTrue.text}, ${condition.text})`, kind: "atom" }),
     array: (array) => {

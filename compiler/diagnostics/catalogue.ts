@@ -160,6 +160,8 @@ export const catalogue = {
   TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
   TSK3050: { severity: "error", template: "threadFence() has no equivalent on {0}: it has no device-scope memory fence" },
   TSK3075: { severity: "error", template: "index {0} into '{1}' is negative, out of bounds of any buffer" },
+  // Checked builds (passes/checks.ts).
+  TSK3170: { severity: "warning", template: "{0} in kernel '{1}' is not checked at run time in a checked build: {2}" },
   // Types a target refuses (ir/types.ts, targetScalars).
   TSK3120: { severity: "error", template: "{0} has no {1}, and kernel '{2}' uses it: {3}" },
 
@@ -177,6 +179,7 @@ export const catalogue = {
   TSK4011: { severity: "error", template: "no files match {0}" },
   TSK4013: { severity: "error", template: "--target torch needs --cubin or --ptx: the Python module loads the kernels from one of them" },
   TSK4014: { severity: "error", template: "--ptx needs --target cuda" },
+  TSK4015: { severity: "warning", template: "--checked makes checked builds for cuda and wgsl; the js build is unchanged (the CPU backend's checked mode, createDevice({ backend: \"cpu\", checked: true }), has its own)" },
 
   // The bundler plugin.
   TSK4012: { severity: "warning", template: "'{0}' is exported by a kernel file but is not a kernel: the module the bundler plugin builds from {1} exports only its kernels" },

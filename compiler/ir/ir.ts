@@ -291,8 +291,31 @@ export interface FieldExpr extends ExprBase {
   readonly field: number;
 }
 
+/**
+ * Only in checked builds (passes/checks.ts inserts it for the targets that have one): whether a rule of the
+ * language holds here, `holds` (an index within its array, a divisor that is not zero, a shift amount below
+ * 32, a 16-byte access at an aligned index). The value is `holds`; when it is false, the thread also records
+ * the failure in the kernel's error buffer (the implicit `errors` parameter): the site (its place in the
+ * kernel's table of checks, which says what was checked where), the launch (the implicit `launch`
+ * parameter), its block and thread, and `values`, two u32 words that the site says how to read (the index and
+ * the length, say). That record is the one effect an expression may have: no kernel code reads the buffer, so
+ * the kernel's meaning is unchanged, and a target may evaluate a check whose result it discards. (Where a
+ * target evaluates both sides of a `select`, the pass makes a check on a side count only when the condition
+ * picks that side.)
+ */
+export interface CheckExpr extends ExprBase {
+  readonly kind: "check";
+  readonly type: "bool";
+  readonly holds: Expr;
+  readonly site: number;
+  readonly values: readonly [Expr, Expr];
+  readonly errors: ArrayRef;
+  readonly launch: Variable;
+}
+
 export type Expr =
   | LiteralExpr
+  | CheckExpr
   | VariableExpr
   | ConstRefExpr
   | BuiltinExpr
@@ -402,6 +425,18 @@ export interface ReturnStmt extends StmtBase {
 /** `syncThreads()`: every thread of the block waits here; shared-memory accesses before it are visible after. */
 export interface BarrierStmt extends StmtBase {
   readonly kind: "barrier";
+  /**
+   * Checked builds on targets that can count the threads a barrier meets (CUDA's `__syncthreads_count`): the
+   * site that records a barrier that not every thread of the block reached (passes/checks.ts).
+   */
+  readonly check?: DivergenceCheck;
+}
+
+/** Where a checked build records a barrier or subgroup operation that only part of the block or subgroup reached. */
+export interface DivergenceCheck {
+  readonly site: number;
+  readonly errors: ArrayRef;
+  readonly launch: Variable;
 }
 
 /**
@@ -699,6 +734,8 @@ export interface CollectiveStmt extends StmtBase {
   readonly op: CollectiveOp;
   readonly args: readonly Expr[];
   readonly result: Variable;
+  /** As for `BarrierStmt.check`: on targets that know which lanes are active (CUDA's `__activemask()`). */
+  readonly check?: DivergenceCheck;
 }
 
 /** A nested `{ … }` block: a scope for the declarations inside it. */
@@ -758,9 +795,9 @@ export function declaredVariables(stmt: Stmt): readonly Variable[] {
 // Functions and modules
 
 export type KernelParam =
-  | { readonly kind: "buffer"; readonly array: ArrayRef }
+  | { readonly kind: "buffer"; readonly array: ArrayRef; readonly implicit?: ImplicitParam }
   /** A run-time value, passed by value: a scalar, or a vector or struct (then in WGSL's uniform layout). */
-  | { readonly kind: "scalar"; readonly variable: Variable }
+  | { readonly kind: "scalar"; readonly variable: Variable; readonly implicit?: ImplicitParam }
   | {
       readonly kind: "const";
       readonly name: string;
@@ -769,6 +806,13 @@ export type KernelParam =
       readonly defaultValue?: ConstValue;
       readonly span: Span;
     };
+
+/**
+ * The parameters a checked build adds after the kernel's own (passes/checks.ts), which the runtime passes
+ * itself: the error buffer (u32 words), the launch's tag (u32) that its records carry, and the length of a
+ * buffer parameter (u32, in elements) that the checks compare indices with.
+ */
+export type ImplicitParam = { readonly kind: "errors" } | { readonly kind: "launch" } | { readonly kind: "length"; readonly of: string };
 
 /** A compile-time constant's value. */
 export type ConstValue = number | boolean;

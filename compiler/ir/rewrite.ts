@@ -55,6 +55,13 @@ export function mapExpr(expr: Expr, fn: ExprMapper): Expr {
       const value = mapExpr(expr.value, fn);
       return fn(value === expr.value ? expr : ({ ...expr, value } as Expr));
     }
+    case "check": {
+      const holds = mapExpr(expr.holds, fn);
+      const first = mapExpr(expr.values[0], fn);
+      const second = mapExpr(expr.values[1], fn);
+      const same = holds === expr.holds && first === expr.values[0] && second === expr.values[1];
+      return fn(same ? expr : { ...expr, holds, values: [first, second] });
+    }
     default:
       return assertNever(expr, "expression");
   }
@@ -329,6 +336,8 @@ export function childExprs(expr: Expr): readonly Expr[] {
     case "swizzle":
     case "field":
       return [expr.value];
+    case "check":
+      return [expr.holds, ...expr.values];
     default:
       return [];
   }

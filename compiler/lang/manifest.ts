@@ -116,6 +116,53 @@ export interface ManifestSignature {
   readonly backward?: string;
 }
 
+/**
+ * A parameter a checked build adds after the kernel's own, which the runtime passes itself (CUDA: extra
+ * arguments in this order; WebGPU: a storage binding and uniform fields of these names in `layout`): the error
+ * buffer (u32 words), the launch's tag (u32) its records carry, and the length in elements (u32) of the buffer
+ * parameter `of`.
+ */
+export type ManifestImplicitParam =
+  | { readonly name: string; readonly kind: "errors" }
+  | { readonly name: string; readonly kind: "launch" }
+  | { readonly name: string; readonly kind: "length"; readonly of: string };
+
+/**
+ * One check of a checked build: what a failure there reports. Its record holds two u32 values whose meaning
+ * the kind gives (docs/language.md, "Checked GPU builds"): an index and a buffer's length, two indices of a
+ * 2-D shared array, a vector access's start, a shift amount, the threads or lanes that reached an operation.
+ */
+export interface ManifestCheckSite {
+  readonly kind: "out-of-bounds" | "misaligned-vector-access" | "division-by-zero" | "shift-out-of-range" | "barrier-divergence" | "divergent-subgroup-op";
+  /** The TypeScript `file:line:column` of the access or operation. */
+  readonly location: string;
+  readonly access?: "read of" | "write to" | "atomic on";
+  readonly array?: string;
+  readonly space?: "global" | "shared" | "private";
+  /** A shared or private array's sizes. */
+  readonly dims?: readonly number[];
+  /** A vector access's elements. */
+  readonly lanes?: number;
+  /** Whether each recorded value is an i32. */
+  readonly signed: readonly [boolean, boolean];
+  /** Division and shifts: the operator, and the operation's source text. */
+  readonly operator?: string;
+  readonly text?: string;
+  /** Subgroup operations: the operation. */
+  readonly operation?: string;
+}
+
+/** What a checked build's code of a kernel checks, and the error buffer its failures go to. */
+export interface ManifestChecks {
+  /** u32 words of the error buffer: the count of failed checks, then `records` records of `recordWords` words. */
+  readonly errorWords: number;
+  readonly records: number;
+  /** site, launch tag, block x y z, thread x y z, two values. */
+  readonly recordWords: number;
+  readonly implicit: readonly ManifestImplicitParam[];
+  readonly sites: readonly ManifestCheckSite[];
+}
+
 export interface ManifestKernel {
   readonly name: string;
   readonly entryName: string;
@@ -161,6 +208,8 @@ export interface ManifestKernel {
       readonly cubin?: { readonly file: string; readonly arch: string };
       /** PTX nvcc made from `file` at build time (`--ptx`), for the driver to compile for the GPU it runs on. */
       readonly ptx?: { readonly file: string; readonly arch: string };
+      /** A checked build (`--checked`): its checks and the parameters it adds after the kernel's. */
+      readonly checks?: ManifestChecks;
     };
     readonly js?: { readonly file: string; readonly function: string };
     readonly wgsl?: {
@@ -172,6 +221,8 @@ export interface ManifestKernel {
       readonly layout: ManifestWgslLayout;
       /** WebGPU features the device must have (`shader-f16` for a kernel with f16); absent when none. */
       readonly features?: readonly string[];
+      /** A checked build (`--checked`): its checks; `layout` binds the error buffer and has the implicit fields. */
+      readonly checks?: ManifestChecks;
     };
   };
 }

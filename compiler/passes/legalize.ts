@@ -22,6 +22,8 @@
  *   is computed on the u32 bits and shift amounts are masked (wrap-integers.ts), as the language defines them.
  * - Vectors: assignments to several lanes one lane at a time, float-to-integer vector conversions lane by
  *   lane, WGSL's functions on scalars written out where the target has none (legalize-vectors.ts).
+ * - In a checked build, the checks (checks.ts) come in after everything above has shaped the accesses they
+ *   check and before integers are wrapped, so that a shift amount is checked before it is masked.
  */
 
 import {
@@ -79,7 +81,7 @@ export interface LegalizeOptions extends VectorLegalizeOptions {
   readonly maskShiftAmounts?: boolean;
 }
 
-export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt[] {
+export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, checks?: (stmts: Stmt[]) => Stmt[]): Stmt[] {
   const copied = options.synchronousCopies ? mapStmts(stmts, { stmt: (stmt) => (stmt.kind === "asyncCopy" ? copyAsVectors(stmt) : stmt) }) : [...stmts];
   const keepVectors = options.splitVectorAccesses && options.vectorArrays ? vectorOnlyArrays(copied, options.elementsPerWord) : new Set<ArrayRef>();
   const split = (array: ArrayRef) => array.space === "private" || (options.splitVectorAccesses && !keepVectors.has(array));
@@ -119,7 +121,8 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions): Stmt
   // After splitting, so that the element accesses made from vector ones are marked too.
   const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
   const vectors = legalizeVectors(atomic, options);
-  const collected = options.collectiveArgsInLocals ? argumentsInLocals(vectors) : vectors;
+  const argued = options.collectiveArgsInLocals ? argumentsInLocals(vectors) : vectors;
+  const collected = checks ? checks(argued) : argued;
   // Last, so that the arithmetic the rewrites above add (vector lanes' `i + 1`) wraps too.
   const wrap = { wrapSignedArithmetic: options.wrapSignedArithmetic ?? false, maskShiftAmounts: options.maskShiftAmounts ?? false };
   return wrap.wrapSignedArithmetic || wrap.maskShiftAmounts ? wrapIntegers(collected, wrap) : collected;

@@ -385,6 +385,8 @@ class Scalarizer {
         return this.leaves(expr)[0]!;
       case "construct":
         throw new Error("internal: a construct is never a scalar");
+      case "check":
+        throw new Error("internal: checks reached the vector scalarizer (the CPU's checked mode is its own)");
       default:
         return assertNever(expr, "expression");
     }

@@ -6,33 +6,14 @@
  * waited for its group (`waitAsync`: the copies run at once here, but on CUDA the data is not there yet), reads
  * of shared memory no thread of the block has
  * written since the block started, races on shared memory (two threads touching one element between the
-  | "divergent-subgroup-op"
-  | "time-limit";
+ * same two barriers, one of them writing), conditions around barriers and subgroup operations that differ
+ * between threads, integer divisions by zero and shift amounts outside 0…31. The first fault stops the launch
+ * with a KernelFault (kernel-fault.ts, whose texts the checked GPU builds' reports share).
  */
 
-export type FaultKind =
-  | "out-of-bounds"
-  | "misaligned-vector-access"
-  | "uninitialized-shared-read"
-  | "async-copy-not-waited"
-  | "shared-race"
-  | "barrier-divergence"
-  | "divergent-subgroup-op"
-  | "time-limit";
+import { divisionDetail, KernelFault, misalignedDetail, outOfBoundsDetail, shiftDetail, type FaultKind } from "../kernel-fault.ts";
 
-export class KernelFault extends Error {
-  constructor(
-    readonly kind: FaultKind,
-    readonly kernel: string,
-    readonly location: string,
-    readonly blockIdx: readonly number[],
-    readonly threadIdx: readonly number[] | undefined,
-    detail: string,
-  ) {
-    const thread = threadIdx ? `, thread (${threadIdx.join(", ")})` : "";
-    super(`tskernel: ${kind} in '${kernel}' at ${location}, block (${blockIdx.join(", ")})${thread}: ${detail}`);
-  }
-}
+export { KernelFault, type FaultKind } from "../kernel-fault.ts";
 
 interface SharedState {
   readonly written: Uint8Array;
@@ -139,12 +120,12 @@ export class Checker {
   }
 
   private outOfBounds(where: string, t: number, verb: string, name: string, indices: readonly number[], shape: string): never {
-    return this.fault("out-of-bounds", where, t, `${verb} ${name}${indices.map((i) => `[${i}]`).join("")}, but ${shape}`);
+    return this.fault("out-of-bounds", where, t, outOfBoundsDetail(verb, name, indices, shape));
   }
 
   /** The last index of a vector access, which must be a multiple of `width`; returns it. */
   aligned(index: number, width: number, name: string, t: number, where: string): number {
-    if (index % width !== 0) this.fault("misaligned-vector-access", where, t, `a vector access to '${name}' starts at index ${index}, which is not a multiple of ${width}`);
+    if (index % width !== 0) this.fault("misaligned-vector-access", where, t, misalignedDetail(name, index, width));
     return index;
   }
 
@@ -156,6 +137,29 @@ export class Checker {
   stg(array: Typed, name: string, index: number, value: number, t: number, where: string): void {
     if (!(index >= 0 && index < array.length)) this.outOfBounds(where, t, "write to", `'${name}'`, [index], `it has ${array.length} elements`);
     array[index] = value;
+  }
+
+  /** An integer divisor (`/`, `%` of `text`): 0 is a fault. Returns it. */
+  div(divisor: number, op: "/" | "%", text: string, t: number, where: string): number {
+    if (divisor === 0) this.fault("division-by-zero", where, t, divisionDetail(op, text));
+    return divisor;
+  }
+
+  /** A shift amount (of `text`): outside 0…31 is a fault (the language takes it modulo 32). Returns it. */
+  shift(amount: number, text: string, t: number, where: string): number {
+    if (!(amount >= 0 && amount < 32)) this.fault("shift-out-of-range", where, t, shiftDetail(amount, text));
+    return amount;
+  }
+
+  /** A typed view of a buffer of vectors or structs, `per` view elements to one of the buffer's: reported in the buffer's. */
+  ldv(view: Typed, name: string, index: number, per: number, t: number, where: string): number {
+    if (!(index >= 0 && index < view.length)) this.outOfBounds(where, t, "read of", `'${name}'`, [Math.floor(index / per)], `it has ${view.length / per} elements`);
+    return view[index]!;
+  }
+
+  stv(view: Typed, name: string, index: number, per: number, value: number, t: number, where: string): void {
+    if (!(index >= 0 && index < view.length)) this.outOfBounds(where, t, "write to", `'${name}'`, [Math.floor(index / per)], `it has ${view.length / per} elements`);
+    view[index] = value;
   }
 
   /** Private arrays: thread t's slice starts at t·size; only bounds are checked (no other thread sees it). */

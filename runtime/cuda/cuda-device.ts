@@ -24,6 +24,7 @@ import { CudaStream } from "./cuda-streams.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
 import { bufferBytes, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
 import { ModuleCache } from "./module-cache.ts";
+import { checksOf, CheckedLaunches, implicitArguments } from "../checked-build.ts";
 
 /**
  * The line the CUDA backend prints into modules that use wgmma (compiler/backends/cuda-matrix.ts,
@@ -50,7 +51,15 @@ export interface CudaCompileOptions {
   /** FMA contraction of a*b+c (NVRTC's --fmad); on by default, as in nvcc. */
   readonly fmad?: boolean;
   readonly cache?: ModuleCache;
+  /**
+   * Refuse kernels that are not checked builds (`compileKernelLibrary(…, { checked: true })`, `tskernel build
+   * --checked`), so that every launch is checked. A checked build runs checked on any device.
+   */
+  readonly checked?: boolean;
 }
+
+/** Words of the error buffer every checked build of this version uses (compiler/passes/checks.ts). */
+const errorBufferWords = 81;
 
 export interface CompiledFunction {
   readonly fn: unknown;
@@ -122,6 +131,52 @@ export class CudaDevice implements Device {
     this.driverVersion = version[0]!;
     this.cache = options.cache ?? new ModuleCache();
     this.fmad = options.fmad ?? true;
+    this.checked = options.checked ?? false;
+  }
+
+  /** Whether the device refuses kernels that are not checked builds. */
+  readonly checked: boolean;
+  /** Checked launches since the error buffer was last read, and the buffer (made on the first). */
+  private readonly checkedLaunches = new CheckedLaunches();
+  private errorBuffer?: CudaBuffer;
+
+  /** The error buffer of the device's checked launches (zeroed when made, and after each reading). */
+  private errors(): CudaBuffer {
+    if (!this.errorBuffer) {
+      const pointer: bigint[] = [0n];
+      check("cuMemAlloc", this.cu.cuMemAlloc_v2(pointer, errorBufferWords * 4));
+      const buffer: CudaBuffer = { kind: "tskernel.buffer", backend: "cuda", elementType: "u32", length: errorBufferWords, pointer: BigInt(pointer[0]!) };
+      check("cuMemsetD32", this.cu.cuMemsetD32_v2(buffer.pointer, 0, errorBufferWords));
+      this.errorBuffer = buffer;
+    }
+    return this.errorBuffer;
+  }
+
+  /** A launch's arguments: a checked build's implicit ones after its own (the error buffer, `tag`, its buffers' lengths). */
+  launchArgs(kernel: KernelHandle, args: CheckedLaunch["args"], tag: () => number): CheckedLaunch["args"] {
+    const checks = checksOf(kernel.description, "cuda");
+    if (!checks) return args;
+    return [...args, ...implicitArguments(checks, kernel.description, args, this.errors(), tag())];
+  }
+
+  /** For CudaSequence: the tag of a recorded checked node (its records are reported as its latest replay's). */
+  sequenceTag(kernel: KernelHandle): number {
+    const checks = checksOf(kernel.description, "cuda");
+    return checks ? this.checkedLaunches.step(kernel.description, checks) : 0;
+  }
+
+  /** For CudaSequence: a replay of the node `tag` is launch `launch`. */
+  replayed(tag: number, launch: number): void {
+    if (tag) this.checkedLaunches.replayed(tag, launch);
+  }
+
+  /** After every launch so far has finished: the error buffer's records into the ledger, and the buffer zeroed. */
+  private readErrors(): void {
+    if (!this.checkedLaunches.pending || !this.errorBuffer) return;
+    const words = new Uint32Array(errorBufferWords);
+    check("cuMemcpyDtoH", this.cu.cuMemcpyDtoH_v2(words, this.errorBuffer.pointer, words.byteLength));
+    if (words[0] !== 0) check("cuMemsetD32", this.cu.cuMemsetD32_v2(this.errorBuffer.pointer, 0, errorBufferWords));
+    this.checkedLaunches.report(words, this.ledger);
   }
 
   /**
@@ -349,6 +404,7 @@ export class CudaDevice implements Device {
       if (everything) {
         this.ledger.settle();
         this.releaseCompleted(true);
+        this.readErrors();
       }
       this.ledger.raise();
       return;
@@ -390,8 +446,12 @@ export class CudaDevice implements Device {
     if (sharedBytes > limits.maxSharedBytes!) {
       throw new LaunchError(name, `it needs ${sharedBytes} bytes of shared memory; this GPU allows ${limits.maxSharedBytes} per block`);
     }
-    const kinds = argumentKinds(kernel.description.params);
-    const { layouts, slotCount } = argumentLayouts(kernel.description.params);
+    // A checked build's implicit arguments follow the kernel's own (checked-build.ts): its error buffer, then u32s.
+    const implicit = checksOf(kernel.description, "cuda")?.implicit ?? [];
+    const own = argumentLayouts(kernel.description.params);
+    const kinds = Uint8Array.from([...argumentKinds(kernel.description.params), ...implicitKinds(implicit)]);
+    const layouts = own.layouts ? [...own.layouts, ...implicit.map(() => undefined)] : undefined;
+    const slotCount = own.slotCount + implicit.length;
     if (slotCount > this.slots.count) this.slots = new ArgumentBlock(slotCount);
     const plan: CudaLaunchPlan = { name, fn: compiled.fn, fnAddress: koffi().address(compiled.fn), limits, dynamicSharedBytes: kernel.cuda!.dynamicSharedBytes, kinds, layouts, slotCount };
     this.plans.set(kernel, plan);
@@ -400,6 +460,9 @@ export class CudaDevice implements Device {
 
   /** Every check a launch gets (arguments, block, buffers, the device open); for launches and graph nodes. */
   prepare(kernel: KernelHandle, options: LaunchOptions): { plan: CudaLaunchPlan; checked: CheckedLaunch } {
+    if (this.checked && !checksOf(kernel.description, "cuda")) {
+      throw new LaunchError(kernelName(kernel), "the device runs checked builds only (checked: true), and this kernel was built without checks: compile it with compileKernelLibrary(files, targets, { checked: true }) or tskernel build --checked");
+    }
     const plan = this.plan(kernel);
     this.buffers.assertOpen(plan.name);
     const checked = checkLaunch(kernel.description, options, "cuda", plan.limits);
@@ -430,7 +493,9 @@ export class CudaDevice implements Device {
   enqueue(kernel: KernelHandle, options: LaunchOptions): number {
     const { plan, checked } = this.prepare(kernel, options);
     const stream = options.stream === undefined ? null : this.streamHandle(options.stream, plan.name);
-    this.slots.write(plan.kinds, checked.args, plan.layouts);
+    const launch = this.ledger.last + 1;
+    const args = this.launchArgs(kernel, checked.args, () => this.checkedLaunches.launched(launch, kernel.description, checksOf(kernel.description, "cuda")!));
+    this.slots.write(plan.kinds, args, plan.layouts);
     const [gx, gy, gz] = checked.grid;
     const [bx, by, bz] = checked.block;
     const status = this.cu.cuLaunchKernel(plan.fn, gx, gy, gz, bx, by, bz, plan.dynamicSharedBytes, stream, this.slots.pointers, null);
@@ -587,8 +652,16 @@ export class CudaDevice implements Device {
    * devices of the process share it), and buffers not freed stay allocated until the process ends.
    */
   dispose(): void {
-    this.buffers.dispose();
+    if (this.buffers.dispose()) return;
+    const errors = this.errorBuffer;
+    this.errorBuffer = undefined;
+    if (errors) this.releaseWhenDone(() => check("cuMemFree", this.cu.cuMemFree_v2(errors.pointer)));
   }
+}
+
+/** How a checked build's implicit arguments are written: the error buffer's pointer, then u32 values. */
+function implicitKinds(implicit: readonly { readonly kind: string }[]): number[] {
+  return implicit.map((param) => (param.kind === "errors" ? argumentKinds([{ name: "errors", kind: "buffer", elementType: "u32", access: "read_write" }])[0]! : argumentKinds([{ name: "value", kind: "scalar", type: "u32" }])[0]!));
 }
 
 /** A timing of `repeat` copies per run, as the time of one. */

@@ -28,6 +28,11 @@ export interface GraphHost {
   numberLaunch(kernel: string): number;
   /** Runs `release` once the work enqueued so far has finished. */
   releaseWhenDone(release: () => void): void;
+  /** A launch's arguments with a checked build's implicit ones after them (`tag` gives its records' tag). */
+  launchArgs(kernel: KernelHandle, args: CheckedLaunch["args"], tag: () => number): CheckedLaunch["args"];
+  /** The tag of a recorded node of a checked build (0 for others), and a replay of it as launch `launch`. */
+  sequenceTag(kernel: KernelHandle): number;
+  replayed(tag: number, launch: number): void;
 }
 
 interface Node {
@@ -36,6 +41,8 @@ interface Node {
   checked: CheckedLaunch;
   readonly handle: bigint;
   readonly args: ArgumentBlock;
+  /** A checked build's: the tag its records carry; 0 for others. */
+  readonly tag: number;
 }
 
 export class CudaSequence implements LaunchSequence {
@@ -60,12 +67,13 @@ export class CudaSequence implements LaunchSequence {
     try {
       for (const [i, { plan, checked }] of prepared.entries()) {
         const args = new ArgumentBlock(plan.slotCount);
-        args.write(plan.kinds, checked.args, plan.layouts);
+        const tag = host.sequenceTag(steps[i]!.kernel);
+        args.write(plan.kinds, host.launchArgs(steps[i]!.kernel, checked.args, () => tag), plan.layouts);
         params.write(plan.fnAddress, checked.grid, checked.block, plan.dynamicSharedBytes, args.pointers);
         const out: bigint[] = [0n];
         const previous = nodes.at(-1);
         check("cuGraphAddKernelNode", cu.cuGraphAddKernelNode_v2(out, graph, previous ? BigUint64Array.of(previous.handle) : null, previous ? 1 : 0, params.address));
-        nodes.push({ kernel: steps[i]!.kernel, plan, checked, handle: BigInt(out[0]!), args });
+        nodes.push({ kernel: steps[i]!.kernel, plan, checked, handle: BigInt(out[0]!), args, tag });
       }
       const execOut: unknown[] = [null];
       check("cuGraphInstantiateWithFlags", cu.cuGraphInstantiateWithFlags(execOut, graph, 0));
@@ -88,14 +96,14 @@ export class CudaSequence implements LaunchSequence {
     const stream = this.host.streamHandle(options.stream, "(sequence)");
     for (const node of this.nodes) this.host.checkBuffers(node.plan.name, node.checked);
     check("cuGraphLaunch", this.host.cu.cuGraphLaunch(this.exec, stream));
-    for (const node of this.nodes) this.host.numberLaunch(node.plan.name);
+    for (const node of this.nodes) this.host.replayed(node.tag, this.host.numberLaunch(node.plan.name));
   }
 
   update(index: number, options: LaunchOptions): void {
     const node = this.nodes[index];
     if (!node || this.disposed) throw new RangeError(`tskernel: the sequence has no launch ${index}${this.disposed ? " (it was disposed)" : ""}`);
     const { plan, checked } = this.host.prepare(node.kernel, options);
-    node.args.write(plan.kinds, checked.args, plan.layouts);
+    node.args.write(plan.kinds, this.host.launchArgs(node.kernel, checked.args, () => node.tag), plan.layouts);
     this.params.write(plan.fnAddress, checked.grid, checked.block, plan.dynamicSharedBytes, node.args.pointers);
     check("cuGraphExecKernelNodeSetParams", this.host.cu.cuGraphExecKernelNodeSetParams_v2(this.exec, node.handle, this.params.address));
     node.plan = plan;

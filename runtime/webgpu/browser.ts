@@ -17,6 +17,8 @@ export * from "../device.ts";
 export { KernelLibrary, libraryFromManifest, filesToRead, type BuildFiles, type OutputTarget } from "../library.ts";
 export { LaunchError, kernelFits } from "../launch-check.ts";
 export { LaunchFailure, type LaunchRef } from "../launch-ledger.ts";
+export { KernelFault, type FaultKind } from "../kernel-fault.ts";
+export { CheckFailures } from "../checked-build.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "../reference.ts";
 export { WebGpuDevice, requestWebGpuDevice, type WebGpuLaunchOptions } from "./webgpu-device.ts";
 export { compiledKernel, kernelHandle, launcher, layoutOf, type CompiledKernel, type CompiledSpecialization, type KernelLauncher, type LaunchArg, type LaunchArgs, type LaunchValue, type TypedLaunchOptions } from "./kernel-module.ts";
@@ -40,7 +42,7 @@ export async function createWebGpuDevice(options: BrowserWebGpuOptions = {}): Pr
         : "navigator.gpu is missing: this browser has no WebGPU, or it is turned off (Chromium on Linux needs --enable-unsafe-webgpu)",
     );
   }
-  return requestWebGpuDevice(gpu, "WebGPU may be turned off in this browser, or no GPU or software renderer is available", { batchSize: options.batchSize });
+  return requestWebGpuDevice(gpu, "WebGPU may be turned off in this browser, or no GPU or software renderer is available", { batchSize: options.batchSize, checked: options.checked });
 }
 
 /**

@@ -52,7 +52,7 @@ export async function createWebGpuDevice(options: WebGpuDeviceOptions = {}): Pro
     gpu,
     "On Linux without a GPU, install Debian's chromium package, which ships SwiftShader (tskernel then finds its " +
       "vk_swiftshader_icd.json), or set VK_ICD_FILENAMES to a Vulkan driver's ICD file",
-    { batchSize: options.batchSize },
+    { batchSize: options.batchSize, checked: options.checked },
   );
 }
 

@@ -1,7 +1,8 @@
 /**
  * What the WebGPU device works out once per kernel and keeps, for launches and recorded sequences alike: the
  * pipeline of a kernel and block with its bind group layout, and the kernel's plan, which says which argument
- * each storage binding takes and where each scalar goes in the uniform buffer (the manifest's layout); and
+ * each storage binding takes and where each scalar goes in the uniform buffer (the manifest's layout, with a
+ * checked build's implicit parameters after the kernel's own); and
  * the writing of a launch's scalars (and vectors and structs, in WGSL's uniform layout) in that layout.
  */
 
@@ -36,7 +37,13 @@ export function kernelPlan(kernel: KernelHandle): KernelPlan {
   const description = kernel.description;
   const layout = description.outputs.wgsl!.layout;
   const runtimeParams = description.params.filter((p) => p.kind !== "const");
-  const argOf = (param: string) => runtimeParams.findIndex((p) => p.name === param);
+  // A checked build's implicit parameters (its error buffer, launch tag and buffer lengths) come after the
+  // run-time arguments, in the manifest's order (checked-build.ts, implicitArguments).
+  const implicit = description.outputs.wgsl!.checks?.implicit ?? [];
+  const argOf = (param: string) => {
+    const own = runtimeParams.findIndex((p) => p.name === param);
+    return own >= 0 ? own : runtimeParams.length + implicit.findIndex((p) => p.name === param);
+  };
   const uniform = layout.uniform;
   return {
     name: description.entryName,

@@ -27,6 +27,7 @@ import { kernelPlan, writeScalars, type KernelPlan, type PipelineEntry, type Web
 import { WebGpuSequence, type SequenceStep } from "./webgpu-sequence.ts";
 import type { ManifestLayout } from "../../compiler/lang/manifest.ts";
 import { bufferBytes, layoutWriteBytes, structuredBytes, type LayoutValue } from "../layouts.ts";
+import { checksOf, CheckedLaunches, implicitArguments } from "../checked-build.ts";
 
 /** The adapter limits a kernel may need raised above WebGPU's defaults. */
 const raisedLimits = [
@@ -63,10 +64,23 @@ export async function requestWebGpuDevice(gpu: GPU, noAdapterHint: string, optio
   return new WebGpuDevice(device, name, gpu, options);
 }
 
-/** How the device batches launches. */
+/** The error of a launch of a kernel that is not a checked build on a device that runs only checked ones. */
+function notCheckedBuild(name: string): LaunchError {
+  return new LaunchError(name, "the device runs checked builds only (checked: true), and this kernel was built without checks: compile it with compileKernelLibrary(files, targets, { checked: true }) or tskernel build --checked");
+}
+
+/** Words of the error buffer every checked build of this version uses (compiler/passes/checks.ts). */
+const errorBufferWords = 81;
+
+/** How the device batches launches, and whether it runs only checked builds. */
 export interface WebGpuLaunchOptions {
   /** Launches recorded into one submission at most (default 64). */
   readonly batchSize?: number;
+  /**
+   * Refuse kernels that are not checked builds (`compileKernelLibrary(…, { checked: true })`, `tskernel build
+   * --checked`), so that every launch is checked. A checked build runs checked on any device.
+   */
+  readonly checked?: boolean;
 }
 
 /** The command buffers of one timed run. */
@@ -93,6 +107,11 @@ export class WebGpuDevice implements Device {
    * after it waits too, to keep the order: this is the last of them.
    */
   private preparing?: Promise<void>;
+  /** Whether the device refuses kernels that are not checked builds. */
+  readonly checked: boolean;
+  /** Checked launches since the error buffer was last read, and the buffer (made on the first). */
+  private readonly checkedLaunches = new CheckedLaunches();
+  private errorBuffer?: WebGpuBuffer;
 
   constructor(
     readonly gpu: GPUDevice,
@@ -120,6 +139,59 @@ export class WebGpuDevice implements Device {
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`tskernel: batchSize must be a positive integer, got ${batchSize}`);
     this.batcher = new CommandBatcher(gpu, this.ledger, batchSize);
     this.bindGroups = new BindGroupCache(gpu);
+    this.checked = options.checked ?? false;
+  }
+
+  /** The error buffer of the device's checked launches (zeroed when made, and after each reading). */
+  private errors(): WebGpuBuffer {
+    this.errorBuffer ??= {
+      kind: "tskernel.buffer",
+      backend: "webgpu",
+      elementType: "u32",
+      length: errorBufferWords,
+      gpuBuffer: this.gpu.createBuffer({ size: Math.ceil((errorBufferWords * 4) / 16) * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: "tskernel checked-build errors" }),
+    };
+    return this.errorBuffer;
+  }
+
+  /**
+   * A launch's arguments for its pipeline: a checked build's implicit ones after its own (the error buffer,
+   * `tag`, its buffers' lengths). Other kernels' as they are.
+   */
+  launchArgs(kernel: KernelHandle, args: readonly unknown[], tag: () => number): readonly unknown[] {
+    const checks = checksOf(kernel.description, "wgsl");
+    if (!checks) return args;
+    return [...args, ...implicitArguments(checks, kernel.description, args as CheckedLaunch["args"], this.errors(), tag())];
+  }
+
+  /** For WebGpuSequence: the tag of a recorded checked step (its records are reported as its latest replay's). */
+  sequenceTag(kernel: KernelHandle): number {
+    const checks = checksOf(kernel.description, "wgsl");
+    return checks ? this.checkedLaunches.step(kernel.description, checks) : 0;
+  }
+
+  /**
+   * When checked launches ran since the error buffer was last read: encodes its copy into a staging buffer and
+   * its clearing, and returns what reads the copy once submitted (recording each launch's failures in the
+   * ledger).
+   */
+  private readErrors(encoder: GPUCommandEncoder): (() => Promise<void>) | undefined {
+    if (!this.checkedLaunches.pending || !this.errorBuffer) return undefined;
+    const bytes = this.errorBuffer.gpuBuffer.size;
+    const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    encoder.copyBufferToBuffer(this.errorBuffer.gpuBuffer, 0, staging, 0, bytes);
+    encoder.clearBuffer(this.errorBuffer.gpuBuffer);
+    this.checkedLaunches.pending = false;
+    return async () => {
+      try {
+        await staging.mapAsync(GPUMapMode.READ);
+        const words = new Uint32Array(staging.getMappedRange().slice(0, errorBufferWords * 4));
+        staging.unmap();
+        this.checkedLaunches.report(words, this.ledger);
+      } finally {
+        staging.destroy();
+      }
+    };
   }
 
   /** Whether the device has the `subgroups` feature, which kernels with subgroup operations need. */
@@ -227,8 +299,10 @@ export class WebGpuDevice implements Device {
     const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = this.gpu.createCommandEncoder();
     encoder.copyBufferToBuffer(own.gpuBuffer, 0, staging, 0, bytes);
+    const errors = this.readErrors(encoder);
     this.batcher.flush([encoder.finish()]);
     try {
+      await errors?.();
       await staging.mapAsync(GPUMapMode.READ);
       // A buffer of vectors or structs comes back as its bytes (unpackStructs reads them).
       const range = staging.getMappedRange().slice(0, size);
@@ -248,7 +322,10 @@ export class WebGpuDevice implements Device {
   }
 
   private async synchronizeNow(): Promise<void> {
-    this.batcher.flush();
+    const encoder = this.checkedLaunches.pending ? this.gpu.createCommandEncoder() : undefined;
+    const errors = encoder && this.readErrors(encoder);
+    this.batcher.flush(encoder ? [encoder.finish()] : []);
+    await errors?.();
     await this.gpu.queue.onSubmittedWorkDone();
     await this.batcher.validated();
     this.ledger.raise();
@@ -352,6 +429,7 @@ export class WebGpuDevice implements Device {
     const name = kernelName(kernel);
     this.buffers.assertOpen(name);
     if (!kernel.wgsl || !kernel.description.outputs.wgsl) throw notBuiltFor(kernel.description, "webgpu");
+    if (this.checked && !kernel.description.outputs.wgsl.checks) throw notCheckedBuild(name);
     if (kernel.description.subgroups && !this.hasSubgroups) {
       throw new LaunchError(name, "it uses subgroup operations, which need the WebGPU feature 'subgroups', and this device does not have it (the adapter does not offer it)");
     }
@@ -393,12 +471,13 @@ export class WebGpuDevice implements Device {
   private recordLaunch(kernel: KernelHandle, checked: CheckedLaunch, entry: PipelineEntry): void {
     const plan = this.plan(kernel);
     const launch = this.ledger.next(plan.name);
-    const storage = plan.bindingArgs.map((arg) => (checked.args[arg] as WebGpuBuffer).gpuBuffer);
+    const args = this.launchArgs(kernel, checked.args, () => this.checkedLaunches.launched(launch, kernel.description, checksOf(kernel.description, "wgsl")!));
+    const storage = plan.bindingArgs.map((arg) => (args[arg] as WebGpuBuffer).gpuBuffer);
     let uniformOffset: number | undefined;
     let uniform: { binding: number; buffer: GPUBuffer; size: number } | undefined;
     if (plan.uniform) {
       const slot = this.batcher.uniformSlot(plan.uniform.size);
-      writeScalars(plan, checked.args, slot.view, slot.offset);
+      writeScalars(plan, args, slot.view, slot.offset);
       uniformOffset = slot.offset;
       uniform = { binding: plan.uniform.binding, buffer: slot.uniform.buffer, size: plan.uniform.size };
     }
@@ -410,7 +489,9 @@ export class WebGpuDevice implements Device {
   recordReplay(steps: readonly SequenceStep[]): void {
     for (const step of steps) this.buffers.checkLaunch(step.plan.name, step.checked);
     for (const step of steps) {
-      const dispatch: Dispatch = { launch: this.ledger.next(step.plan.name), kernel: step.plan.name, pipeline: step.entry.pipeline, bindGroup: step.bindGroup, uniformOffset: step.uniformOffset, grid: step.checked.grid };
+      const launch = this.ledger.next(step.plan.name);
+      if (step.tag) this.checkedLaunches.replayed(step.tag, launch);
+      const dispatch: Dispatch = { launch, kernel: step.plan.name, pipeline: step.entry.pipeline, bindGroup: step.bindGroup, uniformOffset: step.uniformOffset, grid: step.checked.grid };
       this.batcher.record(dispatch, step.storage);
     }
   }
@@ -545,6 +626,7 @@ export class WebGpuDevice implements Device {
 
   dispose(): void {
     if (this.buffers.dispose()) return;
+    this.errorBuffer?.gpuBuffer.destroy();
     this.batcher.dispose();
     this.gpu.destroy();
   }

@@ -26,6 +26,10 @@ export interface SequenceHost {
   plan(kernel: KernelHandle): KernelPlan;
   recordReplay(steps: readonly SequenceStep[]): void;
   inTurn<T>(job: () => Promise<T>): Promise<T>;
+  /** A launch's arguments with a checked build's implicit ones after them (`tag` gives its records' tag). */
+  launchArgs(kernel: KernelHandle, args: readonly unknown[], tag: () => number): readonly unknown[];
+  /** The tag of a recorded step of a checked build (0 for others). */
+  sequenceTag(kernel: KernelHandle): number;
 }
 
 /** One recorded launch, ready to encode. */
@@ -39,6 +43,8 @@ export interface SequenceStep {
   readonly uniformOffset?: number;
   /** The buffers it uses (storage and uniform), which must outlive any batch that encodes it. */
   readonly storage: readonly GPUBuffer[];
+  /** A checked build's: the tag its records carry (checked-build.ts); 0 for others. */
+  readonly tag: number;
 }
 
 const resolved = Promise.resolve();
@@ -62,6 +68,8 @@ export class WebGpuSequence implements LaunchSequence {
     const entries: PipelineEntry[] = [];
     for (const [i, step] of launches.entries()) entries.push(device.cachedPipeline(step.kernel, checked[i]!.block) ?? (await device.pipeline(step.kernel, checked[i]!.block)));
     const plans = launches.map((step) => device.plan(step.kernel));
+    const tags = launches.map((step) => device.sequenceTag(step.kernel));
+    const args = launches.map((step, i) => device.launchArgs(step.kernel, checked[i]!.args, () => tags[i]!));
     const alignment = Math.max(4, device.gpu.limits.minUniformBufferOffsetAlignment);
     let bytes = 0;
     const slots = plans.map((plan) => {
@@ -75,19 +83,19 @@ export class WebGpuSequence implements LaunchSequence {
     if (uniform) {
       const data = new DataView(new ArrayBuffer(bytes));
       plans.forEach((plan, i) => {
-        if (plan.uniform) writeScalars(plan, checked[i]!.args, data, slots[i]!);
+        if (plan.uniform) writeScalars(plan, args[i]!, data, slots[i]!);
       });
       device.gpu.queue.writeBuffer(uniform, 0, data.buffer);
     }
-    launches.forEach((step, i) => sequence.steps.push(sequence.step(step.kernel, plans[i]!, checked[i]!, entries[i]!, slots[i])));
+    launches.forEach((step, i) => sequence.steps.push(sequence.step(step.kernel, plans[i]!, checked[i]!, args[i]!, entries[i]!, slots[i], tags[i]!)));
     return sequence;
   }
 
-  private step(kernel: KernelHandle, plan: KernelPlan, checked: CheckedLaunch, entry: PipelineEntry, slot: number | undefined): SequenceStep {
-    const storage = plan.bindingArgs.map((arg) => (checked.args[arg] as WebGpuBuffer).gpuBuffer);
+  private step(kernel: KernelHandle, plan: KernelPlan, checked: CheckedLaunch, args: readonly unknown[], entry: PipelineEntry, slot: number | undefined, tag: number): SequenceStep {
+    const storage = plan.bindingArgs.map((arg) => (args[arg] as WebGpuBuffer).gpuBuffer);
     const uniform = plan.uniform && this.uniform ? { binding: plan.uniform.binding, buffer: this.uniform, size: plan.uniform.size } : undefined;
     const bindGroup = this.device.bindGroups.get(entry.layout, plan.bindings, storage, uniform);
-    return { kernel, plan, checked, entry, bindGroup, uniformOffset: slot, storage: uniform ? [...storage, uniform.buffer] : storage };
+    return { kernel, plan, checked, entry, bindGroup, uniformOffset: slot, storage: uniform ? [...storage, uniform.buffer] : storage, tag };
   }
 
   get length(): number {
@@ -118,6 +126,7 @@ export class WebGpuSequence implements LaunchSequence {
     const old = this.steps[index];
     if (!old || this.disposed) throw new RangeError(`tskernel: the sequence has no launch ${index}${this.disposed ? " (it was disposed)" : ""}`);
     const checked = this.device.checkLaunch(old.kernel, options);
+    const args = this.device.launchArgs(old.kernel, checked.args, () => old.tag);
     const entry = this.device.cachedPipeline(old.kernel, checked.block);
     if (!entry) throw new LaunchError(old.plan.name, `the sequence was recorded with blocks of [${old.checked.block.join(", ")}]; record it again to launch blocks of [${checked.block.join(", ")}]`);
     const slot = this.slots[index];
@@ -125,10 +134,10 @@ export class WebGpuSequence implements LaunchSequence {
       // A replay still being recorded must read the old scalars: it goes to the queue before the write.
       if (this.replayedInto === this.device.batcher.currentSerial) this.device.batcher.flush();
       const data = new DataView(new ArrayBuffer(old.plan.uniform.size));
-      writeScalars(old.plan, checked.args, data, 0);
+      writeScalars(old.plan, args, data, 0);
       this.device.gpu.queue.writeBuffer(this.uniform, slot, data.buffer);
     }
-    this.steps[index] = this.step(old.kernel, old.plan, checked, entry, slot);
+    this.steps[index] = this.step(old.kernel, old.plan, checked, args, entry, slot, old.tag);
   }
 
   /** The steps as one command buffer for a timed run: one pass per launch, timestamps at the first and last. */
