@@ -96,9 +96,9 @@ extern "C" __global__ void __launch_bounds__(64) accesses(float* out, float* x, 
   }
   const unsigned int old = old_held;
 #line 23 "codegen-tests/checked/kernel.ts"
-  const float sum = tsk_check(tsk_errors, tsk_launch, 12u, __activemask() == 0xffffffffu, __activemask(), 0u) ? tsk_subgroup_add(v) : 0.0f;
+  const float sum = tsk_subgroup_add(v);
 #line 24 "codegen-tests/checked/kernel.ts"
-  if (tsk_check(tsk_errors, tsk_launch, 13u, (unsigned int)i < tsk_length_out, (unsigned int)i, tsk_length_out)) {
+  if (tsk_check(tsk_errors, tsk_launch, 12u, (unsigned int)i < tsk_length_out, (unsigned int)i, tsk_length_out)) {
     out[i] = sum + (float)r + (float)old;
   }
 }

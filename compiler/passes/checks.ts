@@ -12,9 +12,9 @@
  *   that its start is a multiple of its lanes (CUDA faults on a misaligned one);
  * - an integer `/` or `%` by zero divides by 1 instead (the quotient is the dividend, the remainder 0, as WGSL
  *   defines them), and a shift amount outside 0…31 is reported and then taken modulo 32, as always;
- * - where the target counts the threads that reach a barrier or the lanes that reach a subgroup operation
- *   cheaply (`divergence`: CUDA's `__syncthreads_count` and `__activemask`), those are recorded when part of the
- *   block or warp is missing (kernels get there only past the compiler's uniformity check, so rarely).
+ * - where the target counts the threads that reach a barrier cheaply (`divergence`: CUDA's
+ *   `__syncthreads_count`), those are recorded when part of the block is missing (kernels get there only past
+ *   the compiler's uniformity check, so rarely). Subgroup operations are not checked (`subgroupDivergence`).
  *
  * A check whose condition folds to true (a constant index into a shared array, a literal divisor) is left
  * out. Where the target evaluates both sides of a `select` (WGSL), a check on one side counts only when the
@@ -31,8 +31,14 @@ import { foldExpr } from "./fold.ts";
 export interface CheckOptions {
   /** The target evaluates both sides of a `select` (WGSL): a check on a side counts only where the condition picks it. */
   readonly eagerSelect: boolean;
-  /** Barriers and subgroup operations record the threads or lanes that miss them (CUDA). */
+  /** Barriers record the threads that miss them (CUDA: `__syncthreads_count`). */
   readonly divergence: boolean;
+  /**
+   * Subgroup operations record the lanes that miss them. No target has it on: CUDA's `__activemask()` tells
+   * which lanes are converged at that instant, not which will arrive, and on the H100 it reported a correct
+   * kernel (scan-lookback-subgroups.ts, lanes not yet reconverged after a spin-wait on atomics).
+   */
+  readonly subgroupDivergence: boolean;
 }
 
 /** What a failed check reports: the CPU checked mode's kinds (runtime/kernel-fault.ts). */
@@ -231,7 +237,7 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
         sites.push({ kind: "barrier-divergence", span: s.span, signed: [false, false] });
         return { ...s, check: { site: sites.length - 1, errors, launch } };
       case "collective":
-        if (!options.divergence) return s;
+        if (!options.subgroupDivergence) return s;
         sites.push({ kind: "divergent-subgroup-op", span: s.span, operation: s.op, signed: [false, false] });
         return { ...s, check: { site: sites.length - 1, errors, launch } };
       case "wgmma":
