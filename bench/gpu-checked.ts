@@ -26,7 +26,7 @@ import { BackendUnavailable, CheckFailures, compareToReference, compileKernelLib
 import { createSpecBuffer, initialData, launchSteps, release, runChecked, timeRotating } from "../cli/kernels-bench/bench.ts";
 import { backendUnsupported, kernelCases, type CaseInstance, type KernelCase, type Shape } from "../cli/kernels-bench/cases.ts";
 import { benchVariants, unsupportedSize, type MatmulVariant } from "../cli/demo/variants.ts";
-import { checkCollectiveExamples, testSizes } from "../cli/demo/collective-examples.ts";
+import { checkCollectiveExamples, collectiveExampleFiles, testSizes } from "../cli/demo/collective-examples.ts";
 import { roundToBf16, roundToF16 } from "../compiler/lang/float16.ts";
 import { referenceGemmAt } from "../runtime/reference.ts";
 import { corpusCases, runCase, type CaseReport } from "../tests/checked/corpus-cases.ts";
@@ -212,8 +212,7 @@ function refuses(device: Device, kernel: KernelHandle): string | undefined {
 async function collectivesOnChecked(device: Device) {
   try {
     // The examples' own kernels: the library holds examples/softmax.ts's softmaxRows too (another signature).
-    const files = ["histogram-atomics.ts", "sum-subgroups.ts", "compact-subgroups.ts", "softmax-subgroups.ts"];
-    const library = new KernelLibrary(checked.kernels.filter((k) => files.some((file) => k.description.source.endsWith(`examples/${file}`))));
+    const library = new KernelLibrary(checked.kernels.filter((k) => collectiveExampleFiles.some((file) => k.description.source.endsWith(file))));
     const checks = await checkCollectiveExamples(device, library, testSizes, { softmaxTolerance: 1e-3 });
     for (const check of checks) log(`  ${check.example} ${check.size}: 0 reports, check ${check.pass ? "pass" : "FAIL"}`);
     return checks.map((check) => ({ example: check.example, size: check.size, reports: 0, pass: check.pass }));

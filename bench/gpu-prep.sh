@@ -34,8 +34,8 @@ if [ "$CHECKED_ONLY" = 1 ]; then
   CHECKED_FILES=$(node --input-type=module -e "
     const { suiteFiles } = await import('./dist/cli/kernels-bench/cases.js');
     const { variantFiles } = await import('./dist/cli/demo/variants.js');
-    const collectives = ['histogram-atomics.ts', 'sum-subgroups.ts', 'compact-subgroups.ts', 'softmax-subgroups.ts'].map((f) => 'examples/' + f);
-    console.log([...new Set([...suiteFiles, ...variantFiles, ...collectives])].join(' '));")
+    const { collectiveExampleFiles } = await import('./dist/cli/demo/collective-examples.js');
+    console.log([...new Set([...suiteFiles, ...variantFiles, ...collectiveExampleFiles])].join(' '));")
   # Both builds at once (nvcc's progress lines go to a log each, shown where a build fails).
   LOGS=$(mktemp -d)
   node bin/tskernel.js build $CHECKED_FILES --target cuda,wgsl,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels" > "$LOGS/plain.log" 2>&1 &

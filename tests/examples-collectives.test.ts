@@ -8,11 +8,11 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileKernelLibrary, createDevice, type Device, type KernelLibrary } from "../runtime/index.ts";
-import { checkCollectiveExamples, testSizes, type ExampleCheck } from "../cli/demo/collective-examples.ts";
+import { checkCollectiveExamples, collectiveExampleFiles, testSizes, type ExampleCheck } from "../cli/demo/collective-examples.ts";
 import { deviceFor, gpuBuild, testedBackends } from "./backends.ts";
 import { repoRoot } from "./golden-cases.ts";
 
-const files = ["histogram-atomics.ts", "sum-subgroups.ts", "compact-subgroups.ts", "softmax-subgroups.ts"].map((file) => path.join(repoRoot, "examples", file));
+const files = collectiveExampleFiles.map((file) => path.join(repoRoot, file));
 
 function expectAllPass(checks: readonly ExampleCheck[]): void {
   expect(checks.map((c) => c.example)).toEqual(["histogram256", "sumOnePass", "compactPositive", "softmaxRows", "softmaxRows"]);

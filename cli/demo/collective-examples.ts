@@ -39,6 +39,9 @@ export interface ExampleSizes {
   readonly softmaxCols: number;
 }
 
+/** The examples' files, relative to the package root: the library checkCollectiveExamples is given holds their kernels. */
+export const collectiveExampleFiles: readonly string[] = ["examples/histogram-atomics.ts", "examples/sum-subgroups.ts", "examples/compact-subgroups.ts", "examples/softmax-subgroups.ts"];
+
 export const testSizes: ExampleSizes = { histogramWords: 25_013, sumLength: 100_003, compactLength: 20_011, softmaxRows: 23, softmaxCols: 517 };
 export const gpuSizes: ExampleSizes = { histogramWords: 1 << 24, sumLength: 1 << 26, compactLength: 1 << 22, softmaxRows: 4096, softmaxCols: 4096 };
 
