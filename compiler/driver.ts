@@ -352,7 +352,6 @@ function manifestChecks(checks: KernelChecks, lines: LineMap, displayPath: strin
         signed: site.signed,
         ...(site.operator ? { operator: site.operator } : {}),
         ...(text ? { text } : {}),
-        ...(site.operation ? { operation: site.operation } : {}),
       };
     }),
   };

@@ -175,8 +175,6 @@ export function detailOf(site: ManifestCheckSite, a: number, b: number): string 
       return shiftDetail(a, site.text ?? "");
     case "barrier-divergence":
       return `${a} of the block's ${b} threads reached this barrier; the others returned or wait at another (every thread of a block must reach each syncThreads())`;
-    case "divergent-subgroup-op":
-      return `only lanes 0x${(a >>> 0).toString(16).padStart(8, "0")} of the warp reach ${site.operation ?? "this subgroup operation"}(): every lane of a subgroup must take part`;
   }
 }
 

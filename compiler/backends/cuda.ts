@@ -542,12 +542,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     return `${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${names.name(variable, variable.name)} = ${text};`;
   };
   if (stmt.kind === "collective") {
-    const call = cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)));
-    // A checked build: the operation runs only where every lane of the warp reached it (else its full-mask
-    // intrinsics would be undefined), and the lanes that did record the mask.
-    const check = stmt.check;
-    const checked = check ? `${divergenceCheck(check, names, "__activemask() == 0xffffffffu", "__activemask()", "0u")} ? ${call} : ${zero(stmt.result.type, printer)}` : call;
-    out.line(declare(stmt.result, checked));
+    out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
     return;
   }
   const address = elementAddress(stmt.array, stmt.indices, context);

@@ -92,7 +92,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // C's `?:` evaluates one side; __syncthreads_count counts who reached a barrier for the price of the
     // barrier. __activemask cannot tell a warp operation that part of the warp misses from one whose lanes
     // have not reconverged yet (independent thread scheduling): measured as a false report on the H100.
-    checks: { eagerSelect: false, divergence: true, subgroupDivergence: false },
+    checks: { eagerSelect: false, divergence: true },
   },
   wgsl: {
     name: "wgsl",
@@ -130,7 +130,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     scalarizeVectors: false,
     // `select` evaluates both sides; a barrier or subgroup operation that part of the workgroup misses cannot
     // be counted (Tint's uniformity analysis refuses what the compiler's does not).
-    checks: { eagerSelect: true, divergence: false, subgroupDivergence: false },
+    checks: { eagerSelect: true, divergence: false },
   },
   js: {
     name: "js",

@@ -734,8 +734,6 @@ export interface CollectiveStmt extends StmtBase {
   readonly op: CollectiveOp;
   readonly args: readonly Expr[];
   readonly result: Variable;
-  /** As for `BarrierStmt.check`: on targets that know which lanes are active (CUDA's `__activemask()`). */
-  readonly check?: DivergenceCheck;
 }
 
 /** A nested `{ … }` block: a scope for the declarations inside it. */

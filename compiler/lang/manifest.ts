@@ -130,10 +130,10 @@ export type ManifestImplicitParam =
 /**
  * One check of a checked build: what a failure there reports. Its record holds two u32 values whose meaning
  * the kind gives (docs/language.md, "Checked GPU builds"): an index and a buffer's length, two indices of a
- * 2-D shared array, a vector access's start, a shift amount, the threads or lanes that reached an operation.
+ * 2-D shared array, a vector access's start, a shift amount, the threads that reached a barrier.
  */
 export interface ManifestCheckSite {
-  readonly kind: "out-of-bounds" | "misaligned-vector-access" | "division-by-zero" | "shift-out-of-range" | "barrier-divergence" | "divergent-subgroup-op";
+  readonly kind: "out-of-bounds" | "misaligned-vector-access" | "division-by-zero" | "shift-out-of-range" | "barrier-divergence";
   /** The TypeScript `file:line:column` of the access or operation. */
   readonly location: string;
   readonly access?: "read of" | "write to" | "atomic on";
@@ -148,8 +148,6 @@ export interface ManifestCheckSite {
   /** Division and shifts: the operator, and the operation's source text. */
   readonly operator?: string;
   readonly text?: string;
-  /** Subgroup operations: the operation. */
-  readonly operation?: string;
 }
 
 /** What a checked build's code of a kernel checks, and the error buffer its failures go to. */

@@ -14,7 +14,9 @@
  *   defines them), and a shift amount outside 0…31 is reported and then taken modulo 32, as always;
  * - where the target counts the threads that reach a barrier cheaply (`divergence`: CUDA's
  *   `__syncthreads_count`), those are recorded when part of the block is missing (kernels get there only past
- *   the compiler's uniformity check, so rarely). Subgroup operations are not checked (`subgroupDivergence`).
+ *   the compiler's uniformity check, so rarely). Subgroup operations are not checked on any GPU: CUDA's
+ *   `__activemask()` tells which lanes are converged at that instant, not which will arrive, and on the H100
+ *   it reported a correct kernel (scan-lookback-subgroups.ts, lanes not yet reconverged after a spin-wait).
  *
  * A check whose condition folds to true (a constant index into a shared array, a literal divisor) is left
  * out. Where the target evaluates both sides of a `select` (WGSL), a check on one side counts only when the
@@ -33,23 +35,16 @@ export interface CheckOptions {
   readonly eagerSelect: boolean;
   /** Barriers record the threads that miss them (CUDA: `__syncthreads_count`). */
   readonly divergence: boolean;
-  /**
-   * Subgroup operations record the lanes that miss them. No target has it on: CUDA's `__activemask()` tells
-   * which lanes are converged at that instant, not which will arrive, and on the H100 it reported a correct
-   * kernel (scan-lookback-subgroups.ts, lanes not yet reconverged after a spin-wait on atomics).
-   */
-  readonly subgroupDivergence: boolean;
 }
 
 /** What a failed check reports: the CPU checked mode's kinds (runtime/kernel-fault.ts). */
-export type CheckKind = "out-of-bounds" | "misaligned-vector-access" | "division-by-zero" | "shift-out-of-range" | "barrier-divergence" | "divergent-subgroup-op";
+export type CheckKind = "out-of-bounds" | "misaligned-vector-access" | "division-by-zero" | "shift-out-of-range" | "barrier-divergence";
 
 /**
  * One check of a kernel: what it checks and where. The two values a failure records mean, by kind:
  * out-of-bounds, the index and the buffer's length (a global buffer), the index (1-D shared and private arrays)
  * or the two indices (2-D shared arrays), a vector access's start in place of the index; misaligned, the start;
- * division by zero, nothing; a shift, the amount; a barrier, the threads that reached it and the block's;
- * a subgroup operation, the mask of the lanes that reached it.
+ * division by zero, nothing; a shift, the amount; a barrier, the threads that reached it and the block's.
  */
 export interface CheckSite {
   readonly kind: CheckKind;
@@ -64,8 +59,6 @@ export interface CheckSite {
   readonly signed: readonly [boolean, boolean];
   /** Division and shifts: the operator as written (`/`, `%`, `<<`, `>>`). */
   readonly operator?: string;
-  /** Subgroup operations: the operation's name. */
-  readonly operation?: string;
 }
 
 /** A kernel's checks: the table the runtime reads its records with, and the parameters the build adds. */
@@ -235,10 +228,6 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
       case "barrier":
         if (!options.divergence) return s;
         sites.push({ kind: "barrier-divergence", span: s.span, signed: [false, false] });
-        return { ...s, check: { site: sites.length - 1, errors, launch } };
-      case "collective":
-        if (!options.subgroupDivergence) return s;
-        sites.push({ kind: "divergent-subgroup-op", span: s.span, operation: s.op, signed: [false, false] });
         return { ...s, check: { site: sites.length - 1, errors, launch } };
       case "wgmma":
         unchecked.push({ span: s.span, what: "wgmma()", why: "its shared operands are read through matrix descriptors; the validator checks constant offsets" });
