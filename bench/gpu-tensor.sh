@@ -19,8 +19,8 @@ echo "torch-matmul exit $?"
 tail -n 40 "$OUT/torch-matmul.log"
 stage "== torch-attention (forward and backward)"
 PYTHONUNBUFFERED=1 timeout -k 5 "${TSK_ATTENTION_SECONDS:-240}" python3 torch-attention.py --out "$OUT/torch-attention.json" \
-  --cubin attention/flash-attention.sm_90.cubin --functions attention/forward.json \
-  --backward-cubin attention/flash-attention-backward.sm_90.cubin --backward-functions attention/backward.json ${TSK_ATTENTION_ARGS:-} > "$OUT/torch-attention.log" 2>&1
+  --cubin kernels-cubin/flash-attention.sm_90.cubin --functions kernels-cubin/forward.json \
+  --backward-cubin kernels-cubin/flash-attention-backward.sm_90.cubin --backward-functions kernels-cubin/backward.json ${TSK_ATTENTION_ARGS:-} > "$OUT/torch-attention.log" 2>&1
 echo "torch-attention exit $?"
 tail -n 40 "$OUT/torch-attention.log"
 stage "done"

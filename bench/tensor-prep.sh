@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
 # Prepares the tensor-core run of issue 22 for the GPU machine (bench/gpu-tensor.sh): everything there is
 # Python (PyTorch), so no Node travels. Into TSK_DEVICE_DIR (default .device-tensor, git-ignored):
-#   kernels-cubin/      the matmul rungs' files built for CUDA with nvcc cubins (sm_90; sm_90a where wgmma)
+#   kernels-cubin/      the files the package builds for itself (runtime/package-kernels.ts: the matmul rungs and
+#                       the attention kernels) for CUDA with nvcc cubins (sm_90; sm_90a where wgmma), and the
+#                       {head dim: [function, dynamic shared bytes]} tables bench/torch-attention.py reads
 #   torch-plan.json     bench/torch-matmul.py's launch plan over them (what matmul() picks per shape and type)
-#   attention/          examples/flash-attention.ts and -backward.ts as cubins, with the {head dim: [function,
-#                       dynamic shared bytes]} tables bench/torch-attention.py reads, made from the manifest
 #   torch-matmul.py, torch-attention.py, gpu-tensor.sh
 # Then, on the device tool: carry [".device-tensor"], command
 #   TSK_DEVICE_DIR=.device-tensor bash .device-tensor/gpu-tensor.sh > $OUT/log.txt 2>&1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tensor}
-RUNGS=$(grep -rhoE '"examples/[a-z0-9-]+\.ts"' runtime/matmul | tr -d '"' | sort -u)
 npm run build >/dev/null
+FILES=$(node --input-type=module -e "const { packageKernelFiles } = await import('./dist/runtime/package-kernels.js'); console.log(packageKernelFiles.join(' '));")
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR"
 # shellcheck disable=SC2086
-node bin/tskernel.js build $RUNGS --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin" >/dev/null
+node bin/tskernel.js build $FILES --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin" >/dev/null
 node dist/bench/torch-matmul-plan.js --kernels "$DEVICE_DIR/kernels-cubin" --out "$DEVICE_DIR/torch-plan.json" >/dev/null
-node bin/tskernel.js build examples/flash-attention.ts examples/flash-attention-backward.ts --target cuda --cubin --arch sm_90 --out "$DEVICE_DIR/attention" >/dev/null
 # The functions tables: each specialization's entry name and dynamic shared bytes, by head dim.
 node -e '
 const fs = require("node:fs");
@@ -34,6 +33,6 @@ for (const [d, entries] of Object.entries(backward)) if (Object.keys(entries).le
 if (!forward["64"] || !forward["128"]) throw new Error("the forward lacks a head dim");
 fs.writeFileSync(`${dir}/forward.json`, JSON.stringify(forward, null, 1));
 fs.writeFileSync(`${dir}/backward.json`, JSON.stringify(backward, null, 1));
-' "$DEVICE_DIR/attention"
+' "$DEVICE_DIR/kernels-cubin"
 cp bench/torch-matmul.py bench/torch-attention.py bench/gpu-tensor.sh "$DEVICE_DIR/"
 du -sh "$DEVICE_DIR"
