@@ -14,11 +14,12 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { packageRoot, type TargetName } from "../compiler/index.ts";
-import type { BackendName, Device } from "./device.ts";
+import { packageRoot } from "../compiler/index.ts";
+import type { Device } from "./device.ts";
 import { compileKernelLibrary } from "./kernels.ts";
 import type { KernelLibrary } from "./library.ts";
 import { loadKernelLibrary } from "./load-library.ts";
+import { targetFor } from "./matmul/candidates.ts";
 
 /**
  * The files the package builds for itself, relative to the package root: every matmul rung's file
@@ -64,10 +65,6 @@ export interface PackageKernelOrigin {
 
 const libraries = new Map<string, { library: KernelLibrary } & PackageKernelOrigin>();
 
-function targetOf(backend: BackendName): TargetName {
-  return backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-}
-
 /**
  * Why the shipped build cannot serve (undefined: it can): it is missing, or it was made from other sources than
  * the kernel files beside it (a checkout whose examples changed since its last pack). A source file that is not
@@ -106,7 +103,7 @@ export function packageKernelLibrary(device: Pick<Device, "backend"> & { readonl
 
 /** packageKernelLibrary's library with where it came from (the tests ask: a shipped build must run no compiler). */
 export function packageKernels(device: Pick<Device, "backend"> & { readonly checked?: boolean }): { library: KernelLibrary } & PackageKernelOrigin {
-  const key = `${targetOf(device.backend)}${device.checked === true ? " checked" : ""}`;
+  const key = `${targetFor(device.backend)}${device.checked === true ? " checked" : ""}`;
   let entry = libraries.get(key);
   if (!entry) {
     entry = packageKernelsFrom(packageKernelsDir(), device);
@@ -117,7 +114,7 @@ export function packageKernels(device: Pick<Device, "backend"> & { readonly chec
 
 /** The package's kernels from the build in `dir` where it serves (see `staleness`), else compiled in-process; not cached. */
 export function packageKernelsFrom(dir: string, device: Pick<Device, "backend"> & { readonly checked?: boolean }): { library: KernelLibrary } & PackageKernelOrigin {
-  const target = targetOf(device.backend);
+  const target = targetFor(device.backend);
   const reason = checkedReason(device) ?? staleness(dir);
   if (reason === undefined) return { library: loadKernelLibrary(dir, [target]), origin: "prebuilt" };
   const checkedGpu = device.checked === true && device.backend !== "cpu";
