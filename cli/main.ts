@@ -173,10 +173,11 @@ export function makeProgram(io: Io, setExit: (code: number) => void): Command {
     )
     .action(async (opts: { backend: "auto" | "cpu" | "webgpu" | "cuda"; size: number; runs: number; checked?: boolean; workers: number; subgroupSize: number; json?: string }) => {
       const { runDemo, formatDemoTable } = await import("./demo/run-demo.ts");
-      const { compileSeedLibrary, targetOf } = await import("./demo/seed-library.ts");
+      const { compileSeedLibrary } = await import("./demo/seed-library.ts");
+      const { targetFor } = await import("../runtime/matmul/candidates.ts");
       const device = await openDevice({ backend: opts.backend, checked: opts.checked, workers: opts.workers, subgroupSize: opts.subgroupSize }, io);
       if (!device) return setExit(1);
-      io.stderr(`  compiling the seed examples for ${targetOf(device.backend)}\n`);
+      io.stderr(`  compiling the seed examples for ${targetFor(device.backend)}\n`);
       const library = compileSeedLibrary(device.backend);
       const { rows, ok } = await runDemo(device, { size: opts.size, runs: opts.runs, library, onProgress: (m) => io.stderr(`  ${m}\n`) });
       io.stdout(`${formatDemoTable(rows, io.columns)}\n`);

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { packageRoot } from "../../compiler/index.ts";
 import type { BackendName } from "../../runtime/device.ts";
-import { targetOf } from "../demo/seed-library.ts";
+import { targetFor } from "../../runtime/matmul/candidates.ts";
 import { openDevice } from "../open-device.ts";
 import { benchLaunch, formatLaunchReport, launchBenchFiles, launchChartSvg, type LaunchBenchReport, type TorchLaunchResult } from "./launch.ts";
 
@@ -47,7 +47,7 @@ export async function benchLaunchCommand(options: BenchLaunchOptions, io: Io): P
   for (const backend of backends) {
     const device = await openDevice({ backend, workers: options.workers }, io);
     if (!device) return 1;
-    const library = compileKernelLibrary(launchBenchFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+    const library = compileKernelLibrary(launchBenchFiles.map((file) => path.join(packageRoot(), file)), [targetFor(device.backend)]);
     const report = await benchLaunch(device, {
       library,
       scale: options.scale ?? (device.backend === "cpu" ? "small" : "gpu"),

@@ -5,16 +5,13 @@ import { packageRoot } from "../../compiler/index.ts";
 import { compileKernelLibrary } from "../../runtime/kernels.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 import type { BackendName } from "../../runtime/device.ts";
+import { targetFor } from "../../runtime/matmul/candidates.ts";
 import { variantFiles } from "./variants.ts";
-
-export function targetOf(backend: BackendName): "js" | "wgsl" | "cuda" {
-  return backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-}
 
 export function compileSeedLibrary(backend: BackendName, options: { readonly checked?: boolean } = {}): KernelLibrary {
   const root = packageRoot();
   // The seed ladder and the rungs the benchmark adds; kernels whose `targets` leave this backend's target out
   // (the tensor-core rungs on WebGPU) are skipped by the compiler and only described.
   const files = variantFiles.map((file) => path.join(root, file));
-  return compileKernelLibrary(files, [targetOf(backend)], options.checked ? { checked: true } : {});
+  return compileKernelLibrary(files, [targetFor(backend)], options.checked ? { checked: true } : {});
 }

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BackendName } from "../../runtime/device.ts";
 import { packageRoot } from "../../compiler/index.ts";
+import { targetFor } from "../../runtime/matmul/candidates.ts";
 import { openDevice } from "../open-device.ts";
 import { benchKernels, type KernelBenchReport } from "./bench.ts";
 import { kernelCases, suiteFiles, type KernelCase, type Shape } from "./cases.ts";
@@ -56,10 +57,6 @@ export function selectCases(text: string | undefined): KernelCase[] | string {
   return kernelCases.filter((c) => ids.includes(c.id));
 }
 
-function targetOf(backend: BackendName): "js" | "wgsl" | "cuda" {
-  return backend === "cpu" ? "js" : backend === "webgpu" ? "wgsl" : "cuda";
-}
-
 export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io): Promise<number> {
   const cases = selectCases(options.kernels);
   const shapes = options.sizes === undefined ? undefined : parseShapes(options.sizes);
@@ -85,7 +82,7 @@ export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io):
   for (const backend of backends) {
     const device = await openDevice({ backend, workers: options.workers }, io);
     if (!device) return 1;
-    const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+    const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetFor(device.backend)]);
     let report;
     try {
       report = await benchKernels(device, {
@@ -145,7 +142,7 @@ export async function tuneKernelsCommand(options: TuneKernelsOptions, io: Io): P
   const { tuneKernels, formatTuneKernelsTable } = await import("./tune.ts");
   const device = await openDevice({ backend: options.backend }, io);
   if (!device) return 1;
-  const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetOf(device.backend)]);
+  const library = compileKernelLibrary(suiteFiles.map((file) => path.join(packageRoot(), file)), [targetFor(device.backend)]);
   const report = await tuneKernels(device, {
     library,
     cases: cases as KernelCase[],
