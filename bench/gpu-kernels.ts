@@ -16,7 +16,7 @@ import type { WebGpuDevice } from "../runtime/webgpu/webgpu-device.ts";
 import { loadKernelLibrary } from "../runtime/load-library.ts";
 import type { Device } from "../runtime/device.ts";
 import { benchKernels, type KernelBenchReport } from "../cli/kernels-bench/bench.ts";
-import { kernelCases, shapeLabel, type KernelCase, type Shape } from "../cli/kernels-bench/cases.ts";
+import { resolveCases, shapeLabel, type KernelCase, type Shape } from "../cli/kernels-bench/cases.ts";
 import { formatKernelTable, kernelChartSvg } from "../cli/kernels-bench/report.ts";
 import { joinTorch, makePlan, readTorchResults, writePlan } from "../cli/kernels-bench/torch.ts";
 import { formatTuneKernelsTable, tuneKernels } from "../cli/kernels-bench/tune.ts";
@@ -39,13 +39,11 @@ export interface KernelsRunOptions {
   readonly log: (line: string) => void;
 }
 
-/** The suite's cases named in a comma-separated list, or all of them for "all" or nothing. */
+/** The suite's cases named in a comma-separated list (pinned builds too: resolveCases), or all of them for "all" or nothing. */
 function selected(list: string | undefined): readonly KernelCase[] {
-  if (!list || list === "all") return kernelCases;
-  const ids = list.split(",");
-  const unknown = ids.filter((id) => !kernelCases.some((c) => c.id === id));
-  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(", ")}; the suite has ${kernelCases.map((c) => c.id).join(", ")}`);
-  return kernelCases.filter((c) => ids.includes(c.id));
+  const cases = resolveCases(list);
+  if (typeof cases === "string") throw new Error(cases);
+  return cases;
 }
 
 export function writeKernelsPlan(cubinDir: string, outDir: string, log: (line: string) => void, cases?: string): void {

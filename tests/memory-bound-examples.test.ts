@@ -16,7 +16,7 @@ import { compileKernelLibrary, KernelLibrary, type BackendName, type Device } fr
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { createDevice } from "../runtime/index.ts";
 import { release, runChecked } from "../cli/kernels-bench/bench.ts";
-import { backendUnsupported, kernelCases, suiteFiles, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
+import { backendUnsupported, kernelCases, resolveCases, suiteFiles, type Constants, type KernelCase, type Shape, type StepSpec } from "../cli/kernels-bench/cases.ts";
 import { checkedBuildUnrunnable, deviceFor, gpuBuild, testedBackends } from "./backends.ts";
 import { repoRoot } from "./golden-cases.ts";
 
@@ -163,6 +163,23 @@ describe("memory-bound examples: every declared specialization, and the checked 
     expect(entry(1024)).toBe("layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2");
     expect(entry(256)).toBe("layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4");
   });
+  it("a pinned build (`id@NAME=VALUE+…`) runs the declared specialization it names, and says what is wrong otherwise", async () => {
+    // The wave build's strips of 64 rows below its 2^24 pixels; dequantizeRows' second build (T kept from the case's).
+    const [pinned] = resolveCases("blur-rgba8@STRIP=64") as KernelCase[];
+    expect(pinned!.id).toBe("blur-rgba8@STRIP=64");
+    const device = new CpuDevice();
+    const instance = pinned!.build([150, 300], { library: libraryFor("cpu"), limits: device.limits, backend: "cpu" });
+    expect(instance.steps.map((s) => s.kernel.description.entryName)).toEqual(["blurRgba8_THREADS_128_STRIP_64"]);
+    await expectPasses(device, pinned!, [150, 300], libraryFor("cpu"));
+    const [dequantize] = resolveCases("dequantize-int8@BLOCK=128+ITEMS=2") as KernelCase[];
+    const steps = dequantize!.build([41, 1024], { library: libraryFor("cpu"), limits: device.limits, backend: "cpu" }).steps;
+    expect(steps.map((s) => s.kernel.description.entryName)).toEqual(["dequantizeRows_T_bf16_BLOCK_128_ITEMS_2"]);
+    expect(resolveCases("blur-rgba8@THREADS")).toBe("'blur-rgba8@THREADS': 'THREADS' is not NAME=VALUE (pins are joined with '+')");
+    expect(resolveCases("blur-rgba9@THREADS=1")).toMatch(/^unknown kernel\(s\) 'blur-rgba9@THREADS=1'; the suite has saxpy, /);
+    const [undeclared] = resolveCases("blur-rgba8@THREADS=32") as KernelCase[];
+    expect(() => undeclared!.build([70, 1100], { library: libraryFor("cpu"), limits: device.limits, backend: "cpu" })).toThrow(/has no specialization .*"THREADS":32/);
+  });
+
   it.each(alternatives)("%s at %j with %j", async (id, shape, prefer) => {
     await expectPasses(new CpuDevice(), kernelCases.find((c) => c.id === id)!, shape, libraryFor("cpu"), prefer);
   });

@@ -841,3 +841,63 @@ export function backendUnsupported(kernelCase: KernelCase, library: KernelLibrar
   }
   return undefined;
 }
+
+/**
+ * The cases named in a comma-separated list (all of them for "all" or nothing), or a message naming the unknown
+ * ones. An id may pin a build of its kernels: `blur-rgba8@THREADS=256+STRIP=16` runs blur-rgba8 with those
+ * constants changed from the build the case picks itself (the other constants kept), a declared specialization
+ * of the example; so a run can time several builds beside each other in one process (bench kernels, the
+ * PyTorch plan) without a case written for each.
+ */
+export function resolveCases(list: string | undefined): readonly KernelCase[] | string {
+  if (!list || list === "all") return kernelCases;
+  const resolved: KernelCase[] = [];
+  const unknown: string[] = [];
+  for (const id of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const [baseId, pins] = id.split("@", 2) as [string, string | undefined];
+    const base = kernelCases.find((c) => c.id === baseId);
+    if (!base) {
+      unknown.push(id);
+      continue;
+    }
+    if (pins === undefined) {
+      resolved.push(base);
+      continue;
+    }
+    const overrides = parsePins(pins);
+    if (typeof overrides === "string") return `'${id}': ${overrides}`;
+    resolved.push(pinnedCase(base, id, overrides));
+  }
+  if (unknown.length > 0) return `unknown kernel(s) ${unknown.map((id) => `'${id}'`).join(", ")}; the suite has ${kernelCases.map((c) => c.id).join(", ")}`;
+  return resolved;
+}
+
+/** `THREADS=256+STRIP=16` → { THREADS: 256, STRIP: 16 } (numbers, true/false, else strings such as a type). */
+function parsePins(text: string): Constants | string {
+  const constants: Record<string, number | boolean | string> = {};
+  for (const item of text.split("+")) {
+    const match = /^([A-Za-z_]\w*)=(.+)$/.exec(item);
+    if (!match) return `'${item}' is not NAME=VALUE (pins are joined with '+')`;
+    const value = match[2]!;
+    constants[match[1]!] = value === "true" ? true : value === "false" ? false : Number.isFinite(Number(value)) ? Number(value) : value;
+  }
+  return constants;
+}
+
+/** The case with `overrides` applied to the build it picks of each of its kernels that has those constants. */
+function pinnedCase(base: KernelCase, id: string, overrides: Constants): KernelCase {
+  return {
+    ...base,
+    id,
+    title: `${base.title} [${Object.entries(overrides).map(([k, v]) => `${k} ${v}`).join(", ")}]`,
+    build(shape, context) {
+      const own = base.build(shape, context);
+      const prefer: Record<string, Constants> = { ...context.prefer };
+      for (const step of own.steps) {
+        const { name, specialization } = step.kernel.description;
+        if (Object.keys(overrides).every((k) => k in specialization)) prefer[name] = { ...(specialization as Constants), ...overrides };
+      }
+      return base.build(shape, { ...context, prefer });
+    },
+  };
+}

@@ -13,7 +13,7 @@ import { packageRoot } from "../../compiler/index.ts";
 import { targetFor } from "../../runtime/matmul/candidates.ts";
 import { openDevice } from "../open-device.ts";
 import { benchKernels, type KernelBenchReport } from "./bench.ts";
-import { kernelCases, suiteFiles, type KernelCase, type Shape } from "./cases.ts";
+import { resolveCases, suiteFiles, type KernelCase, type Shape } from "./cases.ts";
 import { kernelChartSvg, formatKernelTable } from "./report.ts";
 import { joinTorch, readTorchResults } from "./torch.ts";
 
@@ -50,11 +50,8 @@ export function parseShapes(text: string): Shape[] | string {
 }
 
 export function selectCases(text: string | undefined): KernelCase[] | string {
-  if (!text) return [...kernelCases];
-  const ids = text.split(",").map((s) => s.trim()).filter(Boolean);
-  const unknown = ids.filter((id) => !kernelCases.some((c) => c.id === id));
-  if (unknown.length > 0) return `unknown kernel(s) ${unknown.map((id) => `'${id}'`).join(", ")}; the suite has ${kernelCases.map((c) => c.id).join(", ")}`;
-  return kernelCases.filter((c) => ids.includes(c.id));
+  const cases = resolveCases(text);
+  return typeof cases === "string" ? cases : [...cases];
 }
 
 export async function benchKernelsCommand(options: BenchKernelsOptions, io: Io): Promise<number> {

@@ -5887,3 +5887,1760 @@ fn step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) loca
     }
   }
 }
+
+// Kernel step specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_params: step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_Params;
+var<workgroup> step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile: array<vec4<f32>, 512>;
+@compute @workgroup_size(512, 1, 1)
+fn step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_params.params;
+  var mine: array<Particle, 8>;
+  var acc: array<vec3<f32>, 8>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 64i;
+  let slice: i32 = tid / 64i;
+  let first: i32 = i32(group_id.x) * 8i * 64i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 64i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  mine[2i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 128i, n - 1i)];
+  acc[2i] = vec3<f32>(0.0f);
+  mine[3i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 192i, n - 1i)];
+  acc[3i] = vec3<f32>(0.0f);
+  mine[4i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 256i, n - 1i)];
+  acc[4i] = vec3<f32>(0.0f);
+  mine[5i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 320i, n - 1i)];
+  acc[5i] = vec3<f32>(0.0f);
+  mine[6i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 384i, n - 1i)];
+  acc[6i] = vec3<f32>(0.0f);
+  mine[7i] = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 448i, n - 1i)];
+  acc[7i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 512i) {
+    {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 512i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 63i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[4i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[5i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[6i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[7i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 64i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 64i] = advance(mine[1i], acc[1i], params.dt);
+    }
+    if (first + 128i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 128i] = advance(mine[2i], acc[2i], params.dt);
+    }
+    if (first + 192i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 192i] = advance(mine[3i], acc[3i], params.dt);
+    }
+    if (first + 256i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 256i] = advance(mine[4i], acc[4i], params.dt);
+    }
+    if (first + 320i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 320i] = advance(mine[5i], acc[5i], params.dt);
+    }
+    if (first + 384i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 384i] = advance(mine[6i], acc[6i], params.dt);
+    }
+    if (first + 448i < n) {
+      step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_next[first + 448i] = advance(mine[7i], acc[7i], params.dt);
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 504, BODIES = 8, SPLIT = 8, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_params: step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_Params;
+var<workgroup> step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile: array<vec4<f32>, 504>;
+@compute @workgroup_size(504, 1, 1)
+fn step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_params.params;
+  var mine: array<Particle, 8>;
+  var acc: array<vec3<f32>, 8>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 63i;
+  let slice: i32 = tid / 63i;
+  let first: i32 = i32(group_id.x) * 8i * 63i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 63i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  mine[2i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 126i, n - 1i)];
+  acc[2i] = vec3<f32>(0.0f);
+  mine[3i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 189i, n - 1i)];
+  acc[3i] = vec3<f32>(0.0f);
+  mine[4i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 252i, n - 1i)];
+  acc[4i] = vec3<f32>(0.0f);
+  mine[5i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 315i, n - 1i)];
+  acc[5i] = vec3<f32>(0.0f);
+  mine[6i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 378i, n - 1i)];
+  acc[6i] = vec3<f32>(0.0f);
+  mine[7i] = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 441i, n - 1i)];
+  acc[7i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 504i) {
+    {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 504i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 0i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 1i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 2i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 3i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 4i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 5i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 6i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 7i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 8i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 9i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 10i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 11i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 12i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 13i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 14i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 15i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 16i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 17i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 18i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 19i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 20i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 21i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 22i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 23i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 24i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 25i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 26i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 27i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 28i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 29i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 30i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 31i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 32i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 33i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 34i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 35i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 36i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 37i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 38i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 39i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 40i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 41i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 42i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 43i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 44i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 45i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 46i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 47i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 48i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 49i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 50i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 51i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 52i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 53i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 54i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 55i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 56i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 57i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 58i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 59i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 60i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 61i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 63i + 62i];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+      acc[6i] = pull(acc[6i], mine[6i].pos, q, params.softening2);
+      acc[7i] = pull(acc[7i], mine[7i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[4i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[5i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[6i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[6i] = acc[6i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[7i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[63i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[126i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[189i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[252i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[315i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[378i + lane].xyz;
+      acc[7i] = acc[7i] + step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_tile[441i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 63i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 63i] = advance(mine[1i], acc[1i], params.dt);
+    }
+    if (first + 126i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 126i] = advance(mine[2i], acc[2i], params.dt);
+    }
+    if (first + 189i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 189i] = advance(mine[3i], acc[3i], params.dt);
+    }
+    if (first + 252i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 252i] = advance(mine[4i], acc[4i], params.dt);
+    }
+    if (first + 315i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 315i] = advance(mine[5i], acc[5i], params.dt);
+    }
+    if (first + 378i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 378i] = advance(mine[6i], acc[6i], params.dt);
+    }
+    if (first + 441i < n) {
+      step_BLOCK_504_BODIES_8_SPLIT_8_AHEAD_true_next[first + 441i] = advance(mine[7i], acc[7i], params.dt);
+    }
+  }
+}
