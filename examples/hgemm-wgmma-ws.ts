@@ -12,7 +12,8 @@
 // brought in when β ≠ 0, to bf16 once) and out by the tensor memory accelerator (storeTile), while the producer
 // already fills the next tile's stages. The consumers' own mbarriers (128 arrivals each) order the buffer's
 // writes before the stores, and the stores' reads (waitTileStores) before the next tile's writes.
-// Requirements: M a multiple of 128, N of 256, K of 64. Tensor maps (createTensorMap): mapA of A with boxes
+// Requirements: N and K multiples of 8 (the tensor maps' rows are whole 16-byte units); tiles at the edges
+// are partial (zeros read outside the matrices, stores clipped to C). Tensor maps (createTensorMap): mapA of A with boxes
 // of 128 rows × 64 columns, mapB of B with 64 × 64, mapC of C with 64 × 64. Launch: block 384, a grid of at most
 // one block a multiprocessor (matmul() uses min(tiles, multiprocessors)).
 import {
@@ -86,10 +87,12 @@ export const hgemmWgmmaWs = kernel(
     const loaded = shared.barriers(2);
     const acc = fragment.accumulator("m64n256k16", "f32", 1);
     const tid = threadIdx.x;
-    const tilesM = M / BM;
-    const tilesN = N / BN;
+    // Partial tiles at the edges: the tensor memory accelerator reads zeros outside A, B and C and stores only
+    // the elements inside C, so the ragged last tile row, column and k-step need no code of their own.
+    const tilesM = (M + BM - 1) / BM;
+    const tilesN = (N + BN - 1) / BN;
     const count = tilesM * tilesN;
-    const steps = K / BK;
+    const steps = (K + BK - 1) / BK;
     if (tid === 0) {
       for (let s = 0; s < STAGES; s++) {
         initBarrier(full, s, 1);
@@ -241,10 +244,12 @@ export const hgemmWgmmaWsF16 = kernel(
     const loaded = shared.barriers(2);
     const acc = fragment.accumulator("m64n256k16", "f32", 1);
     const tid = threadIdx.x;
-    const tilesM = M / BM;
-    const tilesN = N / BN;
+    // Partial tiles at the edges: the tensor memory accelerator reads zeros outside A, B and C and stores only
+    // the elements inside C, so the ragged last tile row, column and k-step need no code of their own.
+    const tilesM = (M + BM - 1) / BM;
+    const tilesN = (N + BN - 1) / BN;
     const count = tilesM * tilesN;
-    const steps = K / BK;
+    const steps = (K + BK - 1) / BK;
     if (tid === 0) {
       for (let s = 0; s < STAGES; s++) {
         initBarrier(full, s, 1);

@@ -105,11 +105,13 @@ describe("matmul() in bf16 and f16", () => {
   const libraryOf = () => (library ??= compileKernelLibrary([file, path.join(repoRoot, "examples", "hgemm-tiled.ts")], ["js"]));
   const cuda = (arch: string) => ({ backend: "cuda", arch, limits: new CpuDevice().limits, multiprocessors: 132 }) as unknown as Device;
 
-  it("takes the tensor-core rung on sm_90 where its tiles divide the shape, the tiled kernel elsewhere, in the requested type only", () => {
+  it("takes the tensor-core rung on sm_90 where n and k are whole 16-byte rows, the tiled kernel elsewhere, in the requested type only", () => {
     const shape = { m: 4096, n: 4096, k: 4096, tuning: false as const };
     expect(chooseMatmul(cuda("sm_90"), libraryOf(), { ...shape, dtype: "bf16" }).rung.name).toBe("hgemm-wgmma-ws");
     expect(chooseMatmul(cuda("sm_90"), libraryOf(), { ...shape, dtype: "f16" }).rung.name).toBe("hgemm-wgmma-ws-f16");
-    expect(chooseMatmul(cuda("sm_90"), libraryOf(), { ...shape, k: 96, dtype: "bf16" }).rung.name).toBe("hgemm-tiled");
+    expect(chooseMatmul(cuda("sm_90"), libraryOf(), { ...shape, m: 1000, n: 1000, k: 1000, dtype: "bf16" }).rung.name).toBe("hgemm-wgmma-ws");
+    expect(chooseMatmul(cuda("sm_90"), libraryOf(), { ...shape, k: 100, dtype: "bf16" }).rung.name).toBe("hgemm-tiled");
+    expect(chooseMatmul(cuda("sm_90"), libraryOf(), { ...shape, n: 1020, dtype: "f16" }).rung.name).toBe("hgemm-tiled-f16");
     expect(chooseMatmul(cuda("sm_80"), libraryOf(), { ...shape, dtype: "f16" }).rung.name).toBe("hgemm-tiled-f16");
     expect(chooseMatmul(new CpuDevice(), libraryOf(), { ...shape, dtype: "bf16" }).rung.name).toBe("hgemm-tiled");
     // f32 never gets a 16-bit rung (this library holds no f32 kernel at all).
@@ -121,6 +123,8 @@ describe("matmul() in bf16 and f16", () => {
     ["f16", [64, 96, 80], undefined, 0.5, 2],
     ["bf16", [256, 512, 128], "hgemm-wgmma-ws", 1.5, -0.25],
     ["f16", [128, 256, 64], "hgemm-wgmma-ws-f16", 1, 0],
+    // Partial tiles: a last tile row of 72 rows, a tile column of 8 of 256, a last k-step of 8 of 64.
+    ["bf16", [200, 264, 72], "hgemm-wgmma-ws", 0.75, 0.5],
   ] as const) {
     it(`${type} ${m}×${n}×${k}${variant ? ` by ${variant}` : ""}, α = ${alpha}, β = ${beta}: the documented result bit for bit, within the bound`, async () => {
       const device = new CpuDevice();

@@ -93,13 +93,14 @@ describe("bench/torch-matmul-plan.ts", () => {
     // 32 × 16 = 512 tiles of 128 × 256: one block a multiprocessor.
     expect(ws.grid).toEqual([h100Multiprocessors, 1, 1]);
     expect(big!.candidates.find((c) => c.rung === "hgemm-wgmma-ws-f16")!.dtype).toBe("f16");
-    // 1000³ takes only the tiled rungs among the 16-bit ones.
-    expect(odd!.candidates.filter((c) => c.dtype).map((c) => c.rung).sort()).toEqual(["hgemm-tiled", "hgemm-tiled-f16"]);
+    // 1000³ (n and k whole 16-byte rows) takes the warpgroup rung too, with partial tiles: 8 × 4 = 32 tiles.
+    expect(odd!.candidates.filter((c) => c.dtype).map((c) => c.rung).sort()).toEqual(["hgemm-tiled", "hgemm-tiled-f16", "hgemm-wgmma-ws", "hgemm-wgmma-ws-f16"]);
+    expect(odd!.candidates.find((c) => c.rung === "hgemm-wgmma-ws")!.grid).toEqual([32, 1, 1]);
     // With the 16-bit kernels in matmul()'s own library, its choice per type is named.
     const own = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [1000, 1000, 1000]]);
     expect(own.shapes.map((s) => [s.matmulBf16?.split(" ")[0], s.matmulF16?.split(" ")[0]])).toEqual([
       ["hgemm-wgmma-ws", "hgemm-wgmma-ws-f16"],
-      ["hgemm-tiled", "hgemm-tiled-f16"],
+      ["hgemm-wgmma-ws", "hgemm-wgmma-ws-f16"],
     ]);
   });
 

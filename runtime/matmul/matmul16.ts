@@ -1,9 +1,9 @@
 /**
  * The 16-bit rungs of the matmul ladder (`matmul(…, { dtype: "bf16" | "f16" })`): A, B and C in bf16 or f16,
- * products accumulated in f32, C = α·A·B + β·C rounded to 16 bits once. On an sm_90 GPU, where 128×256 tiles
- * and 64-deep k-steps divide the shape, the warp-specialized tensor-core rung (examples/hgemm-wgmma-ws.ts:
+ * products accumulated in f32, C = α·A·B + β·C rounded to 16 bits once. On an sm_90 GPU, where n and k are
+ * multiples of 8 (the tensor maps' rows must be whole 16-byte units), the warp-specialized tensor-core rung (examples/hgemm-wgmma-ws.ts:
  * wgmma m64n256k16 with both operands in shared memory, the tensor memory accelerator for the copies and the
- * stores, a persistent grid; 98.6 % / 102.2 % of torch.mm bf16 at 4096³ / 8192³ on the H100,
+ * stores, a persistent grid, partial tiles at the edges; 98.6 % / 102.2 % of torch.mm bf16 at 4096³ / 8192³ on the H100,
  * bench/results/2026-11-26-hgemm-lang-h100.json); elsewhere, and for any shape, the tiled kernel
  * (examples/hgemm-tiled.ts), which runs on the CPU too. matmul.ts puts these rungs in its ladder and the f32
  * rungs apart from them by `dtype`; the tuner searches both (their search spaces below) on 16-bit inputs.
@@ -49,8 +49,8 @@ const searchTiled16: RungSearch = {
 };
 
 const wgmmaTensorMaps = { B: { boxRows: 64, boxCols: 64 }, C: { boxRows: 64, boxCols: 64 } } as const;
-// The persistent rung's tiles; the grid is min(tiles, multiprocessors) (matmulLaunch).
-const tiles16 = (m: number, n: number): [number, number] => [(m / 128) * (n / 256), 1];
+// The persistent rung's tiles, partial ones at the edges included; the grid is min(tiles, multiprocessors) (matmulLaunch).
+const tiles16 = (m: number, n: number): [number, number] => [Math.ceil(m / 128) * Math.ceil(n / 256), 1];
 
 /** The 16-bit rungs, fastest first for each type. */
 export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap((dtype): Rung[] => [
@@ -60,7 +60,9 @@ export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap
     kernel: dtype === "bf16" ? "hgemmWgmmaWs" : "hgemmWgmmaWsF16",
     dtype,
     cudaArch: "sm_90",
-    multiples: () => [128, 256, 64],
+    // Any m; n and k multiples of 8: B's and C's rows (n elements) and A's (k) are whole 16-byte units, as
+    // tensor maps need. Partial tiles cost a whole tile's work: at 1000³ that is 32 tiles, 1.07 times the flops.
+    multiples: () => [1, 8, 8],
     grid: tiles16,
     persistent: true,
     tensorMapA: { boxRows: 128, boxCols: 64 },

@@ -251,134 +251,134 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 }
 
 // Kernel hgemmWgmmaWs specialized for STAGES = 3, GROUP = 8; block 384×1×1.
-#line 58 "examples/hgemm-wgmma-ws.ts"
+#line 59 "examples/hgemm-wgmma-ws.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 79 "examples/hgemm-wgmma-ws.ts"
+#line 80 "examples/hgemm-wgmma-ws.ts"
   tsk_bf16 (&tiles)[73728] = *reinterpret_cast<tsk_bf16 (*)[73728]>(tsk_dynamic_shared + 0);
-#line 81 "examples/hgemm-wgmma-ws.ts"
-  tsk_bf16 (&out)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 147456);
 #line 82 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&full)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 212992);
+  tsk_bf16 (&out)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 147456);
 #line 83 "examples/hgemm-wgmma-ws.ts"
+  unsigned long long (&full)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 212992);
+#line 84 "examples/hgemm-wgmma-ws.ts"
   unsigned long long (&empty)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 213016);
-#line 85 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&joined)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213040);
 #line 86 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&loaded)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213056);
+  unsigned long long (&joined)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213040);
 #line 87 "examples/hgemm-wgmma-ws.ts"
-  float acc[128];
+  unsigned long long (&loaded)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213056);
 #line 88 "examples/hgemm-wgmma-ws.ts"
-  const int tid = (int)threadIdx.x;
+  float acc[128];
 #line 89 "examples/hgemm-wgmma-ws.ts"
-  const int tilesM = M / 128;
-#line 90 "examples/hgemm-wgmma-ws.ts"
-  const int tilesN = N / 256;
-#line 91 "examples/hgemm-wgmma-ws.ts"
-  const int count = (int)((unsigned int)tilesM * (unsigned int)tilesN);
+  const int tid = (int)threadIdx.x;
 #line 92 "examples/hgemm-wgmma-ws.ts"
-  const int steps = K / 64;
+  const int tilesM = (int)((unsigned int)M + 128u - 1u) / 128;
 #line 93 "examples/hgemm-wgmma-ws.ts"
-  if (tid == 0) {
+  const int tilesN = (int)((unsigned int)N + 256u - 1u) / 256;
 #line 94 "examples/hgemm-wgmma-ws.ts"
-    for (int s = 0; s < 3; s++) {
+  const int count = (int)((unsigned int)tilesM * (unsigned int)tilesN);
 #line 95 "examples/hgemm-wgmma-ws.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  const int steps = (int)((unsigned int)K + 64u - 1u) / 64;
 #line 96 "examples/hgemm-wgmma-ws.ts"
+  if (tid == 0) {
+#line 97 "examples/hgemm-wgmma-ws.ts"
+    for (int s = 0; s < 3; s++) {
+#line 98 "examples/hgemm-wgmma-ws.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 99 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 98 "examples/hgemm-wgmma-ws.ts"
+#line 101 "examples/hgemm-wgmma-ws.ts"
     for (int c = 0; c < 2; c++) {
-#line 99 "examples/hgemm-wgmma-ws.ts"
+#line 102 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&joined[c], 128);
-#line 100 "examples/hgemm-wgmma-ws.ts"
+#line 103 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&loaded[c], 1);
     }
   }
-#line 103 "examples/hgemm-wgmma-ws.ts"
+#line 106 "examples/hgemm-wgmma-ws.ts"
   tsk_fence_proxy_async_store(); __syncthreads();
-#line 104 "examples/hgemm-wgmma-ws.ts"
-  if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/hgemm-wgmma-ws.ts"
-    tsk_setmaxnreg_dec<40>();
-#line 108 "examples/hgemm-wgmma-ws.ts"
-    int s_1 = 0;
-#line 109 "examples/hgemm-wgmma-ws.ts"
-    int phase = 0;
+  if (tsk_warpgroup_idx() == 0) {
 #line 110 "examples/hgemm-wgmma-ws.ts"
-    for (int t = (int)blockIdx.x; t < count; t += (int)gridDim.x) {
+    tsk_setmaxnreg_dec<40>();
 #line 111 "examples/hgemm-wgmma-ws.ts"
-      const int perGroup = (int)(8u * (unsigned int)tilesN);
+    int s_1 = 0;
 #line 112 "examples/hgemm-wgmma-ws.ts"
-      const int firstRow = (int)((unsigned int)(t / perGroup) * 8u);
+    int phase = 0;
 #line 113 "examples/hgemm-wgmma-ws.ts"
-      const int rows = min((int)((unsigned int)tilesM - (unsigned int)firstRow), 8);
+    for (int t = (int)blockIdx.x; t < count; t += (int)gridDim.x) {
 #line 114 "examples/hgemm-wgmma-ws.ts"
-      const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(t % perGroup % rows)) * 128u);
+      const int perGroup = (int)(8u * (unsigned int)tilesN);
 #line 115 "examples/hgemm-wgmma-ws.ts"
-      const int n0 = (int)((unsigned int)(t % perGroup / rows) * 256u);
+      const int firstRow = (int)((unsigned int)(t / perGroup) * 8u);
 #line 116 "examples/hgemm-wgmma-ws.ts"
-      for (int kt = 0; kt < steps; kt++) {
+      const int rows = min((int)((unsigned int)tilesM - (unsigned int)firstRow), 8);
+#line 117 "examples/hgemm-wgmma-ws.ts"
+      const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(t % perGroup % rows)) * 128u);
 #line 118 "examples/hgemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+      const int n0 = (int)((unsigned int)(t % perGroup / rows) * 256u);
 #line 119 "examples/hgemm-wgmma-ws.ts"
-        if (tid == 0) {
-#line 120 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+      for (int kt = 0; kt < steps; kt++) {
 #line 121 "examples/hgemm-wgmma-ws.ts"
-          tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
+        tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 122 "examples/hgemm-wgmma-ws.ts"
+        if (tid == 0) {
+#line 123 "examples/hgemm-wgmma-ws.ts"
+          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+#line 124 "examples/hgemm-wgmma-ws.ts"
+          tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
+#line 125 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j = 0; j < 4; j++) {
-#line 123 "examples/hgemm-wgmma-ws.ts"
+#line 126 "examples/hgemm-wgmma-ws.ts"
             tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u + 8192u + (unsigned int)j * 64u * 64u)], mapB, (int)((unsigned int)n0 + 64u * (unsigned int)j), (int)((unsigned int)kt * 64u), &full[s_1]);
           }
         }
-#line 126 "examples/hgemm-wgmma-ws.ts"
-        s_1 = (int)((unsigned int)s_1 + 1u);
-#line 127 "examples/hgemm-wgmma-ws.ts"
-        if (s_1 == 3) {
-#line 128 "examples/hgemm-wgmma-ws.ts"
-          s_1 = 0;
 #line 129 "examples/hgemm-wgmma-ws.ts"
+        s_1 = (int)((unsigned int)s_1 + 1u);
+#line 130 "examples/hgemm-wgmma-ws.ts"
+        if (s_1 == 3) {
+#line 131 "examples/hgemm-wgmma-ws.ts"
+          s_1 = 0;
+#line 132 "examples/hgemm-wgmma-ws.ts"
           phase ^= 1;
         }
       }
     }
   } else {
-#line 135 "examples/hgemm-wgmma-ws.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 136 "examples/hgemm-wgmma-ws.ts"
-    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 137 "examples/hgemm-wgmma-ws.ts"
-    const int lane = tid & 31;
 #line 138 "examples/hgemm-wgmma-ws.ts"
-    const bool leader = (tid & 127) == 0;
+    tsk_setmaxnreg_inc<232>();
 #line 139 "examples/hgemm-wgmma-ws.ts"
-    const int mine = (int)((unsigned int)c_1 * 64u * 256u);
+    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
 #line 140 "examples/hgemm-wgmma-ws.ts"
-    int s_2 = 0;
+    const int lane = tid & 31;
 #line 141 "examples/hgemm-wgmma-ws.ts"
-    int phase_1 = 0;
+    const bool leader = (tid & 127) == 0;
 #line 142 "examples/hgemm-wgmma-ws.ts"
-    int joinPhase = 0;
+    const int mine = (int)((unsigned int)c_1 * 64u * 256u);
 #line 143 "examples/hgemm-wgmma-ws.ts"
-    int loadPhase = 0;
+    int s_2 = 0;
 #line 144 "examples/hgemm-wgmma-ws.ts"
-    for (int t_1 = (int)blockIdx.x; t_1 < count; t_1 += (int)gridDim.x) {
+    int phase_1 = 0;
 #line 145 "examples/hgemm-wgmma-ws.ts"
-      const int perGroup_1 = (int)(8u * (unsigned int)tilesN);
+    int joinPhase = 0;
 #line 146 "examples/hgemm-wgmma-ws.ts"
-      const int firstRow_1 = (int)((unsigned int)(t_1 / perGroup_1) * 8u);
+    int loadPhase = 0;
 #line 147 "examples/hgemm-wgmma-ws.ts"
-      const int rows_1 = min((int)((unsigned int)tilesM - (unsigned int)firstRow_1), 8);
+    for (int t_1 = (int)blockIdx.x; t_1 < count; t_1 += (int)gridDim.x) {
 #line 148 "examples/hgemm-wgmma-ws.ts"
-      const int m0_1 = (int)(((unsigned int)firstRow_1 + (unsigned int)(t_1 % perGroup_1 % rows_1)) * 128u);
+      const int perGroup_1 = (int)(8u * (unsigned int)tilesN);
 #line 149 "examples/hgemm-wgmma-ws.ts"
-      const int n0_1 = (int)((unsigned int)(t_1 % perGroup_1 / rows_1) * 256u);
+      const int firstRow_1 = (int)((unsigned int)(t_1 / perGroup_1) * 8u);
+#line 150 "examples/hgemm-wgmma-ws.ts"
+      const int rows_1 = min((int)((unsigned int)tilesM - (unsigned int)firstRow_1), 8);
 #line 151 "examples/hgemm-wgmma-ws.ts"
+      const int m0_1 = (int)(((unsigned int)firstRow_1 + (unsigned int)(t_1 % perGroup_1 % rows_1)) * 128u);
+#line 152 "examples/hgemm-wgmma-ws.ts"
+      const int n0_1 = (int)((unsigned int)(t_1 % perGroup_1 / rows_1) * 256u);
+#line 154 "examples/hgemm-wgmma-ws.ts"
       acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
       acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
       acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -507,63 +507,63 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
       acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
       acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
       acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 152 "examples/hgemm-wgmma-ws.ts"
-      int previous = 0;
-#line 153 "examples/hgemm-wgmma-ws.ts"
-      for (int kt_1 = 0; kt_1 < steps; kt_1++) {
-#line 154 "examples/hgemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 155 "examples/hgemm-wgmma-ws.ts"
+      int previous = 0;
+#line 156 "examples/hgemm-wgmma-ws.ts"
+      for (int kt_1 = 0; kt_1 < steps; kt_1++) {
+#line 157 "examples/hgemm-wgmma-ws.ts"
+        tsk_mbarrier_wait(&full[s_2], phase_1);
+#line 158 "examples/hgemm-wgmma-ws.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-#line 156 "examples/hgemm-wgmma-ws.ts"
+#line 159 "examples/hgemm-wgmma-ws.ts"
           tsk_wgmma_m64n256k16_bf16_n(&acc[0 * 128], tsk_wgmma_desc_k(&tiles[(int)((unsigned int)s_2 * 24576u + (unsigned int)c_1 * 64u * 64u + 16u * (unsigned int)kk)]), tsk_wgmma_desc_n(&tiles[(int)((unsigned int)s_2 * 24576u + 8192u + 1024u * (unsigned int)kk)], (64) * 128));
         }
-#line 158 "examples/hgemm-wgmma-ws.ts"
-        tsk_wgmma_commit();
-#line 159 "examples/hgemm-wgmma-ws.ts"
-        tsk_wgmma_wait<1>();
 #line 161 "examples/hgemm-wgmma-ws.ts"
-        if (kt_1 > 0 && lane == 0) {
+        tsk_wgmma_commit();
 #line 162 "examples/hgemm-wgmma-ws.ts"
+        tsk_wgmma_wait<1>();
+#line 164 "examples/hgemm-wgmma-ws.ts"
+        if (kt_1 > 0 && lane == 0) {
+#line 165 "examples/hgemm-wgmma-ws.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
         }
-#line 164 "examples/hgemm-wgmma-ws.ts"
-        previous = s_2;
-#line 165 "examples/hgemm-wgmma-ws.ts"
-        s_2 = (int)((unsigned int)s_2 + 1u);
-#line 166 "examples/hgemm-wgmma-ws.ts"
-        if (s_2 == 3) {
 #line 167 "examples/hgemm-wgmma-ws.ts"
-          s_2 = 0;
+        previous = s_2;
 #line 168 "examples/hgemm-wgmma-ws.ts"
+        s_2 = (int)((unsigned int)s_2 + 1u);
+#line 169 "examples/hgemm-wgmma-ws.ts"
+        if (s_2 == 3) {
+#line 170 "examples/hgemm-wgmma-ws.ts"
+          s_2 = 0;
+#line 171 "examples/hgemm-wgmma-ws.ts"
           phase_1 ^= 1;
         }
       }
-#line 171 "examples/hgemm-wgmma-ws.ts"
+#line 174 "examples/hgemm-wgmma-ws.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<128>(acc);
-#line 172 "examples/hgemm-wgmma-ws.ts"
+#line 175 "examples/hgemm-wgmma-ws.ts"
       if (lane == 0) {
-#line 173 "examples/hgemm-wgmma-ws.ts"
+#line 176 "examples/hgemm-wgmma-ws.ts"
         tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
       }
-#line 176 "examples/hgemm-wgmma-ws.ts"
+#line 179 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
-#line 177 "examples/hgemm-wgmma-ws.ts"
+#line 180 "examples/hgemm-wgmma-ws.ts"
         tsk_wait_tile_stores<0>();
       }
-#line 179 "examples/hgemm-wgmma-ws.ts"
+#line 182 "examples/hgemm-wgmma-ws.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
-#line 180 "examples/hgemm-wgmma-ws.ts"
-      tsk_mbarrier_wait(&joined[c_1], joinPhase);
-#line 181 "examples/hgemm-wgmma-ws.ts"
-      joinPhase ^= 1;
 #line 183 "examples/hgemm-wgmma-ws.ts"
+      tsk_mbarrier_wait(&joined[c_1], joinPhase);
+#line 184 "examples/hgemm-wgmma-ws.ts"
+      joinPhase ^= 1;
+#line 186 "examples/hgemm-wgmma-ws.ts"
       if (beta == 0.0f) {
         {
-#line 184 "examples/hgemm-wgmma-ws.ts"
+#line 187 "examples/hgemm-wgmma-ws.ts"
           const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup = (lane_1 >> 2) & 7;
           const int lanePlace = lane_1 & 3;
@@ -1086,23 +1086,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
           }
         }
       } else {
-#line 186 "examples/hgemm-wgmma-ws.ts"
+#line 189 "examples/hgemm-wgmma-ws.ts"
         if (leader) {
-#line 187 "examples/hgemm-wgmma-ws.ts"
+#line 190 "examples/hgemm-wgmma-ws.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
-#line 188 "examples/hgemm-wgmma-ws.ts"
+#line 191 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 189 "examples/hgemm-wgmma-ws.ts"
+#line 192 "examples/hgemm-wgmma-ws.ts"
             tsk_copy_tile(&out[(int)((unsigned int)mine + (unsigned int)j_1 * 64u * 64u)], mapC, (int)((unsigned int)n0_1 + 64u * (unsigned int)j_1), (int)((unsigned int)m0_1 + 64u * (unsigned int)c_1), &loaded[c_1]);
           }
         }
-#line 192 "examples/hgemm-wgmma-ws.ts"
+#line 195 "examples/hgemm-wgmma-ws.ts"
         tsk_mbarrier_wait(&loaded[c_1], loadPhase);
-#line 193 "examples/hgemm-wgmma-ws.ts"
+#line 196 "examples/hgemm-wgmma-ws.ts"
         loadPhase ^= 1;
         {
-#line 194 "examples/hgemm-wgmma-ws.ts"
+#line 197 "examples/hgemm-wgmma-ws.ts"
           const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup_1 = (lane_2 >> 2) & 7;
           const int lanePlace_1 = lane_2 & 3;
@@ -1625,159 +1625,159 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
           }
         }
       }
-#line 196 "examples/hgemm-wgmma-ws.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
-#line 197 "examples/hgemm-wgmma-ws.ts"
-      tsk_mbarrier_wait(&joined[c_1], joinPhase);
-#line 198 "examples/hgemm-wgmma-ws.ts"
-      joinPhase ^= 1;
 #line 199 "examples/hgemm-wgmma-ws.ts"
-      if (leader) {
+      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
 #line 200 "examples/hgemm-wgmma-ws.ts"
+      tsk_mbarrier_wait(&joined[c_1], joinPhase);
+#line 201 "examples/hgemm-wgmma-ws.ts"
+      joinPhase ^= 1;
+#line 202 "examples/hgemm-wgmma-ws.ts"
+      if (leader) {
+#line 203 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
         for (int j_2 = 0; j_2 < 4; j_2++) {
-#line 201 "examples/hgemm-wgmma-ws.ts"
+#line 204 "examples/hgemm-wgmma-ws.ts"
           tsk_store_tile(mapC, (int)((unsigned int)n0_1 + 64u * (unsigned int)j_2), (int)((unsigned int)m0_1 + 64u * (unsigned int)c_1), &out[(int)((unsigned int)mine + (unsigned int)j_2 * 64u * 64u)]);
         }
       }
     }
-#line 205 "examples/hgemm-wgmma-ws.ts"
+#line 208 "examples/hgemm-wgmma-ws.ts"
     if (leader) {
-#line 206 "examples/hgemm-wgmma-ws.ts"
+#line 209 "examples/hgemm-wgmma-ws.ts"
       tsk_wait_tile_stores<0>();
     }
   }
 }
 
 // Kernel hgemmWgmmaWsF16 specialized for STAGES = 3, GROUP = 8; block 384×1×1.
-#line 213 "examples/hgemm-wgmma-ws.ts"
+#line 216 "examples/hgemm-wgmma-ws.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 234 "examples/hgemm-wgmma-ws.ts"
-  tsk_f16 (&tiles)[73728] = *reinterpret_cast<tsk_f16 (*)[73728]>(tsk_dynamic_shared + 0);
-#line 236 "examples/hgemm-wgmma-ws.ts"
-  tsk_f16 (&out)[32768] = *reinterpret_cast<tsk_f16 (*)[32768]>(tsk_dynamic_shared + 147456);
 #line 237 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&full)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 212992);
-#line 238 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&empty)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 213016);
+  tsk_f16 (&tiles)[73728] = *reinterpret_cast<tsk_f16 (*)[73728]>(tsk_dynamic_shared + 0);
+#line 239 "examples/hgemm-wgmma-ws.ts"
+  tsk_f16 (&out)[32768] = *reinterpret_cast<tsk_f16 (*)[32768]>(tsk_dynamic_shared + 147456);
 #line 240 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&joined)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213040);
+  unsigned long long (&full)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 212992);
 #line 241 "examples/hgemm-wgmma-ws.ts"
-  unsigned long long (&loaded)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213056);
-#line 242 "examples/hgemm-wgmma-ws.ts"
-  float acc[128];
+  unsigned long long (&empty)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 213016);
 #line 243 "examples/hgemm-wgmma-ws.ts"
-  const int tid = (int)threadIdx.x;
+  unsigned long long (&joined)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213040);
 #line 244 "examples/hgemm-wgmma-ws.ts"
-  const int tilesM = M / 128;
+  unsigned long long (&loaded)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213056);
 #line 245 "examples/hgemm-wgmma-ws.ts"
-  const int tilesN = N / 256;
+  float acc[128];
 #line 246 "examples/hgemm-wgmma-ws.ts"
-  const int count = (int)((unsigned int)tilesM * (unsigned int)tilesN);
-#line 247 "examples/hgemm-wgmma-ws.ts"
-  const int steps = K / 64;
-#line 248 "examples/hgemm-wgmma-ws.ts"
-  if (tid == 0) {
+  const int tid = (int)threadIdx.x;
 #line 249 "examples/hgemm-wgmma-ws.ts"
-    for (int s = 0; s < 3; s++) {
+  const int tilesM = (int)((unsigned int)M + 128u - 1u) / 128;
 #line 250 "examples/hgemm-wgmma-ws.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  const int tilesN = (int)((unsigned int)N + 256u - 1u) / 256;
 #line 251 "examples/hgemm-wgmma-ws.ts"
+  const int count = (int)((unsigned int)tilesM * (unsigned int)tilesN);
+#line 252 "examples/hgemm-wgmma-ws.ts"
+  const int steps = (int)((unsigned int)K + 64u - 1u) / 64;
+#line 253 "examples/hgemm-wgmma-ws.ts"
+  if (tid == 0) {
+#line 254 "examples/hgemm-wgmma-ws.ts"
+    for (int s = 0; s < 3; s++) {
+#line 255 "examples/hgemm-wgmma-ws.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 256 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 253 "examples/hgemm-wgmma-ws.ts"
+#line 258 "examples/hgemm-wgmma-ws.ts"
     for (int c = 0; c < 2; c++) {
-#line 254 "examples/hgemm-wgmma-ws.ts"
+#line 259 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&joined[c], 128);
-#line 255 "examples/hgemm-wgmma-ws.ts"
+#line 260 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&loaded[c], 1);
     }
   }
-#line 258 "examples/hgemm-wgmma-ws.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
-#line 259 "examples/hgemm-wgmma-ws.ts"
-  if (tsk_warpgroup_idx() == 0) {
-#line 262 "examples/hgemm-wgmma-ws.ts"
-    tsk_setmaxnreg_dec<40>();
 #line 263 "examples/hgemm-wgmma-ws.ts"
-    int s_1 = 0;
+  tsk_fence_proxy_async_store(); __syncthreads();
 #line 264 "examples/hgemm-wgmma-ws.ts"
-    int phase = 0;
-#line 265 "examples/hgemm-wgmma-ws.ts"
-    for (int t = (int)blockIdx.x; t < count; t += (int)gridDim.x) {
-#line 266 "examples/hgemm-wgmma-ws.ts"
-      const int perGroup = (int)(8u * (unsigned int)tilesN);
+  if (tsk_warpgroup_idx() == 0) {
 #line 267 "examples/hgemm-wgmma-ws.ts"
-      const int firstRow = (int)((unsigned int)(t / perGroup) * 8u);
+    tsk_setmaxnreg_dec<40>();
 #line 268 "examples/hgemm-wgmma-ws.ts"
-      const int rows = min((int)((unsigned int)tilesM - (unsigned int)firstRow), 8);
+    int s_1 = 0;
 #line 269 "examples/hgemm-wgmma-ws.ts"
-      const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(t % perGroup % rows)) * 128u);
+    int phase = 0;
 #line 270 "examples/hgemm-wgmma-ws.ts"
-      const int n0 = (int)((unsigned int)(t % perGroup / rows) * 256u);
+    for (int t = (int)blockIdx.x; t < count; t += (int)gridDim.x) {
 #line 271 "examples/hgemm-wgmma-ws.ts"
-      for (int kt = 0; kt < steps; kt++) {
+      const int perGroup = (int)(8u * (unsigned int)tilesN);
+#line 272 "examples/hgemm-wgmma-ws.ts"
+      const int firstRow = (int)((unsigned int)(t / perGroup) * 8u);
 #line 273 "examples/hgemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+      const int rows = min((int)((unsigned int)tilesM - (unsigned int)firstRow), 8);
 #line 274 "examples/hgemm-wgmma-ws.ts"
-        if (tid == 0) {
+      const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(t % perGroup % rows)) * 128u);
 #line 275 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+      const int n0 = (int)((unsigned int)(t % perGroup / rows) * 256u);
 #line 276 "examples/hgemm-wgmma-ws.ts"
+      for (int kt = 0; kt < steps; kt++) {
+#line 278 "examples/hgemm-wgmma-ws.ts"
+        tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+#line 279 "examples/hgemm-wgmma-ws.ts"
+        if (tid == 0) {
+#line 280 "examples/hgemm-wgmma-ws.ts"
+          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+#line 281 "examples/hgemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
-#line 277 "examples/hgemm-wgmma-ws.ts"
+#line 282 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j = 0; j < 4; j++) {
-#line 278 "examples/hgemm-wgmma-ws.ts"
+#line 283 "examples/hgemm-wgmma-ws.ts"
             tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u + 8192u + (unsigned int)j * 64u * 64u)], mapB, (int)((unsigned int)n0 + 64u * (unsigned int)j), (int)((unsigned int)kt * 64u), &full[s_1]);
           }
         }
-#line 281 "examples/hgemm-wgmma-ws.ts"
+#line 286 "examples/hgemm-wgmma-ws.ts"
         s_1 = (int)((unsigned int)s_1 + 1u);
-#line 282 "examples/hgemm-wgmma-ws.ts"
+#line 287 "examples/hgemm-wgmma-ws.ts"
         if (s_1 == 3) {
-#line 283 "examples/hgemm-wgmma-ws.ts"
+#line 288 "examples/hgemm-wgmma-ws.ts"
           s_1 = 0;
-#line 284 "examples/hgemm-wgmma-ws.ts"
+#line 289 "examples/hgemm-wgmma-ws.ts"
           phase ^= 1;
         }
       }
     }
   } else {
-#line 290 "examples/hgemm-wgmma-ws.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 291 "examples/hgemm-wgmma-ws.ts"
-    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 292 "examples/hgemm-wgmma-ws.ts"
-    const int lane = tid & 31;
-#line 293 "examples/hgemm-wgmma-ws.ts"
-    const bool leader = (tid & 127) == 0;
-#line 294 "examples/hgemm-wgmma-ws.ts"
-    const int mine = (int)((unsigned int)c_1 * 64u * 256u);
 #line 295 "examples/hgemm-wgmma-ws.ts"
-    int s_2 = 0;
+    tsk_setmaxnreg_inc<232>();
 #line 296 "examples/hgemm-wgmma-ws.ts"
-    int phase_1 = 0;
+    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
 #line 297 "examples/hgemm-wgmma-ws.ts"
-    int joinPhase = 0;
+    const int lane = tid & 31;
 #line 298 "examples/hgemm-wgmma-ws.ts"
-    int loadPhase = 0;
+    const bool leader = (tid & 127) == 0;
 #line 299 "examples/hgemm-wgmma-ws.ts"
-    for (int t_1 = (int)blockIdx.x; t_1 < count; t_1 += (int)gridDim.x) {
+    const int mine = (int)((unsigned int)c_1 * 64u * 256u);
 #line 300 "examples/hgemm-wgmma-ws.ts"
-      const int perGroup_1 = (int)(8u * (unsigned int)tilesN);
+    int s_2 = 0;
 #line 301 "examples/hgemm-wgmma-ws.ts"
-      const int firstRow_1 = (int)((unsigned int)(t_1 / perGroup_1) * 8u);
+    int phase_1 = 0;
 #line 302 "examples/hgemm-wgmma-ws.ts"
-      const int rows_1 = min((int)((unsigned int)tilesM - (unsigned int)firstRow_1), 8);
+    int joinPhase = 0;
 #line 303 "examples/hgemm-wgmma-ws.ts"
-      const int m0_1 = (int)(((unsigned int)firstRow_1 + (unsigned int)(t_1 % perGroup_1 % rows_1)) * 128u);
+    int loadPhase = 0;
 #line 304 "examples/hgemm-wgmma-ws.ts"
-      const int n0_1 = (int)((unsigned int)(t_1 % perGroup_1 / rows_1) * 256u);
+    for (int t_1 = (int)blockIdx.x; t_1 < count; t_1 += (int)gridDim.x) {
+#line 305 "examples/hgemm-wgmma-ws.ts"
+      const int perGroup_1 = (int)(8u * (unsigned int)tilesN);
 #line 306 "examples/hgemm-wgmma-ws.ts"
+      const int firstRow_1 = (int)((unsigned int)(t_1 / perGroup_1) * 8u);
+#line 307 "examples/hgemm-wgmma-ws.ts"
+      const int rows_1 = min((int)((unsigned int)tilesM - (unsigned int)firstRow_1), 8);
+#line 308 "examples/hgemm-wgmma-ws.ts"
+      const int m0_1 = (int)(((unsigned int)firstRow_1 + (unsigned int)(t_1 % perGroup_1 % rows_1)) * 128u);
+#line 309 "examples/hgemm-wgmma-ws.ts"
+      const int n0_1 = (int)((unsigned int)(t_1 % perGroup_1 / rows_1) * 256u);
+#line 311 "examples/hgemm-wgmma-ws.ts"
       acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
       acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
       acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -1906,63 +1906,63 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
       acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
       acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
       acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 307 "examples/hgemm-wgmma-ws.ts"
+#line 312 "examples/hgemm-wgmma-ws.ts"
       int previous = 0;
-#line 308 "examples/hgemm-wgmma-ws.ts"
+#line 313 "examples/hgemm-wgmma-ws.ts"
       for (int kt_1 = 0; kt_1 < steps; kt_1++) {
-#line 309 "examples/hgemm-wgmma-ws.ts"
+#line 314 "examples/hgemm-wgmma-ws.ts"
         tsk_mbarrier_wait(&full[s_2], phase_1);
-#line 310 "examples/hgemm-wgmma-ws.ts"
+#line 315 "examples/hgemm-wgmma-ws.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-#line 311 "examples/hgemm-wgmma-ws.ts"
+#line 316 "examples/hgemm-wgmma-ws.ts"
           tsk_wgmma_m64n256k16_f16_n(&acc[0 * 128], tsk_wgmma_desc_k(&tiles[(int)((unsigned int)s_2 * 24576u + (unsigned int)c_1 * 64u * 64u + 16u * (unsigned int)kk)]), tsk_wgmma_desc_n(&tiles[(int)((unsigned int)s_2 * 24576u + 8192u + 1024u * (unsigned int)kk)], (64) * 128));
         }
-#line 313 "examples/hgemm-wgmma-ws.ts"
+#line 318 "examples/hgemm-wgmma-ws.ts"
         tsk_wgmma_commit();
-#line 314 "examples/hgemm-wgmma-ws.ts"
+#line 319 "examples/hgemm-wgmma-ws.ts"
         tsk_wgmma_wait<1>();
-#line 316 "examples/hgemm-wgmma-ws.ts"
+#line 321 "examples/hgemm-wgmma-ws.ts"
         if (kt_1 > 0 && lane == 0) {
-#line 317 "examples/hgemm-wgmma-ws.ts"
+#line 322 "examples/hgemm-wgmma-ws.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
         }
-#line 319 "examples/hgemm-wgmma-ws.ts"
+#line 324 "examples/hgemm-wgmma-ws.ts"
         previous = s_2;
-#line 320 "examples/hgemm-wgmma-ws.ts"
+#line 325 "examples/hgemm-wgmma-ws.ts"
         s_2 = (int)((unsigned int)s_2 + 1u);
-#line 321 "examples/hgemm-wgmma-ws.ts"
+#line 326 "examples/hgemm-wgmma-ws.ts"
         if (s_2 == 3) {
-#line 322 "examples/hgemm-wgmma-ws.ts"
+#line 327 "examples/hgemm-wgmma-ws.ts"
           s_2 = 0;
-#line 323 "examples/hgemm-wgmma-ws.ts"
+#line 328 "examples/hgemm-wgmma-ws.ts"
           phase_1 ^= 1;
         }
       }
-#line 326 "examples/hgemm-wgmma-ws.ts"
+#line 331 "examples/hgemm-wgmma-ws.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<128>(acc);
-#line 327 "examples/hgemm-wgmma-ws.ts"
+#line 332 "examples/hgemm-wgmma-ws.ts"
       if (lane == 0) {
-#line 328 "examples/hgemm-wgmma-ws.ts"
+#line 333 "examples/hgemm-wgmma-ws.ts"
         tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
       }
-#line 331 "examples/hgemm-wgmma-ws.ts"
+#line 336 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
-#line 332 "examples/hgemm-wgmma-ws.ts"
+#line 337 "examples/hgemm-wgmma-ws.ts"
         tsk_wait_tile_stores<0>();
       }
-#line 334 "examples/hgemm-wgmma-ws.ts"
+#line 339 "examples/hgemm-wgmma-ws.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
-#line 335 "examples/hgemm-wgmma-ws.ts"
+#line 340 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_wait(&joined[c_1], joinPhase);
-#line 336 "examples/hgemm-wgmma-ws.ts"
+#line 341 "examples/hgemm-wgmma-ws.ts"
       joinPhase ^= 1;
-#line 338 "examples/hgemm-wgmma-ws.ts"
+#line 343 "examples/hgemm-wgmma-ws.ts"
       if (beta == 0.0f) {
         {
-#line 339 "examples/hgemm-wgmma-ws.ts"
+#line 344 "examples/hgemm-wgmma-ws.ts"
           const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup = (lane_1 >> 2) & 7;
           const int lanePlace = lane_1 & 3;
@@ -2485,23 +2485,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
           }
         }
       } else {
-#line 341 "examples/hgemm-wgmma-ws.ts"
+#line 346 "examples/hgemm-wgmma-ws.ts"
         if (leader) {
-#line 342 "examples/hgemm-wgmma-ws.ts"
+#line 347 "examples/hgemm-wgmma-ws.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
-#line 343 "examples/hgemm-wgmma-ws.ts"
+#line 348 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 344 "examples/hgemm-wgmma-ws.ts"
+#line 349 "examples/hgemm-wgmma-ws.ts"
             tsk_copy_tile(&out[(int)((unsigned int)mine + (unsigned int)j_1 * 64u * 64u)], mapC, (int)((unsigned int)n0_1 + 64u * (unsigned int)j_1), (int)((unsigned int)m0_1 + 64u * (unsigned int)c_1), &loaded[c_1]);
           }
         }
-#line 347 "examples/hgemm-wgmma-ws.ts"
+#line 352 "examples/hgemm-wgmma-ws.ts"
         tsk_mbarrier_wait(&loaded[c_1], loadPhase);
-#line 348 "examples/hgemm-wgmma-ws.ts"
+#line 353 "examples/hgemm-wgmma-ws.ts"
         loadPhase ^= 1;
         {
-#line 349 "examples/hgemm-wgmma-ws.ts"
+#line 354 "examples/hgemm-wgmma-ws.ts"
           const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup_1 = (lane_2 >> 2) & 7;
           const int lanePlace_1 = lane_2 & 3;
@@ -3024,25 +3024,25 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
           }
         }
       }
-#line 351 "examples/hgemm-wgmma-ws.ts"
+#line 356 "examples/hgemm-wgmma-ws.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
-#line 352 "examples/hgemm-wgmma-ws.ts"
+#line 357 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_wait(&joined[c_1], joinPhase);
-#line 353 "examples/hgemm-wgmma-ws.ts"
+#line 358 "examples/hgemm-wgmma-ws.ts"
       joinPhase ^= 1;
-#line 354 "examples/hgemm-wgmma-ws.ts"
+#line 359 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
-#line 355 "examples/hgemm-wgmma-ws.ts"
+#line 360 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
         for (int j_2 = 0; j_2 < 4; j_2++) {
-#line 356 "examples/hgemm-wgmma-ws.ts"
+#line 361 "examples/hgemm-wgmma-ws.ts"
           tsk_store_tile(mapC, (int)((unsigned int)n0_1 + 64u * (unsigned int)j_2), (int)((unsigned int)m0_1 + 64u * (unsigned int)c_1), &out[(int)((unsigned int)mine + (unsigned int)j_2 * 64u * 64u)]);
         }
       }
     }
-#line 360 "examples/hgemm-wgmma-ws.ts"
+#line 365 "examples/hgemm-wgmma-ws.ts"
     if (leader) {
-#line 361 "examples/hgemm-wgmma-ws.ts"
+#line 366 "examples/hgemm-wgmma-ws.ts"
       tsk_wait_tile_stores<0>();
     }
   }

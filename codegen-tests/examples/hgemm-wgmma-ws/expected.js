@@ -326,10 +326,10 @@ export function hgemmWgmmaWs_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridDim)
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
-    const tilesM = (M / 128) | 0;
-    const tilesN = (N / 256) | 0;
+    const tilesM = (((((M + 128) | 0) - 1) | 0) / 128) | 0;
+    const tilesN = (((((N + 256) | 0) - 1) | 0) / 256) | 0;
     const count = imul(tilesM, tilesN);
-    const steps = (K / 64) | 0;
+    const steps = (((((K + 64) | 0) - 1) | 0) / 64) | 0;
     threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
@@ -1721,10 +1721,10 @@ export function hgemmWgmmaWsF16_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridD
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
-    const tilesM = (M / 128) | 0;
-    const tilesN = (N / 256) | 0;
+    const tilesM = (((((M + 128) | 0) - 1) | 0) / 128) | 0;
+    const tilesN = (((((N + 256) | 0) - 1) | 0) / 256) | 0;
     const count = imul(tilesM, tilesN);
-    const steps = (K / 64) | 0;
+    const steps = (((((K + 64) | 0) - 1) | 0) / 64) | 0;
     threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
