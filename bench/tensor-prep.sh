@@ -3,7 +3,8 @@
 # Python (PyTorch), so no Node travels. Into TSK_DEVICE_DIR (default .device-tensor, git-ignored):
 #   kernels-cubin/      the files the package builds for itself (runtime/package-kernels.ts: the matmul rungs and
 #                       the attention kernels) for CUDA with nvcc cubins (sm_90; sm_90a where wgmma), and the
-#                       {head dim: [function, dynamic shared bytes]} tables bench/torch-attention.py reads
+#                       {head dim: [function, dynamic shared bytes]} tables bench/torch-attention.py reads; also
+#                       the forward variants below (not in the package) and their tables, forward-NAME.json
 #   torch-plan.json     bench/torch-matmul.py's launch plan over them (what matmul() picks per shape and type)
 #   torch-matmul.py, torch-attention.py, gpu-tensor.sh
 # Then, on the device tool: carry [".device-tensor"], command
@@ -13,6 +14,9 @@ cd "$(dirname "$0")/.."
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tensor}
 npm run build >/dev/null
 FILES=$(node --input-type=module -e "const { packageKernelFiles } = await import('./dist/runtime/package-kernels.js'); console.log(packageKernelFiles.join(' '));")
+# Forward variants measured beside the package's forward (bench/torch-attention.py --variant): name, kernel, file.
+VARIANTS="regp:flashAttentionRegP:examples/flash-attention-regp.ts pingpong:flashAttentionPingPong:examples/flash-attention-pingpong.ts"
+for variant in $VARIANTS; do FILES="$FILES ${variant##*:}"; done
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR"
 # shellcheck disable=SC2086
 node bin/tskernel.js build $FILES --target cuda,js --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin" >/dev/null
@@ -33,6 +37,13 @@ for (const [d, entries] of Object.entries(backward)) if (Object.keys(entries).le
 if (!forward["64"] || !forward["128"]) throw new Error("the forward lacks a head dim");
 fs.writeFileSync(`${dir}/forward.json`, JSON.stringify(forward, null, 1));
 fs.writeFileSync(`${dir}/backward.json`, JSON.stringify(backward, null, 1));
-' "$DEVICE_DIR/kernels-cubin"
+for (const variant of process.argv[2].split(" ").filter(Boolean)) {
+  const [name, kernel] = variant.split(":");
+  const table = {};
+  for (const k of manifest.kernels) if (k.name === kernel) table[String(k.specialization.D)] = [k.entryName, k.sharedBytes];
+  if (!table["64"] || !table["128"]) throw new Error(`variant ${name}: ${kernel} lacks a head dim`);
+  fs.writeFileSync(`${dir}/forward-${name}.json`, JSON.stringify(table, null, 1));
+}
+' "$DEVICE_DIR/kernels-cubin" "$VARIANTS"
 cp bench/torch-matmul.py bench/torch-attention.py bench/gpu-tensor.sh "$DEVICE_DIR/"
 du -sh "$DEVICE_DIR"

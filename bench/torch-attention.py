@@ -17,10 +17,13 @@ bytes], "128": [...]} by head dim; it is launched on the same tensors ([B, H, S,
 It writes each row's log-sum-exp too, which our backward (examples/flash-attention-backward.ts) reads: with
 --backward-cubin FILE --backward-functions JSON ({"64": {"pre": [function, shared], "kv": [...], "q": [...]},
 "128": {...}}) it joins the backward rounds (its forward untimed before each, as for the backends) and its dQ,
-dK, dV are checked as the backends' are.
+dK, dV are checked as the backends' are. Each --variant NAME=CUBIN:JSON (repeatable) adds another forward kernel
+with the same parameters and launch (examples/flash-attention-regp.ts, which keeps P in registers, is one) to
+the same forward rounds as "tskernel NAME", checked the same way.
 
     python3 bench/torch-attention.py --out attention.json [--shapes B4H16S4096D128,B4H16S4096D128c,...]
         [--cubin flash.cubin --functions flash.json] [--backward-cubin bwd.cubin --backward-functions bwd.json]
+        [--variant regp=flash-attention-regp.cubin:forward-regp.json ...]
 """
 
 import argparse
@@ -102,6 +105,13 @@ class Ours:
             self.forward_functions = json.load(f)
         self.forward_cubin = args.cubin
         self.backward_cubin = args.backward_cubin
+        # Forward variants by name: (cubin, {"64": [function, shared], ...}), launched as the forward is.
+        self.variants = {}
+        for spec in args.variant or []:
+            name, files = spec.split("=", 1)
+            cubin, functions = files.split(":", 1)
+            with open(functions) as f:
+                self.variants[name] = (cubin, json.load(f))
         self.backward_functions = None
         if args.backward_cubin:
             with open(args.backward_functions) as f:
@@ -126,17 +136,19 @@ class Ours:
         array, _storage = self.tm.pack_arguments(values)
         self.driver.launch(fn, grid, block, shared, self.torch.cuda.current_stream().cuda_stream, array)
 
-    def takes(self, s, d, backward=False):
-        return s % 128 == 0 and str(d) in (self.backward_functions if backward else self.forward_functions or {})
+    def takes(self, s, d, backward=False, variant=None):
+        table = self.variants[variant][1] if variant else self.backward_functions if backward else self.forward_functions
+        return s % 128 == 0 and str(d) in (table or {})
 
-    def forward(self, q, k, v, out, lse, causal, scale):
-        """O (out) and the rows' log-sum-exps (lse, f32 [B·H·S]) of q, k, v."""
+    def forward(self, q, k, v, out, lse, causal, scale, variant=None):
+        """O (out) and the rows' log-sum-exps (lse, f32 [B·H·S]) of q, k, v; with `variant`, that forward kernel's."""
         b, h, s, d = q.shape
         ptr = lambda t: ("ptr", t.data_ptr())
         values = [ptr(q), ptr(k), ptr(v), ptr(out), ptr(lse)]
         values += [("ptr", self.map(q, 128)), ("ptr", self.map(k, 128)), ("ptr", self.map(v, 128)), ("ptr", self.map(out, 64))]
         values += [("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
-        self.launch(self.forward_cubin, self.forward_functions[str(d)], (s // 128, b * h, 1), (384, 1, 1), values)
+        cubin, functions = self.variants[variant] if variant else (self.forward_cubin, self.forward_functions)
+        self.launch(cubin, functions[str(d)], (s // 128, b * h, 1), (384, 1, 1), values)
 
     def backward(self, q, k, v, out, lse, do, dsum, dq, dk, dv, causal, scale):
         """dq, dk, dv from the forward's out and lse and the gradient do (dsum: f32 [B·H·S] scratch)."""
@@ -163,6 +175,7 @@ def main(argv=None):
     parser.add_argument("--functions")
     parser.add_argument("--backward-cubin")
     parser.add_argument("--backward-functions")
+    parser.add_argument("--variant", action="append", help="NAME=CUBIN:JSON, another forward kernel with the forward's parameters (repeatable)")
     args = parser.parse_args(argv)
     import torch
     import torch.nn.functional as F
@@ -265,6 +278,20 @@ def main(argv=None):
 
                 bwd[entry["id"]] = backward
             rows_out.append(entry)
+            # The forward variants: the same launch, checked and timed as the forward is (forward only).
+            for variant in ours.variants:
+                if not ours.takes(s, d, variant=variant):
+                    continue
+                v_out, v_lse = torch.full_like(q, float("nan")), torch.full_like(lse, float("nan"))
+                ours.forward(q, k, v, v_out, v_lse, causal, scale, variant)
+                torch.cuda.synchronize()
+                v_errs = {"out": max(rel(v_out[pair][rows], refs[pair][0]) for pair in pairs), "dq": float("nan"), "dk": float("nan"), "dv": float("nan")}
+                # The log-sum-exps against the plain kernel's (the same f32 softmax statistics): the largest difference.
+                v_errs["lse"] = float((v_lse - lse).abs().max())
+                v_entry = {"id": f"tskernel {variant}", "supported": True, "errors": v_errs, "forwardOnly": True}
+                v_target, v_target_lse = torch.empty_like(q), torch.empty_like(lse)
+                fwd[v_entry["id"]] = lambda variant=variant, t=v_target, tl=v_target_lse: ours.forward(q, k, v, t, tl, causal, scale, variant)
+                rows_out.append(v_entry)
         names = list(fwd)
         samples = {name: {"fwd": [], "bwd": []} for name in names}
         for name in names:
@@ -312,6 +339,7 @@ def main(argv=None):
                 f"{label}: {name:9s} forward {entry['forwardTflops']:6.1f} TFLOP/s ({entry['forwardMs']:.3f} ms)"
                 + (f"  backward {entry['backwardTflops']:6.1f} TFLOP/s" if "backwardTflops" in entry else "")
                 + f"  err out {e['out']:.2e} dq {e['dq']:.2e} dk {e['dk']:.2e} dv {e['dv']:.2e}"
+                + (f" lse-vs-plain {e['lse']:.1e}" if "lse" in e else "")
                 + (f"  ({100 * entry['forwardTflops'] / best:.1f} % of the fastest PyTorch backend's forward" if name.startswith("tskernel") and best else "")
                 + (f", backward {100 * entry['backwardTflops'] / cudnn_bwd:.1f} % of cuDNN's)" if name.startswith("tskernel") and best and "backwardTflops" in entry and cudnn_bwd else (")" if name.startswith("tskernel") and best else "")),
                 flush=True,

@@ -315,8 +315,8 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
         const { rows, cols } = fragmentLayout(s.accumulator.array.fragment!);
         const depth = warpgroupDepth(s.accumulator.array.fragment!.shape as WarpgroupShape);
         flops((2 * rows * cols * depth) / warpgroupLanes);
-        // A is a register fragment (TF32 shapes) or read from shared memory like B (16-bit shapes).
-        return isFragmentOperand(s.a) ? each(s.accumulator.index, s.a.index, s.offset) : each(s.accumulator.index, s.a.offset, s.offset, s.bBoxRows);
+        // A is a register fragment (TF32 shapes, and 16-bit ones so written) or read from shared memory like B.
+        return isFragmentOperand(s.a) ? each(s.accumulator.index, s.a.index, s.offset, s.bBoxRows) : each(s.accumulator.index, s.a.offset, s.offset, s.bBoxRows);
       }
       case "barrierOp":
         return each(s.index, s.value);

@@ -4,6 +4,9 @@
  * bf16 inputs (softmax(scale·Q·Kᵀ)·V per head, causal or not), on fresh random inputs each run with O poisoned
  * with NaN, at head dims 64 and 128, several key tiles (so the online softmax's rescaling runs), two heads,
  * plain and checked mode; and the same through `attention()` (runtime/attention.ts), which makes the tensor maps.
+ * The variant that keeps P in registers (examples/flash-attention-regp.ts) and the one that also takes the
+ * consumers' multiplies in turns (examples/flash-attention-pingpong.ts) the same way, and bit for bit equal to the
+ * plain kernel on the same inputs: P is rounded to bf16 the same way and the emulation adds in the same order.
  */
 
 import path from "node:path";
@@ -15,6 +18,8 @@ import { repoRoot } from "./golden-cases.ts";
 
 const file = path.join(repoRoot, "examples", "flash-attention.ts");
 const pipelinedFile = path.join(repoRoot, "examples", "flash-attention-pipelined.ts");
+const regPFile = path.join(repoRoot, "examples", "flash-attention-regp.ts");
+const pingPongFile = path.join(repoRoot, "examples", "flash-attention-pingpong.ts");
 let library: KernelLibrary | undefined;
 
 /** softmax(scale·Q·Kᵀ (masked above the diagonal when causal))·V in float64, for each head; rows of D. */
@@ -53,10 +58,15 @@ describe("flash-attention on the CPU backend", () => {
     // The pipelined kernel (examples/flash-attention-pipelined.ts): 3 key tiles, an odd count, end the pairs early.
     { d: 128, causal: false, checked: true, name: "flashAttentionPipelined" },
     { d: 64, causal: true, checked: false, name: "flashAttentionPipelined" },
+    // P in registers (examples/flash-attention-regp.ts).
+    { d: 128, causal: true, checked: false, name: "flashAttentionRegP" },
+    { d: 64, causal: false, checked: true, name: "flashAttentionRegP" },
+    // The two consumers' multiplies in turns (examples/flash-attention-pingpong.ts).
+    { d: 64, causal: true, checked: true, name: "flashAttentionPingPong" },
   ];
   for (const { d, causal, checked, name } of cases) {
     it(`${name}, D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
-      library ??= compileKernelLibrary([file, pipelinedFile], ["js"]);
+      library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile], ["js"]);
       const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
       const heads = 2;
       const seq = 384;
@@ -73,10 +83,11 @@ describe("flash-attention on the CPU backend", () => {
         createTensorMap(device, V!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
         createTensorMap(device, O, { rows, cols: d, boxRows: 64, boxCols: 64 }),
       ];
-      // The plain kernel also writes each row's log-sum-exp (flash-attention-backward.ts reads them); the pipelined one does not.
+      // The plain kernel (and the register-P one) also writes each row's log-sum-exp (flash-attention-backward.ts reads them); the pipelined one does not.
+      const writesL = name !== "flashAttentionPipelined";
       const L = device.createBuffer(new Float32Array(rows).fill(Number.NaN));
-      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, ...(name === "flashAttention" ? [L] : []), ...maps, seq, scale, causal ? 1 : 0] });
-      if (name === "flashAttention") {
+      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, ...(writesL ? [L] : []), ...maps, seq, scale, causal ? 1 : 0] });
+      if (writesL) {
         // log2 Σ_j 2^(scale·log2(e)·s_ij) in float64 of the same inputs, against the kernel's f32.
         const [q, k] = [qBits, kBits].map((bits) => Array.from(bits, bf16FromBits));
         const lse = (await device.read(L)) as Float32Array;
@@ -106,9 +117,37 @@ describe("flash-attention on the CPU backend", () => {
   }
 });
 
+describe("flash-attention with P in registers", () => {
+  it("gives the plain kernel's output and log-sum-exps bit for bit, and so does the ping-pong one (D = 64, causal)", async () => {
+    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile], ["js"]);
+    const d = 64;
+    const heads = 1;
+    const seq = 256;
+    const rows = heads * seq;
+    const device = new CpuDevice();
+    const random = () => Uint16Array.from({ length: rows * d }, () => bf16Bits(Math.random() * 2 - 1));
+    const [Q, K, V] = [random(), random(), random()].map((bits) => device.createBuffer("bf16", bits));
+    const run = async (name: string) => {
+      const kernel = library!.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
+      const O = device.createBuffer("bf16", new Uint16Array(rows * d).fill(0x7fff));
+      const L = device.createBuffer(new Float32Array(rows).fill(Number.NaN));
+      const maps = [Q!, K!, V!].map((buffer) => createTensorMap(device, buffer, { rows, cols: d, boxRows: 128, boxCols: 64 }));
+      maps.push(createTensorMap(device, O, { rows, cols: d, boxRows: 64, boxCols: 64 }));
+      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, L, ...maps, seq, Math.fround(1 / 8), 1] });
+      return [Array.from((await device.read(O, { bits: true })) as Uint16Array), Array.from((await device.read(L)) as Float32Array)];
+    };
+    const [plain, registers, pingPong] = [await run("flashAttention"), await run("flashAttentionRegP"), await run("flashAttentionPingPong")];
+    expect(registers[0]).toEqual(plain[0]);
+    expect(registers[1]).toEqual(plain[1]);
+    expect(pingPong[0]).toEqual(plain[0]);
+    expect(pingPong[1]).toEqual(plain[1]);
+    expect(plain[0]!.some((x) => x !== 0 && x !== 0x7fff)).toBe(true);
+  });
+});
+
 describe("attention()", () => {
   it("runs the kernel on [batch, heads, seq, headDim] bf16 buffers, within the float64 bound, and refuses what it cannot take", async () => {
-    library ??= compileKernelLibrary([file, pipelinedFile], ["js"]);
+    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile], ["js"]);
     const device = new CpuDevice();
     const shape = { batch: 2, heads: 1, seq: 256, headDim: 64 };
     const n = shape.batch * shape.heads * shape.seq * shape.headDim;

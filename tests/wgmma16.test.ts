@@ -293,10 +293,6 @@ describe("16-bit matrix operation errors", () => {
     expect(errorsOf(clean, ["wgsl"])).toContain("error[TSK3048]: WebGPU has no matrix operations, and kernel 'k' uses");
   });
 
-  it("TSK1170: an A fragment of a 16-bit shape", () => {
-    expect(errorsOf('  // @ts-expect-error\n  const a = fragment.a("m64n64k16", "tf32", 1);')).toContain('error[TSK1170]: fragment.a: the 16-bit shape "m64n64k16" has no A fragments');
-  });
-
   it("TSK2060 and TSK2061: operands not in one 16-bit type", () => {
     expect(errorsOf("  // @ts-expect-error\n  wgmma(acc[0], Fs, 0, Bs, 0);")).toContain("error[TSK2060]: wgmma() takes a 1-D shared array of bf16 or f16 as A (its second argument); found 'Fs', a shared array of f32");
     expect(errorsOf("  wgmma(acc[0], As, 0, Hs, 0);")).toContain("error[TSK2061]: wgmma() multiplies A and B of one type, but 'As' holds bf16 and 'Hs' holds f16");

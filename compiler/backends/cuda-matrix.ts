@@ -6,7 +6,10 @@
  * exist there. `wgmma` becomes `wgmma.mma_async…tf32` (sm_90a only: the runtime compiles such modules for
  * sm_90a and refuses other GPUs) with A from the thread's registers and B through a matrix descriptor of the
  * shared array (128-byte swizzle); each is preceded by `wgmma.fence` (the registers it reads were written by
- * ordinary instructions). `wgmmaWait(0)` is followed by an empty asm on every accumulator register, so that
+ * ordinary instructions). The 16-bit shapes read A through a descriptor too, or from a bf16 or f16 A fragment:
+ * four .b32 registers of two elements each (`unsigned` arrays of half the IR's size: element i in half i & 1 of
+ * register i >> 1, written by `tsk_a16_set_*`, which rounds an f32 to nearest even with `cvt.rn`, and read by
+ * `tsk_a16_get_*`). `wgmmaWait(0)` is followed by an empty asm on every accumulator register, so that
  * no read of one moves above the wait; `wgmmaWait(n > 0)` by one that reads every A fragment register (as the
  * value wgmma was given), so that no other value takes an operand register of a group still in flight. (An
  * asm that "modified" A or the accumulators there would let the compiler move them to other registers while
@@ -28,12 +31,20 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let multiplies = false;
   const shapes = new Set<string>();
   let synchronizes = false;
+  const halfA = new Set<string>();
+  const isHalfA = (array: ArrayRef) => array.fragment?.role === "a" && (array.fragment.element === "bf16" || array.fragment.element === "f16");
   for (const body of bodies) {
     walkStmts(body, (stmt) => {
+      if (stmt.kind === "store" && isHalfA(stmt.array)) halfA.add(stmt.array.fragment!.element);
       if (stmt.kind === "mma") multiplies = true;
       if (stmt.kind === "wgmma") shapes.add(wgmmaVariant(stmt));
       if (stmt.kind === "wgmmaSync") synchronizes = true;
-      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "intrinsic" && e.name === "roundTf32" && (rounds = true));
+      for (const expr of exprsOf(stmt)) {
+        walkExpr(expr, (e) => {
+          if (e.kind === "intrinsic" && e.name === "roundTf32") rounds = true;
+          if (e.kind === "load" && isHalfA(e.array)) halfA.add(e.array.fragment!.element);
+        });
+      }
     });
   }
   const lines: string[] = [];
@@ -41,17 +52,54 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   if (multiplies) lines.push(...mmaHelper);
   if (shapes.size > 0 || synchronizes) lines.push("", warpgroupMarker, ...warpgroupHelpers);
   if ([...shapes].some((variant) => !variant.endsWith("tf32 k"))) lines.push(...descriptor16Helpers);
+  for (const element of [...halfA].sort()) lines.push(...fragment16Helpers(element as "bf16" | "f16"));
   for (const variant of [...shapes].sort()) {
-    const [shape, element, major] = variant.split(" ") as [WarpgroupShape, string, string];
-    lines.push(...(warpgroupDepth(shape) === 8 ? wgmmaHelper(shape) : wgmma16Helper(shape, element, major)));
+    const [shape, element, major, a] = variant.split(" ") as [WarpgroupShape, string, string, string | undefined];
+    lines.push(...(warpgroupDepth(shape) === 8 ? wgmmaHelper(shape) : a === "r" ? wgmma16RegisterHelper(shape, element, major) : wgmma16Helper(shape, element, major)));
   }
   return lines;
 }
 
-/** The helper a wgmma calls: its shape, and for the 16-bit shapes the element type and B's major order. */
+/** The helper a wgmma calls: its shape, and for the 16-bit shapes the element type, B's major order and " r" for A from registers. */
 function wgmmaVariant(stmt: WgmmaStmt): string {
   const shape = stmt.accumulator.array.fragment!.shape as WarpgroupShape;
-  return warpgroupDepth(shape) === 8 ? `${shape} tf32 k` : `${shape} ${stmt.b.elementType} ${stmt.bMajor ?? "k"}`;
+  return warpgroupDepth(shape) === 8 ? `${shape} tf32 k` : `${shape} ${stmt.b.elementType} ${stmt.bMajor ?? "k"}${isFragmentOperand(stmt.a) ? " r" : ""}`;
+}
+
+/**
+ * Element i of a 16-bit A fragment is half i & 1 of register i >> 1 (`half` 0: the low 16 bits, a(2i) of the
+ * instruction's operand). The store rounds to nearest even (`cvt.rn.bf16.f32`, sm_80 and later, and on the
+ * bits below that, where wgmma does not exist anyway; `cvt.rn.f16.f32`); the load widens exactly. The host
+ * pass of nvcc never runs them (its branch only has to compile).
+ */
+function fragment16Helpers(element: "bf16" | "f16"): string[] {
+  const round =
+    element === "bf16"
+      ? [
+          "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",
+          '  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));',
+          "#else",
+          "  const unsigned u = __float_as_uint(v);",
+          "  h = (unsigned short)((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);",
+          "#endif",
+        ]
+      : ["#ifdef __CUDA_ARCH__", '  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));', "#else", "  h = 0;", "#endif"];
+  const widen =
+    element === "bf16"
+      ? ["  return __uint_as_float(half ? r & 0xffff0000u : r << 16);"]
+      : ["  float f = 0.0f;", "#ifdef __CUDA_ARCH__", '  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(half ? r >> 16 : r & 0xffffu)));', "#endif", "  return f;"];
+  return [
+    "",
+    `// Element \`half\` (0: the low 16 bits) of a register of a ${element} A fragment: set from an f32 rounded to nearest even, or read as an f32.`,
+    `__device__ __forceinline__ void tsk_a16_set_${element}(unsigned& r, int half, float v) {`,
+    "  unsigned short h;",
+    ...round,
+    "  r = half ? (r & 0xffffu) | ((unsigned)h << 16) : (r & 0xffff0000u) | h;",
+    "}",
+    `__device__ __forceinline__ float tsk_a16_get_${element}(unsigned r, int half) {`,
+    ...widen,
+    "}",
+  ];
 }
 
 const roundHelper = [
@@ -226,6 +274,39 @@ function wgmma16Helper(shape: WarpgroupShape, element: string, major: string): s
   ];
 }
 
+/**
+ * d (64×n) += a·B with 16-bit inputs, a (64×16) from the threads' registers (four .b32 of two elements each,
+ * the A fragment's own registers, as for TF32) and B (16×n) through a descriptor, K-major or N-major.
+ */
+function wgmma16RegisterHelper(shape: WarpgroupShape, element: string, major: string): string[] {
+  const n = warpgroupColumns(shape);
+  const count = n / 2;
+  const outs = Array.from({ length: count }, (_, i) => `%${i}`);
+  const rows: string[] = [];
+  for (let i = 0; i < count; i += 16) rows.push(`      "${outs.slice(i, i + 16).join(", ")}${i + 16 < count ? "," : ""}"`);
+  const operands = Array.from({ length: count }, (_, i) => `"+f"(d[${i}])`);
+  const operandRows: string[] = [];
+  for (let i = 0; i < count; i += 8) operandRows.push(operands.slice(i, i + 8).join(", "));
+  return [
+    "",
+    `// d (64×${n} over the warpgroup) += a·B: a (64×16) ${element} from the threads' registers, B (16×${n}, ${major === "n" ? "N" : "K"}-major) through a descriptor.`,
+    `__device__ __forceinline__ void tsk_wgmma_${shape}_${element}_${major}_r(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {`,
+    "#ifdef TSK_WGMMA",
+    "  asm volatile(",
+    `      "{\\n.reg .pred p;\\nsetp.ne.b32 p, %${count + 5}, 0;\\n"`,
+    `      "wgmma.mma_async.sync.aligned.${shape}.f32.${element}.${element} {"`,
+    ...rows,
+    // scale-d 1 (d = a·B + d), scale-a and scale-b 1, B transposed when N-major (no imm-trans-a with A in registers).
+    `      "}, {%${count}, %${count + 1}, %${count + 2}, %${count + 3}}, %${count + 4}, p, 1, 1, ${major === "n" ? 1 : 0};\\n}\\n"`,
+    `      : ${operandRows.join(",\n        ")}`,
+    '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));',
+    "#else",
+    "  __trap();",
+    "#endif",
+    "}",
+  ];
+}
+
 /** The warpgroup fragment arrays of a kernel and their sizes in elements, for the keep after each wait. */
 export interface WarpgroupFragment {
   readonly name: string;
@@ -295,6 +376,12 @@ export function cudaWarpgroup(
     return [...fenced, `tsk_wgmma_${shape}_${stmt.b.elementType}_${stmt.bMajor ?? "k"}(&${first}, ${a}, ${b});`];
   }
   const aRef = stmt.a;
+  if (warpgroupDepth(shape) === 16) {
+    // A 16-bit A fragment: its four registers (two elements each), B through a descriptor as above.
+    const registers = [0, 1, 2, 3].map((r) => element(aRef.array, fragmentSlot(aRef.index, 4, r, stmt.span)));
+    const b = stmt.bMajor === "n" ? `tsk_wgmma_desc_n(&${name(stmt.b)}[${print(stmt.offset)}], (${print(stmt.bBoxRows!)}) * 128)` : `tsk_wgmma_desc_k(&${name(stmt.b)}[${print(stmt.offset)}])`;
+    return [...fenced, `tsk_wgmma_${shape}_${stmt.b.elementType}_${stmt.bMajor ?? "k"}_r(&${first}, ${registers.join(", ")}, ${b});`];
+  }
   const aLayout = fragmentLayout(aRef.array.fragment!);
   const a = aLayout.rowE.map((_, e) => element(aRef.array, fragmentSlot(aRef.index, aLayout.perLane, e, stmt.span)));
   return [...fenced, `tsk_wgmma_${shape}_tf32(&${first}, ${a.join(", ")}, tsk_wgmma_desc(&${name(stmt.b)}[${print(stmt.offset)}]));`];

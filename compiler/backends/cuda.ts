@@ -264,12 +264,12 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       const size = unit.sharedSizes.get(array)?.[0] ?? 0;
       lineDirective(array.span);
       // A warpgroup's A fragments hold the bits wgmma reads (.b32 registers): the same registers then stay
-      // live while a group is in flight (cuda-matrix.ts). Only stores (loads and fills) reach them here.
+      // live while a group is in flight (cuda-matrix.ts). A 16-bit one packs two elements a register.
       const element = isWarpgroupA(array) ? "unsigned" : vectors.element(array.elementType);
-      out.line(`${element} ${names.name(array, array.name)}[${size}];`);
+      out.line(`${element} ${names.name(array, array.name)}[${isWarpgroupA16(array) ? size / 2 : size}];`);
     }
     const warpgroupFragments = usesWgmma(kernel.body)
-      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: unit.sharedSizes.get(array)?.[0] ?? 0, role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
+      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isWarpgroupA16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
     const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storesTiles(kernel.body) };
     printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), vectors });
@@ -282,7 +282,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
 function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): ExprPrinter {
   // A vector or struct as the operand of `.x` or `.field`: an atom, or parenthesized.
   const operand = (printed: Printed) => (printed.kind === "atom" ? printed.text : parenthesize(printed));
-  return new ExprPrinter({
+  const printer: ExprPrinter = new ExprPrinter({
     spelling: cudaSpelling,
     literal: (expr): Printed => {
       switch (expr.type) {
@@ -323,7 +323,15 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
       return { text: `(${vectors.type(to)})${value.kind === "atom" ? value.text : parenthesize(value)}`, kind: "unary" };
     },
     // A narrow integer element reads as its value type, so that C++ picks int or unsigned overloads as the IR typed it.
-    load: (expr, element) => (isNarrowInt(expr.array.elementType) ? { text: `(${vectors.type(expr.type)})${element}`, kind: "unary" } : { text: element, kind: "atom" }),
+    load: (expr, element) => {
+      // A warpgroup A fragment holds bits (cuda.ts's declarations): a TF32 element is an f32's, a 16-bit one half a register.
+      if (isWarpgroupA16(expr.array)) {
+        const index = printer.print(expr.indices[0]!);
+        return { text: `tsk_a16_get_${expr.array.fragment!.element}(${names.lookup(expr.array)}[(${index}) >> 1], (${index}) & 1)`, kind: "atom" };
+      }
+      if (isWarpgroupA(expr.array)) return { text: `__uint_as_float(${element})`, kind: "atom" };
+      return isNarrowInt(expr.array.elementType) ? { text: `(${vectors.type(expr.type)})${element}`, kind: "unary" } : { text: element, kind: "atom" };
+    },
     // A vector of scalars is brace-initialized; a struct too (an aggregate). Broadcasts and mixes are helpers (vector, below).
     construct: (expr, args) => ({ text: `${vectors.type(expr.type)}{${args.map((arg) => arg.text).join(", ")}}`, kind: "atom" }),
     swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
@@ -341,6 +349,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
     array: (array) => names.lookup(array),
     helper: (helper) => moduleNames.lookup(helper),
   });
+  return printer;
 }
 
 interface StmtContext {
@@ -410,6 +419,14 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
       return assignment(names.lookup(stmt.variable) + partPath(stmt.variable.type, stmt.path, context.vectors), stmt, printer);
     case "store": {
       const target = printer.element(stmt.array, stmt.indices) + partPath(stmt.array.elementType, stmt.path, context.vectors);
+      if (isWarpgroupA16(stmt.array)) {
+        if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
+        // Element i is half i & 1 of register i >> 1; the helper rounds to nearest even, as the IR's rounding
+        // (roundFragmentValue) that it replaces, so the f32 value goes in as it was.
+        const element = stmt.array.fragment!.element;
+        const index = printer.print(stmt.indices[0]!);
+        return `tsk_a16_set_${element}(${names.lookup(stmt.array)}[(${index}) >> 1], (${index}) & 1, ${printer.print(unroundedFragmentValue(stmt.value, element))})`;
+      }
       if (isWarpgroupA(stmt.array)) {
         if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
         return `${target} = __float_as_uint(${printer.print(stmt.value)})`;
@@ -453,6 +470,16 @@ function isWarpgroupAccumulator(array: ArrayRef): boolean {
 /** Whether an array holds a warpgroup's A fragments (printed as unsigned bits, see above). */
 function isWarpgroupA(array: ArrayRef): boolean {
   return array.fragment !== undefined && array.fragment.role === "a" && isWarpgroupShape(array.fragment.shape);
+}
+
+/** Whether an array holds 16-bit A fragments (bf16 or f16): two elements a register, a(2i) in the low half. */
+function isWarpgroupA16(array: ArrayRef): boolean {
+  return isWarpgroupA(array) && (array.fragment!.element === "bf16" || array.fragment!.element === "f16");
+}
+
+/** A value stored into a 16-bit A fragment without the IR's f32 → 16-bit → f32 round trip, which the store's packing does itself. */
+function unroundedFragmentValue(value: Expr, element: string): Expr {
+  return value.kind === "convert" && value.type === "f32" && value.value.kind === "convert" && value.value.type === element && value.value.value.type === "f32" ? value.value.value : value;
 }
 
 /** The address of an element: `&A[i]`, `&tile[r][c]`. */

@@ -298,14 +298,16 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
 /**
  * The 16-bit warpgroup shapes (after warpgroupRuntime, whose accumulator scratch they share): `wgmmaM64k16` runs
  * one `wgmma` m64nNk16 for every warpgroup of the block with A and B decoded from the 16-bit encodings that bf16
- * and f16 shared arrays hold, read through ir/matrix.ts's wgmmaOperandIndex; the products are exact in f32 and
- * the sums go in the order of wgmmaM64k8 (docs/language.md §25). It checks the offsets as the validator does
- * for constant ones.
+ * and f16 shared arrays hold, read through ir/matrix.ts's wgmmaOperandIndex; `wgmmaM64k16r` the same with A
+ * from each warpgroup's A fragments (per-thread f32 slots that already hold bf16 or f16 values, in the layout of
+ * ir/matrix.ts's 16-bit A). The products are exact in f32 and the sums go in the order of wgmmaM64k8
+ * (docs/language.md §25). They check the offsets as the validator does for constant ones.
  */
 export const warpgroup16Runtime = String.raw`
 // wgmma m64nNk16: A (64×16) and B (16×n) from shared arrays of 16-bit encodings (half 0: bf16, 1: f16), A
 // K-major, B K-major (bMajor 0) or N-major in boxes of bBoxRows rows (1), 128-byte swizzle (ir/matrix.ts's
-// wgmmaOperandIndex). Products of 16-bit values are exact in f32; the sums go in the order of wgmmaM64k8.
+// wgmmaOperandIndex); or A from registers (wgmmaM64k16r). Products of 16-bit values are exact in f32; the sums
+// go in the order of wgmmaM64k8.
 const wgmma16Slot = new Float32Array(1), wgmma16Bits = new Uint32Array(wgmma16Slot.buffer);
 const wgmma16Scales = new Float64Array(32);
 for (let e = 0; e < 32; e++) wgmma16Scales[e] = 2 ** (e - 25);
@@ -317,11 +319,8 @@ function wgmma16Decode(h, half) {
 }
 function wgmma16Swizzle(i) { return i ^ (((i >> 6) & 7) << 3); }
 const wgmmaA16 = new Float64Array(64 * 16), wgmmaB16 = new Float64Array(16 * 256);
-function wgmmaM64k16(n, acc, accSize, accAt, a, aOffset, b, bOffset, bMajor, bBoxRows, half, threads, first = 0) {
-  if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
-  if (aOffset % 16 !== 0 || aOffset % 512 >= 64 || aOffset < 0) throw new Error("tskernel: wgmma reads A at element offset " + aOffset + ": it must be a multiple of 16 with offset % 512 < 64");
-  if (aOffset + 64 * 63 + 16 > a.length) throw new Error("tskernel: wgmma reads A up to element " + (aOffset + 64 * 63 + 15) + " of a shared array of " + a.length);
-  for (let r = 0; r < 64; r++) for (let k = 0; k < 16; k++) wgmmaA16[r * 16 + k] = wgmma16Decode(a[wgmma16Swizzle(aOffset + 64 * r + k)], half);
+// B (16×n) into wgmmaB16[k·n + col].
+function wgmma16LoadB(n, b, bOffset, bMajor, bBoxRows, half) {
   if (bMajor === 0) {
     if (bOffset % 16 !== 0 || bOffset % 512 >= 64 || bOffset < 0) throw new Error("tskernel: wgmma reads B at element offset " + bOffset + ": it must be a multiple of 16 with offset % 512 < 64");
     if (bOffset + 64 * (n - 1) + 16 > b.length) throw new Error("tskernel: wgmma reads B up to element " + (bOffset + 64 * (n - 1) + 15) + " of a shared array of " + b.length);
@@ -332,31 +331,53 @@ function wgmmaM64k16(n, acc, accSize, accAt, a, aOffset, b, bOffset, bMajor, bBo
     if (last > b.length) throw new Error("tskernel: wgmma reads B up to element " + (last - 1) + " of a shared array of " + b.length);
     for (let c = 0; c < n; c++) for (let k = 0; k < 16; k++) wgmmaB16[k * n + c] = wgmma16Decode(b[bOffset + (c >> 6) * 64 * bBoxRows + wgmma16Swizzle(64 * k + (c & 63))], half);
   }
+}
+// acc += wgmmaA16 · wgmmaB16 for the warpgroup of threads w … w + 127.
+function wgmma16Accumulate(n, acc, accSize, accAt, w) {
   const per = n / 2;
+  for (let lane = 0; lane < 128; lane++) {
+    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+    for (let j = 0; j < n / 8; j++) {
+      const col = 8 * j + 2 * q;
+      wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
+      wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
+    }
+  }
+  for (let r = 0; r < 64; r++) {
+    for (let c = 0; c < n; c++) {
+      let sum = wgmmaC[r * n + c];
+      for (let k = 0; k < 16; k++) sum = fround(sum + wgmmaA16[r * 16 + k] * wgmmaB16[k * n + c]);
+      wgmmaC[r * n + c] = sum;
+    }
+  }
+  for (let lane = 0; lane < 128; lane++) {
+    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+    for (let j = 0; j < n / 8; j++) {
+      const col = 8 * j + 2 * q;
+      acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
+      acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
+    }
+  }
+}
+function wgmmaM64k16(n, acc, accSize, accAt, a, aOffset, b, bOffset, bMajor, bBoxRows, half, threads, first = 0) {
+  if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
+  if (aOffset % 16 !== 0 || aOffset % 512 >= 64 || aOffset < 0) throw new Error("tskernel: wgmma reads A at element offset " + aOffset + ": it must be a multiple of 16 with offset % 512 < 64");
+  if (aOffset + 64 * 63 + 16 > a.length) throw new Error("tskernel: wgmma reads A up to element " + (aOffset + 64 * 63 + 15) + " of a shared array of " + a.length);
+  for (let r = 0; r < 64; r++) for (let k = 0; k < 16; k++) wgmmaA16[r * 16 + k] = wgmma16Decode(a[wgmma16Swizzle(aOffset + 64 * r + k)], half);
+  wgmma16LoadB(n, b, bOffset, bMajor, bBoxRows, half);
+  for (let w = first; w < threads; w += 128) wgmma16Accumulate(n, acc, accSize, accAt, w);
+}
+// A from each warpgroup's A fragments: element e of thread lane at row 16·(lane >> 5) + g + 8·((e >> 1) & 1),
+// column 2q + (e & 1) + 8·(e >> 2) (g = (lane & 31) >> 2, q = lane & 3).
+function wgmmaM64k16r(n, acc, accSize, accAt, a, aSize, aAt, b, bOffset, bMajor, bBoxRows, half, threads, first = 0) {
+  if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
+  wgmma16LoadB(n, b, bOffset, bMajor, bBoxRows, half);
   for (let w = first; w < threads; w += 128) {
     for (let lane = 0; lane < 128; lane++) {
-      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
-      for (let j = 0; j < n / 8; j++) {
-        const col = 8 * j + 2 * q;
-        wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
-        wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
-      }
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ai = (w + lane) * aSize + aAt * 8;
+      for (let e = 0; e < 8; e++) wgmmaA16[(row + 8 * ((e >> 1) & 1)) * 16 + 2 * q + (e & 1) + 8 * (e >> 2)] = a[ai + e];
     }
-    for (let r = 0; r < 64; r++) {
-      for (let c = 0; c < n; c++) {
-        let sum = wgmmaC[r * n + c];
-        for (let k = 0; k < 16; k++) sum = fround(sum + wgmmaA16[r * 16 + k] * wgmmaB16[k * n + c]);
-        wgmmaC[r * n + c] = sum;
-      }
-    }
-    for (let lane = 0; lane < 128; lane++) {
-      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
-      for (let j = 0; j < n / 8; j++) {
-        const col = 8 * j + 2 * q;
-        acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
-        acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
-      }
-    }
+    wgmma16Accumulate(n, acc, accSize, accAt, w);
   }
 }
 `.trim().split("\n");

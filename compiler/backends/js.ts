@@ -22,7 +22,7 @@
  */
 
 import { declaredVariables, isFragmentOperand, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
-import { warpgroupColumns } from "../ir/matrix.ts";
+import { warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
 import { isHalfFloat, targetScalars, type ElementScalar, type ElementType, type ScalarType } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
 import { helperResults } from "../passes/scalarize-vectors.ts";
@@ -75,6 +75,7 @@ const reserved: ReadonlySet<string> = new Set([
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
   "wgmma16Slot", "wgmma16Bits", "wgmma16Scales", "wgmma16Decode", "wgmma16Swizzle", "wgmmaA16", "wgmmaB16", "wgmmaM64k16",
+  "wgmma16LoadB", "wgmma16Accumulate", "wgmmaM64k16r",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
   "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
@@ -106,7 +107,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isHalfFloat(use.type)))) for (const line of halfRuntime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
-  if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && !isFragmentOperand(stmt.a)))) for (const line of warpgroup16Runtime) out.line(line);
+  if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 16))) for (const line of warpgroup16Runtime) out.line(line);
   if (bodies.some(usesWarpgroupRoles)) for (const line of barrierRuntime) out.line(line);
   if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "tileStore"))) for (const line of tileStoreRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
@@ -813,13 +814,17 @@ class KernelPrinter {
     const threads = this.roles ? "warpgroupEnd, warpgroupFirst" : "threads";
     const offset = bare(this.blockPrinter.print(stmt.offset));
     let call: string;
-    if (isFragmentOperand(stmt.a)) {
+    const half = stmt.b.elementType === "f16" ? 1 : 0;
+    const major = stmt.bMajor === "n" ? `1, ${bare(this.blockPrinter.print(stmt.bBoxRows!))}` : "0, 0";
+    if (isFragmentOperand(stmt.a) && warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 16) {
+      // 16-bit A from the warpgroup's A fragments (their slots hold bf16 or f16 values), B as below.
+      call = `wgmmaM64k16r(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${offset}, ${major}, ${half}, ${threads});`;
+    } else if (isFragmentOperand(stmt.a)) {
       call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${offset}, ${threads});`;
     } else {
       // 16-bit inputs: A and B from shared arrays of encodings (0: bf16, 1: f16), B K-major (0) or N-major (1).
       const a = `${this.arrays.get(stmt.a.array)!.name}, ${bare(this.blockPrinter.print(stmt.a.offset))}`;
-      const major = stmt.bMajor === "n" ? `1, ${bare(this.blockPrinter.print(stmt.bBoxRows!))}` : "0, 0";
-      call = `wgmmaM64k16(${n}, ${operand(stmt.accumulator)}, ${a}, ${shared}, ${offset}, ${major}, ${stmt.b.elementType === "f16" ? 1 : 0}, ${threads});`;
+      call = `wgmmaM64k16(${n}, ${operand(stmt.accumulator)}, ${a}, ${shared}, ${offset}, ${major}, ${half}, ${threads});`;
     }
     this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }

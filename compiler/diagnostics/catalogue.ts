@@ -87,7 +87,7 @@ export const catalogue = {
   TSK1160: { severity: "error", template: "this object literal has no struct type: {0}" },
   TSK1161: { severity: "error", template: "parameter '{0}' of kernel '{1}' is {2}, which a PyTorch operator cannot take yet" },
   // 16-bit matrix operations (wgmma m64nNk16) and tile stores.
-  TSK1170: { severity: "error", template: "fragment.a: the 16-bit shape {0} has no A fragments: wgmma reads A from shared memory (wgmma(acc, A, aOffset, B, bOffset))" },
+  TSK1170: { severity: "error", template: "fragment.a: the A fragments of the 16-bit shape {0} hold \"bf16\" or \"f16\", found {1} (tf32 A fragments have the k8 shapes)" },
   TSK1171: { severity: "error", template: "{0} takes {1} in its options object; found {2}" },
   TSK1172: { severity: "error", template: "storeTile() takes {0}; found {1}" },
   TSK1173: { severity: "error", template: "waitTileStores() takes the number of tile stores that may still read their source, a constant from 0 to 7; found {0}" },

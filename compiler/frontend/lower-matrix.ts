@@ -9,20 +9,20 @@
  * `setMaxRegisters` are lowered here too: they are what lets warpgroups with different roles hand each other
  * stages of shared memory. So are the tensor memory accelerator's stores (`storeTile`, `waitTileStores`), and the
  * 16-bit forms: `wgmma(acc, A, aOffset, B, bOffset, { bMajor: "n", bBoxRows })` with both operands in shared
- * arrays of bf16 or f16, `storeFragment(acc, array, offset, { swizzle: 128, boxRows })` into the swizzled box
+ * arrays of bf16 or f16, or `wgmma(acc, a, B, bOffset[, layout])` with A a bf16 or f16 A fragment, `storeFragment(acc, array, offset, { swizzle: 128, boxRows })` into the swizzled box
  * layout, and `copyTile` of 16-bit tensors.
  */
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentRef, type FragmentRole, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, warpgroupDepth, wgmma16Elements } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, roundFragmentValue, warpgroupDepth, wgmma16Elements } from "../ir/matrix.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-elements.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
 
-/** The element type each role takes, by the names the declarations use. */
+/** The element type each role takes, by the names the declarations use (the k16 shapes' A: bf16 or f16 instead). */
 const roleElements: Readonly<Record<FragmentRole, "tf32" | "f32">> = { a: "tf32", b: "tf32", accumulator: "f32" };
 
 /** True when `node` is a `fragment.…(…)` call, the declaration of a fragment array. */
@@ -51,30 +51,34 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   const shape = shapeText !== undefined && shapeText in fragmentLayouts ? (shapeText as MatrixShape) : undefined;
   if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, 'a shape: "m16n8k8" (mma), or "m64n64k8", "m64n128k8", "m64n256k8", "m64n64k16", "m64n128k16" or "m64n256k16" (wgmma)', args[0]!.getText()]);
   if (!fragmentLayouts[shape][role]) {
-    if (role === "a") return fail("TSK1170", spanOf(args[0]!), [args[0]!.getText()]);
     return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments', args[0]!.getText()]);
   }
-  if (literal(args[1]!) !== element) return fail("TSK1067", spanOf(args[1]!), [role, `the element type "${element}"`, args[1]!.getText()]);
+  // The 16-bit shapes' A fragments hold bf16 or f16; a tf32 one there is TSK1170 (the TF32 shapes are k8).
+  const half = role === "a" && isWarpgroupShape(shape) && warpgroupDepth(shape) === 16;
+  const elementText = literal(args[1]!);
+  if (half && elementText !== "bf16" && elementText !== "f16") return fail("TSK1170", spanOf(args[1]!), [args[0]!.getText(), args[1]!.getText()]);
+  if (!half && elementText !== element) return fail("TSK1067", spanOf(args[1]!), [role, `the element type "${element}"`, args[1]!.getText()]);
+  const fragmentElement = half ? (elementText as "bf16" | "f16") : element;
   const count = lowerExpr(context, args[2]!, isLiteralLike(args[2]!) ? "i32" : undefined);
   if (!isInteger(count.type)) return fail("TSK2008", spanOf(args[2]!), [`fragment.${role}`, "an i32 count", count.type]);
   const perLane: Expr = { kind: "literal", type: count.type, value: fragmentLayout({ shape, role }).perLane, span: count.span };
   // The size stays an expression; the validator requires it constant once specialized (TSK3003).
   const size: Expr = { kind: "binary", op: "mul", type: count.type, left: count, right: perLane, span: count.span };
-  return { kind: "array", name, elementType: "f32", space: "private", access: "read_write", dims: [size], fragment: { role, shape, element }, span };
+  return { kind: "array", name, elementType: "f32", space: "private", access: "read_write", dims: [size], fragment: { role, shape, element: fragmentElement }, span };
 }
 
 /** The matrix statements, or undefined when `name` is not a matrix function. */
 export function lowerMatrixOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
   if (name === "setFragmentElement") return lowerSetFragmentElement(context, call);
   if (!["loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(name)) return undefined;
-  if (name === "wgmma" && call.getArguments().length >= 5) return lowerWgmma16(context, call);
+  if (name === "wgmma" && call.getArguments().length >= 5 && !isFragmentArgument(context, call.getArguments()[1] as Expression)) return lowerWgmma16(context, call);
   const span = spanOf(call);
   const what = `${name}()`;
   if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
   const args = call.getArguments() as Expression[];
   const counts: Record<string, [number, number, string]> = {
     mma: [3, 3, "3 arguments (acc, a, b)"],
-    wgmma: [4, 4, "4 arguments (acc, a, a shared array and an offset), or 5 or 6 for 16-bit inputs (acc, A, its offset, B, its offset and B's layout)"],
+    wgmma: [4, 5, "4 arguments (acc, a, a shared array and an offset), 5 with a 16-bit A fragment and B's layout, or 5 or 6 for 16-bit inputs from shared memory (acc, A, its offset, B, its offset and B's layout)"],
     wgmmaCommit: [0, 0, "no arguments"],
     wgmmaWait: [1, 1, "1 argument (the groups that may stay unfinished)"],
     fillFragment: [2, 2, "2 arguments (a fragment and a value)"],
@@ -94,8 +98,9 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
       const a = lowerFragmentRef(context, args[1]!, what, "second argument", "a");
       const shape = accumulator.array.fragment!.shape;
       if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, "a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8)", accumulator.array.name, shape]);
-      if (warpgroupDepth(shape) === 16) return fail("TSK2035", spanOf(args[0]!), [what, "a TF32 shape with an A fragment (the k16 shapes take A from shared memory: wgmma(acc, A, aOffset, B, bOffset))", accumulator.array.name, shape]);
       if (a.array.fragment!.shape !== shape) return fail("TSK2035", spanOf(args[1]!), [what, `the accumulator's shape ${shape}`, a.array.name, a.array.fragment!.shape]);
+      if (warpgroupDepth(shape) === 16) return lowerWgmma16RegisterA(context, call, accumulator, a);
+      if (args.length !== 4) return fail("TSK2008", span, [what, "4 arguments (acc, a, a shared array and an offset) for a TF32 shape", `${args.length} argument(s)`]);
       const binding = Node.isIdentifier(args[2]!) ? context.scope.lookup(args[2]!.getText()) : undefined;
       if (binding?.kind !== "array" || binding.array.space !== "shared" || binding.array.dims.length !== 1 || binding.array.elementType !== "f32") {
         const found = binding?.kind === "array" ? `'${binding.array.name}', ${binding.array.space === "shared" ? (binding.array.dims.length !== 1 ? "a 2-D shared array" : `a shared array of ${binding.array.elementType}`) : `a ${binding.array.space} array`}` : `'${args[2]!.getText()}'`;
@@ -115,8 +120,8 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
       const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
       const layout = fragmentLayout(fragment.array.fragment!);
       const value = lowerExpected(context, args[1]!, "f32", (found) => fail("TSK2008", spanOf(args[1]!), [what, "an f32 value", found.type]));
-      // A tf32 fragment holds only tf32 values: the fill rounds as a load would.
-      const stored: Expr = fragment.array.fragment!.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [value], span: value.span } : value;
+      // A tf32, bf16 or f16 fragment holds only values of its type: the fill rounds as a load would.
+      const stored = roundFragmentValue(fragment.array.fragment!.element, value);
       return layout.rowE.map((_, e): Stmt => ({ kind: "store", array: fragment.array, indices: [fragmentSlot(fragment.index, layout.perLane, e, span)], value: stored, span }));
     }
     default: {
@@ -263,19 +268,49 @@ function lowerWgmma16(context: FunctionContext, call: CallExpression): Stmt[] {
   const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
   const aOffset = integer(args[2]!, "offset of A");
   const bOffset = integer(args[4]!, "offset of B");
-  if (!args[5]) return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, span }];
-  const options = optionsOf(args[5], what, ["bMajor", "bBoxRows"]);
+  const layout = args[5] ? lowerBLayout(context, args[5], what) : {};
+  return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, ...layout, span }];
+}
+
+/** Whether a call's argument is `frag[i]` of a fragment array (wgmma's A from registers). */
+function isFragmentArgument(context: FunctionContext, node: Expression): boolean {
+  if (!Node.isElementAccessExpression(node)) return false;
+  const base = node.getExpression();
+  const binding = Node.isIdentifier(base) ? context.scope.lookup(base.getText()) : undefined;
+  return binding?.kind === "array" && binding.array.fragment !== undefined;
+}
+
+/**
+ * `wgmma(acc, a, B, bOffset[, { bMajor: "n", bBoxRows }])`: a k16 shape with A from a bf16 or f16 A fragment
+ * (64×16 in registers) and B from a shared array of the same type, K-major or N-major as lowerWgmma16 reads it.
+ */
+function lowerWgmma16RegisterA(context: FunctionContext, call: CallExpression, accumulator: FragmentRef, a: FragmentRef): Stmt[] {
+  const span = spanOf(call);
+  const what = "wgmma()";
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 4 && args.length !== 5) return fail("TSK2008", span, [what, "4 or 5 arguments (acc, a, B, its offset and B's layout) with an A fragment", `${args.length} argument(s)`]);
+  const b = lowerShared16(context, args[2]!, what, "B (its third argument)");
+  const element = a.array.fragment!.element;
+  if (element !== b.elementType) return fail("TSK2061", spanOf(args[2]!), [a.array.name, element, b.name, b.elementType]);
+  const offset = lowerExpected(context, args[3]!, "i32", (found) => fail("TSK2008", spanOf(args[3]!), [what, "an i32 offset of B", found.type]));
+  const layout = args[4] ? lowerBLayout(context, args[4], what) : {};
+  return [{ kind: "wgmma", accumulator, a, b, offset, ...layout, span }];
+}
+
+/** B's layout option of a 16-bit wgmma: `{ bMajor: "k" }` (as none) or `{ bMajor: "n", bBoxRows }`. */
+function lowerBLayout(context: FunctionContext, node: Expression, what: string): { bMajor?: "n"; bBoxRows?: Expr } {
+  const options = optionsOf(node, what, ["bMajor", "bBoxRows"]);
   const major = options.get("bMajor");
   const majorText = major && (Node.isStringLiteral(major) || Node.isNoSubstitutionTemplateLiteral(major)) ? major.getLiteralText() : undefined;
-  if (majorText !== "k" && majorText !== "n") return fail("TSK1171", spanOf(major ?? args[5]), [what, 'bMajor: "k" or "n"', major?.getText() ?? "no bMajor"]);
+  if (majorText !== "k" && majorText !== "n") return fail("TSK1171", spanOf(major ?? node), [what, 'bMajor: "k" or "n"', major?.getText() ?? "no bMajor"]);
   const rows = options.get("bBoxRows");
   if (majorText === "k") {
     if (rows) return fail("TSK1171", spanOf(rows), [what, "bBoxRows only with bMajor: \"n\"", rows.getText()]);
-    return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, span }];
+    return {};
   }
-  if (!rows) return fail("TSK1171", spanOf(args[5]), [what, "bBoxRows (the rows of B's boxes) with bMajor: \"n\"", args[5].getText()]);
-  const bBoxRows = integer(rows, "bBoxRows");
-  return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, bMajor: "n", bBoxRows, span }];
+  if (!rows) return fail("TSK1171", spanOf(node), [what, "bBoxRows (the rows of B's boxes) with bMajor: \"n\"", node.getText()]);
+  const bBoxRows = lowerExpected(context, rows, "i32", (found) => fail("TSK2008", spanOf(rows), [what, "an i32 bBoxRows", found.type]));
+  return { bMajor: "n", bBoxRows };
 }
 
 /** `storeFragment(acc, array, offset, { swizzle: 128, boxRows })`: an accumulator into the swizzled box layout. */
@@ -339,7 +374,7 @@ function lowerWaitTileStores(context: FunctionContext, call: CallExpression): St
   return [{ kind: "tileStoreWait", pending: pending.value, span }];
 }
 
-/** `setFragmentElement(frag, e, value)`: element e of the thread's part of a fragment (an f32; rounded to TF32 in a tf32 fragment). */
+/** `setFragmentElement(frag, e, value)`: element e of the thread's part of a fragment (an f32; rounded to TF32, bf16 or f16 in such a fragment). */
 function lowerSetFragmentElement(context: FunctionContext, call: CallExpression): Stmt[] {
   const span = spanOf(call);
   const what = "setFragmentElement()";
@@ -349,6 +384,6 @@ function lowerSetFragmentElement(context: FunctionContext, call: CallExpression)
   const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
   const e = elementIndex(context, args[1]!, what);
   const value = lowerExpected(context, args[2]!, "f32", (found) => fail("TSK2008", spanOf(args[2]!), [what, "an f32 value", found.type]));
-  const stored: Expr = fragment.array.fragment!.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [value], span: value.span } : value;
+  const stored = roundFragmentValue(fragment.array.fragment!.element, value);
   return [{ kind: "store", array: fragment.array, indices: [elementSlot(fragment, e, span)], value: stored, span }];
 }

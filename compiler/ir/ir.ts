@@ -103,14 +103,19 @@ export type FragmentRole = "a" | "b" | "accumulator";
  * The m×n×k shapes of the matrix operations: m16n8k8 is `mma.sync`'s (a warp of 32 threads holds each
  * fragment); m64n64k8, m64n128k8 and m64n256k8 are `wgmma.mma_async`'s with TF32 inputs (a warpgroup of 128
  * threads holds each fragment, and B is read from shared memory, so these shapes have no B fragments), and
- * m64n64k16, m64n128k16 and m64n256k16 its shapes with 16-bit inputs (bf16 or f16), whose A and B are both
- * read from shared memory: they have accumulator fragments only.
+ * m64n64k16, m64n128k16 and m64n256k16 its shapes with 16-bit inputs (bf16 or f16), whose B is read from
+ * shared memory and whose A is read from shared memory too or held in registers (an A fragment of bf16 or
+ * f16 elements).
  */
 export type MatrixShape = "m16n8k8" | WarpgroupShape;
 /** The warpgroup (wgmma) shapes: TF32 (k8) and 16-bit (k16) inputs. */
 export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8" | "m64n64k16" | "m64n128k16" | "m64n256k16";
-/** The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators. */
-export type FragmentElement = "tf32" | "f32";
+/**
+ * The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators, and bf16
+ * or f16 inputs (the A fragments of the k16 shapes). Every fragment array holds f32 values in the IR; a store
+ * into a tf32, bf16 or f16 fragment rounds the value to the type first (ir/matrix.ts, roundFragmentValue).
+ */
+export type FragmentElement = "tf32" | "f32" | "bf16" | "f16";
 
 export interface FragmentType {
   readonly role: FragmentRole;
@@ -574,7 +579,9 @@ export interface MmaStmt extends StmtBase {
  *
  * The 16-bit shapes (k16) take A from shared memory too (`a` is a `SharedOperand`): `wgmma(acc, A, aOffset,
  * B, bOffset)`, both arrays of the same 16-bit float type, A (64 × 16) K-major and B (16 × n) K-major or,
- * with `bMajor` "n", N-major in boxes of `bBoxRows` rows (ir/matrix.ts, `wgmmaOperandIndex`).
+ * with `bMajor` "n", N-major in boxes of `bBoxRows` rows (ir/matrix.ts, `wgmmaOperandIndex`); or A from a
+ * register fragment of bf16 or f16 elements (`wgmma(acc, a, B, bOffset[, layout])`, `a` a `FragmentRef` of
+ * the accumulator's shape, B of the fragment's element type).
  */
 export interface WgmmaStmt extends StmtBase {
   readonly kind: "wgmma";
@@ -594,7 +601,7 @@ export interface SharedOperand {
   readonly offset: Expr;
 }
 
-/** True when wgmma's A is a register fragment (TF32 shapes), false when it is read from shared memory (16-bit shapes). */
+/** True when wgmma's A is a register fragment (TF32 shapes, and 16-bit ones so written), false when it is read from shared memory. */
 export function isFragmentOperand(a: FragmentRef | SharedOperand): a is FragmentRef {
   return !("kind" in a);
 }

@@ -57,6 +57,18 @@ function warpgroupAccumulator(n: number): FragmentLayout {
 // A warpgroup's A (64×8): warp w holds rows 16w…16w+15 as an m16n8k8 A fragment, a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4).
 const warpgroupA: FragmentLayout = { lanes: warpgroupLanes, rowW: 16, rows: 64, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 1, rowE: [0, 8, 0, 8], colE: [0, 0, 4, 4] };
 
+/**
+ * A warpgroup's 16-bit A (64×16, the k16 shapes from registers): warp w holds rows 16w…16w+15, a0 (g, 2q),
+ * a1 (g, 2q+1), a2 (g+8, 2q), a3 (g+8, 2q+1), a4…a7 the same 8 columns on (PTX ISA, "Matrix Fragments for
+ * wgmma.mma_async.m64nNk16", figure "register fragment layout for matrix A"); the instruction takes them as four
+ * .b32 registers, a(2i) in the low and a(2i+1) in the high half of register i. This is the f32 accumulator's
+ * layout of a 16-column slice: accumulator elements 8c…8c+7 lie where elements 0…7 of this layout lie, 16c
+ * columns on. So the accumulator of S = Q·Kᵀ (64×n) turns into the A fragments of P·V (n/16 of them) element
+ * by element, in each thread's registers: A fragment c, element e = accumulator element 8c + e
+ * (examples/flash-attention-regp.ts).
+ */
+const warpgroupA16: FragmentLayout = warpgroupAccumulator(16);
+
 /** The layouts by shape and role; the warpgroup shapes have no B fragment (B is read from shared memory). */
 export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Record<FragmentRole, FragmentLayout>>>>> = {
   m16n8k8: {
@@ -70,10 +82,10 @@ export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Reco
   m64n64k8: { a: warpgroupA, accumulator: warpgroupAccumulator(64) },
   m64n128k8: { a: warpgroupA, accumulator: warpgroupAccumulator(128) },
   m64n256k8: { a: warpgroupA, accumulator: warpgroupAccumulator(256) },
-  // 16-bit inputs: A and B are both read from shared memory, so only the accumulator is a fragment.
-  m64n64k16: { accumulator: warpgroupAccumulator(64) },
-  m64n128k16: { accumulator: warpgroupAccumulator(128) },
-  m64n256k16: { accumulator: warpgroupAccumulator(256) },
+  // 16-bit inputs: B is read from shared memory; A from shared memory or from an A fragment of bf16 or f16.
+  m64n64k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(64) },
+  m64n128k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(128) },
+  m64n256k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(256) },
 };
 
 /** True for the shapes whose fragments a warpgroup holds (wgmma). */
@@ -86,7 +98,7 @@ export function warpgroupColumns(shape: WarpgroupShape): number {
   return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256, m64n64k16: 64, m64n128k16: 128, m64n256k16: 256 }[shape];
 }
 
-/** The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory). */
+/** The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory or registers). */
 export function warpgroupDepth(shape: WarpgroupShape): 8 | 16 {
   return shape.endsWith("k16") ? 16 : 8;
 }
@@ -128,6 +140,17 @@ export function boxIndex(offset: number, r: number, c: number, boxRows: number, 
 export function wgmmaOperandIndex(operand: "a" | "b", major: "k" | "n", offset: number, row: number, col: number, boxRows: number): number {
   if (operand === "a") return swizzleIndex(offset + 64 * row + col, 2);
   return major === "k" ? swizzleIndex(offset + 64 * col + row, 2) : boxIndex(offset, row, col, boxRows, 2);
+}
+
+/**
+ * A value as a fragment of `element` holds it: rounded to TF32 (cvt.rna), to bf16 or f16 (to nearest even, as
+ * the f32 → bf16/f16 conversions do), or unchanged in an f32 accumulator. setFragmentElement, fillFragment and
+ * loadFragment store this; the CUDA backend packs a 16-bit A fragment's elements in pairs with the same rounding.
+ */
+export function roundFragmentValue(element: FragmentType["element"], value: Expr): Expr {
+  if (element === "tf32") return { kind: "intrinsic", name: "roundTf32", type: "f32", args: [value], span: value.span };
+  if (element === "bf16" || element === "f16") return { kind: "convert", type: "f32", value: { kind: "convert", type: element, value, span: value.span }, span: value.span };
+  return value;
 }
 
 /** The layout of a declared fragment type (the frontend only declares the roles a shape has). */

@@ -572,15 +572,15 @@ export function subgroupAny(predicate: boolean): boolean {
 /**
  * The m×n×k shapes: m16n8k8 for `mma` (a warp's fragments: A 16×8, B 8×8, accumulator 16×8), and for `wgmma`
  * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8
- * with TF32 inputs, and m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (accumulators only: A and B
- * are both read from shared memory).
+ * with TF32 inputs, and m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (B read from shared memory,
+ * A from shared memory or from an A fragment of 64×16 bf16 or f16 elements).
  */
 export type MatrixShape = "m16n8k8" | WarpgroupShape;
 /** The shapes of `wgmma` (sm_90a tensor cores; CUDA only, and the CPU's emulation). */
 export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape;
 /** The TF32 shapes of `wgmma` (A a register fragment). */
 export type Tf32WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
-/** The 16-bit shapes of `wgmma` (A and B in shared arrays of bf16 or f16). */
+/** The 16-bit shapes of `wgmma` (B in a shared array of bf16 or f16; A too, or in a bf16 or f16 A fragment). */
 export type Half16WarpgroupShape = "m64n64k16" | "m64n128k16" | "m64n256k16";
 /** A shared array that the 16-bit `wgmma` reads, `copyTile` fills or `storeTile` reads. */
 type Half16Array = BFloat16Array | Float16Array;
@@ -588,9 +588,10 @@ type Half16Array = BFloat16Array | Float16Array;
 /**
  * One matrix fragment, spread over the 32 lanes of a warp: each lane holds a few elements (docs/language.md,
  * section 25, says which). `Role` is the operand it can be ("a", "b" or "accumulator"), `Element` its element
- * type ("tf32" inputs, "f32" accumulators). Opaque: only the matrix functions below use fragments.
+ * type ("tf32" inputs, "f32" accumulators, "bf16" or "f16" A fragments of the k16 shapes). Opaque: only the
+ * matrix functions below use fragments.
  */
-export interface Fragment<Role extends "a" | "b" | "accumulator", Shape extends MatrixShape, Element extends "tf32" | "f32"> {
+export interface Fragment<Role extends "a" | "b" | "accumulator", Shape extends MatrixShape, Element extends FragmentElementType> {
   readonly __fragment: { readonly role: Role; readonly shape: Shape; readonly element: Element };
 }
 
@@ -598,7 +599,8 @@ export interface Fragment<Role extends "a" | "b" | "accumulator", Shape extends 
  * Declares an array of `count` matrix fragments, like `local` arrays: with `const` at the top level of a
  * kernel body, `count` a compile-time constant. `fragment.a("m16n8k8", "tf32", 4)` holds four 16×8 A
  * operands, `fragment.b("m16n8k8", "tf32", n)` 8×8 B operands, `fragment.accumulator("m16n8k8", "f32", n)`
- * 16×8 f32 accumulators. Index it (`acc[i]`) only to pass a fragment to the functions below.
+ * 16×8 f32 accumulators; `fragment.a("m64n64k16", "bf16", n)` 64×16 bf16 A operands of the k16 `wgmma` with
+ * accumulators of that shape. Index it (`acc[i]`) only to pass a fragment to the functions below.
  */
 export const fragment = {
   a: sharedArray,
@@ -606,17 +608,22 @@ export const fragment = {
   accumulator: sharedArray,
 } as {
   a<S extends "m16n8k8" | Tf32WarpgroupShape>(shape: S, element: "tf32", count: number): Fragment<"a", S, "tf32">[];
+  a<S extends Half16WarpgroupShape, E extends "bf16" | "f16">(shape: S, element: E, count: number): Fragment<"a", S, E>[];
   b(shape: "m16n8k8", element: "tf32", count: number): Fragment<"b", "m16n8k8", "tf32">[];
   accumulator<S extends MatrixShape>(shape: S, element: "f32", count: number): Fragment<"accumulator", S, "f32">[];
 };
 
+/** The element types of fragments: tf32 and 16-bit inputs, f32 accumulators. */
+type FragmentElementType = "tf32" | "f32" | "bf16" | "f16";
+
 /** Any fragment. */
-type AnyFragment = Fragment<"a" | "b" | "accumulator", MatrixShape, "tf32" | "f32">;
+type AnyFragment = Fragment<"a" | "b" | "accumulator", MatrixShape, FragmentElementType>;
 
 /**
  * Loads a fragment's matrix (rows × cols of its role) from a row-major matrix in a global buffer or a 1-D
  * shared array: element (row, col) is `array[offset + row * stride + col]`. Every lane of the warp must call
- * it together (uniform control flow); tf32 fragments round each element to tf32 (`cvt.rna.tf32.f32`).
+ * it together (uniform control flow); tf32 fragments round each element to tf32 (`cvt.rna.tf32.f32`), bf16
+ * and f16 fragments to their type (to nearest even).
  */
 export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array>, offset: i32, stride: i32, colStride?: i32): void {
   void [frag, array, offset, stride, colStride];
@@ -650,7 +657,7 @@ export interface BoxStore {
 
 /**
  * The value of element `e` of this thread's part of a fragment (0 ≤ e < the elements a thread holds: 4 for
- * m16n8k8 A and accumulators, n/2 for a warpgroup accumulator of n columns); `fragmentRow` and `fragmentColumn`
+ * m16n8k8 A and accumulators, n/2 for a warpgroup accumulator of n columns, 8 for a k16 A); `fragmentRow` and `fragmentColumn`
  * say where that element lies in the fragment's matrix (docs/language.md §25 gives the layouts). With `e`
  * constant (an `unroll:` loop) the fragment stays in registers. For a `wgmma` accumulator, only after the
  * `wgmmaWait` that covers its groups.
@@ -672,13 +679,13 @@ export function fragmentColumn(frag: AnyFragment, e: i32): i32 {
   return outsideKernel("fragmentColumn()");
 }
 
-/** Sets element `e` of this thread's part of a fragment to `value` (rounded to tf32 in a tf32 fragment). */
+/** Sets element `e` of this thread's part of a fragment to `value` (rounded to tf32, bf16 or f16 in such a fragment: to nearest even for the 16-bit types). */
 export function setFragmentElement(frag: AnyFragment, e: i32, value: f32): void {
   void [frag, e, value];
   outsideKernel("setFragmentElement()");
 }
 
-/** Sets every element of a fragment to `value` (rounded to tf32 for a tf32 fragment). */
+/** Sets every element of a fragment to `value` (rounded to the fragment's element type, as setFragmentElement). */
 export function fillFragment(frag: AnyFragment, value: f32): void {
   void [frag, value];
   outsideKernel("fillFragment()");
@@ -714,6 +721,13 @@ export function wgmma<S extends Tf32WarpgroupShape>(acc: Fragment<"accumulator",
  * f32 accumulation. Asynchronous, as the TF32 form.
  */
 export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Half16Array, aOffset: i32, b: Half16Array, bOffset: i32, layout?: { bMajor: "k" } | { bMajor: "n"; bBoxRows: i32 }): void;
+/**
+ * `acc = a · B + acc` with 16-bit inputs and A from registers: `a` an A fragment (`fragment.a(shape, "bf16" |
+ * "f16", count)`, 64×16, the layout of docs/language.md §25: the accumulator's layout of 16 columns), B (16×n)
+ * from the shared array `b` of the fragment's type, K-major or N-major as the shared-A form reads it.
+ * Asynchronous: change `a` only after the `wgmmaWait` that covers the call's group.
+ */
+export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "bf16" | "f16">, b: Half16Array, bOffset: i32, layout?: { bMajor: "k" } | { bMajor: "n"; bBoxRows: i32 }): void;
 export function wgmma(...args: unknown[]): void {
   void args;
   outsideKernel("wgmma()");

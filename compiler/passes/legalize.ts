@@ -17,7 +17,7 @@
  * - Where the target runs collectives over per-thread slots (JS), each argument of a collective that is not
  *   already a local of the kernel body is computed into one first.
  * - Fragment loads and stores become each lane's element accesses at the positions of the fragment layout
- *   (ir/matrix.ts), a load of a tf32 fragment rounding each element (`roundTf32`); `mma` stays.
+ *   (ir/matrix.ts), a load of a tf32, bf16 or f16 fragment rounding each element to its type (`roundFragmentValue`); `mma` stays.
  * - Where the target's C++ leaves signed overflow and large shift amounts undefined (CUDA), i32 arithmetic
  *   is computed on the u32 bits and shift amounts are masked (wrap-integers.ts), as the language defines them.
  * - Vectors: assignments to several lanes one lane at a time, float-to-integer vector conversions lane by
@@ -48,7 +48,7 @@ import {
   type Variable,
 } from "../ir/ir.ts";
 import { loadType } from "../ir/vectors.ts";
-import { fragmentLayout, fragmentSlot } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentSlot, roundFragmentValue } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { wrapIntegers } from "./wrap-integers.ts";
@@ -292,7 +292,7 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
     const slot = foldExpr(fragmentSlot(index, layout.perLane, e, span));
     if (stmt.kind === "matrixLoad") {
       const element: Expr = { kind: "load", type: "f32", array: memory, indices: [at], span };
-      const value: Expr = type.element === "tf32" ? { kind: "intrinsic", name: "roundTf32", type: "f32", args: [element], span } : element;
+      const value = roundFragmentValue(type.element, element);
       body.push({ kind: "store", array: fragmentArray, indices: [slot], value, span });
     } else {
       body.push({ kind: "store", array: memory, indices: [at], value: storedValue(memory, { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }), span });

@@ -9,7 +9,7 @@
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
 import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { fragmentLayout, warpgroupColumns, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
+import { fragmentLayout, warpgroupColumns, warpgroupDepth, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { layoutOf } from "../ir/types.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
@@ -240,6 +240,8 @@ function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<A
  */
 function checkWgmmaOperand(stmt: WgmmaStmt, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
   if (!isFragmentOperand(stmt.a)) return checkWgmma16Operands(stmt, stmt.a, sizes, seen, diagnostics);
+  // A 16-bit A fragment: only B is in shared memory, read as the shared-A form reads it.
+  if (warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 16) return checkWgmma16Operands(stmt, undefined, sizes, seen, diagnostics);
   const offset = stmt.offset;
   if (offset.kind !== "literal" || seen.has(offset.span.start)) return;
   if (offset.value % 8 !== 0 || offset.value % 256 >= 32 || offset.value < 0) {
@@ -261,9 +263,10 @@ function checkWgmmaOperand(stmt: WgmmaStmt, sizes: ReadonlyMap<ArrayRef, readonl
  * The shared operands of a 16-bit wgmma, where their offsets are constant once unrolled: a K-major operand
  * starts in the first 128-byte row of an 8-row group, at a multiple of 16 elements (one k16 step, 32 bytes), an
  * N-major one on a group (a multiple of 512 elements); N-major boxes are whole groups of rows, at least 16; and
- * neither operand may reach past its array (ir/matrix.ts, wgmmaOperandIndex).
+ * neither operand may reach past its array (ir/matrix.ts, wgmmaOperandIndex). `a` is undefined where A is a
+ * register fragment.
  */
-function checkWgmma16Operands(stmt: WgmmaStmt, a: SharedOperand, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
+function checkWgmma16Operands(stmt: WgmmaStmt, a: SharedOperand | undefined, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
   const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
   const boxRows = stmt.bBoxRows;
   if (boxRows?.kind === "literal" && (boxRows.value % 8 !== 0 || boxRows.value < 16 || boxRows.value > 256) && !seen.has(boxRows.span.start)) {
@@ -271,7 +274,7 @@ function checkWgmma16Operands(stmt: WgmmaStmt, a: SharedOperand, sizes: Readonly
     diagnostics.push(makeDiagnostic("TSK3162", boxRows.span, [boxRows.value]));
   }
   const operands: [string, Expr, ArrayRef, "k" | "n", number][] = [
-    ["A", a.offset, a.array, "k", 64 * 63 + 15],
+    ...(a ? [["A", a.offset, a.array, "k", 64 * 63 + 15] as [string, Expr, ArrayRef, "k" | "n", number]] : []),
     ["B", stmt.offset, stmt.b, stmt.bMajor ?? "k", stmt.bMajor === "n" ? (boxRows?.kind === "literal" ? ((n >> 6) - 1) * 64 * boxRows.value + 64 * 15 + 63 : -1) : 64 * (n - 1) + 15],
   ];
   for (const [name, offset, array, major, reach] of operands) {
