@@ -101,6 +101,15 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
     if (options.dropUnsignedAbs && node.kind === "intrinsic" && node.name === "abs" && node.type === "u32") return node.args[0]!;
     return node;
   };
+  const splitVectorAccess = (stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }): Stmt[] =>
+    stmt.kind === "vectorLoad"
+      ? stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length), span: stmt.span }))
+      : splitVectorStore(stmt);
+  // The accesses split after the checks, as atomic element accesses where the array is atomic.
+  const splitLate = (stmts: Stmt[]): Stmt[] => {
+    const late = mapStmts(stmts, { stmt: (stmt) => ((stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") && split(stmt.array) && !wholeWords(stmt) ? splitVectorAccess(stmt) : stmt) });
+    return options.atomicAccesses ? markAtomicAccesses(late) : late;
+  };
   const legal = mapStmts(copied, {
     expr,
     stmt: (stmt) => {
@@ -109,11 +118,9 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
         case "store":
           return options.shiftAmountU32 && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32" ? { ...stmt, value: asU32(stmt.value) } : stmt;
         case "vectorLoad":
-          if (!split(stmt.array) || wholeWords(stmt)) return stmt;
-          return stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length), span: stmt.span }));
         case "vectorStore":
-          if (!split(stmt.array) || wholeWords(stmt)) return stmt;
-          return splitVectorStore(stmt);
+          // A checked build checks the whole access once (its range), then splits it (below).
+          return checks || !split(stmt.array) || wholeWords(stmt) ? stmt : splitVectorAccess(stmt);
         case "asyncCommit":
         case "asyncWait":
           return options.synchronousCopies && !options.keepAsyncFences ? [] : stmt;
@@ -131,7 +138,7 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
   const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
   const vectors = legalizeVectors(atomic, options);
   const argued = options.collectiveArgsInLocals ? argumentsInLocals(vectors) : vectors;
-  const collected = checks ? checks(argued) : argued;
+  const collected = checks ? splitLate(checks(argued)) : argued;
   // Last, so that the arithmetic the rewrites above add (vector lanes' `i + 1`) wraps too.
   const wrap = { wrapSignedArithmetic: options.wrapSignedArithmetic ?? false, maskShiftAmounts: options.maskShiftAmounts ?? false };
   return wrap.wrapSignedArithmetic || wrap.maskShiftAmounts ? wrapIntegers(collected, wrap) : collected;
