@@ -261,7 +261,7 @@ function emitFile(
       let kernelChecks: KernelChecks | undefined;
       const body = checkOptions
         ? legalize(unrolled(kernel.body), target.legalize, (stmts) => {
-            const inserted = insertChecks(kernel, stmts, sharedSizes, checkOptions);
+            const inserted = insertChecks(kernel, stmts, sharedSizes, { ...checkOptions, block: s.facts.block });
             kernelChecks = inserted.checks;
             return inserted.body;
           })

@@ -69,28 +69,22 @@ extern "C" __global__ void __launch_bounds__(64) accesses(float* out, float* x, 
 #line 14 "codegen-tests/checked/kernel.ts"
   const int i = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)t);
 #line 15 "codegen-tests/checked/kernel.ts"
-  const float stored = i < n ? (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i < tsk_length_x, (unsigned int)i, tsk_length_x) ? x[i] : 0.0f) : 0.0f;
-  if (tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)t < 64u, (unsigned int)t, 0u)) {
-    tile[t] = stored;
-  }
+  tile[t] = i < n ? (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i < tsk_length_x, (unsigned int)i, tsk_length_x) ? x[i] : 0.0f) : 0.0f;
 #line 16 "codegen-tests/checked/kernel.ts"
-  const float stored_1 = tsk_check(tsk_errors, tsk_launch, 2u, (unsigned int)((int)((unsigned int)i + 1u)) < tsk_length_x, (unsigned int)((int)((unsigned int)i + 1u)), tsk_length_x) ? x[(int)((unsigned int)i + 1u)] : 0.0f;
-  if (tsk_check(tsk_errors, tsk_launch, 3u, (unsigned int)(t / 8) < 8u && (unsigned int)(t % 8) < 8u, (unsigned int)(t / 8), (unsigned int)(t % 8))) {
-    grid[t / 8][t % 8] = stored_1;
-  }
+  grid[t / 8][t % 8] = tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)((int)((unsigned int)i + 1u)) < tsk_length_x, (unsigned int)((int)((unsigned int)i + 1u)), tsk_length_x) ? x[(int)((unsigned int)i + 1u)] : 0.0f;
 #line 17 "codegen-tests/checked/kernel.ts"
-  { const unsigned tsk_arrived = (unsigned)__syncthreads_count(1); tsk_check(tsk_errors, tsk_launch, 4u, tsk_arrived == blockDim.x * blockDim.y * blockDim.z, tsk_arrived, blockDim.x * blockDim.y * blockDim.z); }
+  { const unsigned tsk_arrived = (unsigned)__syncthreads_count(1); tsk_check(tsk_errors, tsk_launch, 2u, tsk_arrived == blockDim.x * blockDim.y * blockDim.z, tsk_arrived, blockDim.x * blockDim.y * blockDim.z); }
 #line 18 "codegen-tests/checked/kernel.ts"
-  float v = (tsk_check(tsk_errors, tsk_launch, 5u, (unsigned int)((int)(63u - (unsigned int)t)) < 64u, (unsigned int)((int)(63u - (unsigned int)t)), 0u) ? tile[(int)(63u - (unsigned int)t)] : 0.0f) + (tsk_check(tsk_errors, tsk_launch, 6u, (unsigned int)(t % 8) < 8u && (unsigned int)(t / 8) < 8u, (unsigned int)(t % 8), (unsigned int)(t / 8)) ? grid[t % 8][t / 8] : 0.0f) + tile[3];
+  float v = tile[(int)(63u - (unsigned int)t)] + grid[t % 8][t / 8] + tile[3];
 #line 19 "codegen-tests/checked/kernel.ts"
-  v += (tsk_check(tsk_errors, tsk_launch, 7u, (unsigned int)i < tsk_length_bodies, (unsigned int)i, tsk_length_bodies) ? bodies[i] : Body{tsk_make_vec3f(0.0f), 0.0f}).mass;
+  v += (tsk_check(tsk_errors, tsk_launch, 3u, (unsigned int)i < tsk_length_bodies, (unsigned int)i, tsk_length_bodies) ? bodies[i] : Body{tsk_make_vec3f(0.0f), 0.0f}).mass;
 #line 20 "codegen-tests/checked/kernel.ts"
-  const int q = i / (tsk_check(tsk_errors, tsk_launch, 8u, k != 0, 0u, 0u) ? k : 1);
+  const int q = i / (tsk_check(tsk_errors, tsk_launch, 4u, k != 0, 0u, 0u) ? k : 1);
 #line 21 "codegen-tests/checked/kernel.ts"
-  const int r = (int)((unsigned int)(i % (tsk_check(tsk_errors, tsk_launch, 9u, k != 0, 0u, 0u) ? k : 1)) << ((tsk_check(tsk_errors, tsk_launch, 10u, s < 32u, s, 0u) ? s : s) & 31u));
+  const int r = (int)((unsigned int)(i % (tsk_check(tsk_errors, tsk_launch, 5u, k != 0, 0u, 0u) ? k : 1)) << ((tsk_check(tsk_errors, tsk_launch, 6u, s < 32u, s, 0u) ? s : s) & 31u));
 #line 22 "codegen-tests/checked/kernel.ts"
   unsigned int old_held = 0u;
-  if (tsk_check(tsk_errors, tsk_launch, 11u, (unsigned int)q < tsk_length_counts, (unsigned int)q, tsk_length_counts)) {
+  if (tsk_check(tsk_errors, tsk_launch, 7u, (unsigned int)q < tsk_length_counts, (unsigned int)q, tsk_length_counts)) {
     const unsigned int old_checked = atomicAdd(&counts[q], 1u);
     old_held = old_checked;
   }
@@ -98,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(64) accesses(float* out, float* x, 
 #line 23 "codegen-tests/checked/kernel.ts"
   const float sum = tsk_subgroup_add(v);
 #line 24 "codegen-tests/checked/kernel.ts"
-  if (tsk_check(tsk_errors, tsk_launch, 12u, (unsigned int)i < tsk_length_out, (unsigned int)i, tsk_length_out)) {
+  if (tsk_check(tsk_errors, tsk_launch, 8u, (unsigned int)i < tsk_length_out, (unsigned int)i, tsk_length_out)) {
     out[i] = sum + (float)r + (float)old;
   }
 }
@@ -113,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(32) vectors(float* out, float* x, u
   float b_held = 0.0f;
   float c_held = 0.0f;
   float d_held = 0.0f;
-  if (tsk_check(tsk_errors, tsk_launch, 0u, ((unsigned int)i & 3u) == 0u, (unsigned int)i, 0u) && tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)i < tsk_length_x && (unsigned int)i + 3u < tsk_length_x, (unsigned int)i, tsk_length_x)) {
+  if (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i < tsk_length_x && (unsigned int)i + 3u < tsk_length_x, (unsigned int)i, tsk_length_x)) {
     const float4 vector = *reinterpret_cast<const float4*>(&x[i]);
     const float a_checked = vector.x;
     const float b_checked = vector.y;
@@ -129,7 +123,32 @@ extern "C" __global__ void __launch_bounds__(32) vectors(float* out, float* x, u
   const float c = c_held;
   const float d = d_held;
 #line 30 "codegen-tests/checked/kernel.ts"
-  if (tsk_check(tsk_errors, tsk_launch, 2u, ((unsigned int)i & 3u) == 0u, (unsigned int)i, 0u) && tsk_check(tsk_errors, tsk_launch, 3u, (unsigned int)i < tsk_length_out && (unsigned int)i + 3u < tsk_length_out, (unsigned int)i, tsk_length_out)) {
+  if (tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)i < tsk_length_out && (unsigned int)i + 3u < tsk_length_out, (unsigned int)i, tsk_length_out)) {
     *reinterpret_cast<float4*>(&out[i]) = make_float4(d, c, b, a);
+  }
+}
+
+// Kernel runtimeIndices; block 32×1×1.
+#line 35 "codegen-tests/checked/kernel.ts"
+extern "C" __global__ void __launch_bounds__(32) runtimeIndices(float* out, int j, unsigned int* tsk_errors, unsigned int tsk_launch, unsigned int tsk_length_out) {
+#line 36 "codegen-tests/checked/kernel.ts"
+  __shared__ float grid[4][8];
+#line 37 "codegen-tests/checked/kernel.ts"
+  float regs[4];
+#line 38 "codegen-tests/checked/kernel.ts"
+  const int t = (int)threadIdx.x;
+#line 39 "codegen-tests/checked/kernel.ts"
+  if (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)(t / 8) < 4u && (unsigned int)j < 8u, (unsigned int)(t / 8), (unsigned int)j)) {
+    grid[t / 8][j] = (float)t;
+  }
+#line 40 "codegen-tests/checked/kernel.ts"
+  if (tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)(j & 7) < 4u, (unsigned int)(j & 7), 0u)) {
+    regs[j & 7] = (float)j;
+  }
+#line 41 "codegen-tests/checked/kernel.ts"
+  { const unsigned tsk_arrived = (unsigned)__syncthreads_count(1); tsk_check(tsk_errors, tsk_launch, 2u, tsk_arrived == blockDim.x * blockDim.y * blockDim.z, tsk_arrived, blockDim.x * blockDim.y * blockDim.z); }
+#line 42 "codegen-tests/checked/kernel.ts"
+  if (tsk_check(tsk_errors, tsk_launch, 3u, (unsigned int)((int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)t)) < tsk_length_out, (unsigned int)((int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)t)), tsk_length_out)) {
+    out[(int)((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)t)] = grid[j & 3][t % 8] + regs[t % 4];
   }
 }

@@ -36,3 +36,11 @@ static inline cudaError_t launch_vectors(dim3 grid, cudaStream_t stream, float* 
   vectors<<<grid, dim3(32, 1, 1), 0, stream>>>(out, x, tsk_errors, tsk_launch, tsk_length_out, tsk_length_x);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(32) runtimeIndices(float* out, int j, unsigned int* tsk_errors, unsigned int tsk_launch, unsigned int tsk_length_out);
+
+// Launches runtimeIndices with its fixed block 32×1×1; returns the launch error, if any.
+static inline cudaError_t launch_runtimeIndices(dim3 grid, cudaStream_t stream, float* out, int j, unsigned int* tsk_errors, unsigned int tsk_launch, unsigned int tsk_length_out) {
+  runtimeIndices<<<grid, dim3(32, 1, 1), 0, stream>>>(out, j, tsk_errors, tsk_launch, tsk_length_out);
+  return cudaGetLastError();
+}

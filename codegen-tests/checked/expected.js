@@ -220,3 +220,28 @@ export function vectors(args, blockIdx, blockDim, gridDim) {
     out[((i + 3) | 0)] = a;
   }
 }
+
+// Kernel runtimeIndices: runs one block.
+let runtimeIndices_arrays;
+export function runtimeIndices(args, blockIdx, blockDim, gridDim) {
+  const [out, j] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 32, ny = 1, nz = 1, threads = 32;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (runtimeIndices_arrays === undefined || runtimeIndices_arrays.threads !== threads) {
+    runtimeIndices_arrays = { threads, grid: new Float32Array(32), regs: new Float32Array(threads * 4) };
+  }
+  const { grid, regs } = runtimeIndices_arrays;
+  grid.fill(0); regs.fill(0);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const t_1 = tx;
+    grid[((t_1 / 8) | 0) * 8 + j] = fround(t_1);
+    regs[t * 4 + (j & 7)] = fround(j);
+  }
+  threads1: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const t_1 = tx;
+    out[((imul(bx, 32) + t_1) | 0)] = fround(grid[(j & 3) * 8 + ((t_1 % 8) | 0)] + regs[t * 4 + ((t_1 % 4) | 0)]);
+  }
+}

@@ -60,27 +60,21 @@ fn accesses(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   let tsk_length_bodies: u32 = accesses_params.tsk_length_bodies;
   let t: i32 = i32(local_id.x);
   let i: i32 = i32(group_id.x) * 64i + t;
-  let stored: f32 = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)), (i < n));
-  if (accesses_tsk_check(u32(t) < 64u, 1u, u32(t), 0u, tsk_launch, group_id, local_id)) {
-    accesses_tile[t] = stored;
-  }
-  let stored_1: f32 = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 2u, u32(i + 1i), tsk_length_x, tsk_launch, group_id, local_id));
-  if (accesses_tsk_check(u32(t / 8i) < 8u && u32(t % 8i) < 8u, 3u, u32(t / 8i), u32(t % 8i), tsk_launch, group_id, local_id)) {
-    accesses_grid[t / 8i][t % 8i] = stored_1;
-  }
+  accesses_tile[t] = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)), (i < n));
+  accesses_grid[t / 8i][t % 8i] = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 1u, u32(i + 1i), tsk_length_x, tsk_launch, group_id, local_id));
   workgroupBarrier();
-  var v: f32 = select(0.0f, accesses_tile[63i - t], accesses_tsk_check(u32(63i - t) < 64u, 4u, u32(63i - t), 0u, tsk_launch, group_id, local_id)) + select(0.0f, accesses_grid[t % 8i][t / 8i], accesses_tsk_check(u32(t % 8i) < 8u && u32(t / 8i) < 8u, 5u, u32(t % 8i), u32(t / 8i), tsk_launch, group_id, local_id)) + accesses_tile[3i];
-  v += tsk_select_Body(Body(vec3<f32>(0.0f), 0.0f), accesses_bodies[i], accesses_tsk_check(u32(i) < tsk_length_bodies, 6u, u32(i), tsk_length_bodies, tsk_launch, group_id, local_id)).mass;
-  let q: i32 = i / select(1i, k, accesses_tsk_check(k != 0i, 7u, 0u, 0u, tsk_launch, group_id, local_id));
-  let r: i32 = (i % select(1i, k, accesses_tsk_check(k != 0i, 8u, 0u, 0u, tsk_launch, group_id, local_id))) << select(s, s, accesses_tsk_check(s < 32u, 9u, s, 0u, tsk_launch, group_id, local_id));
+  var v: f32 = accesses_tile[63i - t] + accesses_grid[t % 8i][t / 8i] + accesses_tile[3i];
+  v += tsk_select_Body(Body(vec3<f32>(0.0f), 0.0f), accesses_bodies[i], accesses_tsk_check(u32(i) < tsk_length_bodies, 2u, u32(i), tsk_length_bodies, tsk_launch, group_id, local_id)).mass;
+  let q: i32 = i / select(1i, k, accesses_tsk_check(k != 0i, 3u, 0u, 0u, tsk_launch, group_id, local_id));
+  let r: i32 = (i % select(1i, k, accesses_tsk_check(k != 0i, 4u, 0u, 0u, tsk_launch, group_id, local_id))) << select(s, s, accesses_tsk_check(s < 32u, 5u, s, 0u, tsk_launch, group_id, local_id));
   var old_held: u32 = 0u;
-  if (accesses_tsk_check(u32(q) < tsk_length_counts, 10u, u32(q), tsk_length_counts, tsk_launch, group_id, local_id)) {
+  if (accesses_tsk_check(u32(q) < tsk_length_counts, 6u, u32(q), tsk_length_counts, tsk_launch, group_id, local_id)) {
     let old_checked: u32 = atomicAdd(&accesses_counts[q], 1u);
     old_held = old_checked;
   }
   let old: u32 = old_held;
   let sum: f32 = subgroupAdd(v);
-  if (accesses_tsk_check(u32(i) < tsk_length_out, 11u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
+  if (accesses_tsk_check(u32(i) < tsk_length_out, 7u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
     accesses_out[i] = sum + f32(r) + f32(old);
   }
 }
@@ -124,7 +118,7 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   var b_held: f32 = 0.0f;
   var c_held: f32 = 0.0f;
   var d_held: f32 = 0.0f;
-  if (vectors_tsk_check((u32(i) & 3u) == 0u, 0u, u32(i), 0u, tsk_launch, group_id, local_id) && vectors_tsk_check(u32(i) < tsk_length_x && u32(i) + 3u < tsk_length_x, 1u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)) {
+  if (vectors_tsk_check(u32(i) < tsk_length_x && u32(i) + 3u < tsk_length_x, 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)) {
     let vector: vec4<f32> = vectors_x[u32(i) / 4u];
     let a_checked: f32 = vector.x;
     let b_checked: f32 = vector.y;
@@ -139,7 +133,55 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let b: f32 = b_held;
   let c: f32 = c_held;
   let d: f32 = d_held;
-  if (vectors_tsk_check((u32(i) & 3u) == 0u, 2u, u32(i), 0u, tsk_launch, group_id, local_id) && vectors_tsk_check(u32(i) < tsk_length_out && u32(i) + 3u < tsk_length_out, 3u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
+  if (vectors_tsk_check(u32(i) < tsk_length_out && u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
+  }
+}
+
+// Kernel runtimeIndices.
+@group(0) @binding(0) var<storage, read_write> runtimeIndices_out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> runtimeIndices_tsk_errors: array<atomic<u32>>;
+struct runtimeIndices_Params {
+  j: i32,
+  tsk_launch: u32,
+  tsk_length_out: u32,
+}
+@group(0) @binding(2) var<uniform> runtimeIndices_params: runtimeIndices_Params;
+var<workgroup> runtimeIndices_grid: array<array<f32, 8>, 4>;
+fn runtimeIndices_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
+  if (!holds) {
+    let slot = atomicAdd(&runtimeIndices_tsk_errors[0], 1u);
+    if (slot < 8u) {
+      let at = 1u + slot * 10u;
+      atomicStore(&runtimeIndices_tsk_errors[at + 0u], site);
+      atomicStore(&runtimeIndices_tsk_errors[at + 1u], launch);
+      atomicStore(&runtimeIndices_tsk_errors[at + 2u], group.x);
+      atomicStore(&runtimeIndices_tsk_errors[at + 3u], group.y);
+      atomicStore(&runtimeIndices_tsk_errors[at + 4u], group.z);
+      atomicStore(&runtimeIndices_tsk_errors[at + 5u], thread.x);
+      atomicStore(&runtimeIndices_tsk_errors[at + 6u], thread.y);
+      atomicStore(&runtimeIndices_tsk_errors[at + 7u], thread.z);
+      atomicStore(&runtimeIndices_tsk_errors[at + 8u], a);
+      atomicStore(&runtimeIndices_tsk_errors[at + 9u], b);
+    }
+  }
+  return holds;
+}
+@compute @workgroup_size(32, 1, 1)
+fn runtimeIndices(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let j: i32 = runtimeIndices_params.j;
+  let tsk_launch: u32 = runtimeIndices_params.tsk_launch;
+  let tsk_length_out: u32 = runtimeIndices_params.tsk_length_out;
+  var regs: array<f32, 4>;
+  let t: i32 = i32(local_id.x);
+  if (runtimeIndices_tsk_check(u32(t / 8i) < 4u && u32(j) < 8u, 0u, u32(t / 8i), u32(j), tsk_launch, group_id, local_id)) {
+    runtimeIndices_grid[t / 8i][j] = f32(t);
+  }
+  if (runtimeIndices_tsk_check(u32(j & 7i) < 4u, 1u, u32(j & 7i), 0u, tsk_launch, group_id, local_id)) {
+    regs[j & 7i] = f32(j);
+  }
+  workgroupBarrier();
+  if (runtimeIndices_tsk_check(u32(i32(group_id.x) * 32i + t) < tsk_length_out, 2u, u32(i32(group_id.x) * 32i + t), tsk_length_out, tsk_launch, group_id, local_id)) {
+    runtimeIndices_out[i32(group_id.x) * 32i + t] = runtimeIndices_grid[j & 3i][t % 8i] + regs[t % 4i];
   }
 }

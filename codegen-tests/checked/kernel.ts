@@ -1,6 +1,6 @@
 // A checked build (compile-options.json: { "checked": true }): every kind of access and operation that a
 // checked build checks at run time, and what it leaves alone (constant indices into shared arrays).
-import { atomicAdd, blockIdx, f32, kernel, load4, shared, store4, subgroupAdd, syncThreads, threadIdx, type i32, type u32 as U32, type vec3f } from "tskernel";
+import { atomicAdd, blockIdx, f32, kernel, load4, local, shared, store4, subgroupAdd, syncThreads, threadIdx, type i32, type u32 as U32, type vec3f } from "tskernel";
 
 interface Body {
   pos: vec3f;
@@ -28,4 +28,16 @@ export const vectors = kernel({ block: [32] }, (out: Float32Array, x: Float32Arr
   const i = (blockIdx.x * 32 + threadIdx.x) * 4;
   const [a, b, c, d] = load4(x, i);
   store4(out, i, d, c, b, a);
+});
+
+// Indices that nothing bounds keep their checks (passes/index-ranges.ts): a run-time column of a shared array,
+// a private array's masked index that can pass its end; t % 4 into the same private array needs none.
+export const runtimeIndices = kernel({ block: [32] }, (out: Float32Array, j: i32) => {
+  const grid = shared.f32(4, 8);
+  const regs = local.f32(4);
+  const t = threadIdx.x;
+  grid[t / 8][j] = f32(t);
+  regs[j & 7] = f32(j);
+  syncThreads();
+  out[blockIdx.x * 32 + t] = grid[j & 3][t % 8] + regs[t % 4];
 });

@@ -64,14 +64,14 @@ fn packRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   let i: i32 = (i32(group_id.x) * 32i + t) * 8i;
   if (i < n) {
     let words: vec4<u32> = packRows_x[u32(i) / 8u];
-    let a: f32 = tsk_unpack_bf16(words.x, 0u);
-    let b: f32 = tsk_unpack_bf16(words.x, 1u);
-    let c: f32 = tsk_unpack_bf16(words.y, 2u);
-    let d: f32 = tsk_unpack_bf16(words.y, 3u);
-    let e: f32 = tsk_unpack_bf16(words.z, 4u);
-    let f: f32 = tsk_unpack_bf16(words.z, 5u);
-    let g: f32 = tsk_unpack_bf16(words.w, 6u);
-    let h: f32 = tsk_unpack_bf16(words.w, 7u);
+    let a: f32 = bitcast<f32>(words.x << 16u);
+    let b: f32 = bitcast<f32>(words.x & 0xffff0000u);
+    let c: f32 = bitcast<f32>(words.y << 16u);
+    let d: f32 = bitcast<f32>(words.y & 0xffff0000u);
+    let e: f32 = bitcast<f32>(words.z << 16u);
+    let f: f32 = bitcast<f32>(words.z & 0xffff0000u);
+    let g: f32 = bitcast<f32>(words.w << 16u);
+    let h: f32 = bitcast<f32>(words.w & 0xffff0000u);
     packRows_rows[u32((t & 1i) * 256i + (t * 8i)) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(a * scale)) | (tsk_pack_bf16(tsk_round_bf16(b * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(c * scale)) | (tsk_pack_bf16(tsk_round_bf16(d * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(e * scale)) | (tsk_pack_bf16(tsk_round_bf16(f * scale)) << 16u), tsk_pack_bf16(tsk_round_bf16(g * scale)) | (tsk_pack_bf16(tsk_round_bf16(h * scale)) << 16u));
   }
   workgroupBarrier();
@@ -80,100 +80,58 @@ fn packRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   }
   let s: i32 = (t + 1i) & 31i;
   let words_1: vec4<u32> = packRows_rows[u32((s & 1i) * 256i + (s * 8i)) / 8u];
-  let a_1: f32 = tsk_unpack_bf16(words_1.x, 0u);
-  let b_1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-  let c_1: f32 = tsk_unpack_bf16(words_1.y, 2u);
-  let d_1: f32 = tsk_unpack_bf16(words_1.y, 3u);
-  let e_1: f32 = tsk_unpack_bf16(words_1.z, 4u);
-  let f_1: f32 = tsk_unpack_bf16(words_1.z, 5u);
-  let g_1: f32 = tsk_unpack_bf16(words_1.w, 6u);
-  let h_1: f32 = tsk_unpack_bf16(words_1.w, 7u);
+  let a_1: f32 = bitcast<f32>(words_1.x << 16u);
+  let b_1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+  let c_1: f32 = bitcast<f32>(words_1.y << 16u);
+  let d_1: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+  let e_1: f32 = bitcast<f32>(words_1.z << 16u);
+  let f_1: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+  let g_1: f32 = bitcast<f32>(words_1.w << 16u);
+  let h_1: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
   packRows_out[u32(i) / 8u] = vec4<u32>(tsk_pack_bf16(a_1) | (tsk_pack_bf16(b_1) << 16u), tsk_pack_bf16(c_1) | (tsk_pack_bf16(d_1) << 16u), tsk_pack_bf16(e_1) | (tsk_pack_bf16(f_1) << 16u), tsk_pack_bf16(g_1) | (tsk_pack_bf16(tsk_round_bf16(h_1 + 1.0f)) << 16u));
   if (i % 16i == 0i) {
     let words_2: vec4<u32> = packRows_pixels[u32(i) / 16u];
-    let p0: u32 = tsk_unpack_u8(words_2.x, 0u);
-    let p1: u32 = tsk_unpack_u8(words_2.x, 1u);
-    let p2: u32 = tsk_unpack_u8(words_2.x, 2u);
-    let p3: u32 = tsk_unpack_u8(words_2.x, 3u);
-    let p4: u32 = tsk_unpack_u8(words_2.y, 4u);
-    let p5: u32 = tsk_unpack_u8(words_2.y, 5u);
-    let p6: u32 = tsk_unpack_u8(words_2.y, 6u);
-    let p7: u32 = tsk_unpack_u8(words_2.y, 7u);
-    let p8: u32 = tsk_unpack_u8(words_2.z, 8u);
-    let p9: u32 = tsk_unpack_u8(words_2.z, 9u);
-    let p10: u32 = tsk_unpack_u8(words_2.z, 10u);
-    let p11: u32 = tsk_unpack_u8(words_2.z, 11u);
-    let p12: u32 = tsk_unpack_u8(words_2.w, 12u);
-    let p13: u32 = tsk_unpack_u8(words_2.w, 13u);
-    let p14: u32 = tsk_unpack_u8(words_2.w, 14u);
-    let p15: u32 = tsk_unpack_u8(words_2.w, 15u);
+    let p0: u32 = (words_2.x & 0xffu);
+    let p1: u32 = extractBits(words_2.x, 8u, 8u);
+    let p2: u32 = extractBits(words_2.x, 16u, 8u);
+    let p3: u32 = (words_2.x >> 24u);
+    let p4: u32 = (words_2.y & 0xffu);
+    let p5: u32 = extractBits(words_2.y, 8u, 8u);
+    let p6: u32 = extractBits(words_2.y, 16u, 8u);
+    let p7: u32 = (words_2.y >> 24u);
+    let p8: u32 = (words_2.z & 0xffu);
+    let p9: u32 = extractBits(words_2.z, 8u, 8u);
+    let p10: u32 = extractBits(words_2.z, 16u, 8u);
+    let p11: u32 = (words_2.z >> 24u);
+    let p12: u32 = (words_2.w & 0xffu);
+    let p13: u32 = extractBits(words_2.w, 8u, 8u);
+    let p14: u32 = extractBits(words_2.w, 16u, 8u);
+    let p15: u32 = (words_2.w >> 24u);
     let sum: u32 = p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11 + p12 + p13 + p14 + p15;
     packRows_bytes[u32(i) / 16u] = vec4<u32>(tsk_pack_u8(sum) | (tsk_pack_u8(p1 * 2u) << 8u) | (tsk_pack_u8(p2 + 7u) << 16u) | (tsk_pack_u8(p3) << 24u), tsk_pack_u8(p4) | (tsk_pack_u8(p5) << 8u) | (tsk_pack_u8(p6) << 16u) | (tsk_pack_u8(p7) << 24u), tsk_pack_u8(p8) | (tsk_pack_u8(p9) << 8u) | (tsk_pack_u8(p10) << 16u) | (tsk_pack_u8(p11) << 24u), tsk_pack_u8(p12) | (tsk_pack_u8(p13) << 8u) | (tsk_pack_u8(p14) << 16u) | (tsk_pack_u8(u32(tsk_f32_to_i32(a_1))) << 24u));
   }
-  let s0: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i) >> 1u]), u32(i));
-  let s1: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i + 1i) >> 1u]), u32(i + 1i));
-  let s2: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i + 2i) >> 1u]), u32(i + 2i));
-  let s3: i32 = tsk_unpack_i16(atomicLoad(&packRows_shorts[u32(i + 3i) >> 1u]), u32(i + 3i));
-  let lane: i32 = s0 * 3i;
-  let lane_1: i32 = s1 - 70000i;
+  let word: u32 = u32(i) >> 1u;
+  let word_1: u32 = atomicLoad(&packRows_shorts[word]);
+  let word_2: u32 = atomicLoad(&packRows_shorts[word + 1u]);
+  let s0: i32 = extractBits(bitcast<i32>(word_1), 0u, 16u);
+  let s1: i32 = (bitcast<i32>(word_1) >> 16u);
+  let s2: i32 = extractBits(bitcast<i32>(word_2), 0u, 16u);
+  let s3: i32 = (bitcast<i32>(word_2) >> 16u);
+  let word_3: u32 = u32(i + 4i) >> 1u;
+  let word_4: u32 = tsk_pack_i16(s0 * 3i) | (tsk_pack_i16(s1 - 70000i) << 16u);
+  let word_5: u32 = tsk_pack_i16(s2) | (tsk_pack_i16(s3) << 16u);
+  atomicStore(&packRows_shorts[word_3], word_4);
+  atomicStore(&packRows_shorts[word_3 + 1u], word_5);
   {
-    let element: u32 = u32(i + 4i);
-    let bits: u32 = tsk_pack_i16(lane);
+    let element: u32 = u32(i);
+    let bits: u32 = tsk_pack_i16(s0 + 1i);
     let shift: u32 = (element & 1u) * 16u;
-    let word = &packRows_shorts[element >> 1u];
-    var old: u32 = atomicLoad(word);
+    let word_6 = &packRows_shorts[element >> 1u];
+    var old: u32 = atomicLoad(word_6);
     loop {
-      let swapped = atomicCompareExchangeWeak(word, old, (old & ~(0xffffu << shift)) | (bits << shift));
+      let swapped = atomicCompareExchangeWeak(word_6, old, (old & ~(0xffffu << shift)) | (bits << shift));
       if (swapped.exchanged) { break; }
       old = swapped.old_value;
-    }
-  }
-  {
-    let element_1: u32 = u32(i + 4i + 1i);
-    let bits_1: u32 = tsk_pack_i16(lane_1);
-    let shift_1: u32 = (element_1 & 1u) * 16u;
-    let word_1 = &packRows_shorts[element_1 >> 1u];
-    var old_1: u32 = atomicLoad(word_1);
-    loop {
-      let swapped_1 = atomicCompareExchangeWeak(word_1, old_1, (old_1 & ~(0xffffu << shift_1)) | (bits_1 << shift_1));
-      if (swapped_1.exchanged) { break; }
-      old_1 = swapped_1.old_value;
-    }
-  }
-  {
-    let element_2: u32 = u32(i + 4i + 2i);
-    let bits_2: u32 = tsk_pack_i16(s2);
-    let shift_2: u32 = (element_2 & 1u) * 16u;
-    let word_2 = &packRows_shorts[element_2 >> 1u];
-    var old_2: u32 = atomicLoad(word_2);
-    loop {
-      let swapped_2 = atomicCompareExchangeWeak(word_2, old_2, (old_2 & ~(0xffffu << shift_2)) | (bits_2 << shift_2));
-      if (swapped_2.exchanged) { break; }
-      old_2 = swapped_2.old_value;
-    }
-  }
-  {
-    let element_3: u32 = u32(i + 4i + 3i);
-    let bits_3: u32 = tsk_pack_i16(s3);
-    let shift_3: u32 = (element_3 & 1u) * 16u;
-    let word_3 = &packRows_shorts[element_3 >> 1u];
-    var old_3: u32 = atomicLoad(word_3);
-    loop {
-      let swapped_3 = atomicCompareExchangeWeak(word_3, old_3, (old_3 & ~(0xffffu << shift_3)) | (bits_3 << shift_3));
-      if (swapped_3.exchanged) { break; }
-      old_3 = swapped_3.old_value;
-    }
-  }
-  {
-    let element_4: u32 = u32(i);
-    let bits_4: u32 = tsk_pack_i16(s0 + 1i);
-    let shift_4: u32 = (element_4 & 1u) * 16u;
-    let word_4 = &packRows_shorts[element_4 >> 1u];
-    var old_4: u32 = atomicLoad(word_4);
-    loop {
-      let swapped_4 = atomicCompareExchangeWeak(word_4, old_4, (old_4 & ~(0xffffu << shift_4)) | (bits_4 << shift_4));
-      if (swapped_4.exchanged) { break; }
-      old_4 = swapped_4.old_value;
     }
   }
 }

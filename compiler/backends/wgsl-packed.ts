@@ -4,7 +4,10 @@
  * 16-bit integers hold k elements in each u32 word (element i in word i / k at bits (i % k) · 32 / k,
  * little-endian as on the host, so a buffer's bytes are a BFloat16Array's or a Uint8Array's).
  *
- * A load reads its word and extracts the element (sign-extended for i8 and i16). A store of one element must
+ * A load reads its word and extracts the element (sign-extended for i8 and i16). A vector access (`load4`,
+ * `load8`, `load16` and their stores; its start a multiple of its lanes) covers whole words: it reads or writes
+ * each word once, as one `vec4<u32>` where the array allows it (packedVectorArrays), and unpacks each element
+ * at a constant bit offset (unpackLane, packWord). A store of one element must
  * not disturb its neighbours, which other threads may be storing at the same time: it is a compare-exchange
  * loop on its word, which is then `atomic<u32>` (as is every array of such a type that the kernel stores into;
  * its loads are atomic loads). Private arrays, which no other thread sees, hold the values themselves (f32, i32,
@@ -15,7 +18,7 @@
  */
 
 import type { ArrayRef, ScalarType, Stmt } from "../ir/ir.ts";
-import { walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { targetScalars, type ElementScalar } from "../ir/types.ts";
 
 /** Elements per u32 word of an array of this type on WGSL (1: not packed). */
@@ -148,11 +151,63 @@ export function packedStore(type: ElementScalar, words: string, index: string, v
   ];
 }
 
+/**
+ * Element `lane` (0 … k − 1) of a word, a printed u32, with its bit offset a constant: what a vector access
+ * unpacks each element with (its start is a multiple of its lanes, so element j of it is lane j % k of word
+ * j / k). bf16 is the upper half of an f32, so the low half shifts up and the high half is masked.
+ */
+export function unpackLane(type: ElementScalar, word: string, lane: number): string {
+  const bits = elementBits(type);
+  const offset = lane * bits;
+  const top = offset + bits === 32;
+  switch (type) {
+    case "bf16":
+      return top ? `bitcast<f32>(${word} & 0xffff0000u)` : `bitcast<f32>(${word} << 16u)`;
+    case "i8":
+    case "i16":
+      // An arithmetic shift sign-extends the top element; extractBits the others.
+      return top ? `(bitcast<i32>(${word}) >> ${offset}u)` : `extractBits(bitcast<i32>(${word}), ${offset}u, ${bits}u)`;
+    default:
+      return offset === 0 ? `(${word} & 0x${(2 ** bits - 1).toString(16)}u)` : top ? `(${word} >> ${offset}u)` : `extractBits(${word}, ${offset}u, ${bits}u)`;
+  }
+}
+
+/** A whole word of k elements (printed values of the element's value type, lowest first), as a printed u32. */
+export function packWord(type: ElementScalar, values: readonly string[]): string {
+  const bits = elementBits(type);
+  return values
+    .map((value, lane) => {
+      const packed = `${packFunction(type)}(${value})`;
+      return lane === 0 ? packed : `(${packed} << ${lane * bits}u)`;
+    })
+    .join(" | ");
+}
+
 /** The names the functions above take, which the namer must leave alone. */
 export const packedNames: readonly string[] = [
   roundBf16, "tsk_u32_to_bf16", "tsk_i32_to_bf16",
   ...(["bf16", "i8", "u8", "i16", "u16"] as const).flatMap((type) => [unpackFunction(type), packFunction(type)]),
 ];
+
+/**
+ * The packed global buffers and workgroup arrays WGSL declares with `vec4<u32>` elements: those that a vector
+ * access of four words reaches (eight bf16, sixteen u8) and that the kernel stores into only that way. A load of
+ * fewer words (`load4` of u8: one word; of bf16: two; a single element) reads components of the vec4 it lies in;
+ * a store of fewer keeps the array in u32 words (each word stored whole; a single element's atomically).
+ */
+export function packedVectorArrays(body: readonly Stmt[]): Set<ArrayRef> {
+  const wide = new Set<ArrayRef>();
+  const not = new Set<ArrayRef>();
+  walkStmts(body, (stmt) => {
+    if ((stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") && isPacked(stmt.array)) {
+      const words = (stmt.kind === "vectorLoad" ? stmt.targets.length : stmt.values.length) / elementsPerWord(stmt.array.elementType as ElementScalar);
+      if (words === 4) wide.add(stmt.array);
+      else if (stmt.kind === "vectorStore" || !Number.isInteger(words)) not.add(stmt.array);
+    }
+    if (stmt.kind === "store" || stmt.kind === "atomic") not.add(stmt.array);
+  });
+  return new Set([...wide].filter((array) => !not.has(array)));
+}
 
 /**
  * The packed arrays a body stores single elements into: their words are declared atomic. (A vector store that

@@ -18,7 +18,7 @@ import { isFloat, isInteger, type ElementScalar, type ElementType, type ScalarTy
 import { typesUsed } from "../ir/types-used.ts";
 import { structsOf, swizzleName } from "../ir/vectors.ts";
 import { featuresRequired } from "../validate/target-types.ts";
-import { elementsPerWord, isPacked, packFunction, storedPackedArrays, packedFunctions, packedStore, roundBf16, unpackFunction, wordShift, wrapNarrow } from "./wgsl-packed.ts";
+import { elementsPerWord, isPacked, packedVectorArrays, packWord, storedPackedArrays, packedFunctions, packedStore, roundBf16, unpackFunction, unpackLane, wordShift, wrapNarrow } from "./wgsl-packed.ts";
 import { uniformMemberAttributes, WgslTypes } from "./wgsl-types.ts";
 import { valueTypeOf, type Access, type ArrayRef, type AtomicStmt, type BuiltinExpr, type CollectiveStmt, type Expr, type HelperFunction, type MemoryOperationStmt, type Span, type Stmt, type SubgroupBuiltinExpr, type Variable } from "../ir/ir.ts";
 import { atomicArrays, walkExpr, walkStmts, exprsOf, usesSubgroups } from "../ir/rewrite.ts";
@@ -132,12 +132,12 @@ export function emitWgsl(input: WgslModuleInput): WgslOutput {
 
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
-    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, typeNames, new Map(), new Set());
+    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, typeNames, new Map(), new Set(), new Set());
     const params = helper.params.map((param) => `${names.name(param, param.name)}: ${typeNames.name(param.type)}`).join(", ");
     out.setSource(undefined).line();
     out.setSource(locate(helper.span)).line(`fn ${moduleNames.lookup(helper)}(${params}) -> ${typeNames.name(helper.returnType)} {`);
     out.indent();
-    printStmts(body, { out, names, printer, arrays: new Map(), locate, types: typeNames, sizes: new Map() });
+    printStmts(body, { out, names, printer, arrays: new Map(), locate, types: typeNames, sizes: new Map(), packedVectors: new Set(), stored: new Set() });
     out.dedent();
     out.line("}");
   }
@@ -159,7 +159,9 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
   out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}.`);
   const buffers = kernel.params.flatMap((param) => (param.kind === "buffer" ? [param.array] : []));
-  const vectorArrays = vectorOnlyArrays(kernel.body, targets.wgsl.legalize.elementsPerWord);
+  // Packed arrays are vec4<u32> where every access is a vector access of whole words (wgsl-packed.ts).
+  const packedVectors = packedVectorArrays(kernel.body);
+  const vectorArrays = new Set([...vectorOnlyArrays(kernel.body).values()].filter((array) => !isPacked(array)).concat([...packedVectors]));
   const atomic = atomicArrays(kernel.body);
   // The element type an array is declared with: vec4 for vector-only arrays, atomic for those atomics touch.
   const stored = storedPackedArrays(kernel.body);
@@ -247,7 +249,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   };
   const check = errors?.kind === "buffer" ? moduleName("tsk_check") : undefined;
   if (check) for (const line of checkFunction(check, arrays.get((errors as { array: ArrayRef }).array)!)) out.line(line);
-  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored, check);
+  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored, packedVectors, check);
 
   out.line(`@compute @workgroup_size(${workgroupSize})`);
   out.line(`fn ${entry}(${inputs.join(", ")}) {`);
@@ -267,7 +269,7 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const element = typeof array.elementType === "string" ? types[valueTypeOf(array.elementType)] : typeNames.name(array.elementType);
     out.line(`var ${name}: array<${element}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
   }
-  printStmts(kernel.body, { out, names, printer, arrays, locate, types: typeNames, sizes: unit.sharedSizes });
+  printStmts(kernel.body, { out, names, printer, arrays, locate, types: typeNames, sizes: unit.sharedSizes, packedVectors, stored });
   out.dedent();
   out.line("}");
   return { entryPoint: entry, workgroupSizeOverrides: overrides };
@@ -385,6 +387,8 @@ function makePrinter(
   sizes: ReadonlyMap<ArrayRef, readonly number[]>,
   /** Packed arrays that the kernel stores into: their words are atomic. */
   stored: ReadonlySet<ArrayRef>,
+  /** Packed arrays of vec4<u32> elements. */
+  packedVectors: ReadonlySet<ArrayRef>,
   /** A checked build: the entry point's check function (checkFunction). */
   checkName?: string,
 ): ExprPrinter {
@@ -413,7 +417,10 @@ function makePrinter(
       if (!isPacked(expr.array)) return { text: element, kind: "atom" };
       const type = expr.array.elementType as ElementScalar;
       const index = `u32(${flatIndex(printer!, expr.array, expr.indices, sizes)})`;
-      const words = `${arrays.get(expr.array)}[${index} >> ${wordShift(type)}u]`;
+      // A component of a vec4 of words (wgsl-packed.ts, packedVectorArrays), or a word.
+      const words = packedVectors.has(expr.array)
+        ? `${arrays.get(expr.array)}[${index} >> ${wordShift(type) + 2}u][(${index} >> ${wordShift(type)}u) & 3u]`
+        : `${arrays.get(expr.array)}[${index} >> ${wordShift(type)}u]`;
       const word = stored.has(expr.array) ? `atomicLoad(&${words})` : words;
       return { text: `${unpackFunction(type)}(${word}, ${index})`, kind: "atom" };
     },
@@ -488,6 +495,10 @@ interface StmtContext {
   readonly arrays: ReadonlyMap<ArrayRef, string>;
   readonly locate: (span: Span) => string;
   readonly sizes: ReadonlyMap<ArrayRef, readonly number[]>;
+  /** Packed arrays of vec4<u32> elements (wgsl-packed.ts, packedVectorArrays). */
+  readonly packedVectors: ReadonlySet<ArrayRef>;
+  /** Packed arrays of atomic<u32> words: the kernel stores single elements into them. */
+  readonly stored: ReadonlySet<ArrayRef>;
 }
 
 function assignment(target: string, stmt: Stmt & { kind: "assign" | "store" }, printer: ExprPrinter): string {
@@ -586,31 +597,72 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
 }
 
 /**
- * A vector access to a packed array of `vec4<u32>` (one whose every access moves four words: eight bf16, sixteen
- * u8): the whole vec4 at the elements' flat index / (4·k), each element extracted from (or packed into) its word.
+ * A vector access to a packed array (wgsl-packed.ts): L elements from a start that is a multiple of L, so
+ * L / k whole words from word start / k. Each word is read or written once: the whole vec4 where the array
+ * has vec4<u32> elements and the access is four words, components of one otherwise (`load4` of u8 reads one
+ * word), or words of an array of u32 (atomic ones where the kernel also stores single elements). Each element
+ * is taken from its word at a constant bit offset. A store computes every word before it stores the first.
  */
 function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, context: StmtContext): string[] {
   const { names, printer } = context;
   // Packed arrays are of scalars (wgsl-packed.ts, isPacked).
   const type = stmt.array.elementType as ElementScalar;
   const k = elementsPerWord(type);
-  const at = `${context.arrays.get(stmt.array)}[u32(${flatIndex(printer, stmt.array, stmt.indices, context.sizes)}) / ${4 * k}u]`;
+  const lanes = stmt.kind === "vectorLoad" ? stmt.targets.length : stmt.values.length;
+  const count = lanes / k;
+  const array = context.arrays.get(stmt.array)!;
+  const flat = `u32(${flatIndex(printer, stmt.array, stmt.indices, context.sizes)})`;
+  const lines: string[] = [];
+  // The words' places, as printed references.
+  let places: string[];
+  let whole: string | undefined;
+  if (context.packedVectors.has(stmt.array)) {
+    if (count === 4) {
+      whole = `${array}[${flat} / ${4 * k}u]`;
+      places = [0, 1, 2, 3].map((word) => `${whole}.${"xyzw"[word]}`);
+    } else {
+      // Words start … start + count − 1 lie in one vec4 (the start is a multiple of count words).
+      const at = names.name({}, "word");
+      lines.push(`let ${at}: u32 = ${flat} >> ${wordShift(type)}u;`);
+      places = Array.from({ length: count }, (_, word) => `${array}[${at} >> 2u][(${at} & 3u)${word === 0 ? "" : ` + ${word}u`}]`);
+    }
+  } else if (count === 1) {
+    places = [`${array}[${flat} >> ${wordShift(type)}u]`];
+  } else {
+    const at = names.name({}, "word");
+    lines.push(`let ${at}: u32 = ${flat} >> ${wordShift(type)}u;`);
+    places = Array.from({ length: count }, (_, word) => `${array}[${at}${word === 0 ? "" : ` + ${word}u`}]`);
+  }
+  const atomic = context.stored.has(stmt.array);
   if (stmt.kind === "vectorLoad") {
-    const temp = names.name({}, "words");
-    const lines = [`let ${temp}: vec4<u32> = ${at};`];
+    let words: string[];
+    if (whole) {
+      const vector = names.name({}, "words");
+      lines.push(`let ${vector}: vec4<u32> = ${whole};`);
+      words = [0, 1, 2, 3].map((i) => `${vector}.${"xyzw"[i]}`);
+    } else {
+      words = places.map((place) => {
+        const word = names.name({}, "word");
+        lines.push(`let ${word}: u32 = ${atomic ? `atomicLoad(&${place})` : place};`);
+        return word;
+      });
+    }
     stmt.targets.forEach((variable, lane) => {
-      const value = `${unpackFunction(type)}(${temp}.${"xyzw"[Math.floor(lane / k)]}, ${lane}u)`;
+      const value = unpackLane(type, words[Math.floor(lane / k)]!, lane % k);
       lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${value};`);
     });
     return lines;
   }
-  const words = [0, 1, 2, 3].map((word) =>
-    stmt.values.slice(word * k, word * k + k).map((value, lane) => {
-      const bits = `${packFunction(type)}(${printer.print(value)})`;
-      return lane === 0 ? bits : `(${bits} << ${lane * (32 / k)}u)`;
-    }).join(" | "),
-  );
-  return [`${at} = vec4<u32>(${words.join(", ")});`];
+  const values = Array.from({ length: count }, (_, word) => packWord(type, stmt.values.slice(word * k, word * k + k).map((value) => printer.print(value))));
+  if (whole) return [...lines, `${whole} = vec4<u32>(${values.join(", ")});`];
+  if (count === 1) return [...lines, atomic ? `atomicStore(&${places[0]}, ${values[0]});` : `${places[0]} = ${values[0]};`];
+  const words = values.map((value) => {
+    const word = names.name({}, "word");
+    lines.push(`let ${word}: u32 = ${value};`);
+    return word;
+  });
+  places.forEach((place, i) => lines.push(atomic ? `atomicStore(&${place}, ${words[i]});` : `${place} = ${words[i]};`));
+  return lines;
 }
 
 /** A value read from an atomic array, as the element type (f32 arrays hold bits). */

@@ -18,7 +18,9 @@
  *   `__activemask()` tells which lanes are converged at that instant, not which will arrive, and on the H100
  *   it reported a correct kernel (scan-lookback-subgroups.ts, lanes not yet reconverged after a spin-wait).
  *
- * A check whose condition folds to true (a constant index into a shared array, a literal divisor) is left
+ * A check whose condition folds to true (a constant index into a shared array, a literal divisor), or that
+ * holds for every value its operands can take (passes/index-ranges.ts: a register tile indexed by loop counters,
+ * a shared tile by the thread indices of a fixed block, a start that is a multiple of 4 by construction), is left
  * out. Where the target evaluates both sides of a `select` (WGSL), a check on one side counts only when the
  * condition picks that side. The statements a checked build cannot check are listed (`unchecked`): tensor
  * memory accelerator copies (the hardware bounds-checks their boxes in global memory), wgmma operands and
@@ -29,12 +31,15 @@ import { arrayStride, isInteger, type ArrayRef, type BinaryOp, type ElementType,
 import { isStruct, isVector, layoutOf } from "../ir/types.ts";
 import { mapExpr, mapStmts, walkExpr } from "../ir/rewrite.ts";
 import { foldExpr } from "./fold.ts";
+import { IndexRanges } from "./index-ranges.ts";
 
 export interface CheckOptions {
   /** The target evaluates both sides of a `select` (WGSL): a check on a side counts only where the condition picks it. */
   readonly eagerSelect: boolean;
   /** Barriers record the threads that miss them (CUDA: `__syncthreads_count`). */
   readonly divergence: boolean;
+  /** The kernel's fixed block shape, where it has one: thread indices below it (passes/index-ranges.ts). */
+  readonly block?: readonly [number, number, number];
 }
 
 /** What a failed check reports: the CPU checked mode's kinds (runtime/kernel-fault.ts). */
@@ -97,10 +102,11 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
     if (!variable) lengths.set(array, (variable = { kind: "variable", name: fresh(`tsk_length_${array.name}`), type: "u32", mutable: false, span }));
     return variable;
   };
-  /** A check of `holds` at a new site, or undefined where `holds` folds to true (nothing to check). */
+  const ranges = new IndexRanges(body, options.block);
+  /** A check of `holds` at a new site, or undefined where `holds` folds to true or surely holds (nothing to check). */
   const check = (holds: Expr, site: CheckSite, values: readonly Expr[]): Expr | undefined => {
     const folded = foldExpr(holds);
-    if (folded.kind === "literal" && folded.value !== 0) return undefined;
+    if (ranges.proves(folded)) return undefined;
     sites.push(site);
     const value = (i: number): Expr => values[i] ?? u32(0, site.span);
     return { kind: "check", type: "bool", holds: folded, site: sites.length - 1, values: [value(0), value(1)], errors, launch, span: site.span };

@@ -61,7 +61,10 @@ export interface LegalizeOptions extends VectorLegalizeOptions {
   readonly splitVectorAccesses: boolean;
   /** With `splitVectorAccesses`: keep them on buffers and shared arrays only accessed four elements at a time. */
   readonly vectorArrays?: boolean;
-  /** Elements per storage word of the types the target packs (WGSL: bf16 and the narrow integers). */
+  /**
+   * Elements per storage word of the types the target packs (WGSL: bf16 and the narrow integers). Vector
+   * accesses of such types to global and shared arrays stay whole (they cover whole words).
+   */
   readonly elementsPerWord?: Readonly<Partial<Record<ElementScalar, number>>>;
   /** Print `copyAsync4` as a plain copy and drop `commitAsync`/`waitAsync`. */
   readonly synchronousCopies: boolean;
@@ -85,12 +88,27 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
   const copied = options.synchronousCopies ? mapStmts(stmts, { stmt: (stmt) => (stmt.kind === "asyncCopy" ? copyAsVectors(stmt) : stmt) }) : [...stmts];
   const keepVectors = options.splitVectorAccesses && options.vectorArrays ? vectorOnlyArrays(copied, options.elementsPerWord) : new Set<ArrayRef>();
   const split = (array: ArrayRef) => array.space === "private" || (options.splitVectorAccesses && !keepVectors.has(array));
+  // A vector access of a type the target packs k to a word covers whole words (its lanes a multiple of k, its
+  // start a multiple of its lanes): the backend reads or writes each word once (WGSL: wgsl-packed.ts).
+  const wholeWords = (stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }) => {
+    const k = typeof stmt.array.elementType === "string" ? options.elementsPerWord?.[stmt.array.elementType] : undefined;
+    return stmt.array.space !== "private" && k !== undefined && k > 1 && vectorLanes(stmt) % k === 0;
+  };
   const expr = (node: Expr): Expr => {
     if (options.shiftAmountU32 && node.kind === "binary" && (node.op === "shl" || node.op === "shr") && node.right.type !== "u32") {
       return { ...node, right: asU32(node.right) };
     }
     if (options.dropUnsignedAbs && node.kind === "intrinsic" && node.name === "abs" && node.type === "u32") return node.args[0]!;
     return node;
+  };
+  const splitVectorAccess = (stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }): Stmt[] =>
+    stmt.kind === "vectorLoad"
+      ? stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length), span: stmt.span }))
+      : splitVectorStore(stmt);
+  // The accesses split after the checks, as atomic element accesses where the array is atomic.
+  const splitLate = (stmts: Stmt[]): Stmt[] => {
+    const late = mapStmts(stmts, { stmt: (stmt) => ((stmt.kind === "vectorLoad" || stmt.kind === "vectorStore") && split(stmt.array) && !wholeWords(stmt) ? splitVectorAccess(stmt) : stmt) });
+    return options.atomicAccesses ? markAtomicAccesses(late) : late;
   };
   const legal = mapStmts(copied, {
     expr,
@@ -100,11 +118,9 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
         case "store":
           return options.shiftAmountU32 && (stmt.op === "shl" || stmt.op === "shr") && stmt.value.type !== "u32" ? { ...stmt, value: asU32(stmt.value) } : stmt;
         case "vectorLoad":
-          if (!split(stmt.array)) return stmt;
-          return stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length), span: stmt.span }));
         case "vectorStore":
-          if (!split(stmt.array)) return stmt;
-          return splitVectorStore(stmt);
+          // A checked build checks the whole access once (its range), then splits it (below).
+          return checks || !split(stmt.array) || wholeWords(stmt) ? stmt : splitVectorAccess(stmt);
         case "asyncCommit":
         case "asyncWait":
           return options.synchronousCopies && !options.keepAsyncFences ? [] : stmt;
@@ -122,7 +138,7 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
   const atomic = options.atomicAccesses ? markAtomicAccesses(legal) : legal;
   const vectors = legalizeVectors(atomic, options);
   const argued = options.collectiveArgsInLocals ? argumentsInLocals(vectors) : vectors;
-  const collected = checks ? checks(argued) : argued;
+  const collected = checks ? splitLate(checks(argued)) : argued;
   // Last, so that the arithmetic the rewrites above add (vector lanes' `i + 1`) wraps too.
   const wrap = { wrapSignedArithmetic: options.wrapSignedArithmetic ?? false, maskShiftAmounts: options.maskShiftAmounts ?? false };
   return wrap.wrapSignedArithmetic || wrap.maskShiftAmounts ? wrapIntegers(collected, wrap) : collected;

@@ -56,14 +56,14 @@ fn geluHalf_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id: vec
     if (first + 768i < octets) {
       {
         let words: vec4<u32> = geluHalf_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 0i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+        let x0: f32 = bitcast<f32>(words.x << 16u);
+        let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words.y << 16u);
+        let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words.z << 16u);
+        let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words.w << 16u);
+        let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
         let lane: f32 = x0;
         let lane_1: f32 = x1;
         let lane_2: f32 = x2;
@@ -83,14 +83,14 @@ fn geluHalf_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id: vec
       }
       {
         let words_1: vec4<u32> = geluHalf_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 256i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+        let x0: f32 = bitcast<f32>(words_1.x << 16u);
+        let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_1.y << 16u);
+        let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_1.z << 16u);
+        let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_1.w << 16u);
+        let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
         let lane_8: f32 = x0;
         let lane_9: f32 = x1;
         let lane_10: f32 = x2;
@@ -110,14 +110,14 @@ fn geluHalf_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id: vec
       }
       {
         let words_2: vec4<u32> = geluHalf_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 512i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+        let x0: f32 = bitcast<f32>(words_2.x << 16u);
+        let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_2.y << 16u);
+        let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_2.z << 16u);
+        let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_2.w << 16u);
+        let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
         let lane_16: f32 = x0;
         let lane_17: f32 = x1;
         let lane_18: f32 = x2;
@@ -137,14 +137,14 @@ fn geluHalf_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id: vec
       }
       {
         let words_3: vec4<u32> = geluHalf_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 768i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+        let x0: f32 = bitcast<f32>(words_3.x << 16u);
+        let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_3.y << 16u);
+        let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_3.z << 16u);
+        let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_3.w << 16u);
+        let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
         let lane_24: f32 = x0;
         let lane_25: f32 = x1;
         let lane_26: f32 = x2;
@@ -179,14 +179,14 @@ fn geluHalf_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id: vec
         let q: i32 = first + k * 256i;
         if (q < octets) {
           let words_4: vec4<u32> = geluHalf_T_bf16_BLOCK_256_ITEMS_4_input[u32(q * 8i) / 8u];
-          let x0_1: f32 = tsk_unpack_bf16(words_4.x, 0u);
-          let x1_1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-          let x2_1: f32 = tsk_unpack_bf16(words_4.y, 2u);
-          let x3_1: f32 = tsk_unpack_bf16(words_4.y, 3u);
-          let x4_1: f32 = tsk_unpack_bf16(words_4.z, 4u);
-          let x5_1: f32 = tsk_unpack_bf16(words_4.z, 5u);
-          let x6_1: f32 = tsk_unpack_bf16(words_4.w, 6u);
-          let x7_1: f32 = tsk_unpack_bf16(words_4.w, 7u);
+          let x0_1: f32 = bitcast<f32>(words_4.x << 16u);
+          let x1_1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+          let x2_1: f32 = bitcast<f32>(words_4.y << 16u);
+          let x3_1: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+          let x4_1: f32 = bitcast<f32>(words_4.z << 16u);
+          let x5_1: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+          let x6_1: f32 = bitcast<f32>(words_4.w << 16u);
+          let x7_1: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
           geluHalf_T_bf16_BLOCK_256_ITEMS_4_out[u32(q * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanh(x0_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x1_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x2_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x3_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x4_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x5_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x6_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x7_1))) << 16u));
         }
       }
@@ -210,14 +210,14 @@ fn geluHalf_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_id: vec
     if (first + 128i < octets) {
       {
         let words: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_2_input[u32((first + 0i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+        let x0: f32 = bitcast<f32>(words.x << 16u);
+        let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words.y << 16u);
+        let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words.z << 16u);
+        let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words.w << 16u);
+        let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
         let lane: f32 = x0;
         let lane_1: f32 = x1;
         let lane_2: f32 = x2;
@@ -237,14 +237,14 @@ fn geluHalf_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_id: vec
       }
       {
         let words_1: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_2_input[u32((first + 128i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+        let x0: f32 = bitcast<f32>(words_1.x << 16u);
+        let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_1.y << 16u);
+        let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_1.z << 16u);
+        let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_1.w << 16u);
+        let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
         let lane_8: f32 = x0;
         let lane_9: f32 = x1;
         let lane_10: f32 = x2;
@@ -273,14 +273,14 @@ fn geluHalf_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_id: vec
         let q: i32 = first + k * 128i;
         if (q < octets) {
           let words_2: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_2_input[u32(q * 8i) / 8u];
-          let x0_1: f32 = tsk_unpack_bf16(words_2.x, 0u);
-          let x1_1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-          let x2_1: f32 = tsk_unpack_bf16(words_2.y, 2u);
-          let x3_1: f32 = tsk_unpack_bf16(words_2.y, 3u);
-          let x4_1: f32 = tsk_unpack_bf16(words_2.z, 4u);
-          let x5_1: f32 = tsk_unpack_bf16(words_2.z, 5u);
-          let x6_1: f32 = tsk_unpack_bf16(words_2.w, 6u);
-          let x7_1: f32 = tsk_unpack_bf16(words_2.w, 7u);
+          let x0_1: f32 = bitcast<f32>(words_2.x << 16u);
+          let x1_1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+          let x2_1: f32 = bitcast<f32>(words_2.y << 16u);
+          let x3_1: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+          let x4_1: f32 = bitcast<f32>(words_2.z << 16u);
+          let x5_1: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+          let x6_1: f32 = bitcast<f32>(words_2.w << 16u);
+          let x7_1: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
           geluHalf_T_bf16_BLOCK_128_ITEMS_2_out[u32(q * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanh(x0_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x1_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x2_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x3_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x4_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x5_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x6_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x7_1))) << 16u));
         }
       }
@@ -304,14 +304,14 @@ fn geluHalf_T_bf16_BLOCK_128_ITEMS_1(@builtin(local_invocation_id) local_id: vec
     if (first + 0i < octets) {
       {
         let words: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_1_input[u32((first + 0i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+        let x0: f32 = bitcast<f32>(words.x << 16u);
+        let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words.y << 16u);
+        let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words.z << 16u);
+        let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words.w << 16u);
+        let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
         let lane: f32 = x0;
         let lane_1: f32 = x1;
         let lane_2: f32 = x2;
@@ -337,14 +337,14 @@ fn geluHalf_T_bf16_BLOCK_128_ITEMS_1(@builtin(local_invocation_id) local_id: vec
         let q: i32 = first + k * 128i;
         if (q < octets) {
           let words_1: vec4<u32> = geluHalf_T_bf16_BLOCK_128_ITEMS_1_input[u32(q * 8i) / 8u];
-          let x0_1: f32 = tsk_unpack_bf16(words_1.x, 0u);
-          let x1_1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-          let x2_1: f32 = tsk_unpack_bf16(words_1.y, 2u);
-          let x3_1: f32 = tsk_unpack_bf16(words_1.y, 3u);
-          let x4_1: f32 = tsk_unpack_bf16(words_1.z, 4u);
-          let x5_1: f32 = tsk_unpack_bf16(words_1.z, 5u);
-          let x6_1: f32 = tsk_unpack_bf16(words_1.w, 6u);
-          let x7_1: f32 = tsk_unpack_bf16(words_1.w, 7u);
+          let x0_1: f32 = bitcast<f32>(words_1.x << 16u);
+          let x1_1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+          let x2_1: f32 = bitcast<f32>(words_1.y << 16u);
+          let x3_1: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+          let x4_1: f32 = bitcast<f32>(words_1.z << 16u);
+          let x5_1: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+          let x6_1: f32 = bitcast<f32>(words_1.w << 16u);
+          let x7_1: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
           geluHalf_T_bf16_BLOCK_128_ITEMS_1_out[u32(q * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanh(x0_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x1_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x2_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x3_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x4_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x5_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanh(x6_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanh(x7_1))) << 16u));
         }
       }
@@ -368,14 +368,14 @@ fn geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id:
     if (first + 768i < octets) {
       {
         let words: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 0i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+        let x0: f32 = bitcast<f32>(words.x << 16u);
+        let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words.y << 16u);
+        let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words.z << 16u);
+        let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words.w << 16u);
+        let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
         let lane: f32 = x0;
         let lane_1: f32 = x1;
         let lane_2: f32 = x2;
@@ -395,14 +395,14 @@ fn geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id:
       }
       {
         let words_1: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 256i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+        let x0: f32 = bitcast<f32>(words_1.x << 16u);
+        let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_1.y << 16u);
+        let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_1.z << 16u);
+        let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_1.w << 16u);
+        let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
         let lane_8: f32 = x0;
         let lane_9: f32 = x1;
         let lane_10: f32 = x2;
@@ -422,14 +422,14 @@ fn geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id:
       }
       {
         let words_2: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 512i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+        let x0: f32 = bitcast<f32>(words_2.x << 16u);
+        let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_2.y << 16u);
+        let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_2.z << 16u);
+        let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_2.w << 16u);
+        let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
         let lane_16: f32 = x0;
         let lane_17: f32 = x1;
         let lane_18: f32 = x2;
@@ -449,14 +449,14 @@ fn geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id:
       }
       {
         let words_3: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32((first + 768i) * 8i) / 8u];
-        let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-        let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-        let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-        let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-        let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-        let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-        let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-        let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+        let x0: f32 = bitcast<f32>(words_3.x << 16u);
+        let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+        let x2: f32 = bitcast<f32>(words_3.y << 16u);
+        let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+        let x4: f32 = bitcast<f32>(words_3.z << 16u);
+        let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+        let x6: f32 = bitcast<f32>(words_3.w << 16u);
+        let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
         let lane_24: f32 = x0;
         let lane_25: f32 = x1;
         let lane_26: f32 = x2;
@@ -491,14 +491,14 @@ fn geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4(@builtin(local_invocation_id) local_id:
         let q: i32 = first + k * 256i;
         if (q < octets) {
           let words_4: vec4<u32> = geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_input[u32(q * 8i) / 8u];
-          let x0_1: f32 = tsk_unpack_bf16(words_4.x, 0u);
-          let x1_1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-          let x2_1: f32 = tsk_unpack_bf16(words_4.y, 2u);
-          let x3_1: f32 = tsk_unpack_bf16(words_4.y, 3u);
-          let x4_1: f32 = tsk_unpack_bf16(words_4.z, 4u);
-          let x5_1: f32 = tsk_unpack_bf16(words_4.z, 5u);
-          let x6_1: f32 = tsk_unpack_bf16(words_4.w, 6u);
-          let x7_1: f32 = tsk_unpack_bf16(words_4.w, 7u);
+          let x0_1: f32 = bitcast<f32>(words_4.x << 16u);
+          let x1_1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+          let x2_1: f32 = bitcast<f32>(words_4.y << 16u);
+          let x3_1: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+          let x4_1: f32 = bitcast<f32>(words_4.z << 16u);
+          let x5_1: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+          let x6_1: f32 = bitcast<f32>(words_4.w << 16u);
+          let x7_1: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
           geluHalfTanh_T_bf16_BLOCK_256_ITEMS_4_out[u32(q * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x0_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x1_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x2_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x3_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x4_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x5_1))) << 16u), tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x6_1))) | (tsk_pack_bf16(tsk_round_bf16(geluTanhForm(x7_1))) << 16u));
         }
       }
@@ -527,22 +527,22 @@ fn dequantizeRows_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id) local_i
       let v: i32 = first + 0i;
       if (v < vectors) {
         let words: vec4<u32> = dequantizeRows_T_bf16_BLOCK_256_ITEMS_2_q[u32(v * 16i) / 16u];
-        let a0: i32 = tsk_unpack_i8(words.x, 0u);
-        let a1: i32 = tsk_unpack_i8(words.x, 1u);
-        let a2: i32 = tsk_unpack_i8(words.x, 2u);
-        let a3: i32 = tsk_unpack_i8(words.x, 3u);
-        let a4: i32 = tsk_unpack_i8(words.y, 4u);
-        let a5: i32 = tsk_unpack_i8(words.y, 5u);
-        let a6: i32 = tsk_unpack_i8(words.y, 6u);
-        let a7: i32 = tsk_unpack_i8(words.y, 7u);
-        let a8: i32 = tsk_unpack_i8(words.z, 8u);
-        let a9: i32 = tsk_unpack_i8(words.z, 9u);
-        let a10: i32 = tsk_unpack_i8(words.z, 10u);
-        let a11: i32 = tsk_unpack_i8(words.z, 11u);
-        let a12: i32 = tsk_unpack_i8(words.w, 12u);
-        let a13: i32 = tsk_unpack_i8(words.w, 13u);
-        let a14: i32 = tsk_unpack_i8(words.w, 14u);
-        let a15: i32 = tsk_unpack_i8(words.w, 15u);
+        let a0: i32 = extractBits(bitcast<i32>(words.x), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(words.x), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(words.x), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(words.x) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(words.y), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(words.y), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(words.y), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(words.y) >> 24u);
+        let a8: i32 = extractBits(bitcast<i32>(words.z), 0u, 8u);
+        let a9: i32 = extractBits(bitcast<i32>(words.z), 8u, 8u);
+        let a10: i32 = extractBits(bitcast<i32>(words.z), 16u, 8u);
+        let a11: i32 = (bitcast<i32>(words.z) >> 24u);
+        let a12: i32 = extractBits(bitcast<i32>(words.w), 0u, 8u);
+        let a13: i32 = extractBits(bitcast<i32>(words.w), 8u, 8u);
+        let a14: i32 = extractBits(bitcast<i32>(words.w), 16u, 8u);
+        let a15: i32 = (bitcast<i32>(words.w) >> 24u);
         qs[0i] = a0;
         qs[1i] = a1;
         qs[2i] = a2;
@@ -565,22 +565,22 @@ fn dequantizeRows_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id) local_i
       let v: i32 = first + 256i;
       if (v < vectors) {
         let words_1: vec4<u32> = dequantizeRows_T_bf16_BLOCK_256_ITEMS_2_q[u32(v * 16i) / 16u];
-        let a0: i32 = tsk_unpack_i8(words_1.x, 0u);
-        let a1: i32 = tsk_unpack_i8(words_1.x, 1u);
-        let a2: i32 = tsk_unpack_i8(words_1.x, 2u);
-        let a3: i32 = tsk_unpack_i8(words_1.x, 3u);
-        let a4: i32 = tsk_unpack_i8(words_1.y, 4u);
-        let a5: i32 = tsk_unpack_i8(words_1.y, 5u);
-        let a6: i32 = tsk_unpack_i8(words_1.y, 6u);
-        let a7: i32 = tsk_unpack_i8(words_1.y, 7u);
-        let a8: i32 = tsk_unpack_i8(words_1.z, 8u);
-        let a9: i32 = tsk_unpack_i8(words_1.z, 9u);
-        let a10: i32 = tsk_unpack_i8(words_1.z, 10u);
-        let a11: i32 = tsk_unpack_i8(words_1.z, 11u);
-        let a12: i32 = tsk_unpack_i8(words_1.w, 12u);
-        let a13: i32 = tsk_unpack_i8(words_1.w, 13u);
-        let a14: i32 = tsk_unpack_i8(words_1.w, 14u);
-        let a15: i32 = tsk_unpack_i8(words_1.w, 15u);
+        let a0: i32 = extractBits(bitcast<i32>(words_1.x), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(words_1.x), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(words_1.x), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(words_1.x) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(words_1.y), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(words_1.y), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(words_1.y), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(words_1.y) >> 24u);
+        let a8: i32 = extractBits(bitcast<i32>(words_1.z), 0u, 8u);
+        let a9: i32 = extractBits(bitcast<i32>(words_1.z), 8u, 8u);
+        let a10: i32 = extractBits(bitcast<i32>(words_1.z), 16u, 8u);
+        let a11: i32 = (bitcast<i32>(words_1.z) >> 24u);
+        let a12: i32 = extractBits(bitcast<i32>(words_1.w), 0u, 8u);
+        let a13: i32 = extractBits(bitcast<i32>(words_1.w), 8u, 8u);
+        let a14: i32 = extractBits(bitcast<i32>(words_1.w), 16u, 8u);
+        let a15: i32 = (bitcast<i32>(words_1.w) >> 24u);
         qs[16i] = a0;
         qs[17i] = a1;
         qs[18i] = a2;
@@ -639,22 +639,22 @@ fn dequantizeRows_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_i
       let v: i32 = first + 0i;
       if (v < vectors) {
         let words: vec4<u32> = dequantizeRows_T_bf16_BLOCK_128_ITEMS_2_q[u32(v * 16i) / 16u];
-        let a0: i32 = tsk_unpack_i8(words.x, 0u);
-        let a1: i32 = tsk_unpack_i8(words.x, 1u);
-        let a2: i32 = tsk_unpack_i8(words.x, 2u);
-        let a3: i32 = tsk_unpack_i8(words.x, 3u);
-        let a4: i32 = tsk_unpack_i8(words.y, 4u);
-        let a5: i32 = tsk_unpack_i8(words.y, 5u);
-        let a6: i32 = tsk_unpack_i8(words.y, 6u);
-        let a7: i32 = tsk_unpack_i8(words.y, 7u);
-        let a8: i32 = tsk_unpack_i8(words.z, 8u);
-        let a9: i32 = tsk_unpack_i8(words.z, 9u);
-        let a10: i32 = tsk_unpack_i8(words.z, 10u);
-        let a11: i32 = tsk_unpack_i8(words.z, 11u);
-        let a12: i32 = tsk_unpack_i8(words.w, 12u);
-        let a13: i32 = tsk_unpack_i8(words.w, 13u);
-        let a14: i32 = tsk_unpack_i8(words.w, 14u);
-        let a15: i32 = tsk_unpack_i8(words.w, 15u);
+        let a0: i32 = extractBits(bitcast<i32>(words.x), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(words.x), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(words.x), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(words.x) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(words.y), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(words.y), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(words.y), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(words.y) >> 24u);
+        let a8: i32 = extractBits(bitcast<i32>(words.z), 0u, 8u);
+        let a9: i32 = extractBits(bitcast<i32>(words.z), 8u, 8u);
+        let a10: i32 = extractBits(bitcast<i32>(words.z), 16u, 8u);
+        let a11: i32 = (bitcast<i32>(words.z) >> 24u);
+        let a12: i32 = extractBits(bitcast<i32>(words.w), 0u, 8u);
+        let a13: i32 = extractBits(bitcast<i32>(words.w), 8u, 8u);
+        let a14: i32 = extractBits(bitcast<i32>(words.w), 16u, 8u);
+        let a15: i32 = (bitcast<i32>(words.w) >> 24u);
         qs[0i] = a0;
         qs[1i] = a1;
         qs[2i] = a2;
@@ -677,22 +677,22 @@ fn dequantizeRows_T_bf16_BLOCK_128_ITEMS_2(@builtin(local_invocation_id) local_i
       let v: i32 = first + 128i;
       if (v < vectors) {
         let words_1: vec4<u32> = dequantizeRows_T_bf16_BLOCK_128_ITEMS_2_q[u32(v * 16i) / 16u];
-        let a0: i32 = tsk_unpack_i8(words_1.x, 0u);
-        let a1: i32 = tsk_unpack_i8(words_1.x, 1u);
-        let a2: i32 = tsk_unpack_i8(words_1.x, 2u);
-        let a3: i32 = tsk_unpack_i8(words_1.x, 3u);
-        let a4: i32 = tsk_unpack_i8(words_1.y, 4u);
-        let a5: i32 = tsk_unpack_i8(words_1.y, 5u);
-        let a6: i32 = tsk_unpack_i8(words_1.y, 6u);
-        let a7: i32 = tsk_unpack_i8(words_1.y, 7u);
-        let a8: i32 = tsk_unpack_i8(words_1.z, 8u);
-        let a9: i32 = tsk_unpack_i8(words_1.z, 9u);
-        let a10: i32 = tsk_unpack_i8(words_1.z, 10u);
-        let a11: i32 = tsk_unpack_i8(words_1.z, 11u);
-        let a12: i32 = tsk_unpack_i8(words_1.w, 12u);
-        let a13: i32 = tsk_unpack_i8(words_1.w, 13u);
-        let a14: i32 = tsk_unpack_i8(words_1.w, 14u);
-        let a15: i32 = tsk_unpack_i8(words_1.w, 15u);
+        let a0: i32 = extractBits(bitcast<i32>(words_1.x), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(words_1.x), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(words_1.x), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(words_1.x) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(words_1.y), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(words_1.y), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(words_1.y), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(words_1.y) >> 24u);
+        let a8: i32 = extractBits(bitcast<i32>(words_1.z), 0u, 8u);
+        let a9: i32 = extractBits(bitcast<i32>(words_1.z), 8u, 8u);
+        let a10: i32 = extractBits(bitcast<i32>(words_1.z), 16u, 8u);
+        let a11: i32 = (bitcast<i32>(words_1.z) >> 24u);
+        let a12: i32 = extractBits(bitcast<i32>(words_1.w), 0u, 8u);
+        let a13: i32 = extractBits(bitcast<i32>(words_1.w), 8u, 8u);
+        let a14: i32 = extractBits(bitcast<i32>(words_1.w), 16u, 8u);
+        let a15: i32 = (bitcast<i32>(words_1.w) >> 24u);
         qs[16i] = a0;
         qs[17i] = a1;
         qs[18i] = a2;
@@ -752,22 +752,22 @@ fn dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id)
       let v: i32 = first + 0i;
       if (v < vectors) {
         let words: vec4<u32> = dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_q[u32(v * 16i) / 16u];
-        let a0: i32 = tsk_unpack_i8(words.x, 0u);
-        let a1: i32 = tsk_unpack_i8(words.x, 1u);
-        let a2: i32 = tsk_unpack_i8(words.x, 2u);
-        let a3: i32 = tsk_unpack_i8(words.x, 3u);
-        let a4: i32 = tsk_unpack_i8(words.y, 4u);
-        let a5: i32 = tsk_unpack_i8(words.y, 5u);
-        let a6: i32 = tsk_unpack_i8(words.y, 6u);
-        let a7: i32 = tsk_unpack_i8(words.y, 7u);
-        let a8: i32 = tsk_unpack_i8(words.z, 8u);
-        let a9: i32 = tsk_unpack_i8(words.z, 9u);
-        let a10: i32 = tsk_unpack_i8(words.z, 10u);
-        let a11: i32 = tsk_unpack_i8(words.z, 11u);
-        let a12: i32 = tsk_unpack_i8(words.w, 12u);
-        let a13: i32 = tsk_unpack_i8(words.w, 13u);
-        let a14: i32 = tsk_unpack_i8(words.w, 14u);
-        let a15: i32 = tsk_unpack_i8(words.w, 15u);
+        let a0: i32 = extractBits(bitcast<i32>(words.x), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(words.x), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(words.x), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(words.x) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(words.y), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(words.y), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(words.y), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(words.y) >> 24u);
+        let a8: i32 = extractBits(bitcast<i32>(words.z), 0u, 8u);
+        let a9: i32 = extractBits(bitcast<i32>(words.z), 8u, 8u);
+        let a10: i32 = extractBits(bitcast<i32>(words.z), 16u, 8u);
+        let a11: i32 = (bitcast<i32>(words.z) >> 24u);
+        let a12: i32 = extractBits(bitcast<i32>(words.w), 0u, 8u);
+        let a13: i32 = extractBits(bitcast<i32>(words.w), 8u, 8u);
+        let a14: i32 = extractBits(bitcast<i32>(words.w), 16u, 8u);
+        let a15: i32 = (bitcast<i32>(words.w) >> 24u);
         scales[0i] = tsk_unpack_bf16(dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_scale[u32(v / perRow) >> 1u], u32(v / perRow));
         qs[0i] = a0;
         qs[1i] = a1;
@@ -791,22 +791,22 @@ fn dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id)
       let v: i32 = first + 256i;
       if (v < vectors) {
         let words_1: vec4<u32> = dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_q[u32(v * 16i) / 16u];
-        let a0: i32 = tsk_unpack_i8(words_1.x, 0u);
-        let a1: i32 = tsk_unpack_i8(words_1.x, 1u);
-        let a2: i32 = tsk_unpack_i8(words_1.x, 2u);
-        let a3: i32 = tsk_unpack_i8(words_1.x, 3u);
-        let a4: i32 = tsk_unpack_i8(words_1.y, 4u);
-        let a5: i32 = tsk_unpack_i8(words_1.y, 5u);
-        let a6: i32 = tsk_unpack_i8(words_1.y, 6u);
-        let a7: i32 = tsk_unpack_i8(words_1.y, 7u);
-        let a8: i32 = tsk_unpack_i8(words_1.z, 8u);
-        let a9: i32 = tsk_unpack_i8(words_1.z, 9u);
-        let a10: i32 = tsk_unpack_i8(words_1.z, 10u);
-        let a11: i32 = tsk_unpack_i8(words_1.z, 11u);
-        let a12: i32 = tsk_unpack_i8(words_1.w, 12u);
-        let a13: i32 = tsk_unpack_i8(words_1.w, 13u);
-        let a14: i32 = tsk_unpack_i8(words_1.w, 14u);
-        let a15: i32 = tsk_unpack_i8(words_1.w, 15u);
+        let a0: i32 = extractBits(bitcast<i32>(words_1.x), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(words_1.x), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(words_1.x), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(words_1.x) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(words_1.y), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(words_1.y), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(words_1.y), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(words_1.y) >> 24u);
+        let a8: i32 = extractBits(bitcast<i32>(words_1.z), 0u, 8u);
+        let a9: i32 = extractBits(bitcast<i32>(words_1.z), 8u, 8u);
+        let a10: i32 = extractBits(bitcast<i32>(words_1.z), 16u, 8u);
+        let a11: i32 = (bitcast<i32>(words_1.z) >> 24u);
+        let a12: i32 = extractBits(bitcast<i32>(words_1.w), 0u, 8u);
+        let a13: i32 = extractBits(bitcast<i32>(words_1.w), 8u, 8u);
+        let a14: i32 = extractBits(bitcast<i32>(words_1.w), 16u, 8u);
+        let a15: i32 = (bitcast<i32>(words_1.w) >> 24u);
         scales[1i] = tsk_unpack_bf16(dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2_scale[u32(v / perRow) >> 1u], u32(v / perRow));
         qs[16i] = a0;
         qs[17i] = a1;

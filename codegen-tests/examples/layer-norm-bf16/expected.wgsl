@@ -59,14 +59,14 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -99,14 +99,14 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (256i + tx) * 8i;
     if (live && c < cols) {
       let words_1: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -139,14 +139,14 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (512i + tx) * 8i;
     if (live && c < cols) {
       let words_2: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -179,14 +179,14 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (768i + tx) * 8i;
     if (live && c < cols) {
       let words_3: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -392,23 +392,23 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (0i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_4: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
       let words_5: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -416,23 +416,23 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (256i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_6: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let g0: f32 = bitcast<f32>(words_6.x << 16u);
+      let g1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_6.y << 16u);
+      let g3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_6.z << 16u);
+      let g5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_6.w << 16u);
+      let g7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
       let words_7: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let b0: f32 = bitcast<f32>(words_7.x << 16u);
+      let b1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_7.y << 16u);
+      let b3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_7.z << 16u);
+      let b5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_7.w << 16u);
+      let b7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -440,23 +440,23 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (512i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_8: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_8.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_8.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_8.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_8.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_8.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_8.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_8.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_8.w, 7u);
+      let g0: f32 = bitcast<f32>(words_8.x << 16u);
+      let g1: f32 = bitcast<f32>(words_8.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_8.y << 16u);
+      let g3: f32 = bitcast<f32>(words_8.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_8.z << 16u);
+      let g5: f32 = bitcast<f32>(words_8.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_8.w << 16u);
+      let g7: f32 = bitcast<f32>(words_8.w & 0xffff0000u);
       let words_9: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_9.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_9.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_9.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_9.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_9.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_9.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_9.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_9.w, 7u);
+      let b0: f32 = bitcast<f32>(words_9.x << 16u);
+      let b1: f32 = bitcast<f32>(words_9.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_9.y << 16u);
+      let b3: f32 = bitcast<f32>(words_9.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_9.z << 16u);
+      let b5: f32 = bitcast<f32>(words_9.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_9.w << 16u);
+      let b7: f32 = bitcast<f32>(words_9.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -464,23 +464,23 @@ fn layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (768i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_10: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_10.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_10.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_10.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_10.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_10.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_10.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_10.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_10.w, 7u);
+      let g0: f32 = bitcast<f32>(words_10.x << 16u);
+      let g1: f32 = bitcast<f32>(words_10.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_10.y << 16u);
+      let g3: f32 = bitcast<f32>(words_10.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_10.z << 16u);
+      let g5: f32 = bitcast<f32>(words_10.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_10.w << 16u);
+      let g7: f32 = bitcast<f32>(words_10.w & 0xffff0000u);
       let words_11: vec4<u32> = layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_11.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_11.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_11.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_11.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_11.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_11.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_11.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_11.w, 7u);
+      let b0: f32 = bitcast<f32>(words_11.x << 16u);
+      let b1: f32 = bitcast<f32>(words_11.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_11.y << 16u);
+      let b3: f32 = bitcast<f32>(words_11.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_11.z << 16u);
+      let b5: f32 = bitcast<f32>(words_11.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_11.w << 16u);
+      let b7: f32 = bitcast<f32>(words_11.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -518,14 +518,14 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -558,14 +558,14 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (128i + tx) * 8i;
     if (live && c < cols) {
       let words_1: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -598,14 +598,14 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (256i + tx) * 8i;
     if (live && c < cols) {
       let words_2: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -638,14 +638,14 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c: i32 = (384i + tx) * 8i;
     if (live && c < cols) {
       let words_3: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -851,23 +851,23 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (0i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_4: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
       let words_5: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -875,23 +875,23 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (128i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_6: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let g0: f32 = bitcast<f32>(words_6.x << 16u);
+      let g1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_6.y << 16u);
+      let g3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_6.z << 16u);
+      let g5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_6.w << 16u);
+      let g7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
       let words_7: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let b0: f32 = bitcast<f32>(words_7.x << 16u);
+      let b1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_7.y << 16u);
+      let b3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_7.z << 16u);
+      let b5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_7.w << 16u);
+      let b7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -899,23 +899,23 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (256i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_8: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_8.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_8.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_8.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_8.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_8.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_8.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_8.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_8.w, 7u);
+      let g0: f32 = bitcast<f32>(words_8.x << 16u);
+      let g1: f32 = bitcast<f32>(words_8.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_8.y << 16u);
+      let g3: f32 = bitcast<f32>(words_8.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_8.z << 16u);
+      let g5: f32 = bitcast<f32>(words_8.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_8.w << 16u);
+      let g7: f32 = bitcast<f32>(words_8.w & 0xffff0000u);
       let words_9: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_9.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_9.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_9.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_9.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_9.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_9.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_9.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_9.w, 7u);
+      let b0: f32 = bitcast<f32>(words_9.x << 16u);
+      let b1: f32 = bitcast<f32>(words_9.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_9.y << 16u);
+      let b3: f32 = bitcast<f32>(words_9.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_9.z << 16u);
+      let b5: f32 = bitcast<f32>(words_9.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_9.w << 16u);
+      let b7: f32 = bitcast<f32>(words_9.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -923,23 +923,23 @@ fn layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id)
     let c_2: i32 = (384i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_10: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_10.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_10.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_10.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_10.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_10.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_10.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_10.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_10.w, 7u);
+      let g0: f32 = bitcast<f32>(words_10.x << 16u);
+      let g1: f32 = bitcast<f32>(words_10.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_10.y << 16u);
+      let g3: f32 = bitcast<f32>(words_10.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_10.z << 16u);
+      let g5: f32 = bitcast<f32>(words_10.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_10.w << 16u);
+      let g7: f32 = bitcast<f32>(words_10.w & 0xffff0000u);
       let words_11: vec4<u32> = layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_11.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_11.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_11.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_11.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_11.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_11.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_11.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_11.w, 7u);
+      let b0: f32 = bitcast<f32>(words_11.x << 16u);
+      let b1: f32 = bitcast<f32>(words_11.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_11.y << 16u);
+      let b3: f32 = bitcast<f32>(words_11.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_11.z << 16u);
+      let b5: f32 = bitcast<f32>(words_11.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_11.w << 16u);
+      let b7: f32 = bitcast<f32>(words_11.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -977,14 +977,14 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -1017,14 +1017,14 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c: i32 = (32i + tx) * 8i;
     if (live && c < cols) {
       let words_1: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -1057,14 +1057,14 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c: i32 = (64i + tx) * 8i;
     if (live && c < cols) {
       let words_2: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -1097,14 +1097,14 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c: i32 = (96i + tx) * 8i;
     if (live && c < cols) {
       let words_3: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -1310,23 +1310,23 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c_2: i32 = (0i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_4: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
       let words_5: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -1334,23 +1334,23 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c_2: i32 = (32i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_6: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let g0: f32 = bitcast<f32>(words_6.x << 16u);
+      let g1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_6.y << 16u);
+      let g3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_6.z << 16u);
+      let g5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_6.w << 16u);
+      let g7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
       let words_7: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let b0: f32 = bitcast<f32>(words_7.x << 16u);
+      let b1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_7.y << 16u);
+      let b3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_7.z << 16u);
+      let b5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_7.w << 16u);
+      let b7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -1358,23 +1358,23 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c_2: i32 = (64i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_8: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_8.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_8.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_8.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_8.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_8.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_8.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_8.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_8.w, 7u);
+      let g0: f32 = bitcast<f32>(words_8.x << 16u);
+      let g1: f32 = bitcast<f32>(words_8.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_8.y << 16u);
+      let g3: f32 = bitcast<f32>(words_8.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_8.z << 16u);
+      let g5: f32 = bitcast<f32>(words_8.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_8.w << 16u);
+      let g7: f32 = bitcast<f32>(words_8.w & 0xffff0000u);
       let words_9: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_9.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_9.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_9.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_9.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_9.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_9.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_9.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_9.w, 7u);
+      let b0: f32 = bitcast<f32>(words_9.x << 16u);
+      let b1: f32 = bitcast<f32>(words_9.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_9.y << 16u);
+      let b3: f32 = bitcast<f32>(words_9.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_9.z << 16u);
+      let b5: f32 = bitcast<f32>(words_9.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_9.w << 16u);
+      let b7: f32 = bitcast<f32>(words_9.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -1382,23 +1382,23 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) 
     let c_2: i32 = (96i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_10: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_10.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_10.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_10.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_10.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_10.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_10.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_10.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_10.w, 7u);
+      let g0: f32 = bitcast<f32>(words_10.x << 16u);
+      let g1: f32 = bitcast<f32>(words_10.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_10.y << 16u);
+      let g3: f32 = bitcast<f32>(words_10.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_10.z << 16u);
+      let g5: f32 = bitcast<f32>(words_10.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_10.w << 16u);
+      let g7: f32 = bitcast<f32>(words_10.w & 0xffff0000u);
       let words_11: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_11.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_11.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_11.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_11.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_11.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_11.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_11.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_11.w, 7u);
+      let b0: f32 = bitcast<f32>(words_11.x << 16u);
+      let b1: f32 = bitcast<f32>(words_11.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_11.y << 16u);
+      let b3: f32 = bitcast<f32>(words_11.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_11.z << 16u);
+      let b5: f32 = bitcast<f32>(words_11.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_11.w << 16u);
+      let b7: f32 = bitcast<f32>(words_11.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -1436,14 +1436,14 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) 
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -1538,23 +1538,23 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) 
     let c_2: i32 = (0i + tx) * 8i;
     if (live && c_2 < cols) {
       let words_1: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_gamma[u32(c_2) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let g0: f32 = bitcast<f32>(words_1.x << 16u);
+      let g1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_1.y << 16u);
+      let g3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_1.z << 16u);
+      let g5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_1.w << 16u);
+      let g7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let words_2: vec4<u32> = layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_beta[u32(c_2) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let b0: f32 = bitcast<f32>(words_2.x << 16u);
+      let b1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_2.y << 16u);
+      let b3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_2.z << 16u);
+      let b5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_2.w << 16u);
+      let b7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_out[u32(base + c_2) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -1562,7 +1562,7 @@ fn layerNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) 
 
 // Kernel layerNormHalfShifted specialized for THREADS = 256, ROWS = 1, ITEMS = 4.
 @group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input: array<u32>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta: array<vec4<u32>>;
 struct layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_Params {
@@ -1589,21 +1589,22 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
   let inverseCols: f32 = 1.0f / f32(cols);
   var shift: f32 = 0.0f;
   if (live) {
-    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base) >> 1u], u32(base));
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base) >> 3u][(u32(base) >> 1u) & 3u], u32(base));
   }
   var localSum: f32 = 0.0f;
   var localSquares: f32 = 0.0f;
   {
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -1665,14 +1666,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c: i32 = (256i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -1734,14 +1736,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c: i32 = (512i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -1803,14 +1806,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c: i32 = (768i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -1896,96 +1900,96 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
-      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (256i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
-      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_6.x << 16u);
+      let g1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_6.y << 16u);
+      let g3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_6.z << 16u);
+      let g5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_6.w << 16u);
+      let g7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
+      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_7.x << 16u);
+      let b1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_7.y << 16u);
+      let b3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_7.z << 16u);
+      let b5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_7.w << 16u);
+      let b7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (512i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
-      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let words_8: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_8.x << 16u);
+      let g1: f32 = bitcast<f32>(words_8.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_8.y << 16u);
+      let g3: f32 = bitcast<f32>(words_8.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_8.z << 16u);
+      let g5: f32 = bitcast<f32>(words_8.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_8.w << 16u);
+      let g7: f32 = bitcast<f32>(words_8.w & 0xffff0000u);
+      let words_9: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_9.x << 16u);
+      let b1: f32 = bitcast<f32>(words_9.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_9.y << 16u);
+      let b3: f32 = bitcast<f32>(words_9.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_9.z << 16u);
+      let b5: f32 = bitcast<f32>(words_9.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_9.w << 16u);
+      let b7: f32 = bitcast<f32>(words_9.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (768i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
-      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let words_10: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_10.x << 16u);
+      let g1: f32 = bitcast<f32>(words_10.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_10.y << 16u);
+      let g3: f32 = bitcast<f32>(words_10.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_10.z << 16u);
+      let g5: f32 = bitcast<f32>(words_10.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_10.w << 16u);
+      let g7: f32 = bitcast<f32>(words_10.w & 0xffff0000u);
+      let words_11: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_11.x << 16u);
+      let b1: f32 = bitcast<f32>(words_11.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_11.y << 16u);
+      let b3: f32 = bitcast<f32>(words_11.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_11.z << 16u);
+      let b5: f32 = bitcast<f32>(words_11.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_11.w << 16u);
+      let b7: f32 = bitcast<f32>(words_11.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -1993,7 +1997,7 @@ fn layerNormHalfShifted_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocat
 
 // Kernel layerNormHalfShifted specialized for THREADS = 512, ROWS = 1, ITEMS = 2.
 @group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input: array<u32>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta: array<vec4<u32>>;
 struct layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_Params {
@@ -2020,21 +2024,22 @@ fn layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(@builtin(local_invocat
   let inverseCols: f32 = 1.0f / f32(cols);
   var shift: f32 = 0.0f;
   if (live) {
-    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base) >> 1u], u32(base));
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base) >> 3u][(u32(base) >> 1u) & 3u], u32(base));
   }
   var localSum: f32 = 0.0f;
   var localSquares: f32 = 0.0f;
   {
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -2096,14 +2101,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(@builtin(local_invocat
   {
     let c: i32 = (512i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -2189,48 +2195,48 @@ fn layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(@builtin(local_invocat
   {
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
-      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_2.x << 16u);
+      let g1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_2.y << 16u);
+      let g3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_2.z << 16u);
+      let g5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_2.w << 16u);
+      let g7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_3.x << 16u);
+      let b1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_3.y << 16u);
+      let b3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_3.z << 16u);
+      let b5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_3.w << 16u);
+      let b7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (512i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
-      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -2238,7 +2244,7 @@ fn layerNormHalfShifted_T_bf16_THREADS_512_ROWS_1_ITEMS_2(@builtin(local_invocat
 
 // Kernel layerNormHalfShifted specialized for THREADS = 128, ROWS = 1, ITEMS = 4.
 @group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input: array<u32>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta: array<vec4<u32>>;
 struct layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_Params {
@@ -2265,21 +2271,22 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
   let inverseCols: f32 = 1.0f / f32(cols);
   var shift: f32 = 0.0f;
   if (live) {
-    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base) >> 1u], u32(base));
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base) >> 3u][(u32(base) >> 1u) & 3u], u32(base));
   }
   var localSum: f32 = 0.0f;
   var localSquares: f32 = 0.0f;
   {
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -2341,14 +2348,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c: i32 = (128i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -2410,14 +2418,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c: i32 = (256i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -2479,14 +2488,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c: i32 = (384i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -2572,96 +2582,96 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
   {
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
-      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (128i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
-      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_6.x << 16u);
+      let g1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_6.y << 16u);
+      let g3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_6.z << 16u);
+      let g5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_6.w << 16u);
+      let g7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
+      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_7.x << 16u);
+      let b1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_7.y << 16u);
+      let b3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_7.z << 16u);
+      let b5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_7.w << 16u);
+      let b7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (256i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
-      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let words_8: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_8.x << 16u);
+      let g1: f32 = bitcast<f32>(words_8.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_8.y << 16u);
+      let g3: f32 = bitcast<f32>(words_8.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_8.z << 16u);
+      let g5: f32 = bitcast<f32>(words_8.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_8.w << 16u);
+      let g7: f32 = bitcast<f32>(words_8.w & 0xffff0000u);
+      let words_9: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_9.x << 16u);
+      let b1: f32 = bitcast<f32>(words_9.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_9.y << 16u);
+      let b3: f32 = bitcast<f32>(words_9.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_9.z << 16u);
+      let b5: f32 = bitcast<f32>(words_9.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_9.w << 16u);
+      let b7: f32 = bitcast<f32>(words_9.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (384i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
-      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let words_10: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_10.x << 16u);
+      let g1: f32 = bitcast<f32>(words_10.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_10.y << 16u);
+      let g3: f32 = bitcast<f32>(words_10.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_10.z << 16u);
+      let g5: f32 = bitcast<f32>(words_10.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_10.w << 16u);
+      let g7: f32 = bitcast<f32>(words_10.w & 0xffff0000u);
+      let words_11: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_11.x << 16u);
+      let b1: f32 = bitcast<f32>(words_11.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_11.y << 16u);
+      let b3: f32 = bitcast<f32>(words_11.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_11.z << 16u);
+      let b5: f32 = bitcast<f32>(words_11.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_11.w << 16u);
+      let b7: f32 = bitcast<f32>(words_11.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -2669,7 +2679,7 @@ fn layerNormHalfShifted_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocat
 
 // Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 4.
 @group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input: array<u32>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta: array<vec4<u32>>;
 struct layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_Params {
@@ -2696,21 +2706,22 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
   let inverseCols: f32 = 1.0f / f32(cols);
   var shift: f32 = 0.0f;
   if (live) {
-    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base) >> 1u], u32(base));
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base) >> 3u][(u32(base) >> 1u) & 3u], u32(base));
   }
   var localSum: f32 = 0.0f;
   var localSquares: f32 = 0.0f;
   {
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -2772,14 +2783,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
   {
     let c: i32 = (32i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -2841,14 +2853,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
   {
     let c: i32 = (64i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -2910,14 +2923,15 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
   {
     let c: i32 = (96i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -3003,96 +3017,96 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
   {
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
-      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_4.x << 16u);
+      let g1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_4.y << 16u);
+      let g3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_4.z << 16u);
+      let g5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_4.w << 16u);
+      let g7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
+      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_5.x << 16u);
+      let b1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_5.y << 16u);
+      let b3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_5.z << 16u);
+      let b5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_5.w << 16u);
+      let b7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (32i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_2.w, 7u);
-      let words_3: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_6.x << 16u);
+      let g1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_6.y << 16u);
+      let g3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_6.z << 16u);
+      let g5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_6.w << 16u);
+      let g7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
+      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_7.x << 16u);
+      let b1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_7.y << 16u);
+      let b3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_7.z << 16u);
+      let b5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_7.w << 16u);
+      let b7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[8i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[9i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[10i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[11i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[12i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[13i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[14i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[15i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (64i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_4: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_4.w, 7u);
-      let words_5: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let words_8: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_8.x << 16u);
+      let g1: f32 = bitcast<f32>(words_8.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_8.y << 16u);
+      let g3: f32 = bitcast<f32>(words_8.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_8.z << 16u);
+      let g5: f32 = bitcast<f32>(words_8.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_8.w << 16u);
+      let g7: f32 = bitcast<f32>(words_8.w & 0xffff0000u);
+      let words_9: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_9.x << 16u);
+      let b1: f32 = bitcast<f32>(words_9.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_9.y << 16u);
+      let b3: f32 = bitcast<f32>(words_9.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_9.z << 16u);
+      let b5: f32 = bitcast<f32>(words_9.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_9.w << 16u);
+      let b7: f32 = bitcast<f32>(words_9.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[16i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[17i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[18i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[19i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[20i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[21i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[22i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[23i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
   {
     let c_1: i32 = (96i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words_6: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words_6.w, 7u);
-      let words_7: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let words_10: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_10.x << 16u);
+      let g1: f32 = bitcast<f32>(words_10.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_10.y << 16u);
+      let g3: f32 = bitcast<f32>(words_10.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_10.z << 16u);
+      let g5: f32 = bitcast<f32>(words_10.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_10.w << 16u);
+      let g7: f32 = bitcast<f32>(words_10.w & 0xffff0000u);
+      let words_11: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_11.x << 16u);
+      let b1: f32 = bitcast<f32>(words_11.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_11.y << 16u);
+      let b3: f32 = bitcast<f32>(words_11.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_11.z << 16u);
+      let b5: f32 = bitcast<f32>(words_11.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_11.w << 16u);
+      let b7: f32 = bitcast<f32>(words_11.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[24i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[25i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[26i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[27i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[28i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[29i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[30i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[31i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }
@@ -3100,7 +3114,7 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocati
 
 // Kernel layerNormHalfShifted specialized for THREADS = 32, ROWS = 4, ITEMS = 1.
 @group(0) @binding(0) var<storage, read_write> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input: array<u32>;
+@group(0) @binding(1) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_gamma: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_beta: array<vec4<u32>>;
 struct layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_Params {
@@ -3127,21 +3141,22 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocati
   let inverseCols: f32 = 1.0f / f32(cols);
   var shift: f32 = 0.0f;
   if (live) {
-    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base) >> 1u], u32(base));
+    shift = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base) >> 3u][(u32(base) >> 1u) & 3u], u32(base));
   }
   var localSum: f32 = 0.0f;
   var localSquares: f32 = 0.0f;
   {
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
-      let x0: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c) >> 1u], u32(base + c));
-      let x1: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 1i) >> 1u], u32(base + c + 1i));
-      let x2: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 2i) >> 1u], u32(base + c + 2i));
-      let x3: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 3i) >> 1u], u32(base + c + 3i));
-      let x4: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 4i) >> 1u], u32(base + c + 4i));
-      let x5: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 5i) >> 1u], u32(base + c + 5i));
-      let x6: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 6i) >> 1u], u32(base + c + 6i));
-      let x7: f32 = tsk_unpack_bf16(layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c + 7i) >> 1u], u32(base + c + 7i));
+      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c) / 8u];
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -3227,24 +3242,24 @@ fn layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocati
   {
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
-      let words: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_gamma[u32(c_1) / 8u];
-      let g0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let g1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let g2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let g3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let g4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let g5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let g6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let g7: f32 = tsk_unpack_bf16(words.w, 7u);
-      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_beta[u32(c_1) / 8u];
-      let b0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let b1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let b2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let b3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let b4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let b5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let b6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let b7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let words_1: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_gamma[u32(c_1) / 8u];
+      let g0: f32 = bitcast<f32>(words_1.x << 16u);
+      let g1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let g2: f32 = bitcast<f32>(words_1.y << 16u);
+      let g3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let g4: f32 = bitcast<f32>(words_1.z << 16u);
+      let g5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let g6: f32 = bitcast<f32>(words_1.w << 16u);
+      let g7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
+      let words_2: vec4<u32> = layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_beta[u32(c_1) / 8u];
+      let b0: f32 = bitcast<f32>(words_2.x << 16u);
+      let b1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let b2: f32 = bitcast<f32>(words_2.y << 16u);
+      let b3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let b4: f32 = bitcast<f32>(words_2.z << 16u);
+      let b5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let b6: f32 = bitcast<f32>(words_2.w << 16u);
+      let b7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       layerNormHalfShifted_T_bf16_THREADS_32_ROWS_4_ITEMS_1_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16((v[0i] - mean) * rstd * g0 + b0)) | (tsk_pack_bf16(tsk_round_bf16((v[1i] - mean) * rstd * g1 + b1)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[2i] - mean) * rstd * g2 + b2)) | (tsk_pack_bf16(tsk_round_bf16((v[3i] - mean) * rstd * g3 + b3)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[4i] - mean) * rstd * g4 + b4)) | (tsk_pack_bf16(tsk_round_bf16((v[5i] - mean) * rstd * g5 + b5)) << 16u), tsk_pack_bf16(tsk_round_bf16((v[6i] - mean) * rstd * g6 + b6)) | (tsk_pack_bf16(tsk_round_bf16((v[7i] - mean) * rstd * g7 + b7)) << 16u));
     }
   }

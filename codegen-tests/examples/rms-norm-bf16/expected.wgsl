@@ -57,14 +57,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -104,14 +104,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (256i + tx) * 8i;
     if (live && c < cols) {
       let words_1: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -151,14 +151,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (512i + tx) * 8i;
     if (live && c < cols) {
       let words_2: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -198,14 +198,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (768i + tx) * 8i;
     if (live && c < cols) {
       let words_3: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -257,14 +257,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_4: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let w0: f32 = bitcast<f32>(words_4.x << 16u);
+      let w1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_4.y << 16u);
+      let w3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_4.z << 16u);
+      let w5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_4.w << 16u);
+      let w7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[0i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[1i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[2i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[3i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[4i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[5i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[6i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[7i] * rstd * w7)) << 16u));
     }
   }
@@ -272,14 +272,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (256i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_5: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let w0: f32 = bitcast<f32>(words_5.x << 16u);
+      let w1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_5.y << 16u);
+      let w3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_5.z << 16u);
+      let w5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_5.w << 16u);
+      let w7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[8i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[9i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[10i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[11i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[12i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[13i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[14i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[15i] * rstd * w7)) << 16u));
     }
   }
@@ -287,14 +287,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (512i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_6: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let w0: f32 = bitcast<f32>(words_6.x << 16u);
+      let w1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_6.y << 16u);
+      let w3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_6.z << 16u);
+      let w5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_6.w << 16u);
+      let w7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[16i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[17i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[18i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[19i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[20i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[21i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[22i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[23i] * rstd * w7)) << 16u));
     }
   }
@@ -302,14 +302,14 @@ fn rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (768i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_7: vec4<u32> = rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let w0: f32 = bitcast<f32>(words_7.x << 16u);
+      let w1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_7.y << 16u);
+      let w3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_7.z << 16u);
+      let w5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_7.w << 16u);
+      let w7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_256_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[24i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[25i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[26i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[27i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[28i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[29i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[30i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[31i] * rstd * w7)) << 16u));
     }
   }
@@ -345,14 +345,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -392,14 +392,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (128i + tx) * 8i;
     if (live && c < cols) {
       let words_1: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -439,14 +439,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (256i + tx) * 8i;
     if (live && c < cols) {
       let words_2: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -486,14 +486,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c: i32 = (384i + tx) * 8i;
     if (live && c < cols) {
       let words_3: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -545,14 +545,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_4: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let w0: f32 = bitcast<f32>(words_4.x << 16u);
+      let w1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_4.y << 16u);
+      let w3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_4.z << 16u);
+      let w5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_4.w << 16u);
+      let w7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[0i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[1i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[2i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[3i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[4i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[5i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[6i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[7i] * rstd * w7)) << 16u));
     }
   }
@@ -560,14 +560,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (128i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_5: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let w0: f32 = bitcast<f32>(words_5.x << 16u);
+      let w1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_5.y << 16u);
+      let w3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_5.z << 16u);
+      let w5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_5.w << 16u);
+      let w7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[8i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[9i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[10i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[11i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[12i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[13i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[14i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[15i] * rstd * w7)) << 16u));
     }
   }
@@ -575,14 +575,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (256i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_6: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let w0: f32 = bitcast<f32>(words_6.x << 16u);
+      let w1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_6.y << 16u);
+      let w3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_6.z << 16u);
+      let w5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_6.w << 16u);
+      let w7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[16i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[17i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[18i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[19i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[20i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[21i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[22i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[23i] * rstd * w7)) << 16u));
     }
   }
@@ -590,14 +590,14 @@ fn rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4(@builtin(local_invocation_id) l
     let c_1: i32 = (384i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_7: vec4<u32> = rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let w0: f32 = bitcast<f32>(words_7.x << 16u);
+      let w1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_7.y << 16u);
+      let w3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_7.z << 16u);
+      let w5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_7.w << 16u);
+      let w7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_128_ROWS_1_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[24i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[25i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[26i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[27i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[28i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[29i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[30i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[31i] * rstd * w7)) << 16u));
     }
   }
@@ -633,14 +633,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -680,14 +680,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c: i32 = (32i + tx) * 8i;
     if (live && c < cols) {
       let words_1: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let x0: f32 = bitcast<f32>(words_1.x << 16u);
+      let x1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_1.y << 16u);
+      let x3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_1.z << 16u);
+      let x5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_1.w << 16u);
+      let x7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       let lane_9: f32 = x0;
       let lane_10: f32 = x1;
       let lane_11: f32 = x2;
@@ -727,14 +727,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c: i32 = (64i + tx) * 8i;
     if (live && c < cols) {
       let words_2: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_2.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_2.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_2.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_2.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_2.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_2.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_2.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_2.w, 7u);
+      let x0: f32 = bitcast<f32>(words_2.x << 16u);
+      let x1: f32 = bitcast<f32>(words_2.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_2.y << 16u);
+      let x3: f32 = bitcast<f32>(words_2.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_2.z << 16u);
+      let x5: f32 = bitcast<f32>(words_2.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_2.w << 16u);
+      let x7: f32 = bitcast<f32>(words_2.w & 0xffff0000u);
       let lane_17: f32 = x0;
       let lane_18: f32 = x1;
       let lane_19: f32 = x2;
@@ -774,14 +774,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c: i32 = (96i + tx) * 8i;
     if (live && c < cols) {
       let words_3: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words_3.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words_3.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words_3.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words_3.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words_3.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words_3.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words_3.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words_3.w, 7u);
+      let x0: f32 = bitcast<f32>(words_3.x << 16u);
+      let x1: f32 = bitcast<f32>(words_3.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words_3.y << 16u);
+      let x3: f32 = bitcast<f32>(words_3.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words_3.z << 16u);
+      let x5: f32 = bitcast<f32>(words_3.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words_3.w << 16u);
+      let x7: f32 = bitcast<f32>(words_3.w & 0xffff0000u);
       let lane_25: f32 = x0;
       let lane_26: f32 = x1;
       let lane_27: f32 = x2;
@@ -833,14 +833,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_4: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_4.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_4.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_4.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_4.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_4.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_4.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_4.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_4.w, 7u);
+      let w0: f32 = bitcast<f32>(words_4.x << 16u);
+      let w1: f32 = bitcast<f32>(words_4.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_4.y << 16u);
+      let w3: f32 = bitcast<f32>(words_4.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_4.z << 16u);
+      let w5: f32 = bitcast<f32>(words_4.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_4.w << 16u);
+      let w7: f32 = bitcast<f32>(words_4.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[0i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[1i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[2i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[3i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[4i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[5i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[6i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[7i] * rstd * w7)) << 16u));
     }
   }
@@ -848,14 +848,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c_1: i32 = (32i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_5: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_5.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_5.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_5.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_5.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_5.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_5.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_5.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_5.w, 7u);
+      let w0: f32 = bitcast<f32>(words_5.x << 16u);
+      let w1: f32 = bitcast<f32>(words_5.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_5.y << 16u);
+      let w3: f32 = bitcast<f32>(words_5.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_5.z << 16u);
+      let w5: f32 = bitcast<f32>(words_5.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_5.w << 16u);
+      let w7: f32 = bitcast<f32>(words_5.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[8i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[9i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[10i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[11i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[12i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[13i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[14i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[15i] * rstd * w7)) << 16u));
     }
   }
@@ -863,14 +863,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c_1: i32 = (64i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_6: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_6.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_6.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_6.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_6.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_6.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_6.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_6.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_6.w, 7u);
+      let w0: f32 = bitcast<f32>(words_6.x << 16u);
+      let w1: f32 = bitcast<f32>(words_6.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_6.y << 16u);
+      let w3: f32 = bitcast<f32>(words_6.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_6.z << 16u);
+      let w5: f32 = bitcast<f32>(words_6.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_6.w << 16u);
+      let w7: f32 = bitcast<f32>(words_6.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[16i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[17i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[18i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[19i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[20i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[21i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[22i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[23i] * rstd * w7)) << 16u));
     }
   }
@@ -878,14 +878,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4(@builtin(local_invocation_id) lo
     let c_1: i32 = (96i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_7: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_7.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_7.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_7.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_7.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_7.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_7.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_7.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_7.w, 7u);
+      let w0: f32 = bitcast<f32>(words_7.x << 16u);
+      let w1: f32 = bitcast<f32>(words_7.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_7.y << 16u);
+      let w3: f32 = bitcast<f32>(words_7.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_7.z << 16u);
+      let w5: f32 = bitcast<f32>(words_7.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_7.w << 16u);
+      let w7: f32 = bitcast<f32>(words_7.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_4_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[24i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[25i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[26i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[27i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[28i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[29i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[30i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[31i] * rstd * w7)) << 16u));
     }
   }
@@ -921,14 +921,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) lo
     let c: i32 = (0i + tx) * 8i;
     if (live && c < cols) {
       let words: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_input[u32(base + c) / 8u];
-      let x0: f32 = tsk_unpack_bf16(words.x, 0u);
-      let x1: f32 = tsk_unpack_bf16(words.x, 1u);
-      let x2: f32 = tsk_unpack_bf16(words.y, 2u);
-      let x3: f32 = tsk_unpack_bf16(words.y, 3u);
-      let x4: f32 = tsk_unpack_bf16(words.z, 4u);
-      let x5: f32 = tsk_unpack_bf16(words.z, 5u);
-      let x6: f32 = tsk_unpack_bf16(words.w, 6u);
-      let x7: f32 = tsk_unpack_bf16(words.w, 7u);
+      let x0: f32 = bitcast<f32>(words.x << 16u);
+      let x1: f32 = bitcast<f32>(words.x & 0xffff0000u);
+      let x2: f32 = bitcast<f32>(words.y << 16u);
+      let x3: f32 = bitcast<f32>(words.y & 0xffff0000u);
+      let x4: f32 = bitcast<f32>(words.z << 16u);
+      let x5: f32 = bitcast<f32>(words.z & 0xffff0000u);
+      let x6: f32 = bitcast<f32>(words.w << 16u);
+      let x7: f32 = bitcast<f32>(words.w & 0xffff0000u);
       let lane_1: f32 = x0;
       let lane_2: f32 = x1;
       let lane_3: f32 = x2;
@@ -980,14 +980,14 @@ fn rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1(@builtin(local_invocation_id) lo
     let c_1: i32 = (0i + tx) * 8i;
     if (live && c_1 < cols) {
       let words_1: vec4<u32> = rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_weight[u32(c_1) / 8u];
-      let w0: f32 = tsk_unpack_bf16(words_1.x, 0u);
-      let w1: f32 = tsk_unpack_bf16(words_1.x, 1u);
-      let w2: f32 = tsk_unpack_bf16(words_1.y, 2u);
-      let w3: f32 = tsk_unpack_bf16(words_1.y, 3u);
-      let w4: f32 = tsk_unpack_bf16(words_1.z, 4u);
-      let w5: f32 = tsk_unpack_bf16(words_1.z, 5u);
-      let w6: f32 = tsk_unpack_bf16(words_1.w, 6u);
-      let w7: f32 = tsk_unpack_bf16(words_1.w, 7u);
+      let w0: f32 = bitcast<f32>(words_1.x << 16u);
+      let w1: f32 = bitcast<f32>(words_1.x & 0xffff0000u);
+      let w2: f32 = bitcast<f32>(words_1.y << 16u);
+      let w3: f32 = bitcast<f32>(words_1.y & 0xffff0000u);
+      let w4: f32 = bitcast<f32>(words_1.z << 16u);
+      let w5: f32 = bitcast<f32>(words_1.z & 0xffff0000u);
+      let w6: f32 = bitcast<f32>(words_1.w << 16u);
+      let w7: f32 = bitcast<f32>(words_1.w & 0xffff0000u);
       rmsNormHalf_T_bf16_THREADS_32_ROWS_4_ITEMS_1_out[u32(base + c_1) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(v[0i] * rstd * w0)) | (tsk_pack_bf16(tsk_round_bf16(v[1i] * rstd * w1)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[2i] * rstd * w2)) | (tsk_pack_bf16(tsk_round_bf16(v[3i] * rstd * w3)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[4i] * rstd * w4)) | (tsk_pack_bf16(tsk_round_bf16(v[5i] * rstd * w5)) << 16u), tsk_pack_bf16(tsk_round_bf16(v[6i] * rstd * w6)) | (tsk_pack_bf16(tsk_round_bf16(v[7i] * rstd * w7)) << 16u));
     }
   }
