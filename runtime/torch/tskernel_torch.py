@@ -24,8 +24,7 @@ import threading
 #
 # One row per tskernel type: the torch dtype's name, how a scalar argument of the type is passed to the kernel
 # (a ctypes type and the conversion of a Python number to its value), the Python types a scalar argument may
-# be, and its range. A new type of the language is one new row (f16, bf16, f64 and the 8/16-bit integers are
-# here already, for when the language has them).
+# be, and its range. A new type of the language is one new row.
 
 
 def _float_bits(fmt, bits_fmt):
