@@ -1120,6 +1120,15 @@ def builtin_ops(torch):
             return _builtin
         ops = _Ops()
         ops.torch = torch
+        # Another copy of this file imported under another name (a package's and a top-level one) registered
+        # them already: the operators are PyTorch's, one per process, so that copy's serve this one too.
+        registered = getattr(getattr(getattr(torch, "_library", None), "custom_ops", None), "OPDEFS", None)
+        if registered is not None and "tskernel::matmul16" in registered:
+            ops.matmul16 = registered["tskernel::matmul16"]
+            ops.attention_forward = registered["tskernel::attention_forward"]
+            ops.attention_backward = registered["tskernel::attention_backward"]
+            _builtin = ops
+            return ops
         custom_op = torch.library.custom_op
 
         def matmul16_impl(a, b):
